@@ -1,0 +1,1 @@
+"""Plotly figure builders of the LLM lesson explorer: one ``<concept>_figure(...) -> go.Figure`` per figure."""
