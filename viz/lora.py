@@ -89,52 +89,68 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
     D, K = frames.target.shape
     averaged = frames.averaged
     cell = f"{frames.block_size[0]}×{frames.block_size[1]}" if averaged else "1×1"
-    fig = make_subplots(
-        rows=1,
-        cols=3,
-        horizontal_spacing=0.04,
-        subplot_titles=("target ΔW", f"best rank-{int(ranks[j])} approximation BA", "residual ΔW − BA"),
-    )
     where = "block average" if averaged else "entry"
     names = ("ΔW", "BA", "ΔW − BA")
+    titles = ("target ΔW", f"best rank-{int(ranks[j])} approximation BA", "residual ΔW − BA")
     zs = (frames.target, frames.approx[j], frames.residual[j])
-    for col, (name, z) in enumerate(zip(names, zs, strict=True), start=1):
-        fig.add_trace(
+    domains = ((0.0, 0.3), (0.345, 0.645), (0.69, 0.99))
+    # The layout is written in one piece (no make_subplots): a page rebuilds this figure on every change of r.
+    layout: dict = {"annotations": [], "uirevision": UIREVISION}
+    data = []
+    for i, (name, z, dom, sub_title) in enumerate(zip(names, zs, domains, titles, strict=True), start=1):
+        xa, ya = ("x", "y") if i == 1 else (f"x{i}", f"y{i}")
+        data.append(
             go.Heatmap(
                 z=np.asarray(z, dtype=np.float32),
                 x=frames.col_centres,
                 y=frames.row_centres,
+                xaxis=xa,
+                yaxis=ya,
                 coloraxis="coloraxis",
                 name=name,
                 hovertemplate=f"{name}<br>row %{{y:.0f}}, column %{{x:.0f}}<br>{where} %{{z:.3g}}<extra></extra>",
-            ),
-            row=1,
-            col=col,
+            )
         )
-        fig.update_xaxes(title_text="column (input index)", constrain="domain", row=1, col=col)
-        fig.update_yaxes(
-            autorange="reversed",
-            scaleanchor="x" if col == 1 else f"x{col}",
-            constrain="domain",
-            title_text="row (output index)" if col == 1 else None,
-            row=1,
-            col=col,
+        layout["xaxis" if i == 1 else f"xaxis{i}"] = {
+            "domain": dom,
+            "anchor": ya,
+            "constrain": "domain",
+            "title": {"text": "column (input index)"},
+        }
+        layout["yaxis" if i == 1 else f"yaxis{i}"] = {
+            "domain": (0.0, 1.0),
+            "anchor": xa,
+            "autorange": "reversed",
+            "scaleanchor": xa,
+            "constrain": "domain",
+            "title": {"text": "row (output index)" if i == 1 else ""},
+        }
+        layout["annotations"].append(
+            {
+                "text": sub_title,
+                "xref": "paper",
+                "yref": "paper",
+                "x": (dom[0] + dom[1]) / 2,
+                "y": 1.0,
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+            }
         )
-    title = f"ΔW is {frames.d}×{frames.k}"
-    if averaged:
-        title += f"; shown as {D}×{K} block averages (up to {cell} entries per cell)"
-    fig.add_annotation(
-        text=_readout_text(curves, int(ranks[j])),
-        xref="paper",
-        yref="paper",
-        x=0.0,
-        y=1.08,
-        xanchor="left",
-        yanchor="bottom",
-        showarrow=False,
-        align="left",
+    layout["annotations"].append(
+        {
+            "text": _readout_text(curves, int(ranks[j])),
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0.0,
+            "y": 1.08,
+            "xanchor": "left",
+            "yanchor": "bottom",
+            "showarrow": False,
+            "align": "left",
+        }
     )
-    approx_title, readout = 1, len(fig.layout.annotations) - 1  # annotation indices the slider rewrites
+    approx_title, readout = 1, 3  # annotation indices the slider rewrites
     steps = [
         {
             "method": "update",
@@ -150,7 +166,10 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
         }
         for i, rk in enumerate(ranks)
     ]
-    fig.update_layout(
+    title = f"ΔW is {frames.d}×{frames.k}"
+    if averaged:
+        title += f"; shown as {D}×{K} block averages (up to {cell} entries per cell)"
+    layout.update(
         title={"text": title, "font": {"size": 14}, "y": 0.97, "yanchor": "top"},
         coloraxis={
             "colorscale": DIVERGING,
@@ -168,8 +187,8 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
                 "x": 0.0,
             }
         ],
-        uirevision=UIREVISION,
     )
+    fig = go.Figure(data=data, layout=layout)
     apply_style(fig, height=height, legend=False)
     fig.update_layout(margin={"t": 105, "b": 40})
     return fig
