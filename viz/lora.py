@@ -205,6 +205,43 @@ def _curve_index(m: int, max_points: int) -> np.ndarray:
     return np.union1d(np.union1d(dense, geo), uniform)
 
 
+def _grid(rows: int, cols: int, titles: Sequence[str], hspace: float, vspace: float) -> dict:
+    """A layout dict with a rows x cols grid of axes (x, y, x2, y2, ... row by row) and a title over each cell.
+
+    The same grid make_subplots draws, written directly: figures rebuilt on every change of r stay cheap.
+    """
+    width = (1.0 - hspace * (cols - 1)) / cols
+    height = (1.0 - vspace * (rows - 1)) / rows
+    layout: dict = {"annotations": []}
+    for n in range(rows * cols):
+        row, col = divmod(n, cols)
+        suffix = "" if n == 0 else str(n + 1)
+        x0 = col * (width + hspace)
+        y1 = 1.0 - row * (height + vspace)
+        clip = lambda v: min(1.0, max(0.0, round(v, 9)))  # noqa: E731  (rounding must not leave [0, 1])
+        layout[f"xaxis{suffix}"] = {"domain": [clip(x0), clip(x0 + width)], "anchor": f"y{suffix}"}
+        layout[f"yaxis{suffix}"] = {"domain": [clip(y1 - height), clip(y1)], "anchor": f"x{suffix}"}
+        layout["annotations"].append(
+            {
+                "text": titles[n],
+                "x": x0 + width / 2,
+                "y": y1,
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+            }
+        )
+    return layout
+
+
+def _axes(cell: int) -> dict[str, str]:
+    """xaxis / yaxis ids of grid cell 1, 2, ... (row by row)."""
+    suffix = "" if cell == 1 else str(cell)
+    return {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
+
+
 def lora_curves_figure(
     curves: RankCurves,
     r: int,
@@ -231,20 +268,16 @@ def lora_curves_figure(
     if log_r:
         idx = idx[idx > 0]
     sub = idx[idx >= 1]  # singular values are indexed from 1
-    fig = make_subplots(
-        rows=2,
-        cols=2,
-        vertical_spacing=0.16,
-        horizontal_spacing=0.1,
-        subplot_titles=(
-            "singular values σ<sub>i</sub>",
-            "relative error of the best rank-r approximation",
-            "energy captured",
-            "trainable numbers",
-        ),
-    )
     kept = sub <= r
-    fig.add_trace(
+    params_idx = idx[idx > 0]
+    titles = (
+        "singular values σ<sub>i</sub>",
+        "relative error of the best rank-r approximation",
+        "energy captured",
+        "trainable numbers",
+    )
+    layout = _grid(2, 2, titles, hspace=0.1, vspace=0.2)
+    data = [
         go.Scatter(
             x=sub,
             y=curves.sigma[sub - 1],
@@ -252,11 +285,8 @@ def lora_curves_figure(
             line={"color": PALETTE["neutral"], "width": 1.5},
             name="σ<sub>i</sub>",
             hovertemplate="i = %{x}<br>σ<sub>i</sub> = %{y:.3g}<extra></extra>",
+            **_axes(1),
         ),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
         go.Scatter(
             x=sub[kept],
             y=curves.sigma[sub[kept] - 1],
@@ -264,11 +294,8 @@ def lora_curves_figure(
             marker={"color": PALETTE["optimised"], "size": 5},
             name="kept (i ≤ r)",
             hovertemplate="kept: i = %{x}<br>σ<sub>i</sub> = %{y:.3g}<extra></extra>",
+            **_axes(1),
         ),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
         go.Scatter(
             x=idx,
             y=curves.rel_frobenius[idx],
@@ -276,11 +303,8 @@ def lora_curves_figure(
             line={"color": PALETTE["reference"], "width": 2.5},
             name="‖ΔW − BA‖<sub>F</sub> / ‖ΔW‖<sub>F</sub>",
             hovertemplate="r = %{x}<br>Frobenius error %{y:.2%}<extra></extra>",
+            **_axes(2),
         ),
-        row=1,
-        col=2,
-    )
-    fig.add_trace(
         go.Scatter(
             x=idx,
             y=curves.rel_spectral[idx],
@@ -288,11 +312,8 @@ def lora_curves_figure(
             line={"color": PALETTE["rule"], "width": 1.5, "dash": "dot"},
             name="σ<sub>r+1</sub> / σ<sub>1</sub> (spectral)",
             hovertemplate="r = %{x}<br>spectral error %{y:.2%}<extra></extra>",
+            **_axes(2),
         ),
-        row=1,
-        col=2,
-    )
-    fig.add_trace(
         go.Scatter(
             x=idx,
             y=curves.energy[idx],
@@ -300,12 +321,8 @@ def lora_curves_figure(
             line={"color": PALETTE["optimum"], "width": 2.5},
             name="energy captured",
             hovertemplate="r = %{x}<br>energy %{y:.2%}<extra></extra>",
+            **_axes(3),
         ),
-        row=2,
-        col=1,
-    )
-    params_idx = idx[idx > 0]
-    fig.add_trace(
         go.Scatter(
             x=params_idx,
             y=curves.params[params_idx],
@@ -313,11 +330,8 @@ def lora_curves_figure(
             line={"color": PALETTE["optimised"], "width": 2.5},
             name="LoRA r(d + k)",
             hovertemplate="r = %{x}<br>r(d + k) = %{y:,}<extra></extra>",
+            **_axes(4),
         ),
-        row=2,
-        col=2,
-    )
-    fig.add_trace(
         go.Scatter(
             x=[params_idx[0], params_idx[-1]],
             y=[d * k, d * k],
@@ -325,54 +339,51 @@ def lora_curves_figure(
             line={"color": PALETTE["reference"], "width": 2, "dash": "dash"},
             name="full matrix dk",
             hovertemplate=f"full update dk = {d * k:,}<extra></extra>",
+            **_axes(4),
         ),
-        row=2,
-        col=2,
-    )
+    ]
     # The marks of the current r (the last four traces), which the optional slider moves.
-    marks = _marks(curves, r)
-    for (x, y, text), (row, col) in zip(marks, ((1, 1), (1, 2), (2, 1), (2, 2)), strict=True):
-        fig.add_trace(
+    first_mark = len(data)
+    for cell, (x, y, text) in enumerate(_marks(curves, r), start=1):
+        data.append(
             go.Scatter(
                 x=x,
                 y=y,
                 mode="markers",
                 marker={"color": PALETTE["negative"], "size": 12, "symbol": "diamond", "line": {"width": 1}},
                 name="current r",
-                showlegend=(row, col) == (1, 1),
+                showlegend=cell == 1,
                 text=text,
                 hovertemplate="%{text}<extra>current r</extra>",
-            ),
-            row=row,
-            col=col,
+                **_axes(cell),
+            )
         )
-    first_mark = len(fig.data) - 4
     break_even = d * k / (d + k)
-    fig.add_annotation(
-        text=f"r(d+k) = dk at r = {break_even:.0f}",
-        x=math.log10(break_even) if log_r else break_even,
-        y=math.log10(d * k),
-        xref="x4",
-        yref="y4",
-        showarrow=True,
-        arrowhead=2,
-        ax=-40,
-        ay=25,
-        font={"size": 12},
+    layout["annotations"].append(
+        {
+            "text": f"r(d+k) = dk at r = {break_even:.0f}",
+            "x": math.log10(break_even) if log_r else break_even,
+            "y": math.log10(d * k),
+            "xref": "x4",
+            "yref": "y4",
+            "showarrow": True,
+            "arrowhead": 2,
+            "ax": -40,
+            "ay": 25,
+            "font": {"size": 12},
+        }
     )
     xtype = "log" if log_r else "linear"
-    fig.update_xaxes(type=xtype, title_text="index i", row=1, col=1)
-    fig.update_xaxes(type=xtype, title_text="rank r", row=1, col=2)
-    fig.update_xaxes(type=xtype, title_text="rank r", row=2, col=1)
-    fig.update_xaxes(type=xtype, title_text="rank r", row=2, col=2)
-    fig.update_yaxes(type="log", exponentformat="power", title_text="σ<sub>i</sub>", row=1, col=1)
-    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], title_text="relative error", row=1, col=2)
-    fig.update_yaxes(tickformat=".0%", range=[0, 1.02], title_text="share of ‖ΔW‖²<sub>F</sub>", row=2, col=1)
-    fig.update_yaxes(type="log", dtick=1, exponentformat="SI", title_text="parameters", row=2, col=2)
+    for cell, x_title in enumerate(("index i", "rank r", "rank r", "rank r"), start=1):
+        layout["xaxis" if cell == 1 else f"xaxis{cell}"].update(type=xtype, title={"text": x_title})
+    layout["yaxis"].update(type="log", exponentformat="power", title={"text": "σ<sub>i</sub>"})
+    layout["yaxis2"].update(tickformat=".0%", range=[0, 1.02], title={"text": "relative error"})
+    layout["yaxis3"].update(tickformat=".0%", range=[0, 1.02], title={"text": "share of ‖ΔW‖²<sub>F</sub>"})
+    layout["yaxis4"].update(type="log", dtick=1, exponentformat="SI", title={"text": "parameters"})
     note = f"d = {d}, k = {k}"
     if idx.shape[0] < m + 1:
         note += f"; curves drawn at {idx.shape[0]} of the {m + 1} ranks (every small r kept)"
-    fig.update_layout(title={"text": note, "font": {"size": 14}}, uirevision=UIREVISION, hovermode="closest")
+    layout.update(title={"text": note, "font": {"size": 14}}, uirevision=UIREVISION)
     if slider_ranks is not None:
         steps = []
         for rk in slider_ranks:
@@ -389,9 +400,8 @@ def lora_curves_figure(
                 }
             )
         active = _nearest_index(np.asarray([int(s["label"]) for s in steps]), r)
-        fig.update_layout(
-            sliders=[{"active": active, "steps": steps, "currentvalue": {"prefix": "r = "}, "pad": {"t": 50}}]
-        )
+        layout["sliders"] = [{"active": active, "steps": steps, "currentvalue": {"prefix": "r = "}, "pad": {"t": 50}}]
+    fig = go.Figure(data=data, layout=layout)
     apply_style(fig, height=height)
     fig.update_layout(hovermode="closest", margin={"t": 120}, legend={"y": 1.09})
     return fig
