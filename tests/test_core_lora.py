@@ -62,7 +62,7 @@ def test_seed003_layer_512_r8_alpha16():
     # seed 003: delta at init 0.0, trainable 8192, frozen 262144, ratio 0.0312
     torch.manual_seed(0)
     layer = L.LoRALinear(512, 512, r=8, alpha=16)
-    x = as_tensor(torch.randn(4, 512))
+    x = as_tensor(torch.randn(4, 512), device=layer.W0.device)  # the layer lives on core's device
     delta = (layer(x) - x @ layer.W0.T).abs().max().item()
     assert delta == 0.0
     assert layer.trainable_count() == 8192
