@@ -1,0 +1,98 @@
+"""Benchmark of the KL leash page's core and figures: what one rerun of the page costs.
+
+Run: python bench/bench_kl.py. Prints the device, the median of several runs of each step (time.perf_counter), a
+whole rerun (sweep + random policies + all five figures, as the page does it) and the figure JSON sizes for the
+largest input the issue names (K = 10 answers, 121 slider steps, 20,000 random policies).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from core.device import device_summary, get_device
+from core.dpo import dpo_curve, dpo_loss
+from core.kl_leash import beta_grid, kl_regularized_policy, leash_sweep, random_policies
+from viz.dpo import dpo_figure
+from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
+
+RUNS = 7
+K = 10
+N_POLICIES = 20_000
+BETA = 0.37
+
+
+def median_ms(fn: Callable[[], object], runs: int = RUNS) -> float:
+    fn()  # warm-up (imports, caches, CUDA context)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(times)
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    pi_ref = rng.dirichlet(np.ones(K))
+    pi_ref[2] = 0.0  # one answer the reference never writes
+    r = rng.normal(size=K) * 2
+    r_true = r + rng.normal(size=K)
+    labels = [f"answer {k + 1}" for k in range(K)]
+    betas = beta_grid(121, include=BETA)
+
+    get_device()
+    print(f"device: {device_summary()}")
+    print(f"K = {K} answers, {len(betas)} betas, {N_POLICIES:,} random policies, {RUNS} runs each (median)")
+
+    big_betas = np.geomspace(1e-3, 1e3, 100_000)
+    rows = [
+        ("kl_regularized_policy, 100,000 betas", lambda: kl_regularized_policy(pi_ref, r, big_betas)),
+        ("leash_sweep (121 betas)", lambda: leash_sweep(pi_ref, r, betas, r_true)),
+        (f"random_policies (n={N_POLICIES:,})", lambda: random_policies(pi_ref, r, BETA, n=N_POLICIES)),
+        ("dpo_loss, 1e6 pairs", lambda: dpo_loss(*(-rng.uniform(1, 50, size=(4, 1_000_000))), 0.1)),
+    ]
+    for name, fn in rows:
+        print(f"  {name:<40s} {median_ms(fn):8.2f} ms")
+
+    sweep = leash_sweep(pi_ref, r, betas, r_true)
+    cloud = random_policies(pi_ref, r, BETA, n=N_POLICIES)
+    pair = dpo_loss(-10.0, -15.0, -12.0, -14.0, 0.1)
+    builders = {
+        "kl_leash_figure": lambda: kl_leash_figure(sweep, BETA, labels),
+        "kl_sweep_figure": lambda: kl_sweep_figure(sweep, BETA, labels),
+        "kl_hacking_figure": lambda: kl_hacking_figure(sweep, BETA),
+        "kl_theorem_figure (plane)": lambda: kl_theorem_figure(cloud, sweep, BETA),
+        "kl_theorem_figure (objective)": lambda: kl_theorem_figure(cloud, sweep, BETA, mode="objective"),
+        "dpo_figure": lambda: dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight),
+    }
+    for name, build in builders.items():
+        ms = median_ms(build)
+        size = len(build().to_json())
+        print(f"  {name:<40s} {ms:8.2f} ms   JSON {size:>8,} bytes")
+
+    def rerun() -> None:
+        s = leash_sweep(pi_ref, r, betas, r_true)
+        c = random_policies(pi_ref, r, BETA, n=N_POLICIES)
+        d = dpo_loss(-10.0, -15.0, -12.0, -14.0, 0.1)
+        for fig in (
+            kl_leash_figure(s, BETA, labels),
+            kl_sweep_figure(s, BETA, labels),
+            kl_hacking_figure(s, BETA),
+            kl_theorem_figure(c, s, BETA),
+            dpo_figure(*dpo_curve(d.margin), d.margin, d.loss, d.weight),
+        ):
+            fig.to_json()
+
+    print(f"  {'whole rerun (core + 5 figures + JSON)':<40s} {median_ms(rerun):8.2f} ms   (target <= 100 ms)")
+
+
+if __name__ == "__main__":
+    main()
