@@ -12,8 +12,9 @@ and its maximiser (the theorem of section 3.6) is
 with maximum value J(pi*) = beta · log Z. beta is the length of the leash: beta -> 0 puts all mass on the highest
 reward, beta -> infinity returns pi_ref.
 
-Everything is computed in log-space (log pi_ref + r / beta, then a logsumexp), so beta = 1e-3 with rewards of
-1e3 (logits of 1e6) is exact, and an answer with pi_ref = 0 has log pi_ref = -inf and keeps pi* = 0 exactly.
+Everything is computed in log-space (log pi_ref + (r - r_max) / beta, then a logsumexp), so beta = 1e-3 with
+rewards of 1e3 (logits of 1e6) is exact, and an answer with pi_ref = 0 has log pi_ref = -inf and keeps pi* = 0
+exactly.
 The deterministic math is numpy (cheap to import); only :func:`random_policies`, the Monte Carlo check of the
 theorem, uses torch, on core's device.
 """
@@ -83,6 +84,8 @@ def normalize_reference(pi_ref: ArrayLike) -> Reference:
     if np.any(p < 0):
         raise ValueError(f"pi_ref must not be negative, got {pi_ref!r}")
     total = p.sum(axis=-1)  # (...)
+    if not np.all(np.isfinite(total)):
+        raise ValueError("pi_ref is too large to add up: give probabilities (or weights of a sensible size)")
     if np.any(total <= 0):
         raise ValueError("pi_ref is all zeros: at least one answer needs a positive reference probability")
     renormalised = np.abs(total - 1.0) > SUM_TOL  # (...)
@@ -189,6 +192,8 @@ def kl_divergence(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64] | float:
 def entropy(p: ArrayLike) -> NDArray[np.float64] | float:
     """H(p) = -sum_y p(y) · log p(y) in nats, along the last axis (0 log 0 = 0)."""
     p = _as_float_array(p, "p")
+    if np.any(p < 0):
+        raise ValueError("p must not be negative")
     h = -np.sum(_xlogy_diff(p, _log(p), 0.0), axis=-1)
     h = np.maximum(h, 0.0)
     return float(h) if h.ndim == 0 else h
@@ -349,7 +354,8 @@ def random_policies(
     next to pi* (where the near misses are): each policy is softmax(c + s · g) with g standard Gumbel noise, the
     centre c one of {uniform, log pi_ref, log pi*} and the spread s log-uniform in [0.01, 10] (small s: close to
     the centre; large s: near a corner). Answers with pi_ref = 0 get no mass (any mass there costs infinite KL).
-    Draws are reproducible for a given seed on a given device.
+    Draws are reproducible for a given seed on a given device. device: where to draw (default: core's device).
+    Returns numpy arrays (copied back from the device) and pi*'s own numbers, computed in float64 by numpy.
     """
     import torch
 
