@@ -1,12 +1,14 @@
 """Benchmark of the KL leash page's core and figures: what one rerun of the page costs.
 
-Run: python bench/bench_kl.py. Prints the device, the median of several runs of each step (time.perf_counter), a
-whole rerun (sweep + random policies + all five figures, as the page does it) and the figure JSON sizes for the
-largest input the issue names (K = 10 answers, 121 slider steps, 20,000 random policies).
+Run: python bench/bench_kl.py [--threads N]. Prints the device, the median wall and CPU time of several runs of
+each step (time.perf_counter, time.process_time), a whole rerun (sweep + random policies + all five figures, as
+the page does it) and the figure JSON sizes for the largest input the issue names (K = 10 answers, 121 slider
+steps, 20,000 random policies). --threads sets torch's thread count (1 helps on a busy shared machine).
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -29,17 +31,30 @@ N_POLICIES = 20_000
 BETA = 0.37
 
 
-def median_ms(fn: Callable[[], object], runs: int = RUNS) -> float:
+def median_ms(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
+    """Median wall time and median CPU time (this process, all threads) of ``fn``, in ms.
+
+    On a shared machine the wall time includes waiting for a core; the CPU time says what the work itself costs.
+    """
     fn()  # warm-up (imports, caches, CUDA context)
-    times = []
+    wall, cpu = [], []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return 1e3 * statistics.median(wall), 1e3 * statistics.median(cpu)
+
+
+def _fmt(times: tuple[float, float]) -> str:
+    return f"{times[0]:8.2f} ms wall {times[1]:8.2f} ms CPU"
 
 
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--threads":  # e.g. --threads 1 on a busy shared machine
+        import torch
+
+        torch.set_num_threads(int(sys.argv[2]))
     rng = np.random.default_rng(0)
     pi_ref = rng.dirichlet(np.ones(K))
     pi_ref[2] = 0.0  # one answer the reference never writes
@@ -60,7 +75,7 @@ def main() -> None:
         ("dpo_loss, 1e6 pairs", lambda: dpo_loss(*(-rng.uniform(1, 50, size=(4, 1_000_000))), 0.1)),
     ]
     for name, fn in rows:
-        print(f"  {name:<40s} {median_ms(fn):8.2f} ms")
+        print(f"  {name:<40s} {_fmt(median_ms(fn))}")
 
     sweep = leash_sweep(pi_ref, r, betas, r_true)
     cloud = random_policies(pi_ref, r, BETA, n=N_POLICIES)
@@ -74,9 +89,9 @@ def main() -> None:
         "dpo_figure": lambda: dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight),
     }
     for name, build in builders.items():
-        ms = median_ms(build)
+        times = median_ms(build)
         size = len(build().to_json())
-        print(f"  {name:<40s} {ms:8.2f} ms   JSON {size:>8,} bytes")
+        print(f"  {name:<40s} {_fmt(times)}   JSON {size:>8,} bytes")
 
     def rerun() -> None:
         s = leash_sweep(pi_ref, r, betas, r_true)
@@ -91,7 +106,8 @@ def main() -> None:
         ):
             fig.to_json()
 
-    print(f"  {'whole rerun (core + 5 figures + JSON)':<40s} {median_ms(rerun):8.2f} ms   (target <= 100 ms)")
+    print(f"  {'whole rerun (core + 5 figures + JSON)':<40s} {_fmt(median_ms(rerun))}   (target <= 100 ms)")
+    print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (wall times are not meaningful under load)")
 
 
 if __name__ == "__main__":

@@ -380,8 +380,10 @@ def random_policies(
     log_pi_star = as_tensor(log_pi_star_np[sup], dtype=dtype, device=dev)  # (K_s,)
 
     g = torch.Generator(device=dev).manual_seed(int(seed))
-    # standard Gumbel noise: -log E with E ~ Exp(1)
-    gumbel = torch.empty((n, sup.size), device=dev, dtype=dtype).exponential_(generator=g).log_().neg_()  # (n, K_s)
+    # standard Gumbel noise: -log(-log U) with U ~ Uniform(0, 1), kept off 0 and 1
+    tiny = torch.finfo(dtype).tiny
+    u = torch.rand((n, sup.size), generator=g, device=dev, dtype=dtype).clamp_(tiny, 1.0 - torch.finfo(dtype).eps)
+    gumbel = u.log_().neg_().log_().neg_()  # (n, K_s)
     spread = torch.empty((n, 1), device=dev, dtype=dtype).uniform_(math.log(0.01), math.log(10.0), generator=g)
     family = torch.randint(0, 3, (n,), generator=g, device=dev)  # (n,)
     centres = torch.stack([torch.zeros_like(log_p), log_p, log_pi_star])  # (3, K_s)
