@@ -1,10 +1,8 @@
 """Home page of the LLM lesson explorer: what it is for, the stages of training, and where each page fits."""
 
-from pathlib import Path
-
 import streamlit as st
 
-from pages.frame import home_frame
+from pages.frame import existing_pages, home_frame
 
 home_frame()
 
@@ -41,7 +39,7 @@ STAGES = [
         "10¹²–10¹³ tokens of filtered, deduplicated web text, code and books",
         "next-token cross-entropy",
         "knowledge, language, in-context learning",
-        [("pages/1_Scaling_laws.py", "Scaling laws", "📈"), ("pages/6_Attention.py", "Attention", "🔦")],
+        ["pages/1_Scaling_laws.py", "pages/6_Attention.py"],
     ),
     (
         "Mid-training",
@@ -55,28 +53,28 @@ STAGES = [
         "10⁴–10⁶ (prompt, response) demonstrations",
         "cross-entropy on the response tokens only",
         "the format: following instructions, chat template, tool calls",
-        [("pages/3_LoRA.py", "LoRA", "🧩")],
+        ["pages/3_LoRA.py"],
     ),
     (
         "Preference tuning",
         "pairs of a chosen and a rejected answer",
         "reward model + PPO, or DPO",
         "which of the possible answers people prefer",
-        [("pages/2_KL_leash.py", "KL leash and DPO", "🪢")],
+        ["pages/2_KL_leash.py"],
     ),
     (
         "RL with verifiable rewards",
         "prompts with a checker (a math answer, unit tests)",
         "reward 1 if correct, else 0",
         "reasoning: longer, self-checking solutions",
-        [("pages/4_GRPO.py", "GRPO", "🎯")],
+        ["pages/4_GRPO.py"],
     ),
     (
         "Evaluation",
         "held-out benchmarks, human or model judges",
         "none: it measures",
         "the decision whether a change helped",
-        [("pages/5_Evaluation.py", "pass@k and error bars", "📏")],
+        ["pages/5_Evaluation.py"],
     ),
 ]
 
@@ -90,7 +88,7 @@ for stage, data, signal, adds, pages in STAGES:
     cols[2].markdown(signal)
     cols[3].markdown(adds)
     with cols[4]:
-        present = [(path, label, icon) for path, label, icon in pages if Path(path).exists()]
+        present = [entry for entry in existing_pages() if entry[0] in pages]
         for path, label, icon in present:
             st.page_link(path, label=label, icon=icon)
         if not present:

@@ -23,6 +23,7 @@ class ScalingFit:
 
     key: str
     label: str
+    short: str
     E: float
     A: float
     B: float
@@ -32,10 +33,17 @@ class ScalingFit:
 
 FITS: dict[str, ScalingFit] = {
     "hoffmann2022": ScalingFit(
-        "hoffmann2022", "Hoffmann et al. 2022 (Chinchilla, approach 3)", 1.69, 406.4, 410.7, 0.34, 0.28
+        "hoffmann2022", "Hoffmann et al. 2022 (Chinchilla, approach 3)", "Hoffmann 2022", 1.69, 406.4, 410.7, 0.34, 0.28
     ),
     "epoch2024": ScalingFit(
-        "epoch2024", "Besiroglu et al. 2024 (Epoch AI replication)", 1.8172, 482.01, 2085.43, 0.3478, 0.3658
+        "epoch2024",
+        "Besiroglu et al. 2024 (Epoch AI replication)",
+        "Epoch AI 2024",
+        1.8172,
+        482.01,
+        2085.43,
+        0.3478,
+        0.3658,
     ),
 }
 
@@ -53,6 +61,14 @@ ACCELERATORS: dict[str, Accelerator] = {
     "H200": Accelerator("NVIDIA H200 SXM", 989e12),  # same tensor cores as the H100; more, faster memory
     "A100": Accelerator("NVIDIA A100", 312e12),
 }
+
+
+def fit_by_short_name(short: str) -> str:
+    """The key of the fit whose short name (as shown on the page and in links) is ``short``."""
+    for key, f in FITS.items():
+        if f.short == short:
+            return key
+    raise ValueError(f"unknown fit {short!r}; expected one of {[f.short for f in FITS.values()]}")
 
 
 def _fit(fit: str | ScalingFit) -> ScalingFit:
@@ -253,8 +269,8 @@ def isoflop_study(
     """Everything the scaling page draws: the U-curve around the optimum and the plan, slider steps, the
     same plan under the other fit, and a family of budgets 1e18..1e26 with their optima."""
     current = plan(C, N, fit, hardware)
-    lo = min(current.N_opt / 300, N / 3)  # the x range shows the optimum, the rule and the plan
-    hi = max(current.N_opt * 300, N * 3)
+    lo = min(current.N_opt / 100, N / 2)  # the x range shows the optimum, the rule and the plan
+    hi = max(current.N_opt * 100, N * 2)
     curve = plan_sweep(C, isoflop_grid(C, lo, hi, 241), fit, hardware)
     slider_N = np.unique(np.append(isoflop_grid(C, lo * 1.5, hi / 1.5, steps), N))
     other_fit = "epoch2024" if _fit(fit).key == "hoffmann2022" else "hoffmann2022"

@@ -14,7 +14,7 @@ page = Page.setup(
     "📈",
     "At a fixed compute budget, model size and data trade against each other; the loss along that line is a "
     "flat-bottomed U, and its bottom is the compute-optimal model.",
-    r"L(N, D) = E + \frac{A}{N^{\alpha}} + \frac{B}{D^{\beta}}, \quad D = \frac{C}{6N}, \quad"
+    r"L(N, D) = E + \frac{A}{N^{\alpha}} + \frac{B}{D^{\beta}}, \quad D = \frac{C}{6N}, \quad "
     r"N_{\text{opt}} = G\left(\frac{C}{6}\right)^{\frac{\beta}{\alpha+\beta}},\ "
     r"G = \left(\frac{\alpha A}{\beta B}\right)^{\frac{1}{\alpha+\beta}}",
 )
@@ -51,13 +51,9 @@ PRESETS = {
 
 with page.controls():
     preset_buttons(PRESETS)
-    fit_key = st.selectbox(
-        "Loss fit",
-        list(scaling.FITS),
-        format_func=lambda k: scaling.FITS[k].label,
-        key="fit",
-        bind="query-params",
-    )
+    fit_name = st.selectbox("Loss fit", [f.short for f in scaling.FITS.values()], key="fit", bind="query-params")
+    fit_key = scaling.fit_by_short_name(fit_name)
+    st.caption(scaling.FITS[fit_key].label)
     budget_source = st.segmented_control(
         "Budget from", ["FLOPs", "Hardware"], key="budget", bind="query-params", default="FLOPs"
     )
@@ -124,7 +120,7 @@ page.readouts(
             f"{n_gpus:,} × {gpu} at {mfu_pct}% MFU = {p.gpu_days:,.0f} GPU-days",
         ),
         Readout("Training states", fmt.nbytes(p.memory_bytes), "16 bytes per parameter (mixed-precision Adam)"),
-        Readout("Serving cost", f"{fmt.sci(p.serving_flops_per_token)} FLOP/token", "2N FLOPs per generated token"),
+        Readout("Serving FLOPs per token", fmt.sci(p.serving_flops_per_token), "2N FLOPs per generated token"),
         Readout("Budget C = 6ND", f"{fmt.sci(p.C)} FLOPs"),
         Readout("Fit's optimum", f"{fmt.count(p.N_opt)} on {fmt.count(p.D_opt)}", f"loss {p.loss_opt:.3f}"),
         Readout(

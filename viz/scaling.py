@@ -93,14 +93,6 @@ def isoflop_figure(
             hovertemplate="your plan<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
         )
     )
-    if other_fit is not None:
-        label, n_opt = other_fit
-        fig.add_vline(
-            x=n_opt,
-            line={"color": PALETTE["neutral"], "dash": "dot", "width": 2},
-            annotation={"text": f"{label} optimum", "font": {"color": PALETTE["neutral"]}},
-            annotation_position="top",
-        )
     fig.add_annotation(
         text=plan_readout(slider, slider_active),
         xref="paper",
@@ -112,6 +104,20 @@ def isoflop_figure(
         showarrow=False,
         align="left",
     )
+    if other_fit is not None:
+        label, n_opt = other_fit
+        fig.add_vline(x=n_opt, line={"color": PALETTE["neutral"], "dash": "dot", "width": 2})
+        fig.add_annotation(
+            x=float(np.log10(n_opt)),
+            y=1,
+            xref="x",
+            yref="paper",
+            text=f"{label}<br>puts the optimum here",
+            showarrow=False,
+            xanchor="left",
+            yanchor="top",
+            font={"color": PALETTE["neutral"], "size": 12},
+        )
     steps = [
         {
             "method": "update",
@@ -178,7 +184,9 @@ def isoflop_family_figure(
         go.Scatter(
             x=N_opt,
             y=loss_opt,
-            mode="lines+markers",
+            mode="lines+markers+text",
+            text=[fmt.sci(C, 1) for C in budgets],
+            textposition="bottom center",
             name="compute-optimal frontier",
             line={"color": PALETTE["optimised"], "width": 3, "dash": "dash"},
             marker={"size": 10, "color": PALETTE["optimised"], "line": {"color": "black", "width": 1}},

@@ -19,6 +19,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -28,7 +29,27 @@ import streamlit as st
 from core.device import device_summary
 from viz.style import plotly_config
 
+ROOT = Path(__file__).resolve().parents[2]
 PRESENT_KEY = "present"
+
+# Every page of the explorer: (script relative to app.py, label, icon). The sidebar and the home page list
+# the ones whose file exists.
+PAGES: tuple[tuple[str, str, str], ...] = (
+    ("app.py", "Home", "🧭"),
+    ("pages/1_Scaling_laws.py", "Scaling laws", "📈"),
+    ("pages/2_KL_leash.py", "KL leash and DPO", "🪢"),
+    ("pages/3_LoRA.py", "LoRA", "🧩"),
+    ("pages/4_GRPO.py", "GRPO", "🎯"),
+    ("pages/5_Evaluation.py", "pass@k and error bars", "📏"),
+    ("pages/6_Attention.py", "Attention", "🔦"),
+)
+
+
+def existing_pages() -> list[tuple[str, str, str]]:
+    """The entries of :data:`PAGES` whose script exists."""
+    return [entry for entry in PAGES if (ROOT / entry[0]).exists()]
+
+
 IMAGE_FORMAT_KEY = "image_format"
 
 _PRESENTER_CSS = """
@@ -216,6 +237,10 @@ def home_frame() -> None:
 def _sidebar_frame() -> tuple[bool, str]:
     """The sidebar every page shares: presenter mode, image export format, and where core computes."""
     with st.sidebar:
+        carry = {PRESENT_KEY: "true"} if st.session_state.get(PRESENT_KEY) else None
+        for path, label, icon in existing_pages():
+            st.page_link(path, label=label, icon=icon, query_params=carry)
+        st.divider()
         presenter = st.toggle(
             "🎤 Presenter mode",
             key=PRESENT_KEY,
