@@ -24,7 +24,7 @@ PRESETS = {
     "Worked example A: 8 H100 for 24 h": {
         "budget": "Hardware",
         "gpu": "H100",
-        "gpus": 8,
+        "gpus": 8.0,
         "hours": 24.0,
         "mfu": 40,
         "N": 1.5e9,
@@ -32,7 +32,7 @@ PRESETS = {
     "Example A over-trained: 0.5B params": {
         "budget": "Hardware",
         "gpu": "H100",
-        "gpus": 8,
+        "gpus": 8.0,
         "hours": 24.0,
         "mfu": 40,
         "N": 5e8,
@@ -44,7 +44,7 @@ PRESETS = {
         "C": 8.4e22,
         "N": 7e9,
         "gpu": "H100",
-        "gpus": 256,
+        "gpus": 256.0,
         "mfu": 40,
     },
 }
@@ -59,7 +59,7 @@ with page.controls():
     )
     st.caption("Hardware (sets the budget in Hardware mode; the training time always)")
     gpu = st.selectbox("GPU", list(scaling.ACCELERATORS), key="gpu", bind="query-params", help="peak dense bf16 FLOP/s")
-    n_gpus = st.number_input("GPUs", 1, 1_000_000, 8, step=1, key="gpus", bind="query-params")
+    n_gpus = int(st.number_input("GPUs", 1.0, 1e6, 8.0, step=1.0, format="%.0f", key="gpus", bind="query-params"))
     hours = st.number_input("Hours", 0.1, 100_000.0, 24.0, step=1.0, key="hours", bind="query-params")
     mfu_pct = st.slider("MFU (%)", 1, 100, 40, key="mfu", bind="query-params", help="model FLOPs utilisation")
     hardware = scaling.Hardware.from_preset(gpu, n_gpus, mfu_pct)

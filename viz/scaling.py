@@ -24,9 +24,9 @@ def plan_readout(p: Plan, i: int | None = None) -> str:
     return (
         f"<b>Your plan</b>: N = {fmt.count(pick(p.N))} params on D = {fmt.count(pick(p.D))} tokens "
         f"({pick(p.tokens_per_param):.1f} tokens/param)<br>"
-        f"loss {pick(p.loss):.3f} nats, {pick(p.excess_pct):+.2f}% vs the fit's minimum · "
-        f"training states {fmt.nbytes(pick(p.memory_bytes))} · serving {fmt.sci(pick(p.serving_flops_per_token))} "
-        f"FLOP/token"
+        f"loss {pick(p.loss):.3f} nats, {pick(p.excess_pct):+.2f}% vs the fit's minimum<br>"
+        f"training {fmt.duration(p.train_seconds)} · states {fmt.nbytes(pick(p.memory_bytes))} · "
+        f"serving {fmt.sci(pick(p.serving_flops_per_token))} FLOP/token"
     )
 
 
@@ -98,7 +98,7 @@ def isoflop_figure(
         xref="paper",
         yref="paper",
         x=0,
-        y=-0.30,
+        y=-0.27,
         xanchor="left",
         yanchor="top",
         showarrow=False,
@@ -136,7 +136,7 @@ def isoflop_figure(
                 "active": int(slider_active),
                 "steps": steps,
                 "currentvalue": {"prefix": "plan: N = ", "font": {"size": 15}},
-                "pad": {"t": 150, "b": 10},
+                "pad": {"t": 175, "b": 10},
                 "len": 1.0,
                 "x": 0,
             }

@@ -10,6 +10,11 @@ In presenter mode (``?present=true``, for lectures and screen-sharing) the type 
 first, and the equation and explanations fold away until revealed. Every control of a page is bound to the
 URL (``bind="query-params"``), so the address bar is always a link to the exact figure; URL values that
 Streamlit refuses are reported on the page instead of silently ignored.
+
+Streamlit 1.67 caveats for bound widgets (checked by tests): a selectbox with ``format_func`` puts the
+*formatted* label in the URL, so use short readable options instead; and an *integer* ``number_input`` seeded
+from the URL with ``inf`` or ``1e400`` raises OverflowError inside Streamlit, so bound number inputs are
+floats (``format="%.0f"`` for counts) and the page converts.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from core.device import device_summary
 from viz.style import plotly_config
@@ -160,7 +166,8 @@ class Page:
             yield
 
     def readouts(self, items: Sequence[Readout], per_row: int = 4) -> None:
-        """A row (or rows) of live numbers."""
+        """A row (or rows) of live numbers (fewer per row in presenter mode, where the type is larger)."""
+        per_row = 3 if self.presenter else per_row
         with self._slots["readouts"]:
             for start in range(0, len(items), per_row):
                 cols = st.columns(per_row)
@@ -239,7 +246,10 @@ def _sidebar_frame() -> tuple[bool, str]:
     with st.sidebar:
         carry = {PRESENT_KEY: "true"} if st.session_state.get(PRESENT_KEY) else None
         for path, label, icon in existing_pages():
-            st.page_link(path, label=label, icon=icon, query_params=carry)
+            try:
+                st.page_link(path, label=label, icon=icon, query_params=carry)
+            except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
+                pass
         st.divider()
         presenter = st.toggle(
             "🎤 Presenter mode",

@@ -20,14 +20,16 @@ def test_deep_link_first_request_and_drag(open_page):
     assert page.get_by_text("Presenter mode").count() == 1
     page.wait_for_selector("g.slider-container", timeout=30_000)
     before = _readout(watch)
-    assert "N = 1.50B params" in before and "20.2 tokens/param" in before
+    assert "N = 1.50B params" in before and "20.2 tokens/param" in before, before
 
     grip = page.locator("g.slider-container rect.slider-grip-rect").first
     rail = page.locator("g.slider-container rect.slider-rail-rect").first
     g, r = grip.bounding_box(), rail.bounding_box()
     page.mouse.move(g["x"] + g["width"] / 2, g["y"] + g["height"] / 2)
     page.mouse.down()
-    page.mouse.move(r["x"] + r["width"] * 0.2, g["y"] + g["height"] / 2, steps=8)
+    for frac in (0.5, 0.35, 0.2):
+        page.mouse.move(r["x"] + r["width"] * frac, g["y"] + g["height"] / 2, steps=4)
+        page.wait_for_timeout(100)  # one animation frame or so
     during = _readout(watch)  # read while the mouse button is still down: the drag updates live
     page.mouse.up()
     assert during != before and "Your plan" in during
