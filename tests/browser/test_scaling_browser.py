@@ -24,6 +24,8 @@ def test_deep_link_first_request_and_drag(open_page):
 
     grip = page.locator("g.slider-container rect.slider-grip-rect").first
     rail = page.locator("g.slider-container rect.slider-rail-rect").first
+    grip.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
     g, r = grip.bounding_box(), rail.bounding_box()
     page.mouse.move(g["x"] + g["width"] / 2, g["y"] + g["height"] / 2)
     page.mouse.down()
