@@ -121,10 +121,10 @@ page.readouts(
         ),
         Readout("Training states", fmt.nbytes(p.memory_bytes), "16 bytes per parameter (mixed-precision Adam)"),
         Readout("Serving FLOPs per token", fmt.sci(p.serving_flops_per_token), "2N FLOPs per generated token"),
-        Readout("Budget C = 6ND", f"{fmt.sci(p.C)} FLOPs"),
-        Readout("Fit's optimum", f"{fmt.count(p.N_opt)} on {fmt.count(p.D_opt)}", f"loss {p.loss_opt:.3f}"),
+        Readout("Budget C = 6ND (FLOPs)", fmt.sci(p.C)),
+        Readout("Fit's optimum N", fmt.count(p.N_opt), f"on {fmt.count(p.D_opt)} tokens, loss {p.loss_opt:.3f}"),
         Readout(
-            "20 tokens per parameter", f"{fmt.count(p.N_rule)} on {fmt.count(p.D_rule)}", f"loss {p.loss_rule:.3f}"
+            "20-tokens rule N", fmt.count(p.N_rule), f"on {fmt.count(p.D_rule)} tokens, loss {p.loss_rule:.3f}"
         ),
         Readout("Optimal tokens per parameter", f"{p.tokens_per_param_opt:,.1f}", scaling.FITS[fit_key].label),
         Readout(
