@@ -152,8 +152,8 @@ class Page:
 
     def figure(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
         """Render a plotly figure with PNG or SVG export (the camera button), larger type in presenter mode."""
-        if self.presenter:
-            fig.update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
+        if self.presenter:  # a copy: the figure may be shared through cached_figures
+            fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
         with self._slots["figure"]:
             return st.plotly_chart(
                 fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
@@ -332,3 +332,12 @@ def preset_buttons(presets: dict[str, dict[str, Any]], help_texts: dict[str, str
 def cached(func: Callable[..., Any]) -> Callable[..., Any]:
     """The page layer's cache for core calls: bounded, shared by sessions, keyed by plain arguments."""
     return st.cache_data(max_entries=64, show_spinner=False)(func)
+
+
+def cached_figures(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A cache for built figures (plotly's validation makes building them the slowest step of a rerun).
+
+    Unlike :func:`cached` it returns the same objects without copying them, so callers must not mutate the
+    figures it returns (:meth:`Page.figure` copies before restyling for presenter mode).
+    """
+    return st.cache_resource(max_entries=32, show_spinner=False)(func)
