@@ -22,7 +22,10 @@ theorem, uses torch, on core's device.
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -270,6 +273,49 @@ class LeashSweep:
         """Index where the true expected reward is largest (the top of the over-optimisation curve)."""
         return int(np.argmax(self.true_reward))
 
+    def at(self, beta: float) -> LeashPoint:
+        """The sweep's numbers at the beta closest to ``beta`` (exact when the sweep includes it)."""
+        i = self.index(beta)
+        return LeashPoint(
+            beta=float(self.beta[i]),
+            pi=self.pi[i],
+            kl=float(self.kl[i]),
+            reward=float(self.reward[i]),
+            true_reward=float(self.true_reward[i]),
+            objective=float(self.objective[i]),
+            beta_log_Z=float(self.beta_log_Z[i]),
+            entropy=float(self.entropy[i]),
+        )
+
+    def table(self, names: Sequence[str] | None = None) -> dict[str, NDArray[np.float64]]:
+        """The sweep as named columns (one row per beta), for a CSV download; pi* gets one column per answer."""
+        names = [f"answer {k + 1}" for k in range(self.K)] if names is None else list(names)
+        if len(names) != self.K:
+            raise ValueError(f"need {self.K} answer names, got {len(names)}")
+        columns = {
+            "beta": self.beta,
+            "KL_nats": self.kl,
+            "E_r": self.reward,
+            "E_r_true": self.true_reward,
+            "objective": self.objective,
+            "beta_log_Z": self.beta_log_Z,
+            "entropy_nats": self.entropy,
+        }
+        return columns | {f"pi_star[{name}]": self.pi[:, k] for k, name in enumerate(names)}
+
+
+class LeashPoint(NamedTuple):
+    """pi* and its readouts at one beta."""
+
+    beta: float
+    pi: NDArray[np.float64]  # (K,)
+    kl: float  # KL(pi* || pi_ref), nats
+    reward: float  # E_pi*[r]
+    true_reward: float  # E_pi*[r_true]
+    objective: float  # E_pi*[r] - beta · KL
+    beta_log_Z: float  # equal to the objective (the theorem)
+    entropy: float  # H(pi*), nats
+
 
 def leash_sweep(
     pi_ref: ArrayLike, r: ArrayLike, beta: ArrayLike | None = None, r_true: ArrayLike | None = None
@@ -316,6 +362,214 @@ def leash_sweep(
         beta_log_Z=beta_log_Z,
         entropy=ent,
     )
+
+
+class Takeover(NamedTuple):
+    """Where pi* hands most of its mass to the answer(s) with the top reward (on pi_ref's support)."""
+
+    top: tuple[int, ...]  # the answers with the highest reward (several when tied)
+    share: float  # the mass asked for, e.g. 0.9
+    beta: float  # pi*(top) = share at this beta; inf when pi_ref already gives them share, 0 below 1e-12
+    kl: float  # KL(pi* || pi_ref) there, nats (0 when beta is inf)
+
+
+def takeover_beta(pi_ref: ArrayLike, r: ArrayLike, share: float = 0.9) -> Takeover:
+    """The beta below which pi* puts at least ``share`` of its mass on the highest-reward answer(s).
+
+    pi*(top) = sum_{y in top} pi_ref(y) · exp(r(y) / beta) / Z falls monotonically from 1 (beta -> 0) to
+    pi_ref(top) (beta -> infinity), because every other answer's weight exp(-(r_top - r(y)) / beta) grows with
+    beta. So the crossing pi*(top) = share is unique; it is found by bisection on log beta in [1e-12, 1e12] to
+    machine precision. For the reward-hack preset this says how short the leash must be before the policy moves to
+    the exploit, and the KL it has then travelled.
+    """
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"share must lie strictly between 0 and 1, got {share!r}")
+    ref = normalize_reference(pi_ref)
+    p = ref.pi_ref
+    if p.ndim != 1:
+        raise ValueError("takeover_beta takes one policy: pi_ref must be a flat list of K probabilities")
+    r = _check_rewards(r, p.shape[0])
+    if r.ndim != 1:
+        raise ValueError("takeover_beta takes one reward per answer")
+    log_p = _log(p)
+    on_support = p > 0
+    top = np.flatnonzero(on_support & (r == np.max(r[on_support])))
+
+    def top_mass(log_beta: float) -> float:
+        _, pi, _ = _log_policy(log_p, r, np.asarray(math.exp(log_beta)))
+        return float(pi[top].sum())
+
+    def kl_at(beta: float) -> float:
+        log_pi, pi, _ = _log_policy(log_p, r, np.asarray(beta))
+        return float(max(np.sum(_xlogy_diff(pi, log_pi, log_p)), 0.0))
+
+    if p[top].sum() >= share:
+        return Takeover(tuple(int(k) for k in top), share, math.inf, 0.0)
+    lo, hi = math.log(1e-12), math.log(1e12)  # top_mass(lo) >= share > top_mass(hi), or no crossing in range
+    if top_mass(lo) < share:
+        return Takeover(tuple(int(k) for k in top), share, 0.0, kl_at(1e-12))
+    for _ in range(100):  # bisection on log beta: 100 halvings of a 55-wide interval reach float precision
+        mid = 0.5 * (lo + hi)
+        if top_mass(mid) >= share:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-13:
+            break
+    beta = math.exp(lo)
+    return Takeover(tuple(int(k) for k in top), share, beta, kl_at(beta))
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the page's inputs: beta choices and answers typed as text
+
+K_MIN, K_MAX = 2, 10  # answers on the page
+REWARD_LIMIT = 1e6  # |r| allowed on the page (the math is exact far beyond; the readouts stay readable)
+
+
+def beta_choices() -> tuple[float, ...]:
+    """The page's beta steps: 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 per decade, from 1e-3 to 1e3 (61 values).
+
+    Round numbers, so that a link says beta=0.5 and the quick check (beta = 1 -> 0.5) lands exactly.
+    """
+    mantissas = np.array([1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0])
+    values = (mantissas[None, :] * 10.0 ** np.arange(-3, 3)[:, None]).ravel()  # (60,)
+    return (*(float(f"{v:.3g}") for v in values), BETA_MAX)
+
+
+@dataclass(frozen=True)
+class Answers:
+    """The answers of the page's prompt: reference probabilities (as typed), proxy and true rewards, names."""
+
+    pi_ref: tuple[float, ...]
+    r: tuple[float, ...]
+    r_true: tuple[float, ...]
+    names: tuple[str, ...]
+
+    @property
+    def K(self) -> int:
+        return len(self.r)
+
+    @property
+    def proxy_gap(self) -> bool:
+        """The true reward differs from the proxy for some answer."""
+        return self.r_true != self.r
+
+    @classmethod
+    def from_preset(cls, preset: LeashPreset) -> Answers:
+        return cls(preset.pi_ref, preset.r, preset.r_true, preset.answers)
+
+    @classmethod
+    def default(cls, K: int) -> Answers:
+        """A neutral set of K answers: uniform pi_ref, zero rewards, numbered names."""
+        return cls((1.0 / K,) * K, (0.0,) * K, (0.0,) * K, default_names(K))
+
+    def texts(self) -> dict[str, str]:
+        """The text fields that give these answers back through :func:`read_answers` (blank = the default)."""
+        return {
+            "pi_ref": format_values(self.pi_ref),
+            "r": format_values(self.r),
+            "r_true": format_values(self.r_true) if self.proxy_gap else "",
+            "names": "" if self.names == default_names(self.K) else ", ".join(self.names),
+        }
+
+    def resized(self, K: int) -> Answers:
+        """The same answers cut to K, or padded: new answers get the mean pi_ref and reward 0."""
+        if not K_MIN <= K <= K_MAX:
+            raise ValueError(f"K must be between {K_MIN} and {K_MAX}, got {K}")
+        extra = max(K - self.K, 0)
+        fill = float(np.mean(self.pi_ref))
+        names = self.names[:K] + tuple(f"answer {k + 1}" for k in range(self.K, K))
+        return Answers(
+            self.pi_ref[:K] + (fill,) * extra,
+            self.r[:K] + (0.0,) * extra,
+            self.r_true[:K] + (0.0,) * extra,
+            names,
+        )
+
+
+def default_names(K: int) -> tuple[str, ...]:
+    return tuple(f"answer {k + 1}" for k in range(K))
+
+
+def format_values(values: Sequence[float]) -> str:
+    """Numbers as the page's text fields show them: "0.5, 0.5" (6 significant digits, no trailing zeros)."""
+    return ", ".join(f"{v:.6g}" for v in values)
+
+
+def _parse_number(item: str) -> float:
+    try:
+        return float(item)
+    except ValueError:
+        pass
+    try:
+        return float(Fraction(item))  # "1/3"
+    except OverflowError:
+        return math.inf  # refused below, with the other infinities
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"'{item}' is not a number") from None
+
+
+def parse_values(text: str, *, probabilities: bool = False) -> tuple[float, ...]:
+    """Numbers from a text field: "0.5, 0.5", "1 0 -2" or "1/3; 2/3" (commas, semicolons or spaces).
+
+    Raises ValueError with a short reason for an empty field, a word, NaN or infinity, rewards beyond
+    ±REWARD_LIMIT, and (probabilities=True) negative or all-zero values.
+    """
+    items = [s for s in re.split(r"[,;\s]+", str(text).strip()) if s]
+    if not items:
+        raise ValueError("the field is empty")
+    values = tuple(_parse_number(s) for s in items)
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("NaN and infinity are not allowed")
+    if probabilities:
+        if any(v < 0 for v in values):
+            raise ValueError("probabilities cannot be negative")
+        if not any(v > 0 for v in values):
+            raise ValueError("all values are zero; at least one answer needs a positive probability")
+        if not math.isfinite(sum(values)):  # (fsum would raise OverflowError)
+            raise ValueError("the values are too large to add up")
+    elif any(abs(v) > REWARD_LIMIT for v in values):
+        raise ValueError(f"rewards must lie within ±{REWARD_LIMIT:.0e}")
+    return values
+
+
+def read_answers(
+    K: int, pi_ref: str, r: str, r_true: str, names: str, fallback: Answers | None = None
+) -> tuple[Answers, list[str]]:
+    """The answers from the page's four text fields, and a message for each field that had to be replaced.
+
+    K: the number of answers (K_MIN..K_MAX); every list must have K values. r_true blank: the true reward is the
+    proxy r (no reward hacking). names blank: "answer 1", "answer 2", ... A field that cannot be read keeps the
+    ``fallback``'s value (the last valid input) when that has K values, else a neutral default (uniform pi_ref,
+    zero rewards). pi_ref is returned as typed; :func:`normalize_reference` rescales it.
+    """
+    if not K_MIN <= K <= K_MAX:
+        raise ValueError(f"K must be between {K_MIN} and {K_MAX}, got {K}")
+    backup = fallback if fallback is not None and fallback.K == K else Answers.default(K)
+    problems: list[str] = []
+
+    def field(text: str, label: str, keep: tuple[float, ...], probabilities: bool = False) -> tuple[float, ...]:
+        try:
+            values = parse_values(text, probabilities=probabilities)
+            if len(values) != K:
+                raise ValueError(f"{len(values)} values for K = {K} answers")
+            return values
+        except ValueError as err:
+            problems.append(f"{label} `{text}`: {err}. Using {format_values(keep)} instead.")
+            return keep
+
+    p = field(pi_ref, "Reference probabilities π_ref", backup.pi_ref, probabilities=True)
+    r_vals = field(r, "Rewards r", backup.r)
+    if str(r_true).strip():
+        r_true_vals = field(r_true, "True rewards", backup.r_true if backup.proxy_gap else r_vals)
+    else:
+        r_true_vals = r_vals
+    labels = tuple(s.strip() for s in str(names).split(",")) if str(names).strip() else default_names(K)
+    if len(labels) != K or not all(labels):
+        problems.append(f"Answer names `{names}`: need {K} names separated by commas. Numbering them instead.")
+        labels = default_names(K)
+    return Answers(p, r_vals, r_true_vals, labels), problems
 
 
 # --------------------------------------------------------------------------------------------------------------

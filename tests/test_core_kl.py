@@ -1,5 +1,6 @@
 """core.kl_leash and core.dpo: the lesson's numbers, independent references, extreme inputs, properties."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -9,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, special, stats
 
+from core import kl_leash as kl
 from core.device import get_device
 from core.dpo import DPO_PRESETS, LOG2, dpo_curve, dpo_loss
 from core.kl_leash import (
@@ -448,3 +450,131 @@ def test_property_dpo(lw, ll, rw, rl, beta):
     assert swap.margin == pytest.approx(-out.margin, abs=1e-12)
     assert out.loss - swap.loss == pytest.approx(-out.margin, abs=1e-9)
     assert out.weight + swap.weight == pytest.approx(1.0, abs=1e-12)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# the page's helpers: beta choices, the takeover beta, answers typed as text, a sweep's point and table
+
+
+def test_beta_choices_are_round_log_spaced_and_hold_the_quick_check():
+    b = np.array(kl.beta_choices())
+    assert b[0] == kl.BETA_MIN and b[-1] == kl.BETA_MAX and len(b) == 61
+    assert np.all(np.diff(b) > 0)
+    assert {0.5, 1.0, 0.1, 2.0}.issubset(set(b.tolist()))
+    ratios = b[1:] / b[:-1]
+    assert ratios.max() <= 1.34 and ratios.min() >= 1.19  # at most a third apart: a smooth log slider
+    assert all(float(f"{v:.3g}") == v for v in b)  # short labels: 0.00125, 0.5, 1000
+
+
+def test_takeover_beta_toy_closed_form():
+    # pi*(better) = e^{1/beta} / (e^{1/beta} + 1) = 0.9  <=>  beta = 1 / log 9
+    t = kl.takeover_beta([0.5, 0.5], [1.0, 0.0], 0.9)
+    assert t.top == (0,)
+    assert t.beta == pytest.approx(1 / math.log(9), rel=1e-12)
+    pi = kl_regularized_policy([0.5, 0.5], [1.0, 0.0], t.beta)
+    assert t.kl == pytest.approx(kl_divergence(pi, [0.5, 0.5]), rel=1e-9)
+
+
+def test_takeover_beta_reward_hack_needs_a_short_leash_and_a_large_kl():
+    p = LEASH_PRESETS["reward_hack"]
+    t = kl.takeover_beta(p.pi_ref, p.r, 0.9)
+    assert p.answers[t.top[0]] == "exploit"
+    # brute force: the largest beta of a fine grid where the exploit holds 90%
+    grid = np.geomspace(1e-3, 1e3, 200_001)
+    pi = kl_regularized_policy(p.pi_ref, p.r, grid)
+    assert t.beta == pytest.approx(grid[pi[:, 3] >= 0.9].max(), rel=1e-4)
+    assert round(t.beta, 3) == 0.126 and 5.9 < t.kl < 6.1  # about log(1000) = 6.9 nats would be all of it
+
+
+def test_takeover_beta_edge_cases():
+    assert math.isinf(kl.takeover_beta([0.95, 0.05], [1.0, 0.0], 0.9).beta)  # pi_ref already gives 90%
+    tied = kl.takeover_beta([0.2, 0.3, 0.5], [1.0, 1.0, 0.0], 0.9)
+    assert tied.top == (0, 1)
+    pi = kl_regularized_policy([0.2, 0.3, 0.5], [1.0, 1.0, 0.0], tied.beta)
+    assert pi[:2].sum() == pytest.approx(0.9, abs=1e-9)
+    zero = kl.takeover_beta([0.5, 0.5, 0.0], [0.0, 1.0, 5.0], 0.9)  # pi_ref = 0 never counts as the top
+    assert zero.top == (1,)
+    with pytest.raises(ValueError, match="share"):
+        kl.takeover_beta([0.5, 0.5], [1, 0], 1.0)
+
+
+def test_read_answers_accepts_the_usual_ways_of_typing():
+    a, problems = kl.read_answers(3, "1/3; 1/3; 1/3", " 1 0 -2 ", "", "", None)
+    assert problems == []
+    assert a.pi_ref == pytest.approx((1 / 3,) * 3) and a.r == (1.0, 0.0, -2.0) and a.r_true == a.r
+    assert a.names == ("answer 1", "answer 2", "answer 3") and not a.proxy_gap
+    b, problems = kl.read_answers(2, "0.5, 0.5", "1, 0", "1, -1", "good, bad", None)
+    assert problems == [] and b.proxy_gap and b.names == ("good", "bad")
+
+
+@pytest.mark.parametrize(
+    ("bad", "text", "match"),
+    [
+        ("pi_ref", "0.5, abc", "'abc' is not a number"),
+        ("pi_ref", "0.5, nan", "NaN and infinity"),
+        ("pi_ref", "0.5, -0.5", "cannot be negative"),
+        ("pi_ref", "0, 0", "all values are zero"),
+        ("pi_ref", "", "empty"),
+        ("pi_ref", "0.5, 0.5, 0", "3 values for K = 2"),
+        ("pi_ref", "1e308, 1e308", "too large"),
+        ("r", "1, inf", "NaN and infinity"),
+        ("r", "1, 1e9", "within"),
+        ("r", "1, 1" + "0" * 400 + "/3", "NaN and infinity"),
+        ("r", "1", "1 values for K = 2"),
+        ("r_true", "x, y", "'x' is not a number"),
+        ("r_true", "1/0, 2", "'1/0' is not a number"),
+        ("names", "one", "need 2 names"),
+    ],
+)
+def test_read_answers_reports_each_bad_field_and_keeps_the_last_valid_value(bad, text, match):
+    last = kl.Answers((0.2, 0.8), (3.0, 4.0), (5.0, 6.0), ("x", "y"))
+    fields = {"pi_ref": "0.5, 0.5", "r": "1, 0", "r_true": "1, -1", "names": "good, poor"} | {bad: text}
+    a, problems = kl.read_answers(2, **fields, fallback=last)
+    assert len(problems) == 1 and match in problems[0]
+    good = kl.Answers((0.5, 0.5), (1.0, 0.0), (1.0, -1.0), ("good", "poor"))
+    replaced = {"names": ("answer 1", "answer 2")}.get(bad, getattr(last, bad))
+    assert a == dataclasses.replace(good, **{bad: replaced})
+
+
+def test_read_answers_falls_back_to_neutral_values_when_the_last_input_has_another_k():
+    last = kl.Answers((0.5, 0.5), (1.0, 0.0), (1.0, 0.0), ("a", "b"))
+    a, problems = kl.read_answers(4, "abc", "1, 2, 3, 4", "", "", last)
+    assert a.pi_ref == (0.25,) * 4 and len(problems) == 1 and "0.25, 0.25, 0.25, 0.25" in problems[0]
+    with pytest.raises(ValueError, match="K must be between"):
+        kl.read_answers(11, "", "", "", "", None)
+
+
+def test_answers_round_trip_through_their_texts_and_resize():
+    for p in LEASH_PRESETS.values():
+        a = kl.Answers.from_preset(p)
+        t = a.texts()
+        assert kl.read_answers(a.K, t["pi_ref"], t["r"], t["r_true"], t["names"]) == (a, [])
+    toy = kl.Answers.from_preset(LEASH_PRESETS["toy"])
+    assert toy.texts() == {"pi_ref": "0.5, 0.5", "r": "1, 0", "r_true": "", "names": "better, worse"}
+    big = toy.resized(4)
+    assert big.pi_ref == (0.5,) * 4 and big.r == (1.0, 0.0, 0.0, 0.0) and big.r_true == big.r
+    assert big.names == ("better", "worse", "answer 3", "answer 4")
+    hack = kl.Answers.from_preset(LEASH_PRESETS["reward_hack"]).resized(2)
+    assert hack.pi_ref == (0.3, 0.4) and hack.r_true == (1.0, 0.5) and not hack.proxy_gap
+    with pytest.raises(ValueError, match="K must be between"):
+        toy.resized(1)
+
+
+def test_sweep_point_and_table():
+    s = leash_sweep([0.5, 0.5], [1.0, 0.0], beta_grid(include=0.5))
+    pt = s.at(0.5)
+    assert pt.beta == 0.5 and round(pt.pi[0], 3) == 0.881
+    assert pt.objective == pytest.approx(pt.beta_log_Z, abs=1e-12)
+    assert pt.beta_log_Z == pytest.approx(0.5 * math.log(0.5 * math.e**2 + 0.5), rel=1e-12)
+    table = s.table(["better", "worse"])
+    assert list(table)[:3] == ["beta", "KL_nats", "E_r"] and "pi_star[worse]" in table
+    assert all(len(col) == len(s.beta) for col in table.values())
+    with pytest.raises(ValueError, match="names"):
+        s.table(["one"])
+
+
+@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=10))
+@settings(max_examples=60, deadline=None)
+def test_property_rewards_survive_the_text_field(r):
+    back = kl.parse_values(kl.format_values(r))
+    np.testing.assert_allclose(back, r, rtol=1e-5, atol=1e-300)  # the field shows 6 significant digits
