@@ -8,7 +8,7 @@ import pytest
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
 from viz.dpo import dpo_figure
-from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
+from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
 from viz.style import PALETTE
 
 
@@ -231,3 +231,15 @@ def test_dpo_figure_keeps_a_far_pair_in_view():
     fig = dpo_figure(*dpo_curve(out.margin), out.margin, out.loss, out.weight)
     assert fig.layout.yaxis.range[1] >= out.loss
     assert min(fig.data[0].x) <= out.margin
+
+
+def test_sweep_figure_names_the_two_limits_under_the_beta_axis():
+    fig = kl_sweep_figure(_sweep("toy"), 1.0)
+    notes = {a.text: a for a in fig.layout.annotations if "β →" in a.text}
+    assert set(notes) == {"← β → 0: all mass on the top reward", "β → ∞: back to π_ref →"}
+    assert all(a.yref == "paper" and a.y == 0 and a.yanchor == "top" for a in notes.values())
+
+
+def test_number_formats_readouts_like_the_figure_panel():
+    assert number(0.11067) == "0.111" and number(-0.1) == "−0.100" and number(float("inf")) == "∞"
+    assert number(2.5e-5) == "2.50e−05" and number(0.0) == "0.000"

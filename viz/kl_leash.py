@@ -45,6 +45,11 @@ def _num(x: float, digits: int = 3) -> str:
     return f"{x:.{max(digits - 1, 1)}e}".replace("-", "−")
 
 
+def number(x: float, digits: int = 3) -> str:
+    """A number as the figures' readouts show it (for the page's readouts, so that both agree)."""
+    return _num(x, digits)
+
+
 def _beta_label(beta: float) -> str:
     """beta for the slider: three significant digits (0.001, 0.0112, 0.5, 1, 178, 1e+03)."""
     return f"{beta:.3g}"
@@ -292,7 +297,16 @@ def kl_sweep_figure(
         }
         for s in ("", "2", "3")
     ]
-    note = {"showarrow": False, "font": {"color": PALETTE["neutral"], "size": 13}, "xref": "x domain", "y": 0.5}
+    # the two limits, under the ends of the beta axis (on the line of its title), clear of the curves
+    note = {
+        "showarrow": False,
+        "font": {"color": PALETTE["neutral"], "size": 13},
+        "xref": "paper",
+        "yref": "paper",
+        "y": 0.0,
+        "yanchor": "top",
+        "yshift": -30,
+    }
     annotations = [
         # on a log axis an annotation's x is log10 of the value (shapes take the value itself)
         {
@@ -304,15 +318,8 @@ def kl_sweep_figure(
             "showarrow": False,
             "text": f"β = {_beta_label(b[i0])}",
         },
-        {
-            "x": 0.01,
-            "yref": "y domain",
-            "xanchor": "left",
-            "align": "left",
-            "text": "β → 0: all mass on<br>the top reward",
-        }
-        | note,
-        {"x": 0.99, "yref": "y domain", "xanchor": "right", "align": "right", "text": "β → ∞: back to π_ref"} | note,
+        {"x": 0.0, "xanchor": "left", "text": "← β → 0: all mass on the top reward"} | note,
+        {"x": 1.0, "xanchor": "right", "text": "β → ∞: back to π_ref →"} | note,
     ]
     log_x = {"type": "log", "exponentformat": "power", "domain": [0.0, 1.0]}
     layout = {
@@ -400,6 +407,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             "xanchor": "left",
             "align": "left",
             "font": {"size": 13},
+            "bgcolor": "rgba(255,255,255,0.85)",  # readable where it crosses the proxy curve
             "text": f"true reward peaks at β = {_beta_label(sweep.beta[ip])}, KL = {_num(sweep.kl[ip], 2)} nats;<br>"
             "beyond it, more proxy reward means a worse policy",
         }
