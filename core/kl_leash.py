@@ -572,6 +572,20 @@ def read_answers(
     return Answers(p, r_vals, r_true_vals, labels), problems
 
 
+def resize_texts(texts: dict[str, str], K: int, last: Answers) -> dict[str, str]:
+    """The text fields after K changed: a field that already reads as K values stays as typed; the others are
+    ``last`` (the answers in use) cut or padded to K (see :meth:`Answers.resized`).
+
+    texts: field -> text, with the keys of :meth:`Answers.texts` (pi_ref, r, r_true, names).
+    """
+    padded = last.resized(K).texts()
+    out = {}
+    for key, text in texts.items():
+        _, problems = read_answers(K, **(padded | {key: text}))  # this field as typed, the others padded
+        out[key] = padded[key] if problems else text
+    return out
+
+
 # --------------------------------------------------------------------------------------------------------------
 # the theorem, checked by Monte Carlo on the device
 

@@ -578,3 +578,14 @@ def test_sweep_point_and_table():
 def test_property_rewards_survive_the_text_field(r):
     back = kl.parse_values(kl.format_values(r))
     np.testing.assert_allclose(back, r, rtol=1e-5, atol=1e-300)  # the field shows 6 significant digits
+
+
+def test_resize_texts_keeps_fields_that_already_fit_and_pads_the_others():
+    last = kl.Answers.from_preset(LEASH_PRESETS["toy"])
+    texts = {"pi_ref": "0.5, 0.5", "r": "1, 2, 3", "r_true": "", "names": "better, worse"}
+    out = kl.resize_texts(texts, 3, last)
+    assert out == {"pi_ref": "0.5, 0.5, 0.5", "r": "1, 2, 3", "r_true": "", "names": "better, worse, answer 3"}
+    assert kl.read_answers(3, **out)[1] == []
+    hack = kl.Answers.from_preset(LEASH_PRESETS["reward_hack"])
+    out = kl.resize_texts(hack.texts(), 5, hack)
+    assert out["r_true"] == "1, 0.5, 0, -1, 0" and out["pi_ref"].endswith(", 0.25")
