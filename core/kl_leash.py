@@ -479,7 +479,7 @@ class Answers:
             raise ValueError(f"K must be between {K_MIN} and {K_MAX}, got {K}")
         extra = max(K - self.K, 0)
         fill = float(np.mean(self.pi_ref))
-        names = self.names[:K] + tuple(f"answer {k + 1}" for k in range(self.K, K))
+        names = self.names[:K] + default_names(K)[self.K :]
         return Answers(
             self.pi_ref[:K] + (fill,) * extra,
             self.r[:K] + (0.0,) * extra,
@@ -489,7 +489,8 @@ class Answers:
 
 
 def default_names(K: int) -> tuple[str, ...]:
-    return tuple(f"answer {k + 1}" for k in range(K))
+    """y1, y2, ...: the lesson's y for an answer, short enough for ten bars side by side."""
+    return tuple(f"y{k + 1}" for k in range(K))
 
 
 def format_values(values: Sequence[float]) -> str:
@@ -540,7 +541,7 @@ def read_answers(
     """The answers from the page's four text fields, and a message for each field that had to be replaced.
 
     K: the number of answers (K_MIN..K_MAX); every list must have K values. r_true blank: the true reward is the
-    proxy r (no reward hacking). names blank: "answer 1", "answer 2", ... A field that cannot be read keeps the
+    proxy r (no reward hacking). names blank: y1, y2, ... A field that cannot be read keeps the
     ``fallback``'s value (the last valid input) when that has K values, else a neutral default (uniform pi_ref,
     zero rewards). pi_ref is returned as typed; :func:`normalize_reference` rescales it.
     """

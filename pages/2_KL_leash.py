@@ -101,7 +101,7 @@ with page.controls():
             placeholder="blank: same as r",
         ),
         "names": st.text_input(
-            "Answer names", TOY["names"], key="names", bind="query-params", placeholder="blank: answer 1, answer 2, ..."
+            "Answer names", TOY["names"], key="names", bind="query-params", placeholder="blank: y1, y2, ..."
         ),
     }
 

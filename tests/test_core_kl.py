@@ -502,7 +502,7 @@ def test_read_answers_accepts_the_usual_ways_of_typing():
     a, problems = kl.read_answers(3, "1/3; 1/3; 1/3", " 1 0 -2 ", "", "", None)
     assert problems == []
     assert a.pi_ref == pytest.approx((1 / 3,) * 3) and a.r == (1.0, 0.0, -2.0) and a.r_true == a.r
-    assert a.names == ("answer 1", "answer 2", "answer 3") and not a.proxy_gap
+    assert a.names == ("y1", "y2", "y3") and not a.proxy_gap
     b, problems = kl.read_answers(2, "0.5, 0.5", "1, 0", "1, -1", "good, bad", None)
     assert problems == [] and b.proxy_gap and b.names == ("good", "bad")
 
@@ -532,7 +532,7 @@ def test_read_answers_reports_each_bad_field_and_keeps_the_last_valid_value(bad,
     a, problems = kl.read_answers(2, **fields, fallback=last)
     assert len(problems) == 1 and match in problems[0]
     good = kl.Answers((0.5, 0.5), (1.0, 0.0), (1.0, -1.0), ("good", "poor"))
-    replaced = {"names": ("answer 1", "answer 2")}.get(bad, getattr(last, bad))
+    replaced = {"names": ("y1", "y2")}.get(bad, getattr(last, bad))
     assert a == dataclasses.replace(good, **{bad: replaced})
 
 
@@ -553,7 +553,7 @@ def test_answers_round_trip_through_their_texts_and_resize():
     assert toy.texts() == {"pi_ref": "0.5, 0.5", "r": "1, 0", "r_true": "", "names": "better, worse"}
     big = toy.resized(4)
     assert big.pi_ref == (0.5,) * 4 and big.r == (1.0, 0.0, 0.0, 0.0) and big.r_true == big.r
-    assert big.names == ("better", "worse", "answer 3", "answer 4")
+    assert big.names == ("better", "worse", "y3", "y4")
     hack = kl.Answers.from_preset(LEASH_PRESETS["reward_hack"]).resized(2)
     assert hack.pi_ref == (0.3, 0.4) and hack.r_true == (1.0, 0.5) and not hack.proxy_gap
     with pytest.raises(ValueError, match="K must be between"):
@@ -584,7 +584,7 @@ def test_resize_texts_keeps_fields_that_already_fit_and_pads_the_others():
     last = kl.Answers.from_preset(LEASH_PRESETS["toy"])
     texts = {"pi_ref": "0.5, 0.5", "r": "1, 2, 3", "r_true": "", "names": "better, worse"}
     out = kl.resize_texts(texts, 3, last)
-    assert out == {"pi_ref": "0.5, 0.5, 0.5", "r": "1, 2, 3", "r_true": "", "names": "better, worse, answer 3"}
+    assert out == {"pi_ref": "0.5, 0.5, 0.5", "r": "1, 2, 3", "r_true": "", "names": "better, worse, y3"}
     assert kl.read_answers(3, **out)[1] == []
     hack = kl.Answers.from_preset(LEASH_PRESETS["reward_hack"])
     out = kl.resize_texts(hack.texts(), 5, hack)

@@ -67,7 +67,7 @@ def test_default_is_the_lessons_toy_at_beta_1(default):
     assert bars["active"] == "1" and bars["steps"] == 121  # 121 log-spaced betas; beta = 1 is one of them
     assert "KL(π* ‖ π_ref) = 0.111 nats" in bars["panel"]
     assert default.warning.len == 0 and default.info.len == 0
-    assert "π*(answer 1)" in [t.get("name") for t in _view(default)["data"]]  # the beta sweep tab is open
+    assert "π*(y1)" in [t.get("name") for t in _view(default)["data"]]  # the beta sweep tab is open
 
 
 def test_quick_check_halving_beta_gives_0881():

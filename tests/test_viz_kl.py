@@ -243,3 +243,16 @@ def test_sweep_figure_names_the_two_limits_under_the_beta_axis():
 def test_number_formats_readouts_like_the_figure_panel():
     assert number(0.11067) == "0.111" and number(-0.1) == "−0.100" and number(float("inf")) == "∞"
     assert number(2.5e-5) == "2.50e−05" and number(0.0) == "0.000"
+
+
+def test_ten_answers_get_stacked_unrotated_tick_labels_and_dark_safe_colours():
+    r = np.linspace(-1, 2, 10)
+    s = leash_sweep(np.full(10, 0.1), r, beta_grid(61), r_true=-r)
+    fig = kl_leash_figure(s, 1.0, [f"y{k + 1}" for k in range(10)])
+    assert fig.layout.xaxis.tickangle == 0 and fig.layout.xaxis.tickfont.size == 12
+    assert fig.data[1].x[0] == "y1<br>r=−1<br>true 1"
+    assert fig.layout.sliders[0].currentvalue.font.color == PALETTE["neutral"]  # the slider's own font is hidden
+    assert "255,255,255" not in fig.layout.annotations[0].bgcolor  # no white panel on a dark theme
+    sweep_fig = kl_sweep_figure(s, 1.0)
+    colours = {t.line.color for t in sweep_fig.data if t.line is not None and t.line.color}
+    assert "#000000" not in colours and "black" not in colours

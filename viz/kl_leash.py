@@ -24,13 +24,17 @@ from core.kl_leash import LeashSweep, PolicyCloud
 from viz.style import PALETTE, apply_style
 
 _REF_OPACITY = 0.35  # the "faint" of the faint blue reference bars
+# colours that read on both the light and the dark theme (the text colour comes from the theme)
+_MARK = PALETTE["neutral"]  # the current-beta markers
+_PANEL_BG = "rgba(128,128,128,0.12)"  # the readout panel beside the bars
+_LABEL_BG = "rgba(128,128,128,0.3)"  # labels drawn over curves
 _DASHES = ("solid", "dash", "dot", "dashdot")
 # answers' curves avoid the colours with a role here (blue pi_ref, orange pi* and the proxy, green the true reward)
 _ANSWER_COLOURS = (
     PALETTE["highlight"],
     PALETTE["rule"],
     PALETTE["negative"],
-    "#000000",
+    "#A6761D",  # ochre (black would vanish on a dark theme)
     PALETTE["neutral"],
     PALETTE["yellow"],
 )
@@ -82,13 +86,17 @@ def _readout(sweep: LeashSweep, i: int) -> str:
     return "<br>".join(lines)
 
 
+_COMPACT_K = 6  # from this many answers on, the tick labels stack (three short lines) instead of rotating
+
+
 def _tick_labels(sweep: LeashSweep, labels: list[str]) -> list[str]:
     gap = _has_proxy_gap(sweep)
+    compact = sweep.K >= _COMPACT_K
     out = []
     for k, name in enumerate(labels):
-        text = f"{name}<br>r = {sweep.r[k]:g}"
+        text = f"{name}<br>r={sweep.r[k]:g}" if compact else f"{name}<br>r = {sweep.r[k]:g}"
         if gap:
-            text += f" (true {sweep.r_true[k]:g})"
+            text += f"<br>true {sweep.r_true[k]:g}" if compact else f" (true {sweep.r_true[k]:g})"
         out.append(text.replace("-", "−"))
     return out
 
@@ -146,35 +154,37 @@ def kl_leash_figure(
     layout = dict(
         barmode="group",
         bargap=0.25,
-        xaxis={"domain": [0.0, 0.68]},  # the tick labels name the answers and their rewards
+        # the tick labels name the answers and their rewards; never rotated (they would run into the slider)
+        xaxis={"domain": [0.0, 0.68], "tickangle": 0, "tickfont": {"size": 12 if K >= _COMPACT_K else 14}},
         yaxis={"title": {"text": "probability"}, "range": [0, 1.12], "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]},
         annotations=[
             {
                 "text": _readout(sweep, active),
                 "xref": "paper",
                 "yref": "paper",
-                "x": 0.72,
+                "x": 1.0,  # right-aligned: larger type (presenter mode) grows the panel towards the bars' gap
                 "y": 1.0,
-                "xanchor": "left",
+                "xanchor": "right",
                 "yanchor": "top",
                 "align": "left",
                 "showarrow": False,
                 "bordercolor": PALETTE["neutral"],
                 "borderwidth": 1,
                 "borderpad": 6,
-                "bgcolor": "rgba(255,255,255,0.9)",
+                "bgcolor": _PANEL_BG,
             }
         ],
         sliders=[
             {
                 "active": active,
                 "steps": steps,
-                "currentvalue": {"prefix": "β = ", "font": {"size": 16, "color": "#2a3f5f"}},
+                # its own colour: the slider's font below is transparent (it hides the step labels)
+                "currentvalue": {"prefix": "β = ", "font": {"size": 16, "color": _MARK}},
                 # the steps are too many to label; the current value above the rail says where beta is
                 "font": {"color": "rgba(0,0,0,0)"},
                 "ticklen": 0,
                 "minorticklen": 0,
-                "pad": {"t": 40, "b": 10},
+                "pad": {"t": 56, "b": 10},  # room for two-line answer labels, also at presenter size
                 "len": 1.0,
                 "x": 0.0,
             }
@@ -277,7 +287,7 @@ def kl_sweep_figure(
                 "x": [b[i0]] * len(ys),
                 "y": list(ys),
                 "mode": "markers",
-                "marker": {"color": "black", "size": 8, "symbol": "circle-open", "line": {"width": 2}},
+                "marker": {"color": _MARK, "size": 8, "symbol": "circle-open", "line": {"width": 2}},
                 "showlegend": False,
                 "hoverinfo": "skip",
                 "xaxis": f"x{suffix}",
@@ -380,7 +390,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             "mode": "markers",
             "name": f"β = {_beta_label(sweep.beta[i0])}",
             "hoverinfo": "skip",
-            "marker": {"color": "black", "size": 10, "symbol": "circle-open", "line": {"width": 2.5}},
+            "marker": {"color": _MARK, "size": 10, "symbol": "circle-open", "line": {"width": 2.5}},
         },
     ]
     if gap:
@@ -407,7 +417,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             "xanchor": "left",
             "align": "left",
             "font": {"size": 13},
-            "bgcolor": "rgba(255,255,255,0.85)",  # readable where it crosses the proxy curve
+            "bgcolor": _LABEL_BG,  # readable where it crosses the proxy curve
             "text": f"true reward peaks at β = {_beta_label(sweep.beta[ip])}, KL = {_num(sweep.kl[ip], 2)} nats;<br>"
             "beyond it, more proxy reward means a worse policy",
         }
@@ -513,7 +523,7 @@ def kl_theorem_figure(
                     "yanchor": "top",
                     "showarrow": False,
                     "align": "right",
-                    "bgcolor": "rgba(255,255,255,0.85)",
+                    "bgcolor": _LABEL_BG,
                     "font": {"color": PALETTE["optimised"]},
                     "text": f"β·log Z = {_num(cloud.optimum, 4)} (π*)<br>best random: {_num(cloud.best_objective, 4)}",
                 }
