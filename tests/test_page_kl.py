@@ -1,12 +1,15 @@
 """The KL leash page in AppTest: lesson numbers, every control moves a figure, links reproduce it, bad links and
 bad typing fall back with a message, presets, tabs that only build the open view."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from tests.apptest import decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/2_KL_leash.py"
+ROOT = Path(__file__).resolve().parents[1]
 HACK = {
     "K": "4",
     "pi_ref": "0.3, 0.4, 0.299, 0.001",
@@ -283,3 +286,23 @@ def test_answers_hidden_and_csv_present(default):
     labels = [e.label for e in default.expander]
     assert "Reveal the answer" in labels and "Reveal a 60-90 second answer" in labels
     assert any("Beta sweep" in b.proto.label for b in default.get("download_button"))
+
+
+def test_torch_is_imported_only_for_the_theorem_check():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from tests.apptest import open_page; "
+        "at = open_page('pages/2_KL_leash.py', {{'view': '{view}'}}); "
+        "print(len(at.exception), 'torch' in sys.modules)"
+    )
+    outs = [
+        subprocess.run(
+            [sys.executable, "-c", code.format(view=v)], capture_output=True, text=True, timeout=120, cwd=ROOT
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+        for v in ("DPO", "Theorem check")
+    ]
+    assert outs == ["0 False", "0 True"]
