@@ -133,7 +133,8 @@ def _log_avoid_general(n: np.ndarray, m: np.ndarray, k: np.ndarray) -> np.ndarra
         big = np.maximum(m, k)[few].astype(np.float64)[:, None]  # (F, 1)
         i = np.arange(int(tf.max()))[None, :]  # (1, T)
         # prod_{i<t} (1 - big / (n - i)); n - i > big for i < t because n >= m + k
-        terms = np.where(i < tf, np.log1p(-big / np.maximum(nf - i, 1.0)), 0.0)  # (F, T)
+        i_used = np.minimum(i, tf - 1)  # (F, T) padding repeats a valid index, then is masked out
+        terms = np.where(i < tf, np.log1p(-big / (nf - i_used)), 0.0)  # (F, T)
         out[few] = terms.sum(axis=1)
     return out
 
@@ -167,8 +168,8 @@ def pass_at_k_plugin(n: Any, c: Any, k: Any) -> float | np.ndarray:
     """
     n, c, k = _counts(n, c, k, k_le_n=False)
     p_hat = c / n
-    with np.errstate(divide="ignore"):
-        log_all_wrong = k * np.log1p(-p_hat)  # k log(1 - p_hat); -inf when p_hat = 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_all_wrong = k * np.log1p(-p_hat)  # k log(1 - p_hat); -inf when p_hat = 1 (nan at k = 0, replaced)
     log_all_wrong = np.where(k == 0, 0.0, log_all_wrong)  # 0 * log 0 counts as 0: pass@0 = 0
     return _out(0.0 - np.expm1(log_all_wrong))
 
@@ -195,8 +196,8 @@ def pass_hat_k_plugin(n: Any, c: Any, k: Any) -> float | np.ndarray:
     """
     n, c, k = _counts(n, c, k, k_le_n=False)
     p_hat = c / n
-    with np.errstate(divide="ignore"):
-        log_all_correct = k * np.log(p_hat)  # -inf when c = 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_all_correct = k * np.log(p_hat)  # -inf when c = 0 (nan at k = 0, replaced)
     log_all_correct = np.where(k == 0, 0.0, log_all_correct)
     return _out(np.exp(log_all_correct))
 
