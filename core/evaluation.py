@@ -492,12 +492,13 @@ def simulate_estimators(
     edges = np.linspace(lo, hi, bins + 1)
 
     dtype = torch.float32 if dev.type == "mps" else torch.float64
-    gen = torch.Generator(device=dev).manual_seed(int(seed))
-    tally = torch.zeros(n + 1, dtype=torch.int64, device=dev)  # (n+1,) problems with c = 0, 1, ..., n correct
+    draw = torch.device("cpu") if dev.type == "mps" else dev  # MPS: no float64, and no binomial before ~2.13
+    gen = torch.Generator(device=draw).manual_seed(int(seed))
+    tally = torch.zeros(n + 1, dtype=torch.int64, device=draw)  # (n+1,) problems with c = 0, 1, ..., n correct
 
-    count = torch.tensor(float(n), dtype=dtype, device=dev)  # () samples per problem
-    prob = torch.tensor(p, dtype=dtype, device=dev)  # () success probability of one sample
-    one = torch.ones((), dtype=torch.int64, device=dev)
+    count = torch.tensor(float(n), dtype=torch.float64, device=draw)  # () samples per problem
+    prob = torch.tensor(p, dtype=count.dtype, device=draw)  # () success probability of one sample
+    one = torch.ones((), dtype=torch.int64, device=draw)
     done = 0
     while done < problems:
         size = min(chunk, problems - done)
@@ -509,6 +510,7 @@ def simulate_estimators(
 
     # A problem's two estimates depend on its c alone, so each estimator is evaluated once per possible c and
     # weighted by the tally: the same means, spreads and histograms as scoring every problem, at O(n) cost.
+    tally = tally.to(dev)
     w = tally.to(dtype)  # (n+1,)
     inner = as_tensor(edges[1:-1], dtype=dtype, device=dev)  # (bins-1,) bucket boundaries
     stats = []
