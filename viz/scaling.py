@@ -1,0 +1,203 @@
+"""Figures of the scaling page: the iso-FLOP U-curve with a draggable plan, and a family of budgets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import NDArray
+
+from core.scaling import Plan
+from viz import format as fmt
+from viz.style import PALETTE, apply_style
+
+_PLAN_TRACE = 3  # index of the plan marker, the trace the slider moves
+
+
+def plan_readout(p: Plan, i: int | None = None) -> str:
+    """The annotation text for one plan (entry ``i`` of a sweep, or a scalar plan)."""
+
+    def pick(v: float | NDArray) -> float:
+        return float(v[i]) if i is not None else float(v)
+
+    return (
+        f"<b>Your plan</b>: N = {fmt.count(pick(p.N))} params on D = {fmt.count(pick(p.D))} tokens "
+        f"({pick(p.tokens_per_param):.1f} tokens/param)<br>"
+        f"loss {pick(p.loss):.3f} nats, {pick(p.excess_pct):+.2f}% vs the fit's minimum<br>"
+        f"training {fmt.duration(p.train_seconds)} · states {fmt.nbytes(pick(p.memory_bytes))} · "
+        f"serving {fmt.sci(pick(p.serving_flops_per_token))} FLOP/token"
+    )
+
+
+def isoflop_figure(
+    curve: Plan,
+    current: Plan,
+    slider: Plan,
+    slider_active: int,
+    fit_label: str,
+    other_fit: tuple[str, float] | None = None,
+) -> go.Figure:
+    """The U-curve of one budget with the fit's minimum, the 20-tokens point and the user's plan.
+
+    ``curve`` is a :class:`Plan` sweep over many N (drawn as the line); ``current`` the plan of the page's
+    controls; ``slider`` a sweep whose entries become the steps of a plotly slider that moves the plan marker
+    and its readout in the browser, with no server round trip; ``slider_active`` the step shown first.
+    ``other_fit`` = (label, N_opt) marks where another fit puts the optimum on the same budget.
+    """
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=curve.N,
+            y=curve.loss,
+            mode="lines",
+            name=f"L(N, C/6N), {fit_label}",
+            line={"color": PALETTE["reference"], "width": 3},
+            customdata=np.stack([curve.D, curve.tokens_per_param], axis=-1),
+            hovertemplate="N = %{x:.3s}<br>D = %{customdata[0]:.3s} tokens"
+            "<br>%{customdata[1]:.1f} tokens/param<br>L = %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[current.N_opt],
+            y=[current.loss_opt],
+            mode="markers",
+            name=f"fit's minimum ({current.D_opt / current.N_opt:.0f} tokens/param)",
+            marker={"color": PALETTE["optimised"], "size": 15, "line": {"color": "black", "width": 1}},
+            hovertemplate="fit's minimum<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[current.N_rule],
+            y=[current.loss_rule],
+            mode="markers",
+            name="20 tokens per parameter",
+            marker={"color": PALETTE["rule"], "size": 15, "symbol": "square", "line": {"color": "black", "width": 1}},
+            hovertemplate="20 tokens/param<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[float(slider.N[slider_active])],
+            y=[float(slider.loss[slider_active])],
+            mode="markers",
+            name="your plan (drag the slider below)",
+            marker={
+                "color": PALETTE["highlight"],
+                "size": 20,
+                "symbol": "diamond",
+                "line": {"color": "black", "width": 1.5},
+            },
+            hovertemplate="your plan<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.add_annotation(
+        text=plan_readout(slider, slider_active),
+        xref="paper",
+        yref="paper",
+        x=0,
+        y=-0.27,
+        xanchor="left",
+        yanchor="top",
+        showarrow=False,
+        align="left",
+    )
+    if other_fit is not None:
+        label, n_opt = other_fit
+        fig.add_vline(x=n_opt, line={"color": PALETTE["neutral"], "dash": "dot", "width": 2})
+        fig.add_annotation(
+            x=float(np.log10(n_opt)),
+            y=1,
+            xref="x",
+            yref="paper",
+            text=f"{label}<br>puts the optimum here",
+            showarrow=False,
+            xanchor="left",
+            yanchor="top",
+            font={"color": PALETTE["neutral"], "size": 12},
+        )
+    steps = [
+        {
+            "method": "update",
+            "label": fmt.count(float(n)),
+            "args": [
+                {"x": [[float(n)]], "y": [[float(loss)]]},
+                {"annotations[0].text": plan_readout(slider, i)},
+                [_PLAN_TRACE],
+            ],
+        }
+        for i, (n, loss) in enumerate(zip(slider.N, slider.loss, strict=True))
+    ]
+    fig.update_layout(
+        sliders=[
+            {
+                "active": int(slider_active),
+                "steps": steps,
+                "currentvalue": {"prefix": "plan: N = ", "font": {"size": 15}},
+                "pad": {"t": 175, "b": 10},
+                "len": 1.0,
+                "x": 0,
+            }
+        ],
+        uirevision="isoflop",
+    )
+    fig.update_xaxes(type="log", title_text="model size N (parameters); tokens D = C / (6N)")
+    fig.update_yaxes(title_text="final loss L (nats per token)")
+    apply_style(fig, height=640)
+    fig.update_layout(margin={"b": 40, "t": 70})
+    fig.update_layout(title={"text": f"One budget, C = {fmt.sci(current.C)} FLOPs", "x": 0, "y": 0.99})
+    return fig
+
+
+def isoflop_family_figure(
+    budgets: Sequence[float],
+    N: NDArray[np.float64],
+    loss: NDArray[np.float64],
+    N_opt: NDArray[np.float64],
+    loss_opt: NDArray[np.float64],
+    current_budget: float | None = None,
+) -> go.Figure:
+    """Chinchilla's iso-FLOP picture: one U-curve per budget (rows of ``N``, ``loss``) and the frontier.
+
+    The compute-optimal frontier joins the minima (``N_opt``, ``loss_opt``); the budget nearest to
+    ``current_budget`` is drawn bold.
+    """
+    budgets = np.asarray(budgets, dtype=float)
+    bold = int(np.argmin(np.abs(np.log(budgets / current_budget)))) if current_budget else -1
+    fig = go.Figure()
+    shades = np.linspace(0.35, 1.0, len(budgets))
+    for i, C in enumerate(budgets):
+        fig.add_trace(
+            go.Scatter(
+                x=N[i],
+                y=loss[i],
+                mode="lines",
+                name=f"C = {fmt.sci(C, 2)}",
+                line={"color": PALETTE["reference"], "width": 4 if i == bold else 1.5},
+                opacity=1.0 if i == bold else float(shades[i]) * 0.7,
+                hovertemplate=f"C = {fmt.sci(C, 2)}<br>" + "N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=N_opt,
+            y=loss_opt,
+            mode="lines+markers+text",
+            text=[fmt.sci(C, 1) for C in budgets],
+            textposition="bottom center",
+            name="compute-optimal frontier",
+            line={"color": PALETTE["optimised"], "width": 3, "dash": "dash"},
+            marker={"size": 10, "color": PALETTE["optimised"], "line": {"color": "black", "width": 1}},
+            hovertemplate="minimum<br>N_opt = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+        )
+    )
+    fig.update_xaxes(type="log", title_text="model size N (parameters)")
+    fig.update_yaxes(title_text="final loss L (nats per token)")
+    apply_style(fig, height=480, legend=False)
+    fig.update_layout(
+        title={"text": "A family of budgets: each U has its own bottom", "x": 0},
+        uirevision="isoflop-family",
+    )
+    return fig
