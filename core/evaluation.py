@@ -237,6 +237,60 @@ def display_k_grid(n: int, max_points: int = 1500, include: Any = ()) -> np.ndar
     return np.unique(np.concatenate([grid, extra, [1, n]])).astype(np.int64)
 
 
+@dataclass(frozen=True)
+class PassAtKCurves:
+    """All four estimators for one problem (n samples, c correct) over a grid of k, and exactly at the chosen k."""
+
+    n: int
+    c: int
+    k: int
+    ks: np.ndarray  # (K,) the k values of the curves: every k when n is small, else a log-spaced grid
+    unbiased: np.ndarray  # (K,) 1 - C(n-c, k)/C(n, k)
+    plugin: np.ndarray  # (K,) 1 - (1 - c/n)^k
+    hat: np.ndarray  # (K,) C(c, k)/C(n, k)
+    hat_plugin: np.ndarray  # (K,) (c/n)^k
+    unbiased_at_k: float
+    plugin_at_k: float
+    hat_at_k: float
+    hat_plugin_at_k: float
+
+    @property
+    def gap(self) -> float:
+        """Unbiased minus plug-in pass@k at the chosen k (>= 0: the plug-in is too low)."""
+        return self.unbiased_at_k - self.plugin_at_k
+
+    @property
+    def every_k(self) -> bool:
+        """Do the curves hold every k = 1..n (rather than a display grid)?"""
+        return int(self.ks.size) == self.n
+
+
+def pass_at_k_curves(n: int, c: int, k: int, *, max_points: int = 1500, every_k: bool = False) -> PassAtKCurves:
+    """pass@k (unbiased and plug-in) and pass^k (unbiased and plug-in) for one (n, c), over k and at k.
+
+    The curves run over :func:`display_k_grid` (every k when n <= ``max_points``, and always with the chosen k),
+    or over every k = 1..n with ``every_k=True`` (for an exact table). The values at k are exact either way.
+    """
+    n, c, k = (int(x) for x in _counts(n, c, k))
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    ks = np.arange(1, n + 1) if every_k else display_k_grid(n, max_points, include=[k])  # (K,)
+    return PassAtKCurves(
+        n=n,
+        c=c,
+        k=k,
+        ks=ks,
+        unbiased=np.asarray(pass_at_k(n, c, ks)),
+        plugin=np.asarray(pass_at_k_plugin(n, c, ks)),
+        hat=np.asarray(pass_hat_k(n, c, ks)),
+        hat_plugin=np.asarray(pass_hat_k_plugin(n, c, ks)),
+        unbiased_at_k=float(pass_at_k(n, c, k)),
+        plugin_at_k=float(pass_at_k_plugin(n, c, k)),
+        hat_at_k=float(pass_hat_k(n, c, k)),
+        hat_plugin_at_k=float(pass_hat_k_plugin(n, c, k)),
+    )
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # standard errors and "is model B better?"
 # ----------------------------------------------------------------------------------------------------------------
@@ -609,18 +663,34 @@ def clamp_simulation_inputs(
     return p_f, n_i, k_i, m_i, notes
 
 
+def clamp_whole_number(x: Any, name: str, lo: int, hi: int, default: int) -> tuple[int, list[str]]:
+    """``x`` as a whole number in lo..hi (a seed, a count); the default when it is not a number. Never raises.
+
+    Returns the value and one note per change (rounded, clamped, replaced), for the page to show.
+    """
+    notes: list[str] = []
+    value = _whole(_read_number(x, name, default, notes), name, notes)
+    return int(_clip(value, lo, hi, name, f"must lie in {lo:,}..{hi:,}", notes)), notes
+
+
 def clamp_comparison_inputs(
-    acc_a: Any, acc_b: Any, N: Any, only_a: Any = None, only_b: Any = None
+    acc_a: Any, acc_b: Any, N: Any, only_a: Any = None, only_b: Any = None, *, percent: bool = False
 ) -> tuple[float, float, int, int | None, int | None, list[str]]:
     """Make the inputs of :func:`compare_models` valid; returns them and the notes. Never raises.
 
-    Accuracies above 1 (up to 100) are read as percentages. For the paired analysis the counts must fit the
-    accuracies: only_a <= A's correct, only_a <= B's wrong, and only_b - only_a = B's correct - A's correct;
-    only_a is clamped into its feasible range and only_b is then set from it (each change noted).
+    Accuracies are returned as fractions. With ``percent=True`` they are given in percent (71.0 means 0.71) and
+    clamped to 0..100; otherwise accuracies above 1 (up to 100) are read as percentages, with a note. For the
+    paired analysis the counts must fit the accuracies: only_a <= A's correct, only_a <= B's wrong, and
+    only_b - only_a = B's correct - A's correct; only_a is clamped into its feasible range and only_b is then set
+    from it (each change noted).
     """
     notes: list[str] = []
     accs = []
     for name, raw, default in (("accuracy A", acc_a, 0.71), ("accuracy B", acc_b, 0.725)):
+        if percent:
+            a = _clip(_read_number(raw, name, 100 * default, notes), 0.0, 100.0, name, "must lie in 0..100%", notes)
+            accs.append(a / 100)
+            continue
         a = _read_number(raw, name, default, notes)
         if 1 < a <= 100:
             notes.append(f"{name}={a:g} read as {a:g}%.")

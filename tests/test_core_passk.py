@@ -410,6 +410,28 @@ def test_clamp_comparison_inputs():
     assert oa == 275 and ob == 290  # only_a <= B's wrong answers (275)
 
 
+def test_clamp_comparison_inputs_in_percent():
+    # the page's inputs are in percent: no "read as %" note, and values above 100 are clamped
+    assert ev.clamp_comparison_inputs(71.0, 72.5, 1000.0, 40.0, 55.0, percent=True) == (0.71, 0.725, 1000, 40, 55, [])
+    a, b, *_, notes = ev.clamp_comparison_inputs(0.5, 150, 1000, percent=True)
+    assert (a, b) == (0.005, 1.0) and len(notes) == 1 and "0..100%" in notes[0]
+    a, b, *_, notes = ev.clamp_comparison_inputs("abc", float("nan"), 1000, percent=True)
+    assert (a, b) == (0.71, 0.725) and len(notes) == 2
+
+
+def test_clamp_whole_number():
+    assert ev.clamp_whole_number(7.0, "seed", 0, 100, 0) == (7, [])
+    assert ev.clamp_whole_number(2.5, "seed", 0, 100, 0)[0] == 2  # round half to even, with a note
+    value, notes = ev.clamp_whole_number(2.6, "seed", 0, 100, 0)
+    assert value == 3 and "rounded" in notes[0]
+    value, notes = ev.clamp_whole_number(-4, "seed", 0, 100, 0)
+    assert value == 0 and "0..100" in notes[0]
+    value, notes = ev.clamp_whole_number(float("inf"), "seed", 0, 100, 0)
+    assert value == 100 and len(notes) == 1
+    value, notes = ev.clamp_whole_number(None, "seed", 0, 100, 5)
+    assert value == 5 and "not a number" in notes[0]
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.floats(-1, 200),
@@ -419,6 +441,34 @@ def test_clamp_comparison_inputs():
     st.one_of(st.none(), st.integers(-100, 6000)),
 )
 def test_clamped_comparison_inputs_are_accepted(acc_a, acc_b, N, only_a, only_b):
-    a, b, N2, oa, ob, _ = ev.clamp_comparison_inputs(acc_a, acc_b, N, only_a, only_b)
-    r = ev.compare_models(a, b, N2, only_a=oa, only_b=ob)
-    assert np.isfinite(r.difference) and r.low <= r.difference <= r.high
+    for percent in (False, True):
+        a, b, N2, oa, ob, _ = ev.clamp_comparison_inputs(acc_a, acc_b, N, only_a, only_b, percent=percent)
+        r = ev.compare_models(a, b, N2, only_a=oa, only_b=ob)
+        assert np.isfinite(r.difference) and r.low <= r.difference <= r.high
+
+
+def test_pass_at_k_curves_worked_example_e():
+    r = ev.pass_at_k_curves(10, 3, 5)
+    assert r.every_k and r.ks.tolist() == list(range(1, 11))
+    assert round(r.unbiased_at_k, 3) == 0.917 and round(r.plugin_at_k, 3) == 0.832
+    assert round(r.gap, 3) == 0.085
+    assert r.hat_at_k == 0.0 and r.hat_plugin_at_k == pytest.approx(0.3**5)  # 5 > c = 3: never all correct
+    assert r.unbiased[4] == r.unbiased_at_k and r.plugin[0] == r.unbiased[0] == pytest.approx(0.3)
+    assert r.unbiased[-1] == 1.0  # k = n, c >= 1
+
+
+def test_pass_at_k_curves_large_n_grid_and_every_k():
+    r = ev.pass_at_k_curves(100_000, 20_000, 12_345)
+    assert not r.every_k and 12_345 in r.ks and r.ks.size <= 1_502
+    assert r.unbiased_at_k == r.unbiased[np.flatnonzero(r.ks == 12_345)[0]]
+    full = ev.pass_at_k_curves(100_000, 20_000, 12_345, every_k=True)
+    assert full.every_k and full.ks.size == 100_000
+    assert np.all(np.isfinite(full.unbiased)) and np.all(np.diff(full.unbiased) >= 0)
+    assert np.all(full.unbiased >= full.plugin - 1e-12) and np.all(full.hat <= full.hat_plugin + 1e-12)
+    assert full.unbiased_at_k == r.unbiased_at_k
+
+
+def test_pass_at_k_curves_rejects_bad_input():
+    for args in ((10, 11, 5), (10, 3, 0), (10, 3, 11), (0, 0, 1)):
+        with pytest.raises(ValueError):
+            ev.pass_at_k_curves(*args)
