@@ -264,6 +264,18 @@ class PassAtKCurves:
         """Do the curves hold every k = 1..n (rather than a display grid)?"""
         return int(self.ks.size) == self.n
 
+    def columns(self) -> dict[str, np.ndarray | int]:
+        """The curves as named columns (one row per k), e.g. for a CSV table."""
+        return {
+            "n": self.n,
+            "c": self.c,
+            "k": self.ks,
+            "pass_at_k_unbiased": self.unbiased,
+            "pass_at_k_plugin": self.plugin,
+            "pass_hat_k_unbiased": self.hat,
+            "pass_hat_k_plugin": self.hat_plugin,
+        }
+
 
 def pass_at_k_curves(n: int, c: int, k: int, *, max_points: int = 1500, every_k: bool = False) -> PassAtKCurves:
     """pass@k (unbiased and plug-in) and pass^k (unbiased and plug-in) for one (n, c), over k and at k.
@@ -474,6 +486,20 @@ class EstimatorSimulation:
     def bias_plugin(self) -> float:
         """Simulated mean minus the truth (negative: the plug-in is too low)."""
         return self.mean_plugin - self.truth
+
+    @property
+    def bias_plugin_exact(self) -> float:
+        """The plug-in's exact bias, E[plug-in] - truth, from the binomial sum (no sampling noise)."""
+        return self.expected_plugin - self.truth
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The two histograms as named columns (one row per bin), e.g. for a CSV table."""
+        return {
+            "bin_low": self.edges[:-1],
+            "bin_high": self.edges[1:],
+            "problems_unbiased": self.counts_unbiased,
+            "problems_plugin": self.counts_plugin,
+        }
 
 
 def _estimator_tables(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -472,3 +472,16 @@ def test_pass_at_k_curves_rejects_bad_input():
     for args in ((10, 11, 5), (10, 3, 0), (10, 3, 11), (0, 0, 1)):
         with pytest.raises(ValueError):
             ev.pass_at_k_curves(*args)
+
+
+def test_columns_for_csv_tables():
+    r = ev.pass_at_k_curves(10, 3, 5)
+    cols = r.columns()
+    assert cols["k"].tolist() == list(range(1, 11)) and cols["n"] == 10 and cols["c"] == 3
+    assert round(float(cols["pass_at_k_unbiased"][4]), 3) == 0.917
+    sim = ev.simulate_estimators(0.3, 10, 5, 1000, bins=7)
+    h = sim.columns()
+    assert h["bin_low"].shape == h["problems_unbiased"].shape == (7,)
+    assert h["problems_unbiased"].sum() == h["problems_plugin"].sum() == 1000
+    assert np.array_equal(h["bin_low"][1:], h["bin_high"][:-1])
+    assert sim.bias_plugin_exact == sim.expected_plugin - sim.truth < 0

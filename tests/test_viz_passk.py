@@ -175,3 +175,25 @@ def test_comparison_figure_example_d():
     assert fig.layout.uirevision == "model_comparison"
     with pytest.raises(ValueError):
         vz.comparison_figure(0.7, 0.7, 0.01, 0.01, [])
+
+
+def test_mean_pm_keeps_a_tiny_standard_error_visible():
+    assert vz.mean_pm(0.8315, 0.00071) == "0.8315 ± 0.0007"
+    assert vz.mean_pm(0.6323, 1.46e-5) == "0.6323 ± 1.5e-05"
+    assert vz.mean_pm(0.5, 0.0) == "0.5000 ± 0.0000"
+
+
+def test_shortcuts_from_core_results():
+    r = ev.pass_at_k_curves(10, 3, 5)
+    at_k, hat_k = vz.curve_figures(r)
+    marker = next(t for t in at_k.data if t.mode == "markers")
+    assert np.allclose(marker.y, [r.unbiased_at_k, r.plugin_at_k])
+    assert np.allclose(hat_k.data[1].y, r.hat)
+    sim = ev.simulate_estimators(0.3, 10, 5, 2000)
+    fig = vz.simulation_figure_of(sim)
+    assert np.isclose(np.sum(fig.data[0].y), 1.0)
+    comps = [ev.compare_models(0.71, 0.725, 1000), ev.compare_models(0.71, 0.725, 1000, only_a=40, only_b=55)]
+    fig = vz.comparison_figure_of(comps)
+    diffs = [t for t in fig.data if t.marker.symbol == "diamond"]
+    assert [round(float(t.x[0]), 1) for t in diffs] == [1.5, 1.5]
+    assert round(float(diffs[0].error_x.array[0]), 1) == 3.9

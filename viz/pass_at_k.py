@@ -20,6 +20,15 @@ _TRUTH_COLOUR = "#000000"
 _PASS_HAT_COLOUR = PALETTE["highlight"]
 
 
+def mean_pm(mean: float, se: float, decimals: int = 4) -> str:
+    """``mean ± se`` for readouts and titles: the SE to two significant digits once it is too small to show.
+
+    mean_pm(0.8315, 0.00071) -> '0.8315 ± 0.0007';  mean_pm(0.63230, 1.46e-5) -> '0.6323 ± 1.5e-05'
+    """
+    spread = f"{se:.{decimals}f}" if se == 0 or se >= 10**-decimals else f"{se:.2g}"
+    return f"{mean:.{decimals}f} ± {spread}"
+
+
 def _thin(ks: np.ndarray, *curves: np.ndarray, max_points: int, keep: int | None = None) -> tuple[np.ndarray, ...]:
     """At most ``max_points`` log-spaced samples of the curves (first, last and ``keep`` stay)."""
     if ks.size <= max_points:
@@ -300,7 +309,7 @@ def simulation_figure(
         (cp, PALETTE["optimised"], "plug-in", mean_plugin, se_plugin),
     )
     titles = [
-        f"{label}: mean {mean:.4f}" + ("" if se is None else f" ± {se:.4f}") + f", bias {mean - truth:+.4f}"
+        f"{label}: mean " + (f"{mean:.4f}" if se is None else mean_pm(mean, se)) + f", bias {mean - truth:+.4f}"
         for _, _, label, mean, se in rows
     ]
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.12, subplot_titles=titles)
@@ -439,3 +448,50 @@ def comparison_figure(
     fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0})
     fig.update_layout(margin={"b": 110})
     return fig
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the page's shortcuts: the same builders, fed from core.evaluation's result objects
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def curve_figures(r: Any, log_x: bool | None = None) -> tuple[go.Figure, go.Figure]:
+    """:func:`pass_at_k_figure` and :func:`pass_hat_k_figure` from a ``core.evaluation.PassAtKCurves``."""
+    common = {"n": r.n, "c": r.c, "k": r.k, "log_x": log_x}
+    at_k = pass_at_k_figure(
+        r.ks, r.unbiased, r.plugin, unbiased_at_k=r.unbiased_at_k, plugin_at_k=r.plugin_at_k, **common
+    )
+    hat_k = pass_hat_k_figure(
+        r.ks,
+        r.unbiased,
+        r.hat,
+        pass_at_at_k=r.unbiased_at_k,
+        pass_hat_at_k=r.hat_at_k,
+        pass_at_plugin=r.plugin,
+        pass_hat_plugin=r.hat_plugin,
+        **common,
+    )
+    return at_k, hat_k
+
+
+def simulation_figure_of(sim: Any) -> go.Figure:
+    """:func:`simulation_figure` from a ``core.evaluation.EstimatorSimulation``."""
+    return simulation_figure(
+        sim.edges,
+        sim.counts_unbiased,
+        sim.counts_plugin,
+        truth=sim.truth,
+        mean_unbiased=sim.mean_unbiased,
+        mean_plugin=sim.mean_plugin,
+        p=sim.p,
+        n=sim.n,
+        k=sim.k,
+        se_unbiased=sim.se_unbiased,
+        se_plugin=sim.se_plugin,
+    )
+
+
+def comparison_figure_of(comparisons: Sequence[Any]) -> go.Figure:
+    """:func:`comparison_figure` from one or two ``core.evaluation.ModelComparison`` of the same A, B and N."""
+    first = comparisons[0]
+    return comparison_figure(first.acc_a, first.acc_b, first.se_a, first.se_b, comparisons, z_crit=first.z_crit)
