@@ -136,8 +136,10 @@ if tab_bias.open:
         st.caption(f"{problems:,} problems of {n:,} samples drawn on {sim.device} in {sim.seconds:.2f} s, seed {seed}.")
     readouts = [
         Readout(f"Truth 1 − (1 − p)^{k:,}", f"{sim.truth:.4f}", f"p = {p:g}"),
-        Readout("Unbiased: mean ± SE", vz.mean_pm(sim.mean_unbiased, sim.se_unbiased), "on the truth, up to noise"),
-        Readout("Plug-in: mean ± SE", vz.mean_pm(sim.mean_plugin, sim.se_plugin), "below the truth (Jensen)"),
+        Readout(
+            f"Unbiased mean ± {vz.spread(sim.se_unbiased)}", f"{sim.mean_unbiased:.4f}", "on the truth, up to noise"
+        ),
+        Readout(f"Plug-in mean ± {vz.spread(sim.se_plugin)}", f"{sim.mean_plugin:.4f}", "below the truth (Jensen)"),
         Readout("Plug-in bias", f"{sim.bias_plugin:+.4f}", f"exact: {sim.bias_plugin_exact:+.4f}"),
     ]
     tables = {"Simulation": pd.DataFrame(sim.columns())}

@@ -43,7 +43,7 @@ def test_worked_example_e_curves_and_marker():
     text = fig.layout.annotations[0].text
     assert "unbiased 0.917" in text and "plug-in 0.832" in text and "gap 0.085" in text
     assert fig.layout.xaxis.type != "log" and fig.layout.uirevision == "pass_at_k"
-    assert "all 10 values" in fig.layout.annotations[1].text
+    assert "all 10 values" in fig.layout.xaxis.title.text
 
 
 def test_big_n_is_downsampled_log_scaled_and_small():
@@ -53,7 +53,7 @@ def test_big_n_is_downsampled_log_scaled_and_small():
     assert len(unbiased.x) <= vz.MAX_POINTS and k in unbiased.x and unbiased.x[0] == 1 and unbiased.x[-1] == n
     assert fig.layout.xaxis.type == "log"
     assert fig.layout.annotations[0].x == pytest.approx(np.log10(k))  # annotations on log axes use log10
-    assert "log-spaced" in fig.layout.annotations[1].text and "100,000" in fig.layout.annotations[1].text
+    assert "log-spaced" in fig.layout.xaxis.title.text and "100,000" in fig.layout.xaxis.title.text
     assert len(fig.to_json()) <= 300_000
 
 
@@ -145,7 +145,7 @@ def test_simulation_figure():
     assert mean_plugin.x[0] == sim.mean_plugin < sim.truth and mean_plugin.line.dash == "dash"
     titles = [a.text for a in fig.layout.annotations]
     assert any(f"bias {sim.mean_plugin - sim.truth:+.4f}" in t for t in titles)
-    assert any("0.8319" in t for t in titles)  # the truth 1 - 0.7^5
+    assert "0.8319" in fig.layout.xaxis2.title.text  # the truth 1 - 0.7^5, in the note under the x axis
 
 
 def test_simulation_figure_refuses_bad_shapes():
@@ -197,3 +197,12 @@ def test_shortcuts_from_core_results():
     diffs = [t for t in fig.data if t.marker.symbol == "diamond"]
     assert [round(float(t.x[0]), 1) for t in diffs] == [1.5, 1.5]
     assert round(float(diffs[0].error_x.array[0]), 1) == 3.9
+
+
+def test_k_labels_stay_inside_the_plot():
+    low = ev.pass_at_k_curves(100_000, 3, 20)  # both values near 0: the label goes above the point
+    at_k, hat_k = vz.curve_figures(low)
+    assert at_k.layout.annotations[0].ay < 0 and hat_k.layout.annotations[0].yanchor == "bottom"
+    high = ev.pass_at_k_curves(10, 9, 2)  # both near 1: below
+    at_k, hat_k = vz.curve_figures(high)
+    assert at_k.layout.annotations[0].ay > 0 and hat_k.layout.annotations[0].yanchor == "top"

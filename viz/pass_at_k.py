@@ -16,8 +16,14 @@ from plotly.subplots import make_subplots
 from viz.style import PALETTE, apply_style
 
 MAX_POINTS = 2000  # most points per curve sent to the browser
-_TRUTH_COLOUR = "#000000"
+_TRUTH_COLOUR = PALETTE["optimum"]  # green: visible on the light and the dark theme
 _PASS_HAT_COLOUR = PALETTE["highlight"]
+_LABEL_BG = "rgba(128,128,128,0.18)"  # readable under the light and the dark theme (the text takes the theme colour)
+
+
+def spread(se: float, decimals: int = 4) -> str:
+    """A standard error with ``decimals`` places, or to two significant digits once it is too small to show."""
+    return f"{se:.{decimals}f}" if se == 0 or se >= 10**-decimals else f"{se:.2g}"
 
 
 def mean_pm(mean: float, se: float, decimals: int = 4) -> str:
@@ -25,8 +31,7 @@ def mean_pm(mean: float, se: float, decimals: int = 4) -> str:
 
     mean_pm(0.8315, 0.00071) -> '0.8315 ± 0.0007';  mean_pm(0.63230, 1.46e-5) -> '0.6323 ± 1.5e-05'
     """
-    spread = f"{se:.{decimals}f}" if se == 0 or se >= 10**-decimals else f"{se:.2g}"
-    return f"{mean:.{decimals}f} ± {spread}"
+    return f"{mean:.{decimals}f} ± {spread(se, decimals)}"
 
 
 def _thin(ks: np.ndarray, *curves: np.ndarray, max_points: int, keep: int | None = None) -> tuple[np.ndarray, ...]:
@@ -50,12 +55,23 @@ def _display_note(n: int, shown: int) -> str:
     return f"display: {shown:,} of {n:,} values of k (log-spaced); readouts are exact"
 
 
-def _k_axis(fig: go.Figure, n: int, log_x: bool) -> None:
+def _with_note(title: str, note: str) -> str:
+    """An axis title with a small second line: plotly makes room for it, at any font size (presenter mode)."""
+    return f"{title}<br><span style='font-size:13px;color:{PALETTE['neutral']}'>{note}</span>"
+
+
+def _k_axis(fig: go.Figure, n: int, log_x: bool, note: str) -> None:
     if log_x:
         fig.update_xaxes(type="log", range=[-0.05, np.log10(n) + 0.05])
     else:
         fig.update_xaxes(range=[0.5, n + 0.5])
-    fig.update_xaxes(title_text="k (samples per problem we may try)" + (", log scale" if log_x else ""))
+    title = "k (samples per problem we may try)" + (", log scale" if log_x else "")
+    fig.update_xaxes(title_text=_with_note(title, note), automargin=True)
+
+
+def _label_right(n: int, k: int, log_x: bool) -> bool:
+    """Put the label of the chosen k on its right when k sits in the left half of the axis."""
+    return n == 1 or (np.log(k) <= np.log(n) / 2 if log_x else k <= n / 2)
 
 
 def _k_line(k: int) -> go.Scatter:
@@ -143,27 +159,18 @@ def pass_at_k_figure(
         text=(f"<b>k = {k:,}</b><br>unbiased {unbiased_at_k:.3f}<br>plug-in {plugin_at_k:.3f}<br>gap {gap:.3f}"),
         showarrow=True,
         arrowhead=2,
-        ax=60 if k <= n / 2 or n == 1 else -60,
-        ay=40,
+        ax=40 if _label_right(n, k, log_x) else -40,
+        ay=30 if unbiased_at_k >= 0.5 else -30,  # the label away from the nearer edge of the plot
+        xanchor="left" if _label_right(n, k, log_x) else "right",  # the box starts at the arrow's tail
+        yanchor="top" if unbiased_at_k >= 0.5 else "bottom",
         align="left",
-        bgcolor="rgba(255,255,255,0.85)",
+        bgcolor=_LABEL_BG,
         bordercolor=PALETTE["neutral"],
     )
-    fig.add_annotation(
-        text=f"n = {n:,} samples, c = {c:,} correct · {_display_note(n, ks.size)}",
-        xref="paper",
-        yref="paper",
-        x=0,
-        y=-0.22,
-        showarrow=False,
-        font={"size": 12, "color": PALETTE["neutral"]},
-        xanchor="left",
-    )
-    _k_axis(fig, n, log_x)
+    _k_axis(fig, n, log_x, f"n = {n:,} samples, c = {c:,} correct · {_display_note(n, ks.size)}")
     fig.update_yaxes(title_text="pass@k (probability)", range=[-0.02, 1.04])
     fig.update_layout(uirevision="pass_at_k", hovermode="closest", meta={"shown": int(ks.size), "n": int(n)})
     apply_style(fig)
-    fig.update_layout(margin={"b": 90})
     return fig
 
 
@@ -253,27 +260,23 @@ def pass_hat_k_figure(
             f"gap {pass_at_at_k - pass_hat_at_k:.3f}"
         ),
         showarrow=False,
-        xshift=70 if k <= n / 2 or n == 1 else -70,
+        xshift=10 if _label_right(n, k, log_x) else -10,
+        xanchor="left" if _label_right(n, k, log_x) else "right",
+        yanchor="bottom" if (pass_at_at_k + pass_hat_at_k) / 2 < 0.5 else "top",  # keep it inside the plot
         align="left",
-        bgcolor="rgba(255,255,255,0.85)",
+        bgcolor=_LABEL_BG,
         bordercolor=PALETTE["neutral"],
     )
-    fig.add_annotation(
-        text=f"n = {n:,}, c = {c:,} · shaded: the gap where flaky behaviour hides · {_display_note(n, ks.size)}",
-        xref="paper",
-        yref="paper",
-        x=0,
-        y=-0.22,
-        showarrow=False,
-        font={"size": 12, "color": PALETTE["neutral"]},
-        xanchor="left",
+    _k_axis(
+        fig,
+        n,
+        log_x,
+        f"n = {n:,}, c = {c:,} · shaded: the gap where flaky behaviour hides · {_display_note(n, ks.size)}",
     )
-    _k_axis(fig, n, log_x)
     fig.update_yaxes(title_text="probability", range=[-0.02, 1.04])
     fig.update_layout(uirevision="pass_hat_k", hovermode="closest", meta={"shown": int(ks.size), "n": int(n)})
     apply_style(fig)
     fig.update_layout(legend_traceorder="normal")  # a filled trace would otherwise reverse the legend
-    fig.update_layout(margin={"b": 90})
     return fig
 
 
@@ -296,7 +299,7 @@ def simulation_figure(
     Parameters are the fields of ``core.evaluation.EstimatorSimulation``: shared bin ``edges``, the two count
     arrays, the truth, the two means (and optionally their standard errors), and p, n, k for the labels. Two rows
     share the x axis: unbiased (blue, top) and plug-in (orange, bottom). Bars show the share of problems per bin;
-    the solid black line is the truth, the dashed line in each row that estimator's mean.
+    the solid green line is the truth, the dashed line in each row that estimator's mean.
     """
     edges = np.asarray(edges, dtype=np.float64)
     cu, cp = np.asarray(counts_unbiased, dtype=np.float64), np.asarray(counts_plugin, dtype=np.float64)
@@ -334,7 +337,7 @@ def simulation_figure(
             col=1,
         )
         for x, style, name in (
-            (truth, {"color": _TRUTH_COLOUR, "width": 2}, "truth"),
+            (truth, {"color": _TRUTH_COLOUR, "width": 3}, "truth"),
             (mean, {"color": colour, "width": 2, "dash": "dash"}, f"{label} mean"),
         ):
             fig.add_trace(
@@ -350,23 +353,14 @@ def simulation_figure(
                 col=1,
             )
     fig.update_yaxes(range=[0, top], title_text="share of problems")
-    fig.update_xaxes(title_text="estimated pass@k of one problem", row=2, col=1)
-    fig.add_annotation(
-        text=(
-            f"p = {p:g}, n = {n:,}, k = {k:,}, {int(problems):,} problems · solid black: truth 1 − (1 − p)^k = "
-            f"{truth:.4f} · dashed: the estimator's mean"
-        ),
-        xref="paper",
-        yref="paper",
-        x=0,
-        y=-0.2,
-        showarrow=False,
-        font={"size": 12, "color": PALETTE["neutral"]},
-        xanchor="left",
+    note = (
+        f"p = {p:g}, n = {n:,}, k = {k:,}, {int(problems):,} problems · solid green: truth 1 − (1 − p)^k = "
+        f"{truth:.4f} · dashed: the estimator's mean"
     )
+    fig.update_xaxes(title_text=_with_note("estimated pass@k of one problem", note), automargin=True, row=2, col=1)
     fig.update_layout(bargap=0, uirevision="pass_at_k_simulation", hovermode="closest")
     apply_style(fig, height=520, legend=False)
-    fig.update_layout(margin={"b": 90, "t": 50})
+    fig.update_layout(margin={"t": 50})
     return fig
 
 
@@ -393,7 +387,7 @@ def comparison_figure(
         cols=2,
         column_widths=[0.45, 0.55],
         horizontal_spacing=0.18,
-        subplot_titles=("accuracy (95% interval)", f"difference {names[1]} − {names[0]}"),
+        subplot_titles=("accuracy (95% interval)", f"difference {names[1]} − {names[0]} (green: significant)"),
     )
     for acc, se, colour, name in (
         (acc_a, se_a, PALETTE["reference"], names[0]),
@@ -403,7 +397,10 @@ def comparison_figure(
             go.Scatter(
                 x=[100 * acc],
                 y=[f"model {name}"],
-                mode="markers",
+                mode="markers+text",
+                text=[f"{100 * acc:.1f} ± {100 * z_crit * se:.1f}"],
+                textposition="top center",
+                textfont={"color": colour},
                 marker={"color": colour, "size": 14},
                 error_x={"type": "data", "array": [100 * z_crit * se], "color": colour, "thickness": 3, "width": 8},
                 name=f"model {name}",
@@ -421,7 +418,9 @@ def comparison_figure(
             go.Scatter(
                 x=[diff],
                 y=[comp.method],
-                mode="markers",
+                mode="markers+text",
+                text=[f"{diff:+.1f} [{low:+.1f}, {high:+.1f}]"],
+                textposition="top center",
                 marker={"color": colour, "size": 14, "symbol": "diamond"},
                 error_x={
                     "type": "data",
@@ -433,6 +432,7 @@ def comparison_figure(
                     "width": 8,
                 },
                 name=f"{comp.method}: {diff:+.1f} [{low:+.1f}, {high:+.1f}] points, {verdict}",
+                showlegend=False,  # the label sits on the marker: no legend to collide with the axis titles
                 hovertemplate=f"{comp.method}: %{{x:+.2f}} points<br>[{low:+.2f}, {high:+.2f}]<extra></extra>",
             ),
             row=1,
@@ -445,8 +445,7 @@ def comparison_figure(
     fig.update_yaxes(autorange="reversed", row=1, col=1)
     fig.update_layout(uirevision="model_comparison", hovermode="closest")
     apply_style(fig, height=360)
-    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.25, "x": 0})
-    fig.update_layout(margin={"b": 110})
+    fig.update_xaxes(automargin=True)
     return fig
 
 
