@@ -441,8 +441,11 @@ def comparison_figure(
     fig.add_vline(x=0, line={"color": PALETTE["negative"], "width": 2}, row=1, col=2)
     fig.update_xaxes(title_text="accuracy (%)", row=1, col=1)
     fig.update_xaxes(title_text="B − A (percentage points)", row=1, col=2, zeroline=False)
-    fig.update_yaxes(autorange="reversed", row=1, col=2)
-    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    # categories top to bottom, with room above the first row for its label
+    for col, rows in ((1, [f"model {names[0]}", f"model {names[1]}"]), (2, [comp.method for comp in comparisons])):
+        fig.update_yaxes(
+            type="category", categoryarray=rows, range=[len(rows) - 0.5, -0.9], autorange=False, row=1, col=col
+        )
     fig.update_layout(uirevision="model_comparison", hovermode="closest")
     apply_style(fig, height=360)
     fig.update_xaxes(automargin=True)
