@@ -2,7 +2,8 @@
 
 Run: /work/main/.venv/bin/python bench/bench_passk.py [--quick]
 Prints medians of several runs (time.perf_counter) and the device the simulation used. Targets from the issue:
-full curve at n = 100,000 under 50 ms on CPU; a rerun (core + figure) under 100 ms; figure JSON <= 300 KB.
+full curve at n = 100,000 under 50 ms on CPU; a page rerun under 100 ms; figure JSON <= 300 KB. The last table
+times the page itself (pages/5_Evaluation.py in Streamlit's AppTest) after a control change.
 """
 
 from __future__ import annotations
@@ -130,5 +131,46 @@ def main() -> None:
         )
 
 
+def page_reruns(reps: int) -> None:
+    """The page itself in AppTest: median time of ``at.run()`` after a control change (a new value each time, so
+    that the cache of core calls does not answer), and the JSON size of the figures the browser receives."""
+    import logging
+
+    from tests.apptest import open_page
+
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    page = "pages/5_Evaluation.py"
+    cases = (
+        ("Estimators, n = 10", {}, "k", [float(1 + i % 10) for i in range(reps + 1)]),
+        ("Estimators, n = 100,000", {"n": "100000", "c": "3"}, "k", [float(5_000 + i) for i in range(reps + 1)]),
+        (
+            "Bias simulation, 10^5 problems",
+            {"view": "Bias simulation"},
+            "seed",
+            [float(i + 1) for i in range(reps + 1)],
+        ),
+        (
+            "Model comparison, paired",
+            {"view": "Model comparison", "onlyA": "40", "onlyB": "55"},
+            "N",
+            [float(1_000 + i) for i in range(reps + 1)],
+        ),
+    )
+    print(f"\npage rerun in AppTest after a control change (target <= 100 ms), median of {reps}; figure JSON sent:")
+    for name, query, key, values in cases:
+        at = open_page(page, query)
+        at.number_input(key=key).set_value(values[0]).run()  # warm-up
+        times = []
+        for value in values[1:]:
+            at.number_input(key=key).set_value(value)
+            start = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - start)
+        assert not at.exception, [e.value for e in at.exception]
+        size = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+        print(f"  {name:32s}: {1000 * statistics.median(times):6.1f} ms, figure JSON {size / 1000:6.1f} KB")
+
+
 if __name__ == "__main__":
     main()
+    page_reruns(7 if "--quick" not in sys.argv else 3)
