@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from core import scaling
-from pages.frame import InterviewAnswer, Page, Readout, cached, preset_buttons
+from pages.frame import InterviewAnswer, Page, Readout, cached_figures, preset_buttons
 from viz import format as fmt
 from viz.scaling import isoflop_family_figure, isoflop_figure
 
@@ -92,22 +92,35 @@ if budget_source == "Hardware" and clamped:
     page.notice("The hardware budget fell outside 1e18 to 1e26 FLOPs and was clamped to that range.", "info")
 
 
-study = cached(scaling.isoflop_study)(C, N, fit_key, hardware)
-p, other_plan = study.current, study.other
-other_label = scaling.FITS[study.other_fit].label
-
-page.figure(
-    isoflop_figure(
+@cached_figures
+def _study_and_curve(C: float, N: float, fit_key: str, hardware: scaling.Hardware) -> tuple:
+    study = scaling.isoflop_study(C, N, fit_key, hardware)
+    u_curve = isoflop_figure(
         study.curve,
-        p,
+        study.current,
         study.slider,
         study.slider_active,
         scaling.FITS[fit_key].label,
-        (other_label, other_plan.N_opt),
-    ),
-    key="isoflop",
-    filename="isoflop-u-curve",
-)
+        (scaling.FITS[study.other_fit].label, study.other.N_opt),
+    )
+    return study, u_curve
+
+
+@cached_figures
+def _family(C: float, fit_key: str) -> tuple:
+    """The budget family depends on the budget and the fit only, not on the plan."""
+    study = scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)
+    figure = isoflop_family_figure(
+        study.budgets, study.family_N, study.family_loss, study.family_N_opt, study.family_loss_opt, C
+    )
+    return study, figure
+
+
+study, u_curve = _study_and_curve(C, N, fit_key, hardware)
+family_study, family = _family(C, fit_key)
+p, other_plan = study.current, study.other
+other_label = scaling.FITS[study.other_fit].label
+page.figure(u_curve, key="isoflop", filename="isoflop-u-curve")
 page.readouts(
     [
         Readout("Tokens D = C/6N", fmt.count(p.D), "training tokens the budget buys at this model size"),
@@ -121,11 +134,9 @@ page.readouts(
         ),
         Readout("Training states", fmt.nbytes(p.memory_bytes), "16 bytes per parameter (mixed-precision Adam)"),
         Readout("Serving FLOPs per token", fmt.sci(p.serving_flops_per_token), "2N FLOPs per generated token"),
-        Readout("Budget C = 6ND", f"{fmt.sci(p.C)} FLOPs"),
-        Readout("Fit's optimum", f"{fmt.count(p.N_opt)} on {fmt.count(p.D_opt)}", f"loss {p.loss_opt:.3f}"),
-        Readout(
-            "20 tokens per parameter", f"{fmt.count(p.N_rule)} on {fmt.count(p.D_rule)}", f"loss {p.loss_rule:.3f}"
-        ),
+        Readout("Budget C = 6ND (FLOPs)", fmt.sci(p.C)),
+        Readout("Fit's optimum N", fmt.count(p.N_opt), f"on {fmt.count(p.D_opt)} tokens, loss {p.loss_opt:.3f}"),
+        Readout("20-tokens rule N", fmt.count(p.N_rule), f"on {fmt.count(p.D_rule)} tokens, loss {p.loss_rule:.3f}"),
         Readout("Optimal tokens per parameter", f"{p.tokens_per_param_opt:,.1f}", scaling.FITS[fit_key].label),
         Readout(
             f"… with the {other_label} fit",
@@ -137,9 +148,7 @@ page.readouts(
 
 with page.figure_area():
     st.plotly_chart(
-        isoflop_family_figure(
-            study.budgets, study.family_N, study.family_loss, study.family_N_opt, study.family_loss_opt, C
-        ),
+        family,
         key="family",
         width="stretch",
         config={"displaylogo": False},
@@ -206,9 +215,9 @@ page.download(
         ),
         "Budget family": pd.DataFrame(
             {
-                "C_flops": np.repeat(study.budgets, study.family_N.shape[1]),
-                "N_params": study.family_N.ravel(),
-                "loss": study.family_loss.ravel(),
+                "C_flops": np.repeat(family_study.budgets, family_study.family_N.shape[1]),
+                "N_params": family_study.family_N.ravel(),
+                "loss": family_study.family_loss.ravel(),
             }
         ),
     },

@@ -27,8 +27,10 @@ def test_default_is_predict_question_one(default):
     m = metrics(default)
     assert m["Loss L(N, D)"] == "2.388"
     assert m["Tokens per parameter"] == "2.0"
-    assert m["Fit's optimum"] == "1.98B on 101B"
-    assert m["20 tokens per parameter"] == "3.16B on 63.2B"
+    assert m["Fit's optimum N"] == "1.98B" and m["20-tokens rule N"] == "3.16B"
+    helps = {m.label: m.proto.help for m in default.metric}
+    assert "on 101B tokens, loss 2.311" in helps["Fit's optimum N"]
+    assert "on 63.2B tokens, loss 2.318" in helps["20-tokens rule N"]
     assert default.warning.len == 0
     x, y, readout, active = _u_curve(default)
     assert x.shape == (241,) and np.all(np.isfinite(y))
@@ -51,6 +53,7 @@ def test_home_page_renders_and_links_the_scaling_page():
         ("selectbox", "fit", "Epoch AI 2024"),
         ("number_input", "C", 5e22),
         ("number_input", "N", 3e9),
+        ("segmented_control", "budget", "Hardware"),
     ],
 )
 def test_each_plot_control_changes_the_figure(default, widget, key, value):
@@ -135,7 +138,7 @@ def test_unknown_parameter_and_bad_choice_are_reported():
         ("Worked example A: 8 H100 for 24 h", "2.475", {"Training time": "24.0 h", "Training states": "24.0 GB"}),
         ("Example A over-trained: 0.5B params", "2.489", {"Tokens per parameter": "182.3"}),
         ("Llama 3 8B on 15T tokens", None, {"Tokens per parameter": "1,875.0"}),
-        ("Check yourself: 7B on 2T tokens", None, {"Budget C = 6ND": "8.40×10²² FLOPs"}),
+        ("Check yourself: 7B on 2T tokens", None, {"Budget C = 6ND (FLOPs)": "8.40×10²²"}),
     ],
 )
 def test_presets(preset, loss, extra):

@@ -37,6 +37,7 @@ from viz.style import plotly_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENT_KEY = "present"
+_PRESENTER_STATE = "_presenter_mode"
 
 # Every page of the explorer: (script relative to app.py, label, icon). The sidebar and the home page list
 # the ones whose file exists.
@@ -152,8 +153,8 @@ class Page:
 
     def figure(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
         """Render a plotly figure with PNG or SVG export (the camera button), larger type in presenter mode."""
-        if self.presenter:
-            fig.update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
+        if self.presenter:  # a copy: the figure may be shared through cached_figures
+            fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
         with self._slots["figure"]:
             return st.plotly_chart(
                 fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
@@ -244,20 +245,8 @@ def home_frame() -> None:
 def _sidebar_frame() -> tuple[bool, str]:
     """The sidebar every page shares: presenter mode, image export format, and where core computes."""
     with st.sidebar:
-        carry = {PRESENT_KEY: "true"} if st.session_state.get(PRESENT_KEY) else None
-        for path, label, icon in existing_pages():
-            try:
-                st.page_link(path, label=label, icon=icon, query_params=carry)
-            except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
-                pass
-        st.divider()
-        presenter = st.toggle(
-            "🎤 Presenter mode",
-            key=PRESENT_KEY,
-            bind="query-params",
-            persist_state="session",
-            help="Larger type, figure first, explanations folded. Stays in the link you share.",
-        )
+        nav = st.container()  # filled after the toggle, so that the links can carry presenter mode
+        presenter = _presenter_toggle()
         image_format = st.segmented_control(
             "Figure download (camera button)",
             ["png", "svg"],
@@ -267,7 +256,47 @@ def _sidebar_frame() -> tuple[bool, str]:
             persist_state="session",
         )
         st.caption(f"Core computes on: {device_summary()}")
+    with nav:
+        carry = {PRESENT_KEY: "true"} if presenter else None
+        for path, label, icon in existing_pages():
+            try:
+                st.page_link(path, label=label, icon=icon, query_params=carry)
+            except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
+                pass
+        st.divider()
     return bool(presenter), image_format or "png"
+
+
+def _presenter_toggle() -> bool:
+    """Presenter mode: in the URL (``?present=true``) like every control, and kept across page switches.
+
+    It is not ``bind="query-params"``: Streamlit drops bound parameters on a page switch, and a lecture should
+    not fall out of presenter mode when the teacher opens the next page. The session keeps the mode; the URL
+    mirrors it on every page, so a shared link carries it too.
+    """
+    raw = (st.query_params.get(PRESENT_KEY) or "").strip().lower()
+    if raw in ("true", "false"):
+        st.session_state[_PRESENTER_STATE] = raw == "true"
+    presenter = bool(st.session_state.get(_PRESENTER_STATE, False))
+    st.session_state[PRESENT_KEY] = presenter
+    st.toggle(
+        "🎤 Presenter mode",
+        key=PRESENT_KEY,
+        on_change=_on_presenter_change,
+        help="Larger type, figure first, explanations folded. Stays in the link you share and across pages.",
+    )
+    if presenter:
+        st.query_params[PRESENT_KEY] = "true"
+    return presenter
+
+
+def _on_presenter_change() -> None:
+    value = bool(st.session_state[PRESENT_KEY])
+    st.session_state[_PRESENTER_STATE] = value
+    if value:
+        st.query_params[PRESENT_KEY] = "true"
+    elif PRESENT_KEY in st.query_params:
+        del st.query_params[PRESENT_KEY]
 
 
 def share_link() -> None:
@@ -332,3 +361,12 @@ def preset_buttons(presets: dict[str, dict[str, Any]], help_texts: dict[str, str
 def cached(func: Callable[..., Any]) -> Callable[..., Any]:
     """The page layer's cache for core calls: bounded, shared by sessions, keyed by plain arguments."""
     return st.cache_data(max_entries=64, show_spinner=False)(func)
+
+
+def cached_figures(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A cache for built figures (plotly's validation makes building them the slowest step of a rerun).
+
+    Unlike :func:`cached` it returns the same objects without copying them, so callers must not mutate the
+    figures it returns (:meth:`Page.figure` copies before restyling for presenter mode).
+    """
+    return st.cache_resource(max_entries=32, show_spinner=False)(func)
