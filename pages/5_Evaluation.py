@@ -9,7 +9,6 @@ import streamlit as st
 from core import evaluation as ev
 from pages.frame import InterviewAnswer, Page, Readout, cached, preset_buttons
 from viz import pass_at_k as vz
-from viz.style import plotly_config
 
 page = Page.setup(
     "pass@k and error bars",
@@ -74,13 +73,6 @@ for note in notes + more + seed_notes + cmp_notes:
 log_x = {"auto": None, "linear": False, "log": True}.get(axis)
 
 
-def chart(fig, key: str, filename: str) -> None:
-    """page.figure, but at the current place (inside a tab): the frame's figure() always writes to its own slot."""
-    if page.presenter:
-        fig.update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
-    st.plotly_chart(fig, key=key, config=plotly_config(filename, page.image_format), width="stretch")
-
-
 @cached
 def simulate(p: float, n: int, k: int, problems: int, seed: int) -> ev.EstimatorSimulation:
     """The bias simulation, with a progress bar once it has run for more than a second.
@@ -107,7 +99,7 @@ if tab_curves.open:
     r = cached(ev.pass_at_k_curves)(n, c, k)
     with tab_curves:
         for fig, key in zip(vz.curve_figures(r, log_x), ("pass-at-k", "pass-hat-k"), strict=True):
-            chart(fig, key, key)
+            page.chart(fig, key, key)
         if not r.every_k:  # the display grid is log-spaced: offer every k, built only when asked for
             st.caption(f"The curves and the CSV below hold {r.ks.size:,} of the {n:,} values of k. Every k:")
             st.download_button(
@@ -132,7 +124,7 @@ if tab_curves.open:
 if tab_bias.open:
     with tab_bias:
         sim = simulate(p, n, k, problems, seed)
-        chart(vz.simulation_figure_of(sim), "bias", "pass-at-k-bias")
+        page.chart(vz.simulation_figure_of(sim), "bias", "pass-at-k-bias")
         st.caption(f"{problems:,} problems of {n:,} samples drawn on {sim.device} in {sim.seconds:.2f} s, seed {seed}.")
     readouts = [
         Readout(f"Truth 1 − (1 − p)^{k:,}", f"{sim.truth:.4f}", f"p = {p:g}"),
@@ -149,7 +141,7 @@ if tab_compare.open:
     if only_a is not None:
         comps.append(cached(ev.compare_models)(acc_a, acc_b, N, only_a=only_a, only_b=only_b))
     with tab_compare:
-        chart(vz.comparison_figure_of(comps), "compare", "a-vs-b")
+        page.chart(vz.comparison_figure_of(comps), "compare", "a-vs-b")
         for comp in comps:
             (st.success if comp.significant else st.info)(f"**{comp.method.capitalize()}.** {comp.verdict}")
     readouts = [

@@ -152,13 +152,18 @@ class Page:
             {"warning": st.warning, "info": st.info, "error": st.error}[kind](text)
 
     def figure(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
-        """Render a plotly figure with PNG or SVG export (the camera button), larger type in presenter mode."""
+        """Render a plotly figure in the figure section (see :meth:`chart`)."""
+        with self._slots["figure"]:
+            return self.chart(fig, key, filename, **kwargs)
+
+    def chart(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
+        """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button and
+        larger type in presenter mode. Extra keyword arguments go to ``st.plotly_chart`` (``on_select``, ...)."""
         if self.presenter:  # a copy: the figure may be shared through cached_figures
             fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
-        with self._slots["figure"]:
-            return st.plotly_chart(
-                fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
-            )
+        return st.plotly_chart(
+            fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
+        )
 
     @contextmanager
     def figure_area(self) -> Iterator[None]:
@@ -212,15 +217,18 @@ class Page:
             st.subheader("Common mistakes")
             st.markdown("\n".join(f"- {item}" for item in items))
 
-    def download(self, frames: dict[str, pd.DataFrame], filename_stem: str) -> None:
-        """CSV downloads of the plotted data, one button per table."""
+    def download(self, frames: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]], filename_stem: str) -> None:
+        """CSV downloads of the plotted data, one button per table.
+
+        A table may be given as a function: it is then built only when its button is clicked (large tables).
+        """
         with self._slots["data"]:
             st.subheader("The data behind the figure")
             cols = st.columns(max(len(frames), 1))
             for col, (name, df) in zip(cols, frames.items(), strict=False):
                 col.download_button(
                     f"⬇️ {name} (CSV)",
-                    df.to_csv(index=False).encode(),
+                    (lambda make=df: make().to_csv(index=False)) if callable(df) else df.to_csv(index=False),
                     file_name=f"{filename_stem}-{name.lower().replace(' ', '-')}.csv",
                     mime="text/csv",
                     key=f"csv-{filename_stem}-{name}",
@@ -333,9 +341,8 @@ def url_problems(snapshot: dict[str, str], state: Any, known_keys: Sequence[str]
                 problems.append(f"Ignored the unknown link parameter `{key}={raw}`.")
             continue
         if not _matches(raw, state[key]):
-            problems.append(
-                f"The link asked for `{key}={raw}`, which is not a valid value here; using `{state[key]}` instead."
-            )
+            used = "leaving it empty" if state[key] is None else f"using `{state[key]}`"
+            problems.append(f"The link asked for `{key}={raw}`, which is not a valid value here; {used} instead.")
     return problems
 
 
