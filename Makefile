@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+ADDRESS ?=
 STAMP := $(VENV)/.installed
 
 .PHONY: run test lint format bench chromium clean
@@ -16,7 +17,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	$(PY) -m streamlit run app.py --server.port $(PORT) $(if $(ADDRESS),--server.address $(ADDRESS))
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \

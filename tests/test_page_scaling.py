@@ -53,6 +53,7 @@ def test_home_page_renders_and_links_the_scaling_page():
         ("selectbox", "fit", "Epoch AI 2024"),
         ("number_input", "C", 5e22),
         ("number_input", "N", 3e9),
+        ("segmented_control", "budget", "Hardware"),
     ],
 )
 def test_each_plot_control_changes_the_figure(default, widget, key, value):

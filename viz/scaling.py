@@ -1,8 +1,13 @@
-"""Figures of the scaling page: the iso-FLOP U-curve with a draggable plan, and a family of budgets."""
+"""Figures of the scaling page: the iso-FLOP U-curve with a draggable plan, and a family of budgets.
+
+Both are assembled as plain dicts (:func:`viz.style.figure_from_dict`): with a hundred slider steps, plotly's
+validation would otherwise be the slowest part of a page rerun. tests/test_viz_scaling.py validates them.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -10,9 +15,10 @@ from numpy.typing import NDArray
 
 from core.scaling import Plan
 from viz import format as fmt
-from viz.style import PALETTE, apply_style
+from viz.style import PALETTE, figure_from_dict, style_layout
 
-_PLAN_TRACE = 3  # index of the plan marker, the trace the slider moves
+PLAN_TRACE = 3  # index of the plan marker, the trace the slider moves
+_OUTLINE = {"color": "black", "width": 1}
 
 
 def plan_readout(p: Plan, i: int | None = None) -> str:
@@ -30,6 +36,18 @@ def plan_readout(p: Plan, i: int | None = None) -> str:
     )
 
 
+def _point(name: str, x: float, y: float, marker: dict[str, Any], hover: str) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "x": [x],
+        "y": [y],
+        "mode": "markers",
+        "name": name,
+        "marker": marker,
+        "hovertemplate": hover + "<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+    }
+
+
 def isoflop_figure(
     curve: Plan,
     current: Plan,
@@ -42,81 +60,84 @@ def isoflop_figure(
 
     ``curve`` is a :class:`Plan` sweep over many N (drawn as the line); ``current`` the plan of the page's
     controls; ``slider`` a sweep whose entries become the steps of a plotly slider that moves the plan marker
-    and its readout in the browser, with no server round trip; ``slider_active`` the step shown first.
-    ``other_fit`` = (label, N_opt) marks where another fit puts the optimum on the same budget.
+    (trace :data:`PLAN_TRACE`) and its readout (annotation 0) in the browser, with no server round trip;
+    ``slider_active`` the step shown first. ``other_fit`` = (label, N_opt) marks where another fit puts the
+    optimum on the same budget.
     """
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=curve.N,
-            y=curve.loss,
-            mode="lines",
-            name=f"L(N, C/6N), {fit_label}",
-            line={"color": PALETTE["reference"], "width": 3},
-            customdata=np.stack([curve.D, curve.tokens_per_param], axis=-1),
-            hovertemplate="N = %{x:.3s}<br>D = %{customdata[0]:.3s} tokens"
+    data = [
+        {
+            "type": "scatter",
+            "x": curve.N,
+            "y": curve.loss,
+            "mode": "lines",
+            "name": f"L(N, C/6N), {fit_label}",
+            "line": {"color": PALETTE["reference"], "width": 3},
+            "customdata": np.stack([curve.D, curve.tokens_per_param], axis=-1),
+            "hovertemplate": "N = %{x:.3s}<br>D = %{customdata[0]:.3s} tokens"
             "<br>%{customdata[1]:.1f} tokens/param<br>L = %{y:.4f}<extra></extra>",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=[current.N_opt],
-            y=[current.loss_opt],
-            mode="markers",
-            name=f"fit's minimum ({current.D_opt / current.N_opt:.0f} tokens/param)",
-            marker={"color": PALETTE["optimised"], "size": 15, "line": {"color": "black", "width": 1}},
-            hovertemplate="fit's minimum<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=[current.N_rule],
-            y=[current.loss_rule],
-            mode="markers",
-            name="20 tokens per parameter",
-            marker={"color": PALETTE["rule"], "size": 15, "symbol": "square", "line": {"color": "black", "width": 1}},
-            hovertemplate="20 tokens/param<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=[float(slider.N[slider_active])],
-            y=[float(slider.loss[slider_active])],
-            mode="markers",
-            name="your plan (drag the slider below)",
-            marker={
-                "color": PALETTE["highlight"],
-                "size": 20,
-                "symbol": "diamond",
-                "line": {"color": "black", "width": 1.5},
-            },
-            hovertemplate="your plan<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
-        )
-    )
-    fig.add_annotation(
-        text=plan_readout(slider, slider_active),
-        xref="paper",
-        yref="paper",
-        x=0,
-        y=-0.27,
-        xanchor="left",
-        yanchor="top",
-        showarrow=False,
-        align="left",
-    )
+        },
+        _point(
+            f"fit's minimum ({current.tokens_per_param_opt:.0f} tokens/param)",
+            current.N_opt,
+            current.loss_opt,
+            {"color": PALETTE["optimised"], "size": 15, "line": _OUTLINE},
+            "fit's minimum",
+        ),
+        _point(
+            "20 tokens per parameter",
+            current.N_rule,
+            current.loss_rule,
+            {"color": PALETTE["rule"], "size": 15, "symbol": "square", "line": _OUTLINE},
+            "20 tokens/param",
+        ),
+        _point(
+            "your plan (drag the slider below)",
+            float(slider.N[slider_active]),
+            float(slider.loss[slider_active]),
+            {"color": PALETTE["highlight"], "size": 20, "symbol": "diamond", "line": {"color": "black", "width": 1.5}},
+            "your plan",
+        ),
+    ]
+    annotations: list[dict[str, Any]] = [
+        {  # annotation 0: the plan's readout, rewritten by the slider
+            "text": plan_readout(slider, slider_active),
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0,
+            "y": -0.27,
+            "xanchor": "left",
+            "yanchor": "top",
+            "showarrow": False,
+            "align": "left",
+        }
+    ]
+    shapes: list[dict[str, Any]] = []
     if other_fit is not None:
         label, n_opt = other_fit
-        fig.add_vline(x=n_opt, line={"color": PALETTE["neutral"], "dash": "dot", "width": 2})
-        fig.add_annotation(
-            x=float(np.log10(n_opt)),
-            y=1,
-            xref="x",
-            yref="paper",
-            text=f"{label}<br>puts the optimum here",
-            showarrow=False,
-            xanchor="left",
-            yanchor="top",
-            font={"color": PALETTE["neutral"], "size": 12},
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": n_opt,
+                "x1": n_opt,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 2},
+            }
+        )
+        annotations.append(
+            {
+                "x": float(np.log10(n_opt)),  # log axes place annotations by log10
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": f"{label}<br>puts the optimum here",
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+                "font": {"color": PALETTE["neutral"], "size": 12},
+            }
         )
     steps = [
         {
@@ -125,30 +146,34 @@ def isoflop_figure(
             "args": [
                 {"x": [[float(n)]], "y": [[float(loss)]]},
                 {"annotations[0].text": plan_readout(slider, i)},
-                [_PLAN_TRACE],
+                [PLAN_TRACE],
             ],
         }
         for i, (n, loss) in enumerate(zip(slider.N, slider.loss, strict=True))
     ]
-    fig.update_layout(
-        sliders=[
-            {
-                "active": int(slider_active),
-                "steps": steps,
-                "currentvalue": {"prefix": "plan: N = ", "font": {"size": 15}},
-                "pad": {"t": 175, "b": 10},
-                "len": 1.0,
-                "x": 0,
-            }
-        ],
-        uirevision="isoflop",
+    layout = style_layout(
+        {
+            "title": {"text": f"One budget, C = {fmt.sci(current.C)} FLOPs", "x": 0, "y": 0.99},
+            "xaxis": {"type": "log", "title": {"text": "model size N (parameters); tokens D = C / (6N)"}},
+            "yaxis": {"title": {"text": "final loss L (nats per token)"}},
+            "annotations": annotations,
+            "shapes": shapes,
+            "sliders": [
+                {
+                    "active": int(slider_active),
+                    "steps": steps,
+                    "currentvalue": {"prefix": "plan: N = ", "font": {"size": 15}},
+                    "pad": {"t": 175, "b": 10},
+                    "len": 1.0,
+                    "x": 0,
+                }
+            ],
+            "margin": {"l": 60, "r": 20, "t": 70, "b": 40},
+            "uirevision": "isoflop",
+        },
+        height=640,
     )
-    fig.update_xaxes(type="log", title_text="model size N (parameters); tokens D = C / (6N)")
-    fig.update_yaxes(title_text="final loss L (nats per token)")
-    apply_style(fig, height=640)
-    fig.update_layout(margin={"b": 40, "t": 70})
-    fig.update_layout(title={"text": f"One budget, C = {fmt.sci(current.C)} FLOPs", "x": 0, "y": 0.99})
-    return fig
+    return figure_from_dict(data, layout)
 
 
 def isoflop_family_figure(
@@ -166,38 +191,42 @@ def isoflop_family_figure(
     """
     budgets = np.asarray(budgets, dtype=float)
     bold = int(np.argmin(np.abs(np.log(budgets / current_budget)))) if current_budget else -1
-    fig = go.Figure()
     shades = np.linspace(0.35, 1.0, len(budgets))
-    for i, C in enumerate(budgets):
-        fig.add_trace(
-            go.Scatter(
-                x=N[i],
-                y=loss[i],
-                mode="lines",
-                name=f"C = {fmt.sci(C, 2)}",
-                line={"color": PALETTE["reference"], "width": 4 if i == bold else 1.5},
-                opacity=1.0 if i == bold else float(shades[i]) * 0.7,
-                hovertemplate=f"C = {fmt.sci(C, 2)}<br>" + "N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
-            )
-        )
-    fig.add_trace(
-        go.Scatter(
-            x=N_opt,
-            y=loss_opt,
-            mode="lines+markers+text",
-            text=[fmt.sci(C, 1) for C in budgets],
-            textposition="bottom center",
-            name="compute-optimal frontier",
-            line={"color": PALETTE["optimised"], "width": 3, "dash": "dash"},
-            marker={"size": 10, "color": PALETTE["optimised"], "line": {"color": "black", "width": 1}},
-            hovertemplate="minimum<br>N_opt = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
-        )
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "x": N[i],
+            "y": loss[i],
+            "mode": "lines",
+            "name": f"C = {fmt.sci(C, 2)}",
+            "line": {"color": PALETTE["reference"], "width": 4 if i == bold else 1.5},
+            "opacity": 1.0 if i == bold else float(shades[i]) * 0.7,
+            "hovertemplate": f"C = {fmt.sci(C, 2)}<br>" + "N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+        }
+        for i, C in enumerate(budgets)
+    ]
+    data.append(
+        {
+            "type": "scatter",
+            "x": N_opt,
+            "y": loss_opt,
+            "mode": "lines+markers+text",
+            "text": [fmt.sci(C, 1) for C in budgets],
+            "textposition": "bottom center",
+            "name": "compute-optimal frontier",
+            "line": {"color": PALETTE["optimised"], "width": 3, "dash": "dash"},
+            "marker": {"size": 10, "color": PALETTE["optimised"], "line": _OUTLINE},
+            "hovertemplate": "minimum<br>N_opt = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+        }
     )
-    fig.update_xaxes(type="log", title_text="model size N (parameters)")
-    fig.update_yaxes(title_text="final loss L (nats per token)")
-    apply_style(fig, height=480, legend=False)
-    fig.update_layout(
-        title={"text": "A family of budgets: each U has its own bottom", "x": 0},
-        uirevision="isoflop-family",
+    layout = style_layout(
+        {
+            "title": {"text": "A family of budgets: each U has its own bottom", "x": 0},
+            "xaxis": {"type": "log", "title": {"text": "model size N (parameters)"}},
+            "yaxis": {"title": {"text": "final loss L (nats per token)"}},
+            "uirevision": "isoflop-family",
+        },
+        height=480,
+        legend=False,
     )
-    return fig
+    return figure_from_dict(data, layout)

@@ -37,6 +37,7 @@ from viz.style import plotly_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENT_KEY = "present"
+_PRESENTER_STATE = "_presenter_mode"
 
 # Every page of the explorer: (script relative to app.py, label, icon). The sidebar and the home page list
 # the ones whose file exists.
@@ -151,13 +152,18 @@ class Page:
             {"warning": st.warning, "info": st.info, "error": st.error}[kind](text)
 
     def figure(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
-        """Render a plotly figure with PNG or SVG export (the camera button), larger type in presenter mode."""
+        """Render a plotly figure in the figure section (see :meth:`chart`)."""
+        with self._slots["figure"]:
+            return self.chart(fig, key, filename, **kwargs)
+
+    def chart(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
+        """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button and
+        larger type in presenter mode. Extra keyword arguments go to ``st.plotly_chart`` (``on_select``, ...)."""
         if self.presenter:  # a copy: the figure may be shared through cached_figures
             fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
-        with self._slots["figure"]:
-            return st.plotly_chart(
-                fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
-            )
+        return st.plotly_chart(
+            fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
+        )
 
     @contextmanager
     def figure_area(self) -> Iterator[None]:
@@ -211,15 +217,18 @@ class Page:
             st.subheader("Common mistakes")
             st.markdown("\n".join(f"- {item}" for item in items))
 
-    def download(self, frames: dict[str, pd.DataFrame], filename_stem: str) -> None:
-        """CSV downloads of the plotted data, one button per table."""
+    def download(self, frames: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]], filename_stem: str) -> None:
+        """CSV downloads of the plotted data, one button per table.
+
+        A table may be given as a function: it is then built only when its button is clicked (large tables).
+        """
         with self._slots["data"]:
             st.subheader("The data behind the figure")
             cols = st.columns(max(len(frames), 1))
             for col, (name, df) in zip(cols, frames.items(), strict=False):
                 col.download_button(
                     f"⬇️ {name} (CSV)",
-                    df.to_csv(index=False).encode(),
+                    (lambda make=df: make().to_csv(index=False)) if callable(df) else df.to_csv(index=False),
                     file_name=f"{filename_stem}-{name.lower().replace(' ', '-')}.csv",
                     mime="text/csv",
                     key=f"csv-{filename_stem}-{name}",
@@ -244,20 +253,8 @@ def home_frame() -> None:
 def _sidebar_frame() -> tuple[bool, str]:
     """The sidebar every page shares: presenter mode, image export format, and where core computes."""
     with st.sidebar:
-        carry = {PRESENT_KEY: "true"} if st.session_state.get(PRESENT_KEY) else None
-        for path, label, icon in existing_pages():
-            try:
-                st.page_link(path, label=label, icon=icon, query_params=carry)
-            except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
-                pass
-        st.divider()
-        presenter = st.toggle(
-            "🎤 Presenter mode",
-            key=PRESENT_KEY,
-            bind="query-params",
-            persist_state="session",
-            help="Larger type, figure first, explanations folded. Stays in the link you share.",
-        )
+        nav = st.container()  # filled after the toggle, so that the links can carry presenter mode
+        presenter = _presenter_toggle()
         image_format = st.segmented_control(
             "Figure download (camera button)",
             ["png", "svg"],
@@ -267,7 +264,47 @@ def _sidebar_frame() -> tuple[bool, str]:
             persist_state="session",
         )
         st.caption(f"Core computes on: {device_summary()}")
+    with nav:
+        carry = {PRESENT_KEY: "true"} if presenter else None
+        for path, label, icon in existing_pages():
+            try:
+                st.page_link(path, label=label, icon=icon, query_params=carry)
+            except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
+                pass
+        st.divider()
     return bool(presenter), image_format or "png"
+
+
+def _presenter_toggle() -> bool:
+    """Presenter mode: in the URL (``?present=true``) like every control, and kept across page switches.
+
+    It is not ``bind="query-params"``: Streamlit drops bound parameters on a page switch, and a lecture should
+    not fall out of presenter mode when the teacher opens the next page. The session keeps the mode; the URL
+    mirrors it on every page, so a shared link carries it too.
+    """
+    raw = (st.query_params.get(PRESENT_KEY) or "").strip().lower()
+    if raw in ("true", "false"):
+        st.session_state[_PRESENTER_STATE] = raw == "true"
+    presenter = bool(st.session_state.get(_PRESENTER_STATE, False))
+    st.session_state[PRESENT_KEY] = presenter
+    st.toggle(
+        "🎤 Presenter mode",
+        key=PRESENT_KEY,
+        on_change=_on_presenter_change,
+        help="Larger type, figure first, explanations folded. Stays in the link you share and across pages.",
+    )
+    if presenter:
+        st.query_params[PRESENT_KEY] = "true"
+    return presenter
+
+
+def _on_presenter_change() -> None:
+    value = bool(st.session_state[PRESENT_KEY])
+    st.session_state[_PRESENTER_STATE] = value
+    if value:
+        st.query_params[PRESENT_KEY] = "true"
+    elif PRESENT_KEY in st.query_params:
+        del st.query_params[PRESENT_KEY]
 
 
 def share_link() -> None:
@@ -304,9 +341,8 @@ def url_problems(snapshot: dict[str, str], state: Any, known_keys: Sequence[str]
                 problems.append(f"Ignored the unknown link parameter `{key}={raw}`.")
             continue
         if not _matches(raw, state[key]):
-            problems.append(
-                f"The link asked for `{key}={raw}`, which is not a valid value here; using `{state[key]}` instead."
-            )
+            used = "leaving it empty" if state[key] is None else f"using `{state[key]}`"
+            problems.append(f"The link asked for `{key}={raw}`, which is not a valid value here; {used} instead.")
     return problems
 
 

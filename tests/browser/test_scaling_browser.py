@@ -53,3 +53,16 @@ def test_home_page_links_and_no_external_requests(open_page):
     watch.shot("home-then-scaling")
     assert page.locator("[data-testid='stException']").count() == 0
     assert watch.external == [], f"requests left localhost: {watch.external}"
+
+
+def test_presenter_mode_survives_page_links(open_page):
+    watch = open_page("/Scaling_laws?present=true")
+    page = watch.page
+    toggle = page.locator("label:has-text('Presenter mode') input")
+    assert toggle.is_checked()
+    watch.shot("scaling-presenter")
+    page.get_by_role("link", name="Home").first.click()
+    watch.wait_idle()
+    page.wait_for_selector("text=The stages of training", timeout=30_000)
+    assert page.locator("label:has-text('Presenter mode') input").is_checked()
+    assert "present=true" in page.url
