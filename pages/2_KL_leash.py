@@ -11,7 +11,6 @@ from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from pages.frame import InterviewAnswer, Page, Readout, cached_figures, preset_buttons
 from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
-from viz.style import plotly_config
 
 page = Page.setup(
     "KL leash: how far the optimal policy moves",
@@ -146,13 +145,6 @@ def _dpo_view(logp_w: float, logp_l: float, ref_w: float, ref_l: float, b: float
     return pair, dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=pair.both_fell)
 
 
-def _chart(fig: go.Figure, key: str, filename: str) -> None:
-    """A figure inside a tab (page.figure draws into the figure slot itself), presenter type included."""
-    if page.presenter:
-        fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
-    st.plotly_chart(fig, key=key, config=plotly_config(filename, page.image_format), width="stretch")
-
-
 def _metrics(items: list[Readout]) -> None:
     """A row of live numbers inside a tab, next to its own controls (page.readouts draws under all figures)."""
     for col, item in zip(st.columns(len(items)), items, strict=True):
@@ -170,7 +162,7 @@ with page.figure_area():
     tabs = st.tabs(["Beta sweep", "Reward hacking", "Theorem check", "DPO"], key="view", bind="query-params")
     with tabs[0]:
         if tabs[0].open:
-            _chart(_sweep_view(answers, beta), "sweep", "kl-leash-sweep")
+            page.chart(_sweep_view(answers, beta), "sweep", "kl-leash-sweep")
     with tabs[1]:
         sqrt_kl = st.toggle("√KL on the x-axis (Gao et al.'s distance)", key="sqrt", bind="query-params")
         if tabs[1].open:
@@ -183,7 +175,7 @@ with page.figure_area():
                     f"π* gives **{top}** (top proxy reward) 90% of its mass only once β < "
                     f"**{takeover.beta:.3g}**; the KL from π_ref is then **{takeover.kl:.2f} nats**."
                 )
-            _chart(hacking, "hacking", "kl-reward-hacking")
+            page.chart(hacking, "hacking", "kl-reward-hacking")
     with tabs[2]:
         c1, c2 = st.columns(2)
         mode = c1.segmented_control(
@@ -198,7 +190,7 @@ with page.figure_area():
         n = c2.slider("Random policies", 1_000, 100_000, 20_000, step=1_000, key="n", bind="query-params")
         if tabs[2].open:
             cloud, theorem = _theorem_view(answers, beta, mode, n)
-            _chart(theorem, "theorem", "kl-theorem-check")
+            page.chart(theorem, "theorem", "kl-theorem-check")
             st.caption(
                 f"{n:,} policies drawn with torch on {cloud.device}: softmax of Gumbel noise around the "
                 "uniform policy, π_ref and π*, at spreads from tiny to huge."
@@ -223,7 +215,7 @@ with page.figure_area():
         if tabs[3].open:
             pair, dpo = _dpo_view(*pair_in.values())
             with right:
-                _chart(dpo, "dpo", "dpo-loss")
+                page.chart(dpo, "dpo", "dpo-loss")
                 _metrics(
                     [
                         Readout("r̂_w", number(pair.reward_w), "implicit reward β·(log π_θ(y_w) − log π_ref(y_w))"),

@@ -256,3 +256,26 @@ def test_ten_answers_get_stacked_unrotated_tick_labels_and_dark_safe_colours():
     sweep_fig = kl_sweep_figure(s, 1.0)
     colours = {t.line.color for t in sweep_fig.data if t.line is not None and t.line.color}
     assert "#000000" not in colours and "black" not in colours
+
+
+@pytest.mark.parametrize("key", ["toy", "reward_hack", "k5"])
+def test_figures_assembled_without_validation_are_valid_plotly(key):
+    """The builders skip plotly's per-property validation (viz.style.figure_from_dict); rebuilding their output
+    with validation raises on any misspelt property."""
+    import plotly.graph_objects as go
+
+    p = LEASH_PRESETS[key]
+    s = _sweep(key)
+    cloud = random_policies(p.pi_ref, p.r, p.beta, n=500, device="cpu")
+    pair = dpo_loss(-10.0, -15.0, -12.0, -14.0, 0.1)
+    figures = [
+        kl_leash_figure(s, p.beta, p.answers),
+        kl_sweep_figure(s, p.beta, p.answers),
+        kl_hacking_figure(s, p.beta),
+        kl_hacking_figure(s, p.beta, sqrt_kl=True),
+        kl_theorem_figure(cloud, s, p.beta),
+        kl_theorem_figure(cloud, s, p.beta, mode="objective"),
+        dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=True),
+    ]
+    for fig in figures:
+        go.Figure(fig.to_dict())  # raises ValueError on an invalid property

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from viz.style import PALETTE, apply_style
+from viz.style import PALETTE, figure_from_dict, style_layout
 
 _LOG2 = math.log(2.0)
 
@@ -121,4 +121,4 @@ def dpo_figure(
         "uirevision": "dpo",
         "hovermode": "closest",
     }
-    return apply_style(go.Figure(data=data, layout=layout), height=height)
+    return figure_from_dict(data, style_layout(layout, height=height))

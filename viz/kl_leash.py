@@ -1,7 +1,9 @@
 """Figures of the KL leash page: pi_ref against pi*, the sweep over beta, reward hacking and the theorem check.
 
 Every builder takes what core computed (a :class:`core.kl_leash.LeashSweep`, a :class:`core.kl_leash.PolicyCloud`)
-and the page's current beta; none does more than pick, round and format numbers.
+and the page's current beta; none does more than pick, round and format numbers. Figures are assembled from plain
+dicts (:func:`viz.style.figure_from_dict`, no per-property validation: the bars' 121 slider steps made it the
+slowest part of a rerun); a test rebuilds each with validation.
 
 - :func:`kl_leash_figure`: faint blue bars pi_ref, solid orange bars pi*, and a plotly slider over the sweep's
   betas whose steps restyle the orange bars and rewrite the readouts in the browser (no server round trip).
@@ -21,7 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.kl_leash import LeashSweep, PolicyCloud
-from viz.style import PALETTE, apply_style
+from viz.style import PALETTE, figure_from_dict, style_layout
 
 _REF_OPACITY = 0.35  # the "faint" of the faint blue reference bars
 # colours that read on both the light and the dark theme (the text colour comes from the theme)
@@ -192,9 +194,8 @@ def kl_leash_figure(
         uirevision="kl-leash",
         hovermode="closest",
     )
-    fig = apply_style(go.Figure(data=data, layout=layout), height=height)
-    fig.update_layout(margin={"b": 40})
-    return fig
+    layout["margin"] = {"l": 60, "r": 20, "t": 60, "b": 40}
+    return figure_from_dict(data, style_layout(layout, height=height))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -344,10 +345,9 @@ def kl_sweep_figure(
         "uirevision": "kl-sweep",
         "hovermode": "x unified",
     }
-    fig = apply_style(go.Figure(data=data, layout=layout), height=height)
     # up to 10 answers plus the readouts: a legend column on the right reads better than rows on top
-    fig.update_layout(legend={"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"})
-    return fig
+    layout["legend"] = {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"}
+    return figure_from_dict(data, style_layout(layout, height=height))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -443,7 +443,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
         "uirevision": "kl-hacking",
         "hovermode": "closest",
     }
-    return apply_style(go.Figure(data=data, layout=layout), height=height)
+    return figure_from_dict(data, style_layout(layout, height=height))
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -592,10 +592,7 @@ def kl_theorem_figure(
         "uirevision": "kl-theorem",
         "hovermode": "closest",
     }
-    fig = apply_style(go.Figure(data=data, layout=layout), height=height)
     # the verdict is the title; the legend goes under the plot so that the two do not overlap
-    fig.update_layout(
-        margin={"t": 60, "b": 120},
-        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"},
-    )
-    return fig
+    layout["margin"] = {"l": 60, "r": 20, "t": 60, "b": 120}
+    layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"}
+    return figure_from_dict(data, style_layout(layout, height=height))
