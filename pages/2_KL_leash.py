@@ -295,5 +295,5 @@ page.mistakes(
         "rescaling the reward rescales the right β.",
     ]
 )
-page.download({"Beta sweep": pd.DataFrame(sweep.table(answers.names))}, "kl-leash")
+page.download({"Beta sweep": lambda: pd.DataFrame(sweep.table(answers.names))}, "kl-leash")  # built on click
 page.finish()
