@@ -146,7 +146,7 @@ page.readouts(
     ]
 )
 
-with page.figure_area():
+with page.views():
     st.plotly_chart(
         family,
         key="family",

@@ -154,7 +154,7 @@ def _metrics(items: list[Readout]) -> None:
 sweep, bars = _leash(answers, beta)
 page.figure(bars, key="bars", filename="kl-leash")
 
-with page.figure_area():
+with page.views():
     st.caption(
         "Drag β on the slider under the bars: plotly moves the orange bars and the panel in the browser. "
         "The views below and the readouts follow the β of the sidebar."

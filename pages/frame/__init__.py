@@ -3,7 +3,7 @@
 A page script reads its controls, calls core (through functions it caches), calls a viz builder, and hands
 the results to a :class:`Page`, which lays them out the same way on every page:
 
-    title and takeaway · equation · figure · live readouts · explanation · Quick check ·
+    title and takeaway · equation · figure · live readouts · more views · explanation · Quick check ·
     Say it in an interview · Common mistakes · CSV download
 
 In presenter mode (``?present=true``, for lectures and screen-sharing) the type is larger, the figure comes
@@ -124,9 +124,9 @@ class Page:
         st.markdown(f"**{self.takeaway}**")
         self._slots["notices"] = st.container()
         order = (
-            ("figure", "readouts", "equation", "explain", "checks", "data")
+            ("figure", "readouts", "views", "equation", "explain", "checks", "data")
             if self.presenter
-            else ("equation", "figure", "readouts", "explain", "checks", "data")
+            else ("equation", "figure", "readouts", "views", "explain", "checks", "data")
         )
         for name in order:
             self._slots[name] = st.container()
@@ -164,6 +164,12 @@ class Page:
         return st.plotly_chart(
             fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
         )
+
+    @contextmanager
+    def views(self) -> Iterator[None]:
+        """Write secondary views (more figures, tabs) below the main figure's readouts."""
+        with self._slots["views"]:
+            yield
 
     @contextmanager
     def figure_area(self) -> Iterator[None]:
