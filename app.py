@@ -78,11 +78,12 @@ STAGES = [
     ),
 ]
 
-header = st.columns([1.2, 2.2, 1.6, 1.8, 1.6])
+COLUMN_WIDTHS = [1.1, 2.1, 1.5, 1.7, 2.0]
+header = st.columns(COLUMN_WIDTHS)
 for col, name in zip(header, ["Stage", "Data", "Training signal", "What it adds", "Explore"], strict=True):
     col.markdown(f"**{name}**")
 for stage, data, signal, adds, pages in STAGES:
-    cols = st.columns([1.2, 2.2, 1.6, 1.8, 1.6])
+    cols = st.columns(COLUMN_WIDTHS)
     cols[0].markdown(f"**{stage}**")
     cols[1].markdown(data)
     cols[2].markdown(signal)
