@@ -1,0 +1,176 @@
+"""Benchmark of the evaluation page's core and figures: pass@k curves, the bias simulation, figure sizes.
+
+Run: /work/main/.venv/bin/python bench/bench_passk.py [--quick]
+Prints medians of several runs (time.perf_counter) and the device the simulation used. Targets from the issue:
+full curve at n = 100,000 under 50 ms on CPU; a page rerun under 100 ms; figure JSON <= 300 KB. The last table
+times the page itself (pages/5_Evaluation.py in Streamlit's AppTest) after a control change.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import numpy as np
+
+from core import evaluation as ev
+from core.device import device_summary, get_device
+from viz import pass_at_k as vz
+
+
+def median_ms(fn: Callable[[], object], repeats: int) -> float:
+    fn()  # warm-up (imports, caches)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1000 * statistics.median(times)
+
+
+def curve_figure(n: int, c: int, k: int):
+    ks = ev.display_k_grid(n, include=[k])
+    return vz.pass_at_k_figure(
+        ks,
+        ev.pass_at_k(n, c, ks),
+        ev.pass_at_k_plugin(n, c, ks),
+        n=n,
+        c=c,
+        k=k,
+        unbiased_at_k=ev.pass_at_k(n, c, k),
+        plugin_at_k=ev.pass_at_k_plugin(n, c, k),
+    )
+
+
+def hat_figure(n: int, c: int, k: int):
+    ks = ev.display_k_grid(n, include=[k])
+    return vz.pass_hat_k_figure(
+        ks,
+        ev.pass_at_k(n, c, ks),
+        ev.pass_hat_k(n, c, ks),
+        n=n,
+        c=c,
+        k=k,
+        pass_at_at_k=ev.pass_at_k(n, c, k),
+        pass_hat_at_k=ev.pass_hat_k(n, c, k),
+        pass_at_plugin=ev.pass_at_k_plugin(n, c, ks),
+        pass_hat_plugin=ev.pass_hat_k_plugin(n, c, ks),
+    )
+
+
+def sim_figure(sim: ev.EstimatorSimulation):
+    return vz.simulation_figure(
+        sim.edges,
+        sim.counts_unbiased,
+        sim.counts_plugin,
+        truth=sim.truth,
+        mean_unbiased=sim.mean_unbiased,
+        mean_plugin=sim.mean_plugin,
+        p=sim.p,
+        n=sim.n,
+        k=sim.k,
+        se_unbiased=sim.se_unbiased,
+        se_plugin=sim.se_plugin,
+    )
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    reps = 3 if quick else 7
+    n = 100_000
+    ks = np.arange(1, n + 1)
+    print(f"device: {device_summary()}")
+    print(f"numpy {np.__version__}, median of {reps} runs\n")
+
+    print("core, full curve over every k <= n in one call (target < 50 ms at n = 100,000):")
+    for c in (3, 1_000, 50_000):
+        ms = median_ms(lambda c=c: ev.pass_at_k(n, c, ks), reps)
+        ms_p = median_ms(lambda c=c: ev.pass_at_k_plugin(n, c, ks), reps)
+        ms_h = median_ms(lambda c=c: ev.pass_hat_k(n, c, ks), reps)
+        print(f"  n={n:,} c={c:>6,}: pass_at_k {ms:6.2f} ms, plug-in {ms_p:6.2f} ms, pass_hat_k {ms_h:6.2f} ms")
+    rng = np.random.default_rng(0)
+    n_arr = rng.integers(1_000, n + 1, size=100_000)
+    c_arr = rng.integers(0, 1_000, size=100_000)
+    ms = median_ms(lambda: ev.pass_at_k(n_arr, c_arr, 100), reps)
+    print(f"  general path, 100,000 different (n, c) at k=100: {ms:6.2f} ms")
+
+    print("\nrerun = core at the display grid + figure build (target <= 100 ms), and figure JSON size (<= 300 KB):")
+    for name, build, args in (
+        ("pass@k curves", curve_figure, (10, 3, 5)),
+        ("pass@k curves", curve_figure, (200, 20, 10)),
+        ("pass@k curves", curve_figure, (n, 3, 5_000)),
+        ("pass^k beside pass@k", hat_figure, (n, 99_000, 50)),
+    ):
+        ms = median_ms(lambda build=build, args=args: build(*args), reps)
+        size = len(build(*args).to_json())
+        print(f"  {name:22s} n={args[0]:>7,}: {ms:6.1f} ms, JSON {size / 1000:6.1f} KB")
+    comp = [ev.compare_models(0.71, 0.725, 1000), ev.compare_models(0.71, 0.725, 1000, only_a=15, only_b=30)]
+
+    def comparison():
+        return vz.comparison_figure(0.71, 0.725, comp[0].se_a, comp[0].se_b, comp)
+
+    ms = median_ms(comparison, reps)
+    print(f"  {'model comparison':22s}          : {ms:6.1f} ms, JSON {len(comparison().to_json()) / 1000:6.1f} KB")
+
+    print(f"\nbias simulation on {get_device()} (binomial draws and tallies in torch; 10^6 problems):")
+    sim_reps = 3 if quick else 5
+    for p, nn, k in ((0.3, 10, 5), (0.05, 200, 10), (0.001, n, 1_000)):
+        ms = median_ms(lambda p=p, nn=nn, k=k: ev.simulate_estimators(p, nn, k, 1_000_000), sim_reps)
+        sim = ev.simulate_estimators(p, nn, k, 1_000_000)
+        fig_ms = median_ms(lambda sim=sim: sim_figure(sim), reps)
+        size = len(sim_figure(sim).to_json())
+        print(
+            f"  p={p:<5g} n={nn:>7,} k={k:>5,}: {ms:7.1f} ms; figure {fig_ms:5.1f} ms, JSON {size / 1000:5.1f} KB; "
+            f"truth {sim.truth:.4f}, unbiased {sim.mean_unbiased:.4f} ± {sim.se_unbiased:.4f}, "
+            f"plug-in {sim.mean_plugin:.4f} ± {sim.se_plugin:.4f}"
+        )
+
+
+def page_reruns(reps: int) -> None:
+    """The page itself in AppTest: median time of ``at.run()`` after a control change (a new value each time, so
+    that the cache of core calls does not answer), and the JSON size of the figures the browser receives."""
+    import logging
+
+    from tests.apptest import open_page
+
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    page = "pages/5_Evaluation.py"
+    cases = (
+        ("Estimators, n = 10", {}, "k", [float(1 + i % 10) for i in range(reps + 1)]),
+        ("Estimators, n = 100,000", {"n": "100000", "c": "3"}, "k", [float(5_000 + i) for i in range(reps + 1)]),
+        (
+            "Bias simulation, 10^5 problems",
+            {"view": "Bias simulation"},
+            "seed",
+            [float(i + 1) for i in range(reps + 1)],
+        ),
+        (
+            "Model comparison, paired",
+            {"view": "Model comparison", "onlyA": "40", "onlyB": "55"},
+            "N",
+            [float(1_000 + i) for i in range(reps + 1)],
+        ),
+    )
+    print(f"\npage rerun in AppTest after a control change (target <= 100 ms), median of {reps}; figure JSON sent:")
+    for name, query, key, values in cases:
+        at = open_page(page, query)
+        at.number_input(key=key).set_value(values[0]).run()  # warm-up
+        times = []
+        for value in values[1:]:
+            at.number_input(key=key).set_value(value)
+            start = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - start)
+        assert not at.exception, [e.value for e in at.exception]
+        size = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+        print(f"  {name:32s}: {1000 * statistics.median(times):6.1f} ms, figure JSON {size / 1000:6.1f} KB")
+
+
+if __name__ == "__main__":
+    main()
+    page_reruns(7 if "--quick" not in sys.argv else 3)

@@ -1,0 +1,214 @@
+"""Evaluation: pass@k from n samples (unbiased vs plug-in), its bias by simulation, and "is model B better?"."""
+
+import time
+from dataclasses import asdict
+
+import pandas as pd
+import streamlit as st
+
+from core import evaluation as ev
+from pages.frame import InterviewAnswer, Page, Readout, cached, preset_buttons
+from viz import pass_at_k as vz
+
+page = Page.setup(
+    "pass@k and error bars",
+    "📏",
+    "Estimate pass@k with the unbiased formula, not by plugging c/n into 1 − (1 − p)^k (that is too low); and "
+    "before you call model B better, check that the difference is larger than its error bar.",
+    r"\widehat{\text{pass@}k} = 1 - \frac{\binom{n-c}{k}}{\binom{n}{k}},\quad "
+    r"\text{plug-in } 1 - \left(1 - \tfrac{c}{n}\right)^k,\quad "
+    r"\widehat{\text{pass}^k} = \frac{\binom{c}{k}}{\binom{n}{k}},\quad "
+    r"\mathrm{SE} = \sqrt{\hat p (1 - \hat p) / N}",
+)
+
+VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the URL's view= values
+PRESETS = {
+    "Worked example E": {"n": 10.0, "c": 3.0, "k": 5.0, "p": 0.3, "view": VIEWS[0]},
+    "Code benchmark": {"n": 200.0, "c": 20.0, "k": 10.0, "p": 0.05, "view": VIEWS[0]},
+    "Worked example D": {"accA": 71.0, "accB": 72.5, "N": 1000.0, "onlyA": None, "onlyB": None, "view": VIEWS[2]},
+    "D, paired": {"accA": 71.0, "accB": 72.5, "N": 1000.0, "onlyA": 40.0, "onlyB": 55.0, "view": VIEWS[2]},
+}
+HELP = {
+    "Worked example E": "n = 10 samples, c = 3 correct: pass@5 is 0.917, the plug-in says 0.832.",
+    "Code benchmark": "HumanEval style: 200 samples per problem, pass@10.",
+    "Worked example D": "71.0% vs 72.5% on the same 1,000 questions.",
+    "D, paired": "The same, with 40 questions only A got right and 55 only B got right.",
+}
+
+
+def count_input(label: str, lo: float, hi: float, default: float | None, key: str, **kw) -> float | None:
+    """A whole-number input bound to the URL (a float input: see the frame's notes on Streamlit's int inputs)."""
+    return st.number_input(label, lo, hi, default, step=1.0, format="%.0f", key=key, bind="query-params", **kw)
+
+
+with page.controls():
+    preset_buttons(PRESETS, HELP)
+    st.subheader("One problem")
+    n_in = count_input("n: samples drawn", 1.0, float(ev.N_MAX), 10.0, "n", help=f"1 to {ev.N_MAX:,}")
+    c_in = count_input("c: samples correct", 0.0, float(ev.N_MAX), 3.0, "c", help="0 to n")
+    k_in = count_input("k: attempts allowed", 1.0, float(ev.N_MAX), 5.0, "k", help="1 to n")
+    axis = st.segmented_control("k axis", ["auto", "linear", "log"], default="auto", key="axis", bind="query-params")
+    st.subheader("Bias simulation")
+    p_in = st.number_input(
+        "p: true chance one sample is correct", 0.0, 1.0, 0.3, step=0.01, format="%.3f", key="p", bind="query-params"
+    )
+    problems_in = count_input("Problems simulated", 1.0, 1e6, 1e5, "problems", help="each with n samples; up to 10⁶")
+    seed_in = count_input("Seed", 0.0, 1e9, 0.0, "seed")
+    st.subheader("Is model B better?")
+    a_in = st.number_input("Accuracy of A (%)", 0.0, 100.0, 71.0, 0.1, "%.1f", key="accA", bind="query-params")
+    b_in = st.number_input("Accuracy of B (%)", 0.0, 100.0, 72.5, 0.1, "%.1f", key="accB", bind="query-params")
+    N_in = count_input("N: questions (the same for both)", 1.0, 1e9, 1000.0, "N")
+    st.caption("Paired analysis (optional): per-question results")
+    only_a_in = count_input("Questions only A got right", 0.0, 1e9, None, "onlyA", placeholder="empty: independent")
+    only_b_in = count_input("Questions only B got right", 0.0, 1e9, None, "onlyB", placeholder="empty: independent")
+
+n, c, k, notes = ev.clamp_pass_at_k_inputs(n_in, c_in, k_in)
+p, _, _, problems, more = ev.clamp_simulation_inputs(p_in, n, k, problems_in)
+seed, seed_notes = ev.clamp_whole_number(seed_in, "seed", 0, 10**9, 0)
+acc_a, acc_b, N, only_a, only_b, cmp_notes = ev.clamp_comparison_inputs(
+    a_in, b_in, N_in, only_a_in, only_b_in, percent=True
+)
+for note in notes + more + seed_notes + cmp_notes:
+    page.notice(note, "info")
+log_x = {"auto": None, "linear": False, "log": True}.get(axis)
+
+
+@cached
+def simulate(p: float, n: int, k: int, problems: int, seed: int) -> ev.EstimatorSimulation:
+    """The bias simulation, with a progress bar once it has run for more than a second.
+
+    The bar is created in here, not outside: the cache replays what a cached function drew, and may only do so
+    for elements the function created itself.
+    """
+    bar, start = st.empty(), time.perf_counter()
+
+    def report(fraction: float) -> None:
+        if time.perf_counter() - start > 1.0:
+            bar.progress(fraction, text=f"Simulating {problems:,} problems of {n:,} samples… {fraction:.0%}")
+
+    sim = ev.simulate_estimators(p, n, k, problems, seed=seed, progress=report)
+    bar.empty()
+    return sim
+
+
+with page.figure_area():
+    tab_curves, tab_bias, tab_compare = st.tabs(VIEWS, key="view", bind="query-params")
+
+readouts, tables = [], {}
+if tab_curves.open:
+    r = cached(ev.pass_at_k_curves)(n, c, k)
+    with tab_curves:
+        for fig, key in zip(vz.curve_figures(r, log_x), ("pass-at-k", "pass-hat-k"), strict=True):
+            page.chart(fig, key, key)
+        if not r.every_k:  # the display grid is log-spaced: offer every k, built only when asked for
+            st.caption(f"The curves and the CSV below hold {r.ks.size:,} of the {n:,} values of k. Every k:")
+            st.download_button(
+                f"⬇️ pass@k at every k = 1…{n:,} (CSV, built on click)",
+                lambda n=n, c=c, k=k: pd.DataFrame(ev.pass_at_k_curves(n, c, k, every_k=True).columns()).to_csv(
+                    index=False
+                ),
+                file_name=f"evaluation-pass-at-k-n{n}-c{c}-every-k.csv",
+                mime="text/csv",
+                key="csv-every-k",
+            )
+    readouts = [
+        Readout(f"Unbiased pass@{k:,}", f"{r.unbiased_at_k:.4f}", "1 − C(n−c, k)/C(n, k)"),
+        Readout(f"Plug-in pass@{k:,}", f"{r.plugin_at_k:.4f}", "1 − (1 − c/n)^k, too low on average"),
+        Readout("Gap (unbiased − plug-in)", f"{r.gap:.4f}"),
+        Readout(
+            f"pass^{k:,}: all {k:,} correct", f"{r.hat_at_k:.4f}", f"C(c, k)/C(n, k); plug-in {r.hat_plugin_at_k:.4f}"
+        ),
+    ]
+    tables = {"pass@k": pd.DataFrame(r.columns())}
+
+if tab_bias.open:
+    with tab_bias:
+        sim = simulate(p, n, k, problems, seed)
+        page.chart(vz.simulation_figure_of(sim), "bias", "pass-at-k-bias")
+        st.caption(f"{problems:,} problems of {n:,} samples drawn on {sim.device} in {sim.seconds:.2f} s, seed {seed}.")
+    readouts = [
+        Readout(f"Truth 1 − (1 − p)^{k:,}", f"{sim.truth:.4f}", f"p = {p:g}"),
+        Readout(
+            f"Unbiased mean ± {vz.spread(sim.se_unbiased)}", f"{sim.mean_unbiased:.4f}", "on the truth, up to noise"
+        ),
+        Readout(f"Plug-in mean ± {vz.spread(sim.se_plugin)}", f"{sim.mean_plugin:.4f}", "below the truth (Jensen)"),
+        Readout("Plug-in bias", f"{sim.bias_plugin:+.4f}", f"exact: {sim.bias_plugin_exact:+.4f}"),
+    ]
+    tables = {"Simulation": pd.DataFrame(sim.columns())}
+
+if tab_compare.open:
+    comps = [cached(ev.compare_models)(acc_a, acc_b, N)]
+    if only_a is not None:
+        comps.append(cached(ev.compare_models)(acc_a, acc_b, N, only_a=only_a, only_b=only_b))
+    with tab_compare:
+        page.chart(vz.comparison_figure_of(comps), "compare", "a-vs-b")
+        for comp in comps:
+            (st.success if comp.significant else st.info)(f"**{comp.method.capitalize()}.** {comp.verdict}")
+    readouts = [
+        Readout("SE of A", f"{100 * comps[0].se_a:.1f} points", "√(acc (1 − acc) / N)"),
+        Readout("SE of B", f"{100 * comps[0].se_b:.1f} points"),
+    ] + [
+        Readout(
+            f"B − A, {m.method}",
+            f"{100 * m.difference:+.1f} ± {100 * m.half_width:.1f}",
+            f"points; p = {m.p_value:.3f}",
+        )
+        for m in comps
+    ]
+    tables = {"Comparison": pd.DataFrame([asdict(m) for m in comps])}
+
+page.readouts(readouts)
+
+with page.explain():
+    st.markdown(
+        """
+**Estimators.** Draw n samples for one problem and count the c correct ones. The blue curve is the chance that
+k of those n, picked at random without replacement, contain a correct one: its average over the draws is
+exactly pass@k = 1 − (1 − p)^k. The orange curve plugs the estimate c/n into that formula instead; the curve
+1 − (1 − x)^k bends downwards (concave), so by Jensen's inequality it comes out too low on average. Both agree at
+k = 1, and at k = n the blue one reaches 1 as soon as one sample is correct. The second figure sets pass^k, the
+chance that *all* k attempts succeed, against pass@k: the shaded band is where an agent looks capable but is
+not dependable.
+
+**Bias simulation.** With a known p, many problems of n samples each are drawn; each gets both estimates. The
+blue histogram's mean sits on the truth, the orange one's below it; the gap shrinks as n grows.
+
+**Is model B better?** An accuracy on N questions has a standard error √(p(1 − p)/N). Treating the two
+scores as independent, the errors add in quadrature; when you know how many questions only A or only B got
+right, the paired analysis cancels question difficulty and gives a tighter interval.
+"""
+    )
+
+page.quick_check(
+    "A model scores **70%** on a benchmark of **1,000** independent questions. What is the standard error of "
+    "this accuracy, in percentage points?",
+    "√(0.7 · 0.3 / 1000) ≈ 0.0145, so about **1.4 points**; a 95% interval is roughly ±2.8 points. (Set A to "
+    "70% and N to 1,000 in the comparison tab.)",
+)
+page.interview(
+    "“What does pass@k measure, and why not estimate it as 1 − (1 − c/n)^k?”",
+    InterviewAnswer(
+        sentence="pass@k is the chance that at least one of k attempts solves the problem; from n ≥ k samples with "
+        "c correct, the fraction of k-subsets that contain a correct sample estimates it without bias.",
+        equation=r"\widehat{\text{pass@}k} = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}",
+        number="n = 10, c = 3: pass@5 is 1 − 21/252 = 0.917, while the plug-in 1 − 0.7⁵ gives 0.832.",
+        trade_off="The plug-in is biased low because 1 − (1 − x)^k is concave (Jensen). The unbiased form needs n "
+        "samples per problem (Codex drew 200 for k up to 100), and a high pass@k says nothing about reliability: "
+        "for agents, report pass^k too.",
+    ),
+)
+page.mistakes(
+    [
+        "Plugging c/n into 1 − (1 − p)^k: it underestimates pass@k, most at middle k and small n.",
+        "Drawing only k samples per problem: with n = k the estimate is 0 or 1 per problem and very noisy; draw "
+        "n well above k.",
+        "Reading pass@k at large k as reliability: an agent that must succeed every time is measured by pass^k, "
+        "which falls as k grows.",
+        "Announcing a win smaller than its error bar: 71.0% vs 72.5% on 1,000 questions is 1.5 ± 3.9 points, "
+        "no evidence either way.",
+        "Treating scores on the same questions as independent when per-question results exist: the paired "
+        "analysis is tighter, and you should report its interval.",
+    ]
+)
+page.download(tables, "evaluation")
+page.finish()

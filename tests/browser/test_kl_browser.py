@@ -1,0 +1,56 @@
+"""In a real browser: the KL leash page opened by a deep link as a fresh server's first request, and beta dragged
+on plotly's slider under the bars, the orange bars and the readout panel changing while the button is down."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+DEEP_LINK = (
+    "/KL_leash?K=4&pi_ref=0.3%2C0.4%2C0.299%2C0.001&r=1%2C0.5%2C0%2C2&r_true=1%2C0.5%2C0%2C-1"
+    "&names=helpful%2Cfine%2Cpoor%2Cexploit&beta=0.5&view=Reward%20hacking"
+)
+
+
+def _panel(page) -> str:
+    """The readout panel of the bars figure (its first annotation)."""
+    return page.locator("div.stPlotlyChart").first.locator("g.annotation-text-g").first.text_content()
+
+
+def _bar_heights(page) -> list[float]:
+    """Pixel heights of the orange bars (the second bar trace of the first figure)."""
+    bars = page.locator("div.stPlotlyChart").first.locator("g.trace.bars").nth(1).locator("path")
+    return [round(b.bounding_box()["height"], 1) for b in bars.all()]
+
+
+def test_deep_link_first_request_and_drag_beta(open_page):
+    watch = open_page(DEEP_LINK)
+    page = watch.page
+    assert "KL leash" in page.title()
+    page.wait_for_selector("g.slider-container", timeout=30_000)
+    before, heights_before = _panel(page), _bar_heights(page)
+    assert "β = 0.5" in before and "E[r] − β·KL = 0.648" in before and "β·log Z = 0.648" in before, before
+    assert "true E" in before  # the reward-hack link carries a true reward
+    assert page.get_by_text("6.00 nats").count() >= 1  # the takeover caption of the open reward-hacking tab
+
+    grip = page.locator("g.slider-container rect.slider-grip-rect").first
+    rail = page.locator("g.slider-container rect.slider-rail-rect").first
+    grip.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    g, r = grip.bounding_box(), rail.bounding_box()
+    y = g["y"] + g["height"] / 2
+    page.mouse.move(g["x"] + g["width"] / 2, y)
+    page.mouse.down()
+    seen = []
+    for frac in (0.4, 0.3, 0.2):  # towards small beta: the leash shortens, the exploit takes over
+        page.mouse.move(r["x"] + r["width"] * frac, y, steps=4)
+        page.wait_for_timeout(120)
+        seen.append((_panel(page), _bar_heights(page)))
+    page.mouse.up()
+    panels = [p for p, _ in seen]
+    assert all(p != before for p in panels) and len(set(panels)) == 3, panels  # it moved at every step
+    assert seen[-1][1] != heights_before and seen[-1][1][3] > heights_before[3]  # the exploit's bar grew
+    watch.shot("kl-leash-after-drag")
+
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert watch.external == [], f"requests left localhost: {watch.external}"
+    assert watch.errors == []

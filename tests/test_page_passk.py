@@ -1,0 +1,277 @@
+"""The evaluation page in AppTest: worked examples D and E, every control moves its figure, links reproduce the
+view, bad links and out-of-range values fall back or are clamped with a message."""
+
+import math
+
+import numpy as np
+import pytest
+
+from core import evaluation as ev
+from tests.apptest import decode, figures, metrics, no_exception, open_page, trace
+
+PAGE = "pages/5_Evaluation.py"
+ESTIMATORS, BIAS, COMPARE = "Estimators", "Bias simulation", "Model comparison"
+
+
+def _data(at) -> list:
+    """The meaningful data of the open view's figures: every trace's x and y, and the annotation texts."""
+    out = []
+    for fig in figures(at):
+        for tr in fig["data"]:
+            out += [decode(tr.get(axis, [])).tolist() for axis in ("x", "y")]
+            out += [decode(tr.get("error_x", {}).get(part, [])).tolist() for part in ("array", "arrayminus")]
+        out += [a["text"] for a in fig["layout"].get("annotations", [])]
+    return out
+
+
+def _notes(at) -> list[str]:
+    """The page's info notices (clamped values), without the comparison's verdicts (which start in bold)."""
+    return [i.value for i in at.info if not i.value.startswith("**")]
+
+
+def _simulated_means(m: dict[str, str]) -> list[tuple[str, str]]:
+    """(label, value) of the unbiased and the plug-in mean readouts, whose labels carry the SE."""
+    return [next((k, v) for k, v in m.items() if k.startswith(name)) for name in ("Unbiased mean ±", "Plug-in mean ±")]
+
+
+def _view(view: str, query: dict | None = None):
+    return open_page(PAGE, {"view": view, **(query or {})})
+
+
+@pytest.fixture(scope="module")
+def default():
+    at = open_page(PAGE)
+    assert no_exception(at)
+    return at
+
+
+def test_default_is_worked_example_e(default):
+    m = metrics(default)
+    assert round(float(m["Unbiased pass@5"]), 3) == 0.917  # 1 - 21/252
+    assert round(float(m["Plug-in pass@5"]), 3) == 0.832  # 1 - 0.7^5
+    assert m["Gap (unbiased − plug-in)"] == "0.0847"
+    assert m["pass^5: all 5 correct"] == "0.0000"  # only 3 correct: 5 can never all be right
+    assert default.warning.len == 0 and default.info.len == 0
+    curves, hat = figures(default)
+    unbiased, plugin = trace(curves, "unbiased"), trace(curves, "plug-in")
+    assert decode(unbiased["x"]).tolist() == list(range(1, 11))
+    u, g = decode(unbiased["y"]), decode(plugin["y"])
+    assert u[0] == pytest.approx(0.3) and g[0] == pytest.approx(0.3)  # they agree at k = 1
+    assert u[-1] == 1.0 and np.all(u >= g - 1e-12)  # at k = n the unbiased one is 1 (c >= 1)
+    assert "unbiased 0.917" in curves["layout"]["annotations"][0]["text"]
+    assert decode(trace(hat, "pass^k: all")["y"])[:4] == pytest.approx([0.3, 1 / 15, 1 / 120, 0.0])
+
+
+def test_home_page_links_the_evaluation_page():
+    at = open_page(None)
+    assert no_exception(at)
+    assert any("pass@k" in str(link.proto.label) for link in at.get("page_link"))
+
+
+@pytest.mark.parametrize(
+    ("view", "key", "value"),
+    [
+        (ESTIMATORS, "n", 40.0),
+        (ESTIMATORS, "c", 7.0),
+        (ESTIMATORS, "k", 2.0),
+        (BIAS, "p", 0.1),
+        (BIAS, "problems", 5000.0),
+        (BIAS, "seed", 3.0),
+        (BIAS, "n", 50.0),
+        (COMPARE, "accA", 65.0),
+        (COMPARE, "accB", 80.0),
+        (COMPARE, "N", 250.0),
+    ],
+)
+def test_each_control_changes_its_figure(view, key, value):
+    at = _view(view)
+    before = _data(at)
+    at.number_input(key=key).set_value(value).run()
+    assert no_exception(at) and _notes(at) == []
+    assert _data(at) != before
+
+
+def test_axis_control_switches_the_k_axis():
+    at = open_page(PAGE, {"n": "1000", "c": "30", "k": "100"})
+    assert all(f["layout"]["xaxis"]["type"] == "log" for f in figures(at))  # auto: log for n > 100
+    at.segmented_control(key="axis").set_value("linear").run()
+    assert all(f["layout"]["xaxis"].get("type", "linear") == "linear" for f in figures(at))
+    at = open_page(PAGE, {"axis": "log"})
+    assert figures(at)[0]["layout"]["xaxis"]["type"] == "log"
+
+
+def test_paired_counts_add_the_paired_interval():
+    at = _view(COMPARE)
+    assert len([t for t in figures(at)[0]["data"] if t["marker"].get("symbol") == "diamond"]) == 1
+    at.number_input(key="onlyA").set_value(40.0)
+    at.number_input(key="onlyB").set_value(55.0)
+    at.run()
+    diamonds = [t for t in figures(at)[0]["data"] if t["marker"].get("symbol") == "diamond"]
+    assert [t["y"][0] for t in diamonds] == ["independent", "paired"]
+    assert metrics(at)["B − A, paired"] == "+1.5 ± 1.9"
+
+
+@pytest.mark.parametrize(
+    ("view", "query"),
+    [
+        (ESTIMATORS, {"n": "300", "c": "45", "k": "17", "axis": "linear"}),
+        (BIAS, {"n": "30", "k": "4", "p": "0.125", "problems": "20000", "seed": "7"}),
+        (COMPARE, {"accA": "60.5", "accB": "64.0", "N": "2000", "onlyA": "100", "onlyB": "170"}),
+    ],
+)
+def test_link_with_every_parameter_reproduces_the_view(view, query):
+    linked = _view(view, {**query, "present": "true"})
+    assert no_exception(linked) and linked.warning.len == 0 and _notes(linked) == []
+    clicked = open_page(PAGE)
+    clicked.session_state["view"] = view
+    for key, raw in query.items():
+        if key == "axis":
+            clicked.segmented_control(key=key).set_value(raw)
+        else:
+            clicked.number_input(key=key).set_value(float(raw))
+    clicked.toggle(key="present").set_value(True)
+    clicked.run()
+    assert _data(linked) == _data(clicked)
+    assert metrics(linked) == metrics(clicked)
+
+
+BAD = ["abc", "nan", "NaN", "inf", "-inf", "1e400", "-5", "0", ""]
+
+
+@pytest.mark.parametrize("view", [ESTIMATORS, BIAS, COMPARE])
+@pytest.mark.parametrize("bad", BAD)
+def test_bad_link_values_fall_back_to_defaults_with_a_message(view, bad):
+    keys = ["n", "k", "problems", "N", "axis"] + (["c", "p", "seed", "accA", "accB", "onlyA", "onlyB"] * (bad != "0"))
+    at = _view(view, dict.fromkeys(keys, bad))
+    assert no_exception(at)
+    assert metrics(at) == metrics(_view(view))
+    assert not any("nan" in v.lower() for v in metrics(at).values())
+    if bad:  # an empty value is no request at all
+        assert any("not a valid value" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize(
+    ("query", "note", "shown"),
+    [
+        ({"n": "10", "c": "20", "k": "5"}, "c=20 must lie between 0 and n", {"Unbiased pass@5": "1.0000"}),
+        ({"n": "10", "c": "3", "k": "50"}, "k=50 must lie between 1 and n", {"Unbiased pass@10": "1.0000"}),
+        ({"n": "10.4", "c": "3", "k": "5"}, "rounded to 10", {"Unbiased pass@5": "0.9167"}),
+        ({"n": "10", "c": "3", "k": "2.6"}, "rounded to 3", {"Unbiased pass@3": "0.7083"}),
+    ],
+)
+def test_out_of_range_values_are_clamped_with_a_note(query, note, shown):
+    at = open_page(PAGE, query)
+    assert no_exception(at) and at.warning.len == 0
+    assert any(note in text for text in _notes(at))
+    for label, value in shown.items():
+        assert metrics(at)[label] == value
+
+
+def test_paired_counts_that_do_not_fit_are_corrected_with_a_note():
+    at = _view(COMPARE, {"onlyA": "40", "onlyB": "50"})  # B - A = 15 questions, so only B must be 55
+    assert no_exception(at)
+    assert any("only B right=50 does not fit" in text for text in _notes(at))
+    assert metrics(at)["B − A, paired"] == "+1.5 ± 1.9"
+    at = _view(COMPARE, {"onlyA": "40"})
+    assert any("needs both counts" in text for text in _notes(at)) and "B − A, paired" not in metrics(at)
+
+
+def test_preset_worked_example_e():
+    at = open_page(PAGE, {"n": "200", "c": "1", "k": "100"})
+    at.button(key="preset-Worked example E").click().run()
+    m = metrics(at)
+    assert m["Unbiased pass@5"] == f"{1 - 21 / 252:.4f}" and m["Plug-in pass@5"] == f"{1 - 0.7**5:.4f}"
+
+
+def test_preset_code_benchmark_and_its_simulation():
+    at = _view(COMPARE)
+    at.button(key="preset-Code benchmark").click().run()
+    assert at.session_state["view"] == ESTIMATORS
+    m = metrics(at)
+    assert m["Unbiased pass@10"] == f"{ev.pass_at_k(200, 20, 10):.4f}"
+    assert m["Plug-in pass@10"] == f"{1 - 0.9**10:.4f}"
+    assert "all 200 values of k" in figures(at)[0]["layout"]["xaxis"]["title"]["text"]
+    at.session_state["view"] = BIAS
+    at.run()
+    m = metrics(at)
+    assert m["Truth 1 − (1 − p)^10"] == f"{1 - 0.95**10:.4f}" == "0.4013"
+    (label, value), (_, plug_value) = _simulated_means(m)
+    mean, se = float(value), float(label.split(" ± ")[1])
+    assert abs(mean - 0.4013) < 3 * se + 5e-5  # unbiased: on the truth up to noise (and rounding)
+    plug_mean = float(plug_value)
+    assert plug_mean < 0.4013 - 3 * se  # the plug-in sits clearly below
+
+
+@pytest.mark.parametrize(
+    ("preset", "expected"),
+    [
+        ("Worked example D", {"SE of A": "1.4 points", "SE of B": "1.4 points", "B − A, independent": "+1.5 ± 3.9"}),
+        ("D, paired", {"B − A, independent": "+1.5 ± 3.9", "B − A, paired": "+1.5 ± 1.9"}),
+    ],
+)
+def test_presets_worked_example_d(preset, expected):
+    at = open_page(PAGE, {"accA": "50", "onlyA": "3", "onlyB": "9"})
+    at.button(key=f"preset-{preset}").click().run()
+    assert no_exception(at) and at.session_state["view"] == COMPARE
+    m = metrics(at)
+    for label, value in expected.items():
+        assert m[label] == value
+    assert ("B − A, paired" in m) == (preset == "D, paired")
+    verdicts = [i.value for i in at.info if i.value.startswith("**")]
+    assert (
+        _notes(at) == []
+        and len(verdicts) == 1 + (preset == "D, paired")
+        and all("not significant" in v for v in verdicts)
+    )  # the lesson: not significant
+
+
+def test_significant_difference_is_called_so():
+    at = _view(COMPARE, {"accA": "70", "accB": "75", "N": "5000"})
+    assert any("significant, B is better" in s.value for s in at.success)
+
+
+def test_quick_check_answer_matches_the_page():
+    at = _view(COMPARE, {"accA": "70", "N": "1000"})
+    assert metrics(at)["SE of A"] == "1.4 points"
+    answer = next(e for e in at.expander if e.label == "Reveal the answer")
+    assert "1.4 points" in answer.markdown[0].value
+
+
+def test_large_n_is_exact_fast_and_small():
+    at = open_page(PAGE, {"n": "100000", "c": "3", "k": "5000"})
+    assert no_exception(at)
+    assert metrics(at)["Unbiased pass@5,000"] == f"{ev.pass_at_k(100_000, 3, 5000):.4f}"
+    size = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+    assert size <= 300_000, size  # both figures together
+    assert "of 100,000 values of k (log-spaced)" in figures(at)[0]["layout"]["xaxis"]["title"]["text"]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert any("every k = 1…100,000" in label for label in labels)
+    assert any(label.startswith("⬇️ pass@k (CSV)") for label in labels)
+
+
+def test_simulation_view_shows_a_histogram_per_estimator():
+    at = _view(BIAS)
+    (fig,) = figures(at)
+    shares = [decode(t["y"]) for t in fig["data"] if t["type"] == "bar"]
+    assert len(shares) == 2 and all(math.isclose(s.sum(), 1.0) for s in shares)
+    assert metrics(at)["Truth 1 − (1 − p)^5"] == "0.8319"
+    assert "100,000 problems" in " ".join(c.value for c in at.caption)
+    assert at.get("progress") == []  # a fast run shows no progress bar (and a slow one removes it)
+
+
+def test_presenter_mode_folds_the_equation():
+    at = open_page(PAGE, {"present": "true"})
+    assert no_exception(at)
+    assert any(e.label == "The equation" for e in at.expander)
+    assert figures(at)[0]["layout"]["font"]["size"] == 20
+
+
+def test_answers_are_hidden_until_revealed(default):
+    labels = [e.label for e in default.expander]
+    assert "Reveal the answer" in labels and "Reveal a 60-90 second answer" in labels
+
+
+@pytest.mark.parametrize(("view", "name"), [(ESTIMATORS, "pass@k"), (BIAS, "Simulation"), (COMPARE, "Comparison")])
+def test_csv_download_per_view(view, name):
+    at = _view(view)
+    assert [b.proto.label for b in at.get("download_button")] == [f"⬇️ {name} (CSV)"]
