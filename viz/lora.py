@@ -60,6 +60,11 @@ def _percent(x: float) -> str:
     return f"{p:.{digits}f}%"
 
 
+def percent(x: float) -> str:
+    """A share as a percentage for readouts, with enough digits to be non-zero when x is: 0.0012 -> '0.12%'."""
+    return _percent(x)
+
+
 def _readout_text(curves: RankCurves, r: int) -> str:
     ro = curves.readout(int(r))
     return (
@@ -612,4 +617,5 @@ __all__ = [
     "lora_heatmaps_figure",
     "lora_memory_figure",
     "lora_training_figure",
+    "percent",
 ]

@@ -1,0 +1,317 @@
+"""LoRA: the best rank-r approximation of an update, what adapters cost at model scale, and the init traps."""
+
+import hashlib
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import lora as L
+from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, preset_buttons
+from viz import format as fmt
+from viz import lora as V
+
+page = Page.setup(
+    "LoRA: a low-rank correction",
+    "🧩",
+    "LoRA bets that the update a fine-tune needs has low rank: r(d + k) trainable numbers instead of dk. When the "
+    "singular values of ΔW fall fast, a small r captures almost all of it, and the memory saved is the gradients "
+    "and Adam states of the frozen base.",
+    r"h = W_0 x + s\,BAx,\quad s = \frac{\alpha}{r},\quad B \in \mathbb{R}^{d\times r},\ A \in \mathbb{R}^{r\times k};"
+    r"\quad \frac{\|\Delta W - \Delta W_r\|_F}{\|\Delta W\|_F} = \sqrt{\frac{\sum_{i>r}\sigma_i^2}{\sum_i \sigma_i^2}}"
+    r";\quad \frac{\partial L}{\partial B} = s\,g\,u^\top,\ \frac{\partial L}{\partial A} = s\,B^\top g\,x^\top",
+)
+
+VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the URL's view=
+MODELS = list(L.MODEL_PRESETS)
+GPU_GB = 80.0
+PRESETS = {
+    "Worked example F": {
+        "view": VIEWS[1],
+        "model": L.LLAMA2_7B.name,
+        "mats": ["q", "k", "v", "o"],
+        "r": 8.0,
+        "alpha": 16.0,
+        "base": "bf16",
+        "rs": False,
+        "gpu": 80.0,
+    },
+    "QLoRA: 65B on one 48 GB GPU": {
+        "view": VIEWS[1],
+        "model": L.LLAMA_65B.name,
+        "mats": list(L.ADAPTABLE),
+        "r": 64.0,
+        "alpha": 16.0,
+        "base": "nf4",
+        "rs": False,
+        "gpu": 48.0,
+    },
+    "Fast decay: r = 8 is plenty": {"view": VIEWS[0], "profile": "exponential", "d": 256, "k": 256, "r": 8.0},
+    "Flat spectrum: no free lunch": {"view": VIEWS[0], "profile": "flat", "d": 256, "k": 256, "r": 8.0},
+    "Initialisation traps": {"view": VIEWS[2], "r": 8.0, "alpha": 16.0, "rs": False},
+}
+HELP = {
+    "Worked example F": "Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable (0.12%), 134 MB of states.",
+    "QLoRA: 65B on one 48 GB GPU": "4-bit base, r = 64 adapters on every linear layer.",
+}
+TRAIN = L.TrainConfig()  # the demo's layer size, data and steps; r, alpha, rsLoRA and seed come from the controls
+
+
+def read_upload(name: str, data: bytes) -> tuple[np.ndarray | None, str | None]:
+    """(matrix, None) for a good upload, (None, message) for a bad one; never raises."""
+    try:
+        return L.load_matrix(data, name), None
+    except ValueError as err:
+        return None, f"The upload `{name}` was not used: {err}. Showing the generated matrix instead."
+
+
+@cached_figures  # cache_resource: the SVD of a 4096 x 4096 upload is not copied on every rerun (read-only)
+def analyse(source: tuple, _upload: np.ndarray | None = None) -> tuple[L.SVD, L.RankCurves]:
+    """One SVD per matrix; ``source`` names it (generator settings, or the upload's name and digest)."""
+    if _upload is None:
+        _, d, k, profile, seed, basis = source
+        delta_w = L.make_target(d, k, profile, seed, basis=basis)
+    else:
+        delta_w = _upload
+    s = L.svd(delta_w)
+    return s, L.rank_curves(s)
+
+
+@cached_figures
+def rank_figures(source: tuple, r: int, log_r: bool, presenter: bool, _svd: L.SVD, _curves: L.RankCurves) -> tuple:
+    frames = L.display_frames(_svd, L.slider_ranks(_svd.m, 16, include=[r]))
+    height = 560 if presenter else 470
+    return V.lora_heatmaps_figure(frames, _curves, r, height=height), V.lora_curves_figure(_curves, r, log_r=log_r)
+
+
+@cached
+def train(config: L.TrainConfig) -> dict[str, L.TrainResult]:
+    """The three initialisations, with a progress bar once training has run for more than a second (the bar is
+    created in here so that the cache may replay it)."""
+    bar, start = st.empty(), time.perf_counter()
+
+    def report(fraction: float) -> None:
+        if time.perf_counter() - start > 1.0:
+            bar.progress(fraction, text=f"Training three LoRA layers… {fraction:.0%}")
+
+    runs = L.train_all_inits(config, progress=report)
+    bar.empty()
+    return runs
+
+
+with page.controls():
+    preset_buttons(PRESETS, HELP)
+    r_in = st.number_input("r: rank budget", 0.0, 4096.0, 8.0, 1.0, "%.0f", key="r", bind="query-params")
+    st.subheader("The target update ΔW")
+    d = st.slider("d: rows (outputs)", 16, 1024, 64, key="d", bind="query-params")
+    k = st.slider("k: columns (inputs)", 16, 1024, 64, key="k", bind="query-params")
+    profile = st.selectbox("Singular values", L.PROFILES, key="profile", bind="query-params")
+    st.caption(L.PROFILE_LABELS[profile])
+    seed_in = st.number_input("Seed", 0.0, 1e9, 0.0, 1.0, "%.0f", key="seed", bind="query-params")
+    smooth = st.toggle("Smooth basis (image-like)", key="smooth", bind="query-params")
+    log_r = st.toggle("Log r axis", key="logr", bind="query-params")
+    upload = st.file_uploader("…or upload ΔW (.npy or .csv, up to 4096 × 4096)", ["npy", "csv", "txt"], key="upload")
+    st.subheader("At model scale")
+    model = st.selectbox("Model shape", MODELS, key="model", bind="query-params")
+    mats = st.pills(
+        "Adapted matrices",
+        L.ADAPTABLE,
+        selection_mode="multi",
+        default=["q", "k", "v", "o"],
+        key="mats",
+        bind="query-params",
+    )
+    alpha = st.number_input("α (scale s = α/r)", 0.01, 1e4, 16.0, 1.0, key="alpha", bind="query-params")
+    rslora = st.toggle("rsLoRA: s = α/√r", key="rs", bind="query-params")
+    base = st.segmented_control(
+        "Frozen base format", list(L.BASE_BYTES), default="bf16", key="base", bind="query-params"
+    )
+    gpu_gb = st.number_input("GPU memory line (GB)", 1.0, 1e4, GPU_GB, 8.0, "%.0f", key="gpu", bind="query-params")
+
+seed, notes = L.clamp_whole(seed_in, "seed", 0, 10**9, 0)
+delta_upload, source = None, ("generated", d, k, profile, seed, "smooth" if smooth else "random")
+if upload is not None:
+    data = upload.getvalue()
+    delta_upload, problem = read_upload(upload.name, data)
+    if problem:
+        page.notice(problem)
+    else:
+        source = ("upload", upload.name, hashlib.sha256(data).hexdigest())
+        page.notice(
+            f"Using the uploaded matrix `{upload.name}` ({delta_upload.shape[0]} × {delta_upload.shape[1]}); d, k, "
+            "profile and seed are ignored. Uploads are not part of the link: a shared link shows the generated "
+            "matrix.",
+            "info",
+        )
+        st.sidebar.caption("🔗 The link below does not carry the upload.")
+base = base or "bf16"
+mats = list(mats or [])
+
+with page.figure_area():
+    tab_rank, tab_cost, tab_init = st.tabs(VIEWS, key="view", bind="query-params")
+
+readouts, tables = [], {}
+if tab_rank.open:
+    svd_result, curves = analyse(source, delta_upload)
+    r, more = L.clamp_whole(r_in, "r", 0, curves.m, 8 if curves.m >= 8 else curves.m)
+    notes += more
+    heat, curve_fig = rank_figures(source, r, log_r, page.presenter, svd_result, curves)
+    with tab_rank:
+        page.chart(heat, "heatmaps", "lora-rank-r")
+        st.caption(
+            "Drag the slider under the heatmaps: BA, the residual and the readout line change in the browser, "
+            "without a round trip. "
+            + (
+                f"The {svd_result.d} × {svd_result.k} matrices are shown as block averages."
+                if max(svd_result.d, svd_result.k) > L.DISPLAY_SIDE
+                else "Every entry is shown."
+            )
+        )
+        page.chart(curve_fig, "curves", "lora-rank-curves")
+    ro = curves.readout(r)
+    readouts = [
+        Readout("Relative error ‖ΔW − BA‖F / ‖ΔW‖F", V.percent(ro.rel_frobenius), "√(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
+        Readout("Energy captured", V.percent(ro.energy), "Σ_{i≤r} σᵢ² / Σ σᵢ²"),
+        Readout("Trainable r(d + k)", f"{ro.params:,}", f"against dk = {ro.params_full:,}"),
+        Readout("Share of dk", V.percent(ro.share)),
+        Readout(
+            "SVD (once per matrix)",
+            f"{1e3 * svd_result.seconds:,.0f} ms",
+            f"torch.linalg.svd on {svd_result.device}; moving r reuses it",
+        ),
+    ]
+    tables = {
+        "Rank curves": pd.DataFrame(
+            {
+                "r": curves.r,
+                "rel_frobenius": curves.rel_frobenius,
+                "rel_spectral": curves.rel_spectral,
+                "energy": curves.energy,
+                "trainable": curves.params,
+                "full_dk": curves.params_full,
+            }
+        ),
+        "Singular values": pd.DataFrame({"i": np.arange(1, curves.m + 1), "sigma": curves.sigma}),
+    }
+
+if tab_cost.open:
+    r, more = L.clamp_whole(r_in, "r", 1, 4096, 8)
+    notes += more
+    if not mats:
+        notes.append("Choose at least one matrix to adapt; showing q, k, v, o.")
+        mats = ["q", "k", "v", "o"]
+    mem = cached(L.lora_memory)(L.MODEL_PRESETS[model], tuple(mats), r, alpha=alpha, rslora=rslora, base_format=base)
+    notes += list(mem.notes)
+    label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
+    with tab_cost:
+        page.chart(V.lora_memory_figure({label: mem}, gpu_gb=gpu_gb), "memory", "lora-memory")
+        st.caption(
+            f"{model}: {fmt.count(mem.n_params)} parameters; per layer "
+            + ", ".join(f"{t}: {n:,}" for t, n in mem.per_matrix.items())
+            + " trainable."
+        )
+    readouts = [
+        Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
+        Readout("Share of the model", V.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
+        Readout("Adapter training states", fmt.nbytes(mem.adapter_state_bytes), "16 bytes per trainable parameter"),
+        Readout(f"Frozen base ({base})", fmt.nbytes(mem.base_bytes), f"{L.BASE_BYTES[base]:g} bytes per parameter"),
+        Readout("LoRA total", fmt.nbytes(mem.lora_total_bytes), "base + adapter states; activations not included"),
+        Readout("Full fine-tuning states", fmt.nbytes(mem.full_ft_bytes), "16 bytes per parameter"),
+        Readout(
+            "Adapter checkpoint",
+            fmt.nbytes(mem.checkpoint_bytes),
+            f"a full copy: {fmt.nbytes(mem.full_checkpoint_bytes)} (bf16)",
+        ),
+        Readout("Scale s", f"{mem.scale:.3g}", "α/√r (rsLoRA)" if rslora else "α/r"),
+    ]
+    tables = {"Memory": pd.DataFrame([{"matrix": t, "trainable_per_layer": n} for t, n in mem.per_matrix.items()])}
+
+if tab_init.open:
+    r, more = L.clamp_whole(r_in, "r", 1, min(TRAIN.d, TRAIN.k), 8)
+    notes += more
+    config = L.TrainConfig(r=r, alpha=alpha, rslora=rslora, seed=seed, target_rank=TRAIN.target_rank)
+    with tab_init:
+        runs = train(config)
+        page.chart(V.lora_training_figure(runs), "training", "lora-initialisation")
+        b0, zeros = runs["B0"], runs["zeros"]
+        st.caption(
+            f"A {config.d} × {config.k} layer fitted to a rank-{config.target_rank} target on {b0.device}, "
+            f"{config.steps} Adam steps per initialisation ({sum(x.seconds for x in runs.values()):.2f} s in all)."
+        )
+    readouts = [
+        Readout(
+            "∂L/∂A at step 0, B = 0",
+            "0 exactly" if b0.grad_A0_norm == 0 else f"{b0.grad_A0_norm:.3g}",
+            "s Bᵀ g xᵀ with B = 0",
+        ),
+        Readout("∂L/∂B at step 0, B = 0", f"{b0.grad_B0_norm:.3g}", "‖s g uᵀ‖F: B moves first"),
+        Readout(
+            "Output change at step 0, B = 0",
+            "0.0 exactly" if b0.delta_at_init == 0 else f"{b0.delta_at_init:.3g}",
+            "max |h − W₀x|: starts at the base",
+        ),
+        Readout("Loss with A = B = 0", f"{zeros.loss[0]:.3g} → {zeros.loss[-1]:.3g}", "both gradients stay 0"),
+        Readout("Merge gap", f"{b0.merge_gap:.1e}", "max |(W₀ + sBA)x − adapter path|, after training"),
+    ]
+    tables = {
+        "Training": pd.DataFrame(
+            {f"{col}_{init}": getattr(res, col) for init, res in runs.items() for col in ("loss", "norm_A", "norm_B")}
+        )
+    }
+
+for note in notes:
+    page.notice(note, "info")
+page.readouts(readouts)
+
+with page.explain():
+    st.markdown(
+        """
+**Rank-r approximation.** ΔW is a d × k update built from a seed and a chosen singular-value profile (or your
+upload). One SVD gives its best rank-r approximation for every r at once (Eckart-Young): keep the r largest
+singular values. The heatmaps share one colour scale, so the residual fades as r grows; the curves show the
+singular values, the relative error (the root of the discarded squared singular values over the total), the
+energy captured, and the cost r(d + k) against dk. With fast decay a tiny r explains most of ΔW; with a flat
+spectrum every direction matters and low rank buys little.
+
+**What LoRA costs.** Every adapted d_out × d_in matrix gets r(d_out + d_in) trainable numbers. Training them with
+Adam costs about 16 bytes each; the frozen base costs 2 bytes per parameter in bf16 (0.5 in 4-bit NF4, as in
+QLoRA), against 16 bytes per parameter for full fine-tuning. Activations are the same either way.
+
+**Initialisation traps.** A small LoRA layer is fitted to a low-rank target from the same frozen W₀. With B = 0
+and A random, ΔW = 0 at the start and B gets a gradient at once; with A = B = 0 both gradients stay zero
+forever; with both random the model starts changed. After training, merging W₀ + sBA gives the adapter path's
+outputs up to rounding.
+"""
+    )
+
+page.quick_check(
+    "A colleague initialises a LoRA layer with **A = 0 and B = 0**, “to start exactly at the pretrained model”. "
+    "What happens during training?",
+    "Nothing trains. ∂L/∂B = s g (Ax)ᵀ is zero because A = 0, and ∂L/∂A = s Bᵀ g xᵀ is zero because B = 0, at "
+    "every step. The start is right (ΔW = 0), but one factor must be non-zero: B = 0 with A random. See the grey "
+    "line in the *Initialisation traps* tab: its loss never moves.",
+)
+page.interview(
+    "“LoRA or full fine-tuning? And what does LoRA actually save?”",
+    InterviewAnswer(
+        sentence="LoRA freezes W₀ and trains a rank-r correction BA, so only r(d + k) numbers per matrix need "
+        "gradients and Adam states; the checkpoint is small and one base can serve many adapters.",
+        equation=r"h = W_0 x + \tfrac{\alpha}{r} B A x,\qquad r(d+k) \ll dk",
+        number="Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable parameters (0.12%), 134 MB of training "
+        "states against 112 GB for full fine-tuning; the frozen bf16 base is 14 GB.",
+        trade_off="It saves optimizer memory, not activations, and each matrix can change only by rank r: for a "
+        "large domain shift full fine-tuning has more capacity, though LoRA forgets less of the base.",
+    ),
+)
+page.mistakes(
+    [
+        "Initialising both factors to zero: both gradients vanish and nothing ever trains.",
+        "Initialising both at random: ΔW ≠ 0 at step 0, so fine-tuning starts from a damaged model.",
+        "Forgetting to freeze W₀: its gradients and Adam states come back and the memory saving is gone.",
+        "Building the d × k matrix BA in the training forward pass: compute (xAᵀ)Bᵀ and keep the r-wide bottleneck.",
+        "Expecting LoRA to cut activation memory: backpropagation still stores the inputs of every adapted layer.",
+    ]
+)
+page.download(tables, "lora")
+page.finish()
