@@ -561,3 +561,35 @@ def test_train_config_validation():
         L.TrainConfig(optimizer="lion")
     with pytest.raises(ValueError, match="1024"):
         L.TrainConfig(d=2048)
+
+
+def test_gradient_norms_of_the_result(runs):
+    assert runs["B0"].grad_A0_norm == 0.0 and runs["B0"].grad_B0_norm > 0
+    assert runs["zeros"].grad_A0_norm == 0.0 and runs["zeros"].grad_B0_norm == 0.0
+    assert runs["both_random"].grad_A0_norm == pytest.approx(float(np.linalg.norm(runs["both_random"].grad_A0)))
+
+
+def test_train_all_inits_restores_the_thread_count():
+    before = torch.get_num_threads()
+    L.train_all_inits(L.TrainConfig(d=8, k=8, r=2, target_rank=2, n_samples=16, steps=3), inits=("B0",))
+    assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "note"),
+    [
+        (8.0, 8, None),
+        (7.6, 8, "rounded to 8"),
+        (5000.0, 64, "must lie between 0 and 64; using 64"),
+        (-3.0, 0, "using 0"),
+        (None, 8, "must be a number"),
+        (float("nan"), 8, "must be a number"),
+        (float("inf"), 8, "must be a number"),
+    ],
+)
+def test_clamp_whole(value, expected, note):
+    n, notes = L.clamp_whole(value, "r", 0, 64, 8)
+    assert n == expected and isinstance(n, int)
+    assert (notes == []) if note is None else any(note in x for x in notes)
+    with pytest.raises(ValueError):
+        L.clamp_whole(1.0, "r", 5, 4, 5)

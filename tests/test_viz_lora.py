@@ -214,3 +214,10 @@ def test_memory_figure_bars():
     assert any("24 GB" in (a.text or "") for a in fig.layout.annotations)
     with pytest.raises(ValueError):
         V.lora_memory_figure({})
+
+
+def test_percent_for_readouts():
+    from viz.lora import percent
+
+    assert percent(8_388_608 / 7e9) == "0.12%"  # worked example F
+    assert percent(65_536 / 4096**2) == "0.39%" and percent(0.25) == "25.0%" and percent(0.0) == "0%"
