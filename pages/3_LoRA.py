@@ -19,8 +19,7 @@ page = Page.setup(
     "singular values of ΔW fall fast, a small r captures almost all of it, and the memory saved is the gradients "
     "and Adam states of the frozen base.",
     r"h = W_0 x + s\,BAx,\quad s = \frac{\alpha}{r},\quad B \in \mathbb{R}^{d\times r},\ A \in \mathbb{R}^{r\times k};"
-    r"\quad \frac{\|\Delta W - \Delta W_r\|_F}{\|\Delta W\|_F} = \sqrt{\frac{\sum_{i>r}\sigma_i^2}{\sum_i \sigma_i^2}}"
-    r";\quad \frac{\partial L}{\partial B} = s\,g\,u^\top,\ \frac{\partial L}{\partial A} = s\,B^\top g\,x^\top",
+    r"\quad \frac{\|\Delta W - \Delta W_r\|_F}{\|\Delta W\|_F} = \sqrt{\frac{\sum_{i>r}\sigma_i^2}{\sum_i \sigma_i^2}}",
 )
 
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the URL's view=
@@ -55,7 +54,9 @@ HELP = {
     "Worked example F": "Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable (0.12%), 134 MB of states.",
     "QLoRA: 65B on one 48 GB GPU": "4-bit base, r = 64 adapters on every linear layer.",
 }
-TRAIN = L.TrainConfig()  # the demo's layer size, data and steps; r, alpha, rsLoRA and seed come from the controls
+TRAIN = L.TrainConfig(
+    steps=200
+)  # the demo's layer size, data and steps; r, alpha, rsLoRA and seed come from the controls
 
 
 def read_upload(name: str, data: bytes) -> tuple[np.ndarray | None, str | None]:
@@ -63,7 +64,7 @@ def read_upload(name: str, data: bytes) -> tuple[np.ndarray | None, str | None]:
     try:
         return L.load_matrix(data, name), None
     except ValueError as err:
-        return None, f"The upload `{name}` was not used: {err}. Showing the generated matrix instead."
+        return None, f"The upload `{name}` was not used: {str(err).rstrip('.')}. Showing the generated matrix instead."
 
 
 @cached_figures  # cache_resource: the SVD of a 4096 x 4096 upload is not copied on every rerun (read-only)
@@ -171,13 +172,13 @@ if tab_rank.open:
         page.chart(curve_fig, "curves", "lora-rank-curves")
     ro = curves.readout(r)
     readouts = [
-        Readout("Relative error ‖ΔW − BA‖F / ‖ΔW‖F", V.percent(ro.rel_frobenius), "√(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
+        Readout("Relative error", V.percent(ro.rel_frobenius), "‖ΔW − BA‖F / ‖ΔW‖F = √(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
         Readout("Energy captured", V.percent(ro.energy), "Σ_{i≤r} σᵢ² / Σ σᵢ²"),
         Readout("Trainable r(d + k)", f"{ro.params:,}", f"against dk = {ro.params_full:,}"),
         Readout("Share of dk", V.percent(ro.share)),
         Readout(
             "SVD (once per matrix)",
-            f"{1e3 * svd_result.seconds:,.0f} ms",
+            f"{1e3 * svd_result.seconds:,.{0 if svd_result.seconds >= 0.01 else 1}f} ms",
             f"torch.linalg.svd on {svd_result.device}; moving r reuses it",
         ),
     ]
@@ -230,7 +231,7 @@ if tab_cost.open:
 if tab_init.open:
     r, more = L.clamp_whole(r_in, "r", 1, min(TRAIN.d, TRAIN.k), 8)
     notes += more
-    config = L.TrainConfig(r=r, alpha=alpha, rslora=rslora, seed=seed, target_rank=TRAIN.target_rank)
+    config = L.TrainConfig(r=r, alpha=alpha, rslora=rslora, seed=seed, steps=TRAIN.steps)
     with tab_init:
         runs = train(config)
         page.chart(V.lora_training_figure(runs), "training", "lora-initialisation")
@@ -280,8 +281,9 @@ QLoRA), against 16 bytes per parameter for full fine-tuning. Activations are the
 
 **Initialisation traps.** A small LoRA layer is fitted to a low-rank target from the same frozen W₀. With B = 0
 and A random, ΔW = 0 at the start and B gets a gradient at once; with A = B = 0 both gradients stay zero
-forever; with both random the model starts changed. After training, merging W₀ + sBA gives the adapter path's
-outputs up to rounding.
+forever; with both random the model starts changed. The gradients theorem says why: with u = Ax and
+g = ∂L/∂h, ∂L/∂B = s g uᵀ and ∂L/∂A = s Bᵀ g xᵀ, so B = 0 silences A's gradient for one step only, while A = B = 0
+silences both for good. After training, merging W₀ + sBA gives the adapter path's outputs up to rounding.
 """
     )
 

@@ -61,8 +61,11 @@ def _percent(x: float) -> str:
 
 
 def percent(x: float) -> str:
-    """A share as a percentage for readouts, with enough digits to be non-zero when x is: 0.0012 -> '0.12%'."""
-    return _percent(x)
+    """A share as a percentage for readouts, with enough digits to be non-zero when x is: 0.0012 -> '0.12%'.
+
+    Below 1e-10 (rounding noise of an exact result) it says '≈ 0%' instead of printing the noise's digits.
+    """
+    return "≈ 0%" if 0 < abs(x) < 1e-10 else _percent(x)
 
 
 def _readout_text(curves: RankCurves, r: int) -> str:
