@@ -112,7 +112,11 @@ with page.controls():
     seed_in = st.number_input("Seed", 0.0, 1e9, 0.0, 1.0, "%.0f", key="seed", bind="query-params")
     smooth = st.toggle("Smooth basis (image-like)", key="smooth", bind="query-params")
     log_r = st.toggle("Log r axis", key="logr", bind="query-params")
-    upload = st.file_uploader("…or upload ΔW (.npy or .csv, up to 4096 × 4096)", ["npy", "csv", "txt"], key="upload")
+    upload = st.file_uploader(  # no type filter: a wrong file gets the page's message, not Streamlit's exception
+        "…or upload ΔW (.npy or .csv, up to 4096 × 4096)",
+        key="upload",
+        help="A 2-D array of finite numbers. Uploads are not part of the link.",
+    )
     st.subheader("At model scale")
     model = st.selectbox("Model shape", MODELS, key="model", bind="query-params")
     mats = st.pills(
