@@ -73,7 +73,7 @@ def _readout_text(curves: RankCurves, r: int) -> str:
     return (
         f"<b>r = {ro.r}</b> of min(d, k) = {curves.m} &nbsp;·&nbsp; "
         f"error ‖ΔW − BA‖<sub>F</sub>/‖ΔW‖<sub>F</sub> = {_percent(ro.rel_frobenius)} &nbsp;·&nbsp; "
-        f"energy captured {_percent(ro.energy)} &nbsp;·&nbsp; "
+        f"energy captured {_percent(ro.energy)}<br>"
         f"trainable r(d+k) = {ro.params:,} of dk = {ro.params_full:,} ({_percent(ro.share)})"
     )
 
@@ -198,7 +198,7 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
     )
     fig = go.Figure(data=data, layout=layout)
     apply_style(fig, height=height, legend=False)
-    fig.update_layout(margin={"t": 105, "b": 40})
+    fig.update_layout(margin={"t": 125, "b": 40})
     return fig
 
 

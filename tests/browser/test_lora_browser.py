@@ -1,0 +1,67 @@
+"""In a real browser: the LoRA page opened by a deep link as a fresh server's first request, the rank r dragged
+on the heatmaps' plotly slider (BA, the residual and the readout change with no server round trip), and the
+memory calculator's preset; no request leaves the machine."""
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+DEEP_LINK = "/LoRA?d=1024&k=1024&profile=power_law&r=8&seed=1"
+
+
+def _readout(watch) -> str:
+    """The heatmap figure's readout line (the annotation that starts with the rank)."""
+    texts = watch.page.locator("g.annotation-text-g").all_text_contents()
+    return next(t for t in texts if t.startswith("r = "))
+
+
+def test_deep_link_and_drag_r(open_page):
+    watch = open_page(DEEP_LINK)
+    page = watch.page
+    assert "LoRA" in page.title()
+    page.wait_for_selector("g.slider-container", timeout=60_000)
+    before = _readout(watch)
+    assert "r = 8 of min(d, k) = 1024" in before and "trainable r(d+k) = 16,384" in before, before
+    body = page.locator("[data-testid='stMain']").inner_text()
+    assert "1.56%" in body and "block averages" in body
+
+    grip = page.locator("g.slider-container rect.slider-grip-rect").first
+    rail = page.locator("g.slider-container rect.slider-rail-rect").first
+    grip.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    g, r = grip.bounding_box(), rail.bounding_box()
+    page.mouse.move(g["x"] + g["width"] / 2, g["y"] + g["height"] / 2)
+    page.mouse.down()
+    for frac in (0.7, 0.85, 0.95):
+        page.mouse.move(r["x"] + r["width"] * frac, g["y"] + g["height"] / 2, steps=4)
+        page.wait_for_timeout(100)
+    during = _readout(watch)  # read while the button is still down: the drag updates the figure live
+    page.mouse.up()
+    assert during != before and not during.startswith("r = 8 "), during
+    rank = int(re.match(r"r = (\d+)", during).group(1))
+    assert rank > 8 and f"best rank-{rank} approximation BA" in " ".join(
+        page.locator("g.annotation-text-g").all_text_contents()
+    )
+    watch.shot("lora-after-drag")
+
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert watch.external == [], f"requests left localhost: {watch.external}"
+    assert watch.errors == []
+
+
+def test_worked_example_f_preset(open_page):
+    watch = open_page("/LoRA?view=What+LoRA+costs&mats=down")
+    page = watch.page
+    page.get_by_role("button", name="Worked example F").click()
+    watch.wait_idle()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('8,388,608')", timeout=30_000
+    )
+    body = page.locator("[data-testid='stMain']").inner_text()
+    assert all(s in body for s in ("0.12%", "134 MB", "14.0 GB", "112 GB")), body
+    assert "view=What+LoRA+costs" in page.url or "view=What%20LoRA%20costs" in page.url, page.url
+    watch.shot("lora-worked-example-f")
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert watch.external == [], f"requests left localhost: {watch.external}"
