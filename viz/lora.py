@@ -151,7 +151,8 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
             "xref": "paper",
             "yref": "paper",
             "x": 0.0,
-            "y": 1.08,
+            "y": 1.0,
+            "yshift": 28,  # pixels above the panel titles, whatever the figure's height
             "xanchor": "left",
             "yanchor": "bottom",
             "showarrow": False,
@@ -190,7 +191,7 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
                 "active": j,
                 "steps": steps,
                 "currentvalue": {"prefix": "rank budget r = "},
-                "pad": {"t": 45},
+                "pad": {"t": 62},
                 "len": 1.0,
                 "x": 0.0,
             }
@@ -280,7 +281,7 @@ def lora_curves_figure(
     params_idx = idx[idx > 0]
     titles = (
         "singular values σ<sub>i</sub>",
-        "relative error of the best rank-r approximation",
+        "error of the best rank-r approximation",
         "energy captured",
         "trainable numbers",
     )
