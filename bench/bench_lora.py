@@ -6,9 +6,10 @@ Prints medians of several runs (time.perf_counter):
   generate the target;
 * what a rerun costs once the SVD is cached: every r's errors (rank_curves), the slider frames, the two figures and
   their JSON; the figure JSON sizes at d = 1024 (16 slider steps, 64 x 64 frames);
-* the initialisation demo (three inits, default TrainConfig) and the memory calculator.
+* the initialisation demo (three inits, default TrainConfig) and the memory calculator;
+* the page in AppTest: median rerun after changing r (>= 7 runs) in each view, and the figure JSON it sends.
 
-    /work/main/.venv/bin/python bench/bench_lora.py [--quick] [--max-d 4096] [--repeats N] [--threads N]
+    /work/main/.venv/bin/python bench/bench_lora.py [--quick] [--max-d 4096] [--repeats N] [--threads N] [--no-page]
 
 On a loaded machine the small training runs faster with --threads 1 (no thread oversubscription).
 """
@@ -100,12 +101,57 @@ def bench_training(repeats: int) -> None:
     print(f"  lora_memory (worked example F) {1e6 * t_mem:.1f} us")
 
 
+def page_reruns(repeats: int) -> None:
+    """The page in AppTest: median of ``at.run()`` after changing a control (a new value each run, so the figure
+    cache does not answer; the SVD cache does, as it does for a user moving r), and the figure JSON sent."""
+    import logging
+
+    from tests.apptest import open_page
+
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    cases = (
+        ("rank view 64 x 64, r changed", {}, "r", [float(1 + i) for i in range(repeats + 1)]),
+        (
+            "rank view 1024 x 1024, r changed",
+            {"d": "1024", "k": "1024"},
+            "r",
+            [float(9 + i) for i in range(repeats + 1)],
+        ),
+        (
+            "cost view (Llama-2-7B), r changed",
+            {"view": "What LoRA costs"},
+            "r",
+            [float(2 + i) for i in range(repeats + 1)],
+        ),
+        (
+            "init traps (3 fits, uncached), r changed",
+            {"view": "Initialisation traps"},
+            "r",
+            [float(1 + i % 16) for i in range(repeats + 1)],
+        ),
+    )
+    print(f"\npage rerun in AppTest after a control change (target <= 100 ms), median of {repeats}; figure JSON sent:")
+    for name, query, key, values in cases:
+        at = open_page("pages/3_LoRA.py", query)
+        at.number_input(key=key).set_value(values[0]).run()  # warm-up
+        times = []
+        for value in values[1:]:
+            at.number_input(key=key).set_value(value)
+            start = time.perf_counter()
+            at.run()
+            times.append(time.perf_counter() - start)
+        assert not at.exception, [e.value for e in at.exception]
+        size = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+        print(f"  {name:42s}: {1000 * statistics.median(times):7.1f} ms, figure JSON {size / 1000:7.1f} KB", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="sizes up to 1024 and 3 repeats")
     parser.add_argument("--max-d", type=int, default=4096, help="largest d of the SVD table")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    parser.add_argument("--no-page", action="store_true", help="skip the AppTest page reruns")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -116,6 +162,8 @@ def main() -> None:
     bench_svd([d for d in (256, 512, 1024, 2048, 4096) if d <= max_d], repeats)
     bench_rerun(1024, repeats)
     bench_training(repeats)
+    if not args.no_page:
+        page_reruns(max(7, repeats))
 
 
 if __name__ == "__main__":
