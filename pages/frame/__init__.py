@@ -37,6 +37,7 @@ from viz.style import plotly_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENT_KEY = "present"
+IMAGE_FORMAT_KEY = "image_format"
 _PRESENTER_STATE = "_presenter_mode"
 
 # Every page of the explorer: (script relative to app.py, label, icon). The sidebar and the home page list
@@ -56,8 +57,6 @@ def existing_pages() -> list[tuple[str, str, str]]:
     """The entries of :data:`PAGES` whose script exists."""
     return [entry for entry in PAGES if (ROOT / entry[0]).exists()]
 
-
-IMAGE_FORMAT_KEY = "image_format"
 
 _PRESENTER_CSS = """
 <style>
