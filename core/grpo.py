@@ -79,13 +79,16 @@ def _is_tensor(x: Any) -> bool:
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def _as_rewards(rewards: Any, min_ndim: int = 1) -> Any:
-    """``rewards`` as a floating array or tensor (same device), checked: at least ``min_ndim`` axes, G >= 2, finite."""
+def _as_rewards(rewards: Any, min_ndim: int = 1, check_finite: bool = True) -> Any:
+    """``rewards`` as a floating array or tensor (same device), checked: at least ``min_ndim`` axes, G >= 2, finite.
+
+    With ``check_finite=False`` the caller checks finiteness itself (the kernel does it on one value per group).
+    """
     if _is_tensor(rewards):
         from core.device import default_dtype
 
         r = rewards if rewards.is_floating_point() else rewards.to(default_dtype(rewards.device))
-        finite = bool(r.isfinite().all())
+        finite = not check_finite or bool(r.isfinite().all())
     else:
         try:
             r = np.asarray(rewards)
@@ -97,7 +100,7 @@ def _as_rewards(rewards: Any, min_ndim: int = 1) -> Any:
             raise ValueError("rewards must be real numbers")
         if not np.issubdtype(r.dtype, np.floating):
             r = r.astype(np.float64)
-        finite = bool(np.isfinite(r).all())
+        finite = not check_finite or bool(np.isfinite(r).all())
     if r.ndim < min_ndim:
         raise ValueError(
             f"rewards need at least {min_ndim} axis/axes, the last one being the group; got shape {tuple(r.shape)}"
@@ -128,10 +131,14 @@ def _kernel(r: Any, std: str, eps: float) -> tuple[Any, Any, Any, Any]:
     """
     xp = _xp(r)
     G = r.shape[-1]
-    d = r - r[..., :1]  # (..., G) shifted: equal rewards -> exact zeros
-    # r_i - mean(r), the numerator of A_i
-    c = d - d.mean(axis=-1, keepdims=True)  # (..., G)
+    with np.errstate(over="ignore", invalid="ignore"):  # bad input is reported just below, not warned about
+        d = r - r[..., :1]  # (..., G) shifted: equal rewards -> exact zeros
+        # r_i - mean(r), the numerator of A_i
+        c = d - d.mean(axis=-1, keepdims=True)  # (..., G)
     m = xp.amax(xp.abs(c), axis=-1, keepdims=True)  # (..., 1) largest |r_i - mean|, 0 iff no signal
+    if not bool(xp.isfinite(m).all()):  # NaN and inf propagate into m: one check per group, not per reward
+        _as_rewards(r)  # raises for NaN or infinite rewards
+        raise ValueError("rewards are too large: their differences overflow the floating-point range")
     has_signal = m > 0  # (..., 1)
     m_safe = xp.where(has_signal, m, 1.0)
     z = c / m_safe  # (..., G) in [-1, 1]
@@ -162,7 +169,7 @@ def grpo_advantages(rewards: Any, std: StdMode = "population", eps: float = 0.0)
     """
     _check_std(std)
     _check_eps(eps)
-    r = _as_rewards(rewards)
+    r = _as_rewards(rewards, check_finite=False)
     c, z, denom, _ = _kernel(r, std, float(eps))
     if std == "none":
         return c  # (..., G)
@@ -179,7 +186,7 @@ def advantage_scale(rewards: Any, std: StdMode = "population", eps: float = 0.0)
     """
     _check_std(std)
     _check_eps(eps)
-    r = _as_rewards(rewards)
+    r = _as_rewards(rewards, check_finite=False)
     xp = _xp(r)
     _, _, denom, m = _kernel(r, std, float(eps))
     has_signal = m > 0
@@ -342,7 +349,7 @@ def group_signal_probability(p: Any, G: Any) -> Any:
     m = np.minimum(p, 1.0 - p)
     # 1 - (1-m)^G - m^G
     out = -np.expm1(G * np.log1p(-m)) - np.power(m, G)
-    out = np.clip(out, 0.0, 1.0)
+    out = np.where(G == 1, 0.0, np.clip(out, 0.0, 1.0))  # one answer never disagrees with itself
     return float(out) if out.ndim == 0 else out
 
 

@@ -99,7 +99,7 @@ def grpo_advantages_figure(
         go.Bar(
             x=x,
             y=np.full(G, 2 * ylim),
-            base=np.full(G, -ylim),
+            base=-ylim,
             marker={"color": SLOT, "line": {"width": 0}},
             customdata=custom,
             hovertemplate=hover,
