@@ -121,32 +121,47 @@ def _xp(r: Any) -> Any:
 # the advantages
 
 
+def _max_abs(c: Any) -> Any:
+    """max_i |c_i| over the last axis, keeping it (NaN propagates); torch's norm needs no temporary |c|."""
+    if _is_tensor(c):
+        return sys.modules["torch"].linalg.vector_norm(c, ord=math.inf, dim=-1, keepdim=True)
+    return np.abs(c).max(axis=-1, keepdims=True)
+
+
+def _mean_square(z: Any) -> Any:
+    """mean_i z_i^2 over the last axis, keeping it, without a temporary z * z."""
+    G = z.shape[-1]
+    if _is_tensor(z):
+        return sys.modules["torch"].linalg.vector_norm(z, ord=2, dim=-1, keepdim=True) ** 2 / G
+    return np.einsum("...i,...i->...", z, z)[..., None] / G
+
+
 def _kernel(r: Any, std: str, eps: float) -> tuple[Any, Any, Any, Any]:
-    """Shared kernel over the last axis: (c, z, denom, m) with c = r - mean, A = z / denom, c = z * m.
+    """Shared kernel over the last axis: (c, z, denom, m) with c = r - mean, A = z / denom and c = z * m.
 
     Subtracting the group's first reward before the mean makes a group of equal rewards centre to exact zeros
     (a plain mean of eight 0.35s is not exactly 0.35 in floating point). The std is computed on the centred
     rewards divided by their largest magnitude m, so tiny spreads neither underflow nor give 0/0. For a group
-    without signal m = 0, z = 0 and denom = 1, so A = 0 exactly.
+    without signal m = 0, z = 0 and denom = 1, so A = 0 exactly. For std="none", z and denom are None.
     """
     xp = _xp(r)
     G = r.shape[-1]
     with np.errstate(over="ignore", invalid="ignore"):  # bad input is reported just below, not warned about
-        d = r - r[..., :1]  # (..., G) shifted: equal rewards -> exact zeros
-        # r_i - mean(r), the numerator of A_i
-        c = d - d.mean(axis=-1, keepdims=True)  # (..., G)
-    m = xp.amax(xp.abs(c), axis=-1, keepdims=True)  # (..., 1) largest |r_i - mean|, 0 iff no signal
+        c = r - r[..., :1]  # (..., G) shifted: equal rewards -> exact zeros
+        # r_i - mean(r), the numerator of A_i (in place: c is our own copy)
+        c -= c.mean(axis=-1, keepdims=True)  # (..., G)
+        m = _max_abs(c)  # (..., 1) largest |r_i - mean|, 0 iff no signal
     if not bool(xp.isfinite(m).all()):  # NaN and inf propagate into m: one check per group, not per reward
         _as_rewards(r)  # raises for NaN or infinite rewards
         raise ValueError("rewards are too large: their differences overflow the floating-point range")
+    if std == "none":
+        return c, None, None, m
     has_signal = m > 0  # (..., 1)
     m_safe = xp.where(has_signal, m, 1.0)
     z = c / m_safe  # (..., G) in [-1, 1]
-    if std == "none":
-        return c, z, 1.0 / m_safe, m
     # std(r) = m * sqrt(mean(z^2)) with 1/G;  the sample std has 1/(G-1), i.e. an extra factor sqrt(G/(G-1))
     k = math.sqrt(G / (G - 1)) if std == "sample" else 1.0
-    rms = xp.sqrt((z * z).mean(axis=-1, keepdims=True))  # (..., 1)
+    rms = xp.sqrt(_mean_square(z))  # (..., 1)
     # A_i = (r_i - mean) / (std + eps) = z_i / (k * rms + eps / m)
     denom = xp.where(has_signal, k * rms + eps / m_safe, 1.0)  # (..., 1)
     return c, z, denom, m
@@ -173,7 +188,8 @@ def grpo_advantages(rewards: Any, std: StdMode = "population", eps: float = 0.0)
     c, z, denom, _ = _kernel(r, std, float(eps))
     if std == "none":
         return c  # (..., G)
-    return z / denom  # (..., G)
+    z /= denom  # (..., G) in place: z is a fresh array
+    return z
 
 
 def advantage_scale(rewards: Any, std: StdMode = "population", eps: float = 0.0) -> Any:
