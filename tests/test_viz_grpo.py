@@ -78,6 +78,12 @@ def test_modes_change_only_the_scale_in_the_figure():
     assert list(none.data[1].marker.color) == list(pop.data[1].marker.color)
 
 
+def test_fixed_y_axis():
+    A = grpo_advantages(EXAMPLE_C, "none")
+    fig = grpo_advantages_figure(EXAMPLE_C, A, mean=0.375, y_max=1.5)
+    assert fig.layout.yaxis.range == (-1.5, 1.5) and fig.data[0].base == -1.5
+
+
 def test_large_group_drops_per_bar_labels_and_stays_small():
     r = np.r_[1.0, np.zeros(63)]
     fig, _ = _adv_fig(r)

@@ -59,6 +59,7 @@ def grpo_advantages_figure(
     mean: float,
     denominator: float | None = None,
     mode_label: str = "population std",
+    y_max: float | None = None,
     height: int = 440,
 ) -> go.Figure:
     """Bar chart of one group's advantages, ready for click-to-flip in ``st.plotly_chart(on_select=...)``.
@@ -66,6 +67,8 @@ def grpo_advantages_figure(
     Parameters: ``rewards`` and ``advantages`` (G values each, from core.grpo.grpo_advantages), the group
     ``mean`` and the ``denominator`` the centred rewards were divided by (std + eps; None for "no std"), used in
     the hover text, which shows the formula with the values put in; ``mode_label`` names the mode in the title.
+    The y axis spans +-1.18 max|A| (+-1 when all are 0) unless ``y_max`` fixes it, e.g. to the largest |A| over
+    all three modes, so that switching modes visibly rescales the bars instead of the axis.
 
     Trace 0 is a faint full-height column per answer (so an answer with advantage 0 can still be clicked), trace
     1 the advantages; on both, customdata[:, 0] is the answer index 0..G-1 (point index is the same). Layout:
@@ -82,7 +85,7 @@ def grpo_advantages_figure(
     centred = r - mean
     custom = np.column_stack([index, r, centred, A])  # (G, 4)
     peak = float(np.max(np.abs(A))) if G else 0.0
-    ylim = 1.18 * peak if peak > 0 else 1.0
+    ylim = float(y_max) if y_max is not None and y_max > 0 else (1.18 * peak if peak > 0 else 1.0)
     if denominator is None:
         formula = "A = r − mean = %{customdata[1]:.4g} − " + f"{mean:.4g}" + " = %{customdata[3]:+.3g}"
     else:
