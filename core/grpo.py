@@ -413,6 +413,105 @@ def expected_abs_advantage(p: Any, G: int, std: StdMode = "population", eps: flo
 
 
 # ----------------------------------------------------------------------------------------------------------------
+# what the page shows, in one call each
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """One group as the page shows it in one mode: its advantages, readouts, and the scale of every mode."""
+
+    rewards: np.ndarray  # (G,)
+    advantages: np.ndarray  # (G,) in the chosen mode
+    by_mode: dict[str, np.ndarray]  # mode -> (G,) advantages in each of the three modes
+    stats: GroupStats
+    std: StdMode
+    eps: float
+    scale: float  # A_i = scale * (r_i - mean): 1 / (std + eps), 1 for "none", 0 without signal
+    denominator: float | None  # std + eps that the centred rewards are divided by; None for "none" or no signal
+    factors: dict[str, float]  # mode -> factor that mode puts on every advantage, relative to "population"
+    y_max: float  # largest |A_i| over the three modes (0 without signal): a y range shared by the modes
+
+
+def group_view(rewards: Any, std: StdMode = "population", eps: float = 0.0) -> GroupView:
+    """Everything the page needs about one group (a 1-D list of G rewards), for the mode ``std`` and ``eps``.
+
+        A_i = scale * (r_i - mean),   scale = 1 / (std + eps)  (1 for "none"),
+        factors[m] = scale_m / scale_population            (sample: sqrt((G-1)/G) at eps = 0; none: std + eps)
+
+    ``y_max`` is max_i |A_i| over all three modes, so a figure with that y range shows a mode switch as bars
+    that grow or shrink, not as a relabelled axis.
+    """
+    _check_std(std)
+    _check_eps(eps)
+    stats = group_stats(rewards)
+    r = np.asarray(_as_rewards(rewards), dtype=np.float64)  # (G,)
+    by_mode = {m: grpo_advantages(r, m, eps) for m in STD_MODES}  # mode -> (G,)
+    factors = {m: float(mode_factor(r, m, "population", eps)) for m in STD_MODES}
+    scale = float(advantage_scale(r, std, eps))
+    return GroupView(
+        rewards=r,
+        advantages=by_mode[std],
+        by_mode=by_mode,
+        stats=stats,
+        std=std,
+        eps=float(eps),
+        scale=scale,
+        denominator=1.0 / scale if std != "none" and scale > 0 else None,
+        factors=factors,
+        y_max=float(max(np.max(np.abs(a)) for a in by_mode.values())),
+    )
+
+
+@dataclass(frozen=True)
+class DifficultyCurves:
+    """The difficulty figure's curves on a grid of success rates p, for one group size G."""
+
+    G: int
+    p: np.ndarray  # (n,)
+    signal_probability: np.ndarray  # (n,) 1 - p^G - (1-p)^G
+    expected_abs_advantage: dict[str, np.ndarray]  # mode -> (n,) E mean|A_i| for 0/1 rewards
+
+
+def difficulty_curves(G: int, eps: float = 0.0, n: int = 201) -> DifficultyCurves:
+    """P(a group has signal) and the expected mean |A_i| in every mode against p in [0, 1] (``n`` points).
+
+    P(signal) = 1 - p^G - (1-p)^G,      E mean|A| = sum_k Binomial(k; G, p) * mean|A| of a group with k correct
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an integer >= 2; got {n!r}")
+    p = np.linspace(0.0, 1.0, int(n))  # (n,)
+    return DifficultyCurves(
+        G=int(_check_G(G, minimum=2)),
+        p=p,
+        signal_probability=group_signal_probability(p, G),
+        expected_abs_advantage={m: expected_abs_advantage(p, G, m, eps) for m in STD_MODES},
+    )
+
+
+def contrast_batch(rewards: Any) -> np.ndarray:
+    """A batch of three prompts for the batch-normalisation mistake: this group, an easy and a hard prompt.
+
+    Shape (3, G): the given rewards, then G correct answers (all 1), then G wrong ones (all 0).
+    """
+    r = np.asarray(_as_rewards(rewards), dtype=np.float64)
+    if r.ndim != 1:
+        raise ValueError(f"contrast_batch takes one group (1 axis); got shape {r.shape}")
+    return np.stack([r, np.ones_like(r), np.zeros_like(r)])  # (3, G)
+
+
+def flip_in_text(text: str, i: int, default: str) -> str:
+    """The click on answer ``i``: the reward list ``text`` (or ``default`` if it does not parse) with r_i -> 1 - r_i.
+
+    Returns the new list as text (:func:`format_rewards`), ready to put back in the text box and the URL.
+    """
+    try:
+        r = parse_rewards(text)
+    except ValueError:
+        r = parse_rewards(default)
+    return format_rewards(flip_reward(r, i))
+
+
+# ----------------------------------------------------------------------------------------------------------------
 # typed reward lists and presets
 
 _SPLIT = re.compile(r"[\s,;]+")

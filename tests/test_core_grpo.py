@@ -18,11 +18,15 @@ from core.grpo import (
     AdvantageSettings,
     advantage_scale,
     batch_normalised_advantages,
+    contrast_batch,
+    difficulty_curves,
     expected_abs_advantage,
+    flip_in_text,
     flip_reward,
     format_rewards,
     group_signal_probability,
     group_stats,
+    group_view,
     grpo_advantages,
     mode_factor,
     parse_rewards,
@@ -449,3 +453,75 @@ def test_bad_input_raises_clear_errors(call, message):
 def test_nan_tensor_is_refused():
     with pytest.raises(ValueError, match="finite"):
         grpo_advantages(as_tensor([1.0, float("nan")]))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# what the page shows
+
+
+def test_group_view_worked_example_c():
+    v = group_view(EXAMPLE_C)
+    assert v.advantages.round(2).tolist() == [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77]
+    assert round(v.stats.mean, 3) == 0.375 and round(v.stats.std_population, 3) == 0.484 and v.stats.n_correct == 3
+    assert v.denominator == pytest.approx(math.sqrt(0.375 * 0.625), rel=1e-14)
+    assert v.scale == pytest.approx(1 / math.sqrt(0.375 * 0.625), rel=1e-14)
+    assert v.factors["population"] == 1.0
+    assert v.factors["sample"] == pytest.approx(math.sqrt(7 / 8), rel=1e-14)
+    assert v.factors["none"] == pytest.approx(math.sqrt(0.375 * 0.625), rel=1e-14)  # std + eps
+    assert v.y_max == pytest.approx(0.625 / math.sqrt(0.375 * 0.625))  # the population mode is the largest here
+    for m in STD_MODES:
+        np.testing.assert_allclose(v.by_mode[m], v.factors[m] * v.by_mode["population"], rtol=1e-13)
+
+
+@pytest.mark.parametrize("mode", STD_MODES)
+@pytest.mark.parametrize("eps", EPSES)
+def test_group_view_modes_and_no_signal(mode, eps):
+    v = group_view([0.2, 0.9, 0.4], mode, eps)
+    np.testing.assert_array_equal(v.advantages, grpo_advantages([0.2, 0.9, 0.4], mode, eps))
+    np.testing.assert_allclose(v.advantages, v.scale * (v.rewards - v.stats.mean), atol=1e-14)
+    assert (v.denominator is None) == (mode == "none")
+    assert v.y_max == pytest.approx(max(np.abs(v.by_mode[m]).max() for m in STD_MODES))
+    flat = group_view([1, 1, 1, 1], mode, eps)
+    assert np.all(flat.advantages == 0) and flat.scale == 0 and flat.denominator is None and flat.y_max == 0
+    assert flat.factors == {"population": 1.0, "sample": 1.0, "none": 1.0}
+
+
+def test_group_view_tiny_std_and_eps():
+    r = (0.5,) * 7 + (0.501,)
+    v = group_view(r)
+    assert 2500 < v.scale < 3500  # about 3,000 times the centred rewards
+    capped = group_view(r, eps=1e-2)
+    assert capped.scale < 100 and capped.scale == pytest.approx(1 / (v.stats.std_population + 1e-2))
+    with pytest.raises(ValueError, match="one group"):
+        group_view(np.zeros((2, 4)))
+
+
+def test_difficulty_curves():
+    c = difficulty_curves(8, n=5)
+    np.testing.assert_allclose(c.p, [0, 0.25, 0.5, 0.75, 1])
+    np.testing.assert_allclose(c.signal_probability, 1 - c.p**8 - (1 - c.p) ** 8, atol=1e-15)
+    assert set(c.expected_abs_advantage) == set(STD_MODES) and c.G == 8
+    np.testing.assert_allclose(c.expected_abs_advantage["none"], 2 * c.p * (1 - c.p) * 7 / 8, atol=1e-15)
+    assert difficulty_curves(64).p.shape == (201,)
+    for bad in (1, 2.5):
+        with pytest.raises(ValueError, match="G must be"):
+            difficulty_curves(bad)
+    with pytest.raises(ValueError, match="n must be"):
+        difficulty_curves(8, n=1)
+
+
+def test_contrast_batch():
+    b = contrast_batch(EXAMPLE_C)
+    assert b.shape == (3, 8)
+    assert b[0].tolist() == EXAMPLE_C and np.all(b[1] == 1) and np.all(b[2] == 0)
+    within, across = grpo_advantages(b), batch_normalised_advantages(b)
+    assert np.all(within[1:] == 0) and np.all(across[1] > 0) and np.all(across[2] < 0)
+
+
+def test_flip_in_text():
+    assert flip_in_text("1,0,0,1,1,0,0,0", 7, "1,0") == "1,0,0,1,1,0,0,1"
+    assert flip_in_text("0.25 0.5", 0, "1,0") == "0.75,0.5"
+    assert flip_in_text("garbage", 1, "1,0,0,1") == "1,1,0,1"  # a click on the fallback group
+    assert flip_in_text("1", 0, "1,0,0,1") == "0,0,0,1"  # G = 1 is refused too
+    with pytest.raises(ValueError, match="answer index"):
+        flip_in_text("1,0", 5, "1,0")

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import pytest
 
 from core.grpo import (
@@ -18,6 +19,7 @@ from viz.grpo import (
     NO_SIGNAL_TEXT,
     UP,
     ZERO,
+    advantage_text,
     grpo_advantages_figure,
     grpo_batch_contrast_figure,
     grpo_difficulty_figure,
@@ -178,3 +180,32 @@ def test_figures_are_json_serialisable():
     fig, _ = _adv_fig(EXAMPLE_C)
     spec = json.loads(fig.to_json())
     assert spec["layout"]["clickmode"] == "event+select"
+
+
+def test_bar_labels_keep_tiny_advantages_visible():
+    assert [advantage_text(a) for a in (1.2910, -0.7746, 0.0, 8.75e-4, -1e-6)] == [
+        "+1.29", "-0.77", "0", "+8.8e-04", "-1.0e-06",
+    ]  # fmt: skip
+    r = np.array([0.5] * 7 + [0.501])
+    fig, A = _adv_fig(r, "none")
+    assert list(fig.data[1].text) == [advantage_text(a) for a in A] and fig.data[1].text[-1] == "+8.8e-04"
+
+
+def test_difficulty_marker_at_the_edge_is_not_clipped():
+    p = np.linspace(0, 1, 11)
+    fig = grpo_difficulty_figure(p, group_signal_probability(p, 4), expected_abs_advantage(p, 4), G=4, current_p=1.0)
+    markers = [t for t in fig.data if t.name.startswith("this group")]
+    assert len(markers) == 2 and all(t.cliponaxis is False and t.x == (1.0,) for t in markers)
+
+
+def test_every_builder_passes_plotly_validation():
+    p = np.linspace(0, 1, 21)
+    R = np.array([EXAMPLE_C, np.ones(8), np.zeros(8)])
+    for fig in (
+        _adv_fig(EXAMPLE_C)[0],
+        _adv_fig(np.ones(4))[0],
+        grpo_difficulty_figure(p, group_signal_probability(p, 8), expected_abs_advantage(p, 8), G=8, current_p=0.4),
+        ppo_vs_grpo_figure(16),
+        grpo_batch_contrast_figure(R, grpo_advantages(R), batch_normalised_advantages(R)),
+    ):
+        go.Figure(fig.to_dict())  # raises on an invalid property

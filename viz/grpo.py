@@ -35,6 +35,13 @@ def _colours(values: np.ndarray) -> np.ndarray:
     return np.where(values > 0, UP, np.where(values < 0, DOWN, ZERO)).astype(object)
 
 
+def advantage_text(a: float) -> str:
+    """An advantage as the bars label it: signed, two decimals, or two significant digits below 0.005."""
+    if a == 0:
+        return "0"
+    return f"{a:+.2f}" if abs(a) >= 0.005 else f"{a:+.1e}"
+
+
 def _fmt_reward(r: float) -> str:
     return str(int(r)) if float(r).is_integer() else f"{r:.4g}"
 
@@ -119,7 +126,7 @@ def grpo_advantages_figure(
             marker={"color": _colours(A), "line": {"width": 0}},
             customdata=custom,
             hovertemplate=hover,
-            text=[f"{a:+.2f}" if a != 0 else "0" for a in A] if small else None,
+            text=[advantage_text(a) for a in A] if small else None,
             textposition="outside" if small else None,
             cliponaxis=False,
             name="advantage",
@@ -148,7 +155,7 @@ def grpo_advantages_figure(
         bargap=0.25,
         xaxis=xaxis,
         yaxis={"title": {"text": f"advantage Aᵢ ({y_unit})"}, "range": [-ylim, ylim], "zeroline": True,
-               "zerolinecolor": "#444", "zerolinewidth": 1.5},
+               "zerolinecolor": PALETTE["neutral"], "zerolinewidth": 1.5},
         clickmode="event+select",
         dragmode=False,
         hovermode="closest",
@@ -213,6 +220,7 @@ def grpo_difficulty_figure(
             fig.add_trace(
                 go.Scatter(
                     x=[cp], y=[float(np.interp(cp, p, curve))], mode="markers", name=name, showlegend=False,
+                    cliponaxis=False,
                     marker={"color": colour, "size": 14, "line": {"color": "white", "width": 2}},
                     hovertemplate="p = %{x:.3f}<br>%{y:.4f}<extra>" + name + "</extra>",
                 )
@@ -414,7 +422,7 @@ def grpo_batch_contrast_figure(
         )  # fmt: skip
         fig.update_xaxes(tickmode="array", tickvals=centres, ticktext=list(prompt_labels), row=1, col=col)
     peak = float(max(np.max(np.abs(Ag)), np.max(np.abs(Ab)), 1e-12))
-    fig.update_yaxes(range=[-1.15 * peak, 1.15 * peak], zeroline=True, zerolinecolor="#444")
+    fig.update_yaxes(range=[-1.15 * peak, 1.15 * peak], zeroline=True, zerolinecolor=PALETTE["neutral"])
     fig.update_yaxes(title_text="advantage Aᵢ (std units)", row=1, col=1)
     fig.update_layout(uirevision="grpo-batch")
     for k in np.flatnonzero(np.all(Ag == 0, axis=1)):
