@@ -36,6 +36,13 @@ page = Page.setup(
     r"\qquad P(\text{group has signal}) = 1 - p^G - (1-p)^G",
 )
 
+# Frame workaround: Page.setup snapshots the URL on every run, but after a click or a preset the URL still holds
+# the previous reward list while the widget already has the new one, and finish() would call the link refused.
+# Only the first run of the page in a session sees a URL the user gave; later URLs are the page's own.
+if st.session_state.get("_grpo_url_checked"):
+    page._url_snapshot.clear()
+st.session_state["_grpo_url_checked"] = True
+
 
 def _preset_values(p: grpo.GroupPreset) -> dict[str, str]:
     eps = next(k for k, v in EPS.items() if v == p.eps)
@@ -106,11 +113,12 @@ def _contrast(rewards: tuple, std: str, eps: float, this_label: str) -> go.Figur
 def _on_click(chart_key: str) -> None:
     """A click on a bar: flip that answer's reward in the (URL-bound) text box, and retire this chart key."""
     points = st.session_state[chart_key].selection.points
-    if points:
-        point = points[0]
-        i = int(point.get("customdata", [point.get("point_index")])[0])
-        st.session_state["r"] = grpo.flip_in_text(st.session_state.get("r", DEFAULT), i, DEFAULT)
     st.session_state[CLICKS] = st.session_state.get(CLICKS, 0) + 1
+    try:  # the point index is the answer index on both bar traces (the browser sends customdata as a dict)
+        i = int(points[0]["point_index"])
+        st.session_state["r"] = grpo.flip_in_text(st.session_state.get("r", DEFAULT), i, DEFAULT)
+    except (IndexError, KeyError, TypeError, ValueError):
+        pass  # an empty selection (a double click clears it) or an index outside the group: nothing to flip
 
 
 chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"

@@ -23,18 +23,17 @@ def _chart_id(at) -> str:
     return at.get("plotly_chart")[0].proto.id
 
 
-def _click(at, i: int):
-    """What the browser sends when answer ``i``'s bar is clicked: the chart's selection state, then a rerun."""
+def _click(at, i: int | None):
+    """What the browser sends when answer ``i``'s bar is clicked (None: an emptied selection), then a rerun.
+
+    Chromium sends the point's customdata as an object {"0": ..., "1": ...}, not a list; the page reads the
+    point index, which is the answer index on both bar traces.
+    """
     states = WidgetStates()
     states.CopyFrom(at._tree.get_widget_states())
-    selection = {
-        "selection": {
-            "points": [{"curve_number": 1, "point_number": i, "point_index": i, "x": i + 1, "customdata": [i]}],
-            "point_indices": [i],
-            "box": [],
-            "lasso": [],
-        }
-    }
+    points = [] if i is None else [{"curve_number": 1, "point_number": i, "point_index": i, "customdata": {"0": i}}]
+    selection = {"selection": {"points": points, "point_indices": [p["point_index"] for p in points], "box": [],
+                               "lasso": []}}  # fmt: skip
     state = states.widgets.add()
     state.id = _chart_id(at)
     state.string_value = json.dumps(selection)
@@ -79,6 +78,22 @@ def test_clicking_a_bar_flips_that_reward():
     _click(at, 7)  # and clicking the same bar again flips it back
     assert at.text_input(key="r").value == "1,0,0,1,1,0,0,0"
     np.testing.assert_allclose(_bars(at).round(2), [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77])
+
+
+def test_empty_or_odd_selections_change_nothing(default):
+    at = open_page(PAGE)
+    for i in (None, 99):
+        _click(at, i)
+        assert no_exception(at) and at.text_input(key="r").value == "1,0,0,1,1,0,0,0"
+        np.testing.assert_array_equal(_bars(at), _bars(default))
+
+
+def test_click_and_preset_after_a_deep_link_raise_no_link_warning():
+    at = open_page(PAGE, {"r": "1,0,1", "std": "sample"})
+    _click(at, 1)
+    assert at.text_input(key="r").value == "1,1,1" and at.warning.len == 0
+    at.button(key="preset-One correct of 16").click().run()
+    assert at.radio(key="std").value == "population" and at.warning.len == 0
 
 
 def test_clicking_into_a_group_without_signal_and_out_again():
