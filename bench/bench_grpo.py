@@ -1,8 +1,10 @@
-"""Benchmark of core.grpo: advantages of 100,000 groups of 64 in one call, and the size of the page's figures.
+"""Benchmark of the GRPO page: core time for 100,000 groups of 64, page reruns, figure sizes, click to redraw.
 
-Run: python bench/bench_grpo.py [--repeats N]. Prints medians of N timed runs (after one warm-up run) for numpy
-float64, numpy float32, and torch on core's device (LESSON_DEVICE picks it), plus the figure JSON sizes for the
-largest group the page offers (G = 64).
+Run: python bench/bench_grpo.py [--repeats N] [--no-page] [--no-browser]. Prints medians of N timed runs (after
+one warm-up run) for numpy float64, numpy float32, and torch on core's device (LESSON_DEVICE picks it), the
+figure JSON sizes for the largest group the page offers (G = 64); then the page rerun in AppTest after a
+control change (median of 2N reruns) and the figure JSON the page sends; then, in chromium against a real
+server, the time from a click on a bar to the redrawn bar (median of N clicks, G = 8 and G = 64).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from viz.grpo import (
 )
 
 N_GROUPS, G = 100_000, 64
+PAGE = "pages/4_GRPO.py"
 
 
 def median_ms(fn: Callable[[], object], repeats: int, sync: Callable[[], None] = lambda: None) -> float:
@@ -52,6 +55,8 @@ def median_ms(fn: Callable[[], object], repeats: int, sync: Callable[[], None] =
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--no-page", action="store_true", help="skip the AppTest reruns")
+    parser.add_argument("--no-browser", action="store_true", help="skip the chromium click timing")
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
@@ -107,6 +112,85 @@ def main() -> None:
     print(f"build the advantages figure (G = 64): {ms:.1f} ms")
     for name, fig in figs.items():
         print(f"figure JSON, {name}: {len(fig.to_json()):,} bytes")
+    if not args.no_page:
+        page_reruns(args.repeats)
+    if not args.no_browser:
+        click_to_redraw(args.repeats)
+
+
+def page_reruns(repeats: int) -> None:
+    """AppTest reruns after a control change: a new reward list (core and figures built) and a repeated one."""
+    from tests.apptest import open_page
+
+    at = open_page(PAGE)
+    groups = [",".join("1" if (j * (k + 3)) % 5 < 2 else "0" for j in range(8)) for k in range(repeats)]
+    times: list[float] = []
+    for text in groups * 2:  # the second pass finds every figure in the page's caches
+        at.text_input(key="r").set_value(text)
+        t0 = time.perf_counter()
+        at.run()
+        times.append((time.perf_counter() - t0) * 1e3)
+    new, seen = statistics.median(times[:repeats]), statistics.median(times[repeats:])
+    modes = []
+    for mode in ("sample", "none", "population") * ((repeats + 2) // 3):
+        at.radio(key="std").set_value(mode)
+        t0 = time.perf_counter()
+        at.run()
+        modes.append((time.perf_counter() - t0) * 1e3)
+    print(f"page rerun (AppTest), new reward list, core + figures built: {new:.0f} ms (median of {repeats})")
+    print(f"page rerun (AppTest), a reward list seen before (figures cached): {seen:.0f} ms")
+    print(f"page rerun (AppTest), switching the std mode: {statistics.median(modes):.0f} ms")
+    for label, query in (("G = 8", {}), ("G = 64", {"r": ",".join(["1", "0"] * 32)})):
+        at = open_page(PAGE, query)
+        sizes = [len(c.proto.spec) for c in at.get("plotly_chart")]
+        print(
+            f"figure JSON sent, {label} (bars / difficulty / PPO diagram / batch): "
+            + " / ".join(f"{b:,}" for b in sizes)
+        )
+
+
+def click_to_redraw(repeats: int) -> None:
+    """Chromium: mouse click on a bar to that bar redrawn with its new height (new chart key, full redraw)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import _free_port, start_server
+
+    port = _free_port()
+    proc = start_server(port)
+    bar_path = (
+        "i => document.querySelectorAll('[data-testid=stPlotlyChart]')[0]?.querySelectorAll('g.barlayer g.trace')[1]"
+        "?.querySelectorAll('g.point path')[i]?.getAttribute('d')"
+    )
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--disable-dev-shm-usage"])
+            for label, rewards in (("G = 8", "1,0,0,1,1,0,0,0"), ("G = 64", ",".join(["1", "0"] * 32))):
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.goto(f"http://127.0.0.1:{port}/GRPO?r={rewards}")
+                idle = "[data-testid='stApp'][data-test-script-state='notRunning']"
+                page.wait_for_selector(idle, timeout=60_000)
+                page.wait_for_function(f"() => ({bar_path})(1) != null", timeout=30_000)
+                times = []
+                for _ in range(repeats + 1):  # the first click (caches cold) is not counted
+                    page.wait_for_timeout(400)
+                    before = page.evaluate(bar_path, 1)
+                    slot = page.locator("[data-testid='stPlotlyChart']").first.locator("g.barlayer g.trace").nth(0)
+                    box = slot.locator("g.point").nth(1).bounding_box()
+                    t0 = time.perf_counter()
+                    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.25)
+                    changed = f"d => {{ const now = ({bar_path})(1); return now != null && now !== d; }}"
+                    page.wait_for_function(changed, arg=before, timeout=15_000)
+                    times.append((time.perf_counter() - t0) * 1e3)
+                    page.wait_for_selector(idle, timeout=30_000)
+                print(
+                    f"click to redrawn bar in chromium, {label}: {statistics.median(times[1:]):.0f} ms "
+                    f"(median of {repeats}; min {min(times[1:]):.0f}, max {max(times[1:]):.0f})"
+                )
+                page.close()
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 if __name__ == "__main__":

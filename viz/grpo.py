@@ -8,18 +8,22 @@ Builders take numbers computed by core.grpo (the page calls core, then these) an
 - :func:`ppo_vs_grpo_table` (a DataFrame for ``st.dataframe``/``st.table``) and :func:`ppo_vs_grpo_figure` (the
   models each method holds in memory, and the answers it samples per prompt).
 - :func:`grpo_batch_contrast_figure`: the same batch normalised within each group and across the whole batch.
+
+Figures are assembled as plain dicts (:func:`viz.style.figure_from_dict`): plotly's per-property validation
+cost 30-75 ms per figure, more than the rest of a page rerun after a click. tests/test_viz_grpo.py validates
+every builder's output.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from viz.style import PALETTE, apply_style
+from viz.style import PALETTE, figure_from_dict, style_layout
 
 UP = PALETTE["reference"]  # blue: this answer is pushed up (A > 0)
 DOWN = PALETTE["optimised"]  # orange: pushed down (A < 0)
@@ -46,17 +50,18 @@ def _fmt_reward(r: float) -> str:
     return str(int(r)) if float(r).is_integer() else f"{r:.4g}"
 
 
-def _finish(fig: go.Figure, title: str, height: int, legend: bool = True) -> go.Figure:
-    """Shared style, with the title above the legend row (the shared legend sits just above the plot area)."""
-    apply_style(fig, height=height, legend=legend)
-    fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, margin={"t": 95})
-    return fig
+def _figure(data: list[dict[str, Any]], layout: dict[str, Any], title: str, height: int, legend: bool = True):
+    """The shared style, with the title above the legend row (the shared legend sits just above the plot area)."""
+    layout = {"title": {"text": title, "y": 0.98, "yanchor": "top"}, "margin": {"l": 60, "r": 20, "t": 95, "b": 55},
+              **layout}  # fmt: skip
+    return figure_from_dict(data, style_layout(layout, height=height, legend=legend))
 
 
-def _legend_key(fig: go.Figure, name: str, colour: str, outline: str | None = None) -> None:
+def _legend_key(name: str, colour: str, outline: str | None = None) -> dict[str, Any]:
     """A legend-only entry (a trace with no visible point) showing a square of ``colour``."""
     marker = {"color": colour, "symbol": "square", "size": 12, "line": {"color": outline or colour, "width": 2}}
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, marker=marker, hoverinfo="skip"))
+    return {"type": "scatter", "x": [None], "y": [None], "mode": "markers", "name": name, "marker": marker,
+            "hoverinfo": "skip"}  # fmt: skip
 
 
 def grpo_advantages_figure(
@@ -103,45 +108,28 @@ def grpo_advantages_figure(
         )
     hover = "answer %{x}<br>reward %{customdata[1]:.4g}<br>" + formula + "<extra></extra>"
     small = G <= LABEL_LIMIT
-
-    fig = go.Figure()
-    fig.add_trace(
-        go.Bar(
-            x=x,
-            y=np.full(G, 2 * ylim),
-            base=-ylim,
-            marker={"color": SLOT, "line": {"width": 0}},
-            customdata=custom,
-            hovertemplate=hover,
-            name="answer slot (click to flip)",
-            showlegend=False,
-            selected={"marker": {"opacity": 1}},
-            unselected={"marker": {"opacity": 1}},
-        )
-    )
-    fig.add_trace(
-        go.Bar(
-            x=x,
-            y=A,
-            marker={"color": _colours(A), "line": {"width": 0}},
-            customdata=custom,
-            hovertemplate=hover,
-            text=[advantage_text(a) for a in A] if small else None,
-            textposition="outside" if small else None,
-            cliponaxis=False,
-            name="advantage",
-            showlegend=False,
-            selected={"marker": {"opacity": 1}},
-            unselected={"marker": {"opacity": 1}},
-        )
-    )
-    _legend_key(fig, "pushed up (A > 0)", UP)
-    _legend_key(fig, "pushed down (A < 0)", DOWN)
+    keep = {"marker": {"opacity": 1}}  # a selected bar looks like the others: the click flips, it does not mark
+    data: list[dict[str, Any]] = [
+        {
+            "type": "bar", "x": x, "y": np.full(G, 2 * ylim), "base": -ylim,
+            "marker": {"color": SLOT, "line": {"width": 0}}, "customdata": custom, "hovertemplate": hover,
+            "name": "answer slot (click to flip)", "showlegend": False, "selected": keep, "unselected": keep,
+        },
+        {
+            "type": "bar", "x": x, "y": A, "marker": {"color": _colours(A), "line": {"width": 0}},
+            "customdata": custom, "hovertemplate": hover, "cliponaxis": False, "name": "advantage",
+            "showlegend": False, "selected": keep, "unselected": keep,
+            **({"text": [advantage_text(a) for a in A], "textposition": "outside"} if small else {}),
+        },
+        _legend_key("pushed up (A > 0)", UP),
+        _legend_key("pushed down (A < 0)", DOWN),
+    ]  # fmt: skip
+    annotations = []
     if peak == 0:
-        fig.add_annotation(
-            x=0.5, y=0.5, xref="paper", yref="paper", text=NO_SIGNAL_TEXT, showarrow=False,
-            font={"color": PALETTE["negative"]}, bgcolor="rgba(255,255,255,0.85)",
-        )  # fmt: skip
+        annotations.append({
+            "x": 0.5, "y": 0.5, "xref": "paper", "yref": "paper", "text": NO_SIGNAL_TEXT, "showarrow": False,
+            "font": {"color": PALETTE["negative"]}, "bgcolor": "rgba(255,255,255,0.85)",
+        })  # fmt: skip
     xaxis: dict[str, object] = {
         "title": {"text": "answer (click a bar to flip its reward 0 ↔ 1)"},
         "range": [0.4, G + 0.6],
@@ -150,18 +138,19 @@ def grpo_advantages_figure(
         ticktext = [f"{i}<br>r={_fmt_reward(v)}" for i, v in zip(x, r, strict=True)]
         xaxis |= {"tickmode": "array", "tickvals": x, "ticktext": ticktext}
     y_unit = "reward units" if denominator is None else "in units of the group std"
-    fig.update_layout(
-        barmode="overlay",
-        bargap=0.25,
-        xaxis=xaxis,
-        yaxis={"title": {"text": f"advantage Aᵢ ({y_unit})"}, "range": [-ylim, ylim], "zeroline": True,
-               "zerolinecolor": PALETTE["neutral"], "zerolinewidth": 1.5},
-        clickmode="event+select",
-        dragmode=False,
-        hovermode="closest",
-        uirevision="grpo-advantages",
-    )  # fmt: skip
-    return _finish(fig, f"Advantages of {G} answers to one prompt ({mode_label})", height)
+    layout = {
+        "barmode": "overlay",
+        "bargap": 0.25,
+        "xaxis": xaxis,
+        "yaxis": {"title": {"text": f"advantage Aᵢ ({y_unit})"}, "range": [-ylim, ylim], "zeroline": True,
+                  "zerolinecolor": PALETTE["neutral"], "zerolinewidth": 1.5},
+        "annotations": annotations,
+        "clickmode": "event+select",
+        "dragmode": False,
+        "hovermode": "closest",
+        "uirevision": "grpo-advantages",
+    }  # fmt: skip
+    return _figure(data, layout, f"Advantages of {G} answers to one prompt ({mode_label})", height)
 
 
 def grpo_difficulty_figure(
@@ -189,54 +178,57 @@ def grpo_difficulty_figure(
     size = np.asarray(expected_abs_advantage, dtype=np.float64)
     if not (p.shape == sig.shape == size.shape) or p.ndim != 1:
         raise ValueError("p, signal_probability and expected_abs_advantage must be 1-D arrays of the same length")
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=p, y=sig, mode="lines", name=f"P(group has signal), G = {G}", line={"color": UP, "width": 3},
-            hovertemplate="p = %{x:.3f}<br>P(signal) = %{y:.4f}<extra></extra>",
-        )
-    )  # fmt: skip
-    fig.add_trace(
-        go.Scatter(
-            x=p, y=size, mode="lines", name=f"expected mean |A| ({mode_label})",
-            line={"color": PALETTE["optimum"], "width": 3},
-            hovertemplate="p = %{x:.3f}<br>E mean |A| = %{y:.4f}<extra></extra>",
-        )
-    )  # fmt: skip
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter", "x": p, "y": sig, "mode": "lines", "name": f"P(group has signal), G = {G}",
+            "line": {"color": UP, "width": 3}, "hovertemplate": "p = %{x:.3f}<br>P(signal) = %{y:.4f}<extra></extra>",
+        },
+        {
+            "type": "scatter", "x": p, "y": size, "mode": "lines", "name": f"expected mean |A| ({mode_label})",
+            "line": {"color": PALETTE["optimum"], "width": 3},
+            "hovertemplate": "p = %{x:.3f}<br>E mean |A| = %{y:.4f}<extra></extra>",
+        },
+    ]  # fmt: skip
     for label, curve in (other_modes or {}).items():
-        fig.add_trace(
-            go.Scatter(
-                x=p, y=np.asarray(curve, dtype=np.float64), mode="lines", name=f"expected mean |A| ({label})",
-                line={"color": PALETTE["optimum"], "width": 1.5, "dash": "dot"},
-                hovertemplate="p = %{x:.3f}<br>E mean |A| = %{y:.4f}<extra>" + label + "</extra>",
-            )
-        )  # fmt: skip
+        data.append({
+            "type": "scatter", "x": p, "y": np.asarray(curve, dtype=np.float64), "mode": "lines",
+            "name": f"expected mean |A| ({label})", "line": {"color": PALETTE["optimum"], "width": 1.5, "dash": "dot"},
+            "hovertemplate": "p = %{x:.3f}<br>E mean |A| = %{y:.4f}<extra>" + label + "</extra>",
+        })  # fmt: skip
+    shapes, annotations = [], []
     if current_p is not None:
         cp = float(np.clip(current_p, 0.0, 1.0))
         for name, curve, colour in (
             ("this group: P(signal)", sig, UP),
             ("this group: E mean |A|", size, PALETTE["optimum"]),
         ):
-            fig.add_trace(
-                go.Scatter(
-                    x=[cp], y=[float(np.interp(cp, p, curve))], mode="markers", name=name, showlegend=False,
-                    cliponaxis=False,
-                    marker={"color": colour, "size": 14, "line": {"color": "white", "width": 2}},
-                    hovertemplate="p = %{x:.3f}<br>%{y:.4f}<extra>" + name + "</extra>",
-                )
-            )  # fmt: skip
-        fig.add_vline(x=cp, line={"color": PALETTE["neutral"], "dash": "dot", "width": 1.5})
-        fig.add_annotation(
-            x=cp, y=1.04, yref="y", text=current_label or f"this group: p = {cp:.2f}", showarrow=False,
-            xanchor="left" if cp < 0.7 else "right", font={"color": PALETTE["neutral"]},
-        )  # fmt: skip
-    fig.update_layout(
-        xaxis={"title": {"text": "p = probability that one answer is correct"}, "range": [0, 1], "tickformat": ".1f"},
-        yaxis={"title": {"text": "probability / mean |advantage|"}, "range": [0, 1.1]},
-        hovermode="x unified",
-        uirevision="grpo-difficulty",
-    )
-    return _finish(fig, f"Which prompts teach? A group of G = {G} answers", height)
+            data.append({
+                "type": "scatter", "x": [cp], "y": [float(np.interp(cp, p, curve))], "mode": "markers", "name": name,
+                "showlegend": False, "cliponaxis": False,
+                "marker": {"color": colour, "size": 14, "line": {"color": "white", "width": 2}},
+                "hovertemplate": "p = %{x:.3f}<br>%{y:.4f}<extra>" + name + "</extra>",
+            })  # fmt: skip
+        shapes.append({
+            "type": "line", "x0": cp, "x1": cp, "xref": "x", "y0": 0, "y1": 1, "yref": "y domain",
+            "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 1.5},
+        })  # fmt: skip
+        annotations.append({
+            "x": cp, "y": 1.04, "yref": "y", "text": current_label or f"this group: p = {cp:.2f}", "showarrow": False,
+            "xanchor": "left" if cp < 0.7 else "right", "font": {"color": PALETTE["neutral"]},
+        })  # fmt: skip
+    layout = {
+        "xaxis": {
+            "title": {"text": "p = probability that one answer is correct"},
+            "range": [0, 1],
+            "tickformat": ".1f",
+        },
+        "yaxis": {"title": {"text": "probability / mean |advantage|"}, "range": [0, 1.1]},
+        "shapes": shapes,
+        "annotations": annotations,
+        "hovermode": "x unified",
+        "uirevision": "grpo-difficulty",
+    }
+    return _figure(data, layout, f"Which prompts teach? A group of G = {G} answers", height)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -320,30 +312,26 @@ def ppo_vs_grpo_figure(G: int = 8, height: int = 380) -> go.Figure:
     """
     if not isinstance(G, (int, np.integer)) or G < 1:
         raise ValueError(f"G must be a positive integer; got {G!r}")
-    fig = go.Figure()
+    data: list[dict[str, Any]] = []
     rows = (("PPO", 1.0, PPO_MODELS), ("GRPO", 0.0, GRPO_MODELS))
     for method, y, models in rows:
         xs = np.arange(len(models), dtype=np.float64)
         trained = np.array([t for _, _, t in models])
-        fig.add_trace(
-            go.Scatter(
-                x=xs, y=np.full(len(models), y), mode="markers+text", name=f"{method} models",
-                text=[n for n, _, _ in models], textposition="bottom center",
-                customdata=np.array([[role, "trained" if t else "frozen"] for _, role, t in models], dtype=object),
-                marker={"symbol": "square", "size": 46, "color": np.where(trained, DOWN, "white").astype(object),
-                        "line": {"color": np.where(trained, DOWN, UP).astype(object), "width": 3}},
-                hovertemplate="%{text}: %{customdata[0]} (%{customdata[1]})<extra>" + method + "</extra>",
-                showlegend=False,
-            )
-        )  # fmt: skip
-    fig.add_trace(
-        go.Scatter(
-            x=[2.0], y=[0.0], mode="markers+text", name="checker", text=["checker (program)"],
-            textposition="bottom center", showlegend=False,
-            marker={"symbol": "diamond", "size": 30, "color": "white", "line": {"color": ZERO, "width": 3}},
-            hovertemplate="checker: a program gives reward 1 or 0 (no weights in memory)<extra>GRPO</extra>",
-        )
-    )  # fmt: skip
+        data.append({
+            "type": "scatter", "x": xs, "y": np.full(len(models), y), "mode": "markers+text",
+            "name": f"{method} models", "text": [n for n, _, _ in models], "textposition": "bottom center",
+            "customdata": [[role, "trained" if t else "frozen"] for _, role, t in models],
+            "marker": {"symbol": "square", "size": 46, "color": np.where(trained, DOWN, "white").tolist(),
+                       "line": {"color": np.where(trained, DOWN, UP).tolist(), "width": 3}},
+            "hovertemplate": "%{text}: %{customdata[0]} (%{customdata[1]})<extra>" + method + "</extra>",
+            "showlegend": False,
+        })  # fmt: skip
+    data.append({
+        "type": "scatter", "x": [2.0], "y": [0.0], "mode": "markers+text", "name": "checker",
+        "text": ["checker (program)"], "textposition": "bottom center", "showlegend": False,
+        "marker": {"symbol": "diamond", "size": 30, "color": "white", "line": {"color": ZERO, "width": 3}},
+        "hovertemplate": "checker: a program gives reward 1 or 0 (no weights in memory)<extra>GRPO</extra>",
+    })  # fmt: skip
     # answers per prompt: 1 for PPO, G for GRPO in a grid of up to 8 columns
     n = int(min(G, 64))
     cols = min(n, 8)
@@ -353,25 +341,24 @@ def ppo_vs_grpo_figure(G: int = 8, height: int = 380) -> go.Figure:
         ("PPO", 1, np.array([x0]), np.array([1.0])),
         ("GRPO", G, x0 + 0.22 * ix, 0.28 - 0.08 * iy),
     ):
-        fig.add_trace(
-            go.Scatter(
-                x=xs, y=ys, mode="markers", name=f"{method} answers", showlegend=False,
-                marker={"size": 9, "color": ZERO},
-                hovertemplate=f"{count} answer{'s' if count != 1 else ''} sampled per prompt<extra>{method}</extra>",
-            )
-        )  # fmt: skip
-    fig.add_annotation(x=x0, y=1.22, text="1 answer / prompt", showarrow=False, xanchor="left")
-    fig.add_annotation(x=x0, y=0.42, text=f"G = {G} answers / prompt", showarrow=False, xanchor="left")
-    _legend_key(fig, "trained", DOWN)
-    _legend_key(fig, "frozen", "white", outline=UP)
-    fig.update_layout(
-        xaxis={"visible": False, "range": [-0.6, 6.8]},
-        yaxis={"range": [-0.5, 1.4], "tickmode": "array", "tickvals": [0.0, 1.0], "ticktext": ["GRPO", "PPO"],
-               "showgrid": False, "zeroline": False},
-        dragmode=False,
-        uirevision="ppo-vs-grpo",
-    )  # fmt: skip
-    return _finish(fig, "PPO vs GRPO: models in memory and answers per prompt", height)
+        data.append({
+            "type": "scatter", "x": xs, "y": ys, "mode": "markers", "name": f"{method} answers", "showlegend": False,
+            "marker": {"size": 9, "color": ZERO},
+            "hovertemplate": f"{count} answer{'s' if count != 1 else ''} sampled per prompt<extra>{method}</extra>",
+        })  # fmt: skip
+    data += [_legend_key("trained", DOWN), _legend_key("frozen", "white", outline=UP)]
+    layout = {
+        "annotations": [
+            {"x": x0, "y": 1.22, "text": "1 answer / prompt", "showarrow": False, "xanchor": "left"},
+            {"x": x0, "y": 0.42, "text": f"G = {G} answers / prompt", "showarrow": False, "xanchor": "left"},
+        ],
+        "xaxis": {"visible": False, "range": [-0.6, 6.8]},
+        "yaxis": {"range": [-0.5, 1.4], "tickmode": "array", "tickvals": [0.0, 1.0], "ticktext": ["GRPO", "PPO"],
+                  "showgrid": False, "zeroline": False},
+        "dragmode": False,
+        "uirevision": "ppo-vs-grpo",
+    }  # fmt: skip
+    return _figure(data, layout, "PPO vs GRPO: models in memory and answers per prompt", height)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -406,29 +393,39 @@ def grpo_batch_contrast_figure(
     if prompt_labels is None:
         prompt_labels = [f"prompt {k + 1}<br>{int(np.sum(row == 1))}/{G} correct" for k, row in enumerate(r)]
     centres = np.arange(B) * (G + 1) + (G - 1) / 2
-    fig = make_subplots(
-        rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.05,
-        subplot_titles=("within each group (GRPO)", "across the whole batch (mistake)"),
-    )  # fmt: skip
-    for col, A, name in ((1, Ag, "within groups"), (2, Ab, "across the batch")):
-        fig.add_trace(
-            go.Bar(
-                x=x, y=A.ravel(), marker={"color": _colours(A.ravel()), "line": {"width": 0}}, customdata=custom,
-                name=name, showlegend=False,
-                hovertemplate="prompt %{customdata[0]:d}, answer %{customdata[1]:d}<br>reward %{customdata[2]:.4g}"
-                "<br>A = %{y:+.3f}<extra>" + name + "</extra>",
-            ),
-            row=1, col=col,
-        )  # fmt: skip
-        fig.update_xaxes(tickmode="array", tickvals=centres, ticktext=list(prompt_labels), row=1, col=col)
+    gap = 0.05  # between the two panels, in paper units
+    domains = ([0.0, (1 - gap) / 2], [(1 + gap) / 2, 1.0])
+    data: list[dict[str, Any]] = []
+    for k, (A, name) in enumerate(((Ag, "within groups"), (Ab, "across the batch"))):
+        data.append({
+            "type": "bar", "x": x, "y": A.ravel(), "marker": {"color": _colours(A.ravel()), "line": {"width": 0}},
+            "customdata": custom, "name": name, "showlegend": False, "xaxis": f"x{k + 1 if k else ''}",
+            "yaxis": f"y{k + 1 if k else ''}",
+            "hovertemplate": "prompt %{customdata[0]:d}, answer %{customdata[1]:d}<br>reward %{customdata[2]:.4g}"
+            "<br>A = %{y:+.3f}<extra>" + name + "</extra>",
+        })  # fmt: skip
     peak = float(max(np.max(np.abs(Ag)), np.max(np.abs(Ab)), 1e-12))
-    fig.update_yaxes(range=[-1.15 * peak, 1.15 * peak], zeroline=True, zerolinecolor=PALETTE["neutral"])
-    fig.update_yaxes(title_text="advantage Aᵢ (std units)", row=1, col=1)
-    fig.update_layout(uirevision="grpo-batch")
+    y_range = [-1.15 * peak, 1.15 * peak]
+    xaxis = {"tickmode": "array", "tickvals": centres, "ticktext": list(prompt_labels)}
+    titles = ("within each group (GRPO)", "across the whole batch (mistake)")
+    annotations: list[dict[str, Any]] = [
+        {"text": t, "x": sum(d) / 2, "y": 1.0, "xref": "paper", "yref": "paper", "xanchor": "center",
+         "yanchor": "bottom", "showarrow": False, "font": {"size": 16}}
+        for t, d in zip(titles, domains, strict=True)
+    ]  # fmt: skip
     for k in np.flatnonzero(np.all(Ag == 0, axis=1)):
-        fig.add_annotation(
-            x=centres[k], y=0, xref="x", yref="y", text="all 0:<br>no signal", showarrow=False, yshift=22,
-            font={"color": PALETTE["negative"]},
-        )  # fmt: skip
+        annotations.append({
+            "x": centres[k], "y": 0, "xref": "x", "yref": "y", "text": "all 0:<br>no signal", "showarrow": False,
+            "yshift": 22, "font": {"color": PALETTE["negative"]},
+        })  # fmt: skip
+    zero = {"zeroline": True, "zerolinecolor": PALETTE["neutral"], "range": y_range}
+    layout = {
+        "xaxis": {**xaxis, "domain": domains[0], "anchor": "y"},
+        "xaxis2": {**xaxis, "domain": domains[1], "anchor": "y2"},
+        "yaxis": {**zero, "anchor": "x", "title": {"text": "advantage Aᵢ (std units)"}},
+        "yaxis2": {**zero, "anchor": "x2", "matches": "y", "showticklabels": False},
+        "annotations": annotations,
+        "uirevision": "grpo-batch",
+    }
     # no legend here: the colours are those of the main figure, and a legend row would cover the panel titles
-    return _finish(fig, "Normalise within each group, not across the batch", height, legend=False)
+    return _figure(data, layout, "Normalise within each group, not across the batch", height, legend=False)
