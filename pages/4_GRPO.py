@@ -132,11 +132,11 @@ this_label = f"this group<br>{correct} correct" if s.n_correct is not None else 
 factor = view.factors[std]
 page.readouts(
     [
-        Readout("Mean reward (the baseline)", f"{s.mean:.4g}", "mean(r₁..r_G): what PPO's value model would predict"),
-        Readout("Std (population, ÷G)", f"{s.std_population:.3g}", f"sample std (÷(G−1)): {s.std_sample:.3g}"),
+        Readout("Mean reward", f"{s.mean:.4g}", "the baseline mean(r₁..r_G), which PPO gets from its value model"),
+        Readout("Std (÷G)", f"{s.std_population:.3g}", f"population std; sample std (÷(G−1)): {s.std_sample:.3g}"),
         Readout("Correct answers", correct, None if s.n_correct is not None else "the rewards are not all 0 or 1"),
         Readout(
-            "Largest push up / down",
+            "Push up / down",
             f"{advantage_text(view.advantages.max())} / {advantage_text(view.advantages.min())}"
             if s.has_signal
             else "none",

@@ -49,10 +49,10 @@ def default():
 
 def test_default_is_worked_example_c(default):
     m = metrics(default)
-    assert m["Mean reward (the baseline)"] == "0.375"
-    assert m["Std (population, ÷G)"] == "0.484"
+    assert m["Mean reward"] == "0.375"
+    assert m["Std (÷G)"] == "0.484"
     assert m["Correct answers"] == "3 of 8"
-    assert m["Largest push up / down"] == "+1.29 / -0.77"
+    assert m["Push up / down"] == "+1.29 / -0.77"
     assert m["Mode factor"] == "× 1"
     assert default.warning.len == 0 and default.info.len == 0
     np.testing.assert_allclose(_bars(default).round(2), [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77])
@@ -100,7 +100,7 @@ def test_clicking_into_a_group_without_signal_and_out_again():
     at = open_page(PAGE, {"r": "1,1,1,0"})
     _click(at, 3)
     assert at.text_input(key="r").value == "1,1,1,1"
-    assert np.all(_bars(at) == 0) and metrics(at)["Largest push up / down"] == "none"
+    assert np.all(_bars(at) == 0) and metrics(at)["Push up / down"] == "none"
     info = " ".join(i.value for i in at.info)
     assert "No learning signal" in info and "KL term" in info and "DAPO" in info
     _click(at, 0)  # a zero-height bar is still clickable through its full-height slot
@@ -194,8 +194,8 @@ def test_typed_garbage_is_reported_and_the_default_group_shown(default):
     ("preset", "bars", "extra"),
     [
         ("Worked example C (3 of 8 correct)", [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77], {}),
-        ("All correct (no signal)", [0, 0, 0, 0], {"Largest push up / down": "none", "Correct answers": "4 of 4"}),
-        ("One correct of 16", [3.87] + [-0.26] * 15, {"Largest push up / down": "+3.87 / -0.26"}),
+        ("All correct (no signal)", [0, 0, 0, 0], {"Push up / down": "none", "Correct answers": "4 of 4"}),
+        ("One correct of 16", [3.87] + [-0.26] * 15, {"Push up / down": "+3.87 / -0.26"}),
         ("Nearly equal scores (tiny std)", [-0.38] * 7 + [2.65], {"Scale 1/(std + ε)": "3,024"}),
     ],
 )

@@ -213,8 +213,8 @@ def grpo_difficulty_figure(
             "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 1.5},
         })  # fmt: skip
         annotations.append({
-            "x": cp, "y": 1.04, "yref": "y", "text": current_label or f"this group: p = {cp:.2f}", "showarrow": False,
-            "xanchor": "left" if cp < 0.7 else "right", "font": {"color": PALETTE["neutral"]},
+            "x": cp, "y": 0.02, "yref": "y", "yanchor": "bottom", "text": current_label or f"this group: p = {cp:.2f}",
+            "showarrow": False, "xanchor": "left" if cp < 0.7 else "right", "font": {"color": PALETTE["neutral"]},
         })  # fmt: skip
     layout = {
         "xaxis": {
@@ -410,7 +410,7 @@ def grpo_batch_contrast_figure(
     titles = ("within each group (GRPO)", "across the whole batch (mistake)")
     annotations: list[dict[str, Any]] = [
         {"text": t, "x": sum(d) / 2, "y": 1.0, "xref": "paper", "yref": "paper", "xanchor": "center",
-         "yanchor": "bottom", "showarrow": False, "font": {"size": 16}}
+         "yanchor": "bottom", "showarrow": False}
         for t, d in zip(titles, domains, strict=True)
     ]  # fmt: skip
     for k in np.flatnonzero(np.all(Ag == 0, axis=1)):
@@ -422,7 +422,7 @@ def grpo_batch_contrast_figure(
     layout = {
         "xaxis": {**xaxis, "domain": domains[0], "anchor": "y"},
         "xaxis2": {**xaxis, "domain": domains[1], "anchor": "y2"},
-        "yaxis": {**zero, "anchor": "x", "title": {"text": "advantage Aᵢ (std units)"}},
+        "yaxis": {**zero, "anchor": "x", "title": {"text": "advantage Aᵢ"}},
         "yaxis2": {**zero, "anchor": "x2", "matches": "y", "showticklabels": False},
         "annotations": annotations,
         "uirevision": "grpo-batch",
