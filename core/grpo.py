@@ -431,6 +431,11 @@ class GroupView:
     factors: dict[str, float]  # mode -> factor that mode puts on every advantage, relative to "population"
     y_max: float  # largest |A_i| over the three modes (0 without signal): a y range shared by the modes
 
+    @property
+    def y_range(self) -> float | None:
+        """Half-height of a y axis shared by the three modes, with headroom for bar labels (None: autoscale)."""
+        return 1.18 * self.y_max if self.y_max > 0 else None
+
 
 def group_view(rewards: Any, std: StdMode = "population", eps: float = 0.0) -> GroupView:
     """Everything the page needs about one group (a 1-D list of G rewards), for the mode ``std`` and ``eps``.

@@ -16,7 +16,6 @@ from viz.grpo import (
     ppo_vs_grpo_figure,
     ppo_vs_grpo_table,
 )
-from viz.style import figure_from_dict, plotly_config
 
 DEFAULT = "1,0,0,1,1,0,0,0"  # worked example C
 EPS = {"0": 0.0, "1e-8": 1e-8, "1e-6": 1e-6, "1e-4": 1e-4, "1e-2": 1e-2, "0.1": 0.1}  # URL text -> ε
@@ -35,13 +34,6 @@ page = Page.setup(
     r"A_i = \frac{r_i - \operatorname{mean}(r_1,\dots,r_G)}{\operatorname{std}(r_1,\dots,r_G) + \varepsilon},"
     r"\qquad P(\text{group has signal}) = 1 - p^G - (1-p)^G",
 )
-
-# Frame workaround: Page.setup snapshots the URL on every run, but after a click or a preset the URL still holds
-# the previous reward list while the widget already has the new one, and finish() would call the link refused.
-# Only the first run of the page in a session sees a URL the user gave; later URLs are the page's own.
-if st.session_state.get("_grpo_url_checked"):
-    page._url_snapshot.clear()
-st.session_state["_grpo_url_checked"] = True
 
 
 def _preset_values(p: grpo.GroupPreset) -> dict[str, str]:
@@ -86,7 +78,7 @@ def _bars(rewards: tuple, std: str, eps: float) -> go.Figure:
     v = grpo.group_view(rewards, std, eps)
     return grpo_advantages_figure(
         v.rewards, v.advantages, mean=v.stats.mean, denominator=v.denominator,
-        mode_label=SHORT[std], y_max=1.18 * v.y_max if v.y_max > 0 else None,
+        mode_label=SHORT[std], y_max=v.y_range,
     )  # fmt: skip
 
 
@@ -157,15 +149,7 @@ page.readouts(
 )
 
 
-def _chart(fig: go.Figure, key: str, filename: str) -> None:
-    """A secondary figure inside a tab, styled like page.figure (larger type in presenter mode)."""
-    if page.presenter:  # a copy without plotly's validation (go.Figure(fig) costs 30 ms here)
-        d = fig.to_dict()
-        fig = figure_from_dict(d["data"], {**d["layout"], "font": {"size": 20}, "hoverlabel": {"font": {"size": 20}}})
-    st.plotly_chart(fig, key=key, config=plotly_config(filename, page.image_format), width="stretch")
-
-
-with page.figure_area():
+with page.views():
     if not s.has_signal:
         st.info(
             "**No learning signal.** All answers got the same reward, so every rᵢ − mean is 0 and every "
@@ -190,16 +174,16 @@ with page.figure_area():
     tab_difficulty, tab_ppo, tab_batch = st.tabs(["Which prompts teach?", "PPO vs GRPO", "Within group vs batch"])
     with tab_difficulty:
         marker = (s.success_rate, f"this group: {correct} correct") if s.is_binary else (None, "")
-        _chart(_difficulty(G, std, eps, *marker), "grpo-difficulty", "grpo-difficulty")
+        page.chart(_difficulty(G, std, eps, *marker), "grpo-difficulty", "grpo-difficulty")
         st.caption(
             "Curves for 0/1 rewards; the marker is this group's success rate (for 0/1 rewards). Prompts the model "
             "always solves or always fails give groups without signal; prompts of medium difficulty teach the most."
         )
     with tab_ppo:
         st.table(ppo_vs_grpo_table())
-        _chart(_ppo_figure(G), "grpo-ppo", "ppo-vs-grpo")
+        page.chart(_ppo_figure(G), "grpo-ppo", "ppo-vs-grpo")
     with tab_batch:
-        _chart(_contrast(rewards, std, eps, this_label), "grpo-batch", "grpo-batch-vs-group")
+        page.chart(_contrast(rewards, std, eps, this_label), "grpo-batch", "grpo-batch-vs-group")
         st.caption(
             "This group next to an easy prompt (all answers correct) and a hard one (all wrong). Within each group "
             "the easy and hard prompts get zero advantages: comparing identical answers says nothing. Normalised "
