@@ -42,12 +42,14 @@ def _edges(n: int, cells: int) -> np.ndarray:
     return np.unique(np.linspace(0, n, cells + 1).round().astype(int))
 
 
-def _block_mean(a: np.ndarray, edges: np.ndarray, axis: int) -> np.ndarray:
-    sizes = np.diff(edges).astype(a.dtype)
+def _block_reduce(a: np.ndarray, edges: np.ndarray, axis: int, mean: bool = True) -> np.ndarray:
+    """Sum (or mean) of a over the blocks of indices [edges[i], edges[i+1]) along axis."""
     sums = np.add.reduceat(a, edges[:-1], axis=axis)
+    if not mean:
+        return sums
     shape = [1] * a.ndim
     shape[axis] = -1
-    return sums / sizes.reshape(shape)
+    return sums / np.diff(edges).astype(a.dtype).reshape(shape)
 
 
 def _labels(tokens: Sequence[str], edges: np.ndarray | None) -> list[str]:
@@ -57,14 +59,20 @@ def _labels(tokens: Sequence[str], edges: np.ndarray | None) -> list[str]:
     return [f"{a}–{b - 1}" if b - a > 1 else f"{a}:{_short(tokens[a])}" for a, b in itertools.pairwise(edges)]
 
 
-def _downsample(a: np.ndarray, tokens: Sequence[str], cells: int, axes: tuple[int, ...]) -> tuple:
-    """Mean over blocks of tokens on the given axes when there are more tokens than cells."""
+def _downsample(a: np.ndarray, tokens: Sequence[str], cells: int, mean_axes=(), sum_axes=()) -> tuple:
+    """Reduce blocks of tokens (means on mean_axes, sums on sum_axes) when there are more tokens than cells.
+
+    For attention weights the query axis is averaged and the key axis summed, so a shown row still sums to 1: a
+    cell is the share of attention that a query of the row block gives to the whole key block.
+    """
     n = len(tokens)
     if n <= cells:
         return a, _labels(tokens, None), None
     edges = _edges(n, cells)
-    for axis in axes:
-        a = _block_mean(a, edges, axis)
+    for axis in mean_axes:
+        a = _block_reduce(a, edges, axis, mean=True)
+    for axis in sum_axes:
+        a = _block_reduce(a, edges, axis, mean=False)
     return a, _labels(tokens, edges), edges
 
 
@@ -84,12 +92,15 @@ def attention_figure(
     *,
     columns: int = 4,
     max_cells: int = MAX_CELLS,
+    zmax: float | None = None,
     title: str | None = None,
 ) -> go.Figure:
     """A grid of attention heatmaps, one per head: query tokens down, key tokens across, weight on hover.
 
     weights: (heads, T, T) rows summing to 1 (float32 is enough). Above max_cells tokens (or when the figure would
     hold more than CELL_BUDGET cells) each cell is the mean weight of a block of tokens and the title says so.
+    A shown block keeps rows summing to 1: the mean over its queries of the weight summed over its keys. The colour
+    scale runs from 0 to zmax (default 1; a smaller zmax brings out spread-out rows, and the title says so).
     """
     w = _check_square(weights, tokens)
     H, T = w.shape[0], w.shape[1]
@@ -97,7 +108,7 @@ def attention_figure(
     if len(names) != H:
         raise ValueError(f"{H} heads but {len(names)} head names")
     cells = max(8, min(max_cells, math.isqrt(CELL_BUDGET // H)))
-    z, labels, edges = _downsample(w, tokens, cells, axes=(1, 2))
+    z, labels, edges = _downsample(w, tokens, cells, mean_axes=(1,), sum_axes=(2,))
     cols = max(1, min(columns, H))
     rows = math.ceil(H / cols)
     fig = make_subplots(
@@ -107,7 +118,7 @@ def attention_figure(
         horizontal_spacing=0.04 if T > 16 else 0.08,
         vertical_spacing=min(0.12, 0.3 / rows),
     )
-    what = "mean weight" if edges is not None else "weight"
+    what = "block weight" if edges is not None else "weight"
     for h in range(H):
         fig.add_trace(
             go.Heatmap(
@@ -122,20 +133,32 @@ def attention_figure(
             col=h % cols + 1,
         )
     show_ticks = len(labels) <= 24
-    fig.update_xaxes(type="category", showticklabels=show_ticks, tickangle=-60, title_text="")
-    fig.update_yaxes(type="category", showticklabels=show_ticks, autorange="reversed", title_text="")
-    for r in range(rows):
-        fig.update_yaxes(title_text="query", row=r + 1, col=1)
-    for c in range(cols):
-        fig.update_xaxes(title_text="key", row=rows, col=c + 1)
+    fig.update_xaxes(type="category", showticklabels=False, tickangle=-60)
+    fig.update_yaxes(type="category", showticklabels=False, autorange="reversed")
+    for h in range(H):  # tick labels and titles on the outer edge of the grid only
+        r, c = h // cols + 1, h % cols + 1
+        if h + cols >= H:
+            fig.update_xaxes(showticklabels=show_ticks, title_text="key", row=r, col=c)
+        if c == 1:
+            fig.update_yaxes(showticklabels=show_ticks, title_text="query", row=r, col=c)
     text = title or "Attention weights per head (rows: queries, columns: keys; each row sums to 1)"
+    zmax = 1.0 if zmax is None else float(zmax)
+    if not (math.isfinite(zmax) and zmax > 0):
+        raise ValueError(f"zmax must be > 0, got {zmax!r}")
+    notes = []
     if edges is not None:
-        block = T / (len(edges) - 1)
-        text += f"<br><sup>{T} tokens shown as {len(edges) - 1}×{len(edges) - 1} cells: each cell is the mean "
-        text += f"of a block of about {block:.0f}×{block:.0f} weights</sup>"
+        n = len(edges) - 1
+        notes.append(
+            f"{T} tokens shown as {n}×{n} blocks of about {T / n:.0f}: a cell is the weight a query block gives "
+            "to a key block (rows still sum to 1)"
+        )
+    if zmax != 1.0:
+        notes.append(f"colours run from 0 to {zmax:.3g}")
+    if notes:
+        text += "<br><sup>" + "; ".join(notes) + "</sup>"
     fig.update_layout(
         title={"text": text},
-        coloraxis={"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0, "colorbar": {"title": {"text": "weight"}}},
+        coloraxis={"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": zmax, "colorbar": {"title": {"text": "weight"}}},
         uirevision="attention-heads",
     )
     apply_style(fig, height=max(360, 90 + rows * (300 if cols <= 2 else 240)), legend=False)
@@ -163,9 +186,9 @@ def attention_mask_figure(
     sums_b = np.asarray(B.sum(-1) if buggy_row_sums is None else buggy_row_sums, dtype=np.float32)
     if sums_a.shape != (len(tokens),) or sums_b.shape != (len(tokens),):
         raise ValueError("row sums must have one value per token")
-    both, labels, edges = _downsample(np.stack([A, B]), tokens, max_cells, axes=(1, 2))
+    both, labels, edges = _downsample(np.stack([A, B]), tokens, max_cells, mean_axes=(1,), sum_axes=(2,))
     if edges is not None:  # mean row sum of each block of rows
-        sums_a, sums_b = _block_mean(np.stack([sums_a, sums_b]), edges, axis=1)
+        sums_a, sums_b = _block_reduce(np.stack([sums_a, sums_b]), edges, axis=1)
     fig = make_subplots(
         rows=1,
         cols=4,
@@ -208,8 +231,8 @@ def attention_mask_figure(
     fig.update_xaxes(range=[0, 1.1], title_text="sum", col=2)
     fig.update_xaxes(range=[0, 1.1], title_text="sum", col=4)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=show_ticks)
-    fig.update_yaxes(showticklabels=False, col=2)
-    fig.update_yaxes(showticklabels=False, col=4)
+    for col in (2, 3, 4):
+        fig.update_yaxes(showticklabels=False, col=col)
     fig.update_yaxes(title_text="query", col=1)
     text = "Causal mask: add −∞ before the softmax, or multiply by 0 after it?"
     if edges is not None:
@@ -300,7 +323,7 @@ def attention_scale_figure(
         line_dash="dash",
         line_color=PALETTE["neutral"],
         annotation_text=f"uniform row: log T = {max_entropy:.2f}",
-        annotation_position="bottom left",
+        annotation_position="top left",
         row=1,
         col=2,
     )
@@ -316,11 +339,26 @@ def attention_scale_figure(
     if current_d_k is not None:
         for col in (1, 2):
             fig.add_vline(x=current_d_k, line_color=PALETTE["optimised"], line_width=2, row=1, col=col)
-    fig.update_xaxes(type="log", title_text="d_k (head dimension)")
+            # on a log axis an annotation's x is log10 of the value
+            fig.add_annotation(
+                x=math.log10(current_d_k),
+                y=1,
+                yref="y domain" if col == 1 else "y2 domain",
+                xref="x" if col == 1 else "x2",
+                text=f"your d_k = {current_d_k}",
+                showarrow=False,
+                xanchor="left",
+                yanchor="top",
+                font={"color": PALETTE["optimised"]},
+            )
+    span = np.log10([d.min(), d.max(), current_d_k or d.min()])
+    fig.update_xaxes(type="log", title_text="d_k (head dimension)", range=[span.min() - 0.1, span.max() + 0.1])
     fig.update_yaxes(type="log", title_text="Var(logit)", row=1, col=1)
-    fig.update_yaxes(title_text="mean row entropy (nats)", rangemode="tozero", row=1, col=2)
+    fig.update_yaxes(title_text="mean row entropy (nats)", range=[-0.05, 1.15 * max_entropy], row=1, col=2)
     fig.update_layout(uirevision="attention-scale")
-    return apply_style(fig, height=440)
+    apply_style(fig, height=460)
+    fig.update_layout(margin={"t": 90}, legend={"y": 1.1})
+    return fig
 
 
 def attention_outputs_figure(
@@ -342,7 +380,7 @@ def attention_outputs_figure(
         raise ValueError(f"outputs must have shape (heads, T, d) with T = {len(tokens)}, got {y.shape}")
     H = y.shape[0]
     names = list(head_names) if head_names is not None else [f"head {h + 1}" for h in range(H)]
-    z, labels, edges = _downsample(y, tokens, max_cells, axes=(1,))
+    z, labels, edges = _downsample(y, tokens, max_cells, mean_axes=(1,))
     cols = max(1, min(columns, H))
     rows = math.ceil(H / cols)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, horizontal_spacing=0.05)
@@ -361,7 +399,8 @@ def attention_outputs_figure(
             col=h % cols + 1,
         )
     bound = float(np.abs(z).max()) if z.size else 1.0
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(labels) <= 24)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    fig.update_yaxes(showticklabels=len(labels) <= 24, title_text="token", col=1)
     fig.update_xaxes(title_text="output dimension")
     text = "Output vectors y = A·V per head"
     if edges is not None:
@@ -416,6 +455,7 @@ def attention_kv_cache_figure(
             line_dash="dash",
             line_color=PALETTE["negative"],
             annotation_text=memory_limit_label,
+            annotation_position="bottom right",
         )
     where = f" at {context_tokens:,} tokens" if context_tokens is not None else ""
     fig.update_layout(
