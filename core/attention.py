@@ -731,9 +731,11 @@ def toy_attention(
         names += list(DESIGNED_PATTERNS)
         kv_group += [-1] * len(DESIGNED_PATTERNS)
     weights, outputs, stds, entropies = [], [], [], []
+    allowed = causal_mask(len(tokens), device=parts[0].q.device)  # (T, T)
     for p in parts:  # model heads and designed heads have different key widths
         logits = attention_logits(p.q, p.k, scale=multiplier)  # (H, T, T)
-        A = attention_weights(p.q, p.k, scale=multiplier, causal=causal)  # (H, T, T)
+        # A = softmax(S + M), the mask only when causal
+        A = torch.softmax(logits.masked_fill(~allowed, float("-inf")) if causal else logits, dim=-1)  # (H, T, T)
         weights.append(A)
         outputs.append(A @ repeat_kv(p.v, p.q.shape[0]))  # (H, T, d_k)
         stds.append(logits.flatten(1).std(dim=1, correction=0))  # (H,)
