@@ -8,6 +8,8 @@ assembled as plain dicts and validated once: plotly's subplot helpers cost hundr
 
 from __future__ import annotations
 
+import copy
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -149,11 +151,23 @@ def _line(axis: str, at: float, xid: str, yid: str, colour: str, dash: str = "da
     return line | {"yref": yid, "y0": at, "y1": at, "xref": across[0], "x0": 0, "x1": 1}
 
 
+@functools.cache
+def _style(height: int, legend: bool) -> dict[str, Any]:
+    """The layout entries viz.style.apply_style sets, computed once per (height, legend)."""
+    style = apply_style(go.Figure(), height=height, legend=legend).layout.to_plotly_json()
+    style.pop("template", None)  # go.Figure adds the default template itself
+    return style
+
+
 def _finish(data: list[dict], layout: dict[str, Any], height: int, top: int, legend: bool = False) -> go.Figure:
-    """One validated go.Figure from plain dicts, with the shared style and room for the title."""
-    fig = apply_style(go.Figure({"data": data, "layout": layout}), height=height, legend=legend)
-    fig.layout.margin.t = top
-    return fig
+    """One validated go.Figure from plain dicts, in the shared style (merged in, not applied afterwards: updating a
+    built figure costs about 30 ms) with a top margin of `top` pixels for the title.
+    """
+    style = copy.deepcopy(_style(height, legend))
+    for key in ("margin", "legend"):
+        style[key] = style.get(key, {}) | layout.pop(key, {})
+    style["margin"]["t"] = top
+    return go.Figure({"data": data, "layout": style | layout})
 
 
 def _title(text: str, notes: Sequence[str]) -> dict[str, Any]:
@@ -418,10 +432,8 @@ def attention_scale_figure(
         )
     _axis(layout, vy).update(type="log", title={"text": "Var(logit)"})
     _axis(layout, ey).update(title={"text": "mean row entropy (nats)"}, range=[-0.05, 1.15 * max_entropy])
-    layout |= {"annotations": annotations, "shapes": shapes, "uirevision": "attention-scale"}
-    fig = _finish(data, layout, height=460, top=90, legend=True)
-    fig.layout.legend.y = 1.1
-    return fig
+    layout |= {"annotations": annotations, "shapes": shapes, "uirevision": "attention-scale", "legend": {"y": 1.1}}
+    return _finish(data, layout, height=460, top=90, legend=True)
 
 
 def attention_outputs_figure(
