@@ -320,10 +320,10 @@ def logit_statistics(
     _check_positive_int("samples", samples)
     d_model = int(d.max()) if d_model is None else d_model
     _check_positive_int("d_model", d_model)
-    device = device or get_device()
-    gen = torch.Generator().manual_seed(seed)
-    q = torch.randn(samples, tokens, int(d.max()), generator=gen, dtype=torch.float64).to(device)  # (S, T, d_max)
-    k = torch.randn(samples, tokens, int(d.max()), generator=gen, dtype=torch.float64).to(device)  # (S, T, d_max)
+    device = torch.device(device or get_device())
+    gen = torch.Generator().manual_seed(seed)  # drawn on the CPU, so every device sees the same numbers
+    q = as_tensor(torch.randn(samples, tokens, int(d.max()), generator=gen, dtype=torch.float64), device=device)
+    k = as_tensor(torch.randn(samples, tokens, int(d.max()), generator=gen, dtype=torch.float64), device=device)
     variance, expected, entropy, max_weight = {}, {}, {}, {}
     for choice in SCALE_CHOICES:
         variance[choice], entropy[choice], max_weight[choice] = (np.empty(d.size) for _ in range(3))
