@@ -170,13 +170,13 @@ def causal_mask(query_tokens: int, key_tokens: int | None = None, device: Any = 
 
 def _scores(q: torch.Tensor, k: torch.Tensor, s: float, causal: bool, offset: int = 0) -> torch.Tensor:
     """Logits Q K^T · scale, with -inf where key j lies after query row i shifted by offset (j > i + offset)."""
-    # S = Q K^T · scale
-    S = (q @ k.transpose(-2, -1)) * s  # (..., H, T_q, T_k)
+    # S = Q K^T · scale  (scaling q costs T·d_k multiplications instead of T²)
+    S = (q * s) @ k.transpose(-2, -1)  # (..., H, T_q, T_k)
     if causal:
         i = torch.arange(S.shape[-2], device=S.device)[:, None]  # (T_q, 1)
         j = torch.arange(S.shape[-1], device=S.device)[None, :]  # (1, T_k)
         # M_ij = -inf for j > i + offset, added before the softmax: e^-inf = 0 leaves the denominator alone
-        S = S.masked_fill(j > i + offset, float("-inf"))
+        S.masked_fill_(j > i + offset, float("-inf"))
     return S
 
 
