@@ -1,0 +1,43 @@
+# Two commands do everything on a fresh machine with Python 3.11:
+#   make run    creates (or reuses) .venv, installs the app, and serves it on http://127.0.0.1:8501
+#   make test   the same set-up plus Debian's chromium, then lint and every test (browser tests included)
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+ADDRESS ?=
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint format bench chromium clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m streamlit run app.py --server.port $(PORT) $(if $(ADDRESS),--server.address $(ADDRESS))
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "Installing Debian's chromium for the browser tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
+
+lint: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+format: $(STAMP)
+	$(PY) -m ruff check --fix .
+	$(PY) -m ruff format .
+
+test: $(STAMP) chromium lint
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts

@@ -1,0 +1,96 @@
+"""Home page of the LLM lesson explorer: what it is for, the stages of training, and where each page fits."""
+
+import streamlit as st
+
+from pages.frame import existing_pages, home_frame
+
+home_frame()
+
+st.title("🧭 The LLM lesson explorer")
+st.markdown(
+    "**Every figure of the lesson on how large language models are trained, live and editable.** "
+    "Drag a control and the numbers follow; every view is a link."
+)
+
+c1, c2, c3 = st.columns(3)
+c1.markdown(
+    "#### 🔍 Browse the concepts\nEach page recreates one figure of the lesson from the same equations, with "
+    "presets for its worked examples, live readouts and the data behind the figure as CSV."
+)
+c2.markdown(
+    "#### 🤝 Mock interviews\nThe address bar always reproduces the exact figure you see: share it. Quick checks "
+    "and model answers stay hidden until someone reveals them."
+)
+c3.markdown(
+    "#### 🎓 Lectures\nTurn on **Presenter mode** in the sidebar: larger type, the figure first, explanations "
+    "folded away. Everything runs locally, with no internet connection needed."
+)
+
+st.header("The stages of training")
+st.caption(
+    "Pretraining makes the model know; SFT makes it answer in the right form; preference tuning chooses among "
+    "good answers; RL with a checker makes it search for correct answers; evaluation decides at every step."
+)
+
+# (stage, data, training signal, what it adds, pages that explore it)
+STAGES = [
+    (
+        "Pretraining",
+        "10¹²–10¹³ tokens of filtered, deduplicated web text, code and books",
+        "next-token cross-entropy",
+        "knowledge, language, in-context learning",
+        ["pages/1_Scaling_laws.py", "pages/6_Attention.py"],
+    ),
+    (
+        "Mid-training",
+        "a smaller, higher-quality mix (math, code, long documents) while the learning rate decays",
+        "the same loss",
+        "quality, skills, long context",
+        [],
+    ),
+    (
+        "SFT",
+        "10⁴–10⁶ (prompt, response) demonstrations",
+        "cross-entropy on the response tokens only",
+        "the format: following instructions, chat template, tool calls",
+        ["pages/3_LoRA.py"],
+    ),
+    (
+        "Preference tuning",
+        "pairs of a chosen and a rejected answer",
+        "reward model + PPO, or DPO",
+        "which of the possible answers people prefer",
+        ["pages/2_KL_leash.py"],
+    ),
+    (
+        "RL with verifiable rewards",
+        "prompts with a checker (a math answer, unit tests)",
+        "reward 1 if correct, else 0",
+        "reasoning: longer, self-checking solutions",
+        ["pages/4_GRPO.py"],
+    ),
+    (
+        "Evaluation",
+        "held-out benchmarks, human or model judges",
+        "none: it measures",
+        "the decision whether a change helped",
+        ["pages/5_Evaluation.py"],
+    ),
+]
+
+header = st.columns([1.2, 2.2, 1.6, 1.8, 1.6])
+for col, name in zip(header, ["Stage", "Data", "Training signal", "What it adds", "Explore"], strict=True):
+    col.markdown(f"**{name}**")
+for stage, data, signal, adds, pages in STAGES:
+    cols = st.columns([1.2, 2.2, 1.6, 1.8, 1.6])
+    cols[0].markdown(f"**{stage}**")
+    cols[1].markdown(data)
+    cols[2].markdown(signal)
+    cols[3].markdown(adds)
+    with cols[4]:
+        present = [entry for entry in existing_pages() if entry[0] in pages]
+        for path, label, icon in present:
+            st.page_link(path, label=label, icon=icon)
+        if not present:
+            st.caption("no page yet")
+    st.divider()

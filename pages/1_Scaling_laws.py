@@ -1,0 +1,226 @@
+"""Scaling laws: the iso-FLOP U-curve of the Chinchilla fit, with a plan you drag along one budget."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import scaling
+from pages.frame import InterviewAnswer, Page, Readout, cached_figures, preset_buttons
+from viz import format as fmt
+from viz.scaling import isoflop_family_figure, isoflop_figure
+
+page = Page.setup(
+    "Scaling laws: the iso-FLOP U-curve",
+    "📈",
+    "At a fixed compute budget, model size and data trade against each other; the loss along that line is a "
+    "flat-bottomed U, and its bottom is the compute-optimal model.",
+    r"L(N, D) = E + \frac{A}{N^{\alpha}} + \frac{B}{D^{\beta}}, \quad D = \frac{C}{6N}, \quad "
+    r"N_{\text{opt}} = G\left(\frac{C}{6}\right)^{\frac{\beta}{\alpha+\beta}},\ "
+    r"G = \left(\frac{\alpha A}{\beta B}\right)^{\frac{1}{\alpha+\beta}}",
+)
+
+PRESETS = {
+    "Predict Q1: 10B params on 20B tokens": {"budget": "FLOPs", "C": 1.2e21, "N": 1e10},
+    "Worked example A: 8 H100 for 24 h": {
+        "budget": "Hardware",
+        "gpu": "H100",
+        "gpus": 8.0,
+        "hours": 24.0,
+        "mfu": 40,
+        "N": 1.5e9,
+    },
+    "Example A over-trained: 0.5B params": {
+        "budget": "Hardware",
+        "gpu": "H100",
+        "gpus": 8.0,
+        "hours": 24.0,
+        "mfu": 40,
+        "N": 5e8,
+    },
+    "Chinchilla's budget, Gopher's size": {"budget": "FLOPs", "C": 5.88e23, "N": 2.8e11},
+    "Llama 3 8B on 15T tokens": {"budget": "FLOPs", "C": 7.2e23, "N": 8e9},
+    "Check yourself: 7B on 2T tokens": {
+        "budget": "FLOPs",
+        "C": 8.4e22,
+        "N": 7e9,
+        "gpu": "H100",
+        "gpus": 256.0,
+        "mfu": 40,
+    },
+}
+
+with page.controls():
+    preset_buttons(PRESETS)
+    fit_name = st.selectbox("Loss fit", [f.short for f in scaling.FITS.values()], key="fit", bind="query-params")
+    fit_key = scaling.fit_by_short_name(fit_name)
+    st.caption(scaling.FITS[fit_key].label)
+    budget_source = st.segmented_control(
+        "Budget from", ["FLOPs", "Hardware"], key="budget", bind="query-params", default="FLOPs"
+    )
+    st.caption("Hardware (sets the budget in Hardware mode; the training time always)")
+    gpu = st.selectbox("GPU", list(scaling.ACCELERATORS), key="gpu", bind="query-params", help="peak dense bf16 FLOP/s")
+    n_gpus = int(st.number_input("GPUs", 1.0, 1e6, 8.0, step=1.0, format="%.0f", key="gpus", bind="query-params"))
+    hours = st.number_input("Hours", 0.1, 100_000.0, 24.0, step=1.0, key="hours", bind="query-params")
+    mfu_pct = st.slider("MFU (%)", 1, 100, 40, key="mfu", bind="query-params", help="model FLOPs utilisation")
+    hardware = scaling.Hardware.from_preset(gpu, n_gpus, mfu_pct)
+    if budget_source == "Hardware":
+        C, clamped = scaling.clamp_budget(
+            float(scaling.hardware_flops(n_gpus, hours, hardware.peak_flops, hardware.mfu))
+        )
+        st.metric("Budget C (FLOPs)", fmt.sci(C))
+    else:
+        C = st.number_input(
+            "Budget C (FLOPs)",
+            *scaling.C_RANGE,
+            1.2e21,
+            format="%.3e",
+            key="C",
+            bind="query-params",
+            help="1e18 to 1e26",
+        )
+    N = st.number_input(
+        "Your plan: model size N (parameters)",
+        *scaling.N_RANGE,
+        1e10,
+        format="%.3e",
+        key="N",
+        bind="query-params",
+        help="Drag the slider under the figure to move the plan along the curve.",
+    )
+
+if budget_source == "Hardware" and clamped:
+    page.notice("The hardware budget fell outside 1e18 to 1e26 FLOPs and was clamped to that range.", "info")
+
+
+@cached_figures
+def _study_and_curve(C: float, N: float, fit_key: str, hardware: scaling.Hardware) -> tuple:
+    study = scaling.isoflop_study(C, N, fit_key, hardware)
+    u_curve = isoflop_figure(
+        study.curve,
+        study.current,
+        study.slider,
+        study.slider_active,
+        scaling.FITS[fit_key].label,
+        (scaling.FITS[study.other_fit].label, study.other.N_opt),
+    )
+    return study, u_curve
+
+
+@cached_figures
+def _family(C: float, fit_key: str) -> tuple:
+    """The budget family depends on the budget and the fit only, not on the plan."""
+    study = scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)
+    figure = isoflop_family_figure(
+        study.budgets, study.family_N, study.family_loss, study.family_N_opt, study.family_loss_opt, C
+    )
+    return study, figure
+
+
+study, u_curve = _study_and_curve(C, N, fit_key, hardware)
+family_study, family = _family(C, fit_key)
+p, other_plan = study.current, study.other
+other_label = scaling.FITS[study.other_fit].label
+page.figure(u_curve, key="isoflop", filename="isoflop-u-curve")
+page.readouts(
+    [
+        Readout("Tokens D = C/6N", fmt.count(p.D), "training tokens the budget buys at this model size"),
+        Readout("Tokens per parameter", f"{p.tokens_per_param:,.1f}"),
+        Readout("Loss L(N, D)", f"{p.loss:.3f}", "nats per token, from the selected fit"),
+        Readout("Above the fit's minimum", f"{p.excess_pct:+.2f}%"),
+        Readout(
+            "Training time",
+            fmt.duration(p.train_seconds),
+            f"{n_gpus:,} × {gpu} at {mfu_pct}% MFU = {p.gpu_days:,.0f} GPU-days",
+        ),
+        Readout("Training states", fmt.nbytes(p.memory_bytes), "16 bytes per parameter (mixed-precision Adam)"),
+        Readout("Serving FLOPs per token", fmt.sci(p.serving_flops_per_token), "2N FLOPs per generated token"),
+        Readout("Budget C = 6ND (FLOPs)", fmt.sci(p.C)),
+        Readout("Fit's optimum N", fmt.count(p.N_opt), f"on {fmt.count(p.D_opt)} tokens, loss {p.loss_opt:.3f}"),
+        Readout("20-tokens rule N", fmt.count(p.N_rule), f"on {fmt.count(p.D_rule)} tokens, loss {p.loss_rule:.3f}"),
+        Readout("Optimal tokens per parameter", f"{p.tokens_per_param_opt:,.1f}", scaling.FITS[fit_key].label),
+        Readout(
+            f"… with the {other_label} fit",
+            f"{other_plan.tokens_per_param_opt:,.1f}",
+            f"its optimum: {fmt.count(other_plan.N_opt)} params on {fmt.count(other_plan.D_opt)} tokens",
+        ),
+    ]
+)
+
+with page.figure_area():
+    st.plotly_chart(
+        family,
+        key="family",
+        width="stretch",
+        config={"displaylogo": False},
+    )
+
+with page.explain():
+    st.markdown(
+        f"""
+Every point of the blue curve costs the same compute C: a model of N parameters gets D = C/(6N) tokens.
+Small models see many tokens but lack capacity; large models have capacity but see few tokens. The orange dot
+is the fit's own minimum (closed form of Hoffmann et al.'s theorem); the square is the "20 tokens per
+parameter" rule of thumb, N = √(C/120). The bottom is flat: inside a factor of about 3 in N the loss moves by
+well under 1%, which is why teams happily **over-train** smaller models that are cheaper to serve
+(2N FLOPs per generated token, for the model's whole life).
+
+The two fits disagree: at this budget {scaling.FITS[fit_key].label} wants {p.tokens_per_param_opt:,.0f} tokens per
+parameter, the {other_label} fit {other_plan.tokens_per_param_opt:,.0f}. The Epoch AI replication
+re-extracted Chinchilla's data and found exponents closer to the paper's other two methods.
+"""
+    )
+
+page.quick_check(
+    "A model with **1B parameters** is trained on **100B tokens**. About how many FLOPs does training cost?",
+    "C ≈ 6·N·D = 6 · 10⁹ · 10¹¹ = **6×10²⁰ FLOPs** (set C = 6e20 and N = 1e9 to see it: 100 tokens per "
+    "parameter, a little right of the fit's minimum).",
+)
+page.interview(
+    "“How big a model should I train for this budget, and why does Llama train far past 20 tokens per parameter?”",
+    InterviewAnswer(
+        sentence="At fixed compute, parameters and tokens should grow together; Chinchilla's fit puts the optimum "
+        "near 20 tokens per parameter, and the loss curve is flat around it.",
+        equation=r"C \approx 6ND,\qquad N_{\text{opt}} \approx \sqrt{C/120}",
+        number="Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens.",
+        trade_off="Chinchilla counts only training compute. Serving costs 2N FLOPs per token forever, so a "
+        "smaller model trained longer (Llama 3 8B: ~1,900 tokens per parameter) is cheaper overall, and the flat "
+        "bottom makes the loss penalty small.",
+    ),
+)
+page.mistakes(
+    [
+        "Treating 20 tokens per parameter as a law: it is the training-compute optimum of one fit on one data "
+        "mix; inference cost and data quality move the best choice.",
+        "Forgetting what 6ND leaves out: attention FLOPs at long context, activation recomputation (8N instead "
+        "of 6N per token), and the gap between peak and achieved FLOP/s (MFU).",
+        "Reading Kaplan's N ∝ C^0.73 as current advice: its short runs were read off one long cosine schedule, "
+        "which undervalued data.",
+        "Counting only weights when sizing memory: mixed-precision Adam keeps about 16 bytes per parameter, "
+        "before activations.",
+    ]
+)
+
+curve = study.curve
+page.download(
+    {
+        "U-curve": pd.DataFrame(
+            {
+                "N_params": curve.N,
+                "D_tokens": curve.D,
+                "tokens_per_param": curve.tokens_per_param,
+                "loss": curve.loss,
+                "C_flops": p.C,
+                "fit": fit_key,
+            }
+        ),
+        "Budget family": pd.DataFrame(
+            {
+                "C_flops": np.repeat(family_study.budgets, family_study.family_N.shape[1]),
+                "N_params": family_study.family_N.ravel(),
+                "loss": family_study.family_loss.ravel(),
+            }
+        ),
+    },
+    "scaling",
+)
+page.finish()

@@ -1,0 +1,131 @@
+"""Browser-test fixtures: a real server started as the README's run command does, and Debian's chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, extra: tuple[str, ...] = ()) -> subprocess.Popen:
+    """``streamlit run app.py`` on a free loopback port (as ``make run`` does), waiting until it is healthy."""
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), *extra]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise RuntimeError(f"streamlit did not become healthy on port {port}: {proc.stdout.read().decode()[-2000:]}")
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        pytest.fail("Debian's chromium is not installed; `make test` installs it with apt-get")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str) -> Iterator:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(
+            executable_path=chromium_path,
+            args=[
+                "--disable-dev-shm-usage",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    """A freshly started server per test, so that each deep link is the very first request it sees."""
+    port = _free_port()
+    proc = start_server(port)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+class PageWatch:
+    """Records requests that leave localhost and console errors of one browser page."""
+
+    def __init__(self, page, base: str) -> None:
+        self.page = page
+        self.base = base
+        self.external: list[str] = []
+        self.errors: list[str] = []
+        page.on("request", self._on_request)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def _on_request(self, request) -> None:
+        url = request.url
+        if not (url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:", "about:"))):
+            self.external.append(url)
+
+    def wait_idle(self, timeout: float = 30_000) -> None:
+        """Wait until the script has finished running (Streamlit's own e2e suite waits on this)."""
+        self.page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
+        self.page.wait_for_timeout(150)
+
+    def shot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def open_page(browser, server):
+    """open_page(path) -> PageWatch: a new tab on the fresh server, at ``path`` (a deep link)."""
+    contexts = []
+
+    def _open(path: str, width: int = 1400, height: int = 1000, color_scheme: str = "light") -> PageWatch:
+        ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
+        contexts.append(ctx)
+        page = ctx.new_page()
+        watch = PageWatch(page, server)
+        page.goto(server + path, wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stApp']", timeout=60_000)
+        watch.wait_idle(60_000)
+        return watch
+
+    yield _open
+    for ctx in contexts:
+        ctx.close()

@@ -1,0 +1,68 @@
+"""In a real browser: the scaling page opened by a deep link as a fresh server's first request, and the plan
+marker dragged along the curve with plotly's slider (no server round trip)."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+DEEP_LINK = "/Scaling_laws?fit=hoffmann2022&C=2.73e%2B20&N=1.5e%2B09&gpus=8&hours=24.0&mfu=40"
+
+
+def _readout(watch) -> str:
+    return watch.page.locator("g.annotation-text-g").first.text_content()
+
+
+def test_deep_link_first_request_and_drag(open_page):
+    watch = open_page(DEEP_LINK)
+    page = watch.page
+    # The deep link went through the shared frame: page title, sidebar toggle, the figure.
+    assert "Scaling laws" in page.title()
+    assert page.get_by_text("Presenter mode").count() == 1
+    page.wait_for_selector("g.slider-container", timeout=30_000)
+    before = _readout(watch)
+    assert "N = 1.50B params" in before and "20.2 tokens/param" in before, before
+
+    grip = page.locator("g.slider-container rect.slider-grip-rect").first
+    rail = page.locator("g.slider-container rect.slider-rail-rect").first
+    grip.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    g, r = grip.bounding_box(), rail.bounding_box()
+    page.mouse.move(g["x"] + g["width"] / 2, g["y"] + g["height"] / 2)
+    page.mouse.down()
+    for frac in (0.5, 0.35, 0.2):
+        page.mouse.move(r["x"] + r["width"] * frac, g["y"] + g["height"] / 2, steps=4)
+        page.wait_for_timeout(100)  # one animation frame or so
+    during = _readout(watch)  # read while the mouse button is still down: the drag updates live
+    page.mouse.up()
+    assert during != before and "Your plan" in during
+    watch.shot("scaling-after-drag")
+
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert watch.external == [], f"requests left localhost: {watch.external}"
+    assert watch.errors == []
+
+
+def test_home_page_links_and_no_external_requests(open_page):
+    watch = open_page("/")
+    page = watch.page
+    assert page.get_by_text("The stages of training").count() == 1
+    page.get_by_role("link", name="Scaling laws").first.click()
+    watch.wait_idle()
+    page.wait_for_selector("g.slider-container", timeout=30_000)
+    assert "Scaling_laws" in page.url
+    watch.shot("home-then-scaling")
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert watch.external == [], f"requests left localhost: {watch.external}"
+
+
+def test_presenter_mode_survives_page_links(open_page):
+    watch = open_page("/Scaling_laws?present=true")
+    page = watch.page
+    toggle = page.locator("label:has-text('Presenter mode') input")
+    assert toggle.is_checked()
+    watch.shot("scaling-presenter")
+    page.get_by_role("link", name="Home").first.click()
+    watch.wait_idle()
+    page.wait_for_selector("text=The stages of training", timeout=30_000)
+    assert page.locator("label:has-text('Presenter mode') input").is_checked()
+    assert "present=true" in page.url

@@ -1,0 +1,177 @@
+"""The scaling page in AppTest: it renders, every control moves the figure, links reproduce it, bad links fall
+back to the defaults with a message."""
+
+import numpy as np
+import pytest
+
+from tests.apptest import decode, figures, metrics, no_exception, open_page, trace
+
+PAGE = "pages/1_Scaling_laws.py"
+
+
+def _u_curve(at) -> tuple[np.ndarray, np.ndarray, str, int]:
+    fig = figures(at)[0]
+    curve = trace(fig, "L(N, C/6N)")
+    readout = fig["layout"]["annotations"][0]["text"]
+    return decode(curve["x"]), decode(curve["y"]), readout, fig["layout"]["sliders"][0]["active"]
+
+
+@pytest.fixture(scope="module")
+def default():
+    at = open_page(PAGE)
+    assert no_exception(at)
+    return at
+
+
+def test_default_is_predict_question_one(default):
+    m = metrics(default)
+    assert m["Loss L(N, D)"] == "2.388"
+    assert m["Tokens per parameter"] == "2.0"
+    assert m["Fit's optimum N"] == "1.98B" and m["20-tokens rule N"] == "3.16B"
+    helps = {m.label: m.proto.help for m in default.metric}
+    assert "on 101B tokens, loss 2.311" in helps["Fit's optimum N"]
+    assert "on 63.2B tokens, loss 2.318" in helps["20-tokens rule N"]
+    assert default.warning.len == 0
+    x, y, readout, active = _u_curve(default)
+    assert x.shape == (241,) and np.all(np.isfinite(y))
+    assert "N = 10.0B params" in readout and "2.0 tokens/param" in readout
+    slider = figures(default)[0]["layout"]["sliders"][0]
+    assert slider["steps"][active]["args"][0]["x"] == [[1e10]]
+    assert len(slider["steps"]) == 98  # 97 log-spaced steps plus the plan itself
+
+
+def test_home_page_renders_and_links_the_scaling_page():
+    at = open_page(None)
+    assert no_exception(at)
+    assert any("Scaling" in str(link.proto.label) for link in at.get("page_link"))
+    assert "torch" not in "".join(m.value for m in at.markdown)  # the home page itself has no torch in it
+
+
+@pytest.mark.parametrize(
+    ("widget", "key", "value"),
+    [
+        ("selectbox", "fit", "Epoch AI 2024"),
+        ("number_input", "C", 5e22),
+        ("number_input", "N", 3e9),
+        ("segmented_control", "budget", "Hardware"),
+    ],
+)
+def test_each_plot_control_changes_the_figure(default, widget, key, value):
+    at = open_page(PAGE)
+    getattr(at, widget)(key=key).set_value(value).run()
+    assert no_exception(at)
+    before, after = _u_curve(default), _u_curve(at)
+    assert not (np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1]) and before[2] == after[2])
+
+
+@pytest.mark.parametrize(
+    ("widget", "key", "value"),
+    [("selectbox", "gpu", "A100"), ("number_input", "gpus", 64.0), ("slider", "mfu", 20)],
+)
+def test_hardware_controls_change_training_time(widget, key, value):
+    at = open_page(PAGE)
+    base_time = metrics(at)["Training time"]
+    base_readout = _u_curve(at)[2]
+    getattr(at, widget)(key=key).set_value(value).run()
+    assert metrics(at)["Training time"] != base_time
+    assert _u_curve(at)[2] != base_readout  # the in-figure readout carries the training time
+
+
+def test_hardware_budget_mode_uses_the_planner():
+    at = open_page(PAGE, {"budget": "Hardware", "gpus": "8", "hours": "24.0", "mfu": "40", "N": "1.5e9"})
+    assert no_exception(at)
+    m = metrics(at)
+    assert m["Budget C (FLOPs)"] == "2.73×10²⁰"
+    assert m["Loss L(N, D)"] == "2.475" and m["Training time"] == "24.0 h" and m["Training states"] == "24.0 GB"
+    at.number_input(key="hours").set_value(48.0).run()
+    assert metrics(at)["Budget C (FLOPs)"] == "5.47×10²⁰"
+
+
+def test_link_with_every_parameter_reproduces_the_figure():
+    query = {
+        "fit": "Epoch AI 2024",
+        "budget": "FLOPs",
+        "C": "3e+22",
+        "N": "2e+09",
+        "gpu": "A100",
+        "gpus": "128",
+        "hours": "100.0",
+        "mfu": "35",
+        "present": "true",
+    }
+    linked = open_page(PAGE, query)
+    assert no_exception(linked) and linked.warning.len == 0
+    clicked = open_page(PAGE)
+    clicked.selectbox(key="fit").set_value("Epoch AI 2024")
+    clicked.number_input(key="C").set_value(3e22)
+    clicked.number_input(key="N").set_value(2e9)
+    clicked.selectbox(key="gpu").set_value("A100")
+    clicked.number_input(key="gpus").set_value(128.0)
+    clicked.slider(key="mfu").set_value(35)
+    clicked.toggle(key="present").set_value(True)
+    clicked.run()
+    for a, b in zip(_u_curve(linked), _u_curve(clicked), strict=True):
+        assert np.array_equal(a, b)
+    assert metrics(linked) == metrics(clicked)
+
+
+@pytest.mark.parametrize("bad", ["abc", "nan", "NaN", "inf", "-inf", "1e400", "-5", "0", ""])
+def test_bad_link_values_fall_back_to_defaults_with_a_message(default, bad):
+    at = open_page(PAGE, {"C": bad, "N": bad, "mfu": bad, "gpus": bad})
+    assert no_exception(at)
+    assert metrics(at) == metrics(default)
+    if bad:  # an empty value is no request at all
+        assert any("not a valid value" in w.value for w in at.warning)
+
+
+def test_unknown_parameter_and_bad_choice_are_reported():
+    at = open_page(PAGE, {"fit": "kaplan2020", "colour": "red"})
+    assert no_exception(at)
+    texts = " ".join(w.value for w in at.warning)
+    assert "fit=kaplan2020" in texts and "colour=red" in texts
+
+
+@pytest.mark.parametrize(
+    ("preset", "loss", "extra"),
+    [
+        ("Predict Q1: 10B params on 20B tokens", "2.388", {"Tokens per parameter": "2.0"}),
+        ("Worked example A: 8 H100 for 24 h", "2.475", {"Training time": "24.0 h", "Training states": "24.0 GB"}),
+        ("Example A over-trained: 0.5B params", "2.489", {"Tokens per parameter": "182.3"}),
+        ("Llama 3 8B on 15T tokens", None, {"Tokens per parameter": "1,875.0"}),
+        ("Check yourself: 7B on 2T tokens", None, {"Budget C = 6ND (FLOPs)": "8.40×10²²"}),
+    ],
+)
+def test_presets(preset, loss, extra):
+    at = open_page(PAGE)
+    at.button(key=f"preset-{preset}").click().run()
+    assert no_exception(at)
+    m = metrics(at)
+    if loss:
+        assert m["Loss L(N, D)"] == loss
+    for label, value in extra.items():
+        assert m[label] == value
+
+
+def test_check_yourself_gpu_days_in_help():
+    at = open_page(PAGE)
+    at.button(key="preset-Check yourself: 7B on 2T tokens").click().run()
+    help_text = next(m.proto.help for m in at.metric if m.label == "Training time")
+    assert "2,458 GPU-days" in help_text  # the lesson's "about 2,460"
+
+
+def test_presenter_mode_folds_the_equation():
+    at = open_page(PAGE, {"present": "true"})
+    assert no_exception(at)
+    assert any(e.label == "The equation" for e in at.expander)
+    normal = open_page(PAGE)
+    assert not any(e.label == "The equation" for e in normal.expander)
+
+
+def test_answers_are_hidden_until_revealed(default):
+    labels = [e.label for e in default.expander]
+    assert "Reveal the answer" in labels and "Reveal a 60-90 second answer" in labels
+
+
+def test_csv_downloads_present(default):
+    labels = [b.proto.label for b in default.get("download_button")]
+    assert any("U-curve" in label for label in labels) and any("Budget family" in label for label in labels)

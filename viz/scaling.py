@@ -1,0 +1,232 @@
+"""Figures of the scaling page: the iso-FLOP U-curve with a draggable plan, and a family of budgets.
+
+Both are assembled as plain dicts (:func:`viz.style.figure_from_dict`): with a hundred slider steps, plotly's
+validation would otherwise be the slowest part of a page rerun. tests/test_viz_scaling.py validates them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import NDArray
+
+from core.scaling import Plan
+from viz import format as fmt
+from viz.style import PALETTE, figure_from_dict, style_layout
+
+PLAN_TRACE = 3  # index of the plan marker, the trace the slider moves
+_OUTLINE = {"color": "black", "width": 1}
+
+
+def plan_readout(p: Plan, i: int | None = None) -> str:
+    """The annotation text for one plan (entry ``i`` of a sweep, or a scalar plan)."""
+
+    def pick(v: float | NDArray) -> float:
+        return float(v[i]) if i is not None else float(v)
+
+    return (
+        f"<b>Your plan</b>: N = {fmt.count(pick(p.N))} params on D = {fmt.count(pick(p.D))} tokens "
+        f"({pick(p.tokens_per_param):.1f} tokens/param)<br>"
+        f"loss {pick(p.loss):.3f} nats, {pick(p.excess_pct):+.2f}% vs the fit's minimum<br>"
+        f"training {fmt.duration(p.train_seconds)} · states {fmt.nbytes(pick(p.memory_bytes))} · "
+        f"serving {fmt.sci(pick(p.serving_flops_per_token))} FLOP/token"
+    )
+
+
+def _point(name: str, x: float, y: float, marker: dict[str, Any], hover: str) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "x": [x],
+        "y": [y],
+        "mode": "markers",
+        "name": name,
+        "marker": marker,
+        "hovertemplate": hover + "<br>N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+    }
+
+
+def isoflop_figure(
+    curve: Plan,
+    current: Plan,
+    slider: Plan,
+    slider_active: int,
+    fit_label: str,
+    other_fit: tuple[str, float] | None = None,
+) -> go.Figure:
+    """The U-curve of one budget with the fit's minimum, the 20-tokens point and the user's plan.
+
+    ``curve`` is a :class:`Plan` sweep over many N (drawn as the line); ``current`` the plan of the page's
+    controls; ``slider`` a sweep whose entries become the steps of a plotly slider that moves the plan marker
+    (trace :data:`PLAN_TRACE`) and its readout (annotation 0) in the browser, with no server round trip;
+    ``slider_active`` the step shown first. ``other_fit`` = (label, N_opt) marks where another fit puts the
+    optimum on the same budget.
+    """
+    data = [
+        {
+            "type": "scatter",
+            "x": curve.N,
+            "y": curve.loss,
+            "mode": "lines",
+            "name": f"L(N, C/6N), {fit_label}",
+            "line": {"color": PALETTE["reference"], "width": 3},
+            "customdata": np.stack([curve.D, curve.tokens_per_param], axis=-1),
+            "hovertemplate": "N = %{x:.3s}<br>D = %{customdata[0]:.3s} tokens"
+            "<br>%{customdata[1]:.1f} tokens/param<br>L = %{y:.4f}<extra></extra>",
+        },
+        _point(
+            f"fit's minimum ({current.tokens_per_param_opt:.0f} tokens/param)",
+            current.N_opt,
+            current.loss_opt,
+            {"color": PALETTE["optimised"], "size": 15, "line": _OUTLINE},
+            "fit's minimum",
+        ),
+        _point(
+            "20 tokens per parameter",
+            current.N_rule,
+            current.loss_rule,
+            {"color": PALETTE["rule"], "size": 15, "symbol": "square", "line": _OUTLINE},
+            "20 tokens/param",
+        ),
+        _point(
+            "your plan (drag the slider below)",
+            float(slider.N[slider_active]),
+            float(slider.loss[slider_active]),
+            {"color": PALETTE["highlight"], "size": 20, "symbol": "diamond", "line": {"color": "black", "width": 1.5}},
+            "your plan",
+        ),
+    ]
+    annotations: list[dict[str, Any]] = [
+        {  # annotation 0: the plan's readout, rewritten by the slider
+            "text": plan_readout(slider, slider_active),
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0,
+            "y": -0.27,
+            "xanchor": "left",
+            "yanchor": "top",
+            "showarrow": False,
+            "align": "left",
+        }
+    ]
+    shapes: list[dict[str, Any]] = []
+    if other_fit is not None:
+        label, n_opt = other_fit
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": n_opt,
+                "x1": n_opt,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 2},
+            }
+        )
+        annotations.append(
+            {
+                "x": float(np.log10(n_opt)),  # log axes place annotations by log10
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": f"{label}<br>puts the optimum here",
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "top",
+                "font": {"color": PALETTE["neutral"], "size": 12},
+            }
+        )
+    steps = [
+        {
+            "method": "update",
+            "label": fmt.count(float(n)),
+            "args": [
+                {"x": [[float(n)]], "y": [[float(loss)]]},
+                {"annotations[0].text": plan_readout(slider, i)},
+                [PLAN_TRACE],
+            ],
+        }
+        for i, (n, loss) in enumerate(zip(slider.N, slider.loss, strict=True))
+    ]
+    layout = style_layout(
+        {
+            "title": {"text": f"One budget, C = {fmt.sci(current.C)} FLOPs", "x": 0, "y": 0.99},
+            "xaxis": {"type": "log", "title": {"text": "model size N (parameters); tokens D = C / (6N)"}},
+            "yaxis": {"title": {"text": "final loss L (nats per token)"}},
+            "annotations": annotations,
+            "shapes": shapes,
+            "sliders": [
+                {
+                    "active": int(slider_active),
+                    "steps": steps,
+                    "currentvalue": {"prefix": "plan: N = ", "font": {"size": 15}},
+                    "pad": {"t": 175, "b": 10},
+                    "len": 1.0,
+                    "x": 0,
+                }
+            ],
+            "margin": {"l": 60, "r": 20, "t": 70, "b": 40},
+            "uirevision": "isoflop",
+        },
+        height=640,
+    )
+    return figure_from_dict(data, layout)
+
+
+def isoflop_family_figure(
+    budgets: Sequence[float],
+    N: NDArray[np.float64],
+    loss: NDArray[np.float64],
+    N_opt: NDArray[np.float64],
+    loss_opt: NDArray[np.float64],
+    current_budget: float | None = None,
+) -> go.Figure:
+    """Chinchilla's iso-FLOP picture: one U-curve per budget (rows of ``N``, ``loss``) and the frontier.
+
+    The compute-optimal frontier joins the minima (``N_opt``, ``loss_opt``); the budget nearest to
+    ``current_budget`` is drawn bold.
+    """
+    budgets = np.asarray(budgets, dtype=float)
+    bold = int(np.argmin(np.abs(np.log(budgets / current_budget)))) if current_budget else -1
+    shades = np.linspace(0.35, 1.0, len(budgets))
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "x": N[i],
+            "y": loss[i],
+            "mode": "lines",
+            "name": f"C = {fmt.sci(C, 2)}",
+            "line": {"color": PALETTE["reference"], "width": 4 if i == bold else 1.5},
+            "opacity": 1.0 if i == bold else float(shades[i]) * 0.7,
+            "hovertemplate": f"C = {fmt.sci(C, 2)}<br>" + "N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+        }
+        for i, C in enumerate(budgets)
+    ]
+    data.append(
+        {
+            "type": "scatter",
+            "x": N_opt,
+            "y": loss_opt,
+            "mode": "lines+markers+text",
+            "text": [fmt.sci(C, 1) for C in budgets],
+            "textposition": "bottom center",
+            "name": "compute-optimal frontier",
+            "line": {"color": PALETTE["optimised"], "width": 3, "dash": "dash"},
+            "marker": {"size": 10, "color": PALETTE["optimised"], "line": _OUTLINE},
+            "hovertemplate": "minimum<br>N_opt = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
+        }
+    )
+    layout = style_layout(
+        {
+            "title": {"text": "A family of budgets: each U has its own bottom", "x": 0},
+            "xaxis": {"type": "log", "title": {"text": "model size N (parameters)"}},
+            "yaxis": {"title": {"text": "final loss L (nats per token)"}},
+            "uirevision": "isoflop-family",
+        },
+        height=480,
+        legend=False,
+    )
+    return figure_from_dict(data, layout)
