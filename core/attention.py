@@ -11,6 +11,7 @@ anything else becomes a tensor on core's device (:mod:`core.device`).
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -266,6 +267,16 @@ class MaskComparison:
     correct_row_sums: np.ndarray  # (..., T), all 1
     buggy_row_sums: np.ndarray  # (..., T), below 1 except the last row
 
+    @property
+    def correct_sum_error(self) -> float:
+        """Largest |row sum - 1| of the correct weights (rounding only)."""
+        return float(np.abs(self.correct_row_sums - 1).max())
+
+    @property
+    def buggy_sum_range(self) -> tuple[float, float]:
+        """Smallest and largest row sum of the buggy weights (the largest is the last row's 1)."""
+        return float(self.buggy_row_sums.min()), float(self.buggy_row_sums.max())
+
 
 def mask_comparison(q: Any, k: Any, scale: float | None = None) -> MaskComparison:
     """Correct (-inf before the softmax) vs buggy (x 0 after the softmax) causal weights for the same q, k."""
@@ -402,14 +413,129 @@ def attention_variants(shape: KVCacheShape) -> dict[str, int]:
     return {"MHA": shape.query_heads, "GQA": shape.kv_heads, "MQA": 1}
 
 
+# Bytes per cached value of the common number formats (int4 packs two values in a byte).
+BYTES_PER_VALUE: dict[str, float] = {"fp32": 4, "bf16": 2, "fp8": 1, "int4": 0.5}
+GPU_MEMORY = ("one 80 GB GPU", 80e9)  # (label, bytes): the memory of one H100 or A100 80 GB, for scale
+
+# Most of each KV-calculator input (larger values are clamped with a note).
+KV_LIMITS: dict[str, int] = {
+    "layers": 1_000,
+    "query_heads": 1_024,
+    "kv_heads": 1_024,
+    "head_dim": 4_096,
+    "tokens": 100_000_000,
+    "batch": 100_000,
+}
+
+
+@dataclass(frozen=True)
+class KVComparison:
+    """KV-cache sizes of MHA, your KV-head count and MQA for one shape (bytes; rows aligned)."""
+
+    labels: tuple[str, ...]  # e.g. ('MHA: 64 KV heads', 'GQA: 8 KV heads', 'MQA: 1 KV head')
+    kv_heads: tuple[int, ...]
+    per_token: tuple[int, ...]  # bytes per token of one sequence
+    total: tuple[int, ...]  # bytes at `tokens` tokens for `batch` sequences
+    chosen: int  # index of the row with the asked-for KV heads
+    layers: int
+    query_heads: int
+    head_dim: int
+    bytes_per_value: float
+    tokens: int
+    batch: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per KV head of the chosen row."""
+        return self.query_heads // self.kv_heads[self.chosen]
+
+    @property
+    def saving_vs_mha(self) -> float:
+        """How many times smaller the chosen cache is than MHA's (= the group size)."""
+        return self.total[0] / self.total[self.chosen] if self.total[self.chosen] else 1.0
+
+
+def variant_name(query_heads: int, kv_heads: int) -> str:
+    """'MHA' (one KV head per query head), 'MQA' (one KV head in all) or 'GQA' (groups in between)."""
+    if kv_heads == query_heads:
+        return "MHA"
+    return "MQA" if kv_heads == 1 else "GQA"
+
+
+def kv_cache_comparison(
+    layers: float,
+    query_heads: float,
+    kv_heads: float,
+    head_dim: float,
+    bytes_per_value: float = 2,
+    tokens: float = 1,
+    batch: float = 1,
+) -> KVComparison:
+    """The KV cache of a shape with its own KV heads, next to full MHA and MQA (never raises for finite numbers).
+
+        bytes = 2 · L · K · H · bytes_per_value · tokens · batch,   K = query_heads (MHA), kv_heads, or 1 (MQA)
+
+    Inputs are rounded to whole numbers and clamped to 1..KV_LIMITS (tokens and batch too); KV heads above the
+    query heads become the query heads, and KV heads that do not divide them are kept but noted (GQA needs equal
+    groups). Each change adds a note.
+    """
+    asked = {"layers": layers, "query_heads": query_heads, "kv_heads": kv_heads, "head_dim": head_dim}
+    asked |= {"tokens": tokens, "batch": batch}
+    ok, notes = {}, []
+    for name, value in asked.items():
+        v = float(value) if isinstance(value, int | float | np.number) and math.isfinite(value) else 1.0
+        ok[name] = int(min(max(round(v), 1), KV_LIMITS[name]))
+        if ok[name] != value:
+            notes.append(f"{name.replace('_', ' ')}: using {ok[name]:,} (whole numbers from 1 to {KV_LIMITS[name]:,}).")
+    if ok["kv_heads"] > ok["query_heads"]:
+        notes.append(f"A model has at most one KV head per query head: using {ok['query_heads']} KV heads.")
+        ok["kv_heads"] = ok["query_heads"]
+    if ok["query_heads"] % ok["kv_heads"]:
+        notes.append(
+            f"{ok['kv_heads']} KV heads do not split {ok['query_heads']} query heads into equal groups; "
+            "the size below still counts them, but a GQA model would not be built this way."
+        )
+    b = float(bytes_per_value)
+    if not math.isfinite(b) or b <= 0:
+        notes.append(f"bytes per value {bytes_per_value!r} is not a positive number: using 2 (bf16).")
+        b = 2.0
+    rows: dict[int, str] = {}
+    for K in (ok["query_heads"], ok["kv_heads"], 1):
+        rows.setdefault(K, f"{variant_name(ok['query_heads'], K)}: {K} KV head{'s' if K > 1 else ''}")
+    Ks = tuple(rows)
+    L, H = ok["layers"], ok["head_dim"]
+    # bytes per token = 2 · L · K · H · bytes_per_value;  total = that · tokens · batch
+    per_token = tuple(kv_cache_bytes(L, K, H, b) for K in Ks)
+    total = tuple(kv_cache_bytes(L, K, H, b, ok["tokens"], ok["batch"]) for K in Ks)
+    return KVComparison(
+        tuple(rows.values()),
+        Ks,
+        per_token,
+        total,
+        Ks.index(ok["kv_heads"]),
+        L,
+        ok["query_heads"],
+        H,
+        b,
+        ok["tokens"],
+        ok["batch"],
+        tuple(notes),
+    )
+
+
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
-def format_bytes(n: float) -> str:
-    """A byte count in binary units, e.g. 327680 -> '320 KiB', 42949672960 -> '40 GiB'."""
+def format_bytes(n: float, unit: str | None = None) -> str:
+    """A byte count in binary units, e.g. 327680 -> '320 KiB', 42949672960 -> '40 GiB'; unit fixes the unit
+    (format_bytes(2621440, 'KiB') -> '2,560 KiB', the way the lesson quotes per-token sizes)."""
     if not math.isfinite(n) or n < 0:
         raise ValueError(f"a byte count must be finite and >= 0, got {n!r}")
+    if unit is not None and unit not in _BINARY_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(_BINARY_UNITS)}, got {unit!r}")
     power = 0 if n < 1 else min(int(math.log2(n) // 10), len(_BINARY_UNITS) - 1)
+    power = _BINARY_UNITS.index(unit) if unit is not None else power
     value = n / 1024**power
     text = f"{value:,.0f}" if value >= 100 or float(value).is_integer() else f"{value:,.3g}"
     return f"{text} {_BINARY_UNITS[power]}"
@@ -638,9 +764,16 @@ class QKV:
     v: torch.Tensor
 
 
+@functools.lru_cache(maxsize=64)
+def _projection_cpu(seed: int, which: int, d_model: int, cols: int) -> torch.Tensor:
+    """W with entries ~ N(0, 1/d_model), drawn on the CPU (every device sees the same numbers); kept, not redrawn:
+    drawing dominated a rerun at 64 tokens. Callers only read it."""
+    gen = torch.Generator().manual_seed(seed * 7919 + which)
+    return torch.randn(d_model, cols, generator=gen, dtype=torch.float64) / math.sqrt(d_model)  # (d_model, cols)
+
+
 def _projection(settings: ToyModelSettings, which: int, cols: int, device: Any) -> torch.Tensor:
-    gen = torch.Generator().manual_seed(settings.seed * 7919 + which)
-    W = torch.randn(settings.d_model, cols, generator=gen, dtype=torch.float64) / math.sqrt(settings.d_model)
+    W = _projection_cpu(int(settings.seed), which, settings.d_model, cols)
     return as_tensor(W, device=torch.device(device))  # (d_model, cols)
 
 
@@ -756,6 +889,59 @@ def toy_attention(
         to_np(entropies),
         tuple(notes),
     )
+
+
+@dataclass(frozen=True)
+class HeadSummary:
+    """Averages over the model's own heads (designed heads left out) of a ToyAttention, for the page's readouts."""
+
+    heads: int
+    logit_std: float  # mean over heads of the std of the logits
+    entropy: float  # mean row entropy, nats
+    max_entropy: float  # log T: a uniform row
+    entropy_share: float  # entropy / max_entropy (1 = uniform rows; 0 = one-hot rows; 1 when T = 1)
+    max_weight: float  # mean over heads and rows of the largest weight in a row (1 = one-hot)
+
+
+def head_summary(result: ToyAttention, model_heads: int) -> HeadSummary:
+    """Average logit std, row entropy and top weight over the first model_heads heads of a ToyAttention.
+
+    H_row = -sum_j A_ij log A_ij,   share = mean H_row / log T
+    """
+    _check_positive_int("model_heads", model_heads)
+    if model_heads > result.weights.shape[0]:
+        raise ValueError(f"the result has {result.weights.shape[0]} heads, not {model_heads}")
+    T = result.weights.shape[-1]
+    max_entropy = math.log(T)
+    entropy = float(np.mean(result.entropy[:model_heads]))
+    return HeadSummary(
+        model_heads,
+        float(np.mean(result.logit_std[:model_heads])),
+        entropy,
+        max_entropy,
+        entropy / max_entropy if T > 1 else 1.0,
+        float(result.weights[:model_heads].max(axis=-1).mean()),
+    )
+
+
+def toy_mask_comparison(
+    tokens: Sequence[str],
+    settings: ToyModelSettings,
+    head: int = 0,
+    scale: str = "sqrt_dk",
+    temperature: float = 1.0,
+    device: Any = None,
+) -> MaskComparison:
+    """Correct vs buggy causal weights of one head of the toy layer (the KV head it reads under GQA/MQA).
+
+    A = softmax(Q_h K_g(h)^T · scale/temperature + M)   versus   softmax(Q_h K_g(h)^T · scale/temperature) ⊙ tril
+    """
+    if not 0 <= head < settings.heads:
+        raise ValueError(f"head {head} is outside 0..{settings.heads - 1}")
+    qkv = toy_qkv(tokens, settings, device)
+    g = head // (settings.heads // settings.n_kv_heads)
+    multiplier = resolve_scale(scale, settings.d_k, settings.d_model, temperature)
+    return mask_comparison(qkv.q[head], qkv.k[g], scale=multiplier)  # q, k: (T, d_k)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -481,3 +481,85 @@ def test_sinusoidal_positions():
     assert pe.shape == (5, 7)
     assert pe[3, 0].item() == pytest.approx(math.sin(3)) and pe[3, 1].item() == pytest.approx(math.cos(3))
     assert pe[2, 2].item() == pytest.approx(math.sin(2 / 10000 ** (2 / 7)))
+
+
+# --- helpers the page reads (phase 2) -------------------------------------------------------------------------
+
+
+def test_kv_cache_comparison_has_the_lesson_numbers():
+    shape = at.KV_PRESETS["Llama-3-70B"]
+    kv = at.kv_cache_comparison(shape.layers, shape.query_heads, shape.kv_heads, shape.head_dim, 2, 131072)
+    assert kv.labels == ("MHA: 64 KV heads", "GQA: 8 KV heads", "MQA: 1 KV head")
+    assert kv.per_token == (2560 * KiB, 320 * KiB, 40 * KiB)
+    assert kv.total == (320 * GiB, 40 * GiB, 5 * GiB)
+    assert kv.chosen == 1 and kv.group_size == 8 and kv.saving_vs_mha == 8 and kv.notes == ()
+    assert [at.format_bytes(b, "KiB") for b in kv.per_token] == ["2,560 KiB", "320 KiB", "40 KiB"]
+    # the same numbers as kv_cache_bytes, with a batch and fp8
+    kv8 = at.kv_cache_comparison(80, 64, 8, 128, at.BYTES_PER_VALUE["fp8"], 1000, 3)
+    assert kv8.total[1] == at.kv_cache_bytes(80, 8, 128, 1, tokens=1000, batch=3)
+
+
+def test_kv_cache_comparison_merges_rows_and_never_raises():
+    mha = at.kv_cache_comparison(32, 32, 32, 128)  # Llama-2-7B: its own KV heads are MHA
+    assert mha.labels == ("MHA: 32 KV heads", "MQA: 1 KV head") and mha.chosen == 0 and mha.saving_vs_mha == 1
+    mqa = at.kv_cache_comparison(32, 32, 1, 128)
+    assert mqa.chosen == 1 and mqa.group_size == 32
+    odd = at.kv_cache_comparison(80, 64, 6, 128)
+    assert any("do not split 64 query heads" in n for n in odd.notes) and odd.per_token[1] == 2 * 80 * 6 * 128 * 2
+    wide = at.kv_cache_comparison(80, 8, 64, 128)
+    assert wide.kv_heads == (8, 1) and any("at most one KV head per query head" in n for n in wide.notes)
+    for bad in (float("nan"), float("inf"), -5.0, 0.0, 1e400):
+        kv = at.kv_cache_comparison(bad, bad, bad, bad, 2, bad, bad)
+        assert kv.notes and all(v >= 1 for v in (kv.layers, kv.query_heads, kv.head_dim, kv.tokens, kv.batch))
+    huge = at.kv_cache_comparison(1e9, 64, 8, 128, 2, 1e12)
+    assert huge.layers == at.KV_LIMITS["layers"] and huge.tokens == at.KV_LIMITS["tokens"]
+    assert at.kv_cache_comparison(80, 64, 8, 128, 0).bytes_per_value == 2  # a bad byte count falls back to bf16
+
+
+def test_variant_name():
+    assert [at.variant_name(64, k) for k in (64, 8, 1)] == ["MHA", "GQA", "MQA"]
+    assert at.variant_name(1, 1) == "MHA"
+
+
+def test_format_bytes_with_a_fixed_unit():
+    assert at.format_bytes(2560 * KiB, "KiB") == "2,560 KiB"
+    assert at.format_bytes(40 * GiB, "GiB") == "40 GiB"
+    assert at.format_bytes(512, "KiB") == "0.5 KiB"
+    with pytest.raises(ValueError):
+        at.format_bytes(1, "KB")
+
+
+def test_head_summary_averages_the_model_heads_only():
+    s = at.ToyModelSettings(d_model=64, heads=4, d_k=16)
+    res = at.toy_attention(SENTENCE, s)
+    summary = at.head_summary(res, 4)
+    assert summary.logit_std == pytest.approx(float(res.logit_std[:4].mean()))
+    assert summary.entropy == pytest.approx(float(res.entropy[:4].mean()))
+    assert summary.max_entropy == pytest.approx(math.log(len(SENTENCE)))
+    assert 0 < summary.entropy_share < 1 and 0 < summary.max_weight <= 1
+    hot = at.head_summary(at.toy_attention(SENTENCE, at.ToyModelSettings(d_model=512, heads=4, d_k=128), "none"), 4)
+    assert hot.max_weight > 0.9 > summary.max_weight  # no scale at d_k = 128: nearly one-hot rows
+    one = at.head_summary(at.toy_attention(("hi",), s), 4)
+    assert one.entropy_share == 1.0 and one.max_weight == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        at.head_summary(res, 8)
+
+
+def test_toy_mask_comparison_uses_the_heads_kv_group():
+    s = at.ToyModelSettings(d_model=64, heads=4, d_k=16, kv_heads=2)
+    cmp = at.toy_mask_comparison(SENTENCE, s, head=3, temperature=2.0)
+    res = at.toy_attention(SENTENCE, s, temperature=2.0, designed=False)
+    np.testing.assert_allclose(cmp.correct, res.weights[3], atol=1e-6)
+    assert cmp.correct_sum_error < 1e-12
+    low, high = cmp.buggy_sum_range
+    assert low < 1 and high == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        at.toy_mask_comparison(SENTENCE, s, head=4)
+
+
+def test_projections_are_cached_but_identical():
+    s = at.ToyModelSettings(d_model=32, heads=2, d_k=16, seed=5)
+    a = at.toy_qkv(SENTENCE, s)
+    at._projection_cpu.cache_clear()
+    b = at.toy_qkv(SENTENCE, s)
+    assert torch.equal(a.q, b.q) and torch.equal(a.v, b.v)
