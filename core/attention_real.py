@@ -359,3 +359,14 @@ def sentence_embedding(text: str, model: RealModel | None = None) -> np.ndarray:
     hidden, _ = forward(model, encode(text, model, model.max_positions).ids)
     e = hidden.mean(dim=0)  # (hidden,)
     return (e / e.norm()).cpu().numpy()
+
+
+def special_token_share(result: RealAttention, layer: int) -> float:
+    """Mean weight that one layer's queries give to [CLS] and [SEP] (the first and last token), over heads and rows.
+
+    share = mean_{h, i} (A_h[i, 0] + A_h[i, T-1])        (just A_h[i, 0] when T = 1)
+    """
+    weights, _ = layer_heads(result, layer)  # (H, T, T)
+    T = weights.shape[-1]
+    ends = weights[..., 0] + (weights[..., -1] if T > 1 else 0)  # (H, T)
+    return float(ends.mean())

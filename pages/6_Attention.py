@@ -205,13 +205,15 @@ for note in (*res.notes, *kv.notes):
 with page.figure_area():
     tabs = dict(zip(VIEWS, st.tabs(VIEWS, key="view", bind="query-params"), strict=True))
 
-readouts = [
+toy_basics = [
     Readout("Tokens", f"{T:,}", f"of {tokens.total:,}" if tokens.truncated else None),
     Readout("d_k per head", f"{settings.d_k}", f"d_model {settings.d_model} ÷ {settings.heads} heads"),
     Readout("Logits multiplied by", f"{res.multiplier:.4g}", "scale ÷ temperature"),
 ]
+readouts: list[Readout] = []
 with tabs["Heads"]:
     if tabs["Heads"].open:
+        readouts += toy_basics
         _chart(_heads_figure(toks, settings, scale, temperature, causal, designed), "fig-heads", "attention-heads")
         readouts += [
             Readout("Logit std (model heads)", f"{summary.logit_std:.2f}", "std of q·k × multiplier, mean over heads"),
@@ -225,12 +227,14 @@ with tabs["Heads"]:
         ]
 with tabs["Outputs"]:
     if tabs["Outputs"].open:
+        readouts += toy_basics
         _chart(
             _outputs_figure(toks, settings, scale, temperature, causal, designed), "fig-outputs", "attention-outputs"
         )
         st.caption("Each row is y_t = Σ_j A_tj v_j: a weighted mix of the value vectors the token may see.")
 with tabs["Mask"]:
     if tabs["Mask"].open:
+        readouts += toy_basics
         cmp, mask_fig = _mask(toks, settings, scale, temperature)
         _chart(mask_fig, "fig-mask", "attention-mask")
         low, high = cmp.buggy_sum_range
@@ -254,6 +258,7 @@ with tabs["Mask"]:
             st.caption("The causality check needs at least two tokens.")
 with tabs["Scale"]:
     if tabs["Scale"].open:
+        readouts += toy_basics
         stats_tokens = min(T, 128)
         stats, scale_fig = _scale_figure(max(stats_tokens, 2), settings.d_model, temperature, settings.d_k)
         _chart(scale_fig, "fig-scale", "attention-scale")
@@ -272,9 +277,23 @@ with tabs["Scale"]:
 with tabs["KV cache"]:
     if tabs["KV cache"].open:
         _chart(_kv_figure(kv), "fig-kv", "attention-kv-cache")
+        c = kv.chosen
+        readouts += [
+            Readout(
+                "KV cache per token",
+                attn.format_bytes(kv.per_token[c], "KiB"),
+                f"2 · L {kv.layers} · K {kv.kv_heads[c]} · H {kv.head_dim} · {kv.bytes_per_value:g} bytes",
+            ),
+            Readout(
+                f"KV cache at {kv.tokens:,} tokens × {kv.batch:,}",
+                attn.format_bytes(kv.total[c]),
+                f"{kv.saving_vs_mha:,.0f}× smaller than MHA ({attn.format_bytes(kv.total[0])})",
+            ),
+        ]
         readouts += [
             Readout(f"{label} per token", attn.format_bytes(b, "KiB"), f"{attn.format_bytes(total)} in all")
-            for label, b, total in zip(kv.labels, kv.per_token, kv.total, strict=True)
+            for i, (label, b, total) in enumerate(zip(kv.labels, kv.per_token, kv.total, strict=True))
+            if i != c
         ]
         st.caption("Set the shape, number format, context and batch in the sidebar's KV-cache calculator.")
 with tabs["Real model"]:
@@ -290,24 +309,20 @@ with tabs["Real model"]:
             if result.note:
                 st.caption(result.note)
             _chart(real_fig, "fig-real", "attention-real-model")
+            readouts += [
+                Readout("WordPiece tokens", f"{len(result.tokens)}", "with [CLS] and [SEP]"),
+                Readout("d_k per head", "32", "384 dimensions ÷ 12 heads; logits × 1/√32 = 0.177"),
+                Readout(
+                    f"Weight on [CLS] and [SEP], layer {layer}",
+                    f"{real.special_token_share(result, layer):.0%}",
+                    "mean over heads and queries: heads with nothing to do park their weight on these tokens",
+                ),
+            ]
             st.caption(
                 "all-MiniLM-L6-v2, a 6-layer encoder (12 heads of d_k = 32), run offline from the installed package; "
                 "WordPiece tokens with [CLS] and [SEP]; no causal mask (an encoder sees both sides)."
             )
 
-c = kv.chosen
-readouts += [
-    Readout(
-        "KV cache per token",
-        attn.format_bytes(kv.per_token[c], "KiB"),
-        f"2 · L {kv.layers} · K {kv.kv_heads[c]} · H {kv.head_dim} · {kv.bytes_per_value:g} bytes",
-    ),
-    Readout(
-        f"KV cache at {kv.tokens:,} tokens × {kv.batch:,}",
-        attn.format_bytes(kv.total[c]),
-        f"{kv.saving_vs_mha:,.0f}× smaller than MHA ({attn.format_bytes(kv.total[0])})",
-    ),
-]
 page.readouts(readouts)
 
 with page.explain():

@@ -155,3 +155,12 @@ def test_read_safetensors_round_trip(tmp_path):
     path.write_bytes(len(header).to_bytes(8, "little") + header + a.tobytes())
     np.testing.assert_array_equal(real.read_safetensors(path)["a"], a)
     assert math.isfinite(float(real.read_safetensors(path)["a"].sum()))
+
+
+def test_special_token_share(model):
+    result = real.real_attention("the cat sat on the mat because the cat was tired", model)
+    for layer in range(1, 7):
+        w = result.weights[layer - 1]
+        assert real.special_token_share(result, layer) == pytest.approx(float((w[..., 0] + w[..., -1]).mean()))
+    assert 0 < real.special_token_share(result, 1) < 1
+    assert real.special_token_share(real.real_attention("", model), 1) == pytest.approx(1.0)  # only [CLS] [SEP]

@@ -32,8 +32,7 @@ def default():
 def test_default_shows_the_lesson_sentence_with_designed_heads(default):
     m = metrics(default)
     assert m["Tokens"] == "11" and m["d_k per head"] == "16" and m["Logits multiplied by"] == "0.25"
-    assert m["KV heads (MHA)"] == "4"
-    assert m["KV cache per token"] == "320 KiB" and m["KV cache at 131,072 tokens × 1"] == "40 GiB"
+    assert m["KV heads (MHA)"] == "4" and "KV cache per token" not in m  # the KV readouts live in their tab
     assert default.warning.len == 0 and default.info.len == 0
     z = _heatmaps(default)
     assert list(z) == ["head 1", "head 2", "head 3", "head 4", "previous token", "first token", "same word"]
@@ -130,9 +129,14 @@ def test_link_with_every_parameter_reproduces_the_figure():
     for x, y in zip(a.values(), b.values(), strict=True):
         np.testing.assert_array_equal(x, y)
     assert metrics(linked) == metrics(clicked)
+    clicked.session_state["view"] = "KV cache"  # the tab: a click in the browser
+    clicked.run()
+    kv_linked = open_page(PAGE, query | {"view": "KV cache"})
+    assert figures(kv_linked)[0]["data"] == figures(clicked)[0]["data"]
+    assert metrics(kv_linked) == metrics(clicked)
     # 2 · 32 · 8 · 128 · 1 byte = 64 KiB per token; × 8192 tokens × 4 sequences = 2 GiB
-    assert metrics(linked)["KV cache per token"] == "64 KiB"
-    assert metrics(linked)["KV cache at 8,192 tokens × 4"] == "2 GiB"
+    assert metrics(kv_linked)["KV cache per token"] == "64 KiB"
+    assert metrics(kv_linked)["KV cache at 8,192 tokens × 4"] == "2 GiB"
 
 
 @pytest.mark.parametrize("bad", ["abc", "nan", "inf", "-inf", "1e400", "-5", "0", ""])
@@ -221,7 +225,8 @@ def test_llama3_70b_kv_view_has_the_lesson_numbers():
     at = open_page(PAGE, {"view": "KV cache"})
     assert no_exception(at)
     m = metrics(at)
-    assert m["GQA: 8 KV heads per token"] == "320 KiB" and m["MHA: 64 KV heads per token"] == "2,560 KiB"
+    assert m["KV cache per token"] == "320 KiB" and m["MHA: 64 KV heads per token"] == "2,560 KiB"
+    assert "GQA: 8 KV heads per token" not in m  # yours, shown once
     assert m["MQA: 1 KV head per token"] == "40 KiB" and m["KV cache at 131,072 tokens × 1"] == "40 GiB"
     bar = figures(at)[0]["data"][0]
     np.testing.assert_allclose(decode(bar["x"]), [320, 40, 5])  # GiB at 128k tokens: MHA, GQA, MQA
@@ -285,6 +290,9 @@ def test_real_model_view_shows_a_layer_of_minilm():
     assert list(z)[:2] == ["L3 head 1", "L3 head 2"] and len(z) == 12
     labels = figures(at)[0]["data"][0]["x"]
     assert labels[0] == "0:[CLS]" and labels[-1].endswith(":[SEP]")
+    m = metrics(at)
+    assert m["WordPiece tokens"] == "13" and 0 < float(m["Weight on [CLS] and [SEP], layer 3"].rstrip("%")) < 100
+    assert "Tokens" not in m  # the toy model's readouts stay in the toy tabs
     for w in z.values():
         np.testing.assert_allclose(w.sum(axis=1), 1, atol=1e-4)
     at.slider(key="rh").set_value(5).run()

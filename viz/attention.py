@@ -406,7 +406,9 @@ def attention_scale_figure(
     shapes = [_line("y", max_entropy, ex, ey, PALETTE["neutral"]), _line("y", 0.0, ex, ey, PALETTE["neutral"], "dot")]
     note = {"xref": f"{ex} domain", "x": 0.01, "xanchor": "left", "yref": ey, "showarrow": False}
     annotations += [
-        note | {"y": max_entropy, "yanchor": "bottom", "text": f"uniform row: log T = {max_entropy:.2f}"},
+        note
+        | {"x": 0.99, "xanchor": "right", "y": max_entropy, "yanchor": "bottom"}
+        | {"text": f"uniform row: log T = {max_entropy:.2f}"},
         note | {"y": 0.0, "yanchor": "bottom", "text": "one-hot row"},
     ]
     span = np.log10([d.min(), d.max(), current_d_k or d.min()])
