@@ -446,6 +446,11 @@ class KVComparison:
     notes: tuple[str, ...] = ()
 
     @property
+    def names(self) -> tuple[str, ...]:
+        """'MHA', 'GQA' or 'MQA' for each row."""
+        return tuple(variant_name(self.query_heads, K) for K in self.kv_heads)
+
+    @property
     def group_size(self) -> int:
         """Query heads per KV head of the chosen row."""
         return self.query_heads // self.kv_heads[self.chosen]

@@ -192,7 +192,8 @@ def _real_figure(real_text: str, layer: int, head: int) -> tuple:
 def _chart(fig: go.Figure, key: str, filename: str) -> None:
     """page.figure, but into the current tab (page.figure always writes into the frame's figure slot)."""
     if page.presenter:
-        fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
+        height = int(fig.layout.height * 1.25)  # larger type needs more room
+        fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20}, height=height)
     st.plotly_chart(fig, key=key, config=plotly_config(filename, page.image_format), width="stretch")
 
 
@@ -216,11 +217,12 @@ with tabs["Heads"]:
         readouts += toy_basics
         _chart(_heads_figure(toks, settings, scale, temperature, causal, designed), "fig-heads", "attention-heads")
         readouts += [
-            Readout("Logit std (model heads)", f"{summary.logit_std:.2f}", "std of q·k × multiplier, mean over heads"),
+            Readout("Logit std", f"{summary.logit_std:.2f}", "std of q·k × multiplier, mean over the model heads"),
             Readout(
-                "Row entropy (model heads)",
+                "Row entropy",
                 f"{summary.entropy:.2f} nats",
-                f"{summary.entropy_share:.0%} of a uniform row's log T = {summary.max_entropy:.2f}",
+                f"mean over the model heads: {summary.entropy_share:.0%} of a uniform row's log T = "
+                f"{summary.max_entropy:.2f}",
             ),
             Readout("Largest weight per row", f"{summary.max_weight:.2f}", "mean over rows; 1 = one-hot"),
             Readout(f"KV heads ({variant})", f"{settings.n_kv_heads}", "query heads in a group share one K and V"),
@@ -285,14 +287,15 @@ with tabs["KV cache"]:
                 f"2 · L {kv.layers} · K {kv.kv_heads[c]} · H {kv.head_dim} · {kv.bytes_per_value:g} bytes",
             ),
             Readout(
-                f"KV cache at {kv.tokens:,} tokens × {kv.batch:,}",
+                f"At {kv.tokens:,} tokens" + (f" × {kv.batch:,}" if kv.batch > 1 else ""),
                 attn.format_bytes(kv.total[c]),
-                f"{kv.saving_vs_mha:,.0f}× smaller than MHA ({attn.format_bytes(kv.total[0])})",
+                f"{kv.batch:,} sequence(s); {kv.saving_vs_mha:,.0f}× smaller than MHA "
+                f"({attn.format_bytes(kv.total[0])})",
             ),
         ]
         readouts += [
-            Readout(f"{label} per token", attn.format_bytes(b, "KiB"), f"{attn.format_bytes(total)} in all")
-            for i, (label, b, total) in enumerate(zip(kv.labels, kv.per_token, kv.total, strict=True))
+            Readout(f"{name} per token", attn.format_bytes(b, "KiB"), f"{label}; {attn.format_bytes(total)} in all")
+            for i, (name, label, b, total) in enumerate(zip(kv.names, kv.labels, kv.per_token, kv.total, strict=True))
             if i != c
         ]
         st.caption("Set the shape, number format, context and batch in the sidebar's KV-cache calculator.")

@@ -493,6 +493,7 @@ def test_kv_cache_comparison_has_the_lesson_numbers():
     assert kv.per_token == (2560 * KiB, 320 * KiB, 40 * KiB)
     assert kv.total == (320 * GiB, 40 * GiB, 5 * GiB)
     assert kv.chosen == 1 and kv.group_size == 8 and kv.saving_vs_mha == 8 and kv.notes == ()
+    assert kv.names == ("MHA", "GQA", "MQA")
     assert [at.format_bytes(b, "KiB") for b in kv.per_token] == ["2,560 KiB", "320 KiB", "40 KiB"]
     # the same numbers as kv_cache_bytes, with a batch and fp8
     kv8 = at.kv_cache_comparison(80, 64, 8, 128, at.BYTES_PER_VALUE["fp8"], 1000, 3)

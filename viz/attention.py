@@ -547,9 +547,9 @@ def attention_kv_cache_figure(
     }
     if memory_limit_bytes is not None:
         x = memory_limit_bytes / 2**30
-        layout["shapes"] = [_line("x", x, "x", "y", PALETTE["negative"])]
-        layout["annotations"] = [
-            {"x": x, "xref": "x", "y": 0, "yref": "y domain", "text": memory_limit_label, "showarrow": False}
-            | {"xanchor": "left", "yanchor": "bottom", "font": {"color": PALETTE["negative"]}}
+        layout["shapes"] = [_line("x", x, "x", "y", PALETTE["negative"]) | {"layer": "below"}]
+        layout["annotations"] = [  # above the bars, where no bar text can run into it
+            {"x": x, "xref": "x", "y": 1, "yref": "y domain", "text": memory_limit_label, "showarrow": False}
+            | {"xanchor": "center", "yanchor": "bottom", "font": {"color": PALETTE["negative"]}}
         ]
-    return _finish([bar], layout, height=300, top=60)
+    return _finish([bar], layout, height=320, top=80)
