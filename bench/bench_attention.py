@@ -3,7 +3,7 @@
 Prints medians of several runs (time.perf_counter): the page's rerun at 64 tokens x 8 heads, the figure JSON sizes
 at 512 tokens, and core attention for 4,096 tokens x 32 heads x d_k 128 (float32) against torch's fused kernel.
 
-    /work/main/.venv/bin/python bench/bench_attention.py [--quick] [--repeats N] [--threads N]
+    /work/main/.venv/bin/python bench/bench_attention.py [--quick] [--page] [--repeats N] [--threads N]
 
 On a loaded machine small tensors run faster with --threads 1 (no thread oversubscription).
 """
@@ -68,11 +68,43 @@ def page_rerun(tokens: tuple[str, ...], settings: at.ToyModelSettings, stats: at
     return sum(len(f.to_json()) for f in figs)
 
 
+PAGE = "pages/6_Attention.py"
+
+
+def page_rerun_ms(view: str = "Heads", repeats: int = 9) -> tuple[float, float]:
+    """Median AppTest rerun (ms) of the page at 64 random tokens x 8 heads after a seed change, with new values
+    (core + figure built) and with values seen before (the page's caches hit), for the tab ``view``."""
+    from tests.apptest import open_page
+
+    at = open_page(PAGE, {"src": "random", "n": "64", "h": "8", "kv": "8", "dm": "256", "view": view})
+    times = []
+    for seed in list(range(1, repeats + 1)) * 2:  # the second pass revisits the same seeds
+        at.number_input(key="seed").set_value(float(seed))
+        start = time.perf_counter()
+        at.run()
+        times.append((time.perf_counter() - start) * 1e3)
+    assert not at.exception, at.exception
+    return statistics.median(times[:repeats]), statistics.median(times[repeats:])
+
+
+def page_json_sizes() -> dict[str, int]:
+    """Bytes of each figure the page sends at 512 random tokens x 32 heads (the largest the page allows)."""
+    from tests.apptest import open_page
+
+    sizes = {}
+    for view in ("Heads", "Outputs", "Mask", "Scale", "KV cache"):
+        at = open_page(PAGE, {"src": "random", "n": "512", "h": "32", "kv": "8", "dm": "1024", "view": view})
+        assert not at.exception, at.exception
+        sizes[view] = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+    return sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="skip the 4,096-token attention")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    parser.add_argument("--page", action="store_true", help="also time the page in AppTest (rerun, JSON sizes)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -115,6 +147,15 @@ def main() -> None:
     print(f"  attention_outputs_figure:       {len(fig.to_json()):>9,} B")
     t512 = median_seconds(lambda: at.toy_attention(tokens512, at.ToyModelSettings(d_model=256, heads=8, d_k=32)), r)
     print(f"  toy_attention at 512 tokens:    {t512 * 1e3:9.1f} ms")
+
+    if args.page:
+        print("\nThe page in AppTest (64 random tokens x 8 heads, d_model 256), medians after a seed change:")
+        for view in ("Heads", "Mask", "Scale", "KV cache"):
+            new, seen = page_rerun_ms(view)
+            print(f"  {view:9} tab: new values {new:6.0f} ms   values seen before (cached) {seen:5.0f} ms")
+        print("Figure JSON the page sends at 512 tokens x 32 heads (+3 designed), per tab:")
+        for view, size in page_json_sizes().items():
+            print(f"  {view:9} {size:>10,} B")
 
     if args.quick:
         return
