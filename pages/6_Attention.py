@@ -67,6 +67,7 @@ KV_PRESETS = {
 }
 BIND = {"bind": "query-params"}
 REAL_LAYERS, REAL_HEADS = real.LAYERS, real.HEADS
+MAX_DK = float(attn.MAX_D_MODEL)
 
 with page.controls():
     preset_buttons(PRESETS)
@@ -79,7 +80,7 @@ with page.controls():
     d_model = int(st.number_input("d_model", 1.0, float(attn.MAX_D_MODEL), 64.0, 8.0, "%.0f", key="dm", **BIND))
     heads = st.slider("Heads", 1, attn.MAX_HEADS, 4, key="h", **BIND)
     kv_heads = st.slider("KV heads", 1, attn.MAX_HEADS, 4, key="kv", help="Query heads share K and V in groups", **BIND)
-    d_k_asked = int(st.number_input("d_k (0: d_model / heads)", 0.0, 1024.0, 0.0, 1.0, "%.0f", key="dk", **BIND))
+    d_k_asked = int(st.number_input("d_k (0: d_model / heads)", 0.0, MAX_DK, 0.0, 1.0, "%.0f", key="dk", **BIND))
     seed = int(st.number_input("Seed", 0.0, 1e9, 0.0, 1.0, "%.0f", key="seed", **BIND))
     settings, setting_notes = attn.settings_with_notes(d_model, heads, d_k_asked or None, kv_heads, seed)
     variant = attn.variant_name(settings.heads, settings.n_kv_heads)
@@ -100,14 +101,20 @@ with page.controls():
     designed = st.toggle("Designed heads", True, key="designed", help="previous token, first token, same word", **BIND)
     with st.expander("KV-cache calculator", expanded=False):
         preset_buttons(KV_PRESETS)
-        shape = attn.KV_PRESETS["Llama-3-70B"]
-        layers = st.number_input("Layers L", 1.0, 1000.0, float(shape.layers), 1.0, "%.0f", key="L", **BIND)
-        q_heads = st.number_input("Query heads", 1.0, 1024.0, float(shape.query_heads), 1.0, "%.0f", key="Hq", **BIND)
-        c_kv = st.number_input("KV heads K", 1.0, 1024.0, float(shape.kv_heads), 1.0, "%.0f", key="Hkv", **BIND)
-        head_dim = st.number_input("Head dim H", 1.0, 4096.0, float(shape.head_dim), 1.0, "%.0f", key="hd", **BIND)
+        shape, top = attn.KV_PRESETS["Llama-3-70B"], {k: float(v) for k, v in attn.KV_LIMITS.items()}
+        layers = st.number_input("Layers L", 1.0, top["layers"], float(shape.layers), 1.0, "%.0f", key="L", **BIND)
+        q_heads = st.number_input(
+            "Query heads", 1.0, top["query_heads"], float(shape.query_heads), 1.0, "%.0f", key="Hq", **BIND
+        )
+        c_kv = st.number_input(
+            "KV heads K", 1.0, top["kv_heads"], float(shape.kv_heads), 1.0, "%.0f", key="Hkv", **BIND
+        )
+        head_dim = st.number_input(
+            "Head dim H", 1.0, top["head_dim"], float(shape.head_dim), 1.0, "%.0f", key="hd", **BIND
+        )
         dtype = st.selectbox("Number format", DTYPES, index=DTYPES.index("bf16"), key="dtype", **BIND)
-        context = st.number_input("Context (tokens)", 1.0, 1e8, 131_072.0, 1024.0, "%.0f", key="ctx", **BIND)
-        batch = st.number_input("Sequences (batch)", 1.0, 1e5, 1.0, 1.0, "%.0f", key="B", **BIND)
+        context = st.number_input("Context (tokens)", 1.0, top["tokens"], 131_072.0, 1024.0, "%.0f", key="ctx", **BIND)
+        batch = st.number_input("Sequences (batch)", 1.0, top["batch"], 1.0, 1.0, "%.0f", key="B", **BIND)
 
 if source == "random":
     tokens = attn.random_tokens(n_random, seed)
@@ -409,4 +416,4 @@ page.download(
     },
     "attention",
 )
-page.finish()
+page.finish(known_keys=("rl", "rh"))  # the real model's layer and head, when its package is not installed

