@@ -8,7 +8,6 @@ from core import attention as attn
 from core import attention_real as real
 from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, preset_buttons
 from viz import attention as va
-from viz.style import plotly_config
 
 page = Page.setup(
     "Attention: heads, the √d_k scale, masks and the KV cache",
@@ -196,14 +195,6 @@ def _real_figure(real_text: str, layer: int, head: int) -> tuple:
     return result, va.attention_figure(weights, result.tokens, names, columns=6 if head == 0 else 1, title=title)
 
 
-def _chart(fig: go.Figure, key: str, filename: str) -> None:
-    """page.figure, but into the current tab (page.figure always writes into the frame's figure slot)."""
-    if page.presenter:
-        height = int(fig.layout.height * 1.25)  # larger type needs more room
-        fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20}, height=height)
-    st.plotly_chart(fig, key=key, config=plotly_config(filename, page.image_format), width="stretch")
-
-
 res = _toy(toks, settings, scale, temperature, causal, designed)
 summary = attn.head_summary(res, settings.heads)
 kv = attn.kv_cache_comparison(layers, q_heads, c_kv, head_dim, attn.BYTES_PER_VALUE[dtype], context, batch)
@@ -222,7 +213,7 @@ readouts: list[Readout] = []
 with tabs["Heads"]:
     if tabs["Heads"].open:
         readouts += toy_basics
-        _chart(_heads_figure(toks, settings, scale, temperature, causal, designed), "fig-heads", "attention-heads")
+        page.chart(_heads_figure(toks, settings, scale, temperature, causal, designed), "fig-heads", "attention-heads")
         readouts += [
             Readout("Logit std", f"{summary.logit_std:.2f}", "std of q·k × multiplier, mean over the model heads"),
             Readout(
@@ -237,7 +228,7 @@ with tabs["Heads"]:
 with tabs["Outputs"]:
     if tabs["Outputs"].open:
         readouts += toy_basics
-        _chart(
+        page.chart(
             _outputs_figure(toks, settings, scale, temperature, causal, designed), "fig-outputs", "attention-outputs"
         )
         st.caption("Each row is y_t = Σ_j A_tj v_j: a weighted mix of the value vectors the token may see.")
@@ -245,7 +236,7 @@ with tabs["Mask"]:
     if tabs["Mask"].open:
         readouts += toy_basics
         cmp, mask_fig = _mask(toks, settings, scale, temperature)
-        _chart(mask_fig, "fig-mask", "attention-mask")
+        page.chart(mask_fig, "fig-mask", "attention-mask")
         low, high = cmp.buggy_sum_range
         readouts += [
             Readout("Correct row sums", "1.000", f"largest error {cmp.correct_sum_error:.1e}"),
@@ -270,7 +261,7 @@ with tabs["Scale"]:
         readouts += toy_basics
         stats_tokens = min(T, 128)
         stats, scale_fig = _scale_figure(max(stats_tokens, 2), settings.d_model, temperature, settings.d_k)
-        _chart(scale_fig, "fig-scale", "attention-scale")
+        page.chart(scale_fig, "fig-scale", "attention-scale")
         st.caption(
             f"Random q, k with unit-variance components, {max(stats_tokens, 2)} tokens, 8 draws; dotted lines: "
             "theory d_k · multiplier². 1/√d_model uses your d_model."
@@ -285,7 +276,7 @@ with tabs["Scale"]:
         ]
 with tabs["KV cache"]:
     if tabs["KV cache"].open:
-        _chart(_kv_figure(kv), "fig-kv", "attention-kv-cache")
+        page.chart(_kv_figure(kv), "fig-kv", "attention-kv-cache")
         c = kv.chosen
         readouts += [
             Readout(
@@ -318,7 +309,7 @@ with tabs["Real model"]:
             result, real_fig = _real_figure(real_text, layer, head)
             if result.note:
                 st.caption(result.note)
-            _chart(real_fig, "fig-real", "attention-real-model")
+            page.chart(real_fig, "fig-real", "attention-real-model")
             readouts += [
                 Readout("WordPiece tokens", f"{len(result.tokens)}", "with [CLS] and [SEP]"),
                 Readout("d_k per head", "32", "384 dimensions ÷ 12 heads; logits × 1/√32 = 0.177"),

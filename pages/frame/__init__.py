@@ -165,7 +165,8 @@ class Page:
         if self.presenter:  # a copy (cheap, unvalidated): the figure may be shared through cached_figures
             copy = fig.to_dict()
             fig = figure_from_dict(copy["data"], copy["layout"])
-            fig.update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
+            taller = {"height": int(fig.layout.height * 1.2)} if fig.layout.height else {}  # room for larger type
+            fig.update_layout(font={"size": 20}, hoverlabel={"font_size": 20}, **taller)
         return st.plotly_chart(
             fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
         )
