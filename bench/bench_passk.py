@@ -34,49 +34,16 @@ def median_ms(fn: Callable[[], object], repeats: int) -> float:
 
 
 def curve_figure(n: int, c: int, k: int):
-    ks = ev.display_k_grid(n, include=[k])
-    return vz.pass_at_k_figure(
-        ks,
-        ev.pass_at_k(n, c, ks),
-        ev.pass_at_k_plugin(n, c, ks),
-        n=n,
-        c=c,
-        k=k,
-        unbiased_at_k=ev.pass_at_k(n, c, k),
-        plugin_at_k=ev.pass_at_k_plugin(n, c, k),
-    )
+    """The page's path: core's curves for every displayed k, then the pass@k figure."""
+    return vz.curve_figures(ev.pass_at_k_curves(n, c, k))[0]
 
 
 def hat_figure(n: int, c: int, k: int):
-    ks = ev.display_k_grid(n, include=[k])
-    return vz.pass_hat_k_figure(
-        ks,
-        ev.pass_at_k(n, c, ks),
-        ev.pass_hat_k(n, c, ks),
-        n=n,
-        c=c,
-        k=k,
-        pass_at_at_k=ev.pass_at_k(n, c, k),
-        pass_hat_at_k=ev.pass_hat_k(n, c, k),
-        pass_at_plugin=ev.pass_at_k_plugin(n, c, ks),
-        pass_hat_plugin=ev.pass_hat_k_plugin(n, c, ks),
-    )
+    return vz.curve_figures(ev.pass_at_k_curves(n, c, k))[1]
 
 
 def sim_figure(sim: ev.EstimatorSimulation):
-    return vz.simulation_figure(
-        sim.edges,
-        sim.counts_unbiased,
-        sim.counts_plugin,
-        truth=sim.truth,
-        mean_unbiased=sim.mean_unbiased,
-        mean_plugin=sim.mean_plugin,
-        p=sim.p,
-        n=sim.n,
-        k=sim.k,
-        se_unbiased=sim.se_unbiased,
-        se_plugin=sim.se_plugin,
-    )
+    return vz.simulation_figure_of(sim)
 
 
 def main() -> None:

@@ -175,3 +175,11 @@ def test_answers_are_hidden_until_revealed(default):
 def test_csv_downloads_present(default):
     labels = [b.proto.label for b in default.get("download_button")]
     assert any("U-curve" in label for label in labels) and any("Budget family" in label for label in labels)
+
+
+def test_a_preset_after_a_deep_link_raises_no_false_warning():
+    at = open_page(PAGE, {"C": "3e+22", "N": "2e+09"})
+    assert at.warning.len == 0
+    at.button(key="preset-Llama 3 8B on 15T tokens").click().run()
+    assert no_exception(at) and at.warning.len == 0
+    assert metrics(at)["Tokens per parameter"] == "1,875.0"

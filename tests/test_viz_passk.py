@@ -120,19 +120,7 @@ def test_pass_hat_figure_without_plugins_at_big_n():
 
 def test_simulation_figure():
     sim = ev.simulate_estimators(0.3, 10, 5, 50_000, seed=2)
-    fig = vz.simulation_figure(
-        sim.edges,
-        sim.counts_unbiased,
-        sim.counts_plugin,
-        truth=sim.truth,
-        mean_unbiased=sim.mean_unbiased,
-        mean_plugin=sim.mean_plugin,
-        p=sim.p,
-        n=sim.n,
-        k=sim.k,
-        se_unbiased=sim.se_unbiased,
-        se_plugin=sim.se_plugin,
-    )
+    fig = vz.simulation_figure_of(sim)  # the page's path into simulation_figure
     bars = [t for t in fig.data if t.type == "bar"]
     assert [b.name for b in bars] == ["unbiased", "plug-in"]
     for bar, counts in zip(bars, (sim.counts_unbiased, sim.counts_plugin), strict=True):

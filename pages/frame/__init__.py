@@ -33,10 +33,11 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core.device import device_summary
-from viz.style import plotly_config
+from viz.style import figure_from_dict, plotly_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENT_KEY = "present"
+IMAGE_FORMAT_KEY = "image_format"
 _PRESENTER_STATE = "_presenter_mode"
 
 # Every page of the explorer: (script relative to app.py, label, icon). The sidebar and the home page list
@@ -56,8 +57,6 @@ def existing_pages() -> list[tuple[str, str, str]]:
     """The entries of :data:`PAGES` whose script exists."""
     return [entry for entry in PAGES if (ROOT / entry[0]).exists()]
 
-
-IMAGE_FORMAT_KEY = "image_format"
 
 _PRESENTER_CSS = """
 <style>
@@ -112,7 +111,11 @@ class Page:
     def setup(cls, title: str, icon: str, takeaway: str, equation: str | None = None) -> Page:
         """Configure the page, draw the shared sidebar, and lay out the empty sections."""
         st.set_page_config(page_title=f"{title} · LLM lesson explorer", page_icon=icon, layout="wide")
-        snapshot = {k: st.query_params.get(k) for k in st.query_params}
+        # The link is checked once per page and session: on later reruns the URL still holds the values from
+        # before a preset or a callback changed the widgets, which is no fault of the link.
+        first_run = f"_url_checked:{title}"
+        snapshot = {} if st.session_state.get(first_run) else {k: st.query_params.get(k) for k in st.query_params}
+        st.session_state[first_run] = True
         presenter, image_format = _sidebar_frame()
         page = cls(title, icon, takeaway, equation, presenter, image_format, snapshot)
         page._layout()
@@ -159,8 +162,11 @@ class Page:
     def chart(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
         """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button and
         larger type in presenter mode. Extra keyword arguments go to ``st.plotly_chart`` (``on_select``, ...)."""
-        if self.presenter:  # a copy: the figure may be shared through cached_figures
-            fig = go.Figure(fig).update_layout(font={"size": 20}, hoverlabel={"font_size": 20})
+        if self.presenter:  # a copy (cheap, unvalidated): the figure may be shared through cached_figures
+            copy = fig.to_dict()
+            fig = figure_from_dict(copy["data"], copy["layout"])
+            taller = {"height": int(fig.layout.height * 1.2)} if fig.layout.height else {}  # room for larger type
+            fig.update_layout(font={"size": 20}, hoverlabel={"font_size": 20}, **taller)
         return st.plotly_chart(
             fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
         )

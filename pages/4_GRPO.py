@@ -1,0 +1,272 @@
+"""GRPO: one group's advantages (click a bar to flip its reward), the zero-signal groups, and prompt difficulty."""
+
+from functools import partial
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import grpo
+from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, preset_buttons
+from viz.grpo import (
+    advantage_text,
+    grpo_advantages_figure,
+    grpo_batch_contrast_figure,
+    grpo_difficulty_figure,
+    ppo_vs_grpo_figure,
+    ppo_vs_grpo_table,
+)
+
+DEFAULT = "1,0,0,1,1,0,0,0"  # worked example C
+EPS = {"0": 0.0, "1e-8": 1e-8, "1e-6": 1e-6, "1e-4": 1e-4, "1e-2": 1e-2, "0.1": 0.1}  # URL text -> ε
+SHORT = {"population": "population std, ÷G", "sample": "sample std, ÷(G−1)", "none": "no std, Dr. GRPO"}
+CLICKS = "grpo_clicks"  # counter in session_state: a new chart key after each click
+_view = cached(grpo.group_view)
+_curves = cached(grpo.difficulty_curves)
+_ppo_figure = cached_figures(ppo_vs_grpo_figure)
+
+page = Page.setup(
+    "GRPO: advantages relative to the group",
+    "🎯",
+    "GRPO grades each answer against the other answers to the same prompt: the group's mean reward is the "
+    "baseline, so better-than-average answers are pushed up and worse ones down. A group whose answers all "
+    "get the same reward teaches nothing.",
+    r"A_i = \frac{r_i - \operatorname{mean}(r_1,\dots,r_G)}{\operatorname{std}(r_1,\dots,r_G) + \varepsilon},"
+    r"\qquad P(\text{group has signal}) = 1 - p^G - (1-p)^G",
+)
+
+
+def _preset_values(p: grpo.GroupPreset) -> dict[str, str]:
+    eps = next(k for k, v in EPS.items() if v == p.eps)
+    return {"r": grpo.format_rewards(p.rewards), "std": p.std, "eps": eps}
+
+
+with page.controls():
+    preset_buttons({name: _preset_values(p) for name, p in grpo.PRESETS.items()})
+    text = st.text_input(
+        f"Rewards, one per answer ({grpo.G_MIN} to {grpo.G_MAX})",
+        DEFAULT,
+        key="r",
+        bind="query-params",
+        help="1 = the checker accepts the answer, 0 = it does not; or any real scores from a reward model. "
+        "Commas or spaces between them. Clicking a bar flips that answer's reward.",
+    )
+    std = st.radio(
+        "Divide by",
+        grpo.STD_MODES,
+        captions=[grpo.STD_LABELS[m] for m in grpo.STD_MODES],
+        key="std",
+        bind="query-params",
+    )
+    eps_text = st.select_slider(
+        "ε added to the std", list(EPS), value="0", key="eps", bind="query-params", help="unused with no std"
+    )
+eps = EPS[eps_text]
+
+try:
+    rewards = tuple(grpo.parse_rewards(text).tolist())
+    view = _view(rewards, std, eps)
+except ValueError as err:
+    page.notice(f"Rewards `{text[:80]}`: {err}. Showing worked example C instead.")
+    rewards = tuple(grpo.parse_rewards(DEFAULT).tolist())
+    view = _view(rewards, std, eps)
+s, G = view.stats, view.stats.G
+
+
+@cached_figures
+def _bars(rewards: tuple, std: str, eps: float) -> go.Figure:
+    v = grpo.group_view(rewards, std, eps)
+    return grpo_advantages_figure(
+        v.rewards, v.advantages, mean=v.stats.mean, denominator=v.denominator,
+        mode_label=SHORT[std], y_max=v.y_range,
+    )  # fmt: skip
+
+
+@cached_figures
+def _difficulty(G: int, std: str, eps: float, current_p: float | None, label: str) -> go.Figure:
+    c = _curves(G, eps)
+    others = {SHORT[m]: c.expected_abs_advantage[m] for m in grpo.STD_MODES if m != std}
+    return grpo_difficulty_figure(
+        c.p, c.signal_probability, c.expected_abs_advantage[std], G=G, mode_label=SHORT[std],
+        current_p=current_p, current_label=label, other_modes=others,
+    )  # fmt: skip
+
+
+@cached_figures
+def _contrast(rewards: tuple, std: str, eps: float, this_label: str) -> go.Figure:
+    batch = grpo.contrast_batch(rewards)
+    labels = [this_label, "easy prompt<br>all correct", "hard prompt<br>all wrong"]
+    return grpo_batch_contrast_figure(
+        batch, grpo.grpo_advantages(batch, std, eps), grpo.batch_normalised_advantages(batch, std, eps),
+        prompt_labels=labels,
+    )  # fmt: skip
+
+
+def _on_click(chart_key: str) -> None:
+    """A click on a bar: flip that answer's reward in the (URL-bound) text box, and retire this chart key."""
+    points = st.session_state[chart_key].selection.points
+    st.session_state[CLICKS] = st.session_state.get(CLICKS, 0) + 1
+    try:  # the point index is the answer index on both bar traces (the browser sends customdata as a dict)
+        i = int(points[0]["point_index"])
+        st.session_state["r"] = grpo.flip_in_text(st.session_state.get("r", DEFAULT), i, DEFAULT)
+    except (IndexError, KeyError, TypeError, ValueError):
+        pass  # an empty selection (a double click clears it) or an index outside the group: nothing to flip
+
+
+chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"
+page.figure(
+    _bars(rewards, std, eps), key=chart_key, filename="grpo-advantages",
+    on_select=partial(_on_click, chart_key), selection_mode="points",
+)  # fmt: skip
+
+correct = f"{s.n_correct} of {G}" if s.n_correct is not None else "—"
+this_label = f"this group<br>{correct} correct" if s.n_correct is not None else "this group"
+factor = view.factors[std]
+page.readouts(
+    [
+        Readout("Mean reward", f"{s.mean:.4g}", "the baseline mean(r₁..r_G), which PPO gets from its value model"),
+        Readout("Std (÷G)", f"{s.std_population:.3g}", f"population std; sample std (÷(G−1)): {s.std_sample:.3g}"),
+        Readout("Correct answers", correct, None if s.n_correct is not None else "the rewards are not all 0 or 1"),
+        Readout(
+            "Push up / down",
+            f"{advantage_text(view.advantages.max())} / {advantage_text(view.advantages.min())}"
+            if s.has_signal
+            else "none",
+            "the largest and smallest advantage in the group",
+        ),
+        Readout(
+            "Mode factor",
+            f"× {factor:.4g}",
+            "every advantage is this times its value with the population std (the lesson's convention)",
+        ),
+        Readout(
+            "Scale 1/(std + ε)" if std != "none" else "Scale (no std)",
+            f"{view.scale:,.4g}",
+            "A_i = scale × (r_i − mean); ε caps the scale at 1/ε",
+        ),
+    ],
+    per_row=3,
+)
+
+
+with page.views():
+    if not s.has_signal:
+        st.info(
+            "**No learning signal.** All answers got the same reward, so every rᵢ − mean is 0 and every "
+            "advantage is exactly 0, in every mode and with any ε. This prompt moves the policy only through "
+            "the KL term to π_ref. Libraries skip such groups: DAPO's dynamic sampling drops them and samples "
+            "further prompts until the batch is filled with groups whose rewards differ."
+        )
+    else:
+        summary = f"**{correct} correct** · " if s.n_correct is not None else ""
+        summary += f"mean {s.mean:.4g} · std {s.std_population:.3g}. "
+        if std == "population":
+            summary += (
+                f"Switching the divisor only rescales every bar: the sample std multiplies them by "
+                f"{view.factors['sample']:.4g}, no std by {view.factors['none']:.4g} (= std + ε)."
+            )
+        else:
+            summary += (
+                f"The {grpo.STD_LABELS[std]} multiplies every advantage by {factor:.4g} compared with the "
+                "population std; the signs and the order of the bars stay the same."
+            )
+        st.caption(summary)
+    tab_difficulty, tab_ppo, tab_batch = st.tabs(["Which prompts teach?", "PPO vs GRPO", "Within group vs batch"])
+    with tab_difficulty:
+        marker = (s.success_rate, f"this group: {correct} correct") if s.is_binary else (None, "")
+        page.chart(_difficulty(G, std, eps, *marker), "grpo-difficulty", "grpo-difficulty")
+        st.caption(
+            "Curves for 0/1 rewards; the marker is this group's success rate (for 0/1 rewards). Prompts the model "
+            "always solves or always fails give groups without signal; prompts of medium difficulty teach the most."
+        )
+    with tab_ppo:
+        st.table(ppo_vs_grpo_table())
+        page.chart(_ppo_figure(G), "grpo-ppo", "ppo-vs-grpo")
+    with tab_batch:
+        page.chart(_contrast(rewards, std, eps, this_label), "grpo-batch", "grpo-batch-vs-group")
+        st.caption(
+            "This group next to an easy prompt (all answers correct) and a hard one (all wrong). Within each group "
+            "the easy and hard prompts get zero advantages: comparing identical answers says nothing. Normalised "
+            "across the batch, every answer to the easy prompt is pushed up and every answer to the hard one down."
+        )
+
+with page.explain():
+    st.markdown(
+        """
+Each bar is one of G answers to a single prompt, and its height is the advantage that every token of that
+answer receives in the policy update: blue answers beat the group's average and become more likely, orange
+ones fall below it and become less likely. **Click a bar** to flip that answer's reward between 1 and 0; the
+reward list in the sidebar and the link in the address bar follow.
+
+The group mean does the job of PPO's learned value model: an answer is judged only against its siblings, so
+the advantages of a group always add up to zero. Dividing by the sample std (G − 1, as several RL libraries
+do) or by nothing at all (Dr. GRPO) multiplies every bar by one factor: the direction of the update stays, its
+size changes. Dr. GRPO drops the division because it gives groups with a small spread extra weight.
+
+ε matters when rewards barely differ: with the preset *Nearly equal scores* the std is about 3×10⁻⁴, so
+differences of 0.001 become advantages of order 1, a blow-up of about 3,000 times. An ε of 10⁻⁴ or more
+caps the scale at 1/ε.
+
+The tab *Which prompts teach?* shows, for a prompt the model solves with probability p, how often a group of
+G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and how large its advantages are on average.
+"""
+    )
+
+page.quick_check(
+    "A group of **4 answers** to one prompt is **all correct**. What policy-gradient signal does the group give, "
+    "and what can you do about it?",
+    "**None.** Every reward equals the mean, so every advantage is 0 in every mode; only the KL term acts. "
+    "Drop such groups and sample other prompts (DAPO's dynamic sampling), or pick prompts of medium difficulty "
+    "for the current model. Try the preset *All correct (no signal)*.",
+)
+page.interview(
+    "“How does GRPO get rid of PPO's value model, and what does that cost?”",
+    InterviewAnswer(
+        sentence="GRPO samples G answers to each prompt and uses their mean reward, scaled by their std, as the "
+        "baseline, so the critic, a second trainable full-size model with its own optimiser state, disappears.",
+        equation=r"A_i = \frac{r_i - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}",
+        number="Worked example C: 3 of 8 answers correct gives mean 0.375 and std 0.484, so each correct answer "
+        "gets +1.29 and each wrong one −0.77.",
+        trade_off="Memory is traded for sampling: G generations per prompt instead of one, and groups where all "
+        "answers agree are wasted compute. The advantage is one number per answer, copied to all its tokens (no "
+        "per-token credit), and it needs a reward that a program can check.",
+    ),
+)
+page.mistakes(
+    [
+        "Normalising across the whole batch instead of within each group: an easy prompt's all-correct answers "
+        "then get positive advantages and a hard prompt's all-wrong answers negative ones, though nothing was "
+        "compared (tab *Within group vs batch*).",
+        "Dividing by the std without ε or a guard: a group of equal rewards gives 0/0 = NaN, and in float32 a "
+        "rounding residue over a std of about 3×10⁻⁸ can hand every answer an advantage of ±1 out of nothing.",
+        "Believing the std convention changes what is learned: population, sample and no std differ by one "
+        "factor per group, so signs and ranking stay; only the step size changes, which bites when the std is tiny.",
+        "Calling GRPO “PPO without a critic” and stopping there: the KL term also moved from the reward into the "
+        "loss as a per-token estimate, and the advantage is one scalar per answer, not per token.",
+    ]
+)
+
+curves = _curves(G, eps)
+page.download(
+    {
+        "Group": pd.DataFrame(
+            {
+                "answer": range(1, G + 1),
+                "reward": view.rewards,
+                **{f"advantage_{m}": view.by_mode[m] for m in grpo.STD_MODES},
+                "eps": eps,
+            }
+        ),
+        "Difficulty": pd.DataFrame(
+            {
+                "p": curves.p,
+                "P_signal": curves.signal_probability,
+                **{f"expected_abs_A_{m}": curves.expected_abs_advantage[m] for m in grpo.STD_MODES},
+                "G": G,
+                "eps": eps,
+            }
+        ),
+    },
+    "grpo",
+)
+page.finish()

@@ -1,0 +1,165 @@
+"""viz.attention: the figures carry the right data, downsample large inputs (and say so) and stay small."""
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from core import attention as at
+from viz import attention as va
+from viz.style import DIVERGING, SEQUENTIAL
+
+SENTENCE = tuple(at.DEFAULT_TEXT.split())
+
+
+def _heatmaps(fig):
+    return [t for t in fig.data if isinstance(t, go.Heatmap)]
+
+
+def _bars(fig):
+    return [t for t in fig.data if isinstance(t, go.Bar)]
+
+
+def test_head_grid_small_input_keeps_every_weight():
+    res = at.toy_attention(SENTENCE, at.ToyModelSettings(heads=4, kv_heads=2))
+    fig = va.attention_figure(res.weights, res.tokens, res.head_names)
+    maps = _heatmaps(fig)
+    assert len(maps) == 7
+    for h, trace in enumerate(maps):
+        assert trace.z.dtype == np.float32
+        assert np.array_equal(trace.z, res.weights[h])
+        assert trace.name == res.head_names[h]
+        assert "%{z:.3f}" in trace.hovertemplate and "query %{y}" in trace.hovertemplate
+    labels = list(maps[0].x)
+    assert labels[0] == "0:the" and labels[4] == "4:the" and len(set(labels)) == len(SENTENCE)
+    assert fig.layout.coloraxis.colorscale == tuple(tuple(c) for c in SEQUENTIAL)
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
+    assert fig.layout.uirevision == "attention-heads"
+    assert "shown as" not in fig.layout.title.text
+    assert [a.text for a in fig.layout.annotations][:7] == list(res.head_names)
+
+
+def test_head_grid_at_512_tokens_is_block_summed_small_and_says_so():
+    toks = at.random_tokens(512).tokens
+    res = at.toy_attention(toks, at.ToyModelSettings(d_model=256, heads=8, d_k=32))
+    fig = va.attention_figure(res.weights, toks, res.head_names)
+    maps = _heatmaps(fig)
+    assert len(maps) == 11
+    z = maps[0].z
+    assert z.shape == (64, 64) and z.dtype == np.float32
+    assert np.allclose(z.sum(-1), 1.0, atol=1e-4)  # shown rows still sum to 1
+    # a cell = mean over the 8 query rows of the weight summed over the 8 keys
+    assert z[10, 3] == pytest.approx(res.weights[0, 80:88, 24:32].sum(-1).mean(), abs=1e-6)
+    assert maps[0].x[0] == "0–7" and "block weight" in maps[0].hovertemplate
+    assert "512 tokens shown as 64×64 blocks" in fig.layout.title.text
+    # the previous-token head keeps most of its weight on the diagonal blocks (7 of the 8 previous tokens lie there)
+    assert np.array_equal(maps[8].z.argmax(-1), np.arange(64))
+    size = len(fig.to_json())
+    assert size < 1_000_000
+    assert '"dtype":"f4"' in fig.to_json()
+
+
+def test_head_grid_with_many_heads_stays_under_one_megabyte():
+    toks = at.random_tokens(512).tokens
+    res = at.toy_attention(toks, at.ToyModelSettings(d_model=512, heads=32, d_k=16))
+    fig = va.attention_figure(res.weights, toks, res.head_names)
+    assert len(_heatmaps(fig)) == 35
+    assert _heatmaps(fig)[0].z.shape[0] < 64
+    assert len(fig.to_json()) < 1_000_000
+
+
+def test_head_grid_zmax_and_errors():
+    w = np.full((2, 3, 3), 1 / 3, dtype=np.float32)
+    fig = va.attention_figure(w, ["a", "b", "c"], zmax=0.5)
+    assert fig.layout.coloraxis.cmax == 0.5 and "0 to 0.5" in fig.layout.title.text
+    with pytest.raises(ValueError, match="shape"):
+        va.attention_figure(w, ["a", "b"])
+    with pytest.raises(ValueError, match="head names"):
+        va.attention_figure(w, ["a", "b", "c"], ["only one"])
+    with pytest.raises(ValueError, match="zmax"):
+        va.attention_figure(w, ["a", "b", "c"], zmax=0)
+
+
+def test_mask_figure_shows_row_sums():
+    qkv = at.toy_qkv(SENTENCE, at.ToyModelSettings())
+    cmp = at.mask_comparison(qkv.q[0], qkv.k[0])
+    fig = va.attention_mask_figure(cmp.correct, cmp.buggy, SENTENCE, cmp.correct_row_sums, cmp.buggy_row_sums)
+    maps, bars = _heatmaps(fig), _bars(fig)
+    assert len(maps) == 2 and len(bars) == 2
+    assert np.allclose(maps[0].z, cmp.correct, atol=1e-7) and np.allclose(maps[1].z, cmp.buggy, atol=1e-7)
+    assert np.allclose(bars[0].x, 1.0, atol=1e-6)
+    assert np.allclose(bars[1].x, cmp.buggy_row_sums, atol=1e-6) and np.all(bars[1].x[:-1] < 1)
+    assert list(bars[1].y) == list(maps[1].y)
+    titles = [a.text for a in fig.layout.annotations]
+    assert "−∞ before softmax (correct)" in titles and "× 0 after softmax (bug)" in titles
+    # row sums default to the rows' sums
+    fig2 = va.attention_mask_figure(cmp.correct, cmp.buggy, SENTENCE)
+    assert np.allclose(_bars(fig2)[1].x, cmp.buggy_row_sums, atol=1e-6)
+
+
+def test_mask_figure_downsamples_long_inputs():
+    toks = at.random_tokens(200).tokens
+    qkv = at.toy_qkv(toks, at.ToyModelSettings())
+    cmp = at.mask_comparison(qkv.q[0], qkv.k[0])
+    fig = va.attention_mask_figure(cmp.correct, cmp.buggy, toks)
+    assert _heatmaps(fig)[0].z.shape == (64, 64)
+    assert np.allclose(_bars(fig)[0].x, 1.0, atol=1e-5)
+    assert "200 tokens shown as 64 blocks" in fig.layout.title.text
+    assert len(fig.to_json()) < 200_000
+
+
+def test_scale_figure_plots_the_statistics():
+    stats = at.logit_statistics((1, 4, 16, 64), tokens=32, d_model=256)
+    fig = va.attention_scale_figure(
+        stats.d_k,
+        stats.variance,
+        stats.entropy,
+        stats.max_entropy,
+        expected_variance=stats.expected_variance,
+        current_d_k=16,
+    )
+    lines = {(t.name, t.xaxis): t for t in fig.data}
+    for choice, name in va.SCALE_NAMES.items():
+        assert np.allclose(lines[(name, "x")].y, stats.variance[choice])
+        assert np.allclose(lines[(name, "x2")].y, stats.entropy[choice])
+        assert np.allclose(lines[(f"{name}: theory", "x")].y, stats.expected_variance[choice])
+        assert lines[(name, "x")].line.color == va.SCALE_COLOURS[choice]
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    assert fig.layout.xaxis.title.text == "d_k (head dimension)"
+    texts = [a.text for a in fig.layout.annotations]
+    assert "your d_k = 16" in texts and any("log T = 3.47" in t for t in texts)
+    assert fig.layout.uirevision == "attention-scale"
+    with pytest.raises(ValueError, match="align"):
+        va.attention_scale_figure([1, 2], {"none": np.ones(3)}, {"none": np.ones(3)}, 1.0)
+
+
+def test_outputs_figure():
+    res = at.toy_attention(SENTENCE, at.ToyModelSettings(d_k=8, d_model=32))
+    fig = va.attention_outputs_figure(res.outputs, SENTENCE, res.head_names)
+    maps = _heatmaps(fig)
+    assert len(maps) == 7 and np.array_equal(maps[2].z, res.outputs[2])
+    assert list(maps[0].x) == list(range(8))
+    bound = float(np.abs(res.outputs).max())
+    assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == pytest.approx((-bound, bound))
+    assert fig.layout.coloraxis.colorscale == tuple(tuple(c) for c in DIVERGING)
+    big = at.random_tokens(300).tokens
+    res = at.toy_attention(big, at.ToyModelSettings(d_k=8, d_model=32), designed=False)
+    fig = va.attention_outputs_figure(res.outputs, big, res.head_names)
+    assert _heatmaps(fig)[0].z.shape == (64, 8) and "300 tokens shown as 64 rows" in fig.layout.title.text
+
+
+def test_kv_cache_figure_llama3_70b():
+    shape = at.KV_PRESETS["Llama-3-70B"]
+    variants = at.attention_variants(shape)
+    totals = [at.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in variants.values()]
+    per_token = [shape.bytes_per_token(h) for h in variants.values()]
+    fig = va.attention_kv_cache_figure(
+        list(variants), totals, per_token_bytes=per_token, context_tokens=131072, memory_limit_bytes=80e9
+    )
+    (bar,) = _bars(fig)
+    assert list(bar.y) == ["MHA", "GQA", "MQA"]
+    assert np.allclose(bar.x, [320, 40, 5])
+    assert bar.text == ("320 GiB (2,560 KiB/token)", "40 GiB (320 KiB/token)", "5 GiB (40 KiB/token)")
+    assert "131,072 tokens" in fig.layout.title.text
+    assert fig.layout.shapes[0].x0 == pytest.approx(80e9 / 2**30)
+    with pytest.raises(ValueError):
+        va.attention_kv_cache_figure(["a"], [1, 2])

@@ -1,0 +1,555 @@
+"""Figures of the attention page: a grid of per-head heatmaps, the correct vs buggy causal mask, logit variance and
+row entropy against d_k, the output vectors, and the KV-cache sizes of MHA, GQA and MQA.
+
+Builders take numpy arrays computed by core.attention. Heatmaps larger than ``max_cells`` tokens a side are shown
+as blocks of tokens (the figure says so), which keeps the figure JSON small at 512 tokens. Each figure is
+assembled as plain dicts and validated once: plotly's subplot helpers cost hundreds of milliseconds per grid.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz.style import DIVERGING, PALETTE, SEQUENCE, SEQUENTIAL, apply_style
+
+MAX_CELLS = 64  # most heatmap cells a side
+CELL_BUDGET = 32 * 64 * 64  # most heatmap cells in one figure (about 700 kB of JSON)
+
+SCALE_COLOURS: dict[str, str] = {
+    "sqrt_dk": PALETTE["optimum"],
+    "none": PALETTE["negative"],
+    "sqrt_dmodel": PALETTE["highlight"],
+}
+SCALE_NAMES: dict[str, str] = {
+    "sqrt_dk": "1/√d_k",
+    "none": "no scale",
+    "sqrt_dmodel": "1/√d_model",
+}
+
+
+# --- data helpers -----------------------------------------------------------------------------------------------
+
+
+def _short(token: str, max_chars: int = 10) -> str:
+    visible = {" ": "␣", "\n": "⏎", "\r\n": "⏎", "\t": "⇥", "\r": "⏎"}.get(token, token)
+    return visible if len(visible) <= max_chars else visible[: max_chars - 1] + "…"
+
+
+def _edges(n: int, cells: int) -> np.ndarray:
+    """Block boundaries that split n items into `cells` nearly equal blocks."""
+    return np.unique(np.linspace(0, n, cells + 1).round().astype(int))
+
+
+def _block_reduce(a: np.ndarray, edges: np.ndarray, axis: int, mean: bool = True) -> np.ndarray:
+    """Sum (or mean) of a over the blocks of indices [edges[i], edges[i+1]) along axis."""
+    sums = np.add.reduceat(a, edges[:-1], axis=axis)
+    if not mean:
+        return sums
+    shape = [1] * a.ndim
+    shape[axis] = -1
+    return sums / np.diff(edges).astype(a.dtype).reshape(shape)
+
+
+def _labels(tokens: Sequence[str], edges: np.ndarray | None) -> list[str]:
+    """Unique category labels: 'i:token', or 'i–j' for a block of tokens."""
+    if edges is None:
+        return [f"{i}:{_short(t)}" for i, t in enumerate(tokens)]
+    return [f"{a}–{b - 1}" if b - a > 1 else f"{a}:{_short(tokens[a])}" for a, b in itertools.pairwise(edges)]
+
+
+def _downsample(
+    a: np.ndarray, tokens: Sequence[str], cells: int, mean_axes: tuple[int, ...] = (), sum_axes: tuple[int, ...] = ()
+) -> tuple[np.ndarray, list[str], np.ndarray | None]:
+    """Reduce blocks of tokens (means on mean_axes, sums on sum_axes) when there are more tokens than cells.
+
+    For attention weights the query axis is averaged and the key axis summed, so a shown row still sums to 1: a
+    cell is the share of attention that a query of the row block gives to the whole key block.
+    """
+    n = len(tokens)
+    if n <= cells:
+        return a, _labels(tokens, None), None
+    edges = _edges(n, cells)
+    for axis in mean_axes:
+        a = _block_reduce(a, edges, axis, mean=True)
+    for axis in sum_axes:
+        a = _block_reduce(a, edges, axis, mean=False)
+    return a, _labels(tokens, edges), edges
+
+
+def _check_square(weights: np.ndarray, tokens: Sequence[str], name: str = "weights") -> np.ndarray:
+    w = np.asarray(weights, dtype=np.float32)
+    if w.ndim == 2:
+        w = w[None]
+    if w.ndim != 3 or w.shape[1] != w.shape[2] or w.shape[1] != len(tokens):
+        raise ValueError(f"{name} must have shape (heads, T, T) with T = {len(tokens)} tokens, got {w.shape}")
+    return w
+
+
+# --- layout helpers (plain dicts) -------------------------------------------------------------------------------
+
+
+def _grid(
+    n: int, cols: int, *, hgap: float = 0.04, vgap: float = 0.1, widths: Sequence[float] | None = None
+) -> tuple[list[tuple[str, str]], dict[str, Any]]:
+    """Axis ids [('x', 'y'), ('x2', 'y2'), ...] of n subplots in a row-major grid, and their layout entries."""
+    rows = math.ceil(n / cols)
+    widths = list(widths) if widths is not None else [1.0] * cols
+    unit = (1 - hgap * (cols - 1)) / sum(widths)
+    starts = np.concatenate([[0.0], np.cumsum([w * unit + hgap for w in widths])])
+    height = (1 - vgap * (rows - 1)) / rows
+    ids, layout = [], {}
+    for i in range(n):
+        r, c = divmod(i, cols)
+        suffix = "" if i == 0 else str(i + 1)
+        x0, y1 = float(starts[c]), 1 - r * (height + vgap)
+        layout[f"xaxis{suffix}"] = {"domain": [x0, min(1.0, x0 + widths[c] * unit)], "anchor": f"y{suffix}"}
+        layout[f"yaxis{suffix}"] = {"domain": [max(0.0, y1 - height), y1], "anchor": f"x{suffix}"}
+        ids.append((f"x{suffix}", f"y{suffix}"))
+    return ids, layout
+
+
+def _axis(layout: dict[str, Any], axis_id: str) -> dict[str, Any]:
+    """The layout dict of axis 'x3' (key 'xaxis3')."""
+    return layout[f"{axis_id[0]}axis{axis_id[1:]}"]
+
+
+def _subplot_titles(names: Sequence[str], layout: dict[str, Any], ids: list[tuple[str, str]]) -> list[dict]:
+    """Title annotations centred above each subplot."""
+    out = []
+    for name, (x, y) in zip(names, ids, strict=True):
+        xd, yd = _axis(layout, x)["domain"], _axis(layout, y)["domain"]
+        out.append(
+            {
+                "text": name,
+                "x": (xd[0] + xd[1]) / 2,
+                "y": yd[1],
+                "xref": "paper",
+                "yref": "paper",
+                "xanchor": "center",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 14},
+            }
+        )
+    return out
+
+
+def _line(axis: str, at: float, xid: str, yid: str, colour: str, dash: str = "dash", width: float = 1.5) -> dict:
+    """A vertical (axis='x') or horizontal (axis='y') line across one subplot."""
+    across = {"x": (f"{yid} domain", "y"), "y": (f"{xid} domain", "x")}[axis]
+    line = {"type": "line", "line": {"color": colour, "dash": dash, "width": width}}
+    if axis == "x":
+        return line | {"xref": xid, "x0": at, "x1": at, "yref": across[0], "y0": 0, "y1": 1}
+    return line | {"yref": yid, "y0": at, "y1": at, "xref": across[0], "x0": 0, "x1": 1}
+
+
+@functools.cache
+def _style(height: int, legend: bool) -> dict[str, Any]:
+    """The layout entries viz.style.apply_style sets, computed once per (height, legend)."""
+    style = apply_style(go.Figure(), height=height, legend=legend).layout.to_plotly_json()
+    style.pop("template", None)  # go.Figure adds the default template itself
+    return style
+
+
+def _finish(data: list[dict], layout: dict[str, Any], height: int, top: int, legend: bool = False) -> go.Figure:
+    """One validated go.Figure from plain dicts, in the shared style (merged in, not applied afterwards: updating a
+    built figure costs about 30 ms) with a top margin of `top` pixels for the title.
+    """
+    style = copy.deepcopy(_style(height, legend))
+    for key in ("margin", "legend"):
+        style[key] = style.get(key, {}) | layout.pop(key, {})
+    style["margin"]["t"] = top
+    return go.Figure({"data": data, "layout": style | layout})
+
+
+def _title(text: str, notes: Sequence[str]) -> dict[str, Any]:
+    return {"text": text + ("<br><sup>" + "; ".join(notes) + "</sup>" if notes else "")}
+
+
+# --- the figures ------------------------------------------------------------------------------------------------
+
+
+def attention_figure(
+    weights: np.ndarray,
+    tokens: Sequence[str],
+    head_names: Sequence[str] | None = None,
+    *,
+    columns: int = 4,
+    max_cells: int = MAX_CELLS,
+    zmax: float | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """A grid of attention heatmaps, one per head: query tokens down, key tokens across, weight on hover.
+
+    weights: (heads, T, T) rows summing to 1 (float32 is enough). Above max_cells tokens (or when the figure would
+    hold more than CELL_BUDGET cells) tokens are grouped into blocks and the title says so; a shown block keeps
+    rows summing to 1: the mean over its queries of the weight summed over its keys. The colour scale runs from 0
+    to zmax (default 1; a smaller zmax brings out spread-out rows, and the title says so).
+    """
+    w = _check_square(weights, tokens)
+    H, T = w.shape[0], w.shape[1]
+    names = list(head_names) if head_names is not None else [f"head {h + 1}" for h in range(H)]
+    if len(names) != H:
+        raise ValueError(f"{H} heads but {len(names)} head names")
+    zmax = 1.0 if zmax is None else float(zmax)
+    if not (math.isfinite(zmax) and zmax > 0):
+        raise ValueError(f"zmax must be > 0, got {zmax!r}")
+    cells = max(8, min(max_cells, math.isqrt(CELL_BUDGET // H)))
+    z, labels, edges = _downsample(w, tokens, cells, mean_axes=(1,), sum_axes=(2,))
+    cols = max(1, min(columns, H))
+    rows = math.ceil(H / cols)
+    ids, layout = _grid(H, cols, hgap=0.04 if T > 16 else 0.07, vgap=min(0.12, 0.35 / rows))
+    show_ticks = len(labels) <= 24
+    what = "block weight" if edges is not None else "weight"
+    data = []
+    for h, (x, y) in enumerate(ids):
+        data.append(
+            {
+                "type": "heatmap",
+                "z": z[h].astype(np.float32),
+                "x": labels,
+                "y": labels,
+                "xaxis": x,
+                "yaxis": y,
+                "coloraxis": "coloraxis",
+                "name": names[h],
+                "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{what} %{{z:.3f}}<extra>{names[h]}</extra>",
+            }
+        )
+        bottom, left = h + cols >= H, h % cols == 0  # tick labels and titles on the outer edge only
+        _axis(layout, x).update(
+            type="category",
+            showticklabels=show_ticks and bottom,
+            tickangle=-60,
+            title={"text": "key" if bottom else ""},
+        )
+        _axis(layout, y).update(
+            type="category",
+            autorange="reversed",
+            showticklabels=show_ticks and left,
+            title={"text": "query" if left else ""},
+        )
+    notes = []
+    if edges is not None:
+        n = len(edges) - 1
+        notes.append(
+            f"{T} tokens shown as {n}×{n} blocks of about {T / n:.0f}: a cell is the weight a query block gives "
+            "to a key block (rows still sum to 1)"
+        )
+    if zmax != 1.0:
+        notes.append(f"colours run from 0 to {zmax:.3g}")
+    layout |= {
+        "title": _title(
+            title or "Attention weights per head (rows: queries, columns: keys; each row sums to 1)", notes
+        ),
+        "annotations": _subplot_titles(names, layout, ids),
+        "coloraxis": {"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": zmax, "colorbar": {"title": {"text": "weight"}}},
+        "uirevision": "attention-heads",
+    }
+    height = max(360, 90 + rows * (300 if cols <= 2 else 240))
+    return _finish(data, layout, height=height, top=110 if notes else 90)
+
+
+def attention_mask_figure(
+    correct: np.ndarray,
+    buggy: np.ndarray,
+    tokens: Sequence[str],
+    correct_row_sums: np.ndarray | None = None,
+    buggy_row_sums: np.ndarray | None = None,
+    *,
+    max_cells: int = MAX_CELLS,
+) -> go.Figure:
+    """Causal mask done right (-inf before the softmax) beside the classic bug (x 0 after it), with row sums.
+
+    correct, buggy: (T, T) weights of one head; the row sums (T,) default to the rows' sums. The bars show that
+    the correct rows sum to 1 and the buggy ones fall short, by a different amount in every row.
+    """
+    A = _check_square(correct, tokens, "correct")[0]
+    B = _check_square(buggy, tokens, "buggy")[0]
+    sums_a = np.asarray(A.sum(-1) if correct_row_sums is None else correct_row_sums, dtype=np.float32)
+    sums_b = np.asarray(B.sum(-1) if buggy_row_sums is None else buggy_row_sums, dtype=np.float32)
+    if sums_a.shape != (len(tokens),) or sums_b.shape != (len(tokens),):
+        raise ValueError("row sums must have one value per token")
+    both, labels, edges = _downsample(np.stack([A, B]), tokens, max_cells, mean_axes=(1,), sum_axes=(2,))
+    if edges is not None:  # mean row sum of each block of rows
+        sums_a, sums_b = _block_reduce(np.stack([sums_a, sums_b]), edges, axis=1)
+    ids, layout = _grid(4, 4, hgap=0.035, widths=[0.36, 0.12, 0.36, 0.12])
+    show_ticks = len(labels) <= 24
+    data, shapes = [], []
+    for (hx, hy), (bx, by), z, sums, colour, name in (
+        (ids[0], ids[1], both[0], sums_a, PALETTE["optimum"], "correct"),
+        (ids[2], ids[3], both[1], sums_b, PALETTE["negative"], "buggy"),
+    ):
+        data.append(
+            {
+                "type": "heatmap",
+                "z": z.astype(np.float32),
+                "x": labels,
+                "y": labels,
+                "xaxis": hx,
+                "yaxis": hy,
+                "coloraxis": "coloraxis",
+                "name": name,
+                "hovertemplate": "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra>" + name + "</extra>",
+            }
+        )
+        data.append(
+            {
+                "type": "bar",
+                "x": sums.astype(np.float32),
+                "y": labels,
+                "orientation": "h",
+                "xaxis": bx,
+                "yaxis": by,
+                "marker": {"color": colour},
+                "name": f"{name} row sums",
+                "hovertemplate": "query %{y}<br>row sum %{x:.3f}<extra>" + name + "</extra>",
+            }
+        )
+        shapes.append(_line("x", 1.0, bx, by, PALETTE["neutral"]))
+        _axis(layout, hx).update(type="category", showticklabels=show_ticks, tickangle=-60, title={"text": "key"})
+        _axis(layout, bx).update(range=[0, 1.1], title={"text": "sum"})
+        for y in (hy, by):
+            _axis(layout, y).update(type="category", autorange="reversed", showticklabels=False)
+    _axis(layout, ids[0][1]).update(showticklabels=show_ticks, title={"text": "query"})
+    notes = []
+    if edges is not None:
+        notes.append(
+            f"{len(tokens)} tokens shown as {len(edges) - 1} blocks: a cell sums the weights over the key block and "
+            "averages over the query block; row sums are block means"
+        )
+    titles = ["−∞ before softmax (correct)", "row sums", "× 0 after softmax (bug)", "row sums"]
+    layout |= {
+        "title": _title("Causal mask: add −∞ before the softmax, or multiply by 0 after it?", notes),
+        "annotations": _subplot_titles(titles, layout, ids),
+        "shapes": shapes,
+        "coloraxis": {"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0, "colorbar": {"title": {"text": "weight"}}},
+        "uirevision": "attention-mask",
+        "bargap": 0.15,
+    }
+    return _finish(data, layout, height=460, top=100)
+
+
+def attention_scale_figure(
+    d_k: Sequence[int] | np.ndarray,
+    variance: Mapping[str, np.ndarray],
+    entropy: Mapping[str, np.ndarray],
+    max_entropy: float,
+    *,
+    expected_variance: Mapping[str, np.ndarray] | None = None,
+    current_d_k: int | None = None,
+) -> go.Figure:
+    """Logit variance (left, log-log) and mean row entropy (right) against d_k, one curve per scale choice.
+
+    variance, entropy: {scale choice: array aligned with d_k} for choices among 'sqrt_dk', 'none', 'sqrt_dmodel'
+    (from core.attention.logit_statistics). max_entropy = log(tokens) marks a uniform row; 0 is a one-hot row.
+    expected_variance adds the theory d_k · multiplier² dotted; current_d_k marks the page's d_k.
+    """
+    d = np.asarray(d_k, dtype=float)
+    ids, layout = _grid(2, 2, hgap=0.1)
+    (vx, vy), (ex, ey) = ids
+    data = []
+    for choice in variance:
+        colour = SCALE_COLOURS.get(choice, PALETTE["neutral"])
+        name = SCALE_NAMES.get(choice, choice)
+        var = np.asarray(variance[choice], dtype=float)
+        ent = np.asarray(entropy[choice], dtype=float)
+        if var.shape != d.shape or ent.shape != d.shape:
+            raise ValueError(f"{choice}: variance and entropy must align with d_k")
+        common = {"type": "scatter", "x": d, "legendgroup": choice, "line": {"color": colour}}
+        data.append(
+            common
+            | {
+                "y": var,
+                "mode": "lines+markers",
+                "name": name,
+                "xaxis": vx,
+                "yaxis": vy,
+                "hovertemplate": "d_k %{x}<br>Var(logit) %{y:.3g}<extra>" + name + "</extra>",
+            }
+        )
+        if expected_variance is not None and choice in expected_variance:
+            data.append(
+                common
+                | {
+                    "y": np.asarray(expected_variance[choice], dtype=float),
+                    "mode": "lines",
+                    "name": f"{name}: theory",
+                    "showlegend": False,
+                    "line": {"color": colour, "dash": "dot", "width": 1.5},
+                    "xaxis": vx,
+                    "yaxis": vy,
+                    "hovertemplate": "d_k %{x}<br>theory %{y:.3g}<extra>" + name + "</extra>",
+                }
+            )
+        data.append(
+            common
+            | {
+                "y": ent,
+                "mode": "lines+markers",
+                "name": name,
+                "showlegend": False,
+                "xaxis": ex,
+                "yaxis": ey,
+                "hovertemplate": "d_k %{x}<br>entropy %{y:.3f} nats<extra>" + name + "</extra>",
+            }
+        )
+    annotations = _subplot_titles(["Variance of the logits", "Entropy of a row"], layout, ids)
+    shapes = [_line("y", max_entropy, ex, ey, PALETTE["neutral"]), _line("y", 0.0, ex, ey, PALETTE["neutral"], "dot")]
+    note = {"xref": f"{ex} domain", "x": 0.01, "xanchor": "left", "yref": ey, "showarrow": False}
+    annotations += [
+        note
+        | {"x": 0.99, "xanchor": "right", "y": max_entropy, "yanchor": "bottom"}
+        | {"text": f"uniform row: log T = {max_entropy:.2f}"},
+        note | {"y": 0.0, "yanchor": "bottom", "text": "one-hot row"},
+    ]
+    span = np.log10([d.min(), d.max(), current_d_k or d.min()])
+    if current_d_k is not None:
+        for x, y in ids:
+            shapes.append(_line("x", current_d_k, x, y, PALETTE["optimised"], dash="solid", width=2))
+            annotations.append(
+                {
+                    "x": math.log10(current_d_k),  # on a log axis an annotation's x is log10 of the value
+                    "xref": x,
+                    "y": 1,
+                    "yref": f"{y} domain",
+                    "text": f"your d_k = {current_d_k}",
+                    "showarrow": False,
+                    "xanchor": "left",
+                    "yanchor": "top",
+                    "font": {"color": PALETTE["optimised"]},
+                }
+            )
+    for x in (vx, ex):
+        _axis(layout, x).update(
+            type="log", title={"text": "d_k (head dimension)"}, range=[span.min() - 0.1, span.max() + 0.1]
+        )
+    _axis(layout, vy).update(type="log", title={"text": "Var(logit)"})
+    _axis(layout, ey).update(title={"text": "mean row entropy (nats)"}, range=[-0.05, 1.15 * max_entropy])
+    layout |= {"annotations": annotations, "shapes": shapes, "uirevision": "attention-scale", "legend": {"y": 1.1}}
+    return _finish(data, layout, height=460, top=90, legend=True)
+
+
+def attention_outputs_figure(
+    outputs: np.ndarray,
+    tokens: Sequence[str],
+    head_names: Sequence[str] | None = None,
+    *,
+    columns: int = 4,
+    max_cells: int = MAX_CELLS,
+) -> go.Figure:
+    """The output vectors y = A V of each head as heatmaps: tokens down, output dimensions across.
+
+    outputs: (heads, T, d_v). Above max_cells tokens the rows are block means (said in the title).
+    """
+    y_all = np.asarray(outputs, dtype=np.float32)
+    if y_all.ndim == 2:
+        y_all = y_all[None]
+    if y_all.ndim != 3 or y_all.shape[1] != len(tokens):
+        raise ValueError(f"outputs must have shape (heads, T, d) with T = {len(tokens)}, got {y_all.shape}")
+    H = y_all.shape[0]
+    names = list(head_names) if head_names is not None else [f"head {h + 1}" for h in range(H)]
+    if len(names) != H:
+        raise ValueError(f"{H} heads but {len(names)} head names")
+    z, labels, edges = _downsample(y_all, tokens, max_cells, mean_axes=(1,))
+    cols = max(1, min(columns, H))
+    rows = math.ceil(H / cols)
+    ids, layout = _grid(H, cols, hgap=0.05, vgap=min(0.15, 0.4 / rows))
+    dims = np.arange(y_all.shape[2])
+    data = []
+    for h, (x, y) in enumerate(ids):
+        data.append(
+            {
+                "type": "heatmap",
+                "z": z[h].astype(np.float32),
+                "x": dims,
+                "y": labels,
+                "xaxis": x,
+                "yaxis": y,
+                "coloraxis": "coloraxis",
+                "name": names[h],
+                "hovertemplate": "token %{y}<br>dimension %{x}<br>value %{z:.3f}<extra>" + names[h] + "</extra>",
+            }
+        )
+        left = h % cols == 0
+        _axis(layout, x).update(title={"text": "output dimension"})
+        _axis(layout, y).update(
+            type="category",
+            autorange="reversed",
+            showticklabels=left and len(labels) <= 24,
+            title={"text": "token" if left else ""},
+        )
+    bound = float(np.abs(z).max()) if z.size else 1.0
+    notes = [f"{len(tokens)} tokens shown as {len(edges) - 1} rows: block means"] if edges is not None else []
+    layout |= {
+        "title": _title("Output vectors y = A·V per head", notes),
+        "annotations": _subplot_titles(names, layout, ids),
+        "coloraxis": {
+            "colorscale": DIVERGING,
+            "cmin": -bound,
+            "cmax": bound,
+            "colorbar": {"title": {"text": "value"}},
+        },
+        "uirevision": "attention-outputs",
+    }
+    return _finish(data, layout, height=max(320, 90 + rows * 240), top=100)
+
+
+def attention_kv_cache_figure(
+    labels: Sequence[str],
+    total_bytes: Sequence[float] | np.ndarray,
+    *,
+    per_token_bytes: Sequence[float] | np.ndarray | None = None,
+    context_tokens: int | None = None,
+    memory_limit_bytes: float | None = None,
+    memory_limit_label: str = "GPU memory",
+) -> go.Figure:
+    """Horizontal bars of the KV-cache size of each variant (e.g. MHA, GQA, MQA), in GiB, with the per-token size
+    in the hover and the bar text; an optional dashed line for a card's memory.
+    """
+    gib = np.asarray(total_bytes, dtype=float) / 2**30
+    if gib.shape != (len(labels),):
+        raise ValueError("one total per label")
+    per_token = None if per_token_bytes is None else np.asarray(per_token_bytes, dtype=float) / 2**10
+    if per_token is not None and per_token.shape != gib.shape:
+        raise ValueError("one per-token size per label")
+    text = [
+        f"{g:,.3g} GiB" + ("" if per_token is None else f" ({per_token[i]:,.0f} KiB/token)") for i, g in enumerate(gib)
+    ]
+    bar = {
+        "type": "bar",
+        "x": gib,
+        "y": list(labels),
+        "orientation": "h",
+        "marker": {"color": [SEQUENCE[i % len(SEQUENCE)] for i in range(len(labels))]},
+        "text": text,
+        "textposition": "auto",
+        "hovertemplate": "%{y}<br>%{x:,.4g} GiB<extra></extra>",
+    }
+    if per_token is not None:
+        bar |= {
+            "customdata": per_token,
+            "hovertemplate": "%{y}<br>%{x:,.4g} GiB<br>%{customdata:,.0f} KiB per token<extra></extra>",
+        }
+    layout: dict[str, Any] = {
+        "title": {"text": "KV cache" + (f" at {context_tokens:,} tokens" if context_tokens is not None else "")},
+        "xaxis": {"title": {"text": "KV cache (GiB)"}},
+        "yaxis": {"autorange": "reversed", "type": "category"},
+        "uirevision": "attention-kv",
+    }
+    if memory_limit_bytes is not None:
+        x = memory_limit_bytes / 2**30
+        layout["shapes"] = [_line("x", x, "x", "y", PALETTE["negative"]) | {"layer": "below"}]
+        layout["annotations"] = [  # above the bars, where no bar text can run into it
+            {"x": x, "xref": "x", "y": 1, "yref": "y domain", "text": memory_limit_label, "showarrow": False}
+            | {"xanchor": "center", "yanchor": "bottom", "font": {"color": PALETTE["negative"]}}
+        ]
+    return _finish([bar], layout, height=320, top=80)
