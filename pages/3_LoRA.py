@@ -82,9 +82,9 @@ def analyse(source: tuple, _upload: np.ndarray | None = None) -> tuple[L.SVD, L.
 @cached_figures
 def rank_figures(source: tuple, r: int, log_r: bool, presenter: bool, _svd: L.SVD, _curves: L.RankCurves) -> tuple:
     frames = L.display_frames(_svd, L.slider_ranks(_svd.m, 16, include=[r]))
-    heat = V.lora_heatmaps_figure(frames, _curves, r, height=600 if presenter else 470)
-    curves = V.lora_curves_figure(_curves, r, log_r=log_r, height=820 if presenter else 620)
-    if presenter:  # room for the frame's 20 px type: readout above the panel titles, slider label below the axes
+    heat = V.lora_heatmaps_figure(frames, _curves, r, height=470)
+    curves = V.lora_curves_figure(_curves, r, log_r=log_r, height=620)
+    if presenter:  # the frame's 20 px type needs room: readout above the panel titles, slider label below the axes
         heat.update_layout(margin_t=175, sliders=[{**heat.layout.sliders[0].to_plotly_json(), "pad": {"t": 85}}])
         heat.layout.annotations[-1].yshift = 36
         curves.update_layout(margin_t=150)
