@@ -603,6 +603,8 @@ def lora_memory_figure(
             x=gpu_gb,
             line={"color": PALETTE["neutral"], "dash": "dash"},
             annotation_text=f"one {gpu_gb:g} GB GPU",
+            annotation_position="bottom right",  # below the bars' middles, where the totals are written
+            annotation_yshift=-2,
         )
     fig.update_layout(
         barmode="stack",
