@@ -163,7 +163,8 @@ with page.figure_area():
 
 readouts, tables = [], {}
 if tab_rank.open:
-    svd_result, curves = analyse(source, delta_upload)
+    with st.spinner("Decomposing ΔW (one SVD per matrix; moving r later reuses it)…"):
+        svd_result, curves = analyse(source, delta_upload)
     r, more = L.clamp_whole(r_in, "r", 0, curves.m, 8 if curves.m >= 8 else curves.m)
     notes += more
     heat, curve_fig = rank_figures(source, r, log_r, page.presenter, svd_result, curves)
