@@ -54,15 +54,15 @@ HELP = {
     "Worked example F": "Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable (0.12%), 134 MB of states.",
     "QLoRA: 65B on one 48 GB GPU": "4-bit base, r = 64 adapters on every linear layer.",
 }
-TRAIN = L.TrainConfig(
-    steps=200
-)  # the demo's layer size, data and steps; r, alpha, rsLoRA and seed come from the controls
+# The demo's layer size, data and steps; r, alpha, rsLoRA and seed come from the controls.
+TRAIN = L.TrainConfig(steps=200)
 
 
-def read_upload(name: str, data: bytes) -> tuple[np.ndarray | None, str | None]:
+@cached_figures  # parsed once per file (keyed by its digest), not on every rerun
+def read_upload(name: str, digest: str, _data: bytes) -> tuple[np.ndarray | None, str | None]:
     """(matrix, None) for a good upload, (None, message) for a bad one; never raises."""
     try:
-        return L.load_matrix(data, name), None
+        return L.load_matrix(_data, name), None
     except ValueError as err:
         return None, f"The upload `{name}` was not used: {str(err).rstrip('.')}. Showing the generated matrix instead."
 
@@ -143,11 +143,12 @@ seed, notes = L.clamp_whole(seed_in, "seed", 0, 10**9, 0)
 delta_upload, source = None, ("generated", d, k, profile, seed, "smooth" if smooth else "random")
 if upload is not None:
     data = upload.getvalue()
-    delta_upload, problem = read_upload(upload.name, data)
+    digest = hashlib.sha256(data).hexdigest()
+    delta_upload, problem = read_upload(upload.name, digest, data)
     if problem:
         page.notice(problem)
     else:
-        source = ("upload", upload.name, hashlib.sha256(data).hexdigest())
+        source = ("upload", upload.name, digest)
         page.notice(
             f"Using the uploaded matrix `{upload.name}` ({delta_upload.shape[0]} × {delta_upload.shape[1]}); d, k, "
             "profile and seed are ignored. Uploads are not part of the link: a shared link shows the generated "
