@@ -263,6 +263,28 @@ class IsoflopStudy:
     family_loss_opt: NDArray[np.float64]  # (B,)
 
 
+def curve_columns(study: IsoflopStudy, fit: str) -> dict[str, NDArray | float | str]:
+    """The drawn U-curve as table columns (for a CSV): one row per model size."""
+    curve = study.curve
+    return {
+        "N_params": curve.N,
+        "D_tokens": curve.D,
+        "tokens_per_param": curve.tokens_per_param,
+        "loss": curve.loss,
+        "C_flops": curve.C,
+        "fit": fit,
+    }
+
+
+def family_columns(study: IsoflopStudy) -> dict[str, NDArray]:
+    """The family of budgets as long-format table columns (for a CSV): one row per (budget, model size)."""
+    return {
+        "C_flops": np.repeat(study.budgets, study.family_N.shape[1]),
+        "N_params": study.family_N.ravel(),
+        "loss": study.family_loss.ravel(),
+    }
+
+
 def isoflop_study(
     C: float, N: float, fit: str = "hoffmann2022", hardware: Hardware | None = None, steps: int = 97
 ) -> IsoflopStudy:

@@ -1,6 +1,5 @@
 """Scaling laws: the iso-FLOP U-curve of the Chinchilla fit, with a plan you drag along one budget."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -200,26 +199,10 @@ page.mistakes(
     ]
 )
 
-curve = study.curve
 page.download(
     {
-        "U-curve": pd.DataFrame(
-            {
-                "N_params": curve.N,
-                "D_tokens": curve.D,
-                "tokens_per_param": curve.tokens_per_param,
-                "loss": curve.loss,
-                "C_flops": p.C,
-                "fit": fit_key,
-            }
-        ),
-        "Budget family": pd.DataFrame(
-            {
-                "C_flops": np.repeat(family_study.budgets, family_study.family_N.shape[1]),
-                "N_params": family_study.family_N.ravel(),
-                "loss": family_study.family_loss.ravel(),
-            }
-        ),
+        "U-curve": pd.DataFrame(scaling.curve_columns(study, fit_key)),
+        "Budget family": pd.DataFrame(scaling.family_columns(family_study)),
     },
     "scaling",
 )

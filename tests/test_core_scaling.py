@@ -159,3 +159,13 @@ def test_clamp_budget():
     assert sc.clamp_budget(1e30) == (1e26, True)
     assert sc.clamp_budget(1e10) == (1e18, True)
     assert sc.clamp_budget(2e21) == (2e21, False)
+
+
+def test_csv_columns():
+    study = sc.isoflop_study(1.2e21, 1e10)
+    cols = sc.curve_columns(study, "hoffmann2022")
+    assert len(cols["N_params"]) == 241 and cols["C_flops"] == 1.2e21
+    np.testing.assert_allclose(cols["N_params"] * cols["D_tokens"] * 6, 1.2e21, rtol=1e-12)
+    fam = sc.family_columns(study)
+    assert fam["C_flops"].shape == fam["N_params"].shape == fam["loss"].shape == (9 * 121,)
+    assert fam["C_flops"][0] == 1e18 and fam["C_flops"][-1] == 1e26
