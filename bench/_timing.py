@@ -3,21 +3,36 @@
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 
-def median_ms(fn: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> float:
-    """Median wall-clock time of ``fn()`` in milliseconds, after ``warmup`` untimed calls."""
+def sync_device() -> None:
+    """Wait for queued CUDA work, so that a timing covers it (a no-op without torch or CUDA)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> float:
+    """Median wall-clock time of ``fn()`` in seconds over ``repeats`` runs, after ``warmup`` untimed calls."""
     for _ in range(warmup):
         fn()
+    sync_device()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
-        times.append((time.perf_counter() - start) * 1e3)
+        sync_device()
+        times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def median_ms(fn: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> float:
+    """:func:`median_seconds` in milliseconds."""
+    return 1e3 * median_seconds(fn, repeats, warmup)
 
 
 def row(name: str, value: str) -> None:

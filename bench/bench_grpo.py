@@ -13,13 +13,13 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._timing import median_ms
 from core.grpo import (
     G_MAX,
     batch_normalised_advantages,
@@ -37,19 +37,6 @@ from viz.grpo import (
 
 N_GROUPS, G = 100_000, 64
 PAGE = "pages/4_GRPO.py"
-
-
-def median_ms(fn: Callable[[], object], repeats: int, sync: Callable[[], None] = lambda: None) -> float:
-    """Median wall time of ``fn`` in milliseconds over ``repeats`` runs, after one warm-up run."""
-    fn()
-    sync()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -77,13 +64,12 @@ def main() -> None:
     from core.device import as_tensor, get_device
 
     dev = get_device()
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     print(f"torch {torch.__version__} on {dev} ({torch.get_num_threads()} CPU threads)")
     for dtype in (torch.float64, torch.float32):
         if dev.type == "mps" and dtype == torch.float64:
             continue
         t = as_tensor(R, dtype=dtype)
-        ms = median_ms(lambda t=t: grpo_advantages(t, "population", 1e-4), args.repeats, sync)
+        ms = median_ms(lambda t=t: grpo_advantages(t, "population", 1e-4), args.repeats)
         print(f"  torch {str(dtype).removeprefix('torch.'):<8} std=population {ms:8.1f} ms")
     if dev.type != "cpu":
         t = as_tensor(R, device=torch.device("cpu"))

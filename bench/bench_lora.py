@@ -20,35 +20,16 @@ import argparse
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
+from bench._timing import median_seconds
 from core import lora as L
 from core.device import device_summary, get_device
 from viz import lora as V
-
-
-def _sync() -> None:
-    if get_device().type == "cuda":
-        torch.cuda.synchronize()
-
-
-def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 1) -> float:
-    """Median wall time of fn over ``repeats`` runs, after ``warmup`` runs."""
-    for _ in range(warmup):
-        fn()
-    _sync()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        _sync()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def bench_svd(sizes: list[int], repeats: int) -> None:

@@ -11,26 +11,16 @@ from __future__ import annotations
 import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
+from bench._timing import median_ms
 from core import evaluation as ev
 from core.device import device_summary, get_device
 from viz import pass_at_k as vz
-
-
-def median_ms(fn: Callable[[], object], repeats: int) -> float:
-    fn()  # warm-up (imports, caches)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
 
 
 def curve_figure(n: int, c: int, k: int):
