@@ -9,8 +9,9 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,6 +104,26 @@ class PageWatch:
         """Wait until the script has finished running (Streamlit's own e2e suite waits on this)."""
         self.page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
         self.page.wait_for_timeout(150)
+
+    def drag_slider(self, fractions: tuple[float, ...], read: Callable[[], Any]) -> list[Any]:
+        """Drag the first plotly slider's grip through ``fractions`` of its rail, calling ``read()`` after each
+        move while the mouse button is still down (plotly sliders update the figure during the drag)."""
+        page = self.page
+        grip = page.locator("g.slider-container rect.slider-grip-rect").first
+        rail = page.locator("g.slider-container rect.slider-rail-rect").first
+        grip.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        g, r = grip.bounding_box(), rail.bounding_box()
+        y = g["y"] + g["height"] / 2
+        page.mouse.move(g["x"] + g["width"] / 2, y)
+        page.mouse.down()
+        seen = []
+        for frac in fractions:
+            page.mouse.move(r["x"] + r["width"] * frac, y, steps=4)
+            page.wait_for_timeout(120)  # an animation frame or so
+            seen.append(read())
+        page.mouse.up()
+        return seen
 
     def shot(self, name: str) -> Path:
         ARTIFACTS.mkdir(exist_ok=True)

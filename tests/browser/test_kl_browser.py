@@ -32,20 +32,8 @@ def test_deep_link_first_request_and_drag_beta(open_page):
     assert "true E" in before  # the reward-hack link carries a true reward
     assert page.get_by_text("6.00 nats").count() >= 1  # the takeover caption of the open reward-hacking tab
 
-    grip = page.locator("g.slider-container rect.slider-grip-rect").first
-    rail = page.locator("g.slider-container rect.slider-rail-rect").first
-    grip.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    g, r = grip.bounding_box(), rail.bounding_box()
-    y = g["y"] + g["height"] / 2
-    page.mouse.move(g["x"] + g["width"] / 2, y)
-    page.mouse.down()
-    seen = []
-    for frac in (0.4, 0.3, 0.2):  # towards small beta: the leash shortens, the exploit takes over
-        page.mouse.move(r["x"] + r["width"] * frac, y, steps=4)
-        page.wait_for_timeout(120)
-        seen.append((_panel(page), _bar_heights(page)))
-    page.mouse.up()
+    # towards small beta: the leash shortens, the exploit takes over
+    seen = watch.drag_slider((0.4, 0.3, 0.2), lambda: (_panel(page), _bar_heights(page)))
     panels = [p for p, _ in seen]
     assert all(p != before for p in panels) and len(set(panels)) == 3, panels  # it moved at every step
     assert seen[-1][1] != heights_before and seen[-1][1][3] > heights_before[3]  # the exploit's bar grew

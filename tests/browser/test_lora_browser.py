@@ -27,18 +27,7 @@ def test_deep_link_and_drag_r(open_page):
     body = page.locator("[data-testid='stMain']").inner_text()
     assert "1.56%" in body and "block averages" in body
 
-    grip = page.locator("g.slider-container rect.slider-grip-rect").first
-    rail = page.locator("g.slider-container rect.slider-rail-rect").first
-    grip.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    g, r = grip.bounding_box(), rail.bounding_box()
-    page.mouse.move(g["x"] + g["width"] / 2, g["y"] + g["height"] / 2)
-    page.mouse.down()
-    for frac in (0.7, 0.85, 0.95):
-        page.mouse.move(r["x"] + r["width"] * frac, g["y"] + g["height"] / 2, steps=4)
-        page.wait_for_timeout(100)
-    during = _readout(watch)  # read while the button is still down: the drag updates the figure live
-    page.mouse.up()
+    during = watch.drag_slider((0.7, 0.85, 0.95), lambda: _readout(watch))[-1]  # read with the button down
     assert during != before and not during.startswith("r = 8 "), during
     rank = int(re.match(r"r = (\d+)", during).group(1))
     assert rank > 8 and f"best rank-{rank} approximation BA" in " ".join(

@@ -22,18 +22,7 @@ def test_deep_link_first_request_and_drag(open_page):
     before = _readout(watch)
     assert "N = 1.50B params" in before and "20.2 tokens/param" in before, before
 
-    grip = page.locator("g.slider-container rect.slider-grip-rect").first
-    rail = page.locator("g.slider-container rect.slider-rail-rect").first
-    grip.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    g, r = grip.bounding_box(), rail.bounding_box()
-    page.mouse.move(g["x"] + g["width"] / 2, g["y"] + g["height"] / 2)
-    page.mouse.down()
-    for frac in (0.5, 0.35, 0.2):
-        page.mouse.move(r["x"] + r["width"] * frac, g["y"] + g["height"] / 2, steps=4)
-        page.wait_for_timeout(100)  # one animation frame or so
-    during = _readout(watch)  # read while the mouse button is still down: the drag updates live
-    page.mouse.up()
+    during = watch.drag_slider((0.5, 0.35, 0.2), lambda: _readout(watch))[-1]  # read with the button down
     assert during != before and "Your plan" in during
     watch.shot("scaling-after-drag")
 
