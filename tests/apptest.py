@@ -11,6 +11,8 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 TIMEOUT = 60
+# Link values every page must survive: text, NaN, infinities, overflow, negative, zero, empty.
+BAD_LINK_VALUES = ("abc", "nan", "NaN", "inf", "-inf", "1e400", "-5", "0", "")
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 

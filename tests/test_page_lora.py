@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core import lora as L
-from tests.apptest import decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/3_LoRA.py"
 RANK, COST, INIT = "Rank-r approximation", "What LoRA costs", "Initialisation traps"
@@ -136,7 +136,7 @@ def test_link_with_every_parameter_reproduces_the_view(view, query):
     assert metrics(linked) == metrics(clicked)
 
 
-BAD = ["abc", "nan", "NaN", "inf", "-inf", "1e400", "-5", "0", ""]
+BAD = BAD_LINK_VALUES
 
 
 @pytest.mark.parametrize("view", [RANK, COST, INIT])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from core import evaluation as ev
-from tests.apptest import decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/5_Evaluation.py"
 ESTIMATORS, BIAS, COMPARE = "Estimators", "Bias simulation", "Model comparison"
@@ -135,7 +135,7 @@ def test_link_with_every_parameter_reproduces_the_view(view, query):
     assert metrics(linked) == metrics(clicked)
 
 
-BAD = ["abc", "nan", "NaN", "inf", "-inf", "1e400", "-5", "0", ""]
+BAD = BAD_LINK_VALUES
 
 
 @pytest.mark.parametrize("view", [ESTIMATORS, BIAS, COMPARE])
