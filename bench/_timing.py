@@ -35,5 +35,28 @@ def median_ms(fn: Callable[[], Any], repeats: int = 7, warmup: int = 1) -> float
     return 1e3 * median_seconds(fn, repeats, warmup)
 
 
+def rerun_ms(at: Any, key: str, values: list[Any], widget: str = "number_input") -> float:
+    """Median time of an AppTest rerun after setting the widget ``key`` to each of ``values`` in turn.
+
+    The first value is an untimed warm-up; the page must end every rerun without an exception.
+    """
+    control = getattr(at, widget)
+    control(key=key).set_value(values[0])
+    at.run()
+    times = []
+    for value in values[1:]:
+        control(key=key).set_value(value)
+        start = time.perf_counter()
+        at.run()
+        times.append((time.perf_counter() - start) * 1e3)
+        assert not at.exception, [e.value for e in at.exception]
+    return statistics.median(times)
+
+
+def figure_json_kb(at: Any) -> float:
+    """Kilobytes of plotly figure JSON that the AppTest run sent."""
+    return sum(len(chart.proto.spec) for chart in at.get("plotly_chart")) / 1000
+
+
 def row(name: str, value: str) -> None:
     print(f"| {name} | {value} |")

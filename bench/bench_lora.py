@@ -17,16 +17,14 @@ On a loaded machine the small training runs faster with --threads 1 (no thread o
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch
 
-from bench._timing import median_seconds
+from bench._timing import figure_json_kb, median_seconds, rerun_ms
 from core import lora as L
 from core.device import device_summary, get_device
 from viz import lora as V
@@ -114,16 +112,9 @@ def page_reruns(repeats: int) -> None:
     print(f"\npage rerun in AppTest after a control change (target <= 100 ms), median of {repeats}; figure JSON sent:")
     for name, query, key, values in cases:
         at = open_page("pages/3_LoRA.py", query)
-        at.number_input(key=key).set_value(values[0]).run()  # warm-up
-        times = []
-        for value in values[1:]:
-            at.number_input(key=key).set_value(value)
-            start = time.perf_counter()
-            at.run()
-            times.append(time.perf_counter() - start)
-        assert not at.exception, [e.value for e in at.exception]
-        size = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
-        print(f"  {name:42s}: {1000 * statistics.median(times):7.1f} ms, figure JSON {size / 1000:7.1f} KB", flush=True)
+        ms = rerun_ms(at, key, values)
+        size = figure_json_kb(at) * 1000
+        print(f"  {name:42s}: {ms:7.1f} ms, figure JSON {size / 1000:7.1f} KB", flush=True)
 
 
 def main() -> None:

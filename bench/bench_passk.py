@@ -8,16 +8,14 @@ times the page itself (pages/5_Evaluation.py in Streamlit's AppTest) after a con
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from bench._timing import median_ms
+from bench._timing import figure_json_kb, median_ms, rerun_ms
 from core import evaluation as ev
 from core.device import device_summary, get_device
 from viz import pass_at_k as vz
@@ -116,16 +114,9 @@ def page_reruns(reps: int) -> None:
     print(f"\npage rerun in AppTest after a control change (target <= 100 ms), median of {reps}; figure JSON sent:")
     for name, query, key, values in cases:
         at = open_page(page, query)
-        at.number_input(key=key).set_value(values[0]).run()  # warm-up
-        times = []
-        for value in values[1:]:
-            at.number_input(key=key).set_value(value)
-            start = time.perf_counter()
-            at.run()
-            times.append(time.perf_counter() - start)
-        assert not at.exception, [e.value for e in at.exception]
-        size = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
-        print(f"  {name:32s}: {1000 * statistics.median(times):6.1f} ms, figure JSON {size / 1000:6.1f} KB")
+        ms = rerun_ms(at, key, values)
+        size = figure_json_kb(at) * 1000
+        print(f"  {name:32s}: {ms:6.1f} ms, figure JSON {size / 1000:6.1f} KB")
 
 
 if __name__ == "__main__":

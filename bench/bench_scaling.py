@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._timing import median_ms, row  # noqa: E402
+from bench._timing import median_ms, rerun_ms, row  # noqa: E402
 from core import scaling  # noqa: E402
 from tests.apptest import open_page  # noqa: E402
 from viz.scaling import isoflop_figure  # noqa: E402
@@ -23,17 +23,14 @@ from viz.scaling import isoflop_figure  # noqa: E402
 PAGE = "pages/1_Scaling_laws.py"
 
 
-def rerun_ms(repeats: int = 9) -> float:
-    """Median AppTest rerun after changing the plan's N (the page's main control); caches warm."""
+def page_reruns(repeats: int = 9) -> tuple[float, float]:
+    """Median AppTest rerun after changing the plan's N (the page's main control): values seen before (the
+    page-layer cache hits, as for a user going back and forth), and new values."""
     at = open_page(PAGE)
     values = [1e9 * (1 + i) for i in range(repeats)]
-    times = []
-    for v in values * 2:  # the second pass hits the page-layer cache, as a user going back and forth does
-        at.number_input(key="N").set_value(v)
-        start = time.perf_counter()
-        at.run()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times[repeats:]), statistics.median(times[:repeats])
+    new = rerun_ms(at, "N", values)
+    seen = rerun_ms(at, "N", values)
+    return seen, new
 
 
 def first_render_seconds(runs: int = 3) -> tuple[float, float]:
@@ -78,7 +75,7 @@ def main() -> None:
         isoflop_figure(study.curve, study.current, study.slider, study.slider_active, "fit", ("other", 1e9))
 
     row("viz: isoflop_figure build (dict assembly, 98 slider steps)", f"{median_ms(build, 11):.1f} ms")
-    cached, uncached = rerun_ms()
+    cached, uncached = page_reruns()
     row("page rerun after a control change (AppTest, figures cached)", f"{cached:.0f} ms")
     row("page rerun after a control change (AppTest, new values: core + figures built)", f"{uncached:.0f} ms")
     at = open_page(PAGE)
