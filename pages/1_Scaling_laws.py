@@ -6,6 +6,7 @@ from core import scaling
 from pages.frame import InterviewAnswer, Page, cached_view
 from pages.views import Options
 from pages.views import scaling as view_of
+from viz import format as fmt
 
 page = Page.setup(
     "Scaling laws: the iso-FLOP U-curve",
@@ -27,7 +28,7 @@ with page.controls():
     for name in ("gpu", "gpus", "hours", "mfu"):
         page.control(name)
     if budget_source == "Hardware":
-        st.metric("Budget C (FLOPs)", f"{view_of.budget(page.state())[0]:.3g}")
+        st.metric("Budget C (FLOPs)", fmt.sci(view_of.budget(page.state())[0]))
     else:
         page.control("C")
     page.control("N")
