@@ -67,6 +67,7 @@ class LoadResult:
     reruns: int = 0  # reruns that reached script_finished
     bytes_received: int = 0  # websocket payload bytes
     upstreams: Counter = field(default_factory=Counter)  # X-Upstream header of each session's first page request
+    routes: list[tuple[str, str]] = field(default_factory=list)  # X-Upstream of (the page request, the websocket)
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0  # this process's CPU time (user + system) during the run
 
@@ -161,7 +162,7 @@ def _exception_text(msg) -> str | None:
 async def _open_session(index: int, base: str, res: LoadResult) -> AsyncIterator[Any]:
     """GET the page (keeping its cookies), then open the session's websocket carrying them."""
     from websockets.asyncio.client import connect
-    from websockets.typing import Subprotocol
+    from websockets.typing import Origin, Subprotocol
 
     cookie, upstream = await asyncio.to_thread(_fetch_page, base + "/", 30.0)
     if upstream:
@@ -169,11 +170,14 @@ async def _open_session(index: int, base: str, res: LoadResult) -> AsyncIterator
     async with connect(
         "ws" + base[len("http") :] + STREAM_PATH,
         subprotocols=[Subprotocol("streamlit")],
+        origin=Origin(base),  # as a browser sends it; Streamlit checks it against the Host it is given
         additional_headers={"Cookie": cookie} if cookie else None,
         max_size=None,
         compression=None,
         open_timeout=30,
     ) as ws:
+        if upstream:
+            res.routes.append((upstream, ws.response.headers.get("X-Upstream", "")))
         yield ws
 
 
