@@ -25,6 +25,7 @@ import random
 import socket
 import statistics
 import time
+import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import AsyncIterator
@@ -139,9 +140,18 @@ def check_loopback(url: str) -> tuple[str, int]:
     return host, port
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[override]
+        raise urllib.error.HTTPError(newurl, code, f"redirect to {newurl} refused (loopback only)", headers, fp)
+
+
+# No proxy from the environment and no redirect: every request stays on the loopback address it was given.
+_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+
 def _fetch_page(url: str, timeout: float) -> tuple[str, str]:
     """GET the app's HTML page like a browser: (Cookie header built from its Set-Cookie headers, X-Upstream)."""
-    with urllib.request.urlopen(url, timeout=timeout) as r:
+    with _OPENER.open(url, timeout=timeout) as r:
         r.read()
         cookie = SimpleCookie()
         for header in r.headers.get_all("Set-Cookie") or []:
@@ -175,6 +185,7 @@ async def _open_session(index: int, base: str, res: LoadResult) -> AsyncIterator
         max_size=None,
         compression=None,
         open_timeout=30,
+        proxy=None,  # never a proxy from the environment
     ) as ws:
         if upstream:
             res.routes.append((upstream, ws.response.headers.get("X-Upstream", "")))
@@ -238,8 +249,11 @@ async def _session(
         return
     try:
         async with _open_session(index, base, res) as ws:
-            next_send = time.monotonic()
-            while next_send < deadline:
+            next_send, first = time.monotonic(), True
+            # A session that arrived before the deadline gets its first rerun (its page load) even if opening
+            # it took until past the deadline; after that, no new rerun starts past the deadline.
+            while first or next_send < deadline:
+                first = False
                 await asyncio.sleep(max(0.0, next_send - time.monotonic()))
                 page = rng.choice(names) if switch_pages else home
                 start = time.monotonic()
