@@ -404,7 +404,8 @@ def _enter(spec: Spec) -> list[str]:
         if name not in fields:
             continue
         parsed, problem = fields[name].parse(value)
-        if problem is not None or name not in raw:  # a refused value, or an old name: set the widget directly
+        comma = fields[name].kind == "multi" and "," in value and len(st.query_params.get_all(name)) == 1
+        if problem is not None or name not in raw or comma:  # refused, an old name, or a=x,y: set the widget
             st.session_state[name] = _widget_value(fields[name], parsed)
             _set_param(fields[name], parsed)
     for name in raw:  # old names (now renamed) and parameters this page does not know leave the link
@@ -539,35 +540,29 @@ _drag_component = None
 
 # Streamlit 1.67 pushes a history entry for every change of the link. On a page switch it first pushes the old
 # page's path with its link parameters cleared (bound parameters are dropped on a switch), then the new page: Back
-# then lands on a copy of the old page without its values. This shim holds a same-page push for a moment and drops
-# it when a page switch follows; other pushes go through unchanged. So Back after a sidebar click returns to the
-# page and values that were on screen, and Back after a change of a control undoes that change.
+# then lands on a copy of the old page without its values. This shim drops same-page pushes between a click on a
+# page link and the push of the new page (at most 5 s); every other push goes through unchanged. So Back after a
+# sidebar click returns to the page and values that were on screen, and Back after a change of a control undoes it.
 _HISTORY_JS = """
 export default function () {
   if (window.__lessonHistory) return;
   window.__lessonHistory = true;
   const push = window.history.pushState.bind(window.history);
-  const replace = window.history.replaceState.bind(window.history);
-  let pending = null;
-  let timer = null;
-  const flush = () => { if (pending) push(...pending); pending = null; timer = null; };
+  let switching = 0;
+  document.addEventListener("click", (event) => {
+    // page links have no href of their own: any click on one may switch the page
+    const link = event.target.closest && event.target.closest("[data-testid='stPageLink-NavLink']");
+    if (link) switching = Date.now();
+  }, true);
   window.history.pushState = function (state, title, url) {
     const target = new URL(url, window.location.href);
-    clearTimeout(timer);
     if (target.pathname === window.location.pathname) {
-      pending = [state, title, url];
-      timer = setTimeout(flush, 200);
-      return;
+      if (switching && Date.now() - switching < 5000) return;
+    } else {
+      switching = 0;
     }
-    pending = null;
     push(state, title, url);
   };
-  window.history.replaceState = function (state, title, url) {
-    clearTimeout(timer);
-    pending = null;
-    replace(state, title, url);
-  };
-  window.addEventListener("popstate", () => { clearTimeout(timer); pending = null; }, true);
 }
 """
 _history_component = None
