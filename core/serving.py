@@ -147,6 +147,16 @@ def forward_step(
     )
 
 
+def attainable_flops(intensity: ArrayLike, gpu: str | Gpu, *, sparse: bool = False) -> NDArray:
+    """The roofline (Williams et al. 2009): attainable FLOP/s = min(peak, intensity x bandwidth).
+
+    ``sparse`` uses the 2:4-sparse peak of the data sheet (the trap: dense matmuls never reach it).
+    """
+    g = get_gpu(gpu)
+    peak = g.sparse_flops if sparse else g.peak_flops
+    return np.minimum(peak, np.asarray(intensity, dtype=float) * g.bandwidth)
+
+
 def decode_intensity(
     spec: ModelSpec,
     batch: ArrayLike,
@@ -291,6 +301,25 @@ def allocation_waste(lengths: ArrayLike, max_len: int, block: int = 16) -> Alloc
         paged_slots=paged,
         used_slots=used,
     )
+
+
+def sequences_by_allocator(
+    kv_budget_bytes: float, kv_bytes_per_token: float, lengths: ArrayLike, max_len: int, block: int = 16
+) -> tuple[float, float]:
+    """Concurrent sequences a KV budget holds when sequences have the given length mix, under two allocators:
+
+    contiguous:  budget / (max_len x bytes per token)                   (every sequence reserves max_len slots)
+    paged:       budget / (mean ceil(len / block) block x bytes per token)   (Kwon et al. 2023)
+
+    Both are floats (expected counts); the lengths only set the paged allocator's mean reservation.
+    """
+    if not (kv_budget_bytes > 0 and kv_bytes_per_token > 0):
+        raise ValueError("the KV budget and the bytes per token must be > 0")
+    waste = allocation_waste(lengths, max_len, block)
+    n = np.asarray(lengths).size
+    contiguous = kv_budget_bytes / (max_len * kv_bytes_per_token)
+    paged = kv_budget_bytes / (waste.paged_slots / n * kv_bytes_per_token)
+    return float(contiguous), float(paged)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -483,6 +512,7 @@ __all__ = [
     "Routing",
     "Step",
     "allocation_waste",
+    "attainable_flops",
     "bytes_per_param",
     "decode_intensity",
     "decode_time_bound",
@@ -493,6 +523,7 @@ __all__ = [
     "moe_accounting",
     "prefill_intensity",
     "route_tokens",
+    "sequences_by_allocator",
     "simple_intensity",
     "speculative_sample",
     "speculative_speedup",

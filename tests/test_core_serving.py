@@ -158,3 +158,20 @@ def test_router_capacity_drops_and_aux_loss():
     assert S.expert_capacity(256, 8, 2, 1.25) == 80
     with pytest.raises(ValueError):
         S.route_tokens(np.zeros((4, 4)), top_k=5)
+
+
+def test_attainable_flops_is_the_roofline():
+    h = GPUS["H100"]
+    got = S.attainable_flops([1.0, h.ridge_point, 1e4], "H100")
+    assert got[0] == pytest.approx(h.bandwidth) and got[1] == pytest.approx(h.peak_flops)
+    assert got[2] == h.peak_flops
+    assert S.attainable_flops(1e4, "H100", sparse=True) == h.sparse_flops
+
+
+def test_sequences_by_allocator_against_a_loop():
+    lengths = np.array([200, 17, 4096, 1000])
+    contiguous, paged = S.sequences_by_allocator(40 * GIB, 320 * 1024, lengths, 4096, 16)
+    slots = sum(-(-int(n) // 16) * 16 for n in lengths) / len(lengths)  # 208 + 32 + 4096 + 1008, averaged
+    assert contiguous == pytest.approx(40 * GIB / (4096 * 320 * 1024))  # 32 sequences of 4,096 tokens
+    assert paged == pytest.approx(40 * GIB / (slots * 320 * 1024))
+    assert paged > 3 * contiguous
