@@ -443,6 +443,11 @@ class Routing:
         return int((~self.kept).sum())
 
     @property
+    def processed(self) -> NDArray:
+        """(E,) assignments each expert processed (at most ``capacity``)."""
+        return np.bincount(self.experts[self.kept], minlength=self.load.size)
+
+    @property
     def dropped_tokens(self) -> int:
         """Tokens that lost at least one of their k experts."""
         return int((~self.kept).any(axis=1).sum())
