@@ -23,42 +23,46 @@ VIEWS = ("KV capacity", "Speculative decoding", "MoE router")
 KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
 SPEC_K = (1, 2, 4, 8)
 
+FIELDS: tuple[Field, ...] = (
+    Field("srv_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE)),
+    Field("srv_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
+    Field("srv_gpus", "GPUs (tensor parallel)", "int", 1, lo=1, hi=64, help="must divide the attention heads"),
+    Field("wfmt", "Weight format", "choice", "bf16", choices=tuple(sv.BITS_PER_PARAM)),
+    Field("kvfmt", "KV-cache format", "choice", "bf16", choices=tuple(KV_BYTES), widget="segmented"),
+    Field("srv_ctx", "Context per sequence (tokens)", "int", 8192, lo=1, hi=1_048_576),
+    Field(
+        "kv_budget",
+        "KV budget (GiB)",
+        "float",
+        None,
+        lo=0.1,
+        hi=100_000.0,
+        optional=True,
+        help="Empty: all memory left after the weights.",
+    ),
+    Field("batch", "Decode batch (sequences)", "int", 16, lo=1, hi=4096),
+    Field("prompt", "Prompt length (tokens)", "int", 512, lo=1, hi=131_072, help="prefill; speculative context"),
+    Field("srv_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
+    Field("used", "Tokens used (% of the context, mean)", "int", 25, lo=1, hi=100, widget="slider"),
+    Field("accept", "Acceptance rate α", "float", 0.8, lo=0.0, hi=1.0, step=0.01, widget="slider"),
+    Field("draft_k", "Draft length k", "int", 4, lo=1, hi=16, widget="slider"),
+    Field("draft", "Draft model", "choice", "custom", choices=tuple(CATALOGUE), help="custom = Llama-3.2-1B shape"),
+    Field("experts", "Experts E", "int", 8, lo=2, hi=256),
+    Field("topk", "Experts per token k", "int", 2, lo=1, hi=16),
+    Field("capf", "Capacity factor", "float", 1.25, lo=0.1, hi=8.0, step=0.05),
+    Field("skew", "Router skew", "float", 1.0, lo=0.0, hi=6.0, step=0.25, help="0: balanced in expectation"),
+    Field("rtokens", "Tokens in the batch", "int", 256, lo=8, hi=4096),
+    Field("srv_traps", "Traps: show the wrong number too", "multi", (), choices=TRAPS),
+    Field("srv_problem", "Problem", "choice", NONE, choices=(NONE, *PROBLEMS), help="seed 002's A10"),
+)
+# Every preset sets every field (the tabs aside), so that it shows the same view whatever was set before.
+_BASE = {f.name: f.default for f in FIELDS if f.widget != "tabs"}
+
 SPEC = Spec(
     "Serving",
-    (
-        Field("srv_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE)),
-        Field("srv_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
-        Field("srv_gpus", "GPUs (tensor parallel)", "int", 1, lo=1, hi=64, help="must divide the attention heads"),
-        Field("wfmt", "Weight format", "choice", "bf16", choices=tuple(sv.BITS_PER_PARAM)),
-        Field("kvfmt", "KV-cache format", "choice", "bf16", choices=tuple(KV_BYTES), widget="segmented"),
-        Field("srv_ctx", "Context per sequence (tokens)", "int", 8192, lo=1, hi=1_048_576),
-        Field(
-            "kv_budget",
-            "KV budget (GiB)",
-            "float",
-            None,
-            lo=0.1,
-            hi=100_000.0,
-            optional=True,
-            help="Empty: all memory left after the weights.",
-        ),
-        Field("batch", "Decode batch (sequences)", "int", 16, lo=1, hi=4096),
-        Field("prompt", "Prompt length (tokens)", "int", 512, lo=1, hi=131_072, help="prefill; speculative context"),
-        Field("srv_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
-        Field("used", "Tokens used (% of the context, mean)", "int", 25, lo=1, hi=100, widget="slider"),
-        Field("accept", "Acceptance rate α", "float", 0.8, lo=0.0, hi=1.0, step=0.01, widget="slider"),
-        Field("draft_k", "Draft length k", "int", 4, lo=1, hi=16, widget="slider"),
-        Field("draft", "Draft model", "choice", "custom", choices=tuple(CATALOGUE), help="custom = Llama-3.2-1B shape"),
-        Field("experts", "Experts E", "int", 8, lo=2, hi=256),
-        Field("topk", "Experts per token k", "int", 2, lo=1, hi=16),
-        Field("capf", "Capacity factor", "float", 1.25, lo=0.1, hi=8.0, step=0.05),
-        Field("skew", "Router skew", "float", 1.0, lo=0.0, hi=6.0, step=0.25, help="0: balanced in expectation"),
-        Field("rtokens", "Tokens in the batch", "int", 256, lo=8, hi=4096),
-        Field("srv_traps", "Traps: show the wrong number too", "multi", (), choices=TRAPS),
-        Field("srv_problem", "Problem", "choice", NONE, choices=(NONE, *PROBLEMS), help="seed 002's A10"),
-    ),
+    FIELDS,
     presets={
-        preset_name(PRESETS_BY_KEY[k]): v
+        preset_name(PRESETS_BY_KEY[k]): {**_BASE, **v}
         for k, v in {
             "A10-07": {"srv_model": "Llama-3-70B", "srv_gpus": 4, "kvfmt": "bf16", "srv_problem": "A10-07"},
             "A10-08": {

@@ -21,47 +21,51 @@ PROBLEMS = problem_keys("memory")
 TRAPS = ("GB instead of GiB", "sparse peak", "forgot the MFU", "MoE total instead of active")
 ZERO_LABELS = ("ZeRO-0 (plain DP)", "ZeRO-1 (optimizer)", "ZeRO-2 (+ gradients)", "ZeRO-3 (+ weights)")
 
+FIELDS: tuple[Field, ...] = (
+    Field("mem_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE), help="shapes from each config"),
+    Field(
+        "params",
+        "… or a parameter count instead",
+        "float",
+        None,
+        lo=1e6,
+        hi=1e13,
+        fmt="%.3e",
+        optional=True,
+        help="Empty: the model's own count. A bare count has no shape, so activations are left out.",
+    ),
+    Field("mem_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
+    Field("recipe", "Precision recipe", "choice", "standard", choices=tuple(tm.RECIPES)),
+    Field("zero", "ZeRO stage", "int", 1, lo=0, hi=3, widget="slider", help="Rajbhandari et al. 2020"),
+    Field("tp", "Tensor parallel (TP)", "int", 1, lo=1, hi=1024, help="must divide the attention heads"),
+    Field("pp", "Pipeline stages (PP)", "int", 1, lo=1, hi=1024),
+    Field("dp", "Data parallel (DP)", "int", 8, lo=1, hi=100_000, help="ZeRO shards over these replicas"),
+    Field("seq", "Sequence length", "int", 4096, lo=1, hi=1_048_576),
+    Field("mbs", "Micro-batch (sequences)", "int", 1, lo=1, hi=4096),
+    Field("recompute", "Activation recomputation", "choice", "selective", choices=tm.RECOMPUTE, widget="segmented"),
+    Field("flash", "FlashAttention (no S × S scores stored)", "bool", False),
+    Field("micro", "Micro-batches per step (m)", "int", 8, lo=1, hi=100_000, help="fills the pipeline"),
+    Field("D", "Training tokens D", "float", 1e12, lo=1e6, hi=1e15, fmt="%.3e"),
+    Field("mem_mfu", "MFU (%)", "int", 40, lo=1, hi=100, widget="slider", help="model FLOPs utilisation"),
+    Field("price", "Price per GPU-hour ($)", "float", 2.0, lo=0.0, hi=1000.0, step=0.5),
+    Field(
+        "mem_traps",
+        "Traps: show the wrong number too",
+        "multi",
+        (),
+        choices=TRAPS,
+        help="each trap adds the number it gives beside the right one",
+    ),
+    Field("mem_problem", "Problem", "choice", NONE, choices=(NONE, *PROBLEMS), help="seed 002's A10, lesson 001"),
+)
+# Every preset sets every field (the tabs aside), so that it shows the same view whatever was set before.
+_BASE = {f.name: f.default for f in FIELDS if f.widget != "tabs"}
+
 SPEC = Spec(
     "Training_memory",
-    (
-        Field("mem_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE), help="shapes from each config"),
-        Field(
-            "params",
-            "… or a parameter count instead",
-            "float",
-            None,
-            lo=1e6,
-            hi=1e13,
-            fmt="%.3e",
-            optional=True,
-            help="Empty: the model's own count. A bare count has no shape, so activations are left out.",
-        ),
-        Field("mem_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
-        Field("recipe", "Precision recipe", "choice", "standard", choices=tuple(tm.RECIPES)),
-        Field("zero", "ZeRO stage", "int", 1, lo=0, hi=3, widget="slider", help="Rajbhandari et al. 2020"),
-        Field("tp", "Tensor parallel (TP)", "int", 1, lo=1, hi=1024, help="must divide the attention heads"),
-        Field("pp", "Pipeline stages (PP)", "int", 1, lo=1, hi=1024),
-        Field("dp", "Data parallel (DP)", "int", 8, lo=1, hi=100_000, help="ZeRO shards over these replicas"),
-        Field("seq", "Sequence length", "int", 4096, lo=1, hi=1_048_576),
-        Field("mbs", "Micro-batch (sequences)", "int", 1, lo=1, hi=4096),
-        Field("recompute", "Activation recomputation", "choice", "selective", choices=tm.RECOMPUTE, widget="segmented"),
-        Field("flash", "FlashAttention (no S × S scores stored)", "bool", False),
-        Field("micro", "Micro-batches per step (m)", "int", 8, lo=1, hi=100_000, help="fills the pipeline"),
-        Field("D", "Training tokens D", "float", 1e12, lo=1e6, hi=1e15, fmt="%.3e"),
-        Field("mem_mfu", "MFU (%)", "int", 40, lo=1, hi=100, widget="slider", help="model FLOPs utilisation"),
-        Field("price", "Price per GPU-hour ($)", "float", 2.0, lo=0.0, hi=1000.0, step=0.5),
-        Field(
-            "mem_traps",
-            "Traps: show the wrong number too",
-            "multi",
-            (),
-            choices=TRAPS,
-            help="each trap adds the number it gives beside the right one",
-        ),
-        Field("mem_problem", "Problem", "choice", NONE, choices=(NONE, *PROBLEMS), help="seed 002's A10, lesson 001"),
-    ),
+    FIELDS,
     presets={
-        preset_name(PRESETS_BY_KEY[k]): v
+        preset_name(PRESETS_BY_KEY[k]): {**_BASE, **v}
         for k, v in {
             "001-3.2": {"params": 7e9, "zero": 1, "dp": 8, "mem_problem": "001-3.2"},
             "001-A": {"params": 1.5e9, "zero": 0, "dp": 8, "D": 3.04e10, "mem_mfu": 40, "mem_problem": "001-A"},
