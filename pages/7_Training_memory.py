@@ -12,9 +12,9 @@ page = Page.setup(
     "🧮",
     "Mixed-precision Adam keeps about 16 bytes per parameter before a single activation; sharding those states "
     "(ZeRO) and the model (tensor and pipeline parallelism) is what lets a large model train on 80 GiB cards.",
-    r"M_{\text{GPU}} = \frac{N}{t\,p}\Big(\underbrace{2}_{\text{weights}}\cdot\tfrac{1}{d^{[z\ge3]}}"
-    r"+ \underbrace{2}_{\text{grads}}\cdot\tfrac{1}{d^{[z\ge2]}} + \underbrace{12}_{\text{master}+m+v}"
-    r"\cdot\tfrac{1}{d^{[z\ge1]}}\Big) + \text{activations},\qquad \text{bubble} = \frac{p-1}{m+p-1}",
+    r"M_{\text{GPU}} = \frac{N}{t\,p}\Big(\frac{2}{d_3} + \frac{2}{d_2} + \frac{12}{d_1}\Big) + M_{\text{act}},"
+    r"\quad d_j = \begin{cases} d & \text{ZeRO stage} \ge j \\ 1 & \text{otherwise}\end{cases},\quad "
+    r"\text{bubble} = \frac{p-1}{m+p-1}",
     spec=view_of.SPEC,
 )
 figures = cached_view(view_of.figures)
