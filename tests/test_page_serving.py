@@ -126,7 +126,8 @@ def test_field_names_are_unique_across_the_app():
 
     from pages.frame.state import check_unique
 
-    modules = [importlib.import_module(f"pages.views.{p.stem}") for p in (Path(__file__).parents[1] / "pages/views").glob("*.py")]
+    folder = Path(__file__).parents[1] / "pages" / "views"
+    modules = [importlib.import_module(f"pages.views.{p.stem}") for p in folder.glob("*.py")]
     specs = [m.SPEC for m in modules if hasattr(m, "SPEC")]
     assert {s.page for s in specs} >= {"Training_memory", "Serving", "Scaling_laws"}
     assert check_unique(specs) == []

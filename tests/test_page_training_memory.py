@@ -26,6 +26,15 @@ ANSWERS = {
     "A10-12": ("days", "90.77"),
 }
 
+# The page's own readouts for the same problems: 8 H100s for 24 h (lesson 001 A); 2,048 H100s for 91 days and
+# $8.9M (002 A10-12); ZeRO-1 over 8 x 8 x 8 GPUs: 8 GiB per card and m = 63 for a 10% bubble (002 A10-10).
+ALSO = {
+    "001-A": {"Training time": "24.0 h", "Per GPU (ZeRO-0)": "22.4 GiB"},
+    "A10-12": {"Training time": "90.8 days", "Cost": "$8,923,155", "GPUs = TP × PP × DP": "2,048"},
+    "A10-10": {"Per GPU (ZeRO-1)": "8.0 GiB", "Pipeline bubble": "10.0%"},
+    "A10-09": {"Per GPU (ZeRO-3)": f"{70e9 * 16 / 16 / 2**30:,.1f} GiB"},
+}
+
 
 @pytest.fixture(scope="module")
 def default():
@@ -62,6 +71,8 @@ def test_every_preset_shows_its_answer():
         label, value = ANSWERS[key]
         assert m[f"{key} · {label}"] == value, name
         assert len([k for k in m if k.startswith(f"{key} · ")]) == len(PRESETS_BY_KEY[key].expected)
+        for label, value in ALSO.get(key, {}).items():
+            assert m[label] == value, (name, label)
 
 
 def test_lesson_7b_preset_bars():
