@@ -118,16 +118,3 @@ def test_traps_show_the_wrong_number_beside_the_right_one():
     right = int(m["Sequences of 8,192 tokens that fit"])
     assert int(m["✗ Sequences if the label were GB"]) < right
     assert any("sparse peak" in (t.get("name") or "") for t in figures(at)[0]["data"])
-
-
-def test_field_names_are_unique_across_the_app():
-    import importlib
-    from pathlib import Path
-
-    from pages.frame.state import check_unique
-
-    folder = Path(__file__).parents[1] / "pages" / "views"
-    modules = [importlib.import_module(f"pages.views.{p.stem}") for p in folder.glob("*.py")]
-    specs = [m.SPEC for m in modules if hasattr(m, "SPEC")]
-    assert {s.page for s in specs} >= {"Training_memory", "Serving", "Scaling_laws"}
-    assert check_unique(specs) == []
