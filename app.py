@@ -39,7 +39,7 @@ STAGES = [
         "10¹²–10¹³ tokens of filtered, deduplicated web text, code and books",
         "next-token cross-entropy",
         "knowledge, language, in-context learning",
-        ["pages/1_Scaling_laws.py", "pages/6_Attention.py"],
+        ["pages/1_Scaling_laws.py", "pages/6_Attention.py", "pages/7_Training_memory.py"],
     ),
     (
         "Mid-training",
@@ -75,6 +75,13 @@ STAGES = [
         "none: it measures",
         "the decision whether a change helped",
         ["pages/5_Evaluation.py"],
+    ),
+    (
+        "Serving",
+        "live requests: prompts in, tokens out, many users at once",
+        "none: it runs the trained model",
+        "the product: latency, throughput and cost per token",
+        ["pages/8_Serving.py"],
     ),
 ]
 

@@ -53,6 +53,8 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/4_GRPO.py", "GRPO", "🎯"),
     ("pages/5_Evaluation.py", "pass@k and error bars", "📏"),
     ("pages/6_Attention.py", "Attention", "🔦"),
+    ("pages/7_Training_memory.py", "Training memory", "🧮"),
+    ("pages/8_Serving.py", "Serving", "🚀"),
 )
 
 

@@ -1,0 +1,540 @@
+"""Inference and serving: the roofline of prefill and decode, KV-cache capacity, speculative decoding,
+quantisation and mixture-of-experts routing.
+
+Units: bytes, seconds, FLOP; bandwidth in bytes/s and peaks in FLOP/s (decimal, as spec sheets write them);
+memory sizes in bytes, shown as GiB = 2^30 by the pages (002 A10's convention). The roofline model: a step takes
+max(bytes moved / bandwidth, FLOPs / peak) (Williams et al. 2009).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from core.hardware import GIB, Gpu, get_gpu
+from core.model_spec import ModelSpec, forward_flops_per_token, kv_cache_bytes_per_token, param_breakdown
+
+# ----------------------------------------------------------------------------------------------------------------
+# Number formats of weights and KV values
+
+# Bits per parameter, scales included. int4: groups of 128 with one 16-bit scale (4 + 16/128). NF4 (Dettmers et al.
+# 2023): blocks of 64 with one fp32 absmax (4 + 32/64 = 4.5); with double quantisation the absmaxes become 8-bit with
+# one fp32 constant per 256 of them: 4 + 8/64 + 32/(64 x 256) = 4.127.
+BITS_PER_PARAM: dict[str, float] = {
+    "fp32": 32.0,
+    "bf16": 16.0,
+    "fp8": 8.0,
+    "int8": 8.0,
+    "int4": 4.0 + 16.0 / 128.0,
+    "nf4": 4.0 + 32.0 / 64.0,
+    "nf4_dq": 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0),
+}
+
+
+def bytes_per_param(fmt: str) -> float:
+    """Bytes per stored parameter of a format in :data:`BITS_PER_PARAM` (bits / 8)."""
+    try:
+        return BITS_PER_PARAM[fmt] / 8.0
+    except KeyError:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(BITS_PER_PARAM)}") from None
+
+
+def _bpp(fmt: str | float) -> float:
+    if isinstance(fmt, str):
+        return bytes_per_param(fmt)
+    if not (math.isfinite(fmt) and fmt > 0):
+        raise ValueError(f"bytes per parameter must be > 0, got {fmt!r}")
+    return float(fmt)
+
+
+def weight_bytes(spec: ModelSpec, fmt: str | float = "bf16") -> float:
+    """Bytes of all weights (every expert of an MoE is resident): N_total x bytes per parameter."""
+    return param_breakdown(spec).total * _bpp(fmt)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Roofline of one forward step
+
+
+def _check_tp(spec: ModelSpec, tp: int) -> int:
+    if isinstance(tp, bool) or not isinstance(tp, (int, np.integer)) or tp < 1:
+        raise ValueError(f"TP must be a whole number >= 1, got {tp!r}")
+    if spec.n_heads % tp:
+        raise ValueError(f"TP = {tp} does not divide the {spec.n_heads} attention heads of {spec.name}")
+    return int(tp)
+
+
+def weight_bytes_read(spec: ModelSpec, tokens: ArrayLike, fmt: str | float = "bf16") -> NDArray:
+    """Weight bytes one step must read when it processes ``tokens`` tokens together.
+
+    Dense: every weight once. MoE: everything but the routed experts, plus the routed experts some token picked;
+    with uniform routing, per MoE layer, an expert is untouched by T tokens with probability (1 - k/E)^T, so
+    E (1 - (1 - k/E)^T) experts are read (one token reads k; a large batch reads them all).
+    """
+    b = param_breakdown(spec)
+    T = np.asarray(tokens, dtype=float)
+    if not spec.is_moe:
+        return np.full_like(T, b.total * _bpp(fmt))
+    routed_per_layer = spec.n_experts * 3 * spec.d_model * spec.d_expert
+    routed = spec.moe_layers * routed_per_layer
+    touched = 1.0 - (1.0 - spec.top_k / spec.n_experts) ** T  # expected fraction of routed experts read
+    return ((b.total - routed) + routed * touched) * _bpp(fmt)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One forward step of ``batch`` sequences, each adding ``new_tokens`` after ``context`` cached ones."""
+
+    flops: NDArray
+    weight_bytes: NDArray
+    kv_bytes: NDArray
+    seconds: NDArray  # roofline: max(bytes / (tp bandwidth), flops / (tp peak)) + all-reduce latency
+    memory_seconds: NDArray
+    compute_seconds: NDArray
+
+    @property
+    def bytes(self) -> NDArray:
+        return self.weight_bytes + self.kv_bytes
+
+    @property
+    def intensity(self) -> NDArray:
+        """FLOP per byte moved."""
+        return self.flops / self.bytes
+
+
+def forward_step(
+    spec: ModelSpec,
+    gpu: str | Gpu,
+    batch: ArrayLike = 1,
+    new_tokens: ArrayLike = 1,
+    context: ArrayLike = 0,
+    *,
+    weight_format: str | float = "bf16",
+    kv_bytes_per_value: float = 2.0,
+    tp: int = 1,
+    allreduce_latency_s: float = 0.0,
+) -> Step:
+    """Roofline of one step (broadcasts over batch, new_tokens and context).
+
+    FLOPs  = B T forward_flops_per_token(context + T/2)       (T = new tokens; causal: the mean key count)
+    bytes  = weights read + B (context + T) KV bytes per token (reading the cache, writing the new entries)
+    time   = max(bytes / (tp x bandwidth), FLOPs / (tp x peak)) + 2 L x all-reduce latency when tp > 1
+
+    Tensor parallelism gives each of tp GPUs 1/tp of the bytes and of the FLOPs (Megatron: two all-reduces per
+    layer).
+    """
+    g = get_gpu(gpu)
+    tp = _check_tp(spec, tp)
+    B, T, ctx = (np.asarray(x, dtype=float) for x in (batch, new_tokens, context))
+    if np.any(B < 1) or np.any(T < 1) or np.any(ctx < 0):
+        raise ValueError("batch and new_tokens must be >= 1 and context >= 0")
+    flops = B * T * forward_flops_per_token(spec, ctx + T / 2.0)
+    w = weight_bytes_read(spec, B * T, weight_format)
+    kv = B * (ctx + T) * kv_cache_bytes_per_token(spec, kv_bytes_per_value)
+    mem_s = (w + kv) / (tp * g.bandwidth)
+    comp_s = flops / (tp * g.peak_flops)
+    latency = 2 * spec.layers * allreduce_latency_s if tp > 1 else 0.0
+    return Step(
+        flops=flops,
+        weight_bytes=w,
+        kv_bytes=kv,
+        seconds=np.maximum(mem_s, comp_s) + latency,
+        memory_seconds=mem_s,
+        compute_seconds=comp_s,
+    )
+
+
+def attainable_flops(intensity: ArrayLike, gpu: str | Gpu, *, sparse: bool = False) -> NDArray:
+    """The roofline (Williams et al. 2009): attainable FLOP/s = min(peak, intensity x bandwidth).
+
+    ``sparse`` uses the 2:4-sparse peak of the data sheet (the trap: dense matmuls never reach it).
+    """
+    g = get_gpu(gpu)
+    peak = g.sparse_flops if sparse else g.peak_flops
+    return np.minimum(peak, np.asarray(intensity, dtype=float) * g.bandwidth)
+
+
+def decode_intensity(
+    spec: ModelSpec,
+    batch: ArrayLike,
+    context: ArrayLike = 0,
+    *,
+    weight_format: str | float = "bf16",
+    kv_bytes_per_value: float = 2.0,
+) -> NDArray:
+    """FLOP per byte of one decode step of ``batch`` sequences (about B at bf16 and short context, 002 A10-11)."""
+    return forward_step(
+        spec, "H100", batch, 1, context, weight_format=weight_format, kv_bytes_per_value=kv_bytes_per_value
+    ).intensity
+
+
+def prefill_intensity(spec: ModelSpec, seq: ArrayLike, *, weight_format: str | float = "bf16") -> NDArray:
+    """FLOP per byte of prefilling one prompt of ``seq`` tokens (about S at bf16, 002 A10-11)."""
+    return forward_step(spec, "H100", 1, seq, 0, weight_format=weight_format).intensity
+
+
+def simple_intensity(n_params: ArrayLike, tokens: ArrayLike, bytes_per_param: float = 2.0) -> NDArray:
+    """002 A10-11's estimate: 2 N T FLOPs over N b bytes of weights = 2T / b (T tokens per weight read)."""
+    N, T = np.asarray(n_params, dtype=float), np.asarray(tokens, dtype=float)
+    return 2 * N * T / (N * bytes_per_param)
+
+
+def decode_time_bound(
+    spec: ModelSpec,
+    gpu: str | Gpu,
+    *,
+    weight_format: str | float = "bf16",
+    tp: int = 1,
+    allreduce_latency_s: float = 0.0,
+) -> float:
+    """Batch-1 decode lower bound in seconds per token: model bytes / (tp x bandwidth) (+ all-reduce latency).
+
+    Llama-3-70B in bf16 on one H100's bandwidth: 141 GB / 3.35 TB/s = 42 ms (002 A8.1).
+    """
+    g = get_gpu(gpu)
+    tp = _check_tp(spec, tp)
+    latency = 2 * spec.layers * allreduce_latency_s if tp > 1 else 0.0
+    return float(weight_bytes_read(spec, 1, weight_format)) / (tp * g.bandwidth) + latency
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# KV-cache capacity
+
+
+@dataclass(frozen=True)
+class KVCapacity:
+    """How many sequences of one context length fit next to the weights (bytes over all GPUs)."""
+
+    memory: float
+    weights: float
+    reserve: float
+    kv_budget: float
+    per_sequence: float
+    sequences: int
+
+    @property
+    def left_after_weights(self) -> float:
+        return self.memory - self.weights
+
+
+def kv_sequences_that_fit(
+    spec: ModelSpec,
+    context: int,
+    *,
+    gpu: str | Gpu = "H100",
+    n_gpus: int = 1,
+    weight_format: str | float = "bf16",
+    kv_bytes_per_value: float = 2.0,
+    reserve_bytes: float = 0.0,
+    kv_budget_bytes: float | None = None,
+) -> KVCapacity:
+    """Concurrent sequences of ``context`` tokens: floor(KV budget / (context x KV bytes per token)).
+
+    KV budget = n_GPU x memory - weights - reserve (CUDA context, framework, transient activations), unless
+    ``kv_budget_bytes`` gives it directly (002 A10-08 budgets 170 GiB). Under tensor parallelism the weights and
+    the cache are both split across the GPUs, so the totals decide. ValueError when the weights do not fit.
+    """
+    g = get_gpu(gpu)
+    if isinstance(n_gpus, bool) or not isinstance(n_gpus, (int, np.integer)) or n_gpus < 1:
+        raise ValueError(f"the number of GPUs must be a whole number >= 1, got {n_gpus!r}")
+    if isinstance(context, bool) or not isinstance(context, (int, np.integer)) or context < 1:
+        raise ValueError(f"the context must be a whole number of tokens >= 1, got {context!r}")
+    if not (math.isfinite(reserve_bytes) and reserve_bytes >= 0):
+        raise ValueError(f"the reserve must be >= 0 bytes, got {reserve_bytes!r}")
+    memory = n_gpus * g.memory_bytes
+    weights = weight_bytes(spec, weight_format)
+    if weights + reserve_bytes >= memory:
+        raise ValueError(
+            f"{spec.name}'s weights ({weights / GIB:.1f} GiB) plus the reserve ({reserve_bytes / GIB:.1f} GiB) do "
+            f"not fit in {n_gpus} x {g.name} ({memory / GIB:.0f} GiB): use more GPUs or a smaller format"
+        )
+    left = memory - weights - reserve_bytes
+    if kv_budget_bytes is not None:
+        if not (math.isfinite(kv_budget_bytes) and 0 < kv_budget_bytes <= memory - weights):
+            raise ValueError(
+                f"the KV budget must be positive and at most the {(memory - weights) / GIB:.1f} GiB left after the "
+                f"weights, got {kv_budget_bytes / GIB:.1f} GiB"
+            )
+        left = float(kv_budget_bytes)
+    per_seq = context * kv_cache_bytes_per_token(spec, kv_bytes_per_value)
+    return KVCapacity(
+        memory=memory,
+        weights=weights,
+        reserve=memory - weights - left,
+        kv_budget=left,
+        per_sequence=per_seq,
+        sequences=math.floor(left / per_seq),
+    )
+
+
+@dataclass(frozen=True)
+class AllocationWaste:
+    """Reserved-but-unused share of KV memory under two allocators (0.95 = 95% wasted)."""
+
+    contiguous: float  # each sequence reserves max_len slots
+    paged: float  # each sequence gets ceil(len / block) blocks of ``block`` slots
+    contiguous_slots: int
+    paged_slots: int
+    used_slots: int
+
+
+def allocation_waste(lengths: ArrayLike, max_len: int, block: int = 16) -> AllocationWaste:
+    """Waste of contiguous allocation (reserve max_len per sequence; a 200-token answer in a 4,096 reservation
+    wastes 95%, 002 A8.4) against PagedAttention's fixed blocks (Kwon et al. 2023: at most block - 1 per sequence)."""
+    n = np.asarray(lengths)
+    if n.ndim != 1 or n.size == 0 or not np.issubdtype(n.dtype, np.integer):
+        raise ValueError("lengths must be a non-empty 1-D array of whole numbers")
+    if max_len < 1 or block < 1:
+        raise ValueError("max_len and block must be >= 1")
+    if np.any(n < 1) or np.any(n > max_len):
+        raise ValueError(f"every length must lie in 1..max_len = {max_len}")
+    used = int(n.sum())
+    contiguous = n.size * int(max_len)
+    paged = int((-(-n // block) * block).sum())  # ceil(len / block) blocks each
+    return AllocationWaste(
+        contiguous=1 - used / contiguous,
+        paged=1 - used / paged,
+        contiguous_slots=contiguous,
+        paged_slots=paged,
+        used_slots=used,
+    )
+
+
+def sequences_by_allocator(
+    kv_budget_bytes: float, kv_bytes_per_token: float, lengths: ArrayLike, max_len: int, block: int = 16
+) -> tuple[float, float]:
+    """Concurrent sequences a KV budget holds when sequences have the given length mix, under two allocators:
+
+    contiguous:  budget / (max_len x bytes per token)                   (every sequence reserves max_len slots)
+    paged:       budget / (mean ceil(len / block) block x bytes per token)   (Kwon et al. 2023)
+
+    Both are floats (expected counts); the lengths only set the paged allocator's mean reservation.
+    """
+    if not (kv_budget_bytes > 0 and kv_bytes_per_token > 0):
+        raise ValueError("the KV budget and the bytes per token must be > 0")
+    waste = allocation_waste(lengths, max_len, block)
+    n = np.asarray(lengths).size
+    contiguous = kv_budget_bytes / (max_len * kv_bytes_per_token)
+    paged = kv_budget_bytes / (waste.paged_slots / n * kv_bytes_per_token)
+    return float(contiguous), float(paged)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Speculative decoding (Leviathan et al. 2023; Chen et al. 2023)
+
+
+def expected_tokens_per_forward(alpha: ArrayLike, k: ArrayLike) -> NDArray:
+    """Tokens a target forward yields with draft length k and acceptance rate alpha (i.i.d. acceptances):
+
+    E = (1 - alpha^(k+1)) / (1 - alpha)          (k + 1 at alpha = 1; 1 at alpha = 0)
+    """
+    a, k = np.asarray(alpha, dtype=float), np.asarray(k, dtype=float)
+    if np.any((a < 0) | (a > 1)) or np.any(k < 0):
+        raise ValueError("alpha must lie in [0, 1] and k must be >= 0")
+    # sum_{i=0}^{k} alpha^i, written so that alpha = 1 needs no special case: -expm1((k+1) log a) / -expm1(log a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        geometric = np.expm1((k + 1) * np.log(a)) / np.expm1(np.log(a))
+    return np.where(a >= 1.0, k + 1, np.where(a <= 0.0, 1.0, geometric))
+
+
+def speculative_speedup(alpha: ArrayLike, k: ArrayLike, cost_ratio: ArrayLike = 0.0) -> NDArray:
+    """Leviathan et al.'s improvement factor when a verify pass costs one target forward (bandwidth-bound decode):
+
+    speed-up = E / (1 + k c),  c = time of a draft forward / time of a target forward
+    """
+    c = np.asarray(cost_ratio, dtype=float)
+    if np.any(c < 0):
+        raise ValueError("the cost ratio must be >= 0")
+    return expected_tokens_per_forward(alpha, k) / (1 + np.asarray(k, dtype=float) * c)
+
+
+def speculative_speedup_vs_batch(
+    alpha: float,
+    k: int,
+    batch: ArrayLike,
+    spec: ModelSpec,
+    draft: ModelSpec,
+    gpu: str | Gpu = "H100",
+    *,
+    context: float = 1024,
+    tp: int = 1,
+    draft_tp: int | None = None,
+) -> NDArray:
+    """Speed-up over plain decoding at each batch size, with roofline step times:
+
+        speed-up(B) = E x t_target(B, 1) / (k t_draft(B, 1) + t_target(B, k + 1))
+
+    At small B the verify pass of k + 1 tokens costs about as much as one token (bandwidth-bound), so the
+    speed-up is near E / (1 + k c). At large B decode is compute-bound, verifying k + 1 tokens costs k + 1 times
+    as much, and the speed-up falls below 1 (002 A8.6). The draft runs on ``draft_tp`` GPUs (default: tp).
+    """
+    E = expected_tokens_per_forward(alpha, k)
+    B = np.asarray(batch, dtype=float)
+    plain = forward_step(spec, gpu, B, 1, context, tp=tp).seconds
+    verify = forward_step(spec, gpu, B, k + 1, context, tp=tp).seconds
+    drafting = k * forward_step(draft, gpu, B, 1, context, tp=tp if draft_tp is None else draft_tp).seconds
+    return E * plain / (drafting + verify)
+
+
+def speculative_sample(p: object, q: object, n: int, generator: object | None = None) -> tuple[object, object]:
+    """n independent outcomes of one speculative step with target p and draft q (torch, on p's device).
+
+    Draw x ~ q; accept with probability min(1, p(x) / q(x)); on rejection draw from the residual
+    max(0, p - q) / sum(max(0, p - q)). The outcome is distributed exactly as p (Leviathan et al. 2023, Thm 1).
+    Returns (tokens (n,), accepted (n,) bool).
+    """
+    import torch
+
+    from core.device import as_tensor
+
+    p_t = p if isinstance(p, torch.Tensor) else as_tensor(p)
+    q_t = as_tensor(q, dtype=p_t.dtype, device=p_t.device) if not isinstance(q, torch.Tensor) else q.to(p_t)
+    if p_t.dim() != 1 or p_t.shape != q_t.shape:
+        raise ValueError("p and q must be 1-D distributions over the same vocabulary")
+    for name, d in (("p", p_t), ("q", q_t)):
+        if bool((d < 0).any()) or abs(float(d.sum()) - 1.0) > 1e-6:
+            raise ValueError(f"{name} must be a probability distribution (non-negative, summing to 1)")
+    x = torch.multinomial(q_t, n, replacement=True, generator=generator)  # (n,)
+    u = torch.rand(n, generator=generator, device=p_t.device, dtype=p_t.dtype)  # (n,)
+    # accept x with probability min(1, p(x) / q(x))  (q(x) > 0 for every drawn x)
+    accepted = u * q_t[x] <= p_t[x]  # (n,)
+    residual = torch.clamp(p_t - q_t, min=0)  # (V,)
+    if float(residual.sum()) > 0:
+        redraw = torch.multinomial(residual / residual.sum(), n, replacement=True, generator=generator)  # (n,)
+        x = torch.where(accepted, x, redraw)
+    return x, accepted
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Mixture of experts: memory by total, compute by active, and a router toy
+
+
+@dataclass(frozen=True)
+class MoEAccounting:
+    total_params: int
+    active_params: int
+    weight_bytes: float  # every expert resident
+    flops_per_token: float  # 2 x active weights (forward, no attention)
+
+
+def moe_accounting(spec: ModelSpec, fmt: str | float = "bf16") -> MoEAccounting:
+    """Memory scales with total parameters, compute with active ones (002 A2.8: DeepSeek-V3 671B / 37B)."""
+    b = param_breakdown(spec)
+    return MoEAccounting(b.total, b.active, b.total * _bpp(fmt), float(forward_flops_per_token(spec, 0)))
+
+
+@dataclass(frozen=True)
+class Routing:
+    """One batch through a top-k router with a capacity limit."""
+
+    probs: NDArray  # (T, E) router softmax
+    experts: NDArray  # (T, k) chosen experts, best first
+    load: NDArray  # (E,) assignments each expert received (before dropping)
+    kept: NDArray  # (T, k) bool: assignment processed (False = over capacity, token skips that expert)
+    capacity: int  # slots per expert
+    aux_loss: float  # Switch: E sum_e f_e P_e (1 at uniform routing)
+
+    @property
+    def dropped(self) -> int:
+        """Assignments dropped for lack of capacity."""
+        return int((~self.kept).sum())
+
+    @property
+    def processed(self) -> NDArray:
+        """(E,) assignments each expert processed (at most ``capacity``)."""
+        return np.bincount(self.experts[self.kept], minlength=self.load.size)
+
+    @property
+    def dropped_tokens(self) -> int:
+        """Tokens that lost at least one of their k experts."""
+        return int((~self.kept).any(axis=1).sum())
+
+
+def expert_capacity(n_tokens: int, n_experts: int, top_k: int, capacity_factor: float) -> int:
+    """Slots per expert: ceil(capacity factor x T k / E) (Fedus et al. 2022, with k assignments per token)."""
+    if capacity_factor <= 0:
+        raise ValueError(f"the capacity factor must be > 0, got {capacity_factor!r}")
+    return math.ceil(capacity_factor * n_tokens * top_k / n_experts - 1e-9)
+
+
+def switch_aux_loss(probs: ArrayLike, experts: ArrayLike) -> float:
+    """Switch Transformer's balance loss E sum_e f_e P_e (Fedus et al. 2022): f_e the share of assignments that go
+    to expert e, P_e its mean router probability. Equals 1 when both are uniform."""
+    P = np.asarray(probs, dtype=float)  # (T, E)
+    idx = np.asarray(experts)  # (T, k)
+    E = P.shape[1]
+    f = np.bincount(idx.ravel(), minlength=E) / idx.size  # (E,)
+    return float(E * np.sum(f * P.mean(axis=0)))
+
+
+def route_tokens(logits: ArrayLike, top_k: int = 1, capacity_factor: float = 1.25) -> Routing:
+    """Route T tokens (rows of ``logits``, (T, E)) to their top-k experts; each expert processes at most
+    ``capacity`` assignments in token order, the rest are dropped (the token passes on the residual stream)."""
+    z = np.asarray(logits, dtype=float)
+    if z.ndim != 2 or not np.all(np.isfinite(z)):
+        raise ValueError("logits must be a finite (tokens, experts) array")
+    T, E = z.shape
+    if not 1 <= top_k <= E:
+        raise ValueError(f"top_k must be between 1 and the {E} experts, got {top_k}")
+    # softmax over experts, shifted by the row maximum for stability
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    probs = e / e.sum(axis=1, keepdims=True)  # (T, E)
+    experts = np.argsort(-probs, axis=1, kind="stable")[:, :top_k]  # (T, k)
+    cap = expert_capacity(T, E, top_k, capacity_factor)
+    # position of each assignment in its expert's queue, in token order (then rank order): a running count
+    flat = experts.ravel()  # (T k,)
+    onehot = np.eye(E, dtype=np.int64)[flat]  # (T k, E)
+    position = (np.cumsum(onehot, axis=0) - 1)[np.arange(flat.size), flat]  # (T k,)
+    kept = (position < cap).reshape(T, top_k)
+    return Routing(
+        probs=probs,
+        experts=experts,
+        load=np.bincount(flat, minlength=E),
+        kept=kept,
+        capacity=cap,
+        aux_loss=switch_aux_loss(probs, experts),
+    )
+
+
+def toy_router_logits(n_tokens: int, n_experts: int, skew: float = 0.0, seed: int = 0) -> NDArray:
+    """Seeded router logits (T, E): Gaussian noise plus a bias ``skew`` x (E-1-e)/(E-1) that favours low experts
+    (skew 0: balanced in expectation; large skew: collapse onto expert 0)."""
+    if n_tokens < 1 or n_experts < 2:
+        raise ValueError("need at least one token and two experts")
+    rng = np.random.default_rng(seed)
+    bias = skew * (n_experts - 1 - np.arange(n_experts)) / (n_experts - 1)  # (E,)
+    return rng.standard_normal((n_tokens, n_experts)) + bias
+
+
+__all__ = [
+    "BITS_PER_PARAM",
+    "AllocationWaste",
+    "KVCapacity",
+    "MoEAccounting",
+    "Routing",
+    "Step",
+    "allocation_waste",
+    "attainable_flops",
+    "bytes_per_param",
+    "decode_intensity",
+    "decode_time_bound",
+    "expected_tokens_per_forward",
+    "expert_capacity",
+    "forward_step",
+    "kv_sequences_that_fit",
+    "moe_accounting",
+    "prefill_intensity",
+    "route_tokens",
+    "sequences_by_allocator",
+    "simple_intensity",
+    "speculative_sample",
+    "speculative_speedup",
+    "speculative_speedup_vs_batch",
+    "switch_aux_loss",
+    "toy_router_logits",
+    "weight_bytes",
+    "weight_bytes_read",
+]

@@ -1,0 +1,116 @@
+"""Training memory: what one GPU holds during training (weights, gradients, optimizer states, activations),
+how ZeRO, tensor and pipeline parallelism shrink it, and what the run costs."""
+
+import streamlit as st
+
+from pages.frame import InterviewAnswer, Page, cached_view
+from pages.views import Options
+from pages.views import training_memory as view_of
+
+page = Page.setup(
+    "Training memory: what fits on one GPU",
+    "🧮",
+    "Mixed-precision Adam keeps about 16 bytes per parameter before a single activation; sharding those states "
+    "(ZeRO) and the model (tensor and pipeline parallelism) is what lets a large model train on 80 GiB cards.",
+    r"M_{\text{GPU}} = \frac{N}{t\,p}\Big(\frac{2}{d_3} + \frac{2}{d_2} + \frac{12}{d_1}\Big) + M_{\text{act}},"
+    r"\quad d_j = \begin{cases} d & \text{ZeRO stage} \ge j \\ 1 & \text{otherwise}\end{cases},\quad "
+    r"\text{bubble} = \frac{p-1}{m+p-1}",
+    spec=view_of.SPEC,
+)
+figures = cached_view(view_of.figures)
+
+with page.controls():
+    st.caption("Model")
+    page.control("mem_model")
+    page.control("params")
+    page.control("mem_gpu")
+    page.control("recipe")
+    st.caption("Parallelism (GPUs = TP × PP × DP)")
+    for name in ("zero", "tp", "pp", "dp", "micro"):
+        page.control(name)
+    st.caption("Activations")
+    for name in ("seq", "mbs", "recompute", "flash"):
+        page.control(name)
+    st.caption("Time and cost")
+    for name in ("D", "mem_mfu", "price"):
+        page.control(name)
+    page.control("mem_traps")
+    page.control("mem_problem")
+
+state = page.state()
+out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main", "bubble"})))
+page.show_notices(out)
+if "main" in out.figures:
+    page.figure(out.figures["main"], key="memory", filename="training-memory")
+page.readouts(out.readouts)
+
+with page.views():
+    st.subheader("The pipeline bubble")
+    st.caption(
+        "With p pipeline stages a step starts and ends with stages waiting for work: the idle share is "
+        "(p − 1)/(m + p − 1) for m micro-batches (GPipe and 1F1B alike). More micro-batches shrink it."
+    )
+    page.chart(out.figures["bubble"], "bubble", "pipeline-bubble")
+
+with page.explain():
+    st.markdown(
+        """
+Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choice, the red line the card.
+
+- **Model states.** In the usual mixed-precision recipe every parameter costs 2 bytes of bf16 weights, 2 of
+  gradients, and 12 for the optimizer: a 4-byte fp32 master copy and Adam's two 4-byte moments. That is the
+  lesson's 16 bytes per parameter: **112 GB for a 7B model** before any activation.
+- **ZeRO** (Rajbhandari et al. 2020) splits these states over the d data-parallel replicas instead of copying
+  them: stage 1 the optimizer states, stage 2 also the gradients, stage 3 also the weights (at the price of
+  gathering weights in every forward and backward).
+- **Tensor and pipeline parallelism** split the model itself: each GPU computes with N/(t·p) parameters.
+  Tensor parallelism splits each layer's heads and FFN columns (so t must divide the heads); pipeline
+  parallelism gives each stage a run of layers and pays the bubble.
+- **Activations** grow with sequence length and micro-batch. Korthikanti et al. (2022) count
+  s·b·h·(34 + 5·a·s/h) bytes per layer; the second term is the attention's S × S scores, which selective
+  recomputation or FlashAttention never store. Full recomputation keeps only each layer's input and costs one
+  more forward pass (a third more FLOPs).
+- **Units.** Bars and the card are in GiB (2³⁰ bytes), as nvidia-smi counts; an "80 GB" H100 holds 80 GiB =
+  85.9 GB. Reading it as 80×10⁹ bytes (the GB trap) loses 6.9%.
+"""
+    )
+    if out.facts.get("n_total") is not None and state.params is None:
+        st.caption(
+            f"{out.facts['spec'].name}: {out.facts['n_total']:,} parameters counted from its shape "
+            f"({out.facts['spec'].source})."
+        )
+
+page.quick_check(
+    "A **7B** model trains with mixed-precision AdamW on **8 GPUs** with ZeRO-1. How many bytes of model states "
+    "does each GPU hold?",
+    "Weights and gradients stay whole: 2 + 2 = 4 bytes per parameter. The 12 optimizer bytes are split 8 ways: "
+    "1.5. So 5.5 bytes × 7×10⁹ = **38.5 GB** per GPU (35.9 GiB), against 112 GB without sharding. "
+    "(The preset *001-3.2* shows it.)",
+)
+page.interview(
+    "“Why can't I fine-tune a 7B model with full Adam on one 80 GB GPU, and what would you change?”",
+    InterviewAnswer(
+        sentence="Training holds far more than the weights: bf16 weights and gradients plus fp32 master weights "
+        "and two Adam moments come to 16 bytes per parameter, before activations.",
+        equation=r"16\,\text{B} \times 7\times10^{9} = 112\ \text{GB} > 80\ \text{GiB}",
+        number="112 GB of states for 7B; with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per parameter, "
+        "38.5 GB.",
+        trade_off="Sharding (ZeRO-2/3, tensor or pipeline parallelism) buys memory with communication and "
+        "bubbles; recomputation buys it with a third more FLOPs; LoRA or 8-bit Adam cut the states themselves.",
+    ),
+)
+page.mistakes(
+    [
+        "Counting only the weights: training needs about 16 bytes per parameter (Adam's moments and the fp32 "
+        "master copy dominate), and activations on top.",
+        "Mixing GB and GiB: an 80 GB card holds 80 GiB; reading it as 80×10⁹ bytes, or comparing GB of demand "
+        "with GiB of supply, is off by 7%.",
+        "Expecting pipeline parallelism to be free: with m micro-batches and p stages a share (p − 1)/(m + p − 1) "
+        "of the step idles; p = 8 needs m ≥ 63 to stay under 10%.",
+        "Quoting the sparse peak (2:4 sparsity doubles the data sheet's number) or forgetting MFU when estimating "
+        "training time: dense training gets 30-50% of the dense peak.",
+    ]
+)
+
+page.download(out.tables, "training-memory")
+page.finish()

@@ -1,0 +1,132 @@
+"""Serving: why decode is memory-bound, how many sequences the KV cache lets a node serve, when speculative
+decoding pays, and how a mixture-of-experts router drops tokens."""
+
+import streamlit as st
+
+from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
+from pages.views import Options
+from pages.views import serving as view_of
+
+page = Page.setup(
+    "Serving: the roofline, the KV cache and speculative decoding",
+    "🚀",
+    "Decoding one token reads every weight to do two FLOPs per weight: it is bound by memory bandwidth, so "
+    "serving is about batching, the size of the KV cache, and tricks that get more tokens out of each read.",
+    r"\text{time} = \max\!\Big(\frac{\text{bytes}}{\text{bandwidth}}, \frac{\text{FLOPs}}{\text{peak}}\Big),"
+    r"\quad I_{\text{decode}} \approx \frac{2NB}{2N} = B,\quad "
+    r"\text{KV}_{\text{token}} = 2\,L\,K\,H\,b,\quad E = \frac{1-\alpha^{k+1}}{1-\alpha}",
+    spec=view_of.SPEC,
+)
+figures = cached_view(view_of.figures)
+
+with page.controls():
+    for name in ("srv_model", "srv_gpu", "srv_gpus", "wfmt", "kvfmt", "srv_ctx", "kv_budget", "batch", "prompt"):
+        page.control(name)
+    page.control("srv_traps")
+    page.control("srv_problem")
+
+with page.views():
+    tabs = dict(zip(view_of.VIEWS, draw_tabs(view_of.SPEC["srv_view"]), strict=True))
+    with tabs["KV capacity"]:
+        page.control("used")
+    with tabs["Speculative decoding"]:
+        c1, c2, c3 = st.columns(3)
+        with c1:
+            page.control("accept")
+        with c2:
+            page.control("draft_k")
+        with c3:
+            page.control("draft")
+    with tabs["MoE router"]:
+        cols = st.columns(5)
+        for col, name in zip(cols, ("experts", "topk", "capf", "skew", "rtokens"), strict=True):
+            with col:
+                page.control(name)
+
+state = page.state()
+open_parts = {name for name, tab in tabs.items() if tab.open}
+out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main"} | open_parts)))
+page.show_notices(out)
+if "main" in out.figures:
+    page.figure(out.figures["main"], key="roofline", filename="roofline")
+page.readouts(out.readouts)
+
+with page.views():
+    with tabs["KV capacity"]:
+        if "KV capacity" in out.figures:
+            st.caption(
+                "Contiguous allocation reserves the whole context for every sequence; PagedAttention (Kwon et al. "
+                "2023) hands out blocks of 16 tokens as a sequence grows, so only the last block is partly empty. "
+                "The lengths are a seeded mix around the mean share of the context actually used."
+            )
+            page.chart(out.figures["KV capacity"], "kv", "kv-capacity")
+    with tabs["Speculative decoding"]:
+        if "Speculative decoding" in out.figures:
+            st.caption(
+                "A small draft proposes k tokens; the target checks all of them in one forward and keeps the "
+                "accepted prefix plus one token of its own, so the output distribution is the target's exactly "
+                "(Leviathan et al. 2023). At small batch a verify pass of k + 1 tokens costs about one decode step; "
+                "at large batch decode is compute-bound and the extra work makes it slower than plain decoding."
+            )
+            page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
+    with tabs["MoE router"]:
+        if "MoE router" in out.figures:
+            st.caption(
+                "Each token goes to its top-k experts; an expert processes at most ⌈capacity factor × T k / E⌉ "
+                "assignments and drops the rest, which pass on through the residual stream (Fedus et al. 2022, "
+                "Switch Transformers). A skewed router overloads a few experts; the balance loss pushes back."
+            )
+            page.chart(out.figures["MoE router"], "router", "moe-router")
+
+with page.explain():
+    st.markdown(
+        """
+The black line is the **roofline** of one GPU (Williams et al. 2009): a step can go no faster than its bytes
+over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet, the **ridge point**
+(peak / bandwidth, about 295 FLOP per byte on an H100), a workload turns from memory-bound to compute-bound.
+
+- **Prefill** processes the whole prompt at once: every weight read is used for S tokens, so its intensity is
+  about S FLOP per byte and it sits at the compute roof.
+- **Decode** makes one token per sequence per step: every weight read serves only the B sequences of the batch,
+  so its intensity is about B. Batch 1 is far left of the ridge: the lesson's Llama-3-70B needs about 42 ms per
+  token on one H100's bandwidth whatever its FLOP/s. The light-blue line shows decode climbing as the batch grows;
+  at long context it bends back, because each sequence also reads its own KV cache.
+- **The KV cache** stores 2 × layers × KV heads × head dim numbers per token. Grouped-query attention (K < N
+  heads) and multi-head latent attention (DeepSeek-V2/V3) shrink it; it, not the weights, decides how many
+  sequences a node serves at long context.
+"""
+    )
+
+page.quick_check(
+    "Llama-3-70B in bf16 on 4 H100s with a 170 GiB KV budget: how many 8k-token sequences fit, and with fp8 KV?",
+    "KV per token = 2 × 80 layers × 8 KV heads × 128 × 2 bytes = 320 KiB; 8,192 tokens take 2.5 GiB. "
+    "170 / 2.5 = **68 sequences**; fp8 halves the bytes: **136**. (Preset *A10-08*.)",
+)
+page.interview(
+    "“Why is LLM decoding memory-bound, and what do you do about it?”",
+    InterviewAnswer(
+        sentence="Each decode step reads every weight (and the KV cache) to do about two FLOPs per weight per "
+        "sequence, so its arithmetic intensity is about the batch size, far below the GPU's ridge point.",
+        equation=r"I_{\text{decode}} \approx B \ll \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
+        number="Llama-3-70B at batch 1 on one H100's bandwidth: 141 GB / 3.35 TB/s ≈ 42 ms per token, about "
+        "24 tokens/s.",
+        trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
+        "weights and KV cuts bytes at some accuracy risk; speculative decoding helps at small batch and hurts "
+        "once decode is compute-bound.",
+    ),
+)
+page.mistakes(
+    [
+        "Sizing the KV cache with query heads instead of KV heads: for Llama-3-70B (64 query, 8 KV heads) that "
+        "is 2,560 KiB per token instead of 320, eight times too much.",
+        "Thinking more FLOP/s speeds up batch-1 decode: it is bound by memory bandwidth; only fewer bytes "
+        "(quantisation, MoE's sparse reads) or more tokens per read (batching, speculation) help.",
+        "Reserving the maximum context for every request: a 200-token answer in a 4,096-token slot wastes 95% "
+        "of it; paged allocation (Kwon et al. 2023) wastes at most one block per sequence.",
+        "Sizing an MoE's memory by its active parameters: DeepSeek-V3 computes with 37B per token but must hold "
+        "all 671B (DeepSeek-AI 2024).",
+    ]
+)
+
+page.download(out.tables, "serving")
+page.finish()

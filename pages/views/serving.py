@@ -1,0 +1,366 @@
+"""The serving page's state and what it shows: the roofline of prefill and decode, KV-cache capacity under
+contiguous and paged allocation, speculative decoding, a mixture-of-experts router, the traps beside the right
+numbers, and seed 002's A10 serving problems as presets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from core import serving as sv
+from core.hardware import GB, GIB, GPUS
+from core.model_spec import CATALOGUE, KIB, kv_cache_bytes_per_token, param_breakdown
+from core.systems_presets import PRESETS_BY_KEY
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from pages.views.systems_common import NONE, preset_name, problem_keys, problem_readouts
+from viz import format as fmt
+from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+
+PROBLEMS = problem_keys("serving")
+TRAPS = ("GB instead of GiB", "query heads for KV heads", "sparse peak")
+VIEWS = ("KV capacity", "Speculative decoding", "MoE router")
+KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
+SPEC_K = (1, 2, 4, 8)
+
+FIELDS: tuple[Field, ...] = (
+    Field("srv_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE)),
+    Field("srv_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
+    Field("srv_gpus", "GPUs (tensor parallel)", "int", 1, lo=1, hi=64, help="must divide the attention heads"),
+    Field("wfmt", "Weight format", "choice", "bf16", choices=tuple(sv.BITS_PER_PARAM)),
+    Field("kvfmt", "KV-cache format", "choice", "bf16", choices=tuple(KV_BYTES), widget="segmented"),
+    Field("srv_ctx", "Context per sequence (tokens)", "int", 8192, lo=1, hi=1_048_576),
+    Field(
+        "kv_budget",
+        "KV budget (GiB)",
+        "float",
+        None,
+        lo=0.1,
+        hi=100_000.0,
+        optional=True,
+        help="Empty: all memory left after the weights.",
+    ),
+    Field("batch", "Decode batch (sequences)", "int", 16, lo=1, hi=4096),
+    Field("prompt", "Prompt length (tokens)", "int", 512, lo=1, hi=131_072, help="prefill; speculative context"),
+    Field("srv_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
+    Field("used", "Tokens used (% of the context, mean)", "int", 25, lo=1, hi=100, widget="slider"),
+    Field("accept", "Acceptance rate α", "float", 0.8, lo=0.0, hi=1.0, step=0.01, widget="slider"),
+    Field("draft_k", "Draft length k", "int", 4, lo=1, hi=16, widget="slider"),
+    Field("draft", "Draft model", "choice", "custom", choices=tuple(CATALOGUE), help="custom = Llama-3.2-1B shape"),
+    Field("experts", "Experts E", "int", 8, lo=2, hi=256),
+    Field("topk", "Experts per token k", "int", 2, lo=1, hi=16),
+    Field("capf", "Capacity factor", "float", 1.25, lo=0.1, hi=8.0, step=0.05),
+    Field("skew", "Router skew", "float", 1.0, lo=0.0, hi=6.0, step=0.25, help="0: balanced in expectation"),
+    Field("rtokens", "Tokens in the batch", "int", 256, lo=8, hi=4096),
+    Field("srv_traps", "Traps: show the wrong number too", "multi", (), choices=TRAPS),
+    Field("srv_problem", "Problem", "choice", NONE, choices=(NONE, *PROBLEMS), help="seed 002's A10"),
+)
+# Every preset sets every field (the tabs aside), so that it shows the same view whatever was set before.
+_BASE = {f.name: f.default for f in FIELDS if f.widget != "tabs"}
+
+SPEC = Spec(
+    "Serving",
+    FIELDS,
+    presets={
+        preset_name(PRESETS_BY_KEY[k]): {**_BASE, **v}
+        for k, v in {
+            "A10-07": {"srv_model": "Llama-3-70B", "srv_gpus": 4, "kvfmt": "bf16", "srv_problem": "A10-07"},
+            "A10-08": {
+                "srv_model": "Llama-3-70B",
+                "srv_gpu": "H100",
+                "srv_gpus": 4,
+                "kv_budget": 170.0,
+                "srv_ctx": 8192,
+                "srv_problem": "A10-08",
+            },
+            "A10-11": {
+                "srv_model": "Llama-3-70B",
+                "srv_gpu": "H100",
+                "srv_gpus": 4,
+                "batch": 1,
+                "prompt": 2048,
+                "srv_problem": "A10-11",
+            },
+            "A2.8-MoE": {
+                "srv_model": "DeepSeek-V3",
+                "srv_gpu": "H200",
+                "srv_gpus": 8,
+                "wfmt": "fp8",
+                "experts": 256,
+                "topk": 8,
+                "srv_problem": "A2.8-MoE",
+            },
+        }.items()
+    },
+)
+
+
+def _lengths(ctx: int, used_pct: int, n: int = 256) -> np.ndarray:
+    """A seeded mix of n sequence lengths, uniform between 0.5 and 1.5 times the mean used length, in 1..ctx."""
+    mean = ctx * used_pct / 100
+    u = np.random.default_rng(0).random(n)  # (n,)
+    return np.clip(np.round(mean * (0.5 + u)), 1, ctx).astype(np.int64)
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The roofline (``main``) and the tabs' figures (``KV capacity``, ``Speculative decoding``, ``MoE router``)."""
+    view = View()
+    spec = CATALOGUE[state.srv_model]
+    gpu = GPUS[state.srv_gpu]
+    tp = int(state.srv_gpus)
+    kvb = KV_BYTES[state.kvfmt]
+    traps = state.srv_traps
+    readouts: list[Readout] = []
+    view.facts.update(spec=spec, gpu=gpu)
+
+    weights = sv.weight_bytes(spec, state.wfmt)
+    kv_tok = kv_cache_bytes_per_token(spec, kvb)
+    readouts += [
+        Readout(
+            "Weights",
+            f"{weights / GIB:,.1f} GiB",
+            f"{weights / GB:,.1f} GB: every parameter resident ({state.wfmt}, "
+            f"{sv.BITS_PER_PARAM[state.wfmt]:.3g} bits per parameter)",
+        ),
+        Readout(
+            "KV cache per token",
+            f"{kv_tok / KIB:,.1f} KiB",
+            "MLA: one latent + one RoPE key per layer" if spec.is_mla else "2 × layers × KV heads × head dim × bytes",
+        ),
+    ]
+    if "query heads for KV heads" in traps:
+        wrong = kv_cache_bytes_per_token(spec, kvb, mha=True)
+        readouts.append(
+            Readout(
+                "✗ KV per token with query heads",
+                f"{wrong / KIB:,.1f} KiB",
+                f"right: {kv_tok / KIB:,.1f} KiB; off by ×{wrong / kv_tok:.1f}",
+            )
+        )
+
+    # ---- roofline (needs a TP that divides the heads)
+    tp_ok = spec.n_heads % tp == 0
+    if not tp_ok:
+        view.notices.append(
+            (
+                "warning",
+                f"{tp} GPUs cannot split the {spec.n_heads} attention heads of {spec.name} evenly: choose a "
+                "tensor-parallel size that divides them (1, 2, 4, 8, ...).",
+            )
+        )
+    else:
+        ridge = gpu.ridge_point
+        batches = 2.0 ** np.arange(0, 13)  # 1 .. 4096
+        dec = sv.forward_step(
+            spec, gpu, batches, 1, state.srv_ctx, weight_format=state.wfmt, kv_bytes_per_value=kvb, tp=tp
+        )
+        pre = sv.forward_step(spec, gpu, 1, state.prompt, 0, weight_format=state.wfmt, tp=tp)
+        now = sv.forward_step(
+            spec, gpu, state.batch, 1, state.srv_ctx, weight_format=state.wfmt, kv_bytes_per_value=kvb, tp=tp
+        )
+        per_gpu = lambda s: s.flops / (tp * s.seconds)  # noqa: E731  (attained FLOP/s per GPU)
+        bound = sv.decode_time_bound(spec, gpu, weight_format=state.wfmt, tp=tp)
+        view.facts.update(decode_ms=1e3 * bound, ridge=ridge, decode_intensity=float(now.intensity))
+        if options.wants("main"):
+            x = np.logspace(-1, 4.7, 240)
+            view.figures["main"] = roofline_figure(
+                x,
+                sv.attainable_flops(x, gpu),
+                gpu.peak_flops,
+                gpu.bandwidth,
+                state.srv_gpu,
+                points=[
+                    (f"prefill of {state.prompt:,} tokens", float(pre.intensity), float(per_gpu(pre))),
+                    (f"decode, batch {state.batch:,}", float(now.intensity), float(per_gpu(now))),
+                ],
+                decode_curve=(batches, dec.intensity, per_gpu(dec)),
+                sparse_attainable=sv.attainable_flops(x, gpu, sparse=True) if "sparse peak" in traps else None,
+            )
+        readouts += [
+            Readout(
+                "Ridge point",
+                f"{ridge:,.0f} FLOP/B",
+                f"peak / bandwidth = {fmt.sci(gpu.peak_flops)} / {gpu.bandwidth / 1e12:g}×10¹² B/s",
+            ),
+            Readout(
+                "Decode, batch 1",
+                f"{1e3 * bound:,.1f} ms/token",
+                f"weights / ({tp} × bandwidth) = {1 / bound:,.0f} tokens/s at best (no all-reduce latency)",
+            ),
+            Readout(
+                f"Decode intensity, batch {state.batch:,}",
+                f"{float(now.intensity):,.1f} FLOP/B",
+                f"at context {state.srv_ctx:,}: "
+                + ("memory-bound" if float(now.intensity) < ridge else "compute-bound"),
+            ),
+            Readout(f"Prefill intensity, {state.prompt:,} tokens", f"{float(pre.intensity):,.0f} FLOP/B"),
+        ]
+        if "sparse peak" in traps:
+            readouts.append(
+                Readout(
+                    "✗ Ridge with the sparse peak",
+                    f"{gpu.sparse_flops / gpu.bandwidth:,.0f} FLOP/B",
+                    f"right: {ridge:,.0f}; 2:4 sparsity doubles the sheet's peak, dense matmuls never see it",
+                )
+            )
+
+    # ---- KV capacity
+    try:
+        cap = sv.kv_sequences_that_fit(
+            spec,
+            int(state.srv_ctx),
+            gpu=gpu,
+            n_gpus=tp,
+            weight_format=state.wfmt,
+            kv_bytes_per_value=kvb,
+            kv_budget_bytes=None if state.kv_budget is None else state.kv_budget * GIB,
+        )
+    except ValueError as e:
+        cap = None
+        view.notices.append(("warning", f"{str(e)[0].upper()}{str(e)[1:]}."))
+    if cap is not None:
+        readouts += [
+            Readout(
+                f"Sequences of {state.srv_ctx:,} tokens that fit",
+                f"{cap.sequences:,}",
+                f"KV budget {cap.kv_budget / GIB:,.1f} GiB / {cap.per_sequence / GIB:,.3g} GiB per sequence; "
+                f"{tp} × {gpu.memory_label:g} GiB − weights",
+            )
+        ]
+        if "GB instead of GiB" in traps:
+            lost = tp * (gpu.memory_bytes - gpu.memory_bytes_if_gb)
+            wrong_budget = min(cap.kv_budget, cap.memory - lost - cap.weights)
+            wrong_n = int(wrong_budget // cap.per_sequence) if wrong_budget > 0 else 0
+            readouts.append(
+                Readout(
+                    "✗ Sequences if the label were GB",
+                    f"{wrong_n:,}",
+                    f"right: {cap.sequences:,}; {tp} × {gpu.memory_label:g} GB is {lost / GIB:,.1f} GiB less",
+                )
+            )
+        if options.wants("KV capacity"):
+            top = max(131_072, int(state.srv_ctx))
+            ctxs = np.unique(np.concatenate([2 ** np.arange(9, int(np.log2(top)) + 1), [int(state.srv_ctx)]]))
+            pairs = [
+                sv.sequences_by_allocator(cap.kv_budget, kv_tok, _lengths(int(c), state.used), int(c)) for c in ctxs
+            ]
+            now_pair = sv.sequences_by_allocator(
+                cap.kv_budget, kv_tok, _lengths(int(state.srv_ctx), state.used), int(state.srv_ctx)
+            )
+            waste = sv.allocation_waste(_lengths(int(state.srv_ctx), state.used), int(state.srv_ctx))
+            trap = None
+            if "query heads for KV heads" in traps:
+                mha = kv_cache_bytes_per_token(spec, kvb, mha=True)
+                trap = ("query heads for KV heads", [p[0] * kv_tok / mha for p in pairs])
+            view.figures["KV capacity"] = kv_capacity_figure(
+                ctxs,
+                [p[0] for p in pairs],
+                [p[1] for p in pairs],
+                (int(state.srv_ctx), *now_pair),
+                waste=(waste.contiguous, waste.paged),
+                trap=trap,
+            )
+            view.facts.update(paged=now_pair[1], contiguous=now_pair[0], waste=waste)
+
+    # ---- speculative decoding
+    E = float(sv.expected_tokens_per_forward(state.accept, state.draft_k))
+    draft = CATALOGUE[state.draft]
+    readouts.append(
+        Readout(
+            "Speculative: tokens per target forward",
+            f"{E:.2f}",
+            f"(1 − α^(k+1))/(1 − α) with α = {state.accept:.2f}, k = {state.draft_k} (Leviathan et al. 2023)",
+        )
+    )
+    if tp_ok and draft.n_heads % tp == 0:
+        sp_now = float(
+            sv.speculative_speedup_vs_batch(
+                state.accept, state.draft_k, state.batch, spec, draft, gpu, context=state.prompt, tp=tp
+            )
+        )
+        readouts.append(
+            Readout(
+                f"Speculative speed-up, batch {state.batch:,}",
+                f"×{sp_now:.2f}",
+                f"draft {draft.name}, context {state.prompt:,}; below ×1 it slows decoding down",
+            )
+        )
+        if options.wants("Speculative decoding"):
+            a = np.linspace(0, 1, 101)
+            b = 2.0 ** np.arange(0, 13)
+            ks = sorted(set(SPEC_K) | {int(state.draft_k)})
+            view.figures["Speculative decoding"] = speculative_figure(
+                a,
+                {k: sv.expected_tokens_per_forward(a, k) for k in ks},
+                b,
+                {
+                    k: sv.speculative_speedup_vs_batch(
+                        state.accept, k, b, spec, draft, gpu, context=state.prompt, tp=tp
+                    )
+                    for k in ks
+                },
+                (float(state.accept), int(state.draft_k), E),
+            )
+    elif tp_ok:
+        view.notices.append(
+            ("warning", f"The draft {draft.name} cannot be split over {tp} GPUs: choose another draft.")
+        )
+
+    # ---- mixture of experts
+    if spec.is_moe:
+        b = param_breakdown(spec)
+        readouts.append(
+            Readout(
+                "MoE: total / active parameters",
+                f"{fmt.count(b.total)} / {fmt.count(b.active)}",
+                "memory holds every expert; each token's FLOPs use only the active ones",
+            )
+        )
+    topk = int(state.topk)
+    if topk > state.experts:
+        view.notices.append(("warning", f"k = {topk} experts per token exceeds E = {state.experts}; using k = E."))
+        topk = int(state.experts)
+    routing = sv.route_tokens(
+        sv.toy_router_logits(int(state.rtokens), int(state.experts), float(state.skew)), topk, float(state.capf)
+    )
+    view.facts["routing"] = routing
+    readouts.append(
+        Readout(
+            "Router: tokens that lost an expert",
+            f"{routing.dropped_tokens:,} of {state.rtokens:,}",
+            f"capacity ⌈{state.capf:g} × T k / E⌉ = {routing.capacity} per expert (Fedus et al. 2022)",
+        )
+    )
+    if options.wants("MoE router"):
+        view.figures["MoE router"] = moe_router_figure(
+            routing.load,
+            routing.processed,
+            routing.capacity,
+            dropped_tokens=routing.dropped_tokens,
+            aux_loss=routing.aux_loss,
+        )
+
+    readouts += problem_readouts(state.srv_problem)
+    view.readouts = readouts
+
+    def decode_table() -> pd.DataFrame:
+        if not tp_ok:
+            return pd.DataFrame()
+        b = 2.0 ** np.arange(0, 13)
+        s = sv.forward_step(spec, gpu, b, 1, state.srv_ctx, weight_format=state.wfmt, kv_bytes_per_value=kvb, tp=tp)
+        return pd.DataFrame(
+            {
+                "batch": b,
+                "intensity_flop_per_byte": s.intensity,
+                "step_ms": 1e3 * s.seconds,
+                "tflops_per_gpu": s.flops / (tp * s.seconds) / 1e12,
+            }
+        )
+
+    def router_table() -> pd.DataFrame:
+        return pd.DataFrame(
+            {"expert": np.arange(routing.load.size), "assigned": routing.load, "processed": routing.processed}
+        )
+
+    view.tables = {"Decode roofline": decode_table, "Router": router_table}
+    return view

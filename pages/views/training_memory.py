@@ -1,0 +1,283 @@
+"""The training-memory page's state and what it shows: per-GPU memory by component for ZeRO stages 0-3 against
+the card, the pipeline bubble, training time and cost, the traps beside the right numbers, and seed 002's A10
+memory problems as presets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from core import training_memory as tm
+from core.hardware import GB, GIB, GPUS
+from core.model_spec import CATALOGUE, param_count
+from core.systems_presets import PRESETS_BY_KEY
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from pages.views.systems_common import NONE, preset_name, problem_keys, problem_readouts
+from viz import format as fmt
+from viz.training_memory import pipeline_bubble_figure, training_memory_figure
+
+PROBLEMS = problem_keys("memory")
+TRAPS = ("GB instead of GiB", "sparse peak", "forgot the MFU", "MoE total instead of active")
+ZERO_LABELS = ("ZeRO-0 (plain DP)", "ZeRO-1 (optimizer)", "ZeRO-2 (+ gradients)", "ZeRO-3 (+ weights)")
+
+FIELDS: tuple[Field, ...] = (
+    Field("mem_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE), help="shapes from each config"),
+    Field(
+        "params",
+        "… or a parameter count instead",
+        "float",
+        None,
+        lo=1e6,
+        hi=1e13,
+        fmt="%.3e",
+        optional=True,
+        help="Empty: the model's own count. A bare count has no shape, so activations are left out.",
+    ),
+    Field("mem_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
+    Field("recipe", "Precision recipe", "choice", "standard", choices=tuple(tm.RECIPES)),
+    Field("zero", "ZeRO stage", "int", 1, lo=0, hi=3, widget="slider", help="Rajbhandari et al. 2020"),
+    Field("tp", "Tensor parallel (TP)", "int", 1, lo=1, hi=1024, help="must divide the attention heads"),
+    Field("pp", "Pipeline stages (PP)", "int", 1, lo=1, hi=1024),
+    Field("dp", "Data parallel (DP)", "int", 8, lo=1, hi=100_000, help="ZeRO shards over these replicas"),
+    Field("seq", "Sequence length", "int", 4096, lo=1, hi=1_048_576),
+    Field("mbs", "Micro-batch (sequences)", "int", 1, lo=1, hi=4096),
+    Field("recompute", "Activation recomputation", "choice", "selective", choices=tm.RECOMPUTE, widget="segmented"),
+    Field("flash", "FlashAttention (no S × S scores stored)", "bool", False),
+    Field("micro", "Micro-batches per step (m)", "int", 8, lo=1, hi=100_000, help="fills the pipeline"),
+    Field("D", "Training tokens D", "float", 1e12, lo=1e6, hi=1e15, fmt="%.3e"),
+    Field("mem_mfu", "MFU (%)", "int", 40, lo=1, hi=100, widget="slider", help="model FLOPs utilisation"),
+    Field("price", "Price per GPU-hour ($)", "float", 2.0, lo=0.0, hi=1000.0, step=0.5),
+    Field(
+        "mem_traps",
+        "Traps: show the wrong number too",
+        "multi",
+        (),
+        choices=TRAPS,
+        help="each trap adds the number it gives beside the right one",
+    ),
+    Field("mem_problem", "Problem", "choice", NONE, choices=(NONE, *PROBLEMS), help="seed 002's A10, lesson 001"),
+)
+# Every preset sets every field (the tabs aside), so that it shows the same view whatever was set before.
+_BASE = {f.name: f.default for f in FIELDS if f.widget != "tabs"}
+
+SPEC = Spec(
+    "Training_memory",
+    FIELDS,
+    presets={
+        preset_name(PRESETS_BY_KEY[k]): {**_BASE, **v}
+        for k, v in {
+            "001-3.2": {"params": 7e9, "zero": 1, "dp": 8, "mem_problem": "001-3.2"},
+            "001-A": {"params": 1.5e9, "zero": 0, "dp": 8, "D": 3.04e10, "mem_mfu": 40, "mem_problem": "001-A"},
+            "A10-01": {"mem_model": "Llama-3-70B", "zero": 1, "tp": 8, "pp": 8, "dp": 8, "mem_problem": "A10-01"},
+            "A10-02": {"mem_model": "Llama-3-70B", "zero": 1, "tp": 8, "pp": 8, "dp": 8, "mem_problem": "A10-02"},
+            "A10-03": {
+                "mem_model": "Llama-3-70B",
+                "zero": 1,
+                "tp": 8,
+                "pp": 8,
+                "dp": 8,
+                "seq": 4096,
+                "mbs": 1,
+                "recompute": "none",
+                "mem_problem": "A10-03",
+            },
+            "A10-04": {"mem_model": "Llama-3-70B", "zero": 1, "tp": 8, "pp": 8, "dp": 8, "mem_problem": "A10-04"},
+            "A10-05": {"mem_model": "Llama-3-70B", "zero": 1, "tp": 8, "pp": 8, "dp": 8, "mem_problem": "A10-05"},
+            "A10-06": {"params": 7.06e10, "zero": 0, "tp": 8, "pp": 8, "dp": 16, "micro": 8, "mem_problem": "A10-06"},
+            "A10-09": {"params": 7e10, "zero": 3, "dp": 16, "mem_problem": "A10-09"},
+            "A10-10": {"params": 1e11, "zero": 1, "tp": 8, "pp": 8, "dp": 8, "micro": 63, "mem_problem": "A10-10"},
+            "A10-12": {
+                "params": 7.06e10,
+                "zero": 1,
+                "tp": 8,
+                "pp": 8,
+                "dp": 32,
+                "micro": 64,
+                "D": 15e12,
+                "mem_mfu": 40,
+                "price": 2.0,
+                "mem_problem": "A10-12",
+            },
+        }.items()
+    },
+)
+
+
+def n_gpus(state: State) -> int:
+    return int(state.tp * state.pp * state.dp)
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The per-GPU memory of ZeRO stages 0-3 (``main``), the pipeline bubble (``bubble``), readouts, problems."""
+    view = View()
+    spec = CATALOGUE[state.mem_model]
+    gpu = GPUS[state.mem_gpu]
+    recipe = tm.RECIPES[state.recipe]
+    gpus = n_gpus(state)
+    view.facts.update(gpus=gpus, spec=spec, gpu=gpu)
+
+    # ---- model states and activations for each ZeRO stage
+    memories: list[tuple[float, float, float, float]] = []  # (weights, gradients, optimizer, activations)
+    if state.params is None:
+        try:
+            for z in range(4):
+                m = tm.training_memory(
+                    spec, recipe, z, state.tp, state.pp, state.dp, state.seq, state.mbs, state.recompute,
+                    flash=state.flash, n_microbatches=state.micro,
+                )  # fmt: skip
+                memories.append((m.weights, m.gradients, m.optimizer, m.activations))
+        except ValueError as e:
+            view.notices.append(("warning", f"This parallel layout does not work: {e}. Choose another TP or PP."))
+        n_total = param_count(spec)
+        n_compute = param_count(spec, active=True)
+        view.facts["recompute_cost"] = float(tm.recompute_cost(spec, state.seq, state.recompute))
+    else:
+        for z in range(4):
+            s = tm.state_memory(state.params, recipe, z, state.tp, state.pp, state.dp)
+            memories.append((s.weights, s.gradients, s.optimizer, 0.0))
+        n_total = n_compute = float(state.params)
+        view.notices.append(
+            ("info", "A bare parameter count has no shape: activations are left out (choose a model to see them).")
+        )
+    view.facts.update(n_total=n_total, n_compute=n_compute)
+
+    readouts: list[Readout] = []
+    if memories:
+        w, g, o, a = memories[state.zero]
+        total = w + g + o + a
+        headroom = gpu.memory_bytes - total
+        view.facts.update(total=total, headroom=headroom)
+        if headroom < 0:
+            view.notices.append(
+                (
+                    "warning",
+                    f"Does not fit: ZeRO-{state.zero} needs {total / GIB:,.1f} GiB per GPU and the {gpu.name} has "
+                    f"{gpu.memory_bytes / GIB:,.0f} GiB. Raise the ZeRO stage, add GPUs (DP, TP or PP), recompute "
+                    "activations, shorten the micro-batch or choose a larger card.",
+                )
+            )
+        if options.wants("main"):
+            view.figures["main"] = training_memory_figure(
+                ZERO_LABELS,
+                {
+                    "weights": [m[0] for m in memories],
+                    "gradients": [m[1] for m in memories],
+                    "optimizer states": [m[2] for m in memories],
+                    "activations": [m[3] for m in memories],
+                },
+                gpu.memory_bytes,
+                gpu.name,
+                chosen=state.zero,
+                gb_misread_bytes=gpu.memory_bytes_if_gb if "GB instead of GiB" in state.mem_traps else None,
+            )
+        states = w + g + o
+        readouts += [
+            Readout(
+                f"Per GPU (ZeRO-{state.zero})",
+                f"{total / GIB:,.1f} GiB",
+                f"{total / GB:,.1f} GB: weights, gradients, optimizer states and activations on one GPU",
+            ),
+            Readout(
+                "Headroom on the card",
+                f"{headroom / GIB:+,.1f} GiB",
+                f"{gpu.name}: {gpu.memory_bytes / GIB:,.0f} GiB; negative = does not fit",
+            ),
+            Readout(
+                "All training states",
+                fmt.nbytes(n_total * recipe.total),
+                f"{fmt.count(n_total)} parameters × {recipe.total:g} bytes ({recipe.label}), before any sharding",
+            ),
+            Readout(
+                "Bytes per parameter on this GPU",
+                f"{states / (n_total / (state.tp * state.pp)):.2f}",
+                "model states / the parameters this GPU computes with (16 → 4 + 12/8 = 5.5 with ZeRO-1 over 8)",
+            ),
+            Readout(
+                "Activations per GPU",
+                f"{a / GIB:,.1f} GiB",
+                "Korthikanti et al. 2022: s b h (34/t + 5 a s/(h t)) bytes per layer, × layers; "
+                f"recomputation adds {100 * view.facts.get('recompute_cost', 0.0):.1f}% FLOPs",
+            ),
+        ]
+        if "GB instead of GiB" in state.mem_traps:
+            wrong = gpu.memory_bytes_if_gb - total
+            readouts.append(
+                Readout(
+                    "✗ Headroom if the label were GB",
+                    f"{wrong / GIB:+,.1f} GiB",
+                    f"reading {gpu.memory_label:g} GB as {gpu.memory_label:g}×10⁹ bytes loses 6.9%; "
+                    f"right: {headroom / GIB:+,.1f} GiB",
+                )
+            )
+
+    # ---- pipeline bubble
+    bubble = float(tm.pipeline_bubble(state.pp, state.micro))
+    view.facts["bubble"] = bubble
+    readouts.append(
+        Readout(
+            "Pipeline bubble",
+            f"{100 * bubble:.1f}%",
+            f"(p − 1)/(m + p − 1) with p = {state.pp}, m = {state.micro}; "
+            f"m ≥ {tm.microbatches_for_bubble(state.pp, 0.1) if state.pp > 1 else 1} keeps it ≤ 10%",
+        )
+    )
+    m_grid = np.unique(np.round(np.logspace(0, 3, 60)).astype(int))
+    depths = sorted({2, 4, 8, 16} | ({int(state.pp)} if 1 < state.pp <= 1024 else set()))
+    if options.wants("bubble"):
+        view.figures["bubble"] = pipeline_bubble_figure(
+            m_grid,
+            {p: tm.pipeline_bubble(p, m_grid) for p in depths},
+            (int(state.pp), int(state.micro), bubble),
+            target=0.1,
+        )
+
+    # ---- time and cost
+    run = tm.training_run(n_compute, state.D, gpus, gpu.peak_flops, state.mem_mfu / 100, state.price)
+    view.facts["run"] = run
+    readouts += [
+        Readout("GPUs = TP × PP × DP", f"{gpus:,}"),
+        Readout(
+            "Training time",
+            fmt.duration(run.seconds),
+            f"C = 6ND = {fmt.sci(run.flops)} FLOPs at {state.mem_mfu}% of {fmt.sci(gpu.peak_flops)} FLOP/s per GPU"
+            + (" (N = active parameters)" if spec.is_moe and state.params is None else ""),
+        ),
+        Readout("Cost", f"${run.cost:,.0f}", f"{run.gpu_hours:,.0f} GPU-hours at ${state.price:g}"),
+    ]
+    traps = tm.training_traps(
+        n_compute,
+        state.D,
+        gpus,
+        gpu,
+        state.mem_mfu / 100,
+        state.price,
+        total_params=n_total if n_total != n_compute else None,
+    )
+    for trap in traps:
+        if trap.name in state.mem_traps and trap.unit == "s":
+            readouts.append(
+                Readout(
+                    f"✗ Training time, {trap.name}",
+                    fmt.duration(trap.wrong),
+                    f"right: {fmt.duration(trap.right)}; the trap is off by ×{trap.ratio:.2f}",
+                )
+            )
+    if "MoE total instead of active" in state.mem_traps and n_total == n_compute:
+        view.notices.append(("info", "The MoE trap needs a mixture-of-experts model (Mixtral, DeepSeek-V3)."))
+    readouts += problem_readouts(state.mem_problem)
+    view.readouts = readouts
+
+    def memory_table() -> pd.DataFrame:
+        rows = [
+            {"ZeRO stage": z, "weights_GiB": m[0] / GIB, "gradients_GiB": m[1] / GIB, "optimizer_GiB": m[2] / GIB}
+            | {"activations_GiB": m[3] / GIB, "total_GiB": sum(m) / GIB, "gpu_GiB": gpu.memory_bytes / GIB}
+            for z, m in enumerate(memories)
+        ]
+        return pd.DataFrame(rows)
+
+    def bubble_table() -> pd.DataFrame:
+        return pd.DataFrame({"m": m_grid} | {f"bubble_p{p}": tm.pipeline_bubble(p, m_grid) for p in depths})
+
+    view.tables = {"Memory per GPU": memory_table, "Pipeline bubble": bubble_table}
+    return view

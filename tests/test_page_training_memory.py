@@ -1,0 +1,136 @@
+"""The training-memory page in AppTest: the default view, every preset shows its answers, a link reproduces a
+view, bad link values and bad inputs give a message and never an exception, the traps show the wrong number."""
+
+import pytest
+
+from core.systems_presets import PRESETS_BY_KEY
+from pages.views import training_memory as view_of
+from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+
+PAGE = "pages/7_Training_memory.py"
+GIB = 2**30
+N_LLAMA3_8B = 8_030_261_248  # Llama-3-8B's parameters (Meta's model card: 8.03B)
+
+# One answer per preset, written out from its source (lesson 001, seed 002's A10), as the page shows it.
+ANSWERS = {
+    "001-3.2": ("states 7B GB", "112 GB"),
+    "001-A": ("states GB", "24 GB"),
+    "A10-01": ("gqa saving per layer", "117.4M"),
+    "A10-02": ("total", "70.55B"),
+    "A10-03": ("crossover 002", "1,792"),
+    "A10-04": ("gqa attention constant", "4.5"),
+    "A10-05": ("C 7B 2T", "8.400×10²²"),
+    "A10-06": ("bubble p8 m8", "46.7%"),
+    "A10-09": ("states 70B GB", "1,120 GB"),
+    "A10-10": ("microbatches for 10pct", "63"),
+    "A10-12": ("days", "90.77"),
+}
+
+# The page's own readouts for the same problems: 8 H100s for 24 h (lesson 001 A); 2,048 H100s for 91 days and
+# $8.9M (002 A10-12); ZeRO-1 over 8 x 8 x 8 GPUs: 8 GiB per card and m = 63 for a 10% bubble (002 A10-10).
+ALSO = {
+    "001-A": {"Training time": "24.0 h", "Per GPU (ZeRO-0)": "22.4 GiB"},
+    "A10-12": {"Training time": "90.8 days", "Cost": "$8,923,155", "GPUs = TP × PP × DP": "2,048"},
+    "A10-10": {"Per GPU (ZeRO-1)": "8.0 GiB", "Pipeline bubble": "10.0%"},
+    "A10-09": {"Per GPU (ZeRO-3)": f"{70e9 * 16 / 16 / 2**30:,.1f} GiB"},
+}
+
+
+@pytest.fixture(scope="module")
+def default():
+    at = open_page(PAGE)
+    assert no_exception(at)
+    return at
+
+
+def test_default_view(default):
+    assert default.warning.len == 0
+    m = metrics(default)
+    # ZeRO-1 over 8: 2 + 2 + 12/8 = 5.5 bytes per parameter, plus 17 GiB of activations (selective recompute:
+    # 34 s h bytes per layer x 32 layers = 34 x 4096 x 4096 x 32 B)
+    states = N_LLAMA3_8B * 5.5
+    acts = 34 * 4096 * 4096 * 32
+    assert m["Per GPU (ZeRO-1)"] == f"{(states + acts) / GIB:,.1f} GiB" == "58.1 GiB"
+    assert m["Bytes per parameter on this GPU"] == "5.50"
+    assert m["Activations per GPU"] == "17.0 GiB"
+    assert m["All training states"] == "128 GB"  # 16 B x 8.03B
+    fig = figures(default)[0]
+    opt = trace(fig, "optimizer states")
+    assert [round(v * GIB / N_LLAMA3_8B, 6) for v in decode(opt["y"])] == [12, 1.5, 1.5, 1.5]
+
+
+def test_every_preset_shows_its_answer():
+    assert set(ANSWERS) == {p.split(":")[0] for p in view_of.SPEC.presets}
+    at = open_page(PAGE)
+    for name in view_of.SPEC.presets:
+        key = name.split(":")[0]
+        at.button(key=f"preset-Training_memory-{name}").click().run()
+        assert no_exception(at), name
+        assert at.warning.len == 0, (name, [w.value for w in at.warning])
+        m = metrics(at)
+        label, value = ANSWERS[key]
+        assert m[f"{key} · {label}"] == value, name
+        assert len([k for k in m if k.startswith(f"{key} · ")]) == len(PRESETS_BY_KEY[key].expected)
+        for label, value in ALSO.get(key, {}).items():
+            assert m[label] == value, (name, label)
+
+
+def test_lesson_7b_preset_bars():
+    at = open_page(PAGE)
+    at.button(key="preset-Training_memory-001-3.2: A 7B model's training states").click().run()
+    fig = figures(at)[0]
+    total0 = sum(decode(trace(fig, part)["y"])[0] for part in ("weights", "gradients", "optimizer states"))
+    assert total0 * GIB == pytest.approx(112e9)  # 16 B x 7e9 without ZeRO: over the 80 GiB line
+    assert metrics(at)["Per GPU (ZeRO-1)"] == f"{7e9 * 5.5 / GIB:,.1f} GiB"
+
+
+def test_link_reproduces_a_preset():
+    name = "A10-10: Sharding a 100B training run"
+    clicked = open_page(PAGE)
+    clicked.button(key=f"preset-Training_memory-{name}").click().run()
+    linked = open_page(PAGE, view_of.SPEC.query(view_of.SPEC.state(view_of.SPEC.presets[name])))
+    assert no_exception(linked) and linked.warning.len == 0
+    assert metrics(linked) == metrics(clicked)
+    assert metrics(linked)["Per GPU (ZeRO-1)"] == "8.0 GiB"  # 100B / 64 x 5.5 B (002 A10-10)
+    assert metrics(linked)["Pipeline bubble"] == "10.0%"  # p = 8, m = 63
+
+
+def test_model_link_is_carried():
+    at = open_page(PAGE, {"mem_model": "Mixtral-8x7B", "dp": "64", "zero": "3"})
+    assert no_exception(at) and at.warning.len == 0
+    assert "46.7B parameters" in next(x.proto.help for x in at.metric if x.label == "All training states")
+
+
+@pytest.mark.parametrize("bad", BAD_LINK_VALUES)
+def test_bad_link_values(default, bad):
+    at = open_page(PAGE, {"dp": bad, "D": bad, "seq": bad, "params": bad})
+    assert no_exception(at)
+    assert metrics(at) == metrics(default)
+    if bad:
+        assert at.warning.len > 0
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"tp": "3"}, "does not divide the 32 attention heads"),
+        ({"mem_model": "Llama-3.1-405B", "dp": "1"}, "Does not fit"),
+        ({"dp": "0"}, "dp=0"),
+    ],
+)
+def test_bad_inputs_give_their_message(query, message):
+    at = open_page(PAGE, query)
+    assert no_exception(at)
+    assert any(message in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def test_traps_show_the_wrong_number_beside_the_right_one():
+    at = open_page(PAGE, {"mem_traps": ["GB instead of GiB", "sparse peak", "forgot the MFU"]})  # one parameter each
+    assert no_exception(at) and at.warning.len == 0
+    m = metrics(at)
+    assert m["✗ Headroom if the label were GB"] == f"{(80e9 - (N_LLAMA3_8B * 5.5 + 34 * 4096**2 * 32)) / GIB:+,.1f} GiB"
+    helps = {x.label: x.proto.help for x in at.metric}
+    assert "×0.50" in helps["✗ Training time, sparse peak"]  # 989 / 1979 TFLOP/s
+    assert "×0.40" in helps["✗ Training time, forgot the MFU"]
+    shapes = [s for s in figures(at)[0]["layout"]["shapes"] if s["type"] == "line"]
+    assert shapes[1]["y0"] == pytest.approx(80e9 / GIB)

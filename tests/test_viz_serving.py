@@ -1,0 +1,101 @@
+"""viz.serving: the roofline bends at the ridge point, decode climbs it with the batch, speculative decoding's
+curves and break-even line, KV capacity under two allocators and the router's dropped tokens; plotly accepts all."""
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from core import serving as S
+from core.hardware import GPUS
+from core.model_spec import CUSTOM, LLAMA3_8B, LLAMA3_70B
+from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+
+
+def test_roofline_figure():
+    h = GPUS["H100"]
+    x = np.logspace(-1, 4, 200)
+    batches = np.array([1, 4, 16, 64, 256])
+    step = S.forward_step(LLAMA3_70B, "H100", batches, 1, 1024, tp=4)
+    prefill = S.forward_step(LLAMA3_70B, "H100", 1, 2048, 0, tp=4)
+    attained = lambda s: float(s.flops / (4 * s.seconds))  # noqa: E731
+    fig = roofline_figure(
+        x,
+        S.attainable_flops(x, "H100"),
+        h.peak_flops,
+        h.bandwidth,
+        "H100",
+        points=[("prefill 2,048", float(prefill.intensity), attained(prefill))],
+        decode_curve=(batches, step.intensity, step.flops / (4 * step.seconds)),
+        sparse_attainable=S.attainable_flops(x, "H100", sparse=True),
+    )
+    go.Figure(fig.to_dict())
+    roof = fig.data[0]
+    assert max(roof.y) == pytest.approx(989.0)  # dense bf16 peak, TFLOP/s
+    assert roof.y[0] == pytest.approx(0.1 * 3.35)  # 0.1 FLOP/B x 3.35 TB/s
+    ridge = next(t for t in fig.data if t.name.startswith("ridge"))
+    assert ridge.x[0] == pytest.approx(295.2, abs=0.1)  # 989e12 / 3.35e12 (002 A10-11)
+    sparse = next(t for t in fig.data if t.name.startswith("trap"))
+    assert max(sparse.y) == pytest.approx(1979.0)
+    decode = next(t for t in fig.data if t.name.startswith("decode"))
+    assert np.all(np.diff(decode.x) > 0)  # intensity grows with the batch
+    assert decode.x[0] == pytest.approx(1.0, rel=0.05)  # about 1 FLOP/B at batch 1
+    pf = next(t for t in fig.data if t.name.startswith("prefill"))
+    assert pf.x[0] > ridge.x[0] and pf.y[0] == pytest.approx(989.0, rel=1e-6)  # compute-bound at the peak
+
+
+def test_speculative_figure():
+    a = np.linspace(0, 1, 21)
+    ks = (1, 4)
+    b = np.array([1, 8, 64, 4096])
+    exp = {k: S.expected_tokens_per_forward(a, k) for k in ks}
+    sp = {k: S.speculative_speedup_vs_batch(0.8, k, b, LLAMA3_8B, CUSTOM, context=256) for k in ks}
+    fig = speculative_figure(a, exp, b, sp, (0.8, 4, float(S.expected_tokens_per_forward(0.8, 4))))
+    go.Figure(fig.to_dict())
+    k4 = next(t for t in fig.data if t.name == "k = 4")
+    assert k4.y[0] == 1.0 and k4.y[-1] == 5.0  # alpha = 0: one token; alpha = 1: k + 1
+    assert k4.y[16] == pytest.approx(sum(0.8**i for i in range(5)))  # 3.3616, a plain loop
+    s4 = next(t for t in fig.data if t.name == "k = 4 speed-up")
+    assert s4.xaxis == "x2" and s4.y[0] > 1 > s4.y[-1]
+    assert fig.layout.shapes[0].y0 == 1
+    assert fig.data[-1].y[0] == pytest.approx(3.3616)
+
+
+def test_kv_capacity_figure():
+    ctx = np.array([1024, 4096, 16384])
+    kvpt = 320 * 1024  # Llama-3-70B, bf16 (002 A10-07)
+    lengths = np.full(100, 200)
+    pairs = [S.sequences_by_allocator(170 * 2**30, kvpt, np.minimum(lengths, c), int(c)) for c in ctx]
+    waste = S.allocation_waste(lengths, 4096)
+    fig = kv_capacity_figure(
+        ctx,
+        [p[0] for p in pairs],
+        [p[1] for p in pairs],
+        (4096, *pairs[1]),
+        waste=(waste.contiguous, waste.paged),
+        trap=("MHA", [p[0] / 8 for p in pairs]),
+    )
+    go.Figure(fig.to_dict())
+    contiguous, paged = fig.data[0], fig.data[1]
+    assert contiguous.y[1] == pytest.approx(136.0)  # 170 GiB / (4,096 x 320 KiB) = 136 sequences of 4k
+    assert paged.y[1] == pytest.approx(170 * 2**30 / (208 * kvpt))  # 200 tokens take 13 blocks of 16
+    assert "95%" in fig.layout.annotations[0].text  # a 200-token answer in a 4,096 reservation (002 A8.4)
+    assert fig.data[2].name == "trap: MHA" and fig.data[2].y[1] == pytest.approx(17.0)
+
+
+def test_moe_router_figure():
+    routing = S.route_tokens(S.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
+    fig = moe_router_figure(
+        routing.load,
+        routing.processed,
+        routing.capacity,
+        dropped_tokens=routing.dropped_tokens,
+        aux_loss=routing.aux_loss,
+    )
+    go.Figure(fig.to_dict())
+    kept, dropped = np.asarray(fig.data[0].y), np.asarray(fig.data[1].y)
+    assert routing.capacity == 8  # ceil(1.0 x 64 x 1 / 8)
+    assert kept.max() <= 8 and (kept + dropped).sum() == 64
+    assert kept.tolist() == [min(n, 8) for n in routing.load]  # experts keep the first 8, in token order
+    assert dropped.sum() == routing.dropped > 0  # skew 3 overloads the first experts
+    assert fig.layout.shapes[0].y0 == 8
+    assert f"{routing.dropped_tokens} tokens lost" in fig.layout.annotations[0].text

@@ -1,0 +1,392 @@
+"""Figures of the serving page: the roofline of prefill and decode, speculative decoding, KV-cache capacity and
+a mixture-of-experts router with a capacity limit.
+
+Builders take arrays that core.serving computed and only draw them (unit changes aside: FLOP/s are shown as
+TFLOP/s, memory as GiB = 2^30 bytes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from viz.style import PALETTE, SEQUENCE, figure_from_dict, style_layout
+
+TERA = 1e12
+
+
+def _arr(x: ArrayLike) -> np.ndarray:
+    return np.asarray(x, dtype=float)
+
+
+def roofline_figure(
+    intensity: ArrayLike,
+    attainable: ArrayLike,
+    peak_flops: float,
+    bandwidth: float,
+    gpu_name: str,
+    *,
+    points: Sequence[tuple[str, float, float]] = (),
+    decode_curve: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
+    sparse_attainable: ArrayLike | None = None,
+    height: int = 460,
+) -> go.Figure:
+    """Attainable FLOP/s against arithmetic intensity (FLOP per byte), log-log, with the ridge point.
+
+    intensity, attainable: the roof min(peak, I x bandwidth). points: (name, intensity, attained FLOP/s) for the
+    prefill and decode steps; the first point whose name starts with "prefill" is orange, the others blue.
+    decode_curve: (batch sizes, intensity, attained FLOP/s) of decode as the batch grows. sparse_attainable: the
+    trap's roof at the 2:4-sparse peak, dashed.
+    """
+    x = _arr(intensity)
+    ridge = peak_flops / bandwidth
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "x": x,
+            "y": _arr(attainable) / TERA,
+            "mode": "lines",
+            "name": f"roofline of one {gpu_name}",
+            "line": {"color": "black", "width": 3},
+            "hovertemplate": "intensity %{x:.3g} FLOP/B<br>at most %{y:.4g} TFLOP/s<extra></extra>",
+        }
+    ]
+    if sparse_attainable is not None:
+        data.append(
+            {
+                "type": "scatter",
+                "x": x,
+                "y": _arr(sparse_attainable) / TERA,
+                "mode": "lines",
+                "name": "trap: the sparse peak as the roof",
+                "line": {"color": PALETTE["negative"], "width": 2, "dash": "dash"},
+                "hovertemplate": "sparse roof %{y:.4g} TFLOP/s<extra></extra>",
+            }
+        )
+    data.append(
+        {
+            "type": "scatter",
+            "x": [ridge],
+            "y": [peak_flops / TERA],
+            "mode": "markers+text",
+            "name": f"ridge point: {ridge:,.0f} FLOP/B",
+            "text": [f"ridge {ridge:,.0f} FLOP/B"],
+            "textposition": "bottom right",
+            "marker": {"color": "black", "size": 10, "symbol": "diamond"},
+            "hovertemplate": "ridge: peak / bandwidth = %{x:.4g} FLOP/B<extra></extra>",
+        }
+    )
+    if decode_curve is not None:
+        b, i, f = (_arr(v) for v in decode_curve)
+        data.append(
+            {
+                "type": "scatter",
+                "x": i,
+                "y": f / TERA,
+                "mode": "lines+markers",
+                "name": "decode as the batch grows",
+                "customdata": b,
+                "line": {"color": PALETTE["rule"], "width": 2},
+                "marker": {"size": 6},
+                "hovertemplate": "batch %{customdata:.0f}<br>%{x:.3g} FLOP/B<br>%{y:.4g} TFLOP/s<extra></extra>",
+            }
+        )
+    for name, i, f in points:
+        colour = PALETTE["optimised"] if name.startswith("prefill") else PALETTE["reference"]
+        data.append(
+            {
+                "type": "scatter",
+                "x": [i],
+                "y": [f / TERA],
+                "mode": "markers",
+                "name": name,
+                "marker": {"color": colour, "size": 15, "line": {"color": "black", "width": 1}},
+                "hovertemplate": f"{name}<br>%{{x:.4g}} FLOP/B<br>%{{y:.4g}} TFLOP/s<extra></extra>",
+            }
+        )
+    layout = {
+        "xaxis": {"title": {"text": "arithmetic intensity (FLOP per byte moved)"}, "type": "log"},
+        "yaxis": {"title": {"text": "attainable TFLOP/s per GPU (dense bf16)"}, "type": "log"},
+        "shapes": [
+            {
+                "type": "line",
+                "x0": ridge,
+                "x1": ridge,
+                "yref": "paper",
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 1},
+            }
+        ],
+        "annotations": [
+            {
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.02,
+                "y": 0.98,
+                "xanchor": "left",
+                "yanchor": "top",
+                "showarrow": False,
+                "align": "left",
+                "text": "left of the ridge: memory-bound (bytes / bandwidth)<br>"
+                "right of it: compute-bound (FLOPs / peak)",
+            }
+        ],
+        "uirevision": "roofline",
+        "hovermode": "closest",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def speculative_figure(
+    alpha: ArrayLike,
+    expected: Mapping[int, ArrayLike],
+    batch: ArrayLike,
+    speedup: Mapping[int, ArrayLike],
+    current: tuple[float, int, float] | None = None,
+    *,
+    height: int = 440,
+) -> go.Figure:
+    """Left: expected tokens per target forward (1 - α^(k+1))/(1 - α) against the acceptance rate α, one line per
+    draft length k. Right: the speed-up over plain decoding against the batch size, one line per k, with the
+    break-even line at 1. current: (α, k, E) of the page's settings, an orange dot on the left panel.
+    """
+    a, b = _arr(alpha), _arr(batch)
+    data: list[dict[str, Any]] = []
+    for i, (k, e) in enumerate(expected.items()):
+        colour = SEQUENCE[i % len(SEQUENCE)]
+        data.append(
+            {
+                "type": "scatter",
+                "x": a,
+                "y": _arr(e),
+                "mode": "lines",
+                "name": f"k = {k}",
+                "legendgroup": f"k{k}",
+                "line": {"color": colour, "width": 2.5},
+                "hovertemplate": f"k = {k}, α = %{{x:.2f}}<br>%{{y:.3f}} tokens per forward<extra></extra>",
+            }
+        )
+        if k in speedup:
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": b,
+                    "y": _arr(speedup[k]),
+                    "xaxis": "x2",
+                    "yaxis": "y2",
+                    "mode": "lines",
+                    "name": f"k = {k} speed-up",
+                    "legendgroup": f"k{k}",
+                    "showlegend": False,
+                    "line": {"color": colour, "width": 2.5},
+                    "hovertemplate": f"k = {k}, batch %{{x:.0f}}<br>speed-up ×%{{y:.2f}}<extra></extra>",
+                }
+            )
+    if current is not None:
+        ca, ck, ce = current
+        data.append(
+            {
+                "type": "scatter",
+                "x": [ca],
+                "y": [ce],
+                "mode": "markers",
+                "name": f"yours: α = {ca:.2f}, k = {ck}",
+                "marker": {"color": PALETTE["optimised"], "size": 14, "line": {"color": "black", "width": 1}},
+                "hovertemplate": "%{y:.3f} tokens per target forward<extra></extra>",
+            }
+        )
+    layout = {
+        "xaxis": {"domain": [0, 0.45], "title": {"text": "acceptance rate α"}, "range": [0, 1]},
+        "yaxis": {"title": {"text": "tokens per target forward E"}, "rangemode": "tozero"},
+        "xaxis2": {"domain": [0.55, 1], "title": {"text": "batch size (sequences)"}, "type": "log", "anchor": "y2"},
+        "yaxis2": {"title": {"text": "speed-up over plain decoding"}, "anchor": "x2", "rangemode": "tozero"},
+        "shapes": [
+            {
+                "type": "line",
+                "xref": "x2 domain",
+                "yref": "y2",
+                "x0": 0,
+                "x1": 1,
+                "y0": 1,
+                "y1": 1,
+                "line": {"color": PALETTE["negative"], "dash": "dash", "width": 2},
+            }
+        ],
+        "annotations": [
+            {
+                "xref": "x2 domain",
+                "yref": "y2",
+                "x": 1,
+                "y": 1,
+                "xanchor": "right",
+                "yanchor": "top",
+                "showarrow": False,
+                "text": "below 1: slower than plain decoding",
+                "font": {"color": PALETTE["negative"]},
+            }
+        ],
+        "uirevision": "speculative",
+        "hovermode": "closest",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def kv_capacity_figure(
+    context: ArrayLike,
+    contiguous: ArrayLike,
+    paged: ArrayLike,
+    current: tuple[int, float, float] | None = None,
+    *,
+    waste: tuple[float, float] | None = None,
+    trap: tuple[str, ArrayLike] | None = None,
+    height: int = 440,
+) -> go.Figure:
+    """Sequences whose KV cache fits in the budget against the context length (log-log).
+
+    contiguous: each sequence reserves the whole context (blue); paged: each reserves the blocks its actual length
+    needs (orange, Kwon et al. 2023). current: (context, contiguous, paged) at the page's context. waste: the
+    reserved-but-unused share under (contiguous, paged) allocation, written in a note. trap: (name, capacity).
+    """
+    x = _arr(context)
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "x": x,
+            "y": _arr(contiguous),
+            "mode": "lines",
+            "name": "contiguous: reserve the whole context",
+            "line": {"color": PALETTE["reference"], "width": 3},
+            "hovertemplate": "context %{x:,.0f}<br>%{y:,.1f} sequences<extra></extra>",
+        },
+        {
+            "type": "scatter",
+            "x": x,
+            "y": _arr(paged),
+            "mode": "lines",
+            "name": "paged: blocks for the tokens used",
+            "line": {"color": PALETTE["optimised"], "width": 3},
+            "hovertemplate": "context %{x:,.0f}<br>%{y:,.1f} sequences<extra></extra>",
+        },
+    ]
+    if trap is not None:
+        name, values = trap
+        data.append(
+            {
+                "type": "scatter",
+                "x": x,
+                "y": _arr(values),
+                "mode": "lines",
+                "name": f"trap: {name}",
+                "line": {"color": PALETTE["negative"], "width": 2, "dash": "dash"},
+                "hovertemplate": "context %{x:,.0f}<br>%{y:,.1f} sequences (wrong)<extra></extra>",
+            }
+        )
+    annotations = []
+    if current is not None:
+        c, n_contiguous, n_paged = current
+        data.append(
+            {
+                "type": "scatter",
+                "x": [c, c],
+                "y": [n_contiguous, n_paged],
+                "mode": "markers",
+                "name": f"context {c:,}",
+                "marker": {"color": "black", "size": 11, "symbol": "circle-open", "line": {"width": 3}},
+                "hovertemplate": "%{y:,.1f} sequences<extra></extra>",
+            }
+        )
+    if waste is not None:
+        annotations.append(
+            {
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0.98,
+                "y": 0.98,
+                "xanchor": "right",
+                "yanchor": "top",
+                "showarrow": False,
+                "align": "right",
+                "text": f"reserved but unused: contiguous {waste[0]:.0%}, paged {waste[1]:.1%}",
+            }
+        )
+    layout = {
+        "xaxis": {"title": {"text": "context length (tokens)"}, "type": "log"},
+        "yaxis": {"title": {"text": "concurrent sequences that fit"}, "type": "log"},
+        "annotations": annotations,
+        "uirevision": "kv-capacity",
+        "hovermode": "closest",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def moe_router_figure(
+    load: ArrayLike,
+    kept: ArrayLike,
+    capacity: int,
+    *,
+    dropped_tokens: int | None = None,
+    aux_loss: float | None = None,
+    height: int = 420,
+) -> go.Figure:
+    """Assignments per expert, split into processed (blue) and dropped over capacity (vermillion), with the
+    capacity line. dropped_tokens and aux_loss go in a note."""
+    load_a, kept_a = _arr(load), _arr(kept)
+    experts = [f"E{i}" for i in range(load_a.size)]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "bar",
+            "x": experts,
+            "y": kept_a,
+            "name": "processed",
+            "marker": {"color": PALETTE["reference"]},
+            "hovertemplate": "%{x}: %{y:.0f} processed<extra></extra>",
+        },
+        {
+            "type": "bar",
+            "x": experts,
+            "y": load_a - kept_a,
+            "name": "dropped (over capacity)",
+            "marker": {"color": PALETTE["negative"]},
+            "hovertemplate": "%{x}: %{y:.0f} dropped<extra></extra>",
+        },
+    ]
+    bits = []
+    if dropped_tokens is not None:
+        bits.append(f"{dropped_tokens} tokens lost an expert")
+    if aux_loss is not None:
+        bits.append(f"balance loss E·Σ f·P = {aux_loss:.3f} (1 = uniform)")
+    layout = {
+        "barmode": "stack",
+        "xaxis": {"title": {"text": "expert"}, "type": "category"},
+        "yaxis": {"title": {"text": "token assignments"}, "rangemode": "tozero"},
+        "shapes": [
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "y0": capacity,
+                "y1": capacity,
+                "line": {"color": "black", "dash": "dash", "width": 2},
+            }
+        ],
+        "annotations": [
+            {
+                "xref": "paper",
+                "x": 1,
+                "y": capacity,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "text": f"capacity {capacity} per expert" + (": " + "; ".join(bits) if bits else ""),
+            }
+        ],
+        "uirevision": "moe-router",
+        "hovermode": "x unified",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
