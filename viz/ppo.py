@@ -117,7 +117,7 @@ def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.
         for i, r in enumerate(rho)
     ]
     cols = ([0.0, 0.46], [0.54, 1.0])
-    rows = ([0.60, 0.86], [0.0, 0.40])  # objective on top, gradient below; the readout sits above both
+    rows = ([0.58, 0.82], [0.0, 0.40])  # objective on top, gradient below; the readout sits above both
     shapes: list[dict[str, Any]] = []
     for k, (xa, ya) in enumerate(axes):
         A = curve.advantage[k % 2]
@@ -147,7 +147,7 @@ def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.
         "sliders": [
             {
                 "active": active, "steps": steps, "currentvalue": {"prefix": "ratio ρ = "},
-                "pad": {"t": 45}, "len": 1.0, "x": 0.0, "ticklen": 3, "minorticklen": 0,
+                "pad": {"t": 60}, "len": 1.0, "x": 0.0, "ticklen": 3, "minorticklen": 0,
                 "font": {"size": 11},
             }
         ],
