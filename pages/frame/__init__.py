@@ -53,6 +53,8 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/4_GRPO.py", "GRPO", "🎯"),
     ("pages/5_Evaluation.py", "pass@k and error bars", "📏"),
     ("pages/6_Attention.py", "Attention", "🔦"),
+    ("pages/9_PPO.py", "PPO: clip and advantage", "✂️"),
+    ("pages/10_Reward_model.py", "Reward model", "⚖️"),
 )
 
 
