@@ -67,9 +67,8 @@ def test_length_hack_as_beta_falls_and_the_link_to_the_kl_page():
     r = [qi + 0.3 * math.log2(n) for qi, n in zip(q, lengths, strict=True)]
     w = [p * math.exp((ri - max(r)) / 0.01) for p, ri in zip(ref, r, strict=True)]
     pi = [x / sum(w) for x in w]
-    assert m["Mean length under π*"] == f"{sum(p * n for p, n in zip(pi, lengths, strict=True)):.0f} tokens" == (
-        "800 tokens"
-    )
+    mean_length = sum(p * n for p, n in zip(pi, lengths, strict=True))
+    assert m["Mean length under π*"] == f"{mean_length:.0f} tokens" == "800 tokens"
     assert m["True quality"] == "0.500"  # below the SFT model's 0.555: the proxy was hacked
     assert m["Best β for true quality"] == "0.3"
     assert _kl_links(at) == [("KL_leash", "beta=0.01")]
