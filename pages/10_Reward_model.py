@@ -80,7 +80,7 @@ with tabs[1]:
     if tabs[1].open and "length" in out.figures:
         _metrics(out.facts["length_readouts"])
         page.chart(out.figures["length"], "length", "reward-model-length-bias")
-        _link(out.facts["kl_link"], f"The same leash on the KL page, at β = {page.state().rm_beta}")
+        _link(out.facts["kl_link"], f"The KL page at the same β = {page.state().rm_beta} (with its own answers)")
         st.markdown(
             r"""
 Give the reward model a taste for length, $r = \text{quality} + c\log_2(\text{length})$, and take the best
@@ -114,8 +114,9 @@ probability σ(r_w − r_l), so training minimises −log σ(r_w − r_l) over t
 Left: that probability against the difference. Right: the true rewards (faint, centred) and the fitted ones.
 
 Maximum likelihood recovers the rewards only up to a constant: add c to every reward and every probability, and
-so the loss, stays exactly as it was (the second readout). The fit here picks mean 0; a real reward model picks
-whatever its last layer's bias happens to be, which is why teams normalise rewards per batch before PPO.
+so the loss, stays exactly as it was (the second readout). The fit here picks mean 0; any other run may pick
+another offset, so raw scores cannot be compared across runs, and rewards are normalised per batch (seed 002,
+A6.3).
 """
     )
 

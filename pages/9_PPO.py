@@ -83,8 +83,8 @@ with tabs[0]:
             "moved from the one that sampled the batch (a larger σ: more epochs per batch, a larger learning "
             "rate), the more tokens leave the band and the more of the update the clip throws away, but never "
             "all of it: a token outside the band on its pessimistic side keeps its gradient. That is why fewer "
-            "tokens are *clipped* than lie *outside*. A high clip fraction in a training log says the policy moves "
-            "too far per batch."
+            "tokens are *clipped* than lie *outside*. So a clip fraction that climbs during training says the policy "
+            "moves far from its sampling policy within each batch."
         )
 with tabs[1]:
     if tabs[1].open:
@@ -104,9 +104,9 @@ $A_t = \sum_l (\gamma\lambda)^l\,\delta_{t+l}$, computed backwards as $A_t = \de
 
 The lower figure samples 4,000 trajectories of an eight-step chain whose critic is off by b at every state:
 the squared bias falls to 0 at λ = 1, the variance rises from 0, and their sum is smallest in between
-(λ ≈ 0.7 for b = 0.5). In RLHF the reward model's score arrives at the last token, so λ close to 1 (0.95) is a
-common choice. Testing both limits (λ = 0 gives δ, λ = 1 gives return minus value) is the cheapest check of an
-implementation.
+(λ ≈ 0.7 for b = 0.5). In RLHF the reward model's score arrives only at the last token; a λ close to 1 lets it
+reach the early tokens without relying on the critic at every step. Testing both limits (λ = 0 gives δ, λ = 1
+gives return minus value) is the cheapest check of an implementation (seed 002, A6.6).
 """
         )
 with tabs[2]:

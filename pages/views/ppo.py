@@ -177,7 +177,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if curve is not None:
         view.facts.update(curve=curve, grad=grad, objective=obj)
         if options.wants("main"):
-            view.figures["main"] = ppo_clip_figure(curve, rho, height=660 if options.presenter else 620)
+            view.figures["main"] = ppo_clip_figure(curve, rho)  # the frame makes it taller in presenter mode
         view.readouts = [
             Readout("Ratio ρ", f"{rho:.2f}", "π_θ(a|s) / π_old(a|s) of one token"),
             Readout("Clip range", f"[{1 - lo:.2f}, {1 + hi:.2f}]", "1 − ε_low to 1 + ε_high"),
