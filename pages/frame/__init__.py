@@ -55,6 +55,8 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/6_Attention.py", "Attention", "🔦"),
     ("pages/7_Training_memory.py", "Training memory", "🧮"),
     ("pages/8_Serving.py", "Serving", "🚀"),
+    ("pages/9_PPO.py", "PPO: clip and advantage", "✂️"),
+    ("pages/10_Reward_model.py", "Reward model", "⚖️"),
 )
 
 

@@ -1,0 +1,195 @@
+"""PPO: the clipped surrogate and its gradient against the ratio, a token batch, GAE, the KL estimators, memory."""
+
+import streamlit as st
+
+from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
+from pages.views import Options, Readout
+from pages.views import ppo as view_of
+
+page = Page.setup(
+    "PPO: the clip and the advantage",
+    "✂️",
+    "PPO's clip does not cap the size of a step. It switches a token's gradient off once its probability ratio has "
+    "already moved past 1 ± ε in the direction its advantage asks for; everywhere else the token gets the plain "
+    "policy-gradient push A.",
+    r"L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t A_t,\ \operatorname{clip}(\rho_t, 1-\varepsilon,"
+    r" 1+\varepsilon)\,A_t\big)\Big],\qquad \rho_t = \frac{\pi_\theta(a_t\mid s_t)}{\pi_{\text{old}}(a_t\mid s_t)}",
+    spec=view_of.SPEC,
+)
+figures = cached_view(view_of.figures)
+PARTS = dict(zip(view_of.VIEWS, ("batch", "gae", "kl", "memory"), strict=True))
+
+
+def _metrics(items: list[Readout]) -> None:
+    """A row of live numbers inside a tab (page.readouts draws under the main figure)."""
+    for col, item in zip(st.columns(len(items)), items, strict=True):
+        col.metric(item.label, item.value, help=item.help)
+
+
+with page.controls():
+    page.control("rho")
+    page.control("clip_eps")
+    higher = page.control("clip_higher")
+    page.control("clip_high", disabled=not higher)
+
+with page.views():
+    st.caption(
+        "Drag ρ on the slider under the figure: the four markers and the panel move in the browser, and the "
+        "readouts follow when you let go."
+    )
+    tabs = draw_tabs(view_of.SPEC["ppo_view"])
+    with tabs[0]:
+        c1, c2 = st.columns(2)
+        with c1:
+            page.control("noise")
+        with c2:
+            page.control("tok_n")
+    with tabs[1]:
+        c1, c2 = st.columns(2)
+        with c1:
+            page.control("gae_r")
+            page.control("gae_v")
+        with c2:
+            page.control("gamma")
+            page.control("lam")
+            page.control("critic_err")
+    with tabs[2]:
+        c1, c2 = st.columns(2)
+        with c1:
+            page.control("drift")
+        with c2:
+            page.control("kl_n")
+    with tabs[3]:
+        c1, c2 = st.columns(2)
+        with c1:
+            page.control("pol_b")
+        with c2:
+            page.control("rm_b")
+
+open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
+state = page.state()
+out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main", *open_parts})))
+page.show_notices(out)
+if "main" in out.figures:
+    page.figure(out.figures["main"], key="clip", filename="ppo-clip", drag="rho", drag_values=view_of.rho_grid())
+page.readouts(out.readouts, per_row=3)
+
+with tabs[0]:
+    if tabs[0].open and "batch" in out.figures:
+        _metrics(out.facts["batch_readouts"])
+        page.chart(out.figures["batch"], "batch", "ppo-token-batch")
+        st.markdown(
+            "Each point is a token: log ρ drawn from N(0, σ²), A from N(0, 1), seeded. The further the policy has "
+            "moved from the one that sampled the batch (a larger σ: more epochs per batch, a larger learning "
+            "rate), the more tokens leave the band and the more of the update the clip throws away, but never "
+            "all of it: a token outside the band on its pessimistic side keeps its gradient. That is why fewer "
+            "tokens are *clipped* than lie *outside*. So a clip fraction that climbs during training says the policy "
+            "moves far from its sampling policy within each batch."
+        )
+with tabs[1]:
+    if tabs[1].open:
+        if "gae_readouts" in out.facts:
+            _metrics(out.facts["gae_readouts"])
+        if "gae" in out.figures:
+            page.chart(out.figures["gae"], "gae", "ppo-gae")
+        if "gae_bv" in out.figures:
+            page.chart(out.figures["gae_bv"], "gae_bv", "ppo-gae-bias-variance")
+        st.markdown(
+            r"""
+With a critic V, the TD error $\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t)$ is a one-step estimate of the
+advantage. GAE blends the k-step estimates with weights $(\gamma\lambda)^k$:
+$A_t = \sum_l (\gamma\lambda)^l\,\delta_{t+l}$, computed backwards as $A_t = \delta_t + \gamma\lambda A_{t+1}$
+(Schulman et al., 2016). λ = 0 is $\delta_t$ itself: little variance, but exactly as wrong as the critic.
+λ = 1 telescopes to the discounted return minus $V(s_t)$: unbiased, but every later reward's noise adds in.
+
+The lower figure samples 4,000 trajectories of an eight-step chain whose critic is off by b at every state:
+the squared bias falls to 0 at λ = 1, the variance rises from 0, and their sum is smallest in between
+(λ ≈ 0.7 for b = 0.5). In RLHF the reward model's score arrives only at the last token; a λ close to 1 lets it
+reach the early tokens without relying on the critic at every step. Testing both limits (λ = 0 gives δ, λ = 1
+gives return minus value) is the cheapest check of an implementation (seed 002, A6.6).
+"""
+        )
+with tabs[2]:
+    if tabs[2].open and "kl" in out.figures:
+        _metrics(out.facts["kl_readouts"])
+        page.chart(out.figures["kl"], "kl", "ppo-kl-estimators")
+        st.markdown(
+            r"""
+The exact KL needs a sum over the whole vocabulary at every position; a trainer uses the sampled token instead,
+with $r = \pi_{\text{ref}}/\pi_\theta$ at that token (Schulman, 2020): $k_1 = -\log r$ (unbiased, often
+negative, noisy), $k_2 = \tfrac12(\log r)^2$ (biased, low variance), $k_3 = (r - 1) - \log r$ (unbiased, never
+negative). Under samples of $\pi_\theta$ the mean of $r$ is 1, so adding $r - 1$ to $k_1$ changes nothing on
+average but cancels most of its wobble. PPO for RLHF subtracts β·k1 from each token's reward before GAE
+(Ouyang et al., 2022); GRPO adds β·k3 to the loss (Shao et al., 2024). Write r the other way up and k3 is no
+longer unbiased for KL(π_θ ‖ π_ref).
+"""
+        )
+with tabs[3]:
+    if tabs[3].open and "memory" in out.figures:
+        _metrics(out.facts["memory_readouts"])
+        page.chart(out.figures["memory"], "memory", "ppo-memory")
+        st.markdown(
+            "PPO for RLHF holds four models and trains two of them: the policy and the critic train (16 bytes per "
+            "parameter with mixed-precision Adam), the reference and the reward model are frozen (2 bytes per "
+            "parameter in bf16). GRPO drops the critic and uses the mean reward of a group of answers as its "
+            "baseline; DPO keeps only policy and reference. This is a bytes-per-parameter count before "
+            "activations and the generation's KV cache. InstructGPT paired a 175B policy with a 6B reward model, "
+            "and initialised the value function from it (Ouyang et al., 2022)."
+        )
+
+with page.explain():
+    st.markdown(
+        """
+A batch of answers is sampled by the old policy π_old and then used for several gradient steps. For one token,
+ρ = π_θ / π_old says how much more (or less) likely the current policy makes it; at the first step every ρ is 1.
+
+**A > 0 (a good token, left).** The objective rises with ρ until ρ = 1 + ε and is flat beyond: raising the token
+further earns nothing, so its gradient is exactly 0. **A < 0 (a bad token, right).** The flat part is below
+1 − ε: once the token is rare enough, pushing it down further earns nothing.
+
+On the other sides the min picks the unclipped term ρA, which is the *smaller* one: if an update has made a bad
+token more likely (ρ = 1.3, A = −1) the objective is −1.3, not −1.2, and the full corrective gradient flows.
+Gains are capped, losses are not: the min makes PPO pessimistic (Schulman et al., 2017).
+
+**Clip-higher.** DAPO (Yu et al., 2025) widens only the upper side, ε_low = 0.2 and ε_high = 0.28, so that a rare
+good token can still be pushed up further; that keeps the policy's entropy from collapsing.
+"""
+    )
+
+page.quick_check(
+    "ε = 0.2 and a token has ratio ρ = 1.3. What is the gradient of its objective with respect to ρ if A = +1? "
+    "If A = −1?",
+    "**0** for A = +1: it is past 1 + ε in the direction its advantage favours, so the clipped term is the "
+    "minimum and it is flat. **−1** (the full A) for A = −1: the min keeps ρA = −1.3 < −1.2, the unclipped term. "
+    "Press the preset *Ratio 1.3: above 1 + ε* to see both.",
+)
+page.interview(
+    "“What does PPO's clip actually do, and why the min?”",
+    InterviewAnswer(
+        sentence="The clip removes the incentive to move a token's probability ratio past 1 ± ε in the direction "
+        "its advantage wants; the min makes the objective pessimistic, so a move that hurt still gets its full "
+        "corrective gradient.",
+        equation=r"L^{\text{CLIP}} = \mathbb{E}_t\big[\min(\rho_t A_t,\ \operatorname{clip}(\rho_t,"
+        r" 1-\varepsilon, 1+\varepsilon)A_t)\big]",
+        number="ε ≈ 0.2 (Schulman et al., 2017); at ρ = 1.3 and A = +1 the gradient is exactly 0, at ρ = 1.3 and "
+        "A = −1 it is the full A. DAPO raises the upper side to 0.28 (Yu et al., 2025).",
+        trade_off="A small ε keeps each update close to the policy that sampled the data (stable) but wastes the "
+        "signal of tokens that already moved; a large ε uses more of each batch but lets the importance weights "
+        "drift.",
+    ),
+)
+page.mistakes(
+    [
+        "“The clip bounds the gradient.” It does not: inside the range, or outside on the pessimistic side, "
+        "the token's gradient is A·∇log π, however large. It removes the incentive to move the ratio further.",
+        "“Ratios cannot leave [1 − ε, 1 + ε].” They can and do, since one step moves many tokens at once; the clip "
+        "only stops rewarding the move, and it does not bound the KL to π_old either.",
+        "Writing clip(ρ)·A without the min: a bad token whose ratio rose past 1 + ε would then lose its gradient.",
+        "Forgetting that A < 0 mirrors the picture: the flat side is below 1 − ε.",
+        "Swapping GAE's limits: λ = 1 is Monte Carlo (unbiased, noisy), λ = 0 one-step TD (biased by the critic).",
+        "Reading one token's negative k1 as a negative KL: it is one noisy sample; only the average estimates it.",
+    ]
+)
+
+page.download(out.tables, "ppo")
+page.finish()

@@ -1,0 +1,129 @@
+"""The reward-model page in AppTest: the Bradley-Terry readouts against a plain-python loss, a constant that changes
+nothing, the 60-70% band of seed 003 Q7, the length hack as β falls and DPO's loss as Bradley-Terry, with links to
+the KL page; deep links, bad links, tabs built only when open."""
+
+import math
+
+import numpy as np
+import pytest
+
+from core.reward_model import sample_pairs
+from pages.views import reward_model as view_of
+from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+
+PAGE = "pages/10_Reward_model.py"
+
+
+def _nll(rewards, pairs) -> float:
+    """Mean -log sigma(r_w - r_l), one pair at a time."""
+    return sum(math.log1p(math.exp(-(rewards[w] - rewards[lo]))) for w, lo in pairs) / len(pairs)
+
+
+def _kl_links(at) -> list[tuple[str, str]]:
+    return [(link.proto.page, link.proto.query_string) for link in at.get("page_link") if "KL page" in link.proto.label]
+
+
+@pytest.fixture(scope="module")
+def default():
+    at = open_page(PAGE)
+    assert no_exception(at)
+    return at
+
+
+def test_default_fit_and_noise_tab(default):
+    m = metrics(default)
+    assert default.warning.len == 0
+    fitted = decode(trace(figures(default)[0], "fitted reward")["y"])
+    assert fitted.shape == (7,) and abs(fitted.mean()) < 1e-9  # the fit picks mean 0
+    pairs = sample_pairs(np.linspace(-1.5, 1.5, 7), 300, seed=0)
+    assert m["Mean −log σ(r_w − r_l)"] == f"{_nll(fitted, pairs):.4f} nats"
+    assert m["… after adding c = 0"] == m["Mean −log σ(r_w − r_l)"]
+    wins = sum(fitted[w] > fitted[lo] for w, lo in pairs) / len(pairs)
+    assert m["Training pairs ranked right"] == f"{100 * wins:.1f}%"
+    # the noise tab is open by default at a flip rate of 0.2: inside the 60-70% band of real reward models (003 Q7)
+    held = float(m["Held-out accuracy at flip 0.2"].rstrip("%"))
+    assert 60 < held < 70 and held <= float(m["Ceiling: the true rewards"].rstrip("%")) + 2
+    assert len(figures(default)) == 2
+
+
+def test_adding_a_constant_changes_nothing(default):
+    at = open_page(PAGE)
+    at.button(key="preset-Reward_model-Add a constant: c = 3 changes nothing").click().run()
+    assert no_exception(at)
+    m, m0 = metrics(at), metrics(default)
+    assert m["… after adding c = 3"] == m0["Mean −log σ(r_w − r_l)"] == m["Mean −log σ(r_w − r_l)"]
+    assert m["Mean fitted reward"] == "3.000" and m0["Mean fitted reward"] == "0.000"
+    fitted = decode(trace(figures(at)[0], "fitted reward")["y"])
+    np.testing.assert_allclose(fitted - 3.0, decode(trace(figures(default)[0], "fitted reward")["y"]), atol=1e-12)
+
+
+def test_length_hack_as_beta_falls_and_the_link_to_the_kl_page():
+    at = open_page(PAGE)
+    at.button(key="preset-Reward_model-Length hacking: a loose leash, β = 0.01").click().run()
+    assert no_exception(at) and at.warning.len == 0
+    m = metrics(at)
+    # pi* ∝ pi_ref exp(r / beta) by hand at beta = 0.01: all mass on the 800-token answer (quality 0.5)
+    lengths, ref, q = [50, 100, 200, 400, 800], [0.25, 0.35, 0.25, 0.10, 0.05], [0.2, 0.6, 0.8, 0.7, 0.5]
+    r = [qi + 0.3 * math.log2(n) for qi, n in zip(q, lengths, strict=True)]
+    w = [p * math.exp((ri - max(r)) / 0.01) for p, ri in zip(ref, r, strict=True)]
+    pi = [x / sum(w) for x in w]
+    mean_length = sum(p * n for p, n in zip(pi, lengths, strict=True))
+    assert m["Mean length under π*"] == f"{mean_length:.0f} tokens" == "800 tokens"
+    assert m["True quality"] == "0.500"  # below the SFT model's 0.555: the proxy was hacked
+    assert m["Best β for true quality"] == "0.3"
+    assert _kl_links(at) == [("KL_leash", "beta=0.01")]
+    at.button(key="preset-Reward_model-Length bias: the best β, 0.3").click().run()
+    assert metrics(at)["True quality"] == "0.683"
+    assert _kl_links(at) == [("KL_leash", "beta=0.3")]
+
+
+def test_dpo_is_bradley_terry_on_the_implicit_reward_and_links_the_kl_dpo_tab():
+    at = open_page(PAGE)
+    at.button(key="preset-Reward_model-DPO: worked example B").click().run()
+    assert no_exception(at)
+    m = metrics(at)
+    loss = math.log1p(math.exp(-(0.2 - (-0.1))))  # worked example B: implicit rewards 0.2 and -0.1
+    assert m["DPO loss"] == m["Bradley-Terry −log σ(r̂_w − r̂_l)"] == f"{loss:.3f}" == "0.554"
+    assert m["Implicit reward r̂_w"] == "+0.200" and m["Implicit reward r̂_l"] == "−0.100"
+    assert _kl_links(at) == [("KL_leash", "kl_view=DPO")]  # worked example B is the KL page's default pair
+    at.radio(key="dpo_pair").set_value("Both answers less likely").run()
+    links = _kl_links(at)
+    assert links[0][1].startswith("kl_view=DPO&") and "logp_w=-13" in links[0][1]
+
+
+def test_link_reproduces_the_view():
+    query = {"rm_items": "5", "rm_pairs": "200", "rm_shift": "-2", "rm_seed": "3", "rm_view": "Length bias",
+             "rm_beta": "0.5", "len_bonus": "0.2"}  # fmt: skip
+    linked = open_page(PAGE, query)
+    assert no_exception(linked) and linked.warning.len == 0
+    clicked = open_page(PAGE, {"rm_view": "Length bias"})
+    clicked.slider(key="rm_items").set_value(5)
+    clicked.number_input(key="rm_pairs").set_value(200.0)
+    clicked.number_input(key="rm_shift").set_value(-2.0)
+    clicked.number_input(key="rm_seed").set_value(3.0)
+    clicked.select_slider(key="rm_beta").set_value("0.5")
+    clicked.slider(key="len_bonus").set_value(0.2).run()
+    assert metrics(linked) == metrics(clicked)
+    assert metrics(linked)["Mean fitted reward"] == "−2.000"
+
+
+@pytest.mark.parametrize("bad", BAD_LINK_VALUES)
+def test_bad_link_values_give_a_warning_not_an_exception(default, bad):
+    at = open_page(PAGE, {"rm_items": bad, "rm_pairs": bad, "rm_beta": bad, "rm_view": bad, "train_pairs": bad})
+    assert no_exception(at)
+    assert metrics(at) == metrics(default)
+    if bad:
+        assert any("The link asked for" in w.value for w in at.warning)
+
+
+def test_tabs_build_only_when_open():
+    from pages.views import Options
+
+    s = view_of.SPEC.defaults()
+    assert set(view_of.figures(s).figures) == {"main"}
+    every = view_of.figures(s, Options(parts=frozenset({"main", "noise", "length", "dpo"})))
+    assert set(every.figures) == {"main", "noise", "length", "dpo"} and every.notices == []
+    at = open_page(PAGE, {"rm_view": "DPO"})
+    m = metrics(at)
+    assert "DPO loss" in m and "Held-out accuracy at flip 0.2" not in m and "True quality" not in m
+    assert len(figures(at)) == 2

@@ -1,0 +1,191 @@
+"""Figures of the reward-model page: Bradley-Terry's fit, accuracy under label noise, and the length-biased reward
+against the KL leash.
+
+Builders take core.reward_model's results and only pick, round and format numbers; figures are assembled from
+plain dicts (:func:`viz.style.figure_from_dict`) and rebuilt with validation in the tests.
+
+- :func:`bradley_terry_figure`: sigma(r_w - r_l) against the reward difference, and the fitted rewards beside the
+  true ones (both centred, with an optional constant added to show that nothing changes).
+- :func:`accuracy_noise_figure`: held-out pair accuracy against the labelers' flip rate, the 60-70% band of real
+  reward models (seed 003, Q7).
+- :func:`length_bias_figure`: as beta falls, pi* ∝ pi_ref exp(r/beta) picks longer answers; the proxy reward
+  keeps rising while the true quality rises, then falls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from numpy.typing import ArrayLike
+
+from core.reward_model import BTFit, LengthSweep, NoiseStudy
+from viz.style import PALETTE, figure_from_dict, style_layout
+
+_PANEL_BG = "rgba(128,128,128,0.12)"
+_REF_OPACITY = 0.4
+
+
+def _num(x: float, digits: int = 3) -> str:
+    return f"{x:.{digits}f}".replace("-", "−")
+
+
+def bradley_terry_figure(
+    fit: BTFit,
+    true_rewards: ArrayLike,
+    margin: ArrayLike,
+    probability: ArrayLike,
+    *,
+    shift: float = 0.0,
+    shifted_nll: float | None = None,
+    labels: Sequence[str] | None = None,
+    height: int = 440,
+) -> go.Figure:
+    """Left: P(w > l) = sigma(r_w - r_l) against the difference (``margin``, ``probability`` from
+    core.reward_model.preference_probability). Right: the true rewards (faint blue, centred) and the fitted ones
+    (orange, plus ``shift``), one bar pair per item. The readout gives the fit's mean -log sigma and, when given,
+    the same number after the shift (equal: only differences are identified).
+    """
+    t = np.asarray(true_rewards, dtype=np.float64)
+    t = t - t.mean()
+    r = fit.rewards + float(shift)
+    if t.shape != r.shape:
+        raise ValueError("need one true reward per fitted item")
+    names = [f"item {k + 1}" for k in range(r.size)] if labels is None else [str(s) for s in labels]
+    if len(names) != r.size:
+        raise ValueError(f"need {r.size} item labels, got {len(names)}")
+    data: list[dict[str, Any]] = [
+        {"type": "scatter", "x": np.asarray(margin, dtype=np.float64), "y": np.asarray(probability, np.float64),
+         "mode": "lines", "name": "σ(r_w − r_l)", "line": {"color": PALETTE["reference"], "width": 3},
+         "hovertemplate": "r_w − r_l = %{x:.2f}<br>P(w preferred) = %{y:.3f}<extra></extra>"},
+        {"type": "bar", "x": names, "y": t, "name": "true reward (centred)", "xaxis": "x2", "yaxis": "y2",
+         "marker": {"color": PALETTE["reference"], "opacity": _REF_OPACITY},
+         "hovertemplate": "true %{y:.3f}<extra></extra>"},
+        {"type": "bar", "x": names, "y": r, "name": "fitted reward" + (f" + {shift:g}" if shift else ""),
+         "xaxis": "x2", "yaxis": "y2", "marker": {"color": PALETTE["optimised"]},
+         "hovertemplate": "fitted %{y:.3f}<extra></extra>"},
+    ]  # fmt: skip
+    lines = [
+        f"mean −log σ(r_w − r_l) = {_num(fit.nll, 4)} nats",
+        f"training pairs ranked right: {100 * fit.train_accuracy:.1f}%",
+    ]
+    if shifted_nll is not None:
+        lines.append(f"after adding {shift:g} to every reward: {_num(shifted_nll, 4)} nats")
+    layout = {
+        "xaxis": {"domain": [0.0, 0.38], "title": {"text": "r_w − r_l"}, "zeroline": True},
+        "yaxis": {"range": [0, 1], "title": {"text": "P(w preferred to l)"}},
+        "xaxis2": {"domain": [0.5, 1.0], "anchor": "y2"},
+        "yaxis2": {"anchor": "x2", "title": {"text": "reward"}, "zeroline": True},
+        "barmode": "group",
+        "annotations": [
+            {"text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": 0.0, "y": 0.98, "xanchor": "left",
+             "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": _PANEL_BG}
+        ],
+        "uirevision": "rm-bt",
+        "hovermode": "closest",
+    }  # fmt: skip
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def accuracy_noise_figure(study: NoiseStudy, *, height: int = 420) -> go.Figure:
+    """Held-out pair accuracy (orange), the true rewards' own accuracy on the same noisy labels (blue, the ceiling)
+    and the fitted ordering against the true one (green) as the flip rate grows; the 60-70% band of real reward
+    models (seed 003, Q7) and the 50% of a coin toss.
+    """
+    f = study.flip
+    series = (
+        ("fitted model on held-out noisy labels", study.heldout_accuracy, PALETTE["optimised"], "solid"),
+        ("true rewards on the same labels (ceiling)", study.ceiling, PALETTE["reference"], "dash"),
+        ("fitted order vs the true order", study.true_accuracy, PALETTE["optimum"], "dot"),
+    )
+    data = [
+        {"type": "scatter", "x": f, "y": y, "mode": "lines+markers", "name": name,
+         "line": {"color": c, "width": 3, "dash": dash},
+         "hovertemplate": "flip rate %{x:.2f}<br>accuracy %{y:.3f}<extra></extra>"}
+        for name, y, c, dash in series
+    ]  # fmt: skip
+    shapes = [
+        {"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 0.6, "y1": 0.7,
+         "fillcolor": "rgba(86,180,233,0.18)", "line": {"width": 0}, "layer": "below"},
+        {"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 0.5, "y1": 0.5,
+         "line": {"color": PALETTE["neutral"], "dash": "dot"}},
+    ]  # fmt: skip
+    annotations = [
+        {"x": 1, "y": 0.7, "xref": "x domain", "yref": "y", "xanchor": "right", "yanchor": "bottom",
+         "showarrow": False, "text": "real reward models: 60-70% held-out"},
+        {"x": 0, "y": 0.5, "xref": "x domain", "yref": "y", "xanchor": "left", "yanchor": "top",
+         "showarrow": False, "text": "coin toss"},
+    ]  # fmt: skip
+    layout = {
+        "xaxis": {"title": {"text": f"labelers' flip rate ({study.n_train} training pairs)"}},
+        "yaxis": {"title": {"text": "pair accuracy"}, "range": [0.4, 1.02]},
+        "shapes": shapes,
+        "annotations": annotations,
+        "uirevision": "rm-noise",
+        "hovermode": "x unified",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def length_bias_figure(sweep: LengthSweep, beta: float, *, height: int = 560) -> go.Figure:
+    """Top: E_pi*[length] against beta (log axis) and the SFT model's mean length; bottom: the proxy reward and the
+    true quality under pi*, with the reference's quality dashed. A vertical line marks the page's beta (the nearest
+    sweep point), another the beta with the best true quality.
+    """
+    b = sweep.beta
+    i = int(np.argmin(np.abs(np.log(b / float(beta)))))
+    ref_len = float(sweep.pi_ref @ sweep.lengths)
+    ref_q = float(sweep.pi_ref @ sweep.quality)
+    data: list[dict[str, Any]] = [
+        {"type": "scatter", "x": b, "y": sweep.mean_length, "mode": "lines", "name": "mean length under π*",
+         "line": {"color": PALETTE["optimised"], "width": 3},
+         "hovertemplate": "β = %{x:.3g}<br>%{y:.0f} tokens<extra></extra>"},
+        {"type": "scatter", "x": b, "y": sweep.proxy_reward, "mode": "lines", "name": "proxy reward (length-biased)",
+         "xaxis": "x2", "yaxis": "y2", "line": {"color": PALETTE["optimised"], "width": 3, "dash": "dash"},
+         "hovertemplate": "β = %{x:.3g}<br>proxy %{y:.3f}<extra></extra>"},
+        {"type": "scatter", "x": b, "y": sweep.true_reward, "mode": "lines", "name": "true quality",
+         "xaxis": "x2", "yaxis": "y2", "line": {"color": PALETTE["optimum"], "width": 3},
+         "hovertemplate": "β = %{x:.3g}<br>true %{y:.3f}<extra></extra>"},
+        {"type": "scatter", "x": [b[i]], "y": [sweep.mean_length[i]], "mode": "markers", "showlegend": False,
+         "marker": {"color": PALETTE["optimised"], "size": 12, "line": {"color": "black", "width": 1}},
+         "hoverinfo": "skip"},
+        {"type": "scatter", "x": [b[i]], "y": [sweep.true_reward[i]], "mode": "markers", "showlegend": False,
+         "xaxis": "x2", "yaxis": "y2", "hoverinfo": "skip",
+         "marker": {"color": PALETTE["optimum"], "size": 12, "line": {"color": "black", "width": 1}}},
+    ]  # fmt: skip
+    shapes: list[dict[str, Any]] = [
+        {"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": ref_len, "y1": ref_len,
+         "line": {"color": PALETTE["reference"], "dash": "dot"}},
+        {"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": ref_q, "y1": ref_q,
+         "line": {"color": PALETTE["reference"], "dash": "dot"}},
+    ]  # fmt: skip
+    for ya in ("y", "y2"):
+        xa = "x" if ya == "y" else "x2"
+        shapes.append({"type": "line", "xref": xa, "yref": f"{ya} domain", "x0": b[i], "x1": b[i], "y0": 0,
+                       "y1": 1, "line": {"color": PALETTE["neutral"], "width": 1.5}})  # fmt: skip
+        shapes.append({"type": "line", "xref": xa, "yref": f"{ya} domain", "x0": sweep.best_beta,
+                       "x1": sweep.best_beta, "y0": 0, "y1": 1,
+                       "line": {"color": PALETTE["optimum"], "dash": "dot", "width": 1.5}})  # fmt: skip
+    annotations = [
+        {"x": 1, "y": ref_len, "xref": "x domain", "yref": "y", "xanchor": "right", "yanchor": "bottom",
+         "showarrow": False, "text": f"SFT model: {ref_len:.0f} tokens", "font": {"color": PALETTE["reference"]}},
+        {"x": 1, "y": ref_q, "xref": "x2 domain", "yref": "y2", "xanchor": "right", "yanchor": "top",
+         "showarrow": False, "text": f"SFT model's quality {ref_q:.3f}", "font": {"color": PALETTE["reference"]}},
+        {"x": 0, "y": 1, "xref": "x domain", "yref": "y domain", "xanchor": "left", "yanchor": "top",
+         "showarrow": False, "align": "left", "bgcolor": _PANEL_BG,
+         "text": f"β = {b[i]:.3g}: {sweep.mean_length[i]:.0f} tokens, true quality {sweep.true_reward[i]:.3f},"
+         f"<br>KL {sweep.kl[i]:.3f} nats · ← smaller β, a looser leash"},
+    ]  # fmt: skip
+    layout = {
+        "xaxis": {"type": "log", "domain": [0, 1], "anchor": "y", "matches": "x2", "showticklabels": False},
+        "yaxis": {"domain": [0.55, 1.0], "title": {"text": "tokens"}},
+        "xaxis2": {"type": "log", "anchor": "y2", "title": {"text": "β (KL price per nat)"}},
+        "yaxis2": {"domain": [0.0, 0.45], "title": {"text": "reward"}},
+        "shapes": shapes,
+        "annotations": annotations,
+        "uirevision": "rm-length",
+        "hovermode": "closest",
+    }  # fmt: skip
+    return figure_from_dict(data, style_layout(layout, height=height))
