@@ -34,13 +34,27 @@ def _readout(T: float, final: np.ndarray) -> str:
 
 
 def _rows(logits: Sequence[float], temperatures: Sequence[float], top_k, top_p, min_p, order) -> tuple:
-    """(tempered (S, V), final (S, V)) as numpy, one row per temperature."""
+    """(tempered (S, V), final (S, V)) as numpy, one row per temperature.
+
+    With temperature first, all T > 0 go through core in one batched call: sample_filter(z / T, 1) equals
+    sample_filter(z, T) for that order. T = 0 and the other order go row by row.
+    """
     z = np.asarray(logits, dtype=np.float64)
-    tempered, final = [], []
-    for T in temperatures:
-        tempered.append(sample_filter(z, T).cpu().numpy())
-        final.append(sample_filter(z, T, top_k, top_p, min_p, order).cpu().numpy())
-    return np.array(tempered), np.array(final)
+    temps = np.asarray(temperatures, dtype=np.float64)
+    tempered = np.empty((temps.size, z.size))
+    final = np.empty((temps.size, z.size))
+    hot = temps > 0
+    if order == "temperature_first" and hot.any():
+        Z = z[None, :] / temps[hot, None]  # (S', V)
+        tempered[hot] = sample_filter(Z, 1.0).cpu().numpy()
+        final[hot] = sample_filter(Z, 1.0, top_k, top_p, min_p).cpu().numpy()
+        rows = np.flatnonzero(~hot)
+    else:
+        rows = np.arange(temps.size)
+    for i in rows:
+        tempered[i] = sample_filter(z, float(temps[i])).cpu().numpy()
+        final[i] = sample_filter(z, float(temps[i]), top_k, top_p, min_p, order).cpu().numpy()
+    return tempered, final
 
 
 def sampling_figure(
