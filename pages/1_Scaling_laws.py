@@ -1,12 +1,11 @@
 """Scaling laws: the iso-FLOP U-curve of the Chinchilla fit, with a plan you drag along one budget."""
 
-import pandas as pd
 import streamlit as st
 
 from core import scaling
-from pages.frame import InterviewAnswer, Page, Readout, cached_figures, preset_buttons
-from viz import format as fmt
-from viz.scaling import isoflop_family_figure, isoflop_figure
+from pages.frame import InterviewAnswer, Page, cached_view
+from pages.views import Options
+from pages.views import scaling as view_of
 
 page = Page.setup(
     "Scaling laws: the iso-FLOP U-curve",
@@ -16,142 +15,34 @@ page = Page.setup(
     r"L(N, D) = E + \frac{A}{N^{\alpha}} + \frac{B}{D^{\beta}}, \quad D = \frac{C}{6N}, \quad "
     r"N_{\text{opt}} = G\left(\frac{C}{6}\right)^{\frac{\beta}{\alpha+\beta}},\ "
     r"G = \left(\frac{\alpha A}{\beta B}\right)^{\frac{1}{\alpha+\beta}}",
+    spec=view_of.SPEC,
 )
-
-PRESETS = {
-    "Predict Q1: 10B params on 20B tokens": {"budget": "FLOPs", "C": 1.2e21, "N": 1e10},
-    "Worked example A: 8 H100 for 24 h": {
-        "budget": "Hardware",
-        "gpu": "H100",
-        "gpus": 8.0,
-        "hours": 24.0,
-        "mfu": 40,
-        "N": 1.5e9,
-    },
-    "Example A over-trained: 0.5B params": {
-        "budget": "Hardware",
-        "gpu": "H100",
-        "gpus": 8.0,
-        "hours": 24.0,
-        "mfu": 40,
-        "N": 5e8,
-    },
-    "Chinchilla's budget, Gopher's size": {"budget": "FLOPs", "C": 5.88e23, "N": 2.8e11},
-    "Llama 3 8B on 15T tokens": {"budget": "FLOPs", "C": 7.2e23, "N": 8e9},
-    "Check yourself: 7B on 2T tokens": {
-        "budget": "FLOPs",
-        "C": 8.4e22,
-        "N": 7e9,
-        "gpu": "H100",
-        "gpus": 256.0,
-        "mfu": 40,
-    },
-}
+figures = cached_view(view_of.figures)
 
 with page.controls():
-    preset_buttons(PRESETS)
-    fit_name = st.selectbox("Loss fit", [f.short for f in scaling.FITS.values()], key="fit", bind="query-params")
-    fit_key = scaling.fit_by_short_name(fit_name)
-    st.caption(scaling.FITS[fit_key].label)
-    budget_source = st.segmented_control(
-        "Budget from", ["FLOPs", "Hardware"], key="budget", bind="query-params", default="FLOPs"
-    )
+    page.control("fit")
+    st.caption(scaling.FITS[scaling.fit_by_short_name(st.session_state.get("fit", view_of.FIT_NAMES[0]))].label)
+    budget_source = page.control("budget")
     st.caption("Hardware (sets the budget in Hardware mode; the training time always)")
-    gpu = st.selectbox("GPU", list(scaling.ACCELERATORS), key="gpu", bind="query-params", help="peak dense bf16 FLOP/s")
-    n_gpus = int(st.number_input("GPUs", 1.0, 1e6, 8.0, step=1.0, format="%.0f", key="gpus", bind="query-params"))
-    hours = st.number_input("Hours", 0.1, 100_000.0, 24.0, step=1.0, key="hours", bind="query-params")
-    mfu_pct = st.slider("MFU (%)", 1, 100, 40, key="mfu", bind="query-params", help="model FLOPs utilisation")
-    hardware = scaling.Hardware.from_preset(gpu, n_gpus, mfu_pct)
+    for name in ("gpu", "gpus", "hours", "mfu"):
+        page.control(name)
     if budget_source == "Hardware":
-        C, clamped = scaling.clamp_budget(
-            float(scaling.hardware_flops(n_gpus, hours, hardware.peak_flops, hardware.mfu))
-        )
-        st.metric("Budget C (FLOPs)", fmt.sci(C))
+        st.metric("Budget C (FLOPs)", f"{view_of.budget(page.state())[0]:.3g}")
     else:
-        C = st.number_input(
-            "Budget C (FLOPs)",
-            *scaling.C_RANGE,
-            1.2e21,
-            format="%.3e",
-            key="C",
-            bind="query-params",
-            help="1e18 to 1e26",
-        )
-    N = st.number_input(
-        "Your plan: model size N (parameters)",
-        *scaling.N_RANGE,
-        1e10,
-        format="%.3e",
-        key="N",
-        bind="query-params",
-        help="Drag the slider under the figure to move the plan along the curve.",
-    )
+        page.control("C")
+    page.control("N")
 
-if budget_source == "Hardware" and clamped:
-    page.notice("The hardware budget fell outside 1e18 to 1e26 FLOPs and was clamped to that range.", "info")
-
-
-@cached_figures
-def _study_and_curve(C: float, N: float, fit_key: str, hardware: scaling.Hardware) -> tuple:
-    study = scaling.isoflop_study(C, N, fit_key, hardware)
-    u_curve = isoflop_figure(
-        study.curve,
-        study.current,
-        study.slider,
-        study.slider_active,
-        scaling.FITS[fit_key].label,
-        (scaling.FITS[study.other_fit].label, study.other.N_opt),
-    )
-    return study, u_curve
-
-
-@cached_figures
-def _family(C: float, fit_key: str) -> tuple:
-    """The budget family depends on the budget and the fit only, not on the plan."""
-    study = scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)
-    figure = isoflop_family_figure(
-        study.budgets, study.family_N, study.family_loss, study.family_N_opt, study.family_loss_opt, C
-    )
-    return study, figure
-
-
-study, u_curve = _study_and_curve(C, N, fit_key, hardware)
-family_study, family = _family(C, fit_key)
+state = page.state()
+out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main", "family"})))
+study, fit_key = out.facts["study"], out.facts["fit_key"]
 p, other_plan = study.current, study.other
 other_label = scaling.FITS[study.other_fit].label
-page.figure(u_curve, key="isoflop", filename="isoflop-u-curve")
-page.readouts(
-    [
-        Readout("Tokens D = C/6N", fmt.count(p.D), "training tokens the budget buys at this model size"),
-        Readout("Tokens per parameter", f"{p.tokens_per_param:,.1f}"),
-        Readout("Loss L(N, D)", f"{p.loss:.3f}", "nats per token, from the selected fit"),
-        Readout("Above the fit's minimum", f"{p.excess_pct:+.2f}%"),
-        Readout(
-            "Training time",
-            fmt.duration(p.train_seconds),
-            f"{n_gpus:,} × {gpu} at {mfu_pct}% MFU = {p.gpu_days:,.0f} GPU-days",
-        ),
-        Readout("Training states", fmt.nbytes(p.memory_bytes), "16 bytes per parameter (mixed-precision Adam)"),
-        Readout("Serving FLOPs per token", fmt.sci(p.serving_flops_per_token), "2N FLOPs per generated token"),
-        Readout("Budget C = 6ND (FLOPs)", fmt.sci(p.C)),
-        Readout("Fit's optimum N", fmt.count(p.N_opt), f"on {fmt.count(p.D_opt)} tokens, loss {p.loss_opt:.3f}"),
-        Readout("20-tokens rule N", fmt.count(p.N_rule), f"on {fmt.count(p.D_rule)} tokens, loss {p.loss_rule:.3f}"),
-        Readout("Optimal tokens per parameter", f"{p.tokens_per_param_opt:,.1f}", scaling.FITS[fit_key].label),
-        Readout(
-            f"… with the {other_label} fit",
-            f"{other_plan.tokens_per_param_opt:,.1f}",
-            f"its optimum: {fmt.count(other_plan.N_opt)} params on {fmt.count(other_plan.D_opt)} tokens",
-        ),
-    ]
-)
+page.show_notices(out)
+page.figure(out.figures["main"], key="isoflop", filename="isoflop-u-curve", drag="N", drag_values=study.slider.N)
+page.readouts(out.readouts)
 
 with page.views():
-    st.plotly_chart(
-        family,
-        key="family",
-        width="stretch",
-        config={"displaylogo": False},
-    )
+    page.chart(out.figures["family"], "family", "isoflop-family")
 
 with page.explain():
     st.markdown(
@@ -199,11 +90,5 @@ page.mistakes(
     ]
 )
 
-page.download(
-    {
-        "U-curve": pd.DataFrame(scaling.curve_columns(study, fit_key)),
-        "Budget family": pd.DataFrame(scaling.family_columns(family_study)),
-    },
-    "scaling",
-)
+page.download(out.tables, "scaling")
 page.finish()

@@ -2,13 +2,15 @@
 
 import math
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from core import kl_leash as kl
-from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
-from pages.frame import InterviewAnswer, Page, Readout, cached_figures, preset_buttons
+from core.dpo import dpo_curve, dpo_loss
+from pages.frame import InterviewAnswer, Page, Readout, cached_figures, draw_tabs, preset_buttons
+from pages.views import kl_leash as view_of
 from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
 
@@ -20,26 +22,10 @@ page = Page.setup(
     r"\max_\pi\ \mathbb{E}_{\pi}[r] - \beta\,\mathrm{KL}(\pi\,\|\,\pi_{\text{ref}}):\quad "
     r"\pi^*(y) = \frac{\pi_{\text{ref}}(y)\,e^{r(y)/\beta}}{Z},\quad Z = \sum_y \pi_{\text{ref}}(y)\,e^{r(y)/\beta},"
     r"\quad \text{maximum} = \beta \log Z",
+    spec=view_of.SPEC,
 )
 LAST = "_kl_answers"  # the answers of the previous run (valid by construction): bad typing falls back to them
-BETAS = [f"{b:g}" for b in kl.beta_choices()]
-LEASH = {
-    key: {"K": a.K, **a.texts(), "beta": f"{p.beta:g}"}
-    for key, p in kl.LEASH_PRESETS.items()
-    for a in [kl.Answers.from_preset(p)]
-}
-PRESETS = {"Lesson's toy (two answers)": LEASH["toy"], "Reward hack": LEASH["reward_hack"], "Five answers": LEASH["k5"]}
-DPO = {
-    f"DPO: {p.label}": {
-        "logp_w": p.logp_w,
-        "logp_l": p.logp_l,
-        "ref_w": p.ref_logp_w,
-        "ref_l": p.ref_logp_l,
-        "dpo_beta": p.beta,
-    }
-    for p in DPO_PRESETS.values()
-}
-TOY = LEASH["toy"] | {"names": ""}  # the default view is the toy, its answers numbered
+TOY = view_of.TOY
 DEFAULT = kl.read_answers(TOY["K"], TOY["pi_ref"], TOY["r"], TOY["r_true"], TOY["names"])[0]
 # the DPO derivation, one step at a time: (equation, what happens)
 DERIVATION = {
@@ -72,37 +58,10 @@ def _resize() -> None:
     st.session_state.update(kl.resize_texts(texts, st.session_state["K"], last))
 
 
-with page.controls():
-    preset_buttons(PRESETS)
-    K = st.slider("Answers K", kl.K_MIN, kl.K_MAX, TOY["K"], key="K", bind="query-params", on_change=_resize)
-    beta_label = st.select_slider(
-        "β (log scale)",
-        BETAS,
-        TOY["beta"],
-        key="beta",
-        bind="query-params",
-        help="The KL price per nat. The slider under the bars drags β continuously.",
-    )
-    text = {
-        "pi_ref": st.text_input(
-            "π_ref (reference probabilities)",
-            TOY["pi_ref"],
-            key="pi_ref",
-            bind="query-params",
-            help="Comma-separated, one per answer; rescaled if they do not sum to 1.",
-        ),
-        "r": st.text_input("r (reward-model score, optimised)", TOY["r"], key="r", bind="query-params"),
-        "r_true": st.text_input(
-            "r_true (what people want)",
-            TOY["r_true"],
-            key="r_true",
-            bind="query-params",
-            placeholder="blank: same as r",
-        ),
-        "names": st.text_input(
-            "Answer names", TOY["names"], key="names", bind="query-params", placeholder="blank: y1, y2, ..."
-        ),
-    }
+with page.controls(presets=list(view_of.LEASH_PRESETS)):
+    K = page.control("K", on_change=_resize)
+    beta_label = page.control("beta")
+    text = {name: page.control(name) for name in ("pi_ref", "r", "r_true", "names")}
 
 beta = float(beta_label)
 answers, problems = kl.read_answers(K, **text, fallback=st.session_state.get(LAST, DEFAULT))
@@ -118,7 +77,7 @@ if ref.renormalised:
 
 @cached_figures
 def _leash(answers: kl.Answers, beta: float) -> tuple:
-    sweep = kl.leash_sweep(answers.pi_ref, answers.r, kl.beta_grid(121, include=beta), answers.r_true)
+    sweep = kl.leash_sweep(answers.pi_ref, answers.r, np.asarray(kl.beta_choices()), answers.r_true)
     return sweep, kl_leash_figure(sweep, beta, answers.names)
 
 
@@ -152,19 +111,19 @@ def _metrics(items: list[Readout]) -> None:
 
 
 sweep, bars = _leash(answers, beta)
-page.figure(bars, key="bars", filename="kl-leash")
+page.figure(bars, key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)
 
 with page.views():
     st.caption(
         "Drag β on the slider under the bars: plotly moves the orange bars and the panel in the browser. "
         "The views below and the readouts follow the β of the sidebar."
     )
-    tabs = st.tabs(["Beta sweep", "Reward hacking", "Theorem check", "DPO"], key="view", bind="query-params")
+    tabs = draw_tabs(view_of.SPEC["kl_view"])
     with tabs[0]:
         if tabs[0].open:
             page.chart(_sweep_view(answers, beta), "sweep", "kl-leash-sweep")
     with tabs[1]:
-        sqrt_kl = st.toggle("√KL on the x-axis (Gao et al.'s distance)", key="sqrt", bind="query-params")
+        sqrt_kl = page.control("sqrt")
         if tabs[1].open:
             takeover, hacking = _hacking_view(answers, beta, sqrt_kl)
             top = " and ".join(answers.names[k] for k in takeover.top)
@@ -178,16 +137,10 @@ with page.views():
             page.chart(hacking, "hacking", "kl-reward-hacking")
     with tabs[2]:
         c1, c2 = st.columns(2)
-        mode = c1.segmented_control(
-            "View",
-            ["plane", "objective"],
-            key="thm",
-            bind="query-params",
-            default="plane",
-            required=True,
-            help="plane: (KL, E[r]) of every policy; objective: a histogram",
-        )
-        n = c2.slider("Random policies", 1_000, 100_000, 20_000, step=1_000, key="n", bind="query-params")
+        with c1:
+            mode = page.control("thm", required=True)
+        with c2:
+            n = page.control("policies")
         if tabs[2].open:
             cloud, theorem = _theorem_view(answers, beta, mode, n)
             page.chart(theorem, "theorem", "kl-theorem-check")
@@ -198,20 +151,8 @@ with page.views():
     with tabs[3]:
         left, right = st.columns([1, 2])
         with left:
-            pair_in = {
-                "logp_w": st.number_input(
-                    "log π_θ(y_w), winner", -1e4, 0.0, -10.0, 0.5, key="logp_w", bind="query-params"
-                ),
-                "logp_l": st.number_input(
-                    "log π_θ(y_l), loser", -1e4, 0.0, -15.0, 0.5, key="logp_l", bind="query-params"
-                ),
-                "ref_w": st.number_input("log π_ref(y_w)", -1e4, 0.0, -12.0, 0.5, key="ref_w", bind="query-params"),
-                "ref_l": st.number_input("log π_ref(y_l)", -1e4, 0.0, -14.0, 0.5, key="ref_l", bind="query-params"),
-                "b": st.number_input(
-                    "β (DPO)", 1e-3, 100.0, 0.1, 0.05, format="%.3f", key="dpo_beta", bind="query-params"
-                ),
-            }
-            preset_buttons(DPO)
+            pair_in = {name: page.control(name) for name in ("logp_w", "logp_l", "ref_w", "ref_l", "dpo_beta")}
+            preset_buttons(view_of.SPEC, list(view_of.DPO))
         if tabs[3].open:
             pair, dpo = _dpo_view(*pair_in.values())
             with right:
@@ -230,9 +171,7 @@ with page.views():
                         "Both answers became *less* likely than under π_ref, yet the margin is positive and the "
                         "loss fell: DPO rewards the gap, not the winner's likelihood (likelihood displacement)."
                     )
-        step = st.radio(
-            "The derivation, step by step", list(DERIVATION), horizontal=True, key="step", bind="query-params"
-        )
+        step = page.control("step")
         st.latex(DERIVATION[step][0])
         st.markdown(DERIVATION[step][1])
 

@@ -8,7 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from core import lora as L
-from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, preset_buttons
+from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, draw_tabs
+from pages.views import lora as view_of
 from viz import format as fmt
 from viz import lora as V
 
@@ -20,40 +21,9 @@ page = Page.setup(
     "and Adam states of the frozen base.",
     r"h = W_0 x + s\,BAx,\quad s = \frac{\alpha}{r},\quad B \in \mathbb{R}^{d\times r},\ A \in \mathbb{R}^{r\times k};"
     r"\quad \frac{\|\Delta W - \Delta W_r\|_F}{\|\Delta W\|_F} = \sqrt{\frac{\sum_{i>r}\sigma_i^2}{\sum_i \sigma_i^2}}",
+    spec=view_of.SPEC,
 )
 
-VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the URL's view=
-MODELS = list(L.MODEL_PRESETS)
-GPU_GB = 80.0
-PRESETS = {
-    "Worked example F": {
-        "view": VIEWS[1],
-        "model": L.LLAMA2_7B.name,
-        "mats": ["q", "k", "v", "o"],
-        "r": 8.0,
-        "alpha": 16.0,
-        "base": "bf16",
-        "rs": False,
-        "gpu": 80.0,
-    },
-    "QLoRA: 65B on one 48 GB GPU": {
-        "view": VIEWS[1],
-        "model": L.LLAMA_65B.name,
-        "mats": list(L.ADAPTABLE),
-        "r": 64.0,
-        "alpha": 16.0,
-        "base": "nf4",
-        "rs": False,
-        "gpu": 48.0,
-    },
-    "Fast decay: r = 8 is plenty": {"view": VIEWS[0], "profile": "exponential", "d": 256, "k": 256, "r": 8.0},
-    "Flat spectrum: no free lunch": {"view": VIEWS[0], "profile": "flat", "d": 256, "k": 256, "r": 8.0},
-    "Initialisation traps": {"view": VIEWS[2], "r": 8.0, "alpha": 16.0, "rs": False},
-}
-HELP = {
-    "Worked example F": "Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable (0.12%), 134 MB of states.",
-    "QLoRA: 65B on one 48 GB GPU": "4-bit base, r = 64 adapters on every linear layer.",
-}
 # The demo's layer size, data and steps; r, alpha, rsLoRA and seed come from the controls.
 TRAIN = L.TrainConfig(steps=200)
 
@@ -107,37 +77,19 @@ def train(config: L.TrainConfig) -> dict[str, L.TrainResult]:
 
 
 with page.controls():
-    preset_buttons(PRESETS, HELP)
-    r_in = st.number_input("r: rank budget", 0.0, 4096.0, 8.0, 1.0, "%.0f", key="r", bind="query-params")
+    r_in = page.control("rank")
     st.subheader("The target update ΔW")
-    d = st.slider("d: rows (outputs)", 16, 1024, 64, key="d", bind="query-params")
-    k = st.slider("k: columns (inputs)", 16, 1024, 64, key="k", bind="query-params")
-    profile = st.selectbox("Singular values", L.PROFILES, key="profile", bind="query-params")
+    d, k, profile = page.control("rows"), page.control("cols"), page.control("profile")
     st.caption(L.PROFILE_LABELS[profile])
-    seed_in = st.number_input("Seed", 0.0, 1e9, 0.0, 1.0, "%.0f", key="seed", bind="query-params")
-    smooth = st.toggle("Smooth basis (image-like)", key="smooth", bind="query-params")
-    log_r = st.toggle("Log r axis", key="logr", bind="query-params")
+    seed_in, smooth, log_r = page.control("seed"), page.control("smooth"), page.control("logr")
     upload = st.file_uploader(  # no type filter: a wrong file gets the page's message, not Streamlit's exception
         "…or upload ΔW (.npy or .csv, up to 4096 × 4096)",
         key="upload",
         help="A 2-D array of finite numbers. Uploads are not part of the link.",
     )
     st.subheader("At model scale")
-    model = st.selectbox("Model shape", MODELS, key="model", bind="query-params")
-    mats = st.pills(
-        "Adapted matrices",
-        L.ADAPTABLE,
-        selection_mode="multi",
-        default=["q", "k", "v", "o"],
-        key="mats",
-        bind="query-params",
-    )
-    alpha = st.number_input("α (scale s = α/r)", 0.01, 1e4, 16.0, 1.0, key="alpha", bind="query-params")
-    rslora = st.toggle("rsLoRA: s = α/√r", key="rs", bind="query-params")
-    base = st.segmented_control(
-        "Frozen base format", list(L.BASE_BYTES), default="bf16", key="base", bind="query-params"
-    )
-    gpu_gb = st.number_input("GPU memory line (GB)", 1.0, 1e4, GPU_GB, 8.0, "%.0f", key="gpu", bind="query-params")
+    model, mats, alpha = page.control("model"), page.control("mats"), page.control("alpha")
+    rslora, base, gpu_gb = page.control("rs"), page.control("base"), page.control("gpu_gb")
 
 seed, notes = L.clamp_whole(seed_in, "seed", 0, 10**9, 0)
 delta_upload, source = None, ("generated", d, k, profile, seed, "smooth" if smooth else "random")
@@ -160,7 +112,7 @@ base = base or "bf16"
 mats = list(mats or [])
 
 with page.figure_area():
-    tab_rank, tab_cost, tab_init = st.tabs(VIEWS, key="view", bind="query-params")
+    tab_rank, tab_cost, tab_init = draw_tabs(view_of.SPEC["lora_view"])
 
 readouts, tables = [], {}
 if tab_rank.open:
@@ -170,7 +122,8 @@ if tab_rank.open:
     notes += more
     heat, curve_fig = rank_figures(source, r, log_r, page.presenter, svd_result, curves)
     with tab_rank:
-        page.chart(heat, "heatmaps", "lora-rank-r")
+        ranks = [int(x) for x in L.slider_ranks(svd_result.m, 16, include=[r])]
+        page.chart(heat, "heatmaps", "lora-rank-r", drag="rank", drag_values=ranks)
         st.caption(
             "Drag the slider under the heatmaps: BA, the residual and the readout line change in the browser, "
             "without a round trip. "

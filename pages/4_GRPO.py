@@ -7,7 +7,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import grpo
-from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, preset_buttons
+from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures
+from pages.views import grpo as view_of
 from viz.grpo import (
     advantage_text,
     grpo_advantages_figure,
@@ -17,8 +18,7 @@ from viz.grpo import (
     ppo_vs_grpo_table,
 )
 
-DEFAULT = "1,0,0,1,1,0,0,0"  # worked example C
-EPS = {"0": 0.0, "1e-8": 1e-8, "1e-6": 1e-6, "1e-4": 1e-4, "1e-2": 1e-2, "0.1": 0.1}  # URL text -> ε
+DEFAULT, EPS = view_of.DEFAULT_REWARDS, view_of.EPS
 SHORT = {"population": "population std, ÷G", "sample": "sample std, ÷(G−1)", "none": "no std, Dr. GRPO"}
 CLICKS = "grpo_clicks"  # counter in session_state: a new chart key after each click
 _view = cached(grpo.group_view)
@@ -33,34 +33,14 @@ page = Page.setup(
     "get the same reward teaches nothing.",
     r"A_i = \frac{r_i - \operatorname{mean}(r_1,\dots,r_G)}{\operatorname{std}(r_1,\dots,r_G) + \varepsilon},"
     r"\qquad P(\text{group has signal}) = 1 - p^G - (1-p)^G",
+    spec=view_of.SPEC,
 )
 
 
-def _preset_values(p: grpo.GroupPreset) -> dict[str, str]:
-    eps = next(k for k, v in EPS.items() if v == p.eps)
-    return {"r": grpo.format_rewards(p.rewards), "std": p.std, "eps": eps}
-
-
 with page.controls():
-    preset_buttons({name: _preset_values(p) for name, p in grpo.PRESETS.items()})
-    text = st.text_input(
-        f"Rewards, one per answer ({grpo.G_MIN} to {grpo.G_MAX})",
-        DEFAULT,
-        key="r",
-        bind="query-params",
-        help="1 = the checker accepts the answer, 0 = it does not; or any real scores from a reward model. "
-        "Commas or spaces between them. Clicking a bar flips that answer's reward.",
-    )
-    std = st.radio(
-        "Divide by",
-        grpo.STD_MODES,
-        captions=[grpo.STD_LABELS[m] for m in grpo.STD_MODES],
-        key="std",
-        bind="query-params",
-    )
-    eps_text = st.select_slider(
-        "ε added to the std", list(EPS), value="0", key="eps", bind="query-params", help="unused with no std"
-    )
+    text = page.control("rewards")
+    std = page.control("std")
+    eps_text = page.control("eps")
 eps = EPS[eps_text]
 
 try:
@@ -108,7 +88,7 @@ def _on_click(chart_key: str) -> None:
     st.session_state[CLICKS] = st.session_state.get(CLICKS, 0) + 1
     try:  # the point index is the answer index on both bar traces (the browser sends customdata as a dict)
         i = int(points[0]["point_index"])
-        st.session_state["r"] = grpo.flip_in_text(st.session_state.get("r", DEFAULT), i, DEFAULT)
+        st.session_state["rewards"] = grpo.flip_in_text(st.session_state.get("rewards", DEFAULT), i, DEFAULT)
     except (IndexError, KeyError, TypeError, ValueError):
         pass  # an empty selection (a double click clears it) or an index outside the group: nothing to flip
 

@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from core import evaluation as ev
-from pages.frame import InterviewAnswer, Page, Readout, cached, preset_buttons
+from pages.frame import InterviewAnswer, Page, Readout, cached, draw_tabs
+from pages.views import evaluation as view_of
 from viz import pass_at_k as vz
 
 page = Page.setup(
@@ -19,48 +20,18 @@ page = Page.setup(
     r"\text{plug-in } 1 - \left(1 - \tfrac{c}{n}\right)^k,\quad "
     r"\widehat{\text{pass}^k} = \frac{\binom{c}{k}}{\binom{n}{k}},\quad "
     r"\mathrm{SE} = \sqrt{\hat p (1 - \hat p) / N}",
+    spec=view_of.SPEC,
 )
 
-VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the URL's view= values
-PRESETS = {
-    "Worked example E": {"n": 10.0, "c": 3.0, "k": 5.0, "p": 0.3, "view": VIEWS[0]},
-    "Code benchmark": {"n": 200.0, "c": 20.0, "k": 10.0, "p": 0.05, "view": VIEWS[0]},
-    "Worked example D": {"accA": 71.0, "accB": 72.5, "N": 1000.0, "onlyA": None, "onlyB": None, "view": VIEWS[2]},
-    "D, paired": {"accA": 71.0, "accB": 72.5, "N": 1000.0, "onlyA": 40.0, "onlyB": 55.0, "view": VIEWS[2]},
-}
-HELP = {
-    "Worked example E": "n = 10 samples, c = 3 correct: pass@5 is 0.917, the plug-in says 0.832.",
-    "Code benchmark": "HumanEval style: 200 samples per problem, pass@10.",
-    "Worked example D": "71.0% vs 72.5% on the same 1,000 questions.",
-    "D, paired": "The same, with 40 questions only A got right and 55 only B got right.",
-}
-
-
-def count_input(label: str, lo: float, hi: float, default: float | None, key: str, **kw) -> float | None:
-    """A whole-number input bound to the URL (a float input: see the frame's notes on Streamlit's int inputs)."""
-    return st.number_input(label, lo, hi, default, step=1.0, format="%.0f", key=key, bind="query-params", **kw)
-
-
 with page.controls():
-    preset_buttons(PRESETS, HELP)
     st.subheader("One problem")
-    n_in = count_input("n: samples drawn", 1.0, float(ev.N_MAX), 10.0, "n", help=f"1 to {ev.N_MAX:,}")
-    c_in = count_input("c: samples correct", 0.0, float(ev.N_MAX), 3.0, "c", help="0 to n")
-    k_in = count_input("k: attempts allowed", 1.0, float(ev.N_MAX), 5.0, "k", help="1 to n")
-    axis = st.segmented_control("k axis", ["auto", "linear", "log"], default="auto", key="axis", bind="query-params")
+    n_in, c_in, k_in, axis = (page.control(name) for name in ("n", "c", "k", "axis"))
     st.subheader("Bias simulation")
-    p_in = st.number_input(
-        "p: true chance one sample is correct", 0.0, 1.0, 0.3, step=0.01, format="%.3f", key="p", bind="query-params"
-    )
-    problems_in = count_input("Problems simulated", 1.0, 1e6, 1e5, "problems", help="each with n samples; up to 10⁶")
-    seed_in = count_input("Seed", 0.0, 1e9, 0.0, "seed")
+    p_in, problems_in, seed_in = (page.control(name) for name in ("p", "problems", "sim_seed"))
     st.subheader("Is model B better?")
-    a_in = st.number_input("Accuracy of A (%)", 0.0, 100.0, 71.0, 0.1, "%.1f", key="accA", bind="query-params")
-    b_in = st.number_input("Accuracy of B (%)", 0.0, 100.0, 72.5, 0.1, "%.1f", key="accB", bind="query-params")
-    N_in = count_input("N: questions (the same for both)", 1.0, 1e9, 1000.0, "N")
+    a_in, b_in, N_in = (page.control(name) for name in ("accA", "accB", "questions"))
     st.caption("Paired analysis (optional): per-question results")
-    only_a_in = count_input("Questions only A got right", 0.0, 1e9, None, "onlyA", placeholder="empty: independent")
-    only_b_in = count_input("Questions only B got right", 0.0, 1e9, None, "onlyB", placeholder="empty: independent")
+    only_a_in, only_b_in = page.control("onlyA"), page.control("onlyB")
 
 n, c, k, notes = ev.clamp_pass_at_k_inputs(n_in, c_in, k_in)
 p, _, _, problems, more = ev.clamp_simulation_inputs(p_in, n, k, problems_in)
@@ -92,7 +63,7 @@ def simulate(p: float, n: int, k: int, problems: int, seed: int) -> ev.Estimator
 
 
 with page.figure_area():
-    tab_curves, tab_bias, tab_compare = st.tabs(VIEWS, key="view", bind="query-params")
+    tab_curves, tab_bias, tab_compare = draw_tabs(view_of.SPEC["eval_view"])
 
 readouts, tables = [], {}
 if tab_curves.open:

@@ -6,7 +6,8 @@ import streamlit as st
 
 from core import attention as attn
 from core import attention_real as real
-from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, preset_buttons
+from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, draw_tabs, preset_buttons
+from pages.views import attention as view_of
 from viz import attention as va
 
 page = Page.setup(
@@ -18,69 +19,21 @@ page = Page.setup(
     r"\operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
     r"\quad M_{ij} = -\infty \text{ where key } j \text{ comes after query } i \\"
     r"\text{KV cache per token} = 2 \cdot L \cdot K \cdot H \cdot b \text{ bytes}\end{gathered}",
+    spec=view_of.SPEC,
 )
 
-VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
-DTYPES = list(attn.BYTES_PER_VALUE)
-PRESETS = {
-    "The lesson sentence, designed heads": {
-        "src": "text",
-        "text": attn.DEFAULT_TEXT,
-        "split": "word",
-        "dm": 64.0,
-        "h": 4,
-        "kv": 4,
-        "dk": 0.0,
-        "scale": "sqrt_dk",
-        "temp": 1.0,
-        "causal": True,
-        "designed": True,
-        "view": "Heads",
-    },
-    "No scale at d_k = 128: one-hot rows": {"dm": 512.0, "h": 4, "kv": 4, "dk": 0.0, "scale": "none", "temp": 1.0},
-    "The trap: 1/√d_model with 16 heads": {
-        "dm": 512.0,
-        "h": 16,
-        "kv": 16,
-        "dk": 0.0,
-        "scale": "sqrt_dmodel",
-        "temp": 1.0,
-        "view": "Scale",
-    },
-    "Causal mask: −∞ before vs × 0 after": {"causal": True, "view": "Mask"},
-    "GQA: 8 query heads share 2 KV heads": {"dm": 256.0, "h": 8, "kv": 2, "dk": 0.0, "view": "Heads"},
-    "512 random tokens": {"src": "random", "n": 512, "view": "Heads"},
-}
-
-
-def _kv_preset(name: str, tokens: int) -> dict:
-    shape = attn.KV_PRESETS[name]
-    values = {"L": shape.layers, "Hq": shape.query_heads, "Hkv": shape.kv_heads, "hd": shape.head_dim, "ctx": tokens}
-    return {k: float(v) for k, v in values.items()} | {"dtype": "bf16", "B": 1.0, "view": "KV cache"}
-
-
-KV_PRESETS = {
-    "Llama-3-70B at 128k tokens": _kv_preset("Llama-3-70B", 131_072),
-    "Llama-3-8B at 128k tokens": _kv_preset("Llama-3-8B", 131_072),
-    "Llama-2-7B (MHA) at 4k tokens": _kv_preset("Llama-2-7B", 4_096),
-}
-BIND = {"bind": "query-params"}
+VIEWS = view_of.VIEWS
 REAL_LAYERS, REAL_HEADS = real.LAYERS, real.HEADS
-MAX_DK = float(attn.MAX_D_MODEL)
 
-with page.controls():
-    preset_buttons(PRESETS)
+with page.controls(presets=list(view_of.MAIN_PRESETS)):
     st.subheader("Tokens")
-    source = st.segmented_control("Tokens from", ["text", "random"], key="src", default="text", **BIND) or "text"
-    text = st.text_input("Text", attn.DEFAULT_TEXT, key="text", disabled=source != "text", **BIND)
-    split = st.segmented_control("Split on", ["word", "char"], key="split", default="word", **BIND) or "word"
-    n_random = st.slider("Random tokens", 2, 512, 64, key="n", disabled=source != "random", **BIND)
+    source = page.control("src")
+    text = page.control("text", disabled=source != "text")
+    split = page.control("split")
+    n_random = page.control("tokens", disabled=source != "random")
     st.subheader("Toy layer")
-    d_model = int(st.number_input("d_model", 1.0, float(attn.MAX_D_MODEL), 64.0, 8.0, "%.0f", key="dm", **BIND))
-    heads = st.slider("Heads", 1, attn.MAX_HEADS, 4, key="h", **BIND)
-    kv_heads = st.slider("KV heads", 1, attn.MAX_HEADS, 4, key="kv", help="Query heads share K and V in groups", **BIND)
-    d_k_asked = int(st.number_input("d_k (0: d_model / heads)", 0.0, MAX_DK, 0.0, 1.0, "%.0f", key="dk", **BIND))
-    seed = int(st.number_input("Seed", 0.0, 1e9, 0.0, 1.0, "%.0f", key="seed", **BIND))
+    d_model, heads, kv_heads = page.control("dm"), page.control("h"), page.control("kv")
+    d_k_asked, seed = page.control("dk"), page.control("layer_seed")
     settings, setting_notes = attn.settings_with_notes(d_model, heads, d_k_asked or None, kv_heads, seed)
     variant = attn.variant_name(settings.heads, settings.n_kv_heads)
     st.caption(
@@ -88,32 +41,12 @@ with page.controls():
         f"head{'s' if settings.n_kv_heads > 1 else ''}"
     )
     st.subheader("Softmax")
-    scale = st.radio(
-        "Scale of the logits",
-        attn.SCALE_CHOICES,
-        captions=[attn.SCALE_LABELS[c] for c in attn.SCALE_CHOICES],
-        key="scale",
-        **BIND,
-    )
-    temperature = st.number_input("Temperature", 0.05, 20.0, 1.0, 0.1, key="temp", help="logits ÷ T", **BIND)
-    causal = st.toggle("Causal mask", True, key="causal", **BIND)
-    designed = st.toggle("Designed heads", True, key="designed", help="previous token, first token, same word", **BIND)
+    scale, temperature = page.control("scale"), page.control("temp")
+    causal, designed = page.control("causal"), page.control("designed")
     with st.expander("KV-cache calculator", expanded=False):
-        preset_buttons(KV_PRESETS)
-        shape, top = attn.KV_PRESETS["Llama-3-70B"], {k: float(v) for k, v in attn.KV_LIMITS.items()}
-        layers = st.number_input("Layers L", 1.0, top["layers"], float(shape.layers), 1.0, "%.0f", key="L", **BIND)
-        q_heads = st.number_input(
-            "Query heads", 1.0, top["query_heads"], float(shape.query_heads), 1.0, "%.0f", key="Hq", **BIND
-        )
-        c_kv = st.number_input(
-            "KV heads K", 1.0, top["kv_heads"], float(shape.kv_heads), 1.0, "%.0f", key="Hkv", **BIND
-        )
-        head_dim = st.number_input(
-            "Head dim H", 1.0, top["head_dim"], float(shape.head_dim), 1.0, "%.0f", key="hd", **BIND
-        )
-        dtype = st.selectbox("Number format", DTYPES, index=DTYPES.index("bf16"), key="dtype", **BIND)
-        context = st.number_input("Context (tokens)", 1.0, top["tokens"], 131_072.0, 1024.0, "%.0f", key="ctx", **BIND)
-        batch = st.number_input("Sequences (batch)", 1.0, top["batch"], 1.0, 1.0, "%.0f", key="B", **BIND)
+        preset_buttons(view_of.SPEC, list(view_of.KV_PRESETS))
+        layers, q_heads, c_kv, head_dim = (page.control(name) for name in ("L", "Hq", "Hkv", "hd"))
+        dtype, context, batch = page.control("dtype"), page.control("ctx"), page.control("B")
 
 if source == "random":
     tokens = attn.random_tokens(n_random, seed)
@@ -202,7 +135,7 @@ for note in (*res.notes, *kv.notes):
     page.notice(note, "info")
 
 with page.figure_area():
-    tabs = dict(zip(VIEWS, st.tabs(VIEWS, key="view", bind="query-params"), strict=True))
+    tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["attn_view"]), strict=True))
 
 toy_basics = [
     Readout("Tokens", f"{T:,}", f"of {tokens.total:,}" if tokens.truncated else None),
@@ -302,8 +235,10 @@ with tabs["Real model"]:
         st.caption(real.install_hint())
     else:
         left, right = st.columns(2)
-        layer = left.slider("Layer", 1, REAL_LAYERS, 1, key="rl", **BIND)
-        head = right.slider("Head (0: all 12)", 0, REAL_HEADS, 0, key="rh", **BIND)
+        with left:
+            layer = page.control("rl")
+        with right:
+            head = page.control("rh")
         if tabs["Real model"].open:
             real_text = text if source == "text" and text.strip() else " ".join(toks)
             result, real_fig = _real_figure(real_text, layer, head)
@@ -407,4 +342,4 @@ page.download(
     },
     "attention",
 )
-page.finish(known_keys=("rl", "rh"))  # the real model's layer and head, when its package is not installed
+page.finish()

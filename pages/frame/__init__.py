@@ -19,7 +19,7 @@ floats (``format="%.0f"`` for counts) and the page converts.
 
 from __future__ import annotations
 
-import math
+import json
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -30,9 +30,12 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.errors import StreamlitPageNotFoundError
+from streamlit.errors import StreamlitAPIException, StreamlitPageNotFoundError
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from core.device import device_summary
+from pages.frame.state import APP_PARAMS, Field, Spec, State
+from pages.views import Readout, View
 from viz.style import figure_from_dict, plotly_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,15 +78,6 @@ _BASE_CSS = """
 
 
 @dataclass(frozen=True)
-class Readout:
-    """One live number under the figure."""
-
-    label: str
-    value: str
-    help: str | None = None
-
-
-@dataclass(frozen=True)
 class InterviewAnswer:
     """A 60-90 second answer: one sentence, one equation, one number, one trade-off."""
 
@@ -103,21 +97,19 @@ class Page:
     equation: str | None = None
     presenter: bool = False
     image_format: str = "png"
-    _url_snapshot: dict[str, str] = field(default_factory=dict)
+    spec: Spec | None = None
+    _problems: list[str] = field(default_factory=list)
+    _values: dict[str, Any] = field(default_factory=dict)
     _slots: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ set-up
     @classmethod
-    def setup(cls, title: str, icon: str, takeaway: str, equation: str | None = None) -> Page:
-        """Configure the page, draw the shared sidebar, and lay out the empty sections."""
+    def setup(cls, title: str, icon: str, takeaway: str, equation: str | None = None, spec: Spec | None = None) -> Page:
+        """Configure the page, read its link through its spec, draw the shared sidebar, lay out the sections."""
         st.set_page_config(page_title=f"{title} · LLM lesson explorer", page_icon=icon, layout="wide")
-        # The link is checked once per page and session: on later reruns the URL still holds the values from
-        # before a preset or a callback changed the widgets, which is no fault of the link.
-        first_run = f"_url_checked:{title}"
-        snapshot = {} if st.session_state.get(first_run) else {k: st.query_params.get(k) for k in st.query_params}
-        st.session_state[first_run] = True
+        problems = _enter(spec) if spec is not None else []
         presenter, image_format = _sidebar_frame()
-        page = cls(title, icon, takeaway, equation, presenter, image_format, snapshot)
+        page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems)
         page._layout()
         return page
 
@@ -143,25 +135,82 @@ class Page:
 
     # ------------------------------------------------------------------ sections
     @contextmanager
-    def controls(self) -> Iterator[None]:
-        """Controls live in the sidebar, under the page's own heading."""
+    def controls(self, presets: Sequence[str] | None = None) -> Iterator[None]:
+        """Controls live in the sidebar, under the page's own heading, after the presets (all of the spec's, or
+        ``presets``) and a reset."""
         with st.sidebar:
             st.header("Controls")
+            if self.spec is not None:
+                if self.spec.presets and (presets is None or presets):
+                    preset_buttons(self.spec, presets)
+                st.button(
+                    "Reset to defaults",
+                    key=f"reset-{self.spec.page}",
+                    on_click=_load_values,
+                    args=(self.spec, self.spec.defaults()),
+                    help="Every control of this page back to its default value.",
+                    width="stretch",
+                )
             yield
+
+    def control(self, name: str, **overrides: Any) -> Any:
+        """Draw the widget of the spec's field ``name`` here (sidebar, tab or column) and return its value.
+
+        The widget's key is the field's URL name and it is bound to the URL; ``overrides`` are extra widget
+        arguments for this call (``disabled``, ``on_change``, ``label_visibility``...).
+        """
+        assert self.spec is not None, "control() needs a page spec"
+        value = draw_field(self.spec[name], **overrides)
+        self._values[name] = value
+        return value
+
+    def state(self) -> State:
+        """The page's typed state: the values of the controls drawn so far, defaults for the rest."""
+        assert self.spec is not None, "state() needs a page spec"
+        return State({f.name: self._values.get(f.name, f.default) for f in self.spec.fields})
+
+    def show_notices(self, view: View) -> None:
+        """The messages a view produced (clamped or renormalised inputs)."""
+        for kind, text in view.notices:
+            self.notice(text, kind)
 
     def notice(self, text: str, kind: str = "warning") -> None:
         """A message at the top of the page (bad input, clamped values, renormalised inputs)."""
         with self._slots["notices"]:
             {"warning": st.warning, "info": st.info, "error": st.error}[kind](text)
 
-    def figure(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
+    def figure(
+        self,
+        fig: go.Figure,
+        key: str,
+        filename: str,
+        drag: str | None = None,
+        drag_values: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
         """Render a plotly figure in the figure section (see :meth:`chart`)."""
         with self._slots["figure"]:
-            return self.chart(fig, key, filename, **kwargs)
+            return self.chart(fig, key, filename, drag=drag, drag_values=drag_values, **kwargs)
 
-    def chart(self, fig: go.Figure, key: str, filename: str, **kwargs: Any) -> Any:
+    def chart(
+        self,
+        fig: go.Figure,
+        key: str,
+        filename: str,
+        drag: str | None = None,
+        drag_values: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
         """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button and
-        larger type in presenter mode. Extra keyword arguments go to ``st.plotly_chart`` (``on_select``, ...)."""
+        larger type in presenter mode. Extra keyword arguments go to ``st.plotly_chart`` (``on_select``, ...).
+
+        ``drag``: the field that the figure's plotly slider moves in the browser. When the drag ends, the
+        value of the step it ended on (``drag_values[step]``, or the step's own ``value``) is written into that
+        field, so the URL, the link and every readout follow.
+        """
+        if drag is not None:
+            assert self.spec is not None, "drag needs a page spec"
+            drag_sync(self.spec[drag], key, drag_values)
         if self.presenter:  # a copy (cheap, unvalidated): the figure may be shared through cached_figures
             copy = fig.to_dict()
             fig = figure_from_dict(copy["data"], copy["layout"])
@@ -246,9 +295,9 @@ class Page:
                     key=f"csv-{filename_stem}-{name}",
                 )
 
-    def finish(self, known_keys: Sequence[str] = ()) -> None:
-        """Report URL parameters that were refused or changed, and show the share link. Call last."""
-        for message in url_problems(self._url_snapshot, st.session_state, known_keys):
+    def finish(self) -> None:
+        """Report link values that could not be used as they were, and show the share link. Call last."""
+        for message in self._problems:
             self.notice(message)
         with st.sidebar:
             share_link()
@@ -328,58 +377,202 @@ def share_link() -> None:
         st.caption("Every control is in the link. Answers stay hidden until revealed.")
 
 
-# ---------------------------------------------------------------------- URL checks
-def _matches(raw: str, value: Any) -> bool:
-    """Did the widget take the value the URL asked for?"""
-    if isinstance(value, bool):
-        return raw.strip().lower() == str(value).lower()
-    if isinstance(value, int | float):
-        try:
-            wanted = float(raw)
-        except ValueError:
-            return False
-        return math.isfinite(wanted) and math.isclose(wanted, float(value), rel_tol=1e-9, abs_tol=1e-12)
-    if isinstance(value, list | tuple):
-        return raw in [str(v) for v in value]
-    return raw == str(value)
+# ---------------------------------------------------------------------- the state contract in Streamlit
+_CURRENT_PAGE = "_frame_current_page"
 
 
-def url_problems(snapshot: dict[str, str], state: Any, known_keys: Sequence[str] = ()) -> list[str]:
-    """Messages for URL parameters that the page refused (unparsable, out of range) or does not know."""
-    problems = []
-    for key, raw in snapshot.items():
-        if key not in state:
-            if key not in known_keys:
-                problems.append(f"Ignored the unknown link parameter `{key}={raw}`.")
+def _enter(spec: Spec) -> list[str]:
+    """Read the link through the page's spec when the page's widgets are about to be created from it.
+
+    That happens when a session opens this page (first request, sidebar click, a link) and on the browser's
+    Back and Forward. Old parameter names are renamed, values that cannot be used are replaced by sane ones
+    (clamped into range or the default) before the widgets read the URL, and the messages are returned.
+    On other reruns the widgets hold the state and the URL only mirrors it.
+    """
+    ctx = get_script_run_ctx()
+    history = bool(ctx is not None and getattr(ctx, "is_history_navigation", False))
+    entering = st.session_state.get(_CURRENT_PAGE) != spec.page
+    st.session_state[_CURRENT_PAGE] = spec.page
+    if not (entering or history):
+        return []
+    fields = spec.by_name
+    by_alias = {a: f for f in spec.fields for a in f.aliases}
+    raw = {k: _raw_param(fields.get(k) or by_alias.get(k), k) for k in st.query_params}
+    resolved = spec.resolve_aliases(raw)
+    for name, value in resolved.items():
+        if name not in fields:
             continue
-        if not _matches(raw, state[key]):
-            used = "leaving it empty" if state[key] is None else f"using `{state[key]}`"
-            problems.append(f"The link asked for `{key}={raw}`, which is not a valid value here; {used} instead.")
-    return problems
+        parsed, problem = fields[name].parse(value)
+        if problem is not None or name not in raw:  # a refused value, or an old name: set the widget directly
+            st.session_state[name] = _widget_value(fields[name], parsed)
+            _set_param(fields[name], parsed)
+    for name in raw:  # old names (now renamed) and parameters this page does not know leave the link
+        if name not in fields and name not in APP_PARAMS:
+            _drop_param(name)
+    return spec.parse(raw)[1]
 
 
-def preset_buttons(presets: dict[str, dict[str, Any]], help_texts: dict[str, str] | None = None) -> None:
-    """One button per preset; a click writes the preset's values into the (URL-bound) widget states."""
+def _raw_param(f: Field | None, name: str) -> str:
+    """A link parameter as text (a multi-choice widget writes one parameter per choice: joined with commas)."""
+    if f is not None and f.kind == "multi":
+        return ",".join(st.query_params.get_all(name))
+    return st.query_params.get(name)
 
-    def load(values: dict[str, Any]) -> None:
-        for key, value in values.items():
-            st.session_state[key] = value
 
+def _set_param(f: Field, value: Any) -> None:
+    """Write a field's value into the link (not at all when it is the default, as Streamlit does)."""
+    if value == f.default:
+        _drop_param(f.name)
+        return
+    try:
+        if f.kind == "multi":
+            st.query_params[f.name] = list(value)
+        else:
+            st.query_params[f.name] = f.to_text(value)
+    except StreamlitAPIException:  # already bound to its widget (Back or Forward): the widget writes it
+        pass
+
+
+def _drop_param(name: str) -> None:
+    try:
+        del st.query_params[name]
+    except (KeyError, StreamlitAPIException):
+        pass
+
+
+def _widget_value(f: Field, value: Any) -> Any:
+    """A field's value as its widget holds it (integers in float number boxes, see the module's notes)."""
+    if f.kind == "int" and f.widget == "number" and value is not None:
+        return float(value)
+    if f.kind == "multi":
+        return list(value)
+    return value
+
+
+def _load_values(spec: Spec, values: Any) -> None:
+    """Write values (a preset, the defaults) into the page's URL-bound widgets."""
+    for name, value in values.items():
+        st.session_state[name] = _widget_value(spec[name], value)
+
+
+def preset_buttons(spec: Spec, names: Sequence[str] | None = None) -> None:
+    """One button per preset of the spec (or of ``names``); a click writes the preset's values into the widgets."""
     st.caption("Presets")
-    for name, values in presets.items():
+    for name in spec.presets if names is None else names:
         st.button(
             name,
-            key=f"preset-{name}",
-            on_click=load,
-            args=(values,),
-            help=(help_texts or {}).get(name),
+            key=f"preset-{spec.page}-{name}",
+            on_click=_load_values,
+            args=(spec, spec.presets[name]),
+            help=spec.preset_help.get(name),
             width="stretch",
         )
+
+
+def draw_field(f: Field, **overrides: Any) -> Any:
+    """The Streamlit widget of one field: keyed by its URL name, bound to the URL. Returns its typed value."""
+    extra = dict(f.extra)
+    extra.update(overrides)
+    common = {"key": f.name, "bind": "query-params", "help": f.help, **extra}
+    w = f.widget
+    if w == "number":
+        default = f.default if f.default is None else float(f.default)
+        if f.kind == "int":  # a float box: an int number_input seeded with inf from a link overflows in Streamlit
+            value = st.number_input(
+                f.label, float(f.lo), float(f.hi), default, float(f.step or 1), f.fmt or "%.0f", **common
+            )
+            return round(value) if value is not None else f.default
+        value = st.number_input(f.label, f.lo, f.hi, default, f.step, f.fmt, **common)
+        return f.default if value is None else float(value)
+    if w == "slider":
+        if f.kind == "int":
+            return int(st.slider(f.label, int(f.lo), int(f.hi), int(f.default), int(f.step or 1), **common))
+        return float(st.slider(f.label, float(f.lo), float(f.hi), float(f.default), f.step, f.fmt, **common))
+    if w == "select_slider":
+        return st.select_slider(f.label, list(f.choices), f.default, **common)
+    if w == "selectbox":
+        return st.selectbox(f.label, list(f.choices), list(f.choices).index(f.default), **common)
+    if w == "radio":
+        return st.radio(f.label, list(f.choices), list(f.choices).index(f.default), **common)
+    if w == "segmented":
+        value = st.segmented_control(f.label, list(f.choices), default=f.default, **common)
+        return f.default if value is None else value
+    if w == "pills":
+        value = st.pills(f.label, list(f.choices), selection_mode="multi", default=list(f.default), **common)
+        return tuple(c for c in f.choices if c in (value or []))
+    if w == "toggle":
+        return bool(st.toggle(f.label, f.default, **common))
+    if w == "text":
+        return st.text_input(f.label, f.default, **common)
+    raise ValueError(f"field {f.name!r}: unknown widget {w!r}")
+
+
+def draw_tabs(f: Field) -> Any:
+    """The tabs of a field whose widget is ``tabs``: only the open tab's body needs to run (check ``.open``)."""
+    return st.tabs(list(f.choices), default=f.default, key=f.name, bind="query-params")
+
+
+# A few lines of JavaScript, rendered in the page itself (components v2: no iframe, no second plotly.js): when
+# a drag of the chart's own plotly slider ends, report the step's value so that the page's state follows.
+_DRAG_JS = """
+export default function (component) {
+  const { data, setTriggerValue } = component;
+  const selector = `.st-key-${data.chart} .js-plotly-plot`;
+  const attach = () => {
+    const gd = document.querySelector(selector);
+    if (!gd || typeof gd.on !== "function" || gd.__lessonDrag === data.field) return;
+    gd.__lessonDrag = data.field;
+    gd.on("plotly_sliderend", (event) => {
+      const step = event && event.step;
+      if (!step) return;
+      const index = step._index !== undefined ? step._index : (event.slider ? event.slider.active : null);
+      setTriggerValue("value", JSON.stringify({ index: index, value: step.value, at: Date.now() }));
+    });
+  };
+  attach();
+  const timer = setInterval(attach, 400);
+  return () => clearInterval(timer);
+}
+"""
+_drag_component = None
+
+
+def drag_sync(f: Field, chart_key: str, values: Sequence[Any] | None = None) -> None:
+    """Mount the listener that writes the value a plotly slider was dragged to into field ``f``.
+
+    ``values``: the field's value at each slider step, in order; without them the step's ``value`` is parsed.
+    """
+    global _drag_component
+    if _drag_component is None:
+        _drag_component = st.components.v2.component("lesson_drag_sync", js=_DRAG_JS)
+    key = f"drag-{chart_key}"
+
+    def _on_drag() -> None:
+        result = st.session_state.get(key)
+        try:
+            event = json.loads(getattr(result, "value", None) or "{}")
+            index = event.get("index")
+            raw = values[int(index)] if values is not None and index is not None else event.get("value")
+        except (TypeError, ValueError, IndexError, AttributeError):
+            return  # a message the page cannot read changes nothing
+        if raw is None:
+            return
+        value, problem = f.parse(raw if isinstance(raw, str) else f.to_text(raw))
+        if problem is None:
+            st.session_state[f.name] = _widget_value(f, value)
+
+    _drag_component(key=key, data={"chart": chart_key, "field": f.name}, on_value_change=_on_drag, height=0)
 
 
 def cached(func: Callable[..., Any]) -> Callable[..., Any]:
     """The page layer's cache for core calls: bounded, shared by sessions, keyed by plain arguments."""
     return st.cache_data(max_entries=64, show_spinner=False)(func)
+
+
+def cached_view(func: Callable[..., View]) -> Callable[..., View]:
+    """A page's ``figures(state, options)``, cached per state and options, shared by sessions (figures are
+    not copied: :meth:`Page.chart` copies before restyling for presenter mode)."""
+    return st.cache_resource(max_entries=64, show_spinner=False)(func)
 
 
 def cached_figures(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,0 +1,137 @@
+"""The scaling page's state and what it shows: the iso-FLOP U-curve of a budget, and a family of budgets."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from core import scaling
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from viz import format as fmt
+from viz.scaling import isoflop_family_figure, isoflop_figure
+
+FIT_NAMES = tuple(f.short for f in scaling.FITS.values())
+
+SPEC = Spec(
+    "Scaling_laws",
+    (
+        Field("fit", "Loss fit", "choice", FIT_NAMES[0], choices=FIT_NAMES),
+        Field("budget", "Budget from", "choice", "FLOPs", choices=("FLOPs", "Hardware"), widget="segmented"),
+        Field("gpu", "GPU", "choice", "H100", choices=tuple(scaling.ACCELERATORS), help="peak dense bf16 FLOP/s"),
+        Field("gpus", "GPUs", "int", 8, lo=1, hi=1e6, step=1),
+        Field("hours", "Hours", "float", 24.0, lo=0.1, hi=100_000.0, step=1.0),
+        Field("mfu", "MFU (%)", "int", 40, lo=1, hi=100, widget="slider", help="model FLOPs utilisation"),
+        Field("C", "Budget C (FLOPs)", "float", 1.2e21, *scaling.C_RANGE, fmt="%.3e", help="1e18 to 1e26"),
+        Field(
+            "N",
+            "Your plan: model size N (parameters)",
+            "float",
+            1e10,
+            *scaling.N_RANGE,
+            fmt="%.3e",
+            help="Drag the slider under the figure to move the plan along the curve.",
+        ),
+    ),
+    presets={
+        "Predict Q1: 10B params on 20B tokens": {"budget": "FLOPs", "C": 1.2e21, "N": 1e10},
+        "Worked example A: 8 H100 for 24 h": {
+            "budget": "Hardware",
+            "gpu": "H100",
+            "gpus": 8,
+            "hours": 24.0,
+            "mfu": 40,
+            "N": 1.5e9,
+        },
+        "Example A over-trained: 0.5B params": {
+            "budget": "Hardware",
+            "gpu": "H100",
+            "gpus": 8,
+            "hours": 24.0,
+            "mfu": 40,
+            "N": 5e8,
+        },
+        "Chinchilla's budget, Gopher's size": {"budget": "FLOPs", "C": 5.88e23, "N": 2.8e11},
+        "Llama 3 8B on 15T tokens": {"budget": "FLOPs", "C": 7.2e23, "N": 8e9},
+        "Check yourself: 7B on 2T tokens": {"budget": "FLOPs", "C": 8.4e22, "N": 7e9, "gpu": "H100", "gpus": 256},
+    },
+)
+
+
+def hardware(state: State) -> scaling.Hardware:
+    return scaling.Hardware.from_preset(state.gpu, state.gpus, state.mfu)
+
+
+def budget(state: State) -> tuple[float, bool]:
+    """The budget C in FLOPs, and whether a hardware budget had to be clamped into the page's range."""
+    if state.budget == "Hardware":
+        hw = hardware(state)
+        return scaling.clamp_budget(float(scaling.hardware_flops(state.gpus, state.hours, hw.peak_flops, hw.mfu)))
+    return float(state.C), False
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The U-curve of the budget with the plan on it (``main``), the budget family (``family``), readouts."""
+    fit_key = scaling.fit_by_short_name(state.fit)
+    C, clamped = budget(state)
+    hw = hardware(state)
+    study = scaling.isoflop_study(C, state.N, fit_key, hw)
+    view = View()
+    if clamped:
+        view.notices.append(
+            ("info", "The hardware budget fell outside 1e18 to 1e26 FLOPs and was clamped to that range.")
+        )
+    view.facts.update(C=C, study=study, fit_key=fit_key)
+    if options.wants("main"):
+        view.figures["main"] = isoflop_figure(
+            study.curve,
+            study.current,
+            study.slider,
+            study.slider_active,
+            scaling.FITS[fit_key].label,
+            (scaling.FITS[study.other_fit].label, study.other.N_opt),
+        )
+    family_study = None
+    if options.wants("family"):
+        family_study = scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)
+        view.figures["family"] = isoflop_family_figure(
+            family_study.budgets,
+            family_study.family_N,
+            family_study.family_loss,
+            family_study.family_N_opt,
+            family_study.family_loss_opt,
+            C,
+        )
+    p, other = study.current, study.other
+    other_label = scaling.FITS[study.other_fit].label
+    view.readouts = [
+        Readout("Tokens D = C/6N", fmt.count(p.D), "training tokens the budget buys at this model size"),
+        Readout("Tokens per parameter", f"{p.tokens_per_param:,.1f}"),
+        Readout("Loss L(N, D)", f"{p.loss:.3f}", "nats per token, from the selected fit"),
+        Readout("Above the fit's minimum", f"{p.excess_pct:+.2f}%"),
+        Readout(
+            "Training time",
+            fmt.duration(p.train_seconds),
+            f"{state.gpus:,} × {state.gpu} at {state.mfu}% MFU = {p.gpu_days:,.0f} GPU-days",
+        ),
+        Readout("Training states", fmt.nbytes(p.memory_bytes), "16 bytes per parameter (mixed-precision Adam)"),
+        Readout("Serving FLOPs per token", fmt.sci(p.serving_flops_per_token), "2N FLOPs per generated token"),
+        Readout("Budget C = 6ND (FLOPs)", fmt.sci(p.C)),
+        Readout("Fit's optimum N", fmt.count(p.N_opt), f"on {fmt.count(p.D_opt)} tokens, loss {p.loss_opt:.3f}"),
+        Readout("20-tokens rule N", fmt.count(p.N_rule), f"on {fmt.count(p.D_rule)} tokens, loss {p.loss_rule:.3f}"),
+        Readout("Optimal tokens per parameter", f"{p.tokens_per_param_opt:,.1f}", scaling.FITS[fit_key].label),
+        Readout(
+            f"… with the {other_label} fit",
+            f"{other.tokens_per_param_opt:,.1f}",
+            f"its optimum: {fmt.count(other.N_opt)} params on {fmt.count(other.D_opt)} tokens",
+        ),
+    ]
+
+    def family_table() -> pd.DataFrame:
+        fam = family_study or scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)
+        return pd.DataFrame(scaling.family_columns(fam))
+
+    view.tables = {
+        "U-curve": lambda: pd.DataFrame(scaling.curve_columns(study, fit_key)),
+        "Budget family": family_table,
+    }
+    return view
