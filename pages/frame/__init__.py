@@ -53,6 +53,9 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/4_GRPO.py", "GRPO", "🎯"),
     ("pages/5_Evaluation.py", "pass@k and error bars", "📏"),
     ("pages/6_Attention.py", "Attention", "🔦"),
+    ("pages/11_Sampling.py", "Sampling and decoding", "🎲"),
+    ("pages/12_Loss_and_units.py", "Loss, units and SFT mask", "🧮"),
+    ("pages/13_Schedules.py", "LR schedules and mid-training", "📉"),
 )
 
 
