@@ -25,7 +25,7 @@ with page.controls():
     for name in ("T", "top_k", "top_p", "min_p", "order", "chain_seed"):
         page.control(name)
 
-with page.figure_area():
+with page.views():
     tab_order, tab_loops = draw_tabs(view_of.SPEC["samp_view"])
 parts = {"main"} | ({"order"} if tab_order.open else set()) | ({"loops"} if tab_loops.open else set())
 state = page.state()

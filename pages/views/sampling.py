@@ -130,8 +130,8 @@ def candidates(state: State) -> tuple[list[str], list[float], str, list[tuple[st
 def settings(state: State) -> dict:
     return {
         "top_k": state.top_k,
-        "top_p": state.top_p if state.top_p < 1.0 else None,
-        "min_p": state.min_p if state.min_p > 0.0 else None,
+        "top_p": state.top_p if state.top_p != 1.0 else None,
+        "min_p": state.min_p if state.min_p != 0.0 else None,
     }
 
 
