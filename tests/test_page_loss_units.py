@@ -108,3 +108,11 @@ def test_bad_document_lengths_warn():
     at = open_page(PAGE, {"loss_view": "Packing", "doc_lens": "3,x"})
     assert no_exception(at)
     assert any("whole numbers" in w.value for w in at.warning)
+
+
+def test_home_stage_table_links_the_loss_page_under_pretraining_and_sft():
+    at = open_page(None)
+    assert no_exception(at)
+    labels = [link.proto.label for link in at.get("page_link")]
+    assert labels.count("Loss, units and SFT mask") == 3  # the sidebar, Pretraining and SFT
+    assert labels.count("Sampling and decoding") == 2 and labels.count("LR schedules and mid-training") == 2

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from core.sampling import VOCAB_PRESETS
+from pages.frame.state import check_unique
 from pages.views import Options
 from pages.views import sampling as view_of
 from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page
@@ -98,7 +99,14 @@ def test_presets_show_their_numbers():
 
 
 def test_deep_link_reproduces_the_view():
-    query = {"T": "1.35", "top_p": "0.8", "min_p": "0.05", "order": "filters first", "samp_view": "Greedy loops"}
+    query = {
+        "T": "1.35",
+        "top_p": "0.8",
+        "min_p": "0.05",
+        "order": "filters first",
+        "samp_view": "Greedy loops",
+        "present": "true",
+    }
     at = open_page(PAGE, query)
     assert no_exception(at) and at.warning.len == 0
     state, problems = view_of.SPEC.parse(query)
@@ -133,3 +141,14 @@ def test_view_catches_core_errors_outside_the_spec():
         view = view_of.figures(view_of.SPEC.defaults().replace(**bad))
         assert view.notices and view.notices[0][0] == "warning"
         assert "main" in view.figures
+
+
+def test_field_names_are_unique_across_the_app():
+    import importlib
+    import pkgutil
+
+    import pages.views
+
+    specs = [importlib.import_module(f"pages.views.{m.name}").SPEC for m in pkgutil.iter_modules(pages.views.__path__)]
+    assert {"Sampling", "Loss_and_units", "Schedules"} <= {s.page for s in specs}
+    assert check_unique(specs) == []

@@ -55,7 +55,13 @@ def test_presets_show_their_numbers():
 
 
 def test_deep_link_reproduces_the_view():
-    query = {"run_steps": "20000", "lr_floor": "0.05", "wsd_shape": "sqrt", "sched_view": "WSD branches"}
+    query = {
+        "run_steps": "20000",
+        "lr_floor": "0.05",
+        "wsd_shape": "sqrt",
+        "sched_view": "WSD branches",
+        "present": "true",
+    }
     at = open_page(PAGE, query)
     assert no_exception(at) and at.warning.len == 0
     state, problems = view_of.SPEC.parse(query)
