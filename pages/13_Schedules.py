@@ -78,9 +78,10 @@ lengths from one run; a later branch ends lower.
 **Kaplan's read-off.** Kaplan et al. (2020) trained with one schedule length and read the losses of shorter runs
 off checkpoints of a long cosine that had not yet decayed, so those losses were too high and data looked less
 useful than it is (Hoffmann et al. 2022, section 2). In the model, a 2,500-step run read off a 10,000-step cosine
-sits at 2.292, against 2.263 with its own cosine. It is one cause among several of the gap between Kaplan's and
-Chinchilla's allocations: counting non-embedding parameters and ignoring the last layer's FLOPs at small scale
-(Pearce & Song 2024), and warm-up and optimizer tuning (Porian et al. 2024), explain much of it too.
+sits at 2.292, against 2.263 with its own cosine. This is the cause Hoffmann et al. named, but only one of several
+behind the gap between Kaplan's and Chinchilla's allocations: counting non-embedding parameters and fitting at
+small scale (Pearce & Song 2024); the last layer's FLOPs, the warm-up length and optimizer settings tuned per scale
+(Porian et al. 2024, who find that with those fixed, a carefully tuned decay is not essential).
 
 **Mid-training.** Because the decay shapes the final weights most, runs change their data during it: more code,
 mathematics and curated text, the best data last. The mixture shown is an illustration.
@@ -112,8 +113,8 @@ page.mistakes(
         "here are illustrative.",
         "Extending a finished cosine run at its low final learning rate and expecting pretraining-like progress.",
         "Confusing mid-training with SFT: mid-training keeps the language-modelling loss on a reweighted mixture.",
-        "Blaming the Kaplan-Chinchilla gap on the schedule alone: parameter counting and tuning matter too "
-        "(Pearce & Song 2024; Porian et al. 2024).",
+        "Blaming the Kaplan-Chinchilla gap on the schedule alone: non-embedding parameter counting at small scale "
+        "(Pearce & Song 2024), the last layer's FLOPs, warm-up and optimizer tuning (Porian et al. 2024) matter too.",
     ]
 )
 page.download(out.tables, "schedules")
