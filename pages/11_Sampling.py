@@ -20,6 +20,10 @@ figures = cached_view(view_of.figures)
 with page.controls():
     source = page.control("vocab")
     page.control("logits")
+    if source != "bigram":
+        with st.expander("The preset's logits, to copy and edit"):
+            preset = view_of.S.VOCAB_PRESETS[source]
+            st.code(view_of.logits_text(preset.tokens, preset.logits), language=None, wrap_lines=True)
     if source == "bigram":
         page.control("word")
     for name in ("T", "top_k", "top_p", "min_p", "order", "chain_seed"):

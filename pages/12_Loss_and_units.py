@@ -25,7 +25,7 @@ with page.controls():
     st.caption("BPE merge stepper")
     page.control("bpe_merges")
     st.caption("SFT loss mask")
-    for name in ("prompt_len", "resp_len", "sft_mask", "sft_reduce"):
+    for name in ("prompt_len", "resp_len", "sft_mask", "sft_reduce", "sft_batch"):
         page.control(name)
     st.caption("Packing and padding")
     for name in ("doc_lens", "pad_batch", "pack_len"):
@@ -56,12 +56,19 @@ if tabs["BPE merges"].open:
 if tabs["SFT mask"].open:
     with tabs["SFT mask"]:
         page.chart(out.figures["SFT mask"], "fig-sft", "sft-mask")
-        w1, w2 = out.facts["answer_weight"]
-        st.caption(
-            f"Example 0: your prompt and response; example 1: a short chat turn ({view_of.SECOND_EXAMPLE[0]} prompt, "
-            f"{view_of.SECOND_EXAMPLE[1]} response tokens); padding is always masked. One answer token weighs "
-            f"{w1:.2e} in example 0 and {w2:.2e} in example 1 when averaging per {state.sft_reduce}."
-        )
+        weights = out.facts["answer_weight"]
+        if len(weights) == 2:
+            st.caption(
+                f"Example 0: your prompt and response; example 1: a short chat turn ({view_of.SECOND_EXAMPLE[0]} "
+                f"prompt, {view_of.SECOND_EXAMPLE[1]} response tokens); padding is always masked. One answer token "
+                f"weighs {weights[0]:.2e} in example 0 and {weights[1]:.2e} in example 1 when averaging per "
+                f"{state.sft_reduce}."
+            )
+        else:
+            st.caption(
+                "One example: the prompt's tokens, then the response's. Colour: each token's share of the loss. "
+                "Add a second example to see padding and the two ways of averaging over a batch."
+            )
 if tabs["Packing"].open:
     with tabs["Packing"]:
         page.chart(out.figures["Packing"], "fig-packing", "packing-mask")

@@ -43,11 +43,14 @@ def test_presets_show_their_numbers():
     assert no_exception(at) and at.warning.len == 0
     assert metrics(at)["Unmasked SFT loss on the prompt"] == "97.6%"
     sft = figures(at)[1]
-    batch_share = Fraction(2000 + 200, 2050 + 500)  # the batch adds a 200 + 300-token chat turn
+    assert sft["layout"]["title"]["text"].startswith("97.6% of the loss on prompt tokens")
+    at.toggle(key="sft_batch").set_value(True).run()
+    sft = figures(at)[1]
+    batch_share = Fraction(2000 + 200, 2050 + 500)  # the second example: a 200 + 300-token chat turn
     assert sft["layout"]["title"]["text"].startswith(f"{float(100 * batch_share):.1f}% of the loss on prompt")
     weights = decode(sft["data"][0]["z"])
-    # unmasked, per token: every real token of the batch weighs 1 / (2,050 + 500)
-    assert weights[0, 0] == pytest.approx(1 / 2550)
+    # unmasked, per token: every real token of the batch weighs 1 / (2,050 + 500); padding 0
+    assert weights[0, 0] == pytest.approx(1 / 2550) and weights[1, -1] == 0.0
     at.button(key="preset-Loss_and_units-Padding: 512 chat lengths, batches of 16").click().run()
     assert no_exception(at)
     lengths = [int(x) for x in example_lengths(512, seed=0)]

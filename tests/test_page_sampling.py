@@ -152,3 +152,11 @@ def test_field_names_are_unique_across_the_app():
     specs = [importlib.import_module(f"pages.views.{m.name}").SPEC for m in pkgutil.iter_modules(pages.views.__path__)]
     assert {"Sampling", "Loss_and_units", "Schedules"} <= {s.page for s in specs}
     assert check_unique(specs) == []
+
+
+def test_the_presets_logits_as_text_round_trip():
+    preset = VOCAB_PRESETS["keeper"]
+    tokens, logits = view_of.parse_logits(view_of.logits_text(preset.tokens, preset.logits))
+    assert tokens == list(preset.tokens) and logits == list(preset.logits)
+    with pytest.raises(ValueError, match="at most"):
+        view_of.parse_logits(",".join(["1"] * (view_of.MAX_LOGITS + 1)))

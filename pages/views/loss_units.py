@@ -38,6 +38,7 @@ SPEC = Spec(
         Field("resp_len", "Response tokens", "int", 50, lo=1, hi=8192, step=10),
         Field("sft_mask", "Mask the prompt (m_t = 0)", "bool", True),
         Field("sft_reduce", "Average over", "choice", "token", choices=REDUCTIONS, widget="segmented"),
+        Field("sft_batch", "Add a second example (a short chat turn)", "bool", False),
         Field("doc_lens", "Packed document lengths (comma-separated)", "text", "6,4,5", max_chars=400),
         Field("pad_batch", "Batch size", "int", 16, lo=1, hi=512, step=1),
         Field("pack_len", "Packed row length (tokens)", "int", 2048, lo=16, hi=32768, step=256),
@@ -48,6 +49,7 @@ SPEC = Spec(
             "prompt_len": 2000,
             "resp_len": 50,
             "sft_mask": False,
+            "sft_batch": False,
         },
         "Uniform baseline: V = 50,000": {"vocab_size": 50_000},
         "Llama 3's vocabulary: V = 128,256": {"vocab_size": 128_256},
@@ -150,11 +152,13 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
     if options.wants("SFT mask"):
         P, R = int(state.prompt_len), int(state.resp_len)
-        w = L.sft_loss_weights(
-            [P, SECOND_EXAMPLE[0]], [R, SECOND_EXAMPLE[1]], mask_prompt=bool(state.sft_mask), reduction=state.sft_reduce
-        )
+        prompts, responses = [P], [R]
+        if state.sft_batch:
+            prompts.append(SECOND_EXAMPLE[0])
+            responses.append(SECOND_EXAMPLE[1])
+        w = L.sft_loss_weights(prompts, responses, mask_prompt=bool(state.sft_mask), reduction=state.sft_reduce)
         view.figures["SFT mask"] = sft_mask_figure(w)
-        per_token = [float(w.weights[b][~w.is_pad[b] & ~w.is_prompt[b]][0]) for b in range(2)]
+        per_token = [float(w.weights[b][~w.is_pad[b] & ~w.is_prompt[b]][0]) for b in range(len(prompts))]
         view.facts.update(sft=w, answer_weight=per_token)
 
     if options.wants("Packing"):

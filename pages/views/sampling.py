@@ -72,6 +72,11 @@ SPEC = Spec(
 )
 
 
+def logits_text(tokens: tuple[str, ...] | list[str], logits: tuple[float, ...] | list[float]) -> str:
+    """The ``token=logit, ...`` text of a vocabulary (what the logits field reads), to copy and edit."""
+    return ", ".join(f"{t}={z:g}" for t, z in zip(tokens, logits, strict=True))
+
+
 def parse_logits(text: str) -> tuple[list[str], list[float]]:
     """``token=logit, ...`` -> (tokens, logits); ValueError with a readable message for anything else."""
     tokens, logits = [], []
