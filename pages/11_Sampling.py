@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from core.sampling import VOCAB_PRESETS
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
 from pages.views import Options
 from pages.views import sampling as view_of
@@ -22,7 +23,7 @@ with page.controls():
     page.control("logits")
     if source != "bigram":
         with st.expander("The preset's logits, to copy and edit"):
-            preset = view_of.S.VOCAB_PRESETS[source]
+            preset = VOCAB_PRESETS[source]
             st.code(view_of.logits_text(preset.tokens, preset.logits), language=None, wrap_lines=True)
     if source == "bigram":
         page.control("word")
