@@ -8,7 +8,7 @@ PORT ?= 8501
 ADDRESS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench chromium clean real-model
+.PHONY: run test lint format bench chromium clean real-model nginx serve wheelhouse offline-install
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-test: $(STAMP) chromium lint
+test: $(STAMP) chromium nginx lint
 	$(PY) -m pytest
 
 bench: $(STAMP)
@@ -46,3 +46,32 @@ real-model: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts
+
+# Scale-out: WORKERS Streamlit processes (127.0.0.1:8601, 8602, ...) behind nginx on SERVE_PORT, with sticky
+# sessions and pre-compressed static files (deploy/serve.sh, deploy/nginx.conf.template). Ctrl-C stops all.
+WORKERS ?= 2
+SERVE_PORT ?= 8500
+
+nginx:
+	@command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx || { \
+	  echo "Installing Debian's nginx for make serve and its tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q nginx; }
+
+serve: $(STAMP) nginx
+	WORKERS=$(WORKERS) PORT=$(SERVE_PORT) PYTHON=$(PY) $(if $(ADDRESS),ADDRESS=$(ADDRESS)) deploy/serve.sh
+
+# Offline install: `make wheelhouse` (online) saves every dependency's wheel (dev tools and the build backend
+# included) for this Python and platform into WHEELHOUSE; `make offline-install WHEELHOUSE=...` on the machine
+# without network installs from that folder only. Extra pip options (another index, say) go in PIP_DOWNLOAD_ARGS.
+WHEELHOUSE ?= wheelhouse
+PIP_DOWNLOAD_ARGS ?=
+
+wheelhouse:
+	$(PYTHON) -m pip download --dest $(WHEELHOUSE) --only-binary=:all: $(PIP_DOWNLOAD_ARGS) ".[dev]" "setuptools>=77"
+
+offline-install:
+	test -d "$(WHEELHOUSE)" || { echo "no wheelhouse at $(WHEELHOUSE); run make wheelhouse on a machine online"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --no-index --find-links "$(WHEELHOUSE)" -e ".[dev]"
+	touch $(STAMP)

@@ -10,7 +10,8 @@ The group mean is the baseline that PPO gets from a learned value model. Three c
     "population"  std with 1/G, as the lesson writes it
     "sample"      std with 1/(G-1) (torch.std's default, used by common RL libraries); scales every A_i by
                   sqrt((G-1)/G)
-    "none"        no division: A_i = r_i - mean(r)  (Dr. GRPO)
+    "none"        no division: A_i = r_i - mean(r)  (Dr. GRPO); across a batch this re-weights the groups, since
+                  each was divided by its own std
 
 Implementations add eps to the std. A group whose rewards are all equal has r_i - mean = 0 for every answer:
 its advantages are exactly 0 here in every mode, with or without eps (no 0/0), and the prompt teaches nothing
@@ -218,8 +219,10 @@ def mode_factor(rewards: Any, to: StdMode, from_: StdMode = "population", eps: f
 
         factor = s_to / s_from,  e.g. sample / population = sqrt((G-1)/G)  and  none / population = std + eps
 
-    One factor per group (shape (...)); the mode changes only the scale. A group without signal has zero
-    advantages in every mode, and its factor is reported as 1.
+    One factor per group (shape (...)): within one group the mode changes only the scale. Across a batch the
+    sample/population factor is the same for every group of size G, but none/population is each group's own
+    std + eps, so dropping the std re-weights the groups against each other (Liu et al. 2025, Dr. GRPO). A group
+    without signal has zero advantages in every mode, and its factor is reported as 1.
     """
     s_to = advantage_scale(rewards, to, eps)
     s_from = advantage_scale(rewards, from_, eps)
@@ -581,3 +584,56 @@ PRESETS: dict[str, GroupPreset] = {
         GroupPreset("Nearly equal scores (tiny std)", (0.5,) * 7 + (0.501,), eps=0.0),
     )
 }
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# how the per-token losses of a batch of answers are aggregated (the length normalisation)
+
+Aggregation = Literal["sequence-mean", "token-mean", "constant"]
+AGGREGATIONS: tuple[str, ...] = ("sequence-mean", "token-mean", "constant")
+AGGREGATION_LABELS: dict[str, str] = {  # short enough for table headers
+    "sequence-mean": "GRPO, 1/(G·|o_i|) per token",
+    "token-mean": "DAPO, 1/Σ|o_j| per token",
+    "constant": "Dr. GRPO, 1/(G·L_max) per token",
+}
+
+
+def token_loss_weights(lengths: Any, aggregation: Aggregation, max_length: float | None = None) -> np.ndarray:
+    """The weight each token of answer i carries in the loss, for answers of ``lengths`` |o_i| (shape (G,)).
+
+    The loss is sum_i sum_t w_i · l_{i,t} with the per-token terms l_{i,t} (advantage times clipped ratio):
+
+        "sequence-mean"  w_i = 1 / (G · |o_i|)      GRPO (Shao et al. 2024): every answer totals 1/G
+        "token-mean"     w_i = 1 / sum_j |o_j|      DAPO (Yu et al. 2025): every token counts the same
+        "constant"       w_i = 1 / (G · L_max)      Dr. GRPO (Liu et al. 2025): L_max = ``max_length``, e.g. the
+                                                    generation budget (default: the longest answer)
+
+    ``lengths`` are the answers of one batch (one group, or several groups flattened); all must be >= 1.
+    """
+    L = np.asarray(lengths, dtype=float)
+    if L.ndim != 1 or L.size == 0 or not np.all(np.isfinite(L)) or np.any(L < 1):
+        raise ValueError(f"lengths must be a flat, non-empty list of token counts >= 1, got {lengths!r}")
+    G = L.size
+    if aggregation == "sequence-mean":
+        return 1.0 / (G * L)
+    if aggregation == "token-mean":
+        return np.full(G, 1.0 / L.sum())
+    if aggregation == "constant":
+        L_max = float(L.max()) if max_length is None else float(max_length)
+        if not (math.isfinite(L_max) and L_max >= L.max()):
+            raise ValueError(f"max_length must be at least the longest answer ({L.max():g}), got {max_length!r}")
+        return np.full(G, 1.0 / (G * L_max))
+    raise ValueError(f"unknown aggregation {aggregation!r}; expected one of {AGGREGATIONS}")
+
+
+def answer_loss_weights(lengths: Any, aggregation: Aggregation, max_length: float | None = None) -> np.ndarray:
+    """The total weight of each answer in the loss: |o_i| · w_i (sums to 1 for the two means, <= 1 for constant)."""
+    return np.asarray(lengths, dtype=float) * token_loss_weights(lengths, aggregation, max_length)
+
+
+def length_weight_columns(lengths: Any, max_length: float | None = None) -> dict[str, np.ndarray]:
+    """One row per answer: its length and its total weight in the loss under each aggregation (for a table)."""
+    L = np.asarray(lengths, dtype=float)
+    return {"tokens |o_i|": L.astype(int)} | {
+        AGGREGATION_LABELS[a]: answer_loss_weights(L, a, max_length) for a in AGGREGATIONS
+    }

@@ -9,8 +9,9 @@ and its maximiser (the theorem of section 3.6) is
 
     pi*(y) = pi_ref(y) · exp(r(y) / beta) / Z,      Z = sum_y pi_ref(y) · exp(r(y) / beta),
 
-with maximum value J(pi*) = beta · log Z. beta is the length of the leash: beta -> 0 puts all mass on the highest
-reward, beta -> infinity returns pi_ref.
+with maximum value J(pi*) = beta · log Z. beta sets the leash: it is how hard the KL term pulls towards pi_ref, so
+the leash's length is 1/beta. beta -> 0 (an endless leash) puts all mass on the highest reward, beta -> infinity (no
+leash left) returns pi_ref.
 
 Everything is computed in log-space (log pi_ref + (r - r_max) / beta, then a logsumexp), so beta = 1e-3 with
 rewards of 1e3 (logits of 1e6) is exact, and an answer with pi_ref = 0 has log pi_ref = -inf and keeps pi* = 0
@@ -379,8 +380,8 @@ def takeover_beta(pi_ref: ArrayLike, r: ArrayLike, share: float = 0.9) -> Takeov
     pi*(top) = sum_{y in top} pi_ref(y) · exp(r(y) / beta) / Z falls monotonically from 1 (beta -> 0) to
     pi_ref(top) (beta -> infinity), because every other answer's weight exp(-(r_top - r(y)) / beta) grows with
     beta. So the crossing pi*(top) = share is unique; it is found by bisection on log beta in [1e-12, 1e12] to
-    machine precision. For the reward-hack preset this says how short the leash must be before the policy moves to
-    the exploit, and the KL it has then travelled.
+    machine precision. For the reward-hack preset this says how small beta (how long the leash) must be before the
+    policy moves to the exploit, and the KL it has then travelled.
     """
     if not 0.0 < share < 1.0:
         raise ValueError(f"share must lie strictly between 0 and 1, got {share!r}")

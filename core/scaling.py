@@ -333,3 +333,53 @@ def isoflop_family(
     u = np.linspace(-np.log(span), np.log(span), points)  # (points,)
     N = N_opt * np.exp(u)  # (budgets, points)
     return N, isoflop_loss(C, N, fit)
+
+
+def optimal_loss(C: ArrayLike, fit: str | ScalingFit = "hoffmann2022") -> NDArray[np.float64]:
+    """L_opt(C): the loss of the compute-optimal model at budget C, in closed form (nats per token).
+
+    With N_opt = G (C/6)^a and D_opt = G^-1 (C/6)^b (see :func:`chinchilla_optimum`) both power terms fall like
+    (C/6)^-gamma, gamma = alpha beta / (alpha + beta), so
+        L_opt(C) = E + K (C/6)^-gamma,   K = A G^-alpha + B G^beta
+    """
+    f = _fit(fit)
+    G = (f.alpha * f.A / (f.beta * f.B)) ** (1.0 / (f.alpha + f.beta))
+    gamma = f.alpha * f.beta / (f.alpha + f.beta)
+    K = f.A * G**-f.alpha + f.B * G**f.beta
+    return f.E + K * (np.asarray(C, dtype=float) / FLOPS_PER_PARAM_TOKEN) ** -gamma
+
+
+def compute_equivalent(loss: ArrayLike, fit: str | ScalingFit = "hoffmann2022") -> NDArray[np.float64]:
+    """The budget C (FLOPs) at which a compute-optimal model reaches ``loss``: the inverse of :func:`optimal_loss`.
+
+        C = 6 ((L - E) / K)^(-1 / gamma)
+
+    A plan's loss mapped through this function, divided by the plan's own C, is its compute efficiency (1 for a
+    compute-optimal plan, below 1 otherwise). ``loss`` must lie above the irreducible loss E.
+    """
+    f = _fit(fit)
+    L = np.asarray(loss, dtype=float)
+    if not np.all(np.isfinite(L)) or np.any(L <= f.E):
+        raise ValueError(f"loss must be finite and above the fit's irreducible loss E = {f.E}, got {loss!r}")
+    G = (f.alpha * f.A / (f.beta * f.B)) ** (1.0 / (f.alpha + f.beta))
+    gamma = f.alpha * f.beta / (f.alpha + f.beta)
+    K = f.A * G**-f.alpha + f.B * G**f.beta
+    return FLOPS_PER_PARAM_TOKEN * ((L - f.E) / K) ** (-1.0 / gamma)
+
+
+def compute_efficiency(C: ArrayLike, N: ArrayLike, fit: str | ScalingFit = "hoffmann2022") -> NDArray[np.float64]:
+    """The share of the budget a compute-optimal model needs to match N parameters trained on C FLOPs (<= 1)."""
+    return compute_equivalent(isoflop_loss(C, N, fit), fit) / np.asarray(C, dtype=float)
+
+
+def loss_penalty_pct(C: ArrayLike, factor: ArrayLike, fit: str | ScalingFit = "hoffmann2022") -> NDArray[np.float64]:
+    """How far above the fit's minimum (in %) a model ``factor`` times the optimal size lands on the budget C."""
+    N_opt, _ = chinchilla_optimum(C, fit)
+    loss_opt = isoflop_loss(C, N_opt, fit)
+    return 100.0 * (isoflop_loss(C, N_opt * np.asarray(factor, dtype=float), fit) - loss_opt) / loss_opt
+
+
+def optimal_tokens_per_param(C: ArrayLike, fit: str | ScalingFit = "hoffmann2022") -> NDArray[np.float64]:
+    """D_opt / N_opt at budget C: the fit's compute-optimal tokens per parameter (constant only if alpha = beta)."""
+    N_opt, D_opt = chinchilla_optimum(C, fit)
+    return D_opt / N_opt

@@ -6,6 +6,7 @@ from core import scaling
 from pages.frame import InterviewAnswer, Page, cached_view
 from pages.views import Options
 from pages.views import scaling as view_of
+from viz import format as fmt
 
 page = Page.setup(
     "Scaling laws: the iso-FLOP U-curve",
@@ -27,7 +28,7 @@ with page.controls():
     for name in ("gpu", "gpus", "hours", "mfu"):
         page.control(name)
     if budget_source == "Hardware":
-        st.metric("Budget C (FLOPs)", f"{view_of.budget(page.state())[0]:.3g}")
+        st.metric("Budget C (FLOPs)", fmt.sci(view_of.budget(page.state())[0]))
     else:
         page.control("C")
     page.control("N")
@@ -44,47 +45,70 @@ page.readouts(out.readouts)
 with page.views():
     page.chart(out.figures["family"], "family", "isoflop-family")
 
+_tpp = scaling.optimal_tokens_per_param  # tokens per parameter at the fit's optimum, for the texts below
+
 with page.explain():
     st.markdown(
         f"""
 Every point of the blue curve costs the same compute C: a model of N parameters gets D = C/(6N) tokens.
 Small models see many tokens but lack capacity; large models have capacity but see few tokens. The orange dot
-is the fit's own minimum (closed form of Hoffmann et al.'s theorem); the square is the "20 tokens per
-parameter" rule of thumb, N = √(C/120). The bottom is flat: inside a factor of about 3 in N the loss moves by
-well under 1%, which is why teams happily **over-train** smaller models that are cheaper to serve
-(2N FLOPs per generated token, for the model's whole life).
+is the fit's own minimum (closed form of Hoffmann et al.'s approach 3); the square is the "20 tokens per
+parameter" rule of thumb, N = √(C/120). The bottom is flat but not that flat: on this budget a model 2× off the
+optimum loses {max(scaling.loss_penalty_pct(p.C, [2.0, 0.5], fit_key)):.1f}% in loss and one 3× off
+{max(scaling.loss_penalty_pct(p.C, [3.0, 1 / 3], fit_key)):.1f}%. That is still small enough that teams
+**over-train** smaller models that are cheaper to serve (2N FLOPs per generated token, for the model's whole life).
 
 The two fits disagree: at this budget {scaling.FITS[fit_key].label} wants {p.tokens_per_param_opt:,.0f} tokens per
-parameter, the {other_label} fit {other_plan.tokens_per_param_opt:,.0f}. The Epoch AI replication
-re-extracted Chinchilla's data and found exponents closer to the paper's other two methods.
+parameter, the {other_label} fit {other_plan.tokens_per_param_opt:,.0f}. "About 20 tokens per parameter" comes
+from Hoffmann et al.'s approaches 1 and 2 (envelopes of training curves, minima of iso-FLOP profiles) and from
+Epoch AI's refit of approach 3 (Besiroglu et al. 2024: {_tpp(1e24, "epoch2024"):.0f} to
+{_tpp(1e20, "epoch2024"):.0f} between 10²⁰ and 10²⁴ FLOPs). The published approach-3 constants, drawn by the
+Hoffmann fit, ask for more tokens per parameter as C grows: {_tpp(2.7e20):.0f} at 2.7×10²⁰ FLOPs,
+{_tpp(1.2e21):.0f} at 1.2×10²¹ and {_tpp(5.9e23):.0f} at Chinchilla's own 5.9×10²³. So that fit calls
+Chinchilla-70B too big for its own budget (its optimum there is {fmt.count(scaling.chinchilla_optimum(5.88e23)[0])}
+parameters), which contradicts the paper's other two approaches. Besiroglu et al. (2024) reconstructed the data
+and found that the published constants fit it poorly (with implausibly narrow confidence intervals); their
+refit agrees with approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curve at large C
+with suspicion.
 """
     )
 
 page.quick_check(
     "A model with **1B parameters** is trained on **100B tokens**. About how many FLOPs does training cost?",
     "C ≈ 6·N·D = 6 · 10⁹ · 10¹¹ = **6×10²⁰ FLOPs** (set C = 6e20 and N = 1e9 to see it: 100 tokens per "
-    "parameter, a little right of the fit's minimum).",
+    f"parameter, a little *left* of the Hoffmann fit's minimum at {fmt.count(scaling.chinchilla_optimum(6e20)[0])} "
+    "parameters: a smaller model on more tokens than that fit's optimum).",
 )
 page.interview(
     "“How big a model should I train for this budget, and why does Llama train far past 20 tokens per parameter?”",
     InterviewAnswer(
-        sentence="At fixed compute, parameters and tokens should grow together; Chinchilla's fit puts the optimum "
-        "near 20 tokens per parameter, and the loss curve is flat around it.",
+        sentence="At fixed compute, parameters and tokens should grow together; Hoffmann et al.'s approaches 1 and 2 "
+        "(and Epoch AI's refit of their approach 3, Besiroglu et al. 2024) put the optimum near 20 tokens per "
+        "parameter, and the loss is fairly flat around it.",
         equation=r"C \approx 6ND,\qquad N_{\text{opt}} \approx \sqrt{C/120}",
-        number="Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens.",
-        trade_off="Chinchilla counts only training compute. Serving costs 2N FLOPs per token forever, so a "
-        "smaller model trained longer (Llama 3 8B: ~1,900 tokens per parameter) is cheaper overall, and the flat "
-        "bottom makes the loss penalty small.",
+        number="Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens by the "
+        "20-tokens rule (the published approach-3 fit drawn here says "
+        f"{fmt.count(scaling.chinchilla_optimum(2.73e20)[0])} on {_tpp(2.73e20):.0f} tokens per parameter; its "
+        "published constants are disputed, Besiroglu et al. 2024).",
+        trade_off="Chinchilla counts only training compute. Llama 3 8B on 15T tokens (~1,900 tokens per parameter) "
+        f"reaches the loss that a compute-optimal model would reach with {scaling.compute_efficiency(7.2e23, 8e9):.0%} "
+        f"of its compute under Hoffmann's fit ({scaling.compute_efficiency(7.2e23, 8e9, 'epoch2024'):.0%} under "
+        "Epoch's): half or more of the training compute is spent on purpose. It pays because serving costs 2N FLOPs "
+        "per generated token for the model's whole life and a small model is cheaper and faster to deploy, and "
+        "because the loss was still falling roughly log-linearly in tokens at 15T (Meta 2024, the Llama 3 release).",
     ),
 )
 page.mistakes(
     [
-        "Treating 20 tokens per parameter as a law: it is the training-compute optimum of one fit on one data "
-        "mix; inference cost and data quality move the best choice.",
+        "Treating 20 tokens per parameter as a law: it is the training-compute optimum of one model family on one "
+        "data mix; inference cost and data quality move the best choice, and the published approach-3 fit itself "
+        f"drifts from {_tpp(1e20):.0f} to {_tpp(1e24):.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
         "Forgetting what 6ND leaves out: attention FLOPs at long context, activation recomputation (8N instead "
         "of 6N per token), and the gap between peak and achieved FLOP/s (MFU).",
-        "Reading Kaplan's N ∝ C^0.73 as current advice: its short runs were read off one long cosine schedule, "
-        "which undervalued data.",
+        "Reading Kaplan's N ∝ C^0.73 as current advice, or blaming its gap with Chinchilla on one cause: most of it "
+        "comes from counting only non-embedding parameters, which matters at small scale (Pearce & Song 2024), and "
+        "from leaving out the last layer's FLOPs, too long a warm-up for small models and optimizer settings "
+        "(AdamW's β₂ at small batches) not tuned per scale (Porian et al. 2024).",
         "Counting only weights when sizing memory: mixed-precision Adam keeps about 16 bytes per parameter, "
         "before activations.",
     ]

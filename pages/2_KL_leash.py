@@ -18,7 +18,8 @@ page = Page.setup(
     "KL leash: how far the optimal policy moves",
     "🪢",
     "RLHF maximises reward minus β times the KL divergence from the SFT model. The best policy reweights the SFT "
-    "model by exp(r/β): β is the length of the leash, and a short leash on a flawed reward model is reward hacking.",
+    "model by exp(r/β): β sets the leash (its length is 1/β), and a long leash (small β) on a flawed reward model "
+    "is how reward hacking happens.",
     r"\max_\pi\ \mathbb{E}_{\pi}[r] - \beta\,\mathrm{KL}(\pi\,\|\,\pi_{\text{ref}}):\quad "
     r"\pi^*(y) = \frac{\pi_{\text{ref}}(y)\,e^{r(y)/\beta}}{Z},\quad Z = \sum_y \pi_{\text{ref}}(y)\,e^{r(y)/\beta},"
     r"\quad \text{maximum} = \beta \log Z",
@@ -191,12 +192,15 @@ with page.explain():
     st.markdown(
         """
 One prompt, K answers. The faint blue bars are the SFT model π_ref; the orange bars are the policy that
-maximises expected reward minus β·KL. It reweights π_ref by exp(r/β) and renormalises: a large β (long leash)
-leaves π_ref almost untouched, a small β piles the mass onto the best-scored answer. An answer that π_ref never
-writes (π_ref = 0) stays at 0 for every β: reweighting cannot create what the reference cannot produce.
+maximises expected reward minus β·KL. It reweights π_ref by exp(r/β) and renormalises. β is how hard the leash
+pulls, so its length is 1/β: a large β (a short leash) leaves π_ref almost untouched, a small β (a long leash)
+piles the mass onto the best-scored answer. In this closed form an answer with π_ref = 0 stays at 0 for every
+β; a real softmax policy gives every sequence some mass, so the honest statement is that the KL term charges
+about log(1/π_ref(y)) nats to move most of the mass onto an answer y that π_ref rarely writes.
 
 **Beta sweep** plots each answer's probability, the KL and the expected reward over six decades of β.
-**Reward hacking** gives each answer a true reward beside the proxy: as β shrinks the proxy only rises,
+**Reward hacking** gives each answer a true reward beside the proxy: as β shrinks (the leash lengthens) the proxy
+only rises,
 while the true reward rises, peaks and falls (the over-optimisation curve of Gao et al., 2022).
 **Theorem check** draws thousands of random policies: none scores above β·log Z, because
 J(π) = β·log Z − β·KL(π ‖ π*). **DPO** turns the same formula around into a loss on preference pairs.
@@ -217,15 +221,21 @@ page.interview(
         equation=r"\pi^*(y) \propto \pi_{\text{ref}}(y)\,e^{r(y)/\beta}",
         number="Two equally likely answers scored 1 and 0: β = 1 gives (0.73, 0.27), β = 0.5 already 0.88 on the "
         "better one; as β → 0 all mass goes to the top score.",
-        trade_off="Too small a β and the policy chases the reward model's mistakes (reward hacking, collapsed "
-        "entropy); too large and it barely moves from SFT. Teams watch the KL and a held-out evaluation.",
+        trade_off="Too small a β (a long leash) and the policy chases the reward model's mistakes (reward hacking, "
+        "collapsed entropy); too large (a short leash) and it barely moves from SFT. Teams watch the KL and a "
+        "held-out evaluation.",
     ),
 )
 page.mistakes(
     [
         "“Reward went up, so the model improved”: the reward model is a proxy. Check the KL and a held-out, "
         "independent evaluation; rising reward with a runaway KL is the signature of hacking.",
-        "Thinking RLHF can invent new answers: π* only reweights what π_ref already writes; π_ref = 0 stays 0.",
+        "Thinking RLHF easily reaches answers the SFT model almost never writes: the optimum only reweights π_ref "
+        "(exactly 0 stays 0 over a fixed set of answers), and although a softmax model gives every sequence some "
+        "mass, moving most of the mass onto an answer of probability π_ref costs about log(1/π_ref) nats of KL "
+        "(about 23 nats for one in 10¹⁰), so sampling must first find it.",
+        "Saying “a large β is a long leash”: β is the pull. A large β is a short leash that keeps π* near π_ref; "
+        "the leash's length is 1/β, and reward hacking comes from a small β.",
         "Saying DPO has no reference model: π_ref is frozen inside the loss. SimPO and ORPO are the variants "
         "without one.",
         "Reading a falling DPO loss as the winner becoming more likely: both log-probabilities can fall while "

@@ -134,21 +134,32 @@ with page.views():
         st.info(
             "**No learning signal.** All answers got the same reward, so every rᵢ − mean is 0 and every "
             "advantage is exactly 0, in every mode and with any ε. This prompt moves the policy only through "
-            "the KL term to π_ref. Libraries skip such groups: DAPO's dynamic sampling drops them and samples "
-            "further prompts until the batch is filled with groups whose rewards differ."
+            "the KL term to π_ref. Vanilla GRPO keeps such groups: they still count in the loss's normaliser "
+            "(diluting the other groups' updates) and still feel the KL term. DAPO's dynamic sampling (Yu et al. "
+            "2025) drops them and samples further prompts until the batch is filled with groups whose rewards "
+            "differ."
         )
     else:
         summary = f"**{correct} correct** · " if s.n_correct is not None else ""
         summary += f"mean {s.mean:.4g} · std {s.std_population:.3g}. "
         if std == "population":
             summary += (
-                f"Switching the divisor only rescales every bar: the sample std multiplies them by "
-                f"{view.factors['sample']:.4g}, no std by {view.factors['none']:.4g} (= std + ε)."
+                f"Within this group, switching the divisor rescales every bar: the sample std multiplies them by "
+                f"{view.factors['sample']:.4g}, no std by {view.factors['none']:.4g} (= std + ε). Across a batch "
+                "the sample-std factor √((G−1)/G) is the same for every group, but the no-std factor is each "
+                "group's own std, so dropping the std re-weights prompts and changes the direction of the batch "
+                "update (Liu et al. 2025)."
             )
         else:
             summary += (
                 f"The {grpo.STD_LABELS[std]} multiplies every advantage by {factor:.4g} compared with the "
-                "population std; the signs and the order of the bars stay the same."
+                "population std; within this group the signs and the order of the bars stay the same. "
+                + (
+                    "Across a batch this factor is the same √((G−1)/G) for every group of size G."
+                    if std == "sample"
+                    else "Across a batch this factor is each group's own std, so it differs from prompt to prompt "
+                    "and changes the direction of the batch update (Liu et al. 2025)."
+                )
             )
         st.caption(summary)
     tab_difficulty, tab_ppo, tab_batch = st.tabs(["Which prompts teach?", "PPO vs GRPO", "Within group vs batch"])
@@ -169,6 +180,12 @@ with page.views():
             "the easy and hard prompts get zero advantages: comparing identical answers says nothing. Normalised "
             "across the batch, every answer to the easy prompt is pushed up and every answer to the hard one down."
         )
+        st.caption(
+            "How much each answer weighs in the loss, for four answers of 100 to 1,600 tokens and a generation "
+            "budget L_max of 2,048 tokens (its per-token weight times its length). GRPO gives every answer 1/G, "
+            "so a long answer's tokens count less; DAPO and Dr. GRPO weigh answers by their length."
+        )
+        st.table(pd.DataFrame(grpo.length_weight_columns([100, 200, 400, 1600], max_length=2048)).round(4))
 
 with page.explain():
     st.markdown(
@@ -178,10 +195,25 @@ answer receives in the policy update: blue answers beat the group's average and 
 ones fall below it and become less likely. **Click a bar** to flip that answer's reward between 1 and 0; the
 reward list in the sidebar and the link in the address bar follow.
 
-The group mean does the job of PPO's learned value model: an answer is judged only against its siblings, so
-the advantages of a group always add up to zero. Dividing by the sample std (G − 1, as several RL libraries
-do) or by nothing at all (Dr. GRPO) multiplies every bar by one factor: the direction of the update stays, its
-size changes. Dr. GRPO drops the division because it gives groups with a small spread extra weight.
+The group mean is the baseline and does the job of PPO's learned value model: an answer is judged only against
+its siblings, so the advantages of a group always add up to zero. The std is not part of the baseline; it is a
+rescaling per prompt. Dividing by the sample std (G − 1, as several RL libraries do) instead of the population
+std multiplies every advantage of every group of size G by the same √((G−1)/G): across a batch only the step
+size changes. Dropping the std (Dr. GRPO) is different: each group was divided by its *own* std, so removing it
+rescales each group by a different factor and changes the direction of the batch's update. With the std, prompts
+whose rewards barely differ (for 0/1 rewards, the nearly always solved and nearly never solved ones) get extra
+weight: the question-difficulty bias that Liu et al. (2025) remove. The lesson's "only the scale changes" is true
+within one group, not across a batch.
+
+**Length.** The advantage is one number per answer, but the loss is a sum over tokens. The original objective
+averages each answer's token terms (1/|o_i|) and then the G answers (Shao et al. 2024), so every answer weighs
+1/G in total whatever its length and a long answer is pushed less per token: a long wrong answer is punished
+less than a short one, which lets wrong answers grow longer (Liu et al. 2025). Dr. GRPO drops 1/|o_i| and divides
+by a constant instead (such as G times the generation budget). DAPO (Yu et al. 2025) takes the mean over all
+tokens of the batch, 1/Σ|o_j|, so every token counts the same; it also raises the upper clip bound
+(clip-higher: ε_high = 0.28 against ε_low = 0.2) so that unlikely tokens can still gain probability, drops the KL
+term, and filters groups without signal (dynamic sampling). The tab *Within group vs batch* tabulates the
+weights.
 
 ε matters when rewards barely differ: with the preset *Nearly equal scores* the std is about 3×10⁻⁴, so
 differences of 0.001 become advantages of order 1, a blow-up of about 3,000 times. An ε of 10⁻⁴ or more
@@ -196,20 +228,24 @@ page.quick_check(
     "A group of **4 answers** to one prompt is **all correct**. What policy-gradient signal does the group give, "
     "and what can you do about it?",
     "**None.** Every reward equals the mean, so every advantage is 0 in every mode; only the KL term acts. "
-    "Drop such groups and sample other prompts (DAPO's dynamic sampling), or pick prompts of medium difficulty "
-    "for the current model. Try the preset *All correct (no signal)*.",
+    "Vanilla GRPO keeps the group anyway: it still counts in the loss's normaliser and still feels the KL term. "
+    "Drop such groups and sample other prompts (DAPO's dynamic sampling, Yu et al. 2025), or pick prompts of "
+    "medium difficulty for the current model. Try the preset *All correct (no signal)*.",
 )
 page.interview(
     "“How does GRPO get rid of PPO's value model, and what does that cost?”",
     InterviewAnswer(
-        sentence="GRPO samples G answers to each prompt and uses their mean reward, scaled by their std, as the "
-        "baseline, so the critic, a second trainable full-size model with its own optimiser state, disappears.",
+        sentence="GRPO samples G answers to each prompt and uses their mean reward as the baseline (then divides by "
+        "their std, a per-prompt rescaling), so the critic, a second trainable full-size model with its own "
+        "optimiser state, disappears.",
         equation=r"A_i = \frac{r_i - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}",
         number="Worked example C: 3 of 8 answers correct gives mean 0.375 and std 0.484, so each correct answer "
         "gets +1.29 and each wrong one −0.77.",
         trade_off="Memory is traded for sampling: G generations per prompt instead of one, and groups where all "
         "answers agree are wasted compute. The advantage is one number per answer, copied to all its tokens (no "
-        "per-token credit), and it needs a reward that a program can check.",
+        "per-token credit). It works with any scalar reward: DeepSeekMath trained it with a learned reward model, "
+        "with outcome and process supervision (Shao et al. 2024); with a checker program it is RL with verifiable "
+        "rewards, as in DeepSeek-R1.",
     ),
 )
 page.mistakes(
@@ -219,8 +255,14 @@ page.mistakes(
         "compared (tab *Within group vs batch*).",
         "Dividing by the std without ε or a guard: a group of equal rewards gives 0/0 = NaN, and in float32 a "
         "rounding residue over a std of about 3×10⁻⁸ can hand every answer an advantage of ±1 out of nothing.",
-        "Believing the std convention changes what is learned: population, sample and no std differ by one "
-        "factor per group, so signs and ranking stay; only the step size changes, which bites when the std is tiny.",
+        "Believing the std convention only changes the step size: the sample std's factor √((G−1)/G) is the same "
+        "for every group, but dropping the std rescales each group by its own std, which re-weights prompts and "
+        "changes the direction of the batch update (Dr. GRPO's difficulty bias, Liu et al. 2025).",
+        "Forgetting the length normalisation: averaging over each answer's tokens (1/|o_i|) gives a long wrong "
+        "answer a smaller penalty per token than a short one (Liu et al. 2025); Dr. GRPO divides by a constant, "
+        "DAPO averages over all tokens of the batch (Yu et al. 2025).",
+        "Saying GRPO needs a checker: it needs one scalar reward per answer. DeepSeekMath used a learned reward "
+        "model (Shao et al. 2024); checkers are the setting of RL with verifiable rewards.",
         "Calling GRPO “PPO without a critic” and stopping there: the KL term also moved from the reward into the "
         "loss as a per-token estimate, and the advantage is one scalar per answer, not per token.",
     ]

@@ -311,7 +311,7 @@ def test_sweep_index_and_monotone_readouts():
     s = leash_sweep([0.1, 0.6, 0.3], [2.0, 0.0, 1.0], beta_grid(include=0.5))
     assert s.beta[s.index(0.5)] == 0.5
     assert s.index(1e-9) == 0 and s.index(1e9) == len(s.beta) - 1
-    # as beta grows the leash lengthens: KL and E[r] fall, entropy moves back towards pi_ref's
+    # as beta grows the leash shortens (its length is 1/beta): KL and E[r] fall, entropy moves back towards pi_ref's
     assert np.all(np.diff(s.kl) <= 1e-12)
     assert np.all(np.diff(s.reward) <= 1e-12)
     assert s.kl[0] == pytest.approx(-math.log(0.1), rel=1e-9)  # all mass on answer 0: KL = -log pi_ref(0)
@@ -475,7 +475,7 @@ def test_takeover_beta_toy_closed_form():
     assert t.kl == pytest.approx(kl_divergence(pi, [0.5, 0.5]), rel=1e-9)
 
 
-def test_takeover_beta_reward_hack_needs_a_short_leash_and_a_large_kl():
+def test_takeover_beta_reward_hack_needs_a_small_beta_and_a_large_kl():
     p = LEASH_PRESETS["reward_hack"]
     t = kl.takeover_beta(p.pi_ref, p.r, 0.9)
     assert p.answers[t.top[0]] == "exploit"

@@ -243,7 +243,8 @@ _PPO_GRPO_ROWS: tuple[tuple[str, str, str], ...] = (
     (
         "Models in memory",
         "4: policy and value model (both trained), reference and reward model (both frozen)",
-        "2: policy (trained) and reference (frozen); 1 without the KL term. The reward is a checker program",
+        "2 with a checker program: policy (trained) and reference (frozen), 1 without the KL term; "
+        "3 with a learned reward model (frozen)",
     ),
     (
         "Advantage shape",
@@ -268,12 +269,13 @@ _PPO_GRPO_ROWS: tuple[tuple[str, str, str], ...] = (
     (
         "Fits",
         "any reward, including a learned reward model",
-        "tasks with a checker: math answers, unit tests",
+        "any scalar reward: a learned reward model (DeepSeekMath, Shao et al. 2024) or a checker (math answers, "
+        "unit tests), where it needs no reward model at all",
     ),
     (
         "Typical failure",
         "reward hacking; a critic that lags behind the policy",
-        "groups with equal rewards give no signal; the checker can be gamed",
+        "groups with equal rewards give no signal; the reward model or checker can be gamed",
     ),
 )
 

@@ -419,7 +419,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             "font": {"size": 13},
             "bgcolor": _LABEL_BG,  # readable where it crosses the proxy curve
             "text": f"true reward peaks at β = {_beta_label(sweep.beta[ip])}, KL = {_num(sweep.kl[ip], 2)} nats;<br>"
-            "beyond it, more proxy reward means a worse policy",
+            "beyond it (smaller β, a longer leash), more proxy reward means a worse policy",
         }
     else:
         annotation = {

@@ -317,6 +317,7 @@ def home_frame() -> None:
 def _sidebar_frame() -> tuple[bool, str]:
     """The sidebar every page shares: presenter mode, image export format, and where core computes."""
     with st.sidebar:
+        history_shim()
         nav = st.container()  # filled after the toggle, so that the links can carry presenter mode
         presenter = _presenter_toggle()
         image_format = st.segmented_control(
@@ -538,6 +539,49 @@ export default function (component) {
 }
 """
 _drag_component = None
+
+# Streamlit 1.67 pushes a history entry for every change of the link. On a page switch it first pushes the old
+# page's path with its link parameters cleared (bound parameters are dropped on a switch), then the new page: Back
+# then lands on a copy of the old page without its values. This shim holds a same-page push for a moment and drops
+# it when a page switch follows; other pushes go through unchanged. So Back after a sidebar click returns to the
+# page and values that were on screen, and Back after a change of a control undoes that change.
+_HISTORY_JS = """
+export default function () {
+  if (window.__lessonHistory) return;
+  window.__lessonHistory = true;
+  const push = window.history.pushState.bind(window.history);
+  const replace = window.history.replaceState.bind(window.history);
+  let pending = null;
+  let timer = null;
+  const flush = () => { if (pending) push(...pending); pending = null; timer = null; };
+  window.history.pushState = function (state, title, url) {
+    const target = new URL(url, window.location.href);
+    clearTimeout(timer);
+    if (target.pathname === window.location.pathname) {
+      pending = [state, title, url];
+      timer = setTimeout(flush, 200);
+      return;
+    }
+    pending = null;
+    push(state, title, url);
+  };
+  window.history.replaceState = function (state, title, url) {
+    clearTimeout(timer);
+    pending = null;
+    replace(state, title, url);
+  };
+  window.addEventListener("popstate", () => { clearTimeout(timer); pending = null; }, true);
+}
+"""
+_history_component = None
+
+
+def history_shim() -> None:
+    """Mount the history shim (see ``_HISTORY_JS``) once per page."""
+    global _history_component
+    if _history_component is None:
+        _history_component = st.components.v2.component("lesson_history", js=_HISTORY_JS)
+    _history_component(key="lesson-history", height=0)
 
 
 def drag_sync(f: Field, chart_key: str, values: Sequence[Any] | None = None) -> None:

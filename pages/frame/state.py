@@ -131,7 +131,10 @@ class Field:
             kept = tuple(c for c in self.choices if c in parts)  # in the field's order, once each
             if unknown:
                 why = f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not among {', '.join(self.choices)}"
-                return kept, f"The link asked for `{self.name}={_short(raw)}`, but {why}; using `{','.join(kept)}`."
+                return kept, (
+                    f"The link asked for `{self.name}={_short(raw)}`, which is not a valid value here ({why}); "
+                    f"using `{','.join(kept)}` instead."
+                )
             return kept, None
         if self.kind == "text":
             if len(raw) > self.max_chars:
@@ -154,7 +157,10 @@ class Field:
         return (int(number) if self.kind == "int" else number), None
 
     def _refused(self, raw: str, why: str) -> str:
-        return f"The link asked for `{self.name}={_short(raw)}`, but {why}; using `{self.to_text(self.default)}`."
+        return (
+            f"The link asked for `{self.name}={_short(raw)}`, which is not a valid value here ({why}); "
+            f"using `{self.to_text(self.default)}` instead."
+        )
 
 
 class State(Mapping[str, Any]):
@@ -260,7 +266,9 @@ class Spec:
             if name in APP_PARAMS:
                 continue
             if name not in fields:
-                problems.append(f"Ignored the link parameter `{name}={_short(raw)}`: this page has no such control.")
+                problems.append(
+                    f"Ignored the unknown link parameter `{name}={_short(raw)}`: this page has no such control."
+                )
                 continue
             values[name], problem = fields[name].parse(raw)
             if problem:

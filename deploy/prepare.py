@@ -1,0 +1,120 @@
+"""Prepare nginx for deploy/serve.sh: pre-compress Streamlit's static files once, and render nginx.conf.
+
+Streamlit sends its front-end files uncompressed (4.7 MB for the plotly chunk). This copies the installed
+streamlit package's ``static/`` folder into a cache folder (outside the virtual environment, one per Streamlit
+version and install), writes a ``.gz`` twin (gzip -9) of every compressible file, and renders
+``nginx.conf.template`` so that nginx serves those twins with ``gzip_static on``.
+
+Run: python deploy/prepare.py --prefix DIR --port 8500 --workers 8601 8602 [--address 127.0.0.1]
+[--static-cache DIR]; prints the static root it rendered into the config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TEMPLATE = HERE / "nginx.conf.template"
+DEFAULT_CACHE = HERE.parent / ".cache" / "nginx-static"
+COMPRESSIBLE = {".js", ".mjs", ".css", ".html", ".json", ".map", ".svg", ".txt", ".ttf"}
+MIN_BYTES = 1024  # smaller files gain nothing worth a second file
+
+
+def streamlit_static() -> tuple[Path, str]:
+    """The installed streamlit package's static folder and its version."""
+    import streamlit
+
+    return Path(streamlit.__file__).resolve().parent / "static", streamlit.__version__
+
+
+def precompress(source: Path, dest: Path) -> int:
+    """Copy ``source`` to ``dest`` (a new folder) with a .gz twin of each compressible file; the twins' count.
+
+    A twin is kept only if it is smaller; it gets the original's modification time, so that nginx reports the
+    same Last-Modified for both.
+    """
+    count = 0
+    for src in sorted(p for p in source.rglob("*") if p.is_file()):
+        out = dest / src.relative_to(source)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, out)
+        if src.suffix in COMPRESSIBLE and src.stat().st_size >= MIN_BYTES:
+            data = src.read_bytes()
+            packed = gzip.compress(data, compresslevel=9, mtime=0)
+            if len(packed) < len(data):
+                gz = out.with_name(out.name + ".gz")
+                gz.write_bytes(packed)
+                st = src.stat()
+                os.utime(gz, ns=(st.st_atime_ns, st.st_mtime_ns))
+                count += 1
+    return count
+
+
+def static_root(cache: Path) -> Path:
+    """The pre-compressed copy of this install's static folder, made on first use (atomically) and reused after."""
+    source, version = streamlit_static()
+    tag = hashlib.sha256(str(source).encode()).hexdigest()[:8]
+    root = cache / f"streamlit-{version}-{tag}"
+    if (root / ".complete").exists():
+        return root
+    cache.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".partial-", dir=cache))
+    try:
+        n = precompress(source, work)
+        (work / ".complete").write_text(f"{n} gzip twins of {source}\n")
+        for path in [work, *work.rglob("*")]:  # nginx's workers may run as another user (nobody)
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        try:
+            work.rename(root)
+        except OSError:  # another process finished first
+            if not (root / ".complete").exists():
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return root
+
+
+def render(prefix: Path, port: int, address: str, workers: list[int], root: Path, user: str | None) -> str:
+    """nginx.conf text for ``workers`` (ports on 127.0.0.1) behind ``address:port``, rooted at ``prefix``."""
+    values = {
+        "PREFIX": str(prefix),
+        "PORT": str(port),
+        "ADDRESS": address,
+        "STATIC_ROOT": str(root),
+        "UPSTREAM_SERVERS": "\n".join(f"        server 127.0.0.1:{p} max_fails=3 fail_timeout=10s;" for p in workers),
+        "USER_DIRECTIVE": f"user {user};" if user else "# (not root: nginx's workers run as this user)",
+    }
+    text = re.sub(r"@([A-Z_]+)@", lambda m: values[m.group(1)], TEMPLATE.read_text())
+    if left := re.findall(r"@[A-Z_]+@", text):
+        raise ValueError(f"unrendered placeholders in the nginx config: {left}")
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--prefix", type=Path, required=True, help="nginx prefix folder (config, pid, temp files)")
+    parser.add_argument("--port", type=int, default=8500)
+    parser.add_argument("--address", default="127.0.0.1")
+    parser.add_argument("--workers", type=int, nargs="+", required=True, help="the Streamlit workers' ports")
+    parser.add_argument("--static-cache", type=Path, default=Path(os.environ.get("STATIC_CACHE", DEFAULT_CACHE)))
+    args = parser.parse_args(argv)
+    root = static_root(args.static_cache.resolve())
+    # As root, nginx's workers switch to an unprivileged user: the static copy is world-readable for them.
+    user = "nobody nogroup" if os.geteuid() == 0 else None
+    for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        (args.prefix / "tmp" / sub).mkdir(parents=True, exist_ok=True)
+    conf = render(args.prefix.resolve(), args.port, args.address, args.workers, root, user)
+    (args.prefix / "nginx.conf").write_text(conf)
+    print(root)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

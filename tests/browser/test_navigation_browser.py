@@ -1,0 +1,170 @@
+"""One browser session across pages: sidebar clicks, Back and Forward, controls, and in-browser drags.
+
+The page and every control must match the address bar after each step, no page may show another page's values
+(or a traceback, or a warning), and a link copied at any step must reproduce what the page shows.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import urllib.parse
+
+import pytest
+
+import pages.views
+from pages.frame import PAGES
+from pages.frame.state import APP_PARAMS
+
+pytestmark = pytest.mark.browser
+
+SPECS = {
+    m.SPEC.page: m.SPEC
+    for m in (importlib.import_module(f"pages.views.{i.name}") for i in pkgutil.iter_modules(pages.views.__path__))
+    if hasattr(m, "SPEC")
+}
+# Home and the six pages of the lesson's figures: every ordered pair of them is clicked, with Back after each.
+ORIGINAL = [(path, label) for path, label, _ in PAGES[:7]]
+
+
+def _url_page(path: str) -> str:
+    """The URL path of a page script ("" for the home page)."""
+    return "" if path == "app.py" else path.split("_", 1)[1].removesuffix(".py")
+
+
+def _idle(page) -> None:
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=60_000)
+    page.wait_for_timeout(250)
+
+
+def _check(page, url_page: str) -> None:
+    """The page shown is the one in the address bar, with no traceback, no warning and no foreign parameter."""
+    url = urllib.parse.urlparse(page.url)
+    assert url.path.strip("/") == url_page, (page.url, url_page)
+    assert page.locator("[data-testid='stException']").count() == 0, page.url
+    warnings = page.locator("[data-testid='stAlertContentWarning']")
+    assert warnings.count() == 0, (page.url, [w.inner_text() for w in warnings.all()])
+    params = set(urllib.parse.parse_qs(url.query, keep_blank_values=True))
+    allowed = set(APP_PARAMS) | ({f.name for f in SPECS[url_page].fields} if url_page else set())
+    assert params <= allowed, (page.url, params - allowed)
+    if url_page:  # the page's own reset button: the script running is the one the address bar names
+        assert page.locator(f".st-key-reset-{url_page}").count() == 1, page.url
+
+
+def _click(page, label: str) -> None:
+    page.locator("[data-testid='stSidebar'] a", has_text=label).first.click()
+    page.wait_for_timeout(300)
+    _idle(page)
+
+
+def _back(page) -> None:
+    page.go_back(wait_until="commit")
+    page.wait_for_timeout(400)
+    _idle(page)
+
+
+def _readouts(page) -> list[tuple[str, str]]:
+    labels = [e.inner_text() for e in page.locator("[data-testid='stMetricLabel']").all()]
+    values = [e.inner_text() for e in page.locator("[data-testid='stMetricValue']").all()]
+    return list(zip(labels, values, strict=True))
+
+
+def _fresh(browser_page_factory, url: str) -> list[tuple[str, str]]:
+    """The readouts of a new session opened on ``url`` (a new tab: a new Streamlit session)."""
+    tab = browser_page_factory()
+    tab.goto(url, wait_until="domcontentloaded")
+    _idle(tab)
+    tab.wait_for_timeout(300)
+    readouts = _readouts(tab)
+    tab.close()
+    return readouts
+
+
+def test_every_ordered_pair_of_pages_with_back_and_forward(open_page) -> None:
+    watch = open_page("/GRPO?rewards=1,0,1,1,0&std=sample&eps=1e-4")
+    page = watch.page
+    _check(page, "GRPO")
+    assert "rewards=1%2C0%2C1%2C1%2C0" in page.url or "rewards=1,0,1,1,0" in page.url
+    current = "GRPO"
+    for a_path, a_label in ORIGINAL:
+        a = _url_page(a_path)
+        if a != current:
+            _click(page, a_label)
+            _check(page, a)
+            current = a
+        for b_path, b_label in ORIGINAL:
+            b = _url_page(b_path)
+            if b == a:
+                continue
+            _click(page, b_label)
+            _check(page, b)
+            _back(page)
+            _check(page, a)
+        page.go_forward(wait_until="commit")  # Forward returns to the last page opened from a
+        page.wait_for_timeout(400)
+        _idle(page)
+        _check(page, b)
+        current = b
+    assert watch.errors == [] and watch.external == []
+
+
+def test_ten_steps_and_ten_backs_each_match_a_fresh_session_on_the_address_bar(open_page, browser) -> None:
+    watch = open_page("/Scaling_laws?N=3e9&C=6e20")
+    page = watch.page
+    fresh = page.context.new_page
+
+    def preset(name: str) -> None:
+        page.locator("[data-testid='stSidebar'] button", has_text=name).first.click()
+        page.wait_for_timeout(300)
+        _idle(page)
+
+    steps = [
+        lambda: preset("Worked example A"),
+        lambda: _click(page, "GRPO"),
+        lambda: preset("One correct of 16"),
+        lambda: _click(page, "KL leash and DPO"),
+        lambda: preset("Reward hack"),
+        lambda: _click(page, "pass@k and error bars"),
+        lambda: preset("Code benchmark"),
+        lambda: _click(page, "LoRA"),
+        lambda: preset("Fast decay"),
+        lambda: _click(page, "Attention"),
+    ]
+    seen = [(page.url, _readouts(page))]
+    for step in steps:
+        step()
+        url_page = urllib.parse.urlparse(page.url).path.strip("/")
+        _check(page, url_page)
+        shown = _readouts(page)
+        assert shown == _fresh(fresh, page.url), page.url
+        seen.append((page.url, shown))
+    for url, shown in reversed(seen[:-1]):
+        _back(page)
+        assert page.url == url
+        _check(page, urllib.parse.urlparse(url).path.strip("/"))
+        assert _readouts(page) == shown, url
+    assert watch.errors == [] and watch.external == []
+
+
+@pytest.mark.parametrize(
+    ("path", "field", "tab"),
+    [("/Scaling_laws", "N", None), ("/KL_leash", "beta", None), ("/LoRA?rows=128&cols=128", "rank", None)],
+)
+def test_a_drag_in_the_browser_ends_in_the_link(open_page, path, field, tab) -> None:
+    watch = open_page(path)
+    page = watch.page
+    before = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get(field)
+    readouts_before = _readouts(page)
+    watch.drag_slider((0.35, 0.2), lambda: None)
+    for _ in range(20):  # the value reaches the server on release: the address bar follows within ~0.5 s
+        page.wait_for_timeout(100)
+        after = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get(field)
+        if after != before:
+            break
+    _idle(page)
+    assert after is not None and after != before, page.url
+    shown = _readouts(page)
+    assert shown != readouts_before or path.startswith("/LoRA")  # LoRA's readouts sit in its tab, below
+    assert shown == _fresh(page.context.new_page, page.url)
+    assert page.locator("[data-testid='stAlertContentWarning']").count() == 0
+    assert watch.errors == [] and watch.external == []

@@ -1,0 +1,256 @@
+"""The interview cards: every shipped card loads and is complete, its links name real page parameters with values
+the pages accept, its numbers match core, and bad card files give clear messages while the other cards load."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import pages.views
+from core import attention as attn
+from core import dpo as dpo_core
+from core import evaluation as ev
+from core import grpo, scaling
+from core import kl_leash as kl
+from core import lora as L
+from study.cards import ANSWER_PARTS, PAGES, load_cards
+
+ROOT = Path(__file__).resolve().parents[1]
+CARDS, PROBLEMS = load_cards(ROOT / "cards")
+IDS = [c.id for c in CARDS]
+
+
+def _days(C, n_gpus, peak_flops, mfu):
+    return float(scaling.training_seconds(C, n_gpus, peak_flops, mfu)) / 86400
+
+
+def _excess_pct(C, factor, fit="hoffmann2022"):
+    N_opt, _ = scaling.chinchilla_optimum(C, fit)
+    return 100 * (float(scaling.isoflop_loss(C, factor * N_opt, fit)) / float(scaling.isoflop_loss(C, N_opt, fit)) - 1)
+
+
+def _compute_share(N, D, fit="hoffmann2022"):
+    """Fraction of 6ND at which a compute-optimal model reaches the loss of (N, D) (root-found with scipy)."""
+    target = float(scaling.chinchilla_loss(N, D, fit))
+
+    def gap(log_c):
+        n_opt, _ = scaling.chinchilla_optimum(10**log_c, fit)
+        return float(scaling.isoflop_loss(10**log_c, n_opt, fit)) - target
+
+    return 10 ** brentq(gap, 15, 30) / float(scaling.training_flops(N, D))
+
+
+def _model(name):
+    return L.MODEL_PRESETS[name]
+
+
+def _lora_field(model, targets, r, field, base="bf16"):
+    m = L.lora_memory(_model(model), targets, r, base_format=base)
+    return 100 * m.share if field == "share_pct" else float(getattr(m, field))
+
+
+# what -> the core computation it names (explicit: card files never hold code)
+QUANTITIES = {
+    "training_flops": lambda N, D: float(scaling.training_flops(N, D)),
+    "chinchilla_loss": lambda N, D, fit="hoffmann2022": float(scaling.chinchilla_loss(N, D, fit)),
+    "isoflop_loss": lambda C, N, fit="hoffmann2022": float(scaling.isoflop_loss(C, N, fit)),
+    "min_loss": lambda C, fit="hoffmann2022": float(
+        scaling.isoflop_loss(C, scaling.chinchilla_optimum(C, fit)[0], fit)
+    ),
+    "n_opt": lambda C, fit="hoffmann2022": float(scaling.chinchilla_optimum(C, fit)[0]),
+    "tokens_per_param_opt": lambda C, fit="hoffmann2022": float(np.divide(*scaling.chinchilla_optimum(C, fit)[::-1])),
+    "rule_n": lambda C: float(scaling.rule_of_thumb(C)[0]),
+    "rule_d": lambda C: float(scaling.rule_of_thumb(C)[1]),
+    "hardware_flops": lambda n_gpus, hours, peak_flops, mfu: float(
+        scaling.hardware_flops(n_gpus, hours, peak_flops, mfu)
+    ),
+    "gpu_days": lambda C, peak_flops, mfu: _days(C, 1, peak_flops, mfu),
+    "train_days": _days,
+    "loss_excess_pct": _excess_pct,
+    "compute_share_same_loss": _compute_share,
+    "training_memory_bytes": lambda N: float(scaling.plan(1e21, N).memory_bytes),
+    "kl_policy": lambda pi_ref, r, beta, index: float(kl.kl_regularized_policy(pi_ref, r, beta)[index]),
+    "kl_divergence": lambda p, q: float(kl.kl_divergence(p, q)),
+    "kl_max_objective": lambda pi_ref, r, beta: float(
+        kl.objective(kl.kl_regularized_policy(pi_ref, r, beta), pi_ref, r, beta)
+    ),
+    "dpo": lambda field, logp_w, logp_l, ref_w, ref_l, beta: float(
+        getattr(dpo_core.dpo_loss(logp_w, logp_l, ref_w, ref_l, beta), field)
+    ),
+    "grpo_advantage": lambda rewards, index, std="population": float(grpo.grpo_advantages(rewards, std)[index]),
+    "grpo_std": lambda rewards: grpo.group_stats(rewards).std_population,
+    "grpo_sample_factor": lambda rewards: float(grpo.mode_factor(rewards, "sample")),
+    "grpo_signal_probability": lambda p, G: float(grpo.group_signal_probability(p, G)),
+    "pass_at_k": lambda n, c, k: float(ev.pass_at_k(n, c, k)),
+    "pass_at_k_plugin": lambda n, c, k: float(ev.pass_at_k_plugin(n, c, k)),
+    "pass_hat_k": lambda n, c, k: float(ev.pass_hat_k(n, c, k)),
+    "standard_error": lambda p, n: float(ev.standard_error(p, n)),
+    "compare_se": lambda acc_a, acc_b, N, **kw: ev.compare_models(acc_a, acc_b, N, **kw).se,
+    "compare_half_width": lambda acc_a, acc_b, N, **kw: (lambda m: m.z_crit * m.se)(
+        ev.compare_models(acc_a, acc_b, N, **kw)
+    ),
+    "lora_params": lambda d, k, r: float(L.lora_param_count(d, k, r)),
+    "lora_share_pct": lambda d, k, r: 100 * L.lora_param_count(d, k, r) / (d * k),
+    "lora_share": lambda d, k, r: L.lora_param_count(d, k, r) / (d * k),
+    "lora_memory": _lora_field,
+    "lora_scale": lambda alpha, r: float(L.lora_scale(alpha, r)),
+    "kv_kib_per_token": lambda layers, kv_heads, head_dim, bytes: (
+        attn.kv_cache_bytes(layers, kv_heads, head_dim, bytes) / 1024
+    ),
+    "kv_gib": lambda layers, kv_heads, head_dim, bytes, tokens: (
+        attn.kv_cache_bytes(layers, kv_heads, head_dim, bytes, tokens) / 2**30
+    ),
+    "logit_variance": lambda d_k, choice, d_model=None: float(attn.expected_logit_variance(d_k, choice, d_model)),
+    "uniform_row_entropy": lambda t: float(attn.row_entropy(np.full((1, t), 1.0 / t))[0]),
+}
+
+# Each page's state spec: a card's link must parse without a problem, as the page would open it.
+SPECS = {
+    m.SPEC.page: m.SPEC
+    for m in (importlib.import_module(f"pages.views.{i.name}") for i in pkgutil.iter_modules(pages.views.__path__))
+    if hasattr(m, "SPEC")
+}
+
+
+def test_every_shipped_card_loads_without_problems():
+    assert PROBLEMS == []
+    assert len(CARDS) >= 80
+    assert len(IDS) == len(set(IDS))
+
+
+def test_every_card_has_all_four_parts_a_follow_up_a_trap_and_a_source():
+    for card in CARDS:
+        assert all(getattr(card.answer, part) for part in ANSWER_PARTS), card.id
+        assert card.follow_ups and card.traps and card.source, card.id
+        assert card.id.startswith(card.topic + "-"), card.id
+        assert card.file == f"cards/{card.topic}.toml", card.id
+
+
+def test_every_number_is_checked_against_core_or_cites_its_source():
+    for card in CARDS:
+        assert card.checks or card.number_source, f"{card.id}: no check and no number_source"
+
+
+@pytest.mark.parametrize("card", CARDS, ids=IDS)
+def test_card_links_use_parameters_and_values_the_page_accepts(card):
+    if not card.view.page:
+        assert not card.view.params
+        return
+    assert card.view.page in PAGES and card.view.page in SPECS
+    spec = SPECS[card.view.page]
+    query = dict(card.view.params)
+    state, problems = spec.parse(query)
+    assert problems == [], f"{card.id}: {problems}"
+    assert set(spec.query(state)) <= set(query), f"{card.id}: the link names fields by their current names"
+
+
+CHECKS = [(card, i, check) for card in CARDS for i, check in enumerate(card.checks)]
+
+
+@pytest.mark.parametrize(("card", "i", "check"), CHECKS, ids=[f"{c.id}[{i}]" for c, i, _ in CHECKS])
+def test_card_numbers_match_core(card, i, check):
+    assert check.what in QUANTITIES, f"{card.id}: unknown quantity {check.what!r}"
+    got = QUANTITIES[check.what](**check.kwargs)
+    tol = check.tol if check.tol is not None else max(1e-3 * abs(check.value), 5e-4)  # the third decimal
+    assert abs(got - check.value) <= tol, f"{card.id} {check.what}{check.kwargs}: core {got!r}, card {check.value!r}"
+    if check.shown:
+        assert check.shown in card.text, f"{card.id}: {check.shown!r} is not in the card's text"
+
+
+def test_corrected_wording_is_used():
+    text = "\n".join(c.text.lower() for c in CARDS)
+    assert "beta is the length of the leash" not in text
+    assert "leash length is 1/beta" in text
+    kv = next(c for c in CARDS if c.id == "attention-04")
+    assert "not decoding speed-ups" in kv.text
+
+
+# ------------------------------------------------------------------------------------------------ bad files
+
+GOOD = """
+[[card]]
+id = "t-01"
+question = "Q?"
+follow_ups = ["f"]
+traps = ["t"]
+source = "001 §9"
+[card.answer]
+sentence = "s"
+equation = 'x'
+number = "1"
+trade_off = "t"
+"""
+
+
+def _write(tmp_path, name, text):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+
+
+def test_a_good_card_file_loads(tmp_path):
+    _write(tmp_path, "t.toml", 'topic = "t"\n' + GOOD)
+    cards, problems = load_cards(tmp_path)
+    assert problems == [] and [c.id for c in cards] == ["t-01"] and cards[0].topic == "t"
+    assert cards[0].view.url() == ""
+
+
+def test_a_missing_field_names_the_card_and_field_and_the_others_load(tmp_path):
+    bad = GOOD.replace("t-01", "t-02").replace('number = "1"\n', "")
+    _write(tmp_path, "t.toml", 'topic = "t"\n' + GOOD + bad)
+    cards, problems = load_cards(tmp_path)
+    assert [c.id for c in cards] == ["t-01"]
+    assert problems == [f"{tmp_path.name}/t.toml, card 't-02': field 'answer.number' is missing"]
+
+
+def test_a_wrong_type_names_the_field(tmp_path):
+    bad = GOOD.replace("t-01", "t-02").replace('traps = ["t"]', 'traps = "t"')
+    _write(tmp_path, "t.toml", 'topic = "t"\n' + bad + GOOD)
+    cards, problems = load_cards(tmp_path)
+    assert [c.id for c in cards] == ["t-01"]
+    assert len(problems) == 1 and "card 't-02': field 'traps' must be an array of strings, not a string" in problems[0]
+
+
+def test_bad_toml_skips_that_file_only(tmp_path):
+    _write(tmp_path, "a.toml", 'topic = "t"\n' + GOOD)
+    _write(tmp_path, "b.toml", "[[card]]\nid = 'oops\n")
+    cards, problems = load_cards(tmp_path)
+    assert [c.id for c in cards] == ["t-01"]
+    assert len(problems) == 1 and problems[0].startswith(f"{tmp_path.name}/b.toml: not valid TOML")
+
+
+def test_a_duplicate_id_keeps_the_first(tmp_path):
+    _write(tmp_path, "a.toml", 'topic = "t"\n' + GOOD)
+    _write(tmp_path, "b.toml", 'topic = "t"\n' + GOOD.replace('"Q?"', '"Other?"'))
+    cards, problems = load_cards(tmp_path)
+    assert [c.question for c in cards] == ["Q?"]
+    assert problems == [f"{tmp_path.name}/b.toml, card 't-01': duplicate id (first in {tmp_path.name}/a.toml); skipped"]
+
+
+def test_bad_views_and_checks_are_named(tmp_path):
+    bad = GOOD + '[card.view]\npage = "Nowhere"\nparams = { C = 1 }\n[[card.checks]]\nargs = { N = 1 }\nvalue = "x"\n'
+    _write(tmp_path, "t.toml", 'topic = "t"\n' + bad)
+    cards, problems = load_cards(tmp_path)
+    assert cards == [] and len(problems) == 1
+    for part in (
+        "field 'view.page' is 'Nowhere'",
+        "field 'view.params.C' must be a string",
+        "checks[0].what' is missing",
+        "field 'checks[0].value' must be a number, not a string",
+    ):
+        assert part in problems[0]
+
+
+def test_an_unknown_field_and_a_card_without_id(tmp_path):
+    _write(tmp_path, "t.toml", 'topic = "t"\n' + GOOD.replace('id = "t-01"\n', 'colour = "red"\n'))
+    cards, problems = load_cards(tmp_path)
+    assert cards == [] and problems[0].startswith(f"{tmp_path.name}/t.toml, card #1 (no id): ")
+    assert "field 'colour' is unknown" in problems[0] and "field 'id' is missing" in problems[0]
+
+
+def test_a_missing_folder_is_one_problem(tmp_path):
+    cards, problems = load_cards(tmp_path / "none")
+    assert cards == [] and len(problems) == 1 and "no such folder" in problems[0]

@@ -1,0 +1,92 @@
+"""The websocket load generator (bench/load.py) against one real Streamlit server: no browser involved."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from bench.load import PAGES, check_loopback, run_load, run_path
+from tests.apptest import BAD_LINK_VALUES
+from tests.browser.conftest import _free_port, start_server
+
+pytestmark = pytest.mark.server
+
+# Each page's main link parameter, given every bad value the AppTest suite tries (text, NaN, inf, overflow, ...).
+MAIN_KEY = {"Scaling_laws": "N", "KL_leash": "beta", "LoRA": "r", "GRPO": "r", "Evaluation": "n", "Attention": "h"}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    port = _free_port()
+    proc = start_server(port)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def test_sessions_rerun_pages_to_script_finished(server: str) -> None:
+    seconds, interval, sessions = 8.0, 1.0, 3
+    res = run_load(server, sessions, seconds, interval, seed=0, switch_pages=False)
+    assert res.errors == []
+    assert res.exceptions == []
+    assert res.sent == res.reruns  # every rerun asked for reached script_finished
+    # Each session gets at least one rerun, and never more than its fastest jittered schedule (0.5 x interval) allows.
+    per_session = [sum(1 for s, *_ in res.runs if s == i) for i in range(sessions)]
+    assert all(1 <= n <= seconds / (0.5 * interval) + 1 for n in per_session), per_session
+    assert len(res.latencies) == res.reruns == sum(len(v) for v in res.by_page.values())
+    assert all(0 < t < seconds + 30 for t in res.latencies)
+    assert res.p50 <= res.p95 <= max(res.latencies)
+    # Sessions stay on one page each, the pages taken in turn; only valid links of that page are asked for.
+    assert {page for _, page, *_ in res.runs} == set(list(PAGES)[:sessions])
+    assert all(query in PAGES[page] for _, page, query, _ in res.runs)
+    assert res.bytes_received > 10_000 * res.reruns  # a page's elements and figures, not an empty reply
+    assert 0 < res.cpu_seconds < res.wall_seconds
+
+
+def test_bad_link_values_are_handled_without_exception(server: str) -> None:
+    pages = {page: tuple(f"{key}={v}" for v in BAD_LINK_VALUES) for page, key in MAIN_KEY.items()}
+    res = run_load(server, len(pages), 3.0, 0.3, pages=pages, seed=1, switch_pages=False)
+    assert res.errors == []
+    assert res.exceptions == []
+    assert res.sent == res.reruns
+    assert {page for _, page, *_ in res.runs} == set(pages)  # every page got a bad link
+
+
+def test_unknown_page_is_reported(server: str) -> None:
+    res = run_path(server, [("No_such_page", "x=1"), ("GRPO", "r=1,0")])
+    assert res.reruns == 2
+    assert res.errors == ["page not found: 'No_such_page'"]
+    assert res.exceptions == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="app bug (see notes 'Widget keys across pages'): the key n is a count up to 100,000 on Evaluation and "
+    "a slider up to 512 on Attention; Evaluation twice then Attention in one session shows "
+    "StreamlitValueAboveMaxError. Remove this mark when page keys are unique.",
+)
+def test_switching_pages_in_one_session_shows_no_exception(server: str) -> None:
+    steps = [("Evaluation", "n=100000&c=5000&k=100"), ("Evaluation", "n=20&c=5"), ("Attention", "h=2&kv=2")]
+    res = run_path(server, steps)
+    assert res.errors == []
+    assert res.reruns == 3
+    assert res.exceptions == []
+
+
+@pytest.mark.parametrize("url", ["http://10.0.0.1:8501", "http://0.0.0.0:1", "ftp://127.0.0.1/", "127.0.0.1:8501"])
+def test_refuses_non_loopback_urls(url: str) -> None:
+    with pytest.raises(ValueError):
+        check_loopback(url)
+
+
+def test_accepts_loopback_urls() -> None:
+    assert check_loopback("http://127.0.0.1:8501") == ("127.0.0.1", 8501)
+    assert check_loopback("http://localhost:8500/") == ("localhost", 8500)
+    assert check_loopback("http://[::1]:8500") == ("::1", 8500)
