@@ -39,21 +39,25 @@ STAGES = [
         "10¹²–10¹³ tokens of filtered, deduplicated web text, code and books",
         "next-token cross-entropy",
         "knowledge, language, in-context learning",
+<<<<<<< HEAD
         ["pages/1_Scaling_laws.py", "pages/6_Attention.py", "pages/7_Training_memory.py"],
+=======
+        ["pages/1_Scaling_laws.py", "pages/6_Attention.py", "pages/12_Loss_and_units.py", "pages/11_Sampling.py"],
+>>>>>>> tokens
     ),
     (
         "Mid-training",
         "a smaller, higher-quality mix (math, code, long documents) while the learning rate decays",
         "the same loss",
         "quality, skills, long context",
-        [],
+        ["pages/13_Schedules.py"],
     ),
     (
         "SFT",
         "10⁴–10⁶ (prompt, response) demonstrations",
         "cross-entropy on the response tokens only",
         "the format: following instructions, chat template, tool calls",
-        ["pages/3_LoRA.py"],
+        ["pages/3_LoRA.py", "pages/12_Loss_and_units.py"],
     ),
     (
         "Preference tuning",

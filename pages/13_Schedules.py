@@ -1,0 +1,121 @@
+"""Learning-rate schedules and mid-training: cosine against WSD under a modelled loss, WSD branches, Kaplan's
+read-off issue and the data mixture during the decay."""
+
+import streamlit as st
+
+from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
+from pages.views import Options
+from pages.views import schedules as view_of
+
+page = Page.setup(
+    "Learning-rate schedules and mid-training",
+    "📉",
+    "Much of a run's final loss drop comes when the learning rate decays. Cosine fixes the run's length at step 0; "
+    "warm-up-stable-decay (WSD) can branch a decay off its stable phase at any step, and the data seen during that "
+    "decay counts most.",
+    r"\eta(s) = \eta_{\min} + \tfrac{1}{2}(\eta_{\max} - \eta_{\min})\bigl(1 + \cos \pi u\bigr),\quad "
+    r"L(s) = L_0 + A\,S_1^{-\alpha} - C\,S_2,\quad S_1 = \sum_{i \le s} \eta_i,\ "
+    r"S_2 = \sum_{i \le s} m_i,\ m_i = \lambda m_{i-1} + (\eta_{i-1} - \eta_i)",
+    spec=view_of.SPEC,
+)
+figures = cached_view(view_of.figures)
+
+with page.controls():
+    for name in ("run_steps", "warmup", "lr_floor", "wsd_decay", "wsd_shape", "branch_at", "kaplan_n"):
+        page.control(name)
+
+with page.views():
+    tabs = dict(zip(view_of.VIEWS, draw_tabs(view_of.SPEC["sched_view"]), strict=True))
+parts = {"main"} | {name for name, tab in tabs.items() if tab.open}
+state = page.state()
+out = figures(state, Options(presenter=page.presenter, parts=frozenset(parts)))
+page.show_notices(out)
+page.figure(out.figures["main"], key="fig-schedules", filename="lr-schedules")
+st.caption(
+    "The loss curves are a model, not measurements: the scaling law with learning-rate annealing of Tissue, Wang "
+    "and Wang (2024), with illustrative constants."
+)
+page.readouts(out.readouts)
+
+if tabs["WSD branches"].open:
+    with tabs["WSD branches"]:
+        page.chart(out.figures["WSD branches"], "fig-wsd", "wsd-branches")
+        st.caption(
+            f"Every branch shares the stable prefix, so one long run gives several finished models. The decay "
+            f"branched at step {out.facts['branch']:,} ends at {out.facts['branch_end']:.3f} (modelled)."
+        )
+if tabs["Kaplan's read-off"].open:
+    with tabs["Kaplan's read-off"]:
+        page.chart(out.figures["Kaplan's read-off"], "fig-kaplan", "kaplan-read-off")
+        st.caption(
+            f"A {out.facts['kaplan_n']:,}-step run read off the {out.facts['steps']:,}-step cosine: "
+            f"{out.facts['read']:.3f}; the same length with its own cosine: {out.facts['own']:.3f} (modelled)."
+        )
+if tabs["Data mixture"].open:
+    with tabs["Data mixture"]:
+        page.chart(out.figures["Data mixture"], "fig-mixture", "data-mixture")
+        st.caption(
+            "An illustrative mixture, not any lab's recipe: from mostly web text to more code, mathematics and "
+            "curated text early in the WSD decay (dashed: the learning rate)."
+        )
+
+with page.explain():
+    st.markdown(
+        """
+A schedule starts with a short linear warm-up (about 1-2% of the steps) because Adam's moment estimates are
+noisy at first. Warm-up + cosine then decays smoothly to a floor at a step count fixed in advance; WSD holds the
+peak and decays only over the last part of the run (MiniCPM, Hu et al. 2024; Hägele et al. 2024).
+
+The loss curves come from a **model**: L(s) = L0 + A·S1^(−α) − C·S2 (Tissue, Wang and Wang 2024), where S1, the
+area under the learning-rate curve, measures progress from taking steps, and S2, the momentum-smoothed sum of the
+learning rate's drops, measures annealing. The constants are illustrative. In it, with the defaults, the constant
+run ends at 2.229, cosine to 10% at 2.128 and WSD with a 20% linear decay at 2.156: the decayed runs end close
+together, far below the constant one.
+
+**WSD branches.** The stable phase is shared, so decays branched from several checkpoints give models of several
+lengths from one run; a later branch ends lower.
+
+**Kaplan's read-off.** Kaplan et al. (2020) trained with one schedule length and read the losses of shorter runs
+off checkpoints of a long cosine that had not yet decayed, so those losses were too high and data looked less
+useful than it is (Hoffmann et al. 2022, section 2). In the model, a 2,500-step run read off a 10,000-step cosine
+sits at 2.292, against 2.263 with its own cosine. This is the cause Hoffmann et al. named, but only one of several
+behind the gap between Kaplan's and Chinchilla's allocations: counting non-embedding parameters and fitting at
+small scale (Pearce & Song 2024); the last layer's FLOPs, the warm-up length and optimizer settings tuned per scale
+(Porian et al. 2024, who find that with those fixed, a carefully tuned decay is not essential).
+
+**Mid-training.** Because the decay shapes the final weights most, runs change their data during it: more code,
+mathematics and curated text, the best data last. The mixture shown is an illustration.
+"""
+    )
+
+page.quick_check(
+    "Halfway through a cosine run you decide to train twice as long. Why is that awkward, and what does WSD change?",
+    "The cosine has already decayed halfway towards its floor for the old length; stretching it changes the "
+    "schedule you have already followed. WSD stays at the peak until you choose to decay, so you keep going and "
+    "branch the decay later.",
+)
+page.interview(
+    "“Why do recent runs use WSD instead of cosine, and what was wrong with Kaplan's scaling runs?”",
+    InterviewAnswer(
+        sentence="The decay produces a large share of the final loss drop, so cosine ties you to a length chosen at "
+        "step 0, while WSD branches a decay from any checkpoint, which also makes mid-training on the best data a "
+        "separate, repeatable step.",
+        equation=r"L(s) = L_0 + A\,S_1^{-\alpha} - C\,S_2",
+        number="In this page's model, a 2,500-step run read off a 10,000-step cosine is about 0.03 nats too high.",
+        trade_off="WSD needs a decay phase for every length you want a model of (extra steps per branch) but no "
+        "commitment to one length; cosine needs no extra phase, but only its final checkpoint is annealed.",
+    ),
+)
+page.mistakes(
+    [
+        "Reading the loss of a shorter run off a longer run's schedule (Kaplan's setup; Hoffmann et al. 2022).",
+        "Treating the modelled curves as data: the form is an empirical fit (Tissue et al. 2024), the constants "
+        "here are illustrative.",
+        "Extending a finished cosine run at its low final learning rate and expecting pretraining-like progress.",
+        "Confusing mid-training with SFT: mid-training keeps the language-modelling loss on a reweighted mixture.",
+        "Blaming the Kaplan-Chinchilla gap on the schedule alone: non-embedding parameter counting at small scale "
+        "(Pearce & Song 2024), the last layer's FLOPs, warm-up and optimizer tuning (Porian et al. 2024) matter too.",
+    ]
+)
+page.download(out.tables, "schedules")
+page.finish()

@@ -1,0 +1,192 @@
+"""The loss page's state and what it shows: perplexity against bits per byte across tokenizers, the uniform
+baseline, BPE merges, the SFT loss mask, packing masks and padding waste."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from core import loss_units as L
+from core.sampling import bundled_text
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
+
+VIEWS = ("BPE merges", "SFT mask", "Packing", "Padding")
+REDUCTIONS = ("token", "sequence")
+HELDOUT = bundled_text("lesson_text_heldout.txt")
+SECOND_EXAMPLE = (200, 300)  # (prompt, response) tokens of the batch's second example: a short chat turn
+N_LENGTHS = 512  # the padding study's sequences (log-normal lengths, seed 0)
+MAX_PACKED = 256  # tokens of the packed sequence the mask figure draws
+STEP_SAMPLE_CHARS = 160  # characters of the text the merge stepper cuts into tokens
+
+SPEC = Spec(
+    "Loss_and_units",
+    (
+        Field(
+            "eval_text",
+            "Text to score (the model is trained on the bundled text)",
+            "text",
+            HELDOUT,
+            max_chars=L.MAX_TEXT_CHARS,
+            help=f"any text up to {L.MAX_TEXT_CHARS:,} characters; the default is a held-out paragraph",
+        ),
+        Field("vocab_size", "Vocabulary size V (uniform baseline)", "int", 50_000, lo=2, hi=10_000_000, step=1000),
+        Field("loss_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
+        Field("bpe_merges", "BPE merges learned", "int", 10, lo=1, hi=60, widget="slider"),
+        Field("prompt_len", "Prompt tokens", "int", 2000, lo=0, hi=8192, step=50),
+        Field("resp_len", "Response tokens", "int", 50, lo=1, hi=8192, step=10),
+        Field("sft_mask", "Mask the prompt (m_t = 0)", "bool", True),
+        Field("sft_reduce", "Average over", "choice", "token", choices=REDUCTIONS, widget="segmented"),
+        Field("sft_batch", "Add a second example (a short chat turn)", "bool", False),
+        Field("doc_lens", "Packed document lengths (comma-separated)", "text", "6,4,5", max_chars=400),
+        Field("pad_batch", "Batch size", "int", 16, lo=1, hi=512, step=1),
+        Field("pack_len", "Packed row length (tokens)", "int", 2048, lo=16, hi=32768, step=256),
+    ),
+    presets={
+        "Lesson: 2,000-token prompt, 50-token answer, unmasked": {
+            "loss_view": "SFT mask",
+            "prompt_len": 2000,
+            "resp_len": 50,
+            "sft_mask": False,
+            "sft_batch": False,
+        },
+        "Uniform baseline: V = 50,000": {"vocab_size": 50_000},
+        "Llama 3's vocabulary: V = 128,256": {"vocab_size": 128_256},
+        "Padding: 512 chat lengths, batches of 16": {"loss_view": "Padding", "pad_batch": 16, "pack_len": 2048},
+        "Packing three documents": {"loss_view": "Packing", "doc_lens": "6,4,5"},
+    },
+)
+
+
+def parse_doc_lens(text: str) -> list[int]:
+    """``6,4,5`` -> [6, 4, 5]; ValueError unless whole numbers >= 1 that total at most MAX_PACKED tokens."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    try:
+        lens = [int(p) for p in parts]
+    except ValueError:
+        raise ValueError("document lengths must be whole numbers separated by commas") from None
+    if not lens or min(lens) < 1:
+        raise ValueError("give at least one document length, each at least 1")
+    if sum(lens) > MAX_PACKED:
+        raise ValueError(f"the packed sequence has {sum(lens)} tokens; the figure draws at most {MAX_PACKED}")
+    return lens
+
+
+def scored_text(state: State) -> tuple[str, list[tuple[str, str]]]:
+    """The text to score, or the held-out paragraph with a notice when the state's text cannot be used."""
+    try:
+        return L.check_text(state.eval_text), []
+    except ValueError as err:
+        return HELDOUT, [("warning", f"The text cannot be scored ({err}); scoring the held-out paragraph instead.")]
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """Units across tokenizers (``main``) and one figure per tab: ``SFT mask``, ``Packing``, ``Padding``."""
+    view = View()
+    text, notices = scored_text(state)
+    view.notices += notices
+    same, per = L.compare_tokenizers(eval_text=text)
+    view.facts.update(same=same, per=per, text=text)
+    if options.wants("main"):
+        view.figures["main"] = tokenizer_units_figure(same, per)
+    ppl = [s.perplexity for s in per]
+    bpb = [s.bits_per_byte for s in per]
+    V = int(state.vocab_size)
+    unmasked = L.sft_loss_weights(int(state.prompt_len), int(state.resp_len), mask_prompt=False).prompt_share
+    view.facts.update(unmasked_share=unmasked)
+    view.readouts = [
+        Readout(
+            "Bits per byte, one byte model",
+            f"{same[0].bits_per_byte:.4f}",
+            "the same for every tokenization: the total loss does not depend on how bytes are grouped",
+        ),
+        Readout(
+            "Perplexity, one byte model",
+            f"{same[0].perplexity:.2f} to {same[-1].perplexity:.1f}",
+            f"{same[0].n_tokens} byte tokens to {same[-1].n_tokens} {same[-1].tokenizer} tokens",
+        ),
+        Readout(
+            "Per-tokenizer bigrams: perplexity",
+            f"{min(ppl):.1f} to {max(ppl):.0f}",
+            f"a factor of {max(ppl) / min(ppl):.0f}",
+        ),
+        Readout(
+            "Per-tokenizer bigrams: bits per byte",
+            f"{min(bpb):.2f} to {max(bpb):.2f}",
+            f"a factor of {max(bpb) / min(bpb):.1f}",
+        ),
+        Readout("Uniform loss ln V", f"{L.uniform_loss(V):.2f} nats", f"perplexity e^(ln V) = V = {V:,}"),
+        Readout(
+            "Unmasked SFT loss on the prompt",
+            f"{100 * unmasked:.1f}%",
+            f"{state.prompt_len:,} / ({state.prompt_len:,} + {state.resp_len:,}) tokens",
+        ),
+    ]
+    view.tables = {
+        "Tokenizers": lambda: pd.DataFrame(
+            [
+                {"construction": kind, **s.__dict__}
+                for kind, scores in (("one byte model", same), ("bigram per tokenizer", per))
+                for s in scores
+            ]
+        )
+    }
+
+    if options.wants("BPE merges"):
+        n = int(state.bpe_merges)
+        merges = L.get_tokenizer("bpe-800").merges(n)
+        table = pd.DataFrame(
+            {
+                "rank": np.arange(1, len(merges) + 1),
+                "left": [_show(a) for a, _ in merges],
+                "right": [_show(b) for _, b in merges],
+                "new token": [_show(a + b) for a, b in merges],
+            }
+        )
+        small = L.train_bpe(bundled_text(), 256 + n)
+        sample = text[:STEP_SAMPLE_CHARS]
+        pieces = small.pieces(sample)
+        view.facts.update(merge_table=table, pieces=[_show(p) for p in pieces], sample=sample)
+        view.tables["BPE merges"] = lambda: table
+
+    if options.wants("SFT mask"):
+        P, R = int(state.prompt_len), int(state.resp_len)
+        prompts, responses = [P], [R]
+        if state.sft_batch:
+            prompts.append(SECOND_EXAMPLE[0])
+            responses.append(SECOND_EXAMPLE[1])
+        w = L.sft_loss_weights(prompts, responses, mask_prompt=bool(state.sft_mask), reduction=state.sft_reduce)
+        view.figures["SFT mask"] = sft_mask_figure(w)
+        per_token = [float(w.weights[b][~w.is_pad[b] & ~w.is_prompt[b]][0]) for b in range(len(prompts))]
+        view.facts.update(sft=w, answer_weight=per_token)
+
+    if options.wants("Packing"):
+        try:
+            lens = parse_doc_lens(state.doc_lens)
+        except ValueError as err:
+            view.notices.append(("warning", f"Packed document lengths: {err}; showing 6,4,5."))
+            lens = [6, 4, 5]
+        naive = L.packing_attention_mask(lens, block_diagonal=False)
+        block = L.packing_attention_mask(lens, block_diagonal=True)
+        view.figures["Packing"] = packing_mask_figure(lens)
+        view.facts.update(doc_lens=lens, leaks=int((naive & ~block).sum()), positions=L.position_ids(lens).tolist())
+
+    if options.wants("Padding"):
+        lengths = L.example_lengths(N_LENGTHS, seed=0)
+        B, S = int(state.pad_batch), int(state.pack_len)
+        reports = [L.padding_waste(lengths, B, scheme, S) for scheme in ("pad_to_longest", "bucket", "pack")]
+        view.figures["Padding"] = padding_figure(reports)
+        view.facts.update(padding=reports)
+        view.tables["Padding"] = lambda: pd.DataFrame(
+            [
+                {"scheme": r.scheme, "slots": r.slots, "real_tokens": r.real_tokens, "rows": r.n_rows, "waste": r.waste}
+                for r in reports
+            ]
+        )
+    return view
+
+
+def _show(token: bytes) -> str:
+    """A token's bytes as readable text: spaces as ␣, undecodable bytes as hex."""
+    return token.decode("utf-8", errors="backslashreplace").replace(" ", "␣").replace("\n", "⏎")

@@ -1,0 +1,214 @@
+"""The sampling page's state and what it shows: next-token bars under temperature, top-k, top-p and min-p, the
+order switch, and greedy loops against nucleus sampling."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from core import sampling as S
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from viz.sampling import DEFAULT_TEMPERATURES, generation_figure, order_figure, sampling_figure
+
+SOURCES = ("keeper", "flat", "bigram")
+ORDERS = ("temperature first", "filters first")
+VIEWS = ("Order of the steps", "Greedy loops")
+BIGRAM_SHOWN = 30  # the bigram's most likely next words that the bars show
+CHAIN_V, CHAIN_LEN = 12, 40
+MAX_LOGITS = 200
+
+SPEC = Spec(
+    "Sampling",
+    (
+        Field(
+            "vocab",
+            "Next-token logits from",
+            "choice",
+            "keeper",
+            choices=SOURCES,
+            help="keeper: a confident model after “…wiped the”; flat: an unsure one; bigram: a word bigram model "
+            "trained on the bundled text",
+        ),
+        Field(
+            "logits",
+            "Your own logits (token=logit, comma-separated; empty: the preset's)",
+            "text",
+            "",
+            max_chars=4000,
+            help="e.g. `A=0.69, B=0.18, C=-0.22`; replaces the preset vocabulary",
+        ),
+        Field("word", "Previous word (bigram model)", "text", "the", max_chars=40),
+        Field("T", "Temperature T", "float", 1.0, lo=0.0, hi=2.0, step=0.05, widget="slider", help="0 = greedy"),
+        Field("top_k", "top-k (empty: off)", "int", None, lo=1, hi=1000, optional=True, step=1),
+        Field("top_p", "top-p (1: off)", "float", 1.0, lo=0.01, hi=1.0, step=0.01, widget="slider"),
+        Field("min_p", "min-p (0: off)", "float", 0.0, lo=0.0, hi=1.0, step=0.01, widget="slider"),
+        Field("order", "Order", "choice", ORDERS[0], choices=ORDERS, widget="segmented"),
+        Field("samp_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
+        Field("chain_seed", "Markov chain seed", "int", 0, lo=0, hi=9999, step=1),
+    ),
+    presets={
+        "Order matters: T = 2, top-p 0.9": {"T": 2.0, "top_p": 0.9, "top_k": None, "min_p": 0.0},
+        "Greedy: T = 0": {"T": 0.0, "top_p": 1.0, "top_k": None, "min_p": 0.0},
+        "Sharp: T = 0.5": {"T": 0.5, "top_p": 1.0, "top_k": None, "min_p": 0.0},
+        "Flat: T = 2": {"T": 2.0, "top_p": 1.0, "top_k": None, "min_p": 0.0},
+        "min-p 0.1 at T = 1.5": {"T": 1.5, "top_p": 1.0, "top_k": None, "min_p": 0.1},
+        "top-k 5": {"T": 1.0, "top_p": 1.0, "top_k": 5, "min_p": 0.0},
+        "Quick check: 0.5, 0.3, 0.2 at top-p 0.6": {
+            "logits": "A=-0.6931, B=-1.204, C=-1.6094",
+            "T": 1.0,
+            "top_p": 0.6,
+            "top_k": None,
+            "min_p": 0.0,
+        },
+        "Bigram model after “the”": {"vocab": "bigram", "word": "the", "logits": "", "T": 1.0, "top_p": 0.9},
+    },
+    preset_help={
+        "Order matters: T = 2, top-p 0.9": "Tempering first keeps 20 tokens; truncating first keeps 8.",
+        "Quick check: 0.5, 0.3, 0.2 at top-p 0.6": "The crossing token B is kept: 0.625 and 0.375.",
+    },
+)
+
+
+def logits_text(tokens: tuple[str, ...] | list[str], logits: tuple[float, ...] | list[float]) -> str:
+    """The ``token=logit, ...`` text of a vocabulary (what the logits field reads), to copy and edit."""
+    return ", ".join(f"{t}={z:g}" for t, z in zip(tokens, logits, strict=True))
+
+
+def parse_logits(text: str) -> tuple[list[str], list[float]]:
+    """``token=logit, ...`` -> (tokens, logits); ValueError with a readable message for anything else."""
+    tokens, logits = [], []
+    for i, part in enumerate(p.strip() for p in text.replace("\n", ",").split(",")):
+        if not part:
+            continue
+        name, sep, value = part.rpartition("=")
+        if not sep:
+            name, value = f"t{i + 1}", part  # a bare number gets a name
+        try:
+            z = float(value)
+        except ValueError:
+            raise ValueError(f"`{part}` is not token=number") from None
+        if math.isnan(z) or z == math.inf:
+            raise ValueError(f"`{part}`: a logit must be a number or -inf (a banned token)")
+        tokens.append(name.strip() or f"t{i + 1}")
+        logits.append(z)
+    if not logits:
+        raise ValueError("no logits given")
+    if len(logits) > MAX_LOGITS:
+        raise ValueError(f"{len(logits)} logits; the page shows at most {MAX_LOGITS}")
+    if not any(math.isfinite(z) for z in logits):
+        raise ValueError("at least one logit must be finite")
+    return tokens, logits
+
+
+def candidates(state: State) -> tuple[list[str], list[float], str, list[tuple[str, str]]]:
+    """(tokens, logits, context, notices) of the state's source."""
+    notices: list[tuple[str, str]] = []
+    if state.logits.strip():
+        try:
+            tokens, logits = parse_logits(state.logits)
+            return tokens, logits, "your logits", notices
+        except ValueError as err:
+            notices.append(("warning", f"Your logits could not be read ({err}); showing the preset's instead."))
+    if state.vocab == "bigram":
+        model = S.word_bigram_model()
+        word = state.word.strip().lower() or "the"
+        if word not in model.vocab:
+            notices.append(("warning", f"“{state.word[:40]}” is not in the bigram's vocabulary; using “the”."))
+            word = "the"
+        z = model.next_logits(word)
+        top = np.argsort(-z, kind="stable")[:BIGRAM_SHOWN]
+        notices.append(
+            (
+                "info",
+                f"The bigram's {BIGRAM_SHOWN} most likely words after “{word}” out of {len(model.vocab)}, "
+                "renormalised among themselves.",
+            )
+        )
+        return [model.vocab[i] for i in top], [float(z[i]) for i in top], f"… {word}", notices
+    preset = S.VOCAB_PRESETS[state.vocab]
+    return list(preset.tokens), list(preset.logits), preset.context, notices
+
+
+def settings(state: State) -> dict:
+    return {
+        "top_k": state.top_k,
+        "top_p": state.top_p if state.top_p != 1.0 else None,
+        "min_p": state.min_p if state.min_p != 0.0 else None,
+    }
+
+
+def core_order(state: State) -> str:
+    return S.ORDERS[ORDERS.index(state.order)] if state.order in ORDERS else S.ORDERS[0]
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The bars with the temperature slider (``main``), the order comparison (``order``), loops (``loops``)."""
+    view = View()
+    tokens, logits, context, notices = candidates(state)
+    view.notices += notices
+    kw = settings(state)
+    order = core_order(state)
+    try:
+        final = S.sample_filter(np.asarray(logits), state.T, order=order, **kw).cpu().numpy()
+        other = S.sample_filter(np.asarray(logits), state.T, order=S.ORDERS[1 - S.ORDERS.index(order)], **kw)
+        other = other.cpu().numpy()
+    except ValueError as err:
+        view.notices.append(("warning", f"These settings cannot be sampled: {err}. Showing T = 1 with no filters."))
+        state = state.replace(T=1.0, top_k=None, top_p=1.0, min_p=0.0)
+        kw = settings(state)
+        final = other = S.sample_filter(np.asarray(logits), 1.0).cpu().numpy()
+    T = float(state.T)
+    temps = sorted({float(t) for t in DEFAULT_TEMPERATURES} | {T})
+    view.facts.update(temps=temps, tokens=tokens, logits=logits, context=context, final=final)
+    if options.wants("main"):
+        view.figures["main"] = sampling_figure(logits, tokens, T, order=order, temperatures=temps, **kw)
+    if options.wants("order"):
+        view.figures["order"] = order_figure(logits, tokens, T, **kw)
+    if options.wants("loops"):
+        W = S.markov_logits(CHAIN_V, int(state.chain_seed))
+        gens = {
+            "greedy (T = 0)": S.generate_markov(W, 0, CHAIN_LEN, 0.0, seed=state.chain_seed),
+            "nucleus (T = 1, top-p 0.9)": S.generate_markov(W, 0, CHAIN_LEN, 1.0, top_p=0.9, seed=state.chain_seed),
+            "your settings": S.generate_markov(W, 0, CHAIN_LEN, T, seed=state.chain_seed, **kw),
+        }
+        view.figures["loops"] = generation_figure(gens)
+        view.facts["generations"] = gens
+
+    kept = int((final > 0).sum())
+    H = float(S.entropy_nats(final))
+    top = int(np.argmax(final))
+    order_sorted = np.argsort(-final, kind="stable")
+    last_kept = tokens[int(order_sorted[kept - 1])]
+    view.facts.update(kept=kept, H=H, other_kept=int((other > 0).sum()))
+    this_name = state.order if state.order in ORDERS else ORDERS[0]
+    other_name = ORDERS[1 - ORDERS.index(this_name)]
+    view.facts["kept_by_order"] = {this_name: kept, other_name: int((other > 0).sum())}
+    view.readouts = [
+        Readout("Kept tokens", f"{kept} of {len(tokens)}", "tokens with non-zero probability after the filters"),
+        Readout("Entropy H", f"{H:.3f} nats", "−Σ p ln p of the distribution sampled from"),
+        Readout("Effective choices exp(H)", f"{math.exp(H):.2f}", "1 for greedy, V for uniform"),
+        Readout("Top token", f"{tokens[top]}: {final[top]:.3f}", "its probability after the filters"),
+        Readout("Least likely kept token", last_kept, "with top-p: the token that crosses p is kept"),
+        Readout(
+            f"Kept with {other_name}",
+            f"{int((other > 0).sum())}",
+            f"the same settings applied in the other order ({other_name})",
+        ),
+    ]
+    if T == 0.0:
+        view.notices.append(("info", "T = 0 is greedy decoding: the argmax, its own branch (no division by zero)."))
+
+    view.tables = {
+        "Next token": lambda: pd.DataFrame(
+            {
+                "token": tokens,
+                "logit": logits,
+                "p_sampled": final,
+                f"p_{other_name.replace(' ', '_')}": other,
+            }
+        )
+    }
+    return view

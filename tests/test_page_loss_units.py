@@ -1,0 +1,121 @@
+"""The loss-and-units page in AppTest: presets show the lesson's numbers (ln V, 97.6%, identical bits per byte),
+each tab draws its figure, a deep link reproduces the view, and bad link values or texts give a warning."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from core.loss_units import example_lengths
+from pages.views import Options
+from pages.views import loss_units as view_of
+from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page
+
+PAGE = "pages/12_Loss_and_units.py"
+
+
+@pytest.fixture(scope="module")
+def default():
+    at = open_page(PAGE)
+    assert no_exception(at) and at.warning.len == 0
+    return at
+
+
+def test_default_readouts(default):
+    m = metrics(default)
+    assert m["Uniform loss ln V"] == f"{math.log(50_000):.2f} nats" == "10.82 nats"
+    assert m["Unmasked SFT loss on the prompt"] == f"{float(Fraction(2000, 2050)):.1%}" == "97.6%"
+    assert m["Bits per byte, one byte model"] == "2.3121"
+    assert m["Perplexity, one byte model"] == "4.97 to 142.9"
+    units = figures(default)[0]
+    bpb_same = decode(units["data"][1]["y"])  # one byte model, bits per byte: identical for every tokenizer
+    assert np.ptp(bpb_same) < 1e-9 and bpb_same.size == 5
+    tables = " ".join(t.value.to_string() for t in default.dataframe)
+    assert "␣t" in tables  # the first merge of the bundled text: " " + "t"
+
+
+def test_presets_show_their_numbers():
+    at = open_page(PAGE)
+    at.button(key="preset-Loss_and_units-Llama 3's vocabulary: V = 128,256").click().run()
+    assert metrics(at)["Uniform loss ln V"] == f"{math.log(128_256):.2f} nats"
+    at.button(key="preset-Loss_and_units-Lesson: 2,000-token prompt, 50-token answer, unmasked").click().run()
+    assert no_exception(at) and at.warning.len == 0
+    assert metrics(at)["Unmasked SFT loss on the prompt"] == "97.6%"
+    sft = figures(at)[1]
+    assert sft["layout"]["title"]["text"].startswith("97.6% of the loss on prompt tokens")
+    at.toggle(key="sft_batch").set_value(True).run()
+    sft = figures(at)[1]
+    batch_share = Fraction(2000 + 200, 2050 + 500)  # the second example: a 200 + 300-token chat turn
+    assert sft["layout"]["title"]["text"].startswith(f"{float(100 * batch_share):.1f}% of the loss on prompt")
+    weights = decode(sft["data"][0]["z"])
+    # unmasked, per token: every real token of the batch weighs 1 / (2,050 + 500); padding 0
+    assert weights[0, 0] == pytest.approx(1 / 2550) and weights[1, -1] == 0.0
+    at.button(key="preset-Loss_and_units-Padding: 512 chat lengths, batches of 16").click().run()
+    assert no_exception(at)
+    lengths = [int(x) for x in example_lengths(512, seed=0)]
+    batches = [lengths[i : i + 16] for i in range(0, 512, 16)]
+    waste = 1 - sum(lengths) / sum(max(b) * len(b) for b in batches)  # a plain loop, no core
+    caption = next(c.value for c in at.caption if "Padding to the longest" in c.value)
+    assert f"wastes {waste:.1%}" in caption and "68.5%" in caption
+
+
+def test_packing_tab_from_a_link():
+    at = open_page(PAGE, {"loss_view": "Packing", "doc_lens": "2,3"})
+    assert no_exception(at) and at.warning.len == 0
+    caption = next(c.value for c in at.caption if "naive packing" in c.value)
+    assert "lets 6 query-key pairs" in caption  # the 3 tokens of doc 2 each see the 2 of doc 1
+    assert "[0, 1, 0, 1, 2]" in caption
+
+
+def test_deep_link_reproduces_the_view():
+    query = {
+        "vocab_size": "32000",
+        "prompt_len": "500",
+        "resp_len": "120",
+        "loss_view": "SFT mask",
+        "sft_mask": "false",
+    }
+    at = open_page(PAGE, query)
+    assert no_exception(at) and at.warning.len == 0
+    state, problems = view_of.SPEC.parse(query)
+    assert not problems
+    view = view_of.figures(state, Options(parts=frozenset({"main", "SFT mask"})))
+    assert metrics(at) == {r.label: r.value for r in view.readouts}
+    np.testing.assert_allclose(decode(figures(at)[1]["data"][0]["z"]), view.figures["SFT mask"].data[0].z)
+
+
+@pytest.mark.parametrize("bad", BAD_LINK_VALUES)
+def test_bad_link_values_warn_and_fall_back(default, bad):
+    at = open_page(PAGE, {"vocab_size": bad, "resp_len": bad})
+    assert no_exception(at)
+    assert metrics(at) == metrics(default)
+    if bad:
+        assert at.warning.len >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "says"), [("", "is empty"), ("x" * 100_000, "longer than 20,000"), ("lighthouse " * 3, None)]
+)
+def test_texts(default, text, says):
+    at = open_page(PAGE, {"eval_text": text})
+    assert no_exception(at)
+    warnings = " ".join(w.value for w in at.warning)
+    if says:
+        assert says in warnings
+    else:
+        assert not warnings and metrics(at) != metrics(default)
+
+
+def test_bad_document_lengths_warn():
+    at = open_page(PAGE, {"loss_view": "Packing", "doc_lens": "3,x"})
+    assert no_exception(at)
+    assert any("whole numbers" in w.value for w in at.warning)
+
+
+def test_home_stage_table_links_the_loss_page_under_pretraining_and_sft():
+    at = open_page(None)
+    assert no_exception(at)
+    labels = [link.proto.label for link in at.get("page_link")]
+    assert labels.count("Loss, units and SFT mask") == 3  # the sidebar, Pretraining and SFT
+    assert labels.count("Sampling and decoding") == 2 and labels.count("LR schedules and mid-training") == 2

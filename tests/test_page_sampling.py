@@ -1,0 +1,162 @@
+"""The sampling page in AppTest: presets show the lesson's numbers (checked against a plain numpy sampler), a deep
+link reproduces the view, the temperature slider's steps match the values the drag writes back, and bad link
+values give a warning, never an exception."""
+
+import math
+
+import numpy as np
+import pytest
+
+from core.sampling import VOCAB_PRESETS
+from pages.frame.state import check_unique
+from pages.views import Options
+from pages.views import sampling as view_of
+from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page
+
+PAGE = "pages/11_Sampling.py"
+Z = np.array(VOCAB_PRESETS["keeper"].logits)
+
+
+def reference(z, T, top_p=1.0, filters_first=False):
+    """A plain numpy sampler: softmax, then the nucleus by a loop over the sorted tokens (the crossing one kept)."""
+
+    def softmax(x):
+        e = np.exp(x - x.max())
+        return e / e.sum()
+
+    p = softmax(z if filters_first else z / T)
+    keep, mass = np.zeros(z.size, bool), 0.0
+    for i in np.argsort(-p, kind="stable"):
+        if mass >= top_p:
+            break
+        keep[i], mass = True, mass + p[i]
+    kept_z = np.where(keep, z / T, -np.inf)
+    return softmax(kept_z)
+
+
+def entropy(p):
+    q = p[p > 0]
+    return float(-(q * np.log(q)).sum())
+
+
+@pytest.fixture(scope="module")
+def default():
+    at = open_page(PAGE)
+    assert no_exception(at) and at.warning.len == 0
+    return at
+
+
+def test_default_readouts_match_a_plain_softmax(default):
+    m = metrics(default)
+    p = reference(Z, 1.0)
+    assert m["Kept tokens"] == "30 of 30"
+    assert m["Entropy H"] == f"{entropy(p):.3f} nats"
+    assert m["Effective choices exp(H)"] == "7.30"  # the draft text's number
+    assert m["Top token"] == f"lens: {p.max():.3f}"
+
+
+def test_temperature_slider_steps_are_the_drag_values(default):
+    fig = figures(default)[0]
+    slider = fig["layout"]["sliders"][0]
+    temps = view_of.figures(view_of.SPEC.defaults()).facts["temps"]
+    assert [s["label"] for s in slider["steps"]] == [f"{t:g}" for t in temps]
+    assert temps[slider["active"]] == 1.0
+    sampled = decode(fig["data"][1]["y"])
+    np.testing.assert_allclose(sampled, reference(Z, 1.0), atol=1e-5)
+    greedy = slider["steps"][0]["args"][0]["y"][1]
+    assert list(decode(greedy)) == [1.0] + [0.0] * 29  # T = 0: the argmax alone
+
+
+def test_presets_show_their_numbers():
+    at = open_page(PAGE)
+    expected = {
+        "Order matters: T = 2, top-p 0.9": {
+            "Kept tokens": f"{int((reference(Z, 2.0, 0.9) > 0).sum())} of 30",
+            "Kept with filters first": str(int((reference(Z, 2.0, 0.9, filters_first=True) > 0).sum())),
+        },
+        "Greedy: T = 0": {"Kept tokens": "1 of 30", "Effective choices exp(H)": "1.00", "Top token": "lens: 1.000"},
+        "Sharp: T = 0.5": {"Effective choices exp(H)": f"{math.exp(entropy(reference(Z, 0.5))):.2f}"},
+        "Flat: T = 2": {"Effective choices exp(H)": f"{math.exp(entropy(reference(Z, 2.0))):.2f}"},
+        "top-k 5": {"Kept tokens": "5 of 30", "Least likely kept token": "light"},
+        "Quick check: 0.5, 0.3, 0.2 at top-p 0.6": {
+            "Kept tokens": "2 of 3",
+            "Top token": "A: 0.625",
+            "Least likely kept token": "B",
+        },
+        "Bigram model after “the”": {},
+    }
+    assert set(expected) <= set(view_of.SPEC.presets)
+    for preset, numbers in expected.items():
+        at.button(key=f"preset-Sampling-{preset}").click().run()
+        assert no_exception(at) and at.warning.len == 0, preset
+        m = metrics(at)
+        for label, value in numbers.items():
+            assert m[label] == value, (preset, label)
+    # the lesson's numbers, as the draft text quotes them
+    assert math.exp(entropy(reference(Z, 0.5))) == pytest.approx(2.95, abs=0.005)
+    assert math.exp(entropy(reference(Z, 2.0))) == pytest.approx(18.7, abs=0.05)
+    assert (reference(Z, 2.0, 0.9) > 0).sum() == 20 and (reference(Z, 2.0, 0.9, True) > 0).sum() == 8
+
+
+def test_deep_link_reproduces_the_view():
+    query = {
+        "T": "1.35",
+        "top_p": "0.8",
+        "min_p": "0.05",
+        "order": "filters first",
+        "samp_view": "Greedy loops",
+        "present": "true",
+    }
+    at = open_page(PAGE, query)
+    assert no_exception(at) and at.warning.len == 0
+    state, problems = view_of.SPEC.parse(query)
+    assert not problems
+    view = view_of.figures(state, Options(parts=frozenset({"main", "loops"})))
+    assert metrics(at) == {r.label: r.value for r in view.readouts}
+    charts = figures(at)
+    np.testing.assert_allclose(decode(charts[0]["data"][1]["y"]), decode(view.figures["main"].data[1].y))
+    assert len(charts) == 2  # the loops tab is open and drawn
+    greedy = view.facts["generations"]["greedy (T = 0)"]
+    assert greedy.loop_period == 6 and greedy.loop_start == 0  # the draft's "6-token loop from the first step"
+
+
+@pytest.mark.parametrize("bad", BAD_LINK_VALUES)
+def test_bad_link_values_warn_and_fall_back(default, bad):
+    at = open_page(PAGE, {"top_p": bad, "top_k": bad})
+    assert no_exception(at)
+    assert metrics(at) == metrics(default)
+    if bad:
+        assert at.warning.len >= 1
+
+
+def test_bad_logits_temperature_and_choice_give_warnings():
+    at = open_page(PAGE, {"T": "-1", "logits": "lens=abc", "order": "backwards"})
+    assert no_exception(at)
+    text = " ".join(w.value for w in at.warning)
+    assert "T=-1" in text and "could not be read" in text and "order=backwards" in text
+
+
+def test_view_catches_core_errors_outside_the_spec():
+    for bad in ({"T": -1.0}, {"top_p": 0.0}, {"top_p": 1.5}, {"top_k": 0}):
+        view = view_of.figures(view_of.SPEC.defaults().replace(**bad))
+        assert view.notices and view.notices[0][0] == "warning"
+        assert "main" in view.figures
+
+
+def test_field_names_are_unique_across_the_app():
+    import importlib
+    import pkgutil
+
+    import pages.views
+
+    specs = [importlib.import_module(f"pages.views.{m.name}").SPEC for m in pkgutil.iter_modules(pages.views.__path__)]
+    assert {"Sampling", "Loss_and_units", "Schedules"} <= {s.page for s in specs}
+    assert check_unique(specs) == []
+
+
+def test_the_presets_logits_as_text_round_trip():
+    preset = VOCAB_PRESETS["keeper"]
+    tokens, logits = view_of.parse_logits(view_of.logits_text(preset.tokens, preset.logits))
+    assert tokens == list(preset.tokens) and logits == list(preset.logits)
+    with pytest.raises(ValueError, match="at most"):
+        view_of.parse_logits(",".join(["1"] * (view_of.MAX_LOGITS + 1)))

@@ -1,0 +1,148 @@
+"""Figures of the loss page: perplexity against bits per byte across tokenizers, the SFT loss-weight strip, packed
+attention masks and padding waste.
+
+- :func:`tokenizer_units_figure`: per tokenizer, perplexity per token (left, log axis) and bits per byte (right),
+  for one byte model scored through every tokenization (blue) and a bigram trained per tokenizer (orange).
+- :func:`sft_mask_figure`: each example as a strip of tokens coloured by its loss weight (prompt, response, pad).
+- :func:`packing_mask_figure`: the causal mask of a packed sequence, naive and block-diagonal, side by side.
+- :func:`padding_figure`: the fraction of a batch's token slots that is padding, per batching scheme.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.loss_units import PaddingReport, SftWeights, TokenizedScore, packing_attention_mask
+from viz.style import PALETTE, SEQUENTIAL, figure_from_dict, style_layout
+
+
+def tokenizer_units_figure(
+    same_model: Sequence[TokenizedScore], per_tokenizer: Sequence[TokenizedScore], *, height: int = 440
+) -> go.Figure:
+    """Perplexity (log axis, left) and bits per byte (right) per tokenizer, for the two constructions."""
+    if not same_model or [s.tokenizer for s in same_model] != [s.tokenizer for s in per_tokenizer]:
+        raise ValueError("need the same tokenizers, in the same order, for both constructions")
+    names = [s.tokenizer for s in same_model]
+    data = []
+    for scores, label, colour in (
+        (same_model, "one byte model, every tokenization", PALETTE["reference"]),
+        (per_tokenizer, "a bigram trained per tokenizer", PALETTE["optimised"]),
+    ):
+        data.append(
+            {
+                "type": "bar",
+                "x": names,
+                "y": [s.perplexity for s in scores],
+                "name": label,
+                "legendgroup": label,
+                "marker": {"color": colour},
+                "customdata": [[s.n_tokens, s.bytes_per_token] for s in scores],
+                "hovertemplate": "%{x}: perplexity %{y:.2f}<br>%{customdata[0]} tokens, "
+                "%{customdata[1]:.2f} bytes/token<extra></extra>",
+                "xaxis": "x",
+                "yaxis": "y",
+            }
+        )
+        data.append(
+            {
+                "type": "bar",
+                "x": names,
+                "y": [s.bits_per_byte for s in scores],
+                "name": label,
+                "legendgroup": label,
+                "showlegend": False,
+                "marker": {"color": colour},
+                "hovertemplate": "%{x}: %{y:.4f} bits per byte<extra></extra>",
+                "xaxis": "x2",
+                "yaxis": "y2",
+            }
+        )
+    layout = {
+        "barmode": "group",
+        "xaxis": {"domain": [0.0, 0.46]},
+        "xaxis2": {"domain": [0.54, 1.0], "anchor": "y2"},
+        "yaxis": {"type": "log", "title": {"text": "perplexity per token, e^L"}},
+        "yaxis2": {"anchor": "x2", "title": {"text": "bits per byte, T·L / (n_bytes ln 2)"}, "rangemode": "tozero"},
+        "hovermode": "closest",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def sft_mask_figure(weights: SftWeights, *, height: int = 260) -> go.Figure:
+    """Each example (row) as a strip of tokens: colour = the token's share of the loss; hover says its role."""
+    w = weights.weights
+    role = np.where(weights.is_pad, "padding", np.where(weights.is_prompt, "prompt", "response"))
+    data = [
+        {
+            "type": "heatmap",
+            "z": w,
+            "customdata": role,
+            "colorscale": SEQUENTIAL,
+            "zmin": 0.0,
+            "colorbar": {"title": {"text": "loss weight"}},
+            "hovertemplate": "example %{y}, token %{x}: %{customdata}<br>weight %{z:.2e}<extra></extra>",
+            "xgap": 0,
+            "ygap": 2,
+        }
+    ]
+    share = weights.prompt_share
+    layout = {
+        "xaxis": {"title": {"text": "token position"}},
+        "yaxis": {"title": {"text": "example"}, "autorange": "reversed", "dtick": 1},
+        "title": {"text": f"{100 * share:.1f}% of the loss on prompt tokens"},
+    }
+    return figure_from_dict(data, style_layout(layout, height=height, legend=False))
+
+
+def packing_mask_figure(doc_lens: Sequence[int], *, height: int = 400) -> go.Figure:
+    """Naive packing (left: later documents see earlier ones) against the block-diagonal mask (right)."""
+    naive = packing_attention_mask(doc_lens, block_diagonal=False).astype(float)
+    block = packing_attention_mask(doc_lens, block_diagonal=True).astype(float)
+    leak = naive - block  # 1 where naive packing lets a token see another document
+    z_naive = naive + leak  # 0 masked, 1 same document, 2 cross-document
+    scale = [[0.0, "#F7F7F7"], [0.5, PALETTE["reference"]], [1.0, PALETTE["negative"]]]
+    data = [
+        {
+            "type": "heatmap",
+            "z": z,
+            "zmin": 0,
+            "zmax": 2,
+            "colorscale": scale,
+            "showscale": False,
+            "xaxis": xa,
+            "yaxis": ya,
+            "hovertemplate": "query %{y}, key %{x}: %{z}<extra></extra>",
+        }
+        for z, xa, ya in ((z_naive, "x", "y"), (block, "x2", "y2"))
+    ]
+    layout = {
+        "xaxis": {"domain": [0.0, 0.47], "title": {"text": "key (naive packing)"}},
+        "xaxis2": {"domain": [0.53, 1.0], "anchor": "y2", "title": {"text": "key (block-diagonal)"}},
+        "yaxis": {"autorange": "reversed", "title": {"text": "query"}, "scaleanchor": "x"},
+        "yaxis2": {"autorange": "reversed", "anchor": "x2", "scaleanchor": "x2"},
+    }
+    return figure_from_dict(data, style_layout(layout, height=height, legend=False))
+
+
+def padding_figure(reports: Sequence[PaddingReport], *, height: int = 340) -> go.Figure:
+    """Padding as a share of all token slots, one bar per batching scheme."""
+    if not reports:
+        raise ValueError("need at least one padding report")
+    data = [
+        {
+            "type": "bar",
+            "x": [r.scheme.replace("_", " ") for r in reports],
+            "y": [r.waste for r in reports],
+            "marker": {"color": [PALETTE["negative"], PALETTE["optimised"], PALETTE["optimum"]][: len(reports)]},
+            "customdata": [[r.slots, r.real_tokens, r.n_rows] for r in reports],
+            "texttemplate": "%{y:.1%}",
+            "textposition": "outside",
+            "hovertemplate": "%{x}: %{y:.1%} padding<br>%{customdata[0]} slots, %{customdata[1]} real tokens, "
+            "%{customdata[2]} rows<extra></extra>",
+        }
+    ]
+    layout = {"yaxis": {"title": {"text": "padding share of token slots"}, "tickformat": ".0%", "range": [0, 1]}}
+    return figure_from_dict(data, style_layout(layout, height=height, legend=False))

@@ -1,0 +1,218 @@
+"""Figures of the schedules page: LR schedules with their modelled loss, WSD branches, the Kaplan read-off gap and
+the data mixture over the run.
+
+The loss curves come from a model (Tissue et al. 2024, :class:`core.schedules.AnnealingLossModel`, illustrative
+constants); every figure's loss axis says so.
+
+- :func:`schedule_figure`: learning rate (top) and modelled loss (bottom) for several schedules.
+- :func:`wsd_branch_figure`: one WSD run's stable phase with decays branched off at several steps.
+- :func:`kaplan_figure`: one long cosine run's loss curve, and the end losses of runs whose cosine fits their
+  own length (lower): reading short runs off the long schedule overstates their loss.
+- :func:`mixture_figure`: the data mixture as a stacked area, with the learning rate on a second axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from core.schedules import DEFAULT_LOSS_MODEL, AnnealingLossModel, KaplanGap, Mixture, lr_schedule, wsd_branch
+from viz.style import PALETTE, SEQUENCE, figure_from_dict, style_layout
+
+MODEL_LABEL = "modelled loss (Tissue et al. 2024 form, illustrative constants)"
+
+
+def _thin(n: int, max_points: int = 800) -> np.ndarray:
+    """Indices of at most max_points steps, always including the last (long runs draw fast)."""
+    idx = np.unique(np.linspace(0, n - 1, min(n, max_points)).round().astype(int))
+    return idx
+
+
+def schedule_figure(
+    schedules: Mapping[str, Sequence[float]], model: AnnealingLossModel = DEFAULT_LOSS_MODEL, *, height: int = 560
+) -> go.Figure:
+    """LR (top panel) and modelled loss (bottom panel) against the step, one colour per schedule."""
+    if not schedules:
+        raise ValueError("need at least one schedule")
+    data = []
+    for k, (name, lr) in enumerate(schedules.items()):
+        lr = np.asarray(lr, dtype=np.float64)
+        loss = model.loss(lr)
+        i = _thin(lr.size)
+        colour = SEQUENCE[k % len(SEQUENCE)]
+        common = {"type": "scatter", "mode": "lines", "x": i + 1, "legendgroup": name, "line": {"color": colour}}
+        data.append({**common, "y": lr[i], "name": name, "yaxis": "y", "hovertemplate": "step %{x}: lr %{y:.3g}"})
+        data.append(
+            {
+                **common,
+                "y": loss[i],
+                "name": name,
+                "showlegend": False,
+                "yaxis": "y2",
+                "hovertemplate": f"step %{{x}}: loss %{{y:.3f}} ({name})<extra></extra>",
+            }
+        )
+    layout = {
+        "xaxis": {"title": {"text": "step"}, "anchor": "y2"},
+        "yaxis": {"domain": [0.62, 1.0], "title": {"text": "learning rate / peak"}, "rangemode": "tozero"},
+        "yaxis2": {"domain": [0.0, 0.55], "title": {"text": "modelled loss"}},
+        "annotations": [
+            {
+                "text": MODEL_LABEL,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 1.0,
+                "y": 0.55,
+                "xanchor": "right",
+                "yanchor": "top",
+                "showarrow": False,
+                "font": {"size": 12},
+            }
+        ],
+        "hovermode": "x unified",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def wsd_branch_figure(
+    steps: int,
+    branch_steps: Sequence[int],
+    decay_steps: int,
+    model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
+    *,
+    height: int = 440,
+) -> go.Figure:
+    """Modelled loss of the WSD stable phase (blue) and of a decay branched off at each step (orange shades)."""
+    stable = lr_schedule("constant", steps)
+    L = model.loss(stable)
+    i = _thin(steps)
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "x": i + 1,
+            "y": L[i],
+            "name": "stable phase (constant LR)",
+            "line": {"color": PALETTE["reference"]},
+        }
+    ]
+    ends = []
+    for b in branch_steps:
+        lr = wsd_branch(steps, int(b), int(decay_steps))
+        Lb = model.loss(lr)
+        x = np.arange(int(b), lr.size + 1)
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": x,
+                "y": Lb[x - 1],
+                "name": f"decay from step {int(b):,}",
+                "line": {"color": PALETTE["optimised"]},
+                "hovertemplate": "step %{x}: loss %{y:.3f}<extra></extra>",
+            }
+        )
+        ends.append((lr.size, float(Lb[-1])))
+    data.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": [e[0] for e in ends],
+            "y": [e[1] for e in ends],
+            "name": "end of each branch",
+            "marker": {"color": PALETTE["optimised"], "size": 10, "symbol": "diamond"},
+        }
+    )
+    layout = {
+        "xaxis": {"title": {"text": "step"}},
+        "yaxis": {"title": {"text": "modelled loss"}},
+        "title": {"text": MODEL_LABEL, "font": {"size": 13}},
+        "hovermode": "closest",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def kaplan_figure(
+    gap: KaplanGap, long_steps: int, model: AnnealingLossModel = DEFAULT_LOSS_MODEL, *, height: int = 420
+) -> go.Figure:
+    """The long cosine run's modelled loss, its read-offs at shorter lengths (blue), each length's own run (green)."""
+    L = model.loss(lr_schedule("cosine", long_steps))
+    i = _thin(long_steps)
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "x": i + 1,
+            "y": L[i],
+            "name": f"one cosine schedule of {long_steps:,} steps",
+            "line": {"color": PALETTE["reference"]},
+        },
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": gap.lengths,
+            "y": gap.read_from_long,
+            "name": "short run read off the long schedule",
+            "marker": {"color": PALETTE["reference"], "size": 10},
+        },
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": gap.lengths,
+            "y": gap.own_schedule,
+            "name": "short run with its own cosine",
+            "marker": {"color": PALETTE["optimum"], "size": 10, "symbol": "diamond"},
+            "customdata": gap.gap,
+            "hovertemplate": "%{x} steps: %{y:.3f} (%{customdata:.3f} lower)<extra></extra>",
+        },
+    ]
+    layout = {
+        "xaxis": {"title": {"text": "run length (steps)"}},
+        "yaxis": {"title": {"text": "modelled loss"}},
+        "title": {"text": MODEL_LABEL, "font": {"size": 13}},
+        "hovermode": "closest",
+    }
+    return figure_from_dict(data, style_layout(layout, height=height))
+
+
+def mixture_figure(mixture: Mixture, lr: Sequence[float] | None = None, *, height: int = 420) -> go.Figure:
+    """Stacked areas of the sources' shares over the run, with the learning rate as a dashed line on the right."""
+    w = mixture.weights
+    i = _thin(w.shape[0])
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "x": i + 1,
+            "y": w[i, k],
+            "stackgroup": "mix",
+            "name": name,
+            "line": {"width": 0.5, "color": SEQUENCE[k % len(SEQUENCE)]},
+            "hovertemplate": f"{name}: %{{y:.1%}}<extra></extra>",
+        }
+        for k, name in enumerate(mixture.sources)
+    ]
+    layout = {
+        "xaxis": {"title": {"text": "step"}},
+        "yaxis": {"title": {"text": "share of the batch"}, "tickformat": ".0%", "range": [0, 1]},
+        "hovermode": "x unified",
+    }
+    if lr is not None:
+        lr = np.asarray(lr, dtype=np.float64)
+        if lr.size != w.shape[0]:
+            raise ValueError("lr needs one value per step of the mixture")
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "x": i + 1,
+                "y": lr[i] / lr.max(),
+                "name": "learning rate / peak",
+                "yaxis": "y2",
+                "line": {"color": PALETTE["neutral"], "dash": "dash", "width": 2},
+            }
+        )
+        layout["yaxis2"] = {"overlaying": "y", "side": "right", "range": [0, 1.05], "showgrid": False}
+    return figure_from_dict(data, style_layout(layout, height=height))
