@@ -39,11 +39,13 @@ STAGES = [
         "10¹²–10¹³ tokens of filtered, deduplicated web text, code and books",
         "next-token cross-entropy",
         "knowledge, language, in-context learning",
-<<<<<<< HEAD
-        ["pages/1_Scaling_laws.py", "pages/6_Attention.py", "pages/7_Training_memory.py"],
-=======
-        ["pages/1_Scaling_laws.py", "pages/6_Attention.py", "pages/12_Loss_and_units.py", "pages/11_Sampling.py"],
->>>>>>> tokens
+        [
+            "pages/1_Scaling_laws.py",
+            "pages/6_Attention.py",
+            "pages/12_Loss_and_units.py",
+            "pages/11_Sampling.py",
+            "pages/7_Training_memory.py",
+        ],
     ),
     (
         "Mid-training",

@@ -53,16 +53,13 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/4_GRPO.py", "GRPO", "🎯"),
     ("pages/5_Evaluation.py", "pass@k and error bars", "📏"),
     ("pages/6_Attention.py", "Attention", "🔦"),
-<<<<<<< HEAD
     ("pages/7_Training_memory.py", "Training memory", "🧮"),
     ("pages/8_Serving.py", "Serving", "🚀"),
     ("pages/9_PPO.py", "PPO: clip and advantage", "✂️"),
     ("pages/10_Reward_model.py", "Reward model", "⚖️"),
-=======
     ("pages/11_Sampling.py", "Sampling and decoding", "🎲"),
     ("pages/12_Loss_and_units.py", "Loss, units and SFT mask", "🧮"),
     ("pages/13_Schedules.py", "LR schedules and mid-training", "📉"),
->>>>>>> tokens
 )
 
 
