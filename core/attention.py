@@ -838,6 +838,7 @@ class ToyAttention:
     logit_std: np.ndarray  # (heads_shown,) std of the unmasked logits of each head
     entropy: np.ndarray  # (heads_shown,) mean row entropy of each head, nats
     notes: tuple[str, ...] = field(default=())
+    causal: bool = True  # whether the causal mask was applied (it bounds row t's entropy by log t, not log T)
 
 
 def toy_attention(
@@ -893,6 +894,7 @@ def toy_attention(
         to_np(stds),
         to_np(entropies),
         tuple(notes),
+        causal,
     )
 
 
@@ -903,7 +905,7 @@ class HeadSummary:
     heads: int
     logit_std: float  # mean over heads of the std of the logits
     entropy: float  # mean row entropy, nats
-    max_entropy: float  # log T: a uniform row
+    max_entropy: float  # mean over rows of the largest possible row entropy: log T, or mean_t log t when causal
     entropy_share: float  # entropy / max_entropy (1 = uniform rows; 0 = one-hot rows; 1 when T = 1)
     max_weight: float  # mean over heads and rows of the largest weight in a row (1 = one-hot)
 
@@ -911,13 +913,16 @@ class HeadSummary:
 def head_summary(result: ToyAttention, model_heads: int) -> HeadSummary:
     """Average logit std, row entropy and top weight over the first model_heads heads of a ToyAttention.
 
-    H_row = -sum_j A_ij log A_ij,   share = mean H_row / log T
+    H_row = -sum_j A_ij log A_ij,   share = mean H_row / mean_rows H_max(row)
+
+    H_max(row t) is log T without a mask and log t under the causal mask (row t sees t keys; rows from 1), so a
+    causal layer whose rows are uniform over what they may see has share 1.
     """
     _check_positive_int("model_heads", model_heads)
     if model_heads > result.weights.shape[0]:
         raise ValueError(f"the result has {result.weights.shape[0]} heads, not {model_heads}")
     T = result.weights.shape[-1]
-    max_entropy = math.log(T)
+    max_entropy = float(np.mean(row_entropy_bound(T, result.causal)))
     entropy = float(np.mean(result.entropy[:model_heads]))
     return HeadSummary(
         model_heads,
@@ -1001,3 +1006,14 @@ def causality_check(
         diff = (ya - yb).abs().amax(dim=(0, 2))  # (T,) largest change at each position
         change[causal] = (diff[:position].max().item(), diff[position:].max().item())
     return CausalityCheck(position, old, new_token, change[True][0], change[False][0], change[True][1])
+
+
+def row_entropy_bound(tokens: int, causal: bool) -> np.ndarray:
+    """The largest entropy each attention row can have, in nats, shape (tokens,): a uniform row over its keys.
+
+    H_max(row t) = log t  under the causal mask (query t, counted from 1, sees keys 1..t)
+    H_max(row t) = log T  without a mask
+    """
+    _check_positive_int("tokens", tokens)
+    t = np.arange(1, tokens + 1, dtype=np.float64)  # (T,)
+    return np.log(t) if causal else np.full(tokens, math.log(tokens))

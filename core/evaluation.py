@@ -746,3 +746,61 @@ def clamp_comparison_inputs(
             f"only A right + {delta} = {ob_i}; using {ob_i}."
         )
     return accs[0], accs[1], N_i, oa_i, ob_i, notes
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# where the plug-in's bias is largest
+# ----------------------------------------------------------------------------------------------------------------
+
+PLUGIN_BIAS_N_MAX = 5_000  # the exact bias builds an (n + 1) x n table
+
+
+def plugin_bias_exact(n: int, p: float) -> np.ndarray:
+    """E[plug-in pass@k] - pass@k for every k = 1..n (shape (n,), all <= 0), exactly, for a known p.
+
+        bias(k) = (1 - p)^k - sum_c Binom(c; n, p) (1 - c/n)^k
+
+    The binomial weights are computed in log space (lgamma), so n up to :data:`PLUGIN_BIAS_N_MAX` is exact to
+    rounding.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= PLUGIN_BIAS_N_MAX:
+        raise ValueError(f"n must be a whole number in 1..{PLUGIN_BIAS_N_MAX}, got {n!r}")
+    if not (math.isfinite(p) and 0.0 <= p <= 1.0):
+        raise ValueError(f"p must lie in [0, 1], got {p!r}")
+    c = np.arange(n + 1)  # (n+1,)
+    k = np.arange(1, n + 1)  # (n,)
+    if p in (0.0, 1.0):  # c is certain: the plug-in is exact
+        return np.zeros(n)
+    log_choose = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(n + 1)])
+    weights = np.exp(log_choose + c * math.log(p) + (n - c) * math.log1p(-p))  # (n+1,) Binom(c; n, p)
+    miss = 1.0 - c / n  # (n+1,)
+    with np.errstate(divide="ignore"):
+        expected_miss = weights @ np.exp(np.outer(np.log(miss), k))  # (n,) E[(1 - c/n)^k]; log 0 = -inf -> 0
+    return np.exp(k * math.log1p(-p)) - expected_miss
+
+
+def plugin_bias_worst_k(n: int, p: float) -> int:
+    """The k in 1..n at which the plug-in pass@k is furthest below the truth (the smallest k on ties)."""
+    return int(np.argmin(plugin_bias_exact(n, p))) + 1
+
+
+def plugin_bias_interior_threshold(n: int, tol: float = 1e-9) -> float:
+    """The success probability p above which the plug-in's worst k lies strictly inside 1 < k < n.
+
+    For p below it (rare successes) the bias grows all the way to k = n; above it, the worst k moves inwards and
+    reaches k = 2 as p approaches 1. Found by bisection on p (the worst k falls as p grows); n >= 3.
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 3 <= n <= PLUGIN_BIAS_N_MAX:
+        raise ValueError(f"n must be a whole number in 3..{PLUGIN_BIAS_N_MAX}, got {n!r}")
+    lo, hi = 1e-6 / n, 1.0 - 1e-9  # rare successes: the worst k is n; near-certain ones: k = 2
+    if plugin_bias_worst_k(n, lo) < n:
+        return lo
+    if plugin_bias_worst_k(n, hi) == n:
+        return 1.0
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if plugin_bias_worst_k(n, mid) < n:
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -480,7 +480,16 @@ def display_frames(svd_result: SVD, ranks: Sequence[int], max_side: int = DISPLA
 # What LoRA costs at model scale
 
 ADAPTABLE: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
-BASE_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "int8": 1.0, "nf4": 0.5}  # frozen base, bytes/param
+# QLoRA's NF4 with double quantisation (Dettmers et al. 2023), bits per parameter: the 4-bit code, plus one absmax
+# per block of 64 weights stored in fp8 (8/64), plus one fp32 constant per 256 of those blocks (32/(64 * 256)).
+NF4_BLOCK, NF4_SECOND_BLOCK = 64, 256
+NF4_BITS_PER_PARAM = 4.0 + 8.0 / NF4_BLOCK + 32.0 / (NF4_BLOCK * NF4_SECOND_BLOCK)  # = 4.127
+BASE_BYTES: dict[str, float] = {  # frozen base, bytes/param
+    "fp32": 4.0,
+    "bf16": 2.0,
+    "int8": 1.0,
+    "nf4": NF4_BITS_PER_PARAM / 8.0,
+}
 TRAINING_BYTES_PER_PARAM = 16  # bf16 weight 2 + bf16 grad 2 + fp32 master 4 + Adam m 4 + Adam v 4
 
 
@@ -557,7 +566,7 @@ def lora_memory(
     per matrix:    r (d_out + d_in)
     trainable:     n = layers x sum over adapted matrices
     share:         n / N
-    LoRA memory:   N x (2 bytes bf16, or 0.5 bytes 4-bit NF4 for QLoRA) + 16 n
+    LoRA memory:   N x (2 bytes bf16, or 4.127 bits = 0.516 bytes NF4 for QLoRA) + 16 n
     full FT:       16 N      (bf16 weights and gradients, fp32 master weights, two Adam moments)
     checkpoint:    n x 2 bytes (bf16 adapter)  against N x 2 bytes for a full copy
     """
@@ -948,6 +957,7 @@ __all__ = [
     "LLAMA3_8B",
     "LLAMA_65B",
     "MODEL_PRESETS",
+    "NF4_BITS_PER_PARAM",
     "PRESET_F",
     "PRESET_QLORA_65B",
     "PROFILES",

@@ -180,7 +180,9 @@ if tab_cost.open:
         Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
         Readout("Share of the model", V.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
         Readout("Adapter training states", fmt.nbytes(mem.adapter_state_bytes), "16 bytes per trainable parameter"),
-        Readout(f"Frozen base ({base})", fmt.nbytes(mem.base_bytes), f"{L.BASE_BYTES[base]:g} bytes per parameter"),
+        Readout(
+            f"Frozen base ({base})", fmt.nbytes(mem.base_bytes), f"{8 * L.BASE_BYTES[base]:.4g} bits per parameter"
+        ),
         Readout("LoRA total", fmt.nbytes(mem.lora_total_bytes), "base + adapter states; activations not included"),
         Readout("Full fine-tuning states", fmt.nbytes(mem.full_ft_bytes), "16 bytes per parameter"),
         Readout(
@@ -229,9 +231,11 @@ for note in notes:
     page.notice(note, "info")
 page.readouts(readouts)
 
+_qlora = L.lora_memory(**L.PRESET_QLORA_65B)  # for the explanation's numbers
+
 with page.explain():
     st.markdown(
-        """
+        f"""
 **Rank-r approximation.** ΔW is a d × k update built from a seed and a chosen singular-value profile (or your
 upload). One SVD gives its best rank-r approximation for every r at once (Eckart-Young): keep the r largest
 singular values. The heatmaps share one colour scale, so the residual fades as r grows; the curves show the
@@ -240,12 +244,21 @@ energy captured, and the cost r(d + k) against dk. With fast decay a tiny r expl
 spectrum every direction matters and low rank buys little.
 
 **What LoRA costs.** Every adapted d_out × d_in matrix gets r(d_out + d_in) trainable numbers. Training them with
-Adam costs about 16 bytes each; the frozen base costs 2 bytes per parameter in bf16 (0.5 in 4-bit NF4, as in
-QLoRA), against 16 bytes per parameter for full fine-tuning. Activations are the same either way.
+Adam costs about 16 bytes each; the frozen base costs 2 bytes per parameter in bf16, or
+{L.NF4_BITS_PER_PARAM:.3f} bits ({L.BASE_BYTES["nf4"]:.3f} bytes) in QLoRA's NF4 with double quantisation: 4 bits per
+weight, an fp8 absmax per block of 64 weights (0.125 bits) and an fp32 constant per 256 blocks (0.002 bits)
+(Dettmers et al. 2023). Full fine-tuning needs 16 bytes per parameter. Activations are the same either way, and
+these estimates leave them out: the QLoRA preset's {_qlora.lora_total_bytes / 1e9:.1f} GB leaves
+{48 - _qlora.lora_total_bytes / 1e9:.1f} GB of a 48 GB GPU for them, so it fits only with gradient checkpointing
+(which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et al. (2021) report, for GPT-3
+175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint instead of 350 GB,
+and 25% faster training than full fine-tuning; those are their measurements, beside the 16-bytes-per-parameter
+estimate used here.
 
 **Initialisation traps.** A small LoRA layer is fitted to a low-rank target from the same frozen W₀. With B = 0
 and A random, ΔW = 0 at the start and B gets a gradient at once; with A = B = 0 both gradients stay zero
-forever; with both random the model starts changed. The gradients theorem says why: with u = Ax and
+forever; with both random the model starts changed (unless, as in PiSSA and OLoRA, the product sBA of the
+non-zero start is subtracted from W₀). The gradients theorem says why: with u = Ax and
 g = ∂L/∂h, ∂L/∂B = s g uᵀ and ∂L/∂A = s Bᵀ g xᵀ, so B = 0 silences A's gradient for one step only, while A = B = 0
 silences both for good. After training, merging W₀ + sBA gives the adapter path's outputs up to rounding.
 """
@@ -267,13 +280,20 @@ page.interview(
         number="Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable parameters (0.12%), 134 MB of training "
         "states against 112 GB for full fine-tuning; the frozen bf16 base is 14 GB.",
         trade_off="It saves optimizer memory, not activations, and each matrix can change only by rank r: for a "
-        "large domain shift full fine-tuning has more capacity, though LoRA forgets less of the base.",
+        "large domain shift full fine-tuning has more capacity, though LoRA forgets less of the base. Hu et al. "
+        "(2021) report for GPT-3 175B: 1.2 TB of training memory down to 350 GB, a 35 MB checkpoint, and 25% "
+        "faster training.",
     ),
 )
 page.mistakes(
     [
         "Initialising both factors to zero: both gradients vanish and nothing ever trains.",
-        "Initialising both at random: ΔW ≠ 0 at step 0, so fine-tuning starts from a damaged model.",
+        "Initialising both at random and leaving W₀ as it is: ΔW ≠ 0 at step 0, so fine-tuning starts from a "
+        "damaged model. Two non-zero factors are fine when their product is subtracted from W₀ first: PiSSA "
+        "starts from W₀'s top singular directions (Meng et al. 2024), OLoRA from a QR factorisation "
+        "(Büyükakyüz 2024).",
+        "Quoting QLoRA's base as 4 bits per parameter: NF4 with double quantisation costs about 4.127 bits "
+        "(Dettmers et al. 2023), and the 65B-on-48-GB result also needs gradient checkpointing for activations.",
         "Forgetting to freeze W₀: its gradients and Adam states come back and the memory saving is gone.",
         "Building the d × k matrix BA in the training forward pass: compute (xAᵀ)Bᵀ and keep the r-wide bottleneck.",
         "Expecting LoRA to cut activation memory: backpropagation still stores the inputs of every adapted layer.",

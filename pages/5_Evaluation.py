@@ -130,9 +130,25 @@ if tab_compare.open:
 
 page.readouts(readouts)
 
+_interior = cached(ev.plugin_bias_interior_threshold)  # above this p the worst k is inside 1 < k < n
+if 3 <= n <= 500:
+    _where_worst = (
+        f"With n = {n:,} samples the worst k lies strictly between 1 and n only when p is above "
+        f"{_interior(n):.3g}; for rarer successes the bias grows all the way to k = n, and as p approaches 1 the "
+        f"worst k moves down to 2. At p = {p:g} it is k = {cached(ev.plugin_bias_worst_k)(n, p)}."
+    )
+elif n < 3:
+    _where_worst = f"With n = {n} there is no k strictly between 1 and n: the bias is 0 at k = 1."
+else:
+    _where_worst = (
+        "The worst k lies strictly between 1 and n only when p is above a threshold of about 2.7/n "
+        f"({_interior(10):.2f} at n = 10, {_interior(100):.3f} at n = 100); for rarer successes the bias grows "
+        "all the way to k = n, and as p approaches 1 the worst k moves down to 2."
+    )
+
 with page.explain():
     st.markdown(
-        """
+        f"""
 **Estimators.** Draw n samples for one problem and count the c correct ones. The blue curve is the chance that
 k of those n, picked at random without replacement, contain a correct one: its average over the draws is
 exactly pass@k = 1 − (1 − p)^k. The orange curve plugs the estimate c/n into that formula instead; the curve
@@ -144,9 +160,16 @@ not dependable.
 **Bias simulation.** With a known p, many problems of n samples each are drawn; each gets both estimates. The
 blue histogram's mean sits on the truth, the orange one's below it; the gap shrinks as n grows.
 
+The plug-in's bias is not always largest at a middle k. {_where_worst}
+
 **Is model B better?** An accuracy on N questions has a standard error √(p(1 − p)/N). Treating the two
 scores as independent, the errors add in quadrature; when you know how many questions only A or only B got
-right, the paired analysis cancels question difficulty and gives a tighter interval.
+right, the paired analysis cancels question difficulty and gives a tighter interval. The interval is only the
+first check (lesson, sections 3.9 and 9): run several seeds, since training and sampling noise can be as large as
+the gain; check for contamination, test items inside the training data (n-gram overlap, GPT-3 used 13-grams,
+Brown et al. 2020), and report a clean subset; and when a model is the judge, swap the answer order and average,
+control for length, and prefer a judge from another model family, because judges favour the first position,
+longer answers and their own outputs (Zheng et al. 2023).
 """
     )
 
@@ -170,7 +193,9 @@ page.interview(
 )
 page.mistakes(
     [
-        "Plugging c/n into 1 − (1 − p)^k: it underestimates pass@k, most at middle k and small n.",
+        "Plugging c/n into 1 − (1 − p)^k: it underestimates pass@k, most for small n; the worst k is a middle "
+        f"one only for moderate p (for n = 10, above p ≈ {_interior(10):.2f}; for n = 100, above "
+        f"{_interior(100):.3f}); for rarer successes the bias is worst at k = n.",
         "Drawing only k samples per problem: with n = k the estimate is 0 or 1 per problem and very noisy; draw "
         "n well above k.",
         "Reading pass@k at large k as reliability: an agent that must succeed every time is measured by pass^k, "
@@ -179,6 +204,9 @@ page.mistakes(
         "no evidence either way.",
         "Treating scores on the same questions as independent when per-question results exist: the paired "
         "analysis is tighter, and you should report its interval.",
+        "Stopping at the error bar: one seed, a possibly contaminated benchmark, or an LLM judge that prefers the "
+        "first position and longer answers (Zheng et al. 2023) can each fake a win; use several seeds, a clean "
+        "subset, and swapped orders with length controlled.",
     ]
 )
 page.download(tables, "evaluation")

@@ -152,8 +152,8 @@ with tabs["Heads"]:
             Readout(
                 "Row entropy",
                 f"{summary.entropy:.2f} nats",
-                f"mean over the model heads: {summary.entropy_share:.0%} of a uniform row's log T = "
-                f"{summary.max_entropy:.2f}",
+                f"mean over the model heads: {summary.entropy_share:.0%} of the uniform-row bound "
+                f"{summary.max_entropy:.2f} (log t for causal row t, averaged; log T without the mask)",
             ),
             Readout("Largest weight per row", f"{summary.max_weight:.2f}", "mean over rows; 1 = one-hot"),
             Readout(f"KV heads ({variant})", f"{settings.n_kv_heads}", "query heads in a group share one K and V"),
@@ -196,7 +196,8 @@ with tabs["Scale"]:
         stats, scale_fig = _scale_figure(max(stats_tokens, 2), settings.d_model, temperature, settings.d_k)
         page.chart(scale_fig, "fig-scale", "attention-scale")
         st.caption(
-            f"Random q, k with unit-variance components, {max(stats_tokens, 2)} tokens, 8 draws; dotted lines: "
+            f"Random q, k with independent zero-mean, unit-variance components, {max(stats_tokens, 2)} tokens, "
+            "no mask, 8 draws; dotted lines: "
             "theory d_k · multiplier². 1/√d_model uses your d_model."
         )
         readouts += [
@@ -269,8 +270,11 @@ distribution (it sums to 1), and the output is the same mix of value vectors. Th
 position signal and projections from the seed; the three designed heads are built by hand to show patterns real
 models learn: look at the previous token, park on the first token, find earlier copies of the same word.
 
-**Scale.** q·k adds up d_k products of unit-variance numbers, so its variance is d_k. Without a scale the rows turn
-one-hot as d_k grows (entropy falls towards 0) and the softmax's gradient vanishes; 1/√d_k keeps the variance at 1.
+**Scale.** If the components of q and k are independent with mean 0 and variance 1, q·k is a sum of d_k
+products of variance 1 each, so Var(q·k) = d_k (the argument of Vaswani et al. 2017; trained q and k need not
+satisfy it). Without a scale the rows turn one-hot as d_k grows (entropy falls towards 0, from its ceiling: log T
+for a row that sees T keys, log t for causal row t) and the softmax's gradient vanishes; 1/√d_k keeps the
+variance at 1.
 1/√d_model is the classic slip: with h heads it divides by √h too much and flattens every row.
 
 **Mask.** Adding −∞ before the softmax removes the future from the denominator. Multiplying by 0 afterwards leaves
@@ -278,7 +282,9 @@ it there, so every row sums to less than 1, by a different amount per position.
 
 **KV cache.** At decode time each new token needs the keys and values of all earlier ones, so they are kept:
 2·L·K·H·b bytes per token. Only the K KV heads count, which is why GQA (groups of query heads sharing one K and V)
-and MQA (one for all) exist; the attention FLOPs stay the same.
+and MQA (one for all) exist; the attention FLOPs stay the same. The 8× (GQA) and 64× (MQA) of Llama-3-70B's shape
+are cache-size ratios, not decoding speed-ups: at small batch and short context, reading the weights dominates
+the memory traffic, and the gain in speed grows with batch size and context length.
 """
     )
 
@@ -295,11 +301,13 @@ page.interview(
         "values, and the scale and the mask are what keep that softmax healthy and honest.",
         equation=r"\operatorname{softmax}\!\left(QK^\top/\sqrt{d_k} + M\right)V,\qquad"
         r"\operatorname{Var}(q\cdot k) = d_k",
-        number="At d_k = 128 unscaled logits have a standard deviation of √128 ≈ 11, enough to make rows nearly "
-        "one-hot at initialisation; Llama-3-70B's GQA cache is 320 KiB per token, 40 GiB at 128k tokens.",
-        trade_off="Fewer KV heads shrink the cache and speed up memory-bound decoding (8× for Llama-3-70B's GQA, "
-        "64× for MQA) but share K and V across heads; MQA loses measurable quality, GQA almost none, and neither "
-        "reduces the attention FLOPs.",
+        number="With independent zero-mean, unit-variance components of q and k, unscaled logits at d_k = 128 have "
+        "a standard deviation of √128 ≈ 11, enough to make rows nearly one-hot at initialisation; Llama-3-70B's GQA "
+        "cache is 320 KiB per token, 40 GiB at the 128k-token context of Llama 3.1 (Llama 3 itself had 8k).",
+        trade_off="Fewer KV heads shrink the cache (8× for Llama-3-70B's GQA, 64× for MQA: ratios of cache size, "
+        "not of decoding speed, since at small batch the weight reads dominate memory traffic) but share K and V "
+        "across heads; MQA loses measurable quality, GQA little (Ainslie et al. 2023), and neither reduces the "
+        "attention FLOPs.",
     ),
 )
 page.mistakes(

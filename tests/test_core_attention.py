@@ -536,7 +536,11 @@ def test_head_summary_averages_the_model_heads_only():
     summary = at.head_summary(res, 4)
     assert summary.logit_std == pytest.approx(float(res.logit_std[:4].mean()))
     assert summary.entropy == pytest.approx(float(res.entropy[:4].mean()))
-    assert summary.max_entropy == pytest.approx(math.log(len(SENTENCE)))
+    T = len(SENTENCE)  # causal by default: row t can spread over t keys only, so its bound is log t, not log T
+    assert summary.max_entropy == pytest.approx(sum(math.log(t) for t in range(1, T + 1)) / T)
+    assert summary.entropy_share == pytest.approx(summary.entropy / summary.max_entropy)
+    unmasked = at.head_summary(at.toy_attention(SENTENCE, s, causal=False), 4)
+    assert unmasked.max_entropy == pytest.approx(math.log(T))
     assert 0 < summary.entropy_share < 1 and 0 < summary.max_weight <= 1
     hot = at.head_summary(at.toy_attention(SENTENCE, at.ToyModelSettings(d_model=512, heads=4, d_k=128), "none"), 4)
     assert hot.max_weight > 0.9 > summary.max_weight  # no scale at d_k = 128: nearly one-hot rows
@@ -564,3 +568,16 @@ def test_projections_are_cached_but_identical():
     at._projection_cpu.cache_clear()
     b = at.toy_qkv(SENTENCE, s)
     assert torch.equal(a.q, b.q) and torch.equal(a.v, b.v)
+
+
+def test_row_entropy_bound_is_log_t_under_the_causal_mask():
+    T = 7
+    np.testing.assert_allclose(at.row_entropy_bound(T, causal=True), [math.log(t) for t in range(1, T + 1)])
+    np.testing.assert_allclose(at.row_entropy_bound(T, causal=False), [math.log(T)] * T)
+    # zero logits under the causal mask: every row is uniform over its t visible keys and reaches the bound
+    q = torch.zeros(1, T, 4, dtype=torch.float64)
+    A = at.attention_weights(q, q, causal=True)[0]  # (T, T)
+    H = -(A * torch.log(torch.where(A > 0, A, torch.ones_like(A)))).sum(-1)
+    np.testing.assert_allclose(H.numpy(), at.row_entropy_bound(T, causal=True), atol=1e-12)
+    with pytest.raises(ValueError):
+        at.row_entropy_bound(0, causal=True)

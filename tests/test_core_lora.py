@@ -368,7 +368,7 @@ def test_gqa_makes_k_and_v_adapters_smaller():
 
 def test_qlora_65b_fits_one_48gb_gpu():
     mem = L.lora_memory(**L.PRESET_QLORA_65B)
-    assert mem.base_bytes == pytest.approx(65e9 * 0.5)
+    assert mem.base_bytes == pytest.approx(65e9 * 4.127 / 8, rel=1e-4)  # NF4 + double quantisation: 4.127 bits
     assert mem.trainable == 80 * 64 * (4 * (8192 + 8192) + 3 * (8192 + 22016))
     assert mem.lora_total_bytes < 48e9 < mem.full_ft_bytes
     bf16 = L.lora_memory(L.LLAMA_65B, L.ADAPTABLE, 64)
@@ -593,3 +593,15 @@ def test_clamp_whole(value, expected, note):
     assert (notes == []) if note is None else any(note in x for x in notes)
     with pytest.raises(ValueError):
         L.clamp_whole(1.0, "r", 5, 4, 5)
+
+
+def test_nf4_double_quantisation_costs_4127_bits_per_parameter():
+    # Dettmers et al. 2023 (QLoRA): 4-bit codes, an 8-bit absmax per block of 64 (8/64 = 0.125 bits), and one
+    # 32-bit constant per 256 such blocks (32/(64 x 256) = 0.00195 bits); exact in binary fractions
+    from fractions import Fraction
+
+    bits = Fraction(4) + Fraction(8, 64) + Fraction(32, 64 * 256)
+    assert L.NF4_BITS_PER_PARAM == float(bits) and round(float(bits), 3) == 4.127
+    assert L.BASE_BYTES["nf4"] == float(bits / 8)
+    mem = L.lora_memory(**L.PRESET_QLORA_65B)
+    assert 48e9 - mem.lora_total_bytes == pytest.approx(1.68e9, rel=0.01)  # little room for activations
