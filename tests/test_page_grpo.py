@@ -68,15 +68,15 @@ def test_clicking_a_bar_flips_that_reward():
     key_before = _chart_id(at)
     _click(at, 7)  # answer 8: wrong -> correct
     assert no_exception(at)
-    assert at.text_input(key="r").value == "1,0,0,1,1,0,0,1"
-    assert at.query_params["r"] == "1,0,0,1,1,0,0,1"  # the link follows the click
+    assert at.text_input(key="rewards").value == "1,0,0,1,1,0,0,1"
+    assert at.query_params["rewards"] == "1,0,0,1,1,0,0,1"  # the link follows the click
     assert metrics(at)["Correct answers"] == "4 of 8"
     np.testing.assert_allclose(_bars(at), [1, -1, -1, 1, 1, -1, -1, 1])
     assert _chart_id(at) != key_before  # a fresh chart key: the old selection cannot fire again
     at.run()  # a plain rerun (another control, a resize) leaves the group alone
-    assert at.text_input(key="r").value == "1,0,0,1,1,0,0,1"
+    assert at.text_input(key="rewards").value == "1,0,0,1,1,0,0,1"
     _click(at, 7)  # and clicking the same bar again flips it back
-    assert at.text_input(key="r").value == "1,0,0,1,1,0,0,0"
+    assert at.text_input(key="rewards").value == "1,0,0,1,1,0,0,0"
     np.testing.assert_allclose(_bars(at).round(2), [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77])
 
 
@@ -84,27 +84,30 @@ def test_empty_or_odd_selections_change_nothing(default):
     at = open_page(PAGE)
     for i in (None, 99):
         _click(at, i)
-        assert no_exception(at) and at.text_input(key="r").value == "1,0,0,1,1,0,0,0"
+        assert no_exception(at) and at.text_input(key="rewards").value == "1,0,0,1,1,0,0,0"
         np.testing.assert_array_equal(_bars(at), _bars(default))
 
 
 def test_click_and_preset_after_a_deep_link_raise_no_link_warning():
-    at = open_page(PAGE, {"r": "1,0,1", "std": "sample"})
+    at = open_page(PAGE, {"r": "1,0,1", "std": "sample"})  # the old name of `rewards` still works
+    assert at.text_input(key="rewards").value == "1,0,1" and at.warning.len == 0
+    assert dict(at.query_params) == {"rewards": "1,0,1", "std": "sample"}
     _click(at, 1)
-    assert at.text_input(key="r").value == "1,1,1" and at.warning.len == 0
-    at.button(key="preset-One correct of 16").click().run()
+    assert at.text_input(key="rewards").value == "1,1,1" and at.warning.len == 0
+    assert at.query_params["rewards"] == "1,1,1" and "r" not in at.query_params
+    at.button(key="preset-GRPO-One correct of 16").click().run()
     assert at.radio(key="std").value == "population" and at.warning.len == 0
 
 
 def test_clicking_into_a_group_without_signal_and_out_again():
-    at = open_page(PAGE, {"r": "1,1,1,0"})
+    at = open_page(PAGE, {"rewards": "1,1,1,0"})
     _click(at, 3)
-    assert at.text_input(key="r").value == "1,1,1,1"
+    assert at.text_input(key="rewards").value == "1,1,1,1"
     assert np.all(_bars(at) == 0) and metrics(at)["Push up / down"] == "none"
     info = " ".join(i.value for i in at.info)
     assert "No learning signal" in info and "KL term" in info and "DAPO" in info
     _click(at, 0)  # a zero-height bar is still clickable through its full-height slot
-    assert at.text_input(key="r").value == "0,1,1,1" and metrics(at)["Correct answers"] == "3 of 4"
+    assert at.text_input(key="rewards").value == "0,1,1,1" and metrics(at)["Correct answers"] == "3 of 4"
 
 
 @pytest.mark.parametrize(
@@ -130,11 +133,11 @@ def test_eps_changes_the_scale(default):
 
 
 def test_link_with_every_parameter_reproduces_the_group():
-    query = {"r": "0.2,0.9,0.4,0.4,1", "std": "sample", "eps": "1e-4", "present": "true"}
+    query = {"rewards": "0.2,0.9,0.4,0.4,1", "std": "sample", "eps": "1e-4", "present": "true"}
     linked = open_page(PAGE, query)
     assert no_exception(linked) and linked.warning.len == 0
     typed = open_page(PAGE)
-    typed.text_input(key="r").set_value("0.2, 0.9, 0.4, 0.4, 1")
+    typed.text_input(key="rewards").set_value("0.2, 0.9, 0.4, 0.4, 1")
     typed.radio(key="std").set_value("sample")
     typed.select_slider(key="eps").set_value("1e-4")
     typed.toggle(key="present").set_value(True)
@@ -161,7 +164,7 @@ def test_link_with_every_parameter_reproduces_the_group():
     ],
 )
 def test_bad_rewards_fall_back_to_the_default_group(default, bad, message):
-    at = open_page(PAGE, {"r": bad})
+    at = open_page(PAGE, {"rewards": bad})
     assert no_exception(at)
     warnings = " ".join(w.value for w in at.warning)
     assert message in warnings and "worked example C" in warnings
@@ -182,12 +185,12 @@ def test_bad_mode_and_eps_in_link_fall_back_with_a_message(default, bad):
 
 def test_typed_garbage_is_reported_and_the_default_group_shown(default):
     at = open_page(PAGE)
-    at.text_input(key="r").set_value("1, 0, yes, 1").run()
+    at.text_input(key="rewards").set_value("1, 0, yes, 1").run()
     assert no_exception(at)
     assert any("reward 3 ('yes') is not a number" in w.value for w in at.warning)
     np.testing.assert_array_equal(_bars(at), _bars(default))
     _click(at, 1)  # a click then acts on the group shown, and repairs the text
-    assert at.text_input(key="r").value == "1,1,0,1,1,0,0,0" and at.warning.len == 0
+    assert at.text_input(key="rewards").value == "1,1,0,1,1,0,0,0" and at.warning.len == 0
 
 
 @pytest.mark.parametrize(
@@ -201,7 +204,7 @@ def test_typed_garbage_is_reported_and_the_default_group_shown(default):
 )
 def test_presets(preset, bars, extra):
     at = open_page(PAGE, {"std": "none", "eps": "0.1"})
-    at.button(key=f"preset-{preset}").click().run()
+    at.button(key=f"preset-GRPO-{preset}").click().run()
     assert no_exception(at)
     np.testing.assert_allclose(_bars(at).round(2), bars)
     assert at.radio(key="std").value == "population" and at.select_slider(key="eps").value == "0"

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pages.views import kl_leash as view_of
 from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/2_KL_leash.py"
@@ -30,6 +31,7 @@ def _bars(at) -> dict:
         "panel": fig["layout"]["annotations"][0]["text"],
         "active": slider["steps"][slider["active"]]["label"],
         "steps": len(slider["steps"]),
+        "labels": [step["label"] for step in slider["steps"]],
         "x": list(trace(fig, "π*")["x"]),
     }
 
@@ -67,7 +69,9 @@ def test_default_is_the_lessons_toy_at_beta_1(default):
     bars = _bars(default)
     np.testing.assert_allclose(bars["pi_ref"], [0.5, 0.5])
     assert np.round(bars["pi"], 3).tolist() == [0.731, 0.269]
-    assert bars["active"] == "1" and bars["steps"] == 121  # 121 log-spaced betas; beta = 1 is one of them
+    # one slider step per β of the sidebar's select slider (61 round log-spaced values), so a drag maps to a value
+    assert bars["active"] == "1" and bars["steps"] == len(view_of.BETAS) == 61
+    assert [float(x) for x in bars["labels"]] == [float(b) for b in view_of.BETAS]  # the last reads 1e+03
     assert "KL(π* ‖ π_ref) = 0.111 nats" in bars["panel"]
     assert default.warning.len == 0 and default.info.len == 0
     assert "π*(y1)" in [t.get("name") for t in _view(default)["data"]]  # the beta sweep tab is open
@@ -78,7 +82,7 @@ def test_quick_check_halving_beta_gives_0881():
     at.select_slider(key="beta").set_value("0.5").run()
     assert no_exception(at)
     bars = _bars(at)
-    assert round(float(bars["pi"][0]), 3) == 0.881 and bars["active"] == "0.5" and bars["steps"] == 122
+    assert round(float(bars["pi"][0]), 3) == 0.881 and bars["active"] == "0.5" and bars["steps"] == 61
     assert metrics(at)["E_π*[r]"] == "0.881"
 
 
@@ -139,7 +143,7 @@ def test_bad_typing_keeps_the_last_valid_answers_with_a_message():
 
 
 def test_link_with_every_parameter_reproduces_the_figures():
-    query = HACK | {"view": "Reward hacking", "sqrt": "true", "present": "true"}
+    query = HACK | {"kl_view": "Reward hacking", "sqrt": "true", "present": "true"}
     linked = open_page(PAGE, query)
     assert no_exception(linked) and linked.warning.len == 0
     clicked = open_page(PAGE)
@@ -149,7 +153,7 @@ def test_link_with_every_parameter_reproduces_the_figures():
     clicked.select_slider(key="beta").set_value("0.5")
     clicked.toggle(key="sqrt").set_value(True)
     clicked.toggle(key="present").set_value(True)
-    clicked.session_state["view"] = "Reward hacking"
+    clicked.session_state["kl_view"] = "Reward hacking"
     clicked.run()
     assert _same(_bars(linked), _bars(clicked))
     a, b = _view(linked), _view(clicked)
@@ -160,10 +164,10 @@ def test_link_with_every_parameter_reproduces_the_figures():
 
 
 def test_dpo_link_reproduces_the_pair_and_the_step():
-    query = {"view": "DPO", "logp_w": "-11", "logp_l": "-16", "ref_w": "-12", "ref_l": "-14", "dpo_beta": "0.5"}
+    query = {"kl_view": "DPO", "logp_w": "-11", "logp_l": "-16", "ref_w": "-12", "ref_l": "-14", "dpo_beta": "0.5"}
     linked = open_page(PAGE, query | {"step": "4 log Z cancels"})
     assert no_exception(linked) and linked.warning.len == 0
-    clicked = open_page(PAGE, {"view": "DPO"})
+    clicked = open_page(PAGE, {"kl_view": "DPO"})
     for key in ("logp_w", "logp_l", "ref_w", "ref_l", "dpo_beta"):
         clicked.number_input(key=key).set_value(float(query[key]))
     clicked.radio(key="step").set_value("4 log Z cancels")
@@ -179,13 +183,13 @@ def test_dpo_link_reproduces_the_pair_and_the_step():
     ("view", "widget", "key", "value"),
     [
         ("Reward hacking", "toggle", "sqrt", True),
-        ("Theorem check", "slider", "n", 5000),
+        ("Theorem check", "slider", "policies", 5000),
         ("DPO", "number_input", "logp_l", -12.0),
         ("DPO", "number_input", "dpo_beta", 0.5),
     ],
 )
 def test_each_view_control_changes_its_figure(view, widget, key, value):
-    at = open_page(PAGE, {"view": view})
+    at = open_page(PAGE, {"kl_view": view})
     before = _view(at)
     getattr(at, widget)(key=key).set_value(value).run()
     assert no_exception(at)
@@ -193,24 +197,26 @@ def test_each_view_control_changes_its_figure(view, widget, key, value):
 
 
 def test_theorem_view_modes_and_verdict():
+    # the link uses the old names of kl_view and policies (view, n): they still work and the link says the new ones
     at = open_page(PAGE, {"view": "Theorem check", "n": "5000"})
+    assert at.warning.len == 0 and dict(at.query_params) == {"kl_view": "Theorem check", "policies": "5000"}
     fig = _view(at)
     assert fig["layout"]["title"]["text"].startswith("5,000 random policies: none beats π*")
     assert trace(fig, "π*")["x"] is not None and "scattergl" in [t["type"] for t in fig["data"]]
-    objective = open_page(PAGE, {"view": "Theorem check", "n": "5000", "thm": "objective"})
+    objective = open_page(PAGE, {"kl_view": "Theorem check", "policies": "5000", "thm": "objective"})
     assert [t["type"] for t in _view(objective)["data"]] == ["bar"]
 
 
 def test_tabs_build_only_the_open_view(default):
     names = [t.get("name") or "" for f in figures(default) for t in f["data"]]
     assert not any("random policies" in n or "loss −log σ" in n for n in names)
-    dpo = open_page(PAGE, {"view": "DPO"})
+    dpo = open_page(PAGE, {"kl_view": "DPO"})
     assert "loss −log σ(m)" in [t.get("name") for t in _view(dpo)["data"]]
 
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)
 def test_bad_link_values_fall_back_to_defaults_with_a_message(default, bad):
-    keys = ("K", "beta", "pi_ref", "r", "r_true", "names", "n", "logp_w", "dpo_beta", "view", "thm", "step")
+    keys = ("K", "beta", "pi_ref", "r", "r_true", "names", "policies", "logp_w", "dpo_beta", "kl_view", "thm", "step")
     at = open_page(PAGE, dict.fromkeys(keys, bad))
     assert no_exception(at)
     assert metrics(at) == metrics(default)
@@ -221,7 +227,7 @@ def test_bad_link_values_fall_back_to_defaults_with_a_message(default, bad):
 
 
 def test_bad_dpo_link_values_fall_back():
-    at = open_page(PAGE, {"view": "DPO", "logp_w": "5", "ref_l": "inf", "dpo_beta": "-1"})
+    at = open_page(PAGE, {"kl_view": "DPO", "logp_w": "5", "ref_l": "inf", "dpo_beta": "-1"})
     assert no_exception(at)
     assert metrics(at)["DPO loss"] == "0.554"
     assert "logp_w=5" in _warnings(at) and "dpo_beta=-1" in _warnings(at)
@@ -229,7 +235,9 @@ def test_bad_dpo_link_values_fall_back():
 
 def test_unknown_parameter_is_reported():
     at = open_page(PAGE, {"colour": "red"})
-    assert no_exception(at) and "colour=red" in _warnings(at)
+    assert no_exception(at)
+    assert _warnings(at) == "Ignored the unknown link parameter `colour=red`: this page has no such control."
+    assert "colour" not in at.query_params  # it leaves the link
 
 
 @pytest.mark.parametrize(
@@ -241,8 +249,8 @@ def test_unknown_parameter_is_reported():
     ],
 )
 def test_leash_presets(preset, expect):
-    at = open_page(PAGE, {"view": "Reward hacking"})
-    at.button(key=f"preset-{preset}").click().run()
+    at = open_page(PAGE, {"kl_view": "Reward hacking"})
+    at.button(key=f"preset-KL_leash-{preset}").click().run()
     assert no_exception(at) and at.warning.len == 0
     m = metrics(at)
     for label, value in expect.items():
@@ -262,16 +270,16 @@ def test_leash_presets(preset, expect):
     [("DPO: Worked example B", "0.554", "0.426"), ("DPO: Start of training (pi = pi_ref)", "0.693", "0.500")],
 )
 def test_dpo_presets_give_the_lessons_numbers(preset, loss, weight):
-    at = open_page(PAGE, {"view": "DPO"})
-    at.button(key=f"preset-{preset}").click().run()
+    at = open_page(PAGE, {"kl_view": "DPO"})
+    at.button(key=f"preset-KL_leash-{preset}").click().run()
     m = metrics(at)
     assert m["DPO loss"] == loss and m["Weight"] == weight
     assert at.info.len == 0
 
 
 def test_both_fell_note():
-    at = open_page(PAGE, {"view": "DPO"})
-    at.button(key="preset-DPO: Both answers less likely").click().run()
+    at = open_page(PAGE, {"kl_view": "DPO"})
+    at.button(key="preset-KL_leash-DPO: Both answers less likely").click().run()
     assert "less* likely" in _infos(at) and metrics(at)["Margin"] == "0.500"
     assert any("both log-probabilities fell" in a["text"] for a in _view(at)["layout"]["annotations"])
 
@@ -294,7 +302,7 @@ def test_torch_is_imported_only_for_the_theorem_check():
 
     code = (
         "import sys; from tests.apptest import open_page; "
-        "at = open_page('pages/2_KL_leash.py', {{'view': '{view}'}}); "
+        "at = open_page('pages/2_KL_leash.py', {{'kl_view': '{view}'}}); "
         "print(len(at.exception), 'torch' in sys.modules)"
     )
     outs = [

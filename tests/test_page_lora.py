@@ -30,7 +30,7 @@ def _notes(at) -> list[str]:
 
 
 def _view(view: str, query: dict | None = None):
-    return open_page(PAGE, {"view": view, **(query or {})})
+    return open_page(PAGE, {"lora_view": view, **(query or {})})
 
 
 def _npy(a) -> bytes:
@@ -68,19 +68,19 @@ def test_default_rank_view(default):
 @pytest.mark.parametrize(
     ("view", "kind", "key", "value"),
     [
-        (RANK, "number_input", "r", 20.0),
-        (RANK, "slider", "d", 128),
-        (RANK, "slider", "k", 32),
+        (RANK, "number_input", "rank", 20.0),
+        (RANK, "slider", "rows", 128),
+        (RANK, "slider", "cols", 32),
         (RANK, "selectbox", "profile", "flat"),
         (RANK, "number_input", "seed", 3.0),
         (RANK, "toggle", "smooth", True),
         (RANK, "toggle", "logr", True),
-        (COST, "number_input", "r", 64.0),
+        (COST, "number_input", "rank", 64.0),
         (COST, "selectbox", "model", L.LLAMA3_8B.name),
         (COST, "pills", "mats", ["q", "v", "up", "down"]),
         (COST, "segmented_control", "base", "nf4"),
-        (COST, "number_input", "gpu", 24.0),
-        (INIT, "number_input", "r", 2.0),
+        (COST, "number_input", "gpu_gb", 24.0),
+        (INIT, "number_input", "rank", 2.0),
         (INIT, "number_input", "alpha", 4.0),
         (INIT, "toggle", "rs", True),
         (INIT, "number_input", "seed", 1.0),
@@ -106,19 +106,30 @@ def test_alpha_and_rslora_change_the_scale():
 @pytest.mark.parametrize(
     ("view", "query"),
     [
-        (RANK, {"r": "5", "d": "200", "k": "96", "profile": "low_rank_noise", "seed": "4", "smooth": "true"}),
-        (RANK, {"r": "40", "d": "80", "k": "300", "profile": "power_law", "logr": "true"}),
-        (COST, {"r": "16", "model": L.LLAMA3_8B.name, "mats": "q", "base": "int8", "alpha": "32", "rs": "true"}),
-        (INIT, {"r": "3", "alpha": "6", "rs": "true", "seed": "2"}),
+        (RANK, {"rank": "5", "rows": "200", "cols": "96", "profile": "low_rank_noise", "seed": "4", "smooth": "true"}),
+        (RANK, {"rank": "40", "rows": "80", "cols": "300", "profile": "power_law", "logr": "true"}),
+        (
+            COST,
+            {
+                "rank": "16",
+                "model": L.LLAMA3_8B.name,
+                "mats": "q",
+                "base": "int8",
+                "alpha": "32",
+                "rs": "true",
+                "gpu_gb": "24",
+            },
+        ),
+        (INIT, {"rank": "3", "alpha": "6", "rs": "true", "seed": "2"}),
     ],
 )
 def test_link_with_every_parameter_reproduces_the_view(view, query):
     linked = _view(view, {**query, "present": "true"})
     assert no_exception(linked) and linked.warning.len == 0 and _notes(linked) == []
     clicked = open_page(PAGE)
-    clicked.session_state["view"] = view
+    clicked.session_state["lora_view"] = view
     for key, raw in query.items():
-        if key in ("d", "k"):
+        if key in ("rows", "cols"):
             clicked.slider(key=key).set_value(int(raw))
         elif key in ("smooth", "logr", "rs"):
             clicked.toggle(key=key).set_value(raw == "true")
@@ -142,8 +153,8 @@ BAD = BAD_LINK_VALUES
 @pytest.mark.parametrize("view", [RANK, COST, INIT])
 @pytest.mark.parametrize("bad", BAD)
 def test_bad_link_values_fall_back_to_defaults_with_a_message(view, bad):
-    keys = ["d", "k", "alpha", "gpu", "profile", "model", "base", "mats", "smooth", "logr", "rs"]
-    keys += ["r", "seed"] * (bad != "0")  # r = 0 and seed = 0 are valid
+    keys = ["rows", "cols", "alpha", "gpu_gb", "profile", "model", "base", "mats", "smooth", "logr", "rs"]
+    keys += ["rank", "seed"] * (bad != "0")  # rank = 0 and seed = 0 are valid
     at = _view(view, dict.fromkeys(keys, bad))
     assert no_exception(at)
     assert metrics(at) == metrics(_view(view))
@@ -153,8 +164,11 @@ def test_bad_link_values_fall_back_to_defaults_with_a_message(view, bad):
 
 
 def test_bad_view_falls_back_to_the_first_tab():
-    at = open_page(PAGE, {"view": "Nonsense"})
+    at = open_page(PAGE, {"lora_view": "Nonsense"})
     assert no_exception(at) and metrics(at) == metrics(open_page(PAGE))
+    (warning,) = at.warning
+    assert warning.value.startswith("The link asked for `lora_view=Nonsense`, which is not a valid value here")
+    assert warning.value.endswith(f"using `{RANK}` instead.")
 
 
 @pytest.mark.parametrize(
@@ -162,13 +176,12 @@ def test_bad_view_falls_back_to_the_first_tab():
     [
         (
             RANK,
-            {"d": "16", "k": "32", "r": "100"},
+            {"rows": "16", "cols": "32", "rank": "100"},
             "r = 100 must lie between 0 and 16; using 16",
             {"Energy captured": "100.0%"},
         ),
-        (RANK, {"r": "7.6"}, "rounded to 8", {"Trainable r(d + k)": "1,024"}),
-        (COST, {"r": "0"}, "r = 0 must lie between 1 and 4096; using 1", {"Trainable parameters": "1,048,576"}),
-        (INIT, {"r": "100"}, "must lie between 1 and 64; using 64", {"∂L/∂A at step 0, B = 0": "0 exactly"}),
+        (COST, {"rank": "0"}, "r = 0 must lie between 1 and 4096; using 1", {"Trainable parameters": "1,048,576"}),
+        (INIT, {"rank": "100"}, "must lie between 1 and 64; using 64", {"∂L/∂A at step 0, B = 0": "0 exactly"}),
     ],
 )
 def test_out_of_range_ranks_are_clamped_with_a_note(view, query, note, shown):
@@ -179,8 +192,27 @@ def test_out_of_range_ranks_are_clamped_with_a_note(view, query, note, shown):
         assert metrics(at)[label] == value
 
 
+def test_a_non_whole_rank_in_a_link_is_rounded_with_a_warning():
+    at = _view(RANK, {"rank": "7.6"})
+    assert no_exception(at) and _notes(at) == []
+    assert [w.value for w in at.warning] == ["The link asked for `rank=7.6`, a whole number here; using `8`."]
+    assert metrics(at)["Trainable r(d + k)"] == "1,024"  # 8 (64 + 64)
+    assert "rank" not in at.query_params  # 8 is the default: the link drops it
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="frame bug: Streamlit seeds a bound widget from the link as first opened, after the frame has set the "
+    "rounded value in session state, so the float box keeps 5.4 (the page rounds it to 5, but the box steps from 5.4)",
+)
+def test_a_rounded_link_value_is_also_the_widgets_value():
+    at = _view(RANK, {"rank": "5.4"})
+    assert metrics(at)["Trainable r(d + k)"] == "640"  # 5 (64 + 64)
+    assert at.number_input(key="rank").value == 5.0
+
+
 def test_rank_zero_shows_the_whole_error():
-    at = _view(RANK, {"r": "0"})
+    at = _view(RANK, {"rank": "0"})
     assert no_exception(at) and _notes(at) == []
     m = metrics(at)
     assert m["Relative error"] == "100%" or m["Relative error"] == "100.0%"
@@ -188,9 +220,9 @@ def test_rank_zero_shows_the_whole_error():
 
 
 def test_preset_worked_example_f():
-    at = _view(RANK, {"r": "30", "mats": "down", "base": "nf4"})
-    at.button(key="preset-Worked example F").click().run()
-    assert no_exception(at) and at.session_state["view"] == COST
+    at = _view(RANK, {"rank": "30", "mats": "down", "base": "nf4"})
+    at.button(key="preset-LoRA-Worked example F").click().run()
+    assert no_exception(at) and at.session_state["lora_view"] == COST
     m = metrics(at)
     assert m["Trainable parameters"] == "8,388,608"  # 32 layers x 4 x 8 (4096 + 4096)
     assert m["Share of the model"] == "0.12%"
@@ -203,7 +235,7 @@ def test_preset_worked_example_f():
 
 def test_preset_qlora_65b_fits_one_48gb_gpu():
     at = open_page(PAGE)
-    at.button(key="preset-QLoRA: 65B on one 48 GB GPU").click().run()
+    at.button(key="preset-LoRA-QLoRA: 65B on one 48 GB GPU").click().run()
     assert no_exception(at)
     m = metrics(at)
     assert m["Frozen base (nf4)"] == "33.5 GB"  # 4.127 bits x 65B (NF4 with double quantisation)
@@ -218,8 +250,8 @@ def test_preset_qlora_65b_fits_one_48gb_gpu():
 )
 def test_rank_presets(preset, error_below):
     at = _view(COST)
-    at.button(key=f"preset-{preset}").click().run()
-    assert no_exception(at) and at.session_state["view"] == RANK
+    at.button(key=f"preset-LoRA-{preset}").click().run()
+    assert no_exception(at) and at.session_state["lora_view"] == RANK
     err = float(metrics(at)["Relative error"].rstrip("%")) / 100
     if error_below is None:  # flat: every direction carries the same energy, so r = 8 of 256 keeps 8/256 of it
         assert err == pytest.approx((1 - 8 / 256) ** 0.5, abs=1e-3)
@@ -290,8 +322,10 @@ def test_bad_uploads_give_a_message_and_keep_the_generated_matrix(default, name,
 
 
 def test_large_matrix_is_block_averaged_and_small():
-    at = _view(RANK, {"d": "1024", "k": "1024", "r": "8"})
-    assert no_exception(at)
+    # the link uses the old names (view, d, k, r, gpu) of lora_view, rows, cols, rank and gpu_gb: they still work
+    at = open_page(PAGE, {"view": RANK, "d": "1024", "k": "1024", "r": "8", "gpu": "48"})
+    assert no_exception(at) and at.warning.len == 0
+    assert dict(at.query_params) == {"rows": "1024", "cols": "1024", "gpu_gb": "48"}  # view and r: the defaults
     heat, _ = figures(at)
     assert decode(heat["data"][0]["z"]).shape == (64, 64)
     assert "shown as 64×64 block averages" in heat["layout"]["title"]["text"]
