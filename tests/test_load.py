@@ -66,12 +66,6 @@ def test_unknown_page_is_reported(server: str) -> None:
     assert res.exceptions == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app bug (see notes 'Widget keys across pages'): the key n is a count up to 100,000 on Evaluation and "
-    "a slider up to 512 on Attention; Evaluation twice then Attention in one session shows "
-    "StreamlitValueAboveMaxError. Remove this mark when page keys are unique.",
-)
 def test_switching_pages_in_one_session_shows_no_exception(server: str) -> None:
     steps = [("Evaluation", "n=100000&c=5000&k=100"), ("Evaluation", "n=20&c=5"), ("Attention", "h=2&kv=2")]
     res = run_path(server, steps)

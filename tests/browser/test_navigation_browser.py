@@ -168,3 +168,18 @@ def test_a_drag_in_the_browser_ends_in_the_link(open_page, path, field, tab) -> 
     assert shown == _fresh(page.context.new_page, page.url)
     assert page.locator("[data-testid='stAlertContentWarning']").count() == 0
     assert watch.errors == [] and watch.external == []
+
+
+def test_every_page_from_the_sidebar_then_back_to_the_first(open_page) -> None:
+    """All pages (the newer ones too) in one session: no traceback, no warning, no foreign parameter."""
+    watch = open_page("/")
+    page = watch.page
+    for path, label, _ in PAGES[1:]:
+        _click(page, label)
+        _check(page, _url_page(path))
+        page.wait_for_timeout(200)
+        assert page.locator(".js-plotly-plot").count() >= 1, path  # each page draws its figure
+    for path, _, _ in reversed(PAGES[:-1]):
+        _back(page)
+        _check(page, _url_page(path))
+    assert watch.errors == [] and watch.external == []
