@@ -13,9 +13,7 @@ import pages.views
 from pages.frame import PAGES
 from pages.frame.state import APP_PARAMS, Field, Spec, State, check_unique
 
-VIEW_MODULES = [
-    importlib.import_module(f"pages.views.{m.name}") for m in pkgutil.iter_modules(pages.views.__path__)
-]
+VIEW_MODULES = [importlib.import_module(f"pages.views.{m.name}") for m in pkgutil.iter_modules(pages.views.__path__)]
 SPECS = [m.SPEC for m in VIEW_MODULES if hasattr(m, "SPEC")]
 FIELDS = [(s, f) for s in SPECS for f in s.fields]
 
