@@ -35,7 +35,7 @@ def _simulated_means(m: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def _view(view: str, query: dict | None = None):
-    return open_page(PAGE, {"view": view, **(query or {})})
+    return open_page(PAGE, {"eval_view": view, **(query or {})})
 
 
 @pytest.fixture(scope="module")
@@ -76,11 +76,11 @@ def test_home_page_links_the_evaluation_page():
         (ESTIMATORS, "k", 2.0),
         (BIAS, "p", 0.1),
         (BIAS, "problems", 5000.0),
-        (BIAS, "seed", 3.0),
+        (BIAS, "sim_seed", 3.0),
         (BIAS, "n", 50.0),
         (COMPARE, "accA", 65.0),
         (COMPARE, "accB", 80.0),
-        (COMPARE, "N", 250.0),
+        (COMPARE, "questions", 250.0),
     ],
 )
 def test_each_control_changes_its_figure(view, key, value):
@@ -115,15 +115,15 @@ def test_paired_counts_add_the_paired_interval():
     ("view", "query"),
     [
         (ESTIMATORS, {"n": "300", "c": "45", "k": "17", "axis": "linear"}),
-        (BIAS, {"n": "30", "k": "4", "p": "0.125", "problems": "20000", "seed": "7"}),
-        (COMPARE, {"accA": "60.5", "accB": "64.0", "N": "2000", "onlyA": "100", "onlyB": "170"}),
+        (BIAS, {"n": "30", "k": "4", "p": "0.125", "problems": "20000", "sim_seed": "7"}),
+        (COMPARE, {"accA": "60.5", "accB": "64.0", "questions": "2000", "onlyA": "100", "onlyB": "170"}),
     ],
 )
 def test_link_with_every_parameter_reproduces_the_view(view, query):
     linked = _view(view, {**query, "present": "true"})
     assert no_exception(linked) and linked.warning.len == 0 and _notes(linked) == []
     clicked = open_page(PAGE)
-    clicked.session_state["view"] = view
+    clicked.session_state["eval_view"] = view
     for key, raw in query.items():
         if key == "axis":
             clicked.segmented_control(key=key).set_value(raw)
@@ -141,7 +141,9 @@ BAD = BAD_LINK_VALUES
 @pytest.mark.parametrize("view", [ESTIMATORS, BIAS, COMPARE])
 @pytest.mark.parametrize("bad", BAD)
 def test_bad_link_values_fall_back_to_defaults_with_a_message(view, bad):
-    keys = ["n", "k", "problems", "N", "axis"] + (["c", "p", "seed", "accA", "accB", "onlyA", "onlyB"] * (bad != "0"))
+    keys = ["n", "k", "problems", "questions", "axis"] + (
+        ["c", "p", "sim_seed", "accA", "accB", "onlyA", "onlyB"] * (bad != "0")
+    )
     at = _view(view, dict.fromkeys(keys, bad))
     assert no_exception(at)
     assert metrics(at) == metrics(_view(view))
@@ -155,8 +157,6 @@ def test_bad_link_values_fall_back_to_defaults_with_a_message(view, bad):
     [
         ({"n": "10", "c": "20", "k": "5"}, "c=20 must lie between 0 and n", {"Unbiased pass@5": "1.0000"}),
         ({"n": "10", "c": "3", "k": "50"}, "k=50 must lie between 1 and n", {"Unbiased pass@10": "1.0000"}),
-        ({"n": "10.4", "c": "3", "k": "5"}, "rounded to 10", {"Unbiased pass@5": "0.9167"}),
-        ({"n": "10", "c": "3", "k": "2.6"}, "rounded to 3", {"Unbiased pass@3": "0.7083"}),
     ],
 )
 def test_out_of_range_values_are_clamped_with_a_note(query, note, shown):
@@ -164,6 +164,25 @@ def test_out_of_range_values_are_clamped_with_a_note(query, note, shown):
     assert no_exception(at) and at.warning.len == 0
     assert any(note in text for text in _notes(at))
     for label, value in shown.items():
+        assert metrics(at)[label] == value
+
+
+@pytest.mark.parametrize(
+    ("query", "warning", "shown"),
+    [
+        (
+            {"n": "10.4", "c": "3", "k": "5"},
+            "`n=10.4`, a whole number here; using `10`.",
+            {"Unbiased pass@5": "0.9167"},
+        ),
+        ({"n": "10", "c": "3", "k": "2.6"}, "`k=2.6`, a whole number here; using `3`.", {"Unbiased pass@3": "0.7083"}),
+    ],
+)
+def test_non_whole_counts_in_a_link_are_rounded_with_a_warning(query, warning, shown):
+    at = open_page(PAGE, query)
+    assert no_exception(at) and _notes(at) == []
+    assert [w.value for w in at.warning] == [f"The link asked for {warning}"]
+    for label, value in shown.items():  # 1 - C(7, k) / C(10, k)
         assert metrics(at)[label] == value
 
 
@@ -178,20 +197,20 @@ def test_paired_counts_that_do_not_fit_are_corrected_with_a_note():
 
 def test_preset_worked_example_e():
     at = open_page(PAGE, {"n": "200", "c": "1", "k": "100"})
-    at.button(key="preset-Worked example E").click().run()
+    at.button(key="preset-Evaluation-Worked example E").click().run()
     m = metrics(at)
     assert m["Unbiased pass@5"] == f"{1 - 21 / 252:.4f}" and m["Plug-in pass@5"] == f"{1 - 0.7**5:.4f}"
 
 
 def test_preset_code_benchmark_and_its_simulation():
     at = _view(COMPARE)
-    at.button(key="preset-Code benchmark").click().run()
-    assert at.session_state["view"] == ESTIMATORS
+    at.button(key="preset-Evaluation-Code benchmark").click().run()
+    assert at.session_state["eval_view"] == ESTIMATORS
     m = metrics(at)
     assert m["Unbiased pass@10"] == f"{ev.pass_at_k(200, 20, 10):.4f}"
     assert m["Plug-in pass@10"] == f"{1 - 0.9**10:.4f}"
     assert "all 200 values of k" in figures(at)[0]["layout"]["xaxis"]["title"]["text"]
-    at.session_state["view"] = BIAS
+    at.session_state["eval_view"] = BIAS
     at.run()
     m = metrics(at)
     assert m["Truth 1 − (1 − p)^10"] == f"{1 - 0.95**10:.4f}" == "0.4013"
@@ -211,8 +230,8 @@ def test_preset_code_benchmark_and_its_simulation():
 )
 def test_presets_worked_example_d(preset, expected):
     at = open_page(PAGE, {"accA": "50", "onlyA": "3", "onlyB": "9"})
-    at.button(key=f"preset-{preset}").click().run()
-    assert no_exception(at) and at.session_state["view"] == COMPARE
+    at.button(key=f"preset-Evaluation-{preset}").click().run()
+    assert no_exception(at) and at.session_state["eval_view"] == COMPARE
     m = metrics(at)
     for label, value in expected.items():
         assert m[label] == value
@@ -226,12 +245,17 @@ def test_presets_worked_example_d(preset, expected):
 
 
 def test_significant_difference_is_called_so():
-    at = _view(COMPARE, {"accA": "70", "accB": "75", "N": "5000"})
+    # the link uses the old names (view, N, seed) of eval_view, questions and sim_seed: they still work
+    at = open_page(PAGE, {"view": COMPARE, "accA": "70", "accB": "75", "N": "5000", "seed": "7"})
+    assert no_exception(at) and at.warning.len == 0
+    expected = {"eval_view": COMPARE, "accA": "70", "accB": "75", "questions": "5000", "sim_seed": "7"}
+    assert dict(at.query_params) == expected
+    assert metrics(at) == metrics(_view(COMPARE, {"accA": "70", "accB": "75", "questions": "5000"}))
     assert any("significant, B is better" in s.value for s in at.success)
 
 
 def test_quick_check_answer_matches_the_page():
-    at = _view(COMPARE, {"accA": "70", "N": "1000"})
+    at = _view(COMPARE, {"accA": "70", "questions": "1000"})
     assert metrics(at)["SE of A"] == "1.4 points"
     answer = next(e for e in at.expander if e.label == "Reveal the answer")
     assert "1.4 points" in answer.markdown[0].value

@@ -128,7 +128,9 @@ def test_unknown_parameter_and_bad_choice_are_reported():
     at = open_page(PAGE, {"fit": "kaplan2020", "colour": "red"})
     assert no_exception(at)
     texts = " ".join(w.value for w in at.warning)
-    assert "fit=kaplan2020" in texts and "colour=red" in texts
+    assert "`fit=kaplan2020`, which is not a valid value here" in texts
+    assert "Ignored the unknown link parameter `colour=red`: this page has no such control." in texts
+    assert "colour" not in at.query_params and "fit" not in at.query_params  # both leave the link
 
 
 @pytest.mark.parametrize(
@@ -143,7 +145,7 @@ def test_unknown_parameter_and_bad_choice_are_reported():
 )
 def test_presets(preset, loss, extra):
     at = open_page(PAGE)
-    at.button(key=f"preset-{preset}").click().run()
+    at.button(key=f"preset-Scaling_laws-{preset}").click().run()
     assert no_exception(at)
     m = metrics(at)
     if loss:
@@ -154,7 +156,7 @@ def test_presets(preset, loss, extra):
 
 def test_check_yourself_gpu_days_in_help():
     at = open_page(PAGE)
-    at.button(key="preset-Check yourself: 7B on 2T tokens").click().run()
+    at.button(key="preset-Scaling_laws-Check yourself: 7B on 2T tokens").click().run()
     help_text = next(m.proto.help for m in at.metric if m.label == "Training time")
     assert "2,458 GPU-days" in help_text  # the lesson's "about 2,460"
 
@@ -180,6 +182,6 @@ def test_csv_downloads_present(default):
 def test_a_preset_after_a_deep_link_raises_no_false_warning():
     at = open_page(PAGE, {"C": "3e+22", "N": "2e+09"})
     assert at.warning.len == 0
-    at.button(key="preset-Llama 3 8B on 15T tokens").click().run()
+    at.button(key="preset-Scaling_laws-Llama 3 8B on 15T tokens").click().run()
     assert no_exception(at) and at.warning.len == 0
     assert metrics(at)["Tokens per parameter"] == "1,875.0"

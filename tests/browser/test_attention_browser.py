@@ -42,7 +42,7 @@ def test_deep_link_first_request_then_tab_and_text(open_page):
     watch.wait_idle()
     page.wait_for_selector(".js-plotly-plot .gtitle", timeout=30_000)
     assert "Causal mask" in page.locator(".js-plotly-plot .gtitle").first.text_content()
-    assert re.search(r"[?&]view=Mask", page.url), page.url
+    assert re.search(r"[?&]attn_view=Mask", page.url), page.url  # the new name of `view`
     assert _metric(page, "Earlier outputs, masked") == "0"
 
     box = page.get_by_label("Text", exact=True)
@@ -69,7 +69,7 @@ def test_kv_cache_preset(open_page):
     watch.wait_idle()
     _wait_metric(page, "16 GiB")
     assert _metric(page, "KV cache per token") == "128 KiB"
-    assert "Hq=32" in page.url and "view=KV" in page.url, page.url
+    assert "Hq=32" in page.url and re.search(r"[?&]attn_view=KV", page.url), page.url
     watch.shot("attention-kv-preset")
     assert page.locator("[data-testid='stException']").count() == 0
     assert watch.external == [], f"requests left localhost: {watch.external}"

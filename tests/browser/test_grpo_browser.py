@@ -47,14 +47,14 @@ def test_deep_link_then_click_flips_a_reward(open_page):
     labels = bars(page).locator("g.barlayer g.trace").nth(1).locator("text").all_text_contents()
     assert labels == ["+0.50", "+0.50", "-1.50", "+0.50"]  # 3 of 4 correct, sample std
     assert page.get_by_test_id("stTextInputField").first.input_value() == "1,1,0,1"
-    assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["r"] == ["1,1,0,1"]
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["rewards"] == ["1,1,0,1"]  # was `r`
     assert page.get_by_text("not a valid value").count() == 0  # the old link is not reported as refused
     watch.shot("grpo-after-click")
 
     click_answer(page, 2)  # the last wrong answer: now all correct, no signal
     page.wait_for_selector("text=No learning signal", timeout=15_000)
     watch.wait_idle()
-    assert "r=1%2C1%2C1%2C1" in page.url or "r=1,1,1,1" in urllib.parse.unquote(page.url)
+    assert urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["rewards"] == ["1,1,1,1"]
     watch.shot("grpo-no-signal")
 
     assert page.locator("[data-testid='stException']").count() == 0

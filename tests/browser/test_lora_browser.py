@@ -50,7 +50,7 @@ def test_worked_example_f_preset(open_page):
     )
     body = page.locator("[data-testid='stMain']").inner_text()
     assert all(s in body for s in ("0.12%", "134 MB", "14.0 GB", "112 GB")), body
-    assert "view=What+LoRA+costs" in page.url or "view=What%20LoRA%20costs" in page.url, page.url
+    assert re.search(r"[?&]lora_view=What(\+|%20)LoRA(\+|%20)costs", page.url), page.url  # was `view`
     watch.shot("lora-worked-example-f")
     assert page.locator("[data-testid='stException']").count() == 0
     assert watch.external == [], f"requests left localhost: {watch.external}"
