@@ -12,6 +12,7 @@
 #   PYTHON [.venv/bin/python, else python3]
 #   NGINX [nginx on PATH, else /usr/sbin/nginx]
 #   STATIC_CACHE [.cache/nginx-static]   where Streamlit's static files are copied and pre-compressed
+#   STREAMLIT_SERVER_COOKIE_SECRET [random per start]   shared by all workers (set it alike on every replica)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,6 +39,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+
+# One cookie secret for every worker (Streamlit draws one per process otherwise), so that the XSRF cookie a
+# viewer got from one worker is still valid if that viewer is moved to another (a worker that stopped).
+# Passed through the environment, not the command line, so that it does not show in `ps`.
+export STREAMLIT_SERVER_COOKIE_SECRET=${STREAMLIT_SERVER_COOKIE_SECRET:-$("$PYTHON" -c 'import secrets; print(secrets.token_hex(32))')}
 
 ports=()
 for ((i = 0; i < WORKERS; i++)); do

@@ -89,8 +89,20 @@ def proxy() -> Iterator[Proxy]:
         try:
             proc.wait(20)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            pass
+    # Nothing of it is left: serve.sh exited, no process of its group remains, nobody listens on its ports.
+    try:
+        os.killpg(proc.pid, 0)
+        left = True
+    except ProcessLookupError:
+        left = False
+    if left:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert proc.returncode is not None and not left, "deploy/serve.sh left processes running after SIGTERM"
+    for p in (port, first, first + 1):
+        with pytest.raises(OSError), socket.create_connection(("127.0.0.1", p), timeout=1):
+            pass
 
 
 def _route_cookie(r: http.client.HTTPResponse) -> str | None:

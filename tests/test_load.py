@@ -5,9 +5,10 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
 
-from bench.load import PAGES, check_loopback, run_load, run_path
+from bench.load import PAGES, LoadResult, check_loopback, run_load, run_path
 from tests.apptest import BAD_LINK_VALUES
 from tests.browser.conftest import _free_port, start_server
 
@@ -84,3 +85,12 @@ def test_accepts_loopback_urls() -> None:
     assert check_loopback("http://127.0.0.1:8501") == ("127.0.0.1", 8501)
     assert check_loopback("http://localhost:8500/") == ("localhost", 8500)
     assert check_loopback("http://[::1]:8500") == ("::1", 8500)
+
+
+def test_percentiles_match_numpy() -> None:
+    rng = np.random.default_rng(0)
+    lat = rng.lognormal(-1, 1, 137).tolist()
+    res = LoadResult(url="http://127.0.0.1:1", sessions=1, seconds=1, interval=1, latencies=lat)
+    for q in (50, 95, 99):
+        assert res.percentile(q) == pytest.approx(np.percentile(lat, q), rel=1e-12)
+    assert res.p50 == pytest.approx(np.median(lat), rel=1e-12)
