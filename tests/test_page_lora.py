@@ -200,15 +200,11 @@ def test_a_non_whole_rank_in_a_link_is_rounded_with_a_warning():
     assert "rank" not in at.query_params  # 8 is the default: the link drops it
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="frame bug: Streamlit seeds a bound widget from the link as first opened, after the frame has set the "
-    "rounded value in session state, so the float box keeps 5.4 (the page rounds it to 5, but the box steps from 5.4)",
-)
 def test_a_rounded_link_value_is_also_the_widgets_value():
     at = _view(RANK, {"rank": "5.4"})
     assert metrics(at)["Trainable r(d + k)"] == "640"  # 5 (64 + 64)
     assert at.number_input(key="rank").value == 5.0
+    assert at.query_params["rank"] == "5"
 
 
 def test_rank_zero_shows_the_whole_error():

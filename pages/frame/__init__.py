@@ -418,7 +418,22 @@ def _enter(spec: Spec) -> list[str]:
     for name in raw:  # old names (now renamed) and parameters this page does not know leave the link
         if name not in fields and name not in APP_PARAMS:
             _drop_param(name)
+    _reseed_from_current_link(ctx)
     return spec.parse(raw)[1]
+
+
+def _reseed_from_current_link(ctx: Any) -> None:
+    """Make the widgets read the corrected link, not the one the browser sent.
+
+    Streamlit seeds URL-bound widgets from the query string it received (a snapshot); a value its widget accepts
+    but this page corrects (7.6 for a whole number) would otherwise show in the box while the page computes with 8.
+    ``set_initial_query_params_from_current`` is the method Streamlit itself calls after a page switch.
+    """
+    try:
+        with ctx.session_state.query_params() as qp:
+            qp.set_initial_query_params_from_current()
+    except (AttributeError, TypeError):  # another Streamlit version: the page still computes with the right value
+        pass
 
 
 def _raw_param(f: Field | None, name: str) -> str:
