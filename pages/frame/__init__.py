@@ -560,17 +560,24 @@ export default function (component) {
 """
 _drag_component = None
 
-# Streamlit 1.67 pushes a history entry for every change of the link. On a page switch it first pushes the old
-# page's path with its link parameters cleared (bound parameters are dropped on a switch), then the new page: Back
-# then lands on a copy of the old page without its values. This shim drops same-page pushes between a click on a
-# page link and the push of the new page (at most 5 s); every other push goes through unchanged. So Back after a
-# sidebar click returns to the page and values that were on screen, and Back after a change of a control undoes it.
+# Streamlit 1.67 pushes a history entry for every change of the link, and two of them on a page switch are wrong:
+# before the new page it pushes the old page's path with its link cleared (bound parameters are dropped on a
+# switch), so Back landed on a copy of the old page with its defaults; after it, the new page's restored values
+# come as a second push, so Back needed two steps. This shim drops same-page pushes between a click on a page link
+# and the new page's push (at most 5 s), and turns same-page pushes during the new page's first run into
+# replacements. Every other push goes through unchanged: Back after a change of a control undoes that change.
 _HISTORY_JS = """
 export default function () {
   if (window.__lessonHistory) return;
   window.__lessonHistory = true;
   const push = window.history.pushState.bind(window.history);
+  const replace = window.history.replaceState.bind(window.history);
   let switching = 0;
+  let arriving = false;
+  const running = () => {
+    const app = document.querySelector("[data-testid='stApp']");
+    return !!app && app.getAttribute("data-test-script-state") === "running";
+  };
   document.addEventListener("click", (event) => {
     // page links have no href of their own: any click on one may switch the page
     const link = event.target.closest && event.target.closest("[data-testid='stPageLink-NavLink']");
@@ -578,12 +585,15 @@ export default function () {
   }, true);
   window.history.pushState = function (state, title, url) {
     const target = new URL(url, window.location.href);
-    if (target.pathname === window.location.pathname) {
-      if (switching && Date.now() - switching < 5000) return;
-    } else {
+    if (target.pathname !== window.location.pathname) {
       switching = 0;
+      arriving = true;
+      return push(state, title, url);
     }
-    push(state, title, url);
+    if (switching && Date.now() - switching < 5000) return;
+    if (arriving && running()) return replace(state, title, url);
+    arriving = false;
+    return push(state, title, url);
   };
 }
 """
