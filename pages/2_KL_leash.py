@@ -1,18 +1,11 @@
 """KL leash: the optimal KL-regularised policy pi* ∝ pi_ref·exp(r/beta), reward hacking, and DPO built on it."""
 
-import math
-
-import numpy as np
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import kl_leash as kl
-from core.dpo import dpo_curve, dpo_loss
-from pages.frame import InterviewAnswer, Page, Readout, cached_figures, draw_tabs, preset_buttons
+from pages.frame import InterviewAnswer, Page, Readout, cached_view, draw_tabs, preset_buttons
+from pages.views import Options
 from pages.views import kl_leash as view_of
-from viz.dpo import dpo_figure
-from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
 
 page = Page.setup(
     "KL leash: how far the optimal policy moves",
@@ -25,9 +18,9 @@ page = Page.setup(
     r"\quad \text{maximum} = \beta \log Z",
     spec=view_of.SPEC,
 )
-LAST = "_kl_answers"  # the answers of the previous run (valid by construction): bad typing falls back to them
+figures = cached_view(view_of.figures)
+LAST = "_kl_answers"  # the answers the previous run showed: K's callback cuts or pads them
 TOY = view_of.TOY
-DEFAULT = kl.read_answers(TOY["K"], TOY["pi_ref"], TOY["r"], TOY["r_true"], TOY["names"])[0]
 # the DPO derivation, one step at a time: (equation, what happens)
 DERIVATION = {
     "1 optimal policy": (
@@ -54,55 +47,16 @@ DERIVATION = {
 
 def _resize() -> None:
     """K moved: cut or pad the answers in the text fields that do not already have K values."""
-    last = st.session_state.get(LAST, DEFAULT)
+    last = st.session_state.get(LAST, view_of.TOY_ANSWERS)
     texts = {key: st.session_state.get(key, TOY[key]) for key in ("pi_ref", "r", "r_true", "names")}
     st.session_state.update(kl.resize_texts(texts, st.session_state["K"], last))
 
 
 with page.controls(presets=list(view_of.LEASH_PRESETS)):
-    K = page.control("K", on_change=_resize)
-    beta_label = page.control("beta")
-    text = {name: page.control(name) for name in ("pi_ref", "r", "r_true", "names")}
-
-beta = float(beta_label)
-answers, problems = kl.read_answers(K, **text, fallback=st.session_state.get(LAST, DEFAULT))
-st.session_state[LAST] = answers
-for message in problems:
-    page.notice(message)
-ref = kl.normalize_reference(answers.pi_ref)
-if ref.renormalised:
-    page.notice(
-        f"π_ref sums to {ref.total:.6g}, not 1, so it was normalised to {kl.format_values(ref.pi_ref)}.", "info"
-    )
-
-
-@cached_figures
-def _leash(answers: kl.Answers, beta: float) -> tuple:
-    sweep = kl.leash_sweep(answers.pi_ref, answers.r, np.asarray(kl.beta_choices()), answers.r_true)
-    return sweep, kl_leash_figure(sweep, beta, answers.names)
-
-
-@cached_figures
-def _sweep_view(answers: kl.Answers, beta: float) -> go.Figure:
-    return kl_sweep_figure(_leash(answers, beta)[0], beta, answers.names, height=560)
-
-
-@cached_figures
-def _hacking_view(answers: kl.Answers, beta: float, sqrt_kl: bool) -> tuple:
-    takeover = kl.takeover_beta(answers.pi_ref, answers.r, 0.9)
-    return takeover, kl_hacking_figure(_leash(answers, beta)[0], beta, sqrt_kl=sqrt_kl)
-
-
-@cached_figures
-def _theorem_view(answers: kl.Answers, beta: float, mode: str, n: int) -> tuple:
-    cloud = kl.random_policies(answers.pi_ref, answers.r, beta, n=n)
-    return cloud, kl_theorem_figure(cloud, _leash(answers, beta)[0], beta, mode=mode)
-
-
-@cached_figures
-def _dpo_view(logp_w: float, logp_l: float, ref_w: float, ref_l: float, b: float) -> tuple:
-    pair = dpo_loss(logp_w, logp_l, ref_w, ref_l, b)
-    return pair, dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=pair.both_fell)
+    page.control("K", on_change=_resize)
+    page.control("beta")
+    for name in ("pi_ref", "r", "r_true", "names"):
+        page.control(name)
 
 
 def _metrics(items: list[Readout]) -> None:
@@ -111,82 +65,54 @@ def _metrics(items: list[Readout]) -> None:
         col.metric(item.label, item.value, help=item.help)
 
 
-sweep, bars = _leash(answers, beta)
-page.figure(bars, key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)
-
 with page.views():
     st.caption(
         "Drag β on the slider under the bars: plotly moves the orange bars and the panel in the browser. "
         "The views below and the readouts follow the β of the sidebar."
     )
     tabs = draw_tabs(view_of.SPEC["kl_view"])
-    with tabs[0]:
-        if tabs[0].open:
-            page.chart(_sweep_view(answers, beta), "sweep", "kl-leash-sweep")
     with tabs[1]:
-        sqrt_kl = page.control("sqrt")
-        if tabs[1].open:
-            takeover, hacking = _hacking_view(answers, beta, sqrt_kl)
-            top = " and ".join(answers.names[k] for k in takeover.top)
-            if math.isinf(takeover.beta):
-                st.caption(f"π_ref alone already gives {top} (top proxy reward) 90% of the mass.")
-            else:
-                st.caption(
-                    f"π* gives **{top}** (top proxy reward) 90% of its mass only once β < "
-                    f"**{takeover.beta:.3g}**; the KL from π_ref is then **{takeover.kl:.2f} nats**."
-                )
-            page.chart(hacking, "hacking", "kl-reward-hacking")
+        page.control("sqrt")
     with tabs[2]:
         c1, c2 = st.columns(2)
         with c1:
-            mode = page.control("thm", required=True)
+            page.control("thm", required=True)
         with c2:
-            n = page.control("policies")
-        if tabs[2].open:
-            cloud, theorem = _theorem_view(answers, beta, mode, n)
-            page.chart(theorem, "theorem", "kl-theorem-check")
-            st.caption(
-                f"{n:,} policies drawn with torch on {cloud.device}: softmax of Gumbel noise around the "
-                "uniform policy, π_ref and π*, at spreads from tiny to huge."
-            )
+            page.control("policies")
     with tabs[3]:
         left, right = st.columns([1, 2])
         with left:
-            pair_in = {name: page.control(name) for name in ("logp_w", "logp_l", "ref_w", "ref_l", "dpo_beta")}
+            for name in ("logp_w", "logp_l", "ref_w", "ref_l", "dpo_beta"):
+                page.control(name)
             preset_buttons(view_of.SPEC, list(view_of.DPO))
-        if tabs[3].open:
-            pair, dpo = _dpo_view(*pair_in.values())
-            with right:
-                page.chart(dpo, "dpo", "dpo-loss")
-                _metrics(
-                    [
-                        Readout("r̂_w", number(pair.reward_w), "implicit reward β·(log π_θ(y_w) − log π_ref(y_w))"),
-                        Readout("r̂_l", number(pair.reward_l), "implicit reward β·(log π_θ(y_l) − log π_ref(y_l))"),
-                        Readout("Margin", number(pair.margin), "r̂_w − r̂_l"),
-                        Readout("DPO loss", number(pair.loss), "−log σ(margin) in nats; log 2 = 0.693 at π_θ = π_ref"),
-                        Readout("Weight", number(pair.weight), "σ(r̂_l − r̂_w): large while the pair is ranked wrong"),
-                    ]
-                )
-                if pair.both_fell:
-                    st.info(
-                        "Both answers became *less* likely than under π_ref, yet the margin is positive and the "
-                        "loss fell: DPO rewards the gap, not the winner's likelihood (likelihood displacement)."
-                    )
         step = page.control("step")
         st.latex(DERIVATION[step][0])
         st.markdown(DERIVATION[step][1])
 
-point = sweep.at(beta)
-readouts = [
-    Readout("KL(π* ‖ π_ref)", f"{number(point.kl)} nats", "how far the optimal policy moved from the SFT model"),
-    Readout("E_π*[r]", number(point.reward), "expected reward-model score under π*"),
-    Readout("E[r] − β·KL", number(point.objective), "the objective at π*"),
-    Readout("β·log Z", number(point.beta_log_Z), "the theorem: equal to the objective at its maximiser π*"),
-    Readout("Entropy H(π*)", f"{number(point.entropy)} nats", f"π_ref has {number(kl.entropy(ref.pi_ref))} nats"),
-]
-if answers.proxy_gap:
-    readouts.insert(2, Readout("True E_π*[r_true]", number(point.true_reward), "what people get"))
-page.readouts(readouts, per_row=len(readouts))
+open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
+out = figures(page.state(), Options(presenter=page.presenter, parts=frozenset({"main", *open_parts})))
+st.session_state[LAST] = out.facts["answers"]
+page.show_notices(out)
+page.figure(out.figures["main"], key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)
+page.readouts(out.readouts, per_row=len(out.readouts))
+
+with tabs[0]:
+    if "Beta sweep" in out.figures:
+        page.chart(out.figures["Beta sweep"], "sweep", "kl-leash-sweep")
+with tabs[1]:
+    if "Reward hacking" in out.figures:
+        st.caption(out.facts["hacking_caption"])
+        page.chart(out.figures["Reward hacking"], "hacking", "kl-reward-hacking")
+with tabs[2]:
+    if "Theorem check" in out.figures:
+        page.chart(out.figures["Theorem check"], "theorem", "kl-theorem-check")
+        st.caption(out.facts["theorem_caption"])
+if "DPO" in out.figures:
+    with right:
+        page.chart(out.figures["DPO"], "dpo", "dpo-loss")
+        _metrics(out.facts["dpo_readouts"])
+        if "dpo_note" in out.facts:
+            st.info(out.facts["dpo_note"])
 
 with page.explain():
     st.markdown(
@@ -244,5 +170,5 @@ page.mistakes(
         "rescaling the reward rescales the right β.",
     ]
 )
-page.download({"Beta sweep": lambda: pd.DataFrame(sweep.table(answers.names))}, "kl-leash")  # built on click
+page.download(out.tables, "kl-leash")  # built on click
 page.finish()

@@ -1,10 +1,19 @@
-"""The KL-leash page's state: K answers with their rewards and reference probabilities, β, and the tabs' inputs."""
+"""The KL-leash page's state and what it shows: the optimal policy's bars (main) and, when asked for, the tabs'
+views (the β sweep, reward hacking, the theorem check, DPO)."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import pandas as pd
+
 from core import kl_leash as kl
-from core.dpo import DPO_PRESETS
-from pages.frame.state import Field, Spec
+from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from viz.dpo import dpo_figure
+from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
 
 BETAS = tuple(f"{b:g}" for b in kl.beta_choices())
 VIEWS = ("Beta sweep", "Reward hacking", "Theorem check", "DPO")
@@ -98,3 +107,109 @@ SPEC = Spec(
     ),
     presets={**LEASH_PRESETS, **DPO},
 )
+
+
+TOY_ANSWERS = kl.read_answers(TOY["K"], TOY["pi_ref"], TOY["r"], TOY["r_true"], TOY["names"])[0]
+"""The answers a text that cannot be read falls back to (field by field; a neutral set when K is not the toy's)."""
+
+
+def answers_of(state: State) -> tuple[kl.Answers, list[str]]:
+    """The answers typed into a state's four text fields, and a message for each field that had to be replaced."""
+    return kl.read_answers(int(state.K), state.pi_ref, state.r, state.r_true, state.names, fallback=TOY_ANSWERS)
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The bars of π* against π_ref (``main``), the readouts at β, and, when asked for, each tab's figure under
+    the tab's label (``Beta sweep``, ``Reward hacking``, ``Theorem check``, ``DPO``).
+
+    Text that cannot be read gives a notice and the toy's values for that field, never an exception. ``facts``
+    holds the answers in use (``answers``), the sweep, the numbers the tabs' captions quote, and DPO's readouts
+    (``dpo_readouts``). Only the theorem check imports torch (on core's device).
+    """
+    view = View()
+    beta = float(state.beta)
+    answers, problems = answers_of(state)
+    view.notices += [("warning", message) for message in problems]
+    ref = kl.normalize_reference(answers.pi_ref)
+    if ref.renormalised:
+        view.notices.append(
+            ("info", f"π_ref sums to {ref.total:.6g}, not 1, so it was normalised to {kl.format_values(ref.pi_ref)}.")
+        )
+    sweep = kl.leash_sweep(answers.pi_ref, answers.r, np.asarray(kl.beta_choices()), answers.r_true)
+    view.facts.update(answers=answers, beta=beta, sweep=sweep)
+    if options.wants("main"):
+        view.figures["main"] = kl_leash_figure(sweep, beta, answers.names)  # its slider steps: BETAS
+
+    point = sweep.at(beta)
+    view.facts["point"] = point
+    view.readouts = [
+        Readout("KL(π* ‖ π_ref)", f"{number(point.kl)} nats", "how far the optimal policy moved from the SFT model"),
+        Readout("E_π*[r]", number(point.reward), "expected reward-model score under π*"),
+        Readout("E[r] − β·KL", number(point.objective), "the objective at π*"),
+        Readout("β·log Z", number(point.beta_log_Z), "the theorem: equal to the objective at its maximiser π*"),
+        Readout("Entropy H(π*)", f"{number(point.entropy)} nats", f"π_ref has {number(kl.entropy(ref.pi_ref))} nats"),
+    ]
+    if answers.proxy_gap:
+        view.readouts.insert(2, Readout("True E_π*[r_true]", number(point.true_reward), "what people get"))
+    view.tables["Beta sweep"] = lambda: pd.DataFrame(sweep.table(answers.names))  # built on click
+
+    if options.wants("Beta sweep"):
+        view.figures["Beta sweep"] = kl_sweep_figure(sweep, beta, answers.names, height=560)
+    if options.wants("Reward hacking"):
+        _hacking(state, view, answers, sweep, beta)
+    if options.wants("Theorem check"):
+        _theorem(state, view, answers, sweep, beta)
+    if options.wants("DPO"):
+        _dpo(state, view)
+    return view
+
+
+def _hacking(state: State, view: View, answers: kl.Answers, sweep: kl.LeashSweep, beta: float) -> None:
+    takeover = kl.takeover_beta(answers.pi_ref, answers.r, 0.9)
+    view.figures["Reward hacking"] = kl_hacking_figure(sweep, beta, sqrt_kl=bool(state.sqrt))
+    top = " and ".join(answers.names[k] for k in takeover.top)
+    view.facts["takeover"] = takeover
+    if math.isinf(takeover.beta):
+        view.facts["hacking_caption"] = f"π_ref alone already gives {top} (top proxy reward) 90% of the mass."
+    else:
+        view.facts["hacking_caption"] = (
+            f"π* gives **{top}** (top proxy reward) 90% of its mass only once β < **{takeover.beta:.3g}**; "
+            f"the KL from π_ref is then **{takeover.kl:.2f} nats**."
+        )
+
+
+def _theorem(state: State, view: View, answers: kl.Answers, sweep: kl.LeashSweep, beta: float) -> None:
+    n = int(state.policies)
+    cloud = kl.random_policies(answers.pi_ref, answers.r, beta, n=n)  # torch, on core's device
+    view.figures["Theorem check"] = kl_theorem_figure(cloud, sweep, beta, mode=state.thm)
+    view.facts["cloud"] = cloud
+    view.facts["theorem_caption"] = (
+        f"{n:,} policies drawn with torch on {cloud.device}: softmax of Gumbel noise around the uniform policy, "
+        "π_ref and π*, at spreads from tiny to huge."
+    )
+
+
+def _dpo(state: State, view: View) -> None:
+    try:
+        pair = dpo_loss(
+            float(state.logp_w), float(state.logp_l), float(state.ref_w), float(state.ref_l), float(state.dpo_beta)
+        )
+    except ValueError as err:
+        view.notices.append(("warning", f"The DPO loss cannot be computed: {err}."))
+        return
+    view.figures["DPO"] = dpo_figure(
+        *dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=pair.both_fell
+    )
+    view.facts["dpo"] = pair
+    view.facts["dpo_readouts"] = [
+        Readout("r̂_w", number(pair.reward_w), "implicit reward β·(log π_θ(y_w) − log π_ref(y_w))"),
+        Readout("r̂_l", number(pair.reward_l), "implicit reward β·(log π_θ(y_l) − log π_ref(y_l))"),
+        Readout("Margin", number(pair.margin), "r̂_w − r̂_l"),
+        Readout("DPO loss", number(pair.loss), "−log σ(margin) in nats; log 2 = 0.693 at π_θ = π_ref"),
+        Readout("Weight", number(pair.weight), "σ(r̂_l − r̂_w): large while the pair is ranked wrong"),
+    ]
+    if pair.both_fell:
+        view.facts["dpo_note"] = (
+            "Both answers became *less* likely than under π_ref, yet the margin is positive and the loss fell: "
+            "DPO rewards the gap, not the winner's likelihood (likelihood displacement)."
+        )
