@@ -2,16 +2,17 @@
 
 import hashlib
 import time
+from contextlib import nullcontext
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from core import lora as L
-from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures, draw_tabs
+from pages.frame import InterviewAnswer, Page, cached_figures, cached_view, draw_tabs
+from pages.frame.state import State
+from pages.views import Options, View
 from pages.views import lora as view_of
 from viz import format as fmt
-from viz import lora as V
 
 page = Page.setup(
     "LoRA: a low-rank correction",
@@ -24,9 +25,6 @@ page = Page.setup(
     spec=view_of.SPEC,
 )
 
-# The demo's layer size, data and steps; r, alpha, rsLoRA and seed come from the controls.
-TRAIN = L.TrainConfig(steps=200)
-
 
 @cached_figures  # parsed once per file (keyed by its digest), not on every rerun
 def read_upload(name: str, digest: str, _data: bytes) -> tuple[np.ndarray | None, str | None]:
@@ -34,65 +32,55 @@ def read_upload(name: str, digest: str, _data: bytes) -> tuple[np.ndarray | None
     try:
         return L.load_matrix(_data, name), None
     except ValueError as err:
-        return None, f"The upload `{name}` was not used: {str(err).rstrip('.')}. Showing the generated matrix instead."
+        return None, view_of.upload_problem(name, err)
 
 
 @cached_figures  # cache_resource: the SVD of a 4096 x 4096 upload is not copied on every rerun (read-only)
-def analyse(source: tuple, _upload: np.ndarray | None = None) -> tuple[L.SVD, L.RankCurves]:
-    """One SVD per matrix; ``source`` names it (generator settings, or the upload's name and digest)."""
-    if _upload is None:
-        _, d, k, profile, seed, basis = source
-        delta_w = L.make_target(d, k, profile, seed, basis=basis)
-    else:
-        delta_w = _upload
-    s = L.svd(delta_w)
-    return s, L.rank_curves(s)
+def analyse_upload(name: str, digest: str, _matrix: np.ndarray) -> view_of.Analysis:
+    """One SVD per uploaded file (the view caches the generated matrices' own)."""
+    return view_of.analyse(_matrix)
 
 
-@cached_figures
-def rank_figures(source: tuple, r: int, log_r: bool, presenter: bool, _svd: L.SVD, _curves: L.RankCurves) -> tuple:
-    frames = L.display_frames(_svd, L.slider_ranks(_svd.m, 16, include=[r]))
-    heat = V.lora_heatmaps_figure(frames, _curves, r, height=470)
-    curves = V.lora_curves_figure(_curves, r, log_r=log_r, height=620)
-    if presenter:  # the frame's 20 px type needs room: readout above the panel titles, slider label below the axes
-        heat.update_layout(margin_t=175, sliders=[{**heat.layout.sliders[0].to_plotly_json(), "pad": {"t": 85}}])
-        heat.layout.annotations[-1].yshift = 36
-        curves.update_layout(margin_t=150)
-    return heat, curves
-
-
-@cached
-def train(config: L.TrainConfig) -> dict[str, L.TrainResult]:
-    """The three initialisations, with a progress bar once training has run for more than a second (the bar is
-    created in here so that the cache may replay it)."""
+@cached_view
+def figures(
+    state: State,
+    options: Options,
+    upload: tuple[str, ...],
+    _matrix: np.ndarray | None = None,
+    _analysis: view_of.Analysis | None = None,
+) -> View:
+    """The open tab's view, cached per state (only the fields that tab reads), options and upload (name, digest).
+    Training shows a progress bar once it has run for more than a second (the bar is created in here, so that the
+    cache may replay it)."""
     bar, start = st.empty(), time.perf_counter()
 
     def report(fraction: float) -> None:
         if time.perf_counter() - start > 1.0:
             bar.progress(fraction, text=f"Training three LoRA layers… {fraction:.0%}")
 
-    runs = L.train_all_inits(config, progress=report)
+    out = view_of.figures(state, options, _matrix, upload[0] if upload else None, analysis=_analysis, progress=report)
     bar.empty()
-    return runs
+    return out
 
 
 with page.controls():
-    r_in = page.control("rank")
+    page.control("rank")
     st.subheader("The target update ΔW")
-    d, k, profile = page.control("rows"), page.control("cols"), page.control("profile")
-    st.caption(L.PROFILE_LABELS[profile])
-    seed_in, smooth, log_r = page.control("seed"), page.control("smooth"), page.control("logr")
+    page.control("rows")
+    page.control("cols")
+    st.caption(L.PROFILE_LABELS[page.control("profile")])
+    for name in ("seed", "smooth", "logr"):
+        page.control(name)
     upload = st.file_uploader(  # no type filter: a wrong file gets the page's message, not Streamlit's exception
         "…or upload ΔW (.npy or .csv, up to 4096 × 4096)",
         key="upload",
         help="A 2-D array of finite numbers. Uploads are not part of the link.",
     )
     st.subheader("At model scale")
-    model, mats, alpha = page.control("model"), page.control("mats"), page.control("alpha")
-    rslora, base, gpu_gb = page.control("rs"), page.control("base"), page.control("gpu_gb")
+    for name in ("model", "mats", "alpha", "rs", "base", "gpu_gb"):
+        page.control(name)
 
-seed, notes = L.clamp_whole(seed_in, "seed", 0, 10**9, 0)
-delta_upload, source = None, ("generated", d, k, profile, seed, "smooth" if smooth else "random")
+delta_upload, upload_key = None, ()
 if upload is not None:
     data = upload.getvalue()
     digest = hashlib.sha256(data).hexdigest()
@@ -100,7 +88,7 @@ if upload is not None:
     if problem:
         page.notice(problem)
     else:
-        source = ("upload", upload.name, digest)
+        upload_key = (upload.name, digest)
         page.notice(
             f"Using the uploaded matrix `{upload.name}` ({delta_upload.shape[0]} × {delta_upload.shape[1]}); d, k, "
             "profile and seed are ignored. Uploads are not part of the link: a shared link shows the generated "
@@ -108,128 +96,51 @@ if upload is not None:
             "info",
         )
         st.sidebar.caption("🔗 The link below does not carry the upload.")
-base = base or "bf16"
-mats = list(mats or [])
 
 with page.figure_area():
     tab_rank, tab_cost, tab_init = draw_tabs(view_of.SPEC["lora_view"])
 
-readouts, tables = [], {}
-if tab_rank.open:
-    with st.spinner("Decomposing ΔW (one SVD per matrix; moving r later reuses it)…"):
-        svd_result, curves = analyse(source, delta_upload)
-    r, more = L.clamp_whole(r_in, "r", 0, curves.m, 8 if curves.m >= 8 else curves.m)
-    notes += more
-    heat, curve_fig = rank_figures(source, r, log_r, page.presenter, svd_result, curves)
+is_open = dict(zip(view_of.PARTS.values(), (tab_rank.open, tab_cost.open, tab_init.open), strict=True))
+options = Options(presenter=page.presenter, parts=frozenset(part for part, yes in is_open.items() if yes))
+if not tab_rank.open:  # only the rank tab shows the upload
+    delta_upload, upload_key = None, ()
+analysis = analyse_upload(*upload_key, delta_upload) if upload_key else None
+spinner = st.spinner("Decomposing ΔW (one SVD per matrix; moving r later reuses it)…") if tab_rank.open else None
+with spinner or nullcontext(), tab_init if tab_init.open else nullcontext():  # the progress bar goes in its tab
+    out = figures(view_of.relevant(page.state(), options), options, upload_key, delta_upload, analysis)
+
+if "heatmaps" in out.figures:
     with tab_rank:
-        ranks = [int(x) for x in L.slider_ranks(svd_result.m, 16, include=[r])]
-        page.chart(heat, "heatmaps", "lora-rank-r", drag="rank", drag_values=ranks)
+        page.chart(out.figures["heatmaps"], "heatmaps", "lora-rank-r", drag="rank", drag_values=out.facts["ranks"])
         st.caption(
             "Drag the slider under the heatmaps: BA, the residual and the readout line change in the browser, "
             "without a round trip. "
             + (
-                f"The {svd_result.d} × {svd_result.k} matrices are shown as block averages."
-                if max(svd_result.d, svd_result.k) > L.DISPLAY_SIDE
+                f"The {out.facts['d']} × {out.facts['k']} matrices are shown as block averages."
+                if out.facts["averaged"]
                 else "Every entry is shown."
             )
         )
-        page.chart(curve_fig, "curves", "lora-rank-curves")
-    ro = curves.readout(r)
-    readouts = [
-        Readout("Relative error", V.percent(ro.rel_frobenius), "‖ΔW − BA‖F / ‖ΔW‖F = √(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
-        Readout("Energy captured", V.percent(ro.energy), "Σ_{i≤r} σᵢ² / Σ σᵢ²"),
-        Readout("Trainable r(d + k)", f"{ro.params:,}", f"against dk = {ro.params_full:,}"),
-        Readout("Share of dk", V.percent(ro.share)),
-        Readout(
-            "SVD (once per matrix)",
-            f"{1e3 * svd_result.seconds:,.{0 if svd_result.seconds >= 0.01 else 1}f} ms",
-            f"torch.linalg.svd on {svd_result.device}; moving r reuses it",
-        ),
-    ]
-    tables = {
-        "Rank curves": pd.DataFrame(
-            {
-                "r": curves.r,
-                "rel_frobenius": curves.rel_frobenius,
-                "rel_spectral": curves.rel_spectral,
-                "energy": curves.energy,
-                "trainable": curves.params,
-                "full_dk": curves.params_full,
-            }
-        ),
-        "Singular values": pd.DataFrame({"i": np.arange(1, curves.m + 1), "sigma": curves.sigma}),
-    }
-
-if tab_cost.open:
-    r, more = L.clamp_whole(r_in, "r", 1, 4096, 8)
-    notes += more
-    if not mats:
-        notes.append("Choose at least one matrix to adapt; showing q, k, v, o.")
-        mats = ["q", "k", "v", "o"]
-    mem = cached(L.lora_memory)(L.MODEL_PRESETS[model], tuple(mats), r, alpha=alpha, rslora=rslora, base_format=base)
-    notes += list(mem.notes)
-    label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
+        page.chart(out.figures["curves"], "curves", "lora-rank-curves")
+if "memory" in out.figures:
+    mem = out.facts["memory"]
     with tab_cost:
-        page.chart(V.lora_memory_figure({label: mem}, gpu_gb=gpu_gb), "memory", "lora-memory")
+        page.chart(out.figures["memory"], "memory", "lora-memory")
         st.caption(
-            f"{model}: {fmt.count(mem.n_params)} parameters; per layer "
+            f"{out.facts['model']}: {fmt.count(mem.n_params)} parameters; per layer "
             + ", ".join(f"{t}: {n:,}" for t, n in mem.per_matrix.items())
             + " trainable."
         )
-    readouts = [
-        Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
-        Readout("Share of the model", V.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
-        Readout("Adapter training states", fmt.nbytes(mem.adapter_state_bytes), "16 bytes per trainable parameter"),
-        Readout(
-            f"Frozen base ({base})", fmt.nbytes(mem.base_bytes), f"{8 * L.BASE_BYTES[base]:.4g} bits per parameter"
-        ),
-        Readout("LoRA total", fmt.nbytes(mem.lora_total_bytes), "base + adapter states; activations not included"),
-        Readout("Full fine-tuning states", fmt.nbytes(mem.full_ft_bytes), "16 bytes per parameter"),
-        Readout(
-            "Adapter checkpoint",
-            fmt.nbytes(mem.checkpoint_bytes),
-            f"a full copy: {fmt.nbytes(mem.full_checkpoint_bytes)} (bf16)",
-        ),
-        Readout("Scale s", f"{mem.scale:.3g}", "α/√r (rsLoRA)" if rslora else "α/r"),
-    ]
-    tables = {"Memory": pd.DataFrame([{"matrix": t, "trainable_per_layer": n} for t, n in mem.per_matrix.items()])}
-
-if tab_init.open:
-    r, more = L.clamp_whole(r_in, "r", 1, min(TRAIN.d, TRAIN.k), 8)
-    notes += more
-    config = L.TrainConfig(r=r, alpha=alpha, rslora=rslora, seed=seed, steps=TRAIN.steps)
+if "training" in out.figures:
+    config, runs = out.facts["config"], out.facts["runs"]
     with tab_init:
-        runs = train(config)
-        page.chart(V.lora_training_figure(runs), "training", "lora-initialisation")
-        b0, zeros = runs["B0"], runs["zeros"]
+        page.chart(out.figures["training"], "training", "lora-initialisation")
         st.caption(
-            f"A {config.d} × {config.k} layer fitted to a rank-{config.target_rank} target on {b0.device}, "
+            f"A {config.d} × {config.k} layer fitted to a rank-{config.target_rank} target on {runs['B0'].device}, "
             f"{config.steps} Adam steps per initialisation ({sum(x.seconds for x in runs.values()):.2f} s in all)."
         )
-    readouts = [
-        Readout(
-            "∂L/∂A at step 0, B = 0",
-            "0 exactly" if b0.grad_A0_norm == 0 else f"{b0.grad_A0_norm:.3g}",
-            "s Bᵀ g xᵀ with B = 0",
-        ),
-        Readout("∂L/∂B at step 0, B = 0", f"{b0.grad_B0_norm:.3g}", "‖s g uᵀ‖F: B moves first"),
-        Readout(
-            "Output change at step 0, B = 0",
-            "0.0 exactly" if b0.delta_at_init == 0 else f"{b0.delta_at_init:.3g}",
-            "max |h − W₀x|: starts at the base",
-        ),
-        Readout("Loss with A = B = 0", f"{zeros.loss[0]:.3g} → {zeros.loss[-1]:.3g}", "both gradients stay 0"),
-        Readout("Merge gap", f"{b0.merge_gap:.1e}", "max |(W₀ + sBA)x − adapter path|, after training"),
-    ]
-    tables = {
-        "Training": pd.DataFrame(
-            {f"{col}_{init}": getattr(res, col) for init, res in runs.items() for col in ("loss", "norm_A", "norm_B")}
-        )
-    }
-
-for note in notes:
-    page.notice(note, "info")
-page.readouts(readouts)
+page.show_notices(out)
+page.readouts(out.readouts)
 
 _qlora = L.lora_memory(**L.PRESET_QLORA_65B)  # for the explanation's numbers
 
@@ -299,5 +210,5 @@ page.mistakes(
         "Expecting LoRA to cut activation memory: backpropagation still stores the inputs of every adapted layer.",
     ]
 )
-page.download(tables, "lora")
+page.download(out.tables, "lora")
 page.finish()

@@ -82,13 +82,17 @@ def _nearest_index(values: np.ndarray, r: int) -> int:
     return int(np.argmin(np.abs(np.asarray(values) - r)))
 
 
-def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, height: int = 470) -> go.Figure:
+def lora_heatmaps_figure(
+    frames: DisplayFrames, curves: RankCurves, r: int, *, height: int = 470, presenter: bool = False
+) -> go.Figure:
     """Delta W, its best rank-r approximation B A and the residual, side by side on one diverging colour scale.
 
     ``frames`` (core.lora.display_frames) holds one block-averaged approximation and residual per slider rank;
     ``curves`` (core.lora.rank_curves) gives the readout line. The plotly slider under the heatmaps swaps the
     approximation, the residual, the middle title and the readout for each rank in ``frames.ranks``, in the
-    browser; it starts at the rank nearest ``r`` (include r in the frames to start exactly there).
+    browser; it starts at the rank nearest ``r`` (include r in the frames to start exactly there). ``presenter``
+    makes room for the frame's 20 px type: the readout line higher above the panel titles, the slider's label
+    lower below the axes.
     """
     ranks = np.asarray(frames.ranks)
     j = _nearest_index(ranks, r)
@@ -152,7 +156,7 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
             "yref": "paper",
             "x": 0.0,
             "y": 1.0,
-            "yshift": 28,  # pixels above the panel titles, whatever the figure's height
+            "yshift": 36 if presenter else 28,  # pixels above the panel titles, whatever the figure's height
             "xanchor": "left",
             "yanchor": "bottom",
             "showarrow": False,
@@ -191,7 +195,7 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
                 "active": j,
                 "steps": steps,
                 "currentvalue": {"prefix": "rank budget r = "},
-                "pad": {"t": 62},
+                "pad": {"t": 85 if presenter else 62},
                 "len": 1.0,
                 "x": 0.0,
             }
@@ -199,7 +203,7 @@ def lora_heatmaps_figure(frames: DisplayFrames, curves: RankCurves, r: int, *, h
     )
     fig = go.Figure(data=data, layout=layout)
     apply_style(fig, height=height, legend=False)
-    fig.update_layout(margin={"t": 125, "b": 40})
+    fig.update_layout(margin={"t": 175 if presenter else 125, "b": 40})
     return fig
 
 
@@ -259,6 +263,7 @@ def lora_curves_figure(
     max_points: int = 1000,
     log_r: bool = False,
     height: int = 620,
+    presenter: bool = False,
 ) -> go.Figure:
     """Four panels against the rank: singular values (log scale), relative error, energy captured, trainable numbers.
 
@@ -269,7 +274,7 @@ def lora_curves_figure(
 
     The current r is marked on each. ``slider_ranks`` adds a plotly slider that moves the marks in the browser.
     Curves longer than ``max_points`` are subsampled (every small r kept), and the figure says so. ``log_r`` puts
-    r on a log axis (r = 0 is then left out).
+    r on a log axis (r = 0 is then left out). ``presenter`` leaves more room above the panels for larger type.
     """
     m, d, k = curves.m, curves.d, curves.k
     r = int(min(max(r, 0), m))
@@ -412,7 +417,7 @@ def lora_curves_figure(
         layout["sliders"] = [{"active": active, "steps": steps, "currentvalue": {"prefix": "r = "}, "pad": {"t": 50}}]
     fig = go.Figure(data=data, layout=layout)
     apply_style(fig, height=height)
-    fig.update_layout(hovermode="closest", margin={"t": 120}, legend={"y": 1.09})
+    fig.update_layout(hovermode="closest", margin={"t": 150 if presenter else 120}, legend={"y": 1.09})
     return fig
 
 

@@ -1,11 +1,24 @@
-"""The LoRA page's state: the rank budget, the target update ΔW, and the adapters at model scale."""
+"""The LoRA page's state and what it shows: ΔW against its best rank-r approximation, what adapters cost at model
+scale, and the initialisation traps (one tab each, built only when asked for)."""
 
 from __future__ import annotations
 
+import functools
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
 from core import lora as L
-from pages.frame.state import Field, Spec
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from viz import format as fmt
+from viz import lora as V
 
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the link's values
+PARTS = dict(zip(VIEWS, ("rank", "cost", "init"), strict=True))  # the figures() part of each tab
 MODELS = tuple(L.MODEL_PRESETS)
 
 SPEC = Spec(
@@ -62,3 +75,234 @@ SPEC = Spec(
         "QLoRA: 65B on one 48 GB GPU": "4-bit base, r = 64 adapters on every linear layer.",
     },
 )
+
+# The demo layer of the initialisation traps: its size, data and steps; r, alpha, rsLoRA and seed come from the state.
+TRAIN = L.TrainConfig(steps=200)
+
+# The fields each part reads (``main`` also reads lora_view, to know which part it is).
+READS = {
+    "rank": ("rank", "rows", "cols", "profile", "seed", "smooth", "logr"),
+    "cost": ("rank", "model", "mats", "alpha", "rs", "base", "gpu_gb"),
+    "init": ("rank", "alpha", "rs", "seed"),
+}
+
+
+def parts_of(state: State, options: Options) -> list[str]:
+    """The parts to build, in tab order; ``main`` means the tab that the state's ``lora_view`` names (a deck or a
+    handout drawing a preset gets the view a link to it shows)."""
+    wanted = {PARTS.get(state.lora_view, "rank") if p == "main" else p for p in options.parts}
+    return [p for p in PARTS.values() if p in wanted]
+
+
+def relevant(state: State, options: Options) -> State:
+    """The state with every field the requested parts do not read put back to its default: the same figures, and a
+    cache key that does not change when a control of another tab does."""
+    parts = parts_of(state, options)
+    keep = {name for p in parts for name in READS[p]} | ({"lora_view"} if "main" in options.parts else set())
+    return SPEC.defaults().replace(**{name: state[name] for name in keep})
+
+
+def upload_problem(name: str, err: ValueError) -> str:
+    """The message for an upload that cannot be used."""
+    return f"The upload `{name}` was not used: {str(err).rstrip('.')}. Showing the generated matrix instead."
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# One SVD per matrix
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The SVD of one ΔW and every rank's readout from it."""
+
+    svd: L.SVD
+    curves: L.RankCurves
+
+
+def analyse(delta_w: np.ndarray) -> Analysis:
+    """The SVD of ΔW (core's device) and its rank curves. Uncached: see :func:`generated` and ``analysis=``."""
+    s = L.svd(delta_w)
+    return Analysis(s, L.rank_curves(s))
+
+
+# An lru_cache keyed by the generator's five settings, not a Streamlit cache, so that figures() itself decomposes each
+# generated matrix once whoever calls it (the page, a deck, a test): moving r, the log axis or presenter mode, or any
+# control of another tab, reuses it. Process-wide and shared by sessions like the page's former cache_resource; a
+# 1024 x 1024 entry holds about 16 MB (U and Vh in float64), so 16 entries stay under 300 MB.
+@functools.lru_cache(maxsize=16)
+def generated(d: int, k: int, profile: str, seed: int, basis: str) -> Analysis:
+    """The :class:`Analysis` of the generated ΔW of these settings (cached; callers must not mutate it)."""
+    return analyse(L.make_target(d, k, profile, seed, basis=basis))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Training runs, once per configuration
+
+_RUNS: dict[L.TrainConfig, dict[str, L.TrainResult]] = {}  # insertion order: the oldest is evicted first
+_RUNS_LOCK = threading.Lock()
+_RUNS_MAX = 16
+
+
+def train(config: L.TrainConfig, progress: Callable[[float], None] | None = None) -> dict[str, L.TrainResult]:
+    """The three initialisations trained under ``config`` (cached per config, so presenter mode or another tab's
+    control does not retrain; ``progress`` hears the fraction done only when training actually runs)."""
+    with _RUNS_LOCK:
+        runs = _RUNS.get(config)
+    if runs is None:
+        runs = L.train_all_inits(config, progress=progress)
+        with _RUNS_LOCK:
+            _RUNS[config] = runs
+            while len(_RUNS) > _RUNS_MAX:
+                del _RUNS[next(iter(_RUNS))]
+    return runs
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The view
+
+
+def figures(
+    state: State,
+    options: Options = DEFAULT,
+    upload: np.ndarray | None = None,
+    upload_name: str | None = None,
+    *,
+    analysis: Analysis | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> View:
+    """The parts that ``options.parts`` names (``rank``, ``cost``, ``init``, or ``main`` for the state's tab), with
+    their readouts, clamping notes and (lazy) tables; readouts follow the tab order when several parts are built.
+
+    ``upload``: a ΔW to use instead of the generated one (``upload_name`` names it in messages); an array that is not
+    a finite 2-D matrix gives a warning and the generated ΔW. ``analysis``: the upload's :func:`analyse`, when the
+    caller caches it per file (the page does), so that moving r does not decompose it again; generated matrices are
+    cached here (:func:`generated`). ``progress``: told the fraction done while the initialisation traps train.
+    """
+    view, notes, parts = View(), [], parts_of(state, options)
+    if "rank" in parts:
+        _rank(state, options, view, notes, upload, upload_name, analysis)
+    if "cost" in parts:
+        _cost(state, view, notes)
+    if "init" in parts:
+        _init(state, view, notes, progress)
+    view.notices += [("info", note) for note in notes]  # after any warning about the upload, as on the page
+    return view
+
+
+def _seed(state: State, notes: list[str]) -> int:
+    seed, more = L.clamp_whole(state.seed, "seed", 0, 10**9, 0)
+    for note in more:
+        if note not in notes:
+            notes.append(note)
+    return seed
+
+
+def _rank(
+    state: State,
+    options: Options,
+    view: View,
+    notes: list[str],
+    upload: np.ndarray | None,
+    upload_name: str | None,
+    analysis: Analysis | None,
+) -> None:
+    seed = _seed(state, notes)
+    if upload is not None and analysis is None:
+        try:
+            analysis = analyse(upload)  # validates it: 2-D, finite, at most 4096 x 4096
+        except ValueError as err:
+            view.notices.append(("warning", upload_problem(upload_name or "the array", err)))
+            upload = None
+    if upload is None:
+        analysis = generated(state.rows, state.cols, state.profile, seed, "smooth" if state.smooth else "random")
+    s, curves = analysis.svd, analysis.curves
+    r, more = L.clamp_whole(state.rank, "r", 0, curves.m, min(8, curves.m))
+    notes += more
+    ranks = [int(x) for x in L.slider_ranks(s.m, 16, include=[r])]
+    frames = L.display_frames(s, ranks)
+    view.figures["heatmaps"] = V.lora_heatmaps_figure(frames, curves, r, height=470, presenter=options.presenter)
+    view.figures["curves"] = V.lora_curves_figure(
+        curves, r, log_r=bool(state.logr), height=620, presenter=options.presenter
+    )
+    view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > L.DISPLAY_SIDE, svd=s, curves=curves)
+    ro = curves.readout(r)
+    view.readouts += [
+        Readout("Relative error", V.percent(ro.rel_frobenius), "‖ΔW − BA‖F / ‖ΔW‖F = √(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
+        Readout("Energy captured", V.percent(ro.energy), "Σ_{i≤r} σᵢ² / Σ σᵢ²"),
+        Readout("Trainable r(d + k)", f"{ro.params:,}", f"against dk = {ro.params_full:,}"),
+        Readout("Share of dk", V.percent(ro.share)),
+        Readout(
+            "SVD (once per matrix)",
+            f"{1e3 * s.seconds:,.{0 if s.seconds >= 0.01 else 1}f} ms",
+            f"torch.linalg.svd on {s.device}; moving r reuses it",
+        ),
+    ]
+    view.tables["Rank curves"] = lambda: pd.DataFrame(
+        {"r": curves.r, "rel_frobenius": curves.rel_frobenius, "rel_spectral": curves.rel_spectral,
+         "energy": curves.energy, "trainable": curves.params, "full_dk": curves.params_full}
+    )  # fmt: skip
+    view.tables["Singular values"] = lambda: pd.DataFrame({"i": np.arange(1, curves.m + 1), "sigma": curves.sigma})
+
+
+def _cost(state: State, view: View, notes: list[str]) -> None:
+    r, more = L.clamp_whole(state.rank, "r", 1, 4096, 8)
+    notes += more
+    base, mats = state.base or "bf16", list(state.mats or [])
+    if not mats:
+        notes.append("Choose at least one matrix to adapt; showing q, k, v, o.")
+        mats = ["q", "k", "v", "o"]
+    mem = L.lora_memory(
+        L.MODEL_PRESETS[state.model], tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base
+    )
+    notes += list(mem.notes)
+    label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
+    view.figures["memory"] = V.lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb)
+    view.facts.update(memory=mem, model=state.model)
+    view.readouts += [
+        Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
+        Readout("Share of the model", V.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
+        Readout("Adapter training states", fmt.nbytes(mem.adapter_state_bytes), "16 bytes per trainable parameter"),
+        Readout(
+            f"Frozen base ({base})", fmt.nbytes(mem.base_bytes), f"{8 * L.BASE_BYTES[base]:.4g} bits per parameter"
+        ),
+        Readout("LoRA total", fmt.nbytes(mem.lora_total_bytes), "base + adapter states; activations not included"),
+        Readout("Full fine-tuning states", fmt.nbytes(mem.full_ft_bytes), "16 bytes per parameter"),
+        Readout(
+            "Adapter checkpoint",
+            fmt.nbytes(mem.checkpoint_bytes),
+            f"a full copy: {fmt.nbytes(mem.full_checkpoint_bytes)} (bf16)",
+        ),
+        Readout("Scale s", f"{mem.scale:.3g}", "α/√r (rsLoRA)" if state.rs else "α/r"),
+    ]
+    view.tables["Memory"] = lambda: pd.DataFrame(
+        [{"matrix": t, "trainable_per_layer": n} for t, n in mem.per_matrix.items()]
+    )
+
+
+def _init(state: State, view: View, notes: list[str], progress: Callable[[float], None] | None) -> None:
+    seed = _seed(state, notes)
+    r, more = L.clamp_whole(state.rank, "r", 1, min(TRAIN.d, TRAIN.k), 8)
+    notes += more
+    config = L.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
+    runs = train(config, progress)
+    view.figures["training"] = V.lora_training_figure(runs)
+    view.facts.update(config=config, runs=runs)
+    b0, zeros = runs["B0"], runs["zeros"]
+    view.readouts += [
+        Readout(
+            "∂L/∂A at step 0, B = 0",
+            "0 exactly" if b0.grad_A0_norm == 0 else f"{b0.grad_A0_norm:.3g}",
+            "s Bᵀ g xᵀ with B = 0",
+        ),
+        Readout("∂L/∂B at step 0, B = 0", f"{b0.grad_B0_norm:.3g}", "‖s g uᵀ‖F: B moves first"),
+        Readout(
+            "Output change at step 0, B = 0",
+            "0.0 exactly" if b0.delta_at_init == 0 else f"{b0.delta_at_init:.3g}",
+            "max |h − W₀x|: starts at the base",
+        ),
+        Readout("Loss with A = B = 0", f"{zeros.loss[0]:.3g} → {zeros.loss[-1]:.3g}", "both gradients stay 0"),
+        Readout("Merge gap", f"{b0.merge_gap:.1e}", "max |(W₀ + sBA)x − adapter path|, after training"),
+    ]
+    view.tables["Training"] = lambda: pd.DataFrame(
+        {f"{col}_{init}": getattr(res, col) for init, res in runs.items() for col in ("loss", "norm_A", "norm_B")}
+    )
