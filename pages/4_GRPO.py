@@ -2,28 +2,15 @@
 
 from functools import partial
 
-import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import grpo
-from pages.frame import InterviewAnswer, Page, Readout, cached, cached_figures
+from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
+from pages.views import Options
 from pages.views import grpo as view_of
-from viz.grpo import (
-    advantage_text,
-    grpo_advantages_figure,
-    grpo_batch_contrast_figure,
-    grpo_difficulty_figure,
-    ppo_vs_grpo_figure,
-    ppo_vs_grpo_table,
-)
 
-DEFAULT, EPS = view_of.DEFAULT_REWARDS, view_of.EPS
-SHORT = {"population": "population std, ÷G", "sample": "sample std, ÷(G−1)", "none": "no std, Dr. GRPO"}
+DEFAULT = view_of.DEFAULT_REWARDS
 CLICKS = "grpo_clicks"  # counter in session_state: a new chart key after each click
-_view = cached(grpo.group_view)
-_curves = cached(grpo.difficulty_curves)
-_ppo_figure = cached_figures(ppo_vs_grpo_figure)
 
 page = Page.setup(
     "GRPO: advantages relative to the group",
@@ -35,51 +22,7 @@ page = Page.setup(
     r"\qquad P(\text{group has signal}) = 1 - p^G - (1-p)^G",
     spec=view_of.SPEC,
 )
-
-
-with page.controls():
-    text = page.control("rewards")
-    std = page.control("std")
-    eps_text = page.control("eps")
-eps = EPS[eps_text]
-
-try:
-    rewards = tuple(grpo.parse_rewards(text).tolist())
-    view = _view(rewards, std, eps)
-except ValueError as err:
-    page.notice(f"Rewards `{text[:80]}`: {err}. Showing worked example C instead.")
-    rewards = tuple(grpo.parse_rewards(DEFAULT).tolist())
-    view = _view(rewards, std, eps)
-s, G = view.stats, view.stats.G
-
-
-@cached_figures
-def _bars(rewards: tuple, std: str, eps: float) -> go.Figure:
-    v = grpo.group_view(rewards, std, eps)
-    return grpo_advantages_figure(
-        v.rewards, v.advantages, mean=v.stats.mean, denominator=v.denominator,
-        mode_label=SHORT[std], y_max=v.y_range,
-    )  # fmt: skip
-
-
-@cached_figures
-def _difficulty(G: int, std: str, eps: float, current_p: float | None, label: str) -> go.Figure:
-    c = _curves(G, eps)
-    others = {SHORT[m]: c.expected_abs_advantage[m] for m in grpo.STD_MODES if m != std}
-    return grpo_difficulty_figure(
-        c.p, c.signal_probability, c.expected_abs_advantage[std], G=G, mode_label=SHORT[std],
-        current_p=current_p, current_label=label, other_modes=others,
-    )  # fmt: skip
-
-
-@cached_figures
-def _contrast(rewards: tuple, std: str, eps: float, this_label: str) -> go.Figure:
-    batch = grpo.contrast_batch(rewards)
-    labels = [this_label, "easy prompt<br>all correct", "hard prompt<br>all wrong"]
-    return grpo_batch_contrast_figure(
-        batch, grpo.grpo_advantages(batch, std, eps), grpo.batch_normalised_advantages(batch, std, eps),
-        prompt_labels=labels,
-    )  # fmt: skip
+figures = cached_view(view_of.figures)
 
 
 def _on_click(chart_key: str) -> None:
@@ -93,44 +36,29 @@ def _on_click(chart_key: str) -> None:
         pass  # an empty selection (a double click clears it) or an index outside the group: nothing to flip
 
 
-chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"
-page.figure(
-    _bars(rewards, std, eps), key=chart_key, filename="grpo-advantages",
-    on_select=partial(_on_click, chart_key), selection_mode="points",
-)  # fmt: skip
-
-correct = f"{s.n_correct} of {G}" if s.n_correct is not None else "—"
-this_label = f"this group<br>{correct} correct" if s.n_correct is not None else "this group"
-factor = view.factors[std]
-page.readouts(
-    [
-        Readout("Mean reward", f"{s.mean:.4g}", "the baseline mean(r₁..r_G), which PPO gets from its value model"),
-        Readout("Std (÷G)", f"{s.std_population:.3g}", f"population std; sample std (÷(G−1)): {s.std_sample:.3g}"),
-        Readout("Correct answers", correct, None if s.n_correct is not None else "the rewards are not all 0 or 1"),
-        Readout(
-            "Push up / down",
-            f"{advantage_text(view.advantages.max())} / {advantage_text(view.advantages.min())}"
-            if s.has_signal
-            else "none",
-            "the largest and smallest advantage in the group",
-        ),
-        Readout(
-            "Mode factor",
-            f"× {factor:.4g}",
-            "every advantage is this times its value with the population std (the lesson's convention)",
-        ),
-        Readout(
-            "Scale 1/(std + ε)" if std != "none" else "Scale (no std)",
-            f"{view.scale:,.4g}",
-            "A_i = scale × (r_i − mean); ε caps the scale at 1/ε",
-        ),
-    ],
-    per_row=3,
-)
-
+with page.controls():
+    page.control("rewards")
+    page.control("std")
+    page.control("eps")
 
 with page.views():
-    if not s.has_signal:
+    summary_slot = st.container()  # above the tabs; filled once the view is built
+    tabs = draw_tabs(view_of.SPEC["grpo_view"])
+
+open_tabs = [name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open]
+state = page.state().replace(grpo_view=open_tabs[0] if open_tabs else view_of.VIEWS[0])
+out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main", *open_tabs})))
+page.show_notices(out)
+
+chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"
+page.figure(
+    out.figures["main"], key=chart_key, filename="grpo-advantages",
+    on_select=partial(_on_click, chart_key), selection_mode="points",
+)  # fmt: skip
+page.readouts(out.readouts, per_row=3)
+
+with summary_slot:
+    if not out.facts["has_signal"]:
         st.info(
             "**No learning signal.** All answers got the same reward, so every rᵢ − mean is 0 and every "
             "advantage is exactly 0, in every mode and with any ε. This prompt moves the policy only through "
@@ -140,41 +68,21 @@ with page.views():
             "differ."
         )
     else:
-        summary = f"**{correct} correct** · " if s.n_correct is not None else ""
-        summary += f"mean {s.mean:.4g} · std {s.std_population:.3g}. "
-        if std == "population":
-            summary += (
-                f"Within this group, switching the divisor rescales every bar: the sample std multiplies them by "
-                f"{view.factors['sample']:.4g}, no std by {view.factors['none']:.4g} (= std + ε). Across a batch "
-                "the sample-std factor √((G−1)/G) is the same for every group, but the no-std factor is each "
-                "group's own std, so dropping the std re-weights prompts and changes the direction of the batch "
-                "update (Liu et al. 2025)."
-            )
-        else:
-            summary += (
-                f"The {grpo.STD_LABELS[std]} multiplies every advantage by {factor:.4g} compared with the "
-                "population std; within this group the signs and the order of the bars stay the same. "
-                + (
-                    "Across a batch this factor is the same √((G−1)/G) for every group of size G."
-                    if std == "sample"
-                    else "Across a batch this factor is each group's own std, so it differs from prompt to prompt "
-                    "and changes the direction of the batch update (Liu et al. 2025)."
-                )
-            )
-        st.caption(summary)
-    tab_difficulty, tab_ppo, tab_batch = st.tabs(["Which prompts teach?", "PPO vs GRPO", "Within group vs batch"])
-    with tab_difficulty:
-        marker = (s.success_rate, f"this group: {correct} correct") if s.is_binary else (None, "")
-        page.chart(_difficulty(G, std, eps, *marker), "grpo-difficulty", "grpo-difficulty")
+        st.caption(out.facts["summary"])
+with tabs[0]:
+    if view_of.DIFFICULTY in out.figures:
+        page.chart(out.figures[view_of.DIFFICULTY], "grpo-difficulty", "grpo-difficulty")
         st.caption(
             "Curves for 0/1 rewards; the marker is this group's success rate (for 0/1 rewards). Prompts the model "
             "always solves or always fails give groups without signal; prompts of medium difficulty teach the most."
         )
-    with tab_ppo:
-        st.table(ppo_vs_grpo_table())
-        page.chart(_ppo_figure(G), "grpo-ppo", "ppo-vs-grpo")
-    with tab_batch:
-        page.chart(_contrast(rewards, std, eps, this_label), "grpo-batch", "grpo-batch-vs-group")
+with tabs[1]:
+    if view_of.PPO in out.figures:
+        st.table(out.facts["ppo_table"])
+        page.chart(out.figures[view_of.PPO], "grpo-ppo", "ppo-vs-grpo")
+with tabs[2]:
+    if view_of.BATCH in out.figures:
+        page.chart(out.figures[view_of.BATCH], "grpo-batch", "grpo-batch-vs-group")
         st.caption(
             "This group next to an easy prompt (all answers correct) and a hard one (all wrong). Within each group "
             "the easy and hard prompts get zero advantages: comparing identical answers says nothing. Normalised "
@@ -185,7 +93,7 @@ with page.views():
             "budget L_max of 2,048 tokens (its per-token weight times its length). GRPO gives every answer 1/G, "
             "so a long answer's tokens count less; DAPO and Dr. GRPO weigh answers by their length."
         )
-        st.table(pd.DataFrame(grpo.length_weight_columns([100, 200, 400, 1600], max_length=2048)).round(4))
+        st.table(out.facts["length_weights"])
 
 with page.explain():
     st.markdown(
@@ -268,27 +176,5 @@ page.mistakes(
     ]
 )
 
-curves = _curves(G, eps)
-page.download(
-    {
-        "Group": pd.DataFrame(
-            {
-                "answer": range(1, G + 1),
-                "reward": view.rewards,
-                **{f"advantage_{m}": view.by_mode[m] for m in grpo.STD_MODES},
-                "eps": eps,
-            }
-        ),
-        "Difficulty": pd.DataFrame(
-            {
-                "p": curves.p,
-                "P_signal": curves.signal_probability,
-                **{f"expected_abs_A_{m}": curves.expected_abs_advantage[m] for m in grpo.STD_MODES},
-                "G": G,
-                "eps": eps,
-            }
-        ),
-    },
-    "grpo",
-)
+page.download(out.tables, "grpo")
 page.finish()

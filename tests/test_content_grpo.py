@@ -91,7 +91,8 @@ def test_page_texts_and_table():
     assert "changes the direction of the batch update (Liu et al. 2025)" in text
     assert "Shao et al. 2024" in text and "Yu et al. 2025" in text and "1/|o_i|" in text
     assert "needs a reward that a program can check" not in text
-    table = at.table[1].value
+    batch_tab = open_page("pages/4_GRPO.py", {"grpo_view": "Within group vs batch"})  # only the open tab is built
+    table = batch_tab.table[0].value
     assert list(table["tokens |o_i|"]) == LENGTHS
     np.testing.assert_allclose(table[grpo.AGGREGATION_LABELS["token-mean"]], np.round(np.array(LENGTHS) / 2300, 4))
     empty = open_page("pages/4_GRPO.py", {"r": "1,1,1,1"})

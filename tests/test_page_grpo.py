@@ -59,7 +59,7 @@ def test_default_is_worked_example_c(default):
     bars_fig = figures(default)[0]
     assert bars_fig["layout"]["clickmode"] == "event+select"
     assert decode(trace(bars_fig, "answer slot")["customdata"])[:, 0].tolist() == list(range(8))
-    assert len(figures(default)) == 4  # bars, difficulty, PPO vs GRPO diagram, batch contrast
+    assert len(figures(default)) == 2  # the bars and the open tab's difficulty figure, nothing else
     assert "sample std multiplies them by 0.9354" in default.caption[0].value
 
 
@@ -218,11 +218,19 @@ def test_tabs_hold_difficulty_table_and_batch_contrast(default):
     difficulty = figures(default)[1]
     marker = trace(difficulty, "this group: P(signal)")
     assert marker["x"] == [0.375] and marker["y"][0] == pytest.approx(1 - 0.375**8 - 0.625**8, abs=1e-3)
-    table = default.table[0].value
+    assert default.table.len == 0  # the closed tabs' tables are not built
+    ppo = open_page(PAGE, {"grpo_view": "PPO vs GRPO"})  # a link opens a tab, and only its parts are built
+    assert no_exception(ppo) and ppo.warning.len == 0 and len(figures(ppo)) == 2
+    table = ppo.table[0].value
     assert list(table.columns) == ["PPO", "GRPO"] and "Models in memory" in table.index
-    contrast = figures(default)[3]
+    batch = open_page(PAGE, {"grpo_view": "Within group vs batch"})
+    assert no_exception(batch) and len(figures(batch)) == 2
+    contrast = figures(batch)[1]
     across = decode(trace(contrast, "across the batch")["y"]).reshape(3, 8)
     assert np.all(across[1] > 0) and np.all(across[2] < 0)  # the mistake: easy prompts pushed up wholesale
+    weights = batch.table[0].value
+    assert weights["tokens |o_i|"].tolist() == [100, 200, 400, 1600]
+    assert metrics(batch) == metrics(default)
 
 
 def test_presenter_mode_folds_the_equation_and_explanations():

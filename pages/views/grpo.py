@@ -1,11 +1,27 @@
-"""The GRPO page's state: one group's rewards, the std convention and ε."""
+"""The GRPO page's state and what it shows: one group's advantages (main), and, when asked for, the tabs: which
+prompts teach, PPO vs GRPO, and normalising within the group vs across the batch."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from core import grpo
-from pages.frame.state import Field, Spec
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from viz.grpo import (
+    advantage_text,
+    grpo_advantages_figure,
+    grpo_batch_contrast_figure,
+    grpo_difficulty_figure,
+    ppo_vs_grpo_figure,
+    ppo_vs_grpo_table,
+)
 
 DEFAULT_REWARDS = "1,0,0,1,1,0,0,0"  # worked example C
+VIEWS = ("Which prompts teach?", "PPO vs GRPO", "Within group vs batch")  # the tabs, and the parts they show
+DIFFICULTY, PPO, BATCH = VIEWS
+SHORT = {"population": "population std, ÷G", "sample": "sample std, ÷(G−1)", "none": "no std, Dr. GRPO"}
+LENGTHS, MAX_LENGTH = (100, 200, 400, 1600), 2048  # the batch tab's length table: answer lengths, budget L_max
 EPS = {"0": 0.0, "1e-8": 1e-8, "1e-6": 1e-6, "1e-4": 1e-4, "1e-2": 1e-2, "0.1": 0.1}  # URL text -> ε
 
 
@@ -47,6 +63,131 @@ SPEC = Spec(
             widget="select_slider",
             help="unused with no std",
         ),
+        Field("grpo_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
     ),
     presets={name: _preset(p) for name, p in grpo.PRESETS.items()},
 )
+
+
+def group_of(state: State) -> tuple[grpo.GroupView, str | None]:
+    """The group a state shows, and a message when its typed rewards cannot be used (then worked example C)."""
+    eps = EPS[state.eps]
+    try:
+        return grpo.group_view(tuple(grpo.parse_rewards(state.rewards).tolist()), state.std, eps), None
+    except ValueError as err:
+        fallback = grpo.group_view(tuple(grpo.parse_rewards(DEFAULT_REWARDS).tolist()), state.std, eps)
+        return fallback, f"Rewards `{state.rewards[:80]}`: {err}. Showing worked example C instead."
+
+
+def summary(v: grpo.GroupView, correct: str | None) -> str | None:
+    """The caption under the readouts: the group in numbers and what the chosen divisor does (None: no signal)."""
+    s, std = v.stats, v.std
+    if not s.has_signal:
+        return None
+    text = f"**{correct} correct** · " if correct is not None else ""
+    text += f"mean {s.mean:.4g} · std {s.std_population:.3g}. "
+    if std == "population":
+        return text + (
+            f"Within this group, switching the divisor rescales every bar: the sample std multiplies them by "
+            f"{v.factors['sample']:.4g}, no std by {v.factors['none']:.4g} (= std + ε). Across a batch "
+            "the sample-std factor √((G−1)/G) is the same for every group, but the no-std factor is each "
+            "group's own std, so dropping the std re-weights prompts and changes the direction of the batch "
+            "update (Liu et al. 2025)."
+        )
+    return text + (
+        f"The {grpo.STD_LABELS[std]} multiplies every advantage by {v.factors[std]:.4g} compared with the "
+        "population std; within this group the signs and the order of the bars stay the same. "
+        + (
+            "Across a batch this factor is the same √((G−1)/G) for every group of size G."
+            if std == "sample"
+            else "Across a batch this factor is each group's own std, so it differs from prompt to prompt "
+            "and changes the direction of the batch update (Liu et al. 2025)."
+        )
+    )
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The group's bars (``main``) and, when asked for, each tab's figures (parts named by the tab labels).
+
+    Rewards that cannot be read give a notice and worked example C, never an exception. ``facts``: the group
+    (``group``, a :class:`core.grpo.GroupView`), ``has_signal``, ``correct`` ("3 of 8", None unless 0/1 rewards),
+    ``summary`` (None without signal), and the tabs' tables ``ppo_table`` and ``length_weights`` when built.
+    """
+    view = View()
+    v, problem = group_of(state)
+    if problem is not None:
+        view.notices.append(("warning", problem))
+    s, G, std, eps = v.stats, v.stats.G, v.std, v.eps
+    correct = f"{s.n_correct} of {G}" if s.n_correct is not None else None
+    view.facts.update(group=v, has_signal=s.has_signal, correct=correct, summary=summary(v, correct))
+
+    if options.wants("main"):
+        view.figures["main"] = grpo_advantages_figure(
+            v.rewards, v.advantages, mean=s.mean, denominator=v.denominator, mode_label=SHORT[std], y_max=v.y_range
+        )
+    view.readouts = [
+        Readout("Mean reward", f"{s.mean:.4g}", "the baseline mean(r₁..r_G), which PPO gets from its value model"),
+        Readout("Std (÷G)", f"{s.std_population:.3g}", f"population std; sample std (÷(G−1)): {s.std_sample:.3g}"),
+        Readout("Correct answers", correct or "—", None if correct is not None else "the rewards are not all 0 or 1"),
+        Readout(
+            "Push up / down",
+            f"{advantage_text(v.advantages.max())} / {advantage_text(v.advantages.min())}" if s.has_signal else "none",
+            "the largest and smallest advantage in the group",
+        ),
+        Readout(
+            "Mode factor",
+            f"× {v.factors[std]:.4g}",
+            "every advantage is this times its value with the population std (the lesson's convention)",
+        ),
+        Readout(
+            "Scale 1/(std + ε)" if std != "none" else "Scale (no std)",
+            f"{v.scale:,.4g}",
+            "A_i = scale × (r_i − mean); ε caps the scale at 1/ε",
+        ),
+    ]
+
+    if options.wants(DIFFICULTY):
+        c = grpo.difficulty_curves(G, eps)
+        others = {SHORT[m]: c.expected_abs_advantage[m] for m in grpo.STD_MODES if m != std}
+        current_p, label = (s.success_rate, f"this group: {correct} correct") if s.is_binary else (None, "")
+        view.figures[DIFFICULTY] = grpo_difficulty_figure(
+            c.p, c.signal_probability, c.expected_abs_advantage[std], G=G, mode_label=SHORT[std],
+            current_p=current_p, current_label=label, other_modes=others,
+        )  # fmt: skip
+    if options.wants(PPO):
+        view.facts["ppo_table"] = ppo_vs_grpo_table()
+        view.figures[PPO] = ppo_vs_grpo_figure(G)
+    if options.wants(BATCH):
+        batch = grpo.contrast_batch(v.rewards)
+        this_label = f"this group<br>{correct} correct" if correct is not None else "this group"
+        view.figures[BATCH] = grpo_batch_contrast_figure(
+            batch, grpo.grpo_advantages(batch, std, eps), grpo.batch_normalised_advantages(batch, std, eps),
+            prompt_labels=[this_label, "easy prompt<br>all correct", "hard prompt<br>all wrong"],
+        )  # fmt: skip
+        view.facts["length_weights"] = pd.DataFrame(
+            grpo.length_weight_columns(list(LENGTHS), max_length=MAX_LENGTH)
+        ).round(4)
+
+    view.tables["Group"] = lambda: pd.DataFrame(
+        {
+            "answer": range(1, G + 1),
+            "reward": v.rewards,
+            **{f"advantage_{m}": v.by_mode[m] for m in grpo.STD_MODES},
+            "eps": eps,
+        }
+    )
+    view.tables["Difficulty"] = lambda: _difficulty_table(G, eps)
+    return view
+
+
+def _difficulty_table(G: int, eps: float) -> pd.DataFrame:
+    c = grpo.difficulty_curves(G, eps)
+    return pd.DataFrame(
+        {
+            "p": c.p,
+            "P_signal": c.signal_probability,
+            **{f"expected_abs_A_{m}": c.expected_abs_advantage[m] for m in grpo.STD_MODES},
+            "G": G,
+            "eps": eps,
+        }
+    )

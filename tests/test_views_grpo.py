@@ -1,0 +1,154 @@
+"""The GRPO page's pure view: figures(state, options) builds only the parts asked for, reproduces worked example C
+(lesson 3.8) against a plain-python reference, gives zeros and no summary for a group without signal, and turns
+rewards it cannot read into a notice and worked example C, all without importing Streamlit."""
+
+from __future__ import annotations
+
+import ast
+import math
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pages.views import Options
+from pages.views import grpo as view_of
+from tests.apptest import decode, trace
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_C = [1, 0, 0, 1, 1, 0, 0, 0]
+ALL_PARTS = frozenset({"main", *view_of.VIEWS})
+
+
+def _state(**values):
+    return view_of.SPEC.state(values)
+
+
+def _bars(view) -> np.ndarray:
+    """The advantages drawn as bars in the main figure."""
+    return decode(trace(view.figures["main"].to_dict(), "advantage")["y"])
+
+
+def _readouts(view) -> dict[str, str]:
+    return {r.label: r.value for r in view.readouts}
+
+
+def _reference_advantages(rewards: list[float], divisor: str = "population", eps: float = 0.0) -> list[float]:
+    """A plain loop over the group: (r_i − mean) / (std + ε), std over G or G − 1, or no std at all."""
+    G = len(rewards)
+    mean = sum(rewards) / G
+    square = sum((r - mean) ** 2 for r in rewards)
+    if divisor == "none":
+        return [r - mean for r in rewards]
+    std = math.sqrt(square / (G if divisor == "population" else G - 1))
+    return [(r - mean) / (std + eps) for r in rewards]
+
+
+def test_the_view_module_does_not_import_streamlit():
+    tree = ast.parse(Path(view_of.__file__).read_text(encoding="utf-8"))
+    modules = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not any(m.split(".")[0] == "streamlit" for m in modules)
+    assert "pages.frame" not in modules  # only pages.frame.state, the Streamlit-free part of the frame
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="pages/frame/__init__.py imports Streamlit, and importing pages.frame.state runs it first: the frame's "
+    "state contract should live outside that package (then this passes and the mark must go)",
+)
+def test_the_view_runs_in_a_process_without_streamlit():
+    code = (
+        "import sys; from pages.views import grpo as v; v.figures(v.SPEC.defaults()); print('streamlit' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [frozenset(), frozenset({"main"}), frozenset({"main", view_of.PPO}), frozenset({view_of.BATCH}), ALL_PARTS],
+)
+def test_only_the_requested_parts_are_built(parts):
+    view = view_of.figures(_state(), Options(parts=parts))
+    assert set(view.figures) == set(parts)
+    assert ("ppo_table" in view.facts) == (view_of.PPO in parts)
+    assert ("length_weights" in view.facts) == (view_of.BATCH in parts)
+    assert len(view.readouts) == 6 and set(view.tables) == {"Group", "Difficulty"}  # always: cheap or lazy
+
+
+def test_worked_example_c():
+    view = view_of.figures(_state(), Options(parts=ALL_PARTS))
+    assert view.notices == []
+    assert Fraction(sum(EXAMPLE_C), len(EXAMPLE_C)) == Fraction(3, 8)  # mean 0.375
+    m = _readouts(view)
+    assert m["Mean reward"] == "0.375" and m["Std (÷G)"] == "0.484" and m["Correct answers"] == "3 of 8"
+    assert m["Push up / down"] == "+1.29 / -0.77" and m["Mode factor"] == "× 1"
+    bars = _bars(view)
+    np.testing.assert_allclose(bars, _reference_advantages(EXAMPLE_C), rtol=1e-12)
+    np.testing.assert_allclose(bars.round(2), [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77])
+    assert view.facts["has_signal"] and view.facts["correct"] == "3 of 8"
+    assert view.facts["summary"].startswith("**3 of 8 correct** · mean 0.375 · std 0.484.")
+    assert f"multiplies them by {math.sqrt(7 / 8):.4g}" in view.facts["summary"]  # √((G−1)/G) = 0.9354
+    marker = trace(view.figures[view_of.DIFFICULTY].to_dict(), "this group: P(signal)")
+    assert list(marker["x"]) == [0.375] and marker["y"][0] == pytest.approx(1 - 0.375**8 - 0.625**8, abs=1e-3)
+    group = view.tables["Group"]()
+    np.testing.assert_allclose(group["advantage_sample"], _reference_advantages(EXAMPLE_C, "sample"), rtol=1e-12)
+    np.testing.assert_allclose(group["advantage_none"], _reference_advantages(EXAMPLE_C, "none"), rtol=1e-12)
+
+
+def test_the_batch_tab_table_weighs_answers_by_length():
+    weights = view_of.figures(_state(), Options(parts=frozenset({view_of.BATCH}))).facts["length_weights"]
+    assert weights["tokens |o_i|"].tolist() == list(view_of.LENGTHS)
+    total = sum(view_of.LENGTHS)  # 2,300 tokens in the batch
+    # GRPO: every answer weighs 1/G; the token mean over the batch (DAPO) weighs an answer by its share of tokens
+    columns = {name: weights[name].tolist() for name in weights.columns[1:]}
+    assert [0.25] * 4 in columns.values()
+    assert [round(n / total, 4) for n in view_of.LENGTHS] in columns.values()
+
+
+def test_a_group_without_signal_gives_zeros_and_no_summary():
+    for std in ("population", "sample", "none"):
+        view = view_of.figures(_state(rewards="1,1,1,1", std=std), Options(parts=ALL_PARTS))
+        assert view.notices == []
+        assert np.all(_bars(view) == 0)
+        assert view.facts["has_signal"] is False and view.facts["summary"] is None
+        m = _readouts(view)
+        assert m["Push up / down"] == "none" and m["Correct answers"] == "4 of 4"
+        group = view.tables["Group"]()
+        assert all(np.all(group[f"advantage_{mode}"] == 0) for mode in ("population", "sample", "none"))
+
+
+def test_each_mode_and_eps_rescale_as_the_reference_says():
+    rewards = [0.2, 0.9, 0.4, 0.4, 1.0]
+    for std in ("population", "sample", "none"):
+        view = view_of.figures(_state(rewards="0.2, 0.9, 0.4, 0.4, 1", std=std, eps="0.1"))
+        eps = 0.0 if std == "none" else 0.1
+        expected = _reference_advantages(rewards, std, eps)
+        np.testing.assert_allclose(_bars(view), expected, rtol=1e-12)
+        assert _readouts(view)["Correct answers"] == "—" and view.facts["correct"] is None
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [("abc", "is not a number"), ("1", "got 1"), ("1,nan,0", "not NaN or infinity"), ("1e308,-1e308", "too large")],
+)
+def test_rewards_it_cannot_read_give_a_notice_and_worked_example_c(bad, message):
+    view = view_of.figures(_state(rewards=bad), Options(parts=ALL_PARTS))
+    assert len(view.notices) == 1
+    kind, text = view.notices[0]
+    assert kind == "warning" and message in text and "worked example C" in text
+    assert _readouts(view) == _readouts(view_of.figures(_state()))
+    np.testing.assert_allclose(_bars(view), _reference_advantages(EXAMPLE_C), rtol=1e-12)
+
+
+def test_the_open_tab_is_part_of_the_link():
+    f = view_of.SPEC["grpo_view"]
+    assert f.widget == "tabs" and f.choices == view_of.VIEWS and f.default == view_of.VIEWS[0]
+    state = _state(grpo_view=view_of.BATCH)
+    assert view_of.SPEC.query(state) == {"grpo_view": view_of.BATCH}
+    assert view_of.SPEC.parse(view_of.SPEC.query(state)) == (state, [])
