@@ -1,15 +1,14 @@
 """Evaluation: pass@k from n samples (unbiased vs plug-in), its bias by simulation, and "is model B better?"."""
 
 import time
-from dataclasses import asdict
 
-import pandas as pd
 import streamlit as st
 
 from core import evaluation as ev
-from pages.frame import InterviewAnswer, Page, Readout, cached, draw_tabs
+from pages.frame import InterviewAnswer, Page, cached, cached_view, draw_tabs
+from pages.frame.state import State
+from pages.views import Options, View
 from pages.views import evaluation as view_of
-from viz import pass_at_k as vz
 
 page = Page.setup(
     "pass@k and error bars",
@@ -23,110 +22,82 @@ page = Page.setup(
     spec=view_of.SPEC,
 )
 
-with page.controls():
-    st.subheader("One problem")
-    n_in, c_in, k_in, axis = (page.control(name) for name in ("n", "c", "k", "axis"))
-    st.subheader("Bias simulation")
-    p_in, problems_in, seed_in = (page.control(name) for name in ("p", "problems", "sim_seed"))
-    st.subheader("Is model B better?")
-    a_in, b_in, N_in = (page.control(name) for name in ("accA", "accB", "questions"))
-    st.caption("Paired analysis (optional): per-question results")
-    only_a_in, only_b_in = page.control("onlyA"), page.control("onlyB")
-
-n, c, k, notes = ev.clamp_pass_at_k_inputs(n_in, c_in, k_in)
-p, _, _, problems, more = ev.clamp_simulation_inputs(p_in, n, k, problems_in)
-seed, seed_notes = ev.clamp_whole_number(seed_in, "seed", 0, 10**9, 0)
-acc_a, acc_b, N, only_a, only_b, cmp_notes = ev.clamp_comparison_inputs(
-    a_in, b_in, N_in, only_a_in, only_b_in, percent=True
-)
-for note in notes + more + seed_notes + cmp_notes:
-    page.notice(note, "info")
-log_x = {"auto": None, "linear": False, "log": True}.get(axis)
+figures = cached_view(view_of.figures)
 
 
-@cached
-def simulate(p: float, n: int, k: int, problems: int, seed: int) -> ev.EstimatorSimulation:
-    """The bias simulation, with a progress bar once it has run for more than a second.
+@cached_view
+def simulated(state: State, options: Options) -> View:
+    """The bias tab's view, keyed by :func:`view_of.simulation_state` (moving another control does not draw the
+    problems again), with a progress bar once the simulation has run for more than a second.
 
     The bar is created in here, not outside: the cache replays what a cached function drew, and may only do so
     for elements the function created itself.
     """
     bar, start = st.empty(), time.perf_counter()
 
-    def report(fraction: float) -> None:
+    def report(fraction: float, text: str) -> None:
         if time.perf_counter() - start > 1.0:
-            bar.progress(fraction, text=f"Simulating {problems:,} problems of {n:,} samples… {fraction:.0%}")
+            bar.progress(fraction, text=text)
 
-    sim = ev.simulate_estimators(p, n, k, problems, seed=seed, progress=report)
+    out = view_of.figures(state, options, progress=report)
     bar.empty()
-    return sim
+    return out
 
+
+with page.controls():
+    st.subheader("One problem")
+    for name in ("n", "c", "k", "axis"):
+        page.control(name)
+    st.subheader("Bias simulation")
+    for name in ("p", "problems", "sim_seed"):
+        page.control(name)
+    st.subheader("Is model B better?")
+    for name in ("accA", "accB", "questions"):
+        page.control(name)
+    st.caption("Paired analysis (optional): per-question results")
+    for name in ("onlyA", "onlyB"):
+        page.control(name)
 
 with page.figure_area():
-    tab_curves, tab_bias, tab_compare = draw_tabs(view_of.SPEC["eval_view"])
+    tab_curves, tab_bias, tab_compare = tabs = draw_tabs(view_of.SPEC["eval_view"])
 
-readouts, tables = [], {}
+state = page.state()
+open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
+out = figures(state, Options(presenter=page.presenter, parts=frozenset(open_parts - {view_of.BIAS})))
+page.show_notices(out)
+n, c, p = (out.facts[name] for name in ("n", "c", "p"))
+readouts, tables = list(out.readouts), {name: t for name, t in out.tables.items() if name != view_of.EVERY_K}
+
 if tab_curves.open:
-    r = cached(ev.pass_at_k_curves)(n, c, k)
+    r = out.facts["curves"]
     with tab_curves:
-        for fig, key in zip(vz.curve_figures(r, log_x), ("pass-at-k", "pass-hat-k"), strict=True):
-            page.chart(fig, key, key)
-        if not r.every_k:  # the display grid is log-spaced: offer every k, built only when asked for
+        for key in ("pass-at-k", "pass-hat-k"):
+            page.chart(out.figures[key], key, key)
+        if view_of.EVERY_K in out.tables:  # the display grid is log-spaced: offer every k, built only when asked for
             st.caption(f"The curves and the CSV below hold {r.ks.size:,} of the {n:,} values of k. Every k:")
             st.download_button(
                 f"⬇️ pass@k at every k = 1…{n:,} (CSV, built on click)",
-                lambda n=n, c=c, k=k: pd.DataFrame(ev.pass_at_k_curves(n, c, k, every_k=True).columns()).to_csv(
-                    index=False
-                ),
+                lambda make=out.tables[view_of.EVERY_K]: make().to_csv(index=False),
                 file_name=f"evaluation-pass-at-k-n{n}-c{c}-every-k.csv",
                 mime="text/csv",
                 key="csv-every-k",
             )
-    readouts = [
-        Readout(f"Unbiased pass@{k:,}", f"{r.unbiased_at_k:.4f}", "1 − C(n−c, k)/C(n, k)"),
-        Readout(f"Plug-in pass@{k:,}", f"{r.plugin_at_k:.4f}", "1 − (1 − c/n)^k, too low on average"),
-        Readout("Gap (unbiased − plug-in)", f"{r.gap:.4f}"),
-        Readout(
-            f"pass^{k:,}: all {k:,} correct", f"{r.hat_at_k:.4f}", f"C(c, k)/C(n, k); plug-in {r.hat_plugin_at_k:.4f}"
-        ),
-    ]
-    tables = {"pass@k": pd.DataFrame(r.columns())}
 
 if tab_bias.open:
     with tab_bias:
-        sim = simulate(p, n, k, problems, seed)
-        page.chart(vz.simulation_figure_of(sim), "bias", "pass-at-k-bias")
-        st.caption(f"{problems:,} problems of {n:,} samples drawn on {sim.device} in {sim.seconds:.2f} s, seed {seed}.")
-    readouts = [
-        Readout(f"Truth 1 − (1 − p)^{k:,}", f"{sim.truth:.4f}", f"p = {p:g}"),
-        Readout(
-            f"Unbiased mean ± {vz.spread(sim.se_unbiased)}", f"{sim.mean_unbiased:.4f}", "on the truth, up to noise"
-        ),
-        Readout(f"Plug-in mean ± {vz.spread(sim.se_plugin)}", f"{sim.mean_plugin:.4f}", "below the truth (Jensen)"),
-        Readout("Plug-in bias", f"{sim.bias_plugin:+.4f}", f"exact: {sim.bias_plugin_exact:+.4f}"),
-    ]
-    tables = {"Simulation": pd.DataFrame(sim.columns())}
+        sim_out = simulated(
+            view_of.simulation_state(state), Options(presenter=page.presenter, parts=frozenset({view_of.BIAS}))
+        )
+        page.chart(sim_out.figures["bias"], "bias", "pass-at-k-bias")
+        st.caption(sim_out.facts["simulation_caption"])
+    readouts += sim_out.readouts
+    tables |= sim_out.tables
 
 if tab_compare.open:
-    comps = [cached(ev.compare_models)(acc_a, acc_b, N)]
-    if only_a is not None:
-        comps.append(cached(ev.compare_models)(acc_a, acc_b, N, only_a=only_a, only_b=only_b))
     with tab_compare:
-        page.chart(vz.comparison_figure_of(comps), "compare", "a-vs-b")
-        for comp in comps:
-            (st.success if comp.significant else st.info)(f"**{comp.method.capitalize()}.** {comp.verdict}")
-    readouts = [
-        Readout("SE of A", f"{100 * comps[0].se_a:.1f} points", "√(acc (1 − acc) / N)"),
-        Readout("SE of B", f"{100 * comps[0].se_b:.1f} points"),
-    ] + [
-        Readout(
-            f"B − A, {m.method}",
-            f"{100 * m.difference:+.1f} ± {100 * m.half_width:.1f}",
-            f"points; p = {m.p_value:.3f}",
-        )
-        for m in comps
-    ]
-    tables = {"Comparison": pd.DataFrame([asdict(m) for m in comps])}
+        page.chart(out.figures["compare"], "compare", "a-vs-b")
+        for kind, text in out.facts["verdicts"]:
+            {"success": st.success, "info": st.info}[kind](text)
 
 page.readouts(readouts)
 

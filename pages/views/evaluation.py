@@ -1,11 +1,23 @@
-"""The evaluation page's state: one problem's samples, the bias simulation, and two models' accuracies."""
+"""The evaluation page's state and what it shows: pass@k from one problem's samples (``Estimators``), the bias
+of the plug-in by simulation (``Bias simulation``) and two models' accuracies (``Model comparison``)."""
 
 from __future__ import annotations
 
-from core import evaluation as ev
-from pages.frame.state import Field, Spec
+from collections.abc import Callable
+from dataclasses import asdict
 
-VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the link's values
+import pandas as pd
+
+from core import evaluation as ev
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from viz import pass_at_k as vz
+
+VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the link's values and the parts
+ESTIMATORS, BIAS, COMPARISON = VIEWS
+EVERY_K = "pass@k, every k"  # the lazy table of every k = 1..n, offered beside the curves when they are thinned
+SIMULATION_FIELDS = ("n", "k", "p", "problems", "sim_seed")  # all the bias simulation reads
+AXES = {"auto": None, "linear": False, "log": True}
 
 SPEC = Spec(
     "Evaluation",
@@ -62,3 +74,103 @@ SPEC = Spec(
         "D, paired": "The same, with 40 questions only A got right and 55 only B got right.",
     },
 )
+
+
+Progress = Callable[[float, str], None]  # (fraction done, a line saying what is running)
+
+
+def simulation_state(state: State) -> State:
+    """``state`` with every field the simulation does not read at its default: the key under which a page can
+    cache the ``Bias simulation`` part, so that moving an unrelated control does not draw the problems again."""
+    return SPEC.defaults().replace(**{name: state[name] for name in SIMULATION_FIELDS})
+
+
+def figures(state: State, options: Options = DEFAULT, progress: Progress | None = None) -> View:
+    """The parts named in ``options.parts`` (tab labels of :data:`VIEWS`; ``main`` is the state's own tab).
+
+    Values out of range (c > n, k > n, p outside [0, 1], mismatched paired counts) are clamped, each with an
+    ``info`` notice, whatever parts are asked for. ``progress(fraction, text)`` follows the bias simulation.
+    Figures: ``pass-at-k`` and ``pass-hat-k`` (Estimators), ``bias`` (Bias simulation), ``compare`` (Model
+    comparison). The readouts and tables are those of the parts built, in tab order; ``facts`` holds the clamped
+    inputs, the core results of the parts built and the comparison's ``verdicts`` as (kind, markdown) pairs.
+    """
+    view = View()
+    n, c, k, notes = ev.clamp_pass_at_k_inputs(state.n, state.c, state.k)
+    p, _, _, problems, more = ev.clamp_simulation_inputs(state.p, n, k, state.problems)
+    seed, seed_notes = ev.clamp_whole_number(state.sim_seed, "seed", 0, 10**9, 0)
+    acc_a, acc_b, N, only_a, only_b, cmp_notes = ev.clamp_comparison_inputs(
+        state.accA, state.accB, state.questions, state.onlyA, state.onlyB, percent=True
+    )
+    view.notices = [("info", note) for note in notes + more + seed_notes + cmp_notes]
+    view.facts.update(
+        n=n, c=c, k=k, p=p, problems=problems, seed=seed, acc_a=acc_a, acc_b=acc_b, N=N, only_a=only_a, only_b=only_b
+    )
+    parts = {part for part in VIEWS if options.wants(part) or (options.wants("main") and state.eval_view == part)}
+    if ESTIMATORS in parts:
+        _estimators(view, n, c, k, AXES.get(state.axis))
+    if BIAS in parts:
+        _bias(view, p, n, k, problems, seed, progress)
+    if COMPARISON in parts:
+        _comparison(view, acc_a, acc_b, N, only_a, only_b)
+    return view
+
+
+def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None) -> None:
+    r = ev.pass_at_k_curves(n, c, k)
+    view.figures.update(zip(("pass-at-k", "pass-hat-k"), vz.curve_figures(r, log_x), strict=True))
+    view.facts["curves"] = r
+    view.readouts += [
+        Readout(f"Unbiased pass@{k:,}", f"{r.unbiased_at_k:.4f}", "1 − C(n−c, k)/C(n, k)"),
+        Readout(f"Plug-in pass@{k:,}", f"{r.plugin_at_k:.4f}", "1 − (1 − c/n)^k, too low on average"),
+        Readout("Gap (unbiased − plug-in)", f"{r.gap:.4f}"),
+        Readout(
+            f"pass^{k:,}: all {k:,} correct", f"{r.hat_at_k:.4f}", f"C(c, k)/C(n, k); plug-in {r.hat_plugin_at_k:.4f}"
+        ),
+    ]
+    view.tables["pass@k"] = lambda: pd.DataFrame(r.columns())
+    if not r.every_k:  # the display grid is log-spaced: every k, built only when asked for
+        view.tables[EVERY_K] = lambda: pd.DataFrame(ev.pass_at_k_curves(n, c, k, every_k=True).columns())
+
+
+def _bias(view: View, p: float, n: int, k: int, problems: int, seed: int, progress: Progress | None) -> None:
+    def report(fraction: float) -> None:
+        progress(fraction, f"Simulating {problems:,} problems of {n:,} samples… {fraction:.0%}")
+
+    sim = ev.simulate_estimators(p, n, k, problems, seed=seed, progress=None if progress is None else report)
+    view.figures["bias"] = vz.simulation_figure_of(sim)
+    view.facts["simulation"] = sim
+    view.facts["simulation_caption"] = (
+        f"{problems:,} problems of {n:,} samples drawn on {sim.device} in {sim.seconds:.2f} s, seed {seed}."
+    )
+    view.readouts += [
+        Readout(f"Truth 1 − (1 − p)^{k:,}", f"{sim.truth:.4f}", f"p = {p:g}"),
+        Readout(
+            f"Unbiased mean ± {vz.spread(sim.se_unbiased)}", f"{sim.mean_unbiased:.4f}", "on the truth, up to noise"
+        ),
+        Readout(f"Plug-in mean ± {vz.spread(sim.se_plugin)}", f"{sim.mean_plugin:.4f}", "below the truth (Jensen)"),
+        Readout("Plug-in bias", f"{sim.bias_plugin:+.4f}", f"exact: {sim.bias_plugin_exact:+.4f}"),
+    ]
+    view.tables["Simulation"] = lambda: pd.DataFrame(sim.columns())
+
+
+def _comparison(view: View, acc_a: float, acc_b: float, N: int, only_a: int | None, only_b: int | None) -> None:
+    comps = [ev.compare_models(acc_a, acc_b, N)]
+    if only_a is not None:
+        comps.append(ev.compare_models(acc_a, acc_b, N, only_a=only_a, only_b=only_b))
+    view.figures["compare"] = vz.comparison_figure_of(comps)
+    view.facts["comparisons"] = comps
+    view.facts["verdicts"] = [
+        ("success" if m.significant else "info", f"**{m.method.capitalize()}.** {m.verdict}") for m in comps
+    ]
+    view.readouts += [
+        Readout("SE of A", f"{100 * comps[0].se_a:.1f} points", "√(acc (1 − acc) / N)"),
+        Readout("SE of B", f"{100 * comps[0].se_b:.1f} points"),
+    ] + [
+        Readout(
+            f"B − A, {m.method}",
+            f"{100 * m.difference:+.1f} ± {100 * m.half_width:.1f}",
+            f"points; p = {m.p_value:.3f}",
+        )
+        for m in comps
+    ]
+    view.tables["Comparison"] = lambda: pd.DataFrame([asdict(m) for m in comps])

@@ -1,0 +1,167 @@
+"""The evaluation page's figures(state, options) as a plain function: only the parts asked for are built, the
+worked examples E and D come out in its readouts, bad inputs are clamped with a note, the tables are lazy."""
+
+from __future__ import annotations
+
+import ast
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import scipy.stats
+
+from core import evaluation as ev
+from pages.views import Options
+from pages.views import evaluation as view_of
+
+DEFAULTS = view_of.SPEC.defaults()
+ESTIMATORS, BIAS, COMPARISON = "Estimators", "Bias simulation", "Model comparison"
+FIGURES = {ESTIMATORS: {"pass-at-k", "pass-hat-k"}, BIAS: {"bias"}, COMPARISON: {"compare"}}
+SMALL = DEFAULTS.replace(problems=2000)  # keeps the simulation fast
+
+
+def _parts(*names: str) -> Options:
+    return Options(parts=frozenset(names))
+
+
+def _readouts(view) -> dict[str, str]:
+    return {r.label: r.value for r in view.readouts}
+
+
+def test_the_module_does_not_import_streamlit():
+    tree = ast.parse(Path(view_of.__file__).read_text())
+    imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not any(name.split(".")[0] == "streamlit" for name in imported), imported
+
+
+@pytest.mark.parametrize("part", [ESTIMATORS, BIAS, COMPARISON])
+def test_only_the_requested_part_is_built(part, monkeypatch):
+    if part != BIAS:  # the simulation must not even run when its tab is closed
+        monkeypatch.setattr(ev, "simulate_estimators", lambda *a, **k: pytest.fail("simulated for another tab"))
+    view = view_of.figures(SMALL, _parts(part))
+    assert set(view.figures) == FIGURES[part]
+    assert len(view.readouts) == {ESTIMATORS: 4, BIAS: 4, COMPARISON: 3}[part]
+    assert set(view.tables) == {ESTIMATORS: {"pass@k"}, BIAS: {"Simulation"}, COMPARISON: {"Comparison"}}[part]
+    assert all(callable(t) for t in view.tables.values())  # lazy: built when a download asks
+
+
+def test_no_parts_gives_the_clamped_inputs_only():
+    view = view_of.figures(DEFAULTS, _parts())
+    assert view.figures == {} and view.readouts == [] and view.tables == {} and view.notices == []
+    facts = {k: view.facts[k] for k in ("n", "c", "k", "p", "problems", "seed", "acc_a", "acc_b", "N")}
+    assert facts == {"n": 10, "c": 3, "k": 5, "p": 0.3, "problems": 100_000, "seed": 0, "acc_a": 0.71} | {
+        "acc_b": 0.725,
+        "N": 1000,
+    }
+    assert view.facts["only_a"] is None and view.facts["only_b"] is None
+
+
+def test_main_is_the_state_s_own_tab():
+    assert set(view_of.figures(DEFAULTS).figures) == FIGURES[ESTIMATORS]  # DEFAULT options: parts {"main"}
+    assert set(view_of.figures(DEFAULTS.replace(eval_view=COMPARISON)).figures) == FIGURES[COMPARISON]
+
+
+def test_worked_example_e_in_the_readouts():
+    state = DEFAULTS.replace(**view_of.SPEC.presets["Worked example E"])
+    m = _readouts(view_of.figures(state, _parts(ESTIMATORS)))
+    unbiased = 1 - Fraction(math.comb(7, 5), math.comb(10, 5))  # 1 - C(n-c, k)/C(n, k) = 1 - 21/252
+    plugin = 1 - Fraction(7, 10) ** 5
+    assert m["Unbiased pass@5"] == f"{float(unbiased):.4f}" == "0.9167"
+    assert m["Plug-in pass@5"] == f"{float(plugin):.4f}" == "0.8319"
+    assert round(float(m["Unbiased pass@5"]), 3) == 0.917 and round(float(m["Plug-in pass@5"]), 3) == 0.832
+    assert m["Gap (unbiased − plug-in)"] == f"{float(unbiased - plugin):.4f}"
+    assert m["pass^5: all 5 correct"] == "0.0000"  # C(3, 5) = 0
+
+
+def _plain_paired(N: int, right_a: int, right_b: int, only_a: int, only_b: int) -> tuple[float, float]:
+    """(difference, SE) from one +1/0/-1 score per question, by a plain loop: the per-question differences."""
+    both = right_a - only_a
+    d = [0] * both + [-1] * only_a + [1] * only_b + [0] * (N - both - only_a - only_b)
+    mean = sum(d) / N
+    var = sum((x - mean) ** 2 for x in d) / N
+    return mean, math.sqrt(var / N)
+
+
+@pytest.mark.parametrize("preset", ["Worked example D", "D, paired"])
+def test_worked_example_d_in_the_readouts_and_verdicts(preset):
+    state = DEFAULTS.replace(**view_of.SPEC.presets[preset])
+    view = view_of.figures(state, _parts(COMPARISON))
+    m = _readouts(view)
+    z = scipy.stats.norm.ppf(0.975)
+    se_a, se_b = math.sqrt(0.71 * 0.29 / 1000), math.sqrt(0.725 * 0.275 / 1000)
+    assert m["SE of A"] == f"{100 * se_a:.1f} points" == "1.4 points"
+    assert m["SE of B"] == f"{100 * se_b:.1f} points" == "1.4 points"
+    half = z * math.hypot(se_a, se_b)  # independent: the two errors add in quadrature
+    assert m["B − A, independent"] == f"+1.5 ± {100 * half:.1f}" == "+1.5 ± 3.9"
+    if preset == "D, paired":
+        diff, se = _plain_paired(1000, 710, 725, 40, 55)
+        assert m["B − A, paired"] == f"{100 * diff:+.1f} ± {100 * z * se:.1f}" == "+1.5 ± 1.9"
+    assert ("B − A, paired" in m) == (preset == "D, paired")
+    verdicts = view.facts["verdicts"]
+    assert len(verdicts) == 1 + (preset == "D, paired")
+    assert all(kind == "info" and "not significant" in text for kind, text in verdicts)
+    assert verdicts[0][1].startswith("**Independent.** B - A = +1.5 ± 3.9 points (95%)")
+
+
+def test_a_significant_difference_is_a_success():
+    state = DEFAULTS.replace(accA=70.0, accB=75.0, questions=5000)
+    ((kind, text),) = view_of.figures(state, _parts(COMPARISON)).facts["verdicts"]
+    assert kind == "success" and "significant, B is better" in text
+
+
+@pytest.mark.parametrize(
+    ("changes", "note", "facts", "shown"),
+    [
+        ({"c": 20}, "c=20 must lie between 0 and n", {"c": 10}, {"Unbiased pass@5": "1.0000"}),
+        ({"k": 50}, "k=50 must lie between 1 and n", {"k": 10}, {"Unbiased pass@10": "1.0000"}),
+        ({"onlyA": 40}, "needs both counts", {"only_a": None}, {}),
+        ({"onlyA": 40, "onlyB": 50}, "only B right=50 does not fit", {"only_b": 55}, {}),
+    ],
+)
+def test_out_of_range_inputs_are_clamped_with_an_info_note(changes, note, facts, shown):
+    state = DEFAULTS.replace(**changes)
+    for parts in (_parts(), _parts(ESTIMATORS)):  # the notes come whatever is drawn
+        view = view_of.figures(state, parts)
+        assert [kind for kind, _ in view.notices] == ["info"] and note in view.notices[0][1]
+        assert {k: view.facts[k] for k in facts} == facts
+    m = _readouts(view)
+    for label, value in shown.items():
+        assert m[label] == value
+
+
+def test_the_every_k_table_is_lazy_and_exact():
+    view = view_of.figures(DEFAULTS.replace(n=2000, c=30, k=100), _parts(ESTIMATORS))
+    r = view.facts["curves"]
+    assert r.ks.size < 2000 and set(view.tables) == {"pass@k", view_of.EVERY_K}
+    shown, every = view.tables["pass@k"](), view.tables[view_of.EVERY_K]()
+    assert len(shown) == r.ks.size and every["k"].tolist() == list(range(1, 2001))
+    for k in (1, 100, 777, 2000):
+        exact = 1 - Fraction(math.comb(2000 - 30, k), math.comb(2000, k))
+        assert every["pass_at_k_unbiased"][k - 1] == pytest.approx(float(exact), rel=1e-12)
+    assert view_of.EVERY_K not in view_of.figures(DEFAULTS, _parts(ESTIMATORS)).tables  # n = 10: every k is shown
+
+
+def test_bias_simulation_readouts_progress_and_caption():
+    calls: list[tuple[float, str]] = []
+    view = view_of.figures(SMALL, _parts(BIAS), progress=lambda f, text: calls.append((f, text)))
+    assert calls and calls[-1] == (1.0, "Simulating 2,000 problems of 10 samples… 100%")
+    assert [f for f, _ in calls] == sorted(f for f, _ in calls)
+    m = _readouts(view)
+    truth = 1 - 0.7**5
+    assert m["Truth 1 − (1 − p)^5"] == f"{truth:.4f}" == "0.8319"
+    (label, value) = next((k, v) for k, v in m.items() if k.startswith("Unbiased mean ±"))
+    assert abs(float(value) - truth) < 4 * float(label.split(" ± ")[1]) + 5e-5
+    pmf = scipy.stats.binom.pmf(range(11), 10, 0.3)
+    exact_bias = sum(w * (1 - (1 - c / 10) ** 5) for c, w in enumerate(pmf)) - truth
+    assert view.readouts[3].help == f"exact: {exact_bias:+.4f}" == "exact: -0.0722"
+    assert view.facts["simulation_caption"].startswith("2,000 problems of 10 samples drawn on ")
+    assert view.facts["simulation_caption"].endswith(", seed 0.")
+
+
+def test_the_simulation_key_ignores_other_controls():
+    key = view_of.simulation_state(SMALL)
+    assert view_of.simulation_state(SMALL.replace(accA=50.0, c=7, axis="log", eval_view=BIAS)) == key
+    for name, value in (("p", 0.5), ("n", 20), ("k", 3), ("problems", 3000), ("sim_seed", 1)):
+        assert view_of.simulation_state(SMALL.replace(**{name: value})) != key
