@@ -1,10 +1,18 @@
-"""The attention page's state: the tokens, the toy layer, the softmax, the KV-cache calculator and the real model."""
+"""The attention page's state and what it shows: per-head heatmaps of a seeded toy layer, its outputs, the causal
+mask, the √d_k scale, the KV-cache calculator and a real model's heads (one tab each, built only when open)."""
 
 from __future__ import annotations
 
+import functools
+
+import pandas as pd
+import plotly.graph_objects as go
+
 from core import attention as attn
 from core import attention_real as real
-from pages.frame.state import Field, Spec
+from pages.frame.state import Field, Spec, State
+from pages.views import DEFAULT, Options, Readout, View
+from viz import attention as va
 
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
 DTYPES = tuple(attn.BYTES_PER_VALUE)
@@ -99,3 +107,281 @@ SPEC = Spec(
     ),
     presets={**MAIN_PRESETS, **KV_PRESETS},
 )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# What the page shows
+# ---------------------------------------------------------------------------------------------------------------
+# The heavy steps (the toy layer, each tab's figure) are cached here, keyed by plain hashable arguments, so that a
+# change of one control rebuilds only what depends on it (a change of the KV calculator leaves the heatmaps alone).
+# Cached figures are shared: callers must not mutate them (Page.chart copies before restyling for presenter mode).
+_CACHE = 32
+
+TOY_PARTS = ("Heads", "Outputs", "Mask", "Scale")
+SCALE_TOKENS = 128  # most tokens of the scale study (its draws are random q and k, not the page's tokens)
+
+
+def tokens_of(state: State) -> attn.Tokens:
+    """The tokens the toy layer reads: the typed text split into words or characters, or seeded random words."""
+    if state.src == "random":
+        return attn.random_tokens(int(state.tokens), int(state.layer_seed))
+    return attn.tokenize(state.text, state.split, fallback=attn.DEFAULT_TEXT)
+
+
+def toy_layer(state: State) -> tuple[attn.ToyModelSettings, tuple[str, ...], str]:
+    """The toy layer's settings closest to the state, a note for every change, and its variant (MHA, GQA, MQA)."""
+    settings, notes = attn.settings_with_notes(
+        int(state.dm), int(state.h), int(state.dk) or None, int(state.kv), int(state.layer_seed)
+    )
+    return settings, notes, attn.variant_name(settings.heads, settings.n_kv_heads)
+
+
+def real_available() -> bool:
+    """Whether the optional real model (all-MiniLM-L6-v2) is installed."""
+    return real.available()
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _toy(
+    toks: tuple[str, ...],
+    settings: attn.ToyModelSettings,
+    scale: str,
+    temperature: float,
+    causal: bool,
+    designed: bool,
+) -> attn.ToyAttention:
+    return attn.toy_attention(toks, settings, scale, temperature, causal, designed)
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _heads_figure(toks, settings, scale, temperature, causal, designed) -> go.Figure:
+    res = _toy(toks, settings, scale, temperature, causal, designed)
+    return va.attention_figure(res.weights, res.tokens, res.head_names, columns=4 if len(res.head_names) <= 8 else 6)
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _outputs_figure(toks, settings, scale, temperature, causal, designed) -> go.Figure:
+    res = _toy(toks, settings, scale, temperature, causal, designed)
+    return va.attention_outputs_figure(res.outputs, res.tokens, res.head_names, columns=6)
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _mask(
+    toks: tuple[str, ...], settings: attn.ToyModelSettings, scale: str, temperature: float
+) -> tuple[attn.MaskComparison, go.Figure]:
+    cmp = attn.toy_mask_comparison(toks, settings, 0, scale, temperature)
+    fig = va.attention_mask_figure(cmp.correct, cmp.buggy, toks, cmp.correct_row_sums, cmp.buggy_row_sums)
+    return cmp, fig
+
+
+@functools.lru_cache(maxsize=2 * _CACHE)
+def _causality(toks: tuple[str, ...], settings: attn.ToyModelSettings, scale: str) -> attn.CausalityCheck:
+    return attn.causality_check(toks, settings, scale=scale)
+
+
+@functools.lru_cache(maxsize=2 * _CACHE)
+def _statistics(tokens: int, d_model: int, temperature: float) -> attn.LogitStatistics:
+    return attn.logit_statistics(tokens=tokens, d_model=d_model, temperature=temperature)
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _scale_figure(tokens: int, d_model: int, temperature: float, d_k: int) -> tuple[attn.LogitStatistics, go.Figure]:
+    stats = _statistics(tokens, d_model, temperature)
+    fig = va.attention_scale_figure(
+        stats.d_k,
+        stats.variance,
+        stats.entropy,
+        stats.max_entropy,
+        expected_variance=stats.expected_variance,
+        current_d_k=d_k,
+    )
+    return stats, fig
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _kv_figure(kv: attn.KVComparison) -> go.Figure:
+    label, limit = attn.GPU_MEMORY
+    return va.attention_kv_cache_figure(
+        kv.labels,
+        kv.total,
+        per_token_bytes=kv.per_token,
+        context_tokens=kv.tokens,
+        memory_limit_bytes=limit,
+        memory_limit_label=label,
+    )
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _real_figure(real_text: str, layer: int, head: int) -> tuple[real.RealAttention, go.Figure]:
+    result = real.real_attention(real_text)  # the model itself is loaded once per process
+    weights, names = real.layer_heads(result, layer, head)
+    title = f"all-MiniLM-L6-v2, layer {layer}: attention per head (rows: queries, columns: keys)"
+    return result, va.attention_figure(weights, result.tokens, names, columns=6 if head == 0 else 1, title=title)
+
+
+def kv_comparison(state: State) -> attn.KVComparison:
+    """The KV-cache calculator's shape next to MHA and MQA (bytes)."""
+    return attn.kv_cache_comparison(
+        state.L, state.Hq, state.Hkv, state.hd, attn.BYTES_PER_VALUE[state.dtype], state.ctx, state.B
+    )
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The figures of the tabs named in ``options.parts`` (``Heads``, ``Outputs``, ``Mask``, ``Scale``,
+    ``KV cache``, ``Real model``; ``main`` is the state's own tab, also returned as ``figures["main"]``), each
+    tab's readouts, the notes on the input, and the tables behind the figures.
+
+    Readouts: ``facts["readouts"][tab]`` for each built tab; ``view.readouts`` joins them (a label shown once).
+    Facts the page's texts quote: ``tokens``, ``settings``, ``variant``, ``toy``, ``kv``, ``real_available`` (and
+    ``real_install_hint`` when it is not), and per tab ``summary``, ``mask``, ``causality`` (None below two
+    tokens), ``scale_tokens``, ``scale_stats``, ``real``, ``real_layer``. Bad input gives a note, never an exception.
+    """
+    parts = set(options.parts)
+    if "main" in parts:
+        parts.add(state.attn_view)
+    view = View()
+    tokens = tokens_of(state)
+    settings, setting_notes, variant = toy_layer(state)
+    toks = tokens.tokens
+    T = len(toks)
+    scale, temperature = state.scale, float(state.temp)
+    key = (toks, settings, scale, temperature, bool(state.causal), bool(state.designed))
+    res = _toy(*key)
+    kv = kv_comparison(state)
+    for note in (tokens.note, *setting_notes, *res.notes, *kv.notes):
+        if note:
+            view.notices.append(("info", note))
+    available = real_available()
+    view.facts.update(tokens=tokens, settings=settings, variant=variant, toy=res, kv=kv, real_available=available)
+    if not available:
+        view.facts["real_install_hint"] = real.install_hint()
+    readouts: dict[str, list[Readout]] = {}
+    toy_basics = [
+        Readout("Tokens", f"{T:,}", f"of {tokens.total:,}" if tokens.truncated else None),
+        Readout("d_k per head", f"{settings.d_k}", f"d_model {settings.d_model} ÷ {settings.heads} heads"),
+        Readout("Logits multiplied by", f"{res.multiplier:.4g}", "scale ÷ temperature"),
+    ]
+
+    if "Heads" in parts:
+        view.figures["Heads"] = _heads_figure(*key)
+        summary = attn.head_summary(res, settings.heads)
+        view.facts["summary"] = summary
+        readouts["Heads"] = [
+            *toy_basics,
+            Readout("Logit std", f"{summary.logit_std:.2f}", "std of q·k × multiplier, mean over the model heads"),
+            Readout(
+                "Row entropy",
+                f"{summary.entropy:.2f} nats",
+                f"mean over the model heads: {summary.entropy_share:.0%} of the uniform-row bound "
+                f"{summary.max_entropy:.2f} (log t for causal row t, averaged; log T without the mask)",
+            ),
+            Readout("Largest weight per row", f"{summary.max_weight:.2f}", "mean over rows; 1 = one-hot"),
+            Readout(f"KV heads ({variant})", f"{settings.n_kv_heads}", "query heads in a group share one K and V"),
+        ]
+    if "Outputs" in parts:
+        view.figures["Outputs"] = _outputs_figure(*key)
+        readouts["Outputs"] = list(toy_basics)
+    if "Mask" in parts:
+        cmp, view.figures["Mask"] = _mask(toks, settings, scale, temperature)
+        low, high = cmp.buggy_sum_range
+        readouts["Mask"] = [
+            *toy_basics,
+            Readout("Correct row sums", "1.000", f"largest error {cmp.correct_sum_error:.1e}"),
+            Readout("Buggy row sums", f"{low:.3f} – {high:.3f}", "the future's share is lost, row by row"),
+        ]
+        check = _causality(toks, settings, scale) if T >= 2 else None
+        if check is not None:
+            edit = f"token {check.position} '{check.old_token}' → '{check.new_token}'"
+            readouts["Mask"] += [
+                Readout("Earlier outputs, masked", f"{check.max_change_before_causal:.2g}", f"largest change, {edit}"),
+                Readout("Earlier outputs, no mask", f"{check.max_change_before_unmasked:.3f}", "they see the future"),
+            ]
+        view.facts.update(mask=cmp, causality=check)
+    if "Scale" in parts:
+        n = max(min(T, SCALE_TOKENS), 2)
+        stats, view.figures["Scale"] = _scale_figure(n, settings.d_model, temperature, settings.d_k)
+        view.facts.update(scale_tokens=n, scale_stats=stats)
+        readouts["Scale"] = [
+            *toy_basics,
+            *(
+                Readout(
+                    f"Var(logit), {va.SCALE_NAMES[c]}",
+                    f"{attn.expected_logit_variance(settings.d_k, c, settings.d_model, temperature):.3g}",
+                    f"theory d_k · multiplier² at your d_k = {settings.d_k}",
+                )
+                for c in attn.SCALE_CHOICES
+            ),
+        ]
+    if "KV cache" in parts:
+        view.figures["KV cache"] = _kv_figure(kv)
+        readouts["KV cache"] = _kv_readouts(kv)
+    if "Real model" in parts and available:
+        layer, head = int(state.rl), int(state.rh)
+        real_text = state.text if state.src == "text" and state.text.strip() else " ".join(toks)
+        result, view.figures["Real model"] = _real_figure(real_text, layer, head)
+        view.facts.update(real=result, real_layer=layer)
+        readouts["Real model"] = [
+            Readout("WordPiece tokens", f"{len(result.tokens)}", "with [CLS] and [SEP]"),
+            Readout("d_k per head", "32", "384 dimensions ÷ 12 heads; logits × 1/√32 = 0.177"),
+            Readout(
+                f"Weight on [CLS] and [SEP], layer {layer}",
+                f"{real.special_token_share(result, layer):.0%}",
+                "mean over heads and queries: heads with nothing to do park their weight on these tokens",
+            ),
+        ]
+    if "main" in parts and state.attn_view in view.figures:
+        view.figures["main"] = view.figures[state.attn_view]
+
+    view.facts["readouts"] = readouts
+    shown: set[str] = set()
+    for name in VIEWS:  # each tab's readouts in tab order; a label already shown (toy basics) is not repeated
+        for item in readouts.get(name, []):
+            if item.label not in shown:
+                shown.add(item.label)
+                view.readouts.append(item)
+
+    view.tables = {
+        "Heads": lambda: pd.DataFrame(
+            {
+                "head": res.head_names,
+                "kv_head": res.kv_group,
+                "logit_std": res.logit_std,
+                "mean_row_entropy_nats": res.entropy,
+                "tokens": T,
+                "scale": scale,
+                "temperature": temperature,
+            }
+        ),
+        "KV cache": lambda: pd.DataFrame(
+            {
+                "variant": kv.labels,
+                "kv_heads": kv.kv_heads,
+                "bytes_per_token": kv.per_token,
+                "total_bytes": kv.total,
+                "tokens": kv.tokens,
+                "batch": kv.batch,
+            }
+        ),
+    }
+    return view
+
+
+def _kv_readouts(kv: attn.KVComparison) -> list[Readout]:
+    c = kv.chosen
+    return [
+        Readout(
+            "KV cache per token",
+            attn.format_bytes(kv.per_token[c], "KiB"),
+            f"2 · L {kv.layers} · K {kv.kv_heads[c]} · H {kv.head_dim} · {kv.bytes_per_value:g} bytes",
+        ),
+        Readout(
+            f"At {kv.tokens:,} tokens" + (f" × {kv.batch:,}" if kv.batch > 1 else ""),
+            attn.format_bytes(kv.total[c]),
+            f"{kv.batch:,} sequence(s); {kv.saving_vs_mha:,.0f}× smaller than MHA ({attn.format_bytes(kv.total[0])})",
+        ),
+        *(
+            Readout(f"{name} per token", attn.format_bytes(b, "KiB"), f"{label}; {attn.format_bytes(total)} in all")
+            for i, (name, label, b, total) in enumerate(zip(kv.names, kv.labels, kv.per_token, kv.total, strict=True))
+            if i != c
+        ),
+    ]

