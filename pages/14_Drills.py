@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import streamlit as st
 
@@ -17,6 +16,49 @@ from study.progress import ProgressStore, validate_profile
 MAX_IMPORT_BYTES = 5 * 2**20
 FLASH = "_drill_flash"  # a message from a button's callback, shown on the rerun it causes
 VISIT = "_drill_visit"  # (card id, visit number): a new countdown each time a card comes up
+
+# A countdown drawn by the browser: it starts when a card comes up (a new token) and keeps its start across
+# reruns of the same card, so revealing a part does not restart it. Offline: no request, no library.
+_COUNTDOWN_JS = """
+export default function (component) {
+  const { data, parentElement } = component;
+  const total = Math.max(1, Number(data.seconds) || 75);
+  const starts = (window.__lessonCountdown = window.__lessonCountdown || {});
+  if (starts[data.token] === undefined) starts[data.token] = Date.now();
+  let box = parentElement.querySelector(".countdown");
+  if (!box) {
+    box = document.createElement("div");
+    box.className = "countdown";
+    box.innerHTML = '<span class="time" role="timer" aria-live="off"></span>' +
+      '<span class="bar"><span class="fill"></span></span>' +
+      '<button type="button" class="again">Start again</button>';
+    parentElement.appendChild(box);
+  }
+  const time = box.querySelector(".time"), fill = box.querySelector(".fill");
+  const tick = () => {
+    const left = Math.max(0, total - Math.floor((Date.now() - starts[data.token]) / 1000));
+    const m = Math.floor(left / 60), s = String(left % 60).padStart(2, "0");
+    time.textContent = left > 0 ? `${m}:${s} to answer aloud` : "Time's up: wrap up in one sentence";
+    fill.style.width = `${(100 * left) / total}%`;
+    box.classList.toggle("done", left === 0);
+  };
+  box.querySelector(".again").onclick = () => { starts[data.token] = Date.now(); tick(); };
+  tick();
+  clearInterval(box.__timer);  // one ticking timer per element, whether or not the last cleanup ran
+  const timer = (box.__timer = setInterval(tick, 250));
+  return () => clearInterval(timer);
+}
+"""
+_COUNTDOWN_CSS = """
+.countdown { display: flex; align-items: center; gap: 0.8rem; font-family: var(--st-font, sans-serif); }
+.time { font-size: 1.4rem; font-variant-numeric: tabular-nums; min-width: 14ch; color: var(--st-text-color); }
+.bar { flex: 1; height: 0.5rem; border-radius: 0.25rem; background: var(--st-secondary-background-color); }
+.fill { display: block; height: 100%; border-radius: 0.25rem; background: #0072B2; transition: width 0.25s linear; }
+.done .time { color: #D55E00; }
+.done .fill { background: #D55E00; }
+.again { font: inherit; padding: 0.2rem 0.7rem; border-radius: 0.4rem; cursor: pointer;
+  border: 1px solid var(--st-border-color, #ccc); background: transparent; color: var(--st-text-color); }
+"""
 
 page = Page.setup(
     "Interview drills",
@@ -107,55 +149,10 @@ if FLASH in st.session_state:
 
 
 def countdown(seconds: int, token: str) -> None:
-    """The visible countdown (runs in the browser, no reruns)."""
-    global _countdown
-    if _countdown is None:
-        _countdown = st.components.v2.component("lesson_drill_countdown", js=_COUNTDOWN_JS, css=_COUNTDOWN_CSS)
-    _countdown(key="drill-countdown", data={"seconds": seconds, "token": token}, height="content")
-
-
-# A countdown drawn by the browser: it starts when a card comes up (a new token) and keeps its start across
-# reruns of the same card, so revealing a part does not restart it. Offline: no request, no library.
-_COUNTDOWN_JS = """
-export default function (component) {
-  const { data, parentElement } = component;
-  const total = Math.max(1, Number(data.seconds) || 75);
-  const starts = (window.__lessonCountdown = window.__lessonCountdown || {});
-  if (starts[data.token] === undefined) starts[data.token] = Date.now();
-  let box = parentElement.querySelector(".countdown");
-  if (!box) {
-    box = document.createElement("div");
-    box.className = "countdown";
-    box.innerHTML = '<span class="time" role="timer" aria-live="off"></span>' +
-      '<span class="bar"><span class="fill"></span></span>' +
-      '<button type="button" class="again">Start again</button>';
-    parentElement.appendChild(box);
-  }
-  const time = box.querySelector(".time"), fill = box.querySelector(".fill");
-  const tick = () => {
-    const left = Math.max(0, total - Math.floor((Date.now() - starts[data.token]) / 1000));
-    const m = Math.floor(left / 60), s = String(left % 60).padStart(2, "0");
-    time.textContent = left > 0 ? `${m}:${s} to answer aloud` : "Time's up: wrap up in one sentence";
-    fill.style.width = `${(100 * left) / total}%`;
-    box.classList.toggle("done", left === 0);
-  };
-  box.querySelector(".again").onclick = () => { starts[data.token] = Date.now(); tick(); };
-  tick();
-  const timer = setInterval(tick, 250);
-  return () => clearInterval(timer);
-}
-"""
-_COUNTDOWN_CSS = """
-.countdown { display: flex; align-items: center; gap: 0.8rem; font-family: var(--st-font, sans-serif); }
-.time { font-size: 1.4rem; font-variant-numeric: tabular-nums; min-width: 14ch; color: var(--st-text-color); }
-.bar { flex: 1; height: 0.5rem; border-radius: 0.25rem; background: var(--st-secondary-background-color); }
-.fill { display: block; height: 100%; border-radius: 0.25rem; background: #0072B2; transition: width 0.25s linear; }
-.done .time { color: #D55E00; }
-.done .fill { background: #D55E00; }
-.again { font: inherit; padding: 0.2rem 0.7rem; border-radius: 0.4rem; cursor: pointer;
-  border: 1px solid var(--st-border-color, #ccc); background: transparent; color: var(--st-text-color); }
-"""
-_countdown: Any = None
+    """The visible countdown (runs in the browser, no reruns). Registered on every run: the same definition
+    again is a no-op for Streamlit, and each test session has its own registry."""
+    component = st.components.v2.component("lesson_drill_countdown", js=_COUNTDOWN_JS, css=_COUNTDOWN_CSS)
+    component(key="drill-countdown", data={"seconds": seconds, "token": token}, height="content")
 
 
 def show_me(card: Card) -> None:
@@ -210,8 +207,8 @@ def progress_section(learner: str) -> None:
     due_now = [c for c in store.due(learner) if c in view_of.BY_ID]
     st.subheader(f"{learner}'s progress")
     st.caption(
-        f"{len(states)} of {len(view_of.CARDS)} cards graded, {len(due_now)} due now. Kept on this machine "
-        f"({store.folder}); export it to move it to another."
+        f"{len(states)} of {len(view_of.CARDS)} cards graded, {len(due_now)} due now. Kept where this app runs, "
+        "under your name; export it to move it elsewhere."
     )
     left, right = st.columns(2)
     left.download_button(

@@ -275,3 +275,14 @@ def test_the_candidate_query_drops_the_interviewers_settings():
         "hide": "true",
     }
     assert dv.candidate_link("http://h/Drills", {}, "lora-02").startswith("http://h/Drills?card=lora-02&")
+
+
+def test_bad_link_values_give_messages_and_the_defaults():
+    bad = {"seconds": "1e400", "reveal": "nan", "topics": "nope", "role": "boss", "card": "abc", "due": "maybe"}
+    at = open_page(PAGE, bad)
+    assert no_exception(at)
+    warnings = "\n".join(w.value for w in at.warning)
+    for name in ("seconds", "reveal", "topics", "role", "due"):
+        assert f"`{name}={bad[name]}`" in warnings
+    assert at.slider(key="seconds").value == 75 and at.slider(key="reveal").value == 0
+    assert "Choose at least one topic" in _texts(at) and "No card to show" in _texts(at)
