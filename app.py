@@ -26,6 +26,18 @@ c3.markdown(
     "folded away. Everything runs locally, with no internet connection needed."
 )
 
+st.header("Practise")
+practise = [entry for entry in existing_pages() if entry[0] == "pages/14_Drills.py"]
+left, right = st.columns([3, 1])
+left.markdown(
+    "Interview cards, one at a time: answer aloud against a countdown, reveal the model answer part by part, "
+    "grade yourself and let the schedule bring each card back when it is due. An interviewer's view adds "
+    "follow-ups, traps and a rubric."
+)
+with right:
+    for path, label, icon in practise:
+        st.page_link(path, label=label, icon=icon)
+
 st.header("The stages of training")
 st.caption(
     "Pretraining makes the model know; SFT makes it answer in the right form; preference tuning chooses among "

@@ -7,9 +7,10 @@ the results to a :class:`Page`, which lays them out the same way on every page:
     Say it in an interview · Common mistakes · CSV download
 
 In presenter mode (``?present=true``, for lectures and screen-sharing) the type is larger, the figure comes
-first, and the equation and explanations fold away until revealed. Every control of a page is bound to the
-URL (``bind="query-params"``), so the address bar is always a link to the exact figure; URL values that
-Streamlit refuses are reported on the page instead of silently ignored.
+first, and the equation and explanations fold away until revealed. With answers hidden (``?hide=true``, for
+screen-sharing in a mock interview) quick checks and interview prompts show their question but not the answer.
+Every control of a page is bound to the URL (``bind="query-params"``), so the address bar is always a link to
+the exact figure; URL values that Streamlit refuses are reported on the page instead of silently ignored.
 
 Streamlit 1.67 caveats for bound widgets (checked by tests): a selectbox with ``format_func`` puts the
 *formatted* label in the URL, so use short readable options instead; and an *integer* ``number_input`` seeded
@@ -40,8 +41,11 @@ from viz.style import figure_from_dict, plotly_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENT_KEY = "present"
+HIDE_KEY = "hide"
 IMAGE_FORMAT_KEY = "image_format"
 _PRESENTER_STATE = "_presenter_mode"
+_HIDE_STATE = "_hide_answers"
+HIDDEN_CAPTION = "Answers hidden for screen-sharing (hide=true)"
 
 # Every page of the explorer: (script relative to app.py, label, icon). The sidebar and the home page list
 # the ones whose file exists.
@@ -60,6 +64,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/11_Sampling.py", "Sampling and decoding", "🎲"),
     ("pages/12_Loss_and_units.py", "Loss, units and SFT mask", "🧮"),
     ("pages/13_Schedules.py", "LR schedules and mid-training", "📉"),
+    ("pages/14_Drills.py", "Interview drills", "🎙️"),
 )
 
 
@@ -108,6 +113,7 @@ class Page:
     _problems: list[str] = field(default_factory=list)
     _values: dict[str, Any] = field(default_factory=dict)
     _slots: dict[str, Any] = field(default_factory=dict)
+    hide: bool = False  # answers hidden (?hide=true): quick checks and interview prompts show no answer
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -115,8 +121,8 @@ class Page:
         """Configure the page, read its link through its spec, draw the shared sidebar, lay out the sections."""
         st.set_page_config(page_title=f"{title} · LLM lesson explorer", page_icon=icon, layout="wide")
         problems = _enter(spec) if spec is not None else []
-        presenter, image_format = _sidebar_frame()
-        page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems)
+        presenter, image_format, hide = _sidebar_frame()
+        page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems, hide=hide)
         page._layout()
         return page
 
@@ -260,18 +266,25 @@ class Page:
                 yield
 
     def quick_check(self, question: str, answer: str) -> None:
-        """A question with its answer hidden until revealed."""
+        """A question with its answer hidden until revealed (not sent at all when answers are hidden)."""
         with self._slots["checks"]:
             st.subheader("Quick check")
             st.markdown(question)
+            if self.hide:
+                st.caption(HIDDEN_CAPTION)
+                return
             with st.expander("Reveal the answer", expanded=False):
                 st.markdown(answer)
 
     def interview(self, prompt: str, answer: InterviewAnswer) -> None:
-        """'Say it in an interview': a prompt, and a model answer hidden until revealed."""
+        """'Say it in an interview': a prompt, and a model answer hidden until revealed (not sent at all when
+        answers are hidden)."""
         with self._slots["checks"]:
             st.subheader("Say it in an interview")
             st.markdown(f"*{prompt}*")
+            if self.hide:
+                st.caption(HIDDEN_CAPTION)
+                return
             with st.expander("Reveal a 60-90 second answer", expanded=False):
                 st.markdown(f"**In one sentence.** {answer.sentence}")
                 st.markdown("**One equation.**")
@@ -313,17 +326,19 @@ class Page:
 def home_frame() -> None:
     """The frame of the home page: page config and the shared sidebar."""
     st.set_page_config(page_title="LLM lesson explorer", page_icon="🧭", layout="wide")
-    presenter, _ = _sidebar_frame()
+    presenter, _, _ = _sidebar_frame()
     st.html(_PRESENTER_CSS if presenter else _BASE_CSS)
 
 
 # ---------------------------------------------------------------------- shared sidebar
-def _sidebar_frame() -> tuple[bool, str]:
-    """The sidebar every page shares: presenter mode, image export format, and where core computes."""
+def _sidebar_frame() -> tuple[bool, str, bool]:
+    """The sidebar every page shares: presenter mode, hidden answers, image export format, and where core
+    computes. Returns (presenter, image format, hide)."""
     with st.sidebar:
         history_shim()
-        nav = st.container()  # filled after the toggle, so that the links can carry presenter mode
+        nav = st.container()  # filled after the toggles, so that the links can carry presenter mode and hide
         presenter = _presenter_toggle()
+        hide = _hide_toggle()
         image_format = st.segmented_control(
             "Figure download (camera button)",
             ["png", "svg"],
@@ -334,14 +349,24 @@ def _sidebar_frame() -> tuple[bool, str]:
         )
         st.caption(f"Core computes on: {device_summary()}")
     with nav:
-        carry = {PRESENT_KEY: "true"} if presenter else None
+        carry = carried_params() or None
         for path, label, icon in existing_pages():
             try:
                 st.page_link(path, label=label, icon=icon, query_params=carry)
             except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
                 pass
         st.divider()
-    return bool(presenter), image_format or "png"
+    return bool(presenter), image_format or "png", hide
+
+
+def carried_params() -> dict[str, str]:
+    """The session settings a link to another page carries (presenter mode, hidden answers), as link values."""
+    out = {}
+    if st.session_state.get(_PRESENTER_STATE, False):
+        out[PRESENT_KEY] = "true"
+    if st.session_state.get(_HIDE_STATE, False):
+        out[HIDE_KEY] = "true"
+    return out
 
 
 def _presenter_toggle() -> bool:
@@ -374,6 +399,34 @@ def _on_presenter_change() -> None:
         st.query_params[PRESENT_KEY] = "true"
     elif PRESENT_KEY in st.query_params:
         del st.query_params[PRESENT_KEY]
+
+
+def _hide_toggle() -> bool:
+    """Hidden answers (``?hide=true``): carried like presenter mode, in the link and across page switches."""
+    raw = (st.query_params.get(HIDE_KEY) or "").strip().lower()
+    if raw in ("true", "false"):
+        st.session_state[_HIDE_STATE] = raw == "true"
+    hide = bool(st.session_state.get(_HIDE_STATE, False))
+    st.session_state[HIDE_KEY] = hide
+    st.toggle(
+        "🙈 Hide answers",
+        key=HIDE_KEY,
+        on_change=_on_hide_change,
+        help="For screen-sharing: quick checks and interview prompts show no answer at all. Stays in the link "
+        "you share and across pages.",
+    )
+    if hide:
+        st.query_params[HIDE_KEY] = "true"
+    return hide
+
+
+def _on_hide_change() -> None:
+    value = bool(st.session_state[HIDE_KEY])
+    st.session_state[_HIDE_STATE] = value
+    if value:
+        st.query_params[HIDE_KEY] = "true"
+    elif HIDE_KEY in st.query_params:
+        del st.query_params[HIDE_KEY]
 
 
 def share_link() -> None:

@@ -26,7 +26,7 @@ from typing import Any, Literal
 Kind = Literal["float", "int", "choice", "multi", "bool", "text"]
 
 # App-wide link parameters: settings of the session, not state of any page.
-APP_PARAMS: frozenset[str] = frozenset({"present", "image_format"})
+APP_PARAMS: frozenset[str] = frozenset({"present", "hide", "image_format"})
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,168 @@
+"""The drill page's state and what it shows: one interview card at a time, for a learner alone, a candidate or an
+interviewer.
+
+Roles: ``solo`` (the default: reveal the model answer part by part, then self-grade), ``candidate`` (what a
+candidate sees on a shared screen or link: the question, the countdown and "Show me"; no answer part is rendered
+at all) and ``interviewer`` (the whole answer, follow-ups, traps and a scoring rubric). Hidden answers
+(``hide=true``) turn any role into the candidate's view.
+
+Nothing here imports Streamlit: the page script draws what :func:`drill` decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from pages.frame.state import Field, Spec, State
+from study.cards import ANSWER_PARTS, Card, by_topic, load_cards
+
+CARDS, CARD_PROBLEMS = load_cards()
+BY_ID: dict[str, Card] = {c.id: c for c in CARDS}
+TOPICS: tuple[str, ...] = tuple(by_topic(CARDS)) or ("none",)
+ROLES: tuple[str, ...] = ("solo", "candidate", "interviewer")
+PART_LABELS: dict[str, str] = {
+    "sentence": "In one sentence",
+    "equation": "One equation",
+    "number": "One number",
+    "trade_off": "One trade-off",
+}
+REVEAL_LABELS: dict[str, str] = {
+    "sentence": "Reveal the sentence",
+    "equation": "Reveal the equation",
+    "number": "Reveal the number",
+    "trade_off": "Reveal the trade-off",
+}
+GRADES: tuple[str, ...] = ("again", "hard", "good", "easy")
+
+SPEC = Spec(
+    "Drills",
+    (
+        Field("topics", "Topics", "multi", TOPICS, choices=TOPICS, help="The deck: cards of these topics."),
+        Field(
+            "due",
+            "Due today only",
+            "bool",
+            False,
+            help="Only the cards your schedule asks for today (and cards you have not graded yet); needs your name.",
+        ),
+        Field(
+            "card",
+            "Card",
+            "text",
+            "",
+            max_chars=100,
+            help="The id of the card shown, e.g. scaling-01 (empty: the first card of the deck).",
+        ),
+        Field(
+            "learner",
+            "Your name (keeps your progress)",
+            "text",
+            "",
+            max_chars=100,
+            aliases=("profile",),
+            help="1 to 40 letters, digits, '-' or '_'. Your grades are kept on this machine under this name.",
+        ),
+        Field(
+            "role",
+            "Role",
+            "choice",
+            "solo",
+            choices=ROLES,
+            widget="segmented",
+            help="solo: reveal and grade yourself · candidate: the question only · interviewer: everything, "
+            "with a rubric",
+        ),
+        Field("reveal", "Answer parts revealed", "int", 0, lo=0, hi=len(ANSWER_PARTS), widget="slider"),
+        Field("seconds", "Seconds to answer", "int", 75, lo=60, hi=90, step=5, widget="slider"),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Drill:
+    """What the page shows for one state."""
+
+    deck: tuple[str, ...]  # ids of the cards drilled, in order: the chosen topics (only due ones when asked)
+    card: Card | None  # the card shown (None: an empty deck and no card asked for)
+    role: str  # the role the page renders: "candidate" whenever answers are hidden
+    parts: tuple[str, ...]  # answer parts to render, in order ("" of them for a candidate)
+    notices: tuple[tuple[str, str], ...] = ()  # (kind, text)
+
+    @property
+    def position(self) -> int | None:
+        """Index of the card in the deck; None when it is not in it."""
+        if self.card is None or self.card.id not in self.deck:
+            return None
+        return self.deck.index(self.card.id)
+
+
+def deck_of(topics: Sequence[str], due_ids: Sequence[str] | None = None) -> tuple[str, ...]:
+    """Ids of the cards of ``topics`` in file order; with ``due_ids`` only those, in the schedule's order."""
+    chosen = [c.id for c in CARDS if c.topic in set(topics)]
+    if due_ids is None:
+        return tuple(chosen)
+    keep = set(chosen)
+    return tuple(i for i in dict.fromkeys(due_ids) if i in keep)
+
+
+def drill(state: State, due_ids: Sequence[str] | None = None, hide: bool = False) -> Drill:
+    """The deck, the card and the answer parts to render for a state (``due_ids``: the learner's due cards,
+    when the deck is filtered by them; ``hide``: answers hidden app-wide)."""
+    notices: list[tuple[str, str]] = []
+    deck = deck_of(state.topics, due_ids if state.due else None)
+    card = None
+    if state.card:
+        card = BY_ID.get(state.card.strip())
+        if card is None:
+            notices.append(("warning", f"There is no card `{state.card}`; showing the first card of the deck."))
+    if card is None and deck:
+        card = BY_ID[deck[0]]
+    if not deck:
+        if not state.topics:
+            notices.append(("info", "Choose at least one topic to drill."))
+        elif state.due and due_ids is not None:
+            notices.append(("info", "Nothing is due today in these topics. Turn off “Due today only” to keep going."))
+    role = "candidate" if hide else state.role
+    if role == "candidate":
+        parts: tuple[str, ...] = ()
+    elif role == "interviewer":
+        parts = ANSWER_PARTS
+    else:
+        parts = ANSWER_PARTS[: state.reveal]
+    return Drill(deck, card, role, parts, tuple(notices))
+
+
+def step(deck: Sequence[str], current: str, by: int) -> str:
+    """The card ``by`` places from ``current`` in the deck, wrapping around (the first card if it is not in it)."""
+    if not deck:
+        return current
+    if current not in deck:
+        return deck[0]
+    return deck[(list(deck).index(current) + by) % len(deck)]
+
+
+def next_card(deck: Sequence[str], current: str, due_ids: Sequence[str]) -> str:
+    """The card to drill after ``current`` was graded: the first due card of the deck other than it, else the
+    next card of the deck."""
+    in_deck = set(deck)
+    for card_id in due_ids:
+        if card_id != current and card_id in in_deck:
+            return card_id
+    return step(deck, current, 1)
+
+
+_NOT_FOR_CANDIDATE = frozenset({"role", "reveal", "card", "learner", "profile", "due", "hide"})
+
+
+def candidate_query(query: Mapping[str, str], card_id: str) -> dict[str, str]:
+    """The link values for the candidate: the same card and settings, role candidate, nothing revealed, answers
+    hidden on every page the candidate opens from it, and no learner name or due filter."""
+    out = {k: v for k, v in query.items() if k not in _NOT_FOR_CANDIDATE}
+    return {**out, "card": card_id, "role": "candidate", "reveal": "0", "hide": "true"}
+
+
+def candidate_link(base_url: str, query: Mapping[str, str], card_id: str) -> str:
+    """The candidate's link, from the page's address (without its query) and link values."""
+    return f"{base_url}?{urlencode(candidate_query(query, card_id))}"

@@ -1,0 +1,288 @@
+"""The drill page in AppTest (cards, reveal steps, roles, grading into the learner's store, export and import) and
+the app-wide "hide answers" switch on a lesson page; plus the drill page's pure logic."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from pages.frame.state import APP_PARAMS
+from pages.views import drills as dv
+from study.cards import ANSWER_PARTS
+from study.progress import DB_NAME, ProgressStore
+from tests.apptest import no_exception, open_page
+
+PAGE = "pages/14_Drills.py"
+CARD = dv.BY_ID["scaling-01"]
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    """Every test keeps progress in its own folder."""
+    monkeypatch.setenv("LESSON_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def _texts(at) -> str:
+    """Everything the page rendered as text: markdown, captions, LaTeX, code, alerts, labels."""
+    parts = [
+        e.value for kind in ("markdown", "caption", "latex", "code", "info", "success", "error") for e in at.get(kind)
+    ]
+    parts += [str(e.label) for kind in ("button", "checkbox", "expander") for e in at.get(kind)]
+    return "\n".join(parts)
+
+
+def _latex(at) -> list[str]:
+    """The LaTeX of every st.latex element, without the $$ Streamlit wraps it in."""
+    return [x.value.strip("$\n") for x in at.latex]
+
+
+def _answer_text_absent(at, card) -> None:
+    text = _texts(at)
+    for part in ANSWER_PARTS:
+        assert getattr(card.answer, part) not in text, part
+    for line in (*card.follow_ups, *card.traps):
+        assert line not in text
+
+
+def test_the_page_opens_on_the_first_card_without_exception_or_warning():
+    at = open_page(PAGE)
+    assert no_exception(at)
+    assert at.warning.len == 0 and at.error.len == 0
+    first = dv.CARDS[0]
+    assert any(first.question in m.value for m in at.markdown)
+    assert f"card 1 of {len(dv.CARDS)}" in _texts(at)
+    assert at.slider(key="seconds").value == 75
+
+
+def test_a_card_link_shows_that_card_and_its_show_me_link():
+    at = open_page(PAGE, {"card": "scaling-01"})
+    assert no_exception(at) and at.warning.len == 0
+    assert any(CARD.question in m.value for m in at.markdown)
+    links = [link.proto for link in at.get("page_link") if "Show me" in link.proto.label]
+    assert len(links) == 1 and links[0].page.endswith("Scaling_laws")
+    assert parse_qs(links[0].query_string) == {"C": ["6e20"], "N": ["1e9"]}
+    _answer_text_absent(at, CARD)  # nothing revealed yet
+
+
+def test_reveal_steps_show_the_parts_in_order():
+    at = open_page(PAGE, {"card": "scaling-01"})
+    expected = ["Reveal the sentence", "Reveal the equation", "Reveal the number", "Reveal the trade-off"]
+    for shown, label in enumerate(expected):
+        assert at.button(key="drill-reveal").label == label
+        at.button(key="drill-reveal").click().run()
+        assert no_exception(at)
+        assert at.slider(key="reveal").value == shown + 1
+        markdown = "\n".join(m.value for m in at.markdown)
+        latex = _latex(at)
+        assert (CARD.answer.sentence in markdown) is True
+        assert (latex == [CARD.answer.equation]) is (shown >= 1)
+        assert (CARD.answer.number in markdown) is (shown >= 2)
+        assert (CARD.answer.trade_off in markdown) is (shown >= 3)
+        assert (CARD.follow_ups[0] in markdown) is (shown >= 3)
+    assert not [b for b in at.button if b.key == "drill-reveal"]  # all four shown: no further step
+    at.button(key="drill-unreveal").click().run()
+    assert at.slider(key="reveal").value == 0
+    _answer_text_absent(at, CARD)
+
+
+def test_a_reveal_link_opens_with_that_many_parts():
+    at = open_page(PAGE, {"card": "scaling-01", "reveal": "2"})
+    markdown = "\n".join(m.value for m in at.markdown)
+    assert CARD.answer.sentence in markdown and CARD.answer.number not in markdown
+    assert _latex(at) == [CARD.answer.equation]
+
+
+def test_the_candidate_sees_the_question_the_countdown_and_show_me_only():
+    at = open_page(PAGE, {"card": "scaling-01", "role": "candidate", "reveal": "4"})
+    assert no_exception(at) and at.warning.len == 0
+    assert any(CARD.question in m.value for m in at.markdown)
+    _answer_text_absent(at, CARD)
+    assert at.latex.len == 0 and at.checkbox.len == 0
+    assert [b.label for b in at.button] == ["Reset to defaults"]  # no reveal, grade or import
+    assert any("Show me" in link.proto.label for link in at.get("page_link"))
+    countdown = [e for e in at.get("bidi_component") if "drill-countdown" in e.proto.id]
+    assert len(countdown) == 1 and json.loads(countdown[0].proto.json)["seconds"] == 75
+
+
+def test_the_interviewer_sees_the_answer_follow_ups_traps_rubric_and_the_candidate_link():
+    at = open_page(PAGE, {"card": "scaling-01", "role": "interviewer", "seconds": "60"})
+    assert no_exception(at) and at.warning.len == 0
+    text = _texts(at)
+    for part in ("sentence", "number", "trade_off"):
+        assert getattr(CARD.answer, part) in text
+    assert _latex(at) == [CARD.answer.equation]
+    for line in (*CARD.follow_ups, *CARD.traps):
+        assert line in text
+    assert [c.label for c in at.checkbox] == list(dv.PART_LABELS.values())
+    assert "Score: 0 of 4" in text
+    at.checkbox(key="rubric-scaling-01-number").check().run()
+    assert "Score: 1 of 4" in _texts(at)
+    (link,) = [c.value for c in at.code if "role=candidate" in c.value]
+    query = parse_qs(urlsplit(link).query)
+    assert query["card"] == ["scaling-01"] and query["role"] == ["candidate"] and query["reveal"] == ["0"]
+    assert query["seconds"] == ["60"] and query["hide"] == ["true"]
+
+
+def test_grading_writes_the_learners_store_moves_on_and_survives_a_restart(data_dir):
+    at = open_page(PAGE, {"card": "scaling-01", "learner": "ada"})
+    assert no_exception(at) and at.warning.len == 0
+    at.button(key="grade-easy").click().run()
+    assert no_exception(at)
+    store = ProgressStore(data_dir)
+    state = store.state("ada", "scaling-01")
+    assert state is not None and state.reps == 1 and state.state == "review"
+    assert [r.rating for r in store.reviews("ada")] == ["easy"]
+    assert at.text_input(key="card").value == dv.CARDS[0].id  # the first card not yet graded
+    assert any("Graded `scaling-01` **easy**" in s.value for s in at.success)
+    assert at.slider(key="reveal").value == 0
+
+    again = open_page(PAGE, {"learner": "ada", "due": "true", "topics": "scaling"})  # a new session
+    assert no_exception(again) and again.warning.len == 0
+    assert f"1 of {len(dv.CARDS)} cards graded" in _texts(again)
+    scaling = [c.id for c in dv.CARDS if c.topic == "scaling"]
+    assert f"card 1 of {len(scaling) - 1}" in _texts(again)  # scaling-01 is not due again today
+    assert any(dv.BY_ID[scaling[1]].question in m.value for m in again.markdown)
+
+
+def test_a_bad_learner_name_gives_a_notice_and_writes_nothing(data_dir):
+    at = open_page(PAGE, {"card": "scaling-01", "learner": "ada lovelace!"})
+    assert no_exception(at)
+    assert any("profile name" in w.value and "Nothing is saved" in w.value for w in at.warning)
+    assert all(at.button(key=f"grade-{g}").disabled for g in dv.GRADES)  # a browser cannot click them
+    assert not [b for b in at.download_button if b.key == "drill-export"] and at.file_uploader.len == 0
+    assert not (data_dir / DB_NAME).exists()
+    at.text_input(key="learner").set_value("ada").run()  # fixed: grading works
+    assert at.warning.len == 0
+    at.button(key="grade-good").click().run()
+    assert ProgressStore(data_dir).state("ada", "scaling-01").reps == 1
+
+
+def test_export_then_import_round_trips(data_dir, monkeypatch):
+    exported: list[str] = []
+    original = ProgressStore.export_json
+
+    def recording(self, profile):
+        exported.append(original(self, profile))
+        return exported[-1]
+
+    monkeypatch.setattr(ProgressStore, "export_json", recording)
+    at = open_page(PAGE, {"card": "scaling-01", "learner": "ada"})
+    for grade in ("good", "again", "easy"):
+        at.button(key=f"grade-{grade}").click().run()
+    assert at.download_button(key="drill-export").label == "⬇️ Export progress (JSON)"
+    store = ProgressStore(data_dir)
+    ada = store.states("ada")
+    ada_export = exported[-1]  # what the page's export button holds
+    assert len(ada) == 3 and json.loads(ada_export)["profile"] == "ada"
+    assert {c["card_id"] for c in json.loads(ada_export)["cards"]} == set(ada)
+
+    at.text_input(key="learner").set_value("bob").run()
+    at.file_uploader(key="drill-import").set_value(("ada.json", ada_export.encode(), "application/json")).run()
+    at.button(key="drill-import-go").click().run()
+    assert no_exception(at)
+    assert any("Imported 3 cards" in s.value for s in at.success)
+    assert store.states("bob") == ada
+    log = [(r.card_id, r.rating) for r in store.reviews("ada")]
+    assert [(r.card_id, r.rating) for r in store.reviews("bob")] == log and len(log) == 3
+
+    at.file_uploader(key="drill-import").set_value(("notes.json", b'{"format": "something else"}', "text/json")).run()
+    at.button(key="drill-import-go").click().run()
+    assert any("Could not import notes.json" in e.value and "unchanged" in e.value for e in at.error)
+    assert store.states("bob") == ada
+
+
+def test_hide_true_removes_lesson_answers_and_carries_across_a_page_switch():
+    at = open_page("pages/1_Scaling_laws.py", {"hide": "true"})
+    assert no_exception(at)
+    labels = [e.label for e in at.expander]
+    assert not [label for label in labels if label.startswith("Reveal")]
+    text = _texts(at)
+    assert "6×10²⁰ FLOPs" not in text and "parameters and tokens should grow together" not in text
+    assert "Reveal the answer" not in text
+    assert sum("Answers hidden for screen-sharing (hide=true)" in c.value for c in at.caption) == 2
+    assert at.toggle(key="hide").value is True
+    assert any(s.value.startswith("A model with **1B parameters**") for s in at.markdown)  # the question stays
+
+    at.switch_page("pages/2_KL_leash.py").run()
+    assert no_exception(at)
+    assert not [e.label for e in at.expander if e.label.startswith("Reveal")]
+    assert at.toggle(key="hide").value is True
+    nav = [link.proto for link in at.get("page_link")]
+    assert nav and all("hide=true" in link.query_string for link in nav)
+
+    at.toggle(key="hide").set_value(False).run()
+    assert any(e.label == "Reveal the answer" for e in at.expander)
+
+
+def test_without_hide_the_lesson_answers_are_there():
+    at = open_page("pages/1_Scaling_laws.py")
+    labels = [e.label for e in at.expander]
+    assert "Reveal the answer" in labels and "Reveal a 60-90 second answer" in labels
+    assert at.toggle(key="hide").value is False
+
+
+def test_hide_true_turns_the_drill_page_into_the_candidates_view():
+    at = open_page(PAGE, {"card": "scaling-01", "role": "interviewer", "reveal": "4", "hide": "true"})
+    assert no_exception(at)
+    _answer_text_absent(at, CARD)
+    assert "Answers hidden for screen-sharing (hide=true)" in _texts(at)
+    assert at.button(key="drill-next").label == "Next →"  # the interviewer can still move on
+
+
+# ------------------------------------------------------------------------------------------- pure logic
+
+
+def test_hide_is_an_app_wide_setting_and_the_spec_round_trips_defaults():
+    assert "hide" in APP_PARAMS
+    assert dv.SPEC.parse({"profile": "ada"}) == (dv.SPEC.defaults().replace(learner="ada"), [])
+    state, problems = dv.SPEC.parse({"seconds": "120"})
+    assert state.seconds == 75 and problems
+
+
+def test_decks_steps_and_the_next_card():
+    scaling = dv.deck_of(["scaling"])
+    assert scaling == tuple(c.id for c in dv.CARDS if c.topic == "scaling") and scaling[0] == "scaling-01"
+    assert dv.deck_of(["scaling"], ["lora-01", "scaling-03", "scaling-02"]) == ("scaling-03", "scaling-02")
+    assert dv.step(scaling, scaling[-1], 1) == scaling[0] and dv.step(scaling, scaling[0], -1) == scaling[-1]
+    assert dv.step(scaling, "lora-01", 1) == scaling[0]
+    assert dv.next_card(scaling, "scaling-01", ["scaling-01", "lora-01", "scaling-05"]) == "scaling-05"
+    assert dv.next_card(scaling, "scaling-02", []) == "scaling-03"
+
+
+def test_drill_decides_the_parts_per_role():
+    state = dv.SPEC.defaults().replace(card="scaling-01", reveal=2)
+    assert dv.drill(state).parts == ("sentence", "equation")
+    assert dv.drill(state.replace(role="interviewer")).parts == ANSWER_PARTS
+    assert dv.drill(state.replace(role="candidate")).parts == ()
+    hidden = dv.drill(state.replace(role="interviewer"), hide=True)
+    assert hidden.parts == () and hidden.role == "candidate"
+    missing = dv.drill(state.replace(card="scaling-99"))
+    assert missing.card == dv.CARDS[0] and missing.notices[0][0] == "warning"
+    empty = dv.drill(state.replace(card="", topics=()))
+    assert empty.card is None and empty.deck == () and empty.notices[0][0] == "info"
+
+
+def test_the_candidate_query_drops_the_interviewers_settings():
+    query = {"role": "interviewer", "reveal": "3", "learner": "ada", "card": "x-01", "present": "true", "due": "true"}
+    assert dv.candidate_query(query, "lora-02") == {
+        "present": "true",
+        "card": "lora-02",
+        "role": "candidate",
+        "reveal": "0",
+        "hide": "true",
+    }
+    assert dv.candidate_link("http://h/Drills", {}, "lora-02").startswith("http://h/Drills?card=lora-02&")
+
+
+def test_bad_link_values_give_messages_and_the_defaults():
+    bad = {"seconds": "1e400", "reveal": "nan", "topics": "nope", "role": "boss", "card": "abc", "due": "maybe"}
+    at = open_page(PAGE, bad)
+    assert no_exception(at)
+    warnings = "\n".join(w.value for w in at.warning)
+    for name in ("seconds", "reveal", "topics", "role", "due"):
+        assert f"`{name}={bad[name]}`" in warnings
+    assert at.slider(key="seconds").value == 75 and at.slider(key="reveal").value == 0
+    assert "Choose at least one topic" in _texts(at) and "No card to show" in _texts(at)
