@@ -32,6 +32,15 @@ def _url_page(path: str) -> str:
     return "" if path == "app.py" else path.split("_", 1)[1].removesuffix(".py")
 
 
+def _settle(page) -> None:
+    """Wait for the rerun a click or Back starts to finish (it may not have started yet on a loaded machine)."""
+    try:
+        page.wait_for_selector("[data-testid='stApp'][data-test-script-state='running']", timeout=2_000)
+    except Exception:
+        pass
+    _idle(page)
+
+
 def _idle(page) -> None:
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=60_000)
     # the frame's history shim loads with the page's first elements; a click before it is in place (within the
@@ -65,14 +74,12 @@ def _click(page, label: str) -> None:
     page.wait_for_function(
         "p => window.location.pathname.replace(/\\/$/, '') === p.replace(/\\/$/, '')", arg=target, timeout=60_000
     )
-    page.wait_for_timeout(300)
-    _idle(page)
+    _settle(page)
 
 
 def _back(page) -> None:
     page.go_back(wait_until="commit")
-    page.wait_for_timeout(400)
-    _idle(page)
+    _settle(page)
 
 
 def _readouts(page) -> list[tuple[str, str]]:
@@ -104,6 +111,7 @@ def test_every_ordered_pair_of_pages_with_back_and_forward(open_page) -> None:
             _click(page, a_label)
             _check(page, a)
             current = a
+        last = a
         for b_path, b_label in ORIGINAL:
             b = _url_page(b_path)
             if b == a:
@@ -112,23 +120,24 @@ def test_every_ordered_pair_of_pages_with_back_and_forward(open_page) -> None:
             _check(page, b)
             _back(page)
             _check(page, a)
+            last = b
         page.go_forward(wait_until="commit")  # Forward returns to the last page opened from a
-        page.wait_for_timeout(400)
-        _idle(page)
-        _check(page, b)
-        current = b
+        _settle(page)
+        _check(page, last)
+        current = last
     assert watch.errors == [] and watch.external == []
 
 
 def test_ten_steps_and_ten_backs_each_match_a_fresh_session_on_the_address_bar(open_page, browser) -> None:
     watch = open_page("/Scaling_laws?N=3e9&C=6e20")
     page = watch.page
+    _idle(page)
+    page.wait_for_selector("[data-testid='stMetricValue']", timeout=30_000)
     fresh = page.context.new_page
 
     def preset(name: str) -> None:
         page.locator("[data-testid='stSidebar'] button", has_text=name).first.click()
-        page.wait_for_timeout(300)
-        _idle(page)
+        _settle(page)
 
     steps = [
         lambda: preset("Worked example A"),
@@ -190,7 +199,8 @@ def test_every_page_from_the_sidebar_then_back_to_the_first(open_page) -> None:
         _click(page, label)
         _check(page, _url_page(path))
         page.wait_for_timeout(200)
-        assert page.locator(".js-plotly-plot").count() >= 1, path  # each page draws its figure
+        if not path.endswith("Drills.py"):  # each page but the drills draws its figure
+            assert page.locator(".js-plotly-plot").count() >= 1, path
     for path, _, _ in reversed(PAGES[:-1]):
         _back(page)
         _check(page, _url_page(path))
