@@ -264,11 +264,12 @@ def _plain(text: str) -> str:
     return re.sub(r"<[^>]+>", "", text)
 
 
-def legend_rows(data: Sequence[Mapping[str, Any]], size: float, width: float = 860.0) -> int:
+def legend_rows(data: Sequence[Mapping[str, Any]], size: float, width: float = 640.0) -> int:
     """About how many rows a horizontal legend of ``data`` takes at ``size`` px in a plot ``width`` px wide.
 
-    An estimate (about 0.55 em per character plus the symbol and gaps), for making room above the plot; 860 px is
-    the figure's width on a 1280 x 720 screen with the sidebar open.
+    An estimate (about 0.55 em per character plus the symbol and gaps), for making room above the plot. 640 px is
+    about the plot area on a 1280 x 720 screen in presenter mode with the sidebar open (its 22 px root type widens
+    the sidebar); a wider plot only leaves some spare room.
     """
     rows, used = 0, width
     for trace in data:
