@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from viz.format import percent as percent  # re-exported: the page's readouts print shares like the figures
-from viz.format import share as _percent
+from viz.format import share
 from viz.style import PALETTE, Theme, colorscale, figure, get_theme, grid
 
 if TYPE_CHECKING:
@@ -58,9 +58,9 @@ def _readout_text(curves: RankCurves, r: int) -> str:
     ro = curves.readout(int(r))
     return (
         f"<b>r = {ro.r}</b> of min(d, k) = {curves.m} &nbsp;·&nbsp; "
-        f"error ‖ΔW − BA‖<sub>F</sub>/‖ΔW‖<sub>F</sub> = {_percent(ro.rel_frobenius)} &nbsp;·&nbsp; "
-        f"energy captured {_percent(ro.energy)}<br>"
-        f"trainable r(d+k) = {ro.params:,} of dk = {ro.params_full:,} ({_percent(ro.share)})"
+        f"error ‖ΔW − BA‖<sub>F</sub>/‖ΔW‖<sub>F</sub> = {share(ro.rel_frobenius)} &nbsp;·&nbsp; "
+        f"energy captured {share(ro.energy)}<br>"
+        f"trainable r(d+k) = {ro.params:,} of dk = {ro.params_full:,} ({share(ro.share)})"
     )
 
 
@@ -376,9 +376,9 @@ def _marks(curves: RankCurves, r: int) -> list[tuple[list, list, list]]:
     """(x, y, hover text) of the current-r marker in each of the four panels (empty where r = 0 has no point)."""
     ro = curves.readout(r)
     sigma = [(r, float(curves.sigma[r - 1]), f"σ<sub>{r}</sub> = {curves.sigma[r - 1]:.3g}")] if r >= 1 else []
-    params = [(r, ro.params, f"r(d+k) = {ro.params:,} ({_percent(ro.share)} of dk)")] if r >= 1 else []
-    err = [(r, ro.rel_frobenius, f"r = {r}: error {_percent(ro.rel_frobenius)}")]
-    energy = [(r, ro.energy, f"r = {r}: energy {_percent(ro.energy)}")]
+    params = [(r, ro.params, f"r(d+k) = {ro.params:,} ({share(ro.share)} of dk)")] if r >= 1 else []
+    err = [(r, ro.rel_frobenius, f"r = {r}: error {share(ro.rel_frobenius)}")]
+    energy = [(r, ro.energy, f"r = {r}: energy {share(ro.energy)}")]
     return [([p[0] for p in ps], [p[1] for p in ps], [p[2] for p in ps]) for ps in (sigma, err, energy, params)]
 
 
