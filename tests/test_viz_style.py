@@ -29,18 +29,34 @@ import viz
 from core import attention as at
 from core import evaluation as ev
 from core import lora as L
+from core import loss_units as lu
+from core import ppo as cp
+from core import reward_model as rm
+from core import sampling as cs
 from core import scaling
+from core import schedules as sc
+from core import serving as S
+from core import training_memory as tm
 from core.dpo import dpo_curve, dpo_loss
 from core.grpo import batch_normalised_advantages, expected_abs_advantage, group_signal_probability, grpo_advantages
+from core.hardware import GIB, GPUS
 from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
+from core.model_spec import CUSTOM, LLAMA3_8B
 from viz import attention as va
 from viz import dpo as vd
 from viz import grpo as vg
 from viz import kl_leash as vk
 from viz import lora as vl
+from viz import loss_units as vlu
 from viz import pass_at_k as vp
+from viz import ppo as vpp
+from viz import reward_model as vrm
+from viz import sampling as vsa
 from viz import scaling as vs
+from viz import schedules as vsc
+from viz import serving as vsv
 from viz import style
+from viz import training_memory as vtm
 
 THEMES = ("light", "dark")
 
@@ -158,6 +174,105 @@ def _outputs(**kw):
     return va.attention_outputs_figure(res.outputs, _words(), res.head_names, **kw)
 
 
+def _memory(**kw):
+    states = [tm.state_memory(7e9, zero=z, dp=8) for z in range(4)]
+    comps = {
+        "weights": [s.weights for s in states],
+        "gradients": [s.gradients for s in states],
+        "optimizer states": [s.optimizer for s in states],
+        "activations": [10 * GIB] * 4,
+    }
+    labels = ["ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3"]
+    h100 = GPUS["H100"]
+    return vtm.training_memory_figure(labels, comps, h100.memory_bytes, "H100", chosen=1, gb_misread_bytes=80e9, **kw)
+
+
+def _bubble(**kw):
+    m = np.arange(1, 65)
+    bubbles = {p: tm.pipeline_bubble(p, m) for p in (2, 4, 8)}
+    return vtm.pipeline_bubble_figure(m, bubbles, (8, 8, 7 / 15), target=0.1, **kw)
+
+
+def _roofline(**kw):
+    h, x, batches = GPUS["H100"], np.logspace(-1, 4, 60), np.array([1, 16, 256])
+    step = S.forward_step(LLAMA3_8B, "H100", batches, 1, 1024)
+    prefill = S.forward_step(LLAMA3_8B, "H100", 1, 2048, 0)
+    return vsv.roofline_figure(
+        x, S.attainable_flops(x, "H100"), h.peak_flops, h.bandwidth, "H100",
+        points=[("prefill 2,048", float(prefill.intensity), float(prefill.flops / prefill.seconds)),
+                ("decode", float(step.intensity[0]), float(step.flops[0] / step.seconds[0]))],
+        decode_curve=(batches, step.intensity, step.flops / step.seconds),
+        sparse_attainable=S.attainable_flops(x, "H100", sparse=True), **kw,
+    )  # fmt: skip
+
+
+def _speculative(**kw):
+    a, b = np.linspace(0, 1, 11), np.array([1, 64, 4096])
+    exp = {k: S.expected_tokens_per_forward(a, k) for k in (1, 4)}
+    sp = {k: S.speculative_speedup_vs_batch(0.8, k, b, LLAMA3_8B, CUSTOM, context=256) for k in (1, 4)}
+    return vsv.speculative_figure(a, exp, b, sp, (0.8, 4, float(S.expected_tokens_per_forward(0.8, 4))), **kw)
+
+
+def _kv_capacity(**kw):
+    ctx, lengths, kvpt = np.array([1024, 4096, 16384]), np.full(50, 200), 320 * 1024
+    pairs = [S.sequences_by_allocator(170 * 2**30, kvpt, np.minimum(lengths, c), int(c)) for c in ctx]
+    waste = S.allocation_waste(lengths, 4096)
+    return vsv.kv_capacity_figure(
+        ctx, [p[0] for p in pairs], [p[1] for p in pairs], (4096, *pairs[1]), waste=(waste.contiguous, waste.paged),
+        trap=("MHA", [p[0] / 8 for p in pairs]), **kw,
+    )  # fmt: skip
+
+
+def _router(**kw):
+    routing = S.route_tokens(S.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
+    return vsv.moe_router_figure(
+        routing.load, routing.processed, routing.capacity, dropped_tokens=routing.dropped_tokens,
+        aux_loss=routing.aux_loss, **kw,
+    )  # fmt: skip
+
+
+def _gae(**kw):
+    p, lams = cp.GAE_PRESETS["sparse"], [0.0, 0.5, 0.9, 0.95, 1.0]
+    A = np.stack([cp.gae(p.rewards, p.values, p.gamma, lm) for lm in lams])
+    return vpp.gae_figure(p.rewards, p.values, cp.td_errors(p.rewards, p.values, p.gamma), lams, A, lam=0.95, **kw)
+
+
+def _kl_estimators(**kw):
+    r = np.geomspace(0.1, 10, 41)
+    study = cp.kl_estimator_study([0.5, 0.3, 0.15, 0.05], [0.2, 0.3, 0.3, 0.2], n=200)
+    return vpp.kl_estimators_figure(study, r, cp.kl_estimators(np.zeros_like(r), np.log(r)), **kw)
+
+
+@functools.cache
+def _bt():
+    true = np.array([-1.0, 0.0, 0.5, 1.5])
+    pairs = rm.sample_pairs(true, 200, seed=0)
+    fit = rm.bradley_terry_fit(pairs, n_items=4)
+    return true, fit, rm.bradley_terry_nll(fit.rewards + 3.0, pairs)
+
+
+def _bradley_terry(**kw):
+    true, fit, shifted = _bt()
+    m = np.linspace(-6, 6, 61)
+    return vrm.bradley_terry_figure(
+        fit, true, m, rm.preference_probability(m, 0.0), shift=3.0, shifted_nll=shifted, **kw
+    )
+
+
+@functools.cache
+def _tokenizers():
+    return lu.compare_tokenizers()
+
+
+def _generations(**kw):
+    W = cs.markov_logits(12, 0)
+    gens = {"greedy": cs.generate_markov(W, 3, 30), "T = 1, top-p 0.9": cs.generate_markov(W, 3, 30, 1.0, top_p=0.9)}
+    return vsa.generation_figure(gens, **kw)
+
+
+_VOCAB = cs.VOCAB_PRESETS["keeper"]
+_LRS = {"cosine": sc.lr_schedule("cosine", 2000), "WSD": sc.lr_schedule("wsd", 2000)}
+
 p_grid = np.linspace(0, 1, 101)
 # name -> a call taking theme= and presenter=; the name is the builder's (a suffix after ":" tells variants apart)
 EXAMPLES: dict[str, Callable[..., go.Figure]] = {
@@ -211,6 +326,41 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "attention_scale_figure": _scale,
     "attention_outputs_figure": _outputs,
     "attention_kv_cache_figure": _kv,
+    "training_memory_figure": _memory,
+    "pipeline_bubble_figure": _bubble,
+    "roofline_figure": _roofline,
+    "speculative_figure": _speculative,
+    "kv_capacity_figure": _kv_capacity,
+    "moe_router_figure": _router,
+    "ppo_clip_figure": lambda **kw: vpp.ppo_clip_figure(cp.ppo_clip_curve(0.2, 0.28), 1.3, **kw),
+    "clip_batch_figure": lambda **kw: vpp.clip_batch_figure(cp.token_batch(n=200, log_ratio_std=0.3, seed=1), **kw),
+    "gae_figure": _gae,
+    "gae_bias_variance_figure": lambda **kw: vpp.gae_bias_variance_figure(cp.gae_bias_variance(n=100), 0.95, **kw),
+    "kl_estimators_figure": _kl_estimators,
+    "rlhf_memory_figure": lambda **kw: vpp.rlhf_memory_figure(
+        {m: cp.rlhf_memory(7e9, method=m) for m in ("ppo", "grpo", "dpo")}, **kw
+    ),
+    "bradley_terry_figure": _bradley_terry,
+    "accuracy_noise_figure": lambda **kw: vrm.accuracy_noise_figure(
+        rm.accuracy_vs_noise(np.linspace(-2, 2, 6), flips=(0.0, 0.25, 0.5), n_train=60, n_test=60), **kw
+    ),
+    "length_bias_figure": lambda **kw: vrm.length_bias_figure(rm.length_bias_sweep(), 0.3, **kw),
+    "sampling_figure": lambda **kw: vsa.sampling_figure(
+        _VOCAB.logits, _VOCAB.tokens, 0.7, top_p=0.9, temperatures=(0.0, 0.5, 1.0, 2.0), **kw
+    ),
+    "order_figure": lambda **kw: vsa.order_figure(_VOCAB.logits, _VOCAB.tokens, 2.0, top_p=0.9, **kw),
+    "generation_figure": _generations,
+    "tokenizer_units_figure": lambda **kw: vlu.tokenizer_units_figure(*_tokenizers(), **kw),
+    "sft_mask_figure": lambda **kw: vlu.sft_mask_figure(lu.sft_loss_weights(200, 50, mask_prompt=False), **kw),
+    "packing_mask_figure": lambda **kw: vlu.packing_mask_figure([3, 2, 4], **kw),
+    "padding_figure": lambda **kw: vlu.padding_figure(
+        [lu.padding_waste(lu.example_lengths(64), 16, s, seq_len=2048) for s in ("pad_to_longest", "bucket", "pack")],
+        **kw,
+    ),
+    "schedule_figure": lambda **kw: vsc.schedule_figure(_LRS, **kw),
+    "wsd_branch_figure": lambda **kw: vsc.wsd_branch_figure(2000, [600, 1200], 200, **kw),
+    "kaplan_figure": lambda **kw: vsc.kaplan_figure(sc.kaplan_gap(2000, [500, 1000]), 2000, **kw),
+    "mixture_figure": lambda **kw: vsc.mixture_figure(sc.data_mixture(2000, 1600), sc.lr_schedule("wsd", 2000), **kw),
 }  # fmt: skip
 
 
