@@ -418,7 +418,8 @@ def rlhf_memory_figure(
 ) -> go.Figure:
     """Stacked horizontal bars: for each method (label -> core.ppo.rlhf_memory rows) the bytes of each model,
     orange for models that train (weights, gradients, Adam states), blue for frozen ones (weights only), every
-    other model hatched. One trace per (model, role) so that the legend names the models; totals are written at the bars' ends.
+    other model hatched. One trace per (model, role) so that the legend names the models; totals are written at
+    the bars' ends.
     """
     t = get_theme(theme)
     pal = t.palette
