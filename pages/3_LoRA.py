@@ -9,9 +9,9 @@ import streamlit as st
 
 from core import lora as L
 from pages.frame import InterviewAnswer, Page, cached_figures, cached_view, draw_tabs
-from pages.frame.state import State
 from pages.views import Options, View
 from pages.views import lora as view_of
+from pages.views.state import State
 from viz import format as fmt
 
 page = Page.setup(

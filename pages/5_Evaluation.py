@@ -6,9 +6,9 @@ import streamlit as st
 
 from core import evaluation as ev
 from pages.frame import InterviewAnswer, Page, cached, cached_view, draw_tabs
-from pages.frame.state import State
 from pages.views import Options, View
 from pages.views import evaluation as view_of
+from pages.views.state import State
 
 page = Page.setup(
     "pass@k and error bars",

@@ -14,7 +14,7 @@ import pytest
 
 import pages.views
 from bench.load import run_load
-from pages.frame.state import Field, Spec
+from pages.views.state import Field, Spec
 from tests.browser.conftest import _free_port, start_server
 
 pytestmark = [pytest.mark.server, pytest.mark.xfail(reason="unverified after the final merges", strict=False)]

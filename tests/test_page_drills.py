@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from pages.frame.state import APP_PARAMS
 from pages.views import drills as dv
+from pages.views.state import APP_PARAMS
 from study.cards import ANSWER_PARTS
 from study.progress import DB_NAME, ProgressStore
 from tests.apptest import no_exception, open_page

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from core.sampling import VOCAB_PRESETS
-from pages.frame.state import check_unique
 from pages.views import Options
 from pages.views import sampling as view_of
+from pages.views.state import check_unique
 from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page
 
 PAGE = "pages/11_Sampling.py"

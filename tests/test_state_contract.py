@@ -11,7 +11,7 @@ import pytest
 
 import pages.views
 from pages.frame import PAGES
-from pages.frame.state import APP_PARAMS, Field, Spec, State, check_unique
+from pages.views.state import APP_PARAMS, Field, Spec, State, check_unique
 
 VIEW_MODULES = [importlib.import_module(f"pages.views.{m.name}") for m in pkgutil.iter_modules(pages.views.__path__)]
 SPECS = [m.SPEC for m in VIEW_MODULES if hasattr(m, "SPEC")]
@@ -142,3 +142,23 @@ def test_state_is_hashable_read_only_and_picklable() -> None:
     assert s.a == 1 and s.replace(a=2).a == 2 and s.a == 1
     with pytest.raises(AttributeError):
         s.a = 3  # type: ignore[misc]
+
+
+def test_every_view_runs_in_a_process_without_streamlit() -> None:
+    """Decks, handouts and cards draw pages through ``figures(state, options)``: no Streamlit may come with it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import importlib, pkgutil, sys; import pages.views as v\n"
+        "mods = [importlib.import_module(f'pages.views.{m.name}') for m in pkgutil.iter_modules(v.__path__)]\n"
+        "from pages.views import grpo, scaling\n"
+        "grpo.figures(grpo.SPEC.defaults()); scaling.figures(scaling.SPEC.defaults())\n"
+        "print(len(mods), 'streamlit' in sys.modules)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    count, loaded = out.stdout.split()
+    assert int(count) >= 14 and loaded == "False", out.stdout

@@ -46,7 +46,7 @@ def test_runs_outside_streamlit_without_torch_outside_the_theorem_check():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[-2] == "['Beta sweep', 'DPO', 'Reward hacking'] False"
-    # the view module itself never imports Streamlit (pages.frame.state's package does, for now)
+    # the view module itself never imports Streamlit (pages.views.state's package does, for now)
     tree = ast.parse((ROOT / "pages/views/kl_leash.py").read_text())
     imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     imported += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]

@@ -35,8 +35,8 @@ from streamlit.errors import StreamlitAPIException, StreamlitPageNotFoundError
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from core.device import device_summary
-from pages.frame.state import APP_PARAMS, Field, Spec, State
 from pages.views import Readout, View
+from pages.views.state import APP_PARAMS, Field, Spec, State
 from viz.style import plotly_config
 
 ROOT = Path(__file__).resolve().parents[2]

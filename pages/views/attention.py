@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 
 from core import attention as attn
 from core import attention_real as real
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from viz import attention as va
 
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
@@ -66,7 +66,7 @@ SPEC = Spec(
     (
         Field("attn_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs", aliases=("view",)),
         Field("src", "Tokens from", "choice", "text", choices=("text", "random"), widget="segmented"),
-        Field("text", "Text", "text", attn.DEFAULT_TEXT),
+        Field("text", "Text", "text", attn.DEFAULT_TEXT, max_chars=20_000),
         Field("split", "Split on", "choice", "word", choices=("word", "char"), widget="segmented"),
         Field("tokens", "Random tokens", "int", 64, lo=2, hi=512, widget="slider", aliases=("n",)),
         Field("dm", "d_model", "int", 64, lo=1, hi=attn.MAX_D_MODEL, step=8),

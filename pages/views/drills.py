@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from pages.frame.state import Field, Spec, State
+from pages.views.state import Field, Spec, State
 from study.cards import ANSWER_PARTS, Card, by_topic, load_cards
 
 CARDS, CARD_PROBLEMS = load_cards()

@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd
 
 from core import evaluation as ev
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from viz import pass_at_k as vz
 
 VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the link's values and the parts

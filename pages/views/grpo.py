@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 
 from core import grpo
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from viz.grpo import (
     advantage_text,
     grpo_advantages_figure,

@@ -10,8 +10,8 @@ import pandas as pd
 
 from core import kl_leash as kl
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
 

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from core import lora as L
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz import lora as V
 

@@ -8,8 +8,8 @@ import pandas as pd
 
 from core import loss_units as L
 from core.sampling import bundled_text
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
 
 VIEWS = ("BPE merges", "SFT mask", "Packing", "Padding")

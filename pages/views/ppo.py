@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from core import ppo
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz.ppo import (
     clip_batch_figure,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 
 from core import scaling
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz.scaling import isoflop_family_figure, isoflop_figure
 

@@ -11,8 +11,8 @@ from core import serving as sv
 from core.hardware import GB, GIB, GPUS
 from core.model_spec import CATALOGUE, KIB, kv_cache_bytes_per_token, param_breakdown
 from core.systems_presets import PRESETS_BY_KEY
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from pages.views.systems_common import NONE, preset_name, problem_keys, problem_readouts
 from viz import format as fmt
 from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure

@@ -11,8 +11,8 @@ from core import training_memory as tm
 from core.hardware import GB, GIB, GPUS
 from core.model_spec import CATALOGUE, param_count
 from core.systems_presets import PRESETS_BY_KEY
-from pages.frame.state import Field, Spec, State
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views.state import Field, Spec, State
 from pages.views.systems_common import NONE, preset_name, problem_keys, problem_readouts
 from viz import format as fmt
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure

@@ -14,7 +14,7 @@ import pytest
 
 import pages.views
 from pages.frame import PAGES
-from pages.frame.state import APP_PARAMS
+from pages.views.state import APP_PARAMS
 
 pytestmark = pytest.mark.browser
 
