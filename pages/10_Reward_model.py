@@ -58,7 +58,7 @@ with page.views():
         page.control("dpo_pair")
 
 open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
-out = figures(page.state(), Options(presenter=page.presenter, parts=frozenset({"main", *open_parts})))
+out = figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
 page.show_notices(out)
 if "main" in out.figures:
     page.figure(out.figures["main"], key="bt", filename="reward-model-bradley-terry")

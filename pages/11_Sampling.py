@@ -34,7 +34,7 @@ with page.views():
     tab_order, tab_loops = draw_tabs(view_of.SPEC["samp_view"])
 parts = {"main"} | ({"order"} if tab_order.open else set()) | ({"loops"} if tab_loops.open else set())
 state = page.state()
-out = figures(state, Options(presenter=page.presenter, parts=frozenset(parts)))
+out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(parts)))
 page.show_notices(out)
 page.figure(out.figures["main"], key="fig-sampling", filename="sampling", drag="T", drag_values=out.facts["temps"])
 st.caption(

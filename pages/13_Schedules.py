@@ -28,7 +28,7 @@ with page.views():
     tabs = dict(zip(view_of.VIEWS, draw_tabs(view_of.SPEC["sched_view"]), strict=True))
 parts = {"main"} | {name for name, tab in tabs.items() if tab.open}
 state = page.state()
-out = figures(state, Options(presenter=page.presenter, parts=frozenset(parts)))
+out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(parts)))
 page.show_notices(out)
 page.figure(out.figures["main"], key="fig-schedules", filename="lr-schedules")
 st.caption(

@@ -34,7 +34,7 @@ with page.controls():
     page.control("N")
 
 state = page.state()
-out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main", "family"})))
+out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", "family"})))
 study, fit_key = out.facts["study"], out.facts["fit_key"]
 p, other_plan = study.current, study.other
 other_label = scaling.FITS[study.other_fit].label

@@ -90,7 +90,7 @@ with page.views():
         st.markdown(DERIVATION[step][1])
 
 open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
-out = figures(page.state(), Options(presenter=page.presenter, parts=frozenset({"main", *open_parts})))
+out = figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
 st.session_state[LAST] = out.facts["answers"]
 page.show_notices(out)
 page.figure(out.figures["main"], key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)

@@ -101,7 +101,9 @@ with page.figure_area():
     tab_rank, tab_cost, tab_init = draw_tabs(view_of.SPEC["lora_view"])
 
 is_open = dict(zip(view_of.PARTS.values(), (tab_rank.open, tab_cost.open, tab_init.open), strict=True))
-options = Options(presenter=page.presenter, parts=frozenset(part for part, yes in is_open.items() if yes))
+options = Options(
+    theme=page.theme, presenter=page.presenter, parts=frozenset(part for part, yes in is_open.items() if yes)
+)
 if not tab_rank.open:  # only the rank tab shows the upload
     delta_upload, upload_key = None, ()
 analysis = analyse_upload(*upload_key, delta_upload) if upload_key else None

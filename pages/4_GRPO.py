@@ -47,7 +47,7 @@ with page.views():
 
 open_tabs = [name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open]
 state = page.state().replace(grpo_view=open_tabs[0] if open_tabs else view_of.VIEWS[0])
-out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main", *open_tabs})))
+out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_tabs})))
 page.show_notices(out)
 
 chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"

@@ -63,7 +63,7 @@ with page.figure_area():
 
 state = page.state()
 open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
-out = figures(state, Options(presenter=page.presenter, parts=frozenset(open_parts - {view_of.BIAS})))
+out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(open_parts - {view_of.BIAS})))
 page.show_notices(out)
 n, c, p = (out.facts[name] for name in ("n", "c", "p"))
 readouts, tables = list(out.readouts), {name: t for name, t in out.tables.items() if name != view_of.EVERY_K}
@@ -86,7 +86,8 @@ if tab_curves.open:
 if tab_bias.open:
     with tab_bias:
         sim_out = simulated(
-            view_of.simulation_state(state), Options(presenter=page.presenter, parts=frozenset({view_of.BIAS}))
+            view_of.simulation_state(state),
+            Options(theme=page.theme, presenter=page.presenter, parts=frozenset({view_of.BIAS})),
         )
         page.chart(sim_out.figures["bias"], "bias", "pass-at-k-bias")
         st.caption(sim_out.facts["simulation_caption"])

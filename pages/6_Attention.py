@@ -53,7 +53,7 @@ if view_of.real_available():
             page.control("rh")
 
 open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-out = view_of.figures(page.state(), Options(presenter=page.presenter, parts=open_tabs))
+out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
 page.show_notices(out)
 facts = out.facts
 

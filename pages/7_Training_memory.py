@@ -38,7 +38,7 @@ with page.controls():
     page.control("mem_problem")
 
 state = page.state()
-out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main", "bubble"})))
+out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", "bubble"})))
 page.show_notices(out)
 if "main" in out.figures:
     page.figure(out.figures["main"], key="memory", filename="training-memory")

@@ -45,7 +45,7 @@ with page.views():
 
 state = page.state()
 open_parts = {name for name, tab in tabs.items() if tab.open}
-out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main"} | open_parts)))
+out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main"} | open_parts)))
 page.show_notices(out)
 if "main" in out.figures:
     page.figure(out.figures["main"], key="roofline", filename="roofline")

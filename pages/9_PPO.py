@@ -68,7 +68,7 @@ with page.views():
 
 open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
 state = page.state()
-out = figures(state, Options(presenter=page.presenter, parts=frozenset({"main", *open_parts})))
+out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
 page.show_notices(out)
 if "main" in out.figures:
     page.figure(out.figures["main"], key="clip", filename="ppo-clip", drag="rho", drag_values=view_of.rho_grid())

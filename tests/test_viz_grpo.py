@@ -151,7 +151,7 @@ def test_ppo_vs_grpo_figure(G):
     assert len(ppo.x) == 4 and len(grpo.x) == 2
     assert [c[1] for c in ppo.customdata] == ["trained", "trained", "frozen", "frozen"]
     assert [c[1] for c in grpo.customdata] == ["trained", "frozen"]
-    assert list(ppo.marker.color) == [DOWN, DOWN, "white", "white"]
+    assert list(ppo.marker.color) == [DOWN, DOWN, "#FFFFFF", "#FFFFFF"]  # frozen: hollow (the background)
     assert len(by_name["PPO answers"].x) == 1 and len(by_name["GRPO answers"].x) == G
     with pytest.raises(ValueError):
         ppo_vs_grpo_figure(0)

@@ -9,7 +9,7 @@ from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
 from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
-from viz.style import PALETTE
+from viz.style import LIGHT, PALETTE
 
 
 def _sweep(key="toy", beta=None, n=121):
@@ -251,7 +251,8 @@ def test_ten_answers_get_stacked_unrotated_tick_labels_and_dark_safe_colours():
     fig = kl_leash_figure(s, 1.0, [f"y{k + 1}" for k in range(10)])
     assert fig.layout.xaxis.tickangle == 0 and fig.layout.xaxis.tickfont.size == 12
     assert fig.data[1].x[0] == "y1<br>r=−1<br>true 1"
-    assert fig.layout.sliders[0].currentvalue.font.color == PALETTE["neutral"]  # the slider's own font is hidden
+    # the slider's own font is hidden, so its current value has its own (text-contrast) colour
+    assert fig.layout.sliders[0].currentvalue.font.color == LIGHT.ink["neutral"]
     assert "255,255,255" not in fig.layout.annotations[0].bgcolor  # no white panel on a dark theme
     sweep_fig = kl_sweep_figure(s, 1.0)
     colours = {t.line.color for t in sweep_fig.data if t.line is not None and t.line.color}

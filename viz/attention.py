@@ -3,13 +3,13 @@ row entropy against d_k, the output vectors, and the KV-cache sizes of MHA, GQA 
 
 Builders take numpy arrays computed by core.attention. Heatmaps larger than ``max_cells`` tokens a side are shown
 as blocks of tokens (the figure says so), which keeps the figure JSON small at 512 tokens. Each figure is
-assembled as plain dicts and validated once: plotly's subplot helpers cost hundreds of milliseconds per grid.
+assembled as plain dicts through :func:`viz.style.figure`, its subplots from :func:`viz.style.grid` (plotly's
+subplot helpers cost hundreds of milliseconds per grid). Every builder takes ``theme`` ("light" or "dark") and
+``presenter`` (larger type for a room).
 """
 
 from __future__ import annotations
 
-import copy
-import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -18,16 +18,13 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.style import DIVERGING, PALETTE, SEQUENCE, SEQUENTIAL, apply_style
+from viz.style import PALETTE, axis_key, colorscale, figure, get_theme, grid
 
 MAX_CELLS = 64  # most heatmap cells a side
 CELL_BUDGET = 32 * 64 * 64  # most heatmap cells in one figure (about 700 kB of JSON)
 
-SCALE_COLOURS: dict[str, str] = {
-    "sqrt_dk": PALETTE["optimum"],
-    "none": PALETTE["negative"],
-    "sqrt_dmodel": PALETTE["highlight"],
-}
+SCALE_ROLES: dict[str, str] = {"sqrt_dk": "optimum", "none": "negative", "sqrt_dmodel": "highlight"}
+SCALE_COLOURS: dict[str, str] = {choice: PALETTE[role] for choice, role in SCALE_ROLES.items()}  # light theme's
 SCALE_NAMES: dict[str, str] = {
     "sqrt_dk": "1/√d_k",
     "none": "no scale",
@@ -100,25 +97,12 @@ def _grid(
     n: int, cols: int, *, hgap: float = 0.04, vgap: float = 0.1, widths: Sequence[float] | None = None
 ) -> tuple[list[tuple[str, str]], dict[str, Any]]:
     """Axis ids [('x', 'y'), ('x2', 'y2'), ...] of n subplots in a row-major grid, and their layout entries."""
-    rows = math.ceil(n / cols)
-    widths = list(widths) if widths is not None else [1.0] * cols
-    unit = (1 - hgap * (cols - 1)) / sum(widths)
-    starts = np.concatenate([[0.0], np.cumsum([w * unit + hgap for w in widths])])
-    height = (1 - vgap * (rows - 1)) / rows
-    ids, layout = [], {}
-    for i in range(n):
-        r, c = divmod(i, cols)
-        suffix = "" if i == 0 else str(i + 1)
-        x0, y1 = float(starts[c]), 1 - r * (height + vgap)
-        layout[f"xaxis{suffix}"] = {"domain": [x0, min(1.0, x0 + widths[c] * unit)], "anchor": f"y{suffix}"}
-        layout[f"yaxis{suffix}"] = {"domain": [max(0.0, y1 - height), y1], "anchor": f"x{suffix}"}
-        ids.append((f"x{suffix}", f"y{suffix}"))
-    return ids, layout
+    return grid(math.ceil(n / cols), cols, n=n, hgap=hgap, vgap=vgap, widths=widths)
 
 
 def _axis(layout: dict[str, Any], axis_id: str) -> dict[str, Any]:
     """The layout dict of axis 'x3' (key 'xaxis3')."""
-    return layout[f"{axis_id[0]}axis{axis_id[1:]}"]
+    return layout[axis_key(axis_id)]
 
 
 def _subplot_titles(names: Sequence[str], layout: dict[str, Any], ids: list[tuple[str, str]]) -> list[dict]:
@@ -151,23 +135,18 @@ def _line(axis: str, at: float, xid: str, yid: str, colour: str, dash: str = "da
     return line | {"yref": yid, "y0": at, "y1": at, "xref": across[0], "x0": 0, "x1": 1}
 
 
-@functools.cache
-def _style(height: int, legend: bool) -> dict[str, Any]:
-    """The layout entries viz.style.apply_style sets, computed once per (height, legend)."""
-    style = apply_style(go.Figure(), height=height, legend=legend).layout.to_plotly_json()
-    style.pop("template", None)  # go.Figure adds the default template itself
-    return style
-
-
-def _finish(data: list[dict], layout: dict[str, Any], height: int, top: int, legend: bool = False) -> go.Figure:
-    """One validated go.Figure from plain dicts, in the shared style (merged in, not applied afterwards: updating a
-    built figure costs about 30 ms) with a top margin of `top` pixels for the title.
-    """
-    style = copy.deepcopy(_style(height, legend))
-    for key in ("margin", "legend"):
-        style[key] = style.get(key, {}) | layout.pop(key, {})
-    style["margin"]["t"] = top
-    return go.Figure({"data": data, "layout": style | layout})
+def _finish(
+    data: list[dict],
+    layout: dict[str, Any],
+    height: int,
+    top: int,
+    theme: str,
+    presenter: bool,
+    legend: bool = False,
+) -> go.Figure:
+    """The figure in the shared style, with a top margin of ``top`` pixels for the title (more in presenter mode)."""
+    layout["margin"] = layout.get("margin", {}) | {"t": int(top * 1.25) if presenter else top}
+    return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=legend)
 
 
 def _title(text: str, notes: Sequence[str]) -> dict[str, Any]:
@@ -186,6 +165,8 @@ def attention_figure(
     max_cells: int = MAX_CELLS,
     zmax: float | None = None,
     title: str | None = None,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """A grid of attention heatmaps, one per head: query tokens down, key tokens across, weight on hover.
 
@@ -251,11 +232,16 @@ def attention_figure(
             title or "Attention weights per head (rows: queries, columns: keys; each row sums to 1)", notes
         ),
         "annotations": _subplot_titles(names, layout, ids),
-        "coloraxis": {"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": zmax, "colorbar": {"title": {"text": "weight"}}},
+        "coloraxis": {
+            "colorscale": colorscale("sequential", theme),
+            "cmin": 0.0,
+            "cmax": zmax,
+            "colorbar": {"title": {"text": "weight"}},
+        },
         "uirevision": "attention-heads",
     }
     height = max(360, 90 + rows * (300 if cols <= 2 else 240))
-    return _finish(data, layout, height=height, top=110 if notes else 90)
+    return _finish(data, layout, height, 110 if notes else 90, theme, presenter)
 
 
 def attention_mask_figure(
@@ -266,12 +252,15 @@ def attention_mask_figure(
     buggy_row_sums: np.ndarray | None = None,
     *,
     max_cells: int = MAX_CELLS,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Causal mask done right (-inf before the softmax) beside the classic bug (x 0 after it), with row sums.
 
     correct, buggy: (T, T) weights of one head; the row sums (T,) default to the rows' sums. The bars show that
     the correct rows sum to 1 and the buggy ones fall short, by a different amount in every row.
     """
+    t = get_theme(theme)
     A = _check_square(correct, tokens, "correct")[0]
     B = _check_square(buggy, tokens, "buggy")[0]
     sums_a = np.asarray(A.sum(-1) if correct_row_sums is None else correct_row_sums, dtype=np.float32)
@@ -285,8 +274,8 @@ def attention_mask_figure(
     show_ticks = len(labels) <= 24
     data, shapes = [], []
     for (hx, hy), (bx, by), z, sums, colour, name in (
-        (ids[0], ids[1], both[0], sums_a, PALETTE["optimum"], "correct"),
-        (ids[2], ids[3], both[1], sums_b, PALETTE["negative"], "buggy"),
+        (ids[0], ids[1], both[0], sums_a, t.palette["optimum"], "correct"),
+        (ids[2], ids[3], both[1], sums_b, t.palette["negative"], "buggy"),
     ):
         data.append(
             {
@@ -314,7 +303,7 @@ def attention_mask_figure(
                 "hovertemplate": "query %{y}<br>row sum %{x:.3f}<extra>" + name + "</extra>",
             }
         )
-        shapes.append(_line("x", 1.0, bx, by, PALETTE["neutral"]))
+        shapes.append(_line("x", 1.0, bx, by, t.palette["neutral"]))
         _axis(layout, hx).update(type="category", showticklabels=show_ticks, tickangle=-60, title={"text": "key"})
         _axis(layout, bx).update(range=[0, 1.1], title={"text": "sum"})
         for y in (hy, by):
@@ -331,11 +320,16 @@ def attention_mask_figure(
         "title": _title("Causal mask: add −∞ before the softmax, or multiply by 0 after it?", notes),
         "annotations": _subplot_titles(titles, layout, ids),
         "shapes": shapes,
-        "coloraxis": {"colorscale": SEQUENTIAL, "cmin": 0.0, "cmax": 1.0, "colorbar": {"title": {"text": "weight"}}},
+        "coloraxis": {
+            "colorscale": colorscale("sequential", theme),
+            "cmin": 0.0,
+            "cmax": 1.0,
+            "colorbar": {"title": {"text": "weight"}},
+        },
         "uirevision": "attention-mask",
         "bargap": 0.15,
     }
-    return _finish(data, layout, height=460, top=100)
+    return _finish(data, layout, 460, 100, theme, presenter)
 
 
 def attention_scale_figure(
@@ -346,6 +340,8 @@ def attention_scale_figure(
     *,
     expected_variance: Mapping[str, np.ndarray] | None = None,
     current_d_k: int | None = None,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Logit variance (left, log-log) and mean row entropy (right) against d_k, one curve per scale choice.
 
@@ -353,12 +349,13 @@ def attention_scale_figure(
     (from core.attention.logit_statistics). max_entropy = log(tokens) marks a uniform row; 0 is a one-hot row.
     expected_variance adds the theory d_k · multiplier² dotted; current_d_k marks the page's d_k.
     """
+    t = get_theme(theme)
     d = np.asarray(d_k, dtype=float)
     ids, layout = _grid(2, 2, hgap=0.1)
     (vx, vy), (ex, ey) = ids
     data = []
     for choice in variance:
-        colour = SCALE_COLOURS.get(choice, PALETTE["neutral"])
+        colour = t.palette[SCALE_ROLES.get(choice, "neutral")]
         name = SCALE_NAMES.get(choice, choice)
         var = np.asarray(variance[choice], dtype=float)
         ent = np.asarray(entropy[choice], dtype=float)
@@ -403,7 +400,8 @@ def attention_scale_figure(
             }
         )
     annotations = _subplot_titles(["Variance of the logits", "Entropy of a row"], layout, ids)
-    shapes = [_line("y", max_entropy, ex, ey, PALETTE["neutral"]), _line("y", 0.0, ex, ey, PALETTE["neutral"], "dot")]
+    grey = t.palette["neutral"]
+    shapes = [_line("y", max_entropy, ex, ey, grey), _line("y", 0.0, ex, ey, grey, "dot")]
     note = {"xref": f"{ex} domain", "x": 0.01, "xanchor": "left", "yref": ey, "showarrow": False}
     annotations += [
         note
@@ -414,7 +412,7 @@ def attention_scale_figure(
     span = np.log10([d.min(), d.max(), current_d_k or d.min()])
     if current_d_k is not None:
         for x, y in ids:
-            shapes.append(_line("x", current_d_k, x, y, PALETTE["optimised"], dash="solid", width=2))
+            shapes.append(_line("x", current_d_k, x, y, t.palette["optimised"], dash="solid", width=2))
             annotations.append(
                 {
                     "x": math.log10(current_d_k),  # on a log axis an annotation's x is log10 of the value
@@ -425,7 +423,7 @@ def attention_scale_figure(
                     "showarrow": False,
                     "xanchor": "left",
                     "yanchor": "top",
-                    "font": {"color": PALETTE["optimised"]},
+                    "font": {"color": t.ink["optimised"]},
                 }
             )
     for x in (vx, ex):
@@ -434,8 +432,9 @@ def attention_scale_figure(
         )
     _axis(layout, vy).update(type="log", title={"text": "Var(logit)"})
     _axis(layout, ey).update(title={"text": "mean row entropy (nats)"}, range=[-0.05, 1.15 * max_entropy])
-    layout |= {"annotations": annotations, "shapes": shapes, "uirevision": "attention-scale", "legend": {"y": 1.1}}
-    return _finish(data, layout, height=460, top=90, legend=True)
+    legend = {"y": 1.14 if presenter else 1.1}
+    layout |= {"annotations": annotations, "shapes": shapes, "uirevision": "attention-scale", "legend": legend}
+    return _finish(data, layout, 460, 90, theme, presenter, legend=True)
 
 
 def attention_outputs_figure(
@@ -445,6 +444,8 @@ def attention_outputs_figure(
     *,
     columns: int = 4,
     max_cells: int = MAX_CELLS,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """The output vectors y = A V of each head as heatmaps: tokens down, output dimensions across.
 
@@ -493,14 +494,14 @@ def attention_outputs_figure(
         "title": _title("Output vectors y = A·V per head", notes),
         "annotations": _subplot_titles(names, layout, ids),
         "coloraxis": {
-            "colorscale": DIVERGING,
+            "colorscale": colorscale("diverging", theme),
             "cmin": -bound,
             "cmax": bound,
             "colorbar": {"title": {"text": "value"}},
         },
         "uirevision": "attention-outputs",
     }
-    return _finish(data, layout, height=max(320, 90 + rows * 240), top=100)
+    return _finish(data, layout, max(320, 90 + rows * 240), 100, theme, presenter)
 
 
 def attention_kv_cache_figure(
@@ -511,10 +512,13 @@ def attention_kv_cache_figure(
     context_tokens: int | None = None,
     memory_limit_bytes: float | None = None,
     memory_limit_label: str = "GPU memory",
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Horizontal bars of the KV-cache size of each variant (e.g. MHA, GQA, MQA), in GiB, with the per-token size
     in the hover and the bar text; an optional dashed line for a card's memory.
     """
+    t = get_theme(theme)
     gib = np.asarray(total_bytes, dtype=float) / 2**30
     if gib.shape != (len(labels),):
         raise ValueError("one total per label")
@@ -529,7 +533,7 @@ def attention_kv_cache_figure(
         "x": gib,
         "y": list(labels),
         "orientation": "h",
-        "marker": {"color": [SEQUENCE[i % len(SEQUENCE)] for i in range(len(labels))]},
+        "marker": {"color": [t.sequence[i % len(t.sequence)] for i in range(len(labels))]},
         "text": text,
         "textposition": "auto",
         "hovertemplate": "%{y}<br>%{x:,.4g} GiB<extra></extra>",
@@ -547,9 +551,9 @@ def attention_kv_cache_figure(
     }
     if memory_limit_bytes is not None:
         x = memory_limit_bytes / 2**30
-        layout["shapes"] = [_line("x", x, "x", "y", PALETTE["negative"]) | {"layer": "below"}]
+        layout["shapes"] = [_line("x", x, "x", "y", t.palette["negative"]) | {"layer": "below"}]
         layout["annotations"] = [  # above the bars, where no bar text can run into it
             {"x": x, "xref": "x", "y": 1, "yref": "y domain", "text": memory_limit_label, "showarrow": False}
-            | {"xanchor": "center", "yanchor": "bottom", "font": {"color": PALETTE["negative"]}}
+            | {"xanchor": "center", "yanchor": "bottom", "font": {"color": t.ink["negative"]}}
         ]
-    return _finish([bar], layout, height=320, top=80)
+    return _finish([bar], layout, 320, 80, theme, presenter)

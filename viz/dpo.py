@@ -12,7 +12,8 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from viz.style import PALETTE, figure_from_dict, style_layout
+from viz import format as fmt
+from viz.style import figure, get_theme
 
 _LOG2 = math.log(2.0)
 
@@ -27,6 +28,8 @@ def dpo_figure(
     *,
     both_fell: bool = False,
     height: int = 440,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """The DPO loss against the margin m = r_hat_w - r_hat_l, the gradient weight sigma(-m), and the pair.
 
@@ -34,7 +37,10 @@ def dpo_figure(
     pair's values from :func:`~core.dpo.dpo_loss`. The pair is an orange dot on the loss curve and a hollow one on
     the weight curve; the start of training (pi_theta = pi_ref: m = 0, loss log 2, weight 1/2) is a blue dot.
     both_fell: add a warning that both log-probabilities fell below the reference while the margin grew.
+    theme: "light" or "dark"; presenter: larger type for a room.
     """
+    t = get_theme(theme)
+    pal = t.palette
     m = np.asarray(curve_margin, dtype=np.float64)
     data: list[dict[str, Any]] = [
         {
@@ -43,7 +49,7 @@ def dpo_figure(
             "y": np.asarray(curve_loss, dtype=np.float64),
             "mode": "lines",
             "name": "loss −log σ(m)",
-            "line": {"color": PALETTE["reference"], "width": 3},
+            "line": {"color": pal["reference"], "width": 3},
             "hovertemplate": "m = %{x:.3f}<br>loss = %{y:.4f}<extra></extra>",
         },
         {
@@ -52,7 +58,7 @@ def dpo_figure(
             "y": np.asarray(curve_weight, dtype=np.float64),
             "mode": "lines",
             "name": "gradient weight σ(−m) = −dL/dm",
-            "line": {"color": PALETTE["rule"], "width": 2, "dash": "dash"},
+            "line": {"color": pal["rule"], "width": 2, "dash": "dash"},
             "hovertemplate": "m = %{x:.3f}<br>weight = %{y:.4f}<extra></extra>",
         },
         {
@@ -61,7 +67,7 @@ def dpo_figure(
             "y": [_LOG2],
             "mode": "markers",
             "name": "π_θ = π_ref: loss log 2",
-            "marker": {"color": PALETTE["reference"], "size": 11},
+            "marker": {"color": pal["reference"], "size": 11},
             "hovertemplate": "start of training<br>m = 0, loss = log 2 = 0.693<extra></extra>",
         },
         {
@@ -70,7 +76,7 @@ def dpo_figure(
             "y": [loss],
             "mode": "markers",
             "name": "this pair",
-            "marker": {"color": PALETTE["optimised"], "size": 15, "line": {"color": "black", "width": 1}},
+            "marker": {"color": pal["optimised"], "size": 15, "line": {"color": t.text, "width": 1}},
             "hovertemplate": "this pair<br>margin = %{x:.4f}<br>loss = %{y:.4f}<extra></extra>",
         },
         {
@@ -79,7 +85,7 @@ def dpo_figure(
             "y": [weight],
             "mode": "markers",
             "name": "its gradient weight",
-            "marker": {"color": PALETTE["optimised"], "size": 12, "symbol": "circle-open", "line": {"width": 3}},
+            "marker": {"color": pal["optimised"], "size": 12, "symbol": "circle-open", "line": {"width": 3}},
             "hovertemplate": "weight σ(−m) = %{y:.4f}<extra></extra>",
         },
     ]
@@ -87,7 +93,7 @@ def dpo_figure(
         {
             "x": margin,
             "y": loss,
-            "text": f"margin {margin:.3f}<br>loss {loss:.3f}, weight {weight:.3f}".replace("-", "−"),
+            "text": f"margin {fmt.number(margin)}<br>loss {fmt.number(loss)}, weight {fmt.number(weight)}",
             "showarrow": True,
             "arrowhead": 2,
             "ax": 45,
@@ -107,7 +113,7 @@ def dpo_figure(
                 "yanchor": "top",
                 "showarrow": False,
                 "align": "right",
-                "font": {"color": PALETTE["negative"]},
+                "font": {"color": t.ink["negative"]},
                 "text": "both log-probabilities fell below the reference,<br>"
                 "yet the margin grew: DPO only needs the gap",
             }
@@ -121,4 +127,4 @@ def dpo_figure(
         "uirevision": "dpo",
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)

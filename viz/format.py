@@ -1,4 +1,8 @@
-"""Human-readable numbers for readouts, hover texts and annotations (no math beyond formatting)."""
+"""Human-readable numbers for readouts, hover texts and annotations (no math beyond formatting).
+
+The one place for text formatting: figure modules and pages both use these, so that a figure and the readouts
+beside it print a number the same way.
+"""
 
 from __future__ import annotations
 
@@ -52,6 +56,62 @@ def duration(seconds: float) -> str:
     if seconds < 2 * 365 * 86400:
         return f"{seconds / 86400:.1f} days"
     return f"{seconds / (365 * 86400):.1f} years"
+
+
+def number(x: float, digits: int = 3) -> str:
+    """A readout number: fixed decimals for ordinary sizes, scientific for tiny or huge ones, '∞' when infinite.
+
+    number(0.11067) -> '0.111'; number(-0.1) -> '−0.100' (a real minus sign); number(2.5e-5) -> '2.50e−05'.
+    """
+    if not math.isfinite(x):
+        return "∞" if x > 0 else ("−∞" if x < 0 else "—")
+    if x == 0 or 1e-3 <= abs(x) < 1e5:
+        return f"{x:.{digits}f}".replace("-", "−")
+    return f"{x:.{max(digits - 1, 1)}e}".replace("-", "−")
+
+
+def general(x: float) -> str:
+    """Three significant digits, plain or scientific as Python's 'g' picks: 0.0112, 0.5, 1, 178, 1e+03."""
+    return f"{x:.3g}"
+
+
+def share(x: float) -> str:
+    """A share as a percentage with enough digits to be non-zero when x is: 0.0012 -> '0.12%', 0.25 -> '25.0%'."""
+    if x == 0:
+        return "0%"
+    p = 100.0 * x
+    digits = 1 if p >= 10 else 2 if p >= 0.1 else max(2, 1 - math.floor(math.log10(p)))
+    return f"{p:.{digits}f}%"
+
+
+def percent(x: float) -> str:
+    """:func:`share` for readouts; below 1e-10 (rounding noise of an exact result) it says '≈ 0%' instead."""
+    return "≈ 0%" if 0 < abs(x) < 1e-10 else share(x)
+
+
+def spread(se: float, decimals: int = 4) -> str:
+    """A standard error with ``decimals`` places, or to two significant digits once it is too small to show."""
+    return f"{se:.{decimals}f}" if se == 0 or se >= 10**-decimals else f"{se:.2g}"
+
+
+def mean_pm(mean: float, se: float, decimals: int = 4) -> str:
+    """``mean ± se`` for readouts and titles: the SE to two significant digits once it is too small to show.
+
+    mean_pm(0.8315, 0.00071) -> '0.8315 ± 0.0007';  mean_pm(0.63230, 1.46e-5) -> '0.6323 ± 1.5e-05'
+    """
+    return f"{mean:.{decimals}f} ± {spread(se, decimals)}"
+
+
+def signed(a: float) -> str:
+    """A signed value such as an advantage: two decimals, or two significant digits below 0.005; '0' for 0."""
+    if a == 0:
+        return "0"
+    return f"{a:+.2f}" if abs(a) >= 0.005 else f"{a:+.1e}"
+
+
+def plain(r: float) -> str:
+    """A value such as a reward: an integer without decimals (1, not 1.0), else four significant digits."""
+    return str(int(r)) if float(r).is_integer() else f"{r:.4g}"
 
 
 def _sig(x: float, digits: int) -> str:

@@ -9,9 +9,9 @@ Builders take numbers computed by core.grpo (the page calls core, then these) an
   models each method holds in memory, and the answers it samples per prompt).
 - :func:`grpo_batch_contrast_figure`: the same batch normalised within each group and across the whole batch.
 
-Figures are assembled as plain dicts (:func:`viz.style.figure_from_dict`): plotly's per-property validation
-cost 30-75 ms per figure, more than the rest of a page rerun after a click. tests/test_viz_grpo.py validates
-every builder's output.
+Figures are assembled as plain dicts through :func:`viz.style.figure`: plotly's per-property validation cost
+30-75 ms per figure, more than the rest of a page rerun after a click. tests/test_viz_style.py validates every
+builder's output. Every builder takes ``theme`` ("light" or "dark") and ``presenter`` (larger type for a room).
 """
 
 from __future__ import annotations
@@ -23,38 +23,39 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from viz.style import PALETTE, figure_from_dict, style_layout
+from viz import format as fmt
+from viz.format import signed as advantage_text  # re-exported: the page's readouts print advantages the same way
+from viz.style import PALETTE, Theme, figure, get_theme, grid
 
-UP = PALETTE["reference"]  # blue: this answer is pushed up (A > 0)
+UP = PALETTE["reference"]  # blue: this answer is pushed up (A > 0) (light theme; builders use their theme's shade)
 DOWN = PALETTE["optimised"]  # orange: pushed down (A < 0)
 ZERO = PALETTE["neutral"]  # grey: no push
-SLOT = "rgba(127,127,127,0.10)"  # faint full-height column behind each answer: the click target
+# faint full-height column behind each answer: the click target (deliberately faint, opacity 0.10: not a mark)
+SLOT = "rgba(127,127,127,0.10)"
 LABEL_LIMIT = 16  # up to this many answers, bars carry their value and tick labels carry the reward
 
 NO_SIGNAL_TEXT = "All rewards are equal: every advantage is 0.<br>This prompt gives no learning signal (only KL acts)."
 
 
-def _colours(values: np.ndarray) -> np.ndarray:
-    """Blue for positive, orange for negative, grey for zero values."""
-    return np.where(values > 0, UP, np.where(values < 0, DOWN, ZERO)).astype(object)
+def _colours(values: np.ndarray, t: Theme) -> np.ndarray:
+    """Blue for positive, orange for negative, grey for zero values (the theme's shades)."""
+    up, down, zero = t.palette["reference"], t.palette["optimised"], t.palette["neutral"]
+    return np.where(values > 0, up, np.where(values < 0, down, zero)).astype(object)
 
 
-def advantage_text(a: float) -> str:
-    """An advantage as the bars label it: signed, two decimals, or two significant digits below 0.005."""
-    if a == 0:
-        return "0"
-    return f"{a:+.2f}" if abs(a) >= 0.005 else f"{a:+.1e}"
-
-
-def _fmt_reward(r: float) -> str:
-    return str(int(r)) if float(r).is_integer() else f"{r:.4g}"
-
-
-def _figure(data: list[dict[str, Any]], layout: dict[str, Any], title: str, height: int, legend: bool = True):
+def _figure(
+    data: list[dict[str, Any]],
+    layout: dict[str, Any],
+    title: str,
+    height: int,
+    theme: str,
+    presenter: bool,
+    legend: bool = True,
+) -> go.Figure:
     """The shared style, with the title above the legend row (the shared legend sits just above the plot area)."""
     layout = {"title": {"text": title, "y": 0.98, "yanchor": "top"}, "margin": {"l": 60, "r": 20, "t": 95, "b": 55},
               **layout}  # fmt: skip
-    return figure_from_dict(data, style_layout(layout, height=height, legend=legend))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=legend)
 
 
 def _legend_key(name: str, colour: str, outline: str | None = None) -> dict[str, Any]:
@@ -73,6 +74,8 @@ def grpo_advantages_figure(
     mode_label: str = "population std",
     y_max: float | None = None,
     height: int = 440,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Bar chart of one group's advantages, ready for click-to-flip in ``st.plotly_chart(on_select=...)``.
 
@@ -87,6 +90,7 @@ def grpo_advantages_figure(
     clickmode "event+select", dragmode False, constant uirevision. An annotation says so when every advantage
     is 0.
     """
+    t = get_theme(theme)
     r = np.asarray(rewards, dtype=np.float64)
     A = np.asarray(advantages, dtype=np.float64)
     if r.ndim != 1 or r.shape != A.shape:
@@ -116,26 +120,26 @@ def grpo_advantages_figure(
             "name": "answer slot (click to flip)", "showlegend": False, "selected": keep, "unselected": keep,
         },
         {
-            "type": "bar", "x": x, "y": A, "marker": {"color": _colours(A), "line": {"width": 0}},
+            "type": "bar", "x": x, "y": A, "marker": {"color": _colours(A, t), "line": {"width": 0}},
             "customdata": custom, "hovertemplate": hover, "cliponaxis": False, "name": "advantage",
             "showlegend": False, "selected": keep, "unselected": keep,
             **({"text": [advantage_text(a) for a in A], "textposition": "outside"} if small else {}),
         },
-        _legend_key("pushed up (A > 0)", UP),
-        _legend_key("pushed down (A < 0)", DOWN),
+        _legend_key("pushed up (A > 0)", t.palette["reference"]),
+        _legend_key("pushed down (A < 0)", t.palette["optimised"]),
     ]  # fmt: skip
     annotations = []
     if peak == 0:
         annotations.append({
             "x": 0.5, "y": 0.5, "xref": "paper", "yref": "paper", "text": NO_SIGNAL_TEXT, "showarrow": False,
-            "font": {"color": PALETTE["negative"]}, "bgcolor": "rgba(255,255,255,0.85)",
+            "font": {"color": t.ink["negative"]}, "bgcolor": t.background,
         })  # fmt: skip
     xaxis: dict[str, object] = {
         "title": {"text": "answer (click a bar to flip its reward 0 ↔ 1)"},
         "range": [0.4, G + 0.6],
     }
     if small:
-        ticktext = [f"{i}<br>r={_fmt_reward(v)}" for i, v in zip(x, r, strict=True)]
+        ticktext = [f"{i}<br>r={fmt.plain(v)}" for i, v in zip(x, r, strict=True)]
         xaxis |= {"tickmode": "array", "tickvals": x, "ticktext": ticktext}
     y_unit = "reward units" if denominator is None else "in units of the group std"
     layout = {
@@ -143,14 +147,15 @@ def grpo_advantages_figure(
         "bargap": 0.25,
         "xaxis": xaxis,
         "yaxis": {"title": {"text": f"advantage Aᵢ ({y_unit})"}, "range": [-ylim, ylim], "zeroline": True,
-                  "zerolinecolor": PALETTE["neutral"], "zerolinewidth": 1.5},
+                  "zerolinecolor": t.palette["neutral"], "zerolinewidth": 1.5},
         "annotations": annotations,
         "clickmode": "event+select",
         "dragmode": False,
         "hovermode": "closest",
         "uirevision": "grpo-advantages",
     }  # fmt: skip
-    return _figure(data, layout, f"Advantages of {G} answers to one prompt ({mode_label})", height)
+    title = f"Advantages of {G} answers to one prompt ({mode_label})"
+    return _figure(data, layout, title, height, theme, presenter)
 
 
 def grpo_difficulty_figure(
@@ -164,6 +169,8 @@ def grpo_difficulty_figure(
     current_label: str | None = None,
     other_modes: Mapping[str, np.ndarray] | None = None,
     height: int = 420,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Why medium-difficulty prompts teach most: two curves against the success rate p, for one group size G.
 
@@ -173,6 +180,8 @@ def grpo_difficulty_figure(
     group's success rate) puts a marker on each curve (trace names "this group ..."), a dotted vertical line,
     and ``current_label`` as its text. Curves have len(p) points; 201 is plenty.
     """
+    t = get_theme(theme)
+    pal = t.palette
     p = np.asarray(p, dtype=np.float64)
     sig = np.asarray(signal_probability, dtype=np.float64)
     size = np.asarray(expected_abs_advantage, dtype=np.float64)
@@ -181,40 +190,41 @@ def grpo_difficulty_figure(
     data: list[dict[str, Any]] = [
         {
             "type": "scatter", "x": p, "y": sig, "mode": "lines", "name": f"P(group has signal), G = {G}",
-            "line": {"color": UP, "width": 3}, "hovertemplate": "p = %{x:.3f}<br>P(signal) = %{y:.4f}<extra></extra>",
+            "line": {"color": pal["reference"], "width": 3},
+            "hovertemplate": "p = %{x:.3f}<br>P(signal) = %{y:.4f}<extra></extra>",
         },
         {
             "type": "scatter", "x": p, "y": size, "mode": "lines", "name": f"expected mean |A| ({mode_label})",
-            "line": {"color": PALETTE["optimum"], "width": 3},
+            "line": {"color": pal["optimum"], "width": 3},
             "hovertemplate": "p = %{x:.3f}<br>E mean |A| = %{y:.4f}<extra></extra>",
         },
     ]  # fmt: skip
     for label, curve in (other_modes or {}).items():
         data.append({
             "type": "scatter", "x": p, "y": np.asarray(curve, dtype=np.float64), "mode": "lines",
-            "name": f"expected mean |A| ({label})", "line": {"color": PALETTE["optimum"], "width": 1.5, "dash": "dot"},
+            "name": f"expected mean |A| ({label})", "line": {"color": pal["optimum"], "width": 1.5, "dash": "dot"},
             "hovertemplate": "p = %{x:.3f}<br>E mean |A| = %{y:.4f}<extra>" + label + "</extra>",
         })  # fmt: skip
     shapes, annotations = [], []
     if current_p is not None:
         cp = float(np.clip(current_p, 0.0, 1.0))
         for name, curve, colour in (
-            ("this group: P(signal)", sig, UP),
-            ("this group: E mean |A|", size, PALETTE["optimum"]),
+            ("this group: P(signal)", sig, pal["reference"]),
+            ("this group: E mean |A|", size, pal["optimum"]),
         ):
             data.append({
                 "type": "scatter", "x": [cp], "y": [float(np.interp(cp, p, curve))], "mode": "markers", "name": name,
                 "showlegend": False, "cliponaxis": False,
-                "marker": {"color": colour, "size": 14, "line": {"color": "white", "width": 2}},
+                "marker": {"color": colour, "size": 14, "line": {"color": t.background, "width": 2}},
                 "hovertemplate": "p = %{x:.3f}<br>%{y:.4f}<extra>" + name + "</extra>",
             })  # fmt: skip
         shapes.append({
             "type": "line", "x0": cp, "x1": cp, "xref": "x", "y0": 0, "y1": 1, "yref": "y domain",
-            "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 1.5},
+            "line": {"color": pal["neutral"], "dash": "dot", "width": 1.5},
         })  # fmt: skip
         annotations.append({
             "x": cp, "y": 0.02, "yref": "y", "yanchor": "bottom", "text": current_label or f"this group: p = {cp:.2f}",
-            "showarrow": False, "xanchor": "left" if cp < 0.7 else "right", "font": {"color": PALETTE["neutral"]},
+            "showarrow": False, "xanchor": "left" if cp < 0.7 else "right", "font": {"color": t.ink["neutral"]},
         })  # fmt: skip
     layout = {
         "xaxis": {
@@ -228,7 +238,7 @@ def grpo_difficulty_figure(
         "hovermode": "x unified",
         "uirevision": "grpo-difficulty",
     }
-    return _figure(data, layout, f"Which prompts teach? A group of G = {G} answers", height)
+    return _figure(data, layout, f"Which prompts teach? A group of G = {G} answers", height, theme, presenter)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -304,7 +314,7 @@ GRPO_MODELS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-def ppo_vs_grpo_figure(G: int = 8, height: int = 380) -> go.Figure:
+def ppo_vs_grpo_figure(G: int = 8, height: int = 380, *, theme: str = "light", presenter: bool = False) -> go.Figure:
     """Diagram of what each method holds and samples: one row per method.
 
     Large squares are models in memory (filled orange: trained; blue outline: frozen); a grey diamond is the
@@ -314,6 +324,8 @@ def ppo_vs_grpo_figure(G: int = 8, height: int = 380) -> go.Figure:
     """
     if not isinstance(G, (int, np.integer)) or G < 1:
         raise ValueError(f"G must be a positive integer; got {G!r}")
+    t = get_theme(theme)
+    up, down, zero, hollow = t.palette["reference"], t.palette["optimised"], t.palette["neutral"], t.background
     data: list[dict[str, Any]] = []
     rows = (("PPO", 1.0, PPO_MODELS), ("GRPO", 0.0, GRPO_MODELS))
     for method, y, models in rows:
@@ -323,15 +335,15 @@ def ppo_vs_grpo_figure(G: int = 8, height: int = 380) -> go.Figure:
             "type": "scatter", "x": xs, "y": np.full(len(models), y), "mode": "markers+text",
             "name": f"{method} models", "text": [n for n, _, _ in models], "textposition": "bottom center",
             "customdata": [[role, "trained" if t else "frozen"] for _, role, t in models],
-            "marker": {"symbol": "square", "size": 46, "color": np.where(trained, DOWN, "white").tolist(),
-                       "line": {"color": np.where(trained, DOWN, UP).tolist(), "width": 3}},
+            "marker": {"symbol": "square", "size": 46, "color": np.where(trained, down, hollow).tolist(),
+                       "line": {"color": np.where(trained, down, up).tolist(), "width": 3}},
             "hovertemplate": "%{text}: %{customdata[0]} (%{customdata[1]})<extra>" + method + "</extra>",
             "showlegend": False,
         })  # fmt: skip
     data.append({
         "type": "scatter", "x": [2.0], "y": [0.0], "mode": "markers+text", "name": "checker",
         "text": ["checker (program)"], "textposition": "bottom center", "showlegend": False,
-        "marker": {"symbol": "diamond", "size": 30, "color": "white", "line": {"color": ZERO, "width": 3}},
+        "marker": {"symbol": "diamond", "size": 30, "color": hollow, "line": {"color": zero, "width": 3}},
         "hovertemplate": "checker: a program gives reward 1 or 0 (no weights in memory)<extra>GRPO</extra>",
     })  # fmt: skip
     # answers per prompt: 1 for PPO, G for GRPO in a grid of up to 8 columns
@@ -345,10 +357,10 @@ def ppo_vs_grpo_figure(G: int = 8, height: int = 380) -> go.Figure:
     ):
         data.append({
             "type": "scatter", "x": xs, "y": ys, "mode": "markers", "name": f"{method} answers", "showlegend": False,
-            "marker": {"size": 9, "color": ZERO},
+            "marker": {"size": 9, "color": zero},
             "hovertemplate": f"{count} answer{'s' if count != 1 else ''} sampled per prompt<extra>{method}</extra>",
         })  # fmt: skip
-    data += [_legend_key("trained", DOWN), _legend_key("frozen", "white", outline=UP)]
+    data += [_legend_key("trained", down), _legend_key("frozen", hollow, outline=up)]
     layout = {
         "annotations": [
             {"x": x0, "y": 1.22, "text": "1 answer / prompt", "showarrow": False, "xanchor": "left"},
@@ -360,7 +372,7 @@ def ppo_vs_grpo_figure(G: int = 8, height: int = 380) -> go.Figure:
         "dragmode": False,
         "uirevision": "ppo-vs-grpo",
     }  # fmt: skip
-    return _figure(data, layout, "PPO vs GRPO: models in memory and answers per prompt", height)
+    return _figure(data, layout, "PPO vs GRPO: models in memory and answers per prompt", height, theme, presenter)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -374,6 +386,8 @@ def grpo_batch_contrast_figure(
     *,
     prompt_labels: Sequence[str] | None = None,
     height: int = 420,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """The same batch of B groups (arrays of shape (B, G)) normalised two ways, in two panels with a shared y axis.
 
@@ -383,6 +397,7 @@ def grpo_batch_contrast_figure(
     Traces: 0 = within groups, 1 = across the batch; customdata columns: prompt number, answer number (both from
     1), reward.
     """
+    t = get_theme(theme)
     r = np.asarray(rewards, dtype=np.float64)
     Ag = np.asarray(group_advantages, dtype=np.float64)
     Ab = np.asarray(batch_advantages, dtype=np.float64)
@@ -395,12 +410,12 @@ def grpo_batch_contrast_figure(
     if prompt_labels is None:
         prompt_labels = [f"prompt {k + 1}<br>{int(np.sum(row == 1))}/{G} correct" for k, row in enumerate(r)]
     centres = np.arange(B) * (G + 1) + (G - 1) / 2
-    gap = 0.05  # between the two panels, in paper units
-    domains = ([0.0, (1 - gap) / 2], [(1 + gap) / 2, 1.0])
+    titles = ("within each group (GRPO)", "across the whole batch (mistake)")
+    _, layout = grid(1, 2, hgap=0.05, titles=titles)
     data: list[dict[str, Any]] = []
     for k, (A, name) in enumerate(((Ag, "within groups"), (Ab, "across the batch"))):
         data.append({
-            "type": "bar", "x": x, "y": A.ravel(), "marker": {"color": _colours(A.ravel()), "line": {"width": 0}},
+            "type": "bar", "x": x, "y": A.ravel(), "marker": {"color": _colours(A.ravel(), t), "line": {"width": 0}},
             "customdata": custom, "name": name, "showlegend": False, "xaxis": f"x{k + 1 if k else ''}",
             "yaxis": f"y{k + 1 if k else ''}",
             "hovertemplate": "prompt %{customdata[0]:d}, answer %{customdata[1]:d}<br>reward %{customdata[2]:.4g}"
@@ -409,25 +424,18 @@ def grpo_batch_contrast_figure(
     peak = float(max(np.max(np.abs(Ag)), np.max(np.abs(Ab)), 1e-12))
     y_range = [-1.15 * peak, 1.15 * peak]
     xaxis = {"tickmode": "array", "tickvals": centres, "ticktext": list(prompt_labels)}
-    titles = ("within each group (GRPO)", "across the whole batch (mistake)")
-    annotations: list[dict[str, Any]] = [
-        {"text": t, "x": sum(d) / 2, "y": 1.0, "xref": "paper", "yref": "paper", "xanchor": "center",
-         "yanchor": "bottom", "showarrow": False}
-        for t, d in zip(titles, domains, strict=True)
-    ]  # fmt: skip
+    annotations: list[dict[str, Any]] = layout.pop("annotations")
     for k in np.flatnonzero(np.all(Ag == 0, axis=1)):
         annotations.append({
             "x": centres[k], "y": 0, "xref": "x", "yref": "y", "text": "all 0:<br>no signal", "showarrow": False,
-            "yshift": 22, "font": {"color": PALETTE["negative"]},
+            "yshift": 22, "font": {"color": t.ink["negative"]},
         })  # fmt: skip
-    zero = {"zeroline": True, "zerolinecolor": PALETTE["neutral"], "range": y_range}
-    layout = {
-        "xaxis": {**xaxis, "domain": domains[0], "anchor": "y"},
-        "xaxis2": {**xaxis, "domain": domains[1], "anchor": "y2"},
-        "yaxis": {**zero, "anchor": "x", "title": {"text": "advantage Aᵢ"}},
-        "yaxis2": {**zero, "anchor": "x2", "matches": "y", "showticklabels": False},
-        "annotations": annotations,
-        "uirevision": "grpo-batch",
-    }
+    zero = {"zeroline": True, "zerolinecolor": t.palette["neutral"], "range": y_range}
+    layout["xaxis"] |= xaxis
+    layout["xaxis2"] |= xaxis
+    layout["yaxis"] |= {**zero, "title": {"text": "advantage Aᵢ"}}
+    layout["yaxis2"] |= {**zero, "matches": "y", "showticklabels": False}
+    layout |= {"annotations": annotations, "uirevision": "grpo-batch"}
     # no legend here: the colours are those of the main figure, and a legend row would cover the panel titles
-    return _figure(data, layout, "Normalise within each group, not across the batch", height, legend=False)
+    title = "Normalise within each group, not across the batch"
+    return _figure(data, layout, title, height, theme, presenter, legend=False)

@@ -2,8 +2,9 @@
 
 Every builder takes what core computed (a :class:`core.kl_leash.LeashSweep`, a :class:`core.kl_leash.PolicyCloud`)
 and the page's current beta; none does more than pick, round and format numbers. Figures are assembled from plain
-dicts (:func:`viz.style.figure_from_dict`, no per-property validation: the bars' 121 slider steps made it the
-slowest part of a rerun); a test rebuilds each with validation.
+dicts through :func:`viz.style.figure` (no per-property validation: the bars' 121 slider steps made it the slowest
+part of a rerun); tests/test_viz_style.py rebuilds each with validation. Every builder takes ``theme`` ("light" or
+"dark") and ``presenter`` (larger type for a room).
 
 - :func:`kl_leash_figure`: faint blue bars pi_ref, solid orange bars pi*, and a plotly slider over the sweep's
   betas whose steps restyle the orange bars and rewrite the readouts in the browser (no server round trip).
@@ -23,42 +24,17 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.kl_leash import LeashSweep, PolicyCloud
-from viz.style import PALETTE, figure_from_dict, style_layout
+from viz import format as fmt
+from viz.format import number as number  # re-exported: the page formats its readouts like the panel
+from viz.style import Theme, figure, get_theme, grid
 
-_REF_OPACITY = 0.35  # the "faint" of the faint blue reference bars
-# colours that read on both the light and the dark theme (the text colour comes from the theme)
-_MARK = PALETTE["neutral"]  # the current-beta markers
-_PANEL_BG = "rgba(128,128,128,0.12)"  # the readout panel beside the bars
-_LABEL_BG = "rgba(128,128,128,0.3)"  # labels drawn over curves
+_REF_OPACITY = 0.35  # the "faint" of the faint blue reference bars (deliberately below 0.5: pi* is the subject)
 _DASHES = ("solid", "dash", "dot", "dashdot")
+_OCHRE = "#A6761D"  # 4.1:1 on white, 4.5:1 on the dark background (black would vanish on the dark theme)
 # answers' curves avoid the colours with a role here (blue pi_ref, orange pi* and the proxy, green the true reward)
-_ANSWER_COLOURS = (
-    PALETTE["highlight"],
-    PALETTE["rule"],
-    PALETTE["negative"],
-    "#A6761D",  # ochre (black would vanish on a dark theme)
-    PALETTE["neutral"],
-    PALETTE["yellow"],
-)
-
-
-def _num(x: float, digits: int = 3) -> str:
-    """A readout number: fixed decimals for ordinary sizes, scientific for tiny or huge ones, '∞' when infinite."""
-    if not math.isfinite(x):
-        return "∞" if x > 0 else ("−∞" if x < 0 else "—")
-    if x == 0 or 1e-3 <= abs(x) < 1e5:
-        return f"{x:.{digits}f}".replace("-", "−")
-    return f"{x:.{max(digits - 1, 1)}e}".replace("-", "−")
-
-
-def number(x: float, digits: int = 3) -> str:
-    """A number as the figures' readouts show it (for the page's readouts, so that both agree)."""
-    return _num(x, digits)
-
-
-def _beta_label(beta: float) -> str:
-    """beta for the slider: three significant digits (0.001, 0.0112, 0.5, 1, 178, 1e+03)."""
-    return f"{beta:.3g}"
+_ANSWER_ROLES = ("highlight", "rule", "negative", None, "neutral", "yellow")  # None: ochre
+_num = fmt.number
+_beta_label = fmt.general
 
 
 def _labels(labels: Sequence[str] | None, K: int) -> list[str]:
@@ -108,7 +84,13 @@ def _tick_labels(sweep: LeashSweep, labels: list[str]) -> list[str]:
 
 
 def kl_leash_figure(
-    sweep: LeashSweep, beta: float, labels: Sequence[str] | None = None, *, height: int = 540
+    sweep: LeashSweep,
+    beta: float,
+    labels: Sequence[str] | None = None,
+    *,
+    height: int = 540,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Faint blue bars pi_ref and solid orange bars pi* for each answer; dragging the slider moves beta.
 
@@ -118,6 +100,7 @@ def kl_leash_figure(
     ``method="update"`` that replaces the orange bars' heights and the readout panel (KL, E[r], the objective,
     beta·log Z, entropy) -- the drag is handled by plotly.js alone. Trace 0: pi_ref; trace 1: pi*.
     """
+    t = get_theme(theme)
     K = sweep.K
     names = _labels(labels, K)
     x = _tick_labels(sweep, names)
@@ -130,7 +113,7 @@ def kl_leash_figure(
             "x": x,
             "y": sweep.pi_ref,
             "name": "π_ref (reference, the SFT model)",
-            "marker": {"color": PALETTE["reference"], "opacity": _REF_OPACITY},
+            "marker": {"color": t.palette["reference"], "opacity": _REF_OPACITY},
             "hovertemplate": "π_ref = %{y:.4f}<extra></extra>",
         },
         {
@@ -138,7 +121,7 @@ def kl_leash_figure(
             "x": x,
             "y": pi[active],
             "name": "π* ∝ π_ref·exp(r/β) (optimal)",
-            "marker": {"color": PALETTE["optimised"]},
+            "marker": {"color": t.palette["optimised"]},
             "texttemplate": "%{y:.3f}",
             "textposition": "outside",
             "cliponaxis": False,
@@ -170,10 +153,10 @@ def kl_leash_figure(
                 "yanchor": "top",
                 "align": "left",
                 "showarrow": False,
-                "bordercolor": PALETTE["neutral"],
+                "bordercolor": t.axis,
                 "borderwidth": 1,
                 "borderpad": 6,
-                "bgcolor": _PANEL_BG,
+                "bgcolor": t.panel,
             }
         ],
         sliders=[
@@ -181,12 +164,12 @@ def kl_leash_figure(
                 "active": active,
                 "steps": steps,
                 # its own colour: the slider's font below is transparent (it hides the step labels)
-                "currentvalue": {"prefix": "β = ", "font": {"size": 16, "color": _MARK}},
+                "currentvalue": {"prefix": "β = ", "font": {"size": 16, "color": t.ink["neutral"]}},
                 # the steps are too many to label; the current value above the rail says where beta is
                 "font": {"color": "rgba(0,0,0,0)"},
                 "ticklen": 0,
                 "minorticklen": 0,
-                "pad": {"t": 56, "b": 10},  # room for two-line answer labels, also at presenter size
+                "pad": {"t": 72 if presenter else 56, "b": 10},  # room for two- or three-line answer labels
                 "len": 1.0,
                 "x": 0.0,
             }
@@ -195,16 +178,18 @@ def kl_leash_figure(
         hovermode="closest",
     )
     layout["margin"] = {"l": 60, "r": 20, "t": 60, "b": 40}
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # (2) the whole range of beta
 
 
-def _answer_style(k: int) -> dict[str, Any]:
-    n = len(_ANSWER_COLOURS)
-    return {"color": _ANSWER_COLOURS[k % n], "dash": _DASHES[(k // n) % len(_DASHES)], "width": 2.5}
+def _answer_style(k: int, t: Theme) -> dict[str, Any]:
+    n = len(_ANSWER_ROLES)
+    role = _ANSWER_ROLES[k % n]
+    colour = t.palette[role] if role else _OCHRE
+    return {"color": colour, "dash": _DASHES[(k // n) % len(_DASHES)], "width": 2.5}
 
 
 def _line(x: Any, y: Any, name: str, line: dict[str, Any], hover: str, **extra: Any) -> dict[str, Any]:
@@ -214,15 +199,24 @@ def _line(x: Any, y: Any, name: str, line: dict[str, Any], hover: str, **extra: 
 
 
 def kl_sweep_figure(
-    sweep: LeashSweep, beta: float, labels: Sequence[str] | None = None, *, height: int = 620
+    sweep: LeashSweep,
+    beta: float,
+    labels: Sequence[str] | None = None,
+    *,
+    height: int = 620,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """pi*(answer), KL(pi* || pi_ref) and E_pi*[r] as functions of beta (log axis), the current beta marked.
 
     Row 1: each answer's probability under pi*; row 2: the KL in nats; row 3: the expected proxy reward and,
     when the true reward differs, the true one. A dashed vertical line and markers sit at the page's beta.
     Small beta (left) puts all mass on the top reward; large beta (right) gives back pi_ref. Three stacked
-    x axes (x, x2, x3, all matching x) over y (probabilities), y2 (KL) and y3 (reward).
+    x axes (x, x2, x3, all matching x) over y (probabilities), y2 (KL) and y3 (reward), from
+    :func:`viz.style.grid`.
     """
+    t = get_theme(theme)
+    pal = t.palette
     K = sweep.K
     names = _labels(labels, K)
     i0 = sweep.index(beta)
@@ -233,7 +227,7 @@ def kl_sweep_figure(
             b,
             sweep.pi[:, k],
             f"π*({names[k]})",
-            _answer_style(k),
+            _answer_style(k, t),
             f"{names[k]}: π* = %{{y:.4f}}<extra></extra>",
             legendgroup="answers",
             legendgrouptitle={"text": "π* of each answer"},
@@ -246,7 +240,7 @@ def kl_sweep_figure(
             b,
             sweep.kl,
             "KL(π* ‖ π_ref)",
-            {"color": PALETTE["reference"], "width": 2.5},
+            {"color": pal["reference"], "width": 2.5},
             "KL = %{y:.4g} nats<extra></extra>",
             xaxis="x2",
             yaxis="y2",
@@ -258,7 +252,7 @@ def kl_sweep_figure(
             b,
             sweep.reward,
             "E[r] (proxy, optimised)" if gap else "E[r]",
-            {"color": PALETTE["optimised"], "width": 2.5},
+            {"color": pal["optimised"], "width": 2.5},
             "E[r] = %{y:.4g}<extra></extra>",
             xaxis="x3",
             yaxis="y3",
@@ -271,7 +265,7 @@ def kl_sweep_figure(
                 b,
                 sweep.true_reward,
                 "E[r_true]",
-                {"color": PALETTE["optimum"], "width": 2.5, "dash": "dash"},
+                {"color": pal["optimum"], "width": 2.5, "dash": "dash"},
                 "E[r_true] = %{y:.4g}<extra></extra>",
                 xaxis="x3",
                 yaxis="y3",
@@ -288,7 +282,7 @@ def kl_sweep_figure(
                 "x": [b[i0]] * len(ys),
                 "y": list(ys),
                 "mode": "markers",
-                "marker": {"color": _MARK, "size": 8, "symbol": "circle-open", "line": {"width": 2}},
+                "marker": {"color": pal["neutral"], "size": 8, "symbol": "circle-open", "line": {"width": 2}},
                 "showlegend": False,
                 "hoverinfo": "skip",
                 "xaxis": f"x{suffix}",
@@ -304,14 +298,14 @@ def kl_sweep_figure(
             "y1": 1,
             "xref": f"x{s}",
             "yref": f"y{s} domain",
-            "line": {"color": PALETTE["neutral"], "dash": "dash", "width": 1.5},
+            "line": {"color": pal["neutral"], "dash": "dash", "width": 1.5},
         }
         for s in ("", "2", "3")
     ]
     # the two limits, under the ends of the beta axis (on the line of its title), clear of the curves
     note = {
         "showarrow": False,
-        "font": {"color": PALETTE["neutral"], "size": 13},
+        "font": {"color": t.ink["neutral"], "size": 13},
         "xref": "paper",
         "yref": "paper",
         "y": 0.0,
@@ -332,14 +326,15 @@ def kl_sweep_figure(
         {"x": 0.0, "xanchor": "left", "text": "← β → 0: all mass on the top reward"} | note,
         {"x": 1.0, "xanchor": "right", "text": "β → ∞: back to π_ref →"} | note,
     ]
-    log_x = {"type": "log", "exponentformat": "power", "domain": [0.0, 1.0]}
-    layout = {
-        "xaxis": log_x | {"anchor": "y", "showticklabels": False},
-        "xaxis2": log_x | {"anchor": "y2", "matches": "x", "showticklabels": False},
-        "xaxis3": log_x | {"anchor": "y3", "matches": "x", "title": {"text": "β (KL price per nat, log scale)"}},
-        "yaxis": {"domain": [0.5, 1.0], "range": [-0.02, 1.02], "title": {"text": "π*(answer)"}},
-        "yaxis2": {"domain": [0.26, 0.46], "rangemode": "tozero", "title": {"text": "KL (nats)"}},
-        "yaxis3": {"domain": [0.0, 0.22], "title": {"text": "E[r]"}},
+    _, layout = grid(3, 1, heights=[0.5, 0.2, 0.22], vgap=0.04)  # y: [0.5, 1], y2: [0.26, 0.46], y3: [0, 0.22]
+    log_x = {"type": "log", "exponentformat": "power"}
+    layout["xaxis"] |= log_x | {"showticklabels": False}
+    layout["xaxis2"] |= log_x | {"matches": "x", "showticklabels": False}
+    layout["xaxis3"] |= log_x | {"matches": "x", "title": {"text": "β (KL price per nat, log scale)"}}
+    layout["yaxis"] |= {"range": [-0.02, 1.02], "title": {"text": "π*(answer)"}}
+    layout["yaxis2"] |= {"rangemode": "tozero", "title": {"text": "KL (nats)"}}
+    layout["yaxis3"] |= {"title": {"text": "E[r]"}}
+    layout |= {
         "shapes": shapes,
         "annotations": annotations,
         "uirevision": "kl-sweep",
@@ -347,14 +342,22 @@ def kl_sweep_figure(
     }
     # up to 10 answers plus the readouts: a legend column on the right reads better than rows on top
     layout["legend"] = {"orientation": "v", "x": 1.02, "xanchor": "left", "y": 1.0, "yanchor": "top"}
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # (3) reward hacking
 
 
-def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, height: int = 460) -> go.Figure:
+def kl_hacking_figure(
+    sweep: LeashSweep,
+    beta: float,
+    *,
+    sqrt_kl: bool = False,
+    height: int = 460,
+    theme: str = "light",
+    presenter: bool = False,
+) -> go.Figure:
     """Expected proxy reward (optimised) and true reward under pi* against KL(pi* || pi_ref) as beta sweeps.
 
     With a proxy gap, the true reward first rises and then falls as the KL grows: over-optimisation (Gao et al.
@@ -362,6 +365,8 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
     sqrt(KL), the distance Gao et al. use, instead of the KL in nats. Traces: proxy, true, the current beta,
     and (with a proxy gap) the peak.
     """
+    t = get_theme(theme)
+    pal = t.palette
     i0 = sweep.index(beta)
     x = np.sqrt(sweep.kl) if sqrt_kl else sweep.kl
     gap = _has_proxy_gap(sweep)
@@ -371,7 +376,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             x,
             sweep.reward,
             "proxy reward E[r] (what π* optimises)",
-            {"color": PALETTE["optimised"], "width": 3},
+            {"color": pal["optimised"], "width": 3},
             hover + "proxy E[r] = %{y:.3f}<extra></extra>",
             customdata=sweep.beta,
         ),
@@ -379,7 +384,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             x,
             sweep.true_reward,
             "true reward E[r_true] (what people want)",
-            {"color": PALETTE["optimum"], "width": 3, "dash": "solid" if gap else "dash"},
+            {"color": pal["optimum"], "width": 3, "dash": "solid" if gap else "dash"},
             hover + "true E[r] = %{y:.3f}<extra></extra>",
             customdata=sweep.beta,
         ),
@@ -390,7 +395,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             "mode": "markers",
             "name": f"β = {_beta_label(sweep.beta[i0])}",
             "hoverinfo": "skip",
-            "marker": {"color": _MARK, "size": 10, "symbol": "circle-open", "line": {"width": 2.5}},
+            "marker": {"color": pal["neutral"], "size": 10, "symbol": "circle-open", "line": {"width": 2.5}},
         },
     ]
     if gap:
@@ -402,7 +407,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
                 "y": [sweep.true_reward[ip]],
                 "mode": "markers",
                 "name": "true reward peaks",
-                "marker": {"color": PALETTE["optimum"], "size": 14, "symbol": "star"},
+                "marker": {"color": pal["optimum"], "size": 14, "symbol": "star"},
                 "hovertemplate": f"peak: β = {_beta_label(sweep.beta[ip])}, KL = {_num(sweep.kl[ip])} nats"
                 f"<br>true E[r] = {_num(sweep.true_reward[ip])}<extra></extra>",
             }
@@ -417,7 +422,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             "xanchor": "left",
             "align": "left",
             "font": {"size": 13},
-            "bgcolor": _LABEL_BG,  # readable where it crosses the proxy curve
+            "bgcolor": t.panel,  # readable where it crosses the proxy curve
             "text": f"true reward peaks at β = {_beta_label(sweep.beta[ip])}, KL = {_num(sweep.kl[ip], 2)} nats;<br>"
             "beyond it (smaller β, a longer leash), more proxy reward means a worse policy",
         }
@@ -430,7 +435,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
             "xanchor": "right",
             "yanchor": "bottom",
             "showarrow": False,
-            "font": {"color": PALETTE["neutral"], "size": 13},
+            "font": {"color": t.ink["neutral"], "size": 13},
             "text": "true reward = proxy reward here: set a different true reward to see reward hacking",
         }
     layout = {
@@ -443,7 +448,7 @@ def kl_hacking_figure(sweep: LeashSweep, beta: float, *, sqrt_kl: bool = False, 
         "uirevision": "kl-hacking",
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -469,6 +474,8 @@ def kl_theorem_figure(
     mode: str = "plane",
     max_points: int = 4000,
     height: int = 480,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Random policies against pi*: none has a higher objective E[r] - beta·KL.
 
@@ -481,6 +488,8 @@ def kl_theorem_figure(
     """
     if mode not in ("plane", "objective"):
         raise ValueError(f"mode must be 'plane' or 'objective', got {mode!r}")
+    t = get_theme(theme)
+    pal = t.palette
     n = cloud.objective.shape[0]
     verdict = (
         f"{n:,} random policies: none beats π*"
@@ -498,7 +507,7 @@ def kl_theorem_figure(
                 "y": counts,
                 "width": np.diff(edges),
                 "name": "random policies",
-                "marker": {"color": PALETTE["neutral"], "opacity": 0.6},
+                "marker": {"color": pal["neutral"]},
                 "hovertemplate": "J ≈ %{x:.3f}: %{y} policies<extra></extra>",
             }
         ]
@@ -511,7 +520,7 @@ def kl_theorem_figure(
                     "y0": 0,
                     "y1": 1,
                     "yref": "y domain",
-                    "line": {"color": PALETTE["optimised"], "width": 3},
+                    "line": {"color": pal["optimised"], "width": 3},
                 }
             ],
             "annotations": [
@@ -523,8 +532,8 @@ def kl_theorem_figure(
                     "yanchor": "top",
                     "showarrow": False,
                     "align": "right",
-                    "bgcolor": _LABEL_BG,
-                    "font": {"color": PALETTE["optimised"]},
+                    "bgcolor": t.panel,
+                    "font": {"color": t.ink["optimised"]},
                     "text": f"β·log Z = {_num(cloud.optimum, 4)} (π*)<br>best random: {_num(cloud.best_objective, 4)}",
                 }
             ],
@@ -549,14 +558,15 @@ def kl_theorem_figure(
                 "customdata": cloud.objective[idx].astype(np.float32),
                 "mode": "markers",
                 "name": "random policies" + (f" ({len(idx):,} of {n:,} shown)" if len(idx) < n else ""),
-                "marker": {"color": PALETTE["neutral"], "size": 4, "opacity": 0.45},
+                # deliberately faint (opacity below 0.5): thousands of dots, the frontier and pi* are the subject
+                "marker": {"color": pal["neutral"], "size": 4, "opacity": 0.45},
                 "hovertemplate": "KL = %{x:.3f}<br>E[r] = %{y:.3f}<br>J = %{customdata:.4f}<extra></extra>",
             },
             _line(
                 sweep.kl,
                 sweep.reward,
                 "π* for every β (the frontier)",
-                {"color": PALETTE["optimised"], "width": 2},
+                {"color": pal["optimised"], "width": 2},
                 "β = %{customdata:.3g}<br>KL = %{x:.3f}<br>E[r] = %{y:.3f}<extra></extra>",
                 customdata=sweep.beta,
             ),
@@ -566,7 +576,7 @@ def kl_theorem_figure(
                 "y": [cloud.optimum, cloud.optimum + beta * kl_max],
                 "mode": "lines",
                 "name": f"E[r] − β·KL = β·log Z (slope β = {_beta_label(beta)})",
-                "line": {"color": PALETTE["negative"], "dash": "dash", "width": 2},
+                "line": {"color": pal["negative"], "dash": "dash", "width": 2},
                 "hoverinfo": "skip",
             },
             {
@@ -575,7 +585,12 @@ def kl_theorem_figure(
                 "y": [cloud.optimum_reward],
                 "mode": "markers",
                 "name": "π*",
-                "marker": {"color": PALETTE["optimised"], "size": 18, "symbol": "star", "line": {"color": "black"}},
+                "marker": {
+                    "color": pal["optimised"],
+                    "size": 18,
+                    "symbol": "star",
+                    "line": {"color": t.text, "width": 1},
+                },
                 "hovertemplate": f"π*: KL = %{{x:.4f}}<br>E[r] = %{{y:.4f}}<br>J = β·log Z = {_num(cloud.optimum, 4)}"
                 "<extra></extra>",
             },
@@ -593,6 +608,6 @@ def kl_theorem_figure(
         "hovermode": "closest",
     }
     # the verdict is the title; the legend goes under the plot so that the two do not overlap
-    layout["margin"] = {"l": 60, "r": 20, "t": 60, "b": 120}
+    layout["margin"] = {"l": 60, "r": 20, "t": 80 if presenter else 60, "b": 150 if presenter else 120}
     layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"}
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)

@@ -6,6 +6,9 @@ attention masks and padding waste.
 - :func:`sft_mask_figure`: each example as a strip of tokens coloured by its loss weight (prompt, response, pad).
 - :func:`packing_mask_figure`: the causal mask of a packed sequence, naive and block-diagonal, side by side.
 - :func:`padding_figure`: the fraction of a batch's token slots that is padding, per batching scheme.
+
+Figures are assembled as plain dicts through :func:`viz.style.figure`; every builder takes ``theme`` ("light" or
+"dark") and ``presenter`` (larger type).
 """
 
 from __future__ import annotations
@@ -16,20 +19,26 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.loss_units import PaddingReport, SftWeights, TokenizedScore, packing_attention_mask
-from viz.style import PALETTE, SEQUENTIAL, figure_from_dict, style_layout
+from viz.style import colorscale, figure, get_theme
 
 
 def tokenizer_units_figure(
-    same_model: Sequence[TokenizedScore], per_tokenizer: Sequence[TokenizedScore], *, height: int = 440
+    same_model: Sequence[TokenizedScore],
+    per_tokenizer: Sequence[TokenizedScore],
+    *,
+    height: int = 440,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Perplexity (log axis, left) and bits per byte (right) per tokenizer, for the two constructions."""
+    pal = get_theme(theme).palette
     if not same_model or [s.tokenizer for s in same_model] != [s.tokenizer for s in per_tokenizer]:
         raise ValueError("need the same tokenizers, in the same order, for both constructions")
     names = [s.tokenizer for s in same_model]
     data = []
     for scores, label, colour in (
-        (same_model, "one byte model, every tokenization", PALETTE["reference"]),
-        (per_tokenizer, "a bigram trained per tokenizer", PALETTE["optimised"]),
+        (same_model, "one byte model, every tokenization", pal["reference"]),
+        (per_tokenizer, "a bigram trained per tokenizer", pal["optimised"]),
     ):
         data.append(
             {
@@ -68,10 +77,12 @@ def tokenizer_units_figure(
         "yaxis2": {"anchor": "x2", "title": {"text": "bits per byte, T·L / (n_bytes ln 2)"}, "rangemode": "tozero"},
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
-def sft_mask_figure(weights: SftWeights, *, height: int = 260) -> go.Figure:
+def sft_mask_figure(
+    weights: SftWeights, *, height: int = 260, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """Each example (row) as a strip of tokens: colour = the token's share of the loss; hover says its role."""
     w = weights.weights
     role = np.where(weights.is_pad, "padding", np.where(weights.is_prompt, "prompt", "response"))
@@ -80,9 +91,7 @@ def sft_mask_figure(weights: SftWeights, *, height: int = 260) -> go.Figure:
             "type": "heatmap",
             "z": w,
             "customdata": role,
-            "colorscale": SEQUENTIAL,
-            "zmin": 0.0,
-            "colorbar": {"title": {"text": "loss weight"}},
+            "coloraxis": "coloraxis",
             "hovertemplate": "example %{y}, token %{x}: %{customdata}<br>weight %{z:.2e}<extra></extra>",
             "xgap": 0,
             "ygap": 2,
@@ -93,17 +102,27 @@ def sft_mask_figure(weights: SftWeights, *, height: int = 260) -> go.Figure:
         "xaxis": {"title": {"text": "token position"}},
         "yaxis": {"title": {"text": "example"}, "autorange": "reversed", "dtick": 1},
         "title": {"text": f"{100 * share:.1f}% of the loss on prompt tokens"},
+        # on the layout, where the shared style sets the colour bar's type
+        "coloraxis": {
+            "colorscale": colorscale("sequential", theme),
+            "cmin": 0.0,
+            "colorbar": {"title": {"text": "loss weight"}},
+        },
     }
-    return figure_from_dict(data, style_layout(layout, height=height, legend=False))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=False)
 
 
-def packing_mask_figure(doc_lens: Sequence[int], *, height: int = 400) -> go.Figure:
+def packing_mask_figure(
+    doc_lens: Sequence[int], *, height: int = 400, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """Naive packing (left: later documents see earlier ones) against the block-diagonal mask (right)."""
     naive = packing_attention_mask(doc_lens, block_diagonal=False).astype(float)
     block = packing_attention_mask(doc_lens, block_diagonal=True).astype(float)
     leak = naive - block  # 1 where naive packing lets a token see another document
     z_naive = naive + leak  # 0 masked, 1 same document, 2 cross-document
-    scale = [[0.0, "#F7F7F7"], [0.5, PALETTE["reference"]], [1.0, PALETTE["negative"]]]
+    t = get_theme(theme)
+    masked = t.diverging[len(t.diverging) // 2][1]  # the diverging scale's zero: near the background
+    scale = [[0.0, masked], [0.5, t.palette["reference"]], [1.0, t.palette["negative"]]]
     data = [
         {
             "type": "heatmap",
@@ -124,19 +143,22 @@ def packing_mask_figure(doc_lens: Sequence[int], *, height: int = 400) -> go.Fig
         "yaxis": {"autorange": "reversed", "title": {"text": "query"}, "scaleanchor": "x"},
         "yaxis2": {"autorange": "reversed", "anchor": "x2", "scaleanchor": "x2"},
     }
-    return figure_from_dict(data, style_layout(layout, height=height, legend=False))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=False)
 
 
-def padding_figure(reports: Sequence[PaddingReport], *, height: int = 340) -> go.Figure:
+def padding_figure(
+    reports: Sequence[PaddingReport], *, height: int = 340, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """Padding as a share of all token slots, one bar per batching scheme."""
     if not reports:
         raise ValueError("need at least one padding report")
+    pal = get_theme(theme).palette
     data = [
         {
             "type": "bar",
             "x": [r.scheme.replace("_", " ") for r in reports],
             "y": [r.waste for r in reports],
-            "marker": {"color": [PALETTE["negative"], PALETTE["optimised"], PALETTE["optimum"]][: len(reports)]},
+            "marker": {"color": [pal["negative"], pal["optimised"], pal["optimum"]][: len(reports)]},
             "customdata": [[r.slots, r.real_tokens, r.n_rows] for r in reports],
             "texttemplate": "%{y:.1%}",
             "textposition": "outside",
@@ -145,4 +167,4 @@ def padding_figure(reports: Sequence[PaddingReport], *, height: int = 340) -> go
         }
     ]
     layout = {"yaxis": {"title": {"text": "padding share of token slots"}, "tickformat": ".0%", "range": [0, 1]}}
-    return figure_from_dict(data, style_layout(layout, height=height, legend=False))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=False)

@@ -2,8 +2,9 @@
 and the memory of the models held during RL.
 
 Every builder takes what core computed (core.ppo's dataclasses and arrays) and only picks, rounds and formats
-numbers. Figures are assembled from plain dicts (:func:`viz.style.figure_from_dict`); a test rebuilds each one
-with plotly's validation.
+numbers. Figures are assembled from plain dicts through :func:`viz.style.figure` (tests/test_viz_style.py rebuilds
+each one with plotly's validation); every builder takes ``theme`` ("light" or "dark") and ``presenter`` (larger
+type).
 
 - :func:`ppo_clip_figure`: objective and gradient against the ratio, A > 0 and A < 0 side by side, with a plotly
   slider over the ratio whose steps (method="update") move four markers and rewrite the readout in the browser.
@@ -25,12 +26,11 @@ from numpy.typing import ArrayLike
 
 from core.ppo import KL_NAMES, ClipBatch, ClipCurve, GAEStudy, KLEstimates, KLEstimatorStudy, ModelMemory
 from viz.format import nbytes
-from viz.style import PALETTE, figure_from_dict, style_layout
+from viz.style import figure, get_theme
 
 _BAND = "rgba(128,128,128,0.15)"  # the clip range [1 - eps_low, 1 + eps_high]
 _ZERO_GRAD = "rgba(213,94,0,0.12)"  # where the clip zeroes the gradient (vermillion, faint)
-_PANEL_BG = "rgba(128,128,128,0.12)"
-_KL_COLOURS = (PALETTE["negative"], PALETTE["rule"], PALETTE["optimised"])  # k1, k2, k3
+_KL_ROLES = ("negative", "rule", "optimised")  # k1, k2, k3
 
 
 def _num(x: float, digits: int = 3) -> str:
@@ -56,7 +56,9 @@ def _clip_readout(curve: ClipCurve, i: int) -> str:
     return "<br>".join(parts)
 
 
-def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.Figure:
+def ppo_clip_figure(
+    curve: ClipCurve, ratio: float, *, height: int = 620, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """min(rho A, clip(rho) A) and its derivative against rho, for the first two advantages of ``curve``.
 
     Columns: curve.advantage[0] (left) and [1] (right), typically +1 and -1. Top row: the clipped objective
@@ -68,6 +70,8 @@ def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.
     """
     if curve.advantage.size < 2:
         raise ValueError("the clip figure shows two advantages side by side (e.g. +1 and -1)")
+    t = get_theme(theme)
+    pal = t.palette
     rho = curve.ratio
     active = int(np.argmin(np.abs(rho - float(ratio))))
     lo, hi = 1.0 - curve.eps_low, 1.0 + curve.eps_high
@@ -78,20 +82,20 @@ def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.
         data.append({
             "type": "scatter", "x": rho, "y": curve.objective[s], "mode": "lines", "xaxis": xa, "yaxis": ya,
             "name": "clipped objective min(ρA, clip(ρ)A)", "legendgroup": "obj", "showlegend": s == 0,
-            "line": {"color": PALETTE["optimised"], "width": 3},
+            "line": {"color": pal["optimised"], "width": 3},
             "hovertemplate": "ρ = %{x:.2f}<br>objective %{y:.3f}<extra></extra>",
         })  # fmt: skip
         data.append({
             "type": "scatter", "x": rho, "y": curve.unclipped[s], "mode": "lines", "xaxis": xa, "yaxis": ya,
             "name": "unclipped ρA", "legendgroup": "unclipped", "showlegend": s == 0,
-            "line": {"color": PALETTE["neutral"], "width": 2, "dash": "dash"},
+            "line": {"color": pal["neutral"], "width": 2, "dash": "dash"},
             "hovertemplate": "ρA = %{y:.3f}<extra></extra>",
         })  # fmt: skip
     for s in range(2):
         xa, ya = axes[2 + s]
         data.append({
             "type": "scatter", "x": rho, "y": curve.gradient[s], "mode": "lines", "xaxis": xa, "yaxis": ya,
-            "line": {"color": PALETTE["reference"], "width": 3, "shape": "hv"}, "name": "gradient d/dρ",
+            "line": {"color": pal["reference"], "width": 3, "shape": "hv"}, "name": "gradient d/dρ",
             "legendgroup": "grad", "showlegend": s == 0,
             "hovertemplate": "ρ = %{x:.2f}<br>d/dρ = %{y:.2f}<extra></extra>",
         })  # fmt: skip
@@ -101,7 +105,7 @@ def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.
         data.append({
             "type": "scatter", "x": [rho[active]], "y": [y[active]], "mode": "markers", "xaxis": xa, "yaxis": ya,
             "showlegend": False, "hoverinfo": "skip",
-            "marker": {"color": PALETTE["optimised"], "size": 13, "line": {"color": "black", "width": 1}},
+            "marker": {"color": pal["optimised"], "size": 13, "line": {"color": t.text, "width": 1}},
         })  # fmt: skip
 
     steps = [
@@ -130,8 +134,8 @@ def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.
     annotations: list[dict[str, Any]] = [
         {
             "text": _clip_readout(curve, active), "xref": "paper", "yref": "paper", "x": 0.0, "y": 1.0,
-            "xanchor": "left", "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": _PANEL_BG,
-            "bordercolor": PALETTE["neutral"], "borderwidth": 1, "borderpad": 5,
+            "xanchor": "left", "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": t.panel,
+            "bordercolor": t.axis, "borderwidth": 1, "borderpad": 5,
         }
     ]  # fmt: skip
     for s in range(2):
@@ -154,6 +158,7 @@ def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.
         "uirevision": "ppo-clip",
         "hovermode": "closest",
         "legend": {"orientation": "h", "yanchor": "top", "y": 0.52, "xanchor": "left", "x": 0},
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
     }  # fmt: skip
     for k, (xa, ya) in enumerate(axes):
         n = "" if k == 0 else str(k + 1)
@@ -167,28 +172,30 @@ def ppo_clip_figure(curve: ClipCurve, ratio: float, *, height: int = 620) -> go.
         }  # fmt: skip
     A_max = float(np.max(np.abs(curve.advantage[:2])))
     layout["yaxis3"]["range"] = layout["yaxis4"]["range"] = [-1.25 * A_max, 1.25 * A_max]
-    layout = style_layout(layout, height=height)
-    layout["margin"] = {"l": 60, "r": 20, "t": 20, "b": 40}
-    return figure_from_dict(data, layout)
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # (2) a token batch
 
 
-def clip_batch_figure(batch: ClipBatch, *, height: int = 480) -> go.Figure:
+def clip_batch_figure(
+    batch: ClipBatch, *, height: int = 480, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """Each token as a point (ratio, advantage): orange where its gradient survives, grey crosses where the clip
     zeroed it. Ratios outside the band in the pessimistic direction stay orange (full gradient). Traces: 0 = kept
     inside the range, 1 = kept outside it, 2 = clipped. The readout gives the shares.
     """
+    t = get_theme(theme)
+    pal = t.palette
     rho, A = batch.ratio, batch.advantage
     lo, hi = 1.0 - batch.eps_low, 1.0 + batch.eps_high
     kept_in = ~batch.clipped & ~batch.outside
     kept_out = ~batch.clipped & batch.outside
     groups = (
-        (kept_in, "gradient kept (inside the range)", {"color": PALETTE["optimised"], "size": 7}),
-        (kept_out, "outside the range, gradient kept (pessimistic side)", {"color": PALETTE["highlight"], "size": 8}),
-        (batch.clipped, "clipped: gradient 0", {"color": PALETTE["neutral"], "size": 8, "symbol": "x"}),
+        (kept_in, "gradient kept (inside the range)", {"color": pal["optimised"], "size": 7}),
+        (kept_out, "outside the range, gradient kept (pessimistic side)", {"color": pal["highlight"], "size": 8}),
+        (batch.clipped, "clipped: gradient 0", {"color": pal["neutral"], "size": 8, "symbol": "x"}),
     )
     data = [
         {
@@ -219,12 +226,12 @@ def clip_batch_figure(batch: ClipBatch, *, height: int = 480) -> go.Figure:
         "shapes": shapes,
         "annotations": [
             {"text": readout, "xref": "paper", "yref": "paper", "x": 0.01, "y": 0.99, "xanchor": "left",
-             "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": _PANEL_BG}
+             "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": t.panel}
         ],
         "uirevision": "ppo-batch",
         "hovermode": "closest",
     }  # fmt: skip
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -240,11 +247,14 @@ def gae_figure(
     lam: float | None = None,
     *,
     height: int = 460,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Left: a trajectory's rewards r_t (bars), the critic's V(s_t) (line, T+1 points, the last the bootstrap) and the
     TD errors delta_t. Right: the advantages A_t for each lambda in ``lams`` (advantages: (L, T), from core.ppo.gae),
     lambda = 0 (one-step TD) and 1 (Monte Carlo) named; the page's ``lam`` drawn thick.
     """
+    pal = get_theme(theme).palette
     r = np.asarray(rewards, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
     d = np.asarray(delta, dtype=np.float64)
@@ -253,21 +263,21 @@ def gae_figure(
         raise ValueError("need advantages of shape (len(lams), T), values of length T+1 and delta of length T")
     t = np.arange(r.size)
     data: list[dict[str, Any]] = [
-        {"type": "bar", "x": t, "y": r, "name": "reward r_t", "marker": {"color": PALETTE["reference"]},
-         "opacity": 0.55, "hovertemplate": "t = %{x}<br>r = %{y:.3f}<extra></extra>"},
+        {"type": "bar", "x": t, "y": r, "name": "reward r_t", "marker": {"color": pal["reference"]},
+         "opacity": 0.75, "hovertemplate": "t = %{x}<br>r = %{y:.3f}<extra></extra>"},
         {"type": "scatter", "x": np.arange(r.size + 1), "y": v, "mode": "lines+markers", "name": "critic V(s_t)",
-         "line": {"color": PALETTE["optimum"], "width": 2.5}, "hovertemplate": "V(s_%{x}) = %{y:.3f}<extra></extra>"},
+         "line": {"color": pal["optimum"], "width": 2.5}, "hovertemplate": "V(s_%{x}) = %{y:.3f}<extra></extra>"},
         {"type": "scatter", "x": t, "y": d, "mode": "markers", "name": "TD error δ_t",
-         "marker": {"color": PALETTE["negative"], "size": 10, "symbol": "diamond"},
+         "marker": {"color": pal["negative"], "size": 10, "symbol": "diamond"},
          "hovertemplate": "δ_%{x} = %{y:.3f}<extra></extra>"},
     ]  # fmt: skip
     for k, (lm, row) in enumerate(zip(lams, A, strict=True)):
         name = f"λ = {lm:g}" + (" (one-step TD)" if lm == 0 else " (Monte Carlo)" if lm == 1 else "")
         current = lam is not None and abs(lm - lam) < 1e-12
-        shade = 0.35 + 0.65 * (k / max(len(lams) - 1, 1))
+        shade = 0.75 + 0.25 * (k / max(len(lams) - 1, 1))  # fainter for small lambda, still >= 3:1 contrast
         data.append({
             "type": "scatter", "x": t, "y": row, "mode": "lines+markers", "name": name, "xaxis": "x2",
-            "yaxis": "y2", "line": {"color": PALETTE["optimised"] if current else PALETTE["reference"],
+            "yaxis": "y2", "line": {"color": pal["optimised"] if current else pal["reference"],
                                     "width": 4 if current else 1.5},
             "opacity": 1.0 if current else shade,
             "hovertemplate": f"λ = {lm:g}<br>A_%{{x}} = %{{y:.3f}}<extra></extra>",
@@ -280,20 +290,24 @@ def gae_figure(
         "uirevision": "ppo-gae",
         "hovermode": "closest",
     }  # fmt: skip
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
-def gae_bias_variance_figure(study: GAEStudy, lam: float | None = None, *, height: int = 420) -> go.Figure:
+def gae_bias_variance_figure(
+    study: GAEStudy, lam: float | None = None, *, height: int = 420, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """Squared bias, variance and their sum (the mean squared error) of GAE's advantage against lambda: lines from
     the closed form, markers from the sampled trajectories. Bias falls and variance rises as lambda goes 0 -> 1;
     the best lambda (smallest exact error) and the page's lambda are marked by vertical lines.
     """
+    t = get_theme(theme)
+    pal = t.palette
     L = study.lam
     mse_x = study.bias_sq_exact + study.variance_exact
     series = (
-        ("bias²", study.bias_sq_exact, study.bias_sq, PALETTE["negative"]),
-        ("variance", study.variance_exact, study.variance, PALETTE["reference"]),
-        ("bias² + variance", mse_x, study.mse, PALETTE["optimum"]),
+        ("bias²", study.bias_sq_exact, study.bias_sq, pal["negative"]),
+        ("variance", study.variance_exact, study.variance, pal["reference"]),
+        ("bias² + variance", mse_x, study.mse, pal["optimum"]),
     )
     data: list[dict[str, Any]] = []
     for name, exact, sampled, colour in series:
@@ -309,15 +323,15 @@ def gae_bias_variance_figure(study: GAEStudy, lam: float | None = None, *, heigh
         })  # fmt: skip
     shapes = [
         {"type": "line", "xref": "x", "yref": "y domain", "x0": study.best_lam, "x1": study.best_lam, "y0": 0,
-         "y1": 1, "line": {"color": PALETTE["optimum"], "dash": "dot", "width": 2}}
+         "y1": 1, "line": {"color": pal["optimum"], "dash": "dot", "width": 2}}
     ]  # fmt: skip
     annotations = [
         {"x": study.best_lam, "y": 1, "xref": "x", "yref": "y domain", "text": f"best λ ≈ {study.best_lam:.2f}",
-         "showarrow": False, "yanchor": "bottom", "font": {"color": PALETTE["optimum"]}}
+         "showarrow": False, "yanchor": "bottom", "font": {"color": t.ink["optimum"]}}
     ]  # fmt: skip
     if lam is not None:
         shapes.append({"type": "line", "xref": "x", "yref": "y domain", "x0": lam, "x1": lam, "y0": 0, "y1": 1,
-                       "line": {"color": PALETTE["optimised"], "width": 2}})  # fmt: skip
+                       "line": {"color": pal["optimised"], "width": 2}})  # fmt: skip
     layout = {
         "xaxis": {"title": {"text": "λ  (0: one-step TD … 1: Monte Carlo)"}, "range": [-0.02, 1.02]},
         "yaxis": {"title": {"text": "error of the advantage (mean over steps)"}, "rangemode": "tozero"},
@@ -326,7 +340,7 @@ def gae_bias_variance_figure(study: GAEStudy, lam: float | None = None, *, heigh
         "uirevision": "ppo-gae-bv",
         "hovermode": "x unified",
     }  # fmt: skip
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -334,16 +348,25 @@ def gae_bias_variance_figure(study: GAEStudy, lam: float | None = None, *, heigh
 
 
 def kl_estimators_figure(
-    study: KLEstimatorStudy, ratio: ArrayLike, curves: KLEstimates, *, height: int = 440
+    study: KLEstimatorStudy,
+    ratio: ArrayLike,
+    curves: KLEstimates,
+    *,
+    height: int = 440,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Left: k1, k2, k3 as functions of r = pi_ref / pi_theta (log axis; ``curves`` = core.ppo.kl_estimators at the
     ratios ``ratio``): k1 goes negative for r > 1, k3 never does. Right: each estimator's exact mean ± one standard
     deviation per sample (bars with error bars), its sampled mean (diamonds) and the exact KL (a dashed line).
     """
+    t = get_theme(theme)
+    pal = t.palette
+    kl_colours = [pal[role] for role in _KL_ROLES]
     r = np.asarray(ratio, dtype=np.float64)
     data: list[dict[str, Any]] = []
     formulas = ("k1 = −log r", "k2 = (log r)²/2", "k3 = (r − 1) − log r")
-    for k, (f, colour) in enumerate(zip(formulas, _KL_COLOURS, strict=True)):
+    for k, (f, colour) in enumerate(zip(formulas, kl_colours, strict=True)):
         data.append({
             "type": "scatter", "x": r, "y": np.asarray(getattr(curves, KL_NAMES[k]), dtype=np.float64),
             "mode": "lines", "name": f, "line": {"color": colour, "width": 3},
@@ -351,27 +374,27 @@ def kl_estimators_figure(
         })  # fmt: skip
     data.append({
         "type": "bar", "x": list(KL_NAMES), "y": study.mean, "xaxis": "x2", "yaxis": "y2",
-        "marker": {"color": list(_KL_COLOURS)}, "name": "exact mean ± std per sample", "showlegend": False,
-        "error_y": {"type": "data", "array": study.std, "visible": True},
+        "marker": {"color": kl_colours}, "name": "exact mean ± std per sample", "showlegend": False,
+        "error_y": {"type": "data", "array": study.std, "visible": True, "color": t.text},
         "customdata": np.column_stack([study.bias, study.std]),
         "hovertemplate": "%{x}: mean %{y:.4f}<br>bias %{customdata[0]:.4f}<br>std %{customdata[1]:.4f}<extra></extra>",
     })  # fmt: skip
     data.append({
         "type": "scatter", "x": list(KL_NAMES), "y": study.sample_mean, "xaxis": "x2", "yaxis": "y2",
         "mode": "markers", "name": f"mean of {study.n} samples",
-        "marker": {"color": PALETTE["neutral"], "size": 11, "symbol": "diamond",
-                   "line": {"color": "black", "width": 1}},
+        "marker": {"color": pal["neutral"], "size": 11, "symbol": "diamond",
+                   "line": {"color": t.text, "width": 1}},
         "hovertemplate": "%{x}: sampled mean %{y:.4f}<extra></extra>",
     })  # fmt: skip
     shapes = [
         {"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": study.exact_kl,
-         "y1": study.exact_kl, "line": {"color": PALETTE["reference"], "dash": "dash", "width": 2}},
+         "y1": study.exact_kl, "line": {"color": pal["reference"], "dash": "dash", "width": 2}},
         {"type": "line", "xref": "x", "yref": "y", "x0": float(r.min()), "x1": float(r.max()), "y0": 0, "y1": 0,
-         "line": {"color": PALETTE["neutral"], "width": 1}},
+         "line": {"color": pal["neutral"], "width": 1}},
     ]  # fmt: skip
     annotations = [
         {"x": 1, "y": study.exact_kl, "xref": "x2 domain", "yref": "y2", "xanchor": "right", "yanchor": "bottom",
-         "text": f"exact KL = {study.exact_kl:.4f} nats", "showarrow": False, "font": {"color": PALETTE["reference"]}}
+         "text": f"exact KL = {study.exact_kl:.4f} nats", "showarrow": False, "font": {"color": t.ink["reference"]}}
     ]  # fmt: skip
     layout = {
         "xaxis": {"domain": [0.0, 0.55], "type": "log", "title": {"text": "r = π_ref / π_θ at a sampled token"}},
@@ -383,18 +406,23 @@ def kl_estimators_figure(
         "uirevision": "ppo-kl",
         "hovermode": "closest",
     }  # fmt: skip
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # (5) memory
 
 
-def rlhf_memory_figure(methods: dict[str, Sequence[ModelMemory]], *, height: int = 380) -> go.Figure:
+def rlhf_memory_figure(
+    methods: dict[str, Sequence[ModelMemory]], *, height: int = 380, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """Stacked horizontal bars: for each method (label -> core.ppo.rlhf_memory rows) the bytes of each model,
-    orange for models that train (weights, gradients, Adam states), blue for frozen ones (weights only).
-    One trace per (model, role) so that the legend names the models; totals are written at the bars' ends.
+    orange for models that train (weights, gradients, Adam states), blue for frozen ones (weights only), every
+    other model hatched. One trace per (model, role) so that the legend names the models; totals are written at
+    the bars' ends.
     """
+    t = get_theme(theme)
+    pal = t.palette
     labels = list(methods)
     names: list[tuple[str, bool]] = []
     for rows in methods.values():
@@ -407,8 +435,12 @@ def rlhf_memory_figure(methods: dict[str, Sequence[ModelMemory]], *, height: int
         data.append({
             "type": "bar", "orientation": "h", "y": labels, "x": x,
             "name": f"{name} ({'trains' if trains else 'frozen'})",
-            "marker": {"color": PALETTE["optimised"] if trains else PALETTE["reference"],
-                       "opacity": 1.0 - 0.25 * (k % 2), "line": {"color": "white", "width": 1}},
+            "marker": {"color": pal["optimised"] if trains else pal["reference"],
+                       "line": {"color": t.background, "width": 1},
+                       # every other model hatched, so that neighbours of one colour stay apart (solid colours
+                       # keep their contrast; a lighter shade would not)
+                       **({"pattern": {"shape": "/", "fillmode": "overlay", "fgcolor": t.background,
+                                       "solidity": 0.25}} if k % 2 else {})},
             "hovertemplate": f"{name}: %{{x:.1f}} GB<extra></extra>",
         })  # fmt: skip
     totals = [sum(m.bytes for m in methods[lab]) for lab in labels]
@@ -423,4 +455,4 @@ def rlhf_memory_figure(methods: dict[str, Sequence[ModelMemory]], *, height: int
         "annotations": annotations,
         "uirevision": "ppo-memory",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)

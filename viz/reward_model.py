@@ -2,7 +2,8 @@
 against the KL leash.
 
 Builders take core.reward_model's results and only pick, round and format numbers; figures are assembled from
-plain dicts (:func:`viz.style.figure_from_dict`) and rebuilt with validation in the tests.
+plain dicts through :func:`viz.style.figure` (tests/test_viz_style.py rebuilds them with validation). Every builder
+takes ``theme`` ("light" or "dark") and ``presenter`` (larger type).
 
 - :func:`bradley_terry_figure`: sigma(r_w - r_l) against the reward difference, and the fitted rewards beside the
   true ones (both centred, with an optional constant added to show that nothing changes).
@@ -22,9 +23,8 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from core.reward_model import BTFit, LengthSweep, NoiseStudy
-from viz.style import PALETTE, figure_from_dict, style_layout
+from viz.style import figure, get_theme
 
-_PANEL_BG = "rgba(128,128,128,0.12)"
 _REF_OPACITY = 0.4
 
 
@@ -42,12 +42,16 @@ def bradley_terry_figure(
     shifted_nll: float | None = None,
     labels: Sequence[str] | None = None,
     height: int = 440,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Left: P(w > l) = sigma(r_w - r_l) against the difference (``margin``, ``probability`` from
     core.reward_model.preference_probability). Right: the true rewards (faint blue, centred) and the fitted ones
     (orange, plus ``shift``), one bar pair per item. The readout gives the fit's mean -log sigma and, when given,
     the same number after the shift (equal: only differences are identified).
     """
+    th = get_theme(theme)
+    pal = th.palette
     t = np.asarray(true_rewards, dtype=np.float64)
     t = t - t.mean()
     r = fit.rewards + float(shift)
@@ -58,13 +62,13 @@ def bradley_terry_figure(
         raise ValueError(f"need {r.size} item labels, got {len(names)}")
     data: list[dict[str, Any]] = [
         {"type": "scatter", "x": np.asarray(margin, dtype=np.float64), "y": np.asarray(probability, np.float64),
-         "mode": "lines", "name": "σ(r_w − r_l)", "line": {"color": PALETTE["reference"], "width": 3},
+         "mode": "lines", "name": "σ(r_w − r_l)", "line": {"color": pal["reference"], "width": 3},
          "hovertemplate": "r_w − r_l = %{x:.2f}<br>P(w preferred) = %{y:.3f}<extra></extra>"},
         {"type": "bar", "x": names, "y": t, "name": "true reward (centred)", "xaxis": "x2", "yaxis": "y2",
-         "marker": {"color": PALETTE["reference"], "opacity": _REF_OPACITY},
+         "marker": {"color": pal["reference"], "opacity": _REF_OPACITY},
          "hovertemplate": "true %{y:.3f}<extra></extra>"},
         {"type": "bar", "x": names, "y": r, "name": "fitted reward" + (f" + {shift:g}" if shift else ""),
-         "xaxis": "x2", "yaxis": "y2", "marker": {"color": PALETTE["optimised"]},
+         "xaxis": "x2", "yaxis": "y2", "marker": {"color": pal["optimised"]},
          "hovertemplate": "fitted %{y:.3f}<extra></extra>"},
     ]  # fmt: skip
     lines = [
@@ -81,24 +85,27 @@ def bradley_terry_figure(
         "barmode": "group",
         "annotations": [
             {"text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": 0.0, "y": 0.98, "xanchor": "left",
-             "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": _PANEL_BG}
+             "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": th.panel}
         ],
         "uirevision": "rm-bt",
         "hovermode": "closest",
     }  # fmt: skip
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
-def accuracy_noise_figure(study: NoiseStudy, *, height: int = 420) -> go.Figure:
+def accuracy_noise_figure(
+    study: NoiseStudy, *, height: int = 420, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """Held-out pair accuracy (orange), the true rewards' own accuracy on the same noisy labels (blue, the ceiling)
     and the fitted ordering against the true one (green) as the flip rate grows; the 60-70% band of real reward
     models (seed 003, Q7) and the 50% of a coin toss.
     """
+    pal = get_theme(theme).palette
     f = study.flip
     series = (
-        ("fitted model on held-out noisy labels", study.heldout_accuracy, PALETTE["optimised"], "solid"),
-        ("true rewards on the same labels (ceiling)", study.ceiling, PALETTE["reference"], "dash"),
-        ("fitted order vs the true order", study.true_accuracy, PALETTE["optimum"], "dot"),
+        ("fitted model on held-out noisy labels", study.heldout_accuracy, pal["optimised"], "solid"),
+        ("true rewards on the same labels (ceiling)", study.ceiling, pal["reference"], "dash"),
+        ("fitted order vs the true order", study.true_accuracy, pal["optimum"], "dot"),
     )
     data = [
         {"type": "scatter", "x": f, "y": y, "mode": "lines+markers", "name": name,
@@ -110,7 +117,7 @@ def accuracy_noise_figure(study: NoiseStudy, *, height: int = 420) -> go.Figure:
         {"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 0.6, "y1": 0.7,
          "fillcolor": "rgba(86,180,233,0.18)", "line": {"width": 0}, "layer": "below"},
         {"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 0.5, "y1": 0.5,
-         "line": {"color": PALETTE["neutral"], "dash": "dot"}},
+         "line": {"color": pal["neutral"], "dash": "dot"}},
     ]  # fmt: skip
     annotations = [
         {"x": 1, "y": 0.7, "xref": "x domain", "yref": "y", "xanchor": "right", "yanchor": "bottom",
@@ -126,55 +133,59 @@ def accuracy_noise_figure(study: NoiseStudy, *, height: int = 420) -> go.Figure:
         "uirevision": "rm-noise",
         "hovermode": "x unified",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
-def length_bias_figure(sweep: LengthSweep, beta: float, *, height: int = 560) -> go.Figure:
+def length_bias_figure(
+    sweep: LengthSweep, beta: float, *, height: int = 560, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """Top: E_pi*[length] against beta (log axis) and the SFT model's mean length; bottom: the proxy reward and the
     true quality under pi*, with the reference's quality dashed. A vertical line marks the page's beta (the nearest
     sweep point), another the beta with the best true quality.
     """
+    t = get_theme(theme)
+    pal = t.palette
     b = sweep.beta
     i = int(np.argmin(np.abs(np.log(b / float(beta)))))
     ref_len = float(sweep.pi_ref @ sweep.lengths)
     ref_q = float(sweep.pi_ref @ sweep.quality)
     data: list[dict[str, Any]] = [
         {"type": "scatter", "x": b, "y": sweep.mean_length, "mode": "lines", "name": "mean length under π*",
-         "line": {"color": PALETTE["optimised"], "width": 3},
+         "line": {"color": pal["optimised"], "width": 3},
          "hovertemplate": "β = %{x:.3g}<br>%{y:.0f} tokens<extra></extra>"},
         {"type": "scatter", "x": b, "y": sweep.proxy_reward, "mode": "lines", "name": "proxy reward (length-biased)",
-         "xaxis": "x2", "yaxis": "y2", "line": {"color": PALETTE["optimised"], "width": 3, "dash": "dash"},
+         "xaxis": "x2", "yaxis": "y2", "line": {"color": pal["optimised"], "width": 3, "dash": "dash"},
          "hovertemplate": "β = %{x:.3g}<br>proxy %{y:.3f}<extra></extra>"},
         {"type": "scatter", "x": b, "y": sweep.true_reward, "mode": "lines", "name": "true quality",
-         "xaxis": "x2", "yaxis": "y2", "line": {"color": PALETTE["optimum"], "width": 3},
+         "xaxis": "x2", "yaxis": "y2", "line": {"color": pal["optimum"], "width": 3},
          "hovertemplate": "β = %{x:.3g}<br>true %{y:.3f}<extra></extra>"},
         {"type": "scatter", "x": [b[i]], "y": [sweep.mean_length[i]], "mode": "markers", "showlegend": False,
-         "marker": {"color": PALETTE["optimised"], "size": 12, "line": {"color": "black", "width": 1}},
+         "marker": {"color": pal["optimised"], "size": 12, "line": {"color": t.text, "width": 1}},
          "hoverinfo": "skip"},
         {"type": "scatter", "x": [b[i]], "y": [sweep.true_reward[i]], "mode": "markers", "showlegend": False,
          "xaxis": "x2", "yaxis": "y2", "hoverinfo": "skip",
-         "marker": {"color": PALETTE["optimum"], "size": 12, "line": {"color": "black", "width": 1}}},
+         "marker": {"color": pal["optimum"], "size": 12, "line": {"color": t.text, "width": 1}}},
     ]  # fmt: skip
     shapes: list[dict[str, Any]] = [
         {"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": ref_len, "y1": ref_len,
-         "line": {"color": PALETTE["reference"], "dash": "dot"}},
+         "line": {"color": pal["reference"], "dash": "dot"}},
         {"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": ref_q, "y1": ref_q,
-         "line": {"color": PALETTE["reference"], "dash": "dot"}},
+         "line": {"color": pal["reference"], "dash": "dot"}},
     ]  # fmt: skip
     for ya in ("y", "y2"):
         xa = "x" if ya == "y" else "x2"
         shapes.append({"type": "line", "xref": xa, "yref": f"{ya} domain", "x0": b[i], "x1": b[i], "y0": 0,
-                       "y1": 1, "line": {"color": PALETTE["neutral"], "width": 1.5}})  # fmt: skip
+                       "y1": 1, "line": {"color": pal["neutral"], "width": 1.5}})  # fmt: skip
         shapes.append({"type": "line", "xref": xa, "yref": f"{ya} domain", "x0": sweep.best_beta,
                        "x1": sweep.best_beta, "y0": 0, "y1": 1,
-                       "line": {"color": PALETTE["optimum"], "dash": "dot", "width": 1.5}})  # fmt: skip
+                       "line": {"color": pal["optimum"], "dash": "dot", "width": 1.5}})  # fmt: skip
     annotations = [
         {"x": 1, "y": ref_len, "xref": "x domain", "yref": "y", "xanchor": "right", "yanchor": "bottom",
-         "showarrow": False, "text": f"SFT model: {ref_len:.0f} tokens", "font": {"color": PALETTE["reference"]}},
+         "showarrow": False, "text": f"SFT model: {ref_len:.0f} tokens", "font": {"color": t.ink["reference"]}},
         {"x": 1, "y": ref_q, "xref": "x2 domain", "yref": "y2", "xanchor": "right", "yanchor": "top",
-         "showarrow": False, "text": f"SFT model's quality {ref_q:.3f}", "font": {"color": PALETTE["reference"]}},
+         "showarrow": False, "text": f"SFT model's quality {ref_q:.3f}", "font": {"color": t.ink["reference"]}},
         {"x": 0, "y": 1, "xref": "x domain", "yref": "y domain", "xanchor": "left", "yanchor": "top",
-         "showarrow": False, "align": "left", "bgcolor": _PANEL_BG,
+         "showarrow": False, "align": "left", "bgcolor": t.panel,
          "text": f"β = {b[i]:.3g}: {sweep.mean_length[i]:.0f} tokens, true quality {sweep.true_reward[i]:.3f},"
          f"<br>KL {sweep.kl[i]:.3f} nats · ← smaller β, a looser leash"},
     ]  # fmt: skip
@@ -188,4 +199,4 @@ def length_bias_figure(sweep: LengthSweep, beta: float, *, height: int = 560) ->
         "uirevision": "rm-length",
         "hovermode": "closest",
     }  # fmt: skip
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)

@@ -7,6 +7,9 @@ greedy repetition loops against nucleus sampling.
   dragging T needs no server round trip. T = 0 is a step of its own (greedy).
 - :func:`order_figure`: the final distribution with temperature first against truncation first.
 - :func:`generation_figure`: token sequences of a seeded Markov chain, one row per decoding setting, loops marked.
+
+Figures are assembled as plain dicts through :func:`viz.style.figure`; every builder takes ``theme`` ("light" or
+"dark") and ``presenter`` (larger type).
 """
 
 from __future__ import annotations
@@ -18,11 +21,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.sampling import Generation, effective_choices, entropy_nats, sample_filter
-from viz.style import PALETTE, figure_from_dict, style_layout
+from viz.style import figure, get_theme
 
-_KEPT = PALETTE["reference"]
-_CUT = PALETTE["neutral"]
-_PANEL_BG = "rgba(128,128,128,0.12)"
 DEFAULT_TEMPERATURES: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(0, 41))  # 0, 0.05, ..., 2
 
 
@@ -68,6 +68,8 @@ def sampling_figure(
     temperatures: Sequence[float] = DEFAULT_TEMPERATURES,
     *,
     height: int = 520,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Next-token bars (sorted as given) with a temperature slider computed in one go for every step.
 
@@ -77,6 +79,8 @@ def sampling_figure(
     """
     if len(labels) != len(logits):
         raise ValueError(f"need one label per logit ({len(logits)}), got {len(labels)}")
+    th = get_theme(theme)
+    kept_colour, cut_colour, sampled = th.palette["reference"], th.palette["neutral"], th.palette["optimised"]
     temps = sorted({float(t) for t in temperatures} | {float(temperature)})
     active = temps.index(float(temperature))
     tempered, final = _rows(logits, temps, top_k, top_p, min_p, order)
@@ -84,7 +88,7 @@ def sampling_figure(
     x = list(labels)
 
     def colours(i: int) -> list[str]:
-        return [_KEPT if f > 0 else _CUT for f in final[i]]
+        return [kept_colour if f > 0 else cut_colour for f in final[i]]
 
     data = [
         {
@@ -100,7 +104,7 @@ def sampling_figure(
             "x": x,
             "y": final[active],
             "name": "distribution sampled from",
-            "marker": {"color": PALETTE["optimised"]},
+            "marker": {"color": sampled},
             "hovertemplate": "%{x}: %{y:.4f} sampled<extra></extra>",
         },
     ]
@@ -109,7 +113,7 @@ def sampling_figure(
             "method": "update",
             "label": f"{T:g}",
             "args": [
-                {"y": [tempered[i], final[i]], "marker.color": [colours(i), PALETTE["optimised"]]},
+                {"y": [tempered[i], final[i]], "marker.color": [colours(i), sampled]},
                 {"annotations[0].text": _readout(T, final[i])},
                 [0, 1],
             ],
@@ -132,8 +136,8 @@ def sampling_figure(
                 "yanchor": "top",
                 "align": "left",
                 "showarrow": False,
-                "bgcolor": _PANEL_BG,
-                "bordercolor": PALETTE["neutral"],
+                "bgcolor": th.panel,
+                "bordercolor": th.axis,
                 "borderwidth": 1,
                 "borderpad": 6,
             }
@@ -151,7 +155,7 @@ def sampling_figure(
         "uirevision": "sampling",
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 def order_figure(
@@ -163,8 +167,11 @@ def order_figure(
     min_p: float | None = None,
     *,
     height: int = 420,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """The sampled distribution with temperature applied first (blue) and truncation first (orange)."""
+    pal = get_theme(theme).palette
     if len(labels) != len(logits):
         raise ValueError(f"need one label per logit ({len(logits)}), got {len(labels)}")
     z = np.asarray(logits, dtype=np.float64)
@@ -176,14 +183,14 @@ def order_figure(
             "x": list(labels),
             "y": np.round(first, 5),
             "name": f"temperature first ({int((first > 0).sum())} kept)",
-            "marker": {"color": PALETTE["reference"]},
+            "marker": {"color": pal["reference"]},
         },
         {
             "type": "bar",
             "x": list(labels),
             "y": np.round(after, 5),
             "name": f"truncation first ({int((after > 0).sum())} kept)",
-            "marker": {"color": PALETTE["optimised"]},
+            "marker": {"color": pal["optimised"]},
         },
     ]
     layout = {
@@ -192,10 +199,12 @@ def order_figure(
         "yaxis": {"title": {"text": "probability"}},
         "hovermode": "x unified",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
-def generation_figure(generations: Mapping[str, Generation], *, height: int = 320) -> go.Figure:
+def generation_figure(
+    generations: Mapping[str, Generation], *, height: int = 320, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """One row per decoding setting: the token ids as coloured cells, the repeating loop outlined."""
     names = list(generations)
     if not names:
@@ -229,7 +238,7 @@ def generation_figure(generations: Mapping[str, Generation], *, height: int = 32
                     "x1": len(g.tokens) - 0.5,
                     "y0": r - 0.5,
                     "y1": r + 0.5,
-                    "line": {"color": PALETTE["negative"], "width": 3},
+                    "line": {"color": get_theme(theme).palette["negative"], "width": 3},
                 }
             )
     layout = {
@@ -238,7 +247,7 @@ def generation_figure(generations: Mapping[str, Generation], *, height: int = 32
         "shapes": shapes,
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height, legend=False))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=False)
 
 
 def effective_choices_of(probs: Sequence[float]) -> float:

@@ -1,7 +1,7 @@
 """Figures of the scaling page: the iso-FLOP U-curve with a draggable plan, and a family of budgets.
 
-Both are assembled as plain dicts (:func:`viz.style.figure_from_dict`): with a hundred slider steps, plotly's
-validation would otherwise be the slowest part of a page rerun. tests/test_viz_scaling.py validates them.
+Both are assembled as plain dicts through :func:`viz.style.figure` (no per-property validation: with a hundred
+slider steps it would be the slowest part of a page rerun); tests/test_viz_style.py validates them.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from numpy.typing import NDArray
 
 from core.scaling import Plan
 from viz import format as fmt
-from viz.style import PALETTE, figure_from_dict, style_layout
+from viz.style import figure, get_theme
 
 PLAN_TRACE = 3  # index of the plan marker, the trace the slider moves
-_OUTLINE = {"color": "black", "width": 1}
 
 
 def plan_readout(p: Plan, i: int | None = None) -> str:
@@ -55,6 +54,9 @@ def isoflop_figure(
     slider_active: int,
     fit_label: str,
     other_fit: tuple[str, float] | None = None,
+    *,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """The U-curve of one budget with the fit's minimum, the 20-tokens point and the user's plan.
 
@@ -62,8 +64,11 @@ def isoflop_figure(
     controls; ``slider`` a sweep whose entries become the steps of a plotly slider that moves the plan marker
     (trace :data:`PLAN_TRACE`) and its readout (annotation 0) in the browser, with no server round trip;
     ``slider_active`` the step shown first. ``other_fit`` = (label, N_opt) marks where another fit puts the
-    optimum on the same budget.
+    optimum on the same budget. ``theme``: "light" or "dark"; ``presenter``: larger type for a room.
     """
+    t = get_theme(theme)
+    pal = t.palette
+    outline = {"color": t.text, "width": 1}
     data = [
         {
             "type": "scatter",
@@ -71,7 +76,7 @@ def isoflop_figure(
             "y": curve.loss,
             "mode": "lines",
             "name": f"L(N, C/6N), {fit_label}",
-            "line": {"color": PALETTE["reference"], "width": 3},
+            "line": {"color": pal["reference"], "width": 3},
             "customdata": np.stack([curve.D, curve.tokens_per_param], axis=-1),
             "hovertemplate": "N = %{x:.3s}<br>D = %{customdata[0]:.3s} tokens"
             "<br>%{customdata[1]:.1f} tokens/param<br>L = %{y:.4f}<extra></extra>",
@@ -80,21 +85,21 @@ def isoflop_figure(
             f"fit's minimum ({current.tokens_per_param_opt:.0f} tokens/param)",
             current.N_opt,
             current.loss_opt,
-            {"color": PALETTE["optimised"], "size": 15, "line": _OUTLINE},
+            {"color": pal["optimised"], "size": 15, "line": outline},
             "fit's minimum",
         ),
         _point(
             "20 tokens per parameter",
             current.N_rule,
             current.loss_rule,
-            {"color": PALETTE["rule"], "size": 15, "symbol": "square", "line": _OUTLINE},
+            {"color": pal["rule"], "size": 15, "symbol": "square", "line": outline},
             "20 tokens/param",
         ),
         _point(
             "your plan (drag the slider below)",
             float(slider.N[slider_active]),
             float(slider.loss[slider_active]),
-            {"color": PALETTE["highlight"], "size": 20, "symbol": "diamond", "line": {"color": "black", "width": 1.5}},
+            {"color": pal["highlight"], "size": 20, "symbol": "diamond", "line": {"color": t.text, "width": 1.5}},
             "your plan",
         ),
     ]
@@ -123,7 +128,7 @@ def isoflop_figure(
                 "x1": n_opt,
                 "y0": 0,
                 "y1": 1,
-                "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 2},
+                "line": {"color": pal["neutral"], "dash": "dot", "width": 2},
             }
         )
         annotations.append(
@@ -136,7 +141,7 @@ def isoflop_figure(
                 "showarrow": False,
                 "xanchor": "left",
                 "yanchor": "top",
-                "font": {"color": PALETTE["neutral"], "size": 12},
+                "font": {"color": t.ink["neutral"], "size": 13},
             }
         )
     steps = [
@@ -151,29 +156,28 @@ def isoflop_figure(
         }
         for i, (n, loss) in enumerate(zip(slider.N, slider.loss, strict=True))
     ]
-    layout = style_layout(
-        {
-            "title": {"text": f"One budget, C = {fmt.sci(current.C)} FLOPs", "x": 0, "y": 0.99},
-            "xaxis": {"type": "log", "title": {"text": "model size N (parameters); tokens D = C / (6N)"}},
-            "yaxis": {"title": {"text": "final loss L (nats per token)"}},
-            "annotations": annotations,
-            "shapes": shapes,
-            "sliders": [
-                {
-                    "active": int(slider_active),
-                    "steps": steps,
-                    "currentvalue": {"prefix": "plan: N = ", "font": {"size": 15}},
-                    "pad": {"t": 175, "b": 10},
-                    "len": 1.0,
-                    "x": 0,
-                }
-            ],
-            "margin": {"l": 60, "r": 20, "t": 70, "b": 40},
-            "uirevision": "isoflop",
-        },
-        height=640,
-    )
-    return figure_from_dict(data, layout)
+    # the readout (three lines) and the slider sit under the plot: room for them at the type's size
+    below = 175 if not presenter else 230
+    layout = {
+        "title": {"text": f"One budget, C = {fmt.sci(current.C)} FLOPs", "x": 0, "y": 0.99},
+        "xaxis": {"type": "log", "title": {"text": "model size N (parameters); tokens D = C / (6N)"}},
+        "yaxis": {"title": {"text": "final loss L (nats per token)"}},
+        "annotations": annotations,
+        "shapes": shapes,
+        "sliders": [
+            {
+                "active": int(slider_active),
+                "steps": steps,
+                "currentvalue": {"prefix": "plan: N = "},
+                "pad": {"t": below, "b": 10},
+                "len": 1.0,
+                "x": 0,
+            }
+        ],
+        "margin": {"l": 60, "r": 20, "t": 70, "b": 40},
+        "uirevision": "isoflop",
+    }
+    return figure(data, layout, theme=theme, presenter=presenter, height=640)
 
 
 def isoflop_family_figure(
@@ -183,12 +187,16 @@ def isoflop_family_figure(
     N_opt: NDArray[np.float64],
     loss_opt: NDArray[np.float64],
     current_budget: float | None = None,
+    *,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Chinchilla's iso-FLOP picture: one U-curve per budget (rows of ``N``, ``loss``) and the frontier.
 
     The compute-optimal frontier joins the minima (``N_opt``, ``loss_opt``); the budget nearest to
     ``current_budget`` is drawn bold.
     """
+    pal = get_theme(theme).palette
     budgets = np.asarray(budgets, dtype=float)
     bold = int(np.argmin(np.abs(np.log(budgets / current_budget)))) if current_budget else -1
     shades = np.linspace(0.35, 1.0, len(budgets))
@@ -199,8 +207,9 @@ def isoflop_family_figure(
             "y": loss[i],
             "mode": "lines",
             "name": f"C = {fmt.sci(C, 2)}",
-            "line": {"color": PALETTE["reference"], "width": 4 if i == bold else 1.5},
-            "opacity": 1.0 if i == bold else float(shades[i]) * 0.7,
+            "line": {"color": pal["reference"], "width": 4 if i == bold else 1.5},
+            # the other budgets are deliberately faint (opacity below 0.5): context for the bold one and the frontier
+            "opacity": 1.0 if i == bold or bold < 0 else 0.2 + 0.25 * float(shades[i]),
             "hovertemplate": f"C = {fmt.sci(C, 2)}<br>" + "N = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
         }
         for i, C in enumerate(budgets)
@@ -214,19 +223,15 @@ def isoflop_family_figure(
             "text": [fmt.sci(C, 1) for C in budgets],
             "textposition": "bottom center",
             "name": "compute-optimal frontier",
-            "line": {"color": PALETTE["optimised"], "width": 3, "dash": "dash"},
-            "marker": {"size": 10, "color": PALETTE["optimised"], "line": _OUTLINE},
+            "line": {"color": pal["optimised"], "width": 3, "dash": "dash"},
+            "marker": {"size": 10, "color": pal["optimised"], "line": {"color": get_theme(theme).text, "width": 1}},
             "hovertemplate": "minimum<br>N_opt = %{x:.3s}<br>L = %{y:.4f}<extra></extra>",
         }
     )
-    layout = style_layout(
-        {
-            "title": {"text": "A family of budgets: each U has its own bottom", "x": 0},
-            "xaxis": {"type": "log", "title": {"text": "model size N (parameters)"}},
-            "yaxis": {"title": {"text": "final loss L (nats per token)"}},
-            "uirevision": "isoflop-family",
-        },
-        height=480,
-        legend=False,
-    )
-    return figure_from_dict(data, layout)
+    layout = {
+        "title": {"text": "A family of budgets: each U has its own bottom", "x": 0},
+        "xaxis": {"type": "log", "title": {"text": "model size N (parameters)"}},
+        "yaxis": {"title": {"text": "final loss L (nats per token)"}},
+        "uirevision": "isoflop-family",
+    }
+    return figure(data, layout, theme=theme, presenter=presenter, height=480, legend=False)

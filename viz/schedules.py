@@ -9,6 +9,9 @@ constants); every figure's loss axis says so.
 - :func:`kaplan_figure`: one long cosine run's loss curve, and the end losses of runs whose cosine fits their
   own length (lower): reading short runs off the long schedule overstates their loss.
 - :func:`mixture_figure`: the data mixture as a stacked area, with the learning rate on a second axis.
+
+Figures are assembled as plain dicts through :func:`viz.style.figure`; every builder takes ``theme`` ("light" or
+"dark") and ``presenter`` (larger type).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.schedules import DEFAULT_LOSS_MODEL, AnnealingLossModel, KaplanGap, Mixture, lr_schedule, wsd_branch
-from viz.style import PALETTE, SEQUENCE, figure_from_dict, style_layout
+from viz.style import figure, get_theme
 
 MODEL_LABEL = "modelled loss (Tissue et al. 2024 form, illustrative constants)"
 
@@ -31,9 +34,15 @@ def _thin(n: int, max_points: int = 800) -> np.ndarray:
 
 
 def schedule_figure(
-    schedules: Mapping[str, Sequence[float]], model: AnnealingLossModel = DEFAULT_LOSS_MODEL, *, height: int = 560
+    schedules: Mapping[str, Sequence[float]],
+    model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
+    *,
+    height: int = 560,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """LR (top panel) and modelled loss (bottom panel) against the step, one colour per schedule."""
+    t = get_theme(theme)
     if not schedules:
         raise ValueError("need at least one schedule")
     data = []
@@ -41,7 +50,7 @@ def schedule_figure(
         lr = np.asarray(lr, dtype=np.float64)
         loss = model.loss(lr)
         i = _thin(lr.size)
-        colour = SEQUENCE[k % len(SEQUENCE)]
+        colour = t.sequence[k % len(t.sequence)]
         common = {"type": "scatter", "mode": "lines", "x": i + 1, "legendgroup": name, "line": {"color": colour}}
         data.append({**common, "y": lr[i], "name": name, "yaxis": "y", "hovertemplate": "step %{x}: lr %{y:.3g}"})
         data.append(
@@ -68,12 +77,12 @@ def schedule_figure(
                 "xanchor": "right",
                 "yanchor": "top",
                 "showarrow": False,
-                "font": {"size": 12},
+                "font": {"size": 12, "color": t.muted},
             }
         ],
         "hovermode": "x unified",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 def wsd_branch_figure(
@@ -83,8 +92,11 @@ def wsd_branch_figure(
     model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
     *,
     height: int = 440,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Modelled loss of the WSD stable phase (blue) and of a decay branched off at each step (orange shades)."""
+    pal = get_theme(theme).palette
     stable = lr_schedule("constant", steps)
     L = model.loss(stable)
     i = _thin(steps)
@@ -95,7 +107,7 @@ def wsd_branch_figure(
             "x": i + 1,
             "y": L[i],
             "name": "stable phase (constant LR)",
-            "line": {"color": PALETTE["reference"]},
+            "line": {"color": pal["reference"]},
         }
     ]
     ends = []
@@ -110,7 +122,7 @@ def wsd_branch_figure(
                 "x": x,
                 "y": Lb[x - 1],
                 "name": f"decay from step {int(b):,}",
-                "line": {"color": PALETTE["optimised"]},
+                "line": {"color": pal["optimised"]},
                 "hovertemplate": "step %{x}: loss %{y:.3f}<extra></extra>",
             }
         )
@@ -122,7 +134,7 @@ def wsd_branch_figure(
             "x": [e[0] for e in ends],
             "y": [e[1] for e in ends],
             "name": "end of each branch",
-            "marker": {"color": PALETTE["optimised"], "size": 10, "symbol": "diamond"},
+            "marker": {"color": pal["optimised"], "size": 10, "symbol": "diamond"},
         }
     )
     layout = {
@@ -131,13 +143,20 @@ def wsd_branch_figure(
         "title": {"text": MODEL_LABEL, "font": {"size": 13}},
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 def kaplan_figure(
-    gap: KaplanGap, long_steps: int, model: AnnealingLossModel = DEFAULT_LOSS_MODEL, *, height: int = 420
+    gap: KaplanGap,
+    long_steps: int,
+    model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
+    *,
+    height: int = 420,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """The long cosine run's modelled loss, its read-offs at shorter lengths (blue), each length's own run (green)."""
+    pal = get_theme(theme).palette
     L = model.loss(lr_schedule("cosine", long_steps))
     i = _thin(long_steps)
     data = [
@@ -147,7 +166,7 @@ def kaplan_figure(
             "x": i + 1,
             "y": L[i],
             "name": f"one cosine schedule of {long_steps:,} steps",
-            "line": {"color": PALETTE["reference"]},
+            "line": {"color": pal["reference"]},
         },
         {
             "type": "scatter",
@@ -155,7 +174,7 @@ def kaplan_figure(
             "x": gap.lengths,
             "y": gap.read_from_long,
             "name": "short run read off the long schedule",
-            "marker": {"color": PALETTE["reference"], "size": 10},
+            "marker": {"color": pal["reference"], "size": 10},
         },
         {
             "type": "scatter",
@@ -163,7 +182,7 @@ def kaplan_figure(
             "x": gap.lengths,
             "y": gap.own_schedule,
             "name": "short run with its own cosine",
-            "marker": {"color": PALETTE["optimum"], "size": 10, "symbol": "diamond"},
+            "marker": {"color": pal["optimum"], "size": 10, "symbol": "diamond"},
             "customdata": gap.gap,
             "hovertemplate": "%{x} steps: %{y:.3f} (%{customdata:.3f} lower)<extra></extra>",
         },
@@ -174,11 +193,19 @@ def kaplan_figure(
         "title": {"text": MODEL_LABEL, "font": {"size": 13}},
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
-def mixture_figure(mixture: Mixture, lr: Sequence[float] | None = None, *, height: int = 420) -> go.Figure:
+def mixture_figure(
+    mixture: Mixture,
+    lr: Sequence[float] | None = None,
+    *,
+    height: int = 420,
+    theme: str = "light",
+    presenter: bool = False,
+) -> go.Figure:
     """Stacked areas of the sources' shares over the run, with the learning rate as a dashed line on the right."""
+    t = get_theme(theme)
     w = mixture.weights
     i = _thin(w.shape[0])
     data = [
@@ -189,7 +216,7 @@ def mixture_figure(mixture: Mixture, lr: Sequence[float] | None = None, *, heigh
             "y": w[i, k],
             "stackgroup": "mix",
             "name": name,
-            "line": {"width": 0.5, "color": SEQUENCE[k % len(SEQUENCE)]},
+            "line": {"width": 0.5, "color": t.sequence[k % len(t.sequence)]},
             "hovertemplate": f"{name}: %{{y:.1%}}<extra></extra>",
         }
         for k, name in enumerate(mixture.sources)
@@ -211,8 +238,8 @@ def mixture_figure(mixture: Mixture, lr: Sequence[float] | None = None, *, heigh
                 "y": lr[i] / lr.max(),
                 "name": "learning rate / peak",
                 "yaxis": "y2",
-                "line": {"color": PALETTE["neutral"], "dash": "dash", "width": 2},
+                "line": {"color": t.palette["neutral"], "dash": "dash", "width": 2},
             }
         )
         layout["yaxis2"] = {"overlaying": "y", "side": "right", "range": [0, 1.05], "showgrid": False}
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)

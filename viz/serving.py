@@ -2,7 +2,8 @@
 a mixture-of-experts router with a capacity limit.
 
 Builders take arrays that core.serving computed and only draw them (unit changes aside: FLOP/s are shown as
-TFLOP/s, memory as GiB = 2^30 bytes).
+TFLOP/s, memory as GiB = 2^30 bytes). Figures are assembled as plain dicts through :func:`viz.style.figure`; every
+builder takes ``theme`` ("light" or "dark") and ``presenter`` (larger type).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from viz.style import PALETTE, SEQUENCE, figure_from_dict, style_layout
+from viz.style import figure, get_theme
 
 TERA = 1e12
 
@@ -34,6 +35,8 @@ def roofline_figure(
     decode_curve: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
     sparse_attainable: ArrayLike | None = None,
     height: int = 460,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Attainable FLOP/s against arithmetic intensity (FLOP per byte), log-log, with the ridge point.
 
@@ -42,6 +45,8 @@ def roofline_figure(
     decode_curve: (batch sizes, intensity, attained FLOP/s) of decode as the batch grows. sparse_attainable: the
     trap's roof at the 2:4-sparse peak, dashed.
     """
+    t = get_theme(theme)
+    pal = t.palette
     x = _arr(intensity)
     ridge = peak_flops / bandwidth
     data: list[dict[str, Any]] = [
@@ -51,7 +56,7 @@ def roofline_figure(
             "y": _arr(attainable) / TERA,
             "mode": "lines",
             "name": f"roofline of one {gpu_name}",
-            "line": {"color": "black", "width": 3},
+            "line": {"color": t.text, "width": 3},
             "hovertemplate": "intensity %{x:.3g} FLOP/B<br>at most %{y:.4g} TFLOP/s<extra></extra>",
         }
     ]
@@ -63,7 +68,7 @@ def roofline_figure(
                 "y": _arr(sparse_attainable) / TERA,
                 "mode": "lines",
                 "name": "trap: the sparse peak as the roof",
-                "line": {"color": PALETTE["negative"], "width": 2, "dash": "dash"},
+                "line": {"color": pal["negative"], "width": 2, "dash": "dash"},
                 "hovertemplate": "sparse roof %{y:.4g} TFLOP/s<extra></extra>",
             }
         )
@@ -76,7 +81,7 @@ def roofline_figure(
             "name": f"ridge point: {ridge:,.0f} FLOP/B",
             "text": [f"ridge {ridge:,.0f} FLOP/B"],
             "textposition": "bottom right",
-            "marker": {"color": "black", "size": 10, "symbol": "diamond"},
+            "marker": {"color": t.text, "size": 10, "symbol": "diamond"},
             "hovertemplate": "ridge: peak / bandwidth = %{x:.4g} FLOP/B<extra></extra>",
         }
     )
@@ -90,13 +95,13 @@ def roofline_figure(
                 "mode": "lines+markers",
                 "name": "decode as the batch grows",
                 "customdata": b,
-                "line": {"color": PALETTE["rule"], "width": 2},
+                "line": {"color": pal["rule"], "width": 2},
                 "marker": {"size": 6},
                 "hovertemplate": "batch %{customdata:.0f}<br>%{x:.3g} FLOP/B<br>%{y:.4g} TFLOP/s<extra></extra>",
             }
         )
     for name, i, f in points:
-        colour = PALETTE["optimised"] if name.startswith("prefill") else PALETTE["reference"]
+        colour = pal["optimised"] if name.startswith("prefill") else pal["reference"]
         data.append(
             {
                 "type": "scatter",
@@ -104,7 +109,7 @@ def roofline_figure(
                 "y": [f / TERA],
                 "mode": "markers",
                 "name": name,
-                "marker": {"color": colour, "size": 15, "line": {"color": "black", "width": 1}},
+                "marker": {"color": colour, "size": 15, "line": {"color": t.text, "width": 1}},
                 "hovertemplate": f"{name}<br>%{{x:.4g}} FLOP/B<br>%{{y:.4g}} TFLOP/s<extra></extra>",
             }
         )
@@ -119,7 +124,7 @@ def roofline_figure(
                 "yref": "paper",
                 "y0": 0,
                 "y1": 1,
-                "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 1},
+                "line": {"color": pal["neutral"], "dash": "dot", "width": 1},
             }
         ],
         "annotations": [
@@ -139,7 +144,7 @@ def roofline_figure(
         "uirevision": "roofline",
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 def speculative_figure(
@@ -150,15 +155,19 @@ def speculative_figure(
     current: tuple[float, int, float] | None = None,
     *,
     height: int = 440,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Left: expected tokens per target forward (1 - α^(k+1))/(1 - α) against the acceptance rate α, one line per
     draft length k. Right: the speed-up over plain decoding against the batch size, one line per k, with the
     break-even line at 1. current: (α, k, E) of the page's settings, an orange dot on the left panel.
     """
+    t = get_theme(theme)
+    pal = t.palette
     a, b = _arr(alpha), _arr(batch)
     data: list[dict[str, Any]] = []
     for i, (k, e) in enumerate(expected.items()):
-        colour = SEQUENCE[i % len(SEQUENCE)]
+        colour = t.sequence[i % len(t.sequence)]
         data.append(
             {
                 "type": "scatter",
@@ -196,7 +205,7 @@ def speculative_figure(
                 "y": [ce],
                 "mode": "markers",
                 "name": f"yours: α = {ca:.2f}, k = {ck}",
-                "marker": {"color": PALETTE["optimised"], "size": 14, "line": {"color": "black", "width": 1}},
+                "marker": {"color": pal["optimised"], "size": 14, "line": {"color": t.text, "width": 1}},
                 "hovertemplate": "%{y:.3f} tokens per target forward<extra></extra>",
             }
         )
@@ -214,7 +223,7 @@ def speculative_figure(
                 "x1": 1,
                 "y0": 1,
                 "y1": 1,
-                "line": {"color": PALETTE["negative"], "dash": "dash", "width": 2},
+                "line": {"color": pal["negative"], "dash": "dash", "width": 2},
             }
         ],
         "annotations": [
@@ -227,13 +236,13 @@ def speculative_figure(
                 "yanchor": "top",
                 "showarrow": False,
                 "text": "below 1: slower than plain decoding",
-                "font": {"color": PALETTE["negative"]},
+                "font": {"color": t.ink["negative"]},
             }
         ],
         "uirevision": "speculative",
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 def kv_capacity_figure(
@@ -245,6 +254,8 @@ def kv_capacity_figure(
     waste: tuple[float, float] | None = None,
     trap: tuple[str, ArrayLike] | None = None,
     height: int = 440,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Sequences whose KV cache fits in the budget against the context length (log-log).
 
@@ -252,6 +263,8 @@ def kv_capacity_figure(
     needs (orange, Kwon et al. 2023). current: (context, contiguous, paged) at the page's context. waste: the
     reserved-but-unused share under (contiguous, paged) allocation, written in a note. trap: (name, capacity).
     """
+    t = get_theme(theme)
+    pal = t.palette
     x = _arr(context)
     data: list[dict[str, Any]] = [
         {
@@ -260,7 +273,7 @@ def kv_capacity_figure(
             "y": _arr(contiguous),
             "mode": "lines",
             "name": "contiguous: reserve the whole context",
-            "line": {"color": PALETTE["reference"], "width": 3},
+            "line": {"color": pal["reference"], "width": 3},
             "hovertemplate": "context %{x:,.0f}<br>%{y:,.1f} sequences<extra></extra>",
         },
         {
@@ -269,7 +282,7 @@ def kv_capacity_figure(
             "y": _arr(paged),
             "mode": "lines",
             "name": "paged: blocks for the tokens used",
-            "line": {"color": PALETTE["optimised"], "width": 3},
+            "line": {"color": pal["optimised"], "width": 3},
             "hovertemplate": "context %{x:,.0f}<br>%{y:,.1f} sequences<extra></extra>",
         },
     ]
@@ -282,7 +295,7 @@ def kv_capacity_figure(
                 "y": _arr(values),
                 "mode": "lines",
                 "name": f"trap: {name}",
-                "line": {"color": PALETTE["negative"], "width": 2, "dash": "dash"},
+                "line": {"color": pal["negative"], "width": 2, "dash": "dash"},
                 "hovertemplate": "context %{x:,.0f}<br>%{y:,.1f} sequences (wrong)<extra></extra>",
             }
         )
@@ -296,7 +309,7 @@ def kv_capacity_figure(
                 "y": [n_contiguous, n_paged],
                 "mode": "markers",
                 "name": f"context {c:,}",
-                "marker": {"color": "black", "size": 11, "symbol": "circle-open", "line": {"width": 3}},
+                "marker": {"color": t.text, "size": 11, "symbol": "circle-open", "line": {"width": 3}},
                 "hovertemplate": "%{y:,.1f} sequences<extra></extra>",
             }
         )
@@ -321,7 +334,7 @@ def kv_capacity_figure(
         "uirevision": "kv-capacity",
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 def moe_router_figure(
@@ -332,9 +345,13 @@ def moe_router_figure(
     dropped_tokens: int | None = None,
     aux_loss: float | None = None,
     height: int = 420,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Assignments per expert, split into processed (blue) and dropped over capacity (vermillion), with the
     capacity line. dropped_tokens and aux_loss go in a note."""
+    t = get_theme(theme)
+    pal = t.palette
     load_a, kept_a = _arr(load), _arr(kept)
     experts = [f"E{i}" for i in range(load_a.size)]
     data: list[dict[str, Any]] = [
@@ -343,7 +360,7 @@ def moe_router_figure(
             "x": experts,
             "y": kept_a,
             "name": "processed",
-            "marker": {"color": PALETTE["reference"]},
+            "marker": {"color": pal["reference"]},
             "hovertemplate": "%{x}: %{y:.0f} processed<extra></extra>",
         },
         {
@@ -351,7 +368,7 @@ def moe_router_figure(
             "x": experts,
             "y": load_a - kept_a,
             "name": "dropped (over capacity)",
-            "marker": {"color": PALETTE["negative"]},
+            "marker": {"color": pal["negative"]},
             "hovertemplate": "%{x}: %{y:.0f} dropped<extra></extra>",
         },
     ]
@@ -372,7 +389,7 @@ def moe_router_figure(
                 "x1": 1,
                 "y0": capacity,
                 "y1": capacity,
-                "line": {"color": "black", "dash": "dash", "width": 2},
+                "line": {"color": t.text, "dash": "dash", "width": 2},
             }
         ],
         "annotations": [
@@ -389,4 +406,4 @@ def moe_router_figure(
         "uirevision": "moe-router",
         "hovermode": "x unified",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)

@@ -3,6 +3,9 @@
 Builders take bytes and fractions that core.training_memory computed and only draw them. Memory is plotted in
 GiB (2^30 bytes, what nvidia-smi and "does it fit" use); the axis title says so, and the GB-vs-GiB trap draws the
 card's label misread as decimal GB as a second, lower line.
+
+Figures are assembled as plain dicts through :func:`viz.style.figure`; every builder takes ``theme`` ("light" or
+"dark") and ``presenter`` (larger type).
 """
 
 from __future__ import annotations
@@ -14,18 +17,18 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from viz.style import PALETTE, figure_from_dict, style_layout
+from viz.style import Theme, figure, get_theme
 
 GIB = 2**30
-COMPONENT_COLOURS: dict[str, str] = {
-    "weights": PALETTE["reference"],
-    "gradients": PALETTE["rule"],
-    "optimizer states": PALETTE["optimised"],
-    "activations": PALETTE["highlight"],
+COMPONENT_ROLES: dict[str, str] = {
+    "weights": "reference",
+    "gradients": "rule",
+    "optimizer states": "optimised",
+    "activations": "highlight",
 }
 
 
-def _hline(y: float, colour: str, dash: str, text: str, position: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _hline(y: float, t: Theme, role: str, dash: str, text: str, position: str) -> tuple[dict[str, Any], dict[str, Any]]:
     shape = {
         "type": "line",
         "xref": "paper",
@@ -33,7 +36,7 @@ def _hline(y: float, colour: str, dash: str, text: str, position: str) -> tuple[
         "x1": 1,
         "y0": y,
         "y1": y,
-        "line": {"color": colour, "width": 2.5, "dash": dash},
+        "line": {"color": t.palette[role], "width": 2.5, "dash": dash},
     }
     note = {
         "xref": "paper",
@@ -43,7 +46,7 @@ def _hline(y: float, colour: str, dash: str, text: str, position: str) -> tuple[
         "yanchor": "bottom",
         "text": text,
         "showarrow": False,
-        "font": {"color": colour},
+        "font": {"color": t.ink[role]},
     }
     return shape, note
 
@@ -57,6 +60,8 @@ def training_memory_figure(
     chosen: int | None = None,
     gb_misread_bytes: float | None = None,
     height: int = 460,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Stacked per-GPU bars, one per configuration in ``labels``, against the card's memory.
 
@@ -64,6 +69,7 @@ def training_memory_figure(
     card's memory in bytes (its label read as GiB). chosen: index of the page's configuration (outlined and
     labelled). gb_misread_bytes: draw the trap's line, the label read as decimal GB.
     """
+    t = get_theme(theme)
     n = len(labels)
     totals = np.zeros(n)
     data: list[dict[str, Any]] = []
@@ -78,7 +84,7 @@ def training_memory_figure(
                 "x": list(labels),
                 "y": v / GIB,
                 "name": name,
-                "marker": {"color": COMPONENT_COLOURS.get(name, PALETTE["neutral"])},
+                "marker": {"color": t.palette[COMPONENT_ROLES.get(name, "neutral")]},
                 "customdata": v / 1e9,
                 "hovertemplate": f"{name}: %{{y:.2f}} GiB (%{{customdata:.2f}} GB)<extra>%{{x}}</extra>",
             }
@@ -87,7 +93,8 @@ def training_memory_figure(
     shapes, notes = [], []
     shape, note = _hline(
         capacity,
-        PALETTE["negative"],
+        t,
+        "negative",
         "solid",
         f"{gpu_name}: {capacity:,.0f} GiB = {gpu_bytes / 1e9:,.1f} GB",
         "right",
@@ -97,7 +104,8 @@ def training_memory_figure(
     if gb_misread_bytes is not None:
         shape, note = _hline(
             gb_misread_bytes / GIB,
-            PALETTE["neutral"],
+            t,
+            "neutral",
             "dash",
             f"trap: the label read as GB = {gb_misread_bytes / GIB:,.1f} GiB",
             "left",
@@ -114,7 +122,7 @@ def training_memory_figure(
                 "yanchor": "bottom",
                 "text": f"<b>{total / GIB:,.1f} GiB</b>" + ("" if fits else " ✗"),
                 "showarrow": False,
-                "font": {"color": "black" if fits else PALETTE["negative"]},
+                "font": {"color": t.text if fits else t.ink["negative"]},
             }
         )
     if chosen is not None:
@@ -127,7 +135,7 @@ def training_memory_figure(
                 "x1": chosen + 0.48,
                 "y0": 0,
                 "y1": 1,
-                "line": {"color": PALETTE["optimised"], "width": 3},
+                "line": {"color": t.palette["optimised"], "width": 3},
                 "fillcolor": "rgba(0,0,0,0)",
             }
         )
@@ -141,7 +149,7 @@ def training_memory_figure(
         "uirevision": "training-memory",
         "hovermode": "x unified",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 def pipeline_bubble_figure(
@@ -151,14 +159,18 @@ def pipeline_bubble_figure(
     *,
     target: float | None = None,
     height: int = 400,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Idle fraction (p-1)/(m+p-1) against the number of micro-batches m, one line per pipeline depth p.
 
     bubbles: p -> bubble fraction at each m. current: (p, m, bubble) of the page's run (an orange dot).
     target: a horizontal guide (the 10% a team might aim for).
     """
+    t = get_theme(theme)
+    pal = t.palette
     x = np.asarray(m, dtype=float)
-    colours = (PALETTE["rule"], PALETTE["reference"], PALETTE["optimum"], PALETTE["highlight"], PALETTE["neutral"])
+    colours = (pal["rule"], pal["reference"], pal["optimum"], pal["highlight"], pal["neutral"])
     data: list[dict[str, Any]] = []
     for i, (p, b) in enumerate(bubbles.items()):
         data.append(
@@ -181,7 +193,7 @@ def pipeline_bubble_figure(
                 "y": [b],
                 "mode": "markers",
                 "name": f"your run: p = {p}, m = {mm}",
-                "marker": {"color": PALETTE["optimised"], "size": 14, "line": {"color": "black", "width": 1}},
+                "marker": {"color": pal["optimised"], "size": 14, "line": {"color": t.text, "width": 1}},
                 "hovertemplate": f"p = {p}, m = {mm}<br>bubble %{{y:.1%}}<extra></extra>",
             }
         )
@@ -195,7 +207,7 @@ def pipeline_bubble_figure(
                 "x1": 1,
                 "y0": target,
                 "y1": target,
-                "line": {"color": PALETTE["neutral"], "dash": "dot", "width": 1.5},
+                "line": {"color": pal["neutral"], "dash": "dot", "width": 1.5},
             }
         )
     layout = {
@@ -205,4 +217,4 @@ def pipeline_bubble_figure(
         "uirevision": "pipeline-bubble",
         "hovermode": "closest",
     }
-    return figure_from_dict(data, style_layout(layout, height=height))
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)

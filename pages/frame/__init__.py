@@ -37,7 +37,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_r
 from core.device import device_summary
 from pages.views import Readout, View
 from pages.views.state import APP_PARAMS, Field, Spec, State
-from viz.style import figure_from_dict, plotly_config
+from viz.style import plotly_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENT_KEY = "present"
@@ -114,6 +114,7 @@ class Page:
     _values: dict[str, Any] = field(default_factory=dict)
     _slots: dict[str, Any] = field(default_factory=dict)
     hide: bool = False  # answers hidden (?hide=true): quick checks and interview prompts show no answer
+    theme: str = "light"  # the viewer's theme, "light" or "dark": figures are drawn for it (viz.style)
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -123,6 +124,7 @@ class Page:
         problems = _enter(spec) if spec is not None else []
         presenter, image_format, hide = _sidebar_frame()
         page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems, hide=hide)
+        page.theme = viewer_theme()
         page._layout()
         return page
 
@@ -214,8 +216,10 @@ class Page:
         drag_values: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button and
-        larger type in presenter mode. Extra keyword arguments go to ``st.plotly_chart`` (``on_select``, ...).
+        """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button. Extra
+        keyword arguments go to ``st.plotly_chart`` (``on_select``, ...). The figure is drawn as it comes: its
+        builder already chose the theme and presenter mode's type (``Options(theme=page.theme,
+        presenter=page.presenter)``), and it is not mutated here (it may be shared through a cache).
 
         ``drag``: the field that the figure's plotly slider moves in the browser. When the drag ends, the
         value of the step it ended on (``drag_values[step]``, or the step's own ``value``) is written into that
@@ -224,11 +228,6 @@ class Page:
         if drag is not None:
             assert self.spec is not None, "drag needs a page spec"
             drag_sync(self.spec[drag], key, drag_values)
-        if self.presenter:  # a copy (cheap, unvalidated): the figure may be shared through cached_figures
-            copy = fig.to_dict()
-            fig = figure_from_dict(copy["data"], copy["layout"])
-            taller = {"height": int(fig.layout.height * 1.2)} if fig.layout.height else {}  # room for larger type
-            fig.update_layout(font={"size": 20}, hoverlabel={"font_size": 20}, **taller)
         return st.plotly_chart(
             fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
         )
@@ -331,6 +330,18 @@ def home_frame() -> None:
 
 
 # ---------------------------------------------------------------------- shared sidebar
+def viewer_theme() -> str:
+    """The viewer's theme, "light" or "dark", as the browser reports it (``st.context.theme.type``); "light" while
+    unknown.
+
+    Read once per run by :meth:`Page.setup`. Streamlit 1.67 caveats: switching the theme in the settings menu
+    does not rerun the script (the figures follow at the next rerun), and the first run of a session may report
+    the wrong type (streamlit issue #11920).
+    """
+    kind = st.context.theme.type
+    return kind if kind in ("light", "dark") else "light"
+
+
 def _sidebar_frame() -> tuple[bool, str, bool]:
     """The sidebar every page shares: presenter mode, hidden answers, image export format, and where core
     computes. Returns (presenter, image format, hide)."""
@@ -703,8 +714,9 @@ def cached(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def cached_view(func: Callable[..., View]) -> Callable[..., View]:
-    """A page's ``figures(state, options)``, cached per state and options, shared by sessions (figures are
-    not copied: :meth:`Page.chart` copies before restyling for presenter mode)."""
+    """A page's ``figures(state, options)``, cached per state and options (theme and presenter mode included),
+    shared by sessions. Figures are not copied: nothing downstream mutates them (:meth:`Page.chart` draws them as
+    they are)."""
     return st.cache_resource(max_entries=64, show_spinner=False)(func)
 
 
@@ -712,6 +724,6 @@ def cached_figures(func: Callable[..., Any]) -> Callable[..., Any]:
     """A cache for built figures (plotly's validation makes building them the slowest step of a rerun).
 
     Unlike :func:`cached` it returns the same objects without copying them, so callers must not mutate the
-    figures it returns (:meth:`Page.figure` copies before restyling for presenter mode).
+    figures it returns (:meth:`Page.figure` draws them as they are).
     """
     return st.cache_resource(max_entries=32, show_spinner=False)(func)

@@ -36,6 +36,11 @@ class Options:
     def wants(self, part: str) -> bool:
         return part in self.parts
 
+    @property
+    def look(self) -> dict[str, Any]:
+        """The keyword arguments every viz builder takes for them: ``theme`` and ``presenter``."""
+        return {"theme": self.theme, "presenter": self.presenter}
+
 
 @dataclass
 class View:

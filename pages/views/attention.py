@@ -154,23 +154,30 @@ def _toy(
 
 
 @functools.lru_cache(maxsize=_CACHE)
-def _heads_figure(toks, settings, scale, temperature, causal, designed) -> go.Figure:
+def _heads_figure(toks, settings, scale, temperature, causal, designed, theme, presenter) -> go.Figure:
     res = _toy(toks, settings, scale, temperature, causal, designed)
-    return va.attention_figure(res.weights, res.tokens, res.head_names, columns=4 if len(res.head_names) <= 8 else 6)
+    columns = 4 if len(res.head_names) <= 8 else 6
+    return va.attention_figure(
+        res.weights, res.tokens, res.head_names, columns=columns, theme=theme, presenter=presenter
+    )
 
 
 @functools.lru_cache(maxsize=_CACHE)
-def _outputs_figure(toks, settings, scale, temperature, causal, designed) -> go.Figure:
+def _outputs_figure(toks, settings, scale, temperature, causal, designed, theme, presenter) -> go.Figure:
     res = _toy(toks, settings, scale, temperature, causal, designed)
-    return va.attention_outputs_figure(res.outputs, res.tokens, res.head_names, columns=6)
+    return va.attention_outputs_figure(
+        res.outputs, res.tokens, res.head_names, columns=6, theme=theme, presenter=presenter
+    )
 
 
 @functools.lru_cache(maxsize=_CACHE)
 def _mask(
-    toks: tuple[str, ...], settings: attn.ToyModelSettings, scale: str, temperature: float
+    toks: tuple[str, ...], settings: attn.ToyModelSettings, scale: str, temperature: float, theme: str, presenter: bool
 ) -> tuple[attn.MaskComparison, go.Figure]:
     cmp = attn.toy_mask_comparison(toks, settings, 0, scale, temperature)
-    fig = va.attention_mask_figure(cmp.correct, cmp.buggy, toks, cmp.correct_row_sums, cmp.buggy_row_sums)
+    fig = va.attention_mask_figure(
+        cmp.correct, cmp.buggy, toks, cmp.correct_row_sums, cmp.buggy_row_sums, theme=theme, presenter=presenter
+    )
     return cmp, fig
 
 
@@ -185,7 +192,9 @@ def _statistics(tokens: int, d_model: int, temperature: float) -> attn.LogitStat
 
 
 @functools.lru_cache(maxsize=_CACHE)
-def _scale_figure(tokens: int, d_model: int, temperature: float, d_k: int) -> tuple[attn.LogitStatistics, go.Figure]:
+def _scale_figure(
+    tokens: int, d_model: int, temperature: float, d_k: int, theme: str, presenter: bool
+) -> tuple[attn.LogitStatistics, go.Figure]:
     stats = _statistics(tokens, d_model, temperature)
     fig = va.attention_scale_figure(
         stats.d_k,
@@ -194,12 +203,14 @@ def _scale_figure(tokens: int, d_model: int, temperature: float, d_k: int) -> tu
         stats.max_entropy,
         expected_variance=stats.expected_variance,
         current_d_k=d_k,
+        theme=theme,
+        presenter=presenter,
     )
     return stats, fig
 
 
 @functools.lru_cache(maxsize=_CACHE)
-def _kv_figure(kv: attn.KVComparison) -> go.Figure:
+def _kv_figure(kv: attn.KVComparison, theme: str, presenter: bool) -> go.Figure:
     label, limit = attn.GPU_MEMORY
     return va.attention_kv_cache_figure(
         kv.labels,
@@ -208,15 +219,23 @@ def _kv_figure(kv: attn.KVComparison) -> go.Figure:
         context_tokens=kv.tokens,
         memory_limit_bytes=limit,
         memory_limit_label=label,
+        theme=theme,
+        presenter=presenter,
     )
 
 
 @functools.lru_cache(maxsize=_CACHE)
-def _real_figure(real_text: str, layer: int, head: int) -> tuple[real.RealAttention, go.Figure]:
+def _real_figure(
+    real_text: str, layer: int, head: int, theme: str, presenter: bool
+) -> tuple[real.RealAttention, go.Figure]:
     result = real.real_attention(real_text)  # the model itself is loaded once per process
     weights, names = real.layer_heads(result, layer, head)
     title = f"all-MiniLM-L6-v2, layer {layer}: attention per head (rows: queries, columns: keys)"
-    return result, va.attention_figure(weights, result.tokens, names, columns=6 if head == 0 else 1, title=title)
+    columns = 6 if head == 0 else 1
+    fig = va.attention_figure(
+        weights, result.tokens, names, columns=columns, title=title, theme=theme, presenter=presenter
+    )
+    return result, fig
 
 
 def kv_comparison(state: State) -> attn.KVComparison:
@@ -247,6 +266,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     scale, temperature = state.scale, float(state.temp)
     key = (toks, settings, scale, temperature, bool(state.causal), bool(state.designed))
     res = _toy(*key)
+    look = (options.theme, options.presenter)  # the figure caches' keys end with these
     kv = kv_comparison(state)
     for note in (tokens.note, *setting_notes, *res.notes, *kv.notes):
         if note:
@@ -263,7 +283,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     ]
 
     if "Heads" in parts:
-        view.figures["Heads"] = _heads_figure(*key)
+        view.figures["Heads"] = _heads_figure(*key, *look)
         summary = attn.head_summary(res, settings.heads)
         view.facts["summary"] = summary
         readouts["Heads"] = [
@@ -279,10 +299,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(f"KV heads ({variant})", f"{settings.n_kv_heads}", "query heads in a group share one K and V"),
         ]
     if "Outputs" in parts:
-        view.figures["Outputs"] = _outputs_figure(*key)
+        view.figures["Outputs"] = _outputs_figure(*key, *look)
         readouts["Outputs"] = list(toy_basics)
     if "Mask" in parts:
-        cmp, view.figures["Mask"] = _mask(toks, settings, scale, temperature)
+        cmp, view.figures["Mask"] = _mask(toks, settings, scale, temperature, *look)
         low, high = cmp.buggy_sum_range
         readouts["Mask"] = [
             *toy_basics,
@@ -299,7 +319,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.facts.update(mask=cmp, causality=check)
     if "Scale" in parts:
         n = max(min(T, SCALE_TOKENS), 2)
-        stats, view.figures["Scale"] = _scale_figure(n, settings.d_model, temperature, settings.d_k)
+        stats, view.figures["Scale"] = _scale_figure(n, settings.d_model, temperature, settings.d_k, *look)
         view.facts.update(scale_tokens=n, scale_stats=stats)
         readouts["Scale"] = [
             *toy_basics,
@@ -313,12 +333,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             ),
         ]
     if "KV cache" in parts:
-        view.figures["KV cache"] = _kv_figure(kv)
+        view.figures["KV cache"] = _kv_figure(kv, *look)
         readouts["KV cache"] = _kv_readouts(kv)
     if "Real model" in parts and available:
         layer, head = int(state.rl), int(state.rh)
         real_text = state.text if state.src == "text" and state.text.strip() else " ".join(toks)
-        result, view.figures["Real model"] = _real_figure(real_text, layer, head)
+        result, view.figures["Real model"] = _real_figure(real_text, layer, head, *look)
         view.facts.update(real=result, real_layer=layer)
         readouts["Real model"] = [
             Readout("WordPiece tokens", f"{len(result.tokens)}", "with [CLS] and [SEP]"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from typing import Any
 
 import pandas as pd
 
@@ -106,18 +107,19 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
         n=n, c=c, k=k, p=p, problems=problems, seed=seed, acc_a=acc_a, acc_b=acc_b, N=N, only_a=only_a, only_b=only_b
     )
     parts = {part for part in VIEWS if options.wants(part) or (options.wants("main") and state.eval_view == part)}
+    look = options.look
     if ESTIMATORS in parts:
-        _estimators(view, n, c, k, AXES.get(state.axis))
+        _estimators(view, n, c, k, AXES.get(state.axis), look)
     if BIAS in parts:
-        _bias(view, p, n, k, problems, seed, progress)
+        _bias(view, p, n, k, problems, seed, progress, look)
     if COMPARISON in parts:
-        _comparison(view, acc_a, acc_b, N, only_a, only_b)
+        _comparison(view, acc_a, acc_b, N, only_a, only_b, look)
     return view
 
 
-def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None) -> None:
+def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None, look: dict[str, Any]) -> None:
     r = ev.pass_at_k_curves(n, c, k)
-    view.figures.update(zip(("pass-at-k", "pass-hat-k"), vz.curve_figures(r, log_x), strict=True))
+    view.figures.update(zip(("pass-at-k", "pass-hat-k"), vz.curve_figures(r, log_x, **look), strict=True))
     view.facts["curves"] = r
     view.readouts += [
         Readout(f"Unbiased pass@{k:,}", f"{r.unbiased_at_k:.4f}", "1 − C(n−c, k)/C(n, k)"),
@@ -132,12 +134,14 @@ def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None) -> None:
         view.tables[EVERY_K] = lambda: pd.DataFrame(ev.pass_at_k_curves(n, c, k, every_k=True).columns())
 
 
-def _bias(view: View, p: float, n: int, k: int, problems: int, seed: int, progress: Progress | None) -> None:
+def _bias(
+    view: View, p: float, n: int, k: int, problems: int, seed: int, progress: Progress | None, look: dict[str, Any]
+) -> None:
     def report(fraction: float) -> None:
         progress(fraction, f"Simulating {problems:,} problems of {n:,} samples… {fraction:.0%}")
 
     sim = ev.simulate_estimators(p, n, k, problems, seed=seed, progress=None if progress is None else report)
-    view.figures["bias"] = vz.simulation_figure_of(sim)
+    view.figures["bias"] = vz.simulation_figure_of(sim, **look)
     view.facts["simulation"] = sim
     view.facts["simulation_caption"] = (
         f"{problems:,} problems of {n:,} samples drawn on {sim.device} in {sim.seconds:.2f} s, seed {seed}."
@@ -153,11 +157,13 @@ def _bias(view: View, p: float, n: int, k: int, problems: int, seed: int, progre
     view.tables["Simulation"] = lambda: pd.DataFrame(sim.columns())
 
 
-def _comparison(view: View, acc_a: float, acc_b: float, N: int, only_a: int | None, only_b: int | None) -> None:
+def _comparison(
+    view: View, acc_a: float, acc_b: float, N: int, only_a: int | None, only_b: int | None, look: dict[str, Any]
+) -> None:
     comps = [ev.compare_models(acc_a, acc_b, N)]
     if only_a is not None:
         comps.append(ev.compare_models(acc_a, acc_b, N, only_a=only_a, only_b=only_b))
-    view.figures["compare"] = vz.comparison_figure_of(comps)
+    view.figures["compare"] = vz.comparison_figure_of(comps, **look)
     view.facts["comparisons"] = comps
     view.facts["verdicts"] = [
         ("success" if m.significant else "info", f"**{m.method.capitalize()}.** {m.verdict}") for m in comps

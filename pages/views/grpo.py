@@ -123,8 +123,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
     if options.wants("main"):
         view.figures["main"] = grpo_advantages_figure(
-            v.rewards, v.advantages, mean=s.mean, denominator=v.denominator, mode_label=SHORT[std], y_max=v.y_range
-        )
+            v.rewards, v.advantages, mean=s.mean, denominator=v.denominator, mode_label=SHORT[std], y_max=v.y_range,
+            **options.look,
+        )  # fmt: skip
     view.readouts = [
         Readout("Mean reward", f"{s.mean:.4g}", "the baseline mean(r₁..r_G), which PPO gets from its value model"),
         Readout("Std (÷G)", f"{s.std_population:.3g}", f"population std; sample std (÷(G−1)): {s.std_sample:.3g}"),
@@ -152,17 +153,17 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         current_p, label = (s.success_rate, f"this group: {correct} correct") if s.is_binary else (None, "")
         view.figures[DIFFICULTY] = grpo_difficulty_figure(
             c.p, c.signal_probability, c.expected_abs_advantage[std], G=G, mode_label=SHORT[std],
-            current_p=current_p, current_label=label, other_modes=others,
+            current_p=current_p, current_label=label, other_modes=others, **options.look,
         )  # fmt: skip
     if options.wants(PPO):
         view.facts["ppo_table"] = ppo_vs_grpo_table()
-        view.figures[PPO] = ppo_vs_grpo_figure(G)
+        view.figures[PPO] = ppo_vs_grpo_figure(G, **options.look)
     if options.wants(BATCH):
         batch = grpo.contrast_batch(v.rewards)
         this_label = f"this group<br>{correct} correct" if correct is not None else "this group"
         view.figures[BATCH] = grpo_batch_contrast_figure(
             batch, grpo.grpo_advantages(batch, std, eps), grpo.batch_normalised_advantages(batch, std, eps),
-            prompt_labels=[this_label, "easy prompt<br>all correct", "hard prompt<br>all wrong"],
+            prompt_labels=[this_label, "easy prompt<br>all correct", "hard prompt<br>all wrong"], **options.look,
         )  # fmt: skip
         view.facts["length_weights"] = pd.DataFrame(
             grpo.length_weight_columns(list(LENGTHS), max_length=MAX_LENGTH)

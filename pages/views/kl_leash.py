@@ -138,7 +138,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     sweep = kl.leash_sweep(answers.pi_ref, answers.r, np.asarray(kl.beta_choices()), answers.r_true)
     view.facts.update(answers=answers, beta=beta, sweep=sweep)
     if options.wants("main"):
-        view.figures["main"] = kl_leash_figure(sweep, beta, answers.names)  # its slider steps: BETAS
+        view.figures["main"] = kl_leash_figure(sweep, beta, answers.names, **options.look)  # its slider steps: BETAS
 
     point = sweep.at(beta)
     view.facts["point"] = point
@@ -154,19 +154,21 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     view.tables["Beta sweep"] = lambda: pd.DataFrame(sweep.table(answers.names))  # built on click
 
     if options.wants("Beta sweep"):
-        view.figures["Beta sweep"] = kl_sweep_figure(sweep, beta, answers.names, height=560)
+        view.figures["Beta sweep"] = kl_sweep_figure(sweep, beta, answers.names, height=560, **options.look)
     if options.wants("Reward hacking"):
-        _hacking(state, view, answers, sweep, beta)
+        _hacking(state, options, view, answers, sweep, beta)
     if options.wants("Theorem check"):
-        _theorem(state, view, answers, sweep, beta)
+        _theorem(state, options, view, answers, sweep, beta)
     if options.wants("DPO"):
-        _dpo(state, view)
+        _dpo(state, options, view)
     return view
 
 
-def _hacking(state: State, view: View, answers: kl.Answers, sweep: kl.LeashSweep, beta: float) -> None:
+def _hacking(
+    state: State, options: Options, view: View, answers: kl.Answers, sweep: kl.LeashSweep, beta: float
+) -> None:
     takeover = kl.takeover_beta(answers.pi_ref, answers.r, 0.9)
-    view.figures["Reward hacking"] = kl_hacking_figure(sweep, beta, sqrt_kl=bool(state.sqrt))
+    view.figures["Reward hacking"] = kl_hacking_figure(sweep, beta, sqrt_kl=bool(state.sqrt), **options.look)
     top = " and ".join(answers.names[k] for k in takeover.top)
     view.facts["takeover"] = takeover
     if math.isinf(takeover.beta):
@@ -178,10 +180,12 @@ def _hacking(state: State, view: View, answers: kl.Answers, sweep: kl.LeashSweep
         )
 
 
-def _theorem(state: State, view: View, answers: kl.Answers, sweep: kl.LeashSweep, beta: float) -> None:
+def _theorem(
+    state: State, options: Options, view: View, answers: kl.Answers, sweep: kl.LeashSweep, beta: float
+) -> None:
     n = int(state.policies)
     cloud = kl.random_policies(answers.pi_ref, answers.r, beta, n=n)  # torch, on core's device
-    view.figures["Theorem check"] = kl_theorem_figure(cloud, sweep, beta, mode=state.thm)
+    view.figures["Theorem check"] = kl_theorem_figure(cloud, sweep, beta, mode=state.thm, **options.look)
     view.facts["cloud"] = cloud
     view.facts["theorem_caption"] = (
         f"{n:,} policies drawn with torch on {cloud.device}: softmax of Gumbel noise around the uniform policy, "
@@ -189,7 +193,7 @@ def _theorem(state: State, view: View, answers: kl.Answers, sweep: kl.LeashSweep
     )
 
 
-def _dpo(state: State, view: View) -> None:
+def _dpo(state: State, options: Options, view: View) -> None:
     try:
         pair = dpo_loss(
             float(state.logp_w), float(state.logp_l), float(state.ref_w), float(state.ref_l), float(state.dpo_beta)
@@ -198,7 +202,7 @@ def _dpo(state: State, view: View) -> None:
         view.notices.append(("warning", f"The DPO loss cannot be computed: {err}."))
         return
     view.figures["DPO"] = dpo_figure(
-        *dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=pair.both_fell
+        *dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=pair.both_fell, **options.look
     )
     view.facts["dpo"] = pair
     view.facts["dpo_readouts"] = [

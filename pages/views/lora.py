@@ -182,9 +182,9 @@ def figures(
     if "rank" in parts:
         _rank(state, options, view, notes, upload, upload_name, analysis)
     if "cost" in parts:
-        _cost(state, view, notes)
+        _cost(state, options, view, notes)
     if "init" in parts:
-        _init(state, view, notes, progress)
+        _init(state, options, view, notes, progress)
     view.notices += [("info", note) for note in notes]  # after any warning about the upload, as on the page
     return view
 
@@ -220,10 +220,8 @@ def _rank(
     notes += more
     ranks = [int(x) for x in L.slider_ranks(s.m, 16, include=[r])]
     frames = L.display_frames(s, ranks)
-    view.figures["heatmaps"] = V.lora_heatmaps_figure(frames, curves, r, height=470, presenter=options.presenter)
-    view.figures["curves"] = V.lora_curves_figure(
-        curves, r, log_r=bool(state.logr), height=620, presenter=options.presenter
-    )
+    view.figures["heatmaps"] = V.lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
+    view.figures["curves"] = V.lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
     view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > L.DISPLAY_SIDE, svd=s, curves=curves)
     ro = curves.readout(r)
     view.readouts += [
@@ -244,7 +242,7 @@ def _rank(
     view.tables["Singular values"] = lambda: pd.DataFrame({"i": np.arange(1, curves.m + 1), "sigma": curves.sigma})
 
 
-def _cost(state: State, view: View, notes: list[str]) -> None:
+def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     r, more = L.clamp_whole(state.rank, "r", 1, 4096, 8)
     notes += more
     base, mats = state.base or "bf16", list(state.mats or [])
@@ -256,7 +254,7 @@ def _cost(state: State, view: View, notes: list[str]) -> None:
     )
     notes += list(mem.notes)
     label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
-    view.figures["memory"] = V.lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb)
+    view.figures["memory"] = V.lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb, **options.look)
     view.facts.update(memory=mem, model=state.model)
     view.readouts += [
         Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
@@ -279,13 +277,15 @@ def _cost(state: State, view: View, notes: list[str]) -> None:
     )
 
 
-def _init(state: State, view: View, notes: list[str], progress: Callable[[float], None] | None) -> None:
+def _init(
+    state: State, options: Options, view: View, notes: list[str], progress: Callable[[float], None] | None
+) -> None:
     seed = _seed(state, notes)
     r, more = L.clamp_whole(state.rank, "r", 1, min(TRAIN.d, TRAIN.k), 8)
     notes += more
     config = L.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
     runs = train(config, progress)
-    view.figures["training"] = V.lora_training_figure(runs)
+    view.figures["training"] = V.lora_training_figure(runs, **options.look)
     view.facts.update(config=config, runs=runs)
     b0, zeros = runs["B0"], runs["zeros"]
     view.readouts += [

@@ -89,7 +89,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     same, per = L.compare_tokenizers(eval_text=text)
     view.facts.update(same=same, per=per, text=text)
     if options.wants("main"):
-        view.figures["main"] = tokenizer_units_figure(same, per)
+        view.figures["main"] = tokenizer_units_figure(same, per, **options.look)
     ppl = [s.perplexity for s in per]
     bpb = [s.bits_per_byte for s in per]
     V = int(state.vocab_size)
@@ -157,7 +157,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             prompts.append(SECOND_EXAMPLE[0])
             responses.append(SECOND_EXAMPLE[1])
         w = L.sft_loss_weights(prompts, responses, mask_prompt=bool(state.sft_mask), reduction=state.sft_reduce)
-        view.figures["SFT mask"] = sft_mask_figure(w)
+        view.figures["SFT mask"] = sft_mask_figure(w, **options.look)
         per_token = [float(w.weights[b][~w.is_pad[b] & ~w.is_prompt[b]][0]) for b in range(len(prompts))]
         view.facts.update(sft=w, answer_weight=per_token)
 
@@ -169,14 +169,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             lens = [6, 4, 5]
         naive = L.packing_attention_mask(lens, block_diagonal=False)
         block = L.packing_attention_mask(lens, block_diagonal=True)
-        view.figures["Packing"] = packing_mask_figure(lens)
+        view.figures["Packing"] = packing_mask_figure(lens, **options.look)
         view.facts.update(doc_lens=lens, leaks=int((naive & ~block).sum()), positions=L.position_ids(lens).tolist())
 
     if options.wants("Padding"):
         lengths = L.example_lengths(N_LENGTHS, seed=0)
         B, S = int(state.pad_batch), int(state.pack_len)
         reports = [L.padding_waste(lengths, B, scheme, S) for scheme in ("pad_to_longest", "bucket", "pack")]
-        view.figures["Padding"] = padding_figure(reports)
+        view.figures["Padding"] = padding_figure(reports, **options.look)
         view.facts.update(padding=reports)
         view.tables["Padding"] = lambda: pd.DataFrame(
             [

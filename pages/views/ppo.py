@@ -177,7 +177,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if curve is not None:
         view.facts.update(curve=curve, grad=grad, objective=obj)
         if options.wants("main"):
-            view.figures["main"] = ppo_clip_figure(curve, rho)  # the frame makes it taller in presenter mode
+            view.figures["main"] = ppo_clip_figure(curve, rho, **options.look)
         view.readouts = [
             Readout("Ratio ρ", f"{rho:.2f}", "π_θ(a|s) / π_old(a|s) of one token"),
             Readout("Clip range", f"[{1 - lo:.2f}, {1 + hi:.2f}]", "1 − ε_low to 1 + ε_high"),
@@ -218,7 +218,7 @@ def _batch(state: State, options: Options, view: View, lo: float, hi: float) -> 
     except ValueError as err:
         view.notices.append(("warning", f"The token batch cannot be drawn: {err}."))
         return
-    view.figures["batch"] = clip_batch_figure(b)
+    view.figures["batch"] = clip_batch_figure(b, **options.look)
     view.facts["batch"] = b
     view.facts["batch_readouts"] = [
         Readout("Outside the range", f"{100 * b.fraction_outside:.1f}%", "ratio outside [1 − ε_low, 1 + ε_high]"),
@@ -259,7 +259,7 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
     except ValueError as err:
         view.notices.append(("warning", f"GAE cannot be computed: {err}."))
         return
-    view.figures["gae_bv"] = gae_bias_variance_figure(study, lam)
+    view.figures["gae_bv"] = gae_bias_variance_figure(study, lam, **options.look)
     view.facts["gae_study"] = study
     i = int(np.argmin(np.abs(study.lam - lam)))
     view.facts["gae_readouts"] = [
@@ -272,7 +272,7 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
     ]
     if gae_input is None:
         return
-    view.figures["gae"] = gae_figure(rewards, values, delta, lams, adv, lam)
+    view.figures["gae"] = gae_figure(rewards, values, delta, lams, adv, lam, **options.look)
     a_lam = adv[lams.index(lam)]
     view.facts["gae_advantages"] = a_lam
     view.facts["gae_readouts"].insert(0, Readout("A_0 at this λ", fmt_signed(float(a_lam[0])), "the first step"))
@@ -290,7 +290,7 @@ def _kl(state: State, options: Options, view: View) -> None:
         return
     r = np.geomspace(0.05, 20.0, 241)  # (241,) r = pi_ref / pi_theta
     curves = ppo.kl_estimators(np.zeros_like(r), np.log(r))
-    view.figures["kl"] = kl_estimators_figure(study, r, curves)
+    view.figures["kl"] = kl_estimators_figure(study, r, curves, **options.look)
     view.facts["kl"] = study
     view.facts["kl_readouts"] = [
         Readout("Exact KL(π_θ ‖ π_ref)", f"{study.exact_kl:.3f} nats", "a sum over the 4-token vocabulary"),
@@ -318,7 +318,7 @@ def _memory(state: State, options: Options, view: View) -> None:
     except ValueError as err:
         view.notices.append(("warning", f"The memory cannot be computed: {err}."))
         return
-    view.figures["memory"] = rlhf_memory_figure(methods)
+    view.figures["memory"] = rlhf_memory_figure(methods, **options.look)
     totals = {k: sum(m.bytes for m in rows) for k, rows in methods.items()}
     view.facts["memory_totals"] = totals
     view.facts["memory_readouts"] = [

@@ -85,6 +85,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 shift=shift,
                 shifted_nll=shifted_nll,
                 labels=[f"y{k + 1}" for k in range(r_true.size)],
+                **options.look,
             )
         error = float(np.max(np.abs(fit.rewards - (r_true - r_true.mean()))))
         mean = float(np.mean(fit.rewards)) + shift
@@ -102,22 +103,22 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             {"answer": np.arange(1, r_true.size + 1), "true_centred": r_true - r_true.mean(), "fitted": fit.rewards}
         )
     if options.wants("noise"):
-        _noise(state, view)
+        _noise(state, options, view)
     if options.wants("length"):
-        _length(state, view)
+        _length(state, options, view)
     if options.wants("dpo"):
-        _dpo(state, view)
+        _dpo(state, options, view)
     return view
 
 
-def _noise(state: State, view: View) -> None:
+def _noise(state: State, options: Options, view: View) -> None:
     try:
         study = rm.accuracy_vs_noise(NOISE_REWARDS, flips=FLIPS, n_train=int(state.train_pairs), n_test=2000, seed=0)
     except ValueError as err:
         view.notices.append(("warning", f"The label-noise study failed: {err}."))
         return
     i = FLIP_TEXT.index(state.flip)
-    view.figures["noise"] = accuracy_noise_figure(study)
+    view.figures["noise"] = accuracy_noise_figure(study, **options.look)
     view.facts["noise"] = study
     view.facts["noise_readouts"] = [
         Readout(f"Held-out accuracy at flip {state.flip}", f"{100 * study.heldout_accuracy[i]:.1f}%",
@@ -131,7 +132,7 @@ def _noise(state: State, view: View) -> None:
     )  # fmt: skip
 
 
-def _length(state: State, view: View) -> None:
+def _length(state: State, options: Options, view: View) -> None:
     beta = float(state.rm_beta)
     try:
         toy = dataclasses.replace(rm.LENGTH_TOY, length_coef=float(state.len_bonus))
@@ -140,7 +141,7 @@ def _length(state: State, view: View) -> None:
         view.notices.append(("warning", f"The length sweep failed: {err}."))
         return
     i = int(np.argmin(np.abs(np.log(sweep.beta / beta))))
-    view.figures["length"] = length_bias_figure(sweep, beta)
+    view.figures["length"] = length_bias_figure(sweep, beta, **options.look)
     view.facts.update(length=sweep, kl_link=kl_link(beta=state.rm_beta))
     view.facts["length_readouts"] = [
         Readout("Mean length under π*", f"{sweep.mean_length[i]:.0f} tokens"),
@@ -155,7 +156,7 @@ def _length(state: State, view: View) -> None:
     )  # fmt: skip
 
 
-def _dpo(state: State, view: View) -> None:
+def _dpo(state: State, options: Options, view: View) -> None:
     p = DPO_PAIRS[state.dpo_pair]
     try:
         pair = dpo_loss(p.logp_w, p.logp_l, p.ref_logp_w, p.ref_logp_l, p.beta)
@@ -166,7 +167,7 @@ def _dpo(state: State, view: View) -> None:
         view.notices.append(("warning", f"The DPO pair cannot be computed: {err}."))
         return
     view.figures["dpo"] = dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight,
-                                     both_fell=pair.both_fell)  # fmt: skip
+                                     both_fell=pair.both_fell, **options.look)  # fmt: skip
     view.facts["dpo_link"] = kl_link(
         kl_view="DPO", logp_w=p.logp_w, logp_l=p.logp_l, ref_w=p.ref_logp_w, ref_l=p.ref_logp_l, dpo_beta=p.beta
     )

@@ -164,9 +164,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     temps = sorted({float(t) for t in DEFAULT_TEMPERATURES} | {T})
     view.facts.update(temps=temps, tokens=tokens, logits=logits, context=context, final=final)
     if options.wants("main"):
-        view.figures["main"] = sampling_figure(logits, tokens, T, order=order, temperatures=temps, **kw)
+        view.figures["main"] = sampling_figure(logits, tokens, T, order=order, temperatures=temps, **kw, **options.look)
     if options.wants("order"):
-        view.figures["order"] = order_figure(logits, tokens, T, **kw)
+        view.figures["order"] = order_figure(logits, tokens, T, **kw, **options.look)
     if options.wants("loops"):
         W = S.markov_logits(CHAIN_V, int(state.chain_seed))
         gens = {
@@ -174,7 +174,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             "nucleus (T = 1, top-p 0.9)": S.generate_markov(W, 0, CHAIN_LEN, 1.0, top_p=0.9, seed=state.chain_seed),
             "your settings": S.generate_markov(W, 0, CHAIN_LEN, T, seed=state.chain_seed, **kw),
         }
-        view.figures["loops"] = generation_figure(gens)
+        view.figures["loops"] = generation_figure(gens, **options.look)
         view.facts["generations"] = gens
 
     kept = int((final > 0).sum())

@@ -89,6 +89,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             study.slider_active,
             scaling.FITS[fit_key].label,
             (scaling.FITS[study.other_fit].label, study.other.N_opt),
+            **options.look,
         )
     family_study = None
     if options.wants("family"):
@@ -100,6 +101,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             family_study.family_N_opt,
             family_study.family_loss_opt,
             C,
+            **options.look,
         )
     p, other = study.current, study.other
     other_label = scaling.FITS[study.other_fit].label

@@ -86,7 +86,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     names = list(lrs)
     view.facts.update(ends=ends, steps=steps, warmup=W, decay=D)
     if options.wants("main"):
-        view.figures["main"] = schedule_figure(lrs, model)
+        view.figures["main"] = schedule_figure(lrs, model, **options.look)
     view.readouts = [
         Readout("Modelled end loss: cosine", f"{ends[names[0]]:.3f}", "Tissue et al. 2024 form, illustrative"),
         Readout("Modelled end loss: WSD", f"{ends[names[1]]:.3f}", f"{D:,} decay steps, {state.wsd_shape}"),
@@ -110,7 +110,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
             b = b2
         branches = sorted({b, *(x for x in (steps // 4, steps // 2) if W < x <= steps - D)})
-        view.figures["WSD branches"] = wsd_branch_figure(steps, branches, D, model)
+        view.figures["WSD branches"] = wsd_branch_figure(steps, branches, D, model, **options.look)
         end = float(model.loss(Sc.wsd_branch(steps, b, D, warmup=W))[-1])
         view.facts.update(branches=branches, branch=b, branch_end=end)
 
@@ -121,7 +121,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             n = steps
         lengths = sorted({n, *(max(2, round(f * steps)) for f in KAPLAN_FRACTIONS)})
         gap = Sc.kaplan_gap(steps, lengths, model, final_lr_frac=floor, warmup=W)
-        view.figures["Kaplan's read-off"] = kaplan_figure(gap, steps, model)
+        view.figures["Kaplan's read-off"] = kaplan_figure(gap, steps, model, **options.look)
         i = lengths.index(n)
         view.facts.update(kaplan=gap, kaplan_n=n, read=float(gap.read_from_long[i]), own=float(gap.own_schedule[i]))
         view.readouts.append(
@@ -134,7 +134,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
     if options.wants("Data mixture"):
         mix = Sc.data_mixture(steps, steps - D)
-        view.figures["Data mixture"] = mixture_figure(mix, lrs[names[1]])
+        view.figures["Data mixture"] = mixture_figure(mix, lrs[names[1]], **options.look)
         view.facts.update(mixture=mix)
         view.readouts.append(
             Readout("Web share: stable → end of decay", f"{mix.weights[0, 0]:.0%} → {mix.weights[-1, 0]:.0%}")

@@ -175,6 +175,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 ],
                 decode_curve=(batches, dec.intensity, per_gpu(dec)),
                 sparse_attainable=sv.attainable_flops(x, gpu, sparse=True) if "sparse peak" in traps else None,
+                **options.look,
             )
         readouts += [
             Readout(
@@ -259,6 +260,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 (int(state.srv_ctx), *now_pair),
                 waste=(waste.contiguous, waste.paged),
                 trap=trap,
+                **options.look,
             )
             view.facts.update(paged=now_pair[1], contiguous=now_pair[0], waste=waste)
 
@@ -300,6 +302,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                     for k in ks
                 },
                 (float(state.accept), int(state.draft_k), E),
+                **options.look,
             )
     elif tp_ok:
         view.notices.append(
@@ -338,6 +341,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             routing.capacity,
             dropped_tokens=routing.dropped_tokens,
             aux_loss=routing.aux_loss,
+            **options.look,
         )
 
     readouts += problem_readouts(state.srv_problem)

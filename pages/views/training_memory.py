@@ -170,6 +170,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 gpu.name,
                 chosen=state.zero,
                 gb_misread_bytes=gpu.memory_bytes_if_gb if "GB instead of GiB" in state.mem_traps else None,
+                **options.look,
             )
         states = w + g + o
         readouts += [
@@ -230,6 +231,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             {p: tm.pipeline_bubble(p, m_grid) for p in depths},
             (int(state.pp), int(state.micro), bubble),
             target=0.1,
+            **options.look,
         )
 
     # ---- time and cost

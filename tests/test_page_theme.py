@@ -1,0 +1,36 @@
+"""Every page draws its figures for the viewer's theme (``st.context.theme.type``) and, in presenter mode, with
+type of at least 16 px: the page frame reads the theme once per run and hands it, with presenter mode, through
+``Options`` to the page's view and on to each viz builder."""
+
+from __future__ import annotations
+
+import pytest
+from apptest import figures, font_sizes, no_exception, open_page
+
+from pages.frame import PAGES
+from viz.style import DARK, FONT_SIZE, LIGHT, PRESENTER_MIN
+
+FIGURE_PAGES = [script for script, _, _ in PAGES if script.startswith("pages/") and "Drills" not in script]
+
+
+def test_every_page_with_figures_is_covered():
+    assert len(FIGURE_PAGES) == 13  # pages 1-13; the drills page draws no figure
+
+
+@pytest.mark.parametrize("page", FIGURE_PAGES)
+def test_dark_viewer_and_presenter_mode_reach_the_main_figure(page):
+    at = open_page(page, {"present": "true"}, context={"theme": "dark"})
+    assert no_exception(at), [e.value for e in at.exception]
+    main = figures(at)[0]
+    layout = main["layout"]
+    assert layout["paper_bgcolor"] == layout["plot_bgcolor"] == DARK.background
+    assert layout["font"]["color"] == DARK.text
+    small = [(where, size) for where, size in font_sizes(main) if size < PRESENTER_MIN]
+    assert layout["font"]["size"] >= PRESENTER_MIN and not small, small
+
+
+def test_an_unknown_theme_draws_light_in_normal_type():
+    """No theme reported (the browser has not said yet): the light figures, at the normal size."""
+    at = open_page(FIGURE_PAGES[0])
+    layout = figures(at)[0]["layout"]
+    assert layout["paper_bgcolor"] == LIGHT.background and layout["font"]["size"] == FONT_SIZE

@@ -1,0 +1,39 @@
+"""Every figure a page's view builds follows ``Options``: the dark theme's background and text, and presenter
+mode's type (at least 16 px everywhere). Catches a builder call in pages/views that forgets to pass them on."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from apptest import font_sizes
+
+from pages.views import Options
+from pages.views import attention as attention_view
+from pages.views import evaluation as evaluation_view
+from pages.views import grpo as grpo_view
+from viz.style import DARK, PRESENTER_MIN
+
+VIEWS = ("scaling", "kl_leash", "lora", "grpo", "evaluation", "attention", "training_memory", "serving", "ppo",
+         "reward_model", "sampling", "loss_units", "schedules")  # fmt: skip
+# every part name any view knows (a view builds the ones it has); LoRA's "init" trains for seconds: left out
+PARTS = frozenset(
+    {"main", "family", "Beta sweep", "Reward hacking", "Theorem check", "DPO", "rank", "cost", "bubble",
+     "KV capacity", "Speculative decoding", "MoE router", "batch", "gae", "kl", "memory", "noise", "length", "dpo",
+     "order", "loops", "SFT mask", "Packing", "Padding", "WSD branches", "Kaplan's read-off", "Data mixture",
+     grpo_view.DIFFICULTY, grpo_view.PPO, grpo_view.BATCH, *evaluation_view.VIEWS, *attention_view.VIEWS}
+)  # fmt: skip
+EXPECTED = {"scaling": 2, "kl_leash": 5, "lora": 3, "grpo": 4, "evaluation": 4, "attention": 6, "training_memory": 2,
+            "serving": 4, "ppo": 6, "reward_model": 4, "sampling": 3, "loss_units": 4, "schedules": 4}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_every_figure_of_a_view_follows_the_options(name):
+    module = importlib.import_module(f"pages.views.{name}")
+    view = module.figures(module.SPEC.defaults(), Options(theme="dark", presenter=True, parts=PARTS))
+    assert len(view.figures) >= EXPECTED[name]  # every tab's figure was built
+    for key, fig in view.figures.items():
+        layout = fig.to_plotly_json()["layout"]
+        assert layout["paper_bgcolor"] == DARK.background and layout["font"]["color"] == DARK.text, key
+        small = [(where, size) for where, size in font_sizes(fig.to_plotly_json()) if size < PRESENTER_MIN]
+        assert not small, (key, small)

@@ -1,0 +1,692 @@
+"""viz.style and every figure builder: valid plotly, readable in both themes, large type in presenter mode.
+
+One registry holds an example call of every public ``*_figure`` builder in viz/ (inputs from core). Each is built
+in the light and the dark theme, with presenter mode off and on, and checked:
+
+- against plotly's schema (the builders skip validation for speed: ``go.Figure(fig.to_dict())`` validates);
+- for contrast (WCAG 2.1): every text colour >= 4.5:1 against what lies behind it (criterion 1.4.3), every line
+  and mark >= 3:1 against the figure background (criterion 1.4.11). Relative luminance and the ratio are computed
+  here from the WCAG definitions, independently of viz.style; translucent colours are composited over the
+  background first;
+- in presenter mode, for type of at least 16 px everywhere (the back of a room, at 1280 x 720).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+import viz
+from core import attention as at
+from core import evaluation as ev
+from core import lora as L
+from core import loss_units as lu
+from core import ppo as cp
+from core import reward_model as rm
+from core import sampling as cs
+from core import scaling
+from core import schedules as sc
+from core import serving as S
+from core import training_memory as tm
+from core.dpo import dpo_curve, dpo_loss
+from core.grpo import batch_normalised_advantages, expected_abs_advantage, group_signal_probability, grpo_advantages
+from core.hardware import GIB, GPUS
+from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
+from core.model_spec import CUSTOM, LLAMA3_8B
+from viz import attention as va
+from viz import dpo as vd
+from viz import grpo as vg
+from viz import kl_leash as vk
+from viz import lora as vl
+from viz import loss_units as vlu
+from viz import pass_at_k as vp
+from viz import ppo as vpp
+from viz import reward_model as vrm
+from viz import sampling as vsa
+from viz import scaling as vs
+from viz import schedules as vsc
+from viz import serving as vsv
+from viz import style
+from viz import training_memory as vtm
+
+THEMES = ("light", "dark")
+
+# ----------------------------------------------------------------------------------------------------------------
+# example inputs (small, built once)
+
+
+@functools.cache
+def _scaling():
+    return scaling.isoflop_study(2.7343872e20, 1.5e9)
+
+
+@functools.cache
+def _leash():
+    p = LEASH_PRESETS["toy"]
+    return p, leash_sweep(p.pi_ref, p.r, beta_grid(31, include=p.beta), p.r_true)
+
+
+@functools.cache
+def _hacking():
+    p = LEASH_PRESETS["k5"]  # a proxy gap: the peak, its label over the curves
+    return p, leash_sweep(p.pi_ref, p.r, beta_grid(31, include=p.beta), p.r_true)
+
+
+@functools.cache
+def _cloud():
+    p, _sweep = _leash()
+    return random_policies(p.pi_ref, p.r, p.beta, n=400, seed=1, device="cpu")
+
+
+@functools.cache
+def _lora():
+    s = L.svd(L.make_target(48, 40, "exponential", 1, decay=6.0))
+    curves = L.rank_curves(s)
+    return curves, L.display_frames(s, L.slider_ranks(s.m, 6, include=[4]))
+
+
+@functools.cache
+def _lora_runs():
+    cfg = L.TrainConfig(d=12, k=10, r=2, alpha=4.0, target_rank=4, n_samples=30, steps=20, lr=0.05)
+    return L.train_all_inits(cfg, inits=("B0", "zeros", "both_random"))
+
+
+@functools.cache
+def _words():
+    return tuple(at.DEFAULT_TEXT.split())
+
+
+def _grpo_adv(**kw):
+    r = np.array([1, 0, 0, 1, 1, 0, 0, 0], dtype=float)
+    return vg.grpo_advantages_figure(r, grpo_advantages(r), mean=float(r.mean()), denominator=0.48, **kw)
+
+
+def _grpo_no_signal(**kw):  # every advantage 0: the warning annotation on its own background
+    r = np.ones(4)
+    return vg.grpo_advantages_figure(r, np.zeros(4), mean=1.0, **kw)
+
+
+def _pass_curves():
+    return ev.pass_at_k_curves(200, 20, 10)
+
+
+def _comparisons():
+    return [ev.compare_models(0.71, 0.725, 1000), ev.compare_models(0.71, 0.725, 1000, only_a=15, only_b=30)]
+
+
+@functools.cache
+def _mask_comparison():
+    qkv = at.toy_qkv(_words(), at.ToyModelSettings())
+    return at.mask_comparison(qkv.q[0], qkv.k[0])
+
+
+@functools.cache
+def _stats():
+    return at.logit_statistics((1, 4, 16), tokens=16, d_model=64)
+
+
+@functools.cache
+def _toy(**settings):
+    return at.toy_attention(_words(), at.ToyModelSettings(**settings))
+
+
+def _mask(**kw):
+    cmp = _mask_comparison()
+    return va.attention_mask_figure(cmp.correct, cmp.buggy, _words(), **kw)
+
+
+def _scale(**kw):
+    stats = _stats()
+    return va.attention_scale_figure(
+        stats.d_k, stats.variance, stats.entropy, stats.max_entropy, expected_variance=stats.expected_variance,
+        current_d_k=4, **kw,
+    )  # fmt: skip
+
+
+def _kv(**kw):
+    totals = [at.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in (64, 8, 1)]
+    return va.attention_kv_cache_figure(
+        ["MHA", "GQA", "MQA"], totals, context_tokens=131072, memory_limit_bytes=80e9, **kw
+    )
+
+
+def _dpo(**kw):
+    pair = dpo_loss(-10.0, -15.0, -12.0, -14.0, 0.1)
+    return vd.dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=True, **kw)
+
+
+def _heads(**kw):
+    res = _toy(heads=4, kv_heads=2)
+    return va.attention_figure(res.weights, _words(), res.head_names, **kw)
+
+
+def _outputs(**kw):
+    res = _toy(d_k=8, d_model=32)
+    return va.attention_outputs_figure(res.outputs, _words(), res.head_names, **kw)
+
+
+def _memory(**kw):
+    states = [tm.state_memory(7e9, zero=z, dp=8) for z in range(4)]
+    comps = {
+        "weights": [s.weights for s in states],
+        "gradients": [s.gradients for s in states],
+        "optimizer states": [s.optimizer for s in states],
+        "activations": [10 * GIB] * 4,
+    }
+    labels = ["ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3"]
+    h100 = GPUS["H100"]
+    return vtm.training_memory_figure(labels, comps, h100.memory_bytes, "H100", chosen=1, gb_misread_bytes=80e9, **kw)
+
+
+def _bubble(**kw):
+    m = np.arange(1, 65)
+    bubbles = {p: tm.pipeline_bubble(p, m) for p in (2, 4, 8)}
+    return vtm.pipeline_bubble_figure(m, bubbles, (8, 8, 7 / 15), target=0.1, **kw)
+
+
+def _roofline(**kw):
+    h, x, batches = GPUS["H100"], np.logspace(-1, 4, 60), np.array([1, 16, 256])
+    step = S.forward_step(LLAMA3_8B, "H100", batches, 1, 1024)
+    prefill = S.forward_step(LLAMA3_8B, "H100", 1, 2048, 0)
+    return vsv.roofline_figure(
+        x, S.attainable_flops(x, "H100"), h.peak_flops, h.bandwidth, "H100",
+        points=[("prefill 2,048", float(prefill.intensity), float(prefill.flops / prefill.seconds)),
+                ("decode", float(step.intensity[0]), float(step.flops[0] / step.seconds[0]))],
+        decode_curve=(batches, step.intensity, step.flops / step.seconds),
+        sparse_attainable=S.attainable_flops(x, "H100", sparse=True), **kw,
+    )  # fmt: skip
+
+
+def _speculative(**kw):
+    a, b = np.linspace(0, 1, 11), np.array([1, 64, 4096])
+    exp = {k: S.expected_tokens_per_forward(a, k) for k in (1, 4)}
+    sp = {k: S.speculative_speedup_vs_batch(0.8, k, b, LLAMA3_8B, CUSTOM, context=256) for k in (1, 4)}
+    return vsv.speculative_figure(a, exp, b, sp, (0.8, 4, float(S.expected_tokens_per_forward(0.8, 4))), **kw)
+
+
+def _kv_capacity(**kw):
+    ctx, lengths, kvpt = np.array([1024, 4096, 16384]), np.full(50, 200), 320 * 1024
+    pairs = [S.sequences_by_allocator(170 * 2**30, kvpt, np.minimum(lengths, c), int(c)) for c in ctx]
+    waste = S.allocation_waste(lengths, 4096)
+    return vsv.kv_capacity_figure(
+        ctx, [p[0] for p in pairs], [p[1] for p in pairs], (4096, *pairs[1]), waste=(waste.contiguous, waste.paged),
+        trap=("MHA", [p[0] / 8 for p in pairs]), **kw,
+    )  # fmt: skip
+
+
+def _router(**kw):
+    routing = S.route_tokens(S.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
+    return vsv.moe_router_figure(
+        routing.load, routing.processed, routing.capacity, dropped_tokens=routing.dropped_tokens,
+        aux_loss=routing.aux_loss, **kw,
+    )  # fmt: skip
+
+
+def _gae(**kw):
+    p, lams = cp.GAE_PRESETS["sparse"], [0.0, 0.5, 0.9, 0.95, 1.0]
+    A = np.stack([cp.gae(p.rewards, p.values, p.gamma, lm) for lm in lams])
+    return vpp.gae_figure(p.rewards, p.values, cp.td_errors(p.rewards, p.values, p.gamma), lams, A, lam=0.95, **kw)
+
+
+def _kl_estimators(**kw):
+    r = np.geomspace(0.1, 10, 41)
+    study = cp.kl_estimator_study([0.5, 0.3, 0.15, 0.05], [0.2, 0.3, 0.3, 0.2], n=200)
+    return vpp.kl_estimators_figure(study, r, cp.kl_estimators(np.zeros_like(r), np.log(r)), **kw)
+
+
+@functools.cache
+def _bt():
+    true = np.array([-1.0, 0.0, 0.5, 1.5])
+    pairs = rm.sample_pairs(true, 200, seed=0)
+    fit = rm.bradley_terry_fit(pairs, n_items=4)
+    return true, fit, rm.bradley_terry_nll(fit.rewards + 3.0, pairs)
+
+
+def _bradley_terry(**kw):
+    true, fit, shifted = _bt()
+    m = np.linspace(-6, 6, 61)
+    return vrm.bradley_terry_figure(
+        fit, true, m, rm.preference_probability(m, 0.0), shift=3.0, shifted_nll=shifted, **kw
+    )
+
+
+@functools.cache
+def _tokenizers():
+    return lu.compare_tokenizers()
+
+
+def _generations(**kw):
+    W = cs.markov_logits(12, 0)
+    gens = {"greedy": cs.generate_markov(W, 3, 30), "T = 1, top-p 0.9": cs.generate_markov(W, 3, 30, 1.0, top_p=0.9)}
+    return vsa.generation_figure(gens, **kw)
+
+
+_VOCAB = cs.VOCAB_PRESETS["keeper"]
+_LRS = {"cosine": sc.lr_schedule("cosine", 2000), "WSD": sc.lr_schedule("wsd", 2000)}
+
+p_grid = np.linspace(0, 1, 101)
+# name -> a call taking theme= and presenter=; the name is the builder's (a suffix after ":" tells variants apart)
+EXAMPLES: dict[str, Callable[..., go.Figure]] = {
+    "isoflop_figure": lambda **kw: vs.isoflop_figure(
+        *(lambda s: (s.curve, s.current, s.slider, s.slider_active))(_scaling()),
+        "Hoffmann", ("Epoch", _scaling().other.N_opt), **kw,
+    ),
+    "isoflop_family_figure": lambda **kw: vs.isoflop_family_figure(
+        *(lambda s: (s.budgets, s.family_N, s.family_loss, s.family_N_opt, s.family_loss_opt))(_scaling()), 2.7e20,
+        **kw,
+    ),
+    "dpo_figure": _dpo,
+    "kl_leash_figure": lambda **kw: vk.kl_leash_figure(_leash()[1], _leash()[0].beta, **kw),
+    "kl_leash_figure:ten answers": lambda **kw: vk.kl_leash_figure(
+        leash_sweep(np.full(10, 0.1), np.linspace(-1, 2, 10), beta_grid(21), r_true=-np.linspace(-1, 2, 10)), 1.0,
+        **kw,
+    ),
+    "kl_sweep_figure": lambda **kw: vk.kl_sweep_figure(_hacking()[1], _hacking()[0].beta, **kw),
+    "kl_hacking_figure": lambda **kw: vk.kl_hacking_figure(_hacking()[1], _hacking()[0].beta, **kw),
+    "kl_hacking_figure:no gap": lambda **kw: vk.kl_hacking_figure(_leash()[1], _leash()[0].beta, **kw),
+    "kl_theorem_figure": lambda **kw: vk.kl_theorem_figure(_cloud(), _leash()[1], _leash()[0].beta, **kw),
+    "kl_theorem_figure:objective": lambda **kw: vk.kl_theorem_figure(
+        _cloud(), _leash()[1], _leash()[0].beta, mode="objective", **kw
+    ),
+    "grpo_advantages_figure": _grpo_adv,
+    "grpo_advantages_figure:no signal": _grpo_no_signal,
+    "grpo_difficulty_figure": lambda **kw: vg.grpo_difficulty_figure(
+        p_grid, group_signal_probability(p_grid, 8), expected_abs_advantage(p_grid, 8), G=8, current_p=0.375,
+        other_modes={"no std": expected_abs_advantage(p_grid, 8, "none")}, **kw,
+    ),
+    "ppo_vs_grpo_figure": lambda **kw: vg.ppo_vs_grpo_figure(8, **kw),
+    "grpo_batch_contrast_figure": lambda **kw: vg.grpo_batch_contrast_figure(
+        *(lambda R: (R, grpo_advantages(R), batch_normalised_advantages(R)))(
+            np.stack([np.ones(8), np.array([1, 0, 0, 1, 1, 0, 0, 0.0]), np.zeros(8)])
+        ),
+        **kw,
+    ),
+    "lora_heatmaps_figure": lambda **kw: vl.lora_heatmaps_figure(_lora()[1], _lora()[0], 4, **kw),
+    "lora_curves_figure": lambda **kw: vl.lora_curves_figure(_lora()[0], 4, slider_ranks=[0, 2, 4, 8], **kw),
+    "lora_training_figure": lambda **kw: vl.lora_training_figure(_lora_runs(), **kw),
+    "lora_memory_figure": lambda **kw: vl.lora_memory_figure(
+        {"LoRA": L.lora_memory(**L.PRESET_F), "QLoRA": L.lora_memory(L.LLAMA2_7B, ["q", "v"], 8, base_format="nf4")},
+        gpu_gb=24, **kw,
+    ),
+    "pass_at_k_figure": lambda **kw: vp.curve_figures(_pass_curves(), **kw)[0],
+    "pass_hat_k_figure": lambda **kw: vp.curve_figures(_pass_curves(), **kw)[1],
+    "simulation_figure": lambda **kw: vp.simulation_figure_of(ev.simulate_estimators(0.3, 10, 5, 2000, seed=2), **kw),
+    "comparison_figure": lambda **kw: vp.comparison_figure_of(_comparisons(), **kw),
+    "attention_figure": _heads,
+    "attention_mask_figure": _mask,
+    "attention_scale_figure": _scale,
+    "attention_outputs_figure": _outputs,
+    "attention_kv_cache_figure": _kv,
+    "training_memory_figure": _memory,
+    "pipeline_bubble_figure": _bubble,
+    "roofline_figure": _roofline,
+    "speculative_figure": _speculative,
+    "kv_capacity_figure": _kv_capacity,
+    "moe_router_figure": _router,
+    "ppo_clip_figure": lambda **kw: vpp.ppo_clip_figure(cp.ppo_clip_curve(0.2, 0.28), 1.3, **kw),
+    "clip_batch_figure": lambda **kw: vpp.clip_batch_figure(cp.token_batch(n=200, log_ratio_std=0.3, seed=1), **kw),
+    "gae_figure": _gae,
+    "gae_bias_variance_figure": lambda **kw: vpp.gae_bias_variance_figure(cp.gae_bias_variance(n=100), 0.95, **kw),
+    "kl_estimators_figure": _kl_estimators,
+    "rlhf_memory_figure": lambda **kw: vpp.rlhf_memory_figure(
+        {m: cp.rlhf_memory(7e9, method=m) for m in ("ppo", "grpo", "dpo")}, **kw
+    ),
+    "bradley_terry_figure": _bradley_terry,
+    "accuracy_noise_figure": lambda **kw: vrm.accuracy_noise_figure(
+        rm.accuracy_vs_noise(np.linspace(-2, 2, 6), flips=(0.0, 0.25, 0.5), n_train=60, n_test=60), **kw
+    ),
+    "length_bias_figure": lambda **kw: vrm.length_bias_figure(rm.length_bias_sweep(), 0.3, **kw),
+    "sampling_figure": lambda **kw: vsa.sampling_figure(
+        _VOCAB.logits, _VOCAB.tokens, 0.7, top_p=0.9, temperatures=(0.0, 0.5, 1.0, 2.0), **kw
+    ),
+    "order_figure": lambda **kw: vsa.order_figure(_VOCAB.logits, _VOCAB.tokens, 2.0, top_p=0.9, **kw),
+    "generation_figure": _generations,
+    "tokenizer_units_figure": lambda **kw: vlu.tokenizer_units_figure(*_tokenizers(), **kw),
+    "sft_mask_figure": lambda **kw: vlu.sft_mask_figure(lu.sft_loss_weights(200, 50, mask_prompt=False), **kw),
+    "packing_mask_figure": lambda **kw: vlu.packing_mask_figure([3, 2, 4], **kw),
+    "padding_figure": lambda **kw: vlu.padding_figure(
+        [lu.padding_waste(lu.example_lengths(64), 16, s, seq_len=2048) for s in ("pad_to_longest", "bucket", "pack")],
+        **kw,
+    ),
+    "schedule_figure": lambda **kw: vsc.schedule_figure(_LRS, **kw),
+    "wsd_branch_figure": lambda **kw: vsc.wsd_branch_figure(2000, [600, 1200], 200, **kw),
+    "kaplan_figure": lambda **kw: vsc.kaplan_figure(sc.kaplan_gap(2000, [500, 1000]), 2000, **kw),
+    "mixture_figure": lambda **kw: vsc.mixture_figure(sc.data_mixture(2000, 1600), sc.lr_schedule("wsd", 2000), **kw),
+}  # fmt: skip
+
+
+@functools.cache
+def built(name: str, theme: str, presenter: bool) -> dict[str, Any]:
+    """The example's figure as plain JSON-like dicts (what Streamlit sends to the browser)."""
+    fig = EXAMPLES[name](theme=theme, presenter=presenter)
+    assert isinstance(fig, go.Figure)
+    return fig.to_dict()
+
+
+VARIANTS = [(n, t, p) for n in EXAMPLES for t in THEMES for p in (False, True)]
+
+
+def test_the_registry_covers_every_public_builder():
+    builders = set()
+    for info in pkgutil.iter_modules(viz.__path__):
+        module = importlib.import_module(f"viz.{info.name}")
+        for name, obj in vars(module).items():
+            public = not name.startswith("_") and inspect.isfunction(obj) and obj.__module__ == module.__name__
+            if public and name.endswith("_figure"):
+                builders.add(name)
+                params = inspect.signature(obj).parameters
+                assert params["theme"].default == "light" and params["presenter"].default is False, name
+                assert params["theme"].kind is params["presenter"].kind is inspect.Parameter.KEYWORD_ONLY, name
+    assert builders == {name.split(":")[0] for name in EXAMPLES}
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# (a) plotly's schema
+
+
+@pytest.mark.parametrize(("name", "theme", "presenter"), VARIANTS)
+def test_builder_output_passes_plotly_validation(name, theme, presenter):
+    go.Figure(built(name, theme, presenter))  # raises ValueError on any invalid property or value
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# (b) contrast
+
+_NAMED = {"white": (255, 255, 255, 1.0), "black": (0, 0, 0, 1.0), "transparent": (0, 0, 0, 0.0)}
+
+
+def rgba(colour: str) -> tuple[float, float, float, float]:
+    """'#RRGGBB', '#RGB', 'rgb(r,g,b)', 'rgba(r,g,b,a)' or a few names, as (r, g, b, alpha)."""
+    c = colour.strip().lower()
+    if c in _NAMED:
+        return _NAMED[c]
+    if m := re.fullmatch(r"#([0-9a-f]{6})", c):
+        h = m.group(1)
+        return (int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16), 1.0)
+    if m := re.fullmatch(r"#([0-9a-f]{3})", c):
+        return (*(int(d * 2, 16) for d in m.group(1)), 1.0)
+    if m := re.fullmatch(r"rgba?\(([^)]*)\)", c):
+        parts = [float(v) for v in m.group(1).split(",")]
+        return (parts[0], parts[1], parts[2], parts[3] if len(parts) == 4 else 1.0)
+    raise AssertionError(f"a colour this test cannot read: {colour!r}")
+
+
+def over(colour: str, background: tuple[float, float, float], opacity: float = 1.0) -> tuple[float, float, float]:
+    """``colour`` (times ``opacity``) composited over an opaque background."""
+    r, g, b, a = rgba(colour)
+    a *= opacity
+    return tuple(a * c + (1 - a) * bg for c, bg in zip((r, g, b), background, strict=True))
+
+
+def luminance(rgb: tuple[float, float, float]) -> float:
+    """WCAG 2.1 relative luminance of an sRGB colour (0..255 channels)."""
+
+    def lin(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_contrast_helpers_match_published_values():
+    white, black = (255, 255, 255), (0, 0, 0)
+    assert contrast(white, black) == pytest.approx(21.0)
+    assert contrast(over("#767676", white), white) == pytest.approx(4.54, abs=0.01)  # the usual AA grey
+    assert contrast(over("#E69F00", white), white) == pytest.approx(2.25, abs=0.01)  # why orange needs a shade
+    assert over("rgba(0,0,0,0.5)", white) == (127.5, 127.5, 127.5)
+
+
+def _get(d: dict | None, *path: str) -> Any:
+    for key in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d
+
+
+def _axes(layout: dict) -> Iterator[tuple[str, dict]]:
+    for key, value in layout.items():
+        if re.fullmatch(r"[xy]axis\d*", key):
+            yield key, value
+
+
+def texts(fig: dict) -> Iterator[tuple[str, str, tuple[float, float, float]]]:
+    """(where, colour, what lies behind it) for every text of the figure."""
+    layout = fig["layout"]
+    bg = over(layout["paper_bgcolor"], (255, 255, 255))
+    default = _get(layout, "font", "color")
+    yield "layout.font", default, bg
+    for where in (("title", "font"), ("legend", "font"), ("legend", "title", "font")):
+        # explicit, not inherited: Streamlit's plotly template would otherwise set its own (grey) colour
+        yield ".".join(where), _get(layout, *where, "color"), bg
+    hover_bg = over(_get(layout, "hoverlabel", "bgcolor"), bg)
+    yield "hoverlabel", _get(layout, "hoverlabel", "font", "color"), hover_bg
+    for key, axis in _axes(layout):
+        if axis.get("visible") is False:
+            continue
+        yield f"{key}.tickfont", _get(axis, "tickfont", "color"), bg
+        yield f"{key}.title", _get(axis, "title", "font", "color"), bg
+    for key, value in layout.items():
+        if key.startswith("coloraxis"):
+            yield f"{key}.colorbar.tickfont", _get(value, "colorbar", "tickfont", "color"), bg
+    for i, note in enumerate(layout.get("annotations", ())):
+        behind = over(note["bgcolor"], bg) if note.get("bgcolor") else bg
+        yield f"annotations[{i}]", _get(note, "font", "color") or default, behind
+    for i, slider in enumerate(layout.get("sliders", ())):
+        colour = _get(slider, "font", "color")
+        if rgba(colour)[3] > 0:  # a transparent font hides the step labels on purpose
+            yield f"sliders[{i}].font", colour, bg
+        yield f"sliders[{i}].currentvalue", _get(slider, "currentvalue", "font", "color"), bg
+    for i, trace in enumerate(fig["data"]):
+        colour = _get(trace, "textfont", "color")
+        # text inside bars ('auto', 'inside') gets a colour plotly.js picks against the bar; outside text sits on bg
+        if colour is not None and trace.get("textposition") not in ("auto", "inside"):
+            for c in [colour] if isinstance(colour, str) else colour:
+                yield f"data[{i}].textfont", c, bg
+    # inline colours in rich text (notes under axis titles, ...)
+    for where, text in _strings(fig):
+        for colour in re.findall(r"color:\s*(#[0-9a-fA-F]{3,6}|rgba?\([^)]*\))", text):
+            yield f"{where} (inline)", colour, bg
+
+
+def _strings(obj: Any, where: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _strings(v, f"{where}.{k}")
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield from _strings(v, f"{where}[{i}]")
+    elif isinstance(obj, str):
+        yield where, obj
+
+
+def _colours(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    return []
+
+
+FAINT = 0.5  # marks drawn below this opacity are deliberately faint (context, click targets, shaded bands): skipped
+
+
+def marks(fig: dict) -> Iterator[tuple[str, float]]:
+    """(where, contrast against the figure background) of every line and mark meant to be seen."""
+    layout = fig["layout"]
+    bg = over(layout["paper_bgcolor"], (255, 255, 255))
+
+    def ratio(colour: str, opacity: float = 1.0) -> float | None:
+        if rgba(colour)[3] * opacity < FAINT:
+            return None  # deliberately faint: a faint fill, a click target or a shaded band
+        return contrast(over(colour, bg, opacity), bg)
+
+    for i, trace in enumerate(fig["data"]):
+        kind, opacity = trace.get("type", "scatter"), trace.get("opacity", 1.0)
+        if trace.get("visible") is False or opacity < FAINT or kind == "heatmap":
+            continue
+        mode = trace.get("mode", "lines")
+        if kind.startswith("scatter") and "lines" in mode:
+            for c in _colours(_get(trace, "line", "color")):
+                yield f"data[{i}].line", ratio(c, opacity)
+        marker = trace.get("marker") or {}
+        if kind == "bar" or (kind.startswith("scatter") and "markers" in mode):
+            if trace.get("x") == [None]:
+                continue  # a legend-only key
+            fills = _colours(marker.get("color"))
+            outlines = _colours(_get(marker, "line", "color")) if _get(marker, "line", "width") != 0 else []
+            o = opacity * marker.get("opacity", 1.0)
+            for j, fill in enumerate(fills):
+                outline = outlines[j % len(outlines)] if outlines else None
+                # a hollow marker (fill = background) is seen by its outline
+                best = max((r for r in (ratio(fill, o), outline and ratio(outline, o)) if r is not None), default=None)
+                yield f"data[{i}].marker", best
+        for c in _colours(_get(trace, "error_x", "color")):
+            yield f"data[{i}].error_x", ratio(c, opacity)
+    for i, shape in enumerate(layout.get("shapes", ())):
+        for c in _colours(_get(shape, "line", "color")):
+            yield f"shapes[{i}]", ratio(c, shape.get("opacity", 1.0))
+    for key, axis in _axes(layout):
+        if axis.get("zeroline"):
+            yield f"{key}.zerolinecolor", ratio(axis["zerolinecolor"])
+    for key, value in layout.items():
+        if key.startswith("coloraxis"):
+            stops = value["colorscale"]
+            # the strong end(s) of a scale must stand out; zero may blend with the background on purpose
+            diverging = np.isclose(value.get("cmin", 0), -value.get("cmax", 1))  # both ends strong
+            for c in [stops[0][1], stops[-1][1]] if diverging else [stops[-1][1]]:
+                yield f"{key}.colorscale", ratio(c)
+
+
+@pytest.mark.parametrize(("name", "theme"), [(n, t) for n in EXAMPLES for t in THEMES])
+def test_text_and_marks_have_enough_contrast(name, theme):
+    fig = built(name, theme, False)
+    layout = fig["layout"]
+    assert layout["paper_bgcolor"] == layout["plot_bgcolor"] == style.get_theme(theme).background
+    low_text = [
+        (where, colour, round(contrast(over(colour, behind), behind), 2))
+        for where, colour, behind in texts(fig)
+        if colour is None or contrast(over(colour, behind), behind) < 4.5
+    ]
+    assert not low_text, f"text below 4.5:1 (or no explicit colour): {low_text}"
+    low_marks = [(where, round(r, 2)) for where, r in marks(fig) if r is not None and r < 3.0]
+    assert not low_marks, f"lines or marks below 3:1: {low_marks}"
+
+
+def test_palettes_meet_the_thresholds_against_their_own_background():
+    for theme in style.THEMES.values():
+        bg = over(theme.background, (255, 255, 255))
+        for role, colour in theme.palette.items():
+            assert contrast(over(colour, bg), bg) >= 3.0, (theme.name, role, colour)
+        for role, colour in theme.ink.items():  # >= 4.5:1 also on the faint label panel
+            panel = over(theme.panel, bg)
+            assert contrast(over(colour, panel), panel) >= 4.5, (theme.name, role, colour)
+        for colour in (theme.text, theme.muted):
+            assert contrast(over(colour, bg), bg) >= 4.5, (theme.name, colour)
+        assert contrast(over(theme.axis, bg), bg) >= 3.0
+
+
+def test_the_dark_theme_is_dark_and_follows_the_app_background():
+    dark, light = built("dpo_figure", "dark", False), built("dpo_figure", "light", False)
+    assert dark["layout"]["paper_bgcolor"] == "#171614"  # rgb(23, 22, 20): Streamlit's dark app background
+    assert light["layout"]["paper_bgcolor"] == "#FFFFFF"
+    assert luminance(over(dark["layout"]["font"]["color"], (0, 0, 0))) > 0.8  # light text on a dark page
+    assert dark["data"][0]["line"]["color"] != light["data"][0]["line"]["color"]  # per-theme shades of one hue
+    heat = built("attention_figure", "dark", False)["layout"]["coloraxis"]["colorscale"]
+    assert luminance(over(heat[0][1], (0, 0, 0))) < luminance(over(heat[-1][1], (0, 0, 0)))  # on dark: bright = much
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# (c) presenter mode
+
+
+def _font_sizes(obj: Any, where: str = "") -> Iterator[tuple[str, float]]:
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if k.endswith("font") and isinstance(v, dict) and "size" in v:
+                yield f"{where}.{k}", v["size"]
+            yield from _font_sizes(v, f"{where}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _font_sizes(v, f"{where}[{i}]")
+    elif isinstance(obj, str):
+        for size in re.findall(r"font-size:\s*(\d+(?:\.\d+)?)px", obj):
+            yield f"{where} (inline)", float(size)
+
+
+@pytest.mark.parametrize("name", list(EXAMPLES))
+def test_presenter_type_is_at_least_16px(name):
+    fig = built(name, "light", True)
+    small = [(where, size) for where, size in _font_sizes(fig) if size < 16]
+    assert not small, f"type below 16 px in presenter mode: {small}"
+    layout = fig["layout"]
+    for key, axis in _axes(layout):  # explicit sizes: Streamlit's template would otherwise draw 12 px ticks
+        assert axis["tickfont"]["size"] >= 16 and axis["title"]["font"]["size"] >= 16, key
+    normal = built(name, "light", False)["layout"]
+    assert layout["height"] == round(1.2 * normal["height"])  # room for the larger type
+
+
+def test_presenter_title_clears_the_legend_on_the_scaling_page():
+    """The U-curve's title sat in the top margin's middle, where a two-row legend at presenter size reached."""
+    layout = built("isoflop_figure", "light", True)["layout"]
+    title, legend = layout["title"], layout["legend"]
+    assert title["yref"] == "container" and title["yanchor"] == "top"  # pinned to the top edge
+    rows = style.legend_rows(built("isoflop_figure", "light", True)["data"], legend["font"]["size"])
+    assert rows >= 2  # four long entries at 19 px do not fit one row of a 1280 x 720 screen
+    title_px = 1.35 * title["font"]["size"]
+    legend_px = 1.6 * legend["font"]["size"] * rows
+    assert layout["margin"]["t"] >= title_px + legend_px
+
+
+def test_lora_presenter_layout_moves_what_the_page_used_to_patch():
+    heat = built("lora_heatmaps_figure", "light", True)["layout"]
+    assert heat["margin"]["t"] == 175 and heat["sliders"][0]["pad"]["t"] == 85
+    assert heat["annotations"][-1]["yshift"] == 36  # the readout above the panel titles
+    assert built("lora_curves_figure", "light", True)["layout"]["margin"]["t"] >= 150
+    normal = built("lora_heatmaps_figure", "light", False)["layout"]
+    assert normal["margin"]["t"] == 125 and normal["annotations"][-1]["yshift"] == 28
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the grid helper
+
+
+def test_grid_domains_tile_the_paper_with_the_gaps():
+    ids, layout = style.grid(2, 3, hgap=0.1, vgap=0.2, widths=[2, 1, 1], titles=list("abcdef"))
+    assert ids[0] == ("x", "y") and ids[5] == ("x6", "y6")
+    unit = (1 - 2 * 0.1) / 4
+    assert layout["xaxis"]["domain"] == pytest.approx([0, 2 * unit])
+    assert layout["xaxis2"]["domain"] == pytest.approx([2 * unit + 0.1, 3 * unit + 0.1])
+    assert layout["xaxis3"]["domain"][1] == pytest.approx(1.0)
+    assert layout["yaxis"]["domain"] == pytest.approx([0.6, 1.0]) and layout["yaxis4"]["domain"] == pytest.approx(
+        [0, 0.4]
+    )
+    assert layout["yaxis5"]["anchor"] == "x5" and layout["xaxis5"]["anchor"] == "y5"
+    assert [a["text"] for a in layout["annotations"]] == list("abcdef")
+    assert layout["annotations"][1]["x"] == pytest.approx(2.5 * unit + 0.1) and layout["annotations"][4]["y"] == 0.4
+    ids, layout = style.grid(3, 1, heights=[0.5, 0.2, 0.22], vgap=0.04)  # the KL sweep's three rows
+    domains = [layout[k]["domain"] for k in ("yaxis", "yaxis2", "yaxis3")]
+    np.testing.assert_allclose(domains, [[0.5, 1], [0.26, 0.46], [0, 0.22]], atol=1e-12)
+    with pytest.raises(ValueError):
+        style.grid(1, 2, widths=[1.0])
+
+
+def test_unknown_theme_is_refused_and_none_means_light():
+    assert style.get_theme(None) is style.LIGHT and style.get_theme("dark") is style.DARK
+    with pytest.raises(ValueError, match="light"):
+        style.get_theme("sepia")
