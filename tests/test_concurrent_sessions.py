@@ -17,7 +17,7 @@ from bench.load import run_load
 from pages.views.state import Field, Spec
 from tests.browser.conftest import _free_port, start_server
 
-pytestmark = [pytest.mark.server, pytest.mark.xfail(reason="unverified after the final merges", strict=False)]
+pytestmark = pytest.mark.server
 
 SPECS: list[Spec] = [
     m.SPEC
