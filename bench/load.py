@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import ipaddress
 import random
 import socket
@@ -266,6 +267,12 @@ async def _session(
         res.errors.append(f"session {index}: {type(e).__name__}: {e}")
 
 
+def _run_coroutine(coro: Any) -> Any:
+    """``asyncio.run`` in a thread of its own: callers may already run an event loop (playwright's sync API does)."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 def run_path(url: str, steps: list[tuple[str, str]], timeout: float = 60.0) -> LoadResult:
     """One session that reruns ``steps`` ((page_name, query_string) pairs) in order, each as soon as the previous
     one finished: a viewer's path through the app, replayed. Loopback only."""
@@ -283,7 +290,7 @@ def run_path(url: str, steps: list[tuple[str, str]], timeout: float = 60.0) -> L
             res.errors.append(f"session 0: {type(e).__name__}: {e}")
 
     cpu0, wall0 = time.process_time(), time.monotonic()
-    asyncio.run(_path())
+    _run_coroutine(_path())
     res.wall_seconds = time.monotonic() - wall0
     res.cpu_seconds = time.process_time() - cpu0
     return res
@@ -339,7 +346,7 @@ def run_load(
     values, as a viewer who opened one shared link does; otherwise each rerun may land on another page of the
     same session, as a viewer following links between pages does.
     """
-    return asyncio.run(run_load_async(url, sessions, seconds, interval, pages, seed, grace, switch_pages))
+    return _run_coroutine(run_load_async(url, sessions, seconds, interval, pages, seed, grace, switch_pages))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -629,8 +629,9 @@ _drag_component = None
 # switch), so Back landed on a copy of the old page with its defaults; after it, the new page's restored values
 # come as a second push, so Back needed two steps. This shim drops same-page pushes between a click on a page link
 # and the new page's push (at most 5 s), and turns same-page pushes during the new page's first run into
-# replacements; within any other rerun, the first push adds an entry and later ones (Streamlit writes each changed
-# control separately) replace it. So Back after a change of controls (a preset, a drag) undoes that whole change.
+# replacements; otherwise the first push of a burst adds an entry and later ones within 0.6 s (Streamlit writes each
+# changed control of a rerun separately) replace it. So Back after a change of controls (a preset, a drag) undoes
+# that whole change.
 _HISTORY_JS = """
 export default function () {
   if (window.__lessonHistory) return;
@@ -639,13 +640,13 @@ export default function () {
   const replace = window.history.replaceState.bind(window.history);
   let switching = 0;
   let arriving = false;
-  let pushedThisRun = false;
+  let lastPush = 0;
   const running = () => {
     const app = document.querySelector("[data-testid='stApp']");
     return !!app && app.getAttribute("data-test-script-state") === "running";
   };
   // the new page's first run ends: later pushes are changes of its controls again
-  new MutationObserver(() => { if (!running()) { arriving = false; pushedThisRun = false; } }).observe(document.body, {
+  new MutationObserver(() => { if (!running()) arriving = false; }).observe(document.body, {
     subtree: true, attributes: true, attributeFilter: ["data-test-script-state"],
   });
   document.addEventListener("click", (event) => {
@@ -663,9 +664,11 @@ export default function () {
     if (switching && Date.now() - switching < 5000) return;
     if (arriving && running()) return replace(state, title, url);
     arriving = false;
-    // one rerun writes each changed control separately: one history entry per rerun, not per control
-    if (pushedThisRun && running()) return replace(state, title, url);
-    pushedThisRun = running();
+    // one rerun writes each changed control separately, in a burst: one history entry per burst, not per control
+    const now = Date.now();
+    const burst = now - lastPush < 600;
+    lastPush = now;
+    if (burst) return replace(state, title, url);
     return push(state, title, url);
   };
 }

@@ -200,7 +200,7 @@ def test_every_page_from_the_sidebar_then_back_to_the_first(open_page) -> None:
         _check(page, _url_page(path))
         page.wait_for_timeout(200)
         if not path.endswith("Drills.py"):  # each page but the drills draws its figure
-            assert page.locator(".js-plotly-plot").count() >= 1, path
+            page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     for path, _, _ in reversed(PAGES[:-1]):
         _back(page)
         _check(page, _url_page(path))
