@@ -624,14 +624,13 @@ export default function (component) {
 """
 _drag_component = None
 
-# Streamlit 1.67 pushes a history entry for every change of the link, and two of them on a page switch are wrong:
-# before the new page it pushes the old page's path with its link cleared (bound parameters are dropped on a
-# switch), so Back landed on a copy of the old page with its defaults; after it, the new page's restored values
-# come as a second push, so Back needed two steps. This shim drops same-page pushes between a click on a page link
-# and the new page's push (at most 5 s), and turns same-page pushes during the new page's first run into
-# replacements; otherwise the first push of a burst adds an entry and later ones within 0.6 s (Streamlit writes each
-# changed control of a rerun separately) replace it. So Back after a change of controls (a preset, a drag) undoes
-# that whole change.
+# Streamlit 1.67 pushes a history entry for every change of the link, which breaks Back in three ways: on a page
+# switch it first pushes the old page's path with its link cleared (Back landed on the old page with its defaults);
+# the new page's restored values come as another push (Back needed two steps); and one rerun writes each changed
+# control as its own push (a preset took several Backs). This shim keeps one history entry per action of the
+# person: the first same-page push after a key press or a pointer press adds an entry, later ones replace it,
+# same-page pushes between a click on a page link and the new page's push are dropped, and page switches go
+# through unchanged. So Back undoes a whole action (a preset, a drag, a typed value) or returns to the last page.
 _HISTORY_JS = """
 export default function () {
   if (window.__lessonHistory) return;
@@ -639,16 +638,10 @@ export default function () {
   const push = window.history.pushState.bind(window.history);
   const replace = window.history.replaceState.bind(window.history);
   let switching = 0;
-  let arriving = false;
-  let lastPush = 0;
-  const running = () => {
-    const app = document.querySelector("[data-testid='stApp']");
-    return !!app && app.getAttribute("data-test-script-state") === "running";
-  };
-  // the new page's first run ends: later pushes are changes of its controls again
-  new MutationObserver(() => { if (!running()) arriving = false; }).observe(document.body, {
-    subtree: true, attributes: true, attributeFilter: ["data-test-script-state"],
-  });
+  let acted = false;
+  const act = () => { acted = true; };
+  document.addEventListener("pointerdown", act, true);
+  document.addEventListener("keydown", act, true);
   document.addEventListener("click", (event) => {
     // page links have no href of their own: any click on one may switch the page
     const link = event.target.closest && event.target.closest("[data-testid='stPageLink-NavLink']");
@@ -658,17 +651,12 @@ export default function () {
     const target = new URL(url, window.location.href);
     if (target.pathname !== window.location.pathname) {
       switching = 0;
-      arriving = true;
+      acted = false;
       return push(state, title, url);
     }
     if (switching && Date.now() - switching < 5000) return;
-    if (arriving && running()) return replace(state, title, url);
-    arriving = false;
-    // one rerun writes each changed control separately, in a burst: one history entry per burst, not per control
-    const now = Date.now();
-    const burst = now - lastPush < 600;
-    lastPush = now;
-    if (burst) return replace(state, title, url);
+    if (!acted) return replace(state, title, url);
+    acted = false;
     return push(state, title, url);
   };
 }

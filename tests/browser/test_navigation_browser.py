@@ -83,9 +83,13 @@ def _back(page) -> None:
 
 
 def _readouts(page) -> list[tuple[str, str]]:
-    labels = [e.inner_text() for e in page.locator("[data-testid='stMetricLabel']").all()]
-    values = [e.inner_text() for e in page.locator("[data-testid='stMetricValue']").all()]
-    return list(zip(labels, values, strict=True))
+    out = []
+    for metric in page.locator("[data-testid='stMetric']").all():
+        label = metric.locator("[data-testid='stMetricLabel']")
+        out.append(
+            (label.inner_text() if label.count() else "", metric.locator("[data-testid='stMetricValue']").inner_text())
+        )
+    return out
 
 
 def _fresh(browser_page_factory, url: str) -> list[tuple[str, str]]:
