@@ -262,7 +262,7 @@ def _slide(number: int, raw: Any) -> tuple[Slide | None, list[str]]:
     link = raw.get("link")
     if link is not None:
         if not isinstance(link, str):
-            problems.append(f"{where}: field `link` must be a text such as \"C=1e21&N=1e9\"")
+            problems.append(f'{where}: field `link` must be a text such as "C=1e21&N=1e9"')
         else:
             for key, value in urllib.parse.parse_qsl(link.lstrip("?"), keep_blank_values=True):
                 texts[key] = (value, value)
@@ -358,7 +358,7 @@ def _parse_strict(f: Field, text: str) -> tuple[Any, str | None]:
 
 def _sweep(raw: Any, spec: Spec) -> tuple[Sweep | None, list[str]]:
     if not isinstance(raw, dict):
-        return None, ["must be a table such as { field = \"beta\", from = 10, to = 0.1, steps = 12 }"]
+        return None, ['must be a table such as { field = "beta", from = 10, to = 0.1, steps = 12 }']
     problems = [f"unknown key `{k}` (known: {', '.join(SWEEP_KEYS)})" for k in raw if k not in SWEEP_KEYS]
     missing = [k for k in ("field", "from", "to") if k not in raw]
     if missing:
@@ -380,7 +380,7 @@ def _sweep(raw: Any, spec: Spec) -> tuple[Sweep | None, list[str]]:
         problems.append(f"`steps` = {steps!r} must be a whole number from 2 to {MAX_SWEEP_STEPS}")
     scale = raw.get("scale", "linear")
     if scale not in ("linear", "log"):
-        problems.append(f"`scale` = {scale!r} must be \"linear\" or \"log\"")
+        problems.append(f'`scale` = {scale!r} must be "linear" or "log"')
     if problems:
         return None, problems
     first, last = ends
@@ -394,7 +394,9 @@ def _sweep(raw: Any, spec: Spec) -> tuple[Sweep | None, list[str]]:
     if scale == "log":
         if first <= 0 or last <= 0:
             return None, ["a log sweep needs `from` and `to` above 0"]
-        values = [math.exp(math.log(first) + (math.log(last) - math.log(first)) * k / (steps - 1)) for k in range(steps)]
+        values = [
+            math.exp(math.log(first) + (math.log(last) - math.log(first)) * k / (steps - 1)) for k in range(steps)
+        ]
     else:
         values = [first + (last - first) * k / (steps - 1) for k in range(steps)]
     values = [float(f"{v:.6g}") for v in values]
