@@ -53,3 +53,16 @@ def test_blank_and_unknown_deck() -> None:
     assert at.toggle(key="blank").value is True and not at.get("plotly_chart")
     at = open_page(PLAYER, {"deck": "nosuchdeck"})
     assert any("no deck `nosuchdeck`" in w.value for w in at.warning) and not at.exception
+
+
+def test_add_this_view_collects_a_draft_that_the_player_plays_and_exports() -> None:
+    at = open_page("pages/4_GRPO.py", {"rewards": "1,0,0,0"})
+    at.text_input(key="deck-add-title").set_value("One of four")
+    at.button(key="deck-add").click().run()
+    assert not at.exception
+    at.switch_page(PLAYER)
+    at.query_params["deck"] = "draft"
+    at.run()
+    assert not at.exception and at.selectbox(key="deck").value == "draft"
+    assert any("One of four" in m.value for m in at.markdown)
+    assert any(r.value == "0.25" for r in at.metric)  # the added view's state, not the page's defaults
