@@ -65,6 +65,7 @@ PAGES: tuple[tuple[str, str, str], ...] = (
     ("pages/12_Loss_and_units.py", "Loss, units and SFT mask", "🧮"),
     ("pages/13_Schedules.py", "LR schedules and mid-training", "📉"),
     ("pages/14_Drills.py", "Interview drills", "🎙️"),
+    ("pages/15_Deck.py", "Lecture decks", "🎞️"),
 )
 
 
@@ -115,23 +116,35 @@ class Page:
     _slots: dict[str, Any] = field(default_factory=dict)
     hide: bool = False  # answers hidden (?hide=true): quick checks and interview prompts show no answer
     theme: str = "light"  # the viewer's theme, "light" or "dark": figures are drawn for it (viz.style)
+    heading: bool = True  # the title and takeaway on top (the deck player draws its slide's title instead)
 
     # ------------------------------------------------------------------ set-up
     @classmethod
-    def setup(cls, title: str, icon: str, takeaway: str, equation: str | None = None, spec: Spec | None = None) -> Page:
-        """Configure the page, read its link through its spec, draw the shared sidebar, lay out the sections."""
+    def setup(
+        cls,
+        title: str,
+        icon: str,
+        takeaway: str,
+        equation: str | None = None,
+        spec: Spec | None = None,
+        heading: bool = True,
+    ) -> Page:
+        """Configure the page, read its link through its spec, draw the shared sidebar, lay out the sections.
+        ``heading=False`` leaves out the title and takeaway (the deck player shows its slide's title instead)."""
         st.set_page_config(page_title=f"{title} · LLM lesson explorer", page_icon=icon, layout="wide")
         problems = _enter(spec) if spec is not None else []
         presenter, image_format, hide = _sidebar_frame()
         page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems, hide=hide)
         page.theme = viewer_theme()
+        page.heading = heading
         page._layout()
         return page
 
     def _layout(self) -> None:
         st.html(_PRESENTER_CSS if self.presenter else _BASE_CSS)
-        st.title(f"{self.icon} {self.title}")
-        st.markdown(f"**{self.takeaway}**")
+        if self.heading:
+            st.title(f"{self.icon} {self.title}")
+            st.markdown(f"**{self.takeaway}**")
         self._slots["notices"] = st.container()
         order = (
             ("figure", "readouts", "views", "equation", "explain", "checks", "data")
@@ -320,6 +333,40 @@ class Page:
             self.notice(message)
         with st.sidebar:
             share_link()
+            if self.spec is not None and self.spec.page != "Deck":
+                add_to_deck(self.spec.page, self.spec.query(self.state()))
+
+
+# ---------------------------------------------------------------------- collecting views for a deck
+DECK_DRAFT = "_deck_draft"  # the session's draft deck: dicts (page, query, title, notes), read by the deck player
+
+
+def add_to_deck(page: str, query: dict[str, str]) -> None:
+    """'Add this view to a deck': record this page and its link values in the session's draft deck."""
+    draft = st.session_state.setdefault(DECK_DRAFT, [])
+    with st.expander(f"🎞️ Add this view to a deck ({len(draft)} so far)"):
+        st.text_input("Slide title (optional)", key="deck-add-title", max_chars=120)
+        st.text_area("Speaker notes (optional, Markdown)", key="deck-add-notes", height=90, max_chars=4000)
+        st.button("Add this view", key="deck-add", on_click=_add_view, args=(page, dict(query)), width="stretch")
+        if draft:
+            try:
+                st.page_link("pages/15_Deck.py", label="Open the draft deck", icon="🎞️", query_params={"deck": "draft"})
+            except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
+                pass
+
+
+def _add_view(page: str, query: dict[str, str]) -> None:
+    st.session_state.setdefault(DECK_DRAFT, []).append(
+        {
+            "page": page,
+            "query": query,
+            "title": st.session_state.get("deck-add-title", ""),
+            "notes": st.session_state.get("deck-add-notes", ""),
+        }
+    )
+    st.session_state["deck-add-title"] = ""
+    st.session_state["deck-add-notes"] = ""
+    st.toast(f"Added to the draft deck ({len(st.session_state[DECK_DRAFT])} views)")
 
 
 def home_frame() -> None:

@@ -1,0 +1,391 @@
+"""Lecture decks: play a deck of the explorer's views with the keyboard, follow it in a speaker view, build your own.
+
+The player draws each slide from the slide page's own ``figures(state, options)`` (no page switching), in presenter
+mode. The slide page's controls are in the sidebar under keys of the player's own, so the audience can touch every
+one of them without touching the real page's state; Next and Previous bring back the slide's prepared values.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import secrets
+import time
+from dataclasses import replace
+
+import streamlit as st
+
+from decks import TALKS, Deck, DeckError, deck_to_toml, load_decks, page_label, parse_deck, slide_from_link, views
+from decks.handout import build_handout, unique_figures
+from pages.frame import DECK_DRAFT, PRESENT_KEY, Page, cached_view, draw_field
+from pages.views import Options, View
+from pages.views import deck as view_of
+from pages.views.state import State
+
+_NONCE = "_deck_nonce"  # bumped by every move: the slide's controls are drawn afresh with its prepared values
+_PLAY = "_deck_play"
+_PRESENT_ONCE = "_deck_presenter_once"
+
+# A deck link opens in presenter mode (once per session: the lecturer may still turn it off).
+if not st.session_state.get(_PRESENT_ONCE):
+    st.session_state[_PRESENT_ONCE] = True
+    if PRESENT_KEY not in st.query_params:
+        st.query_params[PRESENT_KEY] = "true"
+
+page = Page.setup(
+    "Lecture decks",
+    "🎞️",
+    "Decks of the explorer's views, played with the keyboard.",
+    spec=view_of.SPEC,
+    heading=False,
+)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _shipped(stamp: tuple[tuple[str, float], ...]) -> tuple[dict[str, Deck], dict[str, list[str]]]:
+    return load_decks()
+
+
+def shipped_decks() -> tuple[dict[str, Deck], dict[str, list[str]]]:
+    """The decks under decks/, read again when a file changes."""
+    from decks import DECKS_DIR
+
+    return _shipped(tuple((p.name, p.stat().st_mtime) for p in sorted(DECKS_DIR.glob("*.toml"))))
+
+
+@cached_view
+def slide_view(page_name: str, state: State, options: Options) -> View:
+    return views()[page_name].figures(state, options)
+
+
+def draft_deck() -> tuple[Deck | None, list[str]]:
+    """The session's draft deck (views added from any page, or an uploaded file)."""
+    slides, problems = [], []
+    for number, item in enumerate(st.session_state.get(DECK_DRAFT, []), start=1):
+        try:
+            slides.append(slide_from_link(item["page"], item["query"], item.get("title", ""), item.get("notes", "")))
+        except DeckError as exc:
+            problems += [f"draft view {number}: {p}" for p in exc.problems]
+    return (Deck("draft", "Your draft deck", tuple(slides)) if slides else None), problems
+
+
+decks, deck_errors = shipped_decks()
+decks = dict(decks)
+draft, draft_problems = draft_deck()
+if draft is not None:
+    decks["draft"] = draft
+
+speaker = (st.query_params.get("speaker") or "").strip().lower() == "true"
+talk_id = (st.query_params.get("talk") or "").strip()[:40]
+if not talk_id:
+    talk_id = secrets.token_urlsafe(6)
+    st.query_params["talk"] = talk_id
+
+
+# ---------------------------------------------------------------------- moving through the deck
+def _move(step: int, size: int) -> None:
+    current = int(st.session_state.get("slide", 1))
+    st.session_state["slide"] = float(min(max(current + step, 1), size))
+    st.session_state["blank"] = False
+    st.session_state[_NONCE] = st.session_state.get(_NONCE, 0) + 1
+
+
+def _jump(size: int) -> None:
+    result = st.session_state.get("deck-jump")
+    try:
+        number = int(json.loads(getattr(result, "value", None) or "{}").get("n"))
+    except (TypeError, ValueError, AttributeError):
+        return
+    st.session_state["slide"] = float(min(max(number, 1), size))
+    st.session_state[_NONCE] = st.session_state.get(_NONCE, 0) + 1
+
+
+def _toggle_blank() -> None:
+    st.session_state["blank"] = not st.session_state.get("blank", False)
+
+
+def _play() -> None:
+    st.session_state[_PLAY] = True
+
+
+# Digits typed anywhere outside a text box, then Enter: jump to that slide (Streamlit's shortcuts take no digits).
+_KEYS_JS = """
+export default function (component) {
+  const { setTriggerValue } = component;
+  let buffer = "";
+  let at = 0;
+  const badge = document.createElement("div");
+  badge.style.cssText = "position:fixed;bottom:34px;right:14px;z-index:1000001;font:600 22px system-ui;" +
+    "background:#E69F00;color:#000;padding:2px 12px;border-radius:8px;display:none";
+  badge.setAttribute("data-testid", "deck-jump-badge");
+  document.body.appendChild(badge);
+  const show = () => { badge.textContent = "→ " + buffer; badge.style.display = buffer ? "block" : "none"; };
+  const onKey = (event) => {
+    const t = event.target;
+    const tag = t && t.tagName;
+    if (tag === "INPUT" || tag === "TEXTAREA" || (t && t.isContentEditable)) return;
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    const now = Date.now();
+    if (now - at > 4000) buffer = "";
+    if (/^[0-9]$/.test(event.key)) { buffer = (buffer + event.key).slice(-3); at = now; show(); return; }
+    if (event.key === "Enter" && buffer) {
+      setTriggerValue("value", JSON.stringify({ n: parseInt(buffer, 10), at: now }));
+      buffer = ""; show(); event.preventDefault();
+    } else if (event.key === "Escape") { buffer = ""; show(); }
+  };
+  window.addEventListener("keydown", onKey, true);
+  return () => { window.removeEventListener("keydown", onKey, true); badge.remove(); };
+}
+"""
+_keys_component = st.components.v2.component("deck_keys", js=_KEYS_JS)
+
+_HIDE_EXTRA_KEYS = """
+<style>
+  .st-key-deck-next-space, .st-key-deck-next-pagedown, .st-key-deck-prev-pageup { display: none; }
+</style>
+"""
+
+
+# ---------------------------------------------------------------------- the speaker view
+def _clock(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    return (
+        f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        if seconds >= 3600
+        else (f"{seconds // 60}:{seconds % 60:02d}")
+    )
+
+
+@st.fragment(run_every=1)
+def speaker_panel(talk: str) -> None:
+    state = TALKS.get(talk)
+    if state is None:
+        st.info(f"Waiting for the deck with talk id `{talk}`: open the speaker link from the player's sidebar.")
+        return
+    deck = state.deck
+    slide = deck.slide(state.slide)
+    now = time.time()
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Clock", time.strftime("%H:%M:%S", time.localtime(now)))
+    c2.metric("Talk", _clock(now - state.started))
+    c3.metric("This slide", _clock(now - state.slide_since))
+    st.markdown(f"### {state.slide} / {len(deck)} · {slide.title}")
+    st.caption(f"{deck.title} · {page_label(slide.page)}" + (" · **screen blanked**" if state.blank else ""))
+    if slide.sweep is not None:
+        values = slide.sweep.values
+        st.caption(f"Sweep on **p**: `{slide.sweep.field}` from {values[0]} to {values[-1]} in {len(values)} steps")
+    with st.container(border=True):
+        st.markdown(slide.notes or "_No notes for this slide._")
+    if state.slide < len(deck):
+        st.markdown(f"**Next:** {state.slide + 1}. {deck.slide(state.slide + 1).title}")
+    else:
+        st.markdown("**Next:** the end of the deck.")
+
+
+if speaker:
+    st.header("🗒️ Speaker view")
+    speaker_panel(talk_id)
+    page.finish()
+    st.stop()
+
+
+# ---------------------------------------------------------------------- the player
+raw_deck = st.query_params.get("deck")
+if raw_deck is not None and raw_deck not in decks and st.session_state.get("deck") != raw_deck:
+    why = deck_errors.get(raw_deck)
+    page.notice(
+        f"There is no deck `{raw_deck}`"
+        + (": its file has problems (see below)." if why else f" (decks: {', '.join(decks)}).")
+    )
+names = list(decks)
+with st.sidebar:
+    st.header("Deck")
+    if not names:
+        st.error("No deck loads: see the problems below.")
+    default = view_of.SPEC["deck"].default
+    deck_name = st.selectbox(
+        "Deck",
+        names,
+        index=names.index(default) if default in names else 0,
+        key="deck",
+        bind="query-params",
+        format_func=lambda n: n,
+        on_change=lambda: st.session_state.update({"slide": 1.0, _NONCE: st.session_state.get(_NONCE, 0) + 1}),
+    )
+deck = decks.get(deck_name) if deck_name else None
+if deck is None:
+    for name, problems in deck_errors.items():
+        page.notice(f"`decks/{name}.toml` could not load:\n\n" + "\n".join(f"- {p}" for p in problems), "error")
+    page.finish()
+    st.stop()
+
+size = len(deck)
+with st.sidebar:
+    st.html(_HIDE_EXTRA_KEYS)
+    number = page.control("slide")
+    if number > size:
+        page.notice(f"Slide {number} is past the end of this deck ({size} slides): showing the last one.", "info")
+        number = size
+    left, right = st.columns(2)
+    left.button("◀ Previous", key="deck-prev", shortcut="left", on_click=_move, args=(-1, size), width="stretch")
+    right.button("Next ▶", key="deck-next", shortcut="right", on_click=_move, args=(1, size), width="stretch")
+    st.button("next", key="deck-next-space", shortcut="space", on_click=_move, args=(1, size))
+    st.button("next", key="deck-next-pagedown", shortcut="pagedown", on_click=_move, args=(1, size))
+    st.button("previous", key="deck-prev-pageup", shortcut="pageup", on_click=_move, args=(-1, size))
+    blank = page.control("blank")
+    st.button("Blank the screen", key="deck-blank", shortcut="b", on_click=_toggle_blank, width="stretch")
+    st.caption("Keys: → space PgDn next · ← PgUp previous · a number then Enter jumps · b blanks · p plays the sweep")
+    _keys_component(key="deck-jump", on_value_change=lambda: _jump(size), height=0)
+
+slide = deck.slide(number)
+TALKS.update(talk_id, deck, number, blank)
+
+# The slide page's own controls, under keys of the player's own: the audience may touch them all.
+nonce = st.session_state.get(_NONCE, 0)
+touched = {}
+with st.sidebar:
+    st.header("This view's controls")
+    st.caption("Touch any of them; Next and Previous bring back the slide's values.")
+    with st.expander(f"{page_label(slide.page)} controls", expanded=False):
+        for f in slide.spec.fields:
+            key = f"dk-{deck.name}-{number}-{nonce}-{f.name}"
+            widget = "segmented" if f.widget == "tabs" else f.widget
+            g = replace(f, name=key, default=slide.state[f.name], widget=widget)
+            touched[f.name] = draw_field(g, bind=None)
+    state = State(touched)
+    if state != slide.state:
+        st.button(
+            "↺ Back to the slide's values",
+            key="deck-restore",
+            on_click=lambda: st.session_state.update({_NONCE: st.session_state.get(_NONCE, 0) + 1}),
+            width="stretch",
+        )
+    st.link_button(
+        "Open this view on its page ↗",
+        f"{slide.link}&present=true" if "?" in slide.link else f"{slide.link}?present=true",
+        width="stretch",
+    )
+
+    base = str(getattr(st.context, "url", "") or "").split("?")[0]
+    st.link_button(
+        "🗒️ Speaker view (new tab)",
+        f"{base}?deck={deck.name}&talk={talk_id}&speaker=true",
+        help="The current slide's notes, the next slide's title and a clock; follows this tab within a second.",
+        width="stretch",
+    )
+    if slide.sweep is not None:
+        st.button(
+            f"▶ Play the sweep of {slide.sweep.field} (p)",
+            key="deck-play",
+            shortcut="p",
+            on_click=_play,
+            width="stretch",
+        )
+
+options = Options(theme=page.theme, presenter=page.presenter, parts=slide.options().parts)
+view = slide_view(slide.page, state, options)
+progress = number / size * 100
+strip = (
+    f'<div data-testid="deck-progress" style="position:fixed;bottom:8px;right:14px;z-index:999;font-size:14px;'
+    f'opacity:0.8;background:rgba(128,128,128,0.18);padding:2px 10px;border-radius:10px;">'
+    f"{number} / {size} · {html.escape(slide.title)}</div>"
+    f'<div style="position:fixed;bottom:0;left:0;height:3px;width:{progress:.1f}%;background:#E69F00;z-index:999">'
+    "</div>"
+)
+if blank:
+    st.html('<div data-testid="deck-blank" style="position:fixed;inset:0;background:#000;z-index:999990"></div>')
+else:
+    with page.figure_area():
+        st.markdown(f"## {html.escape(slide.title)}")
+    page.show_notices(view)
+    figs = unique_figures(view.figures)
+    playing = st.session_state.pop(_PLAY, False) and slide.sweep is not None
+    if figs:
+        with page.figure_area():
+            main_slot = st.empty()
+            main_slot.plotly_chart(figs[0], key=f"deck-fig-{number}-0", width="stretch")
+        with page.views():
+            for j, fig in enumerate(figs[1:], start=1):
+                page.chart(fig, f"deck-fig-{number}-{j}", f"{deck.name}-{number}-{j}")
+    page.readouts(view.readouts[:6])
+    st.html(strip)
+    if playing and figs:
+        sweep = slide.sweep
+        for i, value in enumerate(sweep.values):
+            frame_view = slide_view(slide.page, state.replace(**{sweep.field: value}), options)
+            frame = unique_figures(frame_view.figures)
+            if frame:
+                main_slot.plotly_chart(frame[0], key=f"deck-sweep-{number}-{i}", width="stretch")
+            time.sleep(0.35)
+
+# ---------------------------------------------------------------------- build, upload, download, handout
+with st.expander("🛠️ Decks: build your own, upload, download, handout", expanded=False):
+    for name, problems in deck_errors.items():
+        st.error(f"`decks/{name}.toml` could not load:\n\n" + "\n".join(f"- {p}" for p in problems))
+    for problem in draft_problems:
+        st.warning(problem)
+    st.download_button(
+        f"⬇️ Handout of “{deck.title}” (one HTML file, works offline)",
+        lambda: build_handout(deck),
+        file_name=f"{deck.name}-handout.html",
+        mime="text/html",
+        key="deck-handout",
+    )
+    st.download_button(
+        f"⬇️ “{deck.title}” as TOML",
+        deck_to_toml(deck),
+        file_name=f"{deck.name}.toml",
+        mime="application/toml",
+        key="deck-toml",
+    )
+    st.subheader("Your draft deck")
+    items = st.session_state.setdefault(DECK_DRAFT, [])
+    st.caption(
+        "Collect views with **Add this view to a deck** in any page's sidebar, reorder them here, play the draft "
+        "(deck `draft`) and download it as TOML; upload a TOML deck to edit it."
+    )
+
+    def _swap(i: int, j: int) -> None:
+        items[i], items[j] = items[j], items[i]
+
+    def _remove(i: int) -> None:
+        items.pop(i)
+
+    def _play_draft(i: int) -> None:
+        st.session_state["deck"] = "draft"
+        st.session_state["slide"] = float(i + 1)
+        st.session_state[_NONCE] = st.session_state.get(_NONCE, 0) + 1
+
+    for i, item in enumerate(items):
+        c = st.columns([6, 1, 1, 1, 1])
+        c[0].markdown(f"{i + 1}. **{html.escape(item.get('title') or page_label(item['page']))}** · {item['page']}")
+        c[1].button("↑", key=f"draft-up-{i}", on_click=_swap, args=(i, i - 1), disabled=i == 0)
+        c[2].button("↓", key=f"draft-down-{i}", on_click=_swap, args=(i, i + 1), disabled=i == len(items) - 1)
+        c[3].button("▶", key=f"draft-play-{i}", on_click=_play_draft, args=(i,), help="preview: play from here")
+        c[4].button("✕", key=f"draft-remove-{i}", on_click=_remove, args=(i,))
+    if draft is not None:
+        st.download_button(
+            "⬇️ The draft as TOML",
+            deck_to_toml(draft),
+            file_name="my-deck.toml",
+            mime="application/toml",
+            key="draft-toml",
+        )
+
+    def _from_deck(source: Deck) -> None:
+        items[:] = [{"page": s.page, "query": s.query, "title": s.title, "notes": s.notes} for s in source.slides]
+
+    st.button(
+        f"Copy “{deck.title}” into the draft (to reorder it)", key="draft-copy", on_click=_from_deck, args=(deck,)
+    )
+    upload = st.file_uploader("Upload a TOML deck into the draft", type=["toml"], key="draft-upload")
+    if upload is not None:
+        try:
+            loaded = parse_deck(upload.getvalue().decode("utf-8", errors="replace"), upload.name.rsplit(".", 1)[0])
+        except DeckError as exc:
+            st.error("This deck cannot be used:\n\n" + "\n".join(f"- {p}" for p in exc.problems))
+        else:
+            st.success(f"“{loaded.title}”: {len(loaded)} slides, all valid.")
+            st.button("Replace the draft with it", key="draft-load", on_click=_from_deck, args=(loaded,))
+
+page.finish()

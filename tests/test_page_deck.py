@@ -1,0 +1,68 @@
+"""The deck player (AppTest): the same figures as the page for the same link, keys move, bad links are reported."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from decks import load_decks
+from tests.apptest import decode, figures, open_page
+
+PLAYER = "pages/15_Deck.py"
+
+
+def _ys(fig: dict) -> list[np.ndarray]:
+    return [decode(tr["y"]).astype(float) for tr in fig["data"] if "y" in tr]
+
+
+def test_player_draws_the_same_figure_as_the_page_for_the_same_link() -> None:
+    lesson = load_decks()[0]["lesson"]
+    number = next(i for i, s in enumerate(lesson.slides, 1) if s.title.startswith("3.8"))  # GRPO worked example C
+    slide = lesson.slides[number - 1]
+    player = open_page(PLAYER, {"deck": "lesson", "slide": str(number)})
+    assert not player.exception
+    real = open_page(f"pages/4_{slide.page}.py", dict(slide.query))
+    assert not real.exception
+    a, b = _ys(figures(player)[0]), _ys(figures(real)[0])
+    assert len(a) == len(b) and all(np.array_equal(x, y, equal_nan=True) for x, y in zip(a, b, strict=True))
+    assert any(np.allclose(sorted(set(np.round(x, 2))), [-0.77, 1.29]) for x in a)  # lesson §4C advantages
+
+
+def test_next_previous_and_touched_controls_return_to_the_slide() -> None:
+    at = open_page(PLAYER, {"deck": "interview", "slide": "4"})
+    assert at.number_input(key="slide").value == 4
+    at.button(key="deck-next").click().run()
+    assert at.number_input(key="slide").value == 5 and at.query_params["slide"] in ("5", "5.0")
+    at.button(key="deck-next-space").click().run()
+    at.button(key="deck-next-pagedown").click().run()  # past the end: stays on the last slide
+    assert at.number_input(key="slide").value == 6
+    at.button(key="deck-prev").click().run()
+    at.button(key="deck-prev-pageup").click().run()
+    assert at.number_input(key="slide").value == 4
+    rewards = next(w for w in at.text_input if w.key.endswith("-rewards"))
+    rewards.set_value("1,0,0,0").run()  # the audience touches a control of the slide's page
+    assert any(r.value == "0.25" for r in at.metric)
+    at.button(key="deck-next").click().run()
+    at.button(key="deck-prev").click().run()
+    rewards = next(w for w in at.text_input if w.key.endswith("-rewards"))
+    assert rewards.value == "1,1,1,1" and not at.exception
+
+
+def test_blank_and_unknown_deck() -> None:
+    at = open_page(PLAYER, {"deck": "interview", "slide": "2"})
+    at.button(key="deck-blank").click().run()
+    assert at.toggle(key="blank").value is True and not at.get("plotly_chart")
+    at = open_page(PLAYER, {"deck": "nosuchdeck"})
+    assert any("no deck `nosuchdeck`" in w.value for w in at.warning) and not at.exception
+
+
+def test_add_this_view_collects_a_draft_that_the_player_plays_and_exports() -> None:
+    at = open_page("pages/4_GRPO.py", {"rewards": "1,0,0,0"})
+    at.text_input(key="deck-add-title").set_value("One of four")
+    at.button(key="deck-add").click().run()
+    assert not at.exception
+    at.switch_page(PLAYER)
+    at.query_params["deck"] = "draft"
+    at.run()
+    assert not at.exception and at.selectbox(key="deck").value == "draft"
+    assert any("One of four" in m.value for m in at.markdown)
+    assert any(r.value == "0.25" for r in at.metric)  # the added view's state, not the page's defaults
