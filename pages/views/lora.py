@@ -56,6 +56,7 @@ def model_shape(label: str) -> L.ModelShape:
     spec = CATALOGUE[MODEL_LABELS[label]]
     return lora_shape(spec, label, STATED_N.get(label))
 
+
 SPEC = Spec(
     "LoRA",
     (
@@ -284,9 +285,7 @@ def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     if not mats:
         notes.append("Choose at least one matrix to adapt; showing q, k, v, o.")
         mats = ["q", "k", "v", "o"]
-    mem = L.lora_memory(
-        model_shape(state.model), tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base
-    )
+    mem = L.lora_memory(model_shape(state.model), tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base)
     notes += list(mem.notes)
     label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
     view.figures["memory"] = V.lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb, **options.look)
