@@ -152,6 +152,10 @@ LLAMA2_7B = ModelSpec(
     "Llama-2-7B", layers=32, d_model=4096, n_heads=32, n_kv_heads=32, d_ff=11008, vocab=32000,
     published_params=6.738e9, source="Touvron et al. 2023 (Llama 2); config.json of meta-llama/Llama-2-7b-hf",
 )  # fmt: skip
+LLAMA_65B = ModelSpec(
+    "LLaMA-65B", layers=80, d_model=8192, n_heads=64, n_kv_heads=64, d_ff=22016, vocab=32000,
+    published_params=65.2e9, source="Touvron et al. 2023 (LLaMA), Table 2; the base model of QLoRA's 65B run",
+)  # fmt: skip
 LLAMA3_8B = ModelSpec(
     "Llama-3-8B", layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_ff=14336, vocab=128256,
     published_params=8.030e9, source="Llama Team 2024 (The Llama 3 Herd of Models); Meta-Llama-3-8B config",
@@ -183,7 +187,7 @@ CUSTOM = ModelSpec(
 )  # fmt: skip
 
 CATALOGUE: dict[str, ModelSpec] = {
-    s.name: s for s in (LLAMA2_7B, LLAMA3_8B, LLAMA3_70B, LLAMA31_405B, MIXTRAL_8X7B, DEEPSEEK_V3, CUSTOM)
+    s.name: s for s in (LLAMA2_7B, LLAMA_65B, LLAMA3_8B, LLAMA3_70B, LLAMA31_405B, MIXTRAL_8X7B, DEEPSEEK_V3, CUSTOM)
 }
 
 
@@ -370,6 +374,7 @@ __all__ = [
     "LLAMA3_8B",
     "LLAMA3_70B",
     "LLAMA31_405B",
+    "LLAMA_65B",
     "MIB",
     "MIXTRAL_8X7B",
     "ModelSpec",

@@ -20,6 +20,14 @@ page = Page.setup(
 )
 figures = cached_view(view_of.figures)
 
+
+def _model_to_n() -> None:
+    """A model chosen from the catalogue writes its parameter count into N (N stays the plan's source of truth)."""
+    n = view_of.model_params(st.session_state.get("scale_model", view_of.NO_MODEL))
+    if n is not None:
+        st.session_state["N"] = n
+
+
 with page.controls():
     page.control("fit")
     st.caption(scaling.FITS[scaling.fit_by_short_name(st.session_state.get("fit", view_of.FIT_NAMES[0]))].label)
@@ -31,6 +39,7 @@ with page.controls():
         st.metric("Budget C (FLOPs)", fmt.sci(view_of.budget(page.state())[0]))
     else:
         page.control("C")
+    page.control("scale_model", on_change=_model_to_n)
     page.control("N")
 
 state = page.state()

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from core import attention as attn
 from core import attention_real as real
+from core.model_spec import CATALOGUE, ModelSpec
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
 from viz import attention as va
@@ -17,13 +18,19 @@ from viz import attention as va
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
 DTYPES = tuple(attn.BYTES_PER_VALUE)
 _TOP = attn.KV_LIMITS
-_70B = attn.KV_PRESETS["Llama-3-70B"]
+
+
+def kv_shape(spec: ModelSpec) -> dict[str, int]:
+    """The KV calculator's shape fields of a catalogue model (core.model_spec, which the memory, serving, scaling
+    and LoRA pages read too): layers L, query heads, KV heads K, head dim H."""
+    return {"L": spec.layers, "Hq": spec.n_heads, "Hkv": spec.n_kv_heads, "hd": spec.head_dim}
 
 
 def _kv_preset(name: str, tokens: int) -> dict:
-    shape = attn.KV_PRESETS[name]
-    values = {"L": shape.layers, "Hq": shape.query_heads, "Hkv": shape.kv_heads, "hd": shape.head_dim, "ctx": tokens}
-    return values | {"dtype": "bf16", "B": 1, "attn_view": "KV cache"}
+    return kv_shape(CATALOGUE[name]) | {"ctx": tokens, "dtype": "bf16", "B": 1, "attn_view": "KV cache"}
+
+
+_70B = kv_shape(CATALOGUE["Llama-3-70B"])  # the calculator's default shape
 
 
 MAIN_PRESETS = {
@@ -95,10 +102,10 @@ SPEC = Spec(
         Field("temp", "Temperature", "float", 1.0, lo=0.05, hi=20.0, step=0.1, help="logits ÷ T"),
         Field("causal", "Causal mask", "bool", True),
         Field("designed", "Designed heads", "bool", True, help="previous token, first token, same word"),
-        Field("L", "Layers L", "int", _70B.layers, lo=1, hi=_TOP["layers"]),
-        Field("Hq", "Query heads", "int", _70B.query_heads, lo=1, hi=_TOP["query_heads"]),
-        Field("Hkv", "KV heads K", "int", _70B.kv_heads, lo=1, hi=_TOP["kv_heads"]),
-        Field("hd", "Head dim H", "int", _70B.head_dim, lo=1, hi=_TOP["head_dim"]),
+        Field("L", "Layers L", "int", _70B["L"], lo=1, hi=_TOP["layers"]),
+        Field("Hq", "Query heads", "int", _70B["Hq"], lo=1, hi=_TOP["query_heads"]),
+        Field("Hkv", "KV heads K", "int", _70B["Hkv"], lo=1, hi=_TOP["kv_heads"]),
+        Field("hd", "Head dim H", "int", _70B["hd"], lo=1, hi=_TOP["head_dim"]),
         Field("dtype", "Number format", "choice", "bf16", choices=DTYPES),
         Field("ctx", "Context (tokens)", "int", 131_072, lo=1, hi=_TOP["tokens"], step=1024),
         Field("B", "Sequences (batch)", "int", 1, lo=1, hi=_TOP["batch"]),

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from core import lora as L
+from core.model_spec import CATALOGUE, ModelSpec, param_count
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
@@ -19,7 +20,42 @@ from viz import lora as V
 
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the link's values
 PARTS = dict(zip(VIEWS, ("rank", "cost", "init"), strict=True))  # the figures() part of each tab
-MODELS = tuple(L.MODEL_PRESETS)
+# The model shapes of the cost tab, from the shared catalogue (core.model_spec) so that the memory, serving, scaling,
+# KV-cache and LoRA pages count the same models. The choice labels are those links already carry (the GQA note
+# on Llama-3-8B stays); each names a catalogue model. MoE and MLA models are left out: LoRA's per-layer matrices
+# below are those of a dense model.
+MODEL_LABELS: dict[str, str] = {
+    "Llama-2-7B": "Llama-2-7B",
+    "Llama-3-8B (GQA)": "Llama-3-8B",
+    "LLaMA-65B": "LLaMA-65B",
+    "Llama-3-70B (GQA)": "Llama-3-70B",
+    "Llama-3.1-405B (GQA)": "Llama-3.1-405B",
+}
+# N as the lesson and QLoRA state it, where that is the number the page has always shown: worked example F counts
+# "a 7B model" (0.12%, 14.0 GB of bf16 base), QLoRA a 65B one. The other models use their exact count.
+STATED_N: dict[str, float] = {"Llama-2-7B": 7e9, "LLaMA-65B": 65e9}
+MODELS = tuple(MODEL_LABELS)
+
+
+def lora_shape(spec: ModelSpec, label: str | None = None, n_params: float | None = None) -> L.ModelShape:
+    """The shape LoRA's accounting takes, from a catalogue spec: width, layers, FFN width, K and V width
+    (KV heads x head dim), vocabulary, and N (``n_params``; None counts it from the spec with param_count)."""
+    return L.ModelShape(
+        name=label or spec.name,
+        hidden=spec.d_model,
+        layers=spec.layers,
+        intermediate=spec.d_ff,
+        kv_width=spec.n_kv_heads * spec.head_dim,
+        vocab=spec.vocab,
+        n_params=float(param_count(spec)) if n_params is None else n_params,
+    )
+
+
+def model_shape(label: str) -> L.ModelShape:
+    """The ModelShape of a choice of the ``model`` field (its label is the shape's name)."""
+    spec = CATALOGUE[MODEL_LABELS[label]]
+    return lora_shape(spec, label, STATED_N.get(label))
+
 
 SPEC = Spec(
     "LoRA",
@@ -42,7 +78,7 @@ SPEC = Spec(
     presets={
         "Worked example F": {
             "lora_view": VIEWS[1],
-            "model": L.LLAMA2_7B.name,
+            "model": "Llama-2-7B",
             "mats": ("q", "k", "v", "o"),
             "rank": 8,
             "alpha": 16.0,
@@ -52,7 +88,7 @@ SPEC = Spec(
         },
         "QLoRA: 65B on one 48 GB GPU": {
             "lora_view": VIEWS[1],
-            "model": L.LLAMA_65B.name,
+            "model": "LLaMA-65B",
             "mats": L.ADAPTABLE,
             "rank": 64,
             "alpha": 16.0,
@@ -249,9 +285,7 @@ def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     if not mats:
         notes.append("Choose at least one matrix to adapt; showing q, k, v, o.")
         mats = ["q", "k", "v", "o"]
-    mem = L.lora_memory(
-        L.MODEL_PRESETS[state.model], tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base
-    )
+    mem = L.lora_memory(model_shape(state.model), tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base)
     notes += list(mem.notes)
     label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
     view.figures["memory"] = V.lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb, **options.look)

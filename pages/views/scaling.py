@@ -5,12 +5,23 @@ from __future__ import annotations
 import pandas as pd
 
 from core import scaling
+from core.model_spec import CATALOGUE, param_count
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz.scaling import isoflop_family_figure, isoflop_figure
 
 FIT_NAMES = tuple(f.short for f in scaling.FITS.values())
+# Models whose size the plan can take from the shared catalogue (core.model_spec): the dense ones, since a
+# Chinchilla fit describes dense models (an MoE's total and active counts would both mislead here).
+NO_MODEL = "none"
+MODEL_CHOICES = (NO_MODEL, *(name for name, s in CATALOGUE.items() if name != "custom" and not s.is_moe))
+
+
+def model_params(name: str) -> float | None:
+    """N of a catalogue model (param_count of its shape), or None for ``none``."""
+    return None if name == NO_MODEL else float(param_count(CATALOGUE[name]))
+
 
 SPEC = Spec(
     "Scaling_laws",
@@ -21,6 +32,14 @@ SPEC = Spec(
         Field("gpus", "GPUs", "int", 8, lo=1, hi=1e6, step=1),
         Field("hours", "Hours", "float", 24.0, lo=0.1, hi=100_000.0, step=1.0),
         Field("mfu", "MFU (%)", "int", 40, lo=1, hi=100, widget="slider", help="model FLOPs utilisation"),
+        Field(
+            "scale_model",
+            "Model (sets N)",
+            "choice",
+            NO_MODEL,
+            choices=MODEL_CHOICES,
+            help="Choosing a model writes its parameter count (counted from its shape) into N; N stays editable.",
+        ),
         Field("C", "Budget C (FLOPs)", "float", 1.2e21, *scaling.C_RANGE, fmt="%.3e", help="1e18 to 1e26"),
         Field(
             "N",
@@ -33,7 +52,7 @@ SPEC = Spec(
         ),
     ),
     presets={
-        "Predict Q1: 10B params on 20B tokens": {"budget": "FLOPs", "C": 1.2e21, "N": 1e10},
+        "Predict Q1: 10B params on 20B tokens": {"budget": "FLOPs", "C": 1.2e21, "N": 1e10, "scale_model": NO_MODEL},
         "Worked example A: 8 H100 for 24 h": {
             "budget": "Hardware",
             "gpu": "H100",
@@ -41,6 +60,7 @@ SPEC = Spec(
             "hours": 24.0,
             "mfu": 40,
             "N": 1.5e9,
+            "scale_model": NO_MODEL,
         },
         "Example A over-trained: 0.5B params": {
             "budget": "Hardware",
@@ -49,10 +69,18 @@ SPEC = Spec(
             "hours": 24.0,
             "mfu": 40,
             "N": 5e8,
+            "scale_model": NO_MODEL,
         },
-        "Chinchilla's budget, Gopher's size": {"budget": "FLOPs", "C": 5.88e23, "N": 2.8e11},
-        "Llama 3 8B on 15T tokens": {"budget": "FLOPs", "C": 7.2e23, "N": 8e9},
-        "Check yourself: 7B on 2T tokens": {"budget": "FLOPs", "C": 8.4e22, "N": 7e9, "gpu": "H100", "gpus": 256},
+        "Chinchilla's budget, Gopher's size": {"budget": "FLOPs", "C": 5.88e23, "N": 2.8e11, "scale_model": NO_MODEL},
+        "Llama 3 8B on 15T tokens": {"budget": "FLOPs", "C": 7.2e23, "N": 8e9, "scale_model": NO_MODEL},
+        "Check yourself: 7B on 2T tokens": {
+            "budget": "FLOPs",
+            "C": 8.4e22,
+            "N": 7e9,
+            "gpu": "H100",
+            "gpus": 256,
+            "scale_model": NO_MODEL,
+        },
     },
 )
 
@@ -80,7 +108,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.notices.append(
             ("info", "The hardware budget fell outside 1e18 to 1e26 FLOPs and was clamped to that range.")
         )
-    view.facts.update(C=C, study=study, fit_key=fit_key)
+    model_n = model_params(state.scale_model)
+    if model_n is not None and state.N != model_n:
+        view.notices.append(
+            (
+                "info",
+                f"N = {fmt.count(state.N)} is not {state.scale_model}'s {fmt.count(model_n)} parameters: the plan "
+                "uses N. Choose the model again to take its size.",
+            )
+        )
+    view.facts.update(C=C, study=study, fit_key=fit_key, model_n=model_n)
     if options.wants("main"):
         view.figures["main"] = isoflop_figure(
             study.curve,

@@ -69,9 +69,7 @@ def browser(chromium_path: str) -> Iterator:
         b.close()
 
 
-@pytest.fixture
-def server() -> Iterator[str]:
-    """A freshly started server per test, so that each deep link is the very first request it sees."""
+def _serve() -> Iterator[str]:
     port = _free_port()
     proc = start_server(port)
     try:
@@ -82,6 +80,18 @@ def server() -> Iterator[str]:
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    """A freshly started server per test, so that each deep link is the very first request it sees."""
+    yield from _serve()
+
+
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[str]:
+    """One server for a test file's tests that do not need to be its first request (presets, drags)."""
+    yield from _serve()
 
 
 class PageWatch:
@@ -132,17 +142,15 @@ class PageWatch:
         return path
 
 
-@pytest.fixture
-def open_page(browser, server):
-    """open_page(path) -> PageWatch: a new tab on the fresh server, at ``path`` (a deep link)."""
+def _opener(browser, base: str) -> Iterator[Callable[..., PageWatch]]:
     contexts = []
 
     def _open(path: str, width: int = 1400, height: int = 1000, color_scheme: str = "light") -> PageWatch:
         ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
         contexts.append(ctx)
         page = ctx.new_page()
-        watch = PageWatch(page, server)
-        page.goto(server + path, wait_until="domcontentloaded")
+        watch = PageWatch(page, base)
+        page.goto(base + path, wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stApp']", timeout=60_000)
         watch.wait_idle(60_000)
         return watch
@@ -150,3 +158,15 @@ def open_page(browser, server):
     yield _open
     for ctx in contexts:
         ctx.close()
+
+
+@pytest.fixture
+def open_page(browser, server):
+    """open_page(path) -> PageWatch: a new tab on the fresh server, at ``path`` (a deep link)."""
+    yield from _opener(browser, server)
+
+
+@pytest.fixture
+def open_shared(browser, module_server):
+    """open_shared(path) -> PageWatch: a new tab (a new session) on the test file's shared server, at ``path``."""
+    yield from _opener(browser, module_server)

@@ -173,14 +173,27 @@ def test_ten_steps_and_ten_backs_each_match_a_fresh_session_on_the_address_bar(o
 
 @pytest.mark.parametrize(
     ("path", "field", "tab"),
-    [("/Scaling_laws", "N", None), ("/KL_leash", "beta", None), ("/LoRA?rows=128&cols=128", "rank", None)],
+    [
+        ("/Scaling_laws", "N", None),
+        ("/KL_leash", "beta", None),
+        ("/LoRA?rows=128&cols=128", "rank", None),
+        ("/PPO", "rho", None),
+        ("/Sampling", "T", None),
+    ],
 )
 def test_a_drag_in_the_browser_ends_in_the_link(open_page, path, field, tab) -> None:
     watch = open_page(path)
     page = watch.page
     before = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get(field)
     readouts_before = _readouts(page)
-    watch.drag_slider((0.35, 0.2), lambda: None)
+    chart = page.locator("div.stPlotlyChart").first
+
+    def figure_text() -> list[str]:  # the dragged figure's labels and readout panel
+        return chart.locator("g.annotation-text-g").all_text_contents()
+
+    figure_before = figure_text()
+    during = watch.drag_slider((0.35, 0.2), figure_text)
+    assert during[-1] != figure_before, (path, figure_before)  # the figure moved while the button was down
     for _ in range(20):  # the value reaches the server on release: the address bar follows within ~0.5 s
         page.wait_for_timeout(100)
         after = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get(field)

@@ -1,6 +1,8 @@
 """In a real browser: the scaling page opened by a deep link as a fresh server's first request, and the plan
 marker dragged along the curve with plotly's slider (no server round trip)."""
 
+import urllib.parse
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -55,3 +57,22 @@ def test_presenter_mode_survives_page_links(open_page):
     page.wait_for_selector("text=The stages of training", timeout=30_000)
     assert page.locator("label:has-text('Presenter mode') input").is_checked()
     assert "present=true" in page.url
+
+
+def test_model_choice_writes_n_and_the_link_carries_both(open_page):
+    """Issue 16: a catalogue model sets N to its parameter count; the link carries the model and N."""
+    from tests.browser.test_navigation_browser import _fresh, _readouts, _settle
+
+    watch = open_page("/Scaling_laws")
+    page = watch.page
+    page.locator(".st-key-scale_model input").click()  # a react-aria combobox in Streamlit 1.67
+    page.get_by_role("option", name="Llama-3-70B", exact=True).click()
+    _settle(page)
+    page.wait_for_function("() => window.location.search.includes('N=')", timeout=15_000)
+    query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+    assert query["scale_model"] == ["Llama-3-70B"] and float(query["N"][0]) == 70_553_706_496, page.url
+    shown = dict(_readouts(page))
+    assert shown["Tokens per parameter"] == f"{1.2e21 / 6 / 70_553_706_496**2:,.1f}"  # D/N = C/(6N²), default C
+    assert _readouts(page) == _fresh(page.context.new_page, page.url)  # the link reproduces the page
+    assert page.locator("[data-testid='stAlertContentInfo']").count() == 0
+    assert watch.errors == [] and watch.external == []
