@@ -6,8 +6,10 @@ import pandas as pd
 
 from core import scaling
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
+from viz.predict import predict_figure, with_guess
 from viz.scaling import isoflop_family_figure, isoflop_figure
 
 FIT_NAMES = tuple(f.short for f in scaling.FITS.values())
@@ -31,6 +33,8 @@ SPEC = Spec(
             fmt="%.3e",
             help="Drag the slider under the figure to move the plan along the curve.",
         ),
+        ask.switch("predict_scaling"),
+        ask.guess("guess_N", "Your guess: the bottom's N (parameters)", "float", *scaling.N_RANGE, fmt="%.3e"),
     ),
     presets={
         "Predict Q1: 10B params on 20B tokens": {"budget": "FLOPs", "C": 1.2e21, "N": 1e10},
@@ -80,8 +84,15 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.notices.append(
             ("info", "The hardware budget fell outside 1e18 to 1e26 FLOPs and was clamped to that range.")
         )
-    view.facts.update(C=C, study=study, fit_key=fit_key)
-    if options.wants("main"):
+    view.facts.update(C=C, study=study, fit_key=fit_key, predict="off")
+    predicting = ask.mode(state, "predict_scaling", "guess_N")
+    question = f"On a budget of {fmt.sci(C)} FLOPs, which model size N sits at the bottom of the U-curve?"
+    if predicting == "hidden" and options.wants("main"):
+        view.figures["main"] = predict_figure(
+            question, x_title="model size N (parameters)", y_title="loss", x_range=scaling.N_RANGE, log_x=True,
+            **options.look,
+        )  # fmt: skip
+    elif options.wants("main"):
         view.figures["main"] = isoflop_figure(
             study.curve,
             study.current,
@@ -92,7 +103,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             **options.look,
         )
     family_study = None
-    if options.wants("family"):
+    if options.wants("family") and predicting != "hidden":
         family_study = scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)
         view.figures["family"] = isoflop_family_figure(
             family_study.budgets,
@@ -136,4 +147,25 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         "U-curve": lambda: pd.DataFrame(scaling.curve_columns(study, fit_key)),
         "Budget family": family_table,
     }
+    if predicting == "hidden":
+        answers = ("Above the fit's minimum", "Fit's optimum N", "20-tokens rule N", "Optimal tokens", "… with the")
+        ask.hide(view, question, answers, tables=view.tables)
+    elif predicting == "revealed":
+        _reveal(view, options, state.guess_N, p, C, fit_key)
     return view
+
+
+def _reveal(view: View, options: Options, guess_N: float, p: scaling.Plan, C: float, fit_key: str) -> None:
+    """The guess on the U-curve, and the truth, the guess and the error among the readouts."""
+    if "main" in view.figures:
+        view.figures["main"] = with_guess(
+            view.figures["main"], guess_N, f"your guess: {fmt.count(guess_N)}", theme=options.theme
+        )
+    penalty = float(scaling.loss_penalty_pct(C, guess_N / p.N_opt, fit_key))
+    ask.reveal(
+        view,
+        Readout("The bottom: N_opt", fmt.count(p.N_opt), "the fit's minimum on this budget"),
+        fmt.count(guess_N),
+        ask.ratio_text(guess_N, p.N_opt),
+        f"a model of your size would land {penalty:.2f}% above the minimum loss",
+    )
