@@ -58,7 +58,7 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
     from core import scaling
 
     # Chinchilla approach 3 (Hoffmann et al. 2022): N_opt = G (C/6)^(β/(α+β)), G = (αA/(βB))^(1/(α+β))
-    E, A, B, a, b = 1.69, 406.4, 410.7, 0.34, 0.28
+    A, B, a, b = 406.4, 410.7, 0.34, 0.28
     n_opt = (a * A / (b * B)) ** (1 / (a + b)) * (1.2e21 / 6) ** (b / (a + b))
     assert n_opt == pytest.approx(scaling.chinchilla_optimum(1.2e21)[0], rel=1e-3)
     # π*(y1) at β = 0.5 for π_ref = (½, ½), r = (1, 0): e² / (e² + 1)
