@@ -41,6 +41,8 @@ with page.controls():
         page.control("C")
     page.control("scale_model", on_change=_model_to_n)
     page.control("N")
+    if page.control("predict_scaling"):
+        page.control("guess_N")
 
 state = page.state()
 out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", "family"})))
@@ -48,17 +50,24 @@ study, fit_key = out.facts["study"], out.facts["fit_key"]
 p, other_plan = study.current, study.other
 other_label = scaling.FITS[study.other_fit].label
 page.show_notices(out)
+hidden = out.facts["predict"] == "hidden"  # Predict first, no guess yet: no text may give the answer away
+page.hide = page.hide or hidden
 page.figure(out.figures["main"], key="isoflop", filename="isoflop-u-curve", drag="N", drag_values=study.slider.N)
 page.readouts(out.readouts)
 
 with page.views():
-    page.chart(out.figures["family"], "family", "isoflop-family")
+    if "family" in out.figures:
+        page.chart(out.figures["family"], "family", "isoflop-family")
 
+PREDICT_CAPTION = "Predict first: the explanation quotes the answer, so it appears once you commit a guess."
 _tpp = scaling.optimal_tokens_per_param  # tokens per parameter at the fit's optimum, for the texts below
 
 with page.explain():
-    st.markdown(
-        f"""
+    if hidden:
+        st.caption(PREDICT_CAPTION)
+    else:
+        st.markdown(
+            f"""
 Every point of the blue curve costs the same compute C: a model of N parameters gets D = C/(6N) tokens.
 Small models see many tokens but lack capacity; large models have capacity but see few tokens. The orange dot
 is the fit's own minimum (closed form of Hoffmann et al.'s approach 3); the square is the "20 tokens per
@@ -80,7 +89,7 @@ and found that the published constants fit it poorly (with implausibly narrow co
 refit agrees with approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curve at large C
 with suspicion.
 """
-    )
+        )
 
 page.quick_check(
     "A model with **1B parameters** is trained on **100B tokens**. About how many FLOPs does training cost?",

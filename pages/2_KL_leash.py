@@ -57,6 +57,8 @@ with page.controls(presets=list(view_of.LEASH_PRESETS)):
     page.control("beta")
     for name in ("pi_ref", "r", "r_true", "names"):
         page.control(name)
+    if page.control("predict_kl"):
+        page.control("guess_pi")
 
 
 def _metrics(items: list[Readout]) -> None:
@@ -93,6 +95,7 @@ open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab
 out = figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
 st.session_state[LAST] = out.facts["answers"]
 page.show_notices(out)
+page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the quick check quotes the answer
 page.figure(out.figures["main"], key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)
 page.readouts(out.readouts, per_row=len(out.readouts))
 

@@ -65,6 +65,8 @@ def figures(
 
 with page.controls():
     page.control("rank")
+    if page.control("predict_lora"):
+        page.control("guess_rank")
     st.subheader("The target update ΔW")
     page.control("rows")
     page.control("cols")
@@ -111,6 +113,10 @@ spinner = st.spinner("Decomposing ΔW (one SVD per matrix; moving r later reuses
 with spinner or nullcontext(), tab_init if tab_init.open else nullcontext():  # the progress bar goes in its tab
     out = figures(view_of.relevant(page.state(), options), options, upload_key, delta_upload, analysis)
 
+page.hide = page.hide or out.facts.get("predict") == "hidden"  # Predict first: no answer in any text
+if "predict" in out.figures:
+    with tab_rank:
+        page.chart(out.figures["predict"], "lora-predict", "lora-predict")
 if "heatmaps" in out.figures:
     with tab_rank:
         page.chart(out.figures["heatmaps"], "heatmaps", "lora-rank-r", drag="rank", drag_values=out.facts["ranks"])

@@ -40,6 +40,8 @@ with page.controls():
     page.control("rewards")
     page.control("std")
     page.control("eps")
+    if page.control("predict_grpo"):
+        page.control("guess_adv")
 
 with page.views():
     summary_slot = st.container()  # above the tabs; filled once the view is built
@@ -49,6 +51,7 @@ open_tabs = [name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.
 state = page.state().replace(grpo_view=open_tabs[0] if open_tabs else view_of.VIEWS[0])
 out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_tabs})))
 page.show_notices(out)
+page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes the answer
 
 chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"
 page.figure(

@@ -48,6 +48,8 @@ with page.controls():
     st.subheader("One problem")
     for name in ("n", "c", "k", "axis"):
         page.control(name)
+    if page.control("predict_eval"):
+        page.control("guess_pass")
     st.subheader("Bias simulation")
     for name in ("p", "problems", "sim_seed"):
         page.control(name)
@@ -65,14 +67,16 @@ state = page.state()
 open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
 out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(open_parts - {view_of.BIAS})))
 page.show_notices(out)
+page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes pass@5
 n, c, p = (out.facts[name] for name in ("n", "c", "p"))
 readouts, tables = list(out.readouts), {name: t for name, t in out.tables.items() if name != view_of.EVERY_K}
 
 if tab_curves.open:
-    r = out.facts["curves"]
+    r = out.facts.get("curves")  # None while Predict first holds the answer back
     with tab_curves:
         for key in ("pass-at-k", "pass-hat-k"):
-            page.chart(out.figures[key], key, key)
+            if key in out.figures:
+                page.chart(out.figures[key], key, key)
         if view_of.EVERY_K in out.tables:  # the display grid is log-spaced: offer every k, built only when asked for
             st.caption(f"The curves and the CSV below hold {r.ks.size:,} of the {n:,} values of k. Every k:")
             st.download_button(

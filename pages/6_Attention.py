@@ -37,6 +37,8 @@ with page.controls(presets=list(view_of.MAIN_PRESETS)):
     st.subheader("Softmax")
     for name in ("scale", "temp", "causal", "designed"):
         page.control(name)
+    if page.control("predict_attn"):
+        page.control("guess_head")
     with st.expander("KV-cache calculator", expanded=False):
         preset_buttons(view_of.SPEC, list(view_of.KV_PRESETS))
         for name in ("L", "Hq", "Hkv", "hd", "dtype", "ctx", "B"):
@@ -55,6 +57,7 @@ if view_of.real_available():
 open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
 out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
 page.show_notices(out)
+page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: no answer in any text
 facts = out.facts
 
 with tabs["Heads"]:

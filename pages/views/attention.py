@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -12,6 +13,7 @@ from core import attention as attn
 from core import attention_real as real
 from core.model_spec import CATALOGUE, ModelSpec
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
 from viz import attention as va
 
@@ -111,6 +113,14 @@ SPEC = Spec(
         Field("B", "Sequences (batch)", "int", 1, lo=1, hi=_TOP["batch"]),
         Field("rl", "Layer", "int", 1, lo=1, hi=real.LAYERS, widget="slider"),
         Field("rh", f"Head (0: all {real.HEADS})", "int", 0, lo=0, hi=real.HEADS, widget="slider"),
+        ask.switch("predict_attn"),
+        ask.guess(
+            "guess_head",
+            "Your guess: the panel that attends to the previous token",
+            "int",
+            1,
+            attn.MAX_HEADS + len(attn.DESIGNED_PATTERNS),
+        ),
     ),
     presets={**MAIN_PRESETS, **KV_PRESETS},
 )
@@ -289,8 +299,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout("Logits multiplied by", f"{res.multiplier:.4g}", "scale ÷ temperature"),
     ]
 
-    if "Heads" in parts:
+    predicting = ask.mode(state, "predict_attn", "guess_head")
+    if predicting != "off" and attn.DESIGNED_PATTERNS[0] not in res.head_names:
+        view.notices.append(("info", "Predict first asks for the previous-token head: turn on the designed heads."))
+        predicting = "off"
+    view.facts["predict"] = predicting
+    if "Heads" in parts and predicting != "off":
+        view.figures["Heads"] = _predict_heads(res, state, predicting, view, options)
+    elif "Heads" in parts:
         view.figures["Heads"] = _heads_figure(*key, *look)
+    if "Heads" in parts:
         summary = attn.head_summary(res, settings.heads)
         view.facts["summary"] = summary
         readouts["Heads"] = [
@@ -305,7 +323,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout("Largest weight per row", f"{summary.max_weight:.2f}", "mean over rows; 1 = one-hot"),
             Readout(f"KV heads ({variant})", f"{settings.n_kv_heads}", "query heads in a group share one K and V"),
         ]
-    if "Outputs" in parts:
+    if "Outputs" in parts and predicting == "hidden":  # its panels carry the heads' names
+        order, names = _panels(res, state, "hidden")
+        view.figures["Outputs"] = va.attention_outputs_figure(
+            res.outputs[order], res.tokens, names, columns=6, **options.look
+        )
+    elif "Outputs" in parts:
         view.figures["Outputs"] = _outputs_figure(*key, *look)
         readouts["Outputs"] = list(toy_basics)
     if "Mask" in parts:
@@ -390,7 +413,51 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             }
         ),
     }
+    if predicting == "hidden":  # the table names the heads
+        ask.hide(view, PREDICT_QUESTION, tables=("Heads",))
+    elif "predict_reveal" in view.facts:
+        ask.reveal(view, *view.facts["predict_reveal"])
     return view
+
+
+PREDICT_QUESTION = "One of these panels is a head that attends to the previous token. Which one?"
+
+
+def _panels(res: attn.ToyAttention, state: State, predicting: str) -> tuple[np.ndarray, list[str]]:
+    """Predict first shuffles the heads (seeded by the layer's seed) and names them "panel 1", "panel 2", ...; once the
+    guess is in, each panel also gets its head's own name."""
+    order = np.random.default_rng(int(state.layer_seed)).permutation(len(res.head_names))
+    names = [f"panel {j + 1}" for j in range(len(order))]
+    if predicting == "revealed":
+        names = [f"{name}: {res.head_names[h]}" for name, h in zip(names, order, strict=True)]
+        g = int(state.guess_head) - 1
+        if 0 <= g < len(names):
+            names[g] += " (your guess)"
+    return order, names
+
+
+def previous_token_panel(res: attn.ToyAttention, state: State) -> int:
+    """The panel (1-based) that shows the previous-token head under Predict first's shuffle."""
+    order, _ = _panels(res, state, "hidden")
+    return int(np.flatnonzero(order == res.head_names.index(attn.DESIGNED_PATTERNS[0]))[0]) + 1
+
+
+def _predict_heads(res: attn.ToyAttention, state: State, predicting: str, view: View, options: Options) -> go.Figure:
+    """The heads' heatmaps as shuffled, anonymous panels; the question, or the truth beside the guess."""
+    order, names = _panels(res, state, predicting)
+    columns = 4 if len(names) <= 8 else 6
+    fig = va.attention_figure(res.weights[order], res.tokens, names, columns=columns, **options.look)
+    if predicting == "hidden":
+        return fig
+    truth, g = previous_token_panel(res, state), int(state.guess_head)
+    guessed = res.head_names[order[g - 1]] if g <= len(order) else "no such panel"
+    view.facts["predict_reveal"] = (
+        Readout("Previous-token head", f"panel {truth}", "the designed head whose query for token t is key t − 1"),
+        f"panel {g}",
+        "right" if g == truth else "wrong",
+        f"panel {g} is {guessed}",
+    )
+    return fig
 
 
 def _kv_readouts(kv: attn.KVComparison) -> list[Readout]:

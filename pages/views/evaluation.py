@@ -11,8 +11,10 @@ import pandas as pd
 
 from core import evaluation as ev
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
 from viz import pass_at_k as vz
+from viz.predict import predict_figure, with_guess
 
 VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the link's values and the parts
 ESTIMATORS, BIAS, COMPARISON = VIEWS
@@ -54,6 +56,8 @@ SPEC = Spec(
             extra=(("placeholder", "empty: independent"),),
         ),
         Field("eval_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs", aliases=("view",)),
+        ask.switch("predict_eval"),
+        ask.guess("guess_pass", "Your guess: pass@k (0 to 1)", "float", 0.0, 1.0, step=0.01, fmt="%.3f"),
     ),
     presets={
         "Worked example E": {"n": 10, "c": 3, "k": 5, "p": 0.3, "eval_view": VIEWS[0]},
@@ -69,7 +73,7 @@ SPEC = Spec(
         "D, paired": {"accA": 71.0, "accB": 72.5, "questions": 1000, "onlyA": 40, "onlyB": 55, "eval_view": VIEWS[2]},
     },
     preset_help={
-        "Worked example E": "n = 10 samples, c = 3 correct: pass@5 is 0.917, the plug-in says 0.832.",
+        "Worked example E": "n = 10 samples, c = 3 correct, k = 5: the lesson's worked example E.",
         "Code benchmark": "HumanEval style: 200 samples per problem, pass@10.",
         "Worked example D": "71.0% vs 72.5% on the same 1,000 questions.",
         "D, paired": "The same, with 40 questions only A got right and 55 only B got right.",
@@ -104,12 +108,17 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
     )
     view.notices = [("info", note) for note in notes + more + seed_notes + cmp_notes]
     view.facts.update(
-        n=n, c=c, k=k, p=p, problems=problems, seed=seed, acc_a=acc_a, acc_b=acc_b, N=N, only_a=only_a, only_b=only_b
-    )
+        n=n, c=c, k=k, p=p, problems=problems, seed=seed, acc_a=acc_a, acc_b=acc_b, N=N, only_a=only_a, only_b=only_b,
+        predict=ask.mode(state, "predict_eval", "guess_pass"),
+    )  # fmt: skip
     parts = {part for part in VIEWS if options.wants(part) or (options.wants("main") and state.eval_view == part)}
     look = options.look
-    if ESTIMATORS in parts:
+    if ESTIMATORS in parts and view.facts["predict"] == "hidden":
+        _estimators_hidden(view, n, c, k, look)
+    elif ESTIMATORS in parts:
         _estimators(view, n, c, k, AXES.get(state.axis), look)
+        if view.facts["predict"] == "revealed":
+            _reveal(view, float(state.guess_pass), k, look)
     if BIAS in parts:
         _bias(view, p, n, k, problems, seed, progress, look)
     if COMPARISON in parts:
@@ -132,6 +141,37 @@ def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None, look: di
     view.tables["pass@k"] = lambda: pd.DataFrame(r.columns())
     if not r.every_k:  # the display grid is log-spaced: every k, built only when asked for
         view.tables[EVERY_K] = lambda: pd.DataFrame(ev.pass_at_k_curves(n, c, k, every_k=True).columns())
+
+
+def _question(n: int, c: int, k: int) -> str:
+    return f"{c:,} of n = {n:,} samples are correct. What is the unbiased estimate of pass@{k:,}?"
+
+
+def _estimators_hidden(view: View, n: int, c: int, k: int, look: dict[str, Any]) -> None:
+    """Predict first, no guess yet: the estimators' readouts without pass@k, and no curve (it holds the answer)."""
+    _estimators(view, n, c, k, None, look)  # the readouts and tables, then everything that gives pass@k goes
+    view.figures.pop("pass-at-k")
+    view.figures.pop("pass-hat-k")  # it draws pass@k beside pass^k
+    view.facts.pop("curves")
+    question = _question(n, c, k)
+    view.figures["pass-at-k"] = predict_figure(
+        question, x_title="k (attempts)", y_title="probability", x_range=(1, max(n, 2)), y_range=(0, 1.05), **look
+    )
+    ask.hide(view, question, (f"Unbiased pass@{k:,}", "Gap"), tables=view.tables)
+
+
+def _reveal(view: View, guess_pass: float, k: int, look: dict[str, Any]) -> None:
+    r = view.facts["curves"]
+    view.figures["pass-at-k"] = with_guess(
+        view.figures["pass-at-k"], guess_pass, f"your guess {guess_pass:.3f}", axis="y", theme=look["theme"]
+    )
+    ask.reveal(
+        view,
+        Readout(f"pass@{k:,}, the truth", f"{r.unbiased_at_k:.4f}", "the unbiased estimate 1 − C(n−c, k)/C(n, k)"),
+        f"{guess_pass:.3f}",
+        f"{guess_pass - r.unbiased_at_k:+.4f}",
+        f"your guess minus pass@{k:,}; the plug-in's error is {r.plugin_at_k - r.unbiased_at_k:+.4f}",
+    )
 
 
 def _bias(

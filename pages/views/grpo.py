@@ -7,6 +7,7 @@ import pandas as pd
 
 from core import grpo
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
 from viz.grpo import (
     advantage_text,
@@ -16,6 +17,7 @@ from viz.grpo import (
     ppo_vs_grpo_figure,
     ppo_vs_grpo_table,
 )
+from viz.predict import predict_figure, with_guess
 
 DEFAULT_REWARDS = "1,0,0,1,1,0,0,0"  # worked example C
 VIEWS = ("Which prompts teach?", "PPO vs GRPO", "Within group vs batch")  # the tabs, and the parts they show
@@ -64,6 +66,8 @@ SPEC = Spec(
             help="unused with no std",
         ),
         Field("grpo_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
+        ask.switch("predict_grpo"),
+        ask.guess("guess_adv", "Your guess: the advantage A_i", "float", -1e3, 1e3, step=0.01, fmt="%.2f"),
     ),
     presets={name: _preset(p) for name, p in grpo.PRESETS.items()},
 )
@@ -119,9 +123,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.notices.append(("warning", problem))
     s, G, std, eps = v.stats, v.stats.G, v.std, v.eps
     correct = f"{s.n_correct} of {G}" if s.n_correct is not None else None
-    view.facts.update(group=v, has_signal=s.has_signal, correct=correct, summary=summary(v, correct))
-
-    if options.wants("main"):
+    view.facts.update(group=v, has_signal=s.has_signal, correct=correct, summary=summary(v, correct), predict="off")
+    predicting = ask.mode(state, "predict_grpo", "guess_adv")
+    which, truth = asked(v)
+    question = f"What advantage does {which} get? (divided by the {grpo.STD_LABELS[std]}, ε = {state.eps})"
+    if predicting == "hidden" and options.wants("main"):
+        slots = {"type": "bar", "x": list(range(1, G + 1)), "y": list(v.rewards), "name": "reward r_i (click to flip)"}
+        view.figures["main"] = predict_figure(
+            question, x_title="answer", y_title="reward", traces=[slots], **options.look
+        )
+    elif options.wants("main"):
         view.figures["main"] = grpo_advantages_figure(
             v.rewards, v.advantages, mean=s.mean, denominator=v.denominator, mode_label=SHORT[std], y_max=v.y_range,
             **options.look,
@@ -158,7 +169,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if options.wants(PPO):
         view.facts["ppo_table"] = ppo_vs_grpo_table()
         view.figures[PPO] = ppo_vs_grpo_figure(G, **options.look)
-    if options.wants(BATCH):
+    if options.wants(BATCH) and predicting != "hidden":  # it shows this group's advantages
         batch = grpo.contrast_batch(v.rewards)
         this_label = f"this group<br>{correct} correct" if correct is not None else "this group"
         view.figures[BATCH] = grpo_batch_contrast_figure(
@@ -178,7 +189,31 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         }
     )
     view.tables["Difficulty"] = lambda: _difficulty_table(G, eps)
+    if predicting == "hidden":
+        ask.hide(view, question, ("Std", "Push up", "Scale"), tables=("Group",))
+        view.facts["summary"] = f"**{correct} correct** · mean {s.mean:.4g}." if correct else None
+    elif predicting == "revealed":
+        guess_adv = float(state.guess_adv)
+        if "main" in view.figures:
+            view.figures["main"] = with_guess(
+                view.figures["main"], guess_adv, f"your guess {guess_adv:+.2f}", axis="y", theme=options.theme
+            )
+        ask.reveal(
+            view,
+            Readout(f"Advantage of {which}", advantage_text(truth), "(r_i − mean) / (std + ε) in the chosen mode"),
+            f"{guess_adv:+.2f}",
+            f"{guess_adv - truth:+.2f}",
+            "your guess minus the advantage",
+        )
     return view
+
+
+def asked(v: grpo.GroupView) -> tuple[str, float]:
+    """What the Predict-first question asks about and its answer: a correct answer's advantage (0/1 rewards with at
+    least one correct), else the top-scored answer's."""
+    if v.stats.is_binary and v.stats.n_correct:
+        return "a correct answer", float(v.advantages[v.rewards == 1][0])
+    return "the top-scored answer", float(v.advantages.max())
 
 
 def _difficulty_table(G: int, eps: float) -> pd.DataFrame:

@@ -11,9 +11,11 @@ import pandas as pd
 from core import kl_leash as kl
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
 from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
+from viz.predict import predict_figure, with_guess
 
 BETAS = tuple(f"{b:g}" for b in kl.beta_choices())
 VIEWS = ("Beta sweep", "Reward hacking", "Theorem check", "DPO")
@@ -104,6 +106,8 @@ SPEC = Spec(
             widget="radio",
             extra=(("horizontal", True),),
         ),
+        ask.switch("predict_kl"),
+        ask.guess("guess_pi", "Your guess: π* of the top-reward answer", "float", 0.0, 1.0, step=0.01, fmt="%.3f"),
     ),
     presets={**LEASH_PRESETS, **DPO},
 )
@@ -136,8 +140,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             ("info", f"π_ref sums to {ref.total:.6g}, not 1, so it was normalised to {kl.format_values(ref.pi_ref)}.")
         )
     sweep = kl.leash_sweep(answers.pi_ref, answers.r, np.asarray(kl.beta_choices()), answers.r_true)
-    view.facts.update(answers=answers, beta=beta, sweep=sweep)
-    if options.wants("main"):
+    view.facts.update(answers=answers, beta=beta, sweep=sweep, predict="off")
+    predicting = ask.mode(state, "predict_kl", "guess_pi")
+    top = int(np.argmax(answers.r))  # the answer the question asks about: the reward model's favourite
+    question = f"At β = {beta:g}, what probability does π* give {answers.names[top]}, the top-reward answer?"
+    if predicting == "hidden" and options.wants("main"):
+        reference = {"type": "bar", "x": list(answers.names), "y": list(ref.pi_ref), "name": "π_ref (the SFT model)"}
+        view.figures["main"] = predict_figure(
+            question, x_title="answer", y_title="probability", y_range=(0, 1.12), traces=[reference], **options.look
+        )
+    elif options.wants("main"):
         view.figures["main"] = kl_leash_figure(sweep, beta, answers.names, **options.look)  # its slider steps: BETAS
 
     point = sweep.at(beta)
@@ -152,6 +164,24 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if answers.proxy_gap:
         view.readouts.insert(2, Readout("True E_π*[r_true]", number(point.true_reward), "what people get"))
     view.tables["Beta sweep"] = lambda: pd.DataFrame(sweep.table(answers.names))  # built on click
+    if predicting == "hidden":  # every readout and every tab but DPO shows π*
+        ask.hide(view, question, [r.label for r in view.readouts], tables=view.tables)
+        if options.wants("DPO"):
+            _dpo(state, options, view)
+        return view
+    if predicting == "revealed":
+        truth, guess_pi = float(point.pi[top]), float(state.guess_pi)
+        if "main" in view.figures:
+            view.figures["main"] = with_guess(
+                view.figures["main"], guess_pi, f"your guess {guess_pi:.3f}", axis="y", theme=options.theme
+            )
+        ask.reveal(
+            view,
+            Readout(f"π*({answers.names[top]}) at β = {beta:g}", number(truth), "π_ref·exp(r/β) / Z"),
+            f"{guess_pi:.3f}",
+            f"{guess_pi - truth:+.3f}",
+            "your guess minus π*",
+        )
 
     if options.wants("Beta sweep"):
         view.figures["Beta sweep"] = kl_sweep_figure(sweep, beta, answers.names, height=560, **options.look)

@@ -14,9 +14,11 @@ import pandas as pd
 from core import lora as L
 from core.model_spec import CATALOGUE, ModelSpec, param_count
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz import lora as V
+from viz.predict import predict_figure, with_guess
 
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the link's values
 PARTS = dict(zip(VIEWS, ("rank", "cost", "init"), strict=True))  # the figures() part of each tab
@@ -74,6 +76,8 @@ SPEC = Spec(
         Field("rs", "rsLoRA: s = α/√r", "bool", False),
         Field("base", "Frozen base format", "choice", "bf16", choices=tuple(L.BASE_BYTES), widget="segmented"),
         Field("gpu_gb", "GPU memory line (GB)", "int", 80, lo=1, hi=1e4, step=8, aliases=("gpu",)),
+        ask.switch("predict_lora"),
+        ask.guess("guess_rank", "Your guess: the rank that keeps 90% of the energy", "int", 0, 4096),
     ),
     presets={
         "Worked example F": {
@@ -117,7 +121,7 @@ TRAIN = L.TrainConfig(steps=200)
 
 # The fields each part reads (``main`` also reads lora_view, to know which part it is).
 READS = {
-    "rank": ("rank", "rows", "cols", "profile", "seed", "smooth", "logr"),
+    "rank": ("rank", "rows", "cols", "profile", "seed", "smooth", "logr", "predict_lora", "guess_rank"),
     "cost": ("rank", "model", "mats", "alpha", "rs", "base", "gpu_gb"),
     "init": ("rank", "alpha", "rs", "seed"),
 }
@@ -255,9 +259,16 @@ def _rank(
     r, more = L.clamp_whole(state.rank, "r", 0, curves.m, min(8, curves.m))
     notes += more
     ranks = [int(x) for x in L.slider_ranks(s.m, 16, include=[r])]
-    frames = L.display_frames(s, ranks)
-    view.figures["heatmaps"] = V.lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
-    view.figures["curves"] = V.lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
+    predicting = ask.mode(state, "predict_lora", "guess_rank")
+    question = f"Which smallest rank r keeps 90% of the energy of this {s.d} × {s.k} ΔW ({state.profile} spectrum)?"
+    if predicting == "hidden":  # the heatmaps' slider and every curve give the answer away
+        view.figures["predict"] = predict_figure(
+            question, x_title="rank r", y_title="energy captured", x_range=(0, curves.m), y_range=(0, 1), **options.look
+        )
+    else:
+        frames = L.display_frames(s, ranks)
+        view.figures["heatmaps"] = V.lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
+        view.figures["curves"] = V.lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
     view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > L.DISPLAY_SIDE, svd=s, curves=curves)
     ro = curves.readout(r)
     view.readouts += [
@@ -276,6 +287,27 @@ def _rank(
          "energy": curves.energy, "trainable": curves.params, "full_dk": curves.params_full}
     )  # fmt: skip
     view.tables["Singular values"] = lambda: pd.DataFrame({"i": np.arange(1, curves.m + 1), "sigma": curves.sigma})
+    view.facts["predict"] = predicting
+    if predicting == "hidden":
+        ask.hide(view, question, ("Relative error", "Energy captured"), tables=("Rank curves", "Singular values"))
+    elif predicting == "revealed":
+        truth, guess_r = rank_for_energy(curves, 0.9), int(state.guess_rank)
+        kept = float(curves.energy[min(guess_r, curves.m)])
+        view.figures["curves"] = with_guess(
+            view.figures["curves"], guess_r, f"your guess r = {guess_r}", ref="x3", theme=options.theme
+        )
+        ask.reveal(
+            view,
+            Readout("Rank for 90% energy", f"{truth:,}", "the smallest r with Σ_{i≤r} σᵢ² ≥ 0.9 Σ σᵢ²"),
+            f"{guess_r:,}",
+            f"{guess_r - truth:+,}",
+            f"your r keeps {V.percent(kept)} of the energy",
+        )
+
+
+def rank_for_energy(curves: L.RankCurves, share: float) -> int:
+    """The smallest rank whose best approximation keeps ``share`` of ΔW's energy (Σ_{i≤r} σᵢ² / Σ σᵢ²)."""
+    return int(curves.r[int(np.argmax(curves.energy >= share))])
 
 
 def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:

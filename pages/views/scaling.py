@@ -7,8 +7,10 @@ import pandas as pd
 from core import scaling
 from core.model_spec import CATALOGUE, param_count
 from pages.views import DEFAULT, Options, Readout, View
+from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
+from viz.predict import predict_figure, with_guess
 from viz.scaling import isoflop_family_figure, isoflop_figure
 
 FIT_NAMES = tuple(f.short for f in scaling.FITS.values())
@@ -50,6 +52,8 @@ SPEC = Spec(
             fmt="%.3e",
             help="Drag the slider under the figure to move the plan along the curve.",
         ),
+        ask.switch("predict_scaling"),
+        ask.guess("guess_N", "Your guess: the bottom's N (parameters)", "float", *scaling.N_RANGE, fmt="%.3e"),
     ),
     presets={
         "Predict Q1: 10B params on 20B tokens": {"budget": "FLOPs", "C": 1.2e21, "N": 1e10, "scale_model": NO_MODEL},
@@ -117,8 +121,15 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 "uses N. Choose the model again to take its size.",
             )
         )
-    view.facts.update(C=C, study=study, fit_key=fit_key, model_n=model_n)
-    if options.wants("main"):
+    view.facts.update(C=C, study=study, fit_key=fit_key, predict="off", model_n=model_n)
+    predicting = ask.mode(state, "predict_scaling", "guess_N")
+    question = f"On a budget of {fmt.sci(C)} FLOPs, which model size N sits at the bottom of the U-curve?"
+    if predicting == "hidden" and options.wants("main"):
+        view.figures["main"] = predict_figure(
+            question, x_title="model size N (parameters)", y_title="loss", x_range=scaling.N_RANGE, log_x=True,
+            **options.look,
+        )  # fmt: skip
+    elif options.wants("main"):
         view.figures["main"] = isoflop_figure(
             study.curve,
             study.current,
@@ -129,7 +140,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             **options.look,
         )
     family_study = None
-    if options.wants("family"):
+    if options.wants("family") and predicting != "hidden":
         family_study = scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)
         view.figures["family"] = isoflop_family_figure(
             family_study.budgets,
@@ -173,4 +184,25 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         "U-curve": lambda: pd.DataFrame(scaling.curve_columns(study, fit_key)),
         "Budget family": family_table,
     }
+    if predicting == "hidden":
+        answers = ("Above the fit's minimum", "Fit's optimum N", "20-tokens rule N", "Optimal tokens", "… with the")
+        ask.hide(view, question, answers, tables=view.tables)
+    elif predicting == "revealed":
+        _reveal(view, options, state.guess_N, p, C, fit_key)
     return view
+
+
+def _reveal(view: View, options: Options, guess_N: float, p: scaling.Plan, C: float, fit_key: str) -> None:
+    """The guess on the U-curve, and the truth, the guess and the error among the readouts."""
+    if "main" in view.figures:
+        view.figures["main"] = with_guess(
+            view.figures["main"], guess_N, f"your guess: {fmt.count(guess_N)}", theme=options.theme
+        )
+    penalty = float(scaling.loss_penalty_pct(C, guess_N / p.N_opt, fit_key))
+    ask.reveal(
+        view,
+        Readout("The bottom: N_opt", fmt.count(p.N_opt), "the fit's minimum on this budget"),
+        fmt.count(guess_N),
+        ask.ratio_text(guess_N, p.N_opt),
+        f"a model of your size would land {penalty:.2f}% above the minimum loss",
+    )

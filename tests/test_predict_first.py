@@ -1,0 +1,155 @@
+"""Predict first: on each lesson figure the answer is absent from everything the page sends until a guess is committed
+(figure JSON with its slider steps, readouts, markdown, CSV tables); then the truth, the guess and the error appear,
+and the guess round-trips through the link. Truths are checked against independent computations."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from tests.apptest import figures, metrics, no_exception, open_page
+
+
+def _numbers(obj) -> list[float]:
+    """Every number in a figure's data and layout (annotations and slider steps included), not in its template."""
+    if isinstance(obj, dict):
+        return [x for k, v in obj.items() if k != "template" for x in _numbers(v)]
+    if isinstance(obj, list):
+        return [x for v in obj for x in _numbers(v)]
+    if isinstance(obj, bool):
+        return []
+    return [float(obj)] if isinstance(obj, int | float) else []
+
+
+def _text(at) -> str:
+    """What the page sent, as text: figures (without plotly's template), metrics with their help, markdown, captions,
+    infos, and the CSV downloads."""
+    figs = [
+        {k: v for k, v in f.items() if k != "layout"} | {"layout": {**f["layout"], "template": None}}
+        for f in figures(at)
+    ]
+    parts = [json.dumps(figs, ensure_ascii=False)]
+    parts += [f"{m.label} {m.value} {m.proto.help}" for m in at.metric]
+    parts += [e.value for kind in ("markdown", "caption", "info", "warning", "latex") for e in at.get(kind)]
+    parts += [str(b.proto) for b in at.get("download_button")]
+    return "\n".join(parts)
+
+
+def _near(numbers: list[float], value: float, rel: float = 2e-3) -> list[float]:
+    return [x for x in numbers if math.isfinite(x) and abs(x - value) <= rel * abs(value)]
+
+
+# page, predict switch, guess field, a committed guess, extra link values, what must stay hidden (text), the value
+CASES = {
+    "scaling": ("pages/1_Scaling_laws.py", "predict_scaling", "guess_N", "5e9", {}),
+    "kl": ("pages/2_KL_leash.py", "predict_kl", "guess_pi", "0.7", {"beta": "0.5"}),
+    "grpo": ("pages/4_GRPO.py", "predict_grpo", "guess_adv", "1", {}),
+    "evaluation": ("pages/5_Evaluation.py", "predict_eval", "guess_pass", "0.8", {}),
+    "lora": ("pages/3_LoRA.py", "predict_lora", "guess_rank", "10", {}),
+    "attention": ("pages/6_Attention.py", "predict_attn", "guess_head", "1", {}),
+}
+
+
+def _truths() -> dict[str, tuple[list[str], float | None]]:
+    """Independent answers: the strings the page would write and the number a figure would hold."""
+    from core import scaling
+
+    # Chinchilla approach 3 (Hoffmann et al. 2022): N_opt = G (C/6)^(β/(α+β)), G = (αA/(βB))^(1/(α+β))
+    A, B, a, b = 406.4, 410.7, 0.34, 0.28
+    n_opt = (a * A / (b * B)) ** (1 / (a + b)) * (1.2e21 / 6) ** (b / (a + b))
+    assert n_opt == pytest.approx(scaling.chinchilla_optimum(1.2e21)[0], rel=1e-3)
+    # π*(y1) at β = 0.5 for π_ref = (½, ½), r = (1, 0): e² / (e² + 1)
+    pi = math.exp(2) / (math.exp(2) + 1)
+    # worked example C: rewards 1,0,0,1,1,0,0,0 -> (1 - 3/8) / population std
+    r = np.array([1, 0, 0, 1, 1, 0, 0, 0], float)
+    adv = (1 - r.mean()) / r.std()
+    # pass@5 from n = 10, c = 3: 1 - C(7,5)/C(10,5) = 1 - 21/252
+    pass5 = 1 - math.comb(7, 5) / math.comb(10, 5)
+    return {
+        "scaling": ([f"{n_opt / 1e9:.2f}B"], n_opt),
+        "kl": ([f"{pi:.3f}"], pi),
+        "grpo": ([f"+{adv:.2f}"], adv),
+        "evaluation": ([f"{pass5:.3f}", f"{pass5:.4f}"], pass5),
+        "lora": (["Rank for 90% energy"], None),
+        "attention": ([": previous token", "Previous-token head"], None),  # a panel named, the readout
+    }
+
+
+TRUTHS = _truths()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_answer_is_absent_until_a_guess_then_truth_guess_and_error_appear(name: str) -> None:
+    page, switch, guess, value, extra = CASES[name]
+    strings, number = TRUTHS[name]
+    hidden = open_page(page, {**extra, switch: "true"})
+    assert no_exception(hidden)
+    text = _text(hidden)
+    for s in strings:
+        assert s not in text, (name, s)
+    if number is not None:
+        assert _near([x for f in figures(hidden) for x in _numbers(f)], number) == [], name
+    assert "previous token" not in json.dumps(figures(hidden))  # no panel is named after its head
+    assert any("Predict first" in i.value for i in hidden.info)
+    assert hidden.get("download_button") == [] or all(
+        "U-curve" not in str(b.proto) and "pass@k" not in str(b.proto) for b in hidden.get("download_button")
+    )
+    assert hidden.query_params.get(switch) in ("true", ["true"])
+
+    shown = open_page(page, {**extra, switch: "true", guess: value})
+    assert no_exception(shown)
+    m = metrics(shown)
+    assert "Your guess" in m and "Error" in m, m
+    text = _text(shown)
+    assert any(s in text for s in strings), name
+    assert shown.query_params.get(guess) in (value, [value])  # the guess is in the link
+
+
+def test_the_errors_are_the_guess_against_the_truth() -> None:
+    """The readouts' numbers: the guess minus (or over) the independent truth."""
+    from pages.views import evaluation, grpo, kl_leash, lora, scaling
+
+    s = scaling.figures(scaling.SPEC.state({"predict_scaling": True, "guess_N": 5e9}))
+    r = {x.label: x.value for x in s.readouts}
+    assert r["The bottom: N_opt"] == "1.98B" and r["Error"] == f"× {5e9 / TRUTHS['scaling'][1]:.3g} too large"
+    k = kl_leash.figures(kl_leash.SPEC.state({"predict_kl": True, "guess_pi": 0.7, "beta": "0.5"}))
+    assert {x.label: x.value for x in k.readouts}["Error"] == f"{0.7 - TRUTHS['kl'][1]:+.3f}" == "-0.181"
+    g = grpo.figures(grpo.SPEC.state({"predict_grpo": True, "guess_adv": 1.0}))
+    assert {x.label: x.value for x in g.readouts}["Error"] == "-0.29"
+    e = evaluation.figures(evaluation.SPEC.state({"predict_eval": True, "guess_pass": 0.8}))
+    assert {x.label: x.value for x in e.readouts}["Error"] == f"{0.8 - 231 / 252:+.4f}"
+    lo = lora.figures(lora.SPEC.state({"predict_lora": True, "guess_rank": 10}))
+    svd = lo.facts["svd"]
+    sigma2 = np.sort(np.linalg.svd(lora.L.make_target(64, 64, "exponential", 0), compute_uv=False))[::-1] ** 2
+    r90 = int(np.argmax(np.cumsum(sigma2) / sigma2.sum() >= 0.9)) + 1  # a plain numpy SVD, not core's
+    assert svd.d == 64
+    ro = {x.label: x.value for x in lo.readouts}
+    assert ro["Rank for 90% energy"] == str(r90) and ro["Error"] == f"{10 - r90:+,}"
+
+
+def test_the_attention_truth_is_the_panel_whose_rows_look_one_back() -> None:
+    from pages.views import attention
+
+    state = attention.SPEC.state({"predict_attn": True, "guess_head": 1})
+    view = attention.figures(state)
+    res = view.facts["toy"]
+    order = np.random.default_rng(0).permutation(len(res.head_names))
+    # an independent check from the weights: the panel whose rows put most weight on key t - 1
+    W = res.weights[order]  # (panels, T, T)
+    T = W.shape[1]
+    one_back = [float(np.mean([W[p, t, t - 1] for t in range(1, T)])) for p in range(len(order))]
+    truth = int(np.argmax(one_back)) + 1
+    assert {x.label: x.value for x in view.readouts}["Previous-token head"] == f"panel {truth}"
+    assert attention.previous_token_panel(res, state) == truth
+
+
+def test_predict_off_leaves_the_views_unchanged() -> None:
+    from pages.views import evaluation, grpo, kl_leash, scaling
+
+    for mod in (scaling, kl_leash, grpo, evaluation):
+        a, b = mod.figures(mod.SPEC.defaults()), mod.figures(mod.SPEC.defaults())
+        assert [x.value for x in a.readouts] == [x.value for x in b.readouts]
+        assert a.facts["predict"] == "off" and "Predict first" not in str(a.notices)
