@@ -129,3 +129,16 @@ def test_schedule_figures_carry_the_model():
     assert [t.stackgroup for t in fig.data[:4]] == ["mix"] * 4
     assert fig.data[3].y[-1] == pytest.approx(0.30) and fig.data[0].y[0] == pytest.approx(0.80)
     assert math.isclose(fig.data[4].y[-1], 0.1)
+
+
+def test_sampling_readout_counts_tiny_kept_tokens_and_never_shows_minus_zero() -> None:
+    from core.sampling import VOCAB_PRESETS
+    from viz.sampling import sampling_figure
+
+    preset = next(iter(VOCAB_PRESETS.values()))
+    tokens, logits = preset.tokens, preset.logits
+    fig = sampling_figure(list(logits), list(tokens), 0.5).to_dict()
+    text = fig["layout"]["annotations"][0]["text"]
+    assert f"kept tokens: {len(tokens)}" in text  # no filter: every token is kept, however unlikely at T = 0.5
+    greedy = sampling_figure(list(logits), list(tokens), 0.0).to_dict()["layout"]["annotations"][0]["text"]
+    assert "kept tokens: 1" in greedy and "-0.000" not in greedy and "entropy H = 0.000 nats" in greedy

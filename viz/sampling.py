@@ -28,7 +28,7 @@ DEFAULT_TEMPERATURES: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in rang
 
 def _readout(T: float, final: np.ndarray) -> str:
     n = int((final > 0).sum())
-    H = float(entropy_nats(final))
+    H = abs(float(entropy_nats(final)))  # abs: no "-0.000" for a one-hot row
     head = "<b>T = 0 (greedy)</b>" if T == 0 else f"<b>T = {T:g}</b>"
     return "<br>".join([head, f"kept tokens: {n}", f"entropy H = {H:.3f} nats", f"exp(H) = {np.exp(H):.2f} choices"])
 
@@ -83,12 +83,14 @@ def sampling_figure(
     kept_colour, cut_colour, sampled = th.palette["reference"], th.palette["neutral"], th.palette["optimised"]
     temps = sorted({float(t) for t in temperatures} | {float(temperature)})
     active = temps.index(float(temperature))
-    tempered, final = _rows(logits, temps, top_k, top_p, min_p, order)
-    tempered, final = np.round(tempered, 5), np.round(final, 5)
+    tempered_exact, final_exact = _rows(logits, temps, top_k, top_p, min_p, order)
+    # the bars carry 5 decimals (smaller slider steps); what is kept, and the readout, use the exact values: a kept
+    # token of probability 1e-9 would otherwise count as cut
+    tempered, final = np.round(tempered_exact, 5), np.round(final_exact, 5)
     x = list(labels)
 
     def colours(i: int) -> list[str]:
-        return [kept_colour if f > 0 else cut_colour for f in final[i]]
+        return [kept_colour if f > 0 else cut_colour for f in final_exact[i]]
 
     data = [
         {
@@ -114,7 +116,7 @@ def sampling_figure(
             "label": f"{T:g}",
             "args": [
                 {"y": [tempered[i], final[i]], "marker.color": [colours(i), sampled]},
-                {"annotations[0].text": _readout(T, final[i])},
+                {"annotations[0].text": _readout(T, final_exact[i])},
                 [0, 1],
             ],
         }
@@ -127,7 +129,7 @@ def sampling_figure(
         "yaxis": {"title": {"text": "probability"}, "range": [0, 1.05]},
         "annotations": [
             {
-                "text": _readout(temps[active], final[active]),
+                "text": _readout(temps[active], final_exact[active]),
                 "xref": "paper",
                 "yref": "paper",
                 "x": 1.0,

@@ -178,7 +178,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.facts["generations"] = gens
 
     kept = int((final > 0).sum())
-    H = float(S.entropy_nats(final))
+    H = abs(float(S.entropy_nats(final)))  # abs: a one-hot row gives -0.0, shown as "-0.000"
     top = int(np.argmax(final))
     order_sorted = np.argsort(-final, kind="stable")
     last_kept = tokens[int(order_sorted[kept - 1])]
