@@ -333,7 +333,7 @@ class Page:
             self.notice(message)
         with st.sidebar:
             share_link()
-            if self.spec is not None and self.spec.page != "Deck":
+            if self.spec is not None and self.spec.page not in ("Deck", "Drills"):  # views, not players
                 add_to_deck(self.spec.page, self.spec.query(self.state()))
 
 
