@@ -9,7 +9,7 @@ from pages.views import schedules as view_of
 
 page = Page.setup(
     "Learning-rate schedules and mid-training",
-    "📉",
+    ":material/trending_down:",
     "Much of a run's final loss drop comes when the learning rate decays. Cosine fixes the run's length at step 0; "
     "warm-up-stable-decay (WSD) can branch a decay off its stable phase at any step, and the data seen during that "
     "decay counts most.",
@@ -17,6 +17,7 @@ page = Page.setup(
     r"L(s) = L_0 + A\,S_1^{-\alpha} - C\,S_2,\quad S_1 = \sum_{i \le s} \eta_i,\ "
     r"S_2 = \sum_{i \le s} m_i,\ m_i = \lambda m_{i-1} + (\eta_{i-1} - \eta_i)",
     spec=view_of.SPEC,
+    short_title="LR schedules and mid-training",
 )
 figures = cached_view(view_of.figures)
 
