@@ -99,6 +99,13 @@ _BASE_CSS = """
   [data-testid="stMetricValue"] { font-size: 1.6rem; }
 </style>
 """
+# Streamlit writes a primary button's label in white; on the dark theme's light blue (config.toml) that is 2.6:1, so
+# the label takes the dark background colour there (7.0:1). Sent with the dark theme only (see viewer_theme).
+_DARK_CSS = """
+<style>
+  button[kind="primary"], button[kind="primary"] p { color: #171614 !important; }
+</style>
+"""
 
 
 @dataclass(frozen=True)
@@ -155,7 +162,7 @@ class Page:
         return page
 
     def _layout(self) -> None:
-        st.html(_PRESENTER_CSS if self.presenter else _BASE_CSS)
+        st.html((_PRESENTER_CSS if self.presenter else _BASE_CSS) + (_DARK_CSS if self.theme == "dark" else ""))
         if self.presenter:
             # the first screen: a one-line title, then the figure with its readouts beside it; the takeaway folds
             st.title(self.short_title, anchor=False, help=None if self.short_title == self.title else self.title)
@@ -371,7 +378,7 @@ def home_frame() -> None:
     """The frame of the home page: page config and the shared sidebar."""
     _page_config("LLM lesson explorer")
     presenter, _, _ = _sidebar_frame()
-    st.html(_PRESENTER_CSS if presenter else _BASE_CSS)
+    st.html((_PRESENTER_CSS if presenter else _BASE_CSS) + (_DARK_CSS if viewer_theme() == "dark" else ""))
 
 
 def _page_config(title: str) -> None:
