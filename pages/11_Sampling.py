@@ -9,7 +9,7 @@ from pages.views import sampling as view_of
 
 page = Page.setup(
     "Sampling and decoding",
-    "🎲",
+    ":material/casino:",
     "The model gives a distribution; the decoder decides how much of it to use. Temperature reshapes it, top-k, "
     "top-p and min-p cut its tail, and T = 0 keeps only the most likely token.",
     r"p = \operatorname{softmax}(z / T), \qquad \text{top-}p\text{: drop sorted token } i \iff "

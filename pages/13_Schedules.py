@@ -9,14 +9,16 @@ from pages.views import schedules as view_of
 
 page = Page.setup(
     "Learning-rate schedules and mid-training",
-    "📉",
+    ":material/trending_down:",
     "Much of a run's final loss drop comes when the learning rate decays. Cosine fixes the run's length at step 0; "
     "warm-up-stable-decay (WSD) can branch a decay off its stable phase at any step, and the data seen during that "
     "decay counts most.",
-    r"\eta(s) = \eta_{\min} + \tfrac{1}{2}(\eta_{\max} - \eta_{\min})\bigl(1 + \cos \pi u\bigr),\quad "
-    r"L(s) = L_0 + A\,S_1^{-\alpha} - C\,S_2,\quad S_1 = \sum_{i \le s} \eta_i,\ "
-    r"S_2 = \sum_{i \le s} m_i,\ m_i = \lambda m_{i-1} + (\eta_{i-1} - \eta_i)",
+    # two lines: on one, the equation is wider than a 1400 px window and scrolls (a region no key can reach)
+    r"\begin{gathered}\eta(s) = \eta_{\min} + \tfrac{1}{2}(\eta_{\max} - \eta_{\min})\bigl(1 + \cos \pi u\bigr),\\ "
+    r"L(s) = L_0 + A\,S_1^{-\alpha} - C\,S_2,\quad S_1 = \sum_{i \le s} \eta_i,\quad "
+    r"S_2 = \sum_{i \le s} m_i,\quad m_i = \lambda m_{i-1} + (\eta_{i-1} - \eta_i)\end{gathered}",
     spec=view_of.SPEC,
+    short_title="LR schedules and mid-training",
 )
 figures = cached_view(view_of.figures)
 

@@ -62,7 +62,7 @@ _COUNTDOWN_CSS = """
 
 page = Page.setup(
     "Interview drills",
-    "🎙️",
+    ":material/mic:",
     "Answer aloud before you look: one sentence, one equation, one number, one trade-off, in 60 to 90 seconds. "
     "Then grade yourself, and the schedule brings the card back when you are about to forget it.",
     spec=view_of.SPEC,
@@ -161,7 +161,12 @@ def show_me(card: Card) -> None:
     if path is None:
         st.caption("No page shows this card's idea yet.")
         return
-    st.page_link(path, label="Show me on its page", icon="👀", query_params={**card.view.query, **carried_params()})
+    st.page_link(
+        path,
+        label="Show me on its page",
+        icon=":material/visibility:",
+        query_params={**card.view.query, **carried_params()},
+    )
 
 
 def answer_part(card: Card, part: str) -> None:
@@ -212,10 +217,11 @@ def progress_section(learner: str) -> None:
     )
     left, right = st.columns(2)
     left.download_button(
-        "⬇️ Export progress (JSON)",
+        "Export progress (JSON)",
         store.export_json(learner),
         file_name=f"{learner}-drill-progress.json",
         mime="application/json",
+        icon=":material/download:",
         key="drill-export",
     )
     with right:

@@ -34,7 +34,7 @@ if not st.session_state.get(_PRESENT_ONCE):
 
 page = Page.setup(
     "Lecture decks",
-    "🎞️",
+    ":material/slideshow:",
     "Decks of the explorer's views, played with the keyboard.",
     spec=view_of.SPEC,
     heading=False,
@@ -183,7 +183,7 @@ def speaker_panel(talk: str) -> None:
 
 
 if speaker:
-    st.header("🗒️ Speaker view")
+    st.header(":material/speaker_notes: Speaker view")
     speaker_panel(talk_id)
     page.finish()
     st.stop()
@@ -268,7 +268,7 @@ with st.sidebar:
 
     base = str(getattr(st.context, "url", "") or "").split("?")[0]
     st.link_button(
-        "🗒️ Speaker view (new tab)",
+        ":material/speaker_notes: Speaker view (new tab)",
         f"{base}?deck={deck.name}&talk={talk_id}&speaker=true",
         help="The current slide's notes, the next slide's title and a clock; follows this tab within a second.",
         width="stretch",
@@ -319,20 +319,20 @@ else:
             time.sleep(0.35)
 
 # ---------------------------------------------------------------------- build, upload, download, handout
-with st.expander("🛠️ Decks: build your own, upload, download, handout", expanded=False):
+with st.expander(":material/build: Decks: build your own, upload, download, handout", expanded=False):
     for name, problems in deck_errors.items():
         st.error(f"`decks/{name}.toml` could not load:\n\n" + "\n".join(f"- {p}" for p in problems))
     for problem in draft_problems:
         st.warning(problem)
     st.download_button(
-        f"⬇️ Handout of “{deck.title}” (one HTML file, works offline)",
+        f":material/download: Handout of “{deck.title}” (one HTML file, works offline)",
         lambda: build_handout(deck),
         file_name=f"{deck.name}-handout.html",
         mime="text/html",
         key="deck-handout",
     )
     st.download_button(
-        f"⬇️ “{deck.title}” as TOML",
+        f":material/download: “{deck.title}” as TOML",
         deck_to_toml(deck),
         file_name=f"{deck.name}.toml",
         mime="application/toml",
@@ -359,13 +359,13 @@ with st.expander("🛠️ Decks: build your own, upload, download, handout", exp
     for i, item in enumerate(items):
         c = st.columns([6, 1, 1, 1, 1])
         c[0].markdown(f"{i + 1}. **{html.escape(item.get('title') or page_label(item['page']))}** · {item['page']}")
-        c[1].button("↑", key=f"draft-up-{i}", on_click=_swap, args=(i, i - 1), disabled=i == 0)
-        c[2].button("↓", key=f"draft-down-{i}", on_click=_swap, args=(i, i + 1), disabled=i == len(items) - 1)
-        c[3].button("▶", key=f"draft-play-{i}", on_click=_play_draft, args=(i,), help="preview: play from here")
-        c[4].button("✕", key=f"draft-remove-{i}", on_click=_remove, args=(i,))
+        c[1].button(":material/arrow_upward:", key=f"draft-up-{i}", on_click=_swap, args=(i, i - 1), disabled=i == 0)
+        c[2].button(":material/arrow_downward:", key=f"draft-down-{i}", on_click=_swap, args=(i, i + 1), disabled=i == len(items) - 1)
+        c[3].button(":material/play_arrow:", key=f"draft-play-{i}", on_click=_play_draft, args=(i,), help="preview: play from here")
+        c[4].button(":material/close:", key=f"draft-remove-{i}", on_click=_remove, args=(i,))
     if draft is not None:
         st.download_button(
-            "⬇️ The draft as TOML",
+            ":material/download: The draft as TOML",
             deck_to_toml(draft),
             file_name="my-deck.toml",
             mime="application/toml",

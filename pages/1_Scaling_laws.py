@@ -10,7 +10,7 @@ from viz import format as fmt
 
 page = Page.setup(
     "Scaling laws: the iso-FLOP U-curve",
-    "📈",
+    ":material/trending_up:",
     "At a fixed compute budget, model size and data trade against each other; the loss along that line is a "
     "flat-bottomed U, and its bottom is the compute-optimal model.",
     r"L(N, D) = E + \frac{A}{N^{\alpha}} + \frac{B}{D^{\beta}}, \quad D = \frac{C}{6N}, \quad "

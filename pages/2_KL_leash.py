@@ -9,7 +9,7 @@ from pages.views import kl_leash as view_of
 
 page = Page.setup(
     "KL leash: how far the optimal policy moves",
-    "🪢",
+    ":material/compare_arrows:",
     "RLHF maximises reward minus β times the KL divergence from the SFT model. The best policy reweights the SFT "
     "model by exp(r/β): β sets the leash (its length is 1/β), and a long leash (small β) on a flawed reward model "
     "is how reward hacking happens.",

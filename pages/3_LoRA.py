@@ -16,7 +16,7 @@ from viz import format as fmt
 
 page = Page.setup(
     "LoRA: a low-rank correction",
-    "🧩",
+    ":material/extension:",
     "LoRA bets that the update a fine-tune needs has low rank: r(d + k) trainable numbers instead of dk. When the "
     "singular values of ΔW fall fast, a small r captures almost all of it, and the memory saved is the gradients "
     "and Adam states of the frozen base.",
@@ -97,7 +97,7 @@ if upload is not None:
             "matrix.",
             "info",
         )
-        st.sidebar.caption("🔗 The link below does not carry the upload.")
+        st.sidebar.caption(":material/link_off: The link below does not carry the upload.")
 
 with page.figure_area():
     tab_rank, tab_cost, tab_init = draw_tabs(view_of.SPEC["lora_view"])

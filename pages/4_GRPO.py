@@ -14,7 +14,7 @@ CLICKS = "grpo_clicks"  # counter in session_state: a new chart key after each c
 
 page = Page.setup(
     "GRPO: advantages relative to the group",
-    "🎯",
+    ":material/groups:",
     "GRPO grades each answer against the other answers to the same prompt: the group's mean reward is the "
     "baseline, so better-than-average answers are pushed up and worse ones down. A group whose answers all "
     "get the same reward teaches nothing.",

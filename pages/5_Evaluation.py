@@ -12,7 +12,7 @@ from pages.views.state import State
 
 page = Page.setup(
     "pass@k and error bars",
-    "📏",
+    ":material/straighten:",
     "Estimate pass@k with the unbiased formula, not by plugging c/n into 1 − (1 − p)^k (that is too low); and "
     "before you call model B better, check that the difference is larger than its error bar.",
     r"\widehat{\text{pass@}k} = 1 - \frac{\binom{n-c}{k}}{\binom{n}{k}},\quad "
@@ -80,10 +80,11 @@ if tab_curves.open:
         if view_of.EVERY_K in out.tables:  # the display grid is log-spaced: offer every k, built only when asked for
             st.caption(f"The curves and the CSV below hold {r.ks.size:,} of the {n:,} values of k. Every k:")
             st.download_button(
-                f"⬇️ pass@k at every k = 1…{n:,} (CSV, built on click)",
+                f"pass@k at every k = 1…{n:,} (CSV, built on click)",
                 lambda make=out.tables[view_of.EVERY_K]: make().to_csv(index=False),
                 file_name=f"evaluation-pass-at-k-n{n}-c{c}-every-k.csv",
                 mime="text/csv",
+                icon=":material/download:",
                 key="csv-every-k",
             )
 

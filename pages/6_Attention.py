@@ -8,7 +8,7 @@ from pages.views import attention as view_of
 
 page = Page.setup(
     "Attention: heads, the √d_k scale, masks and the KV cache",
-    "🔦",
+    ":material/visibility:",
     "Each query mixes the values of the tokens it may see, weighted by a softmax of dot products; dividing by √d_k "
     "keeps that softmax from saturating, the mask goes in before it, and the KV heads set the cache.",
     r"\begin{gathered}\mathrm{Attention}(Q, K, V) = "

@@ -9,7 +9,7 @@ from pages.views import training_memory as view_of
 
 page = Page.setup(
     "Training memory: what fits on one GPU",
-    "🧮",
+    ":material/memory:",
     "Mixed-precision Adam keeps about 16 bytes per parameter before a single activation; sharding those states "
     "(ZeRO) and the model (tensor and pipeline parallelism) is what lets a large model train on 80 GiB cards.",
     r"M_{\text{GPU}} = \frac{N}{t\,p}\Big(\frac{2}{d_3} + \frac{2}{d_2} + \frac{12}{d_1}\Big) + M_{\text{act}},"

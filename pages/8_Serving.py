@@ -9,7 +9,7 @@ from pages.views import serving as view_of
 
 page = Page.setup(
     "Serving: the roofline, the KV cache and speculative decoding",
-    "🚀",
+    ":material/rocket_launch:",
     "Decoding one token reads every weight to do two FLOPs per weight: it is bound by memory bandwidth, so "
     "serving is about batching, the size of the KV cache, and tricks that get more tokens out of each read.",
     r"\text{time} = \max\!\Big(\frac{\text{bytes}}{\text{bandwidth}}, \frac{\text{FLOPs}}{\text{peak}}\Big),"

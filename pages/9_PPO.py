@@ -8,7 +8,7 @@ from pages.views import ppo as view_of
 
 page = Page.setup(
     "PPO: the clip and the advantage",
-    "✂️",
+    ":material/content_cut:",
     "PPO's clip does not cap the size of a step. It switches a token's gradient off once its probability ratio has "
     "already moved past 1 ± ε in the direction its advantage asks for; everywhere else the token gets the plain "
     "policy-gradient push A.",

@@ -172,7 +172,7 @@ def test_export_then_import_round_trips(data_dir, monkeypatch):
     at = open_page(PAGE, {"card": "scaling-01", "learner": "ada"})
     for grade in ("good", "again", "easy"):
         at.button(key=f"grade-{grade}").click().run()
-    assert at.download_button(key="drill-export").label == "⬇️ Export progress (JSON)"
+    assert at.download_button(key="drill-export").label == "Export progress (JSON)"
     store = ProgressStore(data_dir)
     ada = store.states("ada")
     ada_export = exported[-1]  # what the page's export button holds

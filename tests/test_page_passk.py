@@ -270,7 +270,7 @@ def test_large_n_is_exact_fast_and_small():
     assert "of 100,000 values of k (log-spaced)" in figures(at)[0]["layout"]["xaxis"]["title"]["text"]
     labels = [b.proto.label for b in at.get("download_button")]
     assert any("every k = 1…100,000" in label for label in labels)
-    assert any(label.startswith("⬇️ pass@k (CSV)") for label in labels)
+    assert any(label.startswith("pass@k (CSV)") for label in labels)
 
 
 def test_simulation_view_shows_a_histogram_per_estimator():
@@ -298,4 +298,4 @@ def test_answers_are_hidden_until_revealed(default):
 @pytest.mark.parametrize(("view", "name"), [(ESTIMATORS, "pass@k"), (BIAS, "Simulation"), (COMPARE, "Comparison")])
 def test_csv_download_per_view(view, name):
     at = _view(view)
-    assert [b.proto.label for b in at.get("download_button")] == [f"⬇️ {name} (CSV)"]
+    assert [b.proto.label for b in at.get("download_button")] == [f"{name} (CSV)"]

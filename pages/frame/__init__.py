@@ -21,6 +21,7 @@ floats (``format="%.0f"`` for counts) and the page converts.
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -50,22 +51,22 @@ HIDDEN_CAPTION = "Answers hidden for screen-sharing (hide=true)"
 # Every page of the explorer: (script relative to app.py, label, icon). The sidebar and the home page list
 # the ones whose file exists.
 PAGES: tuple[tuple[str, str, str], ...] = (
-    ("app.py", "Home", "🧭"),
-    ("pages/1_Scaling_laws.py", "Scaling laws", "📈"),
-    ("pages/2_KL_leash.py", "KL leash and DPO", "🪢"),
-    ("pages/3_LoRA.py", "LoRA", "🧩"),
-    ("pages/4_GRPO.py", "GRPO", "🎯"),
-    ("pages/5_Evaluation.py", "pass@k and error bars", "📏"),
-    ("pages/6_Attention.py", "Attention", "🔦"),
-    ("pages/7_Training_memory.py", "Training memory", "🧮"),
-    ("pages/8_Serving.py", "Serving", "🚀"),
-    ("pages/9_PPO.py", "PPO: clip and advantage", "✂️"),
-    ("pages/10_Reward_model.py", "Reward model", "⚖️"),
-    ("pages/11_Sampling.py", "Sampling and decoding", "🎲"),
-    ("pages/12_Loss_and_units.py", "Loss, units and SFT mask", "🧮"),
-    ("pages/13_Schedules.py", "LR schedules and mid-training", "📉"),
-    ("pages/14_Drills.py", "Interview drills", "🎙️"),
-    ("pages/15_Deck.py", "Lecture decks", "🎞️"),
+    ("app.py", "Home", ":material/explore:"),
+    ("pages/1_Scaling_laws.py", "Scaling laws", ":material/trending_up:"),
+    ("pages/2_KL_leash.py", "KL leash and DPO", ":material/compare_arrows:"),
+    ("pages/3_LoRA.py", "LoRA", ":material/extension:"),
+    ("pages/4_GRPO.py", "GRPO", ":material/groups:"),
+    ("pages/5_Evaluation.py", "pass@k and error bars", ":material/straighten:"),
+    ("pages/6_Attention.py", "Attention", ":material/visibility:"),
+    ("pages/7_Training_memory.py", "Training memory", ":material/memory:"),
+    ("pages/8_Serving.py", "Serving", ":material/rocket_launch:"),
+    ("pages/9_PPO.py", "PPO: clip and advantage", ":material/content_cut:"),
+    ("pages/10_Reward_model.py", "Reward model", ":material/balance:"),
+    ("pages/11_Sampling.py", "Sampling and decoding", ":material/casino:"),
+    ("pages/12_Loss_and_units.py", "Loss, units and SFT mask", ":material/calculate:"),
+    ("pages/13_Schedules.py", "LR schedules and mid-training", ":material/trending_down:"),
+    ("pages/14_Drills.py", "Interview drills", ":material/mic:"),
+    ("pages/15_Deck.py", "Lecture decks", ":material/slideshow:"),
 )
 
 
@@ -74,18 +75,36 @@ def existing_pages() -> list[tuple[str, str, str]]:
     return [entry for entry in PAGES if (ROOT / entry[0]).exists()]
 
 
-_PRESENTER_CSS = """
+# Presenter mode lays out the first screen for a projector (1280 x 720 and up): a one-line title, then the figure
+# beside a narrow column of readouts. Every chart is as tall as the screen leaves under the title, so the main figure
+# is whole on the first screen at 1280 x 720 and at 1920 x 1080; Streamlit cannot read the viewport, CSS can (the
+# chart is drawn with height="stretch" inside a keyed container whose height this sets). PRESENTER_TOP_PX is the
+# space above the chart: header, title and a tab bar.
+PRESENTER_CHART_CLASS = "present-chart"
+PRESENTER_TOP_PX = 245
+PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
+_PRESENTER_CSS = f"""
 <style>
-  html { font-size: 22px; }
-  [data-testid="stMain"] .block-container { max-width: 100%; padding-top: 2rem; }
-  [data-testid="stMetricValue"] { font-size: 2.1rem; }
-  [data-testid="stMetricLabel"] p { font-size: 1.05rem; }
-  h1 { font-size: 2.6rem !important; }
+  html {{ font-size: 22px; }}
+  [data-testid="stMain"] .block-container {{ max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem; }}
+  [data-testid="stMetricValue"] {{ font-size: 1.35rem; }}
+  [data-testid="stMetricLabel"] p {{ font-size: 0.75rem; }}
+  h1 {{ font-size: 1.9rem !important; padding: 0 0 0.2rem 0 !important; white-space: nowrap; overflow: hidden;
+        text-overflow: ellipsis; }}
+  [class*="st-key-{PRESENTER_CHART_CLASS}-"] {{ height: calc(100vh - {PRESENTER_TOP_PX}px) !important;
+        min-height: 360px; flex: 0 0 auto !important; }}
 </style>
 """
 _BASE_CSS = """
 <style>
   [data-testid="stMetricValue"] { font-size: 1.6rem; }
+</style>
+"""
+# Streamlit writes a primary button's label in white; on the dark theme's light blue (config.toml) that is 2.6:1, so
+# the label takes the dark background colour there (7.0:1). Sent with the dark theme only (see viewer_theme).
+_DARK_CSS = """
+<style>
+  button[kind="primary"], button[kind="primary"] p { color: #171614 !important; }
 </style>
 """
 
@@ -105,7 +124,7 @@ class Page:
     """The frame of one page. Create it first thing in the page script, then fill its sections in any order."""
 
     title: str
-    icon: str
+    icon: str  # a Material Symbols name, ":material/...:" (emoji need a colour-emoji font)
     takeaway: str
     equation: str | None = None
     presenter: bool = False
@@ -117,6 +136,7 @@ class Page:
     hide: bool = False  # answers hidden (?hide=true): quick checks and interview prompts show no answer
     theme: str = "light"  # the viewer's theme, "light" or "dark": figures are drawn for it (viz.style)
     heading: bool = True  # the title and takeaway on top (the deck player draws its slide's title instead)
+    short_title: str = ""  # presenter mode's one-line title
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -127,30 +147,45 @@ class Page:
         takeaway: str,
         equation: str | None = None,
         spec: Spec | None = None,
+        short_title: str | None = None,
         heading: bool = True,
     ) -> Page:
         """Configure the page, read its link through its spec, draw the shared sidebar, lay out the sections.
-        ``heading=False`` leaves out the title and takeaway (the deck player shows its slide's title instead)."""
-        st.set_page_config(page_title=f"{title} · LLM lesson explorer", page_icon=icon, layout="wide")
+
+        ``icon``: a Material Symbols name (``":material/trending_up:"``). ``short_title``: the title presenter mode
+        shows on one line; by default the part of ``title`` before its first colon. ``heading=False`` leaves out the
+        title and takeaway (the deck player shows its slide's title instead).
+        """
+        _page_config(f"{title} · LLM lesson explorer")
         problems = _enter(spec) if spec is not None else []
         presenter, image_format, hide = _sidebar_frame()
         page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems, hide=hide)
+        page.short_title = short_title or title.split(":")[0].strip()
         page.theme = viewer_theme()
         page.heading = heading
         page._layout()
         return page
 
     def _layout(self) -> None:
-        st.html(_PRESENTER_CSS if self.presenter else _BASE_CSS)
-        if self.heading:
-            st.title(f"{self.icon} {self.title}")
+        st.html((_PRESENTER_CSS if self.presenter else _BASE_CSS) + (_DARK_CSS if self.theme == "dark" else ""))
+        if not self.heading:
+            self._slots["notices"] = st.container()
+            order: tuple[str, ...] = ("figure", "readouts", "views", "equation", "explain", "checks", "data")
+        elif self.presenter:
+            # the first screen: a one-line title, then the figure with its readouts beside it; the takeaway folds
+            st.title(self.short_title, anchor=False, help=None if self.short_title == self.title else self.title)
+            self._slots["notices"] = st.container()
+            figure_column, readout_column = st.columns([4, 1], gap="small")
+            self._slots["figure"] = figure_column.container()
+            self._slots["readouts"] = readout_column.container()
+            with st.expander("The takeaway", expanded=False):
+                st.markdown(f"**{self.takeaway}**")
+            order = ("views", "equation", "explain", "checks", "data")
+        else:
+            st.title(self.title)
             st.markdown(f"**{self.takeaway}**")
-        self._slots["notices"] = st.container()
-        order = (
-            ("figure", "readouts", "views", "equation", "explain", "checks", "data")
-            if self.presenter
-            else ("equation", "figure", "readouts", "views", "explain", "checks", "data")
-        )
+            self._slots["notices"] = st.container()
+            order = ("equation", "figure", "readouts", "views", "explain", "checks", "data")
         for name in order:
             self._slots[name] = st.container()
         if self.equation:
@@ -241,9 +276,12 @@ class Page:
         if drag is not None:
             assert self.spec is not None, "drag needs a page spec"
             drag_sync(self.spec[drag], key, drag_values)
-        return st.plotly_chart(
-            fig, key=key, config=plotly_config(filename, self.image_format), width="stretch", **kwargs
-        )
+        kwargs.setdefault("alt", figure_alt(fig, drag is not None))
+        config = plotly_config(filename, self.image_format)
+        if self.presenter:  # as tall as the screen leaves (see _PRESENTER_CSS)
+            with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
+                return st.plotly_chart(fig, key=key, config=config, width="stretch", height="stretch", **kwargs)
+        return st.plotly_chart(fig, key=key, config=config, width="stretch", **kwargs)
 
     @contextmanager
     def views(self) -> Iterator[None]:
@@ -258,8 +296,16 @@ class Page:
             yield
 
     def readouts(self, items: Sequence[Readout], per_row: int = 4) -> None:
-        """A row (or rows) of live numbers (fewer per row in presenter mode, where the type is larger)."""
-        per_row = 3 if self.presenter else per_row
+        """A row (or rows) of live numbers; in presenter mode a column beside the figure."""
+        if self.presenter:
+            with self._slots["readouts"]:
+                for item in items[:PRESENTER_READOUTS]:
+                    st.metric(item.label, item.value, help=item.help)
+                if len(items) > PRESENTER_READOUTS:
+                    with st.expander(f"{len(items) - PRESENTER_READOUTS} more", expanded=False):
+                        for item in items[PRESENTER_READOUTS:]:
+                            st.metric(item.label, item.value, help=item.help)
+            return
         with self._slots["readouts"]:
             for start in range(0, len(items), per_row):
                 cols = st.columns(per_row)
@@ -320,10 +366,11 @@ class Page:
             cols = st.columns(max(len(frames), 1))
             for col, (name, df) in zip(cols, frames.items(), strict=False):
                 col.download_button(
-                    f"⬇️ {name} (CSV)",
+                    f"{name} (CSV)",
                     (lambda make=df: make().to_csv(index=False)) if callable(df) else df.to_csv(index=False),
                     file_name=f"{filename_stem}-{name.lower().replace(' ', '-')}.csv",
                     mime="text/csv",
+                    icon=":material/download:",
                     key=f"csv-{filename_stem}-{name}",
                 )
 
@@ -344,13 +391,18 @@ DECK_DRAFT = "_deck_draft"  # the session's draft deck: dicts (page, query, titl
 def add_to_deck(page: str, query: dict[str, str]) -> None:
     """'Add this view to a deck': record this page and its link values in the session's draft deck."""
     draft = st.session_state.setdefault(DECK_DRAFT, [])
-    with st.expander(f"🎞️ Add this view to a deck ({len(draft)} so far)"):
+    with st.expander(f":material/slideshow: Add this view to a deck ({len(draft)} so far)"):
         st.text_input("Slide title (optional)", key="deck-add-title", max_chars=120)
         st.text_area("Speaker notes (optional, Markdown)", key="deck-add-notes", height=90, max_chars=4000)
         st.button("Add this view", key="deck-add", on_click=_add_view, args=(page, dict(query)), width="stretch")
         if draft:
             try:
-                st.page_link("pages/15_Deck.py", label="Open the draft deck", icon="🎞️", query_params={"deck": "draft"})
+                st.page_link(
+                    "pages/15_Deck.py",
+                    label="Open the draft deck",
+                    icon=":material/slideshow:",
+                    query_params={"deck": "draft"},
+                )
             except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
                 pass
 
@@ -371,9 +423,45 @@ def _add_view(page: str, query: dict[str, str]) -> None:
 
 def home_frame() -> None:
     """The frame of the home page: page config and the shared sidebar."""
-    st.set_page_config(page_title="LLM lesson explorer", page_icon="🧭", layout="wide")
+    _page_config("LLM lesson explorer")
     presenter, _, _ = _sidebar_frame()
-    st.html(_PRESENTER_CSS if presenter else _BASE_CSS)
+    st.html((_PRESENTER_CSS if presenter else _BASE_CSS) + (_DARK_CSS if viewer_theme() == "dark" else ""))
+
+
+def _page_config(title: str) -> None:
+    """``st.set_page_config`` for every page: wide, and in presenter mode the sidebar starts collapsed (its controls
+    stay one click away, behind the arrow at the top left) so that the figure has the screen's width.
+
+    No page icon: Streamlit 1.67 draws a ``:material/...:`` favicon by fetching its SVG from fonts.gstatic.com (a
+    request off the machine; checked in the browser tests), and an emoji favicon needs a colour-emoji font. The
+    tab keeps Streamlit's own icon."""
+    st.set_page_config(
+        page_title=title,
+        layout="wide",
+        initial_sidebar_state="collapsed" if _presenter_requested() else "auto",
+    )
+
+
+_TAG = re.compile(r"<[^>]+>")
+
+
+def figure_alt(fig: go.Figure, draggable: bool = False) -> str:
+    """A short text alternative for a figure (Streamlit gives it to the chart as its accessible name): its title,
+    what its axes measure, and where its numbers are as text."""
+    layout = fig.layout
+
+    def text(obj: Any) -> str:
+        raw = getattr(getattr(obj, "title", None), "text", None) or ""
+        return " ".join(_TAG.sub(" ", raw.replace("<br>", ". ")).split())
+
+    parts = [text(layout) or "Figure"]
+    axes = [f"{name[0]}: {label}" for name in ("xaxis", "yaxis") if (label := text(getattr(layout, name, None)))]
+    if axes:
+        parts.append("Axes, " + "; ".join(axes))
+    parts.append("Its live numbers are in the readouts, as text")
+    if draggable:
+        parts.append("Its slider is also a control in the sidebar")
+    return ". ".join(p.rstrip(". ") for p in parts) + "."
 
 
 # ---------------------------------------------------------------------- shared sidebar
@@ -434,13 +522,10 @@ def _presenter_toggle() -> bool:
     not fall out of presenter mode when the teacher opens the next page. The session keeps the mode; the URL
     mirrors it on every page, so a shared link carries it too.
     """
-    raw = (st.query_params.get(PRESENT_KEY) or "").strip().lower()
-    if raw in ("true", "false"):
-        st.session_state[_PRESENTER_STATE] = raw == "true"
-    presenter = bool(st.session_state.get(_PRESENTER_STATE, False))
+    presenter = _presenter_requested()
     st.session_state[PRESENT_KEY] = presenter
     st.toggle(
-        "🎤 Presenter mode",
+        ":material/co_present: Presenter mode",
         key=PRESENT_KEY,
         on_change=_on_presenter_change,
         help="Larger type, figure first, explanations folded. Stays in the link you share and across pages.",
@@ -448,6 +533,14 @@ def _presenter_toggle() -> bool:
     if presenter:
         st.query_params[PRESENT_KEY] = "true"
     return presenter
+
+
+def _presenter_requested() -> bool:
+    """Presenter mode as the link (``?present=true``/``false``) or else the session has it."""
+    raw = (st.query_params.get(PRESENT_KEY) or "").strip().lower()
+    if raw in ("true", "false"):
+        st.session_state[_PRESENTER_STATE] = raw == "true"
+    return bool(st.session_state.get(_PRESENTER_STATE, False))
 
 
 def _on_presenter_change() -> None:
@@ -467,7 +560,7 @@ def _hide_toggle() -> bool:
     hide = bool(st.session_state.get(_HIDE_STATE, False))
     st.session_state[HIDE_KEY] = hide
     st.toggle(
-        "🙈 Hide answers",
+        ":material/visibility_off: Hide answers",
         key=HIDE_KEY,
         on_change=_on_hide_change,
         help="For screen-sharing: quick checks and interview prompts show no answer at all. Stays in the link "
@@ -491,7 +584,7 @@ def share_link() -> None:
     """The link that reproduces this exact view (the address bar holds the same)."""
     query = urllib.parse.urlencode({k: st.query_params.get(k) for k in st.query_params})
     url = str(getattr(st.context, "url", "") or "").split("?")[0]
-    with st.expander("🔗 Link to this exact view"):
+    with st.expander(":material/link: Link to this exact view"):
         st.code(f"{url}?{query}" if query else url, language=None, wrap_lines=True)
         st.caption("Every control is in the link. Answers stay hidden until revealed.")
 

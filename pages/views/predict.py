@@ -25,7 +25,7 @@ def switch(name: str) -> Field:
     """The page's "Predict first" switch (``name`` is unique app-wide, like every field)."""
     return Field(
         name,
-        "🔮 Predict first",
+        ":material/psychology: Predict first",
         "bool",
         False,
         help="Hide the answer until you have committed a guess; the guess stays in the link you share.",
