@@ -359,9 +359,16 @@ with st.expander(":material/build: Decks: build your own, upload, download, hand
     for i, item in enumerate(items):
         c = st.columns([6, 1, 1, 1, 1])
         c[0].markdown(f"{i + 1}. **{html.escape(item.get('title') or page_label(item['page']))}** · {item['page']}")
-        c[1].button(":material/arrow_upward:", key=f"draft-up-{i}", on_click=_swap, args=(i, i - 1), disabled=i == 0)
-        c[2].button(":material/arrow_downward:", key=f"draft-down-{i}", on_click=_swap, args=(i, i + 1), disabled=i == len(items) - 1)
-        c[3].button(":material/play_arrow:", key=f"draft-play-{i}", on_click=_play_draft, args=(i,), help="preview: play from here")
+        up, down = ":material/arrow_upward:", ":material/arrow_downward:"
+        c[1].button(up, key=f"draft-up-{i}", on_click=_swap, args=(i, i - 1), disabled=i == 0)
+        c[2].button(down, key=f"draft-down-{i}", on_click=_swap, args=(i, i + 1), disabled=i == len(items) - 1)
+        c[3].button(
+            ":material/play_arrow:",
+            key=f"draft-play-{i}",
+            on_click=_play_draft,
+            args=(i,),
+            help="preview: play from here",
+        )
         c[4].button(":material/close:", key=f"draft-remove-{i}", on_click=_remove, args=(i,))
     if draft is not None:
         st.download_button(
