@@ -50,6 +50,7 @@ from viz import lora as vl
 from viz import loss_units as vlu
 from viz import pass_at_k as vp
 from viz import ppo as vpp
+from viz import predict as vpr
 from viz import reward_model as vrm
 from viz import sampling as vsa
 from viz import scaling as vs
@@ -332,6 +333,9 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "speculative_figure": _speculative,
     "kv_capacity_figure": _kv_capacity,
     "moe_router_figure": _router,
+    "predict_figure": lambda **kw: vpr.predict_figure(
+        "Where is the bottom of the U-curve?", x_title="N", y_title="loss", x_range=(1e6, 1e13), log_x=True, **kw
+    ),
     "ppo_clip_figure": lambda **kw: vpp.ppo_clip_figure(cp.ppo_clip_curve(0.2, 0.28), 1.3, **kw),
     "clip_batch_figure": lambda **kw: vpp.clip_batch_figure(cp.token_batch(n=200, log_ratio_std=0.3, seed=1), **kw),
     "gae_figure": _gae,
