@@ -705,6 +705,18 @@ def test_presenter_layout_keeps_the_plot_large_in_the_projector_box(name):
             assert layout["sliders"][0]["pad"]["t"] + 8 >= _tick_and_title_px(layout, key), key
 
 
+def test_presenter_side_by_side_panels_leave_room_for_the_right_panels_y_axis():
+    """The right panel's tick labels and y-axis title stand in the gap; at presenter size they overran the bars."""
+    layout = built("tokenizer_units_figure", "light", True)["layout"]
+    plot_w = BOX_W - layout["margin"]["l"] - layout["margin"]["r"]
+    gap_px = (layout["xaxis2"]["domain"][0] - layout["xaxis"]["domain"][1]) * plot_w
+    y2 = layout["yaxis2"]
+    need = 4 * EM * y2["tickfont"]["size"] + 1.6 * y2["title"]["font"]["size"] + 10  # "2.5 ", a title line, ticks
+    assert gap_px >= need, (gap_px, need)
+    normal = built("tokenizer_units_figure", "light", False)["layout"]
+    assert normal["xaxis"]["domain"] == [0.0, 0.46] and normal["xaxis2"]["domain"] == [0.54, 1.0]
+
+
 def test_presenter_layout_leaves_normal_mode_alone():
     scaling = built("isoflop_figure", "light", False)["layout"]
     assert scaling["legend"]["orientation"] == "h" and scaling["annotations"][0]["y"] == -0.27
