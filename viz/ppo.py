@@ -188,8 +188,8 @@ def ppo_clip_figure(
 
 # Presenter mode draws the figure in a box of about 960 x 475 px (1280 x 720, pages/frame PRESENTER_TOP_PX). The
 # readout above the grid and the legend between its rows left each row a strip, so there the legend and the readout
-# stand in a column right of the grid, the top row shares the bottom row's ratio ticks, and the slider sits just
-# under the x-axis titles.
+# stand in a column right of the grid, the top row shares the bottom row's ratio ticks, and the slider, just under
+# the ticks, names the ratio axis.
 _PRESENTER_COLUMN_PX = 290
 _LEGEND_LINE_PX = 25  # one line of a legend entry at presenter size (19 px type)
 
@@ -206,7 +206,10 @@ def _clip_presenter_layout(data: list[dict[str, Any]], layout: dict[str, Any]) -
     layout["xaxis"]["showticklabels"] = layout["xaxis2"]["showticklabels"] = False
     layout["legend"] = {"orientation": "v", "x": 1.0, "xanchor": "left", "y": 1.0, "yanchor": "top", "tracegroupgap": 4}
     layout["margin"] = {"l": 60, "r": _PRESENTER_COLUMN_PX, "t": 56, "b": 40}
-    layout["sliders"][0]["pad"] = {"t": 58, "b": 6}
+    # the slider under the grid names the ratio axis (its title would need a row of its own)
+    for key in ("xaxis3", "xaxis4"):
+        layout[key].pop("title")
+    layout["sliders"][0] |= {"pad": {"t": 44, "b": 6}, "currentvalue": {"prefix": "ratio ρ = π_θ / π_old = "}}
 
 
 # --------------------------------------------------------------------------------------------------------------

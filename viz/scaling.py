@@ -233,7 +233,8 @@ def _presenter_layout(layout: dict[str, Any]) -> dict[str, Any]:
             "tracegroupgap": 4,
         },
         "margin": {"l": 60, "r": _COLUMN_PX, "t": 40, "b": 40},
-        "sliders": [layout["sliders"][0] | {"pad": {"t": 62, "b": 6}}],
+        "xaxis": layout["xaxis"] | {"title": layout["xaxis"]["title"] | {"standoff": 6}},
+        "sliders": [layout["sliders"][0] | {"pad": {"t": 68, "b": 6}}],
     }
 
 
