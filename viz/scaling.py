@@ -86,7 +86,7 @@ def isoflop_figure(
             "x": curve.N,
             "y": curve.loss,
             "mode": "lines",
-            "name": fmt.wrap(fit_label, 24) if presenter else f"L(N, C/6N), {fit_label}",
+            "name": f"L(N, C/6N),<br>{fmt.wrap(fit_label, 24)}" if presenter else f"L(N, C/6N), {fit_label}",
             "line": {"color": pal["reference"], "width": 3},
             "customdata": np.stack([curve.D, curve.tokens_per_param], axis=-1),
             "hovertemplate": "N = %{x:.3s}<br>D = %{customdata[0]:.3s} tokens"
