@@ -73,3 +73,10 @@ def test_family_bolds_the_current_budget(study):
 
 def test_figure_json_is_small(u_curve):
     assert len(json.dumps(u_curve.to_plotly_json(), default=str)) < 300_000
+
+
+def test_compact_readout_for_presenter_mode_keeps_the_numbers(study):
+    full, short = plan_readout(study.current), plan_readout(study.current, compact=True)
+    for number in ("1.50B", "30.4B", "20.3", f"{study.current.loss:.3f}", f"{study.current.excess_pct:+.2f}%"):
+        assert number in full and number in short, number
+    assert short.count("<br>") == 4 and max(len(line) for line in short.split("<br>")) < len(full.split("<br>")[0])

@@ -645,16 +645,92 @@ def test_presenter_type_is_at_least_16px(name):
     assert layout["height"] == round(1.2 * normal["height"])  # room for the larger type
 
 
-def test_presenter_title_clears_the_legend_on_the_scaling_page():
-    """The U-curve's title sat in the top margin's middle, where a two-row legend at presenter size reached."""
-    layout = built("isoflop_figure", "light", True)["layout"]
-    title, legend = layout["title"], layout["legend"]
-    assert title["yref"] == "container" and title["yanchor"] == "top"  # pinned to the top edge
-    rows = style.legend_rows(built("isoflop_figure", "light", True)["data"], legend["font"]["size"])
-    assert rows >= 2  # four long entries at 19 px do not fit one row of a 1280 x 720 screen
-    title_px = 1.35 * title["font"]["size"]
-    legend_px = 1.6 * legend["font"]["size"] * rows
-    assert layout["margin"]["t"] >= title_px + legend_px
+# Presenter mode's chart box at 1280 x 720: the frame's container (pages/frame, 100vh - PRESENTER_TOP_PX) minus the
+# page's readout column: about 960 x 475 px. A plotly slider below the plot pushes the bottom margin to its pad, its
+# current-value line, the rail and the tick labels; the constants are measured in chromium (plotly.js 3).
+BOX_W, BOX_H = 960, 720 - 245
+EM = 0.5  # width of an average character, in em (Source Sans; Arial is about 0.55)
+
+
+def _plain_lines(text: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", line) for line in text.split("<br>")]
+
+
+def _bottom_px(layout: dict) -> float:
+    """The bottom margin plotly gives the figure: the slider's block below the plot, or the layout's own."""
+    if not layout.get("sliders"):
+        return layout["margin"]["b"]
+    s = layout["sliders"][0]
+    block = s["pad"]["t"] + s["pad"].get("b", 0) + 1.5 * s["currentvalue"]["font"]["size"] + 1.5 * s["font"]["size"]
+    return max(layout["margin"]["b"], block + 39)
+
+
+def _tick_and_title_px(layout: dict, key: str = "xaxis") -> float:
+    axis = layout[key]
+    title = axis.get("title") or {}
+    # measured in the app (Source Sans, plotly's default title standoff): 19 px ticks and a 20 px title take 70 px
+    band = 1.7 * (axis["tickfont"]["size"] + (title["font"]["size"] if title.get("text") else 0))
+    return band - 15 + title.get("standoff", 15) if title.get("text") else band
+
+
+@pytest.mark.parametrize("name", ["isoflop_figure", "ppo_clip_figure"])
+def test_presenter_layout_keeps_the_plot_large_in_the_projector_box(name):
+    """At 960 x 475 px the legend, the readout and the slider left the plot a strip (70 px on the scaling page)."""
+    fig = built(name, "light", True)
+    layout = fig["layout"]
+    margin = layout["margin"]
+    plot_px = BOX_H - margin["t"] - _bottom_px(layout)
+    spans = [axis["domain"] for key, axis in _axes(layout) if key.startswith("yaxis") and "domain" in axis]
+    span = (max(d[1] for d in spans) - min(d[0] for d in spans)) if spans else 1.0
+    assert plot_px * span >= 0.55 * BOX_H, (plot_px, span)
+    if len(spans) > 1:  # every row of a grid stays readable
+        assert min(d[1] - d[0] for d in spans) * plot_px >= 100
+    # the legend is a column right of the plot, as wide as the right margin
+    legend = layout["legend"]
+    assert legend["orientation"] == "v" and legend["x"] >= 1.0 and legend["xanchor"] == "left"
+    size = legend["font"]["size"]
+    names = [t["name"] for t in fig["data"] if t.get("showlegend", True) and t.get("name")]
+    widest = max(EM * size * len(line) + 40 for n in names for line in _plain_lines(n))
+    assert widest <= margin["r"], (widest, margin["r"])
+    legend_px = sum(1.25 * size * len(_plain_lines(n)) + 4 for n in names)
+    # the readout (annotation 0, rewritten by the slider) sits in that column under the legend, inside the box
+    readout = layout["annotations"][0]
+    lines = _plain_lines(readout["text"])
+    font = readout["font"]["size"]
+    assert readout["x"] >= 1.0 and readout["xanchor"] == "left" and readout["y"] == 1.0
+    assert -readout["yshift"] >= legend_px
+    assert readout["xshift"] + EM * font * max(map(len, lines)) + 12 <= margin["r"]
+    assert margin["t"] - readout["yshift"] + 1.3 * font * len(lines) + 12 <= BOX_H
+    for step in layout["sliders"][0]["steps"][::10]:  # the slider writes the same short lines
+        assert len(_plain_lines(step["args"][1]["annotations[0].text"])) == len(lines)
+    # no text in the band under the plot where the tick labels and the x-axis title are drawn
+    for a in layout["annotations"][1:]:
+        if a.get("yref") == "paper":
+            assert a["y"] >= 0, a["text"]
+    for key, axis in _axes(layout):
+        if key.startswith("xaxis") and axis.get("showticklabels", True):
+            assert layout["sliders"][0]["pad"]["t"] >= _tick_and_title_px(layout, key), key
+
+
+def test_presenter_side_by_side_panels_leave_room_for_the_right_panels_y_axis():
+    """The right panel's tick labels and y-axis title stand in the gap; at presenter size they overran the bars."""
+    layout = built("tokenizer_units_figure", "light", True)["layout"]
+    plot_w = BOX_W - layout["margin"]["l"] - layout["margin"]["r"]
+    gap_px = (layout["xaxis2"]["domain"][0] - layout["xaxis"]["domain"][1]) * plot_w
+    y2 = layout["yaxis2"]
+    need = 4 * EM * y2["tickfont"]["size"] + 1.6 * y2["title"]["font"]["size"] + 10  # "2.5 ", a title line, ticks
+    assert gap_px >= need, (gap_px, need)
+    normal = built("tokenizer_units_figure", "light", False)["layout"]
+    assert normal["xaxis"]["domain"] == [0.0, 0.46] and normal["xaxis2"]["domain"] == [0.54, 1.0]
+
+
+def test_presenter_layout_leaves_normal_mode_alone():
+    scaling = built("isoflop_figure", "light", False)["layout"]
+    assert scaling["legend"]["orientation"] == "h" and scaling["annotations"][0]["y"] == -0.27
+    assert scaling["sliders"][0]["pad"]["t"] == 175 and scaling["margin"]["r"] == 20
+    ppo = built("ppo_clip_figure", "light", False)["layout"]
+    assert ppo["legend"]["y"] == 0.52 and ppo["annotations"][0]["x"] == 0.0 and ppo["margin"]["r"] == 20
+    assert ppo["yaxis"]["domain"] == [0.58, 0.82] and ppo["xaxis"].get("showticklabels", True)
 
 
 def test_lora_presenter_layout_moves_what_the_page_used_to_patch():

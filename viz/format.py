@@ -7,6 +7,7 @@ beside it print a number the same way.
 from __future__ import annotations
 
 import math
+import textwrap
 
 _SUFFIXES = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
 
@@ -120,3 +121,8 @@ def _sig(x: float, digits: int) -> str:
         return "0"
     decimals = max(digits - 1 - math.floor(math.log10(abs(x))), 0)
     return f"{x:.{decimals}f}"
+
+
+def wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of at most ``width`` characters (longer words stay whole), joined by ``<br>``."""
+    return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text

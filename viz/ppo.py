@@ -46,12 +46,18 @@ def _sign_label(A: float) -> str:
     return f"A = {_num(A, 2)} {'> 0' if A > 0 else '< 0' if A < 0 else '= 0'}"
 
 
-def _clip_readout(curve: ClipCurve, i: int) -> str:
+def _clip_readout(curve: ClipCurve, i: int, compact: bool = False) -> str:
+    """The readout at step ``i``; ``compact``: two short lines per advantage, for presenter mode's side column."""
     rho = curve.ratio[i]
     parts = [f"<b>ρ = {rho:.2f}</b>"]
     for s, A in enumerate(curve.advantage):
         g = curve.gradient[s, i]
-        state = "clipped: no gradient" if g == 0 and A != 0 else "full gradient"
+        clipped = g == 0 and A != 0
+        if compact:
+            parts.append(f"A = {_num(A, 2)}: objective {_num(curve.objective[s, i])}")
+            parts.append(f"    d/dρ = {_num(g, 2)} ({'clipped' if clipped else 'full'})")
+            continue
+        state = "clipped: no gradient" if clipped else "full gradient"
         parts.append(f"{_sign_label(A)}: objective {_num(curve.objective[s, i])}, d/dρ = {_num(g, 2)} ({state})")
     return "<br>".join(parts)
 
@@ -114,7 +120,7 @@ def ppo_clip_figure(
             "label": f"{r:.2f}",
             "args": [
                 {"x": [[r]] * 4, "y": [[float(y[i])] for y in marker_ys]},
-                {"annotations[0].text": _clip_readout(curve, i)},
+                {"annotations[0].text": _clip_readout(curve, i, compact=presenter)},
                 [6, 7, 8, 9],
             ],
         }
@@ -122,6 +128,8 @@ def ppo_clip_figure(
     ]
     cols = ([0.0, 0.46], [0.54, 1.0])
     rows = ([0.58, 0.82], [0.0, 0.40])  # objective on top, gradient below; the readout sits above both
+    if presenter:  # the readout and the legend stand right of the grid (see _PRESENTER_COLUMN_PX)
+        cols, rows = ([0.0, 0.44], [0.56, 1.0]), ([0.55, 1.0], [0.0, 0.45])
     shapes: list[dict[str, Any]] = []
     for k, (xa, ya) in enumerate(axes):
         A = curve.advantage[k % 2]
@@ -133,15 +141,16 @@ def ppo_clip_figure(
             shapes.append({"type": "rect", "x0": float(rho[0]), "x1": lo, "fillcolor": _ZERO_GRAD, **ref})
     annotations: list[dict[str, Any]] = [
         {
-            "text": _clip_readout(curve, active), "xref": "paper", "yref": "paper", "x": 0.0, "y": 1.0,
-            "xanchor": "left", "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": t.panel,
+            "text": _clip_readout(curve, active, compact=presenter), "xref": "paper", "yref": "paper", "x": 0.0,
+            "y": 1.0, "xanchor": "left", "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": t.panel,
             "bordercolor": t.axis, "borderwidth": 1, "borderpad": 5,
         }
     ]  # fmt: skip
     for s in range(2):
         A = curve.advantage[s]
+        gap = "<br>" if presenter else " "  # presenter: two lines over a narrower column
         annotations.append({
-            "text": f"{_sign_label(A)}: no gradient once ρ {'> 1 + ε' if A > 0 else '< 1 − ε'}",
+            "text": f"{_sign_label(A)}:{gap}no gradient once ρ {'> 1 + ε' if A > 0 else '< 1 − ε'}",
             "xref": "paper", "yref": "paper", "x": sum(cols[s]) / 2, "y": rows[0][1], "xanchor": "center",
             "yanchor": "bottom", "showarrow": False,
         })  # fmt: skip
@@ -172,7 +181,35 @@ def ppo_clip_figure(
         }  # fmt: skip
     A_max = float(np.max(np.abs(curve.advantage[:2])))
     layout["yaxis3"]["range"] = layout["yaxis4"]["range"] = [-1.25 * A_max, 1.25 * A_max]
+    if presenter:
+        _clip_presenter_layout(data, layout)
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
+
+
+# Presenter mode draws the figure in a box of about 960 x 475 px (1280 x 720, pages/frame PRESENTER_TOP_PX). The
+# readout above the grid and the legend between its rows left each row a strip, so there the legend and the readout
+# stand in a column right of the grid, the top row shares the bottom row's ratio ticks, and the slider, just under
+# the ticks, names the ratio axis.
+_PRESENTER_COLUMN_PX = 290
+_LEGEND_LINE_PX = 25  # one line of a legend entry at presenter size (19 px type)
+
+
+def _clip_presenter_layout(data: list[dict[str, Any]], layout: dict[str, Any]) -> None:
+    for trace in data:
+        if trace.get("showlegend") and trace["name"].startswith("clipped objective"):
+            trace["name"] = "clipped objective<br>min(ρA, clip(ρ)A)"
+    entries = [str(t["name"]) for t in data if t.get("showlegend")]
+    legend_px = sum(_LEGEND_LINE_PX * (name.count("<br>") + 1) + 4 for name in entries)
+    layout["annotations"][0] |= {"x": 1.0, "xshift": 12, "yshift": -legend_px - 14, "font": {"size": 14}}
+    for k in (0, 1):  # the column titles: two lines in the top margin
+        layout["annotations"][1 + k]["y"] = 1.0
+    layout["xaxis"]["showticklabels"] = layout["xaxis2"]["showticklabels"] = False
+    layout["legend"] = {"orientation": "v", "x": 1.0, "xanchor": "left", "y": 1.0, "yanchor": "top", "tracegroupgap": 4}
+    layout["margin"] = {"l": 60, "r": _PRESENTER_COLUMN_PX, "t": 56, "b": 40}
+    # the slider under the grid names the ratio axis (its title would need a row of its own)
+    for key in ("xaxis3", "xaxis4"):
+        layout[key].pop("title")
+    layout["sliders"][0] |= {"pad": {"t": 44, "b": 6}, "currentvalue": {"prefix": "ratio ρ = π_θ / π_old = "}}
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -20,12 +20,23 @@ from viz.style import figure, get_theme
 PLAN_TRACE = 3  # index of the plan marker, the trace the slider moves
 
 
-def plan_readout(p: Plan, i: int | None = None) -> str:
-    """The annotation text for one plan (entry ``i`` of a sweep, or a scalar plan)."""
+def plan_readout(p: Plan, i: int | None = None, *, compact: bool = False) -> str:
+    """The annotation text for one plan (entry ``i`` of a sweep, or a scalar plan).
+
+    ``compact``: five short lines for the narrow column beside the plot in presenter mode (same numbers).
+    """
 
     def pick(v: float | NDArray) -> float:
         return float(v[i]) if i is not None else float(v)
 
+    if compact:
+        return (
+            f"<b>Your plan</b>: N = {fmt.count(pick(p.N))}<br>"
+            f"D = {fmt.count(pick(p.D))} ({pick(p.tokens_per_param):.1f} tok/param)<br>"
+            f"loss {pick(p.loss):.3f}, {pick(p.excess_pct):+.2f}% vs min<br>"
+            f"{fmt.duration(p.train_seconds)} · states {fmt.nbytes(pick(p.memory_bytes))}<br>"
+            f"serving {fmt.sci(pick(p.serving_flops_per_token))} FLOP/tok"
+        )
     return (
         f"<b>Your plan</b>: N = {fmt.count(pick(p.N))} params on D = {fmt.count(pick(p.D))} tokens "
         f"({pick(p.tokens_per_param):.1f} tokens/param)<br>"
@@ -75,28 +86,28 @@ def isoflop_figure(
             "x": curve.N,
             "y": curve.loss,
             "mode": "lines",
-            "name": f"L(N, C/6N), {fit_label}",
+            "name": f"L(N, C/6N),<br>{fmt.wrap(fit_label, 24)}" if presenter else f"L(N, C/6N), {fit_label}",
             "line": {"color": pal["reference"], "width": 3},
             "customdata": np.stack([curve.D, curve.tokens_per_param], axis=-1),
             "hovertemplate": "N = %{x:.3s}<br>D = %{customdata[0]:.3s} tokens"
             "<br>%{customdata[1]:.1f} tokens/param<br>L = %{y:.4f}<extra></extra>",
         },
         _point(
-            f"fit's minimum ({current.tokens_per_param_opt:.0f} tokens/param)",
+            f"fit's minimum{'<br>' if presenter else ' '}({current.tokens_per_param_opt:.0f} tokens/param)",
             current.N_opt,
             current.loss_opt,
             {"color": pal["optimised"], "size": 15, "line": outline},
             "fit's minimum",
         ),
         _point(
-            "20 tokens per parameter",
+            "20 tokens/param" if presenter else "20 tokens per parameter",
             current.N_rule,
             current.loss_rule,
             {"color": pal["rule"], "size": 15, "symbol": "square", "line": outline},
             "20 tokens/param",
         ),
         _point(
-            "your plan (drag the slider below)",
+            "your plan (slider)" if presenter else "your plan (drag the slider below)",
             float(slider.N[slider_active]),
             float(slider.loss[slider_active]),
             {"color": pal["highlight"], "size": 20, "symbol": "diamond", "line": {"color": t.text, "width": 1.5}},
@@ -105,7 +116,7 @@ def isoflop_figure(
     ]
     annotations: list[dict[str, Any]] = [
         {  # annotation 0: the plan's readout, rewritten by the slider
-            "text": plan_readout(slider, slider_active),
+            "text": plan_readout(slider, slider_active, compact=presenter),
             "xref": "paper",
             "yref": "paper",
             "x": 0,
@@ -116,6 +127,18 @@ def isoflop_figure(
             "align": "left",
         }
     ]
+    if presenter:  # beside the plot, under the legend (see _presenter_layout)
+        annotations[0] |= {
+            "x": 1.0,
+            "y": 1.0,
+            "xshift": _COLUMN_GAP_PX,
+            "yshift": -_legend_px(data) - 14,
+            "font": {"size": 14},
+            "bgcolor": t.panel,
+            "bordercolor": t.axis,
+            "borderwidth": 1,
+            "borderpad": 4,
+        }
     shapes: list[dict[str, Any]] = []
     if other_fit is not None:
         label, n_opt = other_fit
@@ -137,9 +160,11 @@ def isoflop_figure(
                 "y": 1,
                 "xref": "x",
                 "yref": "paper",
-                "text": f"{label}<br>puts the optimum here",
+                "text": fmt.wrap(f"{label} puts the optimum here", 24)
+                if presenter
+                else f"{label}<br>puts the optimum here",
                 "showarrow": False,
-                "xanchor": "left",
+                "xanchor": "right" if presenter and n_opt > float(np.sqrt(curve.N[0] * curve.N[-1])) else "left",
                 "yanchor": "top",
                 "font": {"color": t.ink["neutral"], "size": 13},
             }
@@ -150,7 +175,7 @@ def isoflop_figure(
             "label": fmt.count(float(n)),
             "args": [
                 {"x": [[float(n)]], "y": [[float(loss)]]},
-                {"annotations[0].text": plan_readout(slider, i)},
+                {"annotations[0].text": plan_readout(slider, i, compact=presenter)},
                 [PLAN_TRACE],
             ],
         }
@@ -177,7 +202,40 @@ def isoflop_figure(
         "margin": {"l": 60, "r": 20, "t": 70, "b": 40},
         "uirevision": "isoflop",
     }
+    if presenter:
+        layout = _presenter_layout(layout)
     return figure(data, layout, theme=theme, presenter=presenter, height=640)
+
+
+# Presenter mode draws the figure in a box of about 960 x 475 px (1280 x 720, pages/frame PRESENTER_TOP_PX): a
+# legend and a readout above or under the plot leave it a strip. There the legend and the plan's readout stand in a
+# column right of the plot, and the slider sits just under the x-axis title.
+_COLUMN_PX = 290  # the right margin: the legend and readout column
+_COLUMN_GAP_PX = 12
+_LEGEND_LINE_PX = 25  # one line of a legend entry at presenter size (19 px type)
+
+
+def _legend_px(data: Sequence[dict[str, Any]]) -> int:
+    """About how tall the vertical legend of ``data`` is at presenter size, in px."""
+    entries = [str(t["name"]) for t in data if t.get("showlegend", True) and t.get("name")]
+    return sum(_LEGEND_LINE_PX * (name.count("<br>") + 1) + 4 for name in entries)
+
+
+def _presenter_layout(layout: dict[str, Any]) -> dict[str, Any]:
+    return layout | {
+        "legend": {
+            "orientation": "v",
+            "x": 1.0,
+            "xanchor": "left",
+            "xref": "paper",
+            "y": 1.0,
+            "yanchor": "top",
+            "tracegroupgap": 4,
+        },
+        "margin": {"l": 60, "r": _COLUMN_PX, "t": 40, "b": 40},
+        "xaxis": layout["xaxis"] | {"title": layout["xaxis"]["title"] | {"standoff": 6}},
+        "sliders": [layout["sliders"][0] | {"pad": {"t": 68, "b": 6}}],
+    }
 
 
 def isoflop_family_figure(
