@@ -12,10 +12,9 @@ import pytest
 from scipy.optimize import brentq
 
 import pages.views
-from core import attention as attn
+from core import attention, grpo, kv_cache, scaling
 from core import dpo as dpo_core
 from core import evaluation as ev
-from core import grpo, scaling
 from core import kl_leash as kl
 from core import lora as L
 from study.cards import ANSWER_PARTS, PAGES, load_cards
@@ -100,13 +99,13 @@ QUANTITIES = {
     "lora_memory": _lora_field,
     "lora_scale": lambda alpha, r: float(L.lora_scale(alpha, r)),
     "kv_kib_per_token": lambda layers, kv_heads, head_dim, bytes: (
-        attn.kv_cache_bytes(layers, kv_heads, head_dim, bytes) / 1024
+        kv_cache.kv_cache_bytes(layers, kv_heads, head_dim, bytes) / 1024
     ),
     "kv_gib": lambda layers, kv_heads, head_dim, bytes, tokens: (
-        attn.kv_cache_bytes(layers, kv_heads, head_dim, bytes, tokens) / 2**30
+        kv_cache.kv_cache_bytes(layers, kv_heads, head_dim, bytes, tokens) / 2**30
     ),
-    "logit_variance": lambda d_k, choice, d_model=None: float(attn.expected_logit_variance(d_k, choice, d_model)),
-    "uniform_row_entropy": lambda t: float(attn.row_entropy(np.full((1, t), 1.0 / t))[0]),
+    "logit_variance": lambda d_k, choice, d_model=None: float(attention.expected_logit_variance(d_k, choice, d_model)),
+    "uniform_row_entropy": lambda t: float(attention.row_entropy(np.full((1, t), 1.0 / t))[0]),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

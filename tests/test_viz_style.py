@@ -26,14 +26,13 @@ import plotly.graph_objects as go
 import pytest
 
 import viz
-from core import attention as at
+from core import attention, kv_cache, scaling, tokenizer, toy_attention
 from core import evaluation as ev
 from core import lora as L
 from core import loss_units as lu
 from core import ppo as cp
 from core import reward_model as rm
 from core import sampling as cs
-from core import scaling
 from core import schedules as sc
 from core import serving as S
 from core import training_memory as tm
@@ -102,7 +101,7 @@ def _lora_runs():
 
 @functools.cache
 def _words():
-    return tuple(at.DEFAULT_TEXT.split())
+    return tuple(tokenizer.DEFAULT_TEXT.split())
 
 
 def _grpo_adv(**kw):
@@ -125,18 +124,18 @@ def _comparisons():
 
 @functools.cache
 def _mask_comparison():
-    qkv = at.toy_qkv(_words(), at.ToyModelSettings())
-    return at.mask_comparison(qkv.q[0], qkv.k[0])
+    qkv = toy_attention.toy_qkv(_words(), toy_attention.ToyModelSettings())
+    return attention.mask_comparison(qkv.q[0], qkv.k[0])
 
 
 @functools.cache
 def _stats():
-    return at.logit_statistics((1, 4, 16), tokens=16, d_model=64)
+    return attention.logit_statistics((1, 4, 16), tokens=16, d_model=64)
 
 
 @functools.cache
 def _toy(**settings):
-    return at.toy_attention(_words(), at.ToyModelSettings(**settings))
+    return toy_attention.toy_attention(_words(), toy_attention.ToyModelSettings(**settings))
 
 
 def _mask(**kw):
@@ -153,7 +152,7 @@ def _scale(**kw):
 
 
 def _kv(**kw):
-    totals = [at.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in (64, 8, 1)]
+    totals = [kv_cache.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in (64, 8, 1)]
     return va.attention_kv_cache_figure(
         ["MHA", "GQA", "MQA"], totals, context_tokens=131072, memory_limit_bytes=80e9, **kw
     )

@@ -8,20 +8,21 @@ import functools
 import pandas as pd
 import plotly.graph_objects as go
 
-from core import attention as attn
+from core import attention, kv_cache, tokenizer, toy_attention
 from core import attention_real as real
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
 from viz import attention as va
+from viz import format as fmt
 
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
-DTYPES = tuple(attn.BYTES_PER_VALUE)
-_TOP = attn.KV_LIMITS
-_70B = attn.KV_PRESETS["Llama-3-70B"]
+DTYPES = tuple(kv_cache.BYTES_PER_VALUE)
+_TOP = kv_cache.KV_LIMITS
+_70B = kv_cache.KV_PRESETS["Llama-3-70B"]
 
 
 def _kv_preset(name: str, tokens: int) -> dict:
-    shape = attn.KV_PRESETS[name]
+    shape = kv_cache.KV_PRESETS[name]
     values = {"L": shape.layers, "Hq": shape.query_heads, "Hkv": shape.kv_heads, "hd": shape.head_dim, "ctx": tokens}
     return values | {"dtype": "bf16", "B": 1, "attn_view": "KV cache"}
 
@@ -29,7 +30,7 @@ def _kv_preset(name: str, tokens: int) -> dict:
 MAIN_PRESETS = {
     "The lesson sentence, designed heads": {
         "src": "text",
-        "text": attn.DEFAULT_TEXT,
+        "text": tokenizer.DEFAULT_TEXT,
         "split": "word",
         "dm": 64,
         "h": 4,
@@ -66,31 +67,31 @@ SPEC = Spec(
     (
         Field("attn_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs", aliases=("view",)),
         Field("src", "Tokens from", "choice", "text", choices=("text", "random"), widget="segmented"),
-        Field("text", "Text", "text", attn.DEFAULT_TEXT, max_chars=20_000),
+        Field("text", "Text", "text", tokenizer.DEFAULT_TEXT, max_chars=20_000),
         Field("split", "Split on", "choice", "word", choices=("word", "char"), widget="segmented"),
         Field("tokens", "Random tokens", "int", 64, lo=2, hi=512, widget="slider", aliases=("n",)),
-        Field("dm", "d_model", "int", 64, lo=1, hi=attn.MAX_D_MODEL, step=8),
-        Field("h", "Heads", "int", 4, lo=1, hi=attn.MAX_HEADS, widget="slider"),
+        Field("dm", "d_model", "int", 64, lo=1, hi=toy_attention.MAX_D_MODEL, step=8),
+        Field("h", "Heads", "int", 4, lo=1, hi=toy_attention.MAX_HEADS, widget="slider"),
         Field(
             "kv",
             "KV heads",
             "int",
             4,
             lo=1,
-            hi=attn.MAX_HEADS,
+            hi=toy_attention.MAX_HEADS,
             widget="slider",
             help="Query heads share K and V in groups",
         ),
-        Field("dk", "d_k (0: d_model / heads)", "int", 0, lo=0, hi=attn.MAX_D_MODEL),
+        Field("dk", "d_k (0: d_model / heads)", "int", 0, lo=0, hi=toy_attention.MAX_D_MODEL),
         Field("layer_seed", "Seed", "int", 0, lo=0, hi=1e9, aliases=("seed",)),
         Field(
             "scale",
             "Scale of the logits",
             "choice",
-            attn.SCALE_CHOICES[0],
-            choices=attn.SCALE_CHOICES,
+            attention.SCALE_CHOICES[0],
+            choices=attention.SCALE_CHOICES,
             widget="radio",
-            extra=(("captions", [attn.SCALE_LABELS[c] for c in attn.SCALE_CHOICES]),),
+            extra=(("captions", [attention.SCALE_LABELS[c] for c in attention.SCALE_CHOICES]),),
         ),
         Field("temp", "Temperature", "float", 1.0, lo=0.05, hi=20.0, step=0.1, help="logits ÷ T"),
         Field("causal", "Causal mask", "bool", True),
@@ -121,19 +122,19 @@ TOY_PARTS = ("Heads", "Outputs", "Mask", "Scale")
 SCALE_TOKENS = 128  # most tokens of the scale study (its draws are random q and k, not the page's tokens)
 
 
-def tokens_of(state: State) -> attn.Tokens:
+def tokens_of(state: State) -> tokenizer.Tokens:
     """The tokens the toy layer reads: the typed text split into words or characters, or seeded random words."""
     if state.src == "random":
-        return attn.random_tokens(int(state.tokens), int(state.layer_seed))
-    return attn.tokenize(state.text, state.split, fallback=attn.DEFAULT_TEXT)
+        return tokenizer.random_tokens(int(state.tokens), int(state.layer_seed))
+    return tokenizer.tokenize(state.text, state.split, fallback=tokenizer.DEFAULT_TEXT)
 
 
-def toy_layer(state: State) -> tuple[attn.ToyModelSettings, tuple[str, ...], str]:
+def toy_layer(state: State) -> tuple[toy_attention.ToyModelSettings, tuple[str, ...], str]:
     """The toy layer's settings closest to the state, a note for every change, and its variant (MHA, GQA, MQA)."""
-    settings, notes = attn.settings_with_notes(
+    settings, notes = toy_attention.settings_with_notes(
         int(state.dm), int(state.h), int(state.dk) or None, int(state.kv), int(state.layer_seed)
     )
-    return settings, notes, attn.variant_name(settings.heads, settings.n_kv_heads)
+    return settings, notes, kv_cache.variant_name(settings.heads, settings.n_kv_heads)
 
 
 def real_available() -> bool:
@@ -144,13 +145,13 @@ def real_available() -> bool:
 @functools.lru_cache(maxsize=_CACHE)
 def _toy(
     toks: tuple[str, ...],
-    settings: attn.ToyModelSettings,
+    settings: toy_attention.ToyModelSettings,
     scale: str,
     temperature: float,
     causal: bool,
     designed: bool,
-) -> attn.ToyAttention:
-    return attn.toy_attention(toks, settings, scale, temperature, causal, designed)
+) -> toy_attention.ToyAttention:
+    return toy_attention.toy_attention(toks, settings, scale, temperature, causal, designed)
 
 
 @functools.lru_cache(maxsize=_CACHE)
@@ -172,9 +173,14 @@ def _outputs_figure(toks, settings, scale, temperature, causal, designed, theme,
 
 @functools.lru_cache(maxsize=_CACHE)
 def _mask(
-    toks: tuple[str, ...], settings: attn.ToyModelSettings, scale: str, temperature: float, theme: str, presenter: bool
-) -> tuple[attn.MaskComparison, go.Figure]:
-    cmp = attn.toy_mask_comparison(toks, settings, 0, scale, temperature)
+    toks: tuple[str, ...],
+    settings: toy_attention.ToyModelSettings,
+    scale: str,
+    temperature: float,
+    theme: str,
+    presenter: bool,
+) -> tuple[attention.MaskComparison, go.Figure]:
+    cmp = toy_attention.toy_mask_comparison(toks, settings, 0, scale, temperature)
     fig = va.attention_mask_figure(
         cmp.correct, cmp.buggy, toks, cmp.correct_row_sums, cmp.buggy_row_sums, theme=theme, presenter=presenter
     )
@@ -182,19 +188,21 @@ def _mask(
 
 
 @functools.lru_cache(maxsize=2 * _CACHE)
-def _causality(toks: tuple[str, ...], settings: attn.ToyModelSettings, scale: str) -> attn.CausalityCheck:
-    return attn.causality_check(toks, settings, scale=scale)
+def _causality(
+    toks: tuple[str, ...], settings: toy_attention.ToyModelSettings, scale: str
+) -> toy_attention.CausalityCheck:
+    return toy_attention.causality_check(toks, settings, scale=scale)
 
 
 @functools.lru_cache(maxsize=2 * _CACHE)
-def _statistics(tokens: int, d_model: int, temperature: float) -> attn.LogitStatistics:
-    return attn.logit_statistics(tokens=tokens, d_model=d_model, temperature=temperature)
+def _statistics(tokens: int, d_model: int, temperature: float) -> attention.LogitStatistics:
+    return attention.logit_statistics(tokens=tokens, d_model=d_model, temperature=temperature)
 
 
 @functools.lru_cache(maxsize=_CACHE)
 def _scale_figure(
     tokens: int, d_model: int, temperature: float, d_k: int, theme: str, presenter: bool
-) -> tuple[attn.LogitStatistics, go.Figure]:
+) -> tuple[attention.LogitStatistics, go.Figure]:
     stats = _statistics(tokens, d_model, temperature)
     fig = va.attention_scale_figure(
         stats.d_k,
@@ -210,8 +218,8 @@ def _scale_figure(
 
 
 @functools.lru_cache(maxsize=_CACHE)
-def _kv_figure(kv: attn.KVComparison, theme: str, presenter: bool) -> go.Figure:
-    label, limit = attn.GPU_MEMORY
+def _kv_figure(kv: kv_cache.KVComparison, theme: str, presenter: bool) -> go.Figure:
+    label, limit = kv_cache.GPU_MEMORY
     return va.attention_kv_cache_figure(
         kv.labels,
         kv.total,
@@ -238,10 +246,10 @@ def _real_figure(
     return result, fig
 
 
-def kv_comparison(state: State) -> attn.KVComparison:
+def kv_comparison(state: State) -> kv_cache.KVComparison:
     """The KV-cache calculator's shape next to MHA and MQA (bytes)."""
-    return attn.kv_cache_comparison(
-        state.L, state.Hq, state.Hkv, state.hd, attn.BYTES_PER_VALUE[state.dtype], state.ctx, state.B
+    return kv_cache.kv_cache_comparison(
+        state.L, state.Hq, state.Hkv, state.hd, kv_cache.BYTES_PER_VALUE[state.dtype], state.ctx, state.B
     )
 
 
@@ -284,7 +292,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
     if "Heads" in parts:
         view.figures["Heads"] = _heads_figure(*key, *look)
-        summary = attn.head_summary(res, settings.heads)
+        summary = toy_attention.head_summary(res, settings.heads)
         view.facts["summary"] = summary
         readouts["Heads"] = [
             *toy_basics,
@@ -326,10 +334,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             *(
                 Readout(
                     f"Var(logit), {va.SCALE_NAMES[c]}",
-                    f"{attn.expected_logit_variance(settings.d_k, c, settings.d_model, temperature):.3g}",
+                    f"{attention.expected_logit_variance(settings.d_k, c, settings.d_model, temperature):.3g}",
                     f"theory d_k · multiplier² at your d_k = {settings.d_k}",
                 )
-                for c in attn.SCALE_CHOICES
+                for c in attention.SCALE_CHOICES
             ),
         ]
     if "KV cache" in parts:
@@ -386,21 +394,21 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     return view
 
 
-def _kv_readouts(kv: attn.KVComparison) -> list[Readout]:
+def _kv_readouts(kv: kv_cache.KVComparison) -> list[Readout]:
     c = kv.chosen
     return [
         Readout(
             "KV cache per token",
-            attn.format_bytes(kv.per_token[c], "KiB"),
+            fmt.binary_bytes(kv.per_token[c], "KiB"),
             f"2 · L {kv.layers} · K {kv.kv_heads[c]} · H {kv.head_dim} · {kv.bytes_per_value:g} bytes",
         ),
         Readout(
             f"At {kv.tokens:,} tokens" + (f" × {kv.batch:,}" if kv.batch > 1 else ""),
-            attn.format_bytes(kv.total[c]),
-            f"{kv.batch:,} sequence(s); {kv.saving_vs_mha:,.0f}× smaller than MHA ({attn.format_bytes(kv.total[0])})",
+            fmt.binary_bytes(kv.total[c]),
+            f"{kv.batch:,} sequence(s); {kv.saving_vs_mha:,.0f}× smaller than MHA ({fmt.binary_bytes(kv.total[0])})",
         ),
         *(
-            Readout(f"{name} per token", attn.format_bytes(b, "KiB"), f"{label}; {attn.format_bytes(total)} in all")
+            Readout(f"{name} per token", fmt.binary_bytes(b, "KiB"), f"{label}; {fmt.binary_bytes(total)} in all")
             for i, (name, label, b, total) in enumerate(zip(kv.names, kv.labels, kv.per_token, kv.total, strict=True))
             if i != c
         ),
