@@ -11,8 +11,6 @@ from typing import Literal
 
 import numpy as np
 
-from core.attention import _check_positive_int
-
 DISPLAY_TOKENS = 64  # most tokens shown from typed text
 MAX_RANDOM_TOKENS = 4096
 DEFAULT_TEXT = "the cat sat on the mat because the cat was tired"
@@ -30,6 +28,11 @@ _EXTEND = (
 _GRAPHEME = re.compile(rf"[\U0001F1E6-\U0001F1FF]{{2}}|\r\n|.{_EXTEND}*(?:\u200d.{_EXTEND}*)*", re.DOTALL)
 
 
+def _check_positive_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Tokens:
     """Tokens to show, how many the text had, and a note for the page ('' when there is nothing to say)."""
@@ -45,12 +48,9 @@ class Tokens:
         return self.total > len(self.tokens)
 
 
-def tokenize(
-    text: str, mode: Literal["word", "char"] = "word", max_tokens: int = DISPLAY_TOKENS, fallback: str | None = None
-) -> Tokens:
+def tokenize(text: str, mode: Literal["word", "char"] = "word", max_tokens: int = DISPLAY_TOKENS) -> Tokens:
     """Split text into tokens: on whitespace ('word') or into user-perceived characters ('char', emoji and flags
-    stay whole). Keeps the first max_tokens and says so. Text with no tokens gives the fallback text's tokens
-    (when given) with a note, else no tokens.
+    stay whole). Keeps the first max_tokens and says so; text with no tokens gives no tokens (and a note).
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}")
@@ -59,9 +59,6 @@ def tokenize(
     _check_positive_int("max_tokens", max_tokens)
     pieces = text.split() if mode == "word" else _GRAPHEME.findall(text)
     if not pieces:
-        if fallback:
-            inner = tokenize(fallback, mode, max_tokens, None)
-            return Tokens(inner.tokens, inner.total, mode, "No text to split: showing the example sentence.")
         return Tokens((), 0, mode, "No text to split.")
     note = ""
     if len(pieces) > max_tokens:

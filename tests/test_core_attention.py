@@ -14,6 +14,7 @@ from scipy.special import logsumexp
 
 from core import attention, kv_cache, tokenizer, toy_attention
 from core.device import get_device
+from pages.views import inputs
 from viz import format as fmt
 
 KiB, GiB = 2**10, 2**30
@@ -324,7 +325,7 @@ def test_word_and_char_split():
 
 
 def test_empty_text_uses_the_fallback_or_nothing():
-    empty = tokenizer.tokenize("   \n\t ", fallback=tokenizer.DEFAULT_TEXT)
+    empty = inputs.typed_tokens("   \n\t ", fallback=tokenizer.DEFAULT_TEXT)
     assert empty.tokens == tuple(tokenizer.DEFAULT_TEXT.split()) and "example" in empty.note
     assert tokenizer.tokenize("").tokens == () and tokenizer.tokenize("").note == "No text to split."
 

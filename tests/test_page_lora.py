@@ -6,7 +6,7 @@ import io
 import numpy as np
 import pytest
 
-from core import lora as L
+from core import lora, lora_memory
 from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/3_LoRA.py"
@@ -55,7 +55,7 @@ def test_default_rank_view(default):
     assert "r = 8</b> of min(d, k) = 64" in heat["layout"]["annotations"][-1]["text"]
     assert decode(heat["data"][0]["z"]).shape == (64, 64)  # 64 x 64: every entry, no block averaging
     m = metrics(default)
-    curves_core = L.rank_curves(L.svd(L.make_target(64, 64, "exponential", 0)))
+    curves_core = lora.rank_curves(lora.svd(lora.make_target(64, 64, "exponential", 0)))
     ro = curves_core.readout(8)
     assert m["Trainable r(d + k)"] == "1,024" and m["Share of dk"] == "25.0%"  # 8 (64 + 64) of 64²
     assert m["Relative error"] == f"{100 * ro.rel_frobenius:.1f}%"
@@ -76,7 +76,7 @@ def test_default_rank_view(default):
         (RANK, "toggle", "smooth", True),
         (RANK, "toggle", "logr", True),
         (COST, "number_input", "rank", 64.0),
-        (COST, "selectbox", "model", L.LLAMA3_8B.name),
+        (COST, "selectbox", "model", lora_memory.LLAMA3_8B.name),
         (COST, "pills", "mats", ["q", "v", "up", "down"]),
         (COST, "segmented_control", "base", "nf4"),
         (COST, "number_input", "gpu_gb", 24.0),
@@ -112,7 +112,7 @@ def test_alpha_and_rslora_change_the_scale():
             COST,
             {
                 "rank": "16",
-                "model": L.LLAMA3_8B.name,
+                "model": lora_memory.LLAMA3_8B.name,
                 "mats": "q",
                 "base": "int8",
                 "alpha": "32",
@@ -235,7 +235,7 @@ def test_preset_qlora_65b_fits_one_48gb_gpu():
     assert no_exception(at)
     m = metrics(at)
     assert m["Frozen base (nf4)"] == "33.5 GB"  # 4.127 bits x 65B (NF4 with double quantisation)
-    total = L.lora_memory(**L.PRESET_QLORA_65B).lora_total_bytes
+    total = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B).lora_total_bytes
     assert m["LoRA total"] == f"{total / 1e9:.1f} GB" and total < 48e9
     (fig,) = figures(at)
     assert any(s.get("x0") == 48.0 for s in fig["layout"].get("shapes", []))  # the one-GPU line

@@ -26,9 +26,8 @@ import plotly.graph_objects as go
 import pytest
 
 import viz
-from core import attention, kv_cache, scaling, tokenizer, toy_attention
+from core import attention, kv_cache, lora, lora_layer, lora_memory, scaling, tokenizer, toy_attention
 from core import evaluation as ev
-from core import lora as L
 from core import loss_units as lu
 from core import ppo as cp
 from core import reward_model as rm
@@ -88,15 +87,15 @@ def _cloud():
 
 @functools.cache
 def _lora():
-    s = L.svd(L.make_target(48, 40, "exponential", 1, decay=6.0))
-    curves = L.rank_curves(s)
-    return curves, L.display_frames(s, L.slider_ranks(s.m, 6, include=[4]))
+    s = lora.svd(lora.make_target(48, 40, "exponential", 1, decay=6.0))
+    curves = lora.rank_curves(s)
+    return curves, lora.display_frames(s, lora.slider_ranks(s.m, 6, include=[4]))
 
 
 @functools.cache
 def _lora_runs():
-    cfg = L.TrainConfig(d=12, k=10, r=2, alpha=4.0, target_rank=4, n_samples=30, steps=20, lr=0.05)
-    return L.train_all_inits(cfg, inits=("B0", "zeros", "both_random"))
+    cfg = lora_layer.TrainConfig(d=12, k=10, r=2, alpha=4.0, target_rank=4, n_samples=30, steps=20, lr=0.05)
+    return lora_layer.train_all_inits(cfg, inits=("B0", "zeros", "both_random"))
 
 
 @functools.cache
@@ -313,7 +312,10 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "lora_curves_figure": lambda **kw: vl.lora_curves_figure(_lora()[0], 4, slider_ranks=[0, 2, 4, 8], **kw),
     "lora_training_figure": lambda **kw: vl.lora_training_figure(_lora_runs(), **kw),
     "lora_memory_figure": lambda **kw: vl.lora_memory_figure(
-        {"LoRA": L.lora_memory(**L.PRESET_F), "QLoRA": L.lora_memory(L.LLAMA2_7B, ["q", "v"], 8, base_format="nf4")},
+        {
+            "LoRA": lora_memory.lora_memory(**lora_memory.PRESET_F),
+            "QLoRA": lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q", "v"], 8, base_format="nf4"),
+        },
         gpu_gb=24, **kw,
     ),
     "pass_at_k_figure": lambda **kw: vp.curve_figures(_pass_curves(), **kw)[0],

@@ -23,7 +23,9 @@ from viz.format import share
 from viz.style import PALETTE, Theme, colorscale, figure, get_theme, grid
 
 if TYPE_CHECKING:
-    from core.lora import DisplayFrames, LoraMemory, RankCurves, TrainResult
+    from core.lora import DisplayFrames, RankCurves
+    from core.lora_layer import TrainResult
+    from core.lora_memory import LoraMemory
 
 UIREVISION = "lora"
 INIT_ROLES: dict[str, str] = {"B0": "optimum", "zeros": "neutral", "both_random": "negative", "A0": "reference"}

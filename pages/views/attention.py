@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from core import attention, kv_cache, tokenizer, toy_attention
 from core import attention_real as real
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
 from viz import attention as va
 from viz import format as fmt
@@ -126,7 +126,7 @@ def tokens_of(state: State) -> tokenizer.Tokens:
     """The tokens the toy layer reads: the typed text split into words or characters, or seeded random words."""
     if state.src == "random":
         return tokenizer.random_tokens(int(state.tokens), int(state.layer_seed))
-    return tokenizer.tokenize(state.text, state.split, fallback=tokenizer.DEFAULT_TEXT)
+    return inputs.typed_tokens(state.text, state.split, fallback=tokenizer.DEFAULT_TEXT)
 
 
 def toy_layer(state: State) -> tuple[toy_attention.ToyModelSettings, tuple[str, ...], str]:

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from core import evaluation as ev
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
 from viz import pass_at_k as vz
 
@@ -96,10 +96,10 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
     inputs, the core results of the parts built and the comparison's ``verdicts`` as (kind, markdown) pairs.
     """
     view = View()
-    n, c, k, notes = ev.clamp_pass_at_k_inputs(state.n, state.c, state.k)
-    p, _, _, problems, more = ev.clamp_simulation_inputs(state.p, n, k, state.problems)
-    seed, seed_notes = ev.clamp_whole_number(state.sim_seed, "seed", 0, 10**9, 0)
-    acc_a, acc_b, N, only_a, only_b, cmp_notes = ev.clamp_comparison_inputs(
+    n, c, k, notes = inputs.clamp_pass_at_k_inputs(state.n, state.c, state.k)
+    p, _, _, problems, more = inputs.clamp_simulation_inputs(state.p, n, k, state.problems)
+    seed, seed_notes = inputs.clamp_whole_number(state.sim_seed, "seed", 0, 10**9, 0)
+    acc_a, acc_b, N, only_a, only_b, cmp_notes = inputs.clamp_comparison_inputs(
         state.accA, state.accB, state.questions, state.onlyA, state.onlyB, percent=True
     )
     view.notices = [("info", note) for note in notes + more + seed_notes + cmp_notes]

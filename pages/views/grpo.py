@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from core import grpo
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
 from viz.grpo import (
     advantage_text,
@@ -27,7 +27,7 @@ EPS = {"0": 0.0, "1e-8": 1e-8, "1e-6": 1e-6, "1e-4": 1e-4, "1e-2": 1e-2, "0.1": 
 
 def _preset(p: grpo.GroupPreset) -> dict[str, str]:
     return {
-        "rewards": grpo.format_rewards(p.rewards),
+        "rewards": inputs.format_rewards(p.rewards),
         "std": p.std,
         "eps": next(k for k, v in EPS.items() if v == p.eps),
     }
@@ -73,9 +73,9 @@ def group_of(state: State) -> tuple[grpo.GroupView, str | None]:
     """The group a state shows, and a message when its typed rewards cannot be used (then worked example C)."""
     eps = EPS[state.eps]
     try:
-        return grpo.group_view(tuple(grpo.parse_rewards(state.rewards).tolist()), state.std, eps), None
+        return grpo.group_view(tuple(inputs.parse_rewards(state.rewards).tolist()), state.std, eps), None
     except ValueError as err:
-        fallback = grpo.group_view(tuple(grpo.parse_rewards(DEFAULT_REWARDS).tolist()), state.std, eps)
+        fallback = grpo.group_view(tuple(inputs.parse_rewards(DEFAULT_REWARDS).tolist()), state.std, eps)
         return fallback, f"Rewards `{state.rewards[:80]}`: {err}. Showing worked example C instead."
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from core import kl_leash as kl
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
 from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
@@ -23,7 +23,7 @@ DERIVATION_STEPS = ("1 optimal policy", "2 reward via policy", "3 Bradley-Terry"
 def _leash(key: str) -> dict:
     p = kl.LEASH_PRESETS[key]
     a = kl.Answers.from_preset(p)
-    return {"K": a.K, **a.texts(), "beta": f"{p.beta:g}"}
+    return {"K": a.K, **inputs.answer_texts(a), "beta": f"{p.beta:g}"}
 
 
 TOY = _leash("toy") | {"names": ""}  # the default view is the toy, its answers numbered
@@ -109,13 +109,13 @@ SPEC = Spec(
 )
 
 
-TOY_ANSWERS = kl.read_answers(TOY["K"], TOY["pi_ref"], TOY["r"], TOY["r_true"], TOY["names"])[0]
+TOY_ANSWERS = inputs.read_answers(TOY["K"], TOY["pi_ref"], TOY["r"], TOY["r_true"], TOY["names"])[0]
 """The answers a text that cannot be read falls back to (field by field; a neutral set when K is not the toy's)."""
 
 
 def answers_of(state: State) -> tuple[kl.Answers, list[str]]:
     """The answers typed into a state's four text fields, and a message for each field that had to be replaced."""
-    return kl.read_answers(int(state.K), state.pi_ref, state.r, state.r_true, state.names, fallback=TOY_ANSWERS)
+    return inputs.read_answers(int(state.K), state.pi_ref, state.r, state.r_true, state.names, fallback=TOY_ANSWERS)
 
 
 def figures(state: State, options: Options = DEFAULT) -> View:
@@ -133,7 +133,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     ref = kl.normalize_reference(answers.pi_ref)
     if ref.renormalised:
         view.notices.append(
-            ("info", f"π_ref sums to {ref.total:.6g}, not 1, so it was normalised to {kl.format_values(ref.pi_ref)}.")
+            (
+                "info",
+                f"π_ref sums to {ref.total:.6g}, not 1, so it was normalised to {inputs.format_values(ref.pi_ref)}.",
+            )
         )
     sweep = kl.leash_sweep(answers.pi_ref, answers.r, np.asarray(kl.beta_choices()), answers.r_true)
     view.facts.update(answers=answers, beta=beta, sweep=sweep)

@@ -11,15 +11,15 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core import lora as L
-from pages.views import DEFAULT, Options, Readout, View
+from core import lora, lora_layer, lora_memory
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz import lora as V
 
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the link's values
 PARTS = dict(zip(VIEWS, ("rank", "cost", "init"), strict=True))  # the figures() part of each tab
-MODELS = tuple(L.MODEL_PRESETS)
+MODELS = tuple(lora_memory.MODEL_PRESETS)
 
 SPEC = Spec(
     "LoRA",
@@ -28,21 +28,23 @@ SPEC = Spec(
         Field("rank", "r: rank budget", "int", 8, lo=0, hi=4096, aliases=("r",)),
         Field("rows", "d: rows (outputs)", "int", 64, lo=16, hi=1024, widget="slider", aliases=("d",)),
         Field("cols", "k: columns (inputs)", "int", 64, lo=16, hi=1024, widget="slider", aliases=("k",)),
-        Field("profile", "Singular values", "choice", L.PROFILES[0], choices=L.PROFILES),
+        Field("profile", "Singular values", "choice", lora.PROFILES[0], choices=lora.PROFILES),
         Field("seed", "Seed", "int", 0, lo=0, hi=1e9),
         Field("smooth", "Smooth basis (image-like)", "bool", False),
         Field("logr", "Log r axis", "bool", False),
         Field("model", "Model shape", "choice", MODELS[0], choices=MODELS),
-        Field("mats", "Adapted matrices", "multi", ("q", "k", "v", "o"), choices=L.ADAPTABLE),
+        Field("mats", "Adapted matrices", "multi", ("q", "k", "v", "o"), choices=lora_memory.ADAPTABLE),
         Field("alpha", "α (scale s = α/r)", "float", 16.0, lo=0.01, hi=1e4, step=1.0),
         Field("rs", "rsLoRA: s = α/√r", "bool", False),
-        Field("base", "Frozen base format", "choice", "bf16", choices=tuple(L.BASE_BYTES), widget="segmented"),
+        Field(
+            "base", "Frozen base format", "choice", "bf16", choices=tuple(lora_memory.BASE_BYTES), widget="segmented"
+        ),
         Field("gpu_gb", "GPU memory line (GB)", "int", 80, lo=1, hi=1e4, step=8, aliases=("gpu",)),
     ),
     presets={
         "Worked example F": {
             "lora_view": VIEWS[1],
-            "model": L.LLAMA2_7B.name,
+            "model": lora_memory.LLAMA2_7B.name,
             "mats": ("q", "k", "v", "o"),
             "rank": 8,
             "alpha": 16.0,
@@ -52,8 +54,8 @@ SPEC = Spec(
         },
         "QLoRA: 65B on one 48 GB GPU": {
             "lora_view": VIEWS[1],
-            "model": L.LLAMA_65B.name,
-            "mats": L.ADAPTABLE,
+            "model": lora_memory.LLAMA_65B.name,
+            "mats": lora_memory.ADAPTABLE,
             "rank": 64,
             "alpha": 16.0,
             "base": "nf4",
@@ -77,7 +79,7 @@ SPEC = Spec(
 )
 
 # The demo layer of the initialisation traps: its size, data and steps; r, alpha, rsLoRA and seed come from the state.
-TRAIN = L.TrainConfig(steps=200)
+TRAIN = lora_layer.TrainConfig(steps=200)
 
 # The fields each part reads (``main`` also reads lora_view, to know which part it is).
 READS = {
@@ -115,14 +117,14 @@ def upload_problem(name: str, err: ValueError) -> str:
 class Analysis:
     """The SVD of one ΔW and every rank's readout from it."""
 
-    svd: L.SVD
-    curves: L.RankCurves
+    svd: lora.SVD
+    curves: lora.RankCurves
 
 
 def analyse(delta_w: np.ndarray) -> Analysis:
     """The SVD of ΔW (core's device) and its rank curves. Uncached: see :func:`generated` and ``analysis=``."""
-    s = L.svd(delta_w)
-    return Analysis(s, L.rank_curves(s))
+    s = lora.svd(delta_w)
+    return Analysis(s, lora.rank_curves(s))
 
 
 # An lru_cache keyed by the generator's five settings, not a Streamlit cache, so that figures() itself decomposes each
@@ -132,24 +134,28 @@ def analyse(delta_w: np.ndarray) -> Analysis:
 @functools.lru_cache(maxsize=16)
 def generated(d: int, k: int, profile: str, seed: int, basis: str) -> Analysis:
     """The :class:`Analysis` of the generated ΔW of these settings (cached; callers must not mutate it)."""
-    return analyse(L.make_target(d, k, profile, seed, basis=basis))
+    return analyse(lora.make_target(d, k, profile, seed, basis=basis))
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # Training runs, once per configuration
 
-_RUNS: dict[L.TrainConfig, dict[str, L.TrainResult]] = {}  # insertion order: the oldest is evicted first
+_RUNS: dict[
+    lora_layer.TrainConfig, dict[str, lora_layer.TrainResult]
+] = {}  # insertion order: the oldest is evicted first
 _RUNS_LOCK = threading.Lock()
 _RUNS_MAX = 16
 
 
-def train(config: L.TrainConfig, progress: Callable[[float], None] | None = None) -> dict[str, L.TrainResult]:
+def train(
+    config: lora_layer.TrainConfig, progress: Callable[[float], None] | None = None
+) -> dict[str, lora_layer.TrainResult]:
     """The three initialisations trained under ``config`` (cached per config, so presenter mode or another tab's
     control does not retrain; ``progress`` hears the fraction done only when training actually runs)."""
     with _RUNS_LOCK:
         runs = _RUNS.get(config)
     if runs is None:
-        runs = L.train_all_inits(config, progress=progress)
+        runs = lora_layer.train_all_inits(config, progress=progress)
         with _RUNS_LOCK:
             _RUNS[config] = runs
             while len(_RUNS) > _RUNS_MAX:
@@ -190,7 +196,7 @@ def figures(
 
 
 def _seed(state: State, notes: list[str]) -> int:
-    seed, more = L.clamp_whole(state.seed, "seed", 0, 10**9, 0)
+    seed, more = inputs.clamp_whole_number(state.seed, "seed", 0, 10**9, 0)
     for note in more:
         if note not in notes:
             notes.append(note)
@@ -216,13 +222,13 @@ def _rank(
     if upload is None:
         analysis = generated(state.rows, state.cols, state.profile, seed, "smooth" if state.smooth else "random")
     s, curves = analysis.svd, analysis.curves
-    r, more = L.clamp_whole(state.rank, "r", 0, curves.m, min(8, curves.m))
+    r, more = inputs.clamp_whole_number(state.rank, "r", 0, curves.m, min(8, curves.m))
     notes += more
-    ranks = [int(x) for x in L.slider_ranks(s.m, 16, include=[r])]
-    frames = L.display_frames(s, ranks)
+    ranks = [int(x) for x in lora.slider_ranks(s.m, 16, include=[r])]
+    frames = lora.display_frames(s, ranks)
     view.figures["heatmaps"] = V.lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
     view.figures["curves"] = V.lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
-    view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > L.DISPLAY_SIDE, svd=s, curves=curves)
+    view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > lora.DISPLAY_SIDE, svd=s, curves=curves)
     ro = curves.readout(r)
     view.readouts += [
         Readout("Relative error", V.percent(ro.rel_frobenius), "‖ΔW − BA‖F / ‖ΔW‖F = √(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
@@ -243,14 +249,14 @@ def _rank(
 
 
 def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
-    r, more = L.clamp_whole(state.rank, "r", 1, 4096, 8)
+    r, more = inputs.clamp_whole_number(state.rank, "r", 1, 4096, 8)
     notes += more
     base, mats = state.base or "bf16", list(state.mats or [])
     if not mats:
         notes.append("Choose at least one matrix to adapt; showing q, k, v, o.")
         mats = ["q", "k", "v", "o"]
-    mem = L.lora_memory(
-        L.MODEL_PRESETS[state.model], tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base
+    mem = lora_memory.lora_memory(
+        lora_memory.MODEL_PRESETS[state.model], tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base
     )
     notes += list(mem.notes)
     label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
@@ -261,7 +267,9 @@ def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
         Readout("Share of the model", V.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
         Readout("Adapter training states", fmt.nbytes(mem.adapter_state_bytes), "16 bytes per trainable parameter"),
         Readout(
-            f"Frozen base ({base})", fmt.nbytes(mem.base_bytes), f"{8 * L.BASE_BYTES[base]:.4g} bits per parameter"
+            f"Frozen base ({base})",
+            fmt.nbytes(mem.base_bytes),
+            f"{8 * lora_memory.BASE_BYTES[base]:.4g} bits per parameter",
         ),
         Readout("LoRA total", fmt.nbytes(mem.lora_total_bytes), "base + adapter states; activations not included"),
         Readout("Full fine-tuning states", fmt.nbytes(mem.full_ft_bytes), "16 bytes per parameter"),
@@ -281,9 +289,9 @@ def _init(
     state: State, options: Options, view: View, notes: list[str], progress: Callable[[float], None] | None
 ) -> None:
     seed = _seed(state, notes)
-    r, more = L.clamp_whole(state.rank, "r", 1, min(TRAIN.d, TRAIN.k), 8)
+    r, more = inputs.clamp_whole_number(state.rank, "r", 1, min(TRAIN.d, TRAIN.k), 8)
     notes += more
-    config = L.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
+    config = lora_layer.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
     runs = train(config, progress)
     view.figures["training"] = V.lora_training_figure(runs, **options.look)
     view.facts.update(config=config, runs=runs)
