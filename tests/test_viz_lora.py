@@ -217,7 +217,7 @@ def test_memory_figure_bars():
 
 
 def test_percent_for_readouts():
-    from viz.lora import percent
+    from viz.format import percent
 
     assert percent(8_388_608 / 7e9) == "0.12%"  # worked example F
     assert percent(65_536 / 4096**2) == "0.39%" and percent(0.25) == "25.0%" and percent(0.0) == "0%"

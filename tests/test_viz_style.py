@@ -42,11 +42,11 @@ from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
 from core.model_spec import CUSTOM, LLAMA3_8B
 from viz import attention as va
 from viz import dpo as vd
+from viz import evaluation as vp
 from viz import grpo as vg
 from viz import kl_leash as vk
 from viz import lora as vl
 from viz import loss_units as vlu
-from viz import pass_at_k as vp
 from viz import ppo as vpp
 from viz import reward_model as vrm
 from viz import sampling as vsa

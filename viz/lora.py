@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.format import percent as percent  # re-exported: the page's readouts print shares like the figures
 from viz.format import share
 from viz.style import PALETTE, Theme, colorscale, figure, get_theme, grid
 
@@ -608,5 +607,4 @@ __all__ = [
     "lora_heatmaps_figure",
     "lora_memory_figure",
     "lora_training_figure",
-    "percent",
 ]

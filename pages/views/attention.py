@@ -8,12 +8,18 @@ import functools
 import pandas as pd
 import plotly.graph_objects as go
 
-from core import attention, kv_cache, tokenizer, toy_attention
-from core import attention_real as real
+from core import attention, attention_real, kv_cache, tokenizer, toy_attention
 from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
-from viz import attention as va
 from viz import format as fmt
+from viz.attention import (
+    SCALE_NAMES,
+    attention_figure,
+    attention_kv_cache_figure,
+    attention_mask_figure,
+    attention_outputs_figure,
+    attention_scale_figure,
+)
 
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
 DTYPES = tuple(kv_cache.BYTES_PER_VALUE)
@@ -103,8 +109,8 @@ SPEC = Spec(
         Field("dtype", "Number format", "choice", "bf16", choices=DTYPES),
         Field("ctx", "Context (tokens)", "int", 131_072, lo=1, hi=_TOP["tokens"], step=1024),
         Field("B", "Sequences (batch)", "int", 1, lo=1, hi=_TOP["batch"]),
-        Field("rl", "Layer", "int", 1, lo=1, hi=real.LAYERS, widget="slider"),
-        Field("rh", f"Head (0: all {real.HEADS})", "int", 0, lo=0, hi=real.HEADS, widget="slider"),
+        Field("rl", "Layer", "int", 1, lo=1, hi=attention_real.LAYERS, widget="slider"),
+        Field("rh", f"Head (0: all {attention_real.HEADS})", "int", 0, lo=0, hi=attention_real.HEADS, widget="slider"),
     ),
     presets={**MAIN_PRESETS, **KV_PRESETS},
 )
@@ -139,7 +145,7 @@ def toy_layer(state: State) -> tuple[toy_attention.ToyModelSettings, tuple[str, 
 
 def real_available() -> bool:
     """Whether the optional real model (all-MiniLM-L6-v2) is installed."""
-    return real.available()
+    return attention_real.available()
 
 
 @functools.lru_cache(maxsize=_CACHE)
@@ -158,15 +164,13 @@ def _toy(
 def _heads_figure(toks, settings, scale, temperature, causal, designed, theme, presenter) -> go.Figure:
     res = _toy(toks, settings, scale, temperature, causal, designed)
     columns = 4 if len(res.head_names) <= 8 else 6
-    return va.attention_figure(
-        res.weights, res.tokens, res.head_names, columns=columns, theme=theme, presenter=presenter
-    )
+    return attention_figure(res.weights, res.tokens, res.head_names, columns=columns, theme=theme, presenter=presenter)
 
 
 @functools.lru_cache(maxsize=_CACHE)
 def _outputs_figure(toks, settings, scale, temperature, causal, designed, theme, presenter) -> go.Figure:
     res = _toy(toks, settings, scale, temperature, causal, designed)
-    return va.attention_outputs_figure(
+    return attention_outputs_figure(
         res.outputs, res.tokens, res.head_names, columns=6, theme=theme, presenter=presenter
     )
 
@@ -181,7 +185,7 @@ def _mask(
     presenter: bool,
 ) -> tuple[attention.MaskComparison, go.Figure]:
     cmp = toy_attention.toy_mask_comparison(toks, settings, 0, scale, temperature)
-    fig = va.attention_mask_figure(
+    fig = attention_mask_figure(
         cmp.correct, cmp.buggy, toks, cmp.correct_row_sums, cmp.buggy_row_sums, theme=theme, presenter=presenter
     )
     return cmp, fig
@@ -204,7 +208,7 @@ def _scale_figure(
     tokens: int, d_model: int, temperature: float, d_k: int, theme: str, presenter: bool
 ) -> tuple[attention.LogitStatistics, go.Figure]:
     stats = _statistics(tokens, d_model, temperature)
-    fig = va.attention_scale_figure(
+    fig = attention_scale_figure(
         stats.d_k,
         stats.variance,
         stats.entropy,
@@ -220,7 +224,7 @@ def _scale_figure(
 @functools.lru_cache(maxsize=_CACHE)
 def _kv_figure(kv: kv_cache.KVComparison, theme: str, presenter: bool) -> go.Figure:
     label, limit = kv_cache.GPU_MEMORY
-    return va.attention_kv_cache_figure(
+    return attention_kv_cache_figure(
         kv.labels,
         kv.total,
         per_token_bytes=kv.per_token,
@@ -235,12 +239,12 @@ def _kv_figure(kv: kv_cache.KVComparison, theme: str, presenter: bool) -> go.Fig
 @functools.lru_cache(maxsize=_CACHE)
 def _real_figure(
     real_text: str, layer: int, head: int, theme: str, presenter: bool
-) -> tuple[real.RealAttention, go.Figure]:
-    result = real.real_attention(real_text)  # the model itself is loaded once per process
-    weights, names = real.layer_heads(result, layer, head)
+) -> tuple[attention_real.RealAttention, go.Figure]:
+    result = attention_real.real_attention(real_text)  # the model itself is loaded once per process
+    weights, names = attention_real.layer_heads(result, layer, head)
     title = f"all-MiniLM-L6-v2, layer {layer}: attention per head (rows: queries, columns: keys)"
     columns = 6 if head == 0 else 1
-    fig = va.attention_figure(
+    fig = attention_figure(
         weights, result.tokens, names, columns=columns, title=title, theme=theme, presenter=presenter
     )
     return result, fig
@@ -282,7 +286,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     available = real_available()
     view.facts.update(tokens=tokens, settings=settings, variant=variant, toy=res, kv=kv, real_available=available)
     if not available:
-        view.facts["real_install_hint"] = real.install_hint()
+        view.facts["real_install_hint"] = attention_real.install_hint()
     readouts: dict[str, list[Readout]] = {}
     toy_basics = [
         Readout("Tokens", f"{T:,}", f"of {tokens.total:,}" if tokens.truncated else None),
@@ -333,7 +337,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             *toy_basics,
             *(
                 Readout(
-                    f"Var(logit), {va.SCALE_NAMES[c]}",
+                    f"Var(logit), {SCALE_NAMES[c]}",
                     f"{attention.expected_logit_variance(settings.d_k, c, settings.d_model, temperature):.3g}",
                     f"theory d_k · multiplier² at your d_k = {settings.d_k}",
                 )
@@ -353,7 +357,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout("d_k per head", "32", "384 dimensions ÷ 12 heads; logits × 1/√32 = 0.177"),
             Readout(
                 f"Weight on [CLS] and [SEP], layer {layer}",
-                f"{real.special_token_share(result, layer):.0%}",
+                f"{attention_real.special_token_share(result, layer):.0%}",
                 "mean over heads and queries: heads with nothing to do park their weight on these tokens",
             ),
         ]

@@ -8,8 +8,8 @@ import pandas as pd
 from core import grpo
 from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
+from viz import format as fmt
 from viz.grpo import (
-    advantage_text,
     grpo_advantages_figure,
     grpo_batch_contrast_figure,
     grpo_difficulty_figure,
@@ -132,7 +132,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout("Correct answers", correct or "—", None if correct is not None else "the rewards are not all 0 or 1"),
         Readout(
             "Push up / down",
-            f"{advantage_text(v.advantages.max())} / {advantage_text(v.advantages.min())}" if s.has_signal else "none",
+            f"{fmt.signed(v.advantages.max())} / {fmt.signed(v.advantages.min())}" if s.has_signal else "none",
             "the largest and smallest advantage in the group",
         ),
         Readout(

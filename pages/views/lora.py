@@ -15,7 +15,7 @@ from core import lora, lora_layer, lora_memory
 from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
-from viz import lora as V
+from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
 
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the link's values
 PARTS = dict(zip(VIEWS, ("rank", "cost", "init"), strict=True))  # the figures() part of each tab
@@ -226,15 +226,15 @@ def _rank(
     notes += more
     ranks = [int(x) for x in lora.slider_ranks(s.m, 16, include=[r])]
     frames = lora.display_frames(s, ranks)
-    view.figures["heatmaps"] = V.lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
-    view.figures["curves"] = V.lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
+    view.figures["heatmaps"] = lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
+    view.figures["curves"] = lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
     view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > lora.DISPLAY_SIDE, svd=s, curves=curves)
     ro = curves.readout(r)
     view.readouts += [
-        Readout("Relative error", V.percent(ro.rel_frobenius), "‖ΔW − BA‖F / ‖ΔW‖F = √(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
-        Readout("Energy captured", V.percent(ro.energy), "Σ_{i≤r} σᵢ² / Σ σᵢ²"),
+        Readout("Relative error", fmt.percent(ro.rel_frobenius), "‖ΔW − BA‖F / ‖ΔW‖F = √(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
+        Readout("Energy captured", fmt.percent(ro.energy), "Σ_{i≤r} σᵢ² / Σ σᵢ²"),
         Readout("Trainable r(d + k)", f"{ro.params:,}", f"against dk = {ro.params_full:,}"),
-        Readout("Share of dk", V.percent(ro.share)),
+        Readout("Share of dk", fmt.percent(ro.share)),
         Readout(
             "SVD (once per matrix)",
             f"{1e3 * s.seconds:,.{0 if s.seconds >= 0.01 else 1}f} ms",
@@ -260,11 +260,11 @@ def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     )
     notes += list(mem.notes)
     label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
-    view.figures["memory"] = V.lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb, **options.look)
+    view.figures["memory"] = lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb, **options.look)
     view.facts.update(memory=mem, model=state.model)
     view.readouts += [
         Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
-        Readout("Share of the model", V.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
+        Readout("Share of the model", fmt.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
         Readout("Adapter training states", fmt.nbytes(mem.adapter_state_bytes), "16 bytes per trainable parameter"),
         Readout(
             f"Frozen base ({base})",
@@ -293,7 +293,7 @@ def _init(
     notes += more
     config = lora_layer.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
     runs = train(config, progress)
-    view.figures["training"] = V.lora_training_figure(runs, **options.look)
+    view.figures["training"] = lora_training_figure(runs, **options.look)
     view.facts.update(config=config, runs=runs)
     b0, zeros = runs["B0"], runs["zeros"]
     view.readouts += [
