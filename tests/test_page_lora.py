@@ -7,7 +7,18 @@ import numpy as np
 import pytest
 
 from core import lora, lora_memory
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    assert_bad_link_falls_back,
+    assert_link_reproduces,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+    opened,
+    trace,
+)
 
 PAGE = "pages/3_LoRA.py"
 RANK, COST, INIT = "Rank-r approximation", "What LoRA costs", "Initialisation traps"
@@ -124,27 +135,10 @@ def test_alpha_and_rslora_change_the_scale():
     ],
 )
 def test_link_with_every_parameter_reproduces_the_view(view, query):
-    linked = _view(view, {**query, "present": "true"})
-    assert no_exception(linked) and linked.warning.len == 0 and _notes(linked) == []
-    clicked = open_page(PAGE)
-    clicked.session_state["lora_view"] = view
-    for key, raw in query.items():
-        if key in ("rows", "cols"):
-            clicked.slider(key=key).set_value(int(raw))
-        elif key in ("smooth", "logr", "rs"):
-            clicked.toggle(key=key).set_value(raw == "true")
-        elif key in ("profile", "model"):
-            clicked.selectbox(key=key).set_value(raw)
-        elif key == "base":
-            clicked.segmented_control(key=key).set_value(raw)
-        elif key == "mats":
-            clicked.pills(key=key).set_value([raw])
-        else:
-            clicked.number_input(key=key).set_value(float(raw))
-    clicked.toggle(key="present").set_value(True)
-    clicked.run()
-    assert _data(linked) == _data(clicked)
-    assert metrics(linked) == metrics(clicked)
+    linked = assert_link_reproduces(
+        PAGE, {"lora_view": view, **query, "present": "true"}, _data, session={"lora_view": view}
+    )
+    assert linked.warning.len == 0 and _notes(linked) == []
 
 
 BAD = BAD_LINK_VALUES
@@ -155,17 +149,12 @@ BAD = BAD_LINK_VALUES
 def test_bad_link_values_fall_back_to_defaults_with_a_message(view, bad):
     keys = ["rows", "cols", "alpha", "gpu_gb", "profile", "model", "base", "mats", "smooth", "logr", "rs"]
     keys += ["rank", "seed"] * (bad != "0")  # rank = 0 and seed = 0 are valid
-    at = _view(view, dict.fromkeys(keys, bad))
-    assert no_exception(at)
-    assert metrics(at) == metrics(_view(view))
-    assert not any("nan" in v.lower() or "inf" in v.lower() for v in metrics(at).values())
-    if bad:  # an empty value is no request at all
-        assert any("not a valid value" in w.value for w in at.warning)
+    assert_bad_link_falls_back(_view(view, dict.fromkeys(keys, bad)), opened(PAGE, {"lora_view": view}), bad)
 
 
 def test_bad_view_falls_back_to_the_first_tab():
     at = open_page(PAGE, {"lora_view": "Nonsense"})
-    assert no_exception(at) and metrics(at) == metrics(open_page(PAGE))
+    assert no_exception(at) and metrics(at) == metrics(opened(PAGE))
     (warning,) = at.warning
     assert warning.value.startswith("The link asked for `lora_view=Nonsense`, which is not a valid value here")
     assert warning.value.endswith(f"using `{RANK}` instead.")
