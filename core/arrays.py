@@ -1,10 +1,23 @@
-"""Block reductions of arrays: split an axis into near-equal blocks and sum or average each, so that a large
-matrix can be drawn as a small heatmap (the LoRA slider frames, attention maps of hundreds of tokens).
+"""Array helpers shared by core's modules: checked float arrays, and block reductions that split an axis into
+near-equal blocks and sum or average each, so that a large matrix can be drawn as a small heatmap (the LoRA slider
+frames, attention maps of hundreds of tokens).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+
+def as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
+    """``x`` as a float64 array; ValueError (naming ``name``) for anything not numbers, NaN or infinity."""
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers, got {x!r}") from None
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite numbers (no NaN or infinity)")
+    return a
 
 
 def block_edges(n: int, max_blocks: int) -> np.ndarray:
