@@ -9,6 +9,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,38 @@ def assert_bad_link_falls_back(at: AppTest, default: AppTest, bad: str, warning:
     assert not any(re.search(r"\b(nan|inf)\b", v.lower()) for v in metrics(at).values())
     if bad:  # an empty value is no request at all
         assert any(warning in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def widget_values(at: AppTest) -> dict[tuple[str, str], Any]:
+    """(kind, key) -> value of every keyed widget a link can set, as the page shows them now."""
+    return {(kind, w.key): w.value for kind in _WIDGETS for w in getattr(at, kind) if w.key}
+
+
+class Reused:
+    """One page per module for tests that change ONE widget and read the result: :meth:`change` sets the widget,
+    runs, and afterwards puts the widget back, to be applied by the next test's run (one run per test instead of
+    a fresh page plus a run). When a change moved other widgets too, the next change starts from a fresh page, so
+    every test starts from the page's defaults."""
+
+    def __init__(self, page: str | None, query: dict[str, str] | None = None) -> None:
+        self.page, self.query = page, query
+        self.at = open_page(page, query)
+        self.defaults = widget_values(self.at)
+        self.clean = True
+
+    @contextmanager
+    def change(self, kind: str, key: str, value: Any) -> Iterator[AppTest]:
+        if not self.clean:
+            self.at = open_page(self.page, self.query)
+        widget = getattr(self.at, kind)(key=key)
+        old = widget.value
+        widget.set_value(value)
+        self.at.run()
+        self.clean = False
+        try:
+            yield self.at
+        finally:
+            moved = {k for k, v in widget_values(self.at).items() if self.defaults.get(k, v) != v} - {(kind, key)}
+            if not moved and no_exception(self.at):
+                getattr(self.at, kind)(key=key).set_value(old)
+                self.clean = True

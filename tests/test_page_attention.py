@@ -7,7 +7,16 @@ import numpy as np
 import pytest
 
 from core import attention_real
-from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    Reused,
+    assert_bad_link_falls_back,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+)
 
 PAGE = "pages/6_Attention.py"
 
@@ -27,6 +36,11 @@ def default():
     at = open_page(PAGE)
     assert no_exception(at)
     return at
+
+
+@pytest.fixture(scope="module")
+def reused():
+    return Reused(PAGE)
 
 
 def test_default_shows_the_lesson_sentence_with_designed_heads(default):
@@ -62,14 +76,13 @@ def test_default_shows_the_lesson_sentence_with_designed_heads(default):
         ("toggle", "designed", False),
     ],
 )
-def test_each_control_changes_the_heads(default, widget, key, value):
-    at = open_page(PAGE)
-    getattr(at, widget)(key=key).set_value(value).run()
-    assert no_exception(at)
-    before, after = _heatmaps(default), _heatmaps(at)
-    assert list(before) != list(after) or any(
-        a.shape != b.shape or not np.allclose(a, b) for a, b in zip(before.values(), after.values(), strict=True)
-    )
+def test_each_control_changes_the_heads(default, reused, widget, key, value):
+    with reused.change(widget, key, value) as at:
+        assert no_exception(at)
+        before, after = _heatmaps(default), _heatmaps(at)
+        assert list(before) != list(after) or any(
+            a.shape != b.shape or not np.allclose(a, b) for a, b in zip(before.values(), after.values(), strict=True)
+        )
 
 
 def test_random_tokens_up_to_512_are_shown_as_blocks_under_1_mb():

@@ -9,6 +9,7 @@ import pytest
 from core import lora, lora_memory
 from tests.apptest import (
     BAD_LINK_VALUES,
+    Reused,
     assert_bad_link_falls_back,
     assert_link_reproduces,
     decode,
@@ -57,6 +58,11 @@ def default():
     return at
 
 
+@pytest.fixture(scope="module")
+def reused():
+    return {view: Reused(PAGE, {"lora_view": view}) for view in (RANK, COST, INIT)}
+
+
 def test_default_rank_view(default):
     assert default.warning.len == 0 and default.info.len == 0
     heat, curves = figures(default)
@@ -97,12 +103,11 @@ def test_default_rank_view(default):
         (INIT, "number_input", "seed", 1.0),
     ],
 )
-def test_each_control_changes_its_figure(view, kind, key, value):
-    at = _view(view)
-    before = _data(at)
-    getattr(at, kind)(key=key).set_value(value).run()
-    assert no_exception(at) and at.warning.len == 0 and _notes(at) == []
-    assert _data(at) != before
+def test_each_control_changes_its_figure(reused, view, kind, key, value):
+    before = _data(opened(PAGE, {"lora_view": view}))
+    with reused[view].change(kind, key, value) as at:
+        assert no_exception(at) and at.warning.len == 0 and _notes(at) == []
+        assert _data(at) != before
 
 
 def test_alpha_and_rslora_change_the_scale():

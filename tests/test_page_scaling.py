@@ -6,6 +6,7 @@ import pytest
 
 from tests.apptest import (
     BAD_LINK_VALUES,
+    Reused,
     assert_bad_link_falls_back,
     decode,
     figures,
@@ -30,6 +31,11 @@ def default():
     at = open_page(PAGE)
     assert no_exception(at)
     return at
+
+
+@pytest.fixture(scope="module")
+def reused():
+    return Reused(PAGE)
 
 
 def test_default_is_predict_question_one(default):
@@ -65,12 +71,13 @@ def test_home_page_renders_and_links_the_scaling_page():
         ("segmented_control", "budget", "Hardware"),
     ],
 )
-def test_each_plot_control_changes_the_figure(default, widget, key, value):
-    at = open_page(PAGE)
-    getattr(at, widget)(key=key).set_value(value).run()
-    assert no_exception(at)
-    before, after = _u_curve(default), _u_curve(at)
-    assert not (np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1]) and before[2] == after[2])
+def test_each_plot_control_changes_the_figure(default, reused, widget, key, value):
+    with reused.change(widget, key, value) as at:
+        assert no_exception(at)
+        before, after = _u_curve(default), _u_curve(at)
+        assert not (
+            np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1]) and before[2] == after[2]
+        )
 
 
 @pytest.mark.parametrize(
