@@ -166,10 +166,11 @@ def widget_values(at: AppTest) -> dict[tuple[str, str], Any]:
 
 
 class Reused:
-    """One page per module for tests that change ONE widget and read the result: :meth:`change` sets the widget,
-    runs, and afterwards puts the widget back, to be applied by the next test's run (one run per test instead of
-    a fresh page plus a run). When a change moved other widgets too, the next change starts from a fresh page, so
-    every test starts from the page's defaults."""
+    """One page per module for tests that make ONE change and read the result (one run per test instead of a
+    fresh page plus a run). :meth:`change` sets a widget, runs, and afterwards puts the widget back, to be applied
+    by the next test's run; when the change moved other widgets too, the next test starts from a fresh page, so
+    a test that asserts "this changed the page" always starts from the defaults. :meth:`click` presses a button
+    (a preset) and afterwards puts back every widget it moved: for tests that assert absolute values."""
 
     def __init__(self, page: str | None, query: dict[str, str] | None = None) -> None:
         self.page, self.query = page, query
@@ -193,3 +194,20 @@ class Reused:
             if not moved and no_exception(self.at):
                 getattr(self.at, kind)(key=key).set_value(old)
                 self.clean = True
+
+    @contextmanager
+    def click(self, key: str) -> Iterator[AppTest]:
+        if not self.clean:
+            self.at = open_page(self.page, self.query)
+        self.at.button(key=key).click().run()
+        self.clean = False
+        try:
+            yield self.at
+        finally:
+            moved = {k: self.defaults[k] for k, v in widget_values(self.at).items() if self.defaults.get(k, v) != v}
+            try:
+                for (kind, widget_key), value in moved.items():
+                    getattr(self.at, kind)(key=widget_key).set_value(value)
+                self.clean = no_exception(self.at)
+            except Exception:  # a widget whose choices moved: the next test starts afresh
+                self.clean = False

@@ -228,13 +228,12 @@ def test_awkward_shapes_give_a_note_and_a_figure(query, note):
         ("Llama-2-7B (MHA) at 4k tokens", {"KV cache per token": "512 KiB", "At 4,096 tokens": "2 GiB"}),
     ],
 )
-def test_presets(preset, expected):
-    at = open_page(PAGE)
-    at.button(key=f"preset-Attention-{preset}").click().run()
-    assert no_exception(at)
-    m = metrics(at)
-    for label, value in expected.items():
-        assert m[label] == value, m
+def test_presets(reused, preset, expected):
+    with reused.click(f"preset-Attention-{preset}") as at:
+        assert no_exception(at)
+        m = metrics(at)
+        for label, value in expected.items():
+            assert m[label] == value, m
 
 
 def test_llama3_70b_kv_view_has_the_lesson_numbers():

@@ -59,6 +59,11 @@ def default():
 
 
 @pytest.fixture(scope="module")
+def upload_page():
+    return open_page(PAGE)
+
+
+@pytest.fixture(scope="module")
 def reused():
     return {view: Reused(PAGE, {"lora_view": view}) for view in (RANK, COST, INIT)}
 
@@ -302,8 +307,8 @@ def test_upload_csv():
         ("broken.npy", b"not numpy at all", "not a readable .npy"),
     ],
 )
-def test_bad_uploads_give_a_message_and_keep_the_generated_matrix(default, name, data, message):
-    at = open_page(PAGE)
+def test_bad_uploads_give_a_message_and_keep_the_generated_matrix(default, upload_page, name, data, message):
+    at = upload_page  # a rejected upload leaves the page as it was: one page takes them all in turn
     at.file_uploader(key="upload").set_value((name, data, "application/octet-stream")).run()
     assert no_exception(at)
     warnings = [w.value for w in at.warning]

@@ -155,15 +155,14 @@ def test_unknown_parameter_and_bad_choice_are_reported():
         ("Check yourself: 7B on 2T tokens", None, {"Budget C = 6ND (FLOPs)": "8.40×10²²"}),
     ],
 )
-def test_presets(preset, loss, extra):
-    at = open_page(PAGE)
-    at.button(key=f"preset-Scaling_laws-{preset}").click().run()
-    assert no_exception(at)
-    m = metrics(at)
-    if loss:
-        assert m["Loss L(N, D)"] == loss
-    for label, value in extra.items():
-        assert m[label] == value
+def test_presets(reused, preset, loss, extra):
+    with reused.click(f"preset-Scaling_laws-{preset}") as at:
+        assert no_exception(at)
+        m = metrics(at)
+        if loss:
+            assert m["Loss L(N, D)"] == loss
+        for label, value in extra.items():
+            assert m[label] == value
 
 
 def test_check_yourself_gpu_days_in_help():
