@@ -22,21 +22,24 @@ import torch
 import torch.nn.functional as F
 
 from bench._timing import median_seconds
-from core import attention as at
+from core import attention, tokenizer, toy_attention
 from core.device import device_summary, get_device
 from viz import attention as va
+from viz import format as fmt
 
 
-def page_rerun(tokens: tuple[str, ...], settings: at.ToyModelSettings, stats: at.LogitStatistics | None = None) -> int:
+def page_rerun(
+    tokens: tuple[str, ...], settings: toy_attention.ToyModelSettings, stats: attention.LogitStatistics | None = None
+) -> int:
     """What the page does on one rerun: core for every panel, then every figure; returns total JSON bytes.
 
     stats: the d_k statistics when the page has them cached (they depend only on T, d_model and temperature).
     """
-    res = at.toy_attention(tokens, settings, scale="sqrt_dk", causal=True)
-    qkv = at.toy_qkv(tokens, settings)
-    cmp = at.mask_comparison(qkv.q[0], qkv.k[0])
-    check = at.causality_check(tokens, settings)
-    stats = stats or at.logit_statistics(tokens=len(tokens), d_model=settings.d_model)
+    res = toy_attention.toy_attention(tokens, settings, scale="sqrt_dk", causal=True)
+    qkv = toy_attention.toy_qkv(tokens, settings)
+    cmp = attention.mask_comparison(qkv.q[0], qkv.k[0])
+    check = toy_attention.causality_check(tokens, settings)
+    stats = stats or attention.logit_statistics(tokens=len(tokens), d_model=settings.d_model)
     figs = [
         va.attention_figure(res.weights, res.tokens, res.head_names),
         va.attention_mask_figure(cmp.correct, cmp.buggy, tokens, cmp.correct_row_sums, cmp.buggy_row_sums),
@@ -94,39 +97,41 @@ def main() -> None:
     r = args.repeats
 
     # 1. the rerun at 64 tokens x 8 heads (the issue's budget: <= 100 ms)
-    tokens64 = at.random_tokens(64, seed=0).tokens
-    s8 = at.ToyModelSettings(d_model=256, heads=8, d_k=32)
+    tokens64 = tokenizer.random_tokens(64, seed=0).tokens
+    s8 = toy_attention.ToyModelSettings(d_model=256, heads=8, d_k=32)
     print("\n64 tokens x 8 heads (d_model 256, d_k 32), medians:")
-    t_core = median_seconds(lambda: at.toy_attention(tokens64, s8), r)
+    t_core = median_seconds(lambda: toy_attention.toy_attention(tokens64, s8), r)
     print(f"  toy_attention (8 heads + 3 designed)       {t_core * 1e3:8.1f} ms")
-    t_stats = median_seconds(lambda: at.logit_statistics(tokens=64, d_model=256), r)
+    t_stats = median_seconds(lambda: attention.logit_statistics(tokens=64, d_model=256), r)
     print(f"  logit_statistics (11 d_k values)           {t_stats * 1e3:8.1f} ms")
-    res = at.toy_attention(tokens64, s8)
+    res = toy_attention.toy_attention(tokens64, s8)
     t_fig = median_seconds(lambda: va.attention_figure(res.weights, res.tokens, res.head_names).to_json(), r)
     print(f"  attention_figure + to_json                 {t_fig * 1e3:8.1f} ms")
     t_page = median_seconds(lambda: page_rerun(tokens64, s8), r)
     print(f"  whole rerun (4 panels, core + figures)     {t_page * 1e3:8.1f} ms   JSON {page_rerun(tokens64, s8):,} B")
-    cached = at.logit_statistics(tokens=64, d_model=256)
+    cached = attention.logit_statistics(tokens=64, d_model=256)
     t_cached = median_seconds(lambda: page_rerun(tokens64, s8, cached), r)
     print(f"  whole rerun, d_k statistics cached         {t_cached * 1e3:8.1f} ms")
 
     # 2. figure JSON size at 512 tokens (the issue's budget: <= 1 MB)
     print("\nFigure JSON at 512 tokens:")
-    tokens512 = at.random_tokens(512, seed=0).tokens
+    tokens512 = tokenizer.random_tokens(512, seed=0).tokens
     for heads, d_model in ((8, 256), (32, 512)):
-        s = at.ToyModelSettings(d_model=d_model, heads=heads, d_k=d_model // heads)
-        res = at.toy_attention(tokens512, s)
+        s = toy_attention.ToyModelSettings(d_model=d_model, heads=heads, d_k=d_model // heads)
+        res = toy_attention.toy_attention(tokens512, s)
         fig = va.attention_figure(res.weights, res.tokens, res.head_names)
         t = median_seconds(lambda res=res: va.attention_figure(res.weights, res.tokens, res.head_names).to_json(), r)
         print(f"  attention_figure, {heads} + 3 heads: {len(fig.to_json()):>9,} B   (build + to_json {t * 1e3:.0f} ms)")
-    qkv = at.toy_qkv(tokens512, at.ToyModelSettings())
-    cmp = at.mask_comparison(qkv.q[0], qkv.k[0])
+    qkv = toy_attention.toy_qkv(tokens512, toy_attention.ToyModelSettings())
+    cmp = attention.mask_comparison(qkv.q[0], qkv.k[0])
     fig = va.attention_mask_figure(cmp.correct, cmp.buggy, tokens512)
     print(f"  attention_mask_figure:          {len(fig.to_json()):>9,} B")
-    res = at.toy_attention(tokens512, at.ToyModelSettings(d_model=256, heads=8, d_k=32))
+    res = toy_attention.toy_attention(tokens512, toy_attention.ToyModelSettings(d_model=256, heads=8, d_k=32))
     fig = va.attention_outputs_figure(res.outputs, res.tokens, res.head_names)
     print(f"  attention_outputs_figure:       {len(fig.to_json()):>9,} B")
-    t512 = median_seconds(lambda: at.toy_attention(tokens512, at.ToyModelSettings(d_model=256, heads=8, d_k=32)), r)
+    t512 = median_seconds(
+        lambda: toy_attention.toy_attention(tokens512, toy_attention.ToyModelSettings(d_model=256, heads=8, d_k=32)), r
+    )
     print(f"  toy_attention at 512 tokens:    {t512 * 1e3:9.1f} ms")
 
     if args.page:
@@ -146,16 +151,16 @@ def main() -> None:
     q, k, v = (torch.randn(1, H, T, d, generator=gen).to(get_device()) for _ in range(3))
     print(f"\nAttention, 1 x {H} heads x {T:,} tokens x d_k {d}, float32 ({get_device()}), median of {min(r, 3)}:")
     for causal in (False, True):
-        ours = median_seconds(lambda causal=causal: at.attention(q, k, v, causal=causal), min(r, 3))
+        ours = median_seconds(lambda causal=causal: attention.attention(q, k, v, causal=causal), min(r, 3))
         ref = median_seconds(lambda causal=causal: F.scaled_dot_product_attention(q, k, v, is_causal=causal), min(r, 3))
-        diff = at.attention(q, k, v, causal=causal) - F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        diff = attention.attention(q, k, v, causal=causal) - F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         print(
             f"  causal={causal!s:5}  core.attention {ours:7.3f} s   torch SDPA {ref:7.3f} s   "
             f"max |diff| {diff.abs().max().item():.1e}"
         )
     score_bytes = H * T * T * 4
-    print(f"  (the full score matrix would be {at.format_bytes(score_bytes)}; core processes it in query blocks of")
-    print(f"   at most {at.format_bytes(at.SCORE_BUDGET_BYTES)})")
+    print(f"  (the full score matrix would be {fmt.binary_bytes(score_bytes)}; core processes it in query blocks of")
+    print(f"   at most {fmt.binary_bytes(attention.SCORE_BUDGET_BYTES)})")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch
 
 from bench._timing import figure_json_kb, median_seconds, rerun_ms
-from core import lora as L
+from core import lora, lora_layer, lora_memory
 from core.device import device_summary, get_device
 from viz import lora as V
 
@@ -36,23 +36,23 @@ def bench_svd(sizes: list[int], repeats: int) -> None:
     for d in sizes:
         runs = repeats if d <= 1024 else max(1, min(repeats, 3 if d <= 2048 else 1))
         warm = 1 if d <= 2048 else 0
-        t_target = median_seconds(lambda d=d: L.make_target(d, d, "power_law", 0), runs, warmup=0)
-        dw = L.make_target(d, d, "power_law", 0)
-        t64 = median_seconds(lambda dw=dw: L.svd(dw, dtype=torch.float64), runs, warmup=warm)
-        t32 = median_seconds(lambda dw=dw: L.svd(dw, dtype=torch.float32), runs, warmup=warm)
+        t_target = median_seconds(lambda d=d: lora.make_target(d, d, "power_law", 0), runs, warmup=0)
+        dw = lora.make_target(d, d, "power_law", 0)
+        t64 = median_seconds(lambda dw=dw: lora.svd(dw, dtype=torch.float64), runs, warmup=warm)
+        t32 = median_seconds(lambda dw=dw: lora.svd(dw, dtype=torch.float32), runs, warmup=warm)
         print(f"{d:>6} {runs:>5} {t_target:>9.3f} {t64:>9.3f} {t32:>9.3f}", flush=True)
 
 
 def bench_rerun(d: int, repeats: int) -> None:
-    dw = L.make_target(d, d, "exponential", 0)
-    s = L.svd(dw)
-    ranks = L.slider_ranks(s.m, 16, include=[8])
-    curves = L.rank_curves(s)
-    frames = L.display_frames(s, ranks)
+    dw = lora.make_target(d, d, "exponential", 0)
+    s = lora.svd(dw)
+    ranks = lora.slider_ranks(s.m, 16, include=[8])
+    curves = lora.rank_curves(s)
+    frames = lora.display_frames(s, ranks)
     print(f"\nA rerun with the SVD cached, d = k = {d} ({len(ranks)} slider steps, 64 x 64 frames), median ms")
-    t_curves = median_seconds(lambda: L.rank_curves(s), repeats)
+    t_curves = median_seconds(lambda: lora.rank_curves(s), repeats)
     t_readout = median_seconds(lambda: curves.readout(37), repeats)
-    t_frames = median_seconds(lambda: L.display_frames(s, ranks), repeats)
+    t_frames = median_seconds(lambda: lora.display_frames(s, ranks), repeats)
     t_heat = median_seconds(lambda: V.lora_heatmaps_figure(frames, curves, 8).to_json(), repeats)
     t_curvefig = median_seconds(lambda: V.lora_curves_figure(curves, 8).to_json(), repeats)
     for name, t in (
@@ -71,12 +71,12 @@ def bench_rerun(d: int, repeats: int) -> None:
 
 
 def bench_training(repeats: int) -> None:
-    cfg = L.TrainConfig()
+    cfg = lora_layer.TrainConfig()
     print(f"\nInitialisation demo: {cfg.d}x{cfg.k}, r={cfg.r}, {cfg.steps} steps, Adam, three inits, median s")
-    t = median_seconds(lambda: L.train_all_inits(cfg), max(1, repeats // 2))
-    res = L.train_all_inits(cfg)
+    t = median_seconds(lambda: lora_layer.train_all_inits(cfg), max(1, repeats // 2))
+    res = lora_layer.train_all_inits(cfg)
     print(f"  train_all_inits {t:.3f} s; training figure JSON {len(V.lora_training_figure(res).to_json()):,} B")
-    t_mem = median_seconds(lambda: L.lora_memory(**L.PRESET_F), repeats)
+    t_mem = median_seconds(lambda: lora_memory.lora_memory(**lora_memory.PRESET_F), repeats)
     print(f"  lora_memory (worked example F) {1e6 * t_mem:.1f} us")
 
 

@@ -26,7 +26,6 @@ handed tensors touch torch, and torch is never imported by this module itself.
 from __future__ import annotations
 
 import math
-import re
 import sys
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -507,58 +506,8 @@ def contrast_batch(rewards: Any) -> np.ndarray:
     return np.stack([r, np.ones_like(r), np.zeros_like(r)])  # (3, G)
 
 
-def flip_in_text(text: str, i: int, default: str) -> str:
-    """The click on answer ``i``: the reward list ``text`` (or ``default`` if it does not parse) with r_i -> 1 - r_i.
-
-    Returns the new list as text (:func:`format_rewards`), ready to put back in the text box and the URL.
-    """
-    try:
-        r = parse_rewards(text)
-    except ValueError:
-        r = parse_rewards(default)
-    return format_rewards(flip_reward(r, i))
-
-
 # ----------------------------------------------------------------------------------------------------------------
-# typed reward lists and presets
-
-_SPLIT = re.compile(r"[\s,;]+")
-
-
-def parse_rewards(text: str, G_min: int = G_MIN, G_max: int = G_MAX) -> np.ndarray:
-    """Rewards typed as text ("1, 0, 0, 1" or "0.7 0.2 0.9"; commas, semicolons or spaces) as a float64 array.
-
-    Raises ValueError with a message fit to show the user: a token that is not a number (its position and text),
-    NaN or infinity, or a count outside G_min..G_max.
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"rewards must be given as text; got {type(text).__name__}")
-    tokens = [t for t in _SPLIT.split(text.strip()) if t]
-    if not tokens:
-        raise ValueError(f"type between {G_min} and {G_max} rewards, separated by commas or spaces")
-    values = []
-    for i, tok in enumerate(tokens, start=1):
-        try:
-            v = float(tok)
-        except ValueError:
-            raise ValueError(f"reward {i} ({tok[:20]!r}) is not a number") from None
-        if not math.isfinite(v):
-            raise ValueError(f"reward {i} ({tok[:20]!r}) must be a finite number, not NaN or infinity")
-        values.append(v)
-    if not G_min <= len(values) <= G_max:
-        raise ValueError(f"a group has between {G_min} and {G_max} answers; got {len(values)} rewards")
-    return np.array(values, dtype=np.float64)
-
-
-def format_rewards(rewards: Any) -> str:
-    """One group's rewards as compact text for a text box or URL: "1,0,0,1"; non-integers with up to 6 digits."""
-    r = _as_rewards(rewards)
-    if _is_tensor(r):
-        r = r.detach().cpu().numpy()
-    r = np.asarray(r, dtype=np.float64)
-    if r.ndim != 1:
-        raise ValueError(f"format_rewards takes one group (1 axis); got shape {r.shape}")
-    return ",".join(str(int(v)) if v == int(v) and abs(v) < 1e15 else f"{v:.6g}" for v in r)
+# presets
 
 
 @dataclass(frozen=True)

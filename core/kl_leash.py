@@ -23,10 +23,8 @@ theorem, uses torch, on core's device.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -465,15 +463,6 @@ class Answers:
         """A neutral set of K answers: uniform pi_ref, zero rewards, numbered names."""
         return cls((1.0 / K,) * K, (0.0,) * K, (0.0,) * K, default_names(K))
 
-    def texts(self) -> dict[str, str]:
-        """The text fields that give these answers back through :func:`read_answers` (blank = the default)."""
-        return {
-            "pi_ref": format_values(self.pi_ref),
-            "r": format_values(self.r),
-            "r_true": format_values(self.r_true) if self.proxy_gap else "",
-            "names": "" if self.names == default_names(self.K) else ", ".join(self.names),
-        }
-
     def resized(self, K: int) -> Answers:
         """The same answers cut to K, or padded: new answers get the mean pi_ref and reward 0."""
         if not K_MIN <= K <= K_MAX:
@@ -492,100 +481,6 @@ class Answers:
 def default_names(K: int) -> tuple[str, ...]:
     """y1, y2, ...: the lesson's y for an answer, short enough for ten bars side by side."""
     return tuple(f"y{k + 1}" for k in range(K))
-
-
-def format_values(values: Sequence[float]) -> str:
-    """Numbers as the page's text fields show them: "0.5, 0.5" (6 significant digits, no trailing zeros)."""
-    return ", ".join(f"{v:.6g}" for v in values)
-
-
-def _parse_number(item: str) -> float:
-    try:
-        return float(item)
-    except ValueError:
-        pass
-    try:
-        return float(Fraction(item))  # "1/3"
-    except OverflowError:
-        return math.inf  # refused below, with the other infinities
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"'{item}' is not a number") from None
-
-
-def parse_values(text: str, *, probabilities: bool = False) -> tuple[float, ...]:
-    """Numbers from a text field: "0.5, 0.5", "1 0 -2" or "1/3; 2/3" (commas, semicolons or spaces).
-
-    Raises ValueError with a short reason for an empty field, a word, NaN or infinity, rewards beyond
-    ±REWARD_LIMIT, and (probabilities=True) negative or all-zero values.
-    """
-    items = [s for s in re.split(r"[,;\s]+", str(text).strip()) if s]
-    if not items:
-        raise ValueError("the field is empty")
-    values = tuple(_parse_number(s) for s in items)
-    if not all(math.isfinite(v) for v in values):
-        raise ValueError("NaN and infinity are not allowed")
-    if probabilities:
-        if any(v < 0 for v in values):
-            raise ValueError("probabilities cannot be negative")
-        if not any(v > 0 for v in values):
-            raise ValueError("all values are zero; at least one answer needs a positive probability")
-        if not math.isfinite(sum(values)):  # (fsum would raise OverflowError)
-            raise ValueError("the values are too large to add up")
-    elif any(abs(v) > REWARD_LIMIT for v in values):
-        raise ValueError(f"rewards must lie within ±{REWARD_LIMIT:.0e}")
-    return values
-
-
-def read_answers(
-    K: int, pi_ref: str, r: str, r_true: str, names: str, fallback: Answers | None = None
-) -> tuple[Answers, list[str]]:
-    """The answers from the page's four text fields, and a message for each field that had to be replaced.
-
-    K: the number of answers (K_MIN..K_MAX); every list must have K values. r_true blank: the true reward is the
-    proxy r (no reward hacking). names blank: y1, y2, ... A field that cannot be read keeps the
-    ``fallback``'s value (the last valid input) when that has K values, else a neutral default (uniform pi_ref,
-    zero rewards). pi_ref is returned as typed; :func:`normalize_reference` rescales it.
-    """
-    if not K_MIN <= K <= K_MAX:
-        raise ValueError(f"K must be between {K_MIN} and {K_MAX}, got {K}")
-    backup = fallback if fallback is not None and fallback.K == K else Answers.default(K)
-    problems: list[str] = []
-
-    def field(text: str, label: str, keep: tuple[float, ...], probabilities: bool = False) -> tuple[float, ...]:
-        try:
-            values = parse_values(text, probabilities=probabilities)
-            if len(values) != K:
-                raise ValueError(f"{len(values)} values for K = {K} answers")
-            return values
-        except ValueError as err:
-            problems.append(f"{label} `{text}`: {err}. Using {format_values(keep)} instead.")
-            return keep
-
-    p = field(pi_ref, "Reference probabilities π_ref", backup.pi_ref, probabilities=True)
-    r_vals = field(r, "Rewards r", backup.r)
-    if str(r_true).strip():
-        r_true_vals = field(r_true, "True rewards", backup.r_true if backup.proxy_gap else r_vals)
-    else:
-        r_true_vals = r_vals
-    labels = tuple(s.strip() for s in str(names).split(",")) if str(names).strip() else default_names(K)
-    if len(labels) != K or not all(labels):
-        problems.append(f"Answer names `{names}`: need {K} names separated by commas. Numbering them instead.")
-        labels = default_names(K)
-    return Answers(p, r_vals, r_true_vals, labels), problems
-
-
-def resize_texts(texts: dict[str, str], K: int, last: Answers) -> dict[str, str]:
-    """The text fields after K changed: a field that already reads as K values stays as typed; the others are
-    ``last`` (the answers in use) cut or padded to K (see :meth:`Answers.resized`).
-
-    texts: field -> text, with the keys of :meth:`Answers.texts` (pi_ref, r, r_true, names).
-    """
-    padded = last.resized(K).texts()
-    out = {}
-    for key, text in texts.items():
-        _, problems = read_answers(K, **(padded | {key: text}))  # this field as typed, the others padded
-        out[key] = padded[key] if problems else text
-    return out
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""LoRA: the best rank-r approximation of an update, what adapters cost at model scale, and a LoRA layer.
+"""LoRA's spectrum: the best rank-r approximation of an update Delta W, from one SVD, for every r at once.
 
 Symbols follow the lesson (section 3.5). A frozen weight W0 (d x k) maps x in R^k to R^d; LoRA learns
 
@@ -6,30 +6,24 @@ Symbols follow the lesson (section 3.5). A frozen weight W0 (d x k) maps x in R^
 
 so the update Delta W = s B A has rank at most r and costs r (d + k) trainable numbers instead of d k.
 
-Four parts:
-
-* Targets and their spectrum: a reproducible Delta W with a chosen singular-value profile, uploads checked by
-  :func:`load_matrix`, one SVD per matrix (:func:`svd`, torch on core's device) and, from it, the error of the best
-  rank-r approximation for every r at once (:func:`rank_curves`, Eckart-Young), so that moving r costs nothing.
-* Display helpers: block averages of large matrices and the per-r frames of a slider (:func:`display_frames`).
-* The memory calculator (:func:`lora_memory`): trainable parameters, their share, and bytes for LoRA, QLoRA and
-  full fine-tuning; :data:`PRESET_F` is the lesson's worked example F.
-* :class:`LoRALinear` (frozen W0, merge and unmerge) and :func:`train_lora`, which fits it to a low-rank target
-  under the initialisations of the lesson's "consequences for the initialisation".
+Here: a reproducible Delta W with a chosen singular-value profile, checked matrices (:func:`validate_matrix`), one
+SVD per matrix (:func:`svd`, torch on core's device) and from it the error of the best rank-r approximation for
+every r (:func:`rank_curves`, Eckart-Young), and the block-averaged frames of the r slider (:func:`display_frames`).
+What adapters cost at model scale is :mod:`core.lora_memory`; the LoRA layer and its training is
+:mod:`core.lora_layer`; uploads are read by :func:`pages.views.inputs.load_matrix`.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from core.arrays import block_centres, block_edges, block_reduce
 from core.device import as_tensor
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -153,7 +147,7 @@ def make_target(
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Uploads
+# Checked matrices
 
 
 def validate_matrix(x: object) -> np.ndarray:
@@ -180,45 +174,6 @@ def validate_matrix(x: object) -> np.ndarray:
     if not np.any(a):
         raise ValueError("the matrix is all zeros: there is nothing to approximate")
     return a
-
-
-def load_matrix(data: bytes | str, filename: str) -> np.ndarray:
-    """Parse an uploaded ``.npy`` (bytes) or ``.csv`` / ``.txt`` (text or UTF-8 bytes) into a checked matrix.
-
-    CSV: one matrix row per line, values separated by commas (or by whitespace when there is no comma); lines
-    starting with ``#`` are skipped. Every failure is a ValueError whose message can be shown to the user as is.
-    """
-    name = filename.lower()
-    if name.endswith(".npy"):
-        if isinstance(data, str):
-            raise ValueError("a .npy upload must be binary data")
-        try:
-            a = np.load(io.BytesIO(data), allow_pickle=False)
-        except ValueError as err:  # pickled object arrays, bad header
-            raise ValueError(f"not a readable .npy file of numbers: {err}") from None
-        except (OSError, EOFError) as err:
-            raise ValueError(f"not a readable .npy file: {err}") from None
-        if not isinstance(a, np.ndarray):
-            raise ValueError("the .npy file does not hold a single array")
-        return validate_matrix(a)
-    if name.endswith((".csv", ".txt")):
-        if isinstance(data, bytes):
-            try:
-                data = data.decode("utf-8-sig")
-            except UnicodeDecodeError:
-                raise ValueError("the CSV file is not UTF-8 text") from None
-        lines = [ln for ln in data.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-        if not lines:
-            raise ValueError("the CSV file is empty")
-        delimiter = "," if "," in lines[0] else None
-        if len(lines) > MAX_SIDE:
-            raise ValueError(f"the matrix must be at most {MAX_SIDE} x {MAX_SIDE}, got {len(lines)} rows")
-        try:
-            a = np.loadtxt(lines, delimiter=delimiter, dtype=np.float64, ndmin=2)
-        except ValueError as err:
-            raise ValueError(f"the CSV file is not a rectangular table of numbers: {err}") from None
-        return validate_matrix(a)
-    raise ValueError(f"unsupported file type {filename!r}: upload a .npy or .csv file")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -376,39 +331,9 @@ def rank_curves(svd_result: SVD) -> RankCurves:
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Display: block averages and slider frames
+# Display frames of the rank slider
 
 DISPLAY_SIDE = 64  # a heatmap of a slider frame has at most this many rows and columns
-
-
-def block_edges(n: int, max_blocks: int = DISPLAY_SIDE) -> np.ndarray:
-    """Edges 0 = e_0 < e_1 < ... < e_B = n of B = min(n, max_blocks) blocks whose sizes differ by at most one."""
-    if n < 1 or max_blocks < 1:
-        raise ValueError(f"n and max_blocks must be positive, got {n} and {max_blocks}")
-    blocks = min(n, max_blocks)
-    return (np.arange(blocks + 1) * n) // blocks  # (B+1,)
-
-
-def _average_along(x: np.ndarray, edges: np.ndarray, axis: int) -> np.ndarray:
-    sums = np.add.reduceat(x, edges[:-1], axis=axis)
-    shape = [1] * x.ndim
-    shape[axis] = edges.shape[0] - 1
-    return sums / np.diff(edges).reshape(shape)
-
-
-def block_average(x: np.ndarray, max_side: int = DISPLAY_SIDE) -> np.ndarray:
-    """Average the last two axes of ``x`` (..., d, k) over near-equal blocks, to at most max_side x max_side."""
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim < 2:
-        raise ValueError(f"block_average needs at least 2 dimensions, got shape {x.shape}")
-    x = _average_along(x, block_edges(x.shape[-2], max_side), axis=x.ndim - 2)  # (..., D, k)
-    return _average_along(x, block_edges(x.shape[-1], max_side), axis=x.ndim - 1)  # (..., D, K)
-
-
-def block_centres(n: int, max_side: int = DISPLAY_SIDE) -> np.ndarray:
-    """Centre of each display block in the original 0-based index, for heatmap axes."""
-    e = block_edges(n, max_side)
-    return (e[:-1] + e[1:] - 1) / 2.0
 
 
 def slider_ranks(m: int, n_steps: int = 16, include: Iterable[int] = ()) -> np.ndarray:
@@ -459,8 +384,8 @@ def display_frames(svd_result: SVD, ranks: Sequence[int], max_side: int = DISPLA
     """
     m = svd_result.m
     ranks_arr = np.array([_check_rank(int(r), m) for r in ranks], dtype=np.int64)  # (n,)
-    Ub = _average_along(svd_result.U, block_edges(svd_result.d, max_side), axis=0)  # (D, m)
-    Vb = _average_along(svd_result.Vh, block_edges(svd_result.k, max_side), axis=1)  # (m, K)
+    Ub = block_reduce(svd_result.U, block_edges(svd_result.d, max_side), axis=0)  # (D, m)
+    Vb = block_reduce(svd_result.Vh, block_edges(svd_result.k, max_side), axis=1)  # (m, K)
     target = (Ub * svd_result.S) @ Vb  # (D, K)
     keep = np.arange(m)[None, :] < ranks_arr[:, None]  # (n, m): component i is in frame j when i < r_j
     approx = np.matmul(Ub[None] * (svd_result.S * keep)[:, None, :], Vb)  # (n, D, m) @ (m, K) -> (n, D, K)
@@ -474,525 +399,3 @@ def display_frames(svd_result: SVD, ranks: Sequence[int], max_side: int = DISPLA
         d=svd_result.d,
         k=svd_result.k,
     )
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# What LoRA costs at model scale
-
-ADAPTABLE: tuple[str, ...] = ("q", "k", "v", "o", "gate", "up", "down")
-# QLoRA's NF4 with double quantisation (Dettmers et al. 2023), bits per parameter: the 4-bit code, plus one absmax
-# per block of 64 weights stored in fp8 (8/64), plus one fp32 constant per 256 of those blocks (32/(64 * 256)).
-NF4_BLOCK, NF4_SECOND_BLOCK = 64, 256
-NF4_BITS_PER_PARAM = 4.0 + 8.0 / NF4_BLOCK + 32.0 / (NF4_BLOCK * NF4_SECOND_BLOCK)  # = 4.127
-BASE_BYTES: dict[str, float] = {  # frozen base, bytes/param
-    "fp32": 4.0,
-    "bf16": 2.0,
-    "int8": 1.0,
-    "nf4": NF4_BITS_PER_PARAM / 8.0,
-}
-TRAINING_BYTES_PER_PARAM = 16  # bf16 weight 2 + bf16 grad 2 + fp32 master 4 + Adam m 4 + Adam v 4
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """The shape of a decoder-only transformer, as far as LoRA's accounting needs it.
-
-    kv_width = (number of KV heads) x (head dim): equal to ``hidden`` for full multi-head attention, smaller with
-    grouped-query attention. ``n_params`` is the model's total parameter count N; None estimates it from the shape.
-    """
-
-    name: str = "custom"
-    hidden: int = 4096
-    layers: int = 32
-    intermediate: int = 11008
-    kv_width: int = 4096
-    vocab: int = 32000
-    n_params: float | None = None
-
-    def __post_init__(self) -> None:
-        for attr in ("hidden", "layers", "intermediate", "kv_width", "vocab"):
-            v = getattr(self, attr)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{attr} must be a positive integer, got {v!r}")
-        if self.n_params is not None and not (math.isfinite(self.n_params) and self.n_params > 0):
-            raise ValueError(f"n_params must be a positive number or None, got {self.n_params!r}")
-
-
-def matrix_shapes(shape: ModelShape) -> dict[str, tuple[int, int]]:
-    """(d_out, d_in) of each linear map of one layer: attention q, k, v, o and the gated MLP's gate, up, down."""
-    h, kv, ff = shape.hidden, shape.kv_width, shape.intermediate
-    return {"q": (h, h), "k": (kv, h), "v": (kv, h), "o": (h, h), "gate": (ff, h), "up": (ff, h), "down": (h, ff)}
-
-
-def estimate_n_params(shape: ModelShape) -> int:
-    """N of a Llama-style model: layers x (7 matrices + 2 norms) + untied input and output embeddings + final norm."""
-    per_layer = sum(a * b for a, b in matrix_shapes(shape).values()) + 2 * shape.hidden
-    return shape.layers * per_layer + 2 * shape.vocab * shape.hidden + shape.hidden
-
-
-@dataclass(frozen=True)
-class LoraMemory:
-    """What a LoRA configuration trains and the memory it needs (bytes; activations are not included)."""
-
-    per_matrix: dict[str, int]  # r (d_out + d_in) for each adapted matrix of one layer
-    per_layer: int
-    trainable: int  # n = layers x per_layer
-    n_params: float  # N
-    share: float  # n / N
-    scale: float  # s = alpha / r, or alpha / sqrt(r) with rsLoRA
-    base_bytes: float  # frozen base: N x bytes of its format
-    adapter_state_bytes: float  # 16 n: adapter weights, gradients and Adam states
-    lora_total_bytes: float  # base + adapter states
-    full_ft_bytes: float  # 16 N: full fine-tuning's weights, gradients and Adam states
-    checkpoint_bytes: float  # what one adapter file stores: n x checkpoint bytes/param
-    full_checkpoint_bytes: float  # a full fine-tuned copy: N x checkpoint bytes/param
-    base_format: str = "bf16"
-    notes: tuple[str, ...] = field(default=())
-
-
-def lora_memory(
-    shape: ModelShape,
-    targets: Iterable[str],
-    r: int,
-    *,
-    alpha: float = 16.0,
-    rslora: bool = False,
-    base_format: str = "bf16",
-    bytes_per_trainable: float = TRAINING_BYTES_PER_PARAM,
-    checkpoint_bytes_per_param: float = 2.0,
-) -> LoraMemory:
-    """Trainable parameters and memory of LoRA on ``targets`` (a subset of q, k, v, o, gate, up, down).
-
-    per matrix:    r (d_out + d_in)
-    trainable:     n = layers x sum over adapted matrices
-    share:         n / N
-    LoRA memory:   N x (2 bytes bf16, or 4.127 bits = 0.516 bytes NF4 for QLoRA) + 16 n
-    full FT:       16 N      (bf16 weights and gradients, fp32 master weights, two Adam moments)
-    checkpoint:    n x 2 bytes (bf16 adapter)  against N x 2 bytes for a full copy
-    """
-    chosen = tuple(dict.fromkeys(targets))
-    unknown = [t for t in chosen if t not in ADAPTABLE]
-    if unknown:
-        raise ValueError(f"unknown matrices {unknown}; choose among {', '.join(ADAPTABLE)}")
-    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
-        raise ValueError(f"the rank r must be a positive integer, got {r!r}")
-    if base_format not in BASE_BYTES:
-        raise ValueError(f"unknown base format {base_format!r}; expected one of {', '.join(BASE_BYTES)}")
-    if not (math.isfinite(alpha) and alpha > 0):
-        raise ValueError(f"alpha must be a positive number, got {alpha}")
-    shapes = matrix_shapes(shape)
-    per_matrix = {t: lora_param_count(shapes[t][0], shapes[t][1], int(r)) for t in chosen}
-    per_layer = sum(per_matrix.values())
-    n = shape.layers * per_layer
-    N = float(shape.n_params) if shape.n_params is not None else float(estimate_n_params(shape))
-    base_bytes = N * BASE_BYTES[base_format]
-    adapter_state_bytes = bytes_per_trainable * n
-    notes = []
-    too_big = [t for t in chosen if r > min(shapes[t])]
-    if too_big:
-        notes.append(f"r = {r} exceeds min(d_out, d_in) of {', '.join(too_big)}: the adapter cannot gain rank there")
-    if n > N:
-        notes.append("the adapters have more parameters than the model")
-    return LoraMemory(
-        per_matrix=per_matrix,
-        per_layer=per_layer,
-        trainable=n,
-        n_params=N,
-        share=n / N,
-        scale=alpha / math.sqrt(r) if rslora else alpha / r,
-        base_bytes=base_bytes,
-        adapter_state_bytes=adapter_state_bytes,
-        lora_total_bytes=base_bytes + adapter_state_bytes,
-        full_ft_bytes=TRAINING_BYTES_PER_PARAM * N,
-        checkpoint_bytes=checkpoint_bytes_per_param * n,
-        full_checkpoint_bytes=checkpoint_bytes_per_param * N,
-        base_format=base_format,
-        notes=tuple(notes),
-    )
-
-
-LLAMA2_7B = ModelShape(name="Llama-2-7B", hidden=4096, layers=32, intermediate=11008, kv_width=4096, n_params=7e9)
-LLAMA3_8B = ModelShape(name="Llama-3-8B (GQA)", hidden=4096, layers=32, intermediate=14336, kv_width=1024, vocab=128256)
-LLAMA_65B = ModelShape(name="LLaMA-65B", hidden=8192, layers=80, intermediate=22016, kv_width=8192, n_params=65e9)
-MODEL_PRESETS: dict[str, ModelShape] = {s.name: s for s in (LLAMA2_7B, LLAMA3_8B, LLAMA_65B)}
-
-# Worked example F: r = 8 on W_q, W_k, W_v, W_o of a 7 B Llama-2 shape, frozen base in bf16.
-PRESET_F: dict[str, object] = {"shape": LLAMA2_7B, "targets": ("q", "k", "v", "o"), "r": 8, "alpha": 16.0}
-# QLoRA's headline: a 65 B model with a 4-bit base and r = 64 adapters on every linear layer, on one 48 GB GPU.
-PRESET_QLORA_65B: dict[str, object] = {
-    "shape": LLAMA_65B,
-    "targets": ADAPTABLE,
-    "r": 64,
-    "alpha": 16.0,
-    "base_format": "nf4",
-}
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# The LoRA layer and its gradients
-
-INIT_MODES: tuple[str, ...] = ("B0", "zeros", "both_random", "A0")
-INIT_LABELS: dict[str, str] = {
-    "B0": "B = 0, A random (correct)",
-    "zeros": "A = B = 0 (nothing trains)",
-    "both_random": "A and B random (changed start)",
-    "A0": "A = 0, B random (mirror case)",
-}
-
-
-def lora_scale(alpha: float, r: int, rslora: bool = False) -> float:
-    """s = alpha / r (LoRA), or s = alpha / sqrt(r) (rsLoRA, which keeps updates from shrinking at large r)."""
-    if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or r < 1:
-        raise ValueError(f"the rank r must be a positive integer, got {r!r}")
-    return alpha / math.sqrt(r) if rslora else alpha / r
-
-
-def _seeded_normal(shape: tuple[int, ...], std: float, generator: torch.Generator, like: torch.Tensor) -> torch.Tensor:
-    """Gaussian draws made on the CPU (the same numbers on every device), then moved next to ``like``."""
-    x = torch.randn(shape, generator=generator, dtype=torch.float64) * std
-    return x.to(device=like.device, dtype=like.dtype)
-
-
-class LoRALinear(torch.nn.Module):
-    """h = W0 x + s B (A x) with W0 (d x k) frozen and A (r x k), B (d x r) trainable.
-
-    ``init``: "B0" (A Gaussian with std 1/sqrt(k), B = 0: the lesson's choice), "zeros" (A = B = 0),
-    "both_random" (B Gaussian with std 1/sqrt(r) as well), "A0" (A = 0, B random: the mirror case).
-    W0 is a parameter with ``requires_grad=False``, so ``parameters()`` counts it as frozen.
-    """
-
-    def __init__(
-        self,
-        d: int,
-        k: int,
-        r: int = 8,
-        alpha: float = 16.0,
-        *,
-        W0: torch.Tensor | np.ndarray | None = None,
-        init: str = "B0",
-        rslora: bool = False,
-        seed: int = 0,
-    ) -> None:
-        super().__init__()
-        if init not in INIT_MODES:
-            raise ValueError(f"unknown init {init!r}; expected one of {', '.join(INIT_MODES)}")
-        if isinstance(r, bool) or not isinstance(r, (int, np.integer)) or not 1 <= r <= min(d, k):
-            raise ValueError(f"the rank r must be an integer in 1..min(d, k) = {min(d, k)}, got {r!r}")
-        gen = torch.Generator().manual_seed(seed)
-        like = as_tensor(0.0)  # core's device and dtype
-        if W0 is None:
-            W0 = _seeded_normal((d, k), 1.0 / math.sqrt(k), gen, like)  # (d, k)
-        W0 = as_tensor(W0, dtype=like.dtype)
-        if tuple(W0.shape) != (d, k):
-            raise ValueError(f"W0 must have shape ({d}, {k}), got {tuple(W0.shape)}")
-        self.d, self.k, self.r, self.alpha, self.rslora, self.init = d, k, int(r), float(alpha), rslora, init
-        self.scale = lora_scale(alpha, int(r), rslora)
-        self.W0 = torch.nn.Parameter(W0.clone(), requires_grad=False)  # (d, k) frozen
-        A = _seeded_normal((r, k), 1.0 / math.sqrt(k), gen, like)  # (r, k)
-        B = _seeded_normal((d, r), 1.0 / math.sqrt(r), gen, like)  # (d, r)
-        if init in ("zeros", "A0"):
-            A = torch.zeros_like(A)
-        if init in ("zeros", "B0"):
-            B = torch.zeros_like(B)
-        self.A = torch.nn.Parameter(A)  # (r, k)
-        self.B = torch.nn.Parameter(B)  # (d, r)
-        self.merged = False
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """h = x W0^T + s (x A^T) B^T for a batch of rows x (..., k); never forms the d x k matrix B A."""
-        base = x @ self.W0.T  # (..., d)
-        if self.merged:
-            return base
-        return base + self.scale * ((x @ self.A.T) @ self.B.T)  # (..., r) -> (..., d)
-
-    @torch.no_grad()
-    def delta_weight(self) -> torch.Tensor:
-        """Delta W = s B A (d x k), for inspection and merging only."""
-        return self.scale * (self.B @ self.A)  # (d, r) @ (r, k) -> (d, k)
-
-    @torch.no_grad()
-    def merge(self) -> None:
-        """W = W0 + s B A: one matrix again, so inference has no extra latency."""
-        if self.merged:
-            raise RuntimeError("the adapter is already merged")
-        self.W0 += self.delta_weight()
-        self.merged = True
-
-    @torch.no_grad()
-    def unmerge(self) -> None:
-        """W0 = W - s B A: restores the frozen base (up to rounding) and the separate adapter path."""
-        if not self.merged:
-            raise RuntimeError("the adapter is not merged")
-        self.W0 -= self.delta_weight()
-        self.merged = False
-
-    def trainable_count(self) -> int:
-        return sum(p.numel() for p in self.parameters() if p.requires_grad)
-
-    def frozen_count(self) -> int:
-        return sum(p.numel() for p in self.parameters() if not p.requires_grad)
-
-
-def lora_gradients(
-    x: torch.Tensor, g: torch.Tensor, A: torch.Tensor, B: torch.Tensor, scale: float
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The gradients theorem, summed over a batch of rows x (n, k) with upstream gradients g = dL/dh (n, d).
-
-        u = A x,    dL/dB = s g u^T,    dL/dA = s B^T g x^T
-
-    Returns (dL/dA (r, k), dL/dB (d, r)). With B = 0 the first is exactly zero.
-    """
-    u = x @ A.T  # (n, r)
-    dB = scale * g.T @ u  # (d, n) @ (n, r) -> (d, r)
-    dA = scale * (g @ B).T @ x  # (r, n) @ (n, k) -> (r, k)
-    return dA, dB
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Training the layer under each initialisation
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """A small LoRA fit: W0 (d x k) frozen, target W0 + Delta W* with rank(Delta W*) = target_rank."""
-
-    d: int = 64
-    k: int = 64
-    r: int = 4
-    alpha: float = 8.0
-    rslora: bool = False
-    target_rank: int = 4
-    n_samples: int = 256
-    steps: int = 300
-    lr: float = 0.01
-    optimizer: str = "adam"  # or "sgd"
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        for attr in ("d", "k", "r", "target_rank", "n_samples", "steps"):
-            v = getattr(self, attr)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise ValueError(f"{attr} must be a positive integer, got {v!r}")
-        if max(self.d, self.k) > 1024:
-            raise ValueError(f"d and k of the training demo must be at most 1024, got {self.d} x {self.k}")
-        if self.r > min(self.d, self.k) or self.target_rank > min(self.d, self.k):
-            raise ValueError(f"r and target_rank must be at most min(d, k) = {min(self.d, self.k)}")
-        if self.optimizer not in ("adam", "sgd"):
-            raise ValueError(f"optimizer must be 'adam' or 'sgd', got {self.optimizer!r}")
-        if not (math.isfinite(self.lr) and self.lr > 0) or not (math.isfinite(self.alpha) and self.alpha > 0):
-            raise ValueError("lr and alpha must be positive numbers")
-
-
-@dataclass(frozen=True)
-class TrainResult:
-    """Curves of one fit; index t of each per-step array is the state before update t (the last is the end)."""
-
-    init: str
-    loss: np.ndarray  # (steps+1,) mean squared error of h against the target outputs
-    norm_A: np.ndarray  # (steps+1,) ||A||_F
-    norm_B: np.ndarray  # (steps+1,) ||B||_F
-    grad_A0: np.ndarray  # (r, k) dL/dA at step 0
-    grad_B0: np.ndarray  # (d, r) dL/dB at step 0
-    delta_at_init: float  # max |h - W0 x| over the data at step 0 (0.0 exactly when B A = 0)
-    merge_gap: float  # max |merged output - adapter output| after training
-    loss_floor: float  # the least loss any rank-r update can reach on this data (Eckart-Young, weighted)
-    seconds: float
-    device: str
-
-    @property
-    def grad_A0_norm(self) -> float:
-        """||dL/dA||_F at step 0: exactly 0.0 when B = 0 (dL/dA = s B^T g x^T)."""
-        return float(np.linalg.norm(self.grad_A0))
-
-    @property
-    def grad_B0_norm(self) -> float:
-        """||dL/dB||_F at step 0: non-zero as soon as A x != 0 (dL/dB = s g u^T)."""
-        return float(np.linalg.norm(self.grad_B0))
-
-
-def _training_problem(config: TrainConfig) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """W0 (d x k), Delta W* (d x k, exact rank target_rank, entries of size about 1/sqrt(k)) and inputs X (n x k)."""
-    rng = np.random.default_rng(config.seed)
-    W0 = rng.standard_normal((config.d, config.k)) / math.sqrt(config.k)
-    X = rng.standard_normal((config.n_samples, config.k))
-    delta_star = make_target(
-        config.d, config.k, "low_rank_noise", config.seed + 1, rank=config.target_rank, noise=0.0
-    ) / math.sqrt(config.k)
-    return W0, delta_star, X
-
-
-def loss_floor(delta_star: np.ndarray, X: np.ndarray, r: int) -> float:
-    """min over rank-r M of (1 / (n d)) ||X (Delta W* - M)^T||_F^2, the best any rank-r adapter can do.
-
-    With C = X^T X / n the loss is ||(Delta W* - M) C^(1/2)||_F^2 / d, so by Eckart-Young the minimum is
-    sum_{i>r} sigma_i(Delta W* C^(1/2))^2 / d.
-    """
-    n, d = X.shape[0], delta_star.shape[0]
-    # ||(Delta W* - M) C^(1/2)||_F = ||(Delta W* - M) X^T||_F / sqrt(n): the singular values of Delta W* X^T suffice
-    sigma = np.linalg.svd(delta_star @ X.T, compute_uv=False) / math.sqrt(n)  # (min(d, n),)
-    return float(np.sum(sigma[r:] ** 2) / d)
-
-
-def train_lora(
-    config: TrainConfig,
-    init: str = "B0",
-    progress: Callable[[float], None] | None = None,
-) -> TrainResult:
-    """Fit a :class:`LoRALinear` on core's device to y = (W0 + Delta W*) x by full-batch gradient steps.
-
-        L = (1 / (n d)) sum_rows ||h - y||^2,    h = W0 x + s B A x
-
-    Records L, ||A||_F and ||B||_F at every step and the gradients at step 0. ``progress(fraction)`` is called
-    about 50 times, for a progress bar.
-    """
-    W0_np, delta_star, X_np = _training_problem(config)
-    layer = LoRALinear(
-        config.d, config.k, config.r, config.alpha, W0=W0_np, init=init, rslora=config.rslora, seed=config.seed
-    )
-    X = as_tensor(X_np, dtype=layer.W0.dtype, device=layer.W0.device)  # (n, k)
-    Y = X @ as_tensor(W0_np + delta_star, dtype=X.dtype, device=X.device).T  # (n, d)
-    params = [layer.A, layer.B]
-    opt = torch.optim.Adam(params, lr=config.lr) if config.optimizer == "adam" else torch.optim.SGD(params, config.lr)
-    steps = config.steps
-    record = torch.zeros((3, steps + 1), dtype=X.dtype, device=X.device)  # loss, ||A||, ||B|| (no sync per step)
-    every = max(1, steps // 50)
-    start = time.perf_counter()
-    with torch.no_grad():
-        delta_at_init = float((layer(X) - X @ layer.W0.T).abs().max())
-    grad_A0 = grad_B0 = None
-    for t in range(steps + 1):
-        opt.zero_grad(set_to_none=False)
-        h = layer(X)  # (n, d)
-        loss = ((h - Y) ** 2).mean()
-        with torch.no_grad():
-            record[0, t] = loss.detach()
-            record[1, t] = torch.linalg.norm(layer.A)
-            record[2, t] = torch.linalg.norm(layer.B)
-        if t == steps:
-            break
-        loss.backward()
-        if t == 0:
-            grad_A0, grad_B0 = layer.A.grad.detach().clone(), layer.B.grad.detach().clone()
-        opt.step()
-        if progress is not None and (t + 1) % every == 0:
-            progress((t + 1) / steps)
-    with torch.no_grad():
-        adapter_out = layer(X)
-        layer.merge()
-        merge_gap = float((layer(X) - adapter_out).abs().max())
-        layer.unmerge()
-    rec = record.cpu().numpy()
-    if progress is not None:
-        progress(1.0)
-    return TrainResult(
-        init=init,
-        loss=rec[0],
-        norm_A=rec[1],
-        norm_B=rec[2],
-        grad_A0=grad_A0.cpu().to(torch.float64).numpy(),
-        grad_B0=grad_B0.cpu().to(torch.float64).numpy(),
-        delta_at_init=delta_at_init,
-        merge_gap=merge_gap,
-        loss_floor=loss_floor(delta_star, X_np, config.r),
-        seconds=time.perf_counter() - start,
-        device=str(X.device),
-    )
-
-
-def train_all_inits(
-    config: TrainConfig,
-    inits: Sequence[str] = ("B0", "zeros", "both_random"),
-    progress: Callable[[float], None] | None = None,
-) -> dict[str, TrainResult]:
-    """:func:`train_lora` under each initialisation, on the same W0, data, target and A draw."""
-    out: dict[str, TrainResult] = {}
-    with _few_threads(config):
-        for i, init in enumerate(inits):
-            inner = None if progress is None else (lambda f, i=i: progress((i + f) / len(inits)))
-            out[init] = train_lora(config, init, inner)
-    return out
-
-
-@contextmanager
-def _few_threads(config: TrainConfig) -> Iterator[None]:
-    """One CPU thread for a small fit: its matrices are too small to split, and on a busy machine extra threads
-    only wait on each other (a 64 x 64 demo ran 10x faster with one thread under load). GPU runs are unaffected."""
-    small = config.d * config.k <= 256 * 256 and as_tensor(0.0).device.type == "cpu"
-    before = torch.get_num_threads()
-    if small:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if small:
-            torch.set_num_threads(before)
-
-
-def clamp_whole(value: float | None, name: str, lo: int, hi: int, default: int) -> tuple[int, list[str]]:
-    """A whole number in lo..hi from a (float) input, with notes for the page when it had to be changed.
-
-    None or a non-finite value gives ``default``; a fraction is rounded; a value outside lo..hi is clamped.
-    """
-    if lo > hi:
-        raise ValueError(f"empty range {lo}..{hi} for {name}")
-    if value is None or not math.isfinite(float(value)):
-        return default, [f"{name} must be a number; using {default}."]
-    notes = []
-    n = round(float(value))
-    if n != float(value):
-        notes.append(f"{name} = {value:g} is not a whole number; rounded to {n}.")
-    if not lo <= n <= hi:
-        clamped = min(max(n, lo), hi)
-        notes.append(f"{name} = {n} must lie between {lo} and {hi}; using {clamped}.")
-        n = clamped
-    return int(n), notes
-
-
-__all__ = [
-    "ADAPTABLE",
-    "BASE_BYTES",
-    "INIT_LABELS",
-    "INIT_MODES",
-    "LLAMA2_7B",
-    "LLAMA3_8B",
-    "LLAMA_65B",
-    "MODEL_PRESETS",
-    "NF4_BITS_PER_PARAM",
-    "PRESET_F",
-    "PRESET_QLORA_65B",
-    "PROFILES",
-    "PROFILE_LABELS",
-    "SVD",
-    "DisplayFrames",
-    "LoRALinear",
-    "LoraMemory",
-    "ModelShape",
-    "RankCurves",
-    "RankReadout",
-    "TrainConfig",
-    "TrainResult",
-    "best_rank_approximation",
-    "block_average",
-    "block_centres",
-    "block_edges",
-    "clamp_whole",
-    "display_frames",
-    "estimate_n_params",
-    "load_matrix",
-    "lora_factors",
-    "lora_gradients",
-    "lora_memory",
-    "lora_param_count",
-    "lora_scale",
-    "loss_floor",
-    "make_target",
-    "matrix_shapes",
-    "rank_curves",
-    "reconstruct",
-    "singular_value_profile",
-    "slider_ranks",
-    "svd",
-    "train_all_inits",
-    "train_lora",
-    "validate_matrix",
-]

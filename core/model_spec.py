@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from core.kv_cache import kv_cache_bytes
+
 KIB = 2**10
 MIB = 2**20
 GIB = 2**30
@@ -335,10 +337,17 @@ def kv_values_per_token(spec: ModelSpec, *, mha: bool = False) -> int:
 
 
 def kv_cache_bytes_per_token(spec: ModelSpec, bytes_per_value: float = 2.0, *, mha: bool = False) -> float:
-    """KV-cache bytes per token of one sequence (bf16 = 2 bytes per value, fp8 = 1)."""
+    """KV-cache bytes per token of one sequence (bf16 = 2 bytes per value, fp8 = 1).
+
+    Standard attention counts with :func:`core.kv_cache.kv_cache_bytes` (the one implementation of 2 L K H b);
+    MLA caches L (r_kv + d_rope) values per token instead.
+    """
     if not bytes_per_value > 0:
         raise ValueError(f"bytes_per_value must be > 0, got {bytes_per_value!r}")
-    return kv_values_per_token(spec, mha=mha) * bytes_per_value
+    if spec.is_mla and not mha:
+        return kv_values_per_token(spec) * bytes_per_value
+    K = spec.n_heads if mha else spec.n_kv_heads
+    return float(kv_cache_bytes(spec.layers, K, spec.head_dim, bytes_per_value))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -24,22 +24,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from core.arrays import as_float_array
+
 EPS_DEFAULT = 0.2  # PPO's clip range (Schulman et al. 2017; seed 003: "eps near 0.2")
 DAPO_EPS_LOW, DAPO_EPS_HIGH = 0.2, 0.28  # DAPO's clip-higher (Yu et al. 2025)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# validation
-
-
-def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numbers, got {x!r}") from None
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite numbers (no NaN or infinity)")
-    return a
 
 
 def _check_eps(eps_low: float, eps_high: float | None) -> tuple[float, float]:
@@ -75,10 +63,10 @@ def ppo_clip_objective(
     ratios <= 0 and non-finite input.
     """
     lo, hi = _check_eps(eps_low, eps_high)
-    rho = _as_float_array(ratio, "ratio")
+    rho = as_float_array(ratio, "ratio")
     if np.any(rho <= 0):
         raise ValueError("ratio is pi_theta / pi_theta_old, a ratio of probabilities: it must be > 0")
-    A = _as_float_array(advantage, "advantage")
+    A = as_float_array(advantage, "advantage")
     # min(rho A, clip(rho, 1 - eps_low, 1 + eps_high) A)
     return np.minimum(rho * A, np.clip(rho, 1.0 - lo, 1.0 + hi) * A)
 
@@ -93,8 +81,8 @@ def clip_active(
     min picks the unclipped, more pessimistic term.) At A = 0 nothing is clipped (the gradient is 0 anyway).
     """
     lo, hi = _check_eps(eps_low, eps_high)
-    rho = _as_float_array(ratio, "ratio")
-    A = _as_float_array(advantage, "advantage")
+    rho = as_float_array(ratio, "ratio")
+    A = as_float_array(advantage, "advantage")
     return ((A > 0) & (rho > 1.0 + hi)) | ((A < 0) & (rho < 1.0 - lo))
 
 
@@ -108,10 +96,10 @@ def ppo_clip_gradient(
     At the kinks (rho exactly 1 - eps_low or 1 + eps_high) the objective has no derivative; this returns the
     one-sided value from inside the range (A). Broadcasts like the objective.
     """
-    rho = _as_float_array(ratio, "ratio")
+    rho = as_float_array(ratio, "ratio")
     if np.any(rho <= 0):
         raise ValueError("ratio is pi_theta / pi_theta_old, a ratio of probabilities: it must be > 0")
-    A = _as_float_array(advantage, "advantage")
+    A = as_float_array(advantage, "advantage")
     clipped = clip_active(rho, A, eps_low, eps_high)
     return np.where(clipped, 0.0, A) * np.ones_like(rho)
 
@@ -142,7 +130,7 @@ def ppo_clip_curve(
     if n < 2 or not (0 < lo < hi):
         raise ValueError(f"need n >= 2 and 0 < lo < hi, got n = {n}, lo = {lo}, hi = {hi}")
     rho = np.round(np.linspace(lo, hi, n), 12)  # (n,) rounded so that 1.2 is exactly 1.2 on the slider
-    A = _as_float_array(advantages, "advantages").reshape(-1)  # (S,)
+    A = as_float_array(advantages, "advantages").reshape(-1)  # (S,)
     obj = ppo_clip_objective(rho[None, :], A[:, None], e_lo, e_hi)  # (S, n)
     grad = ppo_clip_gradient(rho[None, :], A[:, None], e_lo, e_hi)  # (S, n)
     return ClipCurve(rho, A, obj, rho[None, :] * A[:, None], grad, e_lo, e_hi)
@@ -204,8 +192,8 @@ def clip_batch_stats(
 ) -> ClipBatch:
     """What the clip does to a batch of tokens (flat arrays of equal length, n >= 1)."""
     lo, hi = _check_eps(eps_low, eps_high)
-    rho = _as_float_array(ratio, "ratio").reshape(-1)
-    A = _as_float_array(advantage, "advantage").reshape(-1)
+    rho = as_float_array(ratio, "ratio").reshape(-1)
+    A = as_float_array(advantage, "advantage").reshape(-1)
     if rho.size == 0 or rho.shape != A.shape:
         raise ValueError(f"need one advantage per ratio and at least one token, got {rho.size} and {A.size}")
     obj = ppo_clip_objective(rho, A, lo, hi)  # (n,)
@@ -258,8 +246,8 @@ def token_batch(
 def _check_trajectories(
     rewards: ArrayLike, values: ArrayLike
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], tuple[int, ...]]:
-    r = _as_float_array(rewards, "rewards")
-    v = _as_float_array(values, "values")
+    r = as_float_array(rewards, "rewards")
+    v = as_float_array(values, "values")
     if r.ndim == 0 or v.ndim == 0:
         raise ValueError("rewards and values must be sequences over time (last axis), not single numbers")
     T = r.shape[-1]
@@ -311,7 +299,7 @@ def gae(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> NDAr
 
 def discounted_returns(rewards: ArrayLike, gamma: float, bootstrap: ArrayLike = 0.0) -> NDArray[np.float64]:
     """G_t = sum_l gamma^l r_{t+l} + gamma^(T-t) V(s_T) over the last axis (the Monte Carlo return-to-go)."""
-    r = _as_float_array(rewards, "rewards")
+    r = as_float_array(rewards, "rewards")
     if r.ndim == 0 or r.shape[-1] == 0:
         raise ValueError("empty trajectory: rewards need at least one step")
     zeros = np.zeros_like(r)
@@ -361,7 +349,7 @@ def gae_bias_variance(
     (the same error at every non-terminal state) or (T,) values; the terminal value stays 0. lams: default 11
     values 0, 0.1, .., 1.
     """
-    mu = _as_float_array(mean_reward, "mean_reward").reshape(-1)
+    mu = as_float_array(mean_reward, "mean_reward").reshape(-1)
     T = mu.size
     if T == 0:
         raise ValueError("empty trajectory: mean_reward needs at least one step")
@@ -370,8 +358,8 @@ def gae_bias_variance(
         raise ValueError(f"sigma must be >= 0, got {sigma!r}")
     if not isinstance(n, int | np.integer) or n < 2:
         raise ValueError(f"n must be at least 2 trajectories, got {n!r}")
-    b = np.broadcast_to(_as_float_array(critic_error, "critic_error"), (T,)).astype(np.float64)
-    lam = np.linspace(0.0, 1.0, 11) if lams is None else _as_float_array(lams, "lams").reshape(-1)
+    b = np.broadcast_to(as_float_array(critic_error, "critic_error"), (T,)).astype(np.float64)
+    lam = np.linspace(0.0, 1.0, 11) if lams is None else as_float_array(lams, "lams").reshape(-1)
     for x in lam:
         _check_unit(x, "lam")
 
@@ -467,8 +455,8 @@ def kl_estimators(logp_policy: Any, logp_ref: Any) -> KLEstimates:
         log_r = logp_ref - logp_policy
         # k3 = (r - 1) - log r, with expm1 so that r close to 1 keeps its digits
         return KLEstimates(-log_r, log_r**2 / 2, torch.expm1(log_r) - log_r)
-    lp = _as_float_array(logp_policy, "logp_policy")
-    lr = _as_float_array(logp_ref, "logp_ref")
+    lp = as_float_array(logp_policy, "logp_policy")
+    lr = as_float_array(logp_ref, "logp_ref")
     log_r = lr - lp  # log r = log pi_ref - log pi_theta
     with np.errstate(over="ignore"):
         k3 = np.expm1(log_r) - log_r  # (r - 1) - log r
@@ -502,8 +490,8 @@ def kl_estimator_study(pi_theta: ArrayLike, pi_ref: ArrayLike, n: int = 2000, se
     """
     from core.kl_leash import kl_divergence
 
-    p = _as_float_array(pi_theta, "pi_theta").reshape(-1)
-    q = _as_float_array(pi_ref, "pi_ref").reshape(-1)
+    p = as_float_array(pi_theta, "pi_theta").reshape(-1)
+    q = as_float_array(pi_ref, "pi_ref").reshape(-1)
     if p.size == 0 or p.shape != q.shape:
         raise ValueError("pi_theta and pi_ref must be non-empty and of the same length")
     if not isinstance(n, int | np.integer) or n < 2:
@@ -551,7 +539,7 @@ def kl_penalized_rewards(
     if k1.ndim == 0 or k1.shape[-1] == 0:
         raise ValueError("empty trajectory: need the log-probabilities of at least one token")
     R = -b * k1  # (..., T)
-    R[..., -1] += _as_float_array(score, "score")
+    R[..., -1] += as_float_array(score, "score")
     return R
 
 

@@ -23,20 +23,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from core.arrays import as_float_array
 from core.kl_leash import kl_divergence, kl_regularized_policy
 
 if TYPE_CHECKING:
     import torch
-
-
-def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numbers, got {x!r}") from None
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite numbers (no NaN or infinity)")
-    return a
 
 
 def _as_pairs(pairs: ArrayLike, n_items: int | None) -> tuple[NDArray[np.int64], int]:
@@ -69,14 +60,14 @@ def _softplus(x: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def preference_probability(r_w: ArrayLike, r_l: ArrayLike) -> NDArray[np.float64] | float:
     """Bradley-Terry: P(w preferred to l) = sigma(r_w - r_l). Broadcasts; floats in, float out."""
-    d = _as_float_array(r_w, "r_w") - _as_float_array(r_l, "r_l")
+    d = as_float_array(r_w, "r_w") - as_float_array(r_l, "r_l")
     p = np.exp(-_softplus(-d))  # sigma(d), exact in both tails
     return float(p) if p.ndim == 0 else p
 
 
 def bradley_terry_nll(rewards: ArrayLike, pairs: ArrayLike) -> float:
     """Mean -log sigma(r_w - r_l) over the pairs (nats per pair); adding a constant to all rewards changes nothing."""
-    r = _as_float_array(rewards, "rewards").reshape(-1)
+    r = as_float_array(rewards, "rewards").reshape(-1)
     idx, _ = _as_pairs(pairs, r.size)
     # -log sigma(r_w - r_l) = softplus(r_l - r_w)
     return float(np.mean(_softplus(r[idx[:, 1]] - r[idx[:, 0]])))
@@ -87,7 +78,7 @@ def implicit_reward(logp_policy: ArrayLike, logp_ref: ArrayLike, beta: float) ->
     b = float(beta)
     if not (math.isfinite(b) and b > 0):
         raise ValueError(f"beta must be positive, got {beta!r}")
-    r = b * (_as_float_array(logp_policy, "logp_policy") - _as_float_array(logp_ref, "logp_ref"))
+    r = b * (as_float_array(logp_policy, "logp_policy") - as_float_array(logp_ref, "logp_ref"))
     return float(r) if r.ndim == 0 else r
 
 
@@ -189,7 +180,7 @@ def sample_pairs(
 ) -> NDArray[np.int64]:
     """n_pairs labelled comparisons of random distinct items: Bradley-Terry labels from the true rewards, each then
     flipped with probability ``flip`` (labeler noise). Returns (n_pairs, 2) (winner, loser) indices."""
-    r = _as_float_array(true_rewards, "true_rewards").reshape(-1)
+    r = as_float_array(true_rewards, "true_rewards").reshape(-1)
     if r.size < 2:
         raise ValueError("need at least two items to compare")
     if not (0.0 <= float(flip) <= 0.5):
@@ -207,7 +198,7 @@ def sample_pairs(
 
 def pair_accuracy(rewards: ArrayLike, pairs: ArrayLike) -> float:
     """Share of pairs whose winner has the higher reward (ties count one half)."""
-    r = _as_float_array(rewards, "rewards").reshape(-1)
+    r = as_float_array(rewards, "rewards").reshape(-1)
     idx, _ = _as_pairs(pairs, r.size)
     d = r[idx[:, 0]] - r[idx[:, 1]]
     return float(np.mean((d > 0) + 0.5 * (d == 0)))
@@ -239,8 +230,8 @@ def accuracy_vs_noise(
     Even the true rewards cannot predict a noisy label better than the ceiling: Bradley-Terry's own randomness
     (close items are a coin toss) plus the flips; as the flip rate nears 1/2 everything falls to 50%.
     """
-    r = _as_float_array(true_rewards, "true_rewards").reshape(-1)
-    f = _as_float_array(flips, "flips").reshape(-1)
+    r = as_float_array(true_rewards, "true_rewards").reshape(-1)
+    f = as_float_array(flips, "flips").reshape(-1)
     rng = np.random.default_rng(seed)
     # all pairs of distinct items, for the accuracy against the true ordering
     a, b = np.triu_indices(r.size, k=1)
@@ -278,8 +269,8 @@ LENGTH_TOY = LengthToy((50, 100, 200, 400, 800), (0.25, 0.35, 0.25, 0.10, 0.05),
 
 def length_biased_reward(quality: ArrayLike, lengths: ArrayLike, length_coef: float) -> NDArray[np.float64]:
     """The proxy reward r = quality + c · log2(length): c more reward for every doubling of the answer's length."""
-    q = _as_float_array(quality, "quality")
-    L = _as_float_array(lengths, "lengths")
+    q = as_float_array(quality, "quality")
+    L = as_float_array(lengths, "lengths")
     if np.any(L <= 0):
         raise ValueError("lengths must be positive numbers of tokens")
     # r = q + c log2(L)
@@ -305,12 +296,12 @@ class LengthSweep:
 
 def length_bias_sweep(toy: LengthToy = LENGTH_TOY, betas: ArrayLike | None = None) -> LengthSweep:
     """The KL-leash optimum under a length-biased proxy for each beta (default 61 log-spaced values, 1e-2 .. 1e2)."""
-    L = _as_float_array(toy.lengths, "lengths")
-    q = _as_float_array(toy.quality, "quality")
-    ref = _as_float_array(toy.pi_ref, "pi_ref")
+    L = as_float_array(toy.lengths, "lengths")
+    q = as_float_array(toy.quality, "quality")
+    ref = as_float_array(toy.pi_ref, "pi_ref")
     if not (L.shape == q.shape == ref.shape) or L.size == 0:
         raise ValueError("lengths, quality and pi_ref need one entry per answer")
-    beta = np.geomspace(1e-2, 1e2, 61) if betas is None else _as_float_array(betas, "betas").reshape(-1)
+    beta = np.geomspace(1e-2, 1e2, 61) if betas is None else as_float_array(betas, "betas").reshape(-1)
     r = length_biased_reward(q, L, toy.length_coef)  # (K,)
     pi = kl_regularized_policy(ref, r, beta)  # (B, K), validates pi_ref and beta
     p_ref = ref / ref.sum()

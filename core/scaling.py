@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+FloatOrArray = float | NDArray[np.float64]  # a per-N quantity: float for one N, (n,) array for n of them
+
 FLOPS_PER_PARAM_TOKEN = 6.0  # C ≈ 6 N D: 2N forward + 4N backward FLOPs per token
 SERVING_FLOPS_PER_PARAM = 2.0  # 2N FLOPs per generated token
 TRAINING_BYTES_PER_PARAM = 16.0  # mixed-precision Adam: bf16 weights + grads (4), fp32 master + 2 moments (12)
@@ -173,26 +175,28 @@ class Hardware:
 class Plan:
     """Everything the scaling page reports about training N parameters with a budget of C FLOPs.
 
-    Fields are floats for a scalar N (from :func:`plan`) or arrays for an array of N (from :func:`plan_sweep`).
+    The per-N fields (N, D, tokens_per_param, loss, excess_pct, memory_bytes, serving_flops_per_token) are floats
+    for a scalar N (from :func:`plan`) and arrays for an array of N (from :func:`plan_sweep`); the budget's fields
+    (C, the optimum, the rule of thumb, time) are floats either way.
     """
 
     C: float
-    N: float
-    D: float
-    tokens_per_param: float
-    loss: float
+    N: FloatOrArray
+    D: FloatOrArray
+    tokens_per_param: FloatOrArray
+    loss: FloatOrArray
     N_opt: float
     D_opt: float
     loss_opt: float
-    excess_pct: float  # loss above the fit's minimum, in % of the minimum
+    excess_pct: FloatOrArray  # loss above the fit's minimum, in % of the minimum
     tokens_per_param_opt: float
     N_rule: float
     D_rule: float
     loss_rule: float
     train_seconds: float
     gpu_days: float
-    memory_bytes: float  # training states at 16 bytes per parameter (activations excluded)
-    serving_flops_per_token: float
+    memory_bytes: FloatOrArray  # training states at 16 bytes per parameter (activations excluded)
+    serving_flops_per_token: FloatOrArray
 
 
 def plan_sweep(

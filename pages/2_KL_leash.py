@@ -2,9 +2,8 @@
 
 import streamlit as st
 
-from core import kl_leash as kl
 from pages.frame import InterviewAnswer, Page, Readout, cached_view, draw_tabs, preset_buttons
-from pages.views import Options
+from pages.views import Options, inputs
 from pages.views import kl_leash as view_of
 
 page = Page.setup(
@@ -49,7 +48,7 @@ def _resize() -> None:
     """K moved: cut or pad the answers in the text fields that do not already have K values."""
     last = st.session_state.get(LAST, view_of.TOY_ANSWERS)
     texts = {key: st.session_state.get(key, TOY[key]) for key in ("pi_ref", "r", "r_true", "names")}
-    st.session_state.update(kl.resize_texts(texts, st.session_state["K"], last))
+    st.session_state.update(inputs.resize_texts(texts, st.session_state["K"], last))
 
 
 with page.controls(presets=list(view_of.LEASH_PRESETS)):

@@ -7,9 +7,9 @@ from contextlib import nullcontext
 import numpy as np
 import streamlit as st
 
-from core import lora as L
+from core import lora, lora_memory
 from pages.frame import InterviewAnswer, Page, cached_figures, cached_view, draw_tabs
-from pages.views import Options, View
+from pages.views import Options, View, inputs
 from pages.views import lora as view_of
 from pages.views.state import State
 from viz import format as fmt
@@ -30,7 +30,7 @@ page = Page.setup(
 def read_upload(name: str, digest: str, _data: bytes) -> tuple[np.ndarray | None, str | None]:
     """(matrix, None) for a good upload, (None, message) for a bad one; never raises."""
     try:
-        return L.load_matrix(_data, name), None
+        return inputs.load_matrix(_data, name), None
     except ValueError as err:
         return None, view_of.upload_problem(name, err)
 
@@ -70,7 +70,7 @@ with page.controls():
     st.subheader("The target update ΔW")
     page.control("rows")
     page.control("cols")
-    st.caption(L.PROFILE_LABELS[page.control("profile")])
+    st.caption(lora.PROFILE_LABELS[page.control("profile")])
     for name in ("seed", "smooth", "logr"):
         page.control(name)
     upload = st.file_uploader(  # no type filter: a wrong file gets the page's message, not Streamlit's exception
@@ -150,7 +150,7 @@ if "training" in out.figures:
 page.show_notices(out)
 page.readouts(out.readouts)
 
-_qlora = L.lora_memory(**L.PRESET_QLORA_65B)  # for the explanation's numbers
+_qlora = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B)  # for the explanation's numbers
 
 with page.explain():
     st.markdown(
@@ -164,8 +164,9 @@ spectrum every direction matters and low rank buys little.
 
 **What LoRA costs.** Every adapted d_out × d_in matrix gets r(d_out + d_in) trainable numbers. Training them with
 Adam costs about 16 bytes each; the frozen base costs 2 bytes per parameter in bf16, or
-{L.NF4_BITS_PER_PARAM:.3f} bits ({L.BASE_BYTES["nf4"]:.3f} bytes) in QLoRA's NF4 with double quantisation: 4 bits per
-weight, an fp8 absmax per block of 64 weights (0.125 bits) and an fp32 constant per 256 blocks (0.002 bits)
+{lora_memory.NF4_BITS_PER_PARAM:.3f} bits ({lora_memory.BASE_BYTES["nf4"]:.3f} bytes) in QLoRA's NF4 with double
+quantisation: 4 bits per weight, an fp8 absmax per block of 64 weights (0.125 bits)
+and an fp32 constant per 256 blocks (0.002 bits)
 (Dettmers et al. 2023). Full fine-tuning needs 16 bytes per parameter. Activations are the same either way, and
 these estimates leave them out: the QLoRA preset's {_qlora.lora_total_bytes / 1e9:.1f} GB leaves
 {48 - _qlora.lora_total_bytes / 1e9:.1f} GB of a 48 GB GPU for them, so it fits only with gradient checkpointing

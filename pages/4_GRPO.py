@@ -4,9 +4,8 @@ from functools import partial
 
 import streamlit as st
 
-from core import grpo
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options
+from pages.views import Options, inputs
 from pages.views import grpo as view_of
 
 DEFAULT = view_of.DEFAULT_REWARDS
@@ -31,7 +30,7 @@ def _on_click(chart_key: str) -> None:
     st.session_state[CLICKS] = st.session_state.get(CLICKS, 0) + 1
     try:  # the point index is the answer index on both bar traces (the browser sends customdata as a dict)
         i = int(points[0]["point_index"])
-        st.session_state["rewards"] = grpo.flip_in_text(st.session_state.get("rewards", DEFAULT), i, DEFAULT)
+        st.session_state["rewards"] = inputs.flip_in_text(st.session_state.get("rewards", DEFAULT), i, DEFAULT)
     except (IndexError, KeyError, TypeError, ValueError):
         pass  # an empty selection (a double click clears it) or an index outside the group: nothing to flip
 

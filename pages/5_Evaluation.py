@@ -4,7 +4,7 @@ import time
 
 import streamlit as st
 
-from core import evaluation as ev
+from core import evaluation
 from pages.frame import InterviewAnswer, Page, cached, cached_view, draw_tabs
 from pages.views import Options, View
 from pages.views import evaluation as view_of
@@ -107,12 +107,12 @@ if tab_compare.open:
 
 page.readouts(readouts)
 
-_interior = cached(ev.plugin_bias_interior_threshold)  # above this p the worst k is inside 1 < k < n
+_interior = cached(evaluation.plugin_bias_interior_threshold)  # above this p the worst k is inside 1 < k < n
 if 3 <= n <= 500:
     _where_worst = (
         f"With n = {n:,} samples the worst k lies strictly between 1 and n only when p is above "
         f"{_interior(n):.3g}; for rarer successes the bias grows all the way to k = n, and as p approaches 1 the "
-        f"worst k moves down to 2. At p = {p:g} it is k = {cached(ev.plugin_bias_worst_k)(n, p)}."
+        f"worst k moves down to 2. At p = {p:g} it is k = {cached(evaluation.plugin_bias_worst_k)(n, p)}."
     )
 elif n < 3:
     _where_worst = f"With n = {n} there is no k strictly between 1 and n: the bias is 0 at k = 1."

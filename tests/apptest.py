@@ -1,10 +1,15 @@
-"""Helpers for AppTest page tests: open a page as a deep link would, and read plotly figures' data."""
+"""Helpers for AppTest page tests: open a page as a deep link would (fresh, or once per process for pages that are
+only read), set widgets the way a link sets them, check that a link reproduces a state and that bad links fall
+back, and read plotly figures' data."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +82,132 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 def no_exception(at: AppTest) -> bool:
     return len(at.exception) == 0
+
+
+@functools.lru_cache(maxsize=64)
+def _opened(page: str | None, query: tuple[tuple[str, str], ...]) -> AppTest:
+    return open_page(page, dict(query))
+
+
+def opened(page: str | None, query: dict[str, str] | None = None) -> AppTest:
+    """:func:`open_page`, run once per process for each (page, query): for tests that only READ the page (compare
+    against its defaults). Never click, set or run what it returns; use :func:`open_page` for a page you change."""
+    return _opened(page, tuple(sorted((query or {}).items())))
+
+
+# widget kinds a link can set, tried in this order; the link's text becomes the widget's value type
+_WIDGETS = ("number_input", "slider", "select_slider", "selectbox", "segmented_control", "pills", "radio")
+_WIDGETS += ("toggle", "checkbox", "text_input", "text_area")
+
+
+def set_from_link(at: AppTest, key: str, raw: str) -> None:
+    """Set the widget ``key`` to what the link text ``raw`` asks for, as a user would (not run yet).
+
+    number_input: float; slider: int or float like its current value; toggle and checkbox: raw == "true"; pills
+    with several choices: [raw]; everything else: the text itself.
+    """
+    for kind in _WIDGETS:
+        try:
+            widget = getattr(at, kind)(key=key)
+        except KeyError:
+            continue
+        if kind == "number_input":
+            value: Any = float(raw)
+        elif kind == "slider":
+            value = type(widget.value)(float(raw)) if not isinstance(widget.value, tuple) else raw
+        elif kind in ("toggle", "checkbox"):
+            value = raw == "true"
+        elif kind == "pills" and isinstance(widget.value, list | tuple):
+            value = [raw]
+        else:
+            value = raw
+        widget.set_value(value)
+        return
+    raise KeyError(f"no widget with key {key!r} on the page")
+
+
+def assert_link_reproduces(
+    page: str,
+    query: dict[str, str],
+    read: Callable[[AppTest], Any],
+    session: dict[str, Any] | None = None,
+) -> AppTest:
+    """The link ``query`` and the same values set by hand on the default page give the same ``read(at)`` (and
+    the same metrics). ``session``: state set before the widgets (the open tab; its keys in ``query`` are not
+    set as widgets). Returns the linked page."""
+    linked = open_page(page, query)
+    assert no_exception(linked), linked.exception
+    clicked = open_page(page)
+    for key, value in (session or {}).items():
+        clicked.session_state[key] = value
+    for key, raw in query.items():
+        if key not in (session or {}):
+            set_from_link(clicked, key, raw)
+    clicked.run()
+    assert no_exception(clicked), clicked.exception
+    assert read(linked) == read(clicked)
+    assert metrics(linked) == metrics(clicked)
+    return linked
+
+
+def assert_bad_link_falls_back(at: AppTest, default: AppTest, bad: str, warning: str = "not a valid value") -> None:
+    """A page opened with the value ``bad`` in its link shows the defaults' readouts, none of them NaN or infinity,
+    and (for a non-empty value, which is a request) a warning containing ``warning`` ("" = any warning)."""
+    assert no_exception(at), at.exception
+    assert metrics(at) == metrics(default)
+    assert not any(re.search(r"\b(nan|inf)\b", v.lower()) for v in metrics(at).values())
+    if bad:  # an empty value is no request at all
+        assert any(warning in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def widget_values(at: AppTest) -> dict[tuple[str, str], Any]:
+    """(kind, key) -> value of every keyed widget a link can set, as the page shows them now."""
+    return {(kind, w.key): w.value for kind in _WIDGETS for w in getattr(at, kind) if w.key}
+
+
+class Reused:
+    """One page per module for tests that make ONE change and read the result (one run per test instead of a
+    fresh page plus a run). :meth:`change` sets a widget, runs, and afterwards puts the widget back, to be applied
+    by the next test's run; when the change moved other widgets too, the next test starts from a fresh page, so
+    a test that asserts "this changed the page" always starts from the defaults. :meth:`click` presses a button
+    (a preset) and afterwards puts back every widget it moved: for tests that assert absolute values."""
+
+    def __init__(self, page: str | None, query: dict[str, str] | None = None) -> None:
+        self.page, self.query = page, query
+        self.at = open_page(page, query)
+        self.defaults = widget_values(self.at)
+        self.clean = True
+
+    @contextmanager
+    def change(self, kind: str, key: str, value: Any) -> Iterator[AppTest]:
+        if not self.clean:
+            self.at = open_page(self.page, self.query)
+        widget = getattr(self.at, kind)(key=key)
+        old = widget.value
+        widget.set_value(value)
+        self.at.run()
+        self.clean = False
+        try:
+            yield self.at
+        finally:
+            moved = {k for k, v in widget_values(self.at).items() if self.defaults.get(k, v) != v} - {(kind, key)}
+            if not moved and no_exception(self.at):
+                getattr(self.at, kind)(key=key).set_value(old)
+                self.clean = True
+
+    @contextmanager
+    def click(self, key: str) -> Iterator[AppTest]:
+        if not self.clean:
+            self.at = open_page(self.page, self.query)
+        self.at.button(key=key).click().run()
+        self.clean = False
+        try:
+            yield self.at
+        finally:
+            moved = {k: self.defaults[k] for k, v in widget_values(self.at).items() if self.defaults.get(k, v) != v}
+            try:
+                for (kind, widget_key), value in moved.items():
+                    getattr(self.at, kind)(key=widget_key).set_value(value)
+                self.clean = no_exception(self.at)
+            except Exception:  # a widget whose choices moved: the next test starts afresh
+                self.clean = False

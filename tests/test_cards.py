@@ -12,12 +12,10 @@ import pytest
 from scipy.optimize import brentq
 
 import pages.views
-from core import attention as attn
+from core import attention, grpo, kv_cache, lora, lora_layer, lora_memory, scaling
 from core import dpo as dpo_core
 from core import evaluation as ev
-from core import grpo, scaling
 from core import kl_leash as kl
-from core import lora as L
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,11 +44,11 @@ def _compute_share(N, D, fit="hoffmann2022"):
 
 
 def _model(name):
-    return L.MODEL_PRESETS[name]
+    return lora_memory.MODEL_PRESETS[name]
 
 
 def _lora_field(model, targets, r, field, base="bf16"):
-    m = L.lora_memory(_model(model), targets, r, base_format=base)
+    m = lora_memory.lora_memory(_model(model), targets, r, base_format=base)
     return 100 * m.share if field == "share_pct" else float(getattr(m, field))
 
 
@@ -94,19 +92,19 @@ QUANTITIES = {
     "compare_half_width": lambda acc_a, acc_b, N, **kw: (lambda m: m.z_crit * m.se)(
         ev.compare_models(acc_a, acc_b, N, **kw)
     ),
-    "lora_params": lambda d, k, r: float(L.lora_param_count(d, k, r)),
-    "lora_share_pct": lambda d, k, r: 100 * L.lora_param_count(d, k, r) / (d * k),
-    "lora_share": lambda d, k, r: L.lora_param_count(d, k, r) / (d * k),
+    "lora_params": lambda d, k, r: float(lora.lora_param_count(d, k, r)),
+    "lora_share_pct": lambda d, k, r: 100 * lora.lora_param_count(d, k, r) / (d * k),
+    "lora_share": lambda d, k, r: lora.lora_param_count(d, k, r) / (d * k),
     "lora_memory": _lora_field,
-    "lora_scale": lambda alpha, r: float(L.lora_scale(alpha, r)),
+    "lora_scale": lambda alpha, r: float(lora_layer.lora_scale(alpha, r)),
     "kv_kib_per_token": lambda layers, kv_heads, head_dim, bytes: (
-        attn.kv_cache_bytes(layers, kv_heads, head_dim, bytes) / 1024
+        kv_cache.kv_cache_bytes(layers, kv_heads, head_dim, bytes) / 1024
     ),
     "kv_gib": lambda layers, kv_heads, head_dim, bytes, tokens: (
-        attn.kv_cache_bytes(layers, kv_heads, head_dim, bytes, tokens) / 2**30
+        kv_cache.kv_cache_bytes(layers, kv_heads, head_dim, bytes, tokens) / 2**30
     ),
-    "logit_variance": lambda d_k, choice, d_model=None: float(attn.expected_logit_variance(d_k, choice, d_model)),
-    "uniform_row_entropy": lambda t: float(attn.row_entropy(np.full((1, t), 1.0 / t))[0]),
+    "logit_variance": lambda d_k, choice, d_model=None: float(attention.expected_logit_variance(d_k, choice, d_model)),
+    "uniform_row_entropy": lambda t: float(attention.row_entropy(np.full((1, t), 1.0 / t))[0]),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import random
-import subprocess
 import urllib.parse
 from collections.abc import Iterator
 
@@ -15,7 +14,7 @@ import pytest
 import pages.views
 from bench.load import run_load
 from pages.views.state import Field, Spec
-from tests.browser.conftest import _free_port, start_server
+from tests.browser.conftest import running_server
 
 pytestmark = pytest.mark.server
 
@@ -54,16 +53,8 @@ def random_links(spec: Spec, n: int, rng: random.Random) -> tuple[str, ...]:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = _free_port()
-    proc = start_server(port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with running_server() as url:
+        yield url
 
 
 def test_random_links_are_valid_states() -> None:

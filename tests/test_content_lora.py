@@ -1,6 +1,6 @@
 """The LoRA page's reported numbers: NF4's 4.127 bits, the QLoRA preset's headroom, Hu et al.'s measurements."""
 
-from core import lora as L
+from core import lora_memory
 from tests.apptest import no_exception, open_page
 
 
@@ -9,7 +9,7 @@ def test_page_texts_quote_nf4_qlora_and_hu_as_reported():
     assert no_exception(at)
     text = " ".join(" ".join(m.value for m in at.markdown).split())
     assert "4.127 bits (0.516 bytes)" in text and "Dettmers et al. 2023" in text
-    headroom = 48 - L.lora_memory(**L.PRESET_QLORA_65B).lora_total_bytes / 1e9
+    headroom = 48 - lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B).lora_total_bytes / 1e9
     assert f"leaves {headroom:.1f} GB of a 48 GB GPU" in text and f"{headroom:.1f}" == "1.7"
     assert "gradient checkpointing" in text
     assert "1.2 TB to 350 GB" in text and "35 MB" in text and "25% faster" in text and "Hu et al. (2021)" in text

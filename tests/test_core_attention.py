@@ -12,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.special import logsumexp
 
-from core import attention as at
+from core import attention, kv_cache, tokenizer, toy_attention
 from core.device import get_device
+from pages.views import inputs
+from viz import format as fmt
 
 KiB, GiB = 2**10, 2**30
 
@@ -41,12 +43,12 @@ def _close(a, b, atol=1e-6):
 @pytest.mark.parametrize("scale", [None, 0.3, 1.0, 2.5])
 def test_matches_torch_sdpa(causal, scale):
     q, k, v = _qkv(2, 4, 10, 8, d_v=6)
-    ours = at.attention(q, k, v, scale=scale, causal=causal)
+    ours = attention.attention(q, k, v, scale=scale, causal=causal)
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
     assert ours.shape == ref.shape == (2, 4, 10, 6)
     assert _close(ours, ref, atol=1e-6)
     # the weights too: A V with A from attention_weights
-    A = at.attention_weights(q, k, scale=scale, causal=causal)
+    A = attention.attention_weights(q, k, scale=scale, causal=causal)
     assert _close(A @ v, ref, atol=1e-6)
 
 
@@ -54,31 +56,31 @@ def test_matches_torch_sdpa(causal, scale):
 @pytest.mark.parametrize("causal", [False, True])
 def test_gqa_and_mqa_match_torch_enable_gqa(kv_heads, causal):
     q, k, v = _qkv(3, 8, 7, 5, kv_heads=kv_heads, seed=1)
-    ours = at.attention(q, k, v, causal=causal)
+    ours = attention.attention(q, k, v, causal=causal)
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
     assert _close(ours, ref, atol=1e-6)
     # the same as repeating the KV heads by hand: query head h reads KV head h // (8 / kv_heads)
-    k_rep = at.repeat_kv(k, 8)
+    k_rep = attention.repeat_kv(k, 8)
     for h in range(8):
         assert torch.equal(k_rep[:, h], k[:, h // (8 // kv_heads)])
 
 
 def test_float32_inputs_stay_float32_and_match():
     q, k, v = _qkv(1, 2, 16, 32, dtype=torch.float32)
-    ours = at.attention(q, k, v, causal=True)
+    ours = attention.attention(q, k, v, causal=True)
     assert ours.dtype == torch.float32
     assert _close(ours, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=1e-5)
 
 
 def test_outputs_follow_the_input_device():
     q, k, v = (t.cpu() for t in _qkv(2, 5, 4))
-    assert at.attention(q, k, v).device.type == "cpu"
-    assert at.attention_weights(q, k).device.type == "cpu"
+    assert attention.attention(q, k, v).device.type == "cpu"
+    assert attention.attention_weights(q, k).device.type == "cpu"
 
 
 def test_numpy_and_list_inputs_become_tensors_on_core_device():
     q = np.random.default_rng(0).normal(size=(2, 3, 4))
-    out = at.attention(q, q, q)
+    out = attention.attention(q, q, q)
     assert isinstance(out, torch.Tensor) and out.device.type == get_device().type
     assert out.shape == (2, 3, 4)
 
@@ -95,17 +97,17 @@ def test_numpy_and_list_inputs_become_tensors_on_core_device():
 )
 def test_property_rows_sum_to_one_and_match_sdpa(lead, heads, t, d, scale, causal, seed):
     q, k, v = _qkv(lead, heads, t, d, seed=seed)
-    A = at.attention_weights(q, k, scale=scale, causal=causal)
+    A = attention.attention_weights(q, k, scale=scale, causal=causal)
     assert torch.isfinite(A).all()
     assert _close(A.sum(-1), torch.ones(lead, heads, t), atol=1e-12)
     assert (A >= 0).all()
     ref = F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale)
-    assert _close(at.attention(q, k, v, scale=scale, causal=causal), ref, atol=1e-6)
+    assert _close(attention.attention(q, k, v, scale=scale, causal=causal), ref, atol=1e-6)
 
 
 def test_huge_logits_do_not_overflow():
     q, k, _ = _qkv(1, 1, 6, 4)
-    A = at.attention_weights(q * 1e6, k * 1e6, causal=True)
+    A = attention.attention_weights(q * 1e6, k * 1e6, causal=True)
     assert torch.isfinite(A).all()
     assert _close(A.sum(-1), torch.ones(1, 1, 6), atol=1e-12)
     assert ((A == 0) | (A == 1)).float().mean() > 0.9  # saturated: one-hot rows
@@ -113,7 +115,7 @@ def test_huge_logits_do_not_overflow():
 
 def test_scale_zero_gives_uniform_rows():
     q, k, _ = _qkv(1, 1, 5, 3)
-    A = at.attention_weights(q, k, scale=0.0, causal=True)
+    A = attention.attention_weights(q, k, scale=0.0, causal=True)
     expected = torch.tril(torch.ones(5, 5, dtype=torch.float64)) / torch.arange(1, 6)[:, None]
     assert _close(A[0, 0], expected, atol=1e-15)
 
@@ -122,38 +124,40 @@ def test_scale_zero_gives_uniform_rows():
 
 
 def test_causal_mask_shapes():
-    assert torch.equal(at.causal_mask(3).cpu(), torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]]).bool())
+    assert torch.equal(attention.causal_mask(3).cpu(), torch.tensor([[1, 0, 0], [1, 1, 0], [1, 1, 1]]).bool())
     # a KV cache: 2 new queries are the last 2 of 4 positions
-    assert torch.equal(at.causal_mask(2, 4).cpu(), torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]]).bool())
+    assert torch.equal(attention.causal_mask(2, 4).cpu(), torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]]).bool())
     with pytest.raises(ValueError, match="query_tokens <= key_tokens"):
-        at.causal_mask(4, 2)
+        attention.causal_mask(4, 2)
 
 
 def test_changing_later_tokens_leaves_earlier_outputs_unchanged():
     q, k, v = _qkv(2, 3, 9, 4, seed=3)
-    y = at.attention(q, k, v, causal=True)
+    y = attention.attention(q, k, v, causal=True)
     q2, k2, v2 = q.clone(), k.clone(), v.clone()
     q2[..., 6:, :] += 10.0
     k2[..., 6:, :] += 10.0
     v2[..., 6:, :] -= 7.0
-    y2 = at.attention(q2, k2, v2, causal=True)
+    y2 = attention.attention(q2, k2, v2, causal=True)
     assert torch.equal(y[..., :6, :], y2[..., :6, :])  # exactly: masked weights are 0
     assert not torch.allclose(y[..., 6:, :], y2[..., 6:, :])
     # without the mask the past does see the future
-    assert not torch.allclose(at.attention(q, k, v)[..., :6, :], at.attention(q2, k2, v2)[..., :6, :])
+    assert not torch.allclose(attention.attention(q, k, v)[..., :6, :], attention.attention(q2, k2, v2)[..., :6, :])
 
 
 def test_cached_decoding_equals_full_recompute():
     q, k, v = _qkv(1, 4, 8, 6, kv_heads=2, seed=5)
-    full = at.attention(q, k, v, causal=True)
+    full = attention.attention(q, k, v, causal=True)
     for t in range(8):  # one new query at a time over a growing cache
-        step = at.attention(q[..., t : t + 1, :], k[..., : t + 1, :], v[..., : t + 1, :], causal=True)
+        step = attention.attention(q[..., t : t + 1, :], k[..., : t + 1, :], v[..., : t + 1, :], causal=True)
         assert _close(step, full[..., t : t + 1, :], atol=1e-12)
     # a block of 3 new queries against the whole cache: the bottom-right aligned mask
-    block = at.attention(q[..., 5:, :], k, v, causal=True)
+    block = attention.attention(q[..., 5:, :], k, v, causal=True)
     assert _close(block, full[..., 5:, :], atol=1e-12)
-    mask = at.causal_mask(3, 8, device=q.device)
-    ref = F.scaled_dot_product_attention(q[..., 5:, :], at.repeat_kv(k, 4), at.repeat_kv(v, 4), attn_mask=mask)
+    mask = attention.causal_mask(3, 8, device=q.device)
+    ref = F.scaled_dot_product_attention(
+        q[..., 5:, :], attention.repeat_kv(k, 4), attention.repeat_kv(v, 4), attn_mask=mask
+    )
     assert _close(block, ref, atol=1e-12)
 
 
@@ -161,14 +165,14 @@ def test_cached_decoding_equals_full_recompute():
 @pytest.mark.parametrize("t_q", [8, 3])
 def test_query_blocks_give_the_same_result(causal, t_q):
     q, k, v = _qkv(2, 2, t_q, 5, t_k=8, seed=7)
-    whole = at.attention(q, k, v, causal=causal, query_block=10_000)
+    whole = attention.attention(q, k, v, causal=causal, query_block=10_000)
     for block in (1, 2, 3):
-        assert _close(at.attention(q, k, v, causal=causal, query_block=block), whole, atol=1e-14)
+        assert _close(attention.attention(q, k, v, causal=causal, query_block=block), whole, atol=1e-14)
 
 
 def test_mask_after_softmax_bug_loses_exactly_the_future_mass():
     q, k, _ = _qkv(1, 1, 7, 4, seed=2)
-    cmp = at.mask_comparison(q[0, 0], k[0, 0])
+    cmp = attention.mask_comparison(q[0, 0], k[0, 0])
     assert np.allclose(cmp.correct_row_sums, 1.0, atol=1e-12)
     # independent check with scipy: a buggy row keeps the share of exp(s) that lies on or before the diagonal
     s = (q[0, 0] @ k[0, 0].T).cpu().numpy() / 2.0  # 1/sqrt(d_k) with d_k = 4
@@ -181,7 +185,7 @@ def test_mask_after_softmax_bug_loses_exactly_the_future_mass():
 
 def test_row_entropy():
     A = torch.tensor([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3]], dtype=torch.float64)
-    assert np.allclose(at.row_entropy(A).cpu().numpy(), [0.0, math.log(2), math.log(3)], atol=1e-12)
+    assert np.allclose(attention.row_entropy(A).cpu().numpy(), [0.0, math.log(2), math.log(3)], atol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -199,41 +203,41 @@ def test_row_entropy():
 def test_invalid_inputs_raise_value_error(args, kwargs, match):
     q, k = (torch.zeros(s, dtype=torch.float64) for s in args)
     with pytest.raises(ValueError, match=match):
-        at.attention_weights(q, k, **kwargs)
+        attention.attention_weights(q, k, **kwargs)
 
 
 def test_mixed_devices_are_refused_when_a_second_device_exists():
     if not torch.cuda.is_available():
         pytest.skip("needs a GPU")
     with pytest.raises(ValueError, match="one device"):
-        at.attention(torch.zeros(2, 3), torch.zeros(2, 3, device="cuda"), torch.zeros(2, 3))
+        attention.attention(torch.zeros(2, 3), torch.zeros(2, 3, device="cuda"), torch.zeros(2, 3))
 
 
 # --- the scale and the logit statistics -------------------------------------------------------------------------
 
 
 def test_resolve_scale():
-    assert at.resolve_scale("sqrt_dk", 64) == pytest.approx(1 / 8)
-    assert at.resolve_scale("none", 64) == 1.0
-    assert at.resolve_scale("sqrt_dmodel", 64, d_model=1024) == pytest.approx(1 / 32)
-    assert at.resolve_scale("sqrt_dk", 64, temperature=2.0) == pytest.approx(1 / 16)
+    assert attention.resolve_scale("sqrt_dk", 64) == pytest.approx(1 / 8)
+    assert attention.resolve_scale("none", 64) == 1.0
+    assert attention.resolve_scale("sqrt_dmodel", 64, d_model=1024) == pytest.approx(1 / 32)
+    assert attention.resolve_scale("sqrt_dk", 64, temperature=2.0) == pytest.approx(1 / 16)
     with pytest.raises(ValueError, match="needs d_model"):
-        at.resolve_scale("sqrt_dmodel", 64)
+        attention.resolve_scale("sqrt_dmodel", 64)
     with pytest.raises(ValueError, match="temperature"):
-        at.resolve_scale("sqrt_dk", 64, temperature=0)
+        attention.resolve_scale("sqrt_dk", 64, temperature=0)
     with pytest.raises(ValueError, match="expected one of"):
-        at.resolve_scale("sqrt_d", 64)
+        attention.resolve_scale("sqrt_d", 64)
 
 
 def test_lesson_example_logit_spread_at_dk_128():
     # the lesson: at d_k = 128 unscaled logits have std sqrt(128) = 11.3, so they span roughly ±11
-    assert math.sqrt(at.expected_logit_variance(128, "none")) == pytest.approx(11.31, abs=0.01)
-    assert at.expected_logit_variance(128, "sqrt_dk") == pytest.approx(1.0)
-    assert at.expected_logit_variance(128, "sqrt_dmodel", d_model=1024) == pytest.approx(0.125)
+    assert math.sqrt(attention.expected_logit_variance(128, "none")) == pytest.approx(11.31, abs=0.01)
+    assert attention.expected_logit_variance(128, "sqrt_dk") == pytest.approx(1.0)
+    assert attention.expected_logit_variance(128, "sqrt_dmodel", d_model=1024) == pytest.approx(0.125)
 
 
 def test_logit_variance_grows_like_dk_unscaled_and_stays_near_one_scaled():
-    stats = at.logit_statistics(tokens=64, samples=8, d_model=1024, seed=0)
+    stats = attention.logit_statistics(tokens=64, samples=8, d_model=1024, seed=0)
     d = stats.d_k.astype(float)
     # unscaled: Var = d_k (within 15%); scaled: about 1; the trap: d_k / d_model
     assert np.allclose(stats.variance["none"] / d, 1.0, atol=0.15)
@@ -250,7 +254,7 @@ def test_logit_variance_grows_like_dk_unscaled_and_stays_near_one_scaled():
 
 
 def test_temperature_divides_the_logits():
-    hot = at.logit_statistics((16,), temperature=2.0)
+    hot = attention.logit_statistics((16,), temperature=2.0)
     assert hot.variance["sqrt_dk"][0] == pytest.approx(0.25, rel=0.15)
     assert hot.expected_variance["none"][0] == pytest.approx(4.0)
 
@@ -259,30 +263,30 @@ def test_temperature_divides_the_logits():
 
 
 def test_llama3_70b_kv_cache_numbers():
-    shape = at.KV_PRESETS["Llama-3-70B"]
+    shape = kv_cache.KV_PRESETS["Llama-3-70B"]
     assert (shape.layers, shape.query_heads, shape.kv_heads, shape.head_dim) == (80, 64, 8, 128)
-    assert at.kv_cache_bytes(80, 8, 128, 2) == 320 * KiB  # GQA
-    assert at.kv_cache_bytes(80, 64, 128, 2) == 2560 * KiB  # full MHA
-    assert at.kv_cache_bytes(80, 1, 128, 2) == 40 * KiB  # MQA
-    assert at.kv_cache_bytes(80, 8, 128, 2, tokens=128 * 1024) == 40 * GiB  # one sequence at 128k
-    assert at.kv_cache_bytes(80, 64, 128, 2, tokens=128 * 1024) == 320 * GiB
-    variants = at.attention_variants(shape)
+    assert kv_cache.kv_cache_bytes(80, 8, 128, 2) == 320 * KiB  # GQA
+    assert kv_cache.kv_cache_bytes(80, 64, 128, 2) == 2560 * KiB  # full MHA
+    assert kv_cache.kv_cache_bytes(80, 1, 128, 2) == 40 * KiB  # MQA
+    assert kv_cache.kv_cache_bytes(80, 8, 128, 2, tokens=128 * 1024) == 40 * GiB  # one sequence at 128k
+    assert kv_cache.kv_cache_bytes(80, 64, 128, 2, tokens=128 * 1024) == 320 * GiB
+    variants = kv_cache.attention_variants(shape)
     assert variants == {"MHA": 64, "GQA": 8, "MQA": 1}
     assert {n: shape.bytes_per_token(h) // KiB for n, h in variants.items()} == {"MHA": 2560, "GQA": 320, "MQA": 40}
-    assert at.format_bytes(shape.bytes_per_token()) == "320 KiB"
-    assert at.format_bytes(at.kv_cache_bytes(80, 8, 128, 2, tokens=131072)) == "40 GiB"
-    assert at.format_bytes(2560 * KiB) == "2.5 MiB"
+    assert fmt.binary_bytes(shape.bytes_per_token()) == "320 KiB"
+    assert fmt.binary_bytes(kv_cache.kv_cache_bytes(80, 8, 128, 2, tokens=131072)) == "40 GiB"
+    assert fmt.binary_bytes(2560 * KiB) == "2.5 MiB"
 
 
 def test_kv_cache_other_presets_batch_and_arrays():
-    assert at.KV_PRESETS["Llama-2-7B"].bytes_per_token() == 512 * KiB
-    assert at.KV_PRESETS["Llama-3-8B"].bytes_per_token() == 128 * KiB
-    assert at.kv_cache_bytes(80, 8, 128, 2, tokens=1000, batch=4) == 4 * 1000 * 320 * KiB
+    assert kv_cache.KV_PRESETS["Llama-2-7B"].bytes_per_token() == 512 * KiB
+    assert kv_cache.KV_PRESETS["Llama-3-8B"].bytes_per_token() == 128 * KiB
+    assert kv_cache.kv_cache_bytes(80, 8, 128, 2, tokens=1000, batch=4) == 4 * 1000 * 320 * KiB
     tokens = np.array([1, 1024, 131072])
-    out = at.kv_cache_bytes(80, 8, 128, 2, tokens=tokens)
+    out = kv_cache.kv_cache_bytes(80, 8, 128, 2, tokens=tokens)
     assert out.dtype == np.int64 and out.tolist() == [320 * KiB, 320 * KiB * 1024, 40 * GiB]
-    assert at.kv_cache_bytes(1, 1, 3, 0.5) == 3  # 4-bit values: 2 * 3 * 0.5 = 3 bytes
-    assert at.kv_cache_bytes(80, 8, 128, 2, tokens=0) == 0
+    assert kv_cache.kv_cache_bytes(1, 1, 3, 0.5) == 3  # 4-bit values: 2 * 3 * 0.5 = 3 bytes
+    assert kv_cache.kv_cache_bytes(80, 8, 128, 2, tokens=0) == 0
 
 
 @pytest.mark.parametrize(
@@ -299,38 +303,38 @@ def test_kv_cache_other_presets_batch_and_arrays():
 def test_kv_cache_rejects_invalid_arguments(kwargs):
     args = {"layers": 80, "kv_heads": 8, "head_dim": 128, "bytes_per_value": 2} | kwargs
     with pytest.raises(ValueError):
-        at.kv_cache_bytes(**args)
+        kv_cache.kv_cache_bytes(**args)
 
 
 def test_format_bytes():
-    assert at.format_bytes(0) == "0 B"
-    assert at.format_bytes(1023) == "1,023 B"
-    assert at.format_bytes(1536) == "1.5 KiB"
-    assert at.format_bytes(3 * 2**40) == "3 TiB"
+    assert fmt.binary_bytes(0) == "0 B"
+    assert fmt.binary_bytes(1023) == "1,023 B"
+    assert fmt.binary_bytes(1536) == "1.5 KiB"
+    assert fmt.binary_bytes(3 * 2**40) == "3 TiB"
     with pytest.raises(ValueError):
-        at.format_bytes(-1)
+        fmt.binary_bytes(-1)
 
 
 # --- tokens ---------------------------------------------------------------------------------------------------
 
 
 def test_word_and_char_split():
-    assert at.tokenize("the cat  sat\n on").tokens == ("the", "cat", "sat", "on")
-    chars = at.tokenize("ab c", mode="char")
+    assert tokenizer.tokenize("the cat  sat\n on").tokens == ("the", "cat", "sat", "on")
+    chars = tokenizer.tokenize("ab c", mode="char")
     assert chars.tokens == ("a", "b", " ", "c") and chars.total == 4 and chars.note == ""
 
 
 def test_empty_text_uses_the_fallback_or_nothing():
-    empty = at.tokenize("   \n\t ", fallback=at.DEFAULT_TEXT)
-    assert empty.tokens == tuple(at.DEFAULT_TEXT.split()) and "example" in empty.note
-    assert at.tokenize("").tokens == () and at.tokenize("").note == "No text to split."
+    empty = inputs.typed_tokens("   \n\t ", fallback=tokenizer.DEFAULT_TEXT)
+    assert empty.tokens == tuple(tokenizer.DEFAULT_TEXT.split()) and "example" in empty.note
+    assert tokenizer.tokenize("").tokens == () and tokenizer.tokenize("").note == "No text to split."
 
 
 def test_ten_thousand_characters_are_cut_with_a_note():
     text = ("word " * 2000)[:10_000]
     start = time.perf_counter()
-    toks = at.tokenize(text)
-    chars = at.tokenize(text, mode="char")
+    toks = tokenizer.tokenize(text)
+    chars = tokenizer.tokenize(text, mode="char")
     assert time.perf_counter() - start < 1.0
     assert len(toks.tokens) == 64 and toks.total == 2000 and toks.truncated
     assert toks.note == "Showing the first 64 of 2,000 tokens."
@@ -342,63 +346,71 @@ def test_non_ascii_and_emoji_stay_whole():
     wave = "\U0001f44b\U0001f3fd"  # waving hand, medium skin tone
     flag = "\U0001f1eb\U0001f1f7"  # two regional indicators
     accent = "e\u0301"  # e + combining acute accent
-    toks = at.tokenize(f"{family}{wave}{flag}{accent}日本", mode="char").tokens
+    toks = tokenizer.tokenize(f"{family}{wave}{flag}{accent}日本", mode="char").tokens
     assert toks == (family, wave, flag, accent, "日", "本")
-    assert at.tokenize("naïve café 🙂 Straße").tokens == ("naïve", "café", "🙂", "Straße")
+    assert tokenizer.tokenize("naïve café 🙂 Straße").tokens == ("naïve", "café", "🙂", "Straße")
 
 
 def test_word_key_and_labels():
-    assert at.word_key("The,") == "the" and at.word_key("«cat»") == "cat" and at.word_key("!!") == "!!"
-    assert at.token_label(" ") == "␣" and at.token_label("\n") == "⏎"
-    assert at.token_label("x" * 40) == "x" * 11 + "…"
+    assert (
+        tokenizer.word_key("The,") == "the"
+        and tokenizer.word_key("«cat»") == "cat"
+        and tokenizer.word_key("!!") == "!!"
+    )
+    assert fmt.token_label(" ") == "␣" and fmt.token_label("\n") == "⏎"
+    assert fmt.token_label("x" * 40) == "x" * 11 + "…"
 
 
 def test_random_tokens_are_reproducible():
-    a, b = at.random_tokens(512, seed=3), at.random_tokens(512, seed=3)
+    a, b = tokenizer.random_tokens(512, seed=3), tokenizer.random_tokens(512, seed=3)
     assert a == b and len(a.tokens) == 512 and a.mode == "random"
-    assert a.tokens != at.random_tokens(512, seed=4).tokens
+    assert a.tokens != tokenizer.random_tokens(512, seed=4).tokens
     with pytest.raises(ValueError):
-        at.random_tokens(0)
+        tokenizer.random_tokens(0)
     with pytest.raises(ValueError):
-        at.random_tokens(at.MAX_RANDOM_TOKENS + 1)
+        tokenizer.random_tokens(tokenizer.MAX_RANDOM_TOKENS + 1)
 
 
 @pytest.mark.parametrize(("text", "mode"), [(None, "word"), ("x", "bpe")])
 def test_tokenize_rejects_bad_arguments(text, mode):
     with pytest.raises(ValueError):
-        at.tokenize(text, mode=mode)
+        tokenizer.tokenize(text, mode=mode)
 
 
 # --- the toy model ---------------------------------------------------------------------------------------------
 
 
-SENTENCE = tuple(at.DEFAULT_TEXT.split())
+SENTENCE = tuple(tokenizer.DEFAULT_TEXT.split())
 
 
 def test_toy_model_is_reproducible_and_seeded():
-    s = at.ToyModelSettings(d_model=32, heads=4, d_k=8, seed=1)
-    a, b = at.toy_qkv(SENTENCE, s), at.toy_qkv(SENTENCE, s)
+    s = toy_attention.ToyModelSettings(d_model=32, heads=4, d_k=8, seed=1)
+    a, b = toy_attention.toy_qkv(SENTENCE, s), toy_attention.toy_qkv(SENTENCE, s)
     assert torch.equal(a.q, b.q) and torch.equal(a.k, b.k) and torch.equal(a.v, b.v)
-    c = at.toy_qkv(SENTENCE, at.ToyModelSettings(d_model=32, heads=4, d_k=8, seed=2))
+    c = toy_attention.toy_qkv(SENTENCE, toy_attention.ToyModelSettings(d_model=32, heads=4, d_k=8, seed=2))
     assert not torch.allclose(a.q, c.q)
     assert a.q.shape == (4, len(SENTENCE), 8) and a.k.shape == (4, len(SENTENCE), 8)
 
 
 def test_same_word_same_embedding_and_unit_scale():
-    s = at.ToyModelSettings(d_model=64, heads=4, d_k=16, position_strength=0.0)
-    x = at.toy_embeddings(["The", "cat", "the", "dog"], s)
+    s = toy_attention.ToyModelSettings(d_model=64, heads=4, d_k=16, position_strength=0.0)
+    x = toy_attention.toy_embeddings(["The", "cat", "the", "dog"], s)
     assert torch.allclose(x[0], x[2]) and not torch.allclose(x[0], x[1])
-    x = at.toy_embeddings(list(at.random_tokens(256).tokens), at.ToyModelSettings(d_model=128, heads=4, d_k=32))
+    x = toy_attention.toy_embeddings(
+        list(tokenizer.random_tokens(256).tokens), toy_attention.ToyModelSettings(d_model=128, heads=4, d_k=32)
+    )
     assert _close(x.pow(2).mean(-1), torch.ones(256), atol=1e-12)  # unit RMS rows
-    q = at.toy_qkv(at.random_tokens(256).tokens, at.ToyModelSettings(d_model=128, heads=4, d_k=32)).q
+    q = toy_attention.toy_qkv(
+        tokenizer.random_tokens(256).tokens, toy_attention.ToyModelSettings(d_model=128, heads=4, d_k=32)
+    ).q
     assert 0.7 < q.var().item() < 1.3  # roughly unit-variance components, as the sqrt(d_k) argument assumes
 
 
 def test_gqa_in_the_toy_model_shares_keys_within_groups():
-    s = at.ToyModelSettings(d_model=64, heads=8, d_k=8, kv_heads=2)
-    qkv = at.toy_qkv(SENTENCE, s)
+    s = toy_attention.ToyModelSettings(d_model=64, heads=8, d_k=8, kv_heads=2)
+    qkv = toy_attention.toy_qkv(SENTENCE, s)
     assert qkv.k.shape == (2, len(SENTENCE), 8)
-    res = at.toy_attention(SENTENCE, s, designed=False)
+    res = toy_attention.toy_attention(SENTENCE, s, designed=False)
     assert res.kv_group == (0, 0, 0, 0, 1, 1, 1, 1)
     assert res.head_names[5] == "head 6 · KV 2"
     ref = F.scaled_dot_product_attention(qkv.q, qkv.k, qkv.v, is_causal=True, enable_gqa=True)
@@ -407,8 +419,8 @@ def test_gqa_in_the_toy_model_shares_keys_within_groups():
 
 def test_designed_heads_show_their_patterns():
     toks = ("the", "cat", "sat", "on", "The", "mat")
-    res = at.toy_attention(toks, at.ToyModelSettings(), causal=True)
-    assert res.head_names[-3:] == at.DESIGNED_PATTERNS
+    res = toy_attention.toy_attention(toks, toy_attention.ToyModelSettings(), causal=True)
+    assert res.head_names[-3:] == toy_attention.DESIGNED_PATTERNS
     prev, first, same = res.weights[-3], res.weights[-2], res.weights[-1]
     assert prev.dtype == np.float32 and np.allclose(res.weights.sum(-1), 1.0, atol=1e-5)
     assert list(prev.argmax(-1)) == [0, 0, 1, 2, 3, 4]
@@ -417,14 +429,14 @@ def test_designed_heads_show_their_patterns():
     # under the correct scale the chosen key's logit is `strength` above the rest: row 5 of 'previous token'
     # puts e^8 / (e^8 + 5) on key 4
     assert prev[5, 4] == pytest.approx(math.exp(8) / (math.exp(8) + 5), abs=1e-5)
-    sharper = at.toy_attention(toks, at.ToyModelSettings(), scale="none")
+    sharper = toy_attention.toy_attention(toks, toy_attention.ToyModelSettings(), scale="none")
     assert sharper.entropy[-3] < res.entropy[-3]
 
 
 def test_toy_attention_matches_core_attention_and_notes_the_scale():
-    s = at.ToyModelSettings(d_model=48, heads=3, d_k=16)
-    res = at.toy_attention(SENTENCE, s, scale="sqrt_dmodel", temperature=1.5, causal=False, designed=False)
-    qkv = at.toy_qkv(SENTENCE, s)
+    s = toy_attention.ToyModelSettings(d_model=48, heads=3, d_k=16)
+    res = toy_attention.toy_attention(SENTENCE, s, scale="sqrt_dmodel", temperature=1.5, causal=False, designed=False)
+    qkv = toy_attention.toy_qkv(SENTENCE, s)
     mult = 1 / math.sqrt(48) / 1.5
     assert res.multiplier == pytest.approx(mult)
     ref = F.scaled_dot_product_attention(qkv.q, qkv.k, qkv.v, scale=mult)
@@ -434,31 +446,31 @@ def test_toy_attention_matches_core_attention_and_notes_the_scale():
 
 
 def test_toy_causality_check():
-    check = at.causality_check(SENTENCE, at.ToyModelSettings())
+    check = toy_attention.causality_check(SENTENCE, toy_attention.ToyModelSettings())
     assert check.position == len(SENTENCE) - 1 and check.old_token == "tired" and check.new_token == "zebra"
     assert check.max_change_before_causal == 0.0
     assert check.max_change_before_unmasked > 1e-3
     assert check.max_change_from_position > 1e-3
-    middle = at.causality_check(SENTENCE, at.ToyModelSettings(), position=4, new_token="a")
+    middle = toy_attention.causality_check(SENTENCE, toy_attention.ToyModelSettings(), position=4, new_token="a")
     assert middle.max_change_before_causal == 0.0
     with pytest.raises(ValueError):
-        at.causality_check(SENTENCE, at.ToyModelSettings(), position=0)
+        toy_attention.causality_check(SENTENCE, toy_attention.ToyModelSettings(), position=0)
     with pytest.raises(ValueError):
-        at.causality_check(("one",), at.ToyModelSettings())
+        toy_attention.causality_check(("one",), toy_attention.ToyModelSettings())
 
 
 def test_settings_with_notes_never_raise_and_explain():
-    s, notes = at.settings_with_notes(100, 3)
+    s, notes = toy_attention.settings_with_notes(100, 3)
     assert (s.d_model, s.heads, s.d_k) == (100, 3, 33) and "not a multiple" in notes[0]
-    s, notes = at.settings_with_notes(64, 8, kv_heads=3)
+    s, notes = toy_attention.settings_with_notes(64, 8, kv_heads=3)
     assert s.n_kv_heads in (2, 4) and "do not divide" in notes[0]
-    s, notes = at.settings_with_notes(64, 4, d_k=32)
+    s, notes = toy_attention.settings_with_notes(64, 4, d_k=32)
     assert s.d_k == 32 and "differs from d_model" in notes[0]
-    s, notes = at.settings_with_notes(0, 0)
+    s, notes = toy_attention.settings_with_notes(0, 0)
     assert (s.d_model, s.heads, s.d_k) == (1, 1, 1) and notes
-    s, notes = at.settings_with_notes(10**6, 10**3, kv_heads=1)
-    assert s.d_model == at.MAX_D_MODEL and s.heads == at.MAX_HEADS and s.n_kv_heads == 1
-    s, notes = at.settings_with_notes(64, 4, kv_heads=4)
+    s, notes = toy_attention.settings_with_notes(10**6, 10**3, kv_heads=1)
+    assert s.d_model == toy_attention.MAX_D_MODEL and s.heads == toy_attention.MAX_HEADS and s.n_kv_heads == 1
+    s, notes = toy_attention.settings_with_notes(64, 4, kv_heads=4)
     assert s.kv_heads is None and notes == ()
 
 
@@ -468,16 +480,16 @@ def test_settings_with_notes_never_raise_and_explain():
 )
 def test_settings_validate(kwargs):
     with pytest.raises(ValueError):
-        at.ToyModelSettings(**kwargs)
+        toy_attention.ToyModelSettings(**kwargs)
 
 
 def test_empty_token_list_is_refused():
     with pytest.raises(ValueError, match="at least one token"):
-        at.toy_attention((), at.ToyModelSettings())
+        toy_attention.toy_attention((), toy_attention.ToyModelSettings())
 
 
 def test_sinusoidal_positions():
-    pe = at.sinusoidal_positions(5, 7).cpu()
+    pe = toy_attention.sinusoidal_positions(5, 7).cpu()
     assert pe.shape == (5, 7)
     assert pe[3, 0].item() == pytest.approx(math.sin(3)) and pe[3, 1].item() == pytest.approx(math.cos(3))
     assert pe[2, 2].item() == pytest.approx(math.sin(2 / 10000 ** (2 / 7)))
@@ -487,97 +499,99 @@ def test_sinusoidal_positions():
 
 
 def test_kv_cache_comparison_has_the_lesson_numbers():
-    shape = at.KV_PRESETS["Llama-3-70B"]
-    kv = at.kv_cache_comparison(shape.layers, shape.query_heads, shape.kv_heads, shape.head_dim, 2, 131072)
+    shape = kv_cache.KV_PRESETS["Llama-3-70B"]
+    kv = kv_cache.kv_cache_comparison(shape.layers, shape.query_heads, shape.kv_heads, shape.head_dim, 2, 131072)
     assert kv.labels == ("MHA: 64 KV heads", "GQA: 8 KV heads", "MQA: 1 KV head")
     assert kv.per_token == (2560 * KiB, 320 * KiB, 40 * KiB)
     assert kv.total == (320 * GiB, 40 * GiB, 5 * GiB)
     assert kv.chosen == 1 and kv.group_size == 8 and kv.saving_vs_mha == 8 and kv.notes == ()
     assert kv.names == ("MHA", "GQA", "MQA")
-    assert [at.format_bytes(b, "KiB") for b in kv.per_token] == ["2,560 KiB", "320 KiB", "40 KiB"]
+    assert [fmt.binary_bytes(b, "KiB") for b in kv.per_token] == ["2,560 KiB", "320 KiB", "40 KiB"]
     # the same numbers as kv_cache_bytes, with a batch and fp8
-    kv8 = at.kv_cache_comparison(80, 64, 8, 128, at.BYTES_PER_VALUE["fp8"], 1000, 3)
-    assert kv8.total[1] == at.kv_cache_bytes(80, 8, 128, 1, tokens=1000, batch=3)
+    kv8 = kv_cache.kv_cache_comparison(80, 64, 8, 128, kv_cache.BYTES_PER_VALUE["fp8"], 1000, 3)
+    assert kv8.total[1] == kv_cache.kv_cache_bytes(80, 8, 128, 1, tokens=1000, batch=3)
 
 
 def test_kv_cache_comparison_merges_rows_and_never_raises():
-    mha = at.kv_cache_comparison(32, 32, 32, 128)  # Llama-2-7B: its own KV heads are MHA
+    mha = kv_cache.kv_cache_comparison(32, 32, 32, 128)  # Llama-2-7B: its own KV heads are MHA
     assert mha.labels == ("MHA: 32 KV heads", "MQA: 1 KV head") and mha.chosen == 0 and mha.saving_vs_mha == 1
-    mqa = at.kv_cache_comparison(32, 32, 1, 128)
+    mqa = kv_cache.kv_cache_comparison(32, 32, 1, 128)
     assert mqa.chosen == 1 and mqa.group_size == 32
-    odd = at.kv_cache_comparison(80, 64, 6, 128)
+    odd = kv_cache.kv_cache_comparison(80, 64, 6, 128)
     assert any("do not split 64 query heads" in n for n in odd.notes) and odd.per_token[1] == 2 * 80 * 6 * 128 * 2
-    wide = at.kv_cache_comparison(80, 8, 64, 128)
+    wide = kv_cache.kv_cache_comparison(80, 8, 64, 128)
     assert wide.kv_heads == (8, 1) and any("at most one KV head per query head" in n for n in wide.notes)
     for bad in (float("nan"), float("inf"), -5.0, 0.0, 1e400):
-        kv = at.kv_cache_comparison(bad, bad, bad, bad, 2, bad, bad)
+        kv = kv_cache.kv_cache_comparison(bad, bad, bad, bad, 2, bad, bad)
         assert kv.notes and all(v >= 1 for v in (kv.layers, kv.query_heads, kv.head_dim, kv.tokens, kv.batch))
-    huge = at.kv_cache_comparison(1e9, 64, 8, 128, 2, 1e12)
-    assert huge.layers == at.KV_LIMITS["layers"] and huge.tokens == at.KV_LIMITS["tokens"]
-    assert at.kv_cache_comparison(80, 64, 8, 128, 0).bytes_per_value == 2  # a bad byte count falls back to bf16
+    huge = kv_cache.kv_cache_comparison(1e9, 64, 8, 128, 2, 1e12)
+    assert huge.layers == kv_cache.KV_LIMITS["layers"] and huge.tokens == kv_cache.KV_LIMITS["tokens"]
+    assert kv_cache.kv_cache_comparison(80, 64, 8, 128, 0).bytes_per_value == 2  # a bad byte count falls back to bf16
 
 
 def test_variant_name():
-    assert [at.variant_name(64, k) for k in (64, 8, 1)] == ["MHA", "GQA", "MQA"]
-    assert at.variant_name(1, 1) == "MHA"
+    assert [kv_cache.variant_name(64, k) for k in (64, 8, 1)] == ["MHA", "GQA", "MQA"]
+    assert kv_cache.variant_name(1, 1) == "MHA"
 
 
 def test_format_bytes_with_a_fixed_unit():
-    assert at.format_bytes(2560 * KiB, "KiB") == "2,560 KiB"
-    assert at.format_bytes(40 * GiB, "GiB") == "40 GiB"
-    assert at.format_bytes(512, "KiB") == "0.5 KiB"
+    assert fmt.binary_bytes(2560 * KiB, "KiB") == "2,560 KiB"
+    assert fmt.binary_bytes(40 * GiB, "GiB") == "40 GiB"
+    assert fmt.binary_bytes(512, "KiB") == "0.5 KiB"
     with pytest.raises(ValueError):
-        at.format_bytes(1, "KB")
+        fmt.binary_bytes(1, "KB")
 
 
 def test_head_summary_averages_the_model_heads_only():
-    s = at.ToyModelSettings(d_model=64, heads=4, d_k=16)
-    res = at.toy_attention(SENTENCE, s)
-    summary = at.head_summary(res, 4)
+    s = toy_attention.ToyModelSettings(d_model=64, heads=4, d_k=16)
+    res = toy_attention.toy_attention(SENTENCE, s)
+    summary = toy_attention.head_summary(res, 4)
     assert summary.logit_std == pytest.approx(float(res.logit_std[:4].mean()))
     assert summary.entropy == pytest.approx(float(res.entropy[:4].mean()))
     T = len(SENTENCE)  # causal by default: row t can spread over t keys only, so its bound is log t, not log T
     assert summary.max_entropy == pytest.approx(sum(math.log(t) for t in range(1, T + 1)) / T)
     assert summary.entropy_share == pytest.approx(summary.entropy / summary.max_entropy)
-    unmasked = at.head_summary(at.toy_attention(SENTENCE, s, causal=False), 4)
+    unmasked = toy_attention.head_summary(toy_attention.toy_attention(SENTENCE, s, causal=False), 4)
     assert unmasked.max_entropy == pytest.approx(math.log(T))
     assert 0 < summary.entropy_share < 1 and 0 < summary.max_weight <= 1
-    hot = at.head_summary(at.toy_attention(SENTENCE, at.ToyModelSettings(d_model=512, heads=4, d_k=128), "none"), 4)
+    hot = toy_attention.head_summary(
+        toy_attention.toy_attention(SENTENCE, toy_attention.ToyModelSettings(d_model=512, heads=4, d_k=128), "none"), 4
+    )
     assert hot.max_weight > 0.9 > summary.max_weight  # no scale at d_k = 128: nearly one-hot rows
-    one = at.head_summary(at.toy_attention(("hi",), s), 4)
+    one = toy_attention.head_summary(toy_attention.toy_attention(("hi",), s), 4)
     assert one.entropy_share == 1.0 and one.max_weight == pytest.approx(1.0)
     with pytest.raises(ValueError):
-        at.head_summary(res, 8)
+        toy_attention.head_summary(res, 8)
 
 
 def test_toy_mask_comparison_uses_the_heads_kv_group():
-    s = at.ToyModelSettings(d_model=64, heads=4, d_k=16, kv_heads=2)
-    cmp = at.toy_mask_comparison(SENTENCE, s, head=3, temperature=2.0)
-    res = at.toy_attention(SENTENCE, s, temperature=2.0, designed=False)
+    s = toy_attention.ToyModelSettings(d_model=64, heads=4, d_k=16, kv_heads=2)
+    cmp = toy_attention.toy_mask_comparison(SENTENCE, s, head=3, temperature=2.0)
+    res = toy_attention.toy_attention(SENTENCE, s, temperature=2.0, designed=False)
     np.testing.assert_allclose(cmp.correct, res.weights[3], atol=1e-6)
     assert cmp.correct_sum_error < 1e-12
     low, high = cmp.buggy_sum_range
     assert low < 1 and high == pytest.approx(1.0)
     with pytest.raises(ValueError):
-        at.toy_mask_comparison(SENTENCE, s, head=4)
+        toy_attention.toy_mask_comparison(SENTENCE, s, head=4)
 
 
 def test_projections_are_cached_but_identical():
-    s = at.ToyModelSettings(d_model=32, heads=2, d_k=16, seed=5)
-    a = at.toy_qkv(SENTENCE, s)
-    at._projection_cpu.cache_clear()
-    b = at.toy_qkv(SENTENCE, s)
+    s = toy_attention.ToyModelSettings(d_model=32, heads=2, d_k=16, seed=5)
+    a = toy_attention.toy_qkv(SENTENCE, s)
+    toy_attention._projection_cpu.cache_clear()
+    b = toy_attention.toy_qkv(SENTENCE, s)
     assert torch.equal(a.q, b.q) and torch.equal(a.v, b.v)
 
 
 def test_row_entropy_bound_is_log_t_under_the_causal_mask():
     T = 7
-    np.testing.assert_allclose(at.row_entropy_bound(T, causal=True), [math.log(t) for t in range(1, T + 1)])
-    np.testing.assert_allclose(at.row_entropy_bound(T, causal=False), [math.log(T)] * T)
+    np.testing.assert_allclose(attention.row_entropy_bound(T, causal=True), [math.log(t) for t in range(1, T + 1)])
+    np.testing.assert_allclose(attention.row_entropy_bound(T, causal=False), [math.log(T)] * T)
     # zero logits under the causal mask: every row is uniform over its t visible keys and reaches the bound
     q = torch.zeros(1, T, 4, dtype=torch.float64)
-    A = at.attention_weights(q, q, causal=True)[0]  # (T, T)
+    A = attention.attention_weights(q, q, causal=True)[0]  # (T, T)
     H = -(A * torch.log(torch.where(A > 0, A, torch.ones_like(A)))).sum(-1)
-    np.testing.assert_allclose(H.numpy(), at.row_entropy_bound(T, causal=True), atol=1e-12)
+    np.testing.assert_allclose(H.numpy(), attention.row_entropy_bound(T, causal=True), atol=1e-12)
     with pytest.raises(ValueError):
-        at.row_entropy_bound(0, causal=True)
+        attention.row_entropy_bound(0, causal=True)

@@ -21,17 +21,15 @@ from core.grpo import (
     contrast_batch,
     difficulty_curves,
     expected_abs_advantage,
-    flip_in_text,
     flip_reward,
-    format_rewards,
     group_signal_probability,
     group_stats,
     group_view,
     grpo_advantages,
     mode_factor,
-    parse_rewards,
     textbook_advantages,
 )
+from pages.views.inputs import flip_in_text, format_rewards, parse_rewards
 
 EXAMPLE_C = [1, 0, 0, 1, 1, 0, 0, 0]
 EPSES = (0.0, 1e-4)

@@ -9,8 +9,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import lora as L
+from core import arrays, lora, lora_layer, lora_memory
 from core.device import as_tensor
+from pages.views import inputs
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -28,23 +29,23 @@ def _one_thread():
 
 def test_param_count_4096_square_r8_and_r16():
     # section 3.5: d = k = 4096, r = 8 -> 65,536 instead of 16,777,216 (0.39%); check-yourself 5: r = 16 -> 0.78%
-    assert L.lora_param_count(4096, 4096, 8) == 65_536
+    assert lora.lora_param_count(4096, 4096, 8) == 65_536
     assert 4096 * 4096 == 16_777_216
     assert f"{100 * 65_536 / 16_777_216:.2f}" == "0.39"
-    assert L.lora_param_count(4096, 4096, 16) == 131_072
+    assert lora.lora_param_count(4096, 4096, 16) == 131_072
     assert f"{100 * 131_072 / 16_777_216:.2f}" == "0.78"
 
 
 def test_param_count_rectangular_and_bad_input():
-    assert L.lora_param_count(512, 256, 4) == 4 * (512 + 256)
-    assert L.lora_param_count(10, 20, 0) == 0
+    assert lora.lora_param_count(512, 256, 4) == 4 * (512 + 256)
+    assert lora.lora_param_count(10, 20, 0) == 0
     for bad in ((-1, 4, 2), (4, 4, -1), (4.0, 4, 1), (True, 4, 1)):
         with pytest.raises(ValueError):
-            L.lora_param_count(*bad)
+            lora.lora_param_count(*bad)
 
 
 def test_worked_example_F():
-    mem = L.lora_memory(**L.PRESET_F)
+    mem = lora_memory.lora_memory(**lora_memory.PRESET_F)
     assert mem.per_matrix == {"q": 65_536, "k": 65_536, "v": 65_536, "o": 65_536}
     assert mem.per_layer == 262_144
     assert mem.trainable == 8_388_608
@@ -61,14 +62,14 @@ def test_worked_example_F():
 def test_seed003_layer_512_r8_alpha16():
     # seed 003: delta at init 0.0, trainable 8192, frozen 262144, ratio 0.0312
     torch.manual_seed(0)
-    layer = L.LoRALinear(512, 512, r=8, alpha=16)
+    layer = lora_layer.LoRALinear(512, 512, r=8, alpha=16)
     x = as_tensor(torch.randn(4, 512), device=layer.W0.device)  # the layer lives on core's device
     delta = (layer(x) - x @ layer.W0.T).abs().max().item()
     assert delta == 0.0
     assert layer.trainable_count() == 8192
     assert layer.frozen_count() == 262_144
     assert round(layer.trainable_count() / layer.frozen_count(), 4) == 0.0312
-    assert layer.trainable_count() == L.lora_param_count(512, 512, 8)
+    assert layer.trainable_count() == lora.lora_param_count(512, 512, 8)
     assert layer.scale == 2.0
 
 
@@ -83,13 +84,13 @@ def _random_matrix(d, k, seed):
 @pytest.mark.parametrize(("d", "k"), [(30, 20), (20, 30), (25, 25)])
 def test_eckart_young_frobenius_and_spectral(d, k):
     dw = _random_matrix(d, k, 1)
-    s = L.svd(dw)
-    curves = L.rank_curves(s)
+    s = lora.svd(dw)
+    curves = lora.rank_curves(s)
     sigma_ref = np.linalg.svd(dw, compute_uv=False)  # independent reference: LAPACK through numpy
     np.testing.assert_allclose(s.S, sigma_ref, rtol=1e-5, atol=1e-8)
     norm = np.linalg.norm(dw)
     for r in range(min(d, k) + 1):
-        resid = dw - L.reconstruct(s, r)
+        resid = dw - lora.reconstruct(s, r)
         # ||Delta W - Delta W_r||_F = sqrt(sum_{i>r} sigma_i^2)
         assert np.linalg.norm(resid) == pytest.approx(np.sqrt(np.sum(sigma_ref[r:] ** 2)), rel=1e-5, abs=1e-6)
         assert curves.rel_frobenius[r] == pytest.approx(np.linalg.norm(resid) / norm, rel=1e-5, abs=1e-6)
@@ -110,7 +111,7 @@ def test_best_rank_beats_other_rank_r_matrices():
     dw = _random_matrix(24, 18, 2)
     rng = np.random.default_rng(3)
     for r in (1, 3, 7):
-        best = np.linalg.norm(dw - L.best_rank_approximation(dw, r))
+        best = np.linalg.norm(dw - lora.best_rank_approximation(dw, r))
         for _ in range(20):  # random rank-r matrices, and the truncation to the wrong components
             cand = rng.standard_normal((24, r)) @ rng.standard_normal((r, 18))
             cand *= np.sum(dw * cand) / np.sum(cand * cand)  # best scale of that direction
@@ -122,26 +123,26 @@ def test_best_rank_beats_other_rank_r_matrices():
 
 def test_lora_factors_rebuild_the_approximation():
     dw = _random_matrix(16, 12, 4)
-    s = L.svd(dw)
-    B, A = L.lora_factors(s, 5)
+    s = lora.svd(dw)
+    B, A = lora.lora_factors(s, 5)
     assert B.shape == (16, 5) and A.shape == (5, 12)
-    np.testing.assert_allclose(B @ A, L.reconstruct(s, 5), atol=1e-10)
+    np.testing.assert_allclose(B @ A, lora.reconstruct(s, 5), atol=1e-10)
     assert np.linalg.matrix_rank(B @ A) == 5
-    np.testing.assert_allclose(L.reconstruct(s, 12), dw, atol=1e-10)
+    np.testing.assert_allclose(lora.reconstruct(s, 12), dw, atol=1e-10)
 
 
 def test_rank_out_of_range_is_refused():
-    s = L.svd(_random_matrix(6, 4, 0))
+    s = lora.svd(_random_matrix(6, 4, 0))
     for r in (-1, 5, 2.5, True):
         with pytest.raises(ValueError, match="rank r"):
-            L.reconstruct(s, r)
+            lora.reconstruct(s, r)
     with pytest.raises(ValueError, match="between 0 and min"):
-        L.rank_curves(s).readout(5)
+        lora.rank_curves(s).readout(5)
 
 
 def test_readout_values():
-    s = L.svd(L.make_target(40, 30, "flat", 0))
-    ro = L.rank_curves(s).readout(6)
+    s = lora.svd(lora.make_target(40, 30, "flat", 0))
+    ro = lora.rank_curves(s).readout(6)
     # flat spectrum: rel. error sqrt(1 - r/m), energy r/m
     assert ro.rel_frobenius == pytest.approx(math.sqrt(1 - 6 / 30), rel=1e-6)
     assert ro.energy == pytest.approx(6 / 30, rel=1e-6)
@@ -153,7 +154,7 @@ def test_readout_values():
 @given(d=st.integers(2, 24), k=st.integers(2, 24), seed=st.integers(0, 10_000), scale=st.floats(1e-6, 1e6))
 def test_property_curves_consistent(d, k, seed, scale):
     dw = _random_matrix(d, k, seed) * scale
-    c = L.rank_curves(L.svd(dw))
+    c = lora.rank_curves(lora.svd(dw))
     assert np.all(np.isfinite(c.rel_frobenius)) and np.all(np.isfinite(c.energy))
     assert np.all(np.diff(c.rel_frobenius) <= 1e-12) and np.all(np.diff(c.energy) >= -1e-12)
     np.testing.assert_allclose(c.rel_frobenius**2 + c.energy, 1.0, atol=1e-9)  # discarded + kept = all
@@ -170,50 +171,50 @@ def test_property_curves_consistent(d, k, seed, scale):
 @pytest.mark.parametrize("profile", ["exponential", "power_law", "flat"])
 @pytest.mark.parametrize("basis", ["random", "smooth"])
 def test_target_has_the_profile(profile, basis):
-    dw = L.make_target(40, 24, profile, seed=7, decay=3.0, power=0.7, basis=basis)
+    dw = lora.make_target(40, 24, profile, seed=7, decay=3.0, power=0.7, basis=basis)
     assert dw.shape == (40, 24)
     assert np.linalg.norm(dw) == pytest.approx(math.sqrt(40 * 24))  # root-mean-square entry 1
     sigma = np.linalg.svd(dw, compute_uv=False)
-    expected = L.singular_value_profile(24, profile, decay=3.0, power=0.7)
+    expected = lora.singular_value_profile(24, profile, decay=3.0, power=0.7)
     np.testing.assert_allclose(sigma / sigma[0], expected, rtol=1e-8, atol=1e-12)
 
 
 def test_profiles_values():
-    np.testing.assert_allclose(L.singular_value_profile(4, "exponential", decay=2.0), np.exp(-np.arange(4) / 2.0))
-    np.testing.assert_allclose(L.singular_value_profile(4, "power_law", power=1.0), [1, 1 / 2, 1 / 3, 1 / 4])
-    np.testing.assert_array_equal(L.singular_value_profile(5, "low_rank_noise", rank=2), [1, 1, 0, 0, 0])
-    assert np.all(L.singular_value_profile(3000, "exponential", decay=1.0) >= 0)  # underflow to 0, never NaN
+    np.testing.assert_allclose(lora.singular_value_profile(4, "exponential", decay=2.0), np.exp(-np.arange(4) / 2.0))
+    np.testing.assert_allclose(lora.singular_value_profile(4, "power_law", power=1.0), [1, 1 / 2, 1 / 3, 1 / 4])
+    np.testing.assert_array_equal(lora.singular_value_profile(5, "low_rank_noise", rank=2), [1, 1, 0, 0, 0])
+    assert np.all(lora.singular_value_profile(3000, "exponential", decay=1.0) >= 0)  # underflow to 0, never NaN
     with pytest.raises(ValueError, match="unknown profile"):
-        L.singular_value_profile(4, "cubic")
+        lora.singular_value_profile(4, "cubic")
 
 
 def test_low_rank_plus_noise():
-    exact = L.make_target(50, 40, "low_rank_noise", 1, rank=6, noise=0.0)
-    c = L.rank_curves(L.svd(exact))
+    exact = lora.make_target(50, 40, "low_rank_noise", 1, rank=6, noise=0.0)
+    c = lora.rank_curves(lora.svd(exact))
     assert c.rel_frobenius[6] < 1e-10 and c.rel_frobenius[5] > 0.1
-    noisy = L.make_target(50, 40, "low_rank_noise", 1, rank=6, noise=0.3)
-    c = L.rank_curves(L.svd(noisy))
+    noisy = lora.make_target(50, 40, "low_rank_noise", 1, rank=6, noise=0.3)
+    c = lora.rank_curves(lora.svd(noisy))
     # ||N||_F = 0.3 ||signal||_F: the rank-6 truncation leaves most of the noise, a bit less than all of it
     assert 0.15 < c.rel_frobenius[6] < 0.3 / math.sqrt(1 + 0.3**2) + 1e-9
 
 
 def test_target_reproducible_and_seeded():
-    a = L.make_target(33, 21, "power_law", 5)
-    np.testing.assert_array_equal(a, L.make_target(33, 21, "power_law", 5))
-    assert not np.allclose(a, L.make_target(33, 21, "power_law", 6))
+    a = lora.make_target(33, 21, "power_law", 5)
+    np.testing.assert_array_equal(a, lora.make_target(33, 21, "power_law", 5))
+    assert not np.allclose(a, lora.make_target(33, 21, "power_law", 6))
 
 
 def test_target_bad_arguments():
     with pytest.raises(ValueError, match="between"):
-        L.make_target(1, 10)
+        lora.make_target(1, 10)
     with pytest.raises(ValueError, match="between"):
-        L.make_target(10, 4097)
+        lora.make_target(10, 4097)
     with pytest.raises(ValueError, match="basis"):
-        L.make_target(10, 10, basis="wavelet")
+        lora.make_target(10, 10, basis="wavelet")
     with pytest.raises(ValueError, match="noise"):
-        L.make_target(10, 10, "low_rank_noise", noise=-1)
+        lora.make_target(10, 10, "low_rank_noise", noise=-1)
     with pytest.raises(ValueError, match="rank r"):
-        L.make_target(10, 8, "low_rank_noise", rank=9)
+        lora.make_target(10, 8, "low_rank_noise", rank=9)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -228,15 +229,15 @@ def _npy_bytes(a):
 
 def test_upload_npy_and_csv_round_trip():
     a = _random_matrix(7, 5, 0)
-    np.testing.assert_array_equal(L.load_matrix(_npy_bytes(a), "m.NPY"), a)
-    np.testing.assert_array_equal(L.load_matrix(_npy_bytes(a.astype(np.float32)), "m.npy"), a.astype(np.float32))
+    np.testing.assert_array_equal(inputs.load_matrix(_npy_bytes(a), "m.NPY"), a)
+    np.testing.assert_array_equal(inputs.load_matrix(_npy_bytes(a.astype(np.float32)), "m.npy"), a.astype(np.float32))
     np.testing.assert_array_equal(
-        L.load_matrix(_npy_bytes(np.arange(6).reshape(2, 3)), "i.npy"), [[0, 1, 2], [3, 4, 5]]
+        inputs.load_matrix(_npy_bytes(np.arange(6).reshape(2, 3)), "i.npy"), [[0, 1, 2], [3, 4, 5]]
     )
     text = "\n".join(",".join(repr(float(v)) for v in row) for row in a)
-    np.testing.assert_array_equal(L.load_matrix(text, "m.csv"), a)
-    np.testing.assert_array_equal(L.load_matrix(("# comment\n" + text).encode("utf-8-sig"), "m.csv"), a)
-    np.testing.assert_array_equal(L.load_matrix("1 2\n3 4\n", "m.txt"), [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(inputs.load_matrix(text, "m.csv"), a)
+    np.testing.assert_array_equal(inputs.load_matrix(("# comment\n" + text).encode("utf-8-sig"), "m.csv"), a)
+    np.testing.assert_array_equal(inputs.load_matrix("1 2\n3 4\n", "m.txt"), [[1, 2], [3, 4]])
 
 
 @pytest.mark.parametrize(
@@ -264,20 +265,20 @@ def test_upload_npy_and_csv_round_trip():
 )
 def test_bad_uploads_give_clear_messages(data, name, message):
     with pytest.raises(ValueError, match=message):
-        L.load_matrix(data, name)
+        inputs.load_matrix(data, name)
 
 
 def test_pickled_object_array_is_refused():
     buf = io.BytesIO()
     np.save(buf, np.array([[{"a": 1}, 2], [3, 4]], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError, match="npy"):
-        L.load_matrix(buf.getvalue(), "o.npy")
+        inputs.load_matrix(buf.getvalue(), "o.npy")
 
 
 def test_oversized_csv_is_refused_before_parsing():
     text = "1,2\n" * 4097
     with pytest.raises(ValueError, match="at most 4096"):
-        L.load_matrix(text, "m.csv")
+        inputs.load_matrix(text, "m.csv")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -286,7 +287,7 @@ def test_oversized_csv_is_refused_before_parsing():
 
 def test_block_average_divisible_is_the_block_mean():
     x = _random_matrix(128, 192, 0)
-    b = L.block_average(x, 64)
+    b = arrays.block_average(x, 64)
     assert b.shape == (64, 64)
     np.testing.assert_allclose(b, x.reshape(64, 2, 64, 3).mean(axis=(1, 3)))
 
@@ -295,8 +296,8 @@ def test_block_average_divisible_is_the_block_mean():
 @given(d=st.integers(1, 150), k=st.integers(1, 150), side=st.integers(1, 70))
 def test_property_block_average_keeps_the_total(d, k, side):
     x = _random_matrix(d, k, d * 1000 + k)
-    er, ec = L.block_edges(d, side), L.block_edges(k, side)
-    b = L.block_average(x, side)
+    er, ec = arrays.block_edges(d, side), arrays.block_edges(k, side)
+    b = arrays.block_average(x, side)
     assert b.shape == (min(d, side), min(k, side))
     assert np.diff(er).max() - np.diff(er).min() <= 1  # blocks of near-equal size
     weights = np.diff(er)[:, None] * np.diff(ec)[None, :]
@@ -307,40 +308,44 @@ def test_property_block_average_keeps_the_total(d, k, side):
 
 def test_block_average_leading_axes_and_centres():
     x = _random_matrix(6, 10, 0).reshape(3, 2, 10)
-    b = L.block_average(x, 4)
+    b = arrays.block_average(x, 4)
     assert b.shape == (3, 2, 4)
-    np.testing.assert_allclose(b[1], L.block_average(x[1], 4))
-    np.testing.assert_allclose(L.block_centres(10, 4), [0.5, 3.0, 5.5, 8.0])  # edges 0, 2, 5, 7, 10
+    np.testing.assert_allclose(b[1], arrays.block_average(x[1], 4))
+    np.testing.assert_allclose(arrays.block_centres(10, 4), [0.5, 3.0, 5.5, 8.0])  # edges 0, 2, 5, 7, 10
 
 
 def test_slider_ranks():
-    r = L.slider_ranks(1024, 16, include=[9])
+    r = lora.slider_ranks(1024, 16, include=[9])
     assert r[0] == 0 and r[-1] == 1024 and 9 in r
     assert np.all(np.diff(r) > 0)
     assert 16 <= r.shape[0] <= 17
-    np.testing.assert_array_equal(L.slider_ranks(5, 16), np.arange(6))
+    np.testing.assert_array_equal(lora.slider_ranks(5, 16), np.arange(6))
     with pytest.raises(ValueError):
-        L.slider_ranks(10, 16, include=[11])
+        lora.slider_ranks(10, 16, include=[11])
 
 
 def test_display_frames_match_block_averaged_reconstructions():
-    dw = L.make_target(300, 200, "power_law", 3)
-    s = L.svd(dw)
-    ranks = L.slider_ranks(s.m, 12, include=[8])
-    f = L.display_frames(s, ranks)
+    dw = lora.make_target(300, 200, "power_law", 3)
+    s = lora.svd(dw)
+    ranks = lora.slider_ranks(s.m, 12, include=[8])
+    f = lora.display_frames(s, ranks)
     assert f.target.shape == (64, 64) and f.approx.shape == (len(ranks), 64, 64) and f.averaged
     assert f.block_size == (5, 4)
-    np.testing.assert_allclose(f.target, L.block_average(dw), atol=1e-9)
+    np.testing.assert_allclose(f.target, arrays.block_average(dw, lora.DISPLAY_SIDE), atol=1e-9)
     for j, r in enumerate(ranks):
-        np.testing.assert_allclose(f.approx[j], L.block_average(L.reconstruct(s, int(r))), atol=1e-9)
-        np.testing.assert_allclose(f.residual[j], L.block_average(dw - L.reconstruct(s, int(r))), atol=1e-9)
-    small = L.display_frames(L.svd(dw[:20, :30]), [0, 20])
+        np.testing.assert_allclose(
+            f.approx[j], arrays.block_average(lora.reconstruct(s, int(r)), lora.DISPLAY_SIDE), atol=1e-9
+        )
+        np.testing.assert_allclose(
+            f.residual[j], arrays.block_average(dw - lora.reconstruct(s, int(r)), lora.DISPLAY_SIDE), atol=1e-9
+        )
+    small = lora.display_frames(lora.svd(dw[:20, :30]), [0, 20])
     assert not small.averaged and small.target.shape == (20, 30)
     np.testing.assert_allclose(small.approx[1], dw[:20, :30], atol=1e-9)
 
 
 def test_svd_reports_device_and_time():
-    s = L.svd(_random_matrix(10, 8, 0))
+    s = lora.svd(_random_matrix(10, 8, 0))
     assert s.device == str(as_tensor(0.0).device)
     assert s.seconds >= 0 and (s.d, s.k, s.m) == (10, 8, 8)
     assert s.U.dtype == np.float64
@@ -352,44 +357,51 @@ def test_svd_reports_device_and_time():
 
 def test_estimated_parameter_counts_of_known_models():
     # published totals: Llama-2-7B 6,738,415,616 and Llama-3-8B 8,030,261,248
-    assert L.estimate_n_params(L.ModelShape(hidden=4096, layers=32, intermediate=11008, kv_width=4096)) == 6_738_415_616
-    assert L.estimate_n_params(L.LLAMA3_8B) == 8_030_261_248
+    assert (
+        lora_memory.estimate_n_params(lora_memory.ModelShape(hidden=4096, layers=32, intermediate=11008, kv_width=4096))
+        == 6_738_415_616
+    )
+    assert lora_memory.estimate_n_params(lora_memory.LLAMA3_8B) == 8_030_261_248
 
 
 def test_gqa_makes_k_and_v_adapters_smaller():
-    mem = L.lora_memory(L.LLAMA3_8B, ["q", "k", "v", "o"], 8)
+    mem = lora_memory.lora_memory(lora_memory.LLAMA3_8B, ["q", "k", "v", "o"], 8)
     assert mem.per_matrix["q"] == 8 * (4096 + 4096)
     assert mem.per_matrix["k"] == mem.per_matrix["v"] == 8 * (1024 + 4096)
     assert mem.n_params == 8_030_261_248
-    all_linear = L.lora_memory(L.LLAMA3_8B, L.ADAPTABLE, 8)
+    all_linear = lora_memory.lora_memory(lora_memory.LLAMA3_8B, lora_memory.ADAPTABLE, 8)
     assert all_linear.per_matrix["down"] == 8 * (4096 + 14336)
     assert all_linear.trainable == 32 * sum(all_linear.per_matrix.values())
 
 
 def test_qlora_65b_fits_one_48gb_gpu():
-    mem = L.lora_memory(**L.PRESET_QLORA_65B)
+    mem = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B)
     assert mem.base_bytes == pytest.approx(65e9 * 4.127 / 8, rel=1e-4)  # NF4 + double quantisation: 4.127 bits
     assert mem.trainable == 80 * 64 * (4 * (8192 + 8192) + 3 * (8192 + 22016))
     assert mem.lora_total_bytes < 48e9 < mem.full_ft_bytes
-    bf16 = L.lora_memory(L.LLAMA_65B, L.ADAPTABLE, 64)
+    bf16 = lora_memory.lora_memory(lora_memory.LLAMA_65B, lora_memory.ADAPTABLE, 64)
     assert bf16.lora_total_bytes > 48e9  # without the 4-bit base it does not fit
 
 
 def test_memory_scale_and_bad_arguments():
-    assert L.lora_memory(L.LLAMA2_7B, ["q"], 16, alpha=32, rslora=True).scale == pytest.approx(32 / 4)
-    assert L.lora_scale(16, 4) == 4 and L.lora_scale(16, 4, rslora=True) == 8
+    assert lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q"], 16, alpha=32, rslora=True).scale == pytest.approx(
+        32 / 4
+    )
+    assert lora_layer.lora_scale(16, 4) == 4 and lora_layer.lora_scale(16, 4, rslora=True) == 8
     with pytest.raises(ValueError, match="unknown matrices"):
-        L.lora_memory(L.LLAMA2_7B, ["q", "lm_head"], 8)
+        lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q", "lm_head"], 8)
     with pytest.raises(ValueError, match="rank r"):
-        L.lora_memory(L.LLAMA2_7B, ["q"], 0)
+        lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q"], 0)
     with pytest.raises(ValueError, match="base format"):
-        L.lora_memory(L.LLAMA2_7B, ["q"], 8, base_format="fp8")
+        lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q"], 8, base_format="fp8")
     with pytest.raises(ValueError, match="hidden"):
-        L.ModelShape(hidden=0)
-    huge = L.lora_memory(L.ModelShape(hidden=64, layers=2, intermediate=128, kv_width=64, vocab=10), ["q"], 100)
+        lora_memory.ModelShape(hidden=0)
+    huge = lora_memory.lora_memory(
+        lora_memory.ModelShape(hidden=64, layers=2, intermediate=128, kv_width=64, vocab=10), ["q"], 100
+    )
     assert any("exceeds" in n for n in huge.notes)
     # repeated targets count once
-    assert L.lora_memory(L.LLAMA2_7B, ["q", "q"], 8).trainable == 32 * 65_536
+    assert lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q", "q"], 8).trainable == 32 * 65_536
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -397,7 +409,7 @@ def test_memory_scale_and_bad_arguments():
 
 
 def _layer(init, d=12, k=9, r=3, **kw):
-    return L.LoRALinear(d, k, r, alpha=6.0, init=init, seed=1, **kw)
+    return lora_layer.LoRALinear(d, k, r, alpha=6.0, init=init, seed=1, **kw)
 
 
 def test_forward_is_the_lora_formula():
@@ -410,7 +422,7 @@ def test_forward_is_the_lora_formula():
     torch.testing.assert_close(layer.delta_weight().cpu(), (W - layer.W0).cpu())
 
 
-@pytest.mark.parametrize("init", L.INIT_MODES)
+@pytest.mark.parametrize("init", lora_layer.INIT_MODES)
 def test_gradients_theorem_matches_autograd(init):
     layer = _layer(init)
     rng = np.random.default_rng(5)
@@ -420,7 +432,7 @@ def test_gradients_theorem_matches_autograd(init):
     loss = ((h - y) ** 2).sum() / 2
     loss.backward()
     g = (h - y).detach()  # dL/dh for this loss
-    dA, dB = L.lora_gradients(x, g, layer.A.detach(), layer.B.detach(), layer.scale)
+    dA, dB = lora_layer.lora_gradients(x, g, layer.A.detach(), layer.B.detach(), layer.scale)
     torch.testing.assert_close(layer.A.grad.cpu(), dA.cpu(), rtol=1e-6, atol=1e-9)
     torch.testing.assert_close(layer.B.grad.cpu(), dB.cpu(), rtol=1e-6, atol=1e-9)
     assert layer.W0.grad is None  # frozen
@@ -455,16 +467,16 @@ def test_merge_equals_adapter_path_and_unmerge_restores():
 
 def test_layer_bad_arguments():
     with pytest.raises(ValueError, match="unknown init"):
-        L.LoRALinear(4, 4, 2, init="orthogonal")
+        lora_layer.LoRALinear(4, 4, 2, init="orthogonal")
     with pytest.raises(ValueError, match="rank r"):
-        L.LoRALinear(4, 3, 4)
+        lora_layer.LoRALinear(4, 3, 4)
     with pytest.raises(ValueError, match="W0 must have shape"):
-        L.LoRALinear(4, 3, 2, W0=np.zeros((3, 4)))
+        lora_layer.LoRALinear(4, 3, 2, W0=np.zeros((3, 4)))
 
 
 def test_rslora_scale():
-    assert L.LoRALinear(16, 16, 4, alpha=8.0).scale == 2.0
-    assert L.LoRALinear(16, 16, 4, alpha=8.0, rslora=True).scale == 4.0
+    assert lora_layer.LoRALinear(16, 16, 4, alpha=8.0).scale == 2.0
+    assert lora_layer.LoRALinear(16, 16, 4, alpha=8.0, rslora=True).scale == 4.0
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -473,8 +485,8 @@ def test_rslora_scale():
 
 @pytest.fixture(scope="module")
 def runs():
-    cfg = L.TrainConfig(d=32, k=24, r=3, alpha=6.0, target_rank=3, n_samples=96, steps=150, lr=0.02)
-    return L.train_all_inits(cfg, inits=L.INIT_MODES)
+    cfg = lora_layer.TrainConfig(d=32, k=24, r=3, alpha=6.0, target_rank=3, n_samples=96, steps=150, lr=0.02)
+    return lora_layer.train_all_inits(cfg, inits=lora_layer.INIT_MODES)
 
 
 def test_b0_starts_at_the_base_model_and_learns(runs):
@@ -517,8 +529,8 @@ def test_merge_after_training_and_records(runs):
 
 
 def test_training_reaches_the_eckart_young_floor_and_not_below():
-    cfg = L.TrainConfig(d=20, k=16, r=2, alpha=4.0, target_rank=5, n_samples=64, steps=600, lr=0.03, seed=3)
-    res = L.train_lora(cfg, "B0")
+    cfg = lora_layer.TrainConfig(d=20, k=16, r=2, alpha=4.0, target_rank=5, n_samples=64, steps=600, lr=0.03, seed=3)
+    res = lora_layer.train_lora(cfg, "B0")
     assert res.loss_floor > 0.01 * res.loss[0]
     assert res.loss[-1] >= res.loss_floor * (1 - 1e-6)
     assert res.loss[-1] == pytest.approx(res.loss_floor, rel=0.03)
@@ -528,7 +540,7 @@ def test_loss_floor_against_brute_force():
     rng = np.random.default_rng(0)
     dstar = rng.standard_normal((5, 4))
     X = rng.standard_normal((30, 4))
-    floor = L.loss_floor(dstar, X, 1)
+    floor = lora_layer.loss_floor(dstar, X, 1)
     # independent: the best rank-1 M = b a^T by alternating least squares from many starts
     best = np.inf
     for start in range(20):
@@ -545,8 +557,8 @@ def test_loss_floor_against_brute_force():
 
 def test_progress_callback_and_sgd():
     seen = []
-    cfg = L.TrainConfig(d=8, k=8, r=2, target_rank=2, steps=20, optimizer="sgd", lr=0.1)
-    out = L.train_all_inits(cfg, ("B0", "zeros"), progress=seen.append)
+    cfg = lora_layer.TrainConfig(d=8, k=8, r=2, target_rank=2, steps=20, optimizer="sgd", lr=0.1)
+    out = lora_layer.train_all_inits(cfg, ("B0", "zeros"), progress=seen.append)
     assert set(out) == {"B0", "zeros"}
     assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0) and 0 < seen[0] < 1
     assert out["B0"].loss[-1] < out["B0"].loss[0]
@@ -554,13 +566,13 @@ def test_progress_callback_and_sgd():
 
 def test_train_config_validation():
     with pytest.raises(ValueError, match="steps"):
-        L.TrainConfig(steps=0)
+        lora_layer.TrainConfig(steps=0)
     with pytest.raises(ValueError, match="at most min"):
-        L.TrainConfig(d=4, k=4, r=5)
+        lora_layer.TrainConfig(d=4, k=4, r=5)
     with pytest.raises(ValueError, match="optimizer"):
-        L.TrainConfig(optimizer="lion")
+        lora_layer.TrainConfig(optimizer="lion")
     with pytest.raises(ValueError, match="1024"):
-        L.TrainConfig(d=2048)
+        lora_layer.TrainConfig(d=2048)
 
 
 def test_gradient_norms_of_the_result(runs):
@@ -571,7 +583,9 @@ def test_gradient_norms_of_the_result(runs):
 
 def test_train_all_inits_restores_the_thread_count():
     before = torch.get_num_threads()
-    L.train_all_inits(L.TrainConfig(d=8, k=8, r=2, target_rank=2, n_samples=16, steps=3), inits=("B0",))
+    lora_layer.train_all_inits(
+        lora_layer.TrainConfig(d=8, k=8, r=2, target_rank=2, n_samples=16, steps=3), inits=("B0",)
+    )
     assert torch.get_num_threads() == before
 
 
@@ -588,11 +602,11 @@ def test_train_all_inits_restores_the_thread_count():
     ],
 )
 def test_clamp_whole(value, expected, note):
-    n, notes = L.clamp_whole(value, "r", 0, 64, 8)
+    n, notes = inputs.clamp_whole_number(value, "r", 0, 64, 8)
     assert n == expected and isinstance(n, int)
     assert (notes == []) if note is None else any(note in x for x in notes)
     with pytest.raises(ValueError):
-        L.clamp_whole(1.0, "r", 5, 4, 5)
+        inputs.clamp_whole_number(1.0, "r", 5, 4, 5)
 
 
 def test_nf4_double_quantisation_costs_4127_bits_per_parameter():
@@ -601,7 +615,7 @@ def test_nf4_double_quantisation_costs_4127_bits_per_parameter():
     from fractions import Fraction
 
     bits = Fraction(4) + Fraction(8, 64) + Fraction(32, 64 * 256)
-    assert L.NF4_BITS_PER_PARAM == float(bits) and round(float(bits), 3) == 4.127
-    assert L.BASE_BYTES["nf4"] == float(bits / 8)
-    mem = L.lora_memory(**L.PRESET_QLORA_65B)
+    assert lora_memory.NF4_BITS_PER_PARAM == float(bits) and round(float(bits), 3) == 4.127
+    assert lora_memory.BASE_BYTES["nf4"] == float(bits / 8)
+    mem = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B)
     assert 48e9 - mem.lora_total_bytes == pytest.approx(1.68e9, rel=0.01)  # little room for activations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 
 from bench.load import PAGES, LoadResult, check_loopback, run_load, run_path
 from tests.apptest import BAD_LINK_VALUES
-from tests.browser.conftest import _free_port, start_server
+from tests.browser.conftest import running_server
 
 pytestmark = pytest.mark.server
 
@@ -20,16 +19,8 @@ MAIN_KEY = {"Scaling_laws": "N", "KL_leash": "beta", "LoRA": "r", "GRPO": "r", "
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = _free_port()
-    proc = start_server(port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with running_server() as url:
+        yield url
 
 
 def test_sessions_rerun_pages_to_script_finished(server: str) -> None:

@@ -7,7 +7,16 @@ import numpy as np
 import pytest
 
 from core import attention_real
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    Reused,
+    assert_bad_link_falls_back,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+)
 
 PAGE = "pages/6_Attention.py"
 
@@ -27,6 +36,11 @@ def default():
     at = open_page(PAGE)
     assert no_exception(at)
     return at
+
+
+@pytest.fixture(scope="module")
+def reused():
+    return Reused(PAGE)
 
 
 def test_default_shows_the_lesson_sentence_with_designed_heads(default):
@@ -62,14 +76,13 @@ def test_default_shows_the_lesson_sentence_with_designed_heads(default):
         ("toggle", "designed", False),
     ],
 )
-def test_each_control_changes_the_heads(default, widget, key, value):
-    at = open_page(PAGE)
-    getattr(at, widget)(key=key).set_value(value).run()
-    assert no_exception(at)
-    before, after = _heatmaps(default), _heatmaps(at)
-    assert list(before) != list(after) or any(
-        a.shape != b.shape or not np.allclose(a, b) for a, b in zip(before.values(), after.values(), strict=True)
-    )
+def test_each_control_changes_the_heads(default, reused, widget, key, value):
+    with reused.change(widget, key, value) as at:
+        assert no_exception(at)
+        before, after = _heatmaps(default), _heatmaps(at)
+        assert list(before) != list(after) or any(
+            a.shape != b.shape or not np.allclose(a, b) for a, b in zip(before.values(), after.values(), strict=True)
+        )
 
 
 def test_random_tokens_up_to_512_are_shown_as_blocks_under_1_mb():
@@ -144,11 +157,9 @@ def test_link_with_every_parameter_reproduces_the_figure():
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)
 def test_bad_link_values_fall_back_to_defaults_with_a_message(default, bad):
-    at = open_page(PAGE, {"dm": bad, "temp": bad, "L": bad, "ctx": bad, "h": bad, "tokens": bad})
-    assert no_exception(at)
-    assert metrics(at) == metrics(default)
-    if bad:
-        assert any("not a valid value" in w.value for w in at.warning)
+    assert_bad_link_falls_back(
+        open_page(PAGE, {"dm": bad, "temp": bad, "L": bad, "ctx": bad, "h": bad, "tokens": bad}), default, bad
+    )
 
 
 def test_unknown_parameter_bad_choice_and_bad_tab_are_reported():
@@ -217,13 +228,12 @@ def test_awkward_shapes_give_a_note_and_a_figure(query, note):
         ("Llama-2-7B (MHA) at 4k tokens", {"KV cache per token": "512 KiB", "At 4,096 tokens": "2 GiB"}),
     ],
 )
-def test_presets(preset, expected):
-    at = open_page(PAGE)
-    at.button(key=f"preset-Attention-{preset}").click().run()
-    assert no_exception(at)
-    m = metrics(at)
-    for label, value in expected.items():
-        assert m[label] == value, m
+def test_presets(reused, preset, expected):
+    with reused.click(f"preset-Attention-{preset}") as at:
+        assert no_exception(at)
+        m = metrics(at)
+        for label, value in expected.items():
+            assert m[label] == value, m
 
 
 def test_llama3_70b_kv_view_has_the_lesson_numbers():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pages.views import kl_leash as view_of
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import BAD_LINK_VALUES, Reused, decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/2_KL_leash.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,6 +62,11 @@ def default():
     return at
 
 
+@pytest.fixture(scope="module")
+def reused():
+    return Reused(PAGE)
+
+
 def test_default_is_the_lessons_toy_at_beta_1(default):
     m = metrics(default)
     assert m["KL(π* ‖ π_ref)"] == "0.111 nats" and m["E_π*[r]"] == "0.731" and m["Entropy H(π*)"] == "0.582 nats"
@@ -97,11 +102,10 @@ def test_quick_check_halving_beta_gives_0881():
         ("text_input", "names", "yes, no"),
     ],
 )
-def test_each_leash_control_changes_the_bars(default, widget, key, value):
-    at = open_page(PAGE)
-    getattr(at, widget)(key=key).set_value(value).run()
-    assert no_exception(at) and at.warning.len == 0
-    assert not _same(_bars(default), _bars(at))
+def test_each_leash_control_changes_the_bars(default, reused, widget, key, value):
+    with reused.change(widget, key, value) as at:
+        assert no_exception(at) and at.warning.len == 0
+        assert not _same(_bars(default), _bars(at))
 
 
 def test_k_pads_the_answers_and_says_the_reference_was_normalised():

@@ -6,8 +6,20 @@ import io
 import numpy as np
 import pytest
 
-from core import lora as L
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from core import lora, lora_memory
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    Reused,
+    assert_bad_link_falls_back,
+    assert_link_reproduces,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+    opened,
+    trace,
+)
 
 PAGE = "pages/3_LoRA.py"
 RANK, COST, INIT = "Rank-r approximation", "What LoRA costs", "Initialisation traps"
@@ -46,6 +58,16 @@ def default():
     return at
 
 
+@pytest.fixture(scope="module")
+def upload_page():
+    return open_page(PAGE)
+
+
+@pytest.fixture(scope="module")
+def reused():
+    return {view: Reused(PAGE, {"lora_view": view}) for view in (RANK, COST, INIT)}
+
+
 def test_default_rank_view(default):
     assert default.warning.len == 0 and default.info.len == 0
     heat, curves = figures(default)
@@ -55,7 +77,7 @@ def test_default_rank_view(default):
     assert "r = 8</b> of min(d, k) = 64" in heat["layout"]["annotations"][-1]["text"]
     assert decode(heat["data"][0]["z"]).shape == (64, 64)  # 64 x 64: every entry, no block averaging
     m = metrics(default)
-    curves_core = L.rank_curves(L.svd(L.make_target(64, 64, "exponential", 0)))
+    curves_core = lora.rank_curves(lora.svd(lora.make_target(64, 64, "exponential", 0)))
     ro = curves_core.readout(8)
     assert m["Trainable r(d + k)"] == "1,024" and m["Share of dk"] == "25.0%"  # 8 (64 + 64) of 64²
     assert m["Relative error"] == f"{100 * ro.rel_frobenius:.1f}%"
@@ -76,7 +98,7 @@ def test_default_rank_view(default):
         (RANK, "toggle", "smooth", True),
         (RANK, "toggle", "logr", True),
         (COST, "number_input", "rank", 64.0),
-        (COST, "selectbox", "model", L.LLAMA3_8B.name),
+        (COST, "selectbox", "model", lora_memory.LLAMA3_8B.name),
         (COST, "pills", "mats", ["q", "v", "up", "down"]),
         (COST, "segmented_control", "base", "nf4"),
         (COST, "number_input", "gpu_gb", 24.0),
@@ -86,12 +108,11 @@ def test_default_rank_view(default):
         (INIT, "number_input", "seed", 1.0),
     ],
 )
-def test_each_control_changes_its_figure(view, kind, key, value):
-    at = _view(view)
-    before = _data(at)
-    getattr(at, kind)(key=key).set_value(value).run()
-    assert no_exception(at) and at.warning.len == 0 and _notes(at) == []
-    assert _data(at) != before
+def test_each_control_changes_its_figure(reused, view, kind, key, value):
+    before = _data(opened(PAGE, {"lora_view": view}))
+    with reused[view].change(kind, key, value) as at:
+        assert no_exception(at) and at.warning.len == 0 and _notes(at) == []
+        assert _data(at) != before
 
 
 def test_alpha_and_rslora_change_the_scale():
@@ -112,7 +133,7 @@ def test_alpha_and_rslora_change_the_scale():
             COST,
             {
                 "rank": "16",
-                "model": L.LLAMA3_8B.name,
+                "model": lora_memory.LLAMA3_8B.name,
                 "mats": "q",
                 "base": "int8",
                 "alpha": "32",
@@ -124,27 +145,10 @@ def test_alpha_and_rslora_change_the_scale():
     ],
 )
 def test_link_with_every_parameter_reproduces_the_view(view, query):
-    linked = _view(view, {**query, "present": "true"})
-    assert no_exception(linked) and linked.warning.len == 0 and _notes(linked) == []
-    clicked = open_page(PAGE)
-    clicked.session_state["lora_view"] = view
-    for key, raw in query.items():
-        if key in ("rows", "cols"):
-            clicked.slider(key=key).set_value(int(raw))
-        elif key in ("smooth", "logr", "rs"):
-            clicked.toggle(key=key).set_value(raw == "true")
-        elif key in ("profile", "model"):
-            clicked.selectbox(key=key).set_value(raw)
-        elif key == "base":
-            clicked.segmented_control(key=key).set_value(raw)
-        elif key == "mats":
-            clicked.pills(key=key).set_value([raw])
-        else:
-            clicked.number_input(key=key).set_value(float(raw))
-    clicked.toggle(key="present").set_value(True)
-    clicked.run()
-    assert _data(linked) == _data(clicked)
-    assert metrics(linked) == metrics(clicked)
+    linked = assert_link_reproduces(
+        PAGE, {"lora_view": view, **query, "present": "true"}, _data, session={"lora_view": view}
+    )
+    assert linked.warning.len == 0 and _notes(linked) == []
 
 
 BAD = BAD_LINK_VALUES
@@ -155,17 +159,12 @@ BAD = BAD_LINK_VALUES
 def test_bad_link_values_fall_back_to_defaults_with_a_message(view, bad):
     keys = ["rows", "cols", "alpha", "gpu_gb", "profile", "model", "base", "mats", "smooth", "logr", "rs"]
     keys += ["rank", "seed"] * (bad != "0")  # rank = 0 and seed = 0 are valid
-    at = _view(view, dict.fromkeys(keys, bad))
-    assert no_exception(at)
-    assert metrics(at) == metrics(_view(view))
-    assert not any("nan" in v.lower() or "inf" in v.lower() for v in metrics(at).values())
-    if bad:  # an empty value is no request at all
-        assert any("not a valid value" in w.value for w in at.warning)
+    assert_bad_link_falls_back(_view(view, dict.fromkeys(keys, bad)), opened(PAGE, {"lora_view": view}), bad)
 
 
 def test_bad_view_falls_back_to_the_first_tab():
     at = open_page(PAGE, {"lora_view": "Nonsense"})
-    assert no_exception(at) and metrics(at) == metrics(open_page(PAGE))
+    assert no_exception(at) and metrics(at) == metrics(opened(PAGE))
     (warning,) = at.warning
     assert warning.value.startswith("The link asked for `lora_view=Nonsense`, which is not a valid value here")
     assert warning.value.endswith(f"using `{RANK}` instead.")
@@ -235,7 +234,7 @@ def test_preset_qlora_65b_fits_one_48gb_gpu():
     assert no_exception(at)
     m = metrics(at)
     assert m["Frozen base (nf4)"] == "33.5 GB"  # 4.127 bits x 65B (NF4 with double quantisation)
-    total = L.lora_memory(**L.PRESET_QLORA_65B).lora_total_bytes
+    total = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B).lora_total_bytes
     assert m["LoRA total"] == f"{total / 1e9:.1f} GB" and total < 48e9
     (fig,) = figures(at)
     assert any(s.get("x0") == 48.0 for s in fig["layout"].get("shapes", []))  # the one-GPU line
@@ -308,8 +307,8 @@ def test_upload_csv():
         ("broken.npy", b"not numpy at all", "not a readable .npy"),
     ],
 )
-def test_bad_uploads_give_a_message_and_keep_the_generated_matrix(default, name, data, message):
-    at = open_page(PAGE)
+def test_bad_uploads_give_a_message_and_keep_the_generated_matrix(default, upload_page, name, data, message):
+    at = upload_page  # a rejected upload leaves the page as it was: one page takes them all in turn
     at.file_uploader(key="upload").set_value((name, data, "application/octet-stream")).run()
     assert no_exception(at)
     warnings = [w.value for w in at.warning]

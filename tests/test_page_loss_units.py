@@ -10,7 +10,7 @@ import pytest
 from core.loss_units import example_lengths
 from pages.views import Options
 from pages.views import loss_units as view_of
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page
+from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
 
 PAGE = "pages/12_Loss_and_units.py"
 
@@ -87,11 +87,7 @@ def test_deep_link_reproduces_the_view():
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)
 def test_bad_link_values_warn_and_fall_back(default, bad):
-    at = open_page(PAGE, {"vocab_size": bad, "resp_len": bad})
-    assert no_exception(at)
-    assert metrics(at) == metrics(default)
-    if bad:
-        assert at.warning.len >= 1
+    assert_bad_link_falls_back(open_page(PAGE, {"vocab_size": bad, "resp_len": bad}), default, bad, warning="")
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from core.sampling import VOCAB_PRESETS
 from pages.views import Options
 from pages.views import sampling as view_of
 from pages.views.state import check_unique
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page
+from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
 
 PAGE = "pages/11_Sampling.py"
 Z = np.array(VOCAB_PRESETS["keeper"].logits)
@@ -122,11 +122,7 @@ def test_deep_link_reproduces_the_view():
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)
 def test_bad_link_values_warn_and_fall_back(default, bad):
-    at = open_page(PAGE, {"top_p": bad, "top_k": bad})
-    assert no_exception(at)
-    assert metrics(at) == metrics(default)
-    if bad:
-        assert at.warning.len >= 1
+    assert_bad_link_falls_back(open_page(PAGE, {"top_p": bad, "top_k": bad}), default, bad, warning="")
 
 
 def test_bad_logits_temperature_and_choice_give_warnings():

@@ -4,7 +4,17 @@ back to the defaults with a message."""
 import numpy as np
 import pytest
 
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    Reused,
+    assert_bad_link_falls_back,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+    trace,
+)
 
 PAGE = "pages/1_Scaling_laws.py"
 
@@ -21,6 +31,11 @@ def default():
     at = open_page(PAGE)
     assert no_exception(at)
     return at
+
+
+@pytest.fixture(scope="module")
+def reused():
+    return Reused(PAGE)
 
 
 def test_default_is_predict_question_one(default):
@@ -56,12 +71,13 @@ def test_home_page_renders_and_links_the_scaling_page():
         ("segmented_control", "budget", "Hardware"),
     ],
 )
-def test_each_plot_control_changes_the_figure(default, widget, key, value):
-    at = open_page(PAGE)
-    getattr(at, widget)(key=key).set_value(value).run()
-    assert no_exception(at)
-    before, after = _u_curve(default), _u_curve(at)
-    assert not (np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1]) and before[2] == after[2])
+def test_each_plot_control_changes_the_figure(default, reused, widget, key, value):
+    with reused.change(widget, key, value) as at:
+        assert no_exception(at)
+        before, after = _u_curve(default), _u_curve(at)
+        assert not (
+            np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1]) and before[2] == after[2]
+        )
 
 
 @pytest.mark.parametrize(
@@ -117,11 +133,7 @@ def test_link_with_every_parameter_reproduces_the_figure():
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)
 def test_bad_link_values_fall_back_to_defaults_with_a_message(default, bad):
-    at = open_page(PAGE, {"C": bad, "N": bad, "mfu": bad, "gpus": bad})
-    assert no_exception(at)
-    assert metrics(at) == metrics(default)
-    if bad:  # an empty value is no request at all
-        assert any("not a valid value" in w.value for w in at.warning)
+    assert_bad_link_falls_back(open_page(PAGE, {"C": bad, "N": bad, "mfu": bad, "gpus": bad}), default, bad)
 
 
 def test_unknown_parameter_and_bad_choice_are_reported():
@@ -143,15 +155,14 @@ def test_unknown_parameter_and_bad_choice_are_reported():
         ("Check yourself: 7B on 2T tokens", None, {"Budget C = 6ND (FLOPs)": "8.40×10²²"}),
     ],
 )
-def test_presets(preset, loss, extra):
-    at = open_page(PAGE)
-    at.button(key=f"preset-Scaling_laws-{preset}").click().run()
-    assert no_exception(at)
-    m = metrics(at)
-    if loss:
-        assert m["Loss L(N, D)"] == loss
-    for label, value in extra.items():
-        assert m[label] == value
+def test_presets(reused, preset, loss, extra):
+    with reused.click(f"preset-Scaling_laws-{preset}") as at:
+        assert no_exception(at)
+        m = metrics(at)
+        if loss:
+            assert m["Loss L(N, D)"] == loss
+        for label, value in extra.items():
+            assert m[label] == value
 
 
 def test_check_yourself_gpu_days_in_help():

@@ -5,7 +5,16 @@ import pytest
 
 from core.systems_presets import PRESETS_BY_KEY
 from pages.views import training_memory as view_of
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    assert_bad_link_falls_back,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+    trace,
+)
 
 PAGE = "pages/7_Training_memory.py"
 GIB = 2**30
@@ -103,11 +112,9 @@ def test_model_link_is_carried():
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)
 def test_bad_link_values(default, bad):
-    at = open_page(PAGE, {"dp": bad, "D": bad, "seq": bad, "params": bad})
-    assert no_exception(at)
-    assert metrics(at) == metrics(default)
-    if bad:
-        assert at.warning.len > 0
+    assert_bad_link_falls_back(
+        open_page(PAGE, {"dp": bad, "D": bad, "seq": bad, "params": bad}), default, bad, warning=""
+    )
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import attention as attn
-from core import attention_real
+from core import attention_real, tokenizer, toy_attention
 from pages.views import Options
 from pages.views import attention as view_of
 
@@ -76,7 +75,7 @@ def test_head_rows_sum_to_one_and_match_a_numpy_softmax() -> None:
         np.testing.assert_allclose(w.sum(axis=1), 1, atol=1e-5)
     # head 1 recomputed by hand: softmax(q k^T / sqrt(d_k) + M) with the causal mask
     settings = view.facts["settings"]
-    qkv = attn.toy_qkv(view.facts["tokens"].tokens, settings)
+    qkv = toy_attention.toy_qkv(view.facts["tokens"].tokens, settings)
     q, k = qkv.q[0].double().cpu().numpy(), qkv.k[0].double().cpu().numpy()  # (T, d_k)
     s = q @ k.T / np.sqrt(settings.d_k)
     s[np.triu_indices_from(s, 1)] = -np.inf
@@ -140,7 +139,7 @@ def test_odd_input_gives_an_info_note_not_an_exception(changes, note) -> None:
 def test_random_tokens_come_from_the_seed() -> None:
     state = DEFAULTS.replace(src="random", tokens=40, layer_seed=3)
     view = view_of.figures(state, _parts())
-    assert view.facts["tokens"].tokens == attn.random_tokens(40, 3).tokens
+    assert view.facts["tokens"].tokens == tokenizer.random_tokens(40, 3).tokens
     assert view.facts["settings"].seed == 3
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import lora as L
+from core import lora, lora_layer, lora_memory
 from pages.views import Options
 from pages.views import lora as view
 
@@ -33,13 +33,13 @@ def svd_calls(monkeypatch):
     """Counts core's SVD calls, starting from an empty cache of generated matrices."""
     view.generated.cache_clear()
     calls = []
-    real = L.svd
+    real = lora.svd
 
     def counting(delta_w, **kw):
         calls.append(np.shape(delta_w))
         return real(delta_w, **kw)
 
-    monkeypatch.setattr(L, "svd", counting)
+    monkeypatch.setattr(lora, "svd", counting)
     yield calls
     view.generated.cache_clear()
 
@@ -47,7 +47,7 @@ def svd_calls(monkeypatch):
 @pytest.fixture
 def quick_training(monkeypatch):
     """The initialisation traps with 5 Adam steps instead of 200 (same layer and data), on an empty run cache."""
-    monkeypatch.setattr(view, "TRAIN", L.TrainConfig(steps=5))
+    monkeypatch.setattr(view, "TRAIN", lora_layer.TrainConfig(steps=5))
     monkeypatch.setattr(view, "_RUNS", {})
 
 
@@ -62,7 +62,7 @@ def test_only_the_requested_part_is_built(monkeypatch, svd_calls):
     def no_training(*args, **kw):
         raise AssertionError("the cost part must not train")
 
-    monkeypatch.setattr(L, "train_all_inits", no_training)
+    monkeypatch.setattr(lora_layer, "train_all_inits", no_training)
     out = view.figures(view.SPEC.defaults(), _opts("cost"))
     assert set(out.figures) == {"memory"} and list(out.tables) == ["Memory"]
     assert svd_calls == []  # no SVD for the cost part
@@ -91,7 +91,7 @@ def test_worked_example_f():
 def test_rank_readout_against_numpys_svd(svd_calls):
     state = view.SPEC.defaults().replace(rows=96, cols=80, profile="power_law", seed=7, rank=12)
     out = view.figures(state, _opts("rank"))
-    sigma = np.linalg.svd(L.make_target(96, 80, "power_law", 7), compute_uv=False)  # numpy, float64, LAPACK
+    sigma = np.linalg.svd(lora.make_target(96, 80, "power_law", 7), compute_uv=False)  # numpy, float64, LAPACK
     err = np.sqrt(np.sum(sigma[12:] ** 2) / np.sum(sigma**2))
     energy = np.sum(sigma[:12] ** 2) / np.sum(sigma**2)
     m = _readouts(out)
@@ -161,11 +161,13 @@ def test_presenter_mode_makes_room_for_larger_type():
 
 
 def test_relevant_keeps_only_the_fields_the_parts_read():
-    state = view.SPEC.defaults().replace(model=L.LLAMA3_8B.name, rows=200, lora_view=COST)
+    state = view.SPEC.defaults().replace(model=lora_memory.LLAMA3_8B.name, rows=200, lora_view=COST)
     rank_only = view.relevant(state, _opts("rank"))
     assert rank_only.rows == 200 and rank_only.model == view.SPEC["model"].default
     assert rank_only.lora_view == view.SPEC["lora_view"].default
-    assert view.relevant(state, _opts("main")) == view.SPEC.defaults().replace(model=L.LLAMA3_8B.name, lora_view=COST)
+    assert view.relevant(state, _opts("main")) == view.SPEC.defaults().replace(
+        model=lora_memory.LLAMA3_8B.name, lora_view=COST
+    )
     assert _readouts(view.figures(rank_only, _opts("rank"))) == _readouts(view.figures(state, _opts("rank")))
 
 

@@ -4,11 +4,11 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from core import attention as at
+from core import attention, kv_cache, tokenizer, toy_attention
 from viz import attention as va
 from viz.style import DIVERGING, SEQUENTIAL
 
-SENTENCE = tuple(at.DEFAULT_TEXT.split())
+SENTENCE = tuple(tokenizer.DEFAULT_TEXT.split())
 
 
 def _heatmaps(fig):
@@ -20,7 +20,7 @@ def _bars(fig):
 
 
 def test_head_grid_small_input_keeps_every_weight():
-    res = at.toy_attention(SENTENCE, at.ToyModelSettings(heads=4, kv_heads=2))
+    res = toy_attention.toy_attention(SENTENCE, toy_attention.ToyModelSettings(heads=4, kv_heads=2))
     fig = va.attention_figure(res.weights, res.tokens, res.head_names)
     maps = _heatmaps(fig)
     assert len(maps) == 7
@@ -39,8 +39,8 @@ def test_head_grid_small_input_keeps_every_weight():
 
 
 def test_head_grid_at_512_tokens_is_block_summed_small_and_says_so():
-    toks = at.random_tokens(512).tokens
-    res = at.toy_attention(toks, at.ToyModelSettings(d_model=256, heads=8, d_k=32))
+    toks = tokenizer.random_tokens(512).tokens
+    res = toy_attention.toy_attention(toks, toy_attention.ToyModelSettings(d_model=256, heads=8, d_k=32))
     fig = va.attention_figure(res.weights, toks, res.head_names)
     maps = _heatmaps(fig)
     assert len(maps) == 11
@@ -59,8 +59,8 @@ def test_head_grid_at_512_tokens_is_block_summed_small_and_says_so():
 
 
 def test_head_grid_with_many_heads_stays_under_one_megabyte():
-    toks = at.random_tokens(512).tokens
-    res = at.toy_attention(toks, at.ToyModelSettings(d_model=512, heads=32, d_k=16))
+    toks = tokenizer.random_tokens(512).tokens
+    res = toy_attention.toy_attention(toks, toy_attention.ToyModelSettings(d_model=512, heads=32, d_k=16))
     fig = va.attention_figure(res.weights, toks, res.head_names)
     assert len(_heatmaps(fig)) == 35
     assert _heatmaps(fig)[0].z.shape[0] < 64
@@ -80,8 +80,8 @@ def test_head_grid_zmax_and_errors():
 
 
 def test_mask_figure_shows_row_sums():
-    qkv = at.toy_qkv(SENTENCE, at.ToyModelSettings())
-    cmp = at.mask_comparison(qkv.q[0], qkv.k[0])
+    qkv = toy_attention.toy_qkv(SENTENCE, toy_attention.ToyModelSettings())
+    cmp = attention.mask_comparison(qkv.q[0], qkv.k[0])
     fig = va.attention_mask_figure(cmp.correct, cmp.buggy, SENTENCE, cmp.correct_row_sums, cmp.buggy_row_sums)
     maps, bars = _heatmaps(fig), _bars(fig)
     assert len(maps) == 2 and len(bars) == 2
@@ -97,9 +97,9 @@ def test_mask_figure_shows_row_sums():
 
 
 def test_mask_figure_downsamples_long_inputs():
-    toks = at.random_tokens(200).tokens
-    qkv = at.toy_qkv(toks, at.ToyModelSettings())
-    cmp = at.mask_comparison(qkv.q[0], qkv.k[0])
+    toks = tokenizer.random_tokens(200).tokens
+    qkv = toy_attention.toy_qkv(toks, toy_attention.ToyModelSettings())
+    cmp = attention.mask_comparison(qkv.q[0], qkv.k[0])
     fig = va.attention_mask_figure(cmp.correct, cmp.buggy, toks)
     assert _heatmaps(fig)[0].z.shape == (64, 64)
     assert np.allclose(_bars(fig)[0].x, 1.0, atol=1e-5)
@@ -108,7 +108,7 @@ def test_mask_figure_downsamples_long_inputs():
 
 
 def test_scale_figure_plots_the_statistics():
-    stats = at.logit_statistics((1, 4, 16, 64), tokens=32, d_model=256)
+    stats = attention.logit_statistics((1, 4, 16, 64), tokens=32, d_model=256)
     fig = va.attention_scale_figure(
         stats.d_k,
         stats.variance,
@@ -133,7 +133,7 @@ def test_scale_figure_plots_the_statistics():
 
 
 def test_outputs_figure():
-    res = at.toy_attention(SENTENCE, at.ToyModelSettings(d_k=8, d_model=32))
+    res = toy_attention.toy_attention(SENTENCE, toy_attention.ToyModelSettings(d_k=8, d_model=32))
     fig = va.attention_outputs_figure(res.outputs, SENTENCE, res.head_names)
     maps = _heatmaps(fig)
     assert len(maps) == 7 and np.array_equal(maps[2].z, res.outputs[2])
@@ -141,16 +141,16 @@ def test_outputs_figure():
     bound = float(np.abs(res.outputs).max())
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == pytest.approx((-bound, bound))
     assert fig.layout.coloraxis.colorscale == tuple(tuple(c) for c in DIVERGING)
-    big = at.random_tokens(300).tokens
-    res = at.toy_attention(big, at.ToyModelSettings(d_k=8, d_model=32), designed=False)
+    big = tokenizer.random_tokens(300).tokens
+    res = toy_attention.toy_attention(big, toy_attention.ToyModelSettings(d_k=8, d_model=32), designed=False)
     fig = va.attention_outputs_figure(res.outputs, big, res.head_names)
     assert _heatmaps(fig)[0].z.shape == (64, 8) and "300 tokens shown as 64 rows" in fig.layout.title.text
 
 
 def test_kv_cache_figure_llama3_70b():
-    shape = at.KV_PRESETS["Llama-3-70B"]
-    variants = at.attention_variants(shape)
-    totals = [at.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in variants.values()]
+    shape = kv_cache.KV_PRESETS["Llama-3-70B"]
+    variants = kv_cache.attention_variants(shape)
+    totals = [kv_cache.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in variants.values()]
     per_token = [shape.bytes_per_token(h) for h in variants.values()]
     fig = va.attention_kv_cache_figure(
         list(variants), totals, per_token_bytes=per_token, context_tokens=131072, memory_limit_bytes=80e9

@@ -14,12 +14,12 @@ from core.grpo import (
     group_stats,
     grpo_advantages,
 )
+from viz import format as fmt
 from viz.grpo import (
     DOWN,
     NO_SIGNAL_TEXT,
     UP,
     ZERO,
-    advantage_text,
     grpo_advantages_figure,
     grpo_batch_contrast_figure,
     grpo_difficulty_figure,
@@ -183,12 +183,12 @@ def test_figures_are_json_serialisable():
 
 
 def test_bar_labels_keep_tiny_advantages_visible():
-    assert [advantage_text(a) for a in (1.2910, -0.7746, 0.0, 8.75e-4, -1e-6)] == [
+    assert [fmt.signed(a) for a in (1.2910, -0.7746, 0.0, 8.75e-4, -1e-6)] == [
         "+1.29", "-0.77", "0", "+8.8e-04", "-1.0e-06",
     ]  # fmt: skip
     r = np.array([0.5] * 7 + [0.501])
     fig, A = _adv_fig(r, "none")
-    assert list(fig.data[1].text) == [advantage_text(a) for a in A] and fig.data[1].text[-1] == "+8.8e-04"
+    assert list(fig.data[1].text) == [fmt.signed(a) for a in A] and fig.data[1].text[-1] == "+8.8e-04"
 
 
 def test_difficulty_marker_at_the_edge_is_not_clipped():

@@ -8,7 +8,8 @@ import pytest
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
 from viz.dpo import dpo_figure
-from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
+from viz.format import number
+from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
 from viz.style import LIGHT, PALETTE
 
 

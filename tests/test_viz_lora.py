@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from core import lora as L
+from core import lora, lora_layer, lora_memory
 from viz import lora as V
 from viz.style import DIVERGING, PALETTE
 
@@ -32,11 +32,11 @@ def _z(trace):
 
 @pytest.fixture(scope="module")
 def problem():
-    dw = L.make_target(200, 150, "exponential", 1, decay=6.0)
-    s = L.svd(dw)
-    curves = L.rank_curves(s)
-    ranks = L.slider_ranks(s.m, 12, include=[8])
-    return dw, s, curves, L.display_frames(s, ranks)
+    dw = lora.make_target(200, 150, "exponential", 1, decay=6.0)
+    s = lora.svd(dw)
+    curves = lora.rank_curves(s)
+    ranks = lora.slider_ranks(s.m, 12, include=[8])
+    return dw, s, curves, lora.display_frames(s, ranks)
 
 
 def test_heatmaps_initial_traces_and_shared_scale(problem):
@@ -92,12 +92,12 @@ def test_readout_numbers(problem):
 
 
 def test_unaveraged_small_matrix_and_r_not_in_frames():
-    s = L.svd(L.make_target(20, 16, "flat", 0))
-    frames = L.display_frames(s, [0, 4, 16])
-    fig = V.lora_heatmaps_figure(frames, L.rank_curves(s), 5)  # nearest frame: r = 4
+    s = lora.svd(lora.make_target(20, 16, "flat", 0))
+    frames = lora.display_frames(s, [0, 4, 16])
+    fig = V.lora_heatmaps_figure(frames, lora.rank_curves(s), 5)  # nearest frame: r = 4
     assert fig.layout.sliders[0].active == 1
     assert "block averages" not in fig.layout.title.text
-    np.testing.assert_allclose(_z(fig.data[0]), L.make_target(20, 16, "flat", 0), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(_z(fig.data[0]), lora.make_target(20, 16, "flat", 0), rtol=1e-6, atol=1e-6)
 
 
 def _synthetic_svd(d, k, seed=0):
@@ -105,14 +105,14 @@ def _synthetic_svd(d, k, seed=0):
     rng = np.random.default_rng(seed)
     m = min(d, k)
     S = np.sort(rng.random(m))[::-1] + 1e-3
-    return L.SVD(U=rng.standard_normal((d, m)) / np.sqrt(d), S=S, Vh=rng.standard_normal((m, k)) / np.sqrt(k))
+    return lora.SVD(U=rng.standard_normal((d, m)) / np.sqrt(d), S=S, Vh=rng.standard_normal((m, k)) / np.sqrt(k))
 
 
 def test_heatmap_json_under_1mb_at_d1024():
     s = _synthetic_svd(1024, 1024)
-    frames = L.display_frames(s, L.slider_ranks(s.m, 16, include=[8]))
+    frames = lora.display_frames(s, lora.slider_ranks(s.m, 16, include=[8]))
     assert len(frames.ranks) == 17
-    size = len(V.lora_heatmaps_figure(frames, L.rank_curves(s), 8).to_json())
+    size = len(V.lora_heatmaps_figure(frames, lora.rank_curves(s), 8).to_json())
     assert size <= 1_000_000
 
 
@@ -156,7 +156,7 @@ def test_curves_slider_moves_the_marks(problem):
 
 
 def test_curves_subsampled_when_long_and_say_so():
-    c = L.rank_curves(_synthetic_svd(1500, 1400))
+    c = lora.rank_curves(_synthetic_svd(1500, 1400))
     fig = V.lora_curves_figure(c, 30, max_points=500)
     err = _trace(fig, "‖ΔW − BA‖<sub>F</sub> / ‖ΔW‖<sub>F</sub>")
     assert len(err.x) <= 500 and err.x[0] == 0 and err.x[-1] == 1400
@@ -168,8 +168,8 @@ def test_curves_subsampled_when_long_and_say_so():
 
 @pytest.fixture(scope="module")
 def runs():
-    cfg = L.TrainConfig(d=16, k=12, r=2, alpha=4.0, target_rank=4, n_samples=40, steps=60, lr=0.05)
-    return L.train_all_inits(cfg, inits=("B0", "zeros", "both_random"))
+    cfg = lora_layer.TrainConfig(d=16, k=12, r=2, alpha=4.0, target_rank=4, n_samples=40, steps=60, lr=0.05)
+    return lora_layer.train_all_inits(cfg, inits=("B0", "zeros", "both_random"))
 
 
 def test_training_figure_curves_and_gradients(runs):
@@ -194,16 +194,16 @@ def test_training_figure_curves_and_gradients(runs):
 
 
 def test_training_figure_thins_long_runs():
-    cfg = L.TrainConfig(d=8, k=8, r=2, target_rank=2, steps=1200, lr=0.01)
-    fig = V.lora_training_figure({"B0": L.train_lora(cfg, "B0")}, max_points=500)
+    cfg = lora_layer.TrainConfig(d=8, k=8, r=2, target_rank=2, steps=1200, lr=0.01)
+    fig = V.lora_training_figure({"B0": lora_layer.train_lora(cfg, "B0")}, max_points=500)
     loss = _trace(fig, V.INIT_NAMES["B0"])
     assert len(loss.x) <= 500 and loss.x[0] == 0 and loss.x[-1] == 1200
     assert not any(t.name == "best rank-r loss (Eckart-Young)" for t in fig.data)  # r = target rank: floor ~ 0
 
 
 def test_memory_figure_bars():
-    f = L.lora_memory(**L.PRESET_F)
-    q = L.lora_memory(L.LLAMA2_7B, ["q", "k", "v", "o"], 8, base_format="nf4")
+    f = lora_memory.lora_memory(**lora_memory.PRESET_F)
+    q = lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q", "k", "v", "o"], 8, base_format="nf4")
     fig = V.lora_memory_figure({"LoRA": f, "QLoRA": q}, gpu_gb=24)
     full, base, adapter = fig.data
     assert list(full.y) == ["full fine-tuning", "LoRA", "QLoRA"]
@@ -217,7 +217,7 @@ def test_memory_figure_bars():
 
 
 def test_percent_for_readouts():
-    from viz.lora import percent
+    from viz.format import percent
 
     assert percent(8_388_608 / 7e9) == "0.12%"  # worked example F
     assert percent(65_536 / 4096**2) == "0.39%" and percent(0.25) == "25.0%" and percent(0.0) == "0%"

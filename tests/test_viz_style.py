@@ -26,14 +26,12 @@ import plotly.graph_objects as go
 import pytest
 
 import viz
-from core import attention as at
+from core import attention, kv_cache, lora, lora_layer, lora_memory, scaling, tokenizer, toy_attention
 from core import evaluation as ev
-from core import lora as L
 from core import loss_units as lu
 from core import ppo as cp
 from core import reward_model as rm
 from core import sampling as cs
-from core import scaling
 from core import schedules as sc
 from core import serving as S
 from core import training_memory as tm
@@ -44,11 +42,11 @@ from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
 from core.model_spec import CUSTOM, LLAMA3_8B
 from viz import attention as va
 from viz import dpo as vd
+from viz import evaluation as vp
 from viz import grpo as vg
 from viz import kl_leash as vk
 from viz import lora as vl
 from viz import loss_units as vlu
-from viz import pass_at_k as vp
 from viz import ppo as vpp
 from viz import predict as vpr
 from viz import reward_model as vrm
@@ -90,20 +88,20 @@ def _cloud():
 
 @functools.cache
 def _lora():
-    s = L.svd(L.make_target(48, 40, "exponential", 1, decay=6.0))
-    curves = L.rank_curves(s)
-    return curves, L.display_frames(s, L.slider_ranks(s.m, 6, include=[4]))
+    s = lora.svd(lora.make_target(48, 40, "exponential", 1, decay=6.0))
+    curves = lora.rank_curves(s)
+    return curves, lora.display_frames(s, lora.slider_ranks(s.m, 6, include=[4]))
 
 
 @functools.cache
 def _lora_runs():
-    cfg = L.TrainConfig(d=12, k=10, r=2, alpha=4.0, target_rank=4, n_samples=30, steps=20, lr=0.05)
-    return L.train_all_inits(cfg, inits=("B0", "zeros", "both_random"))
+    cfg = lora_layer.TrainConfig(d=12, k=10, r=2, alpha=4.0, target_rank=4, n_samples=30, steps=20, lr=0.05)
+    return lora_layer.train_all_inits(cfg, inits=("B0", "zeros", "both_random"))
 
 
 @functools.cache
 def _words():
-    return tuple(at.DEFAULT_TEXT.split())
+    return tuple(tokenizer.DEFAULT_TEXT.split())
 
 
 def _grpo_adv(**kw):
@@ -126,18 +124,18 @@ def _comparisons():
 
 @functools.cache
 def _mask_comparison():
-    qkv = at.toy_qkv(_words(), at.ToyModelSettings())
-    return at.mask_comparison(qkv.q[0], qkv.k[0])
+    qkv = toy_attention.toy_qkv(_words(), toy_attention.ToyModelSettings())
+    return attention.mask_comparison(qkv.q[0], qkv.k[0])
 
 
 @functools.cache
 def _stats():
-    return at.logit_statistics((1, 4, 16), tokens=16, d_model=64)
+    return attention.logit_statistics((1, 4, 16), tokens=16, d_model=64)
 
 
 @functools.cache
 def _toy(**settings):
-    return at.toy_attention(_words(), at.ToyModelSettings(**settings))
+    return toy_attention.toy_attention(_words(), toy_attention.ToyModelSettings(**settings))
 
 
 def _mask(**kw):
@@ -154,7 +152,7 @@ def _scale(**kw):
 
 
 def _kv(**kw):
-    totals = [at.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in (64, 8, 1)]
+    totals = [kv_cache.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in (64, 8, 1)]
     return va.attention_kv_cache_figure(
         ["MHA", "GQA", "MQA"], totals, context_tokens=131072, memory_limit_bytes=80e9, **kw
     )
@@ -315,7 +313,10 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "lora_curves_figure": lambda **kw: vl.lora_curves_figure(_lora()[0], 4, slider_ranks=[0, 2, 4, 8], **kw),
     "lora_training_figure": lambda **kw: vl.lora_training_figure(_lora_runs(), **kw),
     "lora_memory_figure": lambda **kw: vl.lora_memory_figure(
-        {"LoRA": L.lora_memory(**L.PRESET_F), "QLoRA": L.lora_memory(L.LLAMA2_7B, ["q", "v"], 8, base_format="nf4")},
+        {
+            "LoRA": lora_memory.lora_memory(**lora_memory.PRESET_F),
+            "QLoRA": lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q", "v"], 8, base_format="nf4"),
+        },
         gpu_gb=24, **kw,
     ),
     "pass_at_k_figure": lambda **kw: vp.curve_figures(_pass_curves(), **kw)[0],

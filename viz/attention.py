@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from core.arrays import block_edges, block_reduce
+from viz import format as fmt
 from viz.style import PALETTE, axis_key, colorscale, figure, get_theme, grid
 
 MAX_CELLS = 64  # most heatmap cells a side
@@ -35,24 +37,8 @@ SCALE_NAMES: dict[str, str] = {
 # --- data helpers -----------------------------------------------------------------------------------------------
 
 
-def _short(token: str, max_chars: int = 10) -> str:
-    visible = {" ": "␣", "\n": "⏎", "\r\n": "⏎", "\t": "⇥", "\r": "⏎"}.get(token, token)
-    return visible if len(visible) <= max_chars else visible[: max_chars - 1] + "…"
-
-
-def _edges(n: int, cells: int) -> np.ndarray:
-    """Block boundaries that split n items into `cells` nearly equal blocks."""
-    return np.unique(np.linspace(0, n, cells + 1).round().astype(int))
-
-
-def _block_reduce(a: np.ndarray, edges: np.ndarray, axis: int, mean: bool = True) -> np.ndarray:
-    """Sum (or mean) of a over the blocks of indices [edges[i], edges[i+1]) along axis."""
-    sums = np.add.reduceat(a, edges[:-1], axis=axis)
-    if not mean:
-        return sums
-    shape = [1] * a.ndim
-    shape[axis] = -1
-    return sums / np.diff(edges).astype(a.dtype).reshape(shape)
+def _short(token: str) -> str:
+    return fmt.token_label(token, max_chars=10)
 
 
 def _labels(tokens: Sequence[str], edges: np.ndarray | None) -> list[str]:
@@ -73,11 +59,11 @@ def _downsample(
     n = len(tokens)
     if n <= cells:
         return a, _labels(tokens, None), None
-    edges = _edges(n, cells)
+    edges = block_edges(n, cells)
     for axis in mean_axes:
-        a = _block_reduce(a, edges, axis, mean=True)
+        a = block_reduce(a, edges, axis, mean=True)
     for axis in sum_axes:
-        a = _block_reduce(a, edges, axis, mean=False)
+        a = block_reduce(a, edges, axis, mean=False)
     return a, _labels(tokens, edges), edges
 
 
@@ -269,7 +255,7 @@ def attention_mask_figure(
         raise ValueError("row sums must have one value per token")
     both, labels, edges = _downsample(np.stack([A, B]), tokens, max_cells, mean_axes=(1,), sum_axes=(2,))
     if edges is not None:  # mean row sum of each block of rows
-        sums_a, sums_b = _block_reduce(np.stack([sums_a, sums_b]), edges, axis=1)
+        sums_a, sums_b = block_reduce(np.stack([sums_a, sums_b]), edges, axis=1)
     ids, layout = _grid(4, 4, hgap=0.035, widths=[0.36, 0.12, 0.36, 0.12])
     show_ticks = len(labels) <= 24
     data, shapes = [], []

@@ -126,3 +126,27 @@ def _sig(x: float, digits: int) -> str:
 def wrap(text: str, width: int) -> str:
     """``text`` broken into lines of at most ``width`` characters (longer words stay whole), joined by ``<br>``."""
     return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
+_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+
+
+def binary_bytes(n: float, unit: str | None = None) -> str:
+    """A byte count in binary units, e.g. 327680 -> '320 KiB', 42949672960 -> '40 GiB'; unit fixes the unit
+    (binary_bytes(2621440, 'KiB') -> '2,560 KiB', the way the lesson quotes per-token sizes)."""
+    if not math.isfinite(n) or n < 0:
+        raise ValueError(f"a byte count must be finite and >= 0, got {n!r}")
+    if unit is not None and unit not in _BINARY_UNITS:
+        raise ValueError(f"unit must be one of {', '.join(_BINARY_UNITS)}, got {unit!r}")
+    power = 0 if n < 1 else min(int(math.log2(n) // 10), len(_BINARY_UNITS) - 1)
+    power = _BINARY_UNITS.index(unit) if unit is not None else power
+    value = n / 1024**power
+    text = f"{value:,.0f}" if value >= 100 or float(value).is_integer() else f"{value:,.3g}"
+    return f"{text} {_BINARY_UNITS[power]}"
+
+
+_VISIBLE = {" ": "␣", "\n": "⏎", "\r\n": "⏎", "\t": "⇥", "\r": "⏎"}
+
+
+def token_label(token: str, max_chars: int = 12) -> str:
+    """A short, visible label for an axis: whitespace made visible, long tokens cut with an ellipsis."""
+    label = _VISIBLE.get(token, token)
+    return label if len(label) <= max_chars else label[: max_chars - 1] + "…"

@@ -24,7 +24,6 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from viz import format as fmt
-from viz.format import signed as advantage_text  # re-exported: the page's readouts print advantages the same way
 from viz.style import PALETTE, Theme, figure, get_theme, grid
 
 UP = PALETTE["reference"]  # blue: this answer is pushed up (A > 0) (light theme; builders use their theme's shade)
@@ -123,7 +122,7 @@ def grpo_advantages_figure(
             "type": "bar", "x": x, "y": A, "marker": {"color": _colours(A, t), "line": {"width": 0}},
             "customdata": custom, "hovertemplate": hover, "cliponaxis": False, "name": "advantage",
             "showlegend": False, "selected": keep, "unselected": keep,
-            **({"text": [advantage_text(a) for a in A], "textposition": "outside"} if small else {}),
+            **({"text": [fmt.signed(a) for a in A], "textposition": "outside"} if small else {}),
         },
         _legend_key("pushed up (A > 0)", t.palette["reference"]),
         _legend_key("pushed down (A < 0)", t.palette["optimised"]),

@@ -25,7 +25,6 @@ import plotly.graph_objects as go
 
 from core.kl_leash import LeashSweep, PolicyCloud
 from viz import format as fmt
-from viz.format import number as number  # re-exported: the page formats its readouts like the panel
 from viz.style import Theme, figure, get_theme, grid
 
 _REF_OPACITY = 0.35  # the "faint" of the faint blue reference bars (deliberately below 0.5: pi* is the subject)

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.format import percent as percent  # re-exported: the page's readouts print shares like the figures
 from viz.format import share
 from viz.style import PALETTE, Theme, colorscale, figure, get_theme, grid
 
 if TYPE_CHECKING:
-    from core.lora import DisplayFrames, LoraMemory, RankCurves, TrainResult
+    from core.lora import DisplayFrames, RankCurves
+    from core.lora_layer import TrainResult
+    from core.lora_memory import LoraMemory
 
 UIREVISION = "lora"
 INIT_ROLES: dict[str, str] = {"B0": "optimum", "zeros": "neutral", "both_random": "negative", "A0": "reference"}
@@ -606,5 +607,4 @@ __all__ = [
     "lora_heatmaps_figure",
     "lora_memory_figure",
     "lora_training_figure",
-    "percent",
 ]

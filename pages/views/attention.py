@@ -9,17 +9,24 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from core import attention as attn
-from core import attention_real as real
+from core import attention, attention_real, kv_cache, tokenizer, toy_attention
 from core.model_spec import CATALOGUE, ModelSpec
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
-from viz import attention as va
+from viz import format as fmt
+from viz.attention import (
+    SCALE_NAMES,
+    attention_figure,
+    attention_kv_cache_figure,
+    attention_mask_figure,
+    attention_outputs_figure,
+    attention_scale_figure,
+)
 
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
-DTYPES = tuple(attn.BYTES_PER_VALUE)
-_TOP = attn.KV_LIMITS
+DTYPES = tuple(kv_cache.BYTES_PER_VALUE)
+_TOP = kv_cache.KV_LIMITS
 
 
 def kv_shape(spec: ModelSpec) -> dict[str, int]:
@@ -38,7 +45,7 @@ _70B = kv_shape(CATALOGUE["Llama-3-70B"])  # the calculator's default shape
 MAIN_PRESETS = {
     "The lesson sentence, designed heads": {
         "src": "text",
-        "text": attn.DEFAULT_TEXT,
+        "text": tokenizer.DEFAULT_TEXT,
         "split": "word",
         "dm": 64,
         "h": 4,
@@ -75,31 +82,31 @@ SPEC = Spec(
     (
         Field("attn_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs", aliases=("view",)),
         Field("src", "Tokens from", "choice", "text", choices=("text", "random"), widget="segmented"),
-        Field("text", "Text", "text", attn.DEFAULT_TEXT, max_chars=20_000),
+        Field("text", "Text", "text", tokenizer.DEFAULT_TEXT, max_chars=20_000),
         Field("split", "Split on", "choice", "word", choices=("word", "char"), widget="segmented"),
         Field("tokens", "Random tokens", "int", 64, lo=2, hi=512, widget="slider", aliases=("n",)),
-        Field("dm", "d_model", "int", 64, lo=1, hi=attn.MAX_D_MODEL, step=8),
-        Field("h", "Heads", "int", 4, lo=1, hi=attn.MAX_HEADS, widget="slider"),
+        Field("dm", "d_model", "int", 64, lo=1, hi=toy_attention.MAX_D_MODEL, step=8),
+        Field("h", "Heads", "int", 4, lo=1, hi=toy_attention.MAX_HEADS, widget="slider"),
         Field(
             "kv",
             "KV heads",
             "int",
             4,
             lo=1,
-            hi=attn.MAX_HEADS,
+            hi=toy_attention.MAX_HEADS,
             widget="slider",
             help="Query heads share K and V in groups",
         ),
-        Field("dk", "d_k (0: d_model / heads)", "int", 0, lo=0, hi=attn.MAX_D_MODEL),
+        Field("dk", "d_k (0: d_model / heads)", "int", 0, lo=0, hi=toy_attention.MAX_D_MODEL),
         Field("layer_seed", "Seed", "int", 0, lo=0, hi=1e9, aliases=("seed",)),
         Field(
             "scale",
             "Scale of the logits",
             "choice",
-            attn.SCALE_CHOICES[0],
-            choices=attn.SCALE_CHOICES,
+            attention.SCALE_CHOICES[0],
+            choices=attention.SCALE_CHOICES,
             widget="radio",
-            extra=(("captions", [attn.SCALE_LABELS[c] for c in attn.SCALE_CHOICES]),),
+            extra=(("captions", [attention.SCALE_LABELS[c] for c in attention.SCALE_CHOICES]),),
         ),
         Field("temp", "Temperature", "float", 1.0, lo=0.05, hi=20.0, step=0.1, help="logits ÷ T"),
         Field("causal", "Causal mask", "bool", True),
@@ -111,15 +118,15 @@ SPEC = Spec(
         Field("dtype", "Number format", "choice", "bf16", choices=DTYPES),
         Field("ctx", "Context (tokens)", "int", 131_072, lo=1, hi=_TOP["tokens"], step=1024),
         Field("B", "Sequences (batch)", "int", 1, lo=1, hi=_TOP["batch"]),
-        Field("rl", "Layer", "int", 1, lo=1, hi=real.LAYERS, widget="slider"),
-        Field("rh", f"Head (0: all {real.HEADS})", "int", 0, lo=0, hi=real.HEADS, widget="slider"),
+        Field("rl", "Layer", "int", 1, lo=1, hi=attention_real.LAYERS, widget="slider"),
+        Field("rh", f"Head (0: all {attention_real.HEADS})", "int", 0, lo=0, hi=attention_real.HEADS, widget="slider"),
         ask.switch("predict_attn"),
         ask.guess(
             "guess_head",
             "Your guess: the panel that attends to the previous token",
             "int",
             1,
-            attn.MAX_HEADS + len(attn.DESIGNED_PATTERNS),
+            toy_attention.MAX_HEADS + len(toy_attention.DESIGNED_PATTERNS),
         ),
     ),
     presets={**MAIN_PRESETS, **KV_PRESETS},
@@ -138,82 +145,87 @@ TOY_PARTS = ("Heads", "Outputs", "Mask", "Scale")
 SCALE_TOKENS = 128  # most tokens of the scale study (its draws are random q and k, not the page's tokens)
 
 
-def tokens_of(state: State) -> attn.Tokens:
+def tokens_of(state: State) -> tokenizer.Tokens:
     """The tokens the toy layer reads: the typed text split into words or characters, or seeded random words."""
     if state.src == "random":
-        return attn.random_tokens(int(state.tokens), int(state.layer_seed))
-    return attn.tokenize(state.text, state.split, fallback=attn.DEFAULT_TEXT)
+        return tokenizer.random_tokens(int(state.tokens), int(state.layer_seed))
+    return inputs.typed_tokens(state.text, state.split, fallback=tokenizer.DEFAULT_TEXT)
 
 
-def toy_layer(state: State) -> tuple[attn.ToyModelSettings, tuple[str, ...], str]:
+def toy_layer(state: State) -> tuple[toy_attention.ToyModelSettings, tuple[str, ...], str]:
     """The toy layer's settings closest to the state, a note for every change, and its variant (MHA, GQA, MQA)."""
-    settings, notes = attn.settings_with_notes(
+    settings, notes = toy_attention.settings_with_notes(
         int(state.dm), int(state.h), int(state.dk) or None, int(state.kv), int(state.layer_seed)
     )
-    return settings, notes, attn.variant_name(settings.heads, settings.n_kv_heads)
+    return settings, notes, kv_cache.variant_name(settings.heads, settings.n_kv_heads)
 
 
 def real_available() -> bool:
     """Whether the optional real model (all-MiniLM-L6-v2) is installed."""
-    return real.available()
+    return attention_real.available()
 
 
 @functools.lru_cache(maxsize=_CACHE)
 def _toy(
     toks: tuple[str, ...],
-    settings: attn.ToyModelSettings,
+    settings: toy_attention.ToyModelSettings,
     scale: str,
     temperature: float,
     causal: bool,
     designed: bool,
-) -> attn.ToyAttention:
-    return attn.toy_attention(toks, settings, scale, temperature, causal, designed)
+) -> toy_attention.ToyAttention:
+    return toy_attention.toy_attention(toks, settings, scale, temperature, causal, designed)
 
 
 @functools.lru_cache(maxsize=_CACHE)
 def _heads_figure(toks, settings, scale, temperature, causal, designed, theme, presenter) -> go.Figure:
     res = _toy(toks, settings, scale, temperature, causal, designed)
     columns = 4 if len(res.head_names) <= 8 else 6
-    return va.attention_figure(
-        res.weights, res.tokens, res.head_names, columns=columns, theme=theme, presenter=presenter
-    )
+    return attention_figure(res.weights, res.tokens, res.head_names, columns=columns, theme=theme, presenter=presenter)
 
 
 @functools.lru_cache(maxsize=_CACHE)
 def _outputs_figure(toks, settings, scale, temperature, causal, designed, theme, presenter) -> go.Figure:
     res = _toy(toks, settings, scale, temperature, causal, designed)
-    return va.attention_outputs_figure(
+    return attention_outputs_figure(
         res.outputs, res.tokens, res.head_names, columns=6, theme=theme, presenter=presenter
     )
 
 
 @functools.lru_cache(maxsize=_CACHE)
 def _mask(
-    toks: tuple[str, ...], settings: attn.ToyModelSettings, scale: str, temperature: float, theme: str, presenter: bool
-) -> tuple[attn.MaskComparison, go.Figure]:
-    cmp = attn.toy_mask_comparison(toks, settings, 0, scale, temperature)
-    fig = va.attention_mask_figure(
+    toks: tuple[str, ...],
+    settings: toy_attention.ToyModelSettings,
+    scale: str,
+    temperature: float,
+    theme: str,
+    presenter: bool,
+) -> tuple[attention.MaskComparison, go.Figure]:
+    cmp = toy_attention.toy_mask_comparison(toks, settings, 0, scale, temperature)
+    fig = attention_mask_figure(
         cmp.correct, cmp.buggy, toks, cmp.correct_row_sums, cmp.buggy_row_sums, theme=theme, presenter=presenter
     )
     return cmp, fig
 
 
 @functools.lru_cache(maxsize=2 * _CACHE)
-def _causality(toks: tuple[str, ...], settings: attn.ToyModelSettings, scale: str) -> attn.CausalityCheck:
-    return attn.causality_check(toks, settings, scale=scale)
+def _causality(
+    toks: tuple[str, ...], settings: toy_attention.ToyModelSettings, scale: str
+) -> toy_attention.CausalityCheck:
+    return toy_attention.causality_check(toks, settings, scale=scale)
 
 
 @functools.lru_cache(maxsize=2 * _CACHE)
-def _statistics(tokens: int, d_model: int, temperature: float) -> attn.LogitStatistics:
-    return attn.logit_statistics(tokens=tokens, d_model=d_model, temperature=temperature)
+def _statistics(tokens: int, d_model: int, temperature: float) -> attention.LogitStatistics:
+    return attention.logit_statistics(tokens=tokens, d_model=d_model, temperature=temperature)
 
 
 @functools.lru_cache(maxsize=_CACHE)
 def _scale_figure(
     tokens: int, d_model: int, temperature: float, d_k: int, theme: str, presenter: bool
-) -> tuple[attn.LogitStatistics, go.Figure]:
+) -> tuple[attention.LogitStatistics, go.Figure]:
     stats = _statistics(tokens, d_model, temperature)
-    fig = va.attention_scale_figure(
+    fig = attention_scale_figure(
         stats.d_k,
         stats.variance,
         stats.entropy,
@@ -227,9 +239,9 @@ def _scale_figure(
 
 
 @functools.lru_cache(maxsize=_CACHE)
-def _kv_figure(kv: attn.KVComparison, theme: str, presenter: bool) -> go.Figure:
-    label, limit = attn.GPU_MEMORY
-    return va.attention_kv_cache_figure(
+def _kv_figure(kv: kv_cache.KVComparison, theme: str, presenter: bool) -> go.Figure:
+    label, limit = kv_cache.GPU_MEMORY
+    return attention_kv_cache_figure(
         kv.labels,
         kv.total,
         per_token_bytes=kv.per_token,
@@ -244,21 +256,21 @@ def _kv_figure(kv: attn.KVComparison, theme: str, presenter: bool) -> go.Figure:
 @functools.lru_cache(maxsize=_CACHE)
 def _real_figure(
     real_text: str, layer: int, head: int, theme: str, presenter: bool
-) -> tuple[real.RealAttention, go.Figure]:
-    result = real.real_attention(real_text)  # the model itself is loaded once per process
-    weights, names = real.layer_heads(result, layer, head)
+) -> tuple[attention_real.RealAttention, go.Figure]:
+    result = attention_real.real_attention(real_text)  # the model itself is loaded once per process
+    weights, names = attention_real.layer_heads(result, layer, head)
     title = f"all-MiniLM-L6-v2, layer {layer}: attention per head (rows: queries, columns: keys)"
     columns = 6 if head == 0 else 1
-    fig = va.attention_figure(
+    fig = attention_figure(
         weights, result.tokens, names, columns=columns, title=title, theme=theme, presenter=presenter
     )
     return result, fig
 
 
-def kv_comparison(state: State) -> attn.KVComparison:
+def kv_comparison(state: State) -> kv_cache.KVComparison:
     """The KV-cache calculator's shape next to MHA and MQA (bytes)."""
-    return attn.kv_cache_comparison(
-        state.L, state.Hq, state.Hkv, state.hd, attn.BYTES_PER_VALUE[state.dtype], state.ctx, state.B
+    return kv_cache.kv_cache_comparison(
+        state.L, state.Hq, state.Hkv, state.hd, kv_cache.BYTES_PER_VALUE[state.dtype], state.ctx, state.B
     )
 
 
@@ -291,7 +303,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     available = real_available()
     view.facts.update(tokens=tokens, settings=settings, variant=variant, toy=res, kv=kv, real_available=available)
     if not available:
-        view.facts["real_install_hint"] = real.install_hint()
+        view.facts["real_install_hint"] = attention_real.install_hint()
     readouts: dict[str, list[Readout]] = {}
     toy_basics = [
         Readout("Tokens", f"{T:,}", f"of {tokens.total:,}" if tokens.truncated else None),
@@ -300,7 +312,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     ]
 
     predicting = ask.mode(state, "predict_attn", "guess_head")
-    if predicting != "off" and attn.DESIGNED_PATTERNS[0] not in res.head_names:
+    if predicting != "off" and toy_attention.DESIGNED_PATTERNS[0] not in res.head_names:
         view.notices.append(("info", "Predict first asks for the previous-token head: turn on the designed heads."))
         predicting = "off"
     view.facts["predict"] = predicting
@@ -309,7 +321,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     elif "Heads" in parts:
         view.figures["Heads"] = _heads_figure(*key, *look)
     if "Heads" in parts:
-        summary = attn.head_summary(res, settings.heads)
+        summary = toy_attention.head_summary(res, settings.heads)
         view.facts["summary"] = summary
         readouts["Heads"] = [
             *toy_basics,
@@ -325,7 +337,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ]
     if "Outputs" in parts and predicting == "hidden":  # its panels carry the heads' names
         order, names = _panels(res, state, "hidden")
-        view.figures["Outputs"] = va.attention_outputs_figure(
+        view.figures["Outputs"] = attention_outputs_figure(
             res.outputs[order], res.tokens, names, columns=6, **options.look
         )
     elif "Outputs" in parts:
@@ -355,11 +367,11 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             *toy_basics,
             *(
                 Readout(
-                    f"Var(logit), {va.SCALE_NAMES[c]}",
-                    f"{attn.expected_logit_variance(settings.d_k, c, settings.d_model, temperature):.3g}",
+                    f"Var(logit), {SCALE_NAMES[c]}",
+                    f"{attention.expected_logit_variance(settings.d_k, c, settings.d_model, temperature):.3g}",
                     f"theory d_k · multiplier² at your d_k = {settings.d_k}",
                 )
-                for c in attn.SCALE_CHOICES
+                for c in attention.SCALE_CHOICES
             ),
         ]
     if "KV cache" in parts:
@@ -375,7 +387,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout("d_k per head", "32", "384 dimensions ÷ 12 heads; logits × 1/√32 = 0.177"),
             Readout(
                 f"Weight on [CLS] and [SEP], layer {layer}",
-                f"{real.special_token_share(result, layer):.0%}",
+                f"{attention_real.special_token_share(result, layer):.0%}",
                 "mean over heads and queries: heads with nothing to do park their weight on these tokens",
             ),
         ]
@@ -423,7 +435,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 PREDICT_QUESTION = "One of these panels is a head that attends to the previous token. Which one?"
 
 
-def _panels(res: attn.ToyAttention, state: State, predicting: str) -> tuple[np.ndarray, list[str]]:
+def _panels(res: toy_attention.ToyAttention, state: State, predicting: str) -> tuple[np.ndarray, list[str]]:
     """Predict first shuffles the heads (seeded by the layer's seed) and names them "panel 1", "panel 2", ...; once the
     guess is in, each panel also gets its head's own name."""
     order = np.random.default_rng(int(state.layer_seed)).permutation(len(res.head_names))
@@ -436,17 +448,19 @@ def _panels(res: attn.ToyAttention, state: State, predicting: str) -> tuple[np.n
     return order, names
 
 
-def previous_token_panel(res: attn.ToyAttention, state: State) -> int:
+def previous_token_panel(res: toy_attention.ToyAttention, state: State) -> int:
     """The panel (1-based) that shows the previous-token head under Predict first's shuffle."""
     order, _ = _panels(res, state, "hidden")
-    return int(np.flatnonzero(order == res.head_names.index(attn.DESIGNED_PATTERNS[0]))[0]) + 1
+    return int(np.flatnonzero(order == res.head_names.index(toy_attention.DESIGNED_PATTERNS[0]))[0]) + 1
 
 
-def _predict_heads(res: attn.ToyAttention, state: State, predicting: str, view: View, options: Options) -> go.Figure:
+def _predict_heads(
+    res: toy_attention.ToyAttention, state: State, predicting: str, view: View, options: Options
+) -> go.Figure:
     """The heads' heatmaps as shuffled, anonymous panels; the question, or the truth beside the guess."""
     order, names = _panels(res, state, predicting)
     columns = 4 if len(names) <= 8 else 6
-    fig = va.attention_figure(res.weights[order], res.tokens, names, columns=columns, **options.look)
+    fig = attention_figure(res.weights[order], res.tokens, names, columns=columns, **options.look)
     if predicting == "hidden":
         return fig
     truth, g = previous_token_panel(res, state), int(state.guess_head)
@@ -460,21 +474,21 @@ def _predict_heads(res: attn.ToyAttention, state: State, predicting: str, view: 
     return fig
 
 
-def _kv_readouts(kv: attn.KVComparison) -> list[Readout]:
+def _kv_readouts(kv: kv_cache.KVComparison) -> list[Readout]:
     c = kv.chosen
     return [
         Readout(
             "KV cache per token",
-            attn.format_bytes(kv.per_token[c], "KiB"),
+            fmt.binary_bytes(kv.per_token[c], "KiB"),
             f"2 · L {kv.layers} · K {kv.kv_heads[c]} · H {kv.head_dim} · {kv.bytes_per_value:g} bytes",
         ),
         Readout(
             f"At {kv.tokens:,} tokens" + (f" × {kv.batch:,}" if kv.batch > 1 else ""),
-            attn.format_bytes(kv.total[c]),
-            f"{kv.batch:,} sequence(s); {kv.saving_vs_mha:,.0f}× smaller than MHA ({attn.format_bytes(kv.total[0])})",
+            fmt.binary_bytes(kv.total[c]),
+            f"{kv.batch:,} sequence(s); {kv.saving_vs_mha:,.0f}× smaller than MHA ({fmt.binary_bytes(kv.total[0])})",
         ),
         *(
-            Readout(f"{name} per token", attn.format_bytes(b, "KiB"), f"{label}; {attn.format_bytes(total)} in all")
+            Readout(f"{name} per token", fmt.binary_bytes(b, "KiB"), f"{label}; {fmt.binary_bytes(total)} in all")
             for i, (name, label, b, total) in enumerate(zip(kv.names, kv.labels, kv.per_token, kv.total, strict=True))
             if i != c
         ),

@@ -9,11 +9,12 @@ from typing import Any
 
 import pandas as pd
 
-from core import evaluation as ev
-from pages.views import DEFAULT, Options, Readout, View
+from core import evaluation
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
-from viz import pass_at_k as vz
+from viz import format as fmt
+from viz.evaluation import comparison_figure_of, curve_figures, simulation_figure_of
 from viz.predict import predict_figure, with_guess
 
 VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the link's values and the parts
@@ -25,9 +26,9 @@ AXES = {"auto": None, "linear": False, "log": True}
 SPEC = Spec(
     "Evaluation",
     (
-        Field("n", "n: samples drawn", "int", 10, lo=1, hi=ev.N_MAX, help=f"1 to {ev.N_MAX:,}"),
-        Field("c", "c: samples correct", "int", 3, lo=0, hi=ev.N_MAX, help="0 to n"),
-        Field("k", "k: attempts allowed", "int", 5, lo=1, hi=ev.N_MAX, help="1 to n"),
+        Field("n", "n: samples drawn", "int", 10, lo=1, hi=evaluation.N_MAX, help=f"1 to {evaluation.N_MAX:,}"),
+        Field("c", "c: samples correct", "int", 3, lo=0, hi=evaluation.N_MAX, help="0 to n"),
+        Field("k", "k: attempts allowed", "int", 5, lo=1, hi=evaluation.N_MAX, help="1 to n"),
         Field("axis", "k axis", "choice", "auto", choices=("auto", "linear", "log"), widget="segmented"),
         Field("p", "p: true chance one sample is correct", "float", 0.3, lo=0.0, hi=1.0, step=0.01, fmt="%.3f"),
         Field("problems", "Problems simulated", "int", 100_000, lo=1, hi=1e6, help="each with n samples; up to 10⁶"),
@@ -100,10 +101,10 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
     inputs, the core results of the parts built and the comparison's ``verdicts`` as (kind, markdown) pairs.
     """
     view = View()
-    n, c, k, notes = ev.clamp_pass_at_k_inputs(state.n, state.c, state.k)
-    p, _, _, problems, more = ev.clamp_simulation_inputs(state.p, n, k, state.problems)
-    seed, seed_notes = ev.clamp_whole_number(state.sim_seed, "seed", 0, 10**9, 0)
-    acc_a, acc_b, N, only_a, only_b, cmp_notes = ev.clamp_comparison_inputs(
+    n, c, k, notes = inputs.clamp_pass_at_k_inputs(state.n, state.c, state.k)
+    p, _, _, problems, more = inputs.clamp_simulation_inputs(state.p, n, k, state.problems)
+    seed, seed_notes = inputs.clamp_whole_number(state.sim_seed, "seed", 0, 10**9, 0)
+    acc_a, acc_b, N, only_a, only_b, cmp_notes = inputs.clamp_comparison_inputs(
         state.accA, state.accB, state.questions, state.onlyA, state.onlyB, percent=True
     )
     view.notices = [("info", note) for note in notes + more + seed_notes + cmp_notes]
@@ -127,8 +128,8 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
 
 
 def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None, look: dict[str, Any]) -> None:
-    r = ev.pass_at_k_curves(n, c, k)
-    view.figures.update(zip(("pass-at-k", "pass-hat-k"), vz.curve_figures(r, log_x, **look), strict=True))
+    r = evaluation.pass_at_k_curves(n, c, k)
+    view.figures.update(zip(("pass-at-k", "pass-hat-k"), curve_figures(r, log_x, **look), strict=True))
     view.facts["curves"] = r
     view.readouts += [
         Readout(f"Unbiased pass@{k:,}", f"{r.unbiased_at_k:.4f}", "1 − C(n−c, k)/C(n, k)"),
@@ -140,7 +141,7 @@ def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None, look: di
     ]
     view.tables["pass@k"] = lambda: pd.DataFrame(r.columns())
     if not r.every_k:  # the display grid is log-spaced: every k, built only when asked for
-        view.tables[EVERY_K] = lambda: pd.DataFrame(ev.pass_at_k_curves(n, c, k, every_k=True).columns())
+        view.tables[EVERY_K] = lambda: pd.DataFrame(evaluation.pass_at_k_curves(n, c, k, every_k=True).columns())
 
 
 def _question(n: int, c: int, k: int) -> str:
@@ -180,8 +181,8 @@ def _bias(
     def report(fraction: float) -> None:
         progress(fraction, f"Simulating {problems:,} problems of {n:,} samples… {fraction:.0%}")
 
-    sim = ev.simulate_estimators(p, n, k, problems, seed=seed, progress=None if progress is None else report)
-    view.figures["bias"] = vz.simulation_figure_of(sim, **look)
+    sim = evaluation.simulate_estimators(p, n, k, problems, seed=seed, progress=None if progress is None else report)
+    view.figures["bias"] = simulation_figure_of(sim, **look)
     view.facts["simulation"] = sim
     view.facts["simulation_caption"] = (
         f"{problems:,} problems of {n:,} samples drawn on {sim.device} in {sim.seconds:.2f} s, seed {seed}."
@@ -189,9 +190,9 @@ def _bias(
     view.readouts += [
         Readout(f"Truth 1 − (1 − p)^{k:,}", f"{sim.truth:.4f}", f"p = {p:g}"),
         Readout(
-            f"Unbiased mean ± {vz.spread(sim.se_unbiased)}", f"{sim.mean_unbiased:.4f}", "on the truth, up to noise"
+            f"Unbiased mean ± {fmt.spread(sim.se_unbiased)}", f"{sim.mean_unbiased:.4f}", "on the truth, up to noise"
         ),
-        Readout(f"Plug-in mean ± {vz.spread(sim.se_plugin)}", f"{sim.mean_plugin:.4f}", "below the truth (Jensen)"),
+        Readout(f"Plug-in mean ± {fmt.spread(sim.se_plugin)}", f"{sim.mean_plugin:.4f}", "below the truth (Jensen)"),
         Readout("Plug-in bias", f"{sim.bias_plugin:+.4f}", f"exact: {sim.bias_plugin_exact:+.4f}"),
     ]
     view.tables["Simulation"] = lambda: pd.DataFrame(sim.columns())
@@ -200,10 +201,10 @@ def _bias(
 def _comparison(
     view: View, acc_a: float, acc_b: float, N: int, only_a: int | None, only_b: int | None, look: dict[str, Any]
 ) -> None:
-    comps = [ev.compare_models(acc_a, acc_b, N)]
+    comps = [evaluation.compare_models(acc_a, acc_b, N)]
     if only_a is not None:
-        comps.append(ev.compare_models(acc_a, acc_b, N, only_a=only_a, only_b=only_b))
-    view.figures["compare"] = vz.comparison_figure_of(comps, **look)
+        comps.append(evaluation.compare_models(acc_a, acc_b, N, only_a=only_a, only_b=only_b))
+    view.figures["compare"] = comparison_figure_of(comps, **look)
     view.facts["comparisons"] = comps
     view.facts["verdicts"] = [
         ("success" if m.significant else "info", f"**{m.method.capitalize()}.** {m.verdict}") for m in comps

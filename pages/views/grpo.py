@@ -6,11 +6,11 @@ from __future__ import annotations
 import pandas as pd
 
 from core import grpo
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
+from viz import format as fmt
 from viz.grpo import (
-    advantage_text,
     grpo_advantages_figure,
     grpo_batch_contrast_figure,
     grpo_difficulty_figure,
@@ -29,7 +29,7 @@ EPS = {"0": 0.0, "1e-8": 1e-8, "1e-6": 1e-6, "1e-4": 1e-4, "1e-2": 1e-2, "0.1": 
 
 def _preset(p: grpo.GroupPreset) -> dict[str, str]:
     return {
-        "rewards": grpo.format_rewards(p.rewards),
+        "rewards": inputs.format_rewards(p.rewards),
         "std": p.std,
         "eps": next(k for k, v in EPS.items() if v == p.eps),
     }
@@ -77,9 +77,9 @@ def group_of(state: State) -> tuple[grpo.GroupView, str | None]:
     """The group a state shows, and a message when its typed rewards cannot be used (then worked example C)."""
     eps = EPS[state.eps]
     try:
-        return grpo.group_view(tuple(grpo.parse_rewards(state.rewards).tolist()), state.std, eps), None
+        return grpo.group_view(tuple(inputs.parse_rewards(state.rewards).tolist()), state.std, eps), None
     except ValueError as err:
-        fallback = grpo.group_view(tuple(grpo.parse_rewards(DEFAULT_REWARDS).tolist()), state.std, eps)
+        fallback = grpo.group_view(tuple(inputs.parse_rewards(DEFAULT_REWARDS).tolist()), state.std, eps)
         return fallback, f"Rewards `{state.rewards[:80]}`: {err}. Showing worked example C instead."
 
 
@@ -143,7 +143,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout("Correct answers", correct or "—", None if correct is not None else "the rewards are not all 0 or 1"),
         Readout(
             "Push up / down",
-            f"{advantage_text(v.advantages.max())} / {advantage_text(v.advantages.min())}" if s.has_signal else "none",
+            f"{fmt.signed(v.advantages.max())} / {fmt.signed(v.advantages.min())}" if s.has_signal else "none",
             "the largest and smallest advantage in the group",
         ),
         Readout(
@@ -200,7 +200,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
         ask.reveal(
             view,
-            Readout(f"Advantage of {which}", advantage_text(truth), "(r_i − mean) / (std + ε) in the chosen mode"),
+            Readout(f"Advantage of {which}", fmt.signed(truth), "(r_i − mean) / (std + ε) in the chosen mode"),
             f"{guess_adv:+.2f}",
             f"{guess_adv - truth:+.2f}",
             "your guess minus the advantage",

@@ -8,24 +8,25 @@ import math
 import numpy as np
 import pandas as pd
 
-from core import kl_leash as kl
+from core import kl_leash
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
+from viz import format as fmt
 from viz.dpo import dpo_figure
-from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure, number
+from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
 from viz.predict import predict_figure, with_guess
 
-BETAS = tuple(f"{b:g}" for b in kl.beta_choices())
+BETAS = tuple(f"{b:g}" for b in kl_leash.beta_choices())
 VIEWS = ("Beta sweep", "Reward hacking", "Theorem check", "DPO")
 DERIVATION_STEPS = ("1 optimal policy", "2 reward via policy", "3 Bradley-Terry", "4 log Z cancels")
 
 
 def _leash(key: str) -> dict:
-    p = kl.LEASH_PRESETS[key]
-    a = kl.Answers.from_preset(p)
-    return {"K": a.K, **a.texts(), "beta": f"{p.beta:g}"}
+    p = kl_leash.LEASH_PRESETS[key]
+    a = kl_leash.Answers.from_preset(p)
+    return {"K": a.K, **inputs.answer_texts(a), "beta": f"{p.beta:g}"}
 
 
 TOY = _leash("toy") | {"names": ""}  # the default view is the toy, its answers numbered
@@ -48,7 +49,7 @@ DPO = {
 SPEC = Spec(
     "KL_leash",
     (
-        Field("K", "Answers K", "int", TOY["K"], lo=kl.K_MIN, hi=kl.K_MAX, widget="slider"),
+        Field("K", "Answers K", "int", TOY["K"], lo=kl_leash.K_MIN, hi=kl_leash.K_MAX, widget="slider"),
         Field(
             "beta",
             "β (log scale)",
@@ -113,13 +114,13 @@ SPEC = Spec(
 )
 
 
-TOY_ANSWERS = kl.read_answers(TOY["K"], TOY["pi_ref"], TOY["r"], TOY["r_true"], TOY["names"])[0]
+TOY_ANSWERS = inputs.read_answers(TOY["K"], TOY["pi_ref"], TOY["r"], TOY["r_true"], TOY["names"])[0]
 """The answers a text that cannot be read falls back to (field by field; a neutral set when K is not the toy's)."""
 
 
-def answers_of(state: State) -> tuple[kl.Answers, list[str]]:
+def answers_of(state: State) -> tuple[kl_leash.Answers, list[str]]:
     """The answers typed into a state's four text fields, and a message for each field that had to be replaced."""
-    return kl.read_answers(int(state.K), state.pi_ref, state.r, state.r_true, state.names, fallback=TOY_ANSWERS)
+    return inputs.read_answers(int(state.K), state.pi_ref, state.r, state.r_true, state.names, fallback=TOY_ANSWERS)
 
 
 def figures(state: State, options: Options = DEFAULT) -> View:
@@ -134,12 +135,15 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     beta = float(state.beta)
     answers, problems = answers_of(state)
     view.notices += [("warning", message) for message in problems]
-    ref = kl.normalize_reference(answers.pi_ref)
+    ref = kl_leash.normalize_reference(answers.pi_ref)
     if ref.renormalised:
         view.notices.append(
-            ("info", f"π_ref sums to {ref.total:.6g}, not 1, so it was normalised to {kl.format_values(ref.pi_ref)}.")
+            (
+                "info",
+                f"π_ref sums to {ref.total:.6g}, not 1, so it was normalised to {inputs.format_values(ref.pi_ref)}.",
+            )
         )
-    sweep = kl.leash_sweep(answers.pi_ref, answers.r, np.asarray(kl.beta_choices()), answers.r_true)
+    sweep = kl_leash.leash_sweep(answers.pi_ref, answers.r, np.asarray(kl_leash.beta_choices()), answers.r_true)
     view.facts.update(answers=answers, beta=beta, sweep=sweep, predict="off")
     predicting = ask.mode(state, "predict_kl", "guess_pi")
     top = int(np.argmax(answers.r))  # the answer the question asks about: the reward model's favourite
@@ -155,14 +159,20 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     point = sweep.at(beta)
     view.facts["point"] = point
     view.readouts = [
-        Readout("KL(π* ‖ π_ref)", f"{number(point.kl)} nats", "how far the optimal policy moved from the SFT model"),
-        Readout("E_π*[r]", number(point.reward), "expected reward-model score under π*"),
-        Readout("E[r] − β·KL", number(point.objective), "the objective at π*"),
-        Readout("β·log Z", number(point.beta_log_Z), "the theorem: equal to the objective at its maximiser π*"),
-        Readout("Entropy H(π*)", f"{number(point.entropy)} nats", f"π_ref has {number(kl.entropy(ref.pi_ref))} nats"),
+        Readout(
+            "KL(π* ‖ π_ref)", f"{fmt.number(point.kl)} nats", "how far the optimal policy moved from the SFT model"
+        ),
+        Readout("E_π*[r]", fmt.number(point.reward), "expected reward-model score under π*"),
+        Readout("E[r] − β·KL", fmt.number(point.objective), "the objective at π*"),
+        Readout("β·log Z", fmt.number(point.beta_log_Z), "the theorem: equal to the objective at its maximiser π*"),
+        Readout(
+            "Entropy H(π*)",
+            f"{fmt.number(point.entropy)} nats",
+            f"π_ref has {fmt.number(kl_leash.entropy(ref.pi_ref))} nats",
+        ),
     ]
     if answers.proxy_gap:
-        view.readouts.insert(2, Readout("True E_π*[r_true]", number(point.true_reward), "what people get"))
+        view.readouts.insert(2, Readout("True E_π*[r_true]", fmt.number(point.true_reward), "what people get"))
     view.tables["Beta sweep"] = lambda: pd.DataFrame(sweep.table(answers.names))  # built on click
     if predicting == "hidden":  # every readout and every tab but DPO shows π*
         ask.hide(view, question, [r.label for r in view.readouts], tables=view.tables)
@@ -177,7 +187,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
         ask.reveal(
             view,
-            Readout(f"π*({answers.names[top]}) at β = {beta:g}", number(truth), "π_ref·exp(r/β) / Z"),
+            Readout(f"π*({answers.names[top]}) at β = {beta:g}", fmt.number(truth), "π_ref·exp(r/β) / Z"),
             f"{guess_pi:.3f}",
             f"{guess_pi - truth:+.3f}",
             "your guess minus π*",
@@ -195,9 +205,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
 
 def _hacking(
-    state: State, options: Options, view: View, answers: kl.Answers, sweep: kl.LeashSweep, beta: float
+    state: State, options: Options, view: View, answers: kl_leash.Answers, sweep: kl_leash.LeashSweep, beta: float
 ) -> None:
-    takeover = kl.takeover_beta(answers.pi_ref, answers.r, 0.9)
+    takeover = kl_leash.takeover_beta(answers.pi_ref, answers.r, 0.9)
     view.figures["Reward hacking"] = kl_hacking_figure(sweep, beta, sqrt_kl=bool(state.sqrt), **options.look)
     top = " and ".join(answers.names[k] for k in takeover.top)
     view.facts["takeover"] = takeover
@@ -211,10 +221,10 @@ def _hacking(
 
 
 def _theorem(
-    state: State, options: Options, view: View, answers: kl.Answers, sweep: kl.LeashSweep, beta: float
+    state: State, options: Options, view: View, answers: kl_leash.Answers, sweep: kl_leash.LeashSweep, beta: float
 ) -> None:
     n = int(state.policies)
-    cloud = kl.random_policies(answers.pi_ref, answers.r, beta, n=n)  # torch, on core's device
+    cloud = kl_leash.random_policies(answers.pi_ref, answers.r, beta, n=n)  # torch, on core's device
     view.figures["Theorem check"] = kl_theorem_figure(cloud, sweep, beta, mode=state.thm, **options.look)
     view.facts["cloud"] = cloud
     view.facts["theorem_caption"] = (
@@ -236,11 +246,11 @@ def _dpo(state: State, options: Options, view: View) -> None:
     )
     view.facts["dpo"] = pair
     view.facts["dpo_readouts"] = [
-        Readout("r̂_w", number(pair.reward_w), "implicit reward β·(log π_θ(y_w) − log π_ref(y_w))"),
-        Readout("r̂_l", number(pair.reward_l), "implicit reward β·(log π_θ(y_l) − log π_ref(y_l))"),
-        Readout("Margin", number(pair.margin), "r̂_w − r̂_l"),
-        Readout("DPO loss", number(pair.loss), "−log σ(margin) in nats; log 2 = 0.693 at π_θ = π_ref"),
-        Readout("Weight", number(pair.weight), "σ(r̂_l − r̂_w): large while the pair is ranked wrong"),
+        Readout("r̂_w", fmt.number(pair.reward_w), "implicit reward β·(log π_θ(y_w) − log π_ref(y_w))"),
+        Readout("r̂_l", fmt.number(pair.reward_l), "implicit reward β·(log π_θ(y_l) − log π_ref(y_l))"),
+        Readout("Margin", fmt.number(pair.margin), "r̂_w − r̂_l"),
+        Readout("DPO loss", fmt.number(pair.loss), "−log σ(margin) in nats; log 2 = 0.693 at π_θ = π_ref"),
+        Readout("Weight", fmt.number(pair.weight), "σ(r̂_l − r̂_w): large while the pair is ranked wrong"),
     ]
     if pair.both_fell:
         view.facts["dpo_note"] = (

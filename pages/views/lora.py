@@ -11,13 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core import lora as L
+from core import lora, lora_layer, lora_memory
 from core.model_spec import CATALOGUE, ModelSpec, param_count
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
-from viz import lora as V
+from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
 from viz.predict import predict_figure, with_guess
 
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the link's values
@@ -39,10 +39,10 @@ STATED_N: dict[str, float] = {"Llama-2-7B": 7e9, "LLaMA-65B": 65e9}
 MODELS = tuple(MODEL_LABELS)
 
 
-def lora_shape(spec: ModelSpec, label: str | None = None, n_params: float | None = None) -> L.ModelShape:
+def lora_shape(spec: ModelSpec, label: str | None = None, n_params: float | None = None) -> lora_memory.ModelShape:
     """The shape LoRA's accounting takes, from a catalogue spec: width, layers, FFN width, K and V width
     (KV heads x head dim), vocabulary, and N (``n_params``; None counts it from the spec with param_count)."""
-    return L.ModelShape(
+    return lora_memory.ModelShape(
         name=label or spec.name,
         hidden=spec.d_model,
         layers=spec.layers,
@@ -53,7 +53,7 @@ def lora_shape(spec: ModelSpec, label: str | None = None, n_params: float | None
     )
 
 
-def model_shape(label: str) -> L.ModelShape:
+def model_shape(label: str) -> lora_memory.ModelShape:
     """The ModelShape of a choice of the ``model`` field (its label is the shape's name)."""
     spec = CATALOGUE[MODEL_LABELS[label]]
     return lora_shape(spec, label, STATED_N.get(label))
@@ -66,15 +66,17 @@ SPEC = Spec(
         Field("rank", "r: rank budget", "int", 8, lo=0, hi=4096, aliases=("r",)),
         Field("rows", "d: rows (outputs)", "int", 64, lo=16, hi=1024, widget="slider", aliases=("d",)),
         Field("cols", "k: columns (inputs)", "int", 64, lo=16, hi=1024, widget="slider", aliases=("k",)),
-        Field("profile", "Singular values", "choice", L.PROFILES[0], choices=L.PROFILES),
+        Field("profile", "Singular values", "choice", lora.PROFILES[0], choices=lora.PROFILES),
         Field("seed", "Seed", "int", 0, lo=0, hi=1e9),
         Field("smooth", "Smooth basis (image-like)", "bool", False),
         Field("logr", "Log r axis", "bool", False),
         Field("model", "Model shape", "choice", MODELS[0], choices=MODELS),
-        Field("mats", "Adapted matrices", "multi", ("q", "k", "v", "o"), choices=L.ADAPTABLE),
+        Field("mats", "Adapted matrices", "multi", ("q", "k", "v", "o"), choices=lora_memory.ADAPTABLE),
         Field("alpha", "α (scale s = α/r)", "float", 16.0, lo=0.01, hi=1e4, step=1.0),
         Field("rs", "rsLoRA: s = α/√r", "bool", False),
-        Field("base", "Frozen base format", "choice", "bf16", choices=tuple(L.BASE_BYTES), widget="segmented"),
+        Field(
+            "base", "Frozen base format", "choice", "bf16", choices=tuple(lora_memory.BASE_BYTES), widget="segmented"
+        ),
         Field("gpu_gb", "GPU memory line (GB)", "int", 80, lo=1, hi=1e4, step=8, aliases=("gpu",)),
         ask.switch("predict_lora"),
         ask.guess("guess_rank", "Your guess: the rank that keeps 90% of the energy", "int", 0, 4096),
@@ -93,7 +95,7 @@ SPEC = Spec(
         "QLoRA: 65B on one 48 GB GPU": {
             "lora_view": VIEWS[1],
             "model": "LLaMA-65B",
-            "mats": L.ADAPTABLE,
+            "mats": lora_memory.ADAPTABLE,
             "rank": 64,
             "alpha": 16.0,
             "base": "nf4",
@@ -117,7 +119,7 @@ SPEC = Spec(
 )
 
 # The demo layer of the initialisation traps: its size, data and steps; r, alpha, rsLoRA and seed come from the state.
-TRAIN = L.TrainConfig(steps=200)
+TRAIN = lora_layer.TrainConfig(steps=200)
 
 # The fields each part reads (``main`` also reads lora_view, to know which part it is).
 READS = {
@@ -155,14 +157,14 @@ def upload_problem(name: str, err: ValueError) -> str:
 class Analysis:
     """The SVD of one ΔW and every rank's readout from it."""
 
-    svd: L.SVD
-    curves: L.RankCurves
+    svd: lora.SVD
+    curves: lora.RankCurves
 
 
 def analyse(delta_w: np.ndarray) -> Analysis:
     """The SVD of ΔW (core's device) and its rank curves. Uncached: see :func:`generated` and ``analysis=``."""
-    s = L.svd(delta_w)
-    return Analysis(s, L.rank_curves(s))
+    s = lora.svd(delta_w)
+    return Analysis(s, lora.rank_curves(s))
 
 
 # An lru_cache keyed by the generator's five settings, not a Streamlit cache, so that figures() itself decomposes each
@@ -172,24 +174,28 @@ def analyse(delta_w: np.ndarray) -> Analysis:
 @functools.lru_cache(maxsize=16)
 def generated(d: int, k: int, profile: str, seed: int, basis: str) -> Analysis:
     """The :class:`Analysis` of the generated ΔW of these settings (cached; callers must not mutate it)."""
-    return analyse(L.make_target(d, k, profile, seed, basis=basis))
+    return analyse(lora.make_target(d, k, profile, seed, basis=basis))
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # Training runs, once per configuration
 
-_RUNS: dict[L.TrainConfig, dict[str, L.TrainResult]] = {}  # insertion order: the oldest is evicted first
+_RUNS: dict[
+    lora_layer.TrainConfig, dict[str, lora_layer.TrainResult]
+] = {}  # insertion order: the oldest is evicted first
 _RUNS_LOCK = threading.Lock()
 _RUNS_MAX = 16
 
 
-def train(config: L.TrainConfig, progress: Callable[[float], None] | None = None) -> dict[str, L.TrainResult]:
+def train(
+    config: lora_layer.TrainConfig, progress: Callable[[float], None] | None = None
+) -> dict[str, lora_layer.TrainResult]:
     """The three initialisations trained under ``config`` (cached per config, so presenter mode or another tab's
     control does not retrain; ``progress`` hears the fraction done only when training actually runs)."""
     with _RUNS_LOCK:
         runs = _RUNS.get(config)
     if runs is None:
-        runs = L.train_all_inits(config, progress=progress)
+        runs = lora_layer.train_all_inits(config, progress=progress)
         with _RUNS_LOCK:
             _RUNS[config] = runs
             while len(_RUNS) > _RUNS_MAX:
@@ -230,7 +236,7 @@ def figures(
 
 
 def _seed(state: State, notes: list[str]) -> int:
-    seed, more = L.clamp_whole(state.seed, "seed", 0, 10**9, 0)
+    seed, more = inputs.clamp_whole_number(state.seed, "seed", 0, 10**9, 0)
     for note in more:
         if note not in notes:
             notes.append(note)
@@ -256,9 +262,9 @@ def _rank(
     if upload is None:
         analysis = generated(state.rows, state.cols, state.profile, seed, "smooth" if state.smooth else "random")
     s, curves = analysis.svd, analysis.curves
-    r, more = L.clamp_whole(state.rank, "r", 0, curves.m, min(8, curves.m))
+    r, more = inputs.clamp_whole_number(state.rank, "r", 0, curves.m, min(8, curves.m))
     notes += more
-    ranks = [int(x) for x in L.slider_ranks(s.m, 16, include=[r])]
+    ranks = [int(x) for x in lora.slider_ranks(s.m, 16, include=[r])]
     predicting = ask.mode(state, "predict_lora", "guess_rank")
     question = f"Which smallest rank r keeps 90% of the energy of this {s.d} × {s.k} ΔW ({state.profile} spectrum)?"
     if predicting == "hidden":  # the heatmaps' slider and every curve give the answer away
@@ -266,16 +272,16 @@ def _rank(
             question, x_title="rank r", y_title="energy captured", x_range=(0, curves.m), y_range=(0, 1), **options.look
         )
     else:
-        frames = L.display_frames(s, ranks)
-        view.figures["heatmaps"] = V.lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
-        view.figures["curves"] = V.lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
-    view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > L.DISPLAY_SIDE, svd=s, curves=curves)
+        frames = lora.display_frames(s, ranks)
+        view.figures["heatmaps"] = lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
+        view.figures["curves"] = lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
+    view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > lora.DISPLAY_SIDE, svd=s, curves=curves)
     ro = curves.readout(r)
     view.readouts += [
-        Readout("Relative error", V.percent(ro.rel_frobenius), "‖ΔW − BA‖F / ‖ΔW‖F = √(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
-        Readout("Energy captured", V.percent(ro.energy), "Σ_{i≤r} σᵢ² / Σ σᵢ²"),
+        Readout("Relative error", fmt.percent(ro.rel_frobenius), "‖ΔW − BA‖F / ‖ΔW‖F = √(Σ_{i>r} σᵢ²) / √(Σ σᵢ²)"),
+        Readout("Energy captured", fmt.percent(ro.energy), "Σ_{i≤r} σᵢ² / Σ σᵢ²"),
         Readout("Trainable r(d + k)", f"{ro.params:,}", f"against dk = {ro.params_full:,}"),
-        Readout("Share of dk", V.percent(ro.share)),
+        Readout("Share of dk", fmt.percent(ro.share)),
         Readout(
             "SVD (once per matrix)",
             f"{1e3 * s.seconds:,.{0 if s.seconds >= 0.01 else 1}f} ms",
@@ -301,33 +307,37 @@ def _rank(
             Readout("Rank for 90% energy", f"{truth:,}", "the smallest r with Σ_{i≤r} σᵢ² ≥ 0.9 Σ σᵢ²"),
             f"{guess_r:,}",
             f"{guess_r - truth:+,}",
-            f"your r keeps {V.percent(kept)} of the energy",
+            f"your r keeps {fmt.percent(kept)} of the energy",
         )
 
 
-def rank_for_energy(curves: L.RankCurves, share: float) -> int:
+def rank_for_energy(curves: lora.RankCurves, share: float) -> int:
     """The smallest rank whose best approximation keeps ``share`` of ΔW's energy (Σ_{i≤r} σᵢ² / Σ σᵢ²)."""
     return int(curves.r[int(np.argmax(curves.energy >= share))])
 
 
 def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
-    r, more = L.clamp_whole(state.rank, "r", 1, 4096, 8)
+    r, more = inputs.clamp_whole_number(state.rank, "r", 1, 4096, 8)
     notes += more
     base, mats = state.base or "bf16", list(state.mats or [])
     if not mats:
         notes.append("Choose at least one matrix to adapt; showing q, k, v, o.")
         mats = ["q", "k", "v", "o"]
-    mem = L.lora_memory(model_shape(state.model), tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base)
+    mem = lora_memory.lora_memory(
+        model_shape(state.model), tuple(mats), r, alpha=state.alpha, rslora=state.rs, base_format=base
+    )
     notes += list(mem.notes)
     label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
-    view.figures["memory"] = V.lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb, **options.look)
+    view.figures["memory"] = lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb, **options.look)
     view.facts.update(memory=mem, model=state.model)
     view.readouts += [
         Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
-        Readout("Share of the model", V.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
+        Readout("Share of the model", fmt.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
         Readout("Adapter training states", fmt.nbytes(mem.adapter_state_bytes), "16 bytes per trainable parameter"),
         Readout(
-            f"Frozen base ({base})", fmt.nbytes(mem.base_bytes), f"{8 * L.BASE_BYTES[base]:.4g} bits per parameter"
+            f"Frozen base ({base})",
+            fmt.nbytes(mem.base_bytes),
+            f"{8 * lora_memory.BASE_BYTES[base]:.4g} bits per parameter",
         ),
         Readout("LoRA total", fmt.nbytes(mem.lora_total_bytes), "base + adapter states; activations not included"),
         Readout("Full fine-tuning states", fmt.nbytes(mem.full_ft_bytes), "16 bytes per parameter"),
@@ -347,11 +357,11 @@ def _init(
     state: State, options: Options, view: View, notes: list[str], progress: Callable[[float], None] | None
 ) -> None:
     seed = _seed(state, notes)
-    r, more = L.clamp_whole(state.rank, "r", 1, min(TRAIN.d, TRAIN.k), 8)
+    r, more = inputs.clamp_whole_number(state.rank, "r", 1, min(TRAIN.d, TRAIN.k), 8)
     notes += more
-    config = L.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
+    config = lora_layer.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
     runs = train(config, progress)
-    view.figures["training"] = V.lora_training_figure(runs, **options.look)
+    view.figures["training"] = lora_training_figure(runs, **options.look)
     view.facts.update(config=config, runs=runs)
     b0, zeros = runs["B0"], runs["zeros"]
     view.readouts += [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core import loss_units as L
+from core import loss_units
 from core.sampling import bundled_text
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
@@ -28,8 +28,8 @@ SPEC = Spec(
             "Text to score (the model is trained on the bundled text)",
             "text",
             HELDOUT,
-            max_chars=L.MAX_TEXT_CHARS,
-            help=f"any text up to {L.MAX_TEXT_CHARS:,} characters; the default is a held-out paragraph",
+            max_chars=loss_units.MAX_TEXT_CHARS,
+            help=f"any text up to {loss_units.MAX_TEXT_CHARS:,} characters; the default is a held-out paragraph",
         ),
         Field("vocab_size", "Vocabulary size V (uniform baseline)", "int", 50_000, lo=2, hi=10_000_000, step=1000),
         Field("loss_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
@@ -76,7 +76,7 @@ def parse_doc_lens(text: str) -> list[int]:
 def scored_text(state: State) -> tuple[str, list[tuple[str, str]]]:
     """The text to score, or the held-out paragraph with a notice when the state's text cannot be used."""
     try:
-        return L.check_text(state.eval_text), []
+        return loss_units.check_text(state.eval_text), []
     except ValueError as err:
         return HELDOUT, [("warning", f"The text cannot be scored ({err}); scoring the held-out paragraph instead.")]
 
@@ -86,14 +86,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     view = View()
     text, notices = scored_text(state)
     view.notices += notices
-    same, per = L.compare_tokenizers(eval_text=text)
+    same, per = loss_units.compare_tokenizers(eval_text=text)
     view.facts.update(same=same, per=per, text=text)
     if options.wants("main"):
         view.figures["main"] = tokenizer_units_figure(same, per, **options.look)
     ppl = [s.perplexity for s in per]
     bpb = [s.bits_per_byte for s in per]
     V = int(state.vocab_size)
-    unmasked = L.sft_loss_weights(int(state.prompt_len), int(state.resp_len), mask_prompt=False).prompt_share
+    unmasked = loss_units.sft_loss_weights(int(state.prompt_len), int(state.resp_len), mask_prompt=False).prompt_share
     view.facts.update(unmasked_share=unmasked)
     view.readouts = [
         Readout(
@@ -116,7 +116,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{min(bpb):.2f} to {max(bpb):.2f}",
             f"a factor of {max(bpb) / min(bpb):.1f}",
         ),
-        Readout("Uniform loss ln V", f"{L.uniform_loss(V):.2f} nats", f"perplexity e^(ln V) = V = {V:,}"),
+        Readout("Uniform loss ln V", f"{loss_units.uniform_loss(V):.2f} nats", f"perplexity e^(ln V) = V = {V:,}"),
         Readout(
             "Unmasked SFT loss on the prompt",
             f"{100 * unmasked:.1f}%",
@@ -135,7 +135,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
     if options.wants("BPE merges"):
         n = int(state.bpe_merges)
-        merges = L.get_tokenizer("bpe-800").merges(n)
+        merges = loss_units.get_tokenizer("bpe-800").merges(n)
         table = pd.DataFrame(
             {
                 "rank": np.arange(1, len(merges) + 1),
@@ -144,7 +144,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 "new token": [_show(a + b) for a, b in merges],
             }
         )
-        small = L.train_bpe(bundled_text(), 256 + n)
+        small = loss_units.train_bpe(bundled_text(), 256 + n)
         sample = text[:STEP_SAMPLE_CHARS]
         pieces = small.pieces(sample)
         view.facts.update(merge_table=table, pieces=[_show(p) for p in pieces], sample=sample)
@@ -156,7 +156,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         if state.sft_batch:
             prompts.append(SECOND_EXAMPLE[0])
             responses.append(SECOND_EXAMPLE[1])
-        w = L.sft_loss_weights(prompts, responses, mask_prompt=bool(state.sft_mask), reduction=state.sft_reduce)
+        w = loss_units.sft_loss_weights(
+            prompts, responses, mask_prompt=bool(state.sft_mask), reduction=state.sft_reduce
+        )
         view.figures["SFT mask"] = sft_mask_figure(w, **options.look)
         per_token = [float(w.weights[b][~w.is_pad[b] & ~w.is_prompt[b]][0]) for b in range(len(prompts))]
         view.facts.update(sft=w, answer_weight=per_token)
@@ -167,15 +169,17 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         except ValueError as err:
             view.notices.append(("warning", f"Packed document lengths: {err}; showing 6,4,5."))
             lens = [6, 4, 5]
-        naive = L.packing_attention_mask(lens, block_diagonal=False)
-        block = L.packing_attention_mask(lens, block_diagonal=True)
+        naive = loss_units.packing_attention_mask(lens, block_diagonal=False)
+        block = loss_units.packing_attention_mask(lens, block_diagonal=True)
         view.figures["Packing"] = packing_mask_figure(lens, **options.look)
-        view.facts.update(doc_lens=lens, leaks=int((naive & ~block).sum()), positions=L.position_ids(lens).tolist())
+        view.facts.update(
+            doc_lens=lens, leaks=int((naive & ~block).sum()), positions=loss_units.position_ids(lens).tolist()
+        )
 
     if options.wants("Padding"):
-        lengths = L.example_lengths(N_LENGTHS, seed=0)
+        lengths = loss_units.example_lengths(N_LENGTHS, seed=0)
         B, S = int(state.pad_batch), int(state.pack_len)
-        reports = [L.padding_waste(lengths, B, scheme, S) for scheme in ("pad_to_longest", "bucket", "pack")]
+        reports = [loss_units.padding_waste(lengths, B, scheme, S) for scheme in ("pad_to_longest", "bucket", "pack")]
         view.figures["Padding"] = padding_figure(reports, **options.look)
         view.facts.update(padding=reports)
         view.tables["Padding"] = lambda: pd.DataFrame(

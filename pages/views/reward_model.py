@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
-from core import reward_model as rm
+from core import reward_model
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from core.kl_leash import beta_choices
 from pages.views import DEFAULT, Options, Readout, View
@@ -38,7 +38,7 @@ SPEC = Spec(
               help="The share of labels that are plain mistakes (flipped)."),
         Field("train_pairs", "Training pairs", "int", 400, lo=20, hi=5000, step=20),
         Field("rm_beta", "β (KL price per nat)", "choice", "1", choices=BETAS, widget="select_slider"),
-        Field("len_bonus", "Proxy's reward per doubling of the length", "float", rm.LENGTH_TOY.length_coef,
+        Field("len_bonus", "Proxy's reward per doubling of the length", "float", reward_model.LENGTH_TOY.length_coef,
               lo=0.0, hi=1.0, step=0.05, widget="slider"),
         Field("dpo_pair", "Preference pair", "choice", "Worked example B", choices=tuple(DPO_PAIRS),
               widget="radio", extra=(("horizontal", True),)),
@@ -68,9 +68,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     r_true = true_rewards(state)
     shift = float(state.rm_shift)
     try:
-        pairs = rm.sample_pairs(r_true, int(state.rm_pairs), seed=int(state.rm_seed))
-        fit = rm.bradley_terry_fit(pairs, n_items=r_true.size)
-        shifted_nll = rm.bradley_terry_nll(fit.rewards + shift, pairs)
+        pairs = reward_model.sample_pairs(r_true, int(state.rm_pairs), seed=int(state.rm_seed))
+        fit = reward_model.bradley_terry_fit(pairs, n_items=r_true.size)
+        shifted_nll = reward_model.bradley_terry_nll(fit.rewards + shift, pairs)
     except ValueError as err:
         view.notices.append(("warning", f"The Bradley-Terry fit failed: {err}."))
         fit = None
@@ -81,7 +81,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 fit,
                 r_true,
                 margin,
-                rm.preference_probability(margin, 0.0),
+                reward_model.preference_probability(margin, 0.0),
                 shift=shift,
                 shifted_nll=shifted_nll,
                 labels=[f"y{k + 1}" for k in range(r_true.size)],
@@ -113,7 +113,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
 def _noise(state: State, options: Options, view: View) -> None:
     try:
-        study = rm.accuracy_vs_noise(NOISE_REWARDS, flips=FLIPS, n_train=int(state.train_pairs), n_test=2000, seed=0)
+        study = reward_model.accuracy_vs_noise(
+            NOISE_REWARDS, flips=FLIPS, n_train=int(state.train_pairs), n_test=2000, seed=0
+        )
     except ValueError as err:
         view.notices.append(("warning", f"The label-noise study failed: {err}."))
         return
@@ -135,8 +137,8 @@ def _noise(state: State, options: Options, view: View) -> None:
 def _length(state: State, options: Options, view: View) -> None:
     beta = float(state.rm_beta)
     try:
-        toy = dataclasses.replace(rm.LENGTH_TOY, length_coef=float(state.len_bonus))
-        sweep = rm.length_bias_sweep(toy, betas=np.array(beta_choices()))
+        toy = dataclasses.replace(reward_model.LENGTH_TOY, length_coef=float(state.len_bonus))
+        sweep = reward_model.length_bias_sweep(toy, betas=np.array(beta_choices()))
     except ValueError as err:
         view.notices.append(("warning", f"The length sweep failed: {err}."))
         return
@@ -160,9 +162,9 @@ def _dpo(state: State, options: Options, view: View) -> None:
     p = DPO_PAIRS[state.dpo_pair]
     try:
         pair = dpo_loss(p.logp_w, p.logp_l, p.ref_logp_w, p.ref_logp_l, p.beta)
-        r_w = rm.implicit_reward(p.logp_w, p.ref_logp_w, p.beta)
-        r_l = rm.implicit_reward(p.logp_l, p.ref_logp_l, p.beta)
-        bt = rm.bradley_terry_nll([r_w, r_l], [(0, 1)])
+        r_w = reward_model.implicit_reward(p.logp_w, p.ref_logp_w, p.beta)
+        r_l = reward_model.implicit_reward(p.logp_l, p.ref_logp_l, p.beta)
+        bt = reward_model.bradley_terry_nll([r_w, r_l], [(0, 1)])
     except ValueError as err:
         view.notices.append(("warning", f"The DPO pair cannot be computed: {err}."))
         return

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from core import sampling as S
+from core import sampling
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
 from viz.sampling import DEFAULT_TEMPERATURES, generation_figure, order_figure, sampling_figure
@@ -113,7 +113,7 @@ def candidates(state: State) -> tuple[list[str], list[float], str, list[tuple[st
         except ValueError as err:
             notices.append(("warning", f"Your logits could not be read ({err}); showing the preset's instead."))
     if state.vocab == "bigram":
-        model = S.word_bigram_model()
+        model = sampling.word_bigram_model()
         word = state.word.strip().lower() or "the"
         if word not in model.vocab:
             notices.append(("warning", f"“{state.word[:40]}” is not in the bigram's vocabulary; using “the”."))
@@ -128,7 +128,7 @@ def candidates(state: State) -> tuple[list[str], list[float], str, list[tuple[st
             )
         )
         return [model.vocab[i] for i in top], [float(z[i]) for i in top], f"… {word}", notices
-    preset = S.VOCAB_PRESETS[state.vocab]
+    preset = sampling.VOCAB_PRESETS[state.vocab]
     return list(preset.tokens), list(preset.logits), preset.context, notices
 
 
@@ -141,7 +141,7 @@ def settings(state: State) -> dict:
 
 
 def core_order(state: State) -> str:
-    return S.ORDERS[ORDERS.index(state.order)] if state.order in ORDERS else S.ORDERS[0]
+    return sampling.ORDERS[ORDERS.index(state.order)] if state.order in ORDERS else sampling.ORDERS[0]
 
 
 def figures(state: State, options: Options = DEFAULT) -> View:
@@ -152,14 +152,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     kw = settings(state)
     order = core_order(state)
     try:
-        final = S.sample_filter(np.asarray(logits), state.T, order=order, **kw).cpu().numpy()
-        other = S.sample_filter(np.asarray(logits), state.T, order=S.ORDERS[1 - S.ORDERS.index(order)], **kw)
+        final = sampling.sample_filter(np.asarray(logits), state.T, order=order, **kw).cpu().numpy()
+        other = sampling.sample_filter(
+            np.asarray(logits), state.T, order=sampling.ORDERS[1 - sampling.ORDERS.index(order)], **kw
+        )
         other = other.cpu().numpy()
     except ValueError as err:
         view.notices.append(("warning", f"These settings cannot be sampled: {err}. Showing T = 1 with no filters."))
         state = state.replace(T=1.0, top_k=None, top_p=1.0, min_p=0.0)
         kw = settings(state)
-        final = other = S.sample_filter(np.asarray(logits), 1.0).cpu().numpy()
+        final = other = sampling.sample_filter(np.asarray(logits), 1.0).cpu().numpy()
     T = float(state.T)
     temps = sorted({float(t) for t in DEFAULT_TEMPERATURES} | {T})
     view.facts.update(temps=temps, tokens=tokens, logits=logits, context=context, final=final)
@@ -168,17 +170,19 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if options.wants("order"):
         view.figures["order"] = order_figure(logits, tokens, T, **kw, **options.look)
     if options.wants("loops"):
-        W = S.markov_logits(CHAIN_V, int(state.chain_seed))
+        W = sampling.markov_logits(CHAIN_V, int(state.chain_seed))
         gens = {
-            "greedy (T = 0)": S.generate_markov(W, 0, CHAIN_LEN, 0.0, seed=state.chain_seed),
-            "nucleus (T = 1, top-p 0.9)": S.generate_markov(W, 0, CHAIN_LEN, 1.0, top_p=0.9, seed=state.chain_seed),
-            "your settings": S.generate_markov(W, 0, CHAIN_LEN, T, seed=state.chain_seed, **kw),
+            "greedy (T = 0)": sampling.generate_markov(W, 0, CHAIN_LEN, 0.0, seed=state.chain_seed),
+            "nucleus (T = 1, top-p 0.9)": sampling.generate_markov(
+                W, 0, CHAIN_LEN, 1.0, top_p=0.9, seed=state.chain_seed
+            ),
+            "your settings": sampling.generate_markov(W, 0, CHAIN_LEN, T, seed=state.chain_seed, **kw),
         }
         view.figures["loops"] = generation_figure(gens, **options.look)
         view.facts["generations"] = gens
 
     kept = int((final > 0).sum())
-    H = abs(float(S.entropy_nats(final)))  # abs: a one-hot row gives -0.0, shown as "-0.000"
+    H = abs(float(sampling.entropy_nats(final)))  # abs: a one-hot row gives -0.0, shown as "-0.000"
     top = int(np.argmax(final))
     order_sorted = np.argsort(-final, kind="stable")
     last_kept = tokens[int(order_sorted[kept - 1])]

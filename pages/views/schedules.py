@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core import schedules as Sc
+from core import schedules
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
@@ -72,16 +72,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     floor = float(state.lr_floor)
     try:
         lrs = {
-            "warm-up + cosine": Sc.lr_schedule("cosine", steps, warmup=W, final_lr_frac=floor),
-            f"WSD ({D:,}-step {state.wsd_shape} decay)": Sc.lr_schedule(
+            "warm-up + cosine": schedules.lr_schedule("cosine", steps, warmup=W, final_lr_frac=floor),
+            f"WSD ({D:,}-step {state.wsd_shape} decay)": schedules.lr_schedule(
                 "wsd", steps, warmup=W, final_lr_frac=floor, decay_steps=D, decay_shape=state.wsd_shape
             ),
-            "constant": Sc.lr_schedule("constant", steps, warmup=W),
+            "constant": schedules.lr_schedule("constant", steps, warmup=W),
         }
     except ValueError as err:  # a state that bypassed the spec (a deck, a test)
         view.notices.append(("warning", f"These settings give no schedule ({err}); showing the defaults."))
         return figures(SPEC.defaults(), options)
-    model = Sc.DEFAULT_LOSS_MODEL
+    model = schedules.DEFAULT_LOSS_MODEL
     ends = {name: float(model.loss(lr)[-1]) for name, lr in lrs.items()}
     names = list(lrs)
     view.facts.update(ends=ends, steps=steps, warmup=W, decay=D)
@@ -111,7 +111,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             b = b2
         branches = sorted({b, *(x for x in (steps // 4, steps // 2) if W < x <= steps - D)})
         view.figures["WSD branches"] = wsd_branch_figure(steps, branches, D, model, **options.look)
-        end = float(model.loss(Sc.wsd_branch(steps, b, D, warmup=W))[-1])
+        end = float(model.loss(schedules.wsd_branch(steps, b, D, warmup=W))[-1])
         view.facts.update(branches=branches, branch=b, branch_end=end)
 
     if options.wants("Kaplan's read-off"):
@@ -120,7 +120,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             view.notices.append(("warning", f"The short run ({n:,} steps) is longer than the run; using {steps:,}."))
             n = steps
         lengths = sorted({n, *(max(2, round(f * steps)) for f in KAPLAN_FRACTIONS)})
-        gap = Sc.kaplan_gap(steps, lengths, model, final_lr_frac=floor, warmup=W)
+        gap = schedules.kaplan_gap(steps, lengths, model, final_lr_frac=floor, warmup=W)
         view.figures["Kaplan's read-off"] = kaplan_figure(gap, steps, model, **options.look)
         i = lengths.index(n)
         view.facts.update(kaplan=gap, kaplan_n=n, read=float(gap.read_from_long[i]), own=float(gap.own_schedule[i]))
@@ -133,7 +133,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         )
 
     if options.wants("Data mixture"):
-        mix = Sc.data_mixture(steps, steps - D)
+        mix = schedules.data_mixture(steps, steps - D)
         view.figures["Data mixture"] = mixture_figure(mix, lrs[names[1]], **options.look)
         view.facts.update(mixture=mix)
         view.readouts.append(

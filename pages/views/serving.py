@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core import serving as sv
+from core import serving
 from core.hardware import GB, GIB, GPUS
 from core.model_spec import CATALOGUE, KIB, kv_cache_bytes_per_token, param_breakdown
 from core.systems_presets import PRESETS_BY_KEY
@@ -27,7 +27,7 @@ FIELDS: tuple[Field, ...] = (
     Field("srv_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE)),
     Field("srv_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
     Field("srv_gpus", "GPUs (tensor parallel)", "int", 1, lo=1, hi=64, help="must divide the attention heads"),
-    Field("wfmt", "Weight format", "choice", "bf16", choices=tuple(sv.BITS_PER_PARAM)),
+    Field("wfmt", "Weight format", "choice", "bf16", choices=tuple(serving.BITS_PER_PARAM)),
     Field("kvfmt", "KV-cache format", "choice", "bf16", choices=tuple(KV_BYTES), widget="segmented"),
     Field("srv_ctx", "Context per sequence (tokens)", "int", 8192, lo=1, hi=1_048_576),
     Field(
@@ -113,14 +113,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     readouts: list[Readout] = []
     view.facts.update(spec=spec, gpu=gpu)
 
-    weights = sv.weight_bytes(spec, state.wfmt)
+    weights = serving.weight_bytes(spec, state.wfmt)
     kv_tok = kv_cache_bytes_per_token(spec, kvb)
     readouts += [
         Readout(
             "Weights",
             f"{weights / GIB:,.1f} GiB",
             f"{weights / GB:,.1f} GB: every parameter resident ({state.wfmt}, "
-            f"{sv.BITS_PER_PARAM[state.wfmt]:.3g} bits per parameter)",
+            f"{serving.BITS_PER_PARAM[state.wfmt]:.3g} bits per parameter)",
         ),
         Readout(
             "KV cache per token",
@@ -151,21 +151,21 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     else:
         ridge = gpu.ridge_point
         batches = 2.0 ** np.arange(0, 13)  # 1 .. 4096
-        dec = sv.forward_step(
+        dec = serving.forward_step(
             spec, gpu, batches, 1, state.srv_ctx, weight_format=state.wfmt, kv_bytes_per_value=kvb, tp=tp
         )
-        pre = sv.forward_step(spec, gpu, 1, state.prompt, 0, weight_format=state.wfmt, tp=tp)
-        now = sv.forward_step(
+        pre = serving.forward_step(spec, gpu, 1, state.prompt, 0, weight_format=state.wfmt, tp=tp)
+        now = serving.forward_step(
             spec, gpu, state.batch, 1, state.srv_ctx, weight_format=state.wfmt, kv_bytes_per_value=kvb, tp=tp
         )
         per_gpu = lambda s: s.flops / (tp * s.seconds)  # noqa: E731  (attained FLOP/s per GPU)
-        bound = sv.decode_time_bound(spec, gpu, weight_format=state.wfmt, tp=tp)
+        bound = serving.decode_time_bound(spec, gpu, weight_format=state.wfmt, tp=tp)
         view.facts.update(decode_ms=1e3 * bound, ridge=ridge, decode_intensity=float(now.intensity))
         if options.wants("main"):
             x = np.logspace(-1, 4.7, 240)
             view.figures["main"] = roofline_figure(
                 x,
-                sv.attainable_flops(x, gpu),
+                serving.attainable_flops(x, gpu),
                 gpu.peak_flops,
                 gpu.bandwidth,
                 state.srv_gpu,
@@ -174,7 +174,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                     (f"decode, batch {state.batch:,}", float(now.intensity), float(per_gpu(now))),
                 ],
                 decode_curve=(batches, dec.intensity, per_gpu(dec)),
-                sparse_attainable=sv.attainable_flops(x, gpu, sparse=True) if "sparse peak" in traps else None,
+                sparse_attainable=serving.attainable_flops(x, gpu, sparse=True) if "sparse peak" in traps else None,
                 **options.look,
             )
         readouts += [
@@ -207,7 +207,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
     # ---- KV capacity
     try:
-        cap = sv.kv_sequences_that_fit(
+        cap = serving.kv_sequences_that_fit(
             spec,
             int(state.srv_ctx),
             gpu=gpu,
@@ -243,12 +243,13 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             top = max(131_072, int(state.srv_ctx))
             ctxs = np.unique(np.concatenate([2 ** np.arange(9, int(np.log2(top)) + 1), [int(state.srv_ctx)]]))
             pairs = [
-                sv.sequences_by_allocator(cap.kv_budget, kv_tok, _lengths(int(c), state.used), int(c)) for c in ctxs
+                serving.sequences_by_allocator(cap.kv_budget, kv_tok, _lengths(int(c), state.used), int(c))
+                for c in ctxs
             ]
-            now_pair = sv.sequences_by_allocator(
+            now_pair = serving.sequences_by_allocator(
                 cap.kv_budget, kv_tok, _lengths(int(state.srv_ctx), state.used), int(state.srv_ctx)
             )
-            waste = sv.allocation_waste(_lengths(int(state.srv_ctx), state.used), int(state.srv_ctx))
+            waste = serving.allocation_waste(_lengths(int(state.srv_ctx), state.used), int(state.srv_ctx))
             trap = None
             if "query heads for KV heads" in traps:
                 mha = kv_cache_bytes_per_token(spec, kvb, mha=True)
@@ -265,7 +266,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             view.facts.update(paged=now_pair[1], contiguous=now_pair[0], waste=waste)
 
     # ---- speculative decoding
-    E = float(sv.expected_tokens_per_forward(state.accept, state.draft_k))
+    E = float(serving.expected_tokens_per_forward(state.accept, state.draft_k))
     draft = CATALOGUE[state.draft]
     readouts.append(
         Readout(
@@ -276,7 +277,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     )
     if tp_ok and draft.n_heads % tp == 0:
         sp_now = float(
-            sv.speculative_speedup_vs_batch(
+            serving.speculative_speedup_vs_batch(
                 state.accept, state.draft_k, state.batch, spec, draft, gpu, context=state.prompt, tp=tp
             )
         )
@@ -293,10 +294,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             ks = sorted(set(SPEC_K) | {int(state.draft_k)})
             view.figures["Speculative decoding"] = speculative_figure(
                 a,
-                {k: sv.expected_tokens_per_forward(a, k) for k in ks},
+                {k: serving.expected_tokens_per_forward(a, k) for k in ks},
                 b,
                 {
-                    k: sv.speculative_speedup_vs_batch(
+                    k: serving.speculative_speedup_vs_batch(
                         state.accept, k, b, spec, draft, gpu, context=state.prompt, tp=tp
                     )
                     for k in ks
@@ -323,8 +324,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if topk > state.experts:
         view.notices.append(("warning", f"k = {topk} experts per token exceeds E = {state.experts}; using k = E."))
         topk = int(state.experts)
-    routing = sv.route_tokens(
-        sv.toy_router_logits(int(state.rtokens), int(state.experts), float(state.skew)), topk, float(state.capf)
+    routing = serving.route_tokens(
+        serving.toy_router_logits(int(state.rtokens), int(state.experts), float(state.skew)), topk, float(state.capf)
     )
     view.facts["routing"] = routing
     readouts.append(
@@ -351,7 +352,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         if not tp_ok:
             return pd.DataFrame()
         b = 2.0 ** np.arange(0, 13)
-        s = sv.forward_step(spec, gpu, b, 1, state.srv_ctx, weight_format=state.wfmt, kv_bytes_per_value=kvb, tp=tp)
+        s = serving.forward_step(
+            spec, gpu, b, 1, state.srv_ctx, weight_format=state.wfmt, kv_bytes_per_value=kvb, tp=tp
+        )
         return pd.DataFrame(
             {
                 "batch": b,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core import training_memory as tm
+from core import training_memory
 from core.hardware import GB, GIB, GPUS
 from core.model_spec import CATALOGUE, param_count
 from core.systems_presets import PRESETS_BY_KEY
@@ -35,14 +35,21 @@ FIELDS: tuple[Field, ...] = (
         help="Empty: the model's own count. A bare count has no shape, so activations are left out.",
     ),
     Field("mem_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
-    Field("recipe", "Precision recipe", "choice", "standard", choices=tuple(tm.RECIPES)),
+    Field("recipe", "Precision recipe", "choice", "standard", choices=tuple(training_memory.RECIPES)),
     Field("zero", "ZeRO stage", "int", 1, lo=0, hi=3, widget="slider", help="Rajbhandari et al. 2020"),
     Field("tp", "Tensor parallel (TP)", "int", 1, lo=1, hi=1024, help="must divide the attention heads"),
     Field("pp", "Pipeline stages (PP)", "int", 1, lo=1, hi=1024),
     Field("dp", "Data parallel (DP)", "int", 8, lo=1, hi=100_000, help="ZeRO shards over these replicas"),
     Field("seq", "Sequence length", "int", 4096, lo=1, hi=1_048_576),
     Field("mbs", "Micro-batch (sequences)", "int", 1, lo=1, hi=4096),
-    Field("recompute", "Activation recomputation", "choice", "selective", choices=tm.RECOMPUTE, widget="segmented"),
+    Field(
+        "recompute",
+        "Activation recomputation",
+        "choice",
+        "selective",
+        choices=training_memory.RECOMPUTE,
+        widget="segmented",
+    ),
     Field("flash", "FlashAttention (no S × S scores stored)", "bool", False),
     Field("micro", "Micro-batches per step (m)", "int", 8, lo=1, hi=100_000, help="fills the pipeline"),
     Field("D", "Training tokens D", "float", 1e12, lo=1e6, hi=1e15, fmt="%.3e"),
@@ -113,7 +120,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     view = View()
     spec = CATALOGUE[state.mem_model]
     gpu = GPUS[state.mem_gpu]
-    recipe = tm.RECIPES[state.recipe]
+    recipe = training_memory.RECIPES[state.recipe]
     gpus = n_gpus(state)
     view.facts.update(gpus=gpus, spec=spec, gpu=gpu)
 
@@ -122,7 +129,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if state.params is None:
         try:
             for z in range(4):
-                m = tm.training_memory(
+                m = training_memory.training_memory(
                     spec, recipe, z, state.tp, state.pp, state.dp, state.seq, state.mbs, state.recompute,
                     flash=state.flash, n_microbatches=state.micro,
                 )  # fmt: skip
@@ -131,10 +138,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             view.notices.append(("warning", f"This parallel layout does not work: {e}. Choose another TP or PP."))
         n_total = param_count(spec)
         n_compute = param_count(spec, active=True)
-        view.facts["recompute_cost"] = float(tm.recompute_cost(spec, state.seq, state.recompute))
+        view.facts["recompute_cost"] = float(training_memory.recompute_cost(spec, state.seq, state.recompute))
     else:
         for z in range(4):
-            s = tm.state_memory(state.params, recipe, z, state.tp, state.pp, state.dp)
+            s = training_memory.state_memory(state.params, recipe, z, state.tp, state.pp, state.dp)
             memories.append((s.weights, s.gradients, s.optimizer, 0.0))
         n_total = n_compute = float(state.params)
         view.notices.append(
@@ -213,14 +220,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
 
     # ---- pipeline bubble
-    bubble = float(tm.pipeline_bubble(state.pp, state.micro))
+    bubble = float(training_memory.pipeline_bubble(state.pp, state.micro))
     view.facts["bubble"] = bubble
     readouts.append(
         Readout(
             "Pipeline bubble",
             f"{100 * bubble:.1f}%",
             f"(p − 1)/(m + p − 1) with p = {state.pp}, m = {state.micro}; "
-            f"m ≥ {tm.microbatches_for_bubble(state.pp, 0.1) if state.pp > 1 else 1} keeps it ≤ 10%",
+            f"m ≥ {training_memory.microbatches_for_bubble(state.pp, 0.1) if state.pp > 1 else 1} keeps it ≤ 10%",
         )
     )
     m_grid = np.unique(np.round(np.logspace(0, 3, 60)).astype(int))
@@ -228,14 +235,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if options.wants("bubble"):
         view.figures["bubble"] = pipeline_bubble_figure(
             m_grid,
-            {p: tm.pipeline_bubble(p, m_grid) for p in depths},
+            {p: training_memory.pipeline_bubble(p, m_grid) for p in depths},
             (int(state.pp), int(state.micro), bubble),
             target=0.1,
             **options.look,
         )
 
     # ---- time and cost
-    run = tm.training_run(n_compute, state.D, gpus, gpu.peak_flops, state.mem_mfu / 100, state.price)
+    run = training_memory.training_run(n_compute, state.D, gpus, gpu.peak_flops, state.mem_mfu / 100, state.price)
     view.facts["run"] = run
     readouts += [
         Readout("GPUs = TP × PP × DP", f"{gpus:,}"),
@@ -247,7 +254,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ),
         Readout("Cost", f"${run.cost:,.0f}", f"{run.gpu_hours:,.0f} GPU-hours at ${state.price:g}"),
     ]
-    traps = tm.training_traps(
+    traps = training_memory.training_traps(
         n_compute,
         state.D,
         gpus,
@@ -279,7 +286,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         return pd.DataFrame(rows)
 
     def bubble_table() -> pd.DataFrame:
-        return pd.DataFrame({"m": m_grid} | {f"bubble_p{p}": tm.pipeline_bubble(p, m_grid) for p in depths})
+        return pd.DataFrame(
+            {"m": m_grid} | {f"bubble_p{p}": training_memory.pipeline_bubble(p, m_grid) for p in depths}
+        )
 
     view.tables = {"Memory per GPU": memory_table, "Pipeline bubble": bubble_table}
     return view

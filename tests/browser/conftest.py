@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,21 @@ def start_server(port: int, extra: tuple[str, ...] = ()) -> subprocess.Popen:
     raise RuntimeError(f"streamlit did not become healthy on port {port}: {proc.stdout.read().decode()[-2000:]}")
 
 
+@contextmanager
+def running_server(extra: tuple[str, ...] = ()) -> Iterator[str]:
+    """A healthy server on a free port (:func:`start_server`), as its base URL; stopped (killed after 10 s) on exit."""
+    port = _free_port()
+    proc = start_server(port, extra)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     path = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -69,29 +85,18 @@ def browser(chromium_path: str) -> Iterator:
         b.close()
 
 
-def _serve() -> Iterator[str]:
-    port = _free_port()
-    proc = start_server(port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
 @pytest.fixture
 def server() -> Iterator[str]:
     """A freshly started server per test, so that each deep link is the very first request it sees."""
-    yield from _serve()
+    with running_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def module_server() -> Iterator[str]:
     """One server for a test file's tests that do not need to be its first request (presets, drags)."""
-    yield from _serve()
+    with running_server() as url:
+        yield url
 
 
 class PageWatch:

@@ -1,4 +1,4 @@
-"""viz.pass_at_k: the figures carry the right data (curves, markers, readouts, intervals) and stay small."""
+"""viz.evaluation: the figures carry the right data (curves, markers, readouts, intervals) and stay small."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from core import evaluation as ev
-from viz import pass_at_k as vz
+from viz import evaluation as vz
+from viz import format as fmt
 from viz.style import PALETTE
 
 
@@ -166,9 +167,9 @@ def test_comparison_figure_example_d():
 
 
 def test_mean_pm_keeps_a_tiny_standard_error_visible():
-    assert vz.mean_pm(0.8315, 0.00071) == "0.8315 ± 0.0007"
-    assert vz.mean_pm(0.6323, 1.46e-5) == "0.6323 ± 1.5e-05"
-    assert vz.mean_pm(0.5, 0.0) == "0.5000 ± 0.0000"
+    assert fmt.mean_pm(0.8315, 0.00071) == "0.8315 ± 0.0007"
+    assert fmt.mean_pm(0.6323, 1.46e-5) == "0.6323 ± 1.5e-05"
+    assert fmt.mean_pm(0.5, 0.0) == "0.5000 ± 0.0000"
 
 
 def test_shortcuts_from_core_results():

@@ -1,6 +1,6 @@
 """Benchmark of the evaluation page's core and figures: pass@k curves, the bias simulation, figure sizes.
 
-Run: /work/main/.venv/bin/python bench/bench_passk.py [--quick]
+Run: /work/main/.venv/bin/python bench/bench_evaluation.py [--quick]
 Prints medians of several runs (time.perf_counter) and the device the simulation used. Targets from the issue:
 full curve at n = 100,000 under 50 ms on CPU; a page rerun under 100 ms; figure JSON <= 300 KB. The last table
 times the page itself (pages/5_Evaluation.py in Streamlit's AppTest) after a control change.
@@ -18,7 +18,7 @@ import numpy as np
 from bench._timing import figure_json_kb, median_ms, rerun_ms
 from core import evaluation as ev
 from core.device import device_summary, get_device
-from viz import pass_at_k as vz
+from viz import evaluation as vz
 
 
 def curve_figure(n: int, c: int, k: int):

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.format import mean_pm as mean_pm  # re-exported: the page's readouts use the figures' formats
-from viz.format import spread as spread
+from core.evaluation import EstimatorSimulation, ModelComparison, PassAtKCurves
+from viz import format as fmt
 from viz.style import Theme, figure, get_theme, grid
 
 MAX_POINTS = 2000  # most points per curve sent to the browser
@@ -322,7 +322,7 @@ def simulation_figure(
         (cp, pal["optimised"], "plug-in", mean_plugin, se_plugin),
     )
     titles = [
-        f"{label}: mean " + (f"{mean:.4f}" if se is None else mean_pm(mean, se)) + f", bias {mean - truth:+.4f}"
+        f"{label}: mean " + (f"{mean:.4f}" if se is None else fmt.mean_pm(mean, se)) + f", bias {mean - truth:+.4f}"
         for _, _, label, mean, se in rows
     ]
     ids, layout = grid(2, 1, vgap=0.12, titles=titles)
@@ -461,7 +461,7 @@ def comparison_figure(
 
 
 def curve_figures(
-    r: Any, log_x: bool | None = None, *, theme: str = "light", presenter: bool = False
+    r: PassAtKCurves, log_x: bool | None = None, *, theme: str = "light", presenter: bool = False
 ) -> tuple[go.Figure, go.Figure]:
     """:func:`pass_at_k_figure` and :func:`pass_hat_k_figure` from a ``core.evaluation.PassAtKCurves``."""
     common = {"n": r.n, "c": r.c, "k": r.k, "log_x": log_x, "theme": theme, "presenter": presenter}
@@ -481,7 +481,7 @@ def curve_figures(
     return at_k, hat_k
 
 
-def simulation_figure_of(sim: Any, *, theme: str = "light", presenter: bool = False) -> go.Figure:
+def simulation_figure_of(sim: EstimatorSimulation, *, theme: str = "light", presenter: bool = False) -> go.Figure:
     """:func:`simulation_figure` from a ``core.evaluation.EstimatorSimulation``."""
     return simulation_figure(
         sim.edges,
@@ -500,7 +500,9 @@ def simulation_figure_of(sim: Any, *, theme: str = "light", presenter: bool = Fa
     )
 
 
-def comparison_figure_of(comparisons: Sequence[Any], *, theme: str = "light", presenter: bool = False) -> go.Figure:
+def comparison_figure_of(
+    comparisons: Sequence[ModelComparison], *, theme: str = "light", presenter: bool = False
+) -> go.Figure:
     """:func:`comparison_figure` from one or two ``core.evaluation.ModelComparison`` of the same A, B and N."""
     first = comparisons[0]
     return comparison_figure(

@@ -7,7 +7,19 @@ import numpy as np
 import pytest
 
 from core import evaluation as ev
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    Reused,
+    assert_bad_link_falls_back,
+    assert_link_reproduces,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+    opened,
+    trace,
+)
 
 PAGE = "pages/5_Evaluation.py"
 ESTIMATORS, BIAS, COMPARE = "Estimators", "Bias simulation", "Model comparison"
@@ -43,6 +55,11 @@ def default():
     at = open_page(PAGE)
     assert no_exception(at)
     return at
+
+
+@pytest.fixture(scope="module")
+def reused():
+    return {view: Reused(PAGE, {"eval_view": view}) for view in (ESTIMATORS, BIAS, COMPARE)}
 
 
 def test_default_is_worked_example_e(default):
@@ -83,12 +100,11 @@ def test_home_page_links_the_evaluation_page():
         (COMPARE, "questions", 250.0),
     ],
 )
-def test_each_control_changes_its_figure(view, key, value):
-    at = _view(view)
-    before = _data(at)
-    at.number_input(key=key).set_value(value).run()
-    assert no_exception(at) and _notes(at) == []
-    assert _data(at) != before
+def test_each_control_changes_its_figure(reused, view, key, value):
+    before = _data(opened(PAGE, {"eval_view": view}))
+    with reused[view].change("number_input", key, value) as at:
+        assert no_exception(at) and _notes(at) == []
+        assert _data(at) != before
 
 
 def test_axis_control_switches_the_k_axis():
@@ -120,19 +136,10 @@ def test_paired_counts_add_the_paired_interval():
     ],
 )
 def test_link_with_every_parameter_reproduces_the_view(view, query):
-    linked = _view(view, {**query, "present": "true"})
-    assert no_exception(linked) and linked.warning.len == 0 and _notes(linked) == []
-    clicked = open_page(PAGE)
-    clicked.session_state["eval_view"] = view
-    for key, raw in query.items():
-        if key == "axis":
-            clicked.segmented_control(key=key).set_value(raw)
-        else:
-            clicked.number_input(key=key).set_value(float(raw))
-    clicked.toggle(key="present").set_value(True)
-    clicked.run()
-    assert _data(linked) == _data(clicked)
-    assert metrics(linked) == metrics(clicked)
+    linked = assert_link_reproduces(
+        PAGE, {"eval_view": view, **query, "present": "true"}, _data, session={"eval_view": view}
+    )
+    assert linked.warning.len == 0 and _notes(linked) == []
 
 
 BAD = BAD_LINK_VALUES
@@ -144,12 +151,7 @@ def test_bad_link_values_fall_back_to_defaults_with_a_message(view, bad):
     keys = ["n", "k", "problems", "questions", "axis"] + (
         ["c", "p", "sim_seed", "accA", "accB", "onlyA", "onlyB"] * (bad != "0")
     )
-    at = _view(view, dict.fromkeys(keys, bad))
-    assert no_exception(at)
-    assert metrics(at) == metrics(_view(view))
-    assert not any("nan" in v.lower() for v in metrics(at).values())
-    if bad:  # an empty value is no request at all
-        assert any("not a valid value" in w.value for w in at.warning)
+    assert_bad_link_falls_back(_view(view, dict.fromkeys(keys, bad)), opened(PAGE, {"eval_view": view}), bad)
 
 
 @pytest.mark.parametrize(

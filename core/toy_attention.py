@@ -1,0 +1,401 @@
+"""A small seeded toy attention layer whose heads a page can draw as heatmaps: hashed embeddings, sinusoidal
+positions, random or designed (previous token, first token, same word) heads, and the causality check.
+
+Tensors follow the (heads, tokens, d_k) layout of :mod:`core.attention`; functions create tensors on core's device
+(:mod:`core.device`) unless given one.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from core.attention import (
+    MaskComparison,
+    _check_positive_int,
+    attention,
+    attention_logits,
+    causal_mask,
+    mask_comparison,
+    repeat_kv,
+    resolve_scale,
+    row_entropy,
+    row_entropy_bound,
+)
+from core.device import as_tensor, default_dtype, get_device
+from core.tokenizer import word_key
+
+MAX_D_MODEL = 1024
+MAX_HEADS = 32
+DESIGNED_PATTERNS: tuple[str, ...] = ("previous token", "first token", "same word")
+DESIGNED_STRENGTH = 8.0  # logit gap of a designed head under the correct 1/sqrt(d_k) scale
+
+
+@dataclass(frozen=True)
+class ToyModelSettings:
+    """Shape and seed of the toy attention layer. kv_heads None means one per head (MHA); 1 is MQA."""
+
+    d_model: int = 64
+    heads: int = 4
+    d_k: int = 16
+    kv_heads: int | None = None
+    seed: int = 0
+    position_strength: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("d_model", "heads", "d_k"):
+            _check_positive_int(name, getattr(self, name))
+        if self.d_model > MAX_D_MODEL or self.heads > MAX_HEADS or self.d_k > MAX_D_MODEL:
+            raise ValueError(f"toy model limits: d_model, d_k <= {MAX_D_MODEL}, heads <= {MAX_HEADS}")
+        if self.kv_heads is not None:
+            _check_positive_int("kv_heads", self.kv_heads)
+            if self.heads % self.kv_heads:
+                raise ValueError(f"kv_heads={self.kv_heads} must divide heads={self.heads}")
+        if not isinstance(self.seed, int | np.integer) or self.seed < 0:
+            raise ValueError(f"seed must be a whole number >= 0, got {self.seed!r}")
+        if not math.isfinite(self.position_strength) or self.position_strength < 0:
+            raise ValueError("position_strength must be finite and >= 0")
+
+    @property
+    def n_kv_heads(self) -> int:
+        """The number of K/V heads actually used."""
+        return self.heads if self.kv_heads is None else self.kv_heads
+
+
+def settings_with_notes(
+    d_model: int, heads: int, d_k: int | None = None, kv_heads: int | None = None, seed: int = 0
+) -> tuple[ToyModelSettings, tuple[str, ...]]:
+    """Valid settings closest to what was asked, with a note for every change or oddity (never raises for whole
+    numbers): d_k defaults to d_model // heads; KV heads that do not divide the heads become the nearest divisor.
+    """
+    notes = []
+    d_model_ok = int(min(max(d_model, 1), MAX_D_MODEL))
+    heads_ok = int(min(max(heads, 1), MAX_HEADS, d_model_ok))
+    if (d_model_ok, heads_ok) != (d_model, heads):
+        notes.append(f"Using d_model = {d_model_ok} and {heads_ok} heads (limits: 1-{MAX_D_MODEL}, 1-{MAX_HEADS}).")
+    if d_k is None:
+        d_k_ok = d_model_ok // heads_ok
+        if d_model_ok % heads_ok:
+            notes.append(
+                f"d_model = {d_model_ok} is not a multiple of {heads_ok} heads: each head gets d_k = {d_k_ok}, "
+                f"so the heads cover {heads_ok * d_k_ok} of the {d_model_ok} dimensions."
+            )
+    else:
+        d_k_ok = int(min(max(d_k, 1), MAX_D_MODEL))
+        if d_k_ok != d_k:
+            notes.append(f"Using d_k = {d_k_ok}.")
+        if heads_ok * d_k_ok != d_model_ok:
+            notes.append(
+                f"heads x d_k = {heads_ok * d_k_ok} differs from d_model = {d_model_ok}: real layers choose "
+                "d_k = d_model / heads, so the output projection maps the heads back to d_model."
+            )
+    kv_ok = None
+    if kv_heads is not None and kv_heads != heads_ok:
+        divisors = [n for n in range(1, heads_ok + 1) if heads_ok % n == 0]
+        kv_ok = min(divisors, key=lambda n: (abs(n - kv_heads), n))
+        if kv_ok != kv_heads:
+            notes.append(f"{kv_heads} KV heads do not divide {heads_ok} heads: using {kv_ok}.")
+        kv_ok = None if kv_ok == heads_ok else kv_ok
+    return ToyModelSettings(d_model_ok, heads_ok, d_k_ok, kv_ok, max(int(seed), 0)), tuple(notes)
+
+
+def sinusoidal_positions(tokens: int, d_model: int, device: Any = None) -> torch.Tensor:
+    """The sinusoidal position signal of the original transformer, shape (tokens, d_model).
+
+    PE[t, 2i] = sin(t / 10000^(2i/d_model)),   PE[t, 2i+1] = cos(t / 10000^(2i/d_model))
+    """
+    device = device or get_device()
+    dtype = default_dtype(torch.device(device))
+    t = torch.arange(tokens, dtype=dtype, device=device)[:, None]  # (T, 1)
+    i = torch.arange(0, d_model, 2, dtype=dtype, device=device)  # (ceil(d/2),)
+    angle = t / 10000 ** (i / d_model)  # (T, ceil(d/2))
+    pe = torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).reshape(tokens, -1)  # (T, 2·ceil(d/2))
+    return pe[:, :d_model]  # (T, d_model)
+
+
+def _hashed_normal(keys: np.ndarray, dim: int, seed: int) -> np.ndarray:
+    """Standard normal numbers that depend only on (key, column, seed): splitmix64 hashing + Box-Muller."""
+    with np.errstate(over="ignore"):
+        cols = np.arange(2 * dim, dtype=np.uint64)  # two uniforms per output column
+        x = keys.astype(np.uint64)[:, None] * np.uint64(0x9E3779B97F4A7C15) + cols * np.uint64(0xBF58476D1CE4E5B9)
+        x = x + np.uint64(seed) * np.uint64(0x94D049BB133111EB) + np.uint64(0x2545F4914F6CDD1D)
+        # splitmix64 finaliser
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    u = ((x >> np.uint64(11)).astype(np.float64) + 0.5) / 2.0**53  # (n, 2·dim) in (0, 1)
+    u1, u2 = u[:, :dim], u[:, dim:]
+    # Box-Muller: z = sqrt(-2 log u1) cos(2π u2)
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)  # (n, dim)
+
+
+def toy_embeddings(tokens: Sequence[str], settings: ToyModelSettings, device: Any = None) -> torch.Tensor:
+    """Token embeddings plus a position signal, each row scaled to unit root-mean-square, shape (T, d_model).
+
+    The embedding of a token depends only on its word_key and the seed (hashed, no vocabulary), so the same word
+    gets the same vector wherever it appears.
+
+        x_t = RMSNorm(E[token_t] + position_strength · PE[t])
+    """
+    if len(tokens) == 0:
+        raise ValueError("need at least one token")
+    device = device or get_device()
+    keys = np.array([zlib.crc32(word_key(t).encode("utf-8")) for t in tokens], dtype=np.uint64)
+    E = as_tensor(_hashed_normal(keys, settings.d_model, settings.seed), device=device)  # (T, d_model)
+    x = E + settings.position_strength * sinusoidal_positions(len(tokens), settings.d_model, device)  # (T, d_model)
+    return x / x.pow(2).mean(dim=-1, keepdim=True).sqrt()  # (T, d_model), unit RMS rows
+
+
+@dataclass(frozen=True)
+class QKV:
+    """Queries, keys and values of one layer: q (heads, T, d_k); k, v (kv_heads, T, d_k)."""
+
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+
+
+@functools.lru_cache(maxsize=64)
+def _projection_cpu(seed: int, which: int, d_model: int, cols: int) -> torch.Tensor:
+    """W with entries ~ N(0, 1/d_model), drawn on the CPU (every device sees the same numbers); kept, not redrawn:
+    drawing dominated a rerun at 64 tokens. Callers only read it."""
+    gen = torch.Generator().manual_seed(seed * 7919 + which)
+    return torch.randn(d_model, cols, generator=gen, dtype=torch.float64) / math.sqrt(d_model)  # (d_model, cols)
+
+
+def _projection(settings: ToyModelSettings, which: int, cols: int, device: Any) -> torch.Tensor:
+    W = _projection_cpu(int(settings.seed), which, settings.d_model, cols)
+    return as_tensor(W, device=torch.device(device))  # (d_model, cols)
+
+
+def toy_qkv(tokens: Sequence[str], settings: ToyModelSettings, device: Any = None) -> QKV:
+    """Q, K, V of the toy layer: seeded projections of the embeddings (entries ~ N(0, 1/d_model), so q and k have
+    roughly unit-variance components).
+
+        Q = x W_q,  K = x W_k,  V = x W_v,   then split into heads of width d_k
+    """
+    device = device or get_device()
+    x = toy_embeddings(tokens, settings, device)  # (T, d_model)
+    T, H, H_kv, d_k = len(tokens), settings.heads, settings.n_kv_heads, settings.d_k
+    q = (x @ _projection(settings, 1, H * d_k, device)).view(T, H, d_k).transpose(0, 1)  # (H, T, d_k)
+    k = (x @ _projection(settings, 2, H_kv * d_k, device)).view(T, H_kv, d_k).transpose(0, 1)  # (H_kv, T, d_k)
+    v = (x @ _projection(settings, 3, H_kv * d_k, device)).view(T, H_kv, d_k).transpose(0, 1)  # (H_kv, T, d_k)
+    return QKV(q.contiguous(), k.contiguous(), v.contiguous())
+
+
+def designed_qkv(
+    tokens: Sequence[str], settings: ToyModelSettings, strength: float = DESIGNED_STRENGTH, device: Any = None
+) -> QKV:
+    """Three hand-built heads with classic patterns: previous token, first token, same word (DESIGNED_PATTERNS).
+
+    Their q and k are one-hot codes of length T (positions, or word ids for 'same word'), with q multiplied by
+    strength · sqrt(d_k) so that under the correct 1/sqrt(d_k) scale the chosen key's logit is exactly `strength`
+    above the others; other scale choices change it the way they change the model's heads. The first token has no
+    previous token and looks at itself. v is a seeded projection of the embeddings, shape (3, T, d_k).
+    """
+    if not math.isfinite(strength) or strength < 0:
+        raise ValueError("strength must be finite and >= 0")
+    device = device or get_device()
+    x = toy_embeddings(tokens, settings, device)  # (T, d_model)
+    T = len(tokens)
+    eye = torch.eye(T, dtype=x.dtype, device=x.device)  # (T, T) one-hot codes
+    positions = torch.arange(T, device=x.device)
+    previous = (positions - 1).clamp(min=0)
+    _, word_id = np.unique([word_key(t) for t in tokens], return_inverse=True)
+    word_id = torch.as_tensor(word_id.reshape(-1), device=x.device)
+    first = torch.zeros_like(positions)
+    gain = strength * math.sqrt(settings.d_k)
+    q = gain * torch.stack([eye[previous], eye[first], eye[word_id]])  # (3, T, T)
+    k = torch.stack([eye, eye, eye[word_id]])  # (3, T, T)
+    v = (x @ _projection(settings, 4, 3 * settings.d_k, device)).view(T, 3, settings.d_k).transpose(0, 1)
+    return QKV(q, k, v.contiguous())  # v: (3, T, d_k)
+
+
+@dataclass(frozen=True)
+class ToyAttention:
+    """Everything the heatmap page draws for one setting, as numpy float32 arrays (CPU)."""
+
+    tokens: tuple[str, ...]
+    weights: np.ndarray  # (heads_shown, T, T)
+    outputs: np.ndarray  # (heads_shown, T, d_k)
+    head_names: tuple[str, ...]
+    kv_group: tuple[int, ...]  # KV head each shown head reads (-1 for designed heads)
+    multiplier: float  # the number the logits were multiplied by (scale / temperature)
+    logit_std: np.ndarray  # (heads_shown,) std of the unmasked logits of each head
+    entropy: np.ndarray  # (heads_shown,) mean row entropy of each head, nats
+    notes: tuple[str, ...] = field(default=())
+    causal: bool = True  # whether the causal mask was applied (it bounds row t's entropy by log t, not log T)
+
+
+def toy_attention(
+    tokens: Sequence[str],
+    settings: ToyModelSettings,
+    scale: str = "sqrt_dk",
+    temperature: float = 1.0,
+    causal: bool = True,
+    designed: bool = True,
+    strength: float = DESIGNED_STRENGTH,
+    device: Any = None,
+) -> ToyAttention:
+    """Run the toy layer (plus the designed heads when asked) on tokens and collect weights and outputs.
+
+    A_h = softmax(Q_h K_g(h)^T · scale/temperature + M),   y_h = A_h V_g(h),   g(h) = h // (heads / kv_heads)
+    """
+    if len(tokens) == 0:
+        raise ValueError("need at least one token")
+    device = device or get_device()
+    multiplier = resolve_scale(scale, settings.d_k, settings.d_model, temperature)
+    parts = [toy_qkv(tokens, settings, device)]
+    names = [f"head {h + 1}" for h in range(settings.heads)]
+    group = settings.heads // settings.n_kv_heads
+    kv_group = [h // group for h in range(settings.heads)]
+    if settings.n_kv_heads != settings.heads:
+        names = [f"{name} · KV {g + 1}" for name, g in zip(names, kv_group, strict=True)]
+    if designed:
+        parts.append(designed_qkv(tokens, settings, strength, device))
+        names += list(DESIGNED_PATTERNS)
+        kv_group += [-1] * len(DESIGNED_PATTERNS)
+    weights, outputs, stds, entropies = [], [], [], []
+    allowed = causal_mask(len(tokens), device=parts[0].q.device)  # (T, T)
+    for p in parts:  # model heads and designed heads have different key widths
+        logits = attention_logits(p.q, p.k, scale=multiplier)  # (H, T, T)
+        # A = softmax(S + M), the mask only when causal
+        A = torch.softmax(logits.masked_fill(~allowed, float("-inf")) if causal else logits, dim=-1)  # (H, T, T)
+        weights.append(A)
+        outputs.append(A @ repeat_kv(p.v, p.q.shape[0]))  # (H, T, d_k)
+        stds.append(logits.flatten(1).std(dim=1, correction=0))  # (H,)
+        entropies.append(row_entropy(A).mean(dim=-1))  # (H,)
+    to_np = lambda ts: torch.cat(ts).detach().cpu().numpy().astype(np.float32)  # noqa: E731
+    notes = []
+    if multiplier != 1 / math.sqrt(settings.d_k):
+        correct = 1 / math.sqrt(settings.d_k)
+        notes.append(f"Logits are multiplied by {multiplier:.4g}; 1/√d_k at temperature 1 would be {correct:.4g}.")
+    return ToyAttention(
+        tuple(tokens),
+        to_np(weights),
+        to_np(outputs),
+        tuple(names),
+        tuple(kv_group),
+        multiplier,
+        to_np(stds),
+        to_np(entropies),
+        tuple(notes),
+        causal,
+    )
+
+
+@dataclass(frozen=True)
+class HeadSummary:
+    """Averages over the model's own heads (designed heads left out) of a ToyAttention, for the page's readouts."""
+
+    heads: int
+    logit_std: float  # mean over heads of the std of the logits
+    entropy: float  # mean row entropy, nats
+    max_entropy: float  # mean over rows of the largest possible row entropy: log T, or mean_t log t when causal
+    entropy_share: float  # entropy / max_entropy (1 = uniform rows; 0 = one-hot rows; 1 when T = 1)
+    max_weight: float  # mean over heads and rows of the largest weight in a row (1 = one-hot)
+
+
+def head_summary(result: ToyAttention, model_heads: int) -> HeadSummary:
+    """Average logit std, row entropy and top weight over the first model_heads heads of a ToyAttention.
+
+    H_row = -sum_j A_ij log A_ij,   share = mean H_row / mean_rows H_max(row)
+
+    H_max(row t) is log T without a mask and log t under the causal mask (row t sees t keys; rows from 1), so a
+    causal layer whose rows are uniform over what they may see has share 1.
+    """
+    _check_positive_int("model_heads", model_heads)
+    if model_heads > result.weights.shape[0]:
+        raise ValueError(f"the result has {result.weights.shape[0]} heads, not {model_heads}")
+    T = result.weights.shape[-1]
+    max_entropy = float(np.mean(row_entropy_bound(T, result.causal)))
+    entropy = float(np.mean(result.entropy[:model_heads]))
+    return HeadSummary(
+        model_heads,
+        float(np.mean(result.logit_std[:model_heads])),
+        entropy,
+        max_entropy,
+        entropy / max_entropy if T > 1 else 1.0,
+        float(result.weights[:model_heads].max(axis=-1).mean()),
+    )
+
+
+def toy_mask_comparison(
+    tokens: Sequence[str],
+    settings: ToyModelSettings,
+    head: int = 0,
+    scale: str = "sqrt_dk",
+    temperature: float = 1.0,
+    device: Any = None,
+) -> MaskComparison:
+    """Correct vs buggy causal weights of one head of the toy layer (the KV head it reads under GQA/MQA).
+
+    A = softmax(Q_h K_g(h)^T · scale/temperature + M)   versus   softmax(Q_h K_g(h)^T · scale/temperature) ⊙ tril
+    """
+    if not 0 <= head < settings.heads:
+        raise ValueError(f"head {head} is outside 0..{settings.heads - 1}")
+    qkv = toy_qkv(tokens, settings, device)
+    g = head // (settings.heads // settings.n_kv_heads)
+    multiplier = resolve_scale(scale, settings.d_k, settings.d_model, temperature)
+    return mask_comparison(qkv.q[head], qkv.k[g], scale=multiplier)  # q, k: (T, d_k)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The causality check
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CausalityCheck:
+    """Largest change of the outputs before the edited position, with and without the causal mask."""
+
+    position: int
+    old_token: str
+    new_token: str
+    max_change_before_causal: float  # 0: the past cannot see the future
+    max_change_before_unmasked: float  # > 0 without the mask
+    max_change_from_position: float  # the edited position itself (and later) do change
+
+
+def causality_check(
+    tokens: Sequence[str],
+    settings: ToyModelSettings,
+    position: int = -1,
+    new_token: str | None = None,
+    scale: str = "sqrt_dk",
+    device: Any = None,
+) -> CausalityCheck:
+    """Replace the token at `position` (default the last) and compare the layer's outputs before and after.
+
+    Under the causal mask every earlier output must be unchanged (exactly: the changed key and value are
+    multiplied by weight 0); without the mask they move.
+    """
+    T = len(tokens)
+    if T < 2:
+        raise ValueError("the causality check needs at least two tokens")
+    if not -T <= position < T:
+        raise ValueError(f"position {position} is outside 0..{T - 1}")
+    position %= T
+    if position == 0:
+        raise ValueError("change a later token than the first: there is nothing before position 0")
+    old = tokens[position]
+    if new_token is None:
+        new_token = next(w for w in ("zebra", "banana", "quartz") if word_key(w) != word_key(old))
+    edited = [*tokens[:position], new_token, *tokens[position + 1 :]]
+    device = device or get_device()
+    s = resolve_scale(scale, settings.d_k, settings.d_model)
+    a, b = toy_qkv(tokens, settings, device), toy_qkv(edited, settings, device)
+    change = {}
+    for causal in (True, False):
+        ya = attention(a.q, a.k, a.v, scale=s, causal=causal)  # (H, T, d_k)
+        yb = attention(b.q, b.k, b.v, scale=s, causal=causal)  # (H, T, d_k)
+        diff = (ya - yb).abs().amax(dim=(0, 2))  # (T,) largest change at each position
+        change[causal] = (diff[:position].max().item(), diff[position:].max().item())
+    return CausalityCheck(position, old, new_token, change[True][0], change[False][0], change[True][1])

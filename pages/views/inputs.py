@@ -1,0 +1,382 @@
+"""Reading what a user typed: number boxes, text fields and uploads turned into checked values for core, with a
+note for the page for every value that had to change (never a traceback). Pure: no Streamlit, no math.
+
+The one whole-number clamp is :func:`clamp_whole_number`; the pages' text formats (lists of numbers, reward lists)
+are written by the same module that reads them, so a value survives the round trip through a text box or a link.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from core.evaluation import N_MAX
+from core.grpo import G_MAX, G_MIN, flip_reward
+from core.kl_leash import K_MAX, K_MIN, REWARD_LIMIT, Answers, default_names
+from core.tokenizer import Tokens, tokenize
+
+# ----------------------------------------------------------------------------------------------------------------
+# Numbers (clamped with a note)
+
+
+def _read_number(x: Any, name: str, default: float, notes: list[str]) -> float:
+    """``x`` as a float; the default (with a note) when it is missing, not a number or NaN."""
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        notes.append(f"{name}={x!r} is not a number; using {default:g}.")
+        return float(default)
+    if math.isnan(value):
+        notes.append(f"{name} is not a number; using {default:g}.")
+        return float(default)
+    return value
+
+
+def _whole(value: float, name: str, notes: list[str]) -> float:
+    if math.isfinite(value) and value != round(value):
+        notes.append(f"{name}={value:g} is not a whole number; rounded to {round(value)}.")
+        return float(round(value))
+    return value
+
+
+def _clip(value: float, lo: float, hi: float, name: str, why: str, notes: list[str]) -> float:
+    if value < lo or value > hi:
+        new = min(max(value, lo), hi)
+        notes.append(f"{name}={value:g} {why}; using {new:g}.")
+        return new
+    return value
+
+
+def clamp_pass_at_k_inputs(
+    n: Any, c: Any, k: Any, *, n_max: int = N_MAX, defaults: tuple[int, int, int] = (10, 3, 5)
+) -> tuple[int, int, int, list[str]]:
+    """Make (n, c, k) valid for :func:`pass_at_k`: 1 <= n <= n_max, 0 <= c <= n, 1 <= k <= n, whole numbers.
+
+    Returns the clamped values and one note per change, for the page to show. Never raises.
+    """
+    notes: list[str] = []
+    n_f = _whole(_read_number(n, "n", defaults[0], notes), "n", notes)
+    n_i = int(_clip(n_f, 1, n_max, "n", f"is outside 1..{n_max:,}", notes))
+    c_f = _whole(_read_number(c, "c", defaults[1], notes), "c", notes)
+    c_i = int(_clip(c_f, 0, n_i, "c", "must lie between 0 and n (no more correct samples than samples)", notes))
+    k_f = _whole(_read_number(k, "k", defaults[2], notes), "k", notes)
+    if k_f == 0:
+        notes.append("k=0: pass@0 is always 0; using k=1.")
+        k_f = 1.0
+    k_i = int(_clip(k_f, 1, n_i, "k", "must lie between 1 and n (the estimator needs k <= n samples)", notes))
+    return n_i, c_i, k_i, notes
+
+
+def clamp_simulation_inputs(
+    p: Any, n: Any, k: Any, problems: Any, *, n_max: int = N_MAX, problems_max: int = 1_000_000
+) -> tuple[float, int, int, int, list[str]]:
+    """Make (p, n, k, problems) valid for :func:`simulate_estimators`; returns them and the notes."""
+    notes: list[str] = []
+    p_f = _read_number(p, "p", 0.3, notes)
+    p_f = _clip(p_f, 0.0, 1.0, "p", "is a probability and must lie in [0, 1]", notes)
+    n_i, _, k_i, more = clamp_pass_at_k_inputs(n, 0, k, n_max=n_max, defaults=(10, 0, 5))
+    notes += more
+    m = _whole(_read_number(problems, "problems", 100_000, notes), "problems", notes)
+    m_i = int(_clip(m, 1, problems_max, "problems", f"must lie in 1..{problems_max:,}", notes))
+    return p_f, n_i, k_i, m_i, notes
+
+
+def clamp_comparison_inputs(
+    acc_a: Any, acc_b: Any, N: Any, only_a: Any = None, only_b: Any = None, *, percent: bool = False
+) -> tuple[float, float, int, int | None, int | None, list[str]]:
+    """Make the inputs of :func:`compare_models` valid; returns them and the notes. Never raises.
+
+    Accuracies are returned as fractions. With ``percent=True`` they are given in percent (71.0 means 0.71) and
+    clamped to 0..100; otherwise accuracies above 1 (up to 100) are read as percentages, with a note. For the
+    paired analysis the counts must fit the accuracies: only_a <= A's correct, only_a <= B's wrong, and
+    only_b - only_a = B's correct - A's correct; only_a is clamped into its feasible range and only_b is then set
+    from it (each change noted).
+    """
+    notes: list[str] = []
+    accs = []
+    for name, raw, default in (("accuracy A", acc_a, 0.71), ("accuracy B", acc_b, 0.725)):
+        if percent:
+            a = _clip(_read_number(raw, name, 100 * default, notes), 0.0, 100.0, name, "must lie in 0..100%", notes)
+            accs.append(a / 100)
+            continue
+        a = _read_number(raw, name, default, notes)
+        if 1 < a <= 100:
+            notes.append(f"{name}={a:g} read as {a:g}%.")
+            a /= 100
+        accs.append(_clip(a, 0.0, 1.0, name, "must lie in [0, 1] (or 0-100%)", notes))
+    N_f = _whole(_read_number(N, "N", 1000, notes), "N", notes)
+    N_i = int(_clip(N_f, 1, 10**9, "N", "must be at least 1", notes))
+    missing_a, missing_b = only_a is None or only_a == "", only_b is None or only_b == ""
+    if missing_a or missing_b:
+        if missing_a != missing_b:
+            notes.append("The paired analysis needs both counts; showing the independent one only.")
+        return accs[0], accs[1], N_i, None, None, notes
+
+    right_a, right_b = round(accs[0] * N_i), round(accs[1] * N_i)
+    delta = right_b - right_a  # only_b - only_a must equal this
+    oa = _whole(_read_number(only_a, "only A right", max(0, -delta), notes), "only A right", notes)
+    ob = _whole(_read_number(only_b, "only B right", max(0, delta), notes), "only B right", notes)
+    lo, hi = max(0, -delta), min(right_a, N_i - right_b)  # feasible range of only_a
+    if lo > hi:  # cannot happen for accuracies in [0, 1]; kept as a guard
+        notes.append("The counts cannot fit these accuracies; showing the independent analysis only.")
+        return accs[0], accs[1], N_i, None, None, notes
+    oa_i = int(_clip(oa, lo, hi, "only A right", f"must lie in {lo}..{hi} for these accuracies", notes))
+    ob_i = oa_i + delta
+    if ob != ob_i:
+        notes.append(
+            f"only B right={ob:g} does not fit: B - A = {delta} questions, so only B right = "
+            f"only A right + {delta} = {ob_i}; using {ob_i}."
+        )
+    return accs[0], accs[1], N_i, oa_i, ob_i, notes
+
+
+def clamp_whole_number(x: Any, name: str, lo: int, hi: int, default: int) -> tuple[int, list[str]]:
+    """``x`` as a whole number in lo..hi (a seed, a rank, a count); the default when it is missing, not a number,
+    NaN or infinite; a fraction is rounded and a value outside lo..hi clamped. Never raises for a valid range.
+
+    Returns the value and one note per change (replaced, rounded, clamped), for the page to show.
+    """
+    if lo > hi:
+        raise ValueError(f"empty range {lo}..{hi} for {name}")
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        value = math.nan
+    if not math.isfinite(value):
+        return default, [f"{name} must be a number; using {default}."]
+    notes = []
+    n = round(value)
+    if n != value:
+        notes.append(f"{name} = {value:g} is not a whole number; rounded to {n}.")
+    if not lo <= n <= hi:
+        clamped = min(max(n, lo), hi)
+        notes.append(f"{name} = {n} must lie between {lo} and {hi}; using {clamped}.")
+        n = clamped
+    return int(n), notes
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Lists of numbers (the KL leash page's answers)
+
+
+def format_values(values: Sequence[float]) -> str:
+    """Numbers as the page's text fields show them: "0.5, 0.5" (6 significant digits, no trailing zeros)."""
+    return ", ".join(f"{v:.6g}" for v in values)
+
+
+def _parse_number(item: str) -> float:
+    try:
+        return float(item)
+    except ValueError:
+        pass
+    try:
+        return float(Fraction(item))  # "1/3"
+    except OverflowError:
+        return math.inf  # refused below, with the other infinities
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"'{item}' is not a number") from None
+
+
+def parse_values(text: str, *, probabilities: bool = False) -> tuple[float, ...]:
+    """Numbers from a text field: "0.5, 0.5", "1 0 -2" or "1/3; 2/3" (commas, semicolons or spaces).
+
+    Raises ValueError with a short reason for an empty field, a word, NaN or infinity, rewards beyond
+    ±REWARD_LIMIT, and (probabilities=True) negative or all-zero values.
+    """
+    items = [s for s in re.split(r"[,;\s]+", str(text).strip()) if s]
+    if not items:
+        raise ValueError("the field is empty")
+    values = tuple(_parse_number(s) for s in items)
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("NaN and infinity are not allowed")
+    if probabilities:
+        if any(v < 0 for v in values):
+            raise ValueError("probabilities cannot be negative")
+        if not any(v > 0 for v in values):
+            raise ValueError("all values are zero; at least one answer needs a positive probability")
+        if not math.isfinite(sum(values)):  # (fsum would raise OverflowError)
+            raise ValueError("the values are too large to add up")
+    elif any(abs(v) > REWARD_LIMIT for v in values):
+        raise ValueError(f"rewards must lie within ±{REWARD_LIMIT:.0e}")
+    return values
+
+
+def read_answers(
+    K: int, pi_ref: str, r: str, r_true: str, names: str, fallback: Answers | None = None
+) -> tuple[Answers, list[str]]:
+    """The answers from the page's four text fields, and a message for each field that had to be replaced.
+
+    K: the number of answers (K_MIN..K_MAX); every list must have K values. r_true blank: the true reward is the
+    proxy r (no reward hacking). names blank: y1, y2, ... A field that cannot be read keeps the
+    ``fallback``'s value (the last valid input) when that has K values, else a neutral default (uniform pi_ref,
+    zero rewards). pi_ref is returned as typed; :func:`normalize_reference` rescales it.
+    """
+    if not K_MIN <= K <= K_MAX:
+        raise ValueError(f"K must be between {K_MIN} and {K_MAX}, got {K}")
+    backup = fallback if fallback is not None and fallback.K == K else Answers.default(K)
+    problems: list[str] = []
+
+    def field(text: str, label: str, keep: tuple[float, ...], probabilities: bool = False) -> tuple[float, ...]:
+        try:
+            values = parse_values(text, probabilities=probabilities)
+            if len(values) != K:
+                raise ValueError(f"{len(values)} values for K = {K} answers")
+            return values
+        except ValueError as err:
+            problems.append(f"{label} `{text}`: {err}. Using {format_values(keep)} instead.")
+            return keep
+
+    p = field(pi_ref, "Reference probabilities π_ref", backup.pi_ref, probabilities=True)
+    r_vals = field(r, "Rewards r", backup.r)
+    if str(r_true).strip():
+        r_true_vals = field(r_true, "True rewards", backup.r_true if backup.proxy_gap else r_vals)
+    else:
+        r_true_vals = r_vals
+    labels = tuple(s.strip() for s in str(names).split(",")) if str(names).strip() else default_names(K)
+    if len(labels) != K or not all(labels):
+        problems.append(f"Answer names `{names}`: need {K} names separated by commas. Numbering them instead.")
+        labels = default_names(K)
+    return Answers(p, r_vals, r_true_vals, labels), problems
+
+
+def resize_texts(texts: dict[str, str], K: int, last: Answers) -> dict[str, str]:
+    """The text fields after K changed: a field that already reads as K values stays as typed; the others are
+    ``last`` (the answers in use) cut or padded to K (see :meth:`Answers.resized`).
+
+    texts: field -> text, with the keys of :func:`answer_texts` (pi_ref, r, r_true, names).
+    """
+    padded = answer_texts(last.resized(K))
+    out = {}
+    for key, text in texts.items():
+        _, problems = read_answers(K, **(padded | {key: text}))  # this field as typed, the others padded
+        out[key] = padded[key] if problems else text
+    return out
+
+
+def answer_texts(answers: Answers) -> dict[str, str]:
+    """The text fields that give ``answers`` back through :func:`read_answers` (blank = the default)."""
+    return {
+        "pi_ref": format_values(answers.pi_ref),
+        "r": format_values(answers.r),
+        "r_true": format_values(answers.r_true) if answers.proxy_gap else "",
+        "names": "" if answers.names == default_names(answers.K) else ", ".join(answers.names),
+    }
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Reward lists (the GRPO page)
+
+
+_SPLIT = re.compile(r"[\s,;]+")
+
+
+def parse_rewards(text: str, G_min: int = G_MIN, G_max: int = G_MAX) -> np.ndarray:
+    """Rewards typed as text ("1, 0, 0, 1" or "0.7 0.2 0.9"; commas, semicolons or spaces) as a float64 array.
+
+    Raises ValueError with a message fit to show the user: a token that is not a number (its position and text),
+    NaN or infinity, or a count outside G_min..G_max.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"rewards must be given as text; got {type(text).__name__}")
+    tokens = [t for t in _SPLIT.split(text.strip()) if t]
+    if not tokens:
+        raise ValueError(f"type between {G_min} and {G_max} rewards, separated by commas or spaces")
+    values = []
+    for i, tok in enumerate(tokens, start=1):
+        try:
+            v = float(tok)
+        except ValueError:
+            raise ValueError(f"reward {i} ({tok[:20]!r}) is not a number") from None
+        if not math.isfinite(v):
+            raise ValueError(f"reward {i} ({tok[:20]!r}) must be a finite number, not NaN or infinity")
+        values.append(v)
+    if not G_min <= len(values) <= G_max:
+        raise ValueError(f"a group has between {G_min} and {G_max} answers; got {len(values)} rewards")
+    return np.array(values, dtype=np.float64)
+
+
+def format_rewards(rewards: Any) -> str:
+    """One group's rewards as compact text for a text box or URL: "1,0,0,1"; non-integers with up to 6 digits."""
+    r = np.asarray(rewards.detach().cpu() if hasattr(rewards, "detach") else rewards, dtype=np.float64)
+    if not np.all(np.isfinite(r)):
+        raise ValueError("rewards must be finite numbers (no NaN or infinity)")
+    if r.ndim != 1:
+        raise ValueError(f"format_rewards takes one group (1 axis); got shape {r.shape}")
+    return ",".join(str(int(v)) if v == int(v) and abs(v) < 1e15 else f"{v:.6g}" for v in r)
+
+
+def flip_in_text(text: str, i: int, default: str) -> str:
+    """The click on answer ``i``: the reward list ``text`` (or ``default`` if it does not parse) with r_i -> 1 - r_i.
+
+    Returns the new list as text (:func:`format_rewards`), ready to put back in the text box and the URL.
+    """
+    try:
+        r = parse_rewards(text)
+    except ValueError:
+        r = parse_rewards(default)
+    return format_rewards(flip_reward(r, i))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Uploads (the LoRA page's matrix)
+
+
+def load_matrix(data: bytes | str, filename: str) -> np.ndarray:
+    """Parse an uploaded ``.npy`` (bytes) or ``.csv`` / ``.txt`` (text or UTF-8 bytes) into a checked matrix.
+
+    CSV: one matrix row per line, values separated by commas (or by whitespace when there is no comma); lines
+    starting with ``#`` are skipped. Every failure is a ValueError whose message can be shown to the user as is.
+    """
+    from core.lora import MAX_SIDE, validate_matrix  # torch: imported when a matrix is uploaded, not with the page
+
+    name = filename.lower()
+    if name.endswith(".npy"):
+        if isinstance(data, str):
+            raise ValueError("a .npy upload must be binary data")
+        try:
+            a = np.load(io.BytesIO(data), allow_pickle=False)
+        except ValueError as err:  # pickled object arrays, bad header
+            raise ValueError(f"not a readable .npy file of numbers: {err}") from None
+        except (OSError, EOFError) as err:
+            raise ValueError(f"not a readable .npy file: {err}") from None
+        if not isinstance(a, np.ndarray):
+            raise ValueError("the .npy file does not hold a single array")
+        return validate_matrix(a)
+    if name.endswith((".csv", ".txt")):
+        if isinstance(data, bytes):
+            try:
+                data = data.decode("utf-8-sig")
+            except UnicodeDecodeError:
+                raise ValueError("the CSV file is not UTF-8 text") from None
+        lines = [ln for ln in data.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        if not lines:
+            raise ValueError("the CSV file is empty")
+        delimiter = "," if "," in lines[0] else None
+        if len(lines) > MAX_SIDE:
+            raise ValueError(f"the matrix must be at most {MAX_SIDE} x {MAX_SIDE}, got {len(lines)} rows")
+        try:
+            a = np.loadtxt(lines, delimiter=delimiter, dtype=np.float64, ndmin=2)
+        except ValueError as err:
+            raise ValueError(f"the CSV file is not a rectangular table of numbers: {err}") from None
+        return validate_matrix(a)
+    raise ValueError(f"unsupported file type {filename!r}: upload a .npy or .csv file")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# Typed text (the attention page)
+
+
+def typed_tokens(text: str, mode: str = "word", fallback: str | None = None) -> Tokens:
+    """The tokens of a typed text (:func:`core.tokenizer.tokenize`); text with no tokens gives the ``fallback``
+    text's tokens with a note (when given), else no tokens."""
+    tokens = tokenize(text, mode)
+    if tokens.total or not fallback:
+        return tokens
+    inner = tokenize(fallback, mode)
+    return Tokens(inner.tokens, inner.total, mode, "No text to split: showing the example sentence.")
