@@ -126,6 +126,8 @@ def _sig(x: float, digits: int) -> str:
 def wrap(text: str, width: int) -> str:
     """``text`` broken into lines of at most ``width`` characters (longer words stay whole), joined by ``<br>``."""
     return "<br>".join(textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)) or text
+
+
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 
 
