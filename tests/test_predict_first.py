@@ -110,6 +110,7 @@ def test_the_answer_is_absent_until_a_guess_then_truth_guess_and_error_appear(na
 
 def test_the_errors_are_the_guess_against_the_truth() -> None:
     """The readouts' numbers: the guess minus (or over) the independent truth."""
+    from core import lora as core_lora
     from pages.views import evaluation, grpo, kl_leash, lora, scaling
 
     s = scaling.figures(scaling.SPEC.state({"predict_scaling": True, "guess_N": 5e9}))
@@ -123,7 +124,7 @@ def test_the_errors_are_the_guess_against_the_truth() -> None:
     assert {x.label: x.value for x in e.readouts}["Error"] == f"{0.8 - 231 / 252:+.4f}"
     lo = lora.figures(lora.SPEC.state({"predict_lora": True, "guess_rank": 10}))
     svd = lo.facts["svd"]
-    sigma2 = np.sort(np.linalg.svd(lora.L.make_target(64, 64, "exponential", 0), compute_uv=False))[::-1] ** 2
+    sigma2 = np.sort(np.linalg.svd(core_lora.make_target(64, 64, "exponential", 0), compute_uv=False))[::-1] ** 2
     r90 = int(np.argmax(np.cumsum(sigma2) / sigma2.sum() >= 0.9)) + 1  # a plain numpy SVD, not core's
     assert svd.d == 64
     ro = {x.label: x.value for x in lo.readouts}

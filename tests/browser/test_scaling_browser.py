@@ -49,6 +49,8 @@ def test_home_page_links_and_no_external_requests(open_page):
 def test_presenter_mode_survives_page_links(open_page):
     watch = open_page("/Scaling_laws?present=true")
     page = watch.page
+    page.locator("[data-testid='stExpandSidebarButton']").click()  # presenter mode starts with the sidebar closed
+    page.wait_for_timeout(400)
     toggle = page.locator("label:has-text('Presenter mode') input")
     assert toggle.is_checked()
     watch.shot("scaling-presenter")
