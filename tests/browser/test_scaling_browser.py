@@ -19,7 +19,7 @@ def test_deep_link_first_request_and_drag(open_page):
     page = watch.page
     # The deep link went through the shared frame: page title, sidebar toggle, the figure.
     assert "Scaling laws" in page.title()
-    assert page.get_by_text("Presenter mode").count() == 1
+    assert page.locator("label:has-text('Presenter mode') input").count() == 1
     page.wait_for_selector("g.slider-container", timeout=30_000)
     before = _readout(watch)
     assert "N = 1.50B params" in before and "20.2 tokens/param" in before, before
@@ -67,8 +67,12 @@ def test_model_choice_writes_n_and_the_link_carries_both(open_page):
 
     watch = open_page("/Scaling_laws")
     page = watch.page
-    page.locator(".st-key-scale_model input").click()  # a react-aria combobox in Streamlit 1.67
-    page.get_by_role("option", name="Llama-3-70B", exact=True).click()
+    box = page.locator(".st-key-scale_model input")  # a combobox in Streamlit 1.67: type to filter, Enter to choose
+    box.scroll_into_view_if_needed()
+    box.click()
+    box.fill("Llama-3-70B")
+    page.wait_for_timeout(300)
+    page.keyboard.press("Enter")
     _settle(page)
     page.wait_for_function("() => window.location.search.includes('N=')", timeout=15_000)
     query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
