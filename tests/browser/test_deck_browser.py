@@ -41,7 +41,7 @@ def _at(page, number: int) -> None:
         "n => { const s = document.querySelector(\"[data-testid='deck-progress']\");"
         " return !!s && s.innerText.startsWith(n + ' / '); }",
         arg=number,
-        timeout=20_000,
+        timeout=60_000,
     )
 
 

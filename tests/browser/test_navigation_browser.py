@@ -97,8 +97,12 @@ def _fresh(browser_page_factory, url: str) -> list[tuple[str, str]]:
     tab = browser_page_factory()
     tab.goto(url, wait_until="domcontentloaded")
     _idle(tab)
-    tab.wait_for_timeout(300)
-    readouts = _readouts(tab)
+    readouts, previous = _readouts(tab), None
+    for _ in range(20):  # on a loaded machine the metrics arrive over several frames: read until they hold still
+        if readouts == previous and readouts:
+            break
+        tab.wait_for_timeout(300)
+        previous, readouts = readouts, _readouts(tab)
     tab.close()
     return readouts
 
