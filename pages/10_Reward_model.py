@@ -43,17 +43,9 @@ with page.controls():
 with page.views():
     tabs = draw_tabs(view_of.SPEC["rm_view"])
     with tabs[0]:
-        c1, c2 = st.columns(2)
-        with c1:
-            page.control("flip")
-        with c2:
-            page.control("train_pairs")
+        page.control_columns(("flip",), ("train_pairs",))
     with tabs[1]:
-        c1, c2 = st.columns(2)
-        with c1:
-            page.control("rm_beta")
-        with c2:
-            page.control("len_bonus")
+        page.control_columns(("rm_beta",), ("len_bonus",))
     with tabs[2]:
         page.control("dpo_pair")
 

@@ -39,32 +39,13 @@ with page.views():
     )
     tabs = draw_tabs(view_of.SPEC["ppo_view"])
     with tabs[0]:
-        c1, c2 = st.columns(2)
-        with c1:
-            page.control("noise")
-        with c2:
-            page.control("tok_n")
+        page.control_columns(("noise",), ("tok_n",))
     with tabs[1]:
-        c1, c2 = st.columns(2)
-        with c1:
-            page.control("gae_r")
-            page.control("gae_v")
-        with c2:
-            page.control("gamma")
-            page.control("lam")
-            page.control("critic_err")
+        page.control_columns(("gae_r", "gae_v"), ("gamma", "lam", "critic_err"))
     with tabs[2]:
-        c1, c2 = st.columns(2)
-        with c1:
-            page.control("drift")
-        with c2:
-            page.control("kl_n")
+        page.control_columns(("drift",), ("kl_n",))
     with tabs[3]:
-        c1, c2 = st.columns(2)
-        with c1:
-            page.control("pol_b")
-        with c2:
-            page.control("rm_b")
+        page.control_columns(("pol_b",), ("rm_b",))
 
 open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
 state = page.state()

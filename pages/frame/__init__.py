@@ -227,6 +227,13 @@ class Page:
         self._values[name] = value
         return value
 
+    def control_columns(self, *columns: Sequence[str]) -> None:
+        """Draw the spec's fields side by side: one column per sequence of field names (a tab's own controls)."""
+        for column, names in zip(st.columns(len(columns)), columns, strict=True):
+            with column:
+                for name in names:
+                    self.control(name)
+
     def state(self) -> State:
         """The page's typed state: the values of the controls drawn so far, defaults for the rest."""
         assert self.spec is not None, "state() needs a page spec"
