@@ -116,8 +116,12 @@ class PageWatch:
             self.external.append(url)
 
     def wait_idle(self, timeout: float = 30_000) -> None:
-        """Wait until the script has finished running (Streamlit's own e2e suite waits on this)."""
-        self.page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=timeout)
+        """Wait until the app is connected and its script has finished running (Streamlit's own e2e suite waits on
+        both: before the websocket connects, a cold page also reads 'notRunning')."""
+        self.page.wait_for_selector(
+            "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']",
+            timeout=timeout,
+        )
         self.page.wait_for_timeout(150)
 
     def drag_slider(self, fractions: tuple[float, ...], read: Callable[[], Any]) -> list[Any]:
