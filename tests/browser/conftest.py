@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -26,10 +27,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(port: int, extra: tuple[str, ...] = ()) -> subprocess.Popen:
-    """``streamlit run app.py`` on a free loopback port (as ``make run`` does), waiting until it is healthy."""
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), *extra]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy())
+def start_server(port: int, extra: tuple[str, ...] = (), script: str = "app.py") -> subprocess.Popen:
+    """``streamlit run app.py`` (or ``script``) on a free loopback port (as ``make run`` does), waiting until it is
+    healthy."""
+    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), *extra]
+    # the server's output goes to a file, not a pipe: nobody reads a pipe, and a full one would stall the server
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+    proc.log = log  # type: ignore[attr-defined]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -39,14 +44,15 @@ def start_server(port: int, extra: tuple[str, ...] = ()) -> subprocess.Popen:
         except OSError:
             time.sleep(0.1)
     proc.kill()
-    raise RuntimeError(f"streamlit did not become healthy on port {port}: {proc.stdout.read().decode()[-2000:]}")
+    log.seek(0)
+    raise RuntimeError(f"streamlit did not become healthy on port {port}: {log.read().decode()[-2000:]}")
 
 
 @contextmanager
-def running_server(extra: tuple[str, ...] = ()) -> Iterator[str]:
+def running_server(extra: tuple[str, ...] = (), script: str = "app.py") -> Iterator[str]:
     """A healthy server on a free port (:func:`start_server`), as its base URL; stopped (killed after 10 s) on exit."""
     port = _free_port()
-    proc = start_server(port, extra)
+    proc = start_server(port, extra, script)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -1,0 +1,256 @@
+"""Control step to redrawn figure, for every sidebar control of every page, as a ratio to the floor page.
+
+In Debian's chromium (playwright), against two servers started here: the app (``streamlit run app.py``) and the
+floor page (``bench/floor_app.py``: one sidebar slider, one small plotly chart). For each step the page records,
+in the browser itself (``performance.now()``):
+
+- t0: the key press or pointer press that changes the control;
+- run start / run end: Streamlit's script state turning ``running`` and back to ``notRunning`` (the server's rerun
+  and the transfer of its messages, as the browser sees them);
+- painted: the last DOM change after t0, once the page has been still for 300 ms (React and plotly redrawing).
+
+Each page is measured between two floor runs of the same number of steps, and its ratio is the page's median
+over the median of those floor steps, so that the noise of a small shared machine cancels.
+
+Run: .venv/bin/python bench/bench_controls.py [--steps 5] [--pages Scaling_laws,LoRA] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.browser.conftest import running_server  # noqa: E402
+
+GOAL = 1.6  # each control step <= 1.6x the floor page's
+
+# page URL name -> its view module (the spec lists the fields; the ones drawn in the sidebar are measured)
+PAGES = {
+    "Scaling_laws": "scaling",
+    "KL_leash": "kl_leash",
+    "LoRA": "lora",
+    "GRPO": "grpo",
+    "Evaluation": "evaluation",
+    "Attention": "attention",
+    "Training_memory": "training_memory",
+    "Serving": "serving",
+    "PPO": "ppo",
+    "Reward_model": "reward_model",
+    "Sampling": "sampling",
+    "Loss_and_units": "loss_units",
+    "Schedules": "schedules",
+}
+
+_OBSERVE_JS = """
+() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  const b = (window.__bench = {armed: false, t0: null, runStart: null, runEnd: null, last: 0});
+  const start = () => { if (b.armed) { b.armed = false; b.t0 = performance.now(); b.last = b.t0; } };
+  document.addEventListener("keydown", start, true);
+  document.addEventListener("pointerdown", start, true);
+  new MutationObserver(() => {
+    if (b.t0 === null) return;
+    const s = app.getAttribute("data-test-script-state");
+    if (s === "running" && b.runStart === null) b.runStart = performance.now();
+    if (s === "notRunning" && b.runStart !== null && b.runEnd === null) b.runEnd = performance.now();
+  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+  new MutationObserver(() => { if (b.t0 !== null) b.last = performance.now(); })
+    .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+}
+"""
+_ARM_JS = "() => Object.assign(window.__bench, {armed: true, t0: null, runStart: null, runEnd: null, last: 0})"
+_DONE_JS = """() => { const b = window.__bench;
+  return b.t0 !== null && b.runEnd !== null && performance.now() - b.last > 300 ? b : null; }"""
+
+
+@dataclass
+class Steps:
+    """The steps of one control: total (t0 to painted), before (t0 to run start), run, redraw, in ms."""
+
+    total: list[float] = field(default_factory=list)
+    before: list[float] = field(default_factory=list)
+    run: list[float] = field(default_factory=list)
+    redraw: list[float] = field(default_factory=list)
+    failed: int = 0
+
+    def add(self, b: dict) -> None:
+        painted = max(b["last"], b["runEnd"])
+        self.total.append(painted - b["t0"])
+        self.before.append(b["runStart"] - b["t0"])
+        self.run.append(b["runEnd"] - b["runStart"])
+        self.redraw.append(painted - b["runEnd"])
+
+    def median(self, name: str = "total") -> float:
+        values = getattr(self, name)
+        return statistics.median(values) if values else float("nan")
+
+
+def _idle(page, timeout: float = 60_000) -> None:
+    page.wait_for_selector(
+        "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']",
+        timeout=timeout,
+    )
+
+
+def _step(page, box, widget: str, i: int, steps: Steps) -> None:
+    """One change of the control in ``box`` (a locator of its keyed container), timed into ``steps``."""
+    arm = lambda: page.evaluate(_ARM_JS)  # noqa: E731
+    if widget == "number":
+        button = "stNumberInputStepUp" if i % 4 < 2 else "stNumberInputStepDown"
+        target = box.locator(f"[data-testid='{button}']")
+        if target.is_disabled():
+            other = "stNumberInputStepDown" if button.endswith("Up") else "stNumberInputStepUp"
+            target = box.locator(f"[data-testid='{other}']")
+        arm()
+        target.click()
+    elif widget in ("slider", "select_slider"):
+        thumb = box.locator("input[type='range'], [role='slider']").first
+        thumb.focus()
+        arm()
+        thumb.press("ArrowRight" if i % 4 < 2 else "ArrowLeft")
+    elif widget == "selectbox":
+        box.locator("input").first.click()
+        page.keyboard.press("ArrowDown")
+        arm()
+        page.keyboard.press("Enter")
+    elif widget == "radio":
+        options = box.locator("label:has(input[type='radio']:not(:checked))")
+        arm()
+        options.nth(i % options.count()).click()
+    elif widget in ("segmented", "pills"):
+        options = box.locator("button[aria-checked='false'], button[kind$='Segment'], button[kind$='Pill']")
+        unchosen = [o for o in options.all() if o.get_attribute("aria-checked") != "true"]
+        arm()
+        unchosen[i % len(unchosen)].click()
+    elif widget == "toggle":
+        arm()
+        box.locator("label").first.click()
+    elif widget == "text":
+        entry = box.locator("input, textarea").first
+        text = entry.input_value()
+        digits = [k for k, c in enumerate(text) if c.isdigit()]
+        if not digits:
+            return
+        k = digits[-1]
+        entry.fill(text[:k] + ("1" if text[k] != "1" else "2") + text[k + 1 :])
+        arm()
+        entry.press("Enter")
+    else:
+        return
+    try:
+        page.wait_for_function(_DONE_JS, timeout=20_000, polling=50)
+        steps.add(page.evaluate("() => window.__bench"))
+    except Exception:  # a step that did not rerun (the value did not change): counted, not timed
+        steps.failed += 1
+    _idle(page)
+
+
+def _sidebar_fields(page, spec) -> list[tuple[str, str]]:
+    """(name, widget) of the spec's fields drawn in the sidebar and enabled."""
+    found = []
+    for f in spec.fields:
+        box = page.locator(f"[data-testid='stSidebar'] .st-key-{f.name}")
+        if box.count() and box.first.is_visible() and not box.locator("[disabled]").count():
+            found.append((f.name, f.widget))
+    return found
+
+
+def _measure_floor(browser, url: str, n: int) -> Steps:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(url, wait_until="domcontentloaded", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    _idle(page)
+    page.evaluate(_OBSERVE_JS)
+    steps = Steps()
+    box = page.locator("[data-testid='stSidebar'] .st-key-n")
+    for i in range(n + 1):
+        _step(page, box, "slider", i, steps)
+    page.close()
+    for name in ("total", "before", "run", "redraw"):  # the first step warms the page up
+        del getattr(steps, name)[:1]
+    return steps
+
+
+def _measure_page(browser, url: str, name: str, n: int) -> dict[str, Steps]:
+    spec = importlib.import_module(f"pages.views.{PAGES[name]}").SPEC
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(f"{url}/{name}", wait_until="domcontentloaded", timeout=90_000)
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    _idle(page)
+    page.evaluate(_OBSERVE_JS)
+    out: dict[str, Steps] = {}
+    for field_name, widget in _sidebar_fields(page, spec):
+        steps = Steps()
+        for i in range(n):
+            box = page.locator(f"[data-testid='stSidebar'] .st-key-{field_name}").first
+            if not box.count() or not box.is_visible():
+                break
+            _step(page, box, widget, i, steps)
+        out[field_name] = steps
+    page.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=5, help="steps per control (default 5)")
+    parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated URL names")
+    parser.add_argument("--json", help="also write the raw medians here")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    rows, raw = [], {}
+    with (
+        running_server(script="bench/floor_app.py") as floor_url,
+        running_server() as app_url,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--disable-dev-shm-usage"])
+        _measure_floor(browser, floor_url, 2)  # warm both servers and the browser cache
+        for name in args.pages.split(","):
+            floor = _measure_floor(browser, floor_url, args.steps).total
+            controls = _measure_page(browser, app_url, name, args.steps)
+            floor += _measure_floor(browser, floor_url, args.steps).total
+            f = statistics.median(floor)
+            for control, steps in controls.items():
+                if not steps.total:
+                    rows.append((name, control, "-", "-", "-", "-", "-", f"no rerun ({steps.failed} tries)"))
+                    continue
+                ratio = steps.median() / f
+                rows.append(
+                    (
+                        name,
+                        control,
+                        f"{steps.median():.0f}",
+                        f"{steps.median('before'):.0f}",
+                        f"{steps.median('run'):.0f}",
+                        f"{steps.median('redraw'):.0f}",
+                        f"{f:.0f}",
+                        f"{ratio:.2f}" + ("" if ratio <= GOAL else " (over)"),
+                    )
+                )
+                raw[f"{name}.{control}"] = {k: steps.median(k) for k in ("total", "before", "run", "redraw")} | {
+                    "floor": f,
+                    "ratio": ratio,
+                }
+            print(f"  measured {name} at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
+        browser.close()
+    print(f"| page | control | step ms | before run | run | redraw | floor ms | ratio (goal <= {GOAL}) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(raw, indent=1))
+
+
+if __name__ == "__main__":
+    main()
