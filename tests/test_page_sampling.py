@@ -155,5 +155,6 @@ def test_the_presets_logits_as_text_round_trip():
     preset = VOCAB_PRESETS["keeper"]
     tokens, logits = view_of.parse_logits(view_of.logits_text(preset.tokens, preset.logits))
     assert tokens == list(preset.tokens) and logits == list(preset.logits)
+    assert view_of.preset_logits_text("keeper") == view_of.logits_text(preset.tokens, preset.logits)
     with pytest.raises(ValueError, match="at most"):
         view_of.parse_logits(",".join(["1"] * (view_of.MAX_LOGITS + 1)))

@@ -188,3 +188,22 @@ def test_initialisation_traps_train_once_and_report_progress(quick_training):
     fractions.clear()
     view.figures(state, _opts("init", presenter=True), progress=fractions.append)
     assert fractions == []  # the same configuration: no second training
+
+
+def test_the_tab_captions_and_qlora_numbers_are_facts(quick_training):
+    state = view.SPEC.defaults().replace(model="Llama-2-7B", mats=("q", "v"), rank=8)
+    out = view.figures(state, _opts("cost", "init"))
+    mem = out.facts["memory"]
+    assert out.facts["memory_caption"] == (
+        f"Llama-2-7B: {mem.n_params / 1e9:.2f}B parameters; per layer q: 65,536, v: 65,536 trainable."
+    )  # r (d_out + d_in) = 8 (4096 + 4096) per adapted matrix
+    runs = out.facts["runs"]
+    assert out.facts["training_caption"].startswith(
+        f"A {view.TRAIN.d} × {view.TRAIN.k} layer fitted to a rank-{view.TRAIN.target_rank} target on "
+        f"{runs['B0'].device}, 5 Adam steps per initialisation ("
+    )
+    qlora = out.facts["qlora"]
+    assert qlora == view.figures(state, _opts()).facts["qlora"]  # whatever the tabs
+    assert (round(qlora["nf4_bits"], 3), round(qlora["nf4_bytes"], 3)) == (4.127, 0.516)  # 4 + 8/64 + 32/(64·256)
+    assert qlora["total_gb"] + qlora["spare_gb"] == pytest.approx(48.0) and round(qlora["spare_gb"], 1) == 1.7
+    assert view.profile_caption("flat") == "flat (no low-rank structure)"
