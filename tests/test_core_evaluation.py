@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from core import evaluation as ev
 from core.device import get_device
-from pages.views import inputs
 
 
 def exact_pass_at_k(n: int, c: int, k: int) -> Fraction:
@@ -362,7 +361,7 @@ def test_simulation_refuses_bad_input(args):
 
 
 # --------------------------------------------------------------------------------------------------------------
-# display grid and the page's input clamps
+# display grid
 # --------------------------------------------------------------------------------------------------------------
 
 
@@ -372,87 +371,6 @@ def test_display_k_grid():
     assert grid[0] == 1 and grid[-1] == N_BIG and 12_345 in grid
     assert np.all(np.diff(grid) > 0) and len(grid) <= 1502
     assert set(range(1, 20)) <= set(grid.tolist())  # the start of the curve is dense
-
-
-def test_clamp_pass_at_k_inputs():
-    assert inputs.clamp_pass_at_k_inputs(10, 3, 5) == (10, 3, 5, [])
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10, 12, 0)
-    assert (n, c, k) == (10, 10, 1) and len(notes) == 2 and "pass@0" in notes[1]
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10.4, -2, 20)
-    assert (n, c, k) == (10, 0, 10) and len(notes) == 3
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs("abc", None, float("nan"))
-    assert (n, c, k) == (10, 3, 5) and len(notes) == 3
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10**7, 5, 5)
-    assert n == ev.N_MAX and "100,000" in notes[0]
-
-
-@settings(max_examples=200, deadline=None)
-@given(*[st.one_of(st.none(), st.text(max_size=4), st.floats(allow_nan=True), st.integers(-(10**9), 10**9))] * 3)
-def test_clamp_never_raises_and_output_is_valid(n, c, k):
-    n2, c2, k2, notes = inputs.clamp_pass_at_k_inputs(n, c, k)
-    assert 1 <= n2 <= ev.N_MAX and 0 <= c2 <= n2 and 1 <= k2 <= n2
-    assert all(isinstance(x, int) for x in (n2, c2, k2)) and isinstance(notes, list)
-    ev.pass_at_k(n2, c2, k2)
-
-
-def test_clamp_simulation_inputs():
-    assert inputs.clamp_simulation_inputs(0.3, 10, 5, 1000) == (0.3, 10, 5, 1000, [])
-    p, n, k, m, notes = inputs.clamp_simulation_inputs(2, 10, 50, 5e7)
-    assert (p, n, k, m) == (1.0, 10, 10, 1_000_000) and len(notes) == 3
-
-
-def test_clamp_comparison_inputs():
-    assert inputs.clamp_comparison_inputs(0.71, 0.725, 1000) == (0.71, 0.725, 1000, None, None, [])
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(71, 72.5, 1000, 40, 50)
-    assert (a, b, N, oa, ob) == (0.71, 0.725, 1000, 40, 55) and len(notes) == 3
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(0.71, 0.725, 1000, 40, None)
-    assert oa is None and ob is None and "both counts" in notes[0]
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(0.71, 0.725, 1000, 5000, 5015)
-    assert oa == 275 and ob == 290  # only_a <= B's wrong answers (275)
-
-
-def test_clamp_comparison_inputs_in_percent():
-    # the page's inputs are in percent: no "read as %" note, and values above 100 are clamped
-    assert inputs.clamp_comparison_inputs(71.0, 72.5, 1000.0, 40.0, 55.0, percent=True) == (
-        0.71,
-        0.725,
-        1000,
-        40,
-        55,
-        [],
-    )
-    a, b, *_, notes = inputs.clamp_comparison_inputs(0.5, 150, 1000, percent=True)
-    assert (a, b) == (0.005, 1.0) and len(notes) == 1 and "0..100%" in notes[0]
-    a, b, *_, notes = inputs.clamp_comparison_inputs("abc", float("nan"), 1000, percent=True)
-    assert (a, b) == (0.71, 0.725) and len(notes) == 2
-
-
-def test_clamp_whole_number():
-    assert inputs.clamp_whole_number(7.0, "seed", 0, 100, 0) == (7, [])
-    assert inputs.clamp_whole_number(2.5, "seed", 0, 100, 0)[0] == 2  # round half to even, with a note
-    value, notes = inputs.clamp_whole_number(2.6, "seed", 0, 100, 0)
-    assert value == 3 and "rounded" in notes[0]
-    value, notes = inputs.clamp_whole_number(-4, "seed", 0, 100, 0)
-    assert value == 0 and "between 0 and 100" in notes[0]
-    value, notes = inputs.clamp_whole_number(float("inf"), "seed", 0, 100, 0)
-    assert value == 0 and notes == ["seed must be a number; using 0."]  # not finite: the default, like None
-    value, notes = inputs.clamp_whole_number(None, "seed", 0, 100, 5)
-    assert value == 5 and "must be a number" in notes[0]
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.floats(-1, 200),
-    st.floats(-1, 200),
-    st.integers(-5, 5000),
-    st.one_of(st.none(), st.integers(-100, 6000)),
-    st.one_of(st.none(), st.integers(-100, 6000)),
-)
-def test_clamped_comparison_inputs_are_accepted(acc_a, acc_b, N, only_a, only_b):
-    for percent in (False, True):
-        a, b, N2, oa, ob, _ = inputs.clamp_comparison_inputs(acc_a, acc_b, N, only_a, only_b, percent=percent)
-        r = ev.compare_models(a, b, N2, only_a=oa, only_b=ob)
-        assert np.isfinite(r.difference) and r.low <= r.difference <= r.high
 
 
 def test_pass_at_k_curves_worked_example_e():
