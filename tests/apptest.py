@@ -22,6 +22,18 @@ BAD_LINK_VALUES = ("abc", "nan", "NaN", "inf", "-inf", "1e400", "-5", "0", "")
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
+@functools.cache
+def _components() -> Any:
+    """Streamlit's registry of custom components, discovered once per process and shared by every AppTest, as one
+    server shares it across its sessions. A fresh AppTest otherwise scans the metadata of every installed
+    distribution on its first run (about 0.07 s of CPU each, the largest single cost of opening a page)."""
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    manager = BidiComponentManager()
+    manager.discover_and_register_components(start_file_watching=False)
+    return manager
+
+
 def open_page(page: str | None, query: dict[str, str] | None = None, context: dict[str, Any] | None = None) -> AppTest:
     """Run ``app.py`` and switch to ``page`` (e.g. "pages/1_Scaling_laws.py"), with URL parameters ``query``.
 
@@ -29,6 +41,8 @@ def open_page(page: str | None, query: dict[str, str] | None = None, context: di
     shared link is opened. ``context``: what the browser reports through ``st.context`` (``{"theme": "dark"}``).
     """
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if hasattr(at, "_bidi_component_manager"):  # AppTest builds (and scans for) its own unless one is set
+        at._bidi_component_manager = _components()
     for key, value in (context or {}).items():
         at.context[key] = value
     if page is not None:
