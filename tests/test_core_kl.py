@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, special, stats
 
-from core import kl_leash as kl
+from core import kl_leash
 from core.device import get_device
 from core.dpo import DPO_PRESETS, LOG2, dpo_curve, dpo_loss
 from core.kl_leash import (
@@ -456,8 +456,8 @@ def test_property_dpo(lw, ll, rw, rl, beta):
 
 
 def test_beta_choices_are_round_log_spaced_and_hold_the_quick_check():
-    b = np.array(kl.beta_choices())
-    assert b[0] == kl.BETA_MIN and b[-1] == kl.BETA_MAX and len(b) == 61
+    b = np.array(kl_leash.beta_choices())
+    assert b[0] == kl_leash.BETA_MIN and b[-1] == kl_leash.BETA_MAX and len(b) == 61
     assert np.all(np.diff(b) > 0)
     assert {0.5, 1.0, 0.1, 2.0}.issubset(set(b.tolist()))
     ratios = b[1:] / b[:-1]
@@ -467,7 +467,7 @@ def test_beta_choices_are_round_log_spaced_and_hold_the_quick_check():
 
 def test_takeover_beta_toy_closed_form():
     # pi*(better) = e^{1/beta} / (e^{1/beta} + 1) = 0.9  <=>  beta = 1 / log 9
-    t = kl.takeover_beta([0.5, 0.5], [1.0, 0.0], 0.9)
+    t = kl_leash.takeover_beta([0.5, 0.5], [1.0, 0.0], 0.9)
     assert t.top == (0,)
     assert t.beta == pytest.approx(1 / math.log(9), rel=1e-12)
     pi = kl_regularized_policy([0.5, 0.5], [1.0, 0.0], t.beta)
@@ -476,7 +476,7 @@ def test_takeover_beta_toy_closed_form():
 
 def test_takeover_beta_reward_hack_needs_a_small_beta_and_a_large_kl():
     p = LEASH_PRESETS["reward_hack"]
-    t = kl.takeover_beta(p.pi_ref, p.r, 0.9)
+    t = kl_leash.takeover_beta(p.pi_ref, p.r, 0.9)
     assert p.answers[t.top[0]] == "exploit"
     # brute force: the largest beta of a fine grid where the exploit holds 90%
     grid = np.geomspace(1e-3, 1e3, 200_001)
@@ -486,23 +486,23 @@ def test_takeover_beta_reward_hack_needs_a_small_beta_and_a_large_kl():
 
 
 def test_takeover_beta_edge_cases():
-    assert math.isinf(kl.takeover_beta([0.95, 0.05], [1.0, 0.0], 0.9).beta)  # pi_ref already gives 90%
-    tied = kl.takeover_beta([0.2, 0.3, 0.5], [1.0, 1.0, 0.0], 0.9)
+    assert math.isinf(kl_leash.takeover_beta([0.95, 0.05], [1.0, 0.0], 0.9).beta)  # pi_ref already gives 90%
+    tied = kl_leash.takeover_beta([0.2, 0.3, 0.5], [1.0, 1.0, 0.0], 0.9)
     assert tied.top == (0, 1)
     pi = kl_regularized_policy([0.2, 0.3, 0.5], [1.0, 1.0, 0.0], tied.beta)
     assert pi[:2].sum() == pytest.approx(0.9, abs=1e-9)
-    zero = kl.takeover_beta([0.5, 0.5, 0.0], [0.0, 1.0, 5.0], 0.9)  # pi_ref = 0 never counts as the top
+    zero = kl_leash.takeover_beta([0.5, 0.5, 0.0], [0.0, 1.0, 5.0], 0.9)  # pi_ref = 0 never counts as the top
     assert zero.top == (1,)
     with pytest.raises(ValueError, match="share"):
-        kl.takeover_beta([0.5, 0.5], [1, 0], 1.0)
+        kl_leash.takeover_beta([0.5, 0.5], [1, 0], 1.0)
 
 
 def test_answers_resize():
-    toy = kl.Answers.from_preset(LEASH_PRESETS["toy"])
+    toy = kl_leash.Answers.from_preset(LEASH_PRESETS["toy"])
     big = toy.resized(4)
     assert big.pi_ref == (0.5,) * 4 and big.r == (1.0, 0.0, 0.0, 0.0) and big.r_true == big.r
     assert big.names == ("better", "worse", "y3", "y4")
-    hack = kl.Answers.from_preset(LEASH_PRESETS["reward_hack"]).resized(2)
+    hack = kl_leash.Answers.from_preset(LEASH_PRESETS["reward_hack"]).resized(2)
     assert hack.pi_ref == (0.3, 0.4) and hack.r_true == (1.0, 0.5) and not hack.proxy_gap
     with pytest.raises(ValueError, match="K must be between"):
         toy.resized(1)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import scipy.stats
 
-from core import evaluation as ev
+from core import evaluation
 from pages.views import Options
 from pages.views import evaluation as view_of
 
@@ -39,7 +39,7 @@ def test_the_module_does_not_import_streamlit():
 @pytest.mark.parametrize("part", [ESTIMATORS, BIAS, COMPARISON])
 def test_only_the_requested_part_is_built(part, monkeypatch):
     if part != BIAS:  # the simulation must not even run when its tab is closed
-        monkeypatch.setattr(ev, "simulate_estimators", lambda *a, **k: pytest.fail("simulated for another tab"))
+        monkeypatch.setattr(evaluation, "simulate_estimators", lambda *a, **k: pytest.fail("simulated for another tab"))
     view = view_of.figures(SMALL, _parts(part))
     assert set(view.figures) == FIGURES[part]
     assert len(view.readouts) == {ESTIMATORS: 4, BIAS: 4, COMPARISON: 3}[part]
