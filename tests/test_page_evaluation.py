@@ -51,13 +51,6 @@ def _view(view: str, query: dict | None = None):
 
 
 @pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
-@pytest.fixture(scope="module")
 def reused():
     return {view: Reused(PAGE, {"eval_view": view}) for view in (ESTIMATORS, BIAS, COMPARE)}
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pages.views import kl_leash as view_of
-from tests.apptest import BAD_LINK_VALUES, Reused, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/2_KL_leash.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,18 +53,6 @@ def _infos(at) -> str:
 
 def _warnings(at) -> str:
     return " ".join(w.value for w in at.warning)
-
-
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
-@pytest.fixture(scope="module")
-def reused():
-    return Reused(PAGE)
 
 
 def test_default_is_the_lessons_toy_at_beta_1(default):

@@ -65,13 +65,6 @@ def quick_training():
 
 
 @pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
-@pytest.fixture(scope="module")
 def upload_page():
     return open_page(PAGE)
 

@@ -39,13 +39,6 @@ def entropy(p):
     return float(-(q * np.log(q)).sum())
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at) and at.warning.len == 0
-    return at
-
-
 def test_default_readouts_match_a_plain_softmax(default):
     m = metrics(default)
     p = reference(Z, 1.0)

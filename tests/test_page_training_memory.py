@@ -45,13 +45,6 @@ ALSO = {
 }
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
 def test_default_view(default):
     assert default.warning.len == 0
     m = metrics(default)
