@@ -174,6 +174,32 @@ def assert_bad_link_falls_back(at: AppTest, default: AppTest, bad: str, warning:
         assert any(warning in w.value for w in at.warning), [w.value for w in at.warning]
 
 
+def assert_presets_show_their_answers(
+    page: str,
+    spec: Any,
+    answers: dict[str, tuple[str, str]],
+    also: dict[str, dict[str, str]] | None = None,
+) -> None:
+    """Every preset of ``spec`` (named "<key>: question", as in core.systems_presets) pressed in turn on one page:
+    no exception, no warning, the readout "<key> · <label>" shows ``answers[key] = (label, value)``, there are as
+    many "<key> · " readouts as the preset expects, and each readout in ``also[key]`` (label -> value) matches."""
+    from core.systems_presets import PRESETS_BY_KEY
+
+    assert set(answers) == {p.split(":")[0] for p in spec.presets}
+    at = open_page(page)
+    for name in spec.presets:
+        key = name.split(":")[0]
+        at.button(key=f"preset-{spec.page}-{name}").click().run()
+        assert no_exception(at), name
+        assert at.warning.len == 0, (name, [w.value for w in at.warning])
+        m = metrics(at)
+        label, value = answers[key]
+        assert m[f"{key} · {label}"] == value, name
+        assert len([k for k in m if k.startswith(f"{key} · ")]) == len(PRESETS_BY_KEY[key].expected)
+        for label, value in (also or {}).get(key, {}).items():
+            assert m[label] == value, (name, label)
+
+
 def widget_values(at: AppTest) -> dict[tuple[str, str], Any]:
     """(kind, key) -> value of every keyed widget a link can set, as the page shows them now."""
     return {(kind, w.key): w.value for kind in _WIDGETS for w in getattr(at, kind) if w.key}
