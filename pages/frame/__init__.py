@@ -690,6 +690,13 @@ def _load_values(spec: Spec, values: Any) -> None:
         st.session_state[name] = _widget_value(spec[name], value)
 
 
+def metric_row(items: Sequence[Readout]) -> None:
+    """One row of live numbers where the page is drawing now (inside a tab, beside that tab's controls);
+    :meth:`Page.readouts` draws the page's main readouts in their own place."""
+    for col, item in zip(st.columns(len(items)), items, strict=True):
+        col.metric(item.label, item.value, help=item.help)
+
+
 def preset_buttons(spec: Spec, names: Sequence[str] | None = None) -> None:
     """One button per preset of the spec (or of ``names``); a click writes the preset's values into the widgets."""
     st.caption("Presets")
