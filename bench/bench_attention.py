@@ -24,8 +24,8 @@ import torch.nn.functional as F
 from bench._timing import median_seconds
 from core import attention, tokenizer, toy_attention
 from core.device import device_summary, get_device
-from viz import attention as va
 from viz import format as fmt
+from viz.attention import attention_figure, attention_mask_figure, attention_outputs_figure, attention_scale_figure
 
 
 def page_rerun(
@@ -41,12 +41,10 @@ def page_rerun(
     check = toy_attention.causality_check(tokens, settings)
     stats = stats or attention.logit_statistics(tokens=len(tokens), d_model=settings.d_model)
     figs = [
-        va.attention_figure(res.weights, res.tokens, res.head_names),
-        va.attention_mask_figure(cmp.correct, cmp.buggy, tokens, cmp.correct_row_sums, cmp.buggy_row_sums),
-        va.attention_scale_figure(
-            stats.d_k, stats.variance, stats.entropy, stats.max_entropy, current_d_k=settings.d_k
-        ),
-        va.attention_outputs_figure(res.outputs, res.tokens, res.head_names),
+        attention_figure(res.weights, res.tokens, res.head_names),
+        attention_mask_figure(cmp.correct, cmp.buggy, tokens, cmp.correct_row_sums, cmp.buggy_row_sums),
+        attention_scale_figure(stats.d_k, stats.variance, stats.entropy, stats.max_entropy, current_d_k=settings.d_k),
+        attention_outputs_figure(res.outputs, res.tokens, res.head_names),
     ]
     assert check.max_change_before_causal == 0.0
     return sum(len(f.to_json()) for f in figs)
@@ -105,7 +103,7 @@ def main() -> None:
     t_stats = median_seconds(lambda: attention.logit_statistics(tokens=64, d_model=256), r)
     print(f"  logit_statistics (11 d_k values)           {t_stats * 1e3:8.1f} ms")
     res = toy_attention.toy_attention(tokens64, s8)
-    t_fig = median_seconds(lambda: va.attention_figure(res.weights, res.tokens, res.head_names).to_json(), r)
+    t_fig = median_seconds(lambda: attention_figure(res.weights, res.tokens, res.head_names).to_json(), r)
     print(f"  attention_figure + to_json                 {t_fig * 1e3:8.1f} ms")
     t_page = median_seconds(lambda: page_rerun(tokens64, s8), r)
     print(f"  whole rerun (4 panels, core + figures)     {t_page * 1e3:8.1f} ms   JSON {page_rerun(tokens64, s8):,} B")
@@ -119,15 +117,15 @@ def main() -> None:
     for heads, d_model in ((8, 256), (32, 512)):
         s = toy_attention.ToyModelSettings(d_model=d_model, heads=heads, d_k=d_model // heads)
         res = toy_attention.toy_attention(tokens512, s)
-        fig = va.attention_figure(res.weights, res.tokens, res.head_names)
-        t = median_seconds(lambda res=res: va.attention_figure(res.weights, res.tokens, res.head_names).to_json(), r)
+        fig = attention_figure(res.weights, res.tokens, res.head_names)
+        t = median_seconds(lambda res=res: attention_figure(res.weights, res.tokens, res.head_names).to_json(), r)
         print(f"  attention_figure, {heads} + 3 heads: {len(fig.to_json()):>9,} B   (build + to_json {t * 1e3:.0f} ms)")
     qkv = toy_attention.toy_qkv(tokens512, toy_attention.ToyModelSettings())
     cmp = attention.mask_comparison(qkv.q[0], qkv.k[0])
-    fig = va.attention_mask_figure(cmp.correct, cmp.buggy, tokens512)
+    fig = attention_mask_figure(cmp.correct, cmp.buggy, tokens512)
     print(f"  attention_mask_figure:          {len(fig.to_json()):>9,} B")
     res = toy_attention.toy_attention(tokens512, toy_attention.ToyModelSettings(d_model=256, heads=8, d_k=32))
-    fig = va.attention_outputs_figure(res.outputs, res.tokens, res.head_names)
+    fig = attention_outputs_figure(res.outputs, res.tokens, res.head_names)
     print(f"  attention_outputs_figure:       {len(fig.to_json()):>9,} B")
     t512 = median_seconds(
         lambda: toy_attention.toy_attention(tokens512, toy_attention.ToyModelSettings(d_model=256, heads=8, d_k=32)), r

@@ -16,22 +16,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from bench._timing import figure_json_kb, median_ms, rerun_ms
-from core import evaluation as ev
+from core import evaluation
 from core.device import device_summary, get_device
-from viz import evaluation as vz
+from viz.evaluation import comparison_figure, curve_figures, simulation_figure_of
 
 
 def curve_figure(n: int, c: int, k: int):
     """The page's path: core's curves for every displayed k, then the pass@k figure."""
-    return vz.curve_figures(ev.pass_at_k_curves(n, c, k))[0]
+    return curve_figures(evaluation.pass_at_k_curves(n, c, k))[0]
 
 
 def hat_figure(n: int, c: int, k: int):
-    return vz.curve_figures(ev.pass_at_k_curves(n, c, k))[1]
+    return curve_figures(evaluation.pass_at_k_curves(n, c, k))[1]
 
 
-def sim_figure(sim: ev.EstimatorSimulation):
-    return vz.simulation_figure_of(sim)
+def sim_figure(sim: evaluation.EstimatorSimulation):
+    return simulation_figure_of(sim)
 
 
 def main() -> None:
@@ -44,14 +44,14 @@ def main() -> None:
 
     print("core, full curve over every k <= n in one call (target < 50 ms at n = 100,000):")
     for c in (3, 1_000, 50_000):
-        ms = median_ms(lambda c=c: ev.pass_at_k(n, c, ks), reps)
-        ms_p = median_ms(lambda c=c: ev.pass_at_k_plugin(n, c, ks), reps)
-        ms_h = median_ms(lambda c=c: ev.pass_hat_k(n, c, ks), reps)
+        ms = median_ms(lambda c=c: evaluation.pass_at_k(n, c, ks), reps)
+        ms_p = median_ms(lambda c=c: evaluation.pass_at_k_plugin(n, c, ks), reps)
+        ms_h = median_ms(lambda c=c: evaluation.pass_hat_k(n, c, ks), reps)
         print(f"  n={n:,} c={c:>6,}: pass_at_k {ms:6.2f} ms, plug-in {ms_p:6.2f} ms, pass_hat_k {ms_h:6.2f} ms")
     rng = np.random.default_rng(0)
     n_arr = rng.integers(1_000, n + 1, size=100_000)
     c_arr = rng.integers(0, 1_000, size=100_000)
-    ms = median_ms(lambda: ev.pass_at_k(n_arr, c_arr, 100), reps)
+    ms = median_ms(lambda: evaluation.pass_at_k(n_arr, c_arr, 100), reps)
     print(f"  general path, 100,000 different (n, c) at k=100: {ms:6.2f} ms")
 
     print("\nrerun = core at the display grid + figure build (target <= 100 ms), and figure JSON size (<= 300 KB):")
@@ -64,10 +64,13 @@ def main() -> None:
         ms = median_ms(lambda build=build, args=args: build(*args), reps)
         size = len(build(*args).to_json())
         print(f"  {name:22s} n={args[0]:>7,}: {ms:6.1f} ms, JSON {size / 1000:6.1f} KB")
-    comp = [ev.compare_models(0.71, 0.725, 1000), ev.compare_models(0.71, 0.725, 1000, only_a=15, only_b=30)]
+    comp = [
+        evaluation.compare_models(0.71, 0.725, 1000),
+        evaluation.compare_models(0.71, 0.725, 1000, only_a=15, only_b=30),
+    ]
 
     def comparison():
-        return vz.comparison_figure(0.71, 0.725, comp[0].se_a, comp[0].se_b, comp)
+        return comparison_figure(0.71, 0.725, comp[0].se_a, comp[0].se_b, comp)
 
     ms = median_ms(comparison, reps)
     print(f"  {'model comparison':22s}          : {ms:6.1f} ms, JSON {len(comparison().to_json()) / 1000:6.1f} KB")
@@ -75,8 +78,8 @@ def main() -> None:
     print(f"\nbias simulation on {get_device()} (binomial draws and tallies in torch; 10^6 problems):")
     sim_reps = 3 if quick else 5
     for p, nn, k in ((0.3, 10, 5), (0.05, 200, 10), (0.001, n, 1_000)):
-        ms = median_ms(lambda p=p, nn=nn, k=k: ev.simulate_estimators(p, nn, k, 1_000_000), sim_reps)
-        sim = ev.simulate_estimators(p, nn, k, 1_000_000)
+        ms = median_ms(lambda p=p, nn=nn, k=k: evaluation.simulate_estimators(p, nn, k, 1_000_000), sim_reps)
+        sim = evaluation.simulate_estimators(p, nn, k, 1_000_000)
         fig_ms = median_ms(lambda sim=sim: sim_figure(sim), reps)
         size = len(sim_figure(sim).to_json())
         print(

@@ -139,9 +139,10 @@ def click_to_redraw(repeats: int) -> None:
     """Chromium: mouse click on a bar to that bar redrawn with its new height (new chart key, full redraw)."""
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.conftest import _free_port, start_server
+    from bench.load import free_port
+    from tests.browser.conftest import start_server
 
-    port = _free_port()
+    port = free_port()
     proc = start_server(port)
     bar_path = (
         "i => document.querySelectorAll('[data-testid=stPlotlyChart]')[0]?.querySelectorAll('g.barlayer g.trace')[1]"

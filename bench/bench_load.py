@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,30 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.load import PAGES, LoadResult, run_load, run_path
+from bench.load import PAGES, LoadResult, free_port, free_port_run, run_load, run_path
 
 ROOT = Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _free_run(n: int) -> int:
-    rng = random.Random()
-    for _ in range(100):
-        base = rng.randrange(20_000, 40_000)
-        try:
-            for port in range(base, base + n):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return base
-    raise RuntimeError("no run of free ports")
 
 
 def group_cpu_seconds(pgid: int) -> float:
@@ -118,7 +96,7 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs, load average at start {os.getloadavg()[0]:.1f}")
     rows = []
 
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -133,7 +111,7 @@ def main() -> int:
     if nginx is None:
         print("nginx not installed (`make nginx`): the scale-out part is skipped")
     else:
-        port, first = _free_port(), _free_run(args.workers)
+        port, first = free_port(), free_port_run(args.workers)
         env = {**os.environ, "PORT": str(port), "WORKER_PORT": str(first), "PYTHON": sys.executable, "NGINX": nginx}
         proc = subprocess.Popen(
             ["bash", "deploy/serve.sh", str(args.workers)],

@@ -27,7 +27,7 @@ import torch
 from bench._timing import figure_json_kb, median_seconds, rerun_ms
 from core import lora, lora_layer, lora_memory
 from core.device import device_summary, get_device
-from viz import lora as V
+from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_training_figure
 
 
 def bench_svd(sizes: list[int], repeats: int) -> None:
@@ -53,8 +53,8 @@ def bench_rerun(d: int, repeats: int) -> None:
     t_curves = median_seconds(lambda: lora.rank_curves(s), repeats)
     t_readout = median_seconds(lambda: curves.readout(37), repeats)
     t_frames = median_seconds(lambda: lora.display_frames(s, ranks), repeats)
-    t_heat = median_seconds(lambda: V.lora_heatmaps_figure(frames, curves, 8).to_json(), repeats)
-    t_curvefig = median_seconds(lambda: V.lora_curves_figure(curves, 8).to_json(), repeats)
+    t_heat = median_seconds(lambda: lora_heatmaps_figure(frames, curves, 8).to_json(), repeats)
+    t_curvefig = median_seconds(lambda: lora_curves_figure(curves, 8).to_json(), repeats)
     for name, t in (
         ("rank_curves (every r at once)", t_curves),
         ("readout(r)", t_readout),
@@ -65,8 +65,8 @@ def bench_rerun(d: int, repeats: int) -> None:
         print(f"  {name:<40} {1e3 * t:9.2f}")
     total = t_curves + t_frames + t_heat + t_curvefig
     print(f"  {'everything but the SVD':<40} {1e3 * total:9.2f}  (target <= 100 ms)")
-    heat = len(V.lora_heatmaps_figure(frames, curves, 8).to_json())
-    curvefig = len(V.lora_curves_figure(curves, 8, slider_ranks=ranks).to_json())
+    heat = len(lora_heatmaps_figure(frames, curves, 8).to_json())
+    curvefig = len(lora_curves_figure(curves, 8, slider_ranks=ranks).to_json())
     print(f"  figure JSON: heatmaps {heat:,} B (budget 1,000,000), curves with slider {curvefig:,} B")
 
 
@@ -75,7 +75,7 @@ def bench_training(repeats: int) -> None:
     print(f"\nInitialisation demo: {cfg.d}x{cfg.k}, r={cfg.r}, {cfg.steps} steps, Adam, three inits, median s")
     t = median_seconds(lambda: lora_layer.train_all_inits(cfg), max(1, repeats // 2))
     res = lora_layer.train_all_inits(cfg)
-    print(f"  train_all_inits {t:.3f} s; training figure JSON {len(V.lora_training_figure(res).to_json()):,} B")
+    print(f"  train_all_inits {t:.3f} s; training figure JSON {len(lora_training_figure(res).to_json()):,} B")
     t_mem = median_seconds(lambda: lora_memory.lora_memory(**lora_memory.PRESET_F), repeats)
     print(f"  lora_memory (worked example F) {1e6 * t_mem:.1f} us")
 

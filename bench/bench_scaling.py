@@ -38,13 +38,14 @@ def first_render_seconds(runs: int = 3) -> tuple[float, float]:
     deep link that is the fresh server's first request."""
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.conftest import _free_port, start_server
+    from bench.load import free_port
+    from tests.browser.conftest import start_server
 
     title, figure = [], []
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--disable-dev-shm-usage"])
         for _ in range(runs):
-            port = _free_port()
+            port = free_port()
             start = time.perf_counter()
             proc = start_server(port)
             try:

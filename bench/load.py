@@ -125,6 +125,28 @@ class LoadResult:
         return "\n".join(lines)
 
 
+def free_port() -> int:
+    """A loopback port that is free now (for a server to start on)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def free_port_run(n: int) -> int:
+    """The first of ``n`` consecutive loopback ports that are free now (for ``n`` workers behind a balancer)."""
+    rng = random.Random()
+    for _ in range(100):
+        base = rng.randrange(20_000, 40_000)
+        try:
+            for port in range(base, base + n):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return base
+    raise RuntimeError("no run of free ports")
+
+
 def check_loopback(url: str) -> tuple[str, int]:
     """(host, port) of an http(s) URL whose host resolves to loopback addresses only; ValueError otherwise."""
     parts = urlsplit(url)

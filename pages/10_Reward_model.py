@@ -3,8 +3,8 @@
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options, Readout
+from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs, metric_row
+from pages.views import Options
 from pages.views import reward_model as view_of
 
 KL_PAGE = "pages/2_KL_leash.py"
@@ -21,12 +21,6 @@ page = Page.setup(
 )
 figures = cached_view(view_of.figures)
 PARTS = dict(zip(view_of.VIEWS, ("noise", "length", "dpo"), strict=True))
-
-
-def _metrics(items: list[Readout]) -> None:
-    """A row of live numbers inside a tab (page.readouts draws under the main figure)."""
-    for col, item in zip(st.columns(len(items)), items, strict=True):
-        col.metric(item.label, item.value, help=item.help)
 
 
 def _link(query: dict[str, str], label: str) -> None:
@@ -58,7 +52,7 @@ page.readouts(out.readouts, per_row=3)
 
 with tabs[0]:
     if tabs[0].open and "noise" in out.figures:
-        _metrics(out.facts["noise_readouts"])
+        metric_row(out.facts["noise_readouts"])
         page.chart(out.figures["noise"], "noise", "reward-model-label-noise")
         st.markdown(
             "Twelve answers with evenly spread true rewards; labels drawn from Bradley-Terry and then flipped at "
@@ -70,7 +64,7 @@ with tabs[0]:
         )
 with tabs[1]:
     if tabs[1].open and "length" in out.figures:
-        _metrics(out.facts["length_readouts"])
+        metric_row(out.facts["length_readouts"])
         page.chart(out.figures["length"], "length", "reward-model-length-bias")
         _link(out.facts["kl_link"], f"The KL page at the same β = {page.state().rm_beta} (with its own answers)")
         st.markdown(
@@ -85,7 +79,7 @@ Gao et al., 2022, measured the same rise and fall of the true reward against the
         )
 with tabs[2]:
     if tabs[2].open and "dpo" in out.figures:
-        _metrics(out.facts["dpo_readouts"])
+        metric_row(out.facts["dpo_readouts"])
         page.chart(out.figures["dpo"], "dpo", "reward-model-dpo")
         _link(out.facts["dpo_link"], "This pair on the KL page's DPO tab, with the derivation")
         st.markdown(

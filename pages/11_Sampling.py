@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from core.sampling import VOCAB_PRESETS
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
 from pages.views import Options
 from pages.views import sampling as view_of
@@ -23,8 +22,7 @@ with page.controls():
     page.control("logits")
     if source != "bigram":
         with st.expander("The preset's logits, to copy and edit"):
-            preset = VOCAB_PRESETS[source]
-            st.code(view_of.logits_text(preset.tokens, preset.logits), language=None, wrap_lines=True)
+            st.code(view_of.preset_logits_text(source), language=None, wrap_lines=True)
     if source == "bigram":
         page.control("word")
     for name in ("T", "top_k", "top_p", "min_p", "order", "chain_seed"):

@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-from core import scaling
 from pages.frame import InterviewAnswer, Page, cached_view
 from pages.views import Options
 from pages.views import scaling as view_of
@@ -30,7 +29,7 @@ def _model_to_n() -> None:
 
 with page.controls():
     page.control("fit")
-    st.caption(scaling.FITS[scaling.fit_by_short_name(st.session_state.get("fit", view_of.FIT_NAMES[0]))].label)
+    st.caption(view_of.fit_label(st.session_state.get("fit", view_of.FIT_NAMES[0])))
     budget_source = page.control("budget")
     st.caption("Hardware (sets the budget in Hardware mode; the training time always)")
     for name in ("gpu", "gpus", "hours", "mfu"):
@@ -46,9 +45,9 @@ with page.controls():
 
 state = page.state()
 out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", "family"})))
-study, fit_key = out.facts["study"], out.facts["fit_key"]
+study = out.facts["study"]
 p, other_plan = study.current, study.other
-other_label = scaling.FITS[study.other_fit].label
+other_label = out.facts["other_label"]
 page.show_notices(out)
 hidden = out.facts["predict"] == "hidden"  # Predict first, no guess yet: no text may give the answer away
 page.hide = page.hide or hidden
@@ -60,7 +59,10 @@ with page.views():
         page.chart(out.figures["family"], "family", "isoflop-family")
 
 PREDICT_CAPTION = "Predict first: the explanation quotes the answer, so it appears once you commit a guess."
-_tpp = scaling.optimal_tokens_per_param  # tokens per parameter at the fit's optimum, for the texts below
+numbers = out.facts["text_numbers"]  # the fits' optima at the budgets the texts below quote
+tpp, epoch_tpp, optimum_N = (numbers[name] for name in ("tokens_per_param", "epoch_tokens_per_param", "optimum_N"))
+llama = numbers["llama_efficiency"]  # by fit: the share of Llama 3 8B's compute an optimal model needs
+fit_label, penalty = out.facts["fit_label"], out.facts["penalty_pct"]  # penalty: % above the minimum, 2x and 3x off
 
 with page.explain():
     if hidden:
@@ -72,18 +74,18 @@ Every point of the blue curve costs the same compute C: a model of N parameters 
 Small models see many tokens but lack capacity; large models have capacity but see few tokens. The orange dot
 is the fit's own minimum (closed form of Hoffmann et al.'s approach 3); the square is the "20 tokens per
 parameter" rule of thumb, N = √(C/120). The bottom is flat but not that flat: on this budget a model 2× off the
-optimum loses {max(scaling.loss_penalty_pct(p.C, [2.0, 0.5], fit_key)):.1f}% in loss and one 3× off
-{max(scaling.loss_penalty_pct(p.C, [3.0, 1 / 3], fit_key)):.1f}%. That is still small enough that teams
+optimum loses {penalty[2.0]:.1f}% in loss and one 3× off
+{penalty[3.0]:.1f}%. That is still small enough that teams
 **over-train** smaller models that are cheaper to serve (2N FLOPs per generated token, for the model's whole life).
 
-The two fits disagree: at this budget {scaling.FITS[fit_key].label} wants {p.tokens_per_param_opt:,.0f} tokens per
+The two fits disagree: at this budget {fit_label} wants {p.tokens_per_param_opt:,.0f} tokens per
 parameter, the {other_label} fit {other_plan.tokens_per_param_opt:,.0f}. "About 20 tokens per parameter" comes
 from Hoffmann et al.'s approaches 1 and 2 (envelopes of training curves, minima of iso-FLOP profiles) and from
-Epoch AI's refit of approach 3 (Besiroglu et al. 2024: {_tpp(1e24, "epoch2024"):.0f} to
-{_tpp(1e20, "epoch2024"):.0f} between 10²⁰ and 10²⁴ FLOPs). The published approach-3 constants, drawn by the
-Hoffmann fit, ask for more tokens per parameter as C grows: {_tpp(2.7e20):.0f} at 2.7×10²⁰ FLOPs,
-{_tpp(1.2e21):.0f} at 1.2×10²¹ and {_tpp(5.9e23):.0f} at Chinchilla's own 5.9×10²³. So that fit calls
-Chinchilla-70B too big for its own budget (its optimum there is {fmt.count(scaling.chinchilla_optimum(5.88e23)[0])}
+Epoch AI's refit of approach 3 (Besiroglu et al. 2024: {epoch_tpp[1e24]:.0f} to
+{epoch_tpp[1e20]:.0f} between 10²⁰ and 10²⁴ FLOPs). The published approach-3 constants, drawn by the
+Hoffmann fit, ask for more tokens per parameter as C grows: {tpp[2.7e20]:.0f} at 2.7×10²⁰ FLOPs,
+{tpp[1.2e21]:.0f} at 1.2×10²¹ and {tpp[5.9e23]:.0f} at Chinchilla's own 5.9×10²³. So that fit calls
+Chinchilla-70B too big for its own budget (its optimum there is {fmt.count(optimum_N[5.88e23])}
 parameters), which contradicts the paper's other two approaches. Besiroglu et al. (2024) reconstructed the data
 and found that the published constants fit it poorly (with implausibly narrow confidence intervals); their
 refit agrees with approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curve at large C
@@ -94,7 +96,7 @@ with suspicion.
 page.quick_check(
     "A model with **1B parameters** is trained on **100B tokens**. About how many FLOPs does training cost?",
     "C ≈ 6·N·D = 6 · 10⁹ · 10¹¹ = **6×10²⁰ FLOPs** (set C = 6e20 and N = 1e9 to see it: 100 tokens per "
-    f"parameter, a little *left* of the Hoffmann fit's minimum at {fmt.count(scaling.chinchilla_optimum(6e20)[0])} "
+    f"parameter, a little *left* of the Hoffmann fit's minimum at {fmt.count(optimum_N[6e20])} "
     "parameters: a smaller model on more tokens than that fit's optimum).",
 )
 page.interview(
@@ -106,11 +108,11 @@ page.interview(
         equation=r"C \approx 6ND,\qquad N_{\text{opt}} \approx \sqrt{C/120}",
         number="Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens by the "
         "20-tokens rule (the published approach-3 fit drawn here says "
-        f"{fmt.count(scaling.chinchilla_optimum(2.73e20)[0])} on {_tpp(2.73e20):.0f} tokens per parameter; its "
+        f"{fmt.count(optimum_N[2.73e20])} on {tpp[2.73e20]:.0f} tokens per parameter; its "
         "published constants are disputed, Besiroglu et al. 2024).",
         trade_off="Chinchilla counts only training compute. Llama 3 8B on 15T tokens (~1,900 tokens per parameter) "
-        f"reaches the loss that a compute-optimal model would reach with {scaling.compute_efficiency(7.2e23, 8e9):.0%} "
-        f"of its compute under Hoffmann's fit ({scaling.compute_efficiency(7.2e23, 8e9, 'epoch2024'):.0%} under "
+        f"reaches the loss that a compute-optimal model would reach with {llama['hoffmann2022']:.0%} "
+        f"of its compute under Hoffmann's fit ({llama['epoch2024']:.0%} under "
         "Epoch's): half or more of the training compute is spent on purpose. It pays because serving costs 2N FLOPs "
         "per generated token for the model's whole life and a small model is cheaper and faster to deploy, and "
         "because the loss was still falling roughly log-linearly in tokens at 15T (Meta 2024, the Llama 3 release).",
@@ -120,7 +122,7 @@ page.mistakes(
     [
         "Treating 20 tokens per parameter as a law: it is the training-compute optimum of one model family on one "
         "data mix; inference cost and data quality move the best choice, and the published approach-3 fit itself "
-        f"drifts from {_tpp(1e20):.0f} to {_tpp(1e24):.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
+        f"drifts from {tpp[1e20]:.0f} to {tpp[1e24]:.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
         "Forgetting what 6ND leaves out: attention FLOPs at long context, activation recomputation (8N instead "
         "of 6N per token), and the gap between peak and achieved FLOP/s (MFU).",
         "Reading Kaplan's N ∝ C^0.73 as current advice, or blaming its gap with Chinchilla on one cause: most of it "

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, Readout, cached_view, draw_tabs, preset_buttons
+from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs, metric_row, preset_buttons
 from pages.views import Options, inputs
 from pages.views import kl_leash as view_of
 
@@ -60,12 +60,6 @@ with page.controls(presets=list(view_of.LEASH_PRESETS)):
         page.control("guess_pi")
 
 
-def _metrics(items: list[Readout]) -> None:
-    """A row of live numbers inside a tab, next to its own controls (page.readouts draws under all figures)."""
-    for col, item in zip(st.columns(len(items)), items, strict=True):
-        col.metric(item.label, item.value, help=item.help)
-
-
 with page.views():
     st.caption(
         "Drag β on the slider under the bars: plotly moves the orange bars and the panel in the browser. "
@@ -112,7 +106,7 @@ with tabs[2]:
 if "DPO" in out.figures:
     with right:
         page.chart(out.figures["DPO"], "dpo", "dpo-loss")
-        _metrics(out.facts["dpo_readouts"])
+        metric_row(out.facts["dpo_readouts"])
         if "dpo_note" in out.facts:
             st.info(out.facts["dpo_note"])
 

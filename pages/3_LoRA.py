@@ -7,12 +7,10 @@ from contextlib import nullcontext
 import numpy as np
 import streamlit as st
 
-from core import lora, lora_memory
 from pages.frame import InterviewAnswer, Page, cached_figures, cached_view, draw_tabs
 from pages.views import Options, View, inputs
 from pages.views import lora as view_of
 from pages.views.state import State
-from viz import format as fmt
 
 page = Page.setup(
     "LoRA: a low-rank correction",
@@ -70,7 +68,7 @@ with page.controls():
     st.subheader("The target update ΔW")
     page.control("rows")
     page.control("cols")
-    st.caption(lora.PROFILE_LABELS[page.control("profile")])
+    st.caption(view_of.profile_caption(page.control("profile")))
     for name in ("seed", "smooth", "logr"):
         page.control(name)
     upload = st.file_uploader(  # no type filter: a wrong file gets the page's message, not Streamlit's exception
@@ -131,26 +129,17 @@ if "heatmaps" in out.figures:
         )
         page.chart(out.figures["curves"], "curves", "lora-rank-curves")
 if "memory" in out.figures:
-    mem = out.facts["memory"]
     with tab_cost:
         page.chart(out.figures["memory"], "memory", "lora-memory")
-        st.caption(
-            f"{out.facts['model']}: {fmt.count(mem.n_params)} parameters; per layer "
-            + ", ".join(f"{t}: {n:,}" for t, n in mem.per_matrix.items())
-            + " trainable."
-        )
+        st.caption(out.facts["memory_caption"])
 if "training" in out.figures:
-    config, runs = out.facts["config"], out.facts["runs"]
     with tab_init:
         page.chart(out.figures["training"], "training", "lora-initialisation")
-        st.caption(
-            f"A {config.d} × {config.k} layer fitted to a rank-{config.target_rank} target on {runs['B0'].device}, "
-            f"{config.steps} Adam steps per initialisation ({sum(x.seconds for x in runs.values()):.2f} s in all)."
-        )
+        st.caption(out.facts["training_caption"])
 page.show_notices(out)
 page.readouts(out.readouts)
 
-_qlora = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B)  # for the explanation's numbers
+qlora = out.facts["qlora"]  # NF4 and the QLoRA preset, for the explanation's numbers
 
 with page.explain():
     st.markdown(
@@ -164,12 +153,12 @@ spectrum every direction matters and low rank buys little.
 
 **What LoRA costs.** Every adapted d_out × d_in matrix gets r(d_out + d_in) trainable numbers. Training them with
 Adam costs about 16 bytes each; the frozen base costs 2 bytes per parameter in bf16, or
-{lora_memory.NF4_BITS_PER_PARAM:.3f} bits ({lora_memory.BASE_BYTES["nf4"]:.3f} bytes) in QLoRA's NF4 with double
+{qlora["nf4_bits"]:.3f} bits ({qlora["nf4_bytes"]:.3f} bytes) in QLoRA's NF4 with double
 quantisation: 4 bits per weight, an fp8 absmax per block of 64 weights (0.125 bits)
 and an fp32 constant per 256 blocks (0.002 bits)
 (Dettmers et al. 2023). Full fine-tuning needs 16 bytes per parameter. Activations are the same either way, and
-these estimates leave them out: the QLoRA preset's {_qlora.lora_total_bytes / 1e9:.1f} GB leaves
-{48 - _qlora.lora_total_bytes / 1e9:.1f} GB of a 48 GB GPU for them, so it fits only with gradient checkpointing
+these estimates leave them out: the QLoRA preset's {qlora["total_gb"]:.1f} GB leaves
+{qlora["spare_gb"]:.1f} GB of a 48 GB GPU for them, so it fits only with gradient checkpointing
 (which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et al. (2021) report, for GPT-3
 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint instead of 350 GB,
 and 25% faster training than full fine-tuning; those are their measurements, beside the 16-bytes-per-parameter

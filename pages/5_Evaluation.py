@@ -4,8 +4,7 @@ import time
 
 import streamlit as st
 
-from core import evaluation
-from pages.frame import InterviewAnswer, Page, cached, cached_view, draw_tabs
+from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
 from pages.views import Options, View
 from pages.views import evaluation as view_of
 from pages.views.state import State
@@ -68,7 +67,7 @@ open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab
 out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(open_parts - {view_of.BIAS})))
 page.show_notices(out)
 page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes pass@5
-n, c, p = (out.facts[name] for name in ("n", "c", "p"))
+n, c = out.facts["n"], out.facts["c"]
 readouts, tables = list(out.readouts), {name: t for name, t in out.tables.items() if name != view_of.EVERY_K}
 
 if tab_curves.open:
@@ -107,21 +106,8 @@ if tab_compare.open:
 
 page.readouts(readouts)
 
-_interior = cached(evaluation.plugin_bias_interior_threshold)  # above this p the worst k is inside 1 < k < n
-if 3 <= n <= 500:
-    _where_worst = (
-        f"With n = {n:,} samples the worst k lies strictly between 1 and n only when p is above "
-        f"{_interior(n):.3g}; for rarer successes the bias grows all the way to k = n, and as p approaches 1 the "
-        f"worst k moves down to 2. At p = {p:g} it is k = {cached(evaluation.plugin_bias_worst_k)(n, p)}."
-    )
-elif n < 3:
-    _where_worst = f"With n = {n} there is no k strictly between 1 and n: the bias is 0 at k = 1."
-else:
-    _where_worst = (
-        "The worst k lies strictly between 1 and n only when p is above a threshold of about 2.7/n "
-        f"({_interior(10):.2f} at n = 10, {_interior(100):.3f} at n = 100); for rarer successes the bias grows "
-        "all the way to k = n, and as p approaches 1 the worst k moves down to 2."
-    )
+where_worst = out.facts["where_worst"]  # where the plug-in's bias is largest, for this n and p
+interior = out.facts["interior_thresholds"]  # p above which the plug-in's worst k lies inside 1 < k < n
 
 with page.explain():
     st.markdown(
@@ -137,7 +123,7 @@ not dependable.
 **Bias simulation.** With a known p, many problems of n samples each are drawn; each gets both estimates. The
 blue histogram's mean sits on the truth, the orange one's below it; the gap shrinks as n grows.
 
-The plug-in's bias is not always largest at a middle k. {_where_worst}
+The plug-in's bias is not always largest at a middle k. {where_worst}
 
 **Is model B better?** An accuracy on N questions has a standard error √(p(1 − p)/N). Treating the two
 scores as independent, the errors add in quadrature; when you know how many questions only A or only B got
@@ -171,8 +157,8 @@ page.interview(
 page.mistakes(
     [
         "Plugging c/n into 1 − (1 − p)^k: it underestimates pass@k, most for small n; the worst k is a middle "
-        f"one only for moderate p (for n = 10, above p ≈ {_interior(10):.2f}; for n = 100, above "
-        f"{_interior(100):.3f}); for rarer successes the bias is worst at k = n.",
+        f"one only for moderate p (for n = 10, above p ≈ {interior[10]:.2f}; for n = 100, above "
+        f"{interior[100]:.3f}); for rarer successes the bias is worst at k = n.",
         "Drawing only k samples per problem: with n = k the estimate is 0 or 1 per problem and very noisy; draw "
         "n well above k.",
         "Reading pass@k at large k as reliability: an agent that must succeed every time is measured by pass^k, "

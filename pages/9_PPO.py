@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options, Readout
+from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs, metric_row
+from pages.views import Options
 from pages.views import ppo as view_of
 
 page = Page.setup(
@@ -18,12 +18,6 @@ page = Page.setup(
 )
 figures = cached_view(view_of.figures)
 PARTS = dict(zip(view_of.VIEWS, ("batch", "gae", "kl", "memory"), strict=True))
-
-
-def _metrics(items: list[Readout]) -> None:
-    """A row of live numbers inside a tab (page.readouts draws under the main figure)."""
-    for col, item in zip(st.columns(len(items)), items, strict=True):
-        col.metric(item.label, item.value, help=item.help)
 
 
 with page.controls():
@@ -57,7 +51,7 @@ page.readouts(out.readouts, per_row=3)
 
 with tabs[0]:
     if tabs[0].open and "batch" in out.figures:
-        _metrics(out.facts["batch_readouts"])
+        metric_row(out.facts["batch_readouts"])
         page.chart(out.figures["batch"], "batch", "ppo-token-batch")
         st.markdown(
             "Each point is a token: log ρ drawn from N(0, σ²), A from N(0, 1), seeded. The further the policy has "
@@ -70,7 +64,7 @@ with tabs[0]:
 with tabs[1]:
     if tabs[1].open:
         if "gae_readouts" in out.facts:
-            _metrics(out.facts["gae_readouts"])
+            metric_row(out.facts["gae_readouts"])
         if "gae" in out.figures:
             page.chart(out.figures["gae"], "gae", "ppo-gae")
         if "gae_bv" in out.figures:
@@ -92,7 +86,7 @@ gives return minus value) is the cheapest check of an implementation (seed 002, 
         )
 with tabs[2]:
     if tabs[2].open and "kl" in out.figures:
-        _metrics(out.facts["kl_readouts"])
+        metric_row(out.facts["kl_readouts"])
         page.chart(out.figures["kl"], "kl", "ppo-kl-estimators")
         st.markdown(
             r"""
@@ -107,7 +101,7 @@ longer unbiased for KL(π_θ ‖ π_ref).
         )
 with tabs[3]:
     if tabs[3].open and "memory" in out.figures:
-        _metrics(out.facts["memory_readouts"])
+        metric_row(out.facts["memory_readouts"])
         page.chart(out.figures["memory"], "memory", "ppo-memory")
         st.markdown(
             "PPO for RLHF holds four models and trains two of them: the policy and the critic train (16 bytes per "

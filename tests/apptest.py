@@ -22,6 +22,18 @@ BAD_LINK_VALUES = ("abc", "nan", "NaN", "inf", "-inf", "1e400", "-5", "0", "")
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
+@functools.cache
+def _components() -> Any:
+    """Streamlit's registry of custom components, discovered once per process and shared by every AppTest, as one
+    server shares it across its sessions. A fresh AppTest otherwise scans the metadata of every installed
+    distribution on its first run (about 0.07 s of CPU each, the largest single cost of opening a page)."""
+    from streamlit.components.v2.component_manager import BidiComponentManager
+
+    manager = BidiComponentManager()
+    manager.discover_and_register_components(start_file_watching=False)
+    return manager
+
+
 def open_page(page: str | None, query: dict[str, str] | None = None, context: dict[str, Any] | None = None) -> AppTest:
     """Run ``app.py`` and switch to ``page`` (e.g. "pages/1_Scaling_laws.py"), with URL parameters ``query``.
 
@@ -29,6 +41,8 @@ def open_page(page: str | None, query: dict[str, str] | None = None, context: di
     shared link is opened. ``context``: what the browser reports through ``st.context`` (``{"theme": "dark"}``).
     """
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if hasattr(at, "_bidi_component_manager"):  # AppTest builds (and scans for) its own unless one is set
+        at._bidi_component_manager = _components()
     for key, value in (context or {}).items():
         at.context[key] = value
     if page is not None:
@@ -158,6 +172,32 @@ def assert_bad_link_falls_back(at: AppTest, default: AppTest, bad: str, warning:
     assert not any(re.search(r"\b(nan|inf)\b", v.lower()) for v in metrics(at).values())
     if bad:  # an empty value is no request at all
         assert any(warning in w.value for w in at.warning), [w.value for w in at.warning]
+
+
+def assert_presets_show_their_answers(
+    page: str,
+    spec: Any,
+    answers: dict[str, tuple[str, str]],
+    also: dict[str, dict[str, str]] | None = None,
+) -> None:
+    """Every preset of ``spec`` (named "<key>: question", as in core.systems_presets) pressed in turn on one page:
+    no exception, no warning, the readout "<key> · <label>" shows ``answers[key] = (label, value)``, there are as
+    many "<key> · " readouts as the preset expects, and each readout in ``also[key]`` (label -> value) matches."""
+    from core.systems_presets import PRESETS_BY_KEY
+
+    assert set(answers) == {p.split(":")[0] for p in spec.presets}
+    at = open_page(page)
+    for name in spec.presets:
+        key = name.split(":")[0]
+        at.button(key=f"preset-{spec.page}-{name}").click().run()
+        assert no_exception(at), name
+        assert at.warning.len == 0, (name, [w.value for w in at.warning])
+        m = metrics(at)
+        label, value = answers[key]
+        assert m[f"{key} · {label}"] == value, name
+        assert len([k for k in m if k.startswith(f"{key} · ")]) == len(PRESETS_BY_KEY[key].expected)
+        for label, value in (also or {}).get(key, {}).items():
+            assert m[label] == value, (name, label)
 
 
 def widget_values(at: AppTest) -> dict[tuple[str, str], Any]:

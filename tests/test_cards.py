@@ -12,10 +12,7 @@ import pytest
 from scipy.optimize import brentq
 
 import pages.views
-from core import attention, grpo, kv_cache, lora, lora_layer, lora_memory, scaling
-from core import dpo as dpo_core
-from core import evaluation as ev
-from core import kl_leash as kl
+from core import attention, dpo, evaluation, grpo, kl_leash, kv_cache, lora, lora_layer, lora_memory, scaling
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,25 +69,25 @@ QUANTITIES = {
     "loss_excess_pct": _excess_pct,
     "compute_share_same_loss": _compute_share,
     "training_memory_bytes": lambda N: float(scaling.plan(1e21, N).memory_bytes),
-    "kl_policy": lambda pi_ref, r, beta, index: float(kl.kl_regularized_policy(pi_ref, r, beta)[index]),
-    "kl_divergence": lambda p, q: float(kl.kl_divergence(p, q)),
+    "kl_policy": lambda pi_ref, r, beta, index: float(kl_leash.kl_regularized_policy(pi_ref, r, beta)[index]),
+    "kl_divergence": lambda p, q: float(kl_leash.kl_divergence(p, q)),
     "kl_max_objective": lambda pi_ref, r, beta: float(
-        kl.objective(kl.kl_regularized_policy(pi_ref, r, beta), pi_ref, r, beta)
+        kl_leash.objective(kl_leash.kl_regularized_policy(pi_ref, r, beta), pi_ref, r, beta)
     ),
     "dpo": lambda field, logp_w, logp_l, ref_w, ref_l, beta: float(
-        getattr(dpo_core.dpo_loss(logp_w, logp_l, ref_w, ref_l, beta), field)
+        getattr(dpo.dpo_loss(logp_w, logp_l, ref_w, ref_l, beta), field)
     ),
     "grpo_advantage": lambda rewards, index, std="population": float(grpo.grpo_advantages(rewards, std)[index]),
     "grpo_std": lambda rewards: grpo.group_stats(rewards).std_population,
     "grpo_sample_factor": lambda rewards: float(grpo.mode_factor(rewards, "sample")),
     "grpo_signal_probability": lambda p, G: float(grpo.group_signal_probability(p, G)),
-    "pass_at_k": lambda n, c, k: float(ev.pass_at_k(n, c, k)),
-    "pass_at_k_plugin": lambda n, c, k: float(ev.pass_at_k_plugin(n, c, k)),
-    "pass_hat_k": lambda n, c, k: float(ev.pass_hat_k(n, c, k)),
-    "standard_error": lambda p, n: float(ev.standard_error(p, n)),
-    "compare_se": lambda acc_a, acc_b, N, **kw: ev.compare_models(acc_a, acc_b, N, **kw).se,
+    "pass_at_k": lambda n, c, k: float(evaluation.pass_at_k(n, c, k)),
+    "pass_at_k_plugin": lambda n, c, k: float(evaluation.pass_at_k_plugin(n, c, k)),
+    "pass_hat_k": lambda n, c, k: float(evaluation.pass_hat_k(n, c, k)),
+    "standard_error": lambda p, n: float(evaluation.standard_error(p, n)),
+    "compare_se": lambda acc_a, acc_b, N, **kw: evaluation.compare_models(acc_a, acc_b, N, **kw).se,
     "compare_half_width": lambda acc_a, acc_b, N, **kw: (lambda m: m.z_crit * m.se)(
-        ev.compare_models(acc_a, acc_b, N, **kw)
+        evaluation.compare_models(acc_a, acc_b, N, **kw)
     ),
     "lora_params": lambda d, k, r: float(lora.lora_param_count(d, k, r)),
     "lora_share_pct": lambda d, k, r: 100 * lora.lora_param_count(d, k, r) / (d * k),

@@ -5,6 +5,7 @@ import pytest
 from scipy.optimize import brentq, minimize_scalar
 
 from core import scaling
+from pages.views import scaling as view_of
 from tests.apptest import no_exception, open_page
 
 
@@ -91,3 +92,18 @@ def test_page_texts_carry_the_corrected_numbers():
         assert number in text
     assert "50% of its compute under Hoffmann's fit (18% under Epoch's)" in text
     assert "Pearce & Song 2024" in text and "Porian et al. 2024" in text
+
+
+def test_the_view_hands_the_page_its_text_numbers():
+    facts = view_of.figures(view_of.SPEC.defaults()).facts  # C = 1.2e21, the Hoffmann fit
+    N, L = _numeric_optimum(1.2e21, "hoffmann2022")
+    for factor in (2.0, 3.0):
+        worse = max(100 * (_loss(1.2e21, N * f, "hoffmann2022") - L) / L for f in (factor, 1 / factor))
+        assert facts["penalty_pct"][factor] == pytest.approx(worse, rel=1e-6)
+    assert facts["fit_label"] == scaling.FITS["hoffmann2022"].label and "Epoch" in facts["other_label"]
+    numbers = facts["text_numbers"]
+    assert [round(numbers["tokens_per_param"][C]) for C in (2.7e20, 1.2e21, 5.9e23)] == [44, 51, 93]
+    assert [round(numbers["epoch_tokens_per_param"][C]) for C in (1e20, 1e24)] == [23, 18]
+    assert numbers["optimum_N"][6e20] == pytest.approx(_numeric_optimum(6e20, "hoffmann2022")[0], rel=1e-6)
+    assert numbers["llama_efficiency"] == pytest.approx({"hoffmann2022": 0.50, "epoch2024": 0.18}, abs=0.005)
+    assert view_of.fit_label(scaling.FITS["epoch2024"].short) == scaling.FITS["epoch2024"].label

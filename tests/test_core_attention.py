@@ -14,7 +14,6 @@ from scipy.special import logsumexp
 
 from core import attention, kv_cache, tokenizer, toy_attention
 from core.device import get_device
-from pages.views import inputs
 from viz import format as fmt
 
 KiB, GiB = 2**10, 2**30
@@ -324,9 +323,7 @@ def test_word_and_char_split():
     assert chars.tokens == ("a", "b", " ", "c") and chars.total == 4 and chars.note == ""
 
 
-def test_empty_text_uses_the_fallback_or_nothing():
-    empty = inputs.typed_tokens("   \n\t ", fallback=tokenizer.DEFAULT_TEXT)
-    assert empty.tokens == tuple(tokenizer.DEFAULT_TEXT.split()) and "example" in empty.note
+def test_empty_text_gives_no_tokens():
     assert tokenizer.tokenize("").tokens == () and tokenizer.tokenize("").note == "No text to split."
 
 

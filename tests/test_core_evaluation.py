@@ -12,9 +12,8 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import evaluation as ev
+from core import evaluation
 from core.device import get_device
-from pages.views import inputs
 
 
 def exact_pass_at_k(n: int, c: int, k: int) -> Fraction:
@@ -31,49 +30,49 @@ def exact_pass_hat_k(n: int, c: int, k: int) -> Fraction:
 
 
 def test_worked_example_e():
-    assert ev.pass_at_k(10, 3, 1) == pytest.approx(0.30, abs=1e-15)
-    assert ev.pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252, rel=1e-14)
-    assert round(ev.pass_at_k(10, 3, 5), 3) == 0.917
-    assert ev.pass_at_k_plugin(10, 3, 5) == pytest.approx(1 - 0.7**5, rel=1e-14)
-    assert round(ev.pass_at_k_plugin(10, 3, 5), 3) == 0.832
+    assert evaluation.pass_at_k(10, 3, 1) == pytest.approx(0.30, abs=1e-15)
+    assert evaluation.pass_at_k(10, 3, 5) == pytest.approx(1 - 21 / 252, rel=1e-14)
+    assert round(evaluation.pass_at_k(10, 3, 5), 3) == 0.917
+    assert evaluation.pass_at_k_plugin(10, 3, 5) == pytest.approx(1 - 0.7**5, rel=1e-14)
+    assert round(evaluation.pass_at_k_plugin(10, 3, 5), 3) == 0.832
 
 
 def test_scalar_in_float_out_and_arrays_keep_shape():
-    assert isinstance(ev.pass_at_k(10, 3, 5), float)
-    out = ev.pass_at_k(10, 3, np.arange(1, 11).reshape(2, 5))
+    assert isinstance(evaluation.pass_at_k(10, 3, 5), float)
+    out = evaluation.pass_at_k(10, 3, np.arange(1, 11).reshape(2, 5))
     assert isinstance(out, np.ndarray) and out.shape == (2, 5)
 
 
 @pytest.mark.parametrize("n", [1, 2, 10, 200, 100_000])
 def test_k_equal_one_agrees_and_is_c_over_n(n):
     c = np.unique(np.linspace(0, n, 7).astype(int))
-    np.testing.assert_allclose(ev.pass_at_k(n, c, 1), c / n, rtol=1e-13, atol=0)
-    np.testing.assert_allclose(ev.pass_at_k_plugin(n, c, 1), c / n, rtol=1e-13, atol=0)
-    np.testing.assert_allclose(ev.pass_hat_k(n, c, 1), c / n, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(evaluation.pass_at_k(n, c, 1), c / n, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(evaluation.pass_at_k_plugin(n, c, 1), c / n, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(evaluation.pass_hat_k(n, c, 1), c / n, rtol=1e-13, atol=0)
 
 
 @pytest.mark.parametrize("n", [1, 2, 10, 200, 100_000])
 def test_k_equal_n_is_one_whenever_c_positive(n):
     c = np.arange(1, min(n, 50) + 1)
-    assert np.all(ev.pass_at_k(n, c, n) == 1.0)
-    assert ev.pass_at_k(n, 0, n) == 0.0
+    assert np.all(evaluation.pass_at_k(n, c, n) == 1.0)
+    assert evaluation.pass_at_k(n, 0, n) == 0.0
 
 
 def test_edge_cases():
     ks = np.arange(0, 11)
-    assert np.all(ev.pass_at_k(10, 0, ks) == 0.0)  # c = 0: never
-    assert np.all(np.signbit(ev.pass_at_k(10, 0, ks)) == 0)  # +0.0, not -0.0
-    assert np.all(ev.pass_at_k_plugin(10, 0, ks) == 0.0)
-    assert np.all(ev.pass_at_k(10, 10, ks[1:]) == 1.0)  # c = n: always
-    assert np.all(ev.pass_at_k_plugin(10, 10, ks[1:]) == 1.0)
-    assert ev.pass_at_k(10, 10, 0) == 0.0 and ev.pass_at_k_plugin(10, 10, 0) == 0.0  # pass@0 = 0
-    assert ev.pass_at_k(1, 1, 1) == 1.0 and ev.pass_at_k(1, 0, 1) == 0.0  # n = 1
-    assert ev.pass_hat_k(1, 1, 1) == 1.0 and ev.pass_hat_k(1, 0, 1) == 0.0
-    assert ev.pass_hat_k(10, 3, 0) == 1.0 and ev.pass_hat_k_plugin(10, 3, 0) == 1.0
-    assert np.all(ev.pass_hat_k(10, 3, np.arange(4, 11)) == 0.0)  # more than c: impossible
-    assert ev.pass_hat_k_plugin(10, 0, 3) == 0.0
-    assert ev.pass_at_k(10, 3, 8) == 1.0  # k > n - c: every 8-subset holds a correct one
-    assert ev.pass_at_k_plugin(10, 3, 50) == pytest.approx(1 - 0.7**50)  # the plug-in accepts k > n
+    assert np.all(evaluation.pass_at_k(10, 0, ks) == 0.0)  # c = 0: never
+    assert np.all(np.signbit(evaluation.pass_at_k(10, 0, ks)) == 0)  # +0.0, not -0.0
+    assert np.all(evaluation.pass_at_k_plugin(10, 0, ks) == 0.0)
+    assert np.all(evaluation.pass_at_k(10, 10, ks[1:]) == 1.0)  # c = n: always
+    assert np.all(evaluation.pass_at_k_plugin(10, 10, ks[1:]) == 1.0)
+    assert evaluation.pass_at_k(10, 10, 0) == 0.0 and evaluation.pass_at_k_plugin(10, 10, 0) == 0.0  # pass@0 = 0
+    assert evaluation.pass_at_k(1, 1, 1) == 1.0 and evaluation.pass_at_k(1, 0, 1) == 0.0  # n = 1
+    assert evaluation.pass_hat_k(1, 1, 1) == 1.0 and evaluation.pass_hat_k(1, 0, 1) == 0.0
+    assert evaluation.pass_hat_k(10, 3, 0) == 1.0 and evaluation.pass_hat_k_plugin(10, 3, 0) == 1.0
+    assert np.all(evaluation.pass_hat_k(10, 3, np.arange(4, 11)) == 0.0)  # more than c: impossible
+    assert evaluation.pass_hat_k_plugin(10, 0, 3) == 0.0
+    assert evaluation.pass_at_k(10, 3, 8) == 1.0  # k > n - c: every 8-subset holds a correct one
+    assert evaluation.pass_at_k_plugin(10, 3, 50) == pytest.approx(1 - 0.7**50)  # the plug-in accepts k > n
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -89,9 +88,9 @@ def test_fractions_curve_path():
         for c in range(n + 1):
             ks = np.arange(n + 1)
             want = np.array([float(exact_pass_at_k(n, c, k)) for k in ks])
-            np.testing.assert_allclose(ev.pass_at_k(n, c, ks), want, rtol=1e-13, atol=1e-15)
+            np.testing.assert_allclose(evaluation.pass_at_k(n, c, ks), want, rtol=1e-13, atol=1e-15)
             want_hat = np.array([float(exact_pass_hat_k(n, c, k)) for k in ks])
-            np.testing.assert_allclose(ev.pass_hat_k(n, c, ks), want_hat, rtol=1e-13, atol=1e-300)
+            np.testing.assert_allclose(evaluation.pass_hat_k(n, c, ks), want_hat, rtol=1e-13, atol=1e-300)
 
 
 def test_fractions_table_path():
@@ -100,22 +99,24 @@ def test_fractions_table_path():
         for k in range(n + 1):
             cs = np.arange(n + 1)
             want = np.array([float(exact_pass_at_k(n, c, k)) for c in cs])
-            np.testing.assert_allclose(ev.pass_at_k(n, cs, k), want, rtol=1e-13, atol=1e-15)
+            np.testing.assert_allclose(evaluation.pass_at_k(n, cs, k), want, rtol=1e-13, atol=1e-15)
 
 
 def test_fractions_general_path():
     """Arrays of different n: log-gamma differences, refined term by term."""
     n, c, k = (np.array(x) for x in zip(*SMALL, strict=True))
     want = np.array([float(exact_pass_at_k(*t)) for t in SMALL])
-    np.testing.assert_allclose(ev.pass_at_k(n, c, k), want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(evaluation.pass_at_k(n, c, k), want, rtol=1e-12, atol=1e-15)
     want_hat = np.array([float(exact_pass_hat_k(*t)) for t in SMALL])
-    np.testing.assert_allclose(ev.pass_hat_k(n, c, k), want_hat, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(evaluation.pass_hat_k(n, c, k), want_hat, rtol=1e-12, atol=1e-300)
 
 
 def test_plugins_match_fractions():
     for n, c, k in SMALL[::7]:
-        assert ev.pass_at_k_plugin(n, c, k) == pytest.approx(float(1 - (1 - Fraction(c, n)) ** k), rel=1e-13, abs=1e-15)
-        assert ev.pass_hat_k_plugin(n, c, k) == pytest.approx(float(Fraction(c, n) ** k), rel=1e-13, abs=1e-300)
+        assert evaluation.pass_at_k_plugin(n, c, k) == pytest.approx(
+            float(1 - (1 - Fraction(c, n)) ** k), rel=1e-13, abs=1e-15
+        )
+        assert evaluation.pass_hat_k_plugin(n, c, k) == pytest.approx(float(Fraction(c, n) ** k), rel=1e-13, abs=1e-300)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -128,26 +129,26 @@ BIG_POINTS = [(1, 1), (3, 1), (1, 2), (5, 17), (16, 16), (17, 17), (20, 30), (30
 
 def test_big_n_curve_is_finite_and_fast():
     ks = np.arange(1, N_BIG + 1)
-    ev.pass_at_k(N_BIG, 3, ks)  # warm-up
+    evaluation.pass_at_k(N_BIG, 3, ks)  # warm-up
     start = time.perf_counter()
-    curve = ev.pass_at_k(N_BIG, 3, ks)
+    curve = evaluation.pass_at_k(N_BIG, 3, ks)
     elapsed = time.perf_counter() - start
     assert np.all(np.isfinite(curve)) and curve.shape == (N_BIG,)
     assert np.all(np.diff(curve) >= 0) and curve[-1] == 1.0
     assert elapsed < 0.5  # the benchmark's target is 50 ms; this leaves room for a loaded test machine
-    plug = ev.pass_at_k_plugin(N_BIG, 3, ks)
+    plug = evaluation.pass_at_k_plugin(N_BIG, 3, ks)
     assert np.all(np.isfinite(plug)) and np.all(curve >= plug - 1e-15)
 
 
 @pytest.mark.parametrize(("c", "k"), BIG_POINTS)
 def test_big_n_matches_exact_binomials(c, k):
     want = float(exact_pass_at_k(N_BIG, c, k))
-    assert ev.pass_at_k(N_BIG, c, k) == pytest.approx(want, rel=1e-12)  # curve path
-    assert ev.pass_at_k(N_BIG, np.array([c, c]), k)[0] == pytest.approx(want, rel=1e-12)  # table path
-    general = ev.pass_at_k(np.array([N_BIG, N_BIG + 1]), np.array([c, c]), np.array([k, k]))[0]
+    assert evaluation.pass_at_k(N_BIG, c, k) == pytest.approx(want, rel=1e-12)  # curve path
+    assert evaluation.pass_at_k(N_BIG, np.array([c, c]), k)[0] == pytest.approx(want, rel=1e-12)  # table path
+    general = evaluation.pass_at_k(np.array([N_BIG, N_BIG + 1]), np.array([c, c]), np.array([k, k]))[0]
     assert general == pytest.approx(want, rel=1e-7)  # log-gamma path: documented bound at n = 100,000
     want_hat = float(exact_pass_hat_k(N_BIG, N_BIG - c, k))
-    assert ev.pass_hat_k(N_BIG, N_BIG - c, k) == pytest.approx(want_hat, rel=1e-12)
+    assert evaluation.pass_hat_k(N_BIG, N_BIG - c, k) == pytest.approx(want_hat, rel=1e-12)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -166,8 +167,8 @@ def nck(draw, n_max=2000):
 def test_properties_along_k(args):
     n, c, _ = args
     ks = np.arange(n + 1)
-    unbiased, plugin = ev.pass_at_k(n, c, ks), ev.pass_at_k_plugin(n, c, ks)
-    hat, hat_plugin = ev.pass_hat_k(n, c, ks), ev.pass_hat_k_plugin(n, c, ks)
+    unbiased, plugin = evaluation.pass_at_k(n, c, ks), evaluation.pass_at_k_plugin(n, c, ks)
+    hat, hat_plugin = evaluation.pass_hat_k(n, c, ks), evaluation.pass_hat_k_plugin(n, c, ks)
     for y in (unbiased, plugin, hat, hat_plugin):
         assert np.all(np.isfinite(y)) and np.all((y >= 0) & (y <= 1))
     assert np.all(np.diff(unbiased) >= -1e-15) and np.all(np.diff(plugin) >= -1e-15)  # more tries never hurt
@@ -182,15 +183,15 @@ def test_properties_along_k(args):
 def test_general_path_agrees_with_curve_path(args, shift):
     n, c, k = args
     ns = np.array([n, n + shift])  # different n: forces the general path when shift > 0
-    got = ev.pass_at_k(ns, np.array([c, c]), np.array([k, k]))[0]
-    assert got == pytest.approx(ev.pass_at_k(n, c, k), rel=1e-10, abs=1e-15)
+    got = evaluation.pass_at_k(ns, np.array([c, c]), np.array([k, k]))[0]
+    assert got == pytest.approx(evaluation.pass_at_k(n, c, k), rel=1e-10, abs=1e-15)
 
 
 @settings(max_examples=50, deadline=None)
 @given(nck(n_max=60))
 def test_fractions_random(args):
     n, c, k = args
-    assert ev.pass_at_k(n, c, k) == pytest.approx(float(exact_pass_at_k(n, c, k)), rel=1e-13, abs=1e-15)
+    assert evaluation.pass_at_k(n, c, k) == pytest.approx(float(exact_pass_at_k(n, c, k)), rel=1e-13, abs=1e-15)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -216,11 +217,11 @@ def test_fractions_random(args):
 )
 def test_invalid_arguments_raise(args, match):
     with pytest.raises(ValueError, match=match):
-        ev.pass_at_k(*args)
+        evaluation.pass_at_k(*args)
 
 
 def test_whole_floats_are_accepted():
-    assert ev.pass_at_k(10.0, 3.0, 5.0) == ev.pass_at_k(10, 3, 5)
+    assert evaluation.pass_at_k(10.0, 3.0, 5.0) == evaluation.pass_at_k(10, 3, 5)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -229,13 +230,13 @@ def test_whole_floats_are_accepted():
 
 
 def test_quick_check_standard_error():
-    assert round(100 * ev.standard_error(0.70, 1000), 1) == 1.4
-    assert ev.standard_error(0.70, 1000) == pytest.approx(math.sqrt(0.21 / 1000))
-    np.testing.assert_allclose(ev.standard_error([0, 0.5, 1], 100), [0, 0.05, 0])
+    assert round(100 * evaluation.standard_error(0.70, 1000), 1) == 1.4
+    assert evaluation.standard_error(0.70, 1000) == pytest.approx(math.sqrt(0.21 / 1000))
+    np.testing.assert_allclose(evaluation.standard_error([0, 0.5, 1], 100), [0, 0.05, 0])
 
 
 def test_worked_example_d_independent():
-    r = ev.compare_models(0.710, 0.725, 1000)
+    r = evaluation.compare_models(0.710, 0.725, 1000)
     assert r.method == "independent"
     assert round(100 * r.se_a, 2) == 1.43 and round(100 * r.se_b, 2) == 1.41
     assert round(100 * r.se, 1) == 2.0
@@ -247,10 +248,10 @@ def test_worked_example_d_independent():
 
 
 def test_z_critical():
-    assert ev.z_critical(0.95) == pytest.approx(scipy.stats.norm.ppf(0.975), rel=1e-12)
-    assert ev.z_critical(0.99) == pytest.approx(2.5758, abs=1e-4)
+    assert evaluation.z_critical(0.95) == pytest.approx(scipy.stats.norm.ppf(0.975), rel=1e-12)
+    assert evaluation.z_critical(0.99) == pytest.approx(2.5758, abs=1e-4)
     with pytest.raises(ValueError):
-        ev.z_critical(1.0)
+        evaluation.z_critical(1.0)
 
 
 def _paired_se_brute_force(N: int, only_a: int, only_b: int, both: int) -> float:
@@ -267,24 +268,24 @@ def _paired_se_brute_force(N: int, only_a: int, only_b: int, both: int) -> float
 @pytest.mark.parametrize(("only_a", "only_b"), [(40, 55), (15, 30), (0, 15), (200, 215)])
 def test_paired_matches_per_question_differences(only_a, only_b):
     N, right_a = 1000, 710
-    r = ev.compare_models(0.710, 0.725, N, only_a=only_a, only_b=only_b)
+    r = evaluation.compare_models(0.710, 0.725, N, only_a=only_a, only_b=only_b)
     assert r.method == "paired"
     assert r.difference == pytest.approx(0.015)
     assert r.se == pytest.approx(_paired_se_brute_force(N, only_a, only_b, right_a - only_a), rel=1e-12)
 
 
 def test_paired_is_tighter_for_correlated_models():
-    independent = ev.compare_models(0.710, 0.725, 1000)
-    paired = ev.compare_models(0.710, 0.725, 1000, only_a=40, only_b=55)
+    independent = evaluation.compare_models(0.710, 0.725, 1000)
+    paired = evaluation.compare_models(0.710, 0.725, 1000, only_a=40, only_b=55)
     assert paired.se < independent.se and not paired.significant
-    tight = ev.compare_models(0.710, 0.725, 1000, only_a=15, only_b=30)
+    tight = evaluation.compare_models(0.710, 0.725, 1000, only_a=15, only_b=30)
     assert tight.significant and tight.low > 0 and "B is better" in tight.verdict
 
 
 def test_comparison_edges():
-    same = ev.compare_models(1.0, 1.0, 50)
+    same = evaluation.compare_models(1.0, 1.0, 50)
     assert same.se == 0 and same.difference == 0 and not same.significant and same.p_value == 1.0
-    worse = ev.compare_models(0.9, 0.5, 1000)
+    worse = evaluation.compare_models(0.9, 0.5, 1000)
     assert worse.significant and worse.high < 0 and "A is better" in worse.verdict
 
 
@@ -301,7 +302,7 @@ def test_comparison_edges():
 )
 def test_comparison_refuses_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        ev.compare_models(**kwargs)
+        evaluation.compare_models(**kwargs)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -311,13 +312,13 @@ def test_comparison_refuses_bad_input(kwargs, match):
 
 def _exact_plugin_mean(p: float, n: int, k: int) -> float:
     c = np.arange(n + 1)
-    return float(scipy.stats.binom.pmf(c, n, p) @ ev.pass_at_k_plugin(n, c, k))
+    return float(scipy.stats.binom.pmf(c, n, p) @ evaluation.pass_at_k_plugin(n, c, k))
 
 
 @pytest.mark.parametrize(("p", "n", "k"), [(0.3, 10, 5), (0.05, 200, 10), (0.002, 2000, 100)])
 def test_simulation_unbiased_within_three_se_and_plugin_low(p, n, k):
     calls: list[float] = []
-    sim = ev.simulate_estimators(p, n, k, 200_000, seed=1, progress=calls.append, chunk=50_000)
+    sim = evaluation.simulate_estimators(p, n, k, 200_000, seed=1, progress=calls.append, chunk=50_000)
     assert sim.truth == pytest.approx(1 - (1 - p) ** k)
     assert abs(sim.mean_unbiased - sim.truth) < 3 * sim.se_unbiased  # unbiased
     assert sim.expected_plugin == pytest.approx(_exact_plugin_mean(p, n, k), rel=1e-10)
@@ -333,23 +334,23 @@ def test_simulation_unbiased_within_three_se_and_plugin_low(p, n, k):
 def test_simulation_standard_error_matches_theory():
     """SE of the mean = sd of one estimate / sqrt(problems), the sd taken over the exact binomial distribution."""
     p, n, k, m = 0.3, 10, 5, 400_000
-    sim = ev.simulate_estimators(p, n, k, m, seed=3)
+    sim = evaluation.simulate_estimators(p, n, k, m, seed=3)
     c = np.arange(n + 1)
     pmf = scipy.stats.binom.pmf(c, n, p)
-    est = np.asarray(ev.pass_at_k(n, c, k))
+    est = np.asarray(evaluation.pass_at_k(n, c, k))
     sd = math.sqrt(pmf @ (est - pmf @ est) ** 2)
     assert sim.se_unbiased == pytest.approx(sd / math.sqrt(m), rel=0.02)
 
 
 def test_simulation_is_reproducible_and_handles_certain_outcomes():
-    a = ev.simulate_estimators(0.3, 10, 5, 10_000, seed=7)
-    b = ev.simulate_estimators(0.3, 10, 5, 10_000, seed=7)
+    a = evaluation.simulate_estimators(0.3, 10, 5, 10_000, seed=7)
+    b = evaluation.simulate_estimators(0.3, 10, 5, 10_000, seed=7)
     assert a.mean_unbiased == b.mean_unbiased and np.array_equal(a.counts_plugin, b.counts_plugin)
-    never = ev.simulate_estimators(0.0, 10, 5, 1000)
+    never = evaluation.simulate_estimators(0.0, 10, 5, 1000)
     assert never.truth == never.mean_unbiased == never.mean_plugin == 0.0 and never.se_unbiased == 0.0
-    always = ev.simulate_estimators(1.0, 10, 5, 1000)
+    always = evaluation.simulate_estimators(1.0, 10, 5, 1000)
     assert always.truth == always.mean_unbiased == always.mean_plugin == 1.0
-    big = ev.simulate_estimators(0.001, N_BIG, 1000, 1000)
+    big = evaluation.simulate_estimators(0.001, N_BIG, 1000, 1000)
     assert np.isfinite(big.mean_unbiased) and big.counts_unbiased.sum() == 1000
 
 
@@ -358,105 +359,24 @@ def test_simulation_is_reproducible_and_handles_certain_outcomes():
 )
 def test_simulation_refuses_bad_input(args):
     with pytest.raises(ValueError):
-        ev.simulate_estimators(*args)
+        evaluation.simulate_estimators(*args)
 
 
 # --------------------------------------------------------------------------------------------------------------
-# display grid and the page's input clamps
+# display grid
 # --------------------------------------------------------------------------------------------------------------
 
 
 def test_display_k_grid():
-    np.testing.assert_array_equal(ev.display_k_grid(10), np.arange(1, 11))
-    grid = ev.display_k_grid(N_BIG, max_points=1500, include=[12_345, 0, 10**9])
+    np.testing.assert_array_equal(evaluation.display_k_grid(10), np.arange(1, 11))
+    grid = evaluation.display_k_grid(N_BIG, max_points=1500, include=[12_345, 0, 10**9])
     assert grid[0] == 1 and grid[-1] == N_BIG and 12_345 in grid
     assert np.all(np.diff(grid) > 0) and len(grid) <= 1502
     assert set(range(1, 20)) <= set(grid.tolist())  # the start of the curve is dense
 
 
-def test_clamp_pass_at_k_inputs():
-    assert inputs.clamp_pass_at_k_inputs(10, 3, 5) == (10, 3, 5, [])
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10, 12, 0)
-    assert (n, c, k) == (10, 10, 1) and len(notes) == 2 and "pass@0" in notes[1]
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10.4, -2, 20)
-    assert (n, c, k) == (10, 0, 10) and len(notes) == 3
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs("abc", None, float("nan"))
-    assert (n, c, k) == (10, 3, 5) and len(notes) == 3
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10**7, 5, 5)
-    assert n == ev.N_MAX and "100,000" in notes[0]
-
-
-@settings(max_examples=200, deadline=None)
-@given(*[st.one_of(st.none(), st.text(max_size=4), st.floats(allow_nan=True), st.integers(-(10**9), 10**9))] * 3)
-def test_clamp_never_raises_and_output_is_valid(n, c, k):
-    n2, c2, k2, notes = inputs.clamp_pass_at_k_inputs(n, c, k)
-    assert 1 <= n2 <= ev.N_MAX and 0 <= c2 <= n2 and 1 <= k2 <= n2
-    assert all(isinstance(x, int) for x in (n2, c2, k2)) and isinstance(notes, list)
-    ev.pass_at_k(n2, c2, k2)
-
-
-def test_clamp_simulation_inputs():
-    assert inputs.clamp_simulation_inputs(0.3, 10, 5, 1000) == (0.3, 10, 5, 1000, [])
-    p, n, k, m, notes = inputs.clamp_simulation_inputs(2, 10, 50, 5e7)
-    assert (p, n, k, m) == (1.0, 10, 10, 1_000_000) and len(notes) == 3
-
-
-def test_clamp_comparison_inputs():
-    assert inputs.clamp_comparison_inputs(0.71, 0.725, 1000) == (0.71, 0.725, 1000, None, None, [])
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(71, 72.5, 1000, 40, 50)
-    assert (a, b, N, oa, ob) == (0.71, 0.725, 1000, 40, 55) and len(notes) == 3
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(0.71, 0.725, 1000, 40, None)
-    assert oa is None and ob is None and "both counts" in notes[0]
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(0.71, 0.725, 1000, 5000, 5015)
-    assert oa == 275 and ob == 290  # only_a <= B's wrong answers (275)
-
-
-def test_clamp_comparison_inputs_in_percent():
-    # the page's inputs are in percent: no "read as %" note, and values above 100 are clamped
-    assert inputs.clamp_comparison_inputs(71.0, 72.5, 1000.0, 40.0, 55.0, percent=True) == (
-        0.71,
-        0.725,
-        1000,
-        40,
-        55,
-        [],
-    )
-    a, b, *_, notes = inputs.clamp_comparison_inputs(0.5, 150, 1000, percent=True)
-    assert (a, b) == (0.005, 1.0) and len(notes) == 1 and "0..100%" in notes[0]
-    a, b, *_, notes = inputs.clamp_comparison_inputs("abc", float("nan"), 1000, percent=True)
-    assert (a, b) == (0.71, 0.725) and len(notes) == 2
-
-
-def test_clamp_whole_number():
-    assert inputs.clamp_whole_number(7.0, "seed", 0, 100, 0) == (7, [])
-    assert inputs.clamp_whole_number(2.5, "seed", 0, 100, 0)[0] == 2  # round half to even, with a note
-    value, notes = inputs.clamp_whole_number(2.6, "seed", 0, 100, 0)
-    assert value == 3 and "rounded" in notes[0]
-    value, notes = inputs.clamp_whole_number(-4, "seed", 0, 100, 0)
-    assert value == 0 and "between 0 and 100" in notes[0]
-    value, notes = inputs.clamp_whole_number(float("inf"), "seed", 0, 100, 0)
-    assert value == 0 and notes == ["seed must be a number; using 0."]  # not finite: the default, like None
-    value, notes = inputs.clamp_whole_number(None, "seed", 0, 100, 5)
-    assert value == 5 and "must be a number" in notes[0]
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.floats(-1, 200),
-    st.floats(-1, 200),
-    st.integers(-5, 5000),
-    st.one_of(st.none(), st.integers(-100, 6000)),
-    st.one_of(st.none(), st.integers(-100, 6000)),
-)
-def test_clamped_comparison_inputs_are_accepted(acc_a, acc_b, N, only_a, only_b):
-    for percent in (False, True):
-        a, b, N2, oa, ob, _ = inputs.clamp_comparison_inputs(acc_a, acc_b, N, only_a, only_b, percent=percent)
-        r = ev.compare_models(a, b, N2, only_a=oa, only_b=ob)
-        assert np.isfinite(r.difference) and r.low <= r.difference <= r.high
-
-
 def test_pass_at_k_curves_worked_example_e():
-    r = ev.pass_at_k_curves(10, 3, 5)
+    r = evaluation.pass_at_k_curves(10, 3, 5)
     assert r.every_k and r.ks.tolist() == list(range(1, 11))
     assert round(r.unbiased_at_k, 3) == 0.917 and round(r.plugin_at_k, 3) == 0.832
     assert round(r.gap, 3) == 0.085
@@ -466,10 +386,10 @@ def test_pass_at_k_curves_worked_example_e():
 
 
 def test_pass_at_k_curves_large_n_grid_and_every_k():
-    r = ev.pass_at_k_curves(100_000, 20_000, 12_345)
+    r = evaluation.pass_at_k_curves(100_000, 20_000, 12_345)
     assert not r.every_k and 12_345 in r.ks and r.ks.size <= 1_502
     assert r.unbiased_at_k == r.unbiased[np.flatnonzero(r.ks == 12_345)[0]]
-    full = ev.pass_at_k_curves(100_000, 20_000, 12_345, every_k=True)
+    full = evaluation.pass_at_k_curves(100_000, 20_000, 12_345, every_k=True)
     assert full.every_k and full.ks.size == 100_000
     assert np.all(np.isfinite(full.unbiased)) and np.all(np.diff(full.unbiased) >= 0)
     assert np.all(full.unbiased >= full.plugin - 1e-12) and np.all(full.hat <= full.hat_plugin + 1e-12)
@@ -479,15 +399,15 @@ def test_pass_at_k_curves_large_n_grid_and_every_k():
 def test_pass_at_k_curves_rejects_bad_input():
     for args in ((10, 11, 5), (10, 3, 0), (10, 3, 11), (0, 0, 1)):
         with pytest.raises(ValueError):
-            ev.pass_at_k_curves(*args)
+            evaluation.pass_at_k_curves(*args)
 
 
 def test_columns_for_csv_tables():
-    r = ev.pass_at_k_curves(10, 3, 5)
+    r = evaluation.pass_at_k_curves(10, 3, 5)
     cols = r.columns()
     assert cols["k"].tolist() == list(range(1, 11)) and cols["n"] == 10 and cols["c"] == 3
     assert round(float(cols["pass_at_k_unbiased"][4]), 3) == 0.917
-    sim = ev.simulate_estimators(0.3, 10, 5, 1000, bins=7)
+    sim = evaluation.simulate_estimators(0.3, 10, 5, 1000, bins=7)
     h = sim.columns()
     assert h["bin_low"].shape == h["problems_unbiased"].shape == (7,)
     assert h["problems_unbiased"].sum() == h["problems_plugin"].sum() == 1000

@@ -29,7 +29,6 @@ from core.grpo import (
     mode_factor,
     textbook_advantages,
 )
-from pages.views.inputs import flip_in_text, format_rewards, parse_rewards
 
 EXAMPLE_C = [1, 0, 0, 1, 1, 0, 0, 0]
 EPSES = (0.0, 1e-4)
@@ -372,51 +371,7 @@ def test_expected_abs_advantage_limits():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# text input and bad input
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("1,0,0,1,1,0,0,0", EXAMPLE_C),
-        (" 1, 0; 0  1\n1 0 0 0 ", EXAMPLE_C),
-        ("0.7 0.2 -1e-3", [0.7, 0.2, -0.001]),
-        ("1, 1", [1, 1]),
-    ],
-)
-def test_parse_rewards(text, expected):
-    r = parse_rewards(text)
-    assert r.dtype == np.float64 and r.tolist() == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("", "type between 2 and 64"),
-        ("   ", "type between 2 and 64"),
-        ("1", "between 2 and 64 answers; got 1"),
-        (",".join(["1"] * 65), "got 65"),
-        ("1, abc, 0", "reward 2 \\('abc'\\) is not a number"),
-        ("1, nan, 0", "reward 2 .* not NaN"),
-        ("inf 0", "reward 1 .* finite"),
-        ("1,0,1e999", "reward 3"),
-    ],
-)
-def test_parse_rewards_rejects(text, message):
-    with pytest.raises(ValueError, match=message):
-        parse_rewards(text)
-
-
-def test_parse_rewards_rejects_non_text():
-    with pytest.raises(ValueError, match="as text"):
-        parse_rewards(None)  # type: ignore[arg-type]
-
-
-def test_format_round_trip():
-    assert format_rewards(EXAMPLE_C) == "1,0,0,1,1,0,0,0"
-    assert format_rewards([0.5, 0.501, -2]) == "0.5,0.501,-2"
-    for r in ([0.123456, 1.0], EXAMPLE_C):
-        np.testing.assert_allclose(parse_rewards(format_rewards(r)), r)
+# bad input
 
 
 @pytest.mark.parametrize(
@@ -514,12 +469,3 @@ def test_contrast_batch():
     assert b[0].tolist() == EXAMPLE_C and np.all(b[1] == 1) and np.all(b[2] == 0)
     within, across = grpo_advantages(b), batch_normalised_advantages(b)
     assert np.all(within[1:] == 0) and np.all(across[1] > 0) and np.all(across[2] < 0)
-
-
-def test_flip_in_text():
-    assert flip_in_text("1,0,0,1,1,0,0,0", 7, "1,0") == "1,0,0,1,1,0,0,1"
-    assert flip_in_text("0.25 0.5", 0, "1,0") == "0.75,0.5"
-    assert flip_in_text("garbage", 1, "1,0,0,1") == "1,1,0,1"  # a click on the fallback group
-    assert flip_in_text("1", 0, "1,0,0,1") == "0,0,0,1"  # G = 1 is refused too
-    with pytest.raises(ValueError, match="answer index"):
-        flip_in_text("1,0", 5, "1,0")

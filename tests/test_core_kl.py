@@ -1,6 +1,5 @@
 """core.kl_leash and core.dpo: the lesson's numbers, independent references, extreme inputs, properties."""
 
-import dataclasses
 import math
 
 import numpy as np
@@ -10,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import optimize, special, stats
 
-from core import kl_leash as kl
+from core import kl_leash
 from core.device import get_device
 from core.dpo import DPO_PRESETS, LOG2, dpo_curve, dpo_loss
 from core.kl_leash import (
@@ -24,7 +23,6 @@ from core.kl_leash import (
     objective,
     random_policies,
 )
-from pages.views import inputs
 
 # --------------------------------------------------------------------------------------------------------------
 # the lesson's numbers (shared/notes/lesson-numbers.md)
@@ -458,8 +456,8 @@ def test_property_dpo(lw, ll, rw, rl, beta):
 
 
 def test_beta_choices_are_round_log_spaced_and_hold_the_quick_check():
-    b = np.array(kl.beta_choices())
-    assert b[0] == kl.BETA_MIN and b[-1] == kl.BETA_MAX and len(b) == 61
+    b = np.array(kl_leash.beta_choices())
+    assert b[0] == kl_leash.BETA_MIN and b[-1] == kl_leash.BETA_MAX and len(b) == 61
     assert np.all(np.diff(b) > 0)
     assert {0.5, 1.0, 0.1, 2.0}.issubset(set(b.tolist()))
     ratios = b[1:] / b[:-1]
@@ -469,7 +467,7 @@ def test_beta_choices_are_round_log_spaced_and_hold_the_quick_check():
 
 def test_takeover_beta_toy_closed_form():
     # pi*(better) = e^{1/beta} / (e^{1/beta} + 1) = 0.9  <=>  beta = 1 / log 9
-    t = kl.takeover_beta([0.5, 0.5], [1.0, 0.0], 0.9)
+    t = kl_leash.takeover_beta([0.5, 0.5], [1.0, 0.0], 0.9)
     assert t.top == (0,)
     assert t.beta == pytest.approx(1 / math.log(9), rel=1e-12)
     pi = kl_regularized_policy([0.5, 0.5], [1.0, 0.0], t.beta)
@@ -478,7 +476,7 @@ def test_takeover_beta_toy_closed_form():
 
 def test_takeover_beta_reward_hack_needs_a_small_beta_and_a_large_kl():
     p = LEASH_PRESETS["reward_hack"]
-    t = kl.takeover_beta(p.pi_ref, p.r, 0.9)
+    t = kl_leash.takeover_beta(p.pi_ref, p.r, 0.9)
     assert p.answers[t.top[0]] == "exploit"
     # brute force: the largest beta of a fine grid where the exploit holds 90%
     grid = np.geomspace(1e-3, 1e3, 200_001)
@@ -488,74 +486,23 @@ def test_takeover_beta_reward_hack_needs_a_small_beta_and_a_large_kl():
 
 
 def test_takeover_beta_edge_cases():
-    assert math.isinf(kl.takeover_beta([0.95, 0.05], [1.0, 0.0], 0.9).beta)  # pi_ref already gives 90%
-    tied = kl.takeover_beta([0.2, 0.3, 0.5], [1.0, 1.0, 0.0], 0.9)
+    assert math.isinf(kl_leash.takeover_beta([0.95, 0.05], [1.0, 0.0], 0.9).beta)  # pi_ref already gives 90%
+    tied = kl_leash.takeover_beta([0.2, 0.3, 0.5], [1.0, 1.0, 0.0], 0.9)
     assert tied.top == (0, 1)
     pi = kl_regularized_policy([0.2, 0.3, 0.5], [1.0, 1.0, 0.0], tied.beta)
     assert pi[:2].sum() == pytest.approx(0.9, abs=1e-9)
-    zero = kl.takeover_beta([0.5, 0.5, 0.0], [0.0, 1.0, 5.0], 0.9)  # pi_ref = 0 never counts as the top
+    zero = kl_leash.takeover_beta([0.5, 0.5, 0.0], [0.0, 1.0, 5.0], 0.9)  # pi_ref = 0 never counts as the top
     assert zero.top == (1,)
     with pytest.raises(ValueError, match="share"):
-        kl.takeover_beta([0.5, 0.5], [1, 0], 1.0)
+        kl_leash.takeover_beta([0.5, 0.5], [1, 0], 1.0)
 
 
-def test_read_answers_accepts_the_usual_ways_of_typing():
-    a, problems = inputs.read_answers(3, "1/3; 1/3; 1/3", " 1 0 -2 ", "", "", None)
-    assert problems == []
-    assert a.pi_ref == pytest.approx((1 / 3,) * 3) and a.r == (1.0, 0.0, -2.0) and a.r_true == a.r
-    assert a.names == ("y1", "y2", "y3") and not a.proxy_gap
-    b, problems = inputs.read_answers(2, "0.5, 0.5", "1, 0", "1, -1", "good, bad", None)
-    assert problems == [] and b.proxy_gap and b.names == ("good", "bad")
-
-
-@pytest.mark.parametrize(
-    ("bad", "text", "match"),
-    [
-        ("pi_ref", "0.5, abc", "'abc' is not a number"),
-        ("pi_ref", "0.5, nan", "NaN and infinity"),
-        ("pi_ref", "0.5, -0.5", "cannot be negative"),
-        ("pi_ref", "0, 0", "all values are zero"),
-        ("pi_ref", "", "empty"),
-        ("pi_ref", "0.5, 0.5, 0", "3 values for K = 2"),
-        ("pi_ref", "1e308, 1e308", "too large"),
-        ("r", "1, inf", "NaN and infinity"),
-        ("r", "1, 1e9", "within"),
-        ("r", "1, 1" + "0" * 400 + "/3", "NaN and infinity"),
-        ("r", "1", "1 values for K = 2"),
-        ("r_true", "x, y", "'x' is not a number"),
-        ("r_true", "1/0, 2", "'1/0' is not a number"),
-        ("names", "one", "need 2 names"),
-    ],
-)
-def test_read_answers_reports_each_bad_field_and_keeps_the_last_valid_value(bad, text, match):
-    last = kl.Answers((0.2, 0.8), (3.0, 4.0), (5.0, 6.0), ("x", "y"))
-    fields = {"pi_ref": "0.5, 0.5", "r": "1, 0", "r_true": "1, -1", "names": "good, poor"} | {bad: text}
-    a, problems = inputs.read_answers(2, **fields, fallback=last)
-    assert len(problems) == 1 and match in problems[0]
-    good = kl.Answers((0.5, 0.5), (1.0, 0.0), (1.0, -1.0), ("good", "poor"))
-    replaced = {"names": ("y1", "y2")}.get(bad, getattr(last, bad))
-    assert a == dataclasses.replace(good, **{bad: replaced})
-
-
-def test_read_answers_falls_back_to_neutral_values_when_the_last_input_has_another_k():
-    last = kl.Answers((0.5, 0.5), (1.0, 0.0), (1.0, 0.0), ("a", "b"))
-    a, problems = inputs.read_answers(4, "abc", "1, 2, 3, 4", "", "", last)
-    assert a.pi_ref == (0.25,) * 4 and len(problems) == 1 and "0.25, 0.25, 0.25, 0.25" in problems[0]
-    with pytest.raises(ValueError, match="K must be between"):
-        inputs.read_answers(11, "", "", "", "", None)
-
-
-def test_answers_round_trip_through_their_texts_and_resize():
-    for p in LEASH_PRESETS.values():
-        a = kl.Answers.from_preset(p)
-        t = inputs.answer_texts(a)
-        assert inputs.read_answers(a.K, t["pi_ref"], t["r"], t["r_true"], t["names"]) == (a, [])
-    toy = kl.Answers.from_preset(LEASH_PRESETS["toy"])
-    assert inputs.answer_texts(toy) == {"pi_ref": "0.5, 0.5", "r": "1, 0", "r_true": "", "names": "better, worse"}
+def test_answers_resize():
+    toy = kl_leash.Answers.from_preset(LEASH_PRESETS["toy"])
     big = toy.resized(4)
     assert big.pi_ref == (0.5,) * 4 and big.r == (1.0, 0.0, 0.0, 0.0) and big.r_true == big.r
     assert big.names == ("better", "worse", "y3", "y4")
-    hack = kl.Answers.from_preset(LEASH_PRESETS["reward_hack"]).resized(2)
+    hack = kl_leash.Answers.from_preset(LEASH_PRESETS["reward_hack"]).resized(2)
     assert hack.pi_ref == (0.3, 0.4) and hack.r_true == (1.0, 0.5) and not hack.proxy_gap
     with pytest.raises(ValueError, match="K must be between"):
         toy.resized(1)
@@ -572,21 +519,3 @@ def test_sweep_point_and_table():
     assert all(len(col) == len(s.beta) for col in table.values())
     with pytest.raises(ValueError, match="names"):
         s.table(["one"])
-
-
-@given(st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=2, max_size=10))
-@settings(max_examples=60, deadline=None)
-def test_property_rewards_survive_the_text_field(r):
-    back = inputs.parse_values(inputs.format_values(r))
-    np.testing.assert_allclose(back, r, rtol=1e-5, atol=1e-300)  # the field shows 6 significant digits
-
-
-def test_resize_texts_keeps_fields_that_already_fit_and_pads_the_others():
-    last = kl.Answers.from_preset(LEASH_PRESETS["toy"])
-    texts = {"pi_ref": "0.5, 0.5", "r": "1, 2, 3", "r_true": "", "names": "better, worse"}
-    out = inputs.resize_texts(texts, 3, last)
-    assert out == {"pi_ref": "0.5, 0.5, 0.5", "r": "1, 2, 3", "r_true": "", "names": "better, worse, y3"}
-    assert inputs.read_answers(3, **out)[1] == []
-    hack = kl.Answers.from_preset(LEASH_PRESETS["reward_hack"])
-    out = inputs.resize_texts(inputs.answer_texts(hack), 5, hack)
-    assert out["r_true"] == "1, 0.5, 0, -1, 0" and out["pi_ref"].endswith(", 0.25")

@@ -1,6 +1,5 @@
 """core.lora: the lesson's LoRA numbers, Eckart-Young, the initialisation traps, merge, uploads and memory."""
 
-import io
 import math
 
 import numpy as np
@@ -11,7 +10,6 @@ from hypothesis import strategies as st
 
 from core import arrays, lora, lora_layer, lora_memory
 from core.device import as_tensor
-from pages.views import inputs
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -215,70 +213,6 @@ def test_target_bad_arguments():
         lora.make_target(10, 10, "low_rank_noise", noise=-1)
     with pytest.raises(ValueError, match="rank r"):
         lora.make_target(10, 8, "low_rank_noise", rank=9)
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# Uploads
-
-
-def _npy_bytes(a):
-    buf = io.BytesIO()
-    np.save(buf, a)
-    return buf.getvalue()
-
-
-def test_upload_npy_and_csv_round_trip():
-    a = _random_matrix(7, 5, 0)
-    np.testing.assert_array_equal(inputs.load_matrix(_npy_bytes(a), "m.NPY"), a)
-    np.testing.assert_array_equal(inputs.load_matrix(_npy_bytes(a.astype(np.float32)), "m.npy"), a.astype(np.float32))
-    np.testing.assert_array_equal(
-        inputs.load_matrix(_npy_bytes(np.arange(6).reshape(2, 3)), "i.npy"), [[0, 1, 2], [3, 4, 5]]
-    )
-    text = "\n".join(",".join(repr(float(v)) for v in row) for row in a)
-    np.testing.assert_array_equal(inputs.load_matrix(text, "m.csv"), a)
-    np.testing.assert_array_equal(inputs.load_matrix(("# comment\n" + text).encode("utf-8-sig"), "m.csv"), a)
-    np.testing.assert_array_equal(inputs.load_matrix("1 2\n3 4\n", "m.txt"), [[1, 2], [3, 4]])
-
-
-@pytest.mark.parametrize(
-    ("data", "name", "message"),
-    [
-        ("a,b\n1,2\n3,4", "m.csv", "not a rectangular table of numbers"),
-        ("1,2\n3,x", "m.csv", "not a rectangular table of numbers"),
-        ("1,2,3\n4,5", "m.csv", "not a rectangular table of numbers"),
-        ("1,nan\n3,4", "m.csv", "non-finite"),
-        ("1,2\ninf,4", "m.csv", "non-finite"),
-        ("1,2,3", "m.csv", "at least 2 x 2"),
-        ("1\n2\n3", "m.csv", "at least 2 x 2"),
-        ("", "m.csv", "empty"),
-        ("0,0\n0,0", "m.csv", "all zeros"),
-        (b"\xff\xfe\x00", "m.csv", "UTF-8"),
-        (_npy_bytes(np.arange(5.0)), "v.npy", "2-D"),
-        (_npy_bytes(np.zeros((2, 2, 2))), "t.npy", "2-D"),
-        (_npy_bytes(np.ones((2, 2), dtype=complex)), "c.npy", "complex"),
-        (_npy_bytes(np.array([["a", "b"], ["c", "d"]])), "s.npy", "numbers only"),
-        (_npy_bytes(np.ones((4097, 2))), "big.npy", "at most 4096 x 4096"),
-        (b"not an npy file at all", "x.npy", "npy"),
-        ("1,2\n3,4", "x.npy", "binary"),
-        (b"1,2", "m.xlsx", "unsupported file type"),
-    ],
-)
-def test_bad_uploads_give_clear_messages(data, name, message):
-    with pytest.raises(ValueError, match=message):
-        inputs.load_matrix(data, name)
-
-
-def test_pickled_object_array_is_refused():
-    buf = io.BytesIO()
-    np.save(buf, np.array([[{"a": 1}, 2], [3, 4]], dtype=object), allow_pickle=True)
-    with pytest.raises(ValueError, match="npy"):
-        inputs.load_matrix(buf.getvalue(), "o.npy")
-
-
-def test_oversized_csv_is_refused_before_parsing():
-    text = "1,2\n" * 4097
-    with pytest.raises(ValueError, match="at most 4096"):
-        inputs.load_matrix(text, "m.csv")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -587,26 +521,6 @@ def test_train_all_inits_restores_the_thread_count():
         lora_layer.TrainConfig(d=8, k=8, r=2, target_rank=2, n_samples=16, steps=3), inits=("B0",)
     )
     assert torch.get_num_threads() == before
-
-
-@pytest.mark.parametrize(
-    ("value", "expected", "note"),
-    [
-        (8.0, 8, None),
-        (7.6, 8, "rounded to 8"),
-        (5000.0, 64, "must lie between 0 and 64; using 64"),
-        (-3.0, 0, "using 0"),
-        (None, 8, "must be a number"),
-        (float("nan"), 8, "must be a number"),
-        (float("inf"), 8, "must be a number"),
-    ],
-)
-def test_clamp_whole(value, expected, note):
-    n, notes = inputs.clamp_whole_number(value, "r", 0, 64, 8)
-    assert n == expected and isinstance(n, int)
-    assert (notes == []) if note is None else any(note in x for x in notes)
-    with pytest.raises(ValueError):
-        inputs.clamp_whole_number(1.0, "r", 5, 4, 5)
 
 
 def test_nf4_double_quantisation_costs_4127_bits_per_parameter():

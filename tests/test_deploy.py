@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import http.client
 import os
-import random
 import shutil
 import signal
 import socket
@@ -17,28 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.load import run_load
-from tests.browser.conftest import ROOT, _free_port
+from bench.load import free_port, free_port_run, run_load
+from tests.browser.conftest import ROOT
 
 pytestmark = pytest.mark.server
 
 NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
 IMMUTABLE = "public, max-age=31536000, immutable"
-
-
-def _free_run(n: int) -> int:
-    """The first of ``n`` consecutive free loopback ports."""
-    rng = random.Random()
-    for _ in range(100):
-        base = rng.randrange(20_000, 40_000)
-        try:
-            for port in range(base, base + n):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-        return base
-    raise RuntimeError("no run of free ports")
 
 
 class Proxy:
@@ -62,7 +46,7 @@ class Proxy:
 def proxy() -> Iterator[Proxy]:
     if NGINX is None:
         pytest.skip("nginx is not installed: `make nginx` (which `make test` runs) installs Debian's package")
-    port, first = _free_port(), _free_run(2)
+    port, first = free_port(), free_port_run(2)
     env = {**os.environ, "PORT": str(port), "WORKER_PORT": str(first), "PYTHON": sys.executable, "NGINX": NGINX}
     proc = subprocess.Popen(
         ["bash", "deploy/serve.sh", "2"],

@@ -44,3 +44,11 @@ def test_no_import_goes_up(layer: str) -> None:
         if imported_packages(f) & FORBIDDEN[layer]
     }
     assert not wrong, f"{layer} imports a layer above it: {wrong}"
+
+
+def test_page_scripts_leave_the_computing_to_their_views() -> None:
+    """A page script draws what its view computed (``figures(state, options) -> View``): it imports no core."""
+    scripts = sorted((ROOT / "pages").glob("[0-9]*_*.py"))
+    assert len(scripts) >= 15
+    wrong = [str(f.relative_to(ROOT)) for f in scripts if "core" in imported_packages(f)]
+    assert not wrong, f"page scripts that call core themselves: {wrong}"

@@ -3,7 +3,7 @@ the catalogue's, the numbers on screen are the ones the lesson and the papers st
 
 import pytest
 
-from core import model_spec as M
+from core import model_spec
 from pages.views import attention as attention_view
 from pages.views import lora as lora_view
 from pages.views import scaling as scaling_view
@@ -31,19 +31,19 @@ def _llama_count(hidden: int, layers: int, ffn: int, kv_width: int, vocab: int) 
 
 
 def test_llama_65b_is_in_the_catalogue_with_its_published_size():
-    spec = M.CATALOGUE["LLaMA-65B"]
+    spec = model_spec.CATALOGUE["LLaMA-65B"]
     assert (spec.layers, spec.d_model, spec.n_heads, spec.n_kv_heads, spec.d_ff, spec.vocab) == (
         80, 8192, 64, 64, 22016, 32000
     )  # fmt: skip
-    n = M.param_count(spec)
+    n = model_spec.param_count(spec)
     assert n == _llama_count(*PUBLISHED["LLaMA-65B"]) == 65_285_660_672
-    assert abs(M.relative_error(n, 65.2e9)) < 0.002  # LLaMA's Table 2 states 65.2B
+    assert abs(model_spec.relative_error(n, 65.2e9)) < 0.002  # LLaMA's Table 2 states 65.2B
 
 
 @pytest.mark.parametrize("label", list(PUBLISHED))
 def test_lora_shapes_are_the_catalogues(label):
     shape = lora_view.model_shape(label)
-    spec = M.CATALOGUE[lora_view.MODEL_LABELS[label]]
+    spec = model_spec.CATALOGUE[lora_view.MODEL_LABELS[label]]
     assert (shape.hidden, shape.layers, shape.intermediate, shape.kv_width, shape.vocab) == PUBLISHED[label]
     assert shape.kv_width == spec.n_kv_heads * spec.head_dim and shape.name == label
     # N: the lesson's 7B and QLoRA's 65B where the page always showed them, the exact count otherwise
@@ -87,11 +87,13 @@ def test_lora_worked_example_f_numbers_unchanged():
     ],
 )
 def test_kv_presets_are_the_catalogues(name, shape):
-    assert attention_view.kv_shape(M.CATALOGUE[name]) == shape
+    assert attention_view.kv_shape(model_spec.CATALOGUE[name]) == shape
     preset = next(v for k, v in attention_view.KV_PRESETS.items() if k.startswith(name + " "))
     assert {k: preset[k] for k in shape} == shape
     # 2 L K H x 2 bytes, the serving page's count of the same model
-    assert 2 * shape["L"] * shape["Hkv"] * shape["hd"] * 2 == M.kv_cache_bytes_per_token(M.CATALOGUE[name])
+    assert 2 * shape["L"] * shape["Hkv"] * shape["hd"] * 2 == model_spec.kv_cache_bytes_per_token(
+        model_spec.CATALOGUE[name]
+    )
 
 
 def test_kv_default_shape_is_llama_3_70b_at_320_kib():
@@ -107,7 +109,7 @@ def test_scaling_model_choice_sets_n_to_its_parameter_count():
     at.selectbox(key="scale_model").set_value("Llama-3-70B").run()
     assert no_exception(at)
     n = _llama_count(8192, 80, 28672, 8 * 128, 128256)  # 70,553,706,496
-    assert at.number_input(key="N").value == n == M.param_count(M.CATALOGUE["Llama-3-70B"])
+    assert at.number_input(key="N").value == n == model_spec.param_count(model_spec.CATALOGUE["Llama-3-70B"])
     assert metrics(at)["Tokens per parameter"] == f"{1.2e21 / (6 * n) / n:,.1f}"  # D = C/6N, default C
     assert at.info.len == 0
     # N stays the source of truth: editing it keeps the plan at the new N and says it no longer is the model's
@@ -117,7 +119,7 @@ def test_scaling_model_choice_sets_n_to_its_parameter_count():
 
 
 def test_scaling_link_with_model_and_n_reproduces_the_page():
-    n = M.param_count(M.CATALOGUE["Llama-2-7B"])
+    n = model_spec.param_count(model_spec.CATALOGUE["Llama-2-7B"])
     at = open_page(SCALING, {"scale_model": "Llama-2-7B", "N": str(n)})
     assert no_exception(at) and at.info.len == 0 and at.warning.len == 0
     assert at.selectbox(key="scale_model").value == "Llama-2-7B" and at.number_input(key="N").value == n

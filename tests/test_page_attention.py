@@ -9,7 +9,6 @@ import pytest
 from core import attention_real
 from tests.apptest import (
     BAD_LINK_VALUES,
-    Reused,
     assert_bad_link_falls_back,
     decode,
     figures,
@@ -29,18 +28,6 @@ def _heatmaps(at) -> dict[str, np.ndarray]:
 
 def _notes(at) -> str:
     return " ".join(x.value for x in (*at.info, *at.warning))
-
-
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
-@pytest.fixture(scope="module")
-def reused():
-    return Reused(PAGE)
 
 
 def test_default_shows_the_lesson_sentence_with_designed_heads(default):

@@ -8,14 +8,14 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from pages.views import drills as dv
+from pages.views import drills as view_of
 from pages.views.state import APP_PARAMS
 from study.cards import ANSWER_PARTS
 from study.progress import DB_NAME, ProgressStore
 from tests.apptest import no_exception, open_page
 
 PAGE = "pages/14_Drills.py"
-CARD = dv.BY_ID["scaling-01"]
+CARD = view_of.BY_ID["scaling-01"]
 
 
 @pytest.fixture(autouse=True)
@@ -51,9 +51,9 @@ def test_the_page_opens_on_the_first_card_without_exception_or_warning():
     at = open_page(PAGE)
     assert no_exception(at)
     assert at.warning.len == 0 and at.error.len == 0
-    first = dv.CARDS[0]
+    first = view_of.CARDS[0]
     assert any(first.question in m.value for m in at.markdown)
-    assert f"card 1 of {len(dv.CARDS)}" in _texts(at)
+    assert f"card 1 of {len(view_of.CARDS)}" in _texts(at)
     assert at.slider(key="seconds").value == 75
 
 
@@ -116,7 +116,7 @@ def test_the_interviewer_sees_the_answer_follow_ups_traps_rubric_and_the_candida
     assert _latex(at) == [CARD.answer.equation]
     for line in (*CARD.follow_ups, *CARD.traps):
         assert line in text
-    assert [c.label for c in at.checkbox] == list(dv.PART_LABELS.values())
+    assert [c.label for c in at.checkbox] == list(view_of.PART_LABELS.values())
     assert "Score: 0 of 4" in text
     at.checkbox(key="rubric-scaling-01-number").check().run()
     assert "Score: 1 of 4" in _texts(at)
@@ -135,23 +135,23 @@ def test_grading_writes_the_learners_store_moves_on_and_survives_a_restart(data_
     state = store.state("ada", "scaling-01")
     assert state is not None and state.reps == 1 and state.state == "review"
     assert [r.rating for r in store.reviews("ada")] == ["easy"]
-    assert at.text_input(key="card").value == dv.CARDS[0].id  # the first card not yet graded
+    assert at.text_input(key="card").value == view_of.CARDS[0].id  # the first card not yet graded
     assert any("Graded `scaling-01` **easy**" in s.value for s in at.success)
     assert at.slider(key="reveal").value == 0
 
     again = open_page(PAGE, {"learner": "ada", "due": "true", "topics": "scaling"})  # a new session
     assert no_exception(again) and again.warning.len == 0
-    assert f"1 of {len(dv.CARDS)} cards graded" in _texts(again)
-    scaling = [c.id for c in dv.CARDS if c.topic == "scaling"]
+    assert f"1 of {len(view_of.CARDS)} cards graded" in _texts(again)
+    scaling = [c.id for c in view_of.CARDS if c.topic == "scaling"]
     assert f"card 1 of {len(scaling) - 1}" in _texts(again)  # scaling-01 is not due again today
-    assert any(dv.BY_ID[scaling[1]].question in m.value for m in again.markdown)
+    assert any(view_of.BY_ID[scaling[1]].question in m.value for m in again.markdown)
 
 
 def test_a_bad_learner_name_gives_a_notice_and_writes_nothing(data_dir):
     at = open_page(PAGE, {"card": "scaling-01", "learner": "ada lovelace!"})
     assert no_exception(at)
     assert any("profile name" in w.value and "Nothing is saved" in w.value for w in at.warning)
-    assert all(at.button(key=f"grade-{g}").disabled for g in dv.GRADES)  # a browser cannot click them
+    assert all(at.button(key=f"grade-{g}").disabled for g in view_of.GRADES)  # a browser cannot click them
     assert not [b for b in at.download_button if b.key == "drill-export"] and at.file_uploader.len == 0
     assert not (data_dir / DB_NAME).exists()
     at.text_input(key="learner").set_value("ada").run()  # fixed: grading works
@@ -237,44 +237,44 @@ def test_hide_true_turns_the_drill_page_into_the_candidates_view():
 
 def test_hide_is_an_app_wide_setting_and_the_spec_round_trips_defaults():
     assert "hide" in APP_PARAMS
-    assert dv.SPEC.parse({"profile": "ada"}) == (dv.SPEC.defaults().replace(learner="ada"), [])
-    state, problems = dv.SPEC.parse({"seconds": "120"})
+    assert view_of.SPEC.parse({"profile": "ada"}) == (view_of.SPEC.defaults().replace(learner="ada"), [])
+    state, problems = view_of.SPEC.parse({"seconds": "120"})
     assert state.seconds == 75 and problems
 
 
 def test_decks_steps_and_the_next_card():
-    scaling = dv.deck_of(["scaling"])
-    assert scaling == tuple(c.id for c in dv.CARDS if c.topic == "scaling") and scaling[0] == "scaling-01"
-    assert dv.deck_of(["scaling"], ["lora-01", "scaling-03", "scaling-02"]) == ("scaling-03", "scaling-02")
-    assert dv.step(scaling, scaling[-1], 1) == scaling[0] and dv.step(scaling, scaling[0], -1) == scaling[-1]
-    assert dv.step(scaling, "lora-01", 1) == scaling[0]
-    assert dv.next_card(scaling, "scaling-01", ["scaling-01", "lora-01", "scaling-05"]) == "scaling-05"
-    assert dv.next_card(scaling, "scaling-02", []) == "scaling-03"
+    scaling = view_of.deck_of(["scaling"])
+    assert scaling == tuple(c.id for c in view_of.CARDS if c.topic == "scaling") and scaling[0] == "scaling-01"
+    assert view_of.deck_of(["scaling"], ["lora-01", "scaling-03", "scaling-02"]) == ("scaling-03", "scaling-02")
+    assert view_of.step(scaling, scaling[-1], 1) == scaling[0] and view_of.step(scaling, scaling[0], -1) == scaling[-1]
+    assert view_of.step(scaling, "lora-01", 1) == scaling[0]
+    assert view_of.next_card(scaling, "scaling-01", ["scaling-01", "lora-01", "scaling-05"]) == "scaling-05"
+    assert view_of.next_card(scaling, "scaling-02", []) == "scaling-03"
 
 
 def test_drill_decides_the_parts_per_role():
-    state = dv.SPEC.defaults().replace(card="scaling-01", reveal=2)
-    assert dv.drill(state).parts == ("sentence", "equation")
-    assert dv.drill(state.replace(role="interviewer")).parts == ANSWER_PARTS
-    assert dv.drill(state.replace(role="candidate")).parts == ()
-    hidden = dv.drill(state.replace(role="interviewer"), hide=True)
+    state = view_of.SPEC.defaults().replace(card="scaling-01", reveal=2)
+    assert view_of.drill(state).parts == ("sentence", "equation")
+    assert view_of.drill(state.replace(role="interviewer")).parts == ANSWER_PARTS
+    assert view_of.drill(state.replace(role="candidate")).parts == ()
+    hidden = view_of.drill(state.replace(role="interviewer"), hide=True)
     assert hidden.parts == () and hidden.role == "candidate"
-    missing = dv.drill(state.replace(card="scaling-99"))
-    assert missing.card == dv.CARDS[0] and missing.notices[0][0] == "warning"
-    empty = dv.drill(state.replace(card="", topics=()))
+    missing = view_of.drill(state.replace(card="scaling-99"))
+    assert missing.card == view_of.CARDS[0] and missing.notices[0][0] == "warning"
+    empty = view_of.drill(state.replace(card="", topics=()))
     assert empty.card is None and empty.deck == () and empty.notices[0][0] == "info"
 
 
 def test_the_candidate_query_drops_the_interviewers_settings():
     query = {"role": "interviewer", "reveal": "3", "learner": "ada", "card": "x-01", "present": "true", "due": "true"}
-    assert dv.candidate_query(query, "lora-02") == {
+    assert view_of.candidate_query(query, "lora-02") == {
         "present": "true",
         "card": "lora-02",
         "role": "candidate",
         "reveal": "0",
         "hide": "true",
     }
-    assert dv.candidate_link("http://h/Drills", {}, "lora-02").startswith("http://h/Drills?card=lora-02&")
+    assert view_of.candidate_link("http://h/Drills", {}, "lora-02").startswith("http://h/Drills?card=lora-02&")
 
 
 def test_bad_link_values_give_messages_and_the_defaults():

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from core import evaluation as ev
+from core import evaluation
 from tests.apptest import (
     BAD_LINK_VALUES,
     Reused,
@@ -48,13 +48,6 @@ def _simulated_means(m: dict[str, str]) -> list[tuple[str, str]]:
 
 def _view(view: str, query: dict | None = None):
     return open_page(PAGE, {"eval_view": view, **(query or {})})
-
-
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
 
 
 @pytest.fixture(scope="module")
@@ -209,7 +202,7 @@ def test_preset_code_benchmark_and_its_simulation():
     at.button(key="preset-Evaluation-Code benchmark").click().run()
     assert at.session_state["eval_view"] == ESTIMATORS
     m = metrics(at)
-    assert m["Unbiased pass@10"] == f"{ev.pass_at_k(200, 20, 10):.4f}"
+    assert m["Unbiased pass@10"] == f"{evaluation.pass_at_k(200, 20, 10):.4f}"
     assert m["Plug-in pass@10"] == f"{1 - 0.9**10:.4f}"
     assert "all 200 values of k" in figures(at)[0]["layout"]["xaxis"]["title"]["text"]
     at.session_state["eval_view"] = BIAS
@@ -266,7 +259,7 @@ def test_quick_check_answer_matches_the_page():
 def test_large_n_is_exact_fast_and_small():
     at = open_page(PAGE, {"n": "100000", "c": "3", "k": "5000"})
     assert no_exception(at)
-    assert metrics(at)["Unbiased pass@5,000"] == f"{ev.pass_at_k(100_000, 3, 5000):.4f}"
+    assert metrics(at)["Unbiased pass@5,000"] == f"{evaluation.pass_at_k(100_000, 3, 5000):.4f}"
     size = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
     assert size <= 300_000, size  # both figures together
     assert "of 100,000 values of k (log-spaced)" in figures(at)[0]["layout"]["xaxis"]["title"]["text"]

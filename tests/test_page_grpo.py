@@ -40,13 +40,6 @@ def _click(at, i: int | None):
     return at._run(states)
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
 def test_default_is_worked_example_c(default):
     m = metrics(default)
     assert m["Mean reward"] == "0.375"

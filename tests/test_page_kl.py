@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pages.views import kl_leash as view_of
-from tests.apptest import BAD_LINK_VALUES, Reused, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/2_KL_leash.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,18 +53,6 @@ def _infos(at) -> str:
 
 def _warnings(at) -> str:
     return " ".join(w.value for w in at.warning)
-
-
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
-@pytest.fixture(scope="module")
-def reused():
-    return Reused(PAGE)
 
 
 def test_default_is_the_lessons_toy_at_beta_1(default):
@@ -311,17 +299,12 @@ def test_torch_is_imported_only_for_the_theorem_check():
     import subprocess
     import sys
 
-    code = (
-        "import sys; from tests.apptest import open_page; "
-        "at = open_page('pages/2_KL_leash.py', {{'kl_view': '{view}'}}); "
-        "print(len(at.exception), 'torch' in sys.modules)"
+    code = (  # one fresh interpreter: the DPO view first (no torch), then the theorem check in the same process
+        "import sys; from tests.apptest import open_page\n"
+        "for view in ('DPO', 'Theorem check'):\n"
+        "    at = open_page('pages/2_KL_leash.py', {'kl_view': view})\n"
+        "    print(len(at.exception), 'torch' in sys.modules)"
     )
-    outs = [
-        subprocess.run(
-            [sys.executable, "-c", code.format(view=v)], capture_output=True, text=True, timeout=120, cwd=ROOT
-        )
-        .stdout.strip()
-        .splitlines()[-1]
-        for v in ("DPO", "Theorem check")
-    ]
-    assert outs == ["0 False", "0 True"]
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    outs = run.stdout.strip().splitlines()[-2:]
+    assert outs == ["0 False", "0 True"], run.stderr[-2000:]

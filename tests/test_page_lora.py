@@ -1,12 +1,14 @@
 """The LoRA page in AppTest: worked example F and QLoRA from presets, every control moves its figure, links
 reproduce the view, bad links, out-of-range ranks and bad uploads give a message and a sane default."""
 
+import dataclasses
 import io
 
 import numpy as np
 import pytest
 
 from core import lora, lora_memory
+from pages.views import lora as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
     Reused,
@@ -51,11 +53,15 @@ def _npy(a) -> bytes:
     return buf.getvalue()
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
+@pytest.fixture(scope="module", autouse=True)
+def quick_training():
+    """The initialisation traps with 40 Adam steps instead of 200 (same layer, data and seeds): what these tests
+    read (the step-0 gradients, the flat loss of A = B = 0, the merge gap, controls, links, clamps) does not depend
+    on the length of the run; tests/test_core_lora.py trains to convergence."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(view_of, "TRAIN", dataclasses.replace(view_of.TRAIN, steps=40))
+        patch.setattr(view_of, "_RUNS", {})
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -15,13 +15,6 @@ from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, f
 PAGE = "pages/12_Loss_and_units.py"
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at) and at.warning.len == 0
-    return at
-
-
 def test_default_readouts(default):
     m = metrics(default)
     assert m["Uniform loss ln V"] == f"{math.log(50_000):.2f} nats" == "10.82 nats"

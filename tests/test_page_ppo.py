@@ -31,13 +31,6 @@ def _grad_text(g: float) -> str:
     return "0 · clipped" if g == 0 else ("+1 · full" if g > 0 else "−1 · full")
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
 def test_default_ratio_one_full_gradient_and_batch_tab(default):
     m = metrics(default)
     assert m["Ratio ρ"] == "1.00" and m["Clip range"] == "[0.80, 1.20]"

@@ -32,13 +32,6 @@ def _kl_links(at) -> list[tuple[str, str]]:
     return [(link.proto.page, link.proto.query_string) for link in at.get("page_link") if "KL page" in link.proto.label]
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
 def test_default_fit_and_noise_tab(default):
     m = metrics(default)
     assert default.warning.len == 0

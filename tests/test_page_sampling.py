@@ -39,13 +39,6 @@ def entropy(p):
     return float(-(q * np.log(q)).sum())
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at) and at.warning.len == 0
-    return at
-
-
 def test_default_readouts_match_a_plain_softmax(default):
     m = metrics(default)
     p = reference(Z, 1.0)
@@ -155,5 +148,6 @@ def test_the_presets_logits_as_text_round_trip():
     preset = VOCAB_PRESETS["keeper"]
     tokens, logits = view_of.parse_logits(view_of.logits_text(preset.tokens, preset.logits))
     assert tokens == list(preset.tokens) and logits == list(preset.logits)
+    assert view_of.preset_logits_text("keeper") == view_of.logits_text(preset.tokens, preset.logits)
     with pytest.raises(ValueError, match="at most"):
         view_of.parse_logits(",".join(["1"] * (view_of.MAX_LOGITS + 1)))

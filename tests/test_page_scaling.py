@@ -6,7 +6,6 @@ import pytest
 
 from tests.apptest import (
     BAD_LINK_VALUES,
-    Reused,
     assert_bad_link_falls_back,
     decode,
     figures,
@@ -24,18 +23,6 @@ def _u_curve(at) -> tuple[np.ndarray, np.ndarray, str, int]:
     curve = trace(fig, "L(N, C/6N)")
     readout = fig["layout"]["annotations"][0]["text"]
     return decode(curve["x"]), decode(curve["y"]), readout, fig["layout"]["sliders"][0]["active"]
-
-
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
-@pytest.fixture(scope="module")
-def reused():
-    return Reused(PAGE)
 
 
 def test_default_is_predict_question_one(default):

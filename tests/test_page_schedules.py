@@ -13,13 +13,6 @@ from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, f
 PAGE = "pages/13_Schedules.py"
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at) and at.warning.len == 0
-    return at
-
-
 def test_default_end_losses_and_cosine(default):
     m = metrics(default)
     assert m["Modelled end loss: cosine"] == "2.128"

@@ -5,11 +5,11 @@ traps show the wrong number."""
 import numpy as np
 import pytest
 
-from core.systems_presets import PRESETS_BY_KEY
 from pages.views import serving as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
+    assert_presets_show_their_answers,
     decode,
     figures,
     metrics,
@@ -27,13 +27,6 @@ ANSWERS = {
     "A10-11": ("decode ms per token", "42.1 ms"),
     "A2.8-MoE": ("total", "671.0B"),
 }
-
-
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
 
 
 def test_default_view(default):
@@ -54,17 +47,7 @@ def test_default_view(default):
 
 
 def test_every_preset_shows_its_answer():
-    assert set(ANSWERS) == {p.split(":")[0] for p in view_of.SPEC.presets}
-    at = open_page(PAGE)
-    for name in view_of.SPEC.presets:
-        key = name.split(":")[0]
-        at.button(key=f"preset-Serving-{name}").click().run()
-        assert no_exception(at), name
-        assert at.warning.len == 0, (name, [w.value for w in at.warning])
-        m = metrics(at)
-        label, value = ANSWERS[key]
-        assert m[f"{key} · {label}"] == value, name
-        assert len([k for k in m if k.startswith(f"{key} · ")]) == len(PRESETS_BY_KEY[key].expected)
+    assert_presets_show_their_answers(PAGE, view_of.SPEC, ANSWERS)
 
 
 def test_a10_08_link_reproduces_the_node():

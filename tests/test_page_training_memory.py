@@ -3,11 +3,11 @@ view, bad link values and bad inputs give a message and never an exception, the 
 
 import pytest
 
-from core.systems_presets import PRESETS_BY_KEY
 from pages.views import training_memory as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
+    assert_presets_show_their_answers,
     decode,
     figures,
     metrics,
@@ -45,13 +45,6 @@ ALSO = {
 }
 
 
-@pytest.fixture(scope="module")
-def default():
-    at = open_page(PAGE)
-    assert no_exception(at)
-    return at
-
-
 def test_default_view(default):
     assert default.warning.len == 0
     m = metrics(default)
@@ -69,19 +62,7 @@ def test_default_view(default):
 
 
 def test_every_preset_shows_its_answer():
-    assert set(ANSWERS) == {p.split(":")[0] for p in view_of.SPEC.presets}
-    at = open_page(PAGE)
-    for name in view_of.SPEC.presets:
-        key = name.split(":")[0]
-        at.button(key=f"preset-Training_memory-{name}").click().run()
-        assert no_exception(at), name
-        assert at.warning.len == 0, (name, [w.value for w in at.warning])
-        m = metrics(at)
-        label, value = ANSWERS[key]
-        assert m[f"{key} · {label}"] == value, name
-        assert len([k for k in m if k.startswith(f"{key} · ")]) == len(PRESETS_BY_KEY[key].expected)
-        for label, value in ALSO.get(key, {}).items():
-            assert m[label] == value, (name, label)
+    assert_presets_show_their_answers(PAGE, view_of.SPEC, ANSWERS, ALSO)
 
 
 def test_lesson_7b_preset_bars():

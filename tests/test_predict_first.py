@@ -10,6 +10,13 @@ import math
 import numpy as np
 import pytest
 
+from core import lora, scaling
+from pages.views import attention as attention_view
+from pages.views import evaluation as evaluation_view
+from pages.views import grpo as grpo_view
+from pages.views import kl_leash as kl_leash_view
+from pages.views import lora as lora_view
+from pages.views import scaling as scaling_view
 from tests.apptest import figures, metrics, no_exception, open_page
 
 
@@ -55,8 +62,6 @@ CASES = {
 
 def _truths() -> dict[str, tuple[list[str], float | None]]:
     """Independent answers: the strings the page would write and the number a figure would hold."""
-    from core import scaling
-
     # Chinchilla approach 3 (Hoffmann et al. 2022): N_opt = G (C/6)^(β/(α+β)), G = (αA/(βB))^(1/(α+β))
     A, B, a, b = 406.4, 410.7, 0.34, 0.28
     n_opt = (a * A / (b * B)) ** (1 / (a + b)) * (1.2e21 / 6) ** (b / (a + b))
@@ -110,21 +115,18 @@ def test_the_answer_is_absent_until_a_guess_then_truth_guess_and_error_appear(na
 
 def test_the_errors_are_the_guess_against_the_truth() -> None:
     """The readouts' numbers: the guess minus (or over) the independent truth."""
-    from core import lora as core_lora
-    from pages.views import evaluation, grpo, kl_leash, lora, scaling
-
-    s = scaling.figures(scaling.SPEC.state({"predict_scaling": True, "guess_N": 5e9}))
+    s = scaling_view.figures(scaling_view.SPEC.state({"predict_scaling": True, "guess_N": 5e9}))
     r = {x.label: x.value for x in s.readouts}
     assert r["The bottom: N_opt"] == "1.98B" and r["Error"] == f"× {5e9 / TRUTHS['scaling'][1]:.3g} too large"
-    k = kl_leash.figures(kl_leash.SPEC.state({"predict_kl": True, "guess_pi": 0.7, "beta": "0.5"}))
+    k = kl_leash_view.figures(kl_leash_view.SPEC.state({"predict_kl": True, "guess_pi": 0.7, "beta": "0.5"}))
     assert {x.label: x.value for x in k.readouts}["Error"] == f"{0.7 - TRUTHS['kl'][1]:+.3f}" == "-0.181"
-    g = grpo.figures(grpo.SPEC.state({"predict_grpo": True, "guess_adv": 1.0}))
+    g = grpo_view.figures(grpo_view.SPEC.state({"predict_grpo": True, "guess_adv": 1.0}))
     assert {x.label: x.value for x in g.readouts}["Error"] == "-0.29"
-    e = evaluation.figures(evaluation.SPEC.state({"predict_eval": True, "guess_pass": 0.8}))
+    e = evaluation_view.figures(evaluation_view.SPEC.state({"predict_eval": True, "guess_pass": 0.8}))
     assert {x.label: x.value for x in e.readouts}["Error"] == f"{0.8 - 231 / 252:+.4f}"
-    lo = lora.figures(lora.SPEC.state({"predict_lora": True, "guess_rank": 10}))
+    lo = lora_view.figures(lora_view.SPEC.state({"predict_lora": True, "guess_rank": 10}))
     svd = lo.facts["svd"]
-    sigma2 = np.sort(np.linalg.svd(core_lora.make_target(64, 64, "exponential", 0), compute_uv=False))[::-1] ** 2
+    sigma2 = np.sort(np.linalg.svd(lora.make_target(64, 64, "exponential", 0), compute_uv=False))[::-1] ** 2
     r90 = int(np.argmax(np.cumsum(sigma2) / sigma2.sum() >= 0.9)) + 1  # a plain numpy SVD, not core's
     assert svd.d == 64
     ro = {x.label: x.value for x in lo.readouts}
@@ -132,10 +134,8 @@ def test_the_errors_are_the_guess_against_the_truth() -> None:
 
 
 def test_the_attention_truth_is_the_panel_whose_rows_look_one_back() -> None:
-    from pages.views import attention
-
-    state = attention.SPEC.state({"predict_attn": True, "guess_head": 1})
-    view = attention.figures(state)
+    state = attention_view.SPEC.state({"predict_attn": True, "guess_head": 1})
+    view = attention_view.figures(state)
     res = view.facts["toy"]
     order = np.random.default_rng(0).permutation(len(res.head_names))
     # an independent check from the weights: the panel whose rows put most weight on key t - 1
@@ -144,13 +144,11 @@ def test_the_attention_truth_is_the_panel_whose_rows_look_one_back() -> None:
     one_back = [float(np.mean([W[p, t, t - 1] for t in range(1, T)])) for p in range(len(order))]
     truth = int(np.argmax(one_back)) + 1
     assert {x.label: x.value for x in view.readouts}["Previous-token head"] == f"panel {truth}"
-    assert attention.previous_token_panel(res, state) == truth
+    assert attention_view.previous_token_panel(res, state) == truth
 
 
 def test_predict_off_leaves_the_views_unchanged() -> None:
-    from pages.views import evaluation, grpo, kl_leash, scaling
-
-    for mod in (scaling, kl_leash, grpo, evaluation):
+    for mod in (scaling_view, kl_leash_view, grpo_view, evaluation_view):
         a, b = mod.figures(mod.SPEC.defaults()), mod.figures(mod.SPEC.defaults())
         assert [x.value for x in a.readouts] == [x.value for x in b.readouts]
         assert a.facts["predict"] == "off" and "Predict first" not in str(a.notices)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import scipy.stats
 
-from core import evaluation as ev
+from core import evaluation
 from pages.views import Options
 from pages.views import evaluation as view_of
 
@@ -39,7 +39,7 @@ def test_the_module_does_not_import_streamlit():
 @pytest.mark.parametrize("part", [ESTIMATORS, BIAS, COMPARISON])
 def test_only_the_requested_part_is_built(part, monkeypatch):
     if part != BIAS:  # the simulation must not even run when its tab is closed
-        monkeypatch.setattr(ev, "simulate_estimators", lambda *a, **k: pytest.fail("simulated for another tab"))
+        monkeypatch.setattr(evaluation, "simulate_estimators", lambda *a, **k: pytest.fail("simulated for another tab"))
     view = view_of.figures(SMALL, _parts(part))
     assert set(view.figures) == FIGURES[part]
     assert len(view.readouts) == {ESTIMATORS: 4, BIAS: 4, COMPARISON: 3}[part]
@@ -165,3 +165,30 @@ def test_the_simulation_key_ignores_other_controls():
     assert view_of.simulation_state(SMALL.replace(accA=50.0, c=7, axis="log", eval_view=BIAS)) == key
     for name, value in (("p", 0.5), ("n", 20), ("k", 3), ("problems", 3000), ("sim_seed", 1)):
         assert view_of.simulation_state(SMALL.replace(**{name: value})) != key
+
+
+def _worst_k_by_scipy(n: int, p: float) -> int:
+    """argmin over k of E[plug-in pass@k] - pass@k, with scipy's binomial weights."""
+    weights = scipy.stats.binom.pmf(range(n + 1), n, p)
+    bias = [
+        sum(w * (1 - (1 - c / n) ** k) for c, w in enumerate(weights)) - (1 - (1 - p) ** k) for k in range(1, n + 1)
+    ]
+    return 1 + min(range(n), key=bias.__getitem__)
+
+
+@pytest.mark.parametrize(("n", "p"), [(10, 0.3), (40, 0.5), (7, 0.05)])
+def test_where_worst_quotes_the_worst_k(n, p):
+    facts = view_of.figures(DEFAULTS.replace(n=n, c=1, k=1, p=p), _parts()).facts
+    assert f"With n = {n:,} samples" in facts["where_worst"]
+    assert facts["where_worst"].endswith(f"At p = {p:g} it is k = {_worst_k_by_scipy(n, p)}.")
+
+
+def test_where_worst_outside_the_exact_range_and_the_thresholds():
+    facts = view_of.figures(DEFAULTS.replace(n=2, c=1, k=1), _parts()).facts
+    assert facts["where_worst"] == "With n = 2 there is no k strictly between 1 and n: the bias is 0 at k = 1."
+    facts = view_of.figures(DEFAULTS.replace(n=1000, c=1, k=1), _parts()).facts
+    assert "about 2.7/n (0.25 at n = 10, 0.027 at n = 100)" in facts["where_worst"]
+    thresholds = facts["interior_thresholds"]
+    assert set(thresholds) == {10, 100}
+    for n, t in thresholds.items():  # the worst k is n just below the threshold and inside just above it
+        assert _worst_k_by_scipy(n, t * 0.999) == n and _worst_k_by_scipy(n, t * 1.001) < n

@@ -11,9 +11,9 @@ import pytest
 
 from core import lora, lora_layer, lora_memory
 from pages.views import Options
-from pages.views import lora as view
+from pages.views import lora as view_of
 
-RANK, COST, INIT = view.VIEWS
+RANK, COST, INIT = view_of.VIEWS
 
 
 def _opts(*parts: str, presenter: bool = False) -> Options:
@@ -31,7 +31,7 @@ def _pct(text: str) -> float:
 @pytest.fixture
 def svd_calls(monkeypatch):
     """Counts core's SVD calls, starting from an empty cache of generated matrices."""
-    view.generated.cache_clear()
+    view_of.generated.cache_clear()
     calls = []
     real = lora.svd
 
@@ -41,18 +41,18 @@ def svd_calls(monkeypatch):
 
     monkeypatch.setattr(lora, "svd", counting)
     yield calls
-    view.generated.cache_clear()
+    view_of.generated.cache_clear()
 
 
 @pytest.fixture
 def quick_training(monkeypatch):
     """The initialisation traps with 5 Adam steps instead of 200 (same layer and data), on an empty run cache."""
-    monkeypatch.setattr(view, "TRAIN", lora_layer.TrainConfig(steps=5))
-    monkeypatch.setattr(view, "_RUNS", {})
+    monkeypatch.setattr(view_of, "TRAIN", lora_layer.TrainConfig(steps=5))
+    monkeypatch.setattr(view_of, "_RUNS", {})
 
 
 def test_the_view_module_does_not_import_streamlit():
-    tree = ast.parse(Path(view.__file__).read_text())
+    tree = ast.parse(Path(view_of.__file__).read_text())
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not any(name.split(".")[0] == "streamlit" for name in imported)
@@ -63,23 +63,23 @@ def test_only_the_requested_part_is_built(monkeypatch, svd_calls):
         raise AssertionError("the cost part must not train")
 
     monkeypatch.setattr(lora_layer, "train_all_inits", no_training)
-    out = view.figures(view.SPEC.defaults(), _opts("cost"))
+    out = view_of.figures(view_of.SPEC.defaults(), _opts("cost"))
     assert set(out.figures) == {"memory"} and list(out.tables) == ["Memory"]
     assert svd_calls == []  # no SVD for the cost part
-    assert view.figures(view.SPEC.defaults(), _opts()).figures == {}  # no parts, nothing built
-    out = view.figures(view.SPEC.defaults(), _opts("rank"))
+    assert view_of.figures(view_of.SPEC.defaults(), _opts()).figures == {}  # no parts, nothing built
+    out = view_of.figures(view_of.SPEC.defaults(), _opts("rank"))
     assert set(out.figures) == {"heatmaps", "curves"} and list(out.tables) == ["Rank curves", "Singular values"]
 
 
 def test_main_is_the_tab_the_state_names():
-    out = view.figures(view.SPEC.defaults().replace(lora_view=COST))  # DEFAULT options: parts = {"main"}
+    out = view_of.figures(view_of.SPEC.defaults().replace(lora_view=COST))  # DEFAULT options: parts = {"main"}
     assert set(out.figures) == {"memory"}
-    assert view.parts_of(view.SPEC.defaults(), _opts("main", "cost")) == ["rank", "cost"]
+    assert view_of.parts_of(view_of.SPEC.defaults(), _opts("main", "cost")) == ["rank", "cost"]
 
 
 def test_worked_example_f():
-    state = view.SPEC.state(view.SPEC.presets["Worked example F"])
-    out = view.figures(state)  # the preset opens the cost tab
+    state = view_of.SPEC.state(view_of.SPEC.presets["Worked example F"])
+    out = view_of.figures(state)  # the preset opens the cost tab
     m = _readouts(out)
     trainable = 32 * 4 * 8 * (4096 + 4096)  # layers x (q, k, v, o) x r (d_out + d_in)
     assert trainable == 8_388_608 and m["Trainable parameters"] == f"{trainable:,}"
@@ -89,8 +89,8 @@ def test_worked_example_f():
 
 
 def test_rank_readout_against_numpys_svd(svd_calls):
-    state = view.SPEC.defaults().replace(rows=96, cols=80, profile="power_law", seed=7, rank=12)
-    out = view.figures(state, _opts("rank"))
+    state = view_of.SPEC.defaults().replace(rows=96, cols=80, profile="power_law", seed=7, rank=12)
+    out = view_of.figures(state, _opts("rank"))
     sigma = np.linalg.svd(lora.make_target(96, 80, "power_law", 7), compute_uv=False)  # numpy, float64, LAPACK
     err = np.sqrt(np.sum(sigma[12:] ** 2) / np.sum(sigma**2))
     energy = np.sum(sigma[:12] ** 2) / np.sum(sigma**2)
@@ -109,49 +109,49 @@ def test_rank_readout_against_numpys_svd(svd_calls):
 
 
 def test_the_svd_runs_once_when_only_r_or_the_look_changes(svd_calls):
-    state = view.SPEC.defaults().replace(rows=128, cols=48, seed=3)
+    state = view_of.SPEC.defaults().replace(rows=128, cols=48, seed=3)
     seen = []
     for changes, presenter in [({}, False), ({"rank": 2}, False), ({"rank": 40}, True), ({"logr": True}, False)]:
-        out = view.figures(state.replace(**changes), _opts("rank", "cost", presenter=presenter))
+        out = view_of.figures(state.replace(**changes), _opts("rank", "cost", presenter=presenter))
         seen.append(_readouts(out)["Relative error"])
     assert svd_calls == [(128, 48)]
     assert len(set(seen[:3])) == 3  # r did move the readout
-    view.figures(state.replace(seed=4), _opts("rank"))
+    view_of.figures(state.replace(seed=4), _opts("rank"))
     assert svd_calls == [(128, 48), (128, 48)]  # a new matrix: one more SVD
 
 
 def test_a_clamped_rank_gives_a_note():
-    out = view.figures(view.SPEC.defaults().replace(rows=16, cols=32, rank=100), _opts("rank"))
+    out = view_of.figures(view_of.SPEC.defaults().replace(rows=16, cols=32, rank=100), _opts("rank"))
     assert out.notices == [("info", "r = 100 must lie between 0 and 16; using 16.")]
     assert _readouts(out)["Energy captured"] == "100.0%"
-    out = view.figures(view.SPEC.defaults().replace(mats=()), _opts("cost"))
+    out = view_of.figures(view_of.SPEC.defaults().replace(mats=()), _opts("cost"))
     assert ("info", "Choose at least one matrix to adapt; showing q, k, v, o.") in out.notices
 
 
 def test_an_upload_replaces_the_generated_matrix(svd_calls):
     a = np.outer(np.arange(1, 41), np.arange(1, 31)).astype(float) + np.eye(40, 30)
-    out = view.figures(view.SPEC.defaults(), _opts("rank"), a, "delta.npy")
+    out = view_of.figures(view_of.SPEC.defaults(), _opts("rank"), a, "delta.npy")
     assert np.asarray(out.figures["heatmaps"].data[0].z).shape == (40, 30) and svd_calls == [(40, 30)]
     assert _readouts(out)["Trainable r(d + k)"] == f"{8 * 70:,}"
     sigma = np.linalg.svd(a, compute_uv=False)
     assert _pct(_readouts(out)["Energy captured"]) == pytest.approx(np.sum(sigma[:8] ** 2) / np.sum(sigma**2), abs=6e-4)
-    cached = view.analyse(a)  # a caller that caches the upload's analysis passes it in: no second SVD
+    cached = view_of.analyse(a)  # a caller that caches the upload's analysis passes it in: no second SVD
     svd_calls.clear()
-    again = view.figures(view.SPEC.defaults().replace(rank=3), _opts("rank"), a, "delta.npy", analysis=cached)
+    again = view_of.figures(view_of.SPEC.defaults().replace(rank=3), _opts("rank"), a, "delta.npy", analysis=cached)
     assert svd_calls == [] and _readouts(again)["Trainable r(d + k)"] == f"{3 * 70:,}"
 
 
 def test_a_bad_upload_array_falls_back_with_a_warning():
     bad = np.array([[1.0, np.nan], [3.0, 4.0]])
-    out = view.figures(view.SPEC.defaults(), _opts("rank"), bad, "nan.npy")
+    out = view_of.figures(view_of.SPEC.defaults(), _opts("rank"), bad, "nan.npy")
     (kind, text), *_ = out.notices
     assert kind == "warning" and text.startswith("The upload `nan.npy` was not used") and "non-finite" in text
-    assert _readouts(out) == _readouts(view.figures(view.SPEC.defaults(), _opts("rank")))
+    assert _readouts(out) == _readouts(view_of.figures(view_of.SPEC.defaults(), _opts("rank")))
 
 
 def test_presenter_mode_makes_room_for_larger_type():
-    state = view.SPEC.defaults()
-    plain, big = (view.figures(state, _opts("rank", presenter=p)).figures for p in (False, True))
+    state = view_of.SPEC.defaults()
+    plain, big = (view_of.figures(state, _opts("rank", presenter=p)).figures for p in (False, True))
     assert (plain["heatmaps"].layout.margin.t, big["heatmaps"].layout.margin.t) == (125, 175)
     assert (plain["heatmaps"].layout.sliders[0].pad.t, big["heatmaps"].layout.sliders[0].pad.t) == (62, 85)
     assert (plain["heatmaps"].layout.annotations[-1].yshift, big["heatmaps"].layout.annotations[-1].yshift) == (28, 36)
@@ -161,20 +161,20 @@ def test_presenter_mode_makes_room_for_larger_type():
 
 
 def test_relevant_keeps_only_the_fields_the_parts_read():
-    state = view.SPEC.defaults().replace(model=lora_memory.LLAMA3_8B.name, rows=200, lora_view=COST)
-    rank_only = view.relevant(state, _opts("rank"))
-    assert rank_only.rows == 200 and rank_only.model == view.SPEC["model"].default
-    assert rank_only.lora_view == view.SPEC["lora_view"].default
-    assert view.relevant(state, _opts("main")) == view.SPEC.defaults().replace(
+    state = view_of.SPEC.defaults().replace(model=lora_memory.LLAMA3_8B.name, rows=200, lora_view=COST)
+    rank_only = view_of.relevant(state, _opts("rank"))
+    assert rank_only.rows == 200 and rank_only.model == view_of.SPEC["model"].default
+    assert rank_only.lora_view == view_of.SPEC["lora_view"].default
+    assert view_of.relevant(state, _opts("main")) == view_of.SPEC.defaults().replace(
         model=lora_memory.LLAMA3_8B.name, lora_view=COST
     )
-    assert _readouts(view.figures(rank_only, _opts("rank"))) == _readouts(view.figures(state, _opts("rank")))
+    assert _readouts(view_of.figures(rank_only, _opts("rank"))) == _readouts(view_of.figures(state, _opts("rank")))
 
 
 def test_initialisation_traps_train_once_and_report_progress(quick_training):
     fractions = []
-    state = view.SPEC.defaults().replace(rank=100, alpha=4.0)
-    out = view.figures(state, _opts("init"), progress=fractions.append)
+    state = view_of.SPEC.defaults().replace(rank=100, alpha=4.0)
+    out = view_of.figures(state, _opts("init"), progress=fractions.append)
     assert set(out.figures) == {"training"} and list(out.tables) == ["Training"]
     assert out.notices == [("info", "r = 100 must lie between 1 and 64; using 64.")]
     assert fractions and fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
@@ -186,5 +186,24 @@ def test_initialisation_traps_train_once_and_report_progress(quick_training):
     assert out.facts["config"].r == 64 and out.facts["config"].steps == 5
     assert len(out.tables["Training"]()) == 6  # the state before each of the 5 steps, and the end
     fractions.clear()
-    view.figures(state, _opts("init", presenter=True), progress=fractions.append)
+    view_of.figures(state, _opts("init", presenter=True), progress=fractions.append)
     assert fractions == []  # the same configuration: no second training
+
+
+def test_the_tab_captions_and_qlora_numbers_are_facts(quick_training):
+    state = view_of.SPEC.defaults().replace(model="Llama-2-7B", mats=("q", "v"), rank=8)
+    out = view_of.figures(state, _opts("cost", "init"))
+    mem = out.facts["memory"]
+    assert out.facts["memory_caption"] == (
+        f"Llama-2-7B: {mem.n_params / 1e9:.2f}B parameters; per layer q: 65,536, v: 65,536 trainable."
+    )  # r (d_out + d_in) = 8 (4096 + 4096) per adapted matrix
+    runs = out.facts["runs"]
+    assert out.facts["training_caption"].startswith(
+        f"A {view_of.TRAIN.d} × {view_of.TRAIN.k} layer fitted to a rank-{view_of.TRAIN.target_rank} target on "
+        f"{runs['B0'].device}, 5 Adam steps per initialisation ("
+    )
+    qlora = out.facts["qlora"]
+    assert qlora == view_of.figures(state, _opts()).facts["qlora"]  # whatever the tabs
+    assert (round(qlora["nf4_bits"], 3), round(qlora["nf4_bytes"], 3)) == (4.127, 0.516)  # 4 + 8/64 + 32/(64·256)
+    assert qlora["total_gb"] + qlora["spare_gb"] == pytest.approx(48.0) and round(qlora["spare_gb"], 1) == 1.7
+    assert view_of.profile_caption("flat") == "flat (no low-rank structure)"

@@ -5,7 +5,15 @@ import plotly.graph_objects as go
 import pytest
 
 from core import attention, kv_cache, tokenizer, toy_attention
-from viz import attention as va
+from viz.attention import (
+    SCALE_COLOURS,
+    SCALE_NAMES,
+    attention_figure,
+    attention_kv_cache_figure,
+    attention_mask_figure,
+    attention_outputs_figure,
+    attention_scale_figure,
+)
 from viz.style import DIVERGING, SEQUENTIAL
 
 SENTENCE = tuple(tokenizer.DEFAULT_TEXT.split())
@@ -21,7 +29,7 @@ def _bars(fig):
 
 def test_head_grid_small_input_keeps_every_weight():
     res = toy_attention.toy_attention(SENTENCE, toy_attention.ToyModelSettings(heads=4, kv_heads=2))
-    fig = va.attention_figure(res.weights, res.tokens, res.head_names)
+    fig = attention_figure(res.weights, res.tokens, res.head_names)
     maps = _heatmaps(fig)
     assert len(maps) == 7
     for h, trace in enumerate(maps):
@@ -41,7 +49,7 @@ def test_head_grid_small_input_keeps_every_weight():
 def test_head_grid_at_512_tokens_is_block_summed_small_and_says_so():
     toks = tokenizer.random_tokens(512).tokens
     res = toy_attention.toy_attention(toks, toy_attention.ToyModelSettings(d_model=256, heads=8, d_k=32))
-    fig = va.attention_figure(res.weights, toks, res.head_names)
+    fig = attention_figure(res.weights, toks, res.head_names)
     maps = _heatmaps(fig)
     assert len(maps) == 11
     z = maps[0].z
@@ -61,7 +69,7 @@ def test_head_grid_at_512_tokens_is_block_summed_small_and_says_so():
 def test_head_grid_with_many_heads_stays_under_one_megabyte():
     toks = tokenizer.random_tokens(512).tokens
     res = toy_attention.toy_attention(toks, toy_attention.ToyModelSettings(d_model=512, heads=32, d_k=16))
-    fig = va.attention_figure(res.weights, toks, res.head_names)
+    fig = attention_figure(res.weights, toks, res.head_names)
     assert len(_heatmaps(fig)) == 35
     assert _heatmaps(fig)[0].z.shape[0] < 64
     assert len(fig.to_json()) < 1_000_000
@@ -69,20 +77,20 @@ def test_head_grid_with_many_heads_stays_under_one_megabyte():
 
 def test_head_grid_zmax_and_errors():
     w = np.full((2, 3, 3), 1 / 3, dtype=np.float32)
-    fig = va.attention_figure(w, ["a", "b", "c"], zmax=0.5)
+    fig = attention_figure(w, ["a", "b", "c"], zmax=0.5)
     assert fig.layout.coloraxis.cmax == 0.5 and "0 to 0.5" in fig.layout.title.text
     with pytest.raises(ValueError, match="shape"):
-        va.attention_figure(w, ["a", "b"])
+        attention_figure(w, ["a", "b"])
     with pytest.raises(ValueError, match="head names"):
-        va.attention_figure(w, ["a", "b", "c"], ["only one"])
+        attention_figure(w, ["a", "b", "c"], ["only one"])
     with pytest.raises(ValueError, match="zmax"):
-        va.attention_figure(w, ["a", "b", "c"], zmax=0)
+        attention_figure(w, ["a", "b", "c"], zmax=0)
 
 
 def test_mask_figure_shows_row_sums():
     qkv = toy_attention.toy_qkv(SENTENCE, toy_attention.ToyModelSettings())
     cmp = attention.mask_comparison(qkv.q[0], qkv.k[0])
-    fig = va.attention_mask_figure(cmp.correct, cmp.buggy, SENTENCE, cmp.correct_row_sums, cmp.buggy_row_sums)
+    fig = attention_mask_figure(cmp.correct, cmp.buggy, SENTENCE, cmp.correct_row_sums, cmp.buggy_row_sums)
     maps, bars = _heatmaps(fig), _bars(fig)
     assert len(maps) == 2 and len(bars) == 2
     assert np.allclose(maps[0].z, cmp.correct, atol=1e-7) and np.allclose(maps[1].z, cmp.buggy, atol=1e-7)
@@ -92,7 +100,7 @@ def test_mask_figure_shows_row_sums():
     titles = [a.text for a in fig.layout.annotations]
     assert "−∞ before softmax (correct)" in titles and "× 0 after softmax (bug)" in titles
     # row sums default to the rows' sums
-    fig2 = va.attention_mask_figure(cmp.correct, cmp.buggy, SENTENCE)
+    fig2 = attention_mask_figure(cmp.correct, cmp.buggy, SENTENCE)
     assert np.allclose(_bars(fig2)[1].x, cmp.buggy_row_sums, atol=1e-6)
 
 
@@ -100,7 +108,7 @@ def test_mask_figure_downsamples_long_inputs():
     toks = tokenizer.random_tokens(200).tokens
     qkv = toy_attention.toy_qkv(toks, toy_attention.ToyModelSettings())
     cmp = attention.mask_comparison(qkv.q[0], qkv.k[0])
-    fig = va.attention_mask_figure(cmp.correct, cmp.buggy, toks)
+    fig = attention_mask_figure(cmp.correct, cmp.buggy, toks)
     assert _heatmaps(fig)[0].z.shape == (64, 64)
     assert np.allclose(_bars(fig)[0].x, 1.0, atol=1e-5)
     assert "200 tokens shown as 64 blocks" in fig.layout.title.text
@@ -109,7 +117,7 @@ def test_mask_figure_downsamples_long_inputs():
 
 def test_scale_figure_plots_the_statistics():
     stats = attention.logit_statistics((1, 4, 16, 64), tokens=32, d_model=256)
-    fig = va.attention_scale_figure(
+    fig = attention_scale_figure(
         stats.d_k,
         stats.variance,
         stats.entropy,
@@ -118,23 +126,23 @@ def test_scale_figure_plots_the_statistics():
         current_d_k=16,
     )
     lines = {(t.name, t.xaxis): t for t in fig.data}
-    for choice, name in va.SCALE_NAMES.items():
+    for choice, name in SCALE_NAMES.items():
         assert np.allclose(lines[(name, "x")].y, stats.variance[choice])
         assert np.allclose(lines[(name, "x2")].y, stats.entropy[choice])
         assert np.allclose(lines[(f"{name}: theory", "x")].y, stats.expected_variance[choice])
-        assert lines[(name, "x")].line.color == va.SCALE_COLOURS[choice]
+        assert lines[(name, "x")].line.color == SCALE_COLOURS[choice]
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert fig.layout.xaxis.title.text == "d_k (head dimension)"
     texts = [a.text for a in fig.layout.annotations]
     assert "your d_k = 16" in texts and any("log T = 3.47" in t for t in texts)
     assert fig.layout.uirevision == "attention-scale"
     with pytest.raises(ValueError, match="align"):
-        va.attention_scale_figure([1, 2], {"none": np.ones(3)}, {"none": np.ones(3)}, 1.0)
+        attention_scale_figure([1, 2], {"none": np.ones(3)}, {"none": np.ones(3)}, 1.0)
 
 
 def test_outputs_figure():
     res = toy_attention.toy_attention(SENTENCE, toy_attention.ToyModelSettings(d_k=8, d_model=32))
-    fig = va.attention_outputs_figure(res.outputs, SENTENCE, res.head_names)
+    fig = attention_outputs_figure(res.outputs, SENTENCE, res.head_names)
     maps = _heatmaps(fig)
     assert len(maps) == 7 and np.array_equal(maps[2].z, res.outputs[2])
     assert list(maps[0].x) == list(range(8))
@@ -143,7 +151,7 @@ def test_outputs_figure():
     assert fig.layout.coloraxis.colorscale == tuple(tuple(c) for c in DIVERGING)
     big = tokenizer.random_tokens(300).tokens
     res = toy_attention.toy_attention(big, toy_attention.ToyModelSettings(d_k=8, d_model=32), designed=False)
-    fig = va.attention_outputs_figure(res.outputs, big, res.head_names)
+    fig = attention_outputs_figure(res.outputs, big, res.head_names)
     assert _heatmaps(fig)[0].z.shape == (64, 8) and "300 tokens shown as 64 rows" in fig.layout.title.text
 
 
@@ -152,7 +160,7 @@ def test_kv_cache_figure_llama3_70b():
     variants = kv_cache.attention_variants(shape)
     totals = [kv_cache.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in variants.values()]
     per_token = [shape.bytes_per_token(h) for h in variants.values()]
-    fig = va.attention_kv_cache_figure(
+    fig = attention_kv_cache_figure(
         list(variants), totals, per_token_bytes=per_token, context_tokens=131072, memory_limit_bytes=80e9
     )
     (bar,) = _bars(fig)
@@ -162,4 +170,4 @@ def test_kv_cache_figure_llama3_70b():
     assert "131,072 tokens" in fig.layout.title.text
     assert fig.layout.shapes[0].x0 == pytest.approx(80e9 / 2**30)
     with pytest.raises(ValueError):
-        va.attention_kv_cache_figure(["a"], [1, 2])
+        attention_kv_cache_figure(["a"], [1, 2])

@@ -5,23 +5,32 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import evaluation as ev
-from viz import evaluation as vz
+from core import evaluation
 from viz import format as fmt
+from viz.evaluation import (
+    MAX_POINTS,
+    comparison_figure,
+    comparison_figure_of,
+    curve_figures,
+    pass_at_k_figure,
+    pass_hat_k_figure,
+    simulation_figure,
+    simulation_figure_of,
+)
 from viz.style import PALETTE
 
 
 def _curve_figure(n: int, c: int, k: int, ks=None):
-    ks = ev.display_k_grid(n, include=[k]) if ks is None else ks
-    return vz.pass_at_k_figure(
+    ks = evaluation.display_k_grid(n, include=[k]) if ks is None else ks
+    return pass_at_k_figure(
         ks,
-        ev.pass_at_k(n, c, ks),
-        ev.pass_at_k_plugin(n, c, ks),
+        evaluation.pass_at_k(n, c, ks),
+        evaluation.pass_at_k_plugin(n, c, ks),
         n=n,
         c=c,
         k=k,
-        unbiased_at_k=ev.pass_at_k(n, c, k),
-        plugin_at_k=ev.pass_at_k_plugin(n, c, k),
+        unbiased_at_k=evaluation.pass_at_k(n, c, k),
+        plugin_at_k=evaluation.pass_at_k_plugin(n, c, k),
     )
 
 
@@ -33,7 +42,7 @@ def test_worked_example_e_curves_and_marker():
     fig = _curve_figure(10, 3, 5)
     unbiased, plugin = _by_name(fig, "unbiased"), _by_name(fig, "plug-in")
     np.testing.assert_array_equal(unbiased.x, np.arange(1, 11))
-    np.testing.assert_allclose(unbiased.y, ev.pass_at_k(10, 3, np.arange(1, 11)))
+    np.testing.assert_allclose(unbiased.y, evaluation.pass_at_k(10, 3, np.arange(1, 11)))
     np.testing.assert_allclose(plugin.y, 1 - 0.7 ** np.arange(1, 11))
     assert unbiased.line.color == PALETTE["reference"] and plugin.line.color == PALETTE["optimised"]
     assert unbiased.y[0] == pytest.approx(plugin.y[0])  # they agree at k = 1
@@ -51,7 +60,7 @@ def test_big_n_is_downsampled_log_scaled_and_small():
     n, c, k = 100_000, 3, 5000
     fig = _curve_figure(n, c, k)
     unbiased = _by_name(fig, "unbiased")
-    assert len(unbiased.x) <= vz.MAX_POINTS and k in unbiased.x and unbiased.x[0] == 1 and unbiased.x[-1] == n
+    assert len(unbiased.x) <= MAX_POINTS and k in unbiased.x and unbiased.x[0] == 1 and unbiased.x[-1] == n
     assert fig.layout.xaxis.type == "log"
     assert fig.layout.annotations[0].x == pytest.approx(np.log10(k))  # annotations on log axes use log10
     assert "log-spaced" in fig.layout.xaxis.title.text and "100,000" in fig.layout.xaxis.title.text
@@ -63,65 +72,65 @@ def test_full_arrays_are_thinned_by_the_builder():
     ks = np.arange(1, n + 1)
     fig = _curve_figure(n, c, k, ks=ks)
     unbiased = _by_name(fig, "unbiased")
-    assert len(unbiased.x) <= vz.MAX_POINTS + 3 and k in unbiased.x
+    assert len(unbiased.x) <= MAX_POINTS + 3 and k in unbiased.x
     i = int(np.flatnonzero(unbiased.x == k)[0])
-    assert unbiased.y[i] == pytest.approx(ev.pass_at_k(n, c, k))  # thinning keeps the exact values
+    assert unbiased.y[i] == pytest.approx(evaluation.pass_at_k(n, c, k))  # thinning keeps the exact values
     assert len(fig.to_json()) <= 300_000
     assert fig.layout.meta["shown"] == len(unbiased.x)
 
 
 def test_mismatched_arrays_are_refused():
     with pytest.raises(ValueError, match="same length"):
-        vz.pass_at_k_figure([1, 2, 3], [0.1, 0.2], [0.1, 0.2, 0.3], n=3, c=1, k=1, unbiased_at_k=0.1, plugin_at_k=0.1)
+        pass_at_k_figure([1, 2, 3], [0.1, 0.2], [0.1, 0.2, 0.3], n=3, c=1, k=1, unbiased_at_k=0.1, plugin_at_k=0.1)
 
 
 def test_pass_hat_figure():
     n, c, k = 200, 20, 10
-    ks = ev.display_k_grid(n)
-    fig = vz.pass_hat_k_figure(
+    ks = evaluation.display_k_grid(n)
+    fig = pass_hat_k_figure(
         ks,
-        ev.pass_at_k(n, c, ks),
-        ev.pass_hat_k(n, c, ks),
+        evaluation.pass_at_k(n, c, ks),
+        evaluation.pass_hat_k(n, c, ks),
         n=n,
         c=c,
         k=k,
-        pass_at_at_k=ev.pass_at_k(n, c, k),
-        pass_hat_at_k=ev.pass_hat_k(n, c, k),
-        pass_at_plugin=ev.pass_at_k_plugin(n, c, ks),
-        pass_hat_plugin=ev.pass_hat_k_plugin(n, c, ks),
+        pass_at_at_k=evaluation.pass_at_k(n, c, k),
+        pass_hat_at_k=evaluation.pass_hat_k(n, c, k),
+        pass_at_plugin=evaluation.pass_at_k_plugin(n, c, ks),
+        pass_hat_plugin=evaluation.pass_hat_k_plugin(n, c, ks),
     )
     at, hat = _by_name(fig, "pass@k: at least"), _by_name(fig, "pass^k: all")
-    np.testing.assert_allclose(at.y, ev.pass_at_k(n, c, ks))
-    np.testing.assert_allclose(hat.y, ev.pass_hat_k(n, c, ks))
+    np.testing.assert_allclose(at.y, evaluation.pass_at_k(n, c, ks))
+    np.testing.assert_allclose(hat.y, evaluation.pass_hat_k(n, c, ks))
     assert hat.fill == "tonexty" and fig.data.index(hat) == fig.data.index(at) + 1  # shaded band between them
     hat_plugin = _by_name(fig, "pass^k plug-in")
     assert hat_plugin.line.dash == "dot" and np.all(hat_plugin.y >= hat.y - 1e-12)  # plug-in overstates pass^k
     marker = next(t for t in fig.data if t.mode == "markers")
-    np.testing.assert_allclose(marker.y, [ev.pass_at_k(n, c, k), ev.pass_hat_k(n, c, k)])
+    np.testing.assert_allclose(marker.y, [evaluation.pass_at_k(n, c, k), evaluation.pass_hat_k(n, c, k)])
     assert fig.layout.legend.traceorder == "normal"
     assert "pass@k 0.660" in fig.layout.annotations[0].text
 
 
 def test_pass_hat_figure_without_plugins_at_big_n():
     n, c, k = 100_000, 99_000, 50
-    ks = ev.display_k_grid(n, include=[k])
-    fig = vz.pass_hat_k_figure(
+    ks = evaluation.display_k_grid(n, include=[k])
+    fig = pass_hat_k_figure(
         ks,
-        ev.pass_at_k(n, c, ks),
-        ev.pass_hat_k(n, c, ks),
+        evaluation.pass_at_k(n, c, ks),
+        evaluation.pass_hat_k(n, c, ks),
         n=n,
         c=c,
         k=k,
-        pass_at_at_k=ev.pass_at_k(n, c, k),
-        pass_hat_at_k=ev.pass_hat_k(n, c, k),
+        pass_at_at_k=evaluation.pass_at_k(n, c, k),
+        pass_hat_at_k=evaluation.pass_hat_k(n, c, k),
     )
     assert len(fig.data) == 4  # two curves, the k line, the markers
     assert len(fig.to_json()) <= 300_000
 
 
 def test_simulation_figure():
-    sim = ev.simulate_estimators(0.3, 10, 5, 50_000, seed=2)
-    fig = vz.simulation_figure_of(sim)  # the page's path into simulation_figure
+    sim = evaluation.simulate_estimators(0.3, 10, 5, 50_000, seed=2)
+    fig = simulation_figure_of(sim)  # the page's path into simulation_figure
     bars = [t for t in fig.data if t.type == "bar"]
     assert [b.name for b in bars] == ["unbiased", "plug-in"]
     for bar, counts in zip(bars, (sim.counts_unbiased, sim.counts_plugin), strict=True):
@@ -139,15 +148,13 @@ def test_simulation_figure():
 
 def test_simulation_figure_refuses_bad_shapes():
     with pytest.raises(ValueError):
-        vz.simulation_figure(
-            [0, 1, 2], [1, 2, 3], [1, 2], truth=0.5, mean_unbiased=0.5, mean_plugin=0.4, p=0.5, n=2, k=1
-        )
+        simulation_figure([0, 1, 2], [1, 2, 3], [1, 2], truth=0.5, mean_unbiased=0.5, mean_plugin=0.4, p=0.5, n=2, k=1)
 
 
 def test_comparison_figure_example_d():
-    independent = ev.compare_models(0.710, 0.725, 1000)
-    paired = ev.compare_models(0.710, 0.725, 1000, only_a=15, only_b=30)
-    fig = vz.comparison_figure(0.710, 0.725, independent.se_a, independent.se_b, [independent, paired])
+    independent = evaluation.compare_models(0.710, 0.725, 1000)
+    paired = evaluation.compare_models(0.710, 0.725, 1000, only_a=15, only_b=30)
+    fig = comparison_figure(0.710, 0.725, independent.se_a, independent.se_b, [independent, paired])
     acc = [t for t in fig.data if t.xaxis == "x"]
     assert [t.x[0] for t in acc] == pytest.approx([71.0, 72.5])
     assert acc[0].error_x.array[0] == pytest.approx(100 * 1.96 * independent.se_a, rel=1e-3)
@@ -163,7 +170,7 @@ def test_comparison_figure_example_d():
     assert len(zero) == 1 and zero[0].xref == "x2"
     assert fig.layout.uirevision == "model_comparison"
     with pytest.raises(ValueError):
-        vz.comparison_figure(0.7, 0.7, 0.01, 0.01, [])
+        comparison_figure(0.7, 0.7, 0.01, 0.01, [])
 
 
 def test_mean_pm_keeps_a_tiny_standard_error_visible():
@@ -173,25 +180,28 @@ def test_mean_pm_keeps_a_tiny_standard_error_visible():
 
 
 def test_shortcuts_from_core_results():
-    r = ev.pass_at_k_curves(10, 3, 5)
-    at_k, hat_k = vz.curve_figures(r)
+    r = evaluation.pass_at_k_curves(10, 3, 5)
+    at_k, hat_k = curve_figures(r)
     marker = next(t for t in at_k.data if t.mode == "markers")
     assert np.allclose(marker.y, [r.unbiased_at_k, r.plugin_at_k])
     assert np.allclose(hat_k.data[1].y, r.hat)
-    sim = ev.simulate_estimators(0.3, 10, 5, 2000)
-    fig = vz.simulation_figure_of(sim)
+    sim = evaluation.simulate_estimators(0.3, 10, 5, 2000)
+    fig = simulation_figure_of(sim)
     assert np.isclose(np.sum(fig.data[0].y), 1.0)
-    comps = [ev.compare_models(0.71, 0.725, 1000), ev.compare_models(0.71, 0.725, 1000, only_a=40, only_b=55)]
-    fig = vz.comparison_figure_of(comps)
+    comps = [
+        evaluation.compare_models(0.71, 0.725, 1000),
+        evaluation.compare_models(0.71, 0.725, 1000, only_a=40, only_b=55),
+    ]
+    fig = comparison_figure_of(comps)
     diffs = [t for t in fig.data if t.marker.symbol == "diamond"]
     assert [round(float(t.x[0]), 1) for t in diffs] == [1.5, 1.5]
     assert round(float(diffs[0].error_x.array[0]), 1) == 3.9
 
 
 def test_k_labels_stay_inside_the_plot():
-    low = ev.pass_at_k_curves(100_000, 3, 20)  # both values near 0: the label goes above the point
-    at_k, hat_k = vz.curve_figures(low)
+    low = evaluation.pass_at_k_curves(100_000, 3, 20)  # both values near 0: the label goes above the point
+    at_k, hat_k = curve_figures(low)
     assert at_k.layout.annotations[0].ay < 0 and hat_k.layout.annotations[0].yanchor == "bottom"
-    high = ev.pass_at_k_curves(10, 9, 2)  # both near 1: below
-    at_k, hat_k = vz.curve_figures(high)
+    high = evaluation.pass_at_k_curves(10, 9, 2)  # both near 1: below
+    at_k, hat_k = curve_figures(high)
     assert at_k.layout.annotations[0].ay > 0 and hat_k.layout.annotations[0].yanchor == "top"

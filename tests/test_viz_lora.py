@@ -7,7 +7,14 @@ import pytest
 import torch
 
 from core import lora, lora_layer, lora_memory
-from viz import lora as V
+from viz.lora import (
+    INIT_COLOURS,
+    INIT_NAMES,
+    lora_curves_figure,
+    lora_heatmaps_figure,
+    lora_memory_figure,
+    lora_training_figure,
+)
 from viz.style import DIVERGING, PALETTE
 
 
@@ -41,7 +48,7 @@ def problem():
 
 def test_heatmaps_initial_traces_and_shared_scale(problem):
     _, _, curves, frames = problem
-    fig = V.lora_heatmaps_figure(frames, curves, 8)
+    fig = lora_heatmaps_figure(frames, curves, 8)
     assert len(fig.data) == 3 and all(t.type == "heatmap" for t in fig.data)
     j = list(frames.ranks).index(8)
     np.testing.assert_allclose(_z(fig.data[0]), frames.target, rtol=1e-6, atol=1e-6)
@@ -61,7 +68,7 @@ def test_heatmaps_initial_traces_and_shared_scale(problem):
 
 def test_heatmap_slider_steps_swap_the_frames(problem):
     _, _, curves, frames = problem
-    fig = V.lora_heatmaps_figure(frames, curves, 8)
+    fig = lora_heatmaps_figure(frames, curves, 8)
     slider = fig.layout.sliders[0]
     assert len(slider.steps) == len(frames.ranks)
     assert [int(s.label) for s in slider.steps] == [int(r) for r in frames.ranks]
@@ -85,7 +92,7 @@ def test_heatmap_slider_steps_swap_the_frames(problem):
 
 def test_readout_numbers(problem):
     _, _, curves, frames = problem
-    text = V.lora_heatmaps_figure(frames, curves, 8).layout.annotations[-1].text
+    text = lora_heatmaps_figure(frames, curves, 8).layout.annotations[-1].text
     ro = curves.readout(8)
     assert f"{100 * ro.rel_frobenius:.1f}%" in text and f"{100 * ro.energy:.1f}%" in text
     assert f"{8 * 350:,}" in text and f"{200 * 150:,}" in text
@@ -94,7 +101,7 @@ def test_readout_numbers(problem):
 def test_unaveraged_small_matrix_and_r_not_in_frames():
     s = lora.svd(lora.make_target(20, 16, "flat", 0))
     frames = lora.display_frames(s, [0, 4, 16])
-    fig = V.lora_heatmaps_figure(frames, lora.rank_curves(s), 5)  # nearest frame: r = 4
+    fig = lora_heatmaps_figure(frames, lora.rank_curves(s), 5)  # nearest frame: r = 4
     assert fig.layout.sliders[0].active == 1
     assert "block averages" not in fig.layout.title.text
     np.testing.assert_allclose(_z(fig.data[0]), lora.make_target(20, 16, "flat", 0), rtol=1e-6, atol=1e-6)
@@ -112,7 +119,7 @@ def test_heatmap_json_under_1mb_at_d1024():
     s = _synthetic_svd(1024, 1024)
     frames = lora.display_frames(s, lora.slider_ranks(s.m, 16, include=[8]))
     assert len(frames.ranks) == 17
-    size = len(V.lora_heatmaps_figure(frames, lora.rank_curves(s), 8).to_json())
+    size = len(lora_heatmaps_figure(frames, lora.rank_curves(s), 8).to_json())
     assert size <= 1_000_000
 
 
@@ -122,7 +129,7 @@ def _trace(fig, name):
 
 def test_curves_figure_marks_the_current_r(problem):
     _, _, curves, _ = problem
-    fig = V.lora_curves_figure(curves, 8)
+    fig = lora_curves_figure(curves, 8)
     marks = [t for t in fig.data if t.name == "current r"]
     assert len(marks) == 4
     sigma_mark, err_mark, energy_mark, params_mark = marks
@@ -143,7 +150,7 @@ def test_curves_figure_marks_the_current_r(problem):
 def test_curves_slider_moves_the_marks(problem):
     _, _, curves, _ = problem
     ranks = [0, 2, 8, 40]
-    fig = V.lora_curves_figure(curves, 8, slider_ranks=ranks)
+    fig = lora_curves_figure(curves, 8, slider_ranks=ranks)
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == ["0", "2", "8", "40"] and fig.layout.sliders[0].active == 2
     marks = [i for i, t in enumerate(fig.data) if t.name == "current r"]
@@ -157,7 +164,7 @@ def test_curves_slider_moves_the_marks(problem):
 
 def test_curves_subsampled_when_long_and_say_so():
     c = lora.rank_curves(_synthetic_svd(1500, 1400))
-    fig = V.lora_curves_figure(c, 30, max_points=500)
+    fig = lora_curves_figure(c, 30, max_points=500)
     err = _trace(fig, "‖ΔW − BA‖<sub>F</sub> / ‖ΔW‖<sub>F</sub>")
     assert len(err.x) <= 500 and err.x[0] == 0 and err.x[-1] == 1400
     np.testing.assert_array_equal(np.asarray(err.x)[:100], np.arange(100))  # every small r kept
@@ -173,18 +180,18 @@ def runs():
 
 
 def test_training_figure_curves_and_gradients(runs):
-    fig = V.lora_training_figure(runs)
+    fig = lora_training_figure(runs)
     for init, res in runs.items():
-        name = V.INIT_NAMES[init]
+        name = INIT_NAMES[init]
         loss = _trace(fig, name)
         np.testing.assert_allclose(loss.y, res.loss)
-        assert loss.line.color == V.INIT_COLOURS[init]
+        assert loss.line.color == INIT_COLOURS[init]
         np.testing.assert_allclose(_trace(fig, f"‖A‖ {name}").y, res.norm_A)
         np.testing.assert_allclose(_trace(fig, f"‖B‖ {name}").y, res.norm_B)
-    assert V.INIT_COLOURS["B0"] == PALETTE["optimum"]
+    assert INIT_COLOURS["B0"] == PALETTE["optimum"]
     bars_A = _trace(fig, "‖∂L/∂A‖ at step 0")
     bars_B = _trace(fig, "‖∂L/∂B‖ at step 0")
-    assert list(bars_A.y) == [V.INIT_NAMES[i] for i in runs]
+    assert list(bars_A.y) == [INIT_NAMES[i] for i in runs]
     assert bars_A.text[0] == "∂L/∂A: 0 exactly" and bars_B.text[0] != "∂L/∂B: 0 exactly"  # B = 0
     assert bars_A.text[1] == "∂L/∂A: 0 exactly" and bars_B.text[1] == "∂L/∂B: 0 exactly"  # A = B = 0
     assert bars_A.x[2] == pytest.approx(np.linalg.norm(runs["both_random"].grad_A0))
@@ -195,8 +202,8 @@ def test_training_figure_curves_and_gradients(runs):
 
 def test_training_figure_thins_long_runs():
     cfg = lora_layer.TrainConfig(d=8, k=8, r=2, target_rank=2, steps=1200, lr=0.01)
-    fig = V.lora_training_figure({"B0": lora_layer.train_lora(cfg, "B0")}, max_points=500)
-    loss = _trace(fig, V.INIT_NAMES["B0"])
+    fig = lora_training_figure({"B0": lora_layer.train_lora(cfg, "B0")}, max_points=500)
+    loss = _trace(fig, INIT_NAMES["B0"])
     assert len(loss.x) <= 500 and loss.x[0] == 0 and loss.x[-1] == 1200
     assert not any(t.name == "best rank-r loss (Eckart-Young)" for t in fig.data)  # r = target rank: floor ~ 0
 
@@ -204,7 +211,7 @@ def test_training_figure_thins_long_runs():
 def test_memory_figure_bars():
     f = lora_memory.lora_memory(**lora_memory.PRESET_F)
     q = lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q", "k", "v", "o"], 8, base_format="nf4")
-    fig = V.lora_memory_figure({"LoRA": f, "QLoRA": q}, gpu_gb=24)
+    fig = lora_memory_figure({"LoRA": f, "QLoRA": q}, gpu_gb=24)
     full, base, adapter = fig.data
     assert list(full.y) == ["full fine-tuning", "LoRA", "QLoRA"]
     assert full.x[0] == pytest.approx(112.0)
@@ -213,7 +220,7 @@ def test_memory_figure_bars():
     assert "14.1 GB total" in fig.layout.annotations[0].text
     assert any("24 GB" in (a.text or "") for a in fig.layout.annotations)
     with pytest.raises(ValueError):
-        V.lora_memory_figure({})
+        lora_memory_figure({})
 
 
 def test_percent_for_readouts():

@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from core import serving as S
+from core import serving
 from core.hardware import GPUS
 from core.model_spec import CUSTOM, LLAMA3_8B, LLAMA3_70B
 from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
@@ -15,18 +15,18 @@ def test_roofline_figure():
     h = GPUS["H100"]
     x = np.logspace(-1, 4, 200)
     batches = np.array([1, 4, 16, 64, 256])
-    step = S.forward_step(LLAMA3_70B, "H100", batches, 1, 1024, tp=4)
-    prefill = S.forward_step(LLAMA3_70B, "H100", 1, 2048, 0, tp=4)
+    step = serving.forward_step(LLAMA3_70B, "H100", batches, 1, 1024, tp=4)
+    prefill = serving.forward_step(LLAMA3_70B, "H100", 1, 2048, 0, tp=4)
     attained = lambda s: float(s.flops / (4 * s.seconds))  # noqa: E731
     fig = roofline_figure(
         x,
-        S.attainable_flops(x, "H100"),
+        serving.attainable_flops(x, "H100"),
         h.peak_flops,
         h.bandwidth,
         "H100",
         points=[("prefill 2,048", float(prefill.intensity), attained(prefill))],
         decode_curve=(batches, step.intensity, step.flops / (4 * step.seconds)),
-        sparse_attainable=S.attainable_flops(x, "H100", sparse=True),
+        sparse_attainable=serving.attainable_flops(x, "H100", sparse=True),
     )
     go.Figure(fig.to_dict())
     roof = fig.data[0]
@@ -47,9 +47,9 @@ def test_speculative_figure():
     a = np.linspace(0, 1, 21)
     ks = (1, 4)
     b = np.array([1, 8, 64, 4096])
-    exp = {k: S.expected_tokens_per_forward(a, k) for k in ks}
-    sp = {k: S.speculative_speedup_vs_batch(0.8, k, b, LLAMA3_8B, CUSTOM, context=256) for k in ks}
-    fig = speculative_figure(a, exp, b, sp, (0.8, 4, float(S.expected_tokens_per_forward(0.8, 4))))
+    exp = {k: serving.expected_tokens_per_forward(a, k) for k in ks}
+    sp = {k: serving.speculative_speedup_vs_batch(0.8, k, b, LLAMA3_8B, CUSTOM, context=256) for k in ks}
+    fig = speculative_figure(a, exp, b, sp, (0.8, 4, float(serving.expected_tokens_per_forward(0.8, 4))))
     go.Figure(fig.to_dict())
     k4 = next(t for t in fig.data if t.name == "k = 4")
     assert k4.y[0] == 1.0 and k4.y[-1] == 5.0  # alpha = 0: one token; alpha = 1: k + 1
@@ -64,8 +64,8 @@ def test_kv_capacity_figure():
     ctx = np.array([1024, 4096, 16384])
     kvpt = 320 * 1024  # Llama-3-70B, bf16 (002 A10-07)
     lengths = np.full(100, 200)
-    pairs = [S.sequences_by_allocator(170 * 2**30, kvpt, np.minimum(lengths, c), int(c)) for c in ctx]
-    waste = S.allocation_waste(lengths, 4096)
+    pairs = [serving.sequences_by_allocator(170 * 2**30, kvpt, np.minimum(lengths, c), int(c)) for c in ctx]
+    waste = serving.allocation_waste(lengths, 4096)
     fig = kv_capacity_figure(
         ctx,
         [p[0] for p in pairs],
@@ -83,7 +83,7 @@ def test_kv_capacity_figure():
 
 
 def test_moe_router_figure():
-    routing = S.route_tokens(S.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
+    routing = serving.route_tokens(serving.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
     fig = moe_router_figure(
         routing.load,
         routing.processed,

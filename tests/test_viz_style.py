@@ -26,36 +26,58 @@ import plotly.graph_objects as go
 import pytest
 
 import viz
-from core import attention, kv_cache, lora, lora_layer, lora_memory, scaling, tokenizer, toy_attention
-from core import evaluation as ev
-from core import loss_units as lu
-from core import ppo as cp
-from core import reward_model as rm
-from core import sampling as cs
-from core import schedules as sc
-from core import serving as S
-from core import training_memory as tm
+from core import (
+    attention,
+    evaluation,
+    kv_cache,
+    lora,
+    lora_layer,
+    lora_memory,
+    loss_units,
+    ppo,
+    reward_model,
+    sampling,
+    scaling,
+    schedules,
+    serving,
+    tokenizer,
+    toy_attention,
+    training_memory,
+)
 from core.dpo import dpo_curve, dpo_loss
 from core.grpo import batch_normalised_advantages, expected_abs_advantage, group_signal_probability, grpo_advantages
 from core.hardware import GIB, GPUS
 from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
 from core.model_spec import CUSTOM, LLAMA3_8B
-from viz import attention as va
-from viz import dpo as vd
-from viz import evaluation as vp
-from viz import grpo as vg
-from viz import kl_leash as vk
-from viz import lora as vl
-from viz import loss_units as vlu
-from viz import ppo as vpp
-from viz import predict as vpr
-from viz import reward_model as vrm
-from viz import sampling as vsa
-from viz import scaling as vs
-from viz import schedules as vsc
-from viz import serving as vsv
 from viz import style
-from viz import training_memory as vtm
+from viz.attention import (
+    attention_figure,
+    attention_kv_cache_figure,
+    attention_mask_figure,
+    attention_outputs_figure,
+    attention_scale_figure,
+)
+from viz.dpo import dpo_figure
+from viz.evaluation import comparison_figure_of, curve_figures, simulation_figure_of
+from viz.grpo import grpo_advantages_figure, grpo_batch_contrast_figure, grpo_difficulty_figure, ppo_vs_grpo_figure
+from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
+from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
+from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
+from viz.ppo import (
+    clip_batch_figure,
+    gae_bias_variance_figure,
+    gae_figure,
+    kl_estimators_figure,
+    ppo_clip_figure,
+    rlhf_memory_figure,
+)
+from viz.predict import predict_figure
+from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length_bias_figure
+from viz.sampling import generation_figure, order_figure, sampling_figure
+from viz.scaling import isoflop_family_figure, isoflop_figure
+from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
+from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
 THEMES = ("light", "dark")
 
@@ -106,20 +128,23 @@ def _words():
 
 def _grpo_adv(**kw):
     r = np.array([1, 0, 0, 1, 1, 0, 0, 0], dtype=float)
-    return vg.grpo_advantages_figure(r, grpo_advantages(r), mean=float(r.mean()), denominator=0.48, **kw)
+    return grpo_advantages_figure(r, grpo_advantages(r), mean=float(r.mean()), denominator=0.48, **kw)
 
 
 def _grpo_no_signal(**kw):  # every advantage 0: the warning annotation on its own background
     r = np.ones(4)
-    return vg.grpo_advantages_figure(r, np.zeros(4), mean=1.0, **kw)
+    return grpo_advantages_figure(r, np.zeros(4), mean=1.0, **kw)
 
 
 def _pass_curves():
-    return ev.pass_at_k_curves(200, 20, 10)
+    return evaluation.pass_at_k_curves(200, 20, 10)
 
 
 def _comparisons():
-    return [ev.compare_models(0.71, 0.725, 1000), ev.compare_models(0.71, 0.725, 1000, only_a=15, only_b=30)]
+    return [
+        evaluation.compare_models(0.71, 0.725, 1000),
+        evaluation.compare_models(0.71, 0.725, 1000, only_a=15, only_b=30),
+    ]
 
 
 @functools.cache
@@ -140,12 +165,12 @@ def _toy(**settings):
 
 def _mask(**kw):
     cmp = _mask_comparison()
-    return va.attention_mask_figure(cmp.correct, cmp.buggy, _words(), **kw)
+    return attention_mask_figure(cmp.correct, cmp.buggy, _words(), **kw)
 
 
 def _scale(**kw):
     stats = _stats()
-    return va.attention_scale_figure(
+    return attention_scale_figure(
         stats.d_k, stats.variance, stats.entropy, stats.max_entropy, expected_variance=stats.expected_variance,
         current_d_k=4, **kw,
     )  # fmt: skip
@@ -153,28 +178,28 @@ def _scale(**kw):
 
 def _kv(**kw):
     totals = [kv_cache.kv_cache_bytes(80, h, 128, 2, tokens=131072) for h in (64, 8, 1)]
-    return va.attention_kv_cache_figure(
+    return attention_kv_cache_figure(
         ["MHA", "GQA", "MQA"], totals, context_tokens=131072, memory_limit_bytes=80e9, **kw
     )
 
 
 def _dpo(**kw):
     pair = dpo_loss(-10.0, -15.0, -12.0, -14.0, 0.1)
-    return vd.dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=True, **kw)
+    return dpo_figure(*dpo_curve(pair.margin), pair.margin, pair.loss, pair.weight, both_fell=True, **kw)
 
 
 def _heads(**kw):
     res = _toy(heads=4, kv_heads=2)
-    return va.attention_figure(res.weights, _words(), res.head_names, **kw)
+    return attention_figure(res.weights, _words(), res.head_names, **kw)
 
 
 def _outputs(**kw):
     res = _toy(d_k=8, d_model=32)
-    return va.attention_outputs_figure(res.outputs, _words(), res.head_names, **kw)
+    return attention_outputs_figure(res.outputs, _words(), res.head_names, **kw)
 
 
 def _memory(**kw):
-    states = [tm.state_memory(7e9, zero=z, dp=8) for z in range(4)]
+    states = [training_memory.state_memory(7e9, zero=z, dp=8) for z in range(4)]
     comps = {
         "weights": [s.weights for s in states],
         "gradients": [s.gradients for s in states],
@@ -183,146 +208,151 @@ def _memory(**kw):
     }
     labels = ["ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3"]
     h100 = GPUS["H100"]
-    return vtm.training_memory_figure(labels, comps, h100.memory_bytes, "H100", chosen=1, gb_misread_bytes=80e9, **kw)
+    return training_memory_figure(labels, comps, h100.memory_bytes, "H100", chosen=1, gb_misread_bytes=80e9, **kw)
 
 
 def _bubble(**kw):
     m = np.arange(1, 65)
-    bubbles = {p: tm.pipeline_bubble(p, m) for p in (2, 4, 8)}
-    return vtm.pipeline_bubble_figure(m, bubbles, (8, 8, 7 / 15), target=0.1, **kw)
+    bubbles = {p: training_memory.pipeline_bubble(p, m) for p in (2, 4, 8)}
+    return pipeline_bubble_figure(m, bubbles, (8, 8, 7 / 15), target=0.1, **kw)
 
 
 def _roofline(**kw):
     h, x, batches = GPUS["H100"], np.logspace(-1, 4, 60), np.array([1, 16, 256])
-    step = S.forward_step(LLAMA3_8B, "H100", batches, 1, 1024)
-    prefill = S.forward_step(LLAMA3_8B, "H100", 1, 2048, 0)
-    return vsv.roofline_figure(
-        x, S.attainable_flops(x, "H100"), h.peak_flops, h.bandwidth, "H100",
+    step = serving.forward_step(LLAMA3_8B, "H100", batches, 1, 1024)
+    prefill = serving.forward_step(LLAMA3_8B, "H100", 1, 2048, 0)
+    return roofline_figure(
+        x, serving.attainable_flops(x, "H100"), h.peak_flops, h.bandwidth, "H100",
         points=[("prefill 2,048", float(prefill.intensity), float(prefill.flops / prefill.seconds)),
                 ("decode", float(step.intensity[0]), float(step.flops[0] / step.seconds[0]))],
         decode_curve=(batches, step.intensity, step.flops / step.seconds),
-        sparse_attainable=S.attainable_flops(x, "H100", sparse=True), **kw,
+        sparse_attainable=serving.attainable_flops(x, "H100", sparse=True), **kw,
     )  # fmt: skip
 
 
 def _speculative(**kw):
     a, b = np.linspace(0, 1, 11), np.array([1, 64, 4096])
-    exp = {k: S.expected_tokens_per_forward(a, k) for k in (1, 4)}
-    sp = {k: S.speculative_speedup_vs_batch(0.8, k, b, LLAMA3_8B, CUSTOM, context=256) for k in (1, 4)}
-    return vsv.speculative_figure(a, exp, b, sp, (0.8, 4, float(S.expected_tokens_per_forward(0.8, 4))), **kw)
+    exp = {k: serving.expected_tokens_per_forward(a, k) for k in (1, 4)}
+    sp = {k: serving.speculative_speedup_vs_batch(0.8, k, b, LLAMA3_8B, CUSTOM, context=256) for k in (1, 4)}
+    return speculative_figure(a, exp, b, sp, (0.8, 4, float(serving.expected_tokens_per_forward(0.8, 4))), **kw)
 
 
 def _kv_capacity(**kw):
     ctx, lengths, kvpt = np.array([1024, 4096, 16384]), np.full(50, 200), 320 * 1024
-    pairs = [S.sequences_by_allocator(170 * 2**30, kvpt, np.minimum(lengths, c), int(c)) for c in ctx]
-    waste = S.allocation_waste(lengths, 4096)
-    return vsv.kv_capacity_figure(
+    pairs = [serving.sequences_by_allocator(170 * 2**30, kvpt, np.minimum(lengths, c), int(c)) for c in ctx]
+    waste = serving.allocation_waste(lengths, 4096)
+    return kv_capacity_figure(
         ctx, [p[0] for p in pairs], [p[1] for p in pairs], (4096, *pairs[1]), waste=(waste.contiguous, waste.paged),
         trap=("MHA", [p[0] / 8 for p in pairs]), **kw,
     )  # fmt: skip
 
 
 def _router(**kw):
-    routing = S.route_tokens(S.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
-    return vsv.moe_router_figure(
+    routing = serving.route_tokens(serving.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
+    return moe_router_figure(
         routing.load, routing.processed, routing.capacity, dropped_tokens=routing.dropped_tokens,
         aux_loss=routing.aux_loss, **kw,
     )  # fmt: skip
 
 
 def _gae(**kw):
-    p, lams = cp.GAE_PRESETS["sparse"], [0.0, 0.5, 0.9, 0.95, 1.0]
-    A = np.stack([cp.gae(p.rewards, p.values, p.gamma, lm) for lm in lams])
-    return vpp.gae_figure(p.rewards, p.values, cp.td_errors(p.rewards, p.values, p.gamma), lams, A, lam=0.95, **kw)
+    p, lams = ppo.GAE_PRESETS["sparse"], [0.0, 0.5, 0.9, 0.95, 1.0]
+    A = np.stack([ppo.gae(p.rewards, p.values, p.gamma, lm) for lm in lams])
+    return gae_figure(p.rewards, p.values, ppo.td_errors(p.rewards, p.values, p.gamma), lams, A, lam=0.95, **kw)
 
 
 def _kl_estimators(**kw):
     r = np.geomspace(0.1, 10, 41)
-    study = cp.kl_estimator_study([0.5, 0.3, 0.15, 0.05], [0.2, 0.3, 0.3, 0.2], n=200)
-    return vpp.kl_estimators_figure(study, r, cp.kl_estimators(np.zeros_like(r), np.log(r)), **kw)
+    study = ppo.kl_estimator_study([0.5, 0.3, 0.15, 0.05], [0.2, 0.3, 0.3, 0.2], n=200)
+    return kl_estimators_figure(study, r, ppo.kl_estimators(np.zeros_like(r), np.log(r)), **kw)
 
 
 @functools.cache
 def _bt():
     true = np.array([-1.0, 0.0, 0.5, 1.5])
-    pairs = rm.sample_pairs(true, 200, seed=0)
-    fit = rm.bradley_terry_fit(pairs, n_items=4)
-    return true, fit, rm.bradley_terry_nll(fit.rewards + 3.0, pairs)
+    pairs = reward_model.sample_pairs(true, 200, seed=0)
+    fit = reward_model.bradley_terry_fit(pairs, n_items=4)
+    return true, fit, reward_model.bradley_terry_nll(fit.rewards + 3.0, pairs)
 
 
 def _bradley_terry(**kw):
     true, fit, shifted = _bt()
     m = np.linspace(-6, 6, 61)
-    return vrm.bradley_terry_figure(
-        fit, true, m, rm.preference_probability(m, 0.0), shift=3.0, shifted_nll=shifted, **kw
+    return bradley_terry_figure(
+        fit, true, m, reward_model.preference_probability(m, 0.0), shift=3.0, shifted_nll=shifted, **kw
     )
 
 
 @functools.cache
 def _tokenizers():
-    return lu.compare_tokenizers()
+    return loss_units.compare_tokenizers()
 
 
 def _generations(**kw):
-    W = cs.markov_logits(12, 0)
-    gens = {"greedy": cs.generate_markov(W, 3, 30), "T = 1, top-p 0.9": cs.generate_markov(W, 3, 30, 1.0, top_p=0.9)}
-    return vsa.generation_figure(gens, **kw)
+    W = sampling.markov_logits(12, 0)
+    gens = {
+        "greedy": sampling.generate_markov(W, 3, 30),
+        "T = 1, top-p 0.9": sampling.generate_markov(W, 3, 30, 1.0, top_p=0.9),
+    }
+    return generation_figure(gens, **kw)
 
 
-_VOCAB = cs.VOCAB_PRESETS["keeper"]
-_LRS = {"cosine": sc.lr_schedule("cosine", 2000), "WSD": sc.lr_schedule("wsd", 2000)}
+_VOCAB = sampling.VOCAB_PRESETS["keeper"]
+_LRS = {"cosine": schedules.lr_schedule("cosine", 2000), "WSD": schedules.lr_schedule("wsd", 2000)}
 
 p_grid = np.linspace(0, 1, 101)
 # name -> a call taking theme= and presenter=; the name is the builder's (a suffix after ":" tells variants apart)
 EXAMPLES: dict[str, Callable[..., go.Figure]] = {
-    "isoflop_figure": lambda **kw: vs.isoflop_figure(
+    "isoflop_figure": lambda **kw: isoflop_figure(
         *(lambda s: (s.curve, s.current, s.slider, s.slider_active))(_scaling()),
         "Hoffmann", ("Epoch", _scaling().other.N_opt), **kw,
     ),
-    "isoflop_family_figure": lambda **kw: vs.isoflop_family_figure(
+    "isoflop_family_figure": lambda **kw: isoflop_family_figure(
         *(lambda s: (s.budgets, s.family_N, s.family_loss, s.family_N_opt, s.family_loss_opt))(_scaling()), 2.7e20,
         **kw,
     ),
     "dpo_figure": _dpo,
-    "kl_leash_figure": lambda **kw: vk.kl_leash_figure(_leash()[1], _leash()[0].beta, **kw),
-    "kl_leash_figure:ten answers": lambda **kw: vk.kl_leash_figure(
+    "kl_leash_figure": lambda **kw: kl_leash_figure(_leash()[1], _leash()[0].beta, **kw),
+    "kl_leash_figure:ten answers": lambda **kw: kl_leash_figure(
         leash_sweep(np.full(10, 0.1), np.linspace(-1, 2, 10), beta_grid(21), r_true=-np.linspace(-1, 2, 10)), 1.0,
         **kw,
     ),
-    "kl_sweep_figure": lambda **kw: vk.kl_sweep_figure(_hacking()[1], _hacking()[0].beta, **kw),
-    "kl_hacking_figure": lambda **kw: vk.kl_hacking_figure(_hacking()[1], _hacking()[0].beta, **kw),
-    "kl_hacking_figure:no gap": lambda **kw: vk.kl_hacking_figure(_leash()[1], _leash()[0].beta, **kw),
-    "kl_theorem_figure": lambda **kw: vk.kl_theorem_figure(_cloud(), _leash()[1], _leash()[0].beta, **kw),
-    "kl_theorem_figure:objective": lambda **kw: vk.kl_theorem_figure(
+    "kl_sweep_figure": lambda **kw: kl_sweep_figure(_hacking()[1], _hacking()[0].beta, **kw),
+    "kl_hacking_figure": lambda **kw: kl_hacking_figure(_hacking()[1], _hacking()[0].beta, **kw),
+    "kl_hacking_figure:no gap": lambda **kw: kl_hacking_figure(_leash()[1], _leash()[0].beta, **kw),
+    "kl_theorem_figure": lambda **kw: kl_theorem_figure(_cloud(), _leash()[1], _leash()[0].beta, **kw),
+    "kl_theorem_figure:objective": lambda **kw: kl_theorem_figure(
         _cloud(), _leash()[1], _leash()[0].beta, mode="objective", **kw
     ),
     "grpo_advantages_figure": _grpo_adv,
     "grpo_advantages_figure:no signal": _grpo_no_signal,
-    "grpo_difficulty_figure": lambda **kw: vg.grpo_difficulty_figure(
+    "grpo_difficulty_figure": lambda **kw: grpo_difficulty_figure(
         p_grid, group_signal_probability(p_grid, 8), expected_abs_advantage(p_grid, 8), G=8, current_p=0.375,
         other_modes={"no std": expected_abs_advantage(p_grid, 8, "none")}, **kw,
     ),
-    "ppo_vs_grpo_figure": lambda **kw: vg.ppo_vs_grpo_figure(8, **kw),
-    "grpo_batch_contrast_figure": lambda **kw: vg.grpo_batch_contrast_figure(
+    "ppo_vs_grpo_figure": lambda **kw: ppo_vs_grpo_figure(8, **kw),
+    "grpo_batch_contrast_figure": lambda **kw: grpo_batch_contrast_figure(
         *(lambda R: (R, grpo_advantages(R), batch_normalised_advantages(R)))(
             np.stack([np.ones(8), np.array([1, 0, 0, 1, 1, 0, 0, 0.0]), np.zeros(8)])
         ),
         **kw,
     ),
-    "lora_heatmaps_figure": lambda **kw: vl.lora_heatmaps_figure(_lora()[1], _lora()[0], 4, **kw),
-    "lora_curves_figure": lambda **kw: vl.lora_curves_figure(_lora()[0], 4, slider_ranks=[0, 2, 4, 8], **kw),
-    "lora_training_figure": lambda **kw: vl.lora_training_figure(_lora_runs(), **kw),
-    "lora_memory_figure": lambda **kw: vl.lora_memory_figure(
+    "lora_heatmaps_figure": lambda **kw: lora_heatmaps_figure(_lora()[1], _lora()[0], 4, **kw),
+    "lora_curves_figure": lambda **kw: lora_curves_figure(_lora()[0], 4, slider_ranks=[0, 2, 4, 8], **kw),
+    "lora_training_figure": lambda **kw: lora_training_figure(_lora_runs(), **kw),
+    "lora_memory_figure": lambda **kw: lora_memory_figure(
         {
             "LoRA": lora_memory.lora_memory(**lora_memory.PRESET_F),
             "QLoRA": lora_memory.lora_memory(lora_memory.LLAMA2_7B, ["q", "v"], 8, base_format="nf4"),
         },
         gpu_gb=24, **kw,
     ),
-    "pass_at_k_figure": lambda **kw: vp.curve_figures(_pass_curves(), **kw)[0],
-    "pass_hat_k_figure": lambda **kw: vp.curve_figures(_pass_curves(), **kw)[1],
-    "simulation_figure": lambda **kw: vp.simulation_figure_of(ev.simulate_estimators(0.3, 10, 5, 2000, seed=2), **kw),
-    "comparison_figure": lambda **kw: vp.comparison_figure_of(_comparisons(), **kw),
+    "pass_at_k_figure": lambda **kw: curve_figures(_pass_curves(), **kw)[0],
+    "pass_hat_k_figure": lambda **kw: curve_figures(_pass_curves(), **kw)[1],
+    "simulation_figure": lambda **kw: simulation_figure_of(
+        evaluation.simulate_estimators(0.3, 10, 5, 2000, seed=2), **kw
+    ),
+    "comparison_figure": lambda **kw: comparison_figure_of(_comparisons(), **kw),
     "attention_figure": _heads,
     "attention_mask_figure": _mask,
     "attention_scale_figure": _scale,
@@ -334,38 +364,43 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "speculative_figure": _speculative,
     "kv_capacity_figure": _kv_capacity,
     "moe_router_figure": _router,
-    "predict_figure": lambda **kw: vpr.predict_figure(
+    "predict_figure": lambda **kw: predict_figure(
         "Where is the bottom of the U-curve?", x_title="N", y_title="loss", x_range=(1e6, 1e13), log_x=True, **kw
     ),
-    "ppo_clip_figure": lambda **kw: vpp.ppo_clip_figure(cp.ppo_clip_curve(0.2, 0.28), 1.3, **kw),
-    "clip_batch_figure": lambda **kw: vpp.clip_batch_figure(cp.token_batch(n=200, log_ratio_std=0.3, seed=1), **kw),
+    "ppo_clip_figure": lambda **kw: ppo_clip_figure(ppo.ppo_clip_curve(0.2, 0.28), 1.3, **kw),
+    "clip_batch_figure": lambda **kw: clip_batch_figure(ppo.token_batch(n=200, log_ratio_std=0.3, seed=1), **kw),
     "gae_figure": _gae,
-    "gae_bias_variance_figure": lambda **kw: vpp.gae_bias_variance_figure(cp.gae_bias_variance(n=100), 0.95, **kw),
+    "gae_bias_variance_figure": lambda **kw: gae_bias_variance_figure(ppo.gae_bias_variance(n=100), 0.95, **kw),
     "kl_estimators_figure": _kl_estimators,
-    "rlhf_memory_figure": lambda **kw: vpp.rlhf_memory_figure(
-        {m: cp.rlhf_memory(7e9, method=m) for m in ("ppo", "grpo", "dpo")}, **kw
+    "rlhf_memory_figure": lambda **kw: rlhf_memory_figure(
+        {m: ppo.rlhf_memory(7e9, method=m) for m in ("ppo", "grpo", "dpo")}, **kw
     ),
     "bradley_terry_figure": _bradley_terry,
-    "accuracy_noise_figure": lambda **kw: vrm.accuracy_noise_figure(
-        rm.accuracy_vs_noise(np.linspace(-2, 2, 6), flips=(0.0, 0.25, 0.5), n_train=60, n_test=60), **kw
+    "accuracy_noise_figure": lambda **kw: accuracy_noise_figure(
+        reward_model.accuracy_vs_noise(np.linspace(-2, 2, 6), flips=(0.0, 0.25, 0.5), n_train=60, n_test=60), **kw
     ),
-    "length_bias_figure": lambda **kw: vrm.length_bias_figure(rm.length_bias_sweep(), 0.3, **kw),
-    "sampling_figure": lambda **kw: vsa.sampling_figure(
+    "length_bias_figure": lambda **kw: length_bias_figure(reward_model.length_bias_sweep(), 0.3, **kw),
+    "sampling_figure": lambda **kw: sampling_figure(
         _VOCAB.logits, _VOCAB.tokens, 0.7, top_p=0.9, temperatures=(0.0, 0.5, 1.0, 2.0), **kw
     ),
-    "order_figure": lambda **kw: vsa.order_figure(_VOCAB.logits, _VOCAB.tokens, 2.0, top_p=0.9, **kw),
+    "order_figure": lambda **kw: order_figure(_VOCAB.logits, _VOCAB.tokens, 2.0, top_p=0.9, **kw),
     "generation_figure": _generations,
-    "tokenizer_units_figure": lambda **kw: vlu.tokenizer_units_figure(*_tokenizers(), **kw),
-    "sft_mask_figure": lambda **kw: vlu.sft_mask_figure(lu.sft_loss_weights(200, 50, mask_prompt=False), **kw),
-    "packing_mask_figure": lambda **kw: vlu.packing_mask_figure([3, 2, 4], **kw),
-    "padding_figure": lambda **kw: vlu.padding_figure(
-        [lu.padding_waste(lu.example_lengths(64), 16, s, seq_len=2048) for s in ("pad_to_longest", "bucket", "pack")],
+    "tokenizer_units_figure": lambda **kw: tokenizer_units_figure(*_tokenizers(), **kw),
+    "sft_mask_figure": lambda **kw: sft_mask_figure(loss_units.sft_loss_weights(200, 50, mask_prompt=False), **kw),
+    "packing_mask_figure": lambda **kw: packing_mask_figure([3, 2, 4], **kw),
+    "padding_figure": lambda **kw: padding_figure(
+        [
+            loss_units.padding_waste(loss_units.example_lengths(64), 16, s, seq_len=2048)
+            for s in ("pad_to_longest", "bucket", "pack")
+        ],
         **kw,
     ),
-    "schedule_figure": lambda **kw: vsc.schedule_figure(_LRS, **kw),
-    "wsd_branch_figure": lambda **kw: vsc.wsd_branch_figure(2000, [600, 1200], 200, **kw),
-    "kaplan_figure": lambda **kw: vsc.kaplan_figure(sc.kaplan_gap(2000, [500, 1000]), 2000, **kw),
-    "mixture_figure": lambda **kw: vsc.mixture_figure(sc.data_mixture(2000, 1600), sc.lr_schedule("wsd", 2000), **kw),
+    "schedule_figure": lambda **kw: schedule_figure(_LRS, **kw),
+    "wsd_branch_figure": lambda **kw: wsd_branch_figure(2000, [600, 1200], 200, **kw),
+    "kaplan_figure": lambda **kw: kaplan_figure(schedules.kaplan_gap(2000, [500, 1000]), 2000, **kw),
+    "mixture_figure": lambda **kw: mixture_figure(
+        schedules.data_mixture(2000, 1600), schedules.lr_schedule("wsd", 2000), **kw
+    ),
 }  # fmt: skip
 
 
@@ -729,9 +764,9 @@ def test_presenter_layout_leaves_normal_mode_alone():
     scaling = built("isoflop_figure", "light", False)["layout"]
     assert scaling["legend"]["orientation"] == "h" and scaling["annotations"][0]["y"] == -0.27
     assert scaling["sliders"][0]["pad"]["t"] == 175 and scaling["margin"]["r"] == 20
-    ppo = built("ppo_clip_figure", "light", False)["layout"]
-    assert ppo["legend"]["y"] == 0.52 and ppo["annotations"][0]["x"] == 0.0 and ppo["margin"]["r"] == 20
-    assert ppo["yaxis"]["domain"] == [0.58, 0.82] and ppo["xaxis"].get("showticklabels", True)
+    clip = built("ppo_clip_figure", "light", False)["layout"]
+    assert clip["legend"]["y"] == 0.52 and clip["annotations"][0]["x"] == 0.0 and clip["margin"]["r"] == 20
+    assert clip["yaxis"]["domain"] == [0.58, 0.82] and clip["xaxis"].get("showticklabels", True)
 
 
 def test_lora_presenter_layout_moves_what_the_page_used_to_patch():

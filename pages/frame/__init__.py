@@ -529,62 +529,56 @@ def _presenter_toggle() -> bool:
     not fall out of presenter mode when the teacher opens the next page. The session keeps the mode; the URL
     mirrors it on every page, so a shared link carries it too.
     """
-    presenter = _presenter_requested()
-    st.session_state[PRESENT_KEY] = presenter
-    st.toggle(
+    return _carried_toggle(
+        PRESENT_KEY,
+        _PRESENTER_STATE,
         ":material/co_present: Presenter mode",
-        key=PRESENT_KEY,
-        on_change=_on_presenter_change,
-        help="Larger type, figure first, explanations folded. Stays in the link you share and across pages.",
+        "Larger type, figure first, explanations folded. Stays in the link you share and across pages.",
     )
-    if presenter:
-        st.query_params[PRESENT_KEY] = "true"
-    return presenter
 
 
 def _presenter_requested() -> bool:
     """Presenter mode as the link (``?present=true``/``false``) or else the session has it."""
-    raw = (st.query_params.get(PRESENT_KEY) or "").strip().lower()
-    if raw in ("true", "false"):
-        st.session_state[_PRESENTER_STATE] = raw == "true"
-    return bool(st.session_state.get(_PRESENTER_STATE, False))
-
-
-def _on_presenter_change() -> None:
-    value = bool(st.session_state[PRESENT_KEY])
-    st.session_state[_PRESENTER_STATE] = value
-    if value:
-        st.query_params[PRESENT_KEY] = "true"
-    elif PRESENT_KEY in st.query_params:
-        del st.query_params[PRESENT_KEY]
+    return _carried_requested(PRESENT_KEY, _PRESENTER_STATE)
 
 
 def _hide_toggle() -> bool:
     """Hidden answers (``?hide=true``): carried like presenter mode, in the link and across page switches."""
-    raw = (st.query_params.get(HIDE_KEY) or "").strip().lower()
-    if raw in ("true", "false"):
-        st.session_state[_HIDE_STATE] = raw == "true"
-    hide = bool(st.session_state.get(_HIDE_STATE, False))
-    st.session_state[HIDE_KEY] = hide
-    st.toggle(
+    return _carried_toggle(
+        HIDE_KEY,
+        _HIDE_STATE,
         ":material/visibility_off: Hide answers",
-        key=HIDE_KEY,
-        on_change=_on_hide_change,
-        help="For screen-sharing: quick checks and interview prompts show no answer at all. Stays in the link "
+        "For screen-sharing: quick checks and interview prompts show no answer at all. Stays in the link "
         "you share and across pages.",
     )
-    if hide:
-        st.query_params[HIDE_KEY] = "true"
-    return hide
 
 
-def _on_hide_change() -> None:
-    value = bool(st.session_state[HIDE_KEY])
-    st.session_state[_HIDE_STATE] = value
+def _carried_requested(key: str, state_key: str) -> bool:
+    """A carried switch as the link (``?<key>=true``/``false``) sets it, or else as the session keeps it (under
+    ``state_key``, which survives page switches; the widget's own key does not)."""
+    raw = (st.query_params.get(key) or "").strip().lower()
+    if raw in ("true", "false"):
+        st.session_state[state_key] = raw == "true"
+    return bool(st.session_state.get(state_key, False))
+
+
+def _carried_toggle(key: str, state_key: str, label: str, help: str) -> bool:
+    """The sidebar toggle of a carried switch: its value from :func:`_carried_requested`, mirrored in the URL."""
+    on = _carried_requested(key, state_key)
+    st.session_state[key] = on
+    st.toggle(label, key=key, on_change=_on_carried_change, args=(key, state_key), help=help)
+    if on:
+        st.query_params[key] = "true"
+    return on
+
+
+def _on_carried_change(key: str, state_key: str) -> None:
+    value = bool(st.session_state[key])
+    st.session_state[state_key] = value
     if value:
-        st.query_params[HIDE_KEY] = "true"
-    elif HIDE_KEY in st.query_params:
-        del st.query_params[HIDE_KEY]
+        st.query_params[key] = "true"
+    elif key in st.query_params:
+        del st.query_params[key]
 
 
 def share_link() -> None:
@@ -688,6 +682,13 @@ def _load_values(spec: Spec, values: Any) -> None:
     """Write values (a preset, the defaults) into the page's URL-bound widgets."""
     for name, value in values.items():
         st.session_state[name] = _widget_value(spec[name], value)
+
+
+def metric_row(items: Sequence[Readout]) -> None:
+    """One row of live numbers where the page is drawing now (inside a tab, beside that tab's controls);
+    :meth:`Page.readouts` draws the page's main readouts in their own place."""
+    for col, item in zip(st.columns(len(items)), items, strict=True):
+        col.metric(item.label, item.value, help=item.help)
 
 
 def preset_buttons(spec: Spec, names: Sequence[str] | None = None) -> None:

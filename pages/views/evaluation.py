@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
@@ -110,7 +111,8 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
     view.notices = [("info", note) for note in notes + more + seed_notes + cmp_notes]
     view.facts.update(
         n=n, c=c, k=k, p=p, problems=problems, seed=seed, acc_a=acc_a, acc_b=acc_b, N=N, only_a=only_a, only_b=only_b,
-        predict=ask.mode(state, "predict_eval", "guess_pass"),
+        predict=ask.mode(state, "predict_eval", "guess_pass"), where_worst=where_worst(n, p),
+        interior_thresholds={m: _interior(m) for m in (10, 100)},
     )  # fmt: skip
     parts = {part for part in VIEWS if options.wants(part) or (options.wants("main") and state.eval_view == part)}
     look = options.look
@@ -125,6 +127,28 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
     if COMPARISON in parts:
         _comparison(view, acc_a, acc_b, N, only_a, only_b, look)
     return view
+
+
+_interior = lru_cache(maxsize=64)(evaluation.plugin_bias_interior_threshold)  # p above which 1 < worst k < n
+_worst_k = lru_cache(maxsize=256)(evaluation.plugin_bias_worst_k)
+
+
+def where_worst(n: int, p: float) -> str:
+    """The explanation's sentence on where the plug-in's bias is largest: for n samples and the simulation's p
+    when 3 <= n <= 500 (the exact bias builds an (n + 1) x n table), in general otherwise."""
+    if 3 <= n <= 500:
+        return (
+            f"With n = {n:,} samples the worst k lies strictly between 1 and n only when p is above "
+            f"{_interior(n):.3g}; for rarer successes the bias grows all the way to k = n, and as p approaches 1 "
+            f"the worst k moves down to 2. At p = {p:g} it is k = {_worst_k(n, p)}."
+        )
+    if n < 3:
+        return f"With n = {n} there is no k strictly between 1 and n: the bias is 0 at k = 1."
+    return (
+        "The worst k lies strictly between 1 and n only when p is above a threshold of about 2.7/n "
+        f"({_interior(10):.2f} at n = 10, {_interior(100):.3f} at n = 100); for rarer successes the bias grows "
+        "all the way to k = n, and as p approaches 1 the worst k moves down to 2."
+    )
 
 
 def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None, look: dict[str, Any]) -> None:

@@ -206,6 +206,26 @@ def train(
 # ----------------------------------------------------------------------------------------------------------------
 # The view
 
+GPU_48GB = 48.0  # the QLoRA paper's single 48 GB GPU, in GB (10^9 bytes)
+
+
+def profile_caption(profile: str) -> str:
+    """What a singular-value profile of the generated ΔW looks like (the caption under its choice)."""
+    return lora.PROFILE_LABELS[profile]
+
+
+@functools.cache
+def qlora_numbers() -> dict[str, float]:
+    """The explanation's NF4 and QLoRA numbers: NF4's bits and bytes per parameter, the QLoRA 65B preset's total
+    (base + adapter states, GB) and what it leaves of a 48 GB GPU for activations (GB)."""
+    total_gb = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B).lora_total_bytes / 1e9
+    return {
+        "nf4_bits": lora_memory.NF4_BITS_PER_PARAM,
+        "nf4_bytes": lora_memory.BASE_BYTES["nf4"],
+        "total_gb": total_gb,
+        "spare_gb": GPU_48GB - total_gb,
+    }
+
 
 def figures(
     state: State,
@@ -225,6 +245,7 @@ def figures(
     cached here (:func:`generated`). ``progress``: told the fraction done while the initialisation traps train.
     """
     view, notes, parts = View(), [], parts_of(state, options)
+    view.facts["qlora"] = qlora_numbers()  # the explanation quotes them whichever tab is open
     if "rank" in parts:
         _rank(state, options, view, notes, upload, upload_name, analysis)
     if "cost" in parts:
@@ -329,7 +350,13 @@ def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     notes += list(mem.notes)
     label = f"LoRA r = {r} on {', '.join(mats)} ({base} base)"
     view.figures["memory"] = lora_memory_figure({label: mem}, gpu_gb=state.gpu_gb, **options.look)
-    view.facts.update(memory=mem, model=state.model)
+    view.facts.update(
+        memory=mem,
+        model=state.model,
+        memory_caption=f"{state.model}: {fmt.count(mem.n_params)} parameters; per layer "
+        + ", ".join(f"{t}: {n:,}" for t, n in mem.per_matrix.items())
+        + " trainable.",
+    )
     view.readouts += [
         Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
         Readout("Share of the model", fmt.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
@@ -362,7 +389,13 @@ def _init(
     config = lora_layer.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
     runs = train(config, progress)
     view.figures["training"] = lora_training_figure(runs, **options.look)
-    view.facts.update(config=config, runs=runs)
+    view.facts.update(
+        config=config,
+        runs=runs,
+        training_caption=f"A {config.d} × {config.k} layer fitted to a rank-{config.target_rank} target on "
+        f"{runs['B0'].device}, {config.steps} Adam steps per initialisation "
+        f"({sum(x.seconds for x in runs.values()):.2f} s in all).",
+    )
     b0, zeros = runs["B0"], runs["zeros"]
     view.readouts += [
         Readout(

@@ -77,6 +77,12 @@ def logits_text(tokens: tuple[str, ...] | list[str], logits: tuple[float, ...] |
     return ", ".join(f"{t}={z:g}" for t, z in zip(tokens, logits, strict=True))
 
 
+def preset_logits_text(name: str) -> str:
+    """:func:`logits_text` of the vocabulary preset ``name`` (the page offers it to copy and edit)."""
+    preset = sampling.VOCAB_PRESETS[name]
+    return logits_text(preset.tokens, preset.logits)
+
+
 def parse_logits(text: str) -> tuple[list[str], list[float]]:
     """``token=logit, ...`` -> (tokens, logits); ValueError with a readable message for anything else."""
     tokens, logits = [], []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pandas as pd
 
 from core import scaling
@@ -89,6 +91,31 @@ SPEC = Spec(
 )
 
 
+def fit_label(short: str) -> str:
+    """The full label of the fit whose short name is ``short`` (the sidebar's caption under the choice)."""
+    return scaling.FITS[scaling.fit_by_short_name(short)].label
+
+
+# Budgets (FLOPs) the page's texts quote, whatever the state: the approach-3 fit's drift between 1e20 and 1e24,
+# worked example A (2.73e20), the quick check (6e20), Chinchilla's own budget (5.88e23, 5.9e23) and Llama 3 8B.
+TEXT_BUDGETS = (1e20, 2.7e20, 2.73e20, 6e20, 1.2e21, 5.9e23, 5.88e23, 1e24)
+LLAMA3_8B = (7.2e23, 8e9)  # (C, N): 8B parameters on 15T tokens
+
+
+@lru_cache(maxsize=1)
+def text_numbers() -> dict[str, dict]:
+    """The numbers the page's texts quote that do not depend on the state: the fit's optimal tokens per parameter
+    (``tokens_per_param[C]``, Hoffmann's fit; ``epoch_tokens_per_param[C]``, Epoch AI's refit), its optimal N
+    (``optimum_N[C]``) at each of :data:`TEXT_BUDGETS`, and the share of Llama 3 8B's compute a compute-optimal
+    model would need (``llama_efficiency[fit key]``)."""
+    return {
+        "tokens_per_param": {C: float(scaling.optimal_tokens_per_param(C)) for C in TEXT_BUDGETS},
+        "epoch_tokens_per_param": {C: float(scaling.optimal_tokens_per_param(C, "epoch2024")) for C in TEXT_BUDGETS},
+        "optimum_N": {C: float(scaling.chinchilla_optimum(C)[0]) for C in TEXT_BUDGETS},
+        "llama_efficiency": {fit: float(scaling.compute_efficiency(*LLAMA3_8B, fit)) for fit in scaling.FITS},
+    }
+
+
 def hardware(state: State) -> scaling.Hardware:
     return scaling.Hardware.from_preset(state.gpu, state.gpus, state.mfu)
 
@@ -121,7 +148,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 "uses N. Choose the model again to take its size.",
             )
         )
-    view.facts.update(C=C, study=study, fit_key=fit_key, predict="off", model_n=model_n)
+    view.facts.update(
+        C=C, study=study, fit_key=fit_key, predict="off", model_n=model_n, fit_label=scaling.FITS[fit_key].label,
+        other_label=scaling.FITS[study.other_fit].label, text_numbers=text_numbers(),
+        # how far above the minimum a model 2x and 3x off the optimum lands (the worse side of each)
+        penalty_pct={f: float(max(scaling.loss_penalty_pct(study.current.C, [f, 1 / f], fit_key))) for f in (2.0, 3.0)},
+    )  # fmt: skip
     predicting = ask.mode(state, "predict_scaling", "guess_N")
     question = f"On a budget of {fmt.sci(C)} FLOPs, which model size N sits at the bottom of the U-curve?"
     if predicting == "hidden" and options.wants("main"):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,14 +16,10 @@ from typing import Any
 
 import pytest
 
+from bench.load import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(port: int, extra: tuple[str, ...] = (), script: str = "app.py") -> subprocess.Popen:
@@ -51,7 +46,7 @@ def start_server(port: int, extra: tuple[str, ...] = (), script: str = "app.py")
 @contextmanager
 def running_server(extra: tuple[str, ...] = (), script: str = "app.py") -> Iterator[str]:
     """A healthy server on a free port (:func:`start_server`), as its base URL; stopped (killed after 10 s) on exit."""
-    port = _free_port()
+    port = free_port()
     proc = start_server(port, extra, script)
     try:
         yield f"http://127.0.0.1:{port}"

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.load import free_port
 from pages.frame import PAGES
-from tests.browser.conftest import _free_port, start_server
+from tests.browser.conftest import start_server
 
 pytestmark = pytest.mark.browser
 
@@ -33,7 +34,7 @@ FIGURE_PAGES = [p for p in ALL if p not in ("", "Drills", "Deck")]
 
 @pytest.fixture(scope="module")
 def base() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     proc = start_server(port)
     try:
         yield f"http://127.0.0.1:{port}"

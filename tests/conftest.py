@@ -1,0 +1,24 @@
+"""Fixtures shared by the page tests: each test module names its page in ``PAGE``."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest import Reused, no_exception, opened
+
+
+@pytest.fixture(scope="module")
+def default(request: pytest.FixtureRequest) -> AppTest:
+    """The module's ``PAGE`` with its defaults, opened once per process (:func:`tests.apptest.opened`), with no
+    exception and no warning: read it, never change it."""
+    at = opened(request.module.PAGE)
+    assert no_exception(at), at.exception
+    assert at.warning.len == 0, [w.value for w in at.warning]
+    return at
+
+
+@pytest.fixture(scope="module")
+def reused(request: pytest.FixtureRequest) -> Reused:
+    """One :class:`tests.apptest.Reused` page per module for the module's ``PAGE``: tests that make one change."""
+    return Reused(request.module.PAGE)
