@@ -18,7 +18,6 @@ Run: .venv/bin/python bench/bench_controls.py [--steps 5] [--pages Scaling_laws,
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import statistics
 import sys
@@ -29,26 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.links import VIEWS as PAGES  # noqa: E402 (page URL name -> its view module)
+from bench.links import spec_of  # noqa: E402
 from tests.browser.conftest import running_server  # noqa: E402
 
 GOAL = 1.6  # each control step <= 1.6x the floor page's
 
-# page URL name -> its view module (the spec lists the fields; the ones drawn in the sidebar are measured)
-PAGES = {
-    "Scaling_laws": "scaling",
-    "KL_leash": "kl_leash",
-    "LoRA": "lora",
-    "GRPO": "grpo",
-    "Evaluation": "evaluation",
-    "Attention": "attention",
-    "Training_memory": "training_memory",
-    "Serving": "serving",
-    "PPO": "ppo",
-    "Reward_model": "reward_model",
-    "Sampling": "sampling",
-    "Loss_and_units": "loss_units",
-    "Schedules": "schedules",
-}
 
 _OBSERVE_JS = """
 () => {
@@ -181,7 +166,7 @@ def _measure_floor(browser, url: str, n: int) -> Steps:
 
 
 def _measure_page(browser, url: str, name: str, n: int) -> dict[str, Steps]:
-    spec = importlib.import_module(f"pages.views.{PAGES[name]}").SPEC
+    spec = spec_of(name)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{url}/{name}", wait_until="domcontentloaded", timeout=90_000)
     page.wait_for_selector(".js-plotly-plot", timeout=60_000)
@@ -200,11 +185,60 @@ def _measure_page(browser, url: str, name: str, n: int) -> dict[str, Steps]:
     return out
 
 
+def cold_start(browser, script: str, path: str, warm_cache: bool = False) -> tuple[float, float]:
+    """Server start (``streamlit run script``) to the first figure painted, for ``path`` as the fresh server's
+    first request: (seconds to the server healthy, seconds to the figure). ``warm_cache``: the browser has fetched
+    the app's static files before (a second visit); otherwise a new browser context, with an empty cache."""
+    from bench.load import free_port
+    from tests.browser.conftest import start_server
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    if warm_cache:  # fetch the static files once from a throwaway server, into this context's cache
+        with running_server(script=script) as url:
+            page = context.new_page()
+            page.goto(url + path, timeout=90_000)
+            page.wait_for_selector(".js-plotly-plot", timeout=90_000)
+            page.close()
+    port = free_port()
+    start = time.perf_counter()
+    proc = start_server(port, script=script)
+    healthy = time.perf_counter() - start
+    try:
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{port}{path}", timeout=90_000)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=90_000)
+        painted = time.perf_counter() - start
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        context.close()
+    return healthy, painted
+
+
+def cold_starts(browser, runs: int) -> list[tuple[str, float, float, float]]:
+    """(case, floor seconds, app seconds, ratio) for a first visit and a second visit (warm browser cache), the
+    floor page and a deep link to the scaling page taken in turn, medians of ``runs``."""
+    out = []
+    for warm_cache in (False, True):
+        floor, app = [], []
+        for _ in range(runs):
+            floor.append(cold_start(browser, "bench/floor_app.py", "/", warm_cache)[1])
+            app.append(cold_start(browser, "app.py", DEEP_LINK, warm_cache)[1])
+        f, a = statistics.median(floor), statistics.median(app)
+        out.append(("second visit (browser cache warm)" if warm_cache else "first visit (empty cache)", f, a, a / f))
+    return out
+
+
+DEEP_LINK = "/Scaling_laws?C=2.73e%2B20&N=1.5e%2B09"
+COLD_GOAL = 1.15
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=5, help="steps per control (default 5)")
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated URL names")
     parser.add_argument("--json", help="also write the raw medians here")
+    parser.add_argument("--cold", type=int, default=3, help="cold starts per case (0: none)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -216,7 +250,7 @@ def main() -> None:
     ):
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--disable-dev-shm-usage"])
         _measure_floor(browser, floor_url, 2)  # warm both servers and the browser cache
-        for name in args.pages.split(","):
+        for name in [p for p in args.pages.split(",") if p]:
             floor = _measure_floor(browser, floor_url, args.steps).total
             controls = _measure_page(browser, app_url, name, args.steps)
             floor += _measure_floor(browser, floor_url, args.steps).total
@@ -243,7 +277,14 @@ def main() -> None:
                     "ratio": ratio,
                 }
             print(f"  measured {name} at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
+        cold = cold_starts(browser, args.cold) if args.cold else []
         browser.close()
+    if cold:
+        print(f"| cold start to the first figure | floor page | scaling deep link | ratio (goal <= {COLD_GOAL}) |")
+        print("|---|---|---|---|")
+        for case, f, a, ratio in cold:
+            print(f"| {case} | {f:.2f} s | {a:.2f} s | {ratio:.2f} |")
+        print()
     print(f"| page | control | step ms | before run | run | redraw | floor ms | ratio (goal <= {GOAL}) |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:

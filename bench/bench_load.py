@@ -1,9 +1,10 @@
 """Benchmark of serving: many websocket sessions against one Streamlit worker, then against workers behind nginx.
 
 Run: python bench/bench_load.py [--sessions 20] [--seconds 60] [--interval 2] [--workers 2] [--stay]. Starts one
-Streamlit server on a free loopback port and drives it with bench/load.py (each session reruns a random page
-with a random valid link every ~interval seconds); then starts deploy/serve.sh with --workers workers behind nginx
-and drives it the same way. Every worker first runs each page once (imports, caches), untimed. Prints, per
+Streamlit server on a free loopback port and drives it with bench/load.py (each session reruns a random lesson
+page every ~interval seconds, with a link drawn from 200 along a random walk of that page's controls, one control
+changed per step: bench/links.py); then starts deploy/serve.sh with --workers workers behind nginx and drives it
+the same way. Every worker first runs each page once at its defaults (imports), untimed. Prints, per
 target: rerun latency p50/p95, finished reruns per second, exceptions shown, the load generator's own CPU time
 and the servers' CPU time (every process of the server's process group: workers, and nginx), and the machine's
 load average, since other work on the machine changes these numbers. Needs nginx for the second part
@@ -18,13 +19,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.load import PAGES, LoadResult, free_port, free_port_run, run_load, run_path
+from bench.links import pools
+from bench.load import LoadResult, free_port, free_port_run, run_load, run_path
 
 ROOT = Path(__file__).resolve().parents[1]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -47,7 +50,7 @@ def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 90) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {proc.stdout.read().decode()[-2000:]}")
+            raise RuntimeError(f"server exited with {proc.returncode}")
         try:
             with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
                 if r.status == 200:
@@ -66,17 +69,21 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def warm(worker_urls: list[str]) -> None:
-    """Run each page once on each worker (first imports, caches), untimed."""
+def warm(worker_urls: list[str], links: dict[str, tuple[str, ...]]) -> None:
+    """Run each page once on each worker (first imports), untimed, at its defaults (not a link the load asks for)."""
     for url in worker_urls:
-        res = run_path(url, [(page, queries[0]) for page, queries in PAGES.items()])
+        res = run_path(url, [(page, "") for page in links])
         if res.errors:
             raise RuntimeError(f"warm-up of {url} failed: {res.errors}")
 
 
-def measure(name: str, url: str, proc: subprocess.Popen, args: argparse.Namespace) -> tuple[str, LoadResult, float]:
+def measure(
+    name: str, url: str, proc: subprocess.Popen, args: argparse.Namespace, links: dict[str, tuple[str, ...]]
+) -> tuple[str, LoadResult, float]:
     cpu0 = group_cpu_seconds(proc.pid)
-    res = run_load(url, args.sessions, args.seconds, args.interval, seed=args.seed, switch_pages=not args.stay)
+    res = run_load(
+        url, args.sessions, args.seconds, args.interval, pages=links, seed=args.seed, switch_pages=not args.stay
+    )
     server_cpu = group_cpu_seconds(proc.pid) - cpu0
     print(f"== {name}  (load average {os.getloadavg()[0]:.1f})")
     print(res.summary())
@@ -94,16 +101,19 @@ def main() -> int:
     parser.add_argument("--stay", action="store_true", help="each session stays on one page")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load average at start {os.getloadavg()[0]:.1f}")
+    # every lesson page, 200 links each along a random walk (bench/links.py): a class changing one control at a time
+    links = pools(200, seed=args.seed)
     rows = []
 
+    log = tempfile.TemporaryFile()  # a file, not an unread pipe that would stall the server once full
     port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         url = f"http://127.0.0.1:{port}"
         wait_healthy(url, proc)
-        warm([url])
-        rows.append(measure("1 worker, direct", url, proc, args))
+        warm([url], links)
+        rows.append(measure("1 worker, direct", url, proc, args, links))
     finally:
         stop(proc)
 
@@ -117,15 +127,15 @@ def main() -> int:
             ["bash", "deploy/serve.sh", str(args.workers)],
             cwd=ROOT,
             env=env,
-            stdout=subprocess.PIPE,
+            stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         try:
             url = f"http://127.0.0.1:{port}"
             wait_healthy(url, proc)
-            warm([f"http://127.0.0.1:{p}" for p in range(first, first + args.workers)])
-            rows.append(measure(f"{args.workers} workers behind nginx", url, proc, args))
+            warm([f"http://127.0.0.1:{p}" for p in range(first, first + args.workers)], links)
+            rows.append(measure(f"{args.workers} workers behind nginx", url, proc, args, links))
         finally:
             stop(proc)
 
