@@ -172,3 +172,42 @@ def test_axe_finds_no_serious_violation_and_the_theme_holds(tabs, base, name, sc
         _dark_backgrounds(page, name)
     assert _axe(page) == []
     assert external == []
+
+
+def _figure_luminance(page) -> float:
+    return _luminance(
+        page.eval_on_selector("[data-testid='stPlotlyChart'] .main-svg", "e => getComputedStyle(e).backgroundColor")
+    )
+
+
+_FIGURE_DARK = """() => {
+  const e = document.querySelector("[data-testid='stPlotlyChart'] .main-svg");
+  const v = e && getComputedStyle(e).backgroundColor.match(/\\d+/g).map(Number);
+  return v && 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < %s;
+}"""
+
+
+def test_the_figures_follow_a_theme_switch_at_once(browser, base) -> None:
+    """The viewer's scheme turns dark while a page is open (the app follows the system's setting by default): the
+    figure turns dark by itself, with one rerun and no loop, and turns light again when the scheme does."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, color_scheme="light")
+    try:
+        page = ctx.new_page()
+        sent: list[int] = []  # messages from the browser to the server (each rerun is one)
+        page.on("websocket", lambda ws: ws.on("framesent", lambda _: sent.append(1)))
+        _open(page, f"{base}/Sampling")
+        assert _figure_luminance(page) > 0.9
+        before = len(sent)
+        page.emulate_media(color_scheme="dark")
+        page.wait_for_function(_FIGURE_DARK % "128", timeout=30_000)  # no click, no key: the watcher's rerun
+        app = page.eval_on_selector("[data-testid='stApp']", "e => getComputedStyle(e).backgroundColor")
+        assert _luminance(app) < 0.05 and _figure_luminance(page) < 0.05
+        page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
+        settled = len(sent)
+        page.wait_for_timeout(1500)  # five of the watcher's checks: it asks no more
+        assert len(sent) == settled and 1 <= settled - before <= 2, (before, settled, len(sent))
+        page.emulate_media(color_scheme="light")
+        page.wait_for_function("!(" + _FIGURE_DARK % "128" + ")()", timeout=30_000)
+        assert _figure_luminance(page) > 0.9
+    finally:
+        ctx.close()
