@@ -256,9 +256,18 @@ _FIGURE_DARK = """() => {
 }"""
 
 
+def _menu_theme(page, choice: str) -> None:
+    """Streamlit's main menu (top right): its theme items, System, Light or Dark."""
+    item = page.locator(f"[data-testid='stMainMenuItem-theme-{choice}']")
+    if not item.is_visible():  # the menu stays open after a choice
+        page.locator("[data-testid='stMainMenu'] button").first.click()
+    item.click()
+
+
 def test_the_figures_follow_a_theme_switch_at_once(browser, base) -> None:
-    """The viewer's scheme turns dark while a page is open (the app follows the system's setting by default): the
-    figure turns dark by itself, with one rerun and no loop, and turns light again when the scheme does."""
+    """The viewer picks Dark in Streamlit's menu while a page is open: the figure turns dark by itself, with one rerun
+    and no loop. Back to System (the default, which follows the system's scheme: light here), the figure turns light;
+    and when the system's scheme turns dark, dark again."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 720}, color_scheme="light")
     try:
         page = ctx.new_page()
@@ -267,16 +276,19 @@ def test_the_figures_follow_a_theme_switch_at_once(browser, base) -> None:
         _open(page, f"{base}/Sampling")
         assert _figure_luminance(page) > 0.9
         before = len(sent)
-        page.emulate_media(color_scheme="dark")
-        page.wait_for_function(_FIGURE_DARK % "128", timeout=30_000)  # no click, no key: the watcher's rerun
+        _menu_theme(page, "Dark")
+        page.wait_for_function(_FIGURE_DARK % "128", timeout=30_000)  # no other action: the watcher's rerun
         app = page.eval_on_selector("[data-testid='stApp']", "e => getComputedStyle(e).backgroundColor")
         assert _luminance(app) < 0.05 and _figure_luminance(page) < 0.05
         page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
         settled = len(sent)
         page.wait_for_timeout(1500)  # five of the watcher's checks: it asks no more
         assert len(sent) == settled and 1 <= settled - before <= 2, (before, settled, len(sent))
-        page.emulate_media(color_scheme="light")
+        _menu_theme(page, "System")
         page.wait_for_function("!(" + _FIGURE_DARK % "128" + ")()", timeout=30_000)
         assert _figure_luminance(page) > 0.9
+        page.emulate_media(color_scheme="dark")
+        page.wait_for_function(_FIGURE_DARK % "128", timeout=30_000)
+        assert _figure_luminance(page) < 0.05
     finally:
         ctx.close()
