@@ -474,9 +474,9 @@ def figure_alt(fig: go.Figure, draggable: bool = False) -> str:
 # ---------------------------------------------------------------------- shared sidebar
 def viewer_theme() -> str:
     """The viewer's theme, "light" or "dark", as the browser reports it (``st.context.theme.type``); "light" while
-    unknown.
+    neither it nor the watcher knows.
 
-    Read once per run by :meth:`Page.setup`. Streamlit 1.67 caveats: switching the theme in the settings menu (or
+    Read once per run by :meth:`Page.setup`. Streamlit 1.67 caveats: switching the theme in the main menu (or
     the system's scheme) does not rerun the script, so :func:`theme_watch` asks for the rerun; and the first run of a
     session may report the wrong type (streamlit issue #11920), which the watcher's rerun corrects. While Streamlit
     reports no type, the theme the watcher last saw in the browser counts.
@@ -823,7 +823,7 @@ def history_shim() -> None:
     _history_component(key="lesson-history", height=0)
 
 
-# Streamlit's settings menu (or the system's colour scheme, which the default setting follows) switches the app's
+# Streamlit's main menu (or the system's colour scheme, which its default "System" follows) switches the app's
 # theme in the browser without rerunning the script, so the figures, drawn for the theme the last run read, would
 # keep their old background until the next rerun. This piece compares the app's background with the first figure's:
 # when one is dark and the other light it asks for one rerun (which reads the new theme), and it asks at most once per
