@@ -37,3 +37,13 @@ def test_an_unknown_theme_draws_light_in_normal_type():
     at = open_page(FIGURE_PAGES[0])
     layout = figures(at)[0]["layout"]
     assert layout["paper_bgcolor"] == LIGHT.background and layout["font"]["size"] == FONT_SIZE
+
+
+def test_the_theme_the_browser_showed_counts_while_streamlit_reports_none():
+    """The theme watcher (pages/frame) saw a dark app: with no type from ``st.context`` the next run draws dark, and
+    a type that Streamlit does report wins over it."""
+    at = open_page(FIGURE_PAGES[0])
+    at.session_state["_frame_seen_theme"] = "dark"
+    assert figures(at.run())[0]["layout"]["paper_bgcolor"] == DARK.background
+    at.context["theme"] = "light"
+    assert figures(at.run())[0]["layout"]["paper_bgcolor"] == LIGHT.background

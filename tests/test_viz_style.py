@@ -49,6 +49,7 @@ from core.grpo import batch_normalised_advantages, expected_abs_advantage, group
 from core.hardware import GIB, GPUS
 from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
 from core.model_spec import CUSTOM, LLAMA3_8B
+from viz import attention as attention_viz
 from viz import style
 from viz.attention import (
     attention_figure,
@@ -769,13 +770,69 @@ def test_presenter_layout_leaves_normal_mode_alone():
     assert clip["yaxis"]["domain"] == [0.58, 0.82] and clip["xaxis"].get("showticklabels", True)
 
 
-def test_lora_presenter_layout_moves_what_the_page_used_to_patch():
+def test_lora_presenter_heatmaps_spend_the_height_on_the_panels():
+    """The three square panels were 109 px tall at 1280 x 720 (measured in chromium): a figure title, the readout,
+    the x-axis titles and the slider's current-value line took the height. Presenter mode keeps the readout (it
+    starts with r) and the panel titles, and moves the size of ΔW into the first panel's title."""
     heat = built("lora_heatmaps_figure", "light", True)["layout"]
-    assert heat["margin"]["t"] == 175 and heat["sliders"][0]["pad"]["t"] == 85
-    assert heat["annotations"][-1]["yshift"] == 36  # the readout above the panel titles
+    assert heat["margin"]["t"] == 100 and heat["sliders"][0]["pad"]["t"] == 40
+    assert heat["sliders"][0]["currentvalue"]["visible"] is False
+    assert heat["annotations"][-1]["text"].startswith("<b>r = ")  # the readout, above the panel titles
+    assert heat["annotations"][0]["text"].startswith("target ΔW, ") and not heat["title"]["text"]
+    axes = dict(_axes(heat))
+    assert not any(axes[f"xaxis{s}"]["title"].get("text") for s in ("", "2", "3"))
+    assert [axes[f"yaxis{s}"]["showticklabels"] for s in ("", "2", "3")] == [True, False, False]
     assert built("lora_curves_figure", "light", True)["layout"]["margin"]["t"] >= 150
     normal = built("lora_heatmaps_figure", "light", False)["layout"]
     assert normal["margin"]["t"] == 125 and normal["annotations"][-1]["yshift"] == 28
+    assert normal["sliders"][0]["currentvalue"]["visible"] and normal["title"]["text"].startswith("ΔW is ")
+    assert normal["xaxis"]["title"]["text"] == "column (input index)"
+
+
+@pytest.mark.parametrize(("n", "columns"), [(1, 1), (2, 2), (4, 4), (7, 4), (8, 4), (12, 6), (16, 6)])
+def test_presenter_heatmap_grid_keeps_the_smallest_side_largest(n, columns):
+    assert attention_viz.presenter_columns(n) == columns
+    w, h = attention_viz.PRESENTER_GRID_BOX
+    side = min(w / columns, h / -(-n // columns))
+    # a plain loop over every grid: none has a larger smallest side
+    assert all(min(w / c, h / -(-n // c)) <= side for c in range(1, n + 1))
+
+
+def test_presenter_attention_grid_has_no_panel_axis_titles_and_a_title_row_between_rows():
+    layout = built("attention_figure", "light", True)["layout"]
+    axes = dict(_axes(layout))
+    assert not any(axis.get("title", {}).get("text") for axis in axes.values())
+    assert layout["title"]["text"].startswith("Attention weights per head (rows: queries, columns: keys")
+    tops = sorted({axis["domain"][1] for key, axis in axes.items() if key.startswith("yaxis")})
+    bottoms = sorted({axis["domain"][0] for key, axis in axes.items() if key.startswith("yaxis")})
+    if len(tops) > 1:  # the gap between rows holds a 19 px panel title in the grid box
+        assert (bottoms[-1] - tops[-2]) * attention_viz.PRESENTER_GRID_BOX[1] >= 1.6 * 19
+    normal = dict(_axes(built("attention_figure", "light", False)["layout"]))
+    assert any(axis.get("title", {}).get("text") == "query" for axis in normal.values())
+
+
+def test_presenter_log_axes_label_decades_only():
+    """plotly draws the 2s and 5s between decades at 3/4 of the tick size: 14 px at presenter size."""
+    presenter = dict(_axes(built("isoflop_figure", "light", True)["layout"]))
+    logs = [axis for axis in presenter.values() if axis.get("type") == "log"]
+    assert logs and all(axis["minorloglabels"] == "none" for axis in logs)
+    normal = dict(_axes(built("isoflop_figure", "light", False)["layout"]))
+    assert not any("minorloglabels" in axis for axis in normal.values())
+
+
+def test_the_reward_model_readout_has_the_top_of_the_left_column():
+    """The readout panel stood on the sigmoid (presenter size, 1280 x 720); now the curve's plot ends below it."""
+    for presenter in (False, True):
+        layout = built("bradley_terry_figure", "light", presenter)["layout"]
+        panel = layout["annotations"][0]
+        assert panel["name"] == style.READOUT and panel["y"] == 1.0 and panel["yanchor"] == "top"
+        lines = len(_plain_lines(panel["text"]))
+        plot_px = BOX_H - layout["margin"]["t"] - layout["margin"]["b"] - 40  # less the x tick labels and title
+        room = (1.0 - layout["yaxis"]["domain"][1]) * plot_px
+        assert room >= 1.3 * panel.get("font", layout["font"])["size"] * lines, (presenter, room)
+        # the panel's widest line ends before the bars' y axis (tick labels and title in front of it)
+        width = EM * layout["font"]["size"] * max(map(len, _plain_lines(panel["text"])))
+        assert width + 4 * EM * layout["font"]["size"] <= layout["xaxis2"]["domain"][0] * (BOX_W - 100)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -131,8 +131,40 @@ def _finish(
     legend: bool = False,
 ) -> go.Figure:
     """The figure in the shared style, with a top margin of ``top`` pixels for the title (more in presenter mode)."""
-    layout["margin"] = layout.get("margin", {}) | {"t": int(top * 1.25) if presenter else top}
+    layout["margin"] = {"t": int(top * 1.25) if presenter else top} | layout.get("margin", {})
     return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=legend)
+
+
+# Presenter mode draws a chart as tall as the screen leaves (pages/frame): about 960 x 475 px at 1280 x 720 and
+# 1470 x 835 px at 1920 x 1080. Once the type has its margins and the colour bar its column, a grid of heatmaps has
+# about this landscape box at 1280 x 720 (px).
+PRESENTER_GRID_BOX = (780.0, 300.0)
+PRESENTER_VGAP_PX = 42  # between rows of panels: a panel title at presenter size, clear of the row above
+
+
+def presenter_columns(n: int) -> int:
+    """Columns for ``n`` heatmap panels in presenter mode: the grid whose smallest panel side is largest in
+    :data:`PRESENTER_GRID_BOX` (fewer columns on a tie). 7 heads: 4 columns; 12: 6; 2: 2."""
+    if n < 1:
+        raise ValueError(f"need at least one panel, got {n}")
+    w, h = PRESENTER_GRID_BOX
+    return max(range(1, n + 1), key=lambda c: (min(w / c, h / math.ceil(n / c)), -c))
+
+
+def _presenter_heatmaps(layout: dict[str, Any], ids: list[tuple[str, str]], notes: Sequence[str]) -> None:
+    """Presenter mode's frame for a grid of heatmaps: the title pinned to the top, margins in pixels only for the type
+    (plotly's automargin adds the tick labels' room), and no per-panel axis titles (the title names rows and
+    columns)."""
+    for x, y in ids:
+        for axis in (_axis(layout, x), _axis(layout, y)):
+            axis.pop("title", None)
+            axis["automargin"] = True
+    title_px = 36 + (22 if notes else 0)  # a 23 px line (and a line of notes) under a 6 px pad
+    layout["margin"] = {"t": title_px + PRESENTER_VGAP_PX, "l": 10, "r": 10, "b": 10}
+    # a thin colour bar with its title along it: the column it takes is the panels' width
+    bar = layout["coloraxis"]["colorbar"]
+    bar |= {"thickness": 14, "xpad": 6, "title": bar.get("title", {}) | {"side": "right"}}
+    layout["title"] |= {"y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": 6}}
 
 
 def _title(text: str, notes: Sequence[str]) -> dict[str, Any]:
@@ -171,9 +203,12 @@ def attention_figure(
         raise ValueError(f"zmax must be > 0, got {zmax!r}")
     cells = max(8, min(max_cells, math.isqrt(CELL_BUDGET // H)))
     z, labels, edges = _downsample(w, tokens, cells, mean_axes=(1,), sum_axes=(2,))
-    cols = max(1, min(columns, H))
+    cols = presenter_columns(H) if presenter else max(1, min(columns, H))
     rows = math.ceil(H / cols)
-    ids, layout = _grid(H, cols, hgap=0.04 if T > 16 else 0.07, vgap=min(0.12, 0.35 / rows))
+    if presenter:  # narrow gaps; between rows the room of a panel title (the grid box's height in pixels)
+        ids, layout = _grid(H, cols, hgap=0.03, vgap=PRESENTER_VGAP_PX / PRESENTER_GRID_BOX[1])
+    else:
+        ids, layout = _grid(H, cols, hgap=0.04 if T > 16 else 0.07, vgap=min(0.12, 0.35 / rows))
     show_ticks = len(labels) <= 24
     what = "block weight" if edges is not None else "weight"
     data = []
@@ -226,6 +261,8 @@ def attention_figure(
         },
         "uirevision": "attention-heads",
     }
+    if presenter:
+        _presenter_heatmaps(layout, ids, notes)
     height = max(360, 90 + rows * (300 if cols <= 2 else 240))
     return _finish(data, layout, height, 110 if notes else 90, theme, presenter)
 
@@ -447,9 +484,12 @@ def attention_outputs_figure(
     if len(names) != H:
         raise ValueError(f"{H} heads but {len(names)} head names")
     z, labels, edges = _downsample(y_all, tokens, max_cells, mean_axes=(1,))
-    cols = max(1, min(columns, H))
+    cols = presenter_columns(H) if presenter else max(1, min(columns, H))
     rows = math.ceil(H / cols)
-    ids, layout = _grid(H, cols, hgap=0.05, vgap=min(0.15, 0.4 / rows))
+    if presenter:
+        ids, layout = _grid(H, cols, hgap=0.03, vgap=PRESENTER_VGAP_PX / PRESENTER_GRID_BOX[1])
+    else:
+        ids, layout = _grid(H, cols, hgap=0.05, vgap=min(0.15, 0.4 / rows))
     dims = np.arange(y_all.shape[2])
     data = []
     for h, (x, y) in enumerate(ids):
@@ -466,8 +506,9 @@ def attention_outputs_figure(
                 "hovertemplate": "token %{y}<br>dimension %{x}<br>value %{z:.3f}<extra>" + names[h] + "</extra>",
             }
         )
-        left = h % cols == 0
-        _axis(layout, x).update(title={"text": "output dimension"})
+        left, bottom = h % cols == 0, h + cols >= H
+        # presenter mode: dimension numbers under each column's lowest panel only (the panel titles sit between rows)
+        _axis(layout, x).update(title={"text": "output dimension"}, showticklabels=bottom or not presenter)
         _axis(layout, y).update(
             type="category",
             autorange="reversed",
@@ -476,8 +517,9 @@ def attention_outputs_figure(
         )
     bound = float(np.abs(z).max()) if z.size else 1.0
     notes = [f"{len(tokens)} tokens shown as {len(edges) - 1} rows: block means"] if edges is not None else []
+    title = "Output vectors y = A·V per head" + (" (rows: tokens, columns: output dimensions)" if presenter else "")
     layout |= {
-        "title": _title("Output vectors y = A·V per head", notes),
+        "title": _title(title, notes),
         "annotations": _subplot_titles(names, layout, ids),
         "coloraxis": {
             "colorscale": colorscale("diverging", theme),
@@ -487,6 +529,8 @@ def attention_outputs_figure(
         },
         "uirevision": "attention-outputs",
     }
+    if presenter:
+        _presenter_heatmaps(layout, ids, notes)
     return _finish(data, layout, max(320, 90 + rows * 240), 100, theme, presenter)
 
 

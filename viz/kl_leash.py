@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 
 from core.kl_leash import LeashSweep, PolicyCloud
 from viz import format as fmt
-from viz.style import Theme, figure, get_theme, grid
+from viz.style import READOUT, Theme, figure, get_theme, grid
 
 _REF_OPACITY = 0.35  # the "faint" of the faint blue reference bars (deliberately below 0.5: pi* is the subject)
 _DASHES = ("solid", "dash", "dot", "dashdot")
@@ -156,6 +156,7 @@ def kl_leash_figure(
                 "borderwidth": 1,
                 "borderpad": 6,
                 "bgcolor": t.panel,
+                "name": READOUT,
             }
         ],
         sliders=[

@@ -83,8 +83,9 @@ def lora_heatmaps_figure(
     ``frames`` (core.lora.display_frames) holds one block-averaged approximation and residual per slider rank;
     ``curves`` (core.lora.rank_curves) gives the readout line. The plotly slider under the heatmaps swaps the
     approximation, the residual, the middle title and the readout for each rank in ``frames.ranks``, in the
-    browser; it starts at the rank nearest ``r`` (include r in the frames to start exactly there). In presenter
-    mode the readout sits higher above the panel titles and the slider lower under the axes (room for the type).
+    browser; it starts at the rank nearest ``r`` (include r in the frames to start exactly there). Presenter mode
+    spends the screen's height on the square panels: no figure title (ΔW's size goes into the first panel's title),
+    no x-axis titles and no current-value line on the slider (the readout starts with r), margins for the type only.
     """
     ranks = np.asarray(frames.ranks)
     j = _nearest_index(ranks, r)
@@ -95,10 +96,13 @@ def lora_heatmaps_figure(
     cell = f"{frames.block_size[0]}×{frames.block_size[1]}" if averaged else "1×1"
     where = "block average" if averaged else "entry"
     names = ("ΔW", "BA", "ΔW − BA")
-    titles = ("target ΔW", f"best rank-{int(ranks[j])} approximation BA", "residual ΔW − BA")
+    # presenter mode: the figure title's d × k moves into the first panel's title (one line less above the panels)
+    target = f"target ΔW, {frames.d}×{frames.k}" if presenter else "target ΔW"
+    titles = (target, f"best rank-{int(ranks[j])} approximation BA", "residual ΔW − BA")
     zs = (frames.target, frames.approx[j], frames.residual[j])
     # The layout is written in one piece: a page rebuilds this figure on every change of r.
-    ids, layout = grid(1, 3, hgap=0.045, titles=titles)
+    # presenter mode: row numbers beside the first panel only, so the panels can stand closer together
+    ids, layout = grid(1, 3, hgap=0.025 if presenter else 0.045, titles=titles)
     data: list[dict[str, Any]] = []
     for i, (name, z, (xa, ya)) in enumerate(zip(names, zs, ids, strict=True)):
         data.append(
@@ -114,12 +118,18 @@ def lora_heatmaps_figure(
                 "hovertemplate": f"{name}<br>row %{{y:.0f}}, column %{{x:.0f}}<br>{where} %{{z:.3g}}<extra></extra>",
             }
         )
-        layout[f"xaxis{xa[1:]}"] |= {"constrain": "domain", "title": {"text": "column (input index)"}}
+        # presenter mode: height is what the square panels lack, so no x-axis titles (the hover names rows and
+        # columns); the y-axis title stays, it costs width only
+        layout[f"xaxis{xa[1:]}"] |= {
+            "constrain": "domain",
+            "title": {"text": "" if presenter else "column (input index)"},
+        }
         layout[f"yaxis{ya[1:]}"] |= {
             "autorange": "reversed",
             "scaleanchor": xa,
             "constrain": "domain",
             "title": {"text": "row (output index)" if i == 0 else ""},
+            "showticklabels": i == 0 or not presenter,
         }
     layout["annotations"].append(
         {
@@ -128,7 +138,7 @@ def lora_heatmaps_figure(
             "yref": "paper",
             "x": 0.0,
             "y": 1.0,
-            "yshift": 36 if presenter else 28,  # pixels above the panel titles, whatever the figure's height
+            "yshift": 30 if presenter else 28,  # pixels above the panel titles, whatever the figure's height
             "xanchor": "left",
             "yanchor": "bottom",
             "showarrow": False,
@@ -154,25 +164,29 @@ def lora_heatmaps_figure(
     title = f"ΔW is {frames.d}×{frames.k}"
     if averaged:
         title += f"; shown as {D}×{K} block averages (up to {cell} entries per cell)"
+    if presenter:  # the size is in the first panel's title; the page's caption says when cells are block averages
+        title = ""
     layout |= {
         "title": {"text": title, "font": {"size": 14}, "y": 0.97, "yanchor": "top"},
         "coloraxis": {
             "colorscale": colorscale("diverging", theme),
             "cmin": -zmax,
             "cmax": zmax,
-            "colorbar": {"title": {"text": "entry"}, "thickness": 14},
+            "colorbar": {"title": {"text": "entry"}, "thickness": 14} | ({"x": 1.01, "xpad": 12} if presenter else {}),
         },
         "sliders": [
             {
                 "active": j,
                 "steps": steps,
-                "currentvalue": {"prefix": "rank budget r = "},
-                "pad": {"t": 85 if presenter else 62},
+                # presenter mode: the readout above the panels already starts with r, in bold
+                "currentvalue": {"prefix": "rank budget r = ", "visible": not presenter},
+                "pad": {"t": 40 if presenter else 62},  # under the tick labels (and the x-axis titles)
                 "len": 1.0,
                 "x": 0.0,
             }
         ],
-        "margin": {"t": 175 if presenter else 125, "b": 40},
+        # the readout's two lines and the panel titles above the panels
+        "margin": {"t": 100, "b": 20} if presenter else {"t": 125, "b": 40},
         "uirevision": UIREVISION,
     }
     return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=False)

@@ -26,7 +26,7 @@ from numpy.typing import ArrayLike
 
 from core.ppo import KL_NAMES, ClipBatch, ClipCurve, GAEStudy, KLEstimates, KLEstimatorStudy, ModelMemory
 from viz.format import nbytes
-from viz.style import figure, get_theme
+from viz.style import READOUT, figure, get_theme
 
 _BAND = "rgba(128,128,128,0.15)"  # the clip range [1 - eps_low, 1 + eps_high]
 _ZERO_GRAD = "rgba(213,94,0,0.12)"  # where the clip zeroes the gradient (vermillion, faint)
@@ -143,7 +143,7 @@ def ppo_clip_figure(
         {
             "text": _clip_readout(curve, active, compact=presenter), "xref": "paper", "yref": "paper", "x": 0.0,
             "y": 1.0, "xanchor": "left", "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": t.panel,
-            "bordercolor": t.axis, "borderwidth": 1, "borderpad": 5,
+            "bordercolor": t.axis, "borderwidth": 1, "borderpad": 5, "name": READOUT,
         }
     ]  # fmt: skip
     for s in range(2):

@@ -23,7 +23,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from core.reward_model import BTFit, LengthSweep, NoiseStudy
-from viz.style import figure, get_theme
+from viz.style import READOUT, figure, get_theme
 
 _REF_OPACITY = 0.4
 
@@ -77,15 +77,17 @@ def bradley_terry_figure(
     ]
     if shifted_nll is not None:
         lines.append(f"after adding {shift:g} to every reward: {_num(shifted_nll, 4)} nats")
+    # The readout panel has the top of the left column to itself, above the curve (on the curve it hid the rise
+    # of σ, most of all at presenter size); the bars keep the full height.
     layout = {
         "xaxis": {"domain": [0.0, 0.38], "title": {"text": "r_w − r_l"}, "zeroline": True},
-        "yaxis": {"range": [0, 1], "title": {"text": "P(w preferred to l)"}},
-        "xaxis2": {"domain": [0.5, 1.0], "anchor": "y2"},
+        "yaxis": {"range": [0, 1], "domain": [0.0, 0.64], "title": {"text": "P(w preferred to l)"}},
+        "xaxis2": {"domain": [0.55, 1.0], "anchor": "y2"},
         "yaxis2": {"anchor": "x2", "title": {"text": "reward"}, "zeroline": True},
         "barmode": "group",
         "annotations": [
-            {"text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": 0.0, "y": 0.98, "xanchor": "left",
-             "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": th.panel}
+            {"text": "<br>".join(lines), "xref": "paper", "yref": "paper", "x": 0.0, "y": 1.0, "xanchor": "left",
+             "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": th.panel, "name": READOUT}
         ],
         "uirevision": "rm-bt",
         "hovermode": "closest",

@@ -21,7 +21,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.sampling import Generation, effective_choices, entropy_nats, sample_filter
-from viz.style import figure, get_theme
+from viz.style import READOUT, figure, get_theme
 
 DEFAULT_TEMPERATURES: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(0, 41))  # 0, 0.05, ..., 2
 
@@ -125,7 +125,8 @@ def sampling_figure(
     layout = {
         "barmode": "overlay",
         "bargap": 0.15,
-        "xaxis": {"tickangle": -45, "domain": [0.0, 0.78]},
+        # the readout panel in the column right of the bars (wider at presenter size)
+        "xaxis": {"tickangle": -45, "domain": [0.0, 0.74 if presenter else 0.78]},
         "yaxis": {"title": {"text": "probability"}, "range": [0, 1.05]},
         "annotations": [
             {
@@ -142,6 +143,7 @@ def sampling_figure(
                 "bordercolor": th.axis,
                 "borderwidth": 1,
                 "borderpad": 6,
+                "name": READOUT,
             }
         ],
         "sliders": [

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from core.scaling import Plan
 from viz import format as fmt
-from viz.style import figure, get_theme
+from viz.style import READOUT, figure, get_theme
 
 PLAN_TRACE = 3  # index of the plan marker, the trace the slider moves
 
@@ -138,6 +138,7 @@ def isoflop_figure(
             "bordercolor": t.axis,
             "borderwidth": 1,
             "borderpad": 4,
+            "name": READOUT,
         }
     shapes: list[dict[str, Any]] = []
     if other_fit is not None:

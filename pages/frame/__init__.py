@@ -474,14 +474,17 @@ def figure_alt(fig: go.Figure, draggable: bool = False) -> str:
 # ---------------------------------------------------------------------- shared sidebar
 def viewer_theme() -> str:
     """The viewer's theme, "light" or "dark", as the browser reports it (``st.context.theme.type``); "light" while
-    unknown.
+    neither it nor the watcher knows.
 
-    Read once per run by :meth:`Page.setup`. Streamlit 1.67 caveats: switching the theme in the settings menu
-    does not rerun the script (the figures follow at the next rerun), and the first run of a session may report
-    the wrong type (streamlit issue #11920).
+    Read once per run by :meth:`Page.setup`. Streamlit 1.67 caveats: switching the theme in the main menu (or
+    the system's scheme) does not rerun the script, so :func:`theme_watch` asks for the rerun; and the first run of a
+    session may report the wrong type (streamlit issue #11920), which the watcher's rerun corrects. While Streamlit
+    reports no type, the theme the watcher last saw in the browser counts.
     """
     kind = st.context.theme.type
-    return kind if kind in ("light", "dark") else "light"
+    if kind in ("light", "dark"):
+        return kind
+    return st.session_state.get(_SEEN_THEME, "light")
 
 
 def _sidebar_frame() -> tuple[bool, str, bool]:
@@ -489,6 +492,7 @@ def _sidebar_frame() -> tuple[bool, str, bool]:
     computes. Returns (presenter, image format, hide)."""
     with st.sidebar:
         history_shim()
+        theme_watch()
         nav = st.container()  # filled after the toggles, so that the links can carry presenter mode and hide
         presenter = _presenter_toggle()
         hide = _hide_toggle()
@@ -818,6 +822,61 @@ def history_shim() -> None:
     if _history_component is None:
         _history_component = st.components.v2.component("lesson_history", js=_HISTORY_JS)
     _history_component(key="lesson-history", height=0)
+
+
+# Streamlit's main menu (or the system's colour scheme, which its default "System" follows) switches the app's
+# theme in the browser without rerunning the script, so the figures, drawn for the theme the last run read, would
+# keep their old background until the next rerun. This piece compares the app's background with the first figure's:
+# when one is dark and the other light it asks for one rerun (which reads the new theme), and it asks at most once per
+# theme the app shows. If the rerun still draws the other theme, nothing more happens until the person switches again:
+# it never loops.
+_THEME_JS = """
+export default function (component) {
+  const { setTriggerValue } = component;
+  const rgb = (css) => {
+    const m = css && css.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const v = m[1].split(",").map(Number);
+    return v.length > 3 && v[3] === 0 ? null : v.slice(0, 3);
+  };
+  const dark = (css) => {
+    const v = rgb(css);
+    return v === null ? null : 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 128;
+  };
+  const check = () => {
+    const app = document.querySelector("[data-testid='stApp']");
+    const paper = document.querySelector("[data-testid='stPlotlyChart'] .main-svg");
+    if (!app || !paper) return;
+    const appDark = dark(getComputedStyle(app).backgroundColor);
+    const paperDark = dark(getComputedStyle(paper).backgroundColor);
+    if (appDark === null || paperDark === null) return;
+    if (appDark === paperDark) { window.__lessonThemeAsked = null; return; }
+    const kind = appDark ? "dark" : "light";
+    if (window.__lessonThemeAsked === kind) return;
+    window.__lessonThemeAsked = kind;
+    setTriggerValue("theme", kind);
+  };
+  check();
+  const timer = setInterval(check, 300);
+  return () => clearInterval(timer);
+}
+"""
+_theme_component = None
+_SEEN_THEME = "_frame_seen_theme"
+
+
+def theme_watch() -> None:
+    """Mount the theme watcher (see ``_THEME_JS``) once per page: a theme switch in the browser reruns the page."""
+    global _theme_component
+    if _theme_component is None:
+        _theme_component = st.components.v2.component("lesson_theme_watch", js=_THEME_JS)
+
+    def _on_switch() -> None:
+        kind = getattr(st.session_state.get("lesson-theme"), "theme", None)
+        if kind in ("light", "dark"):
+            st.session_state[_SEEN_THEME] = kind
+
+    _theme_component(key="lesson-theme", on_theme_change=_on_switch, height=0)
 
 
 def drag_sync(f: Field, chart_key: str, values: Sequence[Any] | None = None) -> None:

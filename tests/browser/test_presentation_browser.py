@@ -1,8 +1,9 @@
-"""Presentation in a real browser: presenter mode's first screen, the dark theme, and axe-core's WCAG 2 AA check.
+"""Presentation in a real browser: presenter mode's first screen at 1280 x 720 and 1920 x 1080, the dark theme, a
+theme switch that the figures follow at once, and axe-core's WCAG 2 AA check.
 
-One server for the module and one browser tab per theme, reused from page to page (each page is opened by its
-link, a new session each time). axe-core comes from the npm registry through ``make test`` (``.cache/axe``) and
-is injected from disk: no page ever fetches anything off localhost.
+One server for the module and one browser tab per theme and screen size, reused from page to page (each page is
+opened by its link, a new session each time). axe-core comes from the npm registry through ``make test``
+(``.cache/axe``) and is injected from disk: no page ever fetches anything off localhost.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from bench.load import free_port
+from decks import views
 from pages.frame import PAGES
 from tests.browser.conftest import start_server
+from viz.style import READOUT
 
 pytestmark = pytest.mark.browser
 
@@ -91,19 +94,41 @@ def _luminance(css: str) -> float:
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
 
+_FIGURE_JS = """() => {
+  // the first figure's plot areas, its text sizes, and the readouts drawn on it or beside it that cover a plot area
+  const chart = document.querySelector("[data-testid='stPlotlyChart']");
+  const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const areas = [...chart.querySelectorAll(".nsewdrag")].map(box);
+  const covers = (b) => areas.some(a => Math.min(a[2], b[2]) - Math.max(a[0], b[0]) > 1
+                                     && Math.min(a[3], b[3]) - Math.max(a[1], b[1]) > 1);
+  // readout panels: the annotations that viz names READOUT (labels on a curve are meant to sit on it)
+  const named = ((chart.querySelector(".js-plotly-plot").layout || {}).annotations || [])
+    .map((a, i) => (a.name === "%s" ? String(i) : null)).filter(i => i !== null);
+  const panels = [...chart.querySelectorAll("g.annotation")].filter(g => named.includes(g.dataset.index));
+  const row = chart.closest("[data-testid='stHorizontalBlock']");
+  const metrics = [...(row ? row.querySelectorAll("[data-testid='stMetric']") : [])]
+    .filter(e => !e.closest("details:not([open])"));
+  const texts = [...chart.querySelectorAll("text")]
+    .filter(t => t.textContent.trim() && t.getBoundingClientRect().width > 0)
+    .map(t => [parseFloat(getComputedStyle(t).fontSize), t.textContent.trim().slice(0, 30)]);
+  return {
+    metrics_bottom: metrics.length ? Math.max(...metrics.map(e => e.getBoundingClientRect().bottom)) : -1,
+    smallest_text: texts.reduce((a, b) => (b[0] < a[0] ? b : a), [Infinity, ""]),
+    covering: [...panels.filter(g => covers(box(g))).map(g => "panel: " + g.textContent.slice(0, 40)),
+               ...metrics.filter(e => covers(box(e))).map(e => "readout: " + e.textContent.slice(0, 40))],
+    smallest_panel: areas.length ? Math.min(...areas.map(a => Math.min(a[2] - a[0], a[3] - a[1]))) : 0,
+    in_tabs: chart.closest("[data-testid='stTabs']") !== null,
+    readout_panels: [named.length, panels.length],  // named in the figure, found in the drawing
+  };
+}"""
+
+
 def presenter_geometry(page) -> dict:
-    """Where presenter mode put the title, the first figure, the readouts and the sidebar (px, viewport coords)."""
+    """Where presenter mode put the title, the first figure, the readouts and the sidebar (px, viewport coords), the
+    figure's smallest text (px, text), and the readouts (panels on the figure, numbers beside it) that cover a plot
+    area."""
     chart = _box(page, "[data-testid='stPlotlyChart']")
     title = _box(page, "[data-testid='stMain'] h1")
-    metrics_bottom = page.evaluate(  # the page's readouts beside the figure (not those folded in an expander)
-        """() => {
-          const chart = document.querySelector("[data-testid='stPlotlyChart']");
-          const row = chart.closest("[data-testid='stHorizontalBlock']");
-          const shown = [...(row ? row.querySelectorAll("[data-testid='stMetric']") : [])]
-            .filter(e => !e.closest("details:not([open])"));
-          return shown.length ? Math.max(...shown.map(e => e.getBoundingClientRect().bottom)) : -1;
-        }"""
-    )
     sidebar = page.locator("[data-testid='stSidebar']")
     return {
         "top": chart["y"],
@@ -113,23 +138,67 @@ def presenter_geometry(page) -> dict:
         "title_font": float(
             page.eval_on_selector("[data-testid='stMain'] h1", "e => getComputedStyle(e).fontSize")[:-2]
         ),
-        "metrics_bottom": metrics_bottom,
         "sidebar_open": sidebar.get_attribute("aria-expanded") == "true",
+        **page.evaluate(_FIGURE_JS % READOUT),
     }
 
 
-@pytest.mark.parametrize("name", FIGURE_PAGES)
-def test_presenter_mode_first_screen_at_1280x720(tabs, base, name) -> None:
-    page, external = tabs("light")
-    _open(page, f"{base}/{name}?present=true")
-    g = presenter_geometry(page)
-    assert g["top"] >= 0 and g["top"] + g["height"] <= 720, g  # the whole figure on the first screen
-    assert g["height"] >= 360, g  # at least half the screen tall
-    print(name, {k: round(v) if isinstance(v, float) else v for k, v in g.items()})
-    assert g["width"] >= 0.65 * 1280, g  # the sidebar is collapsed: the figure has the width
+SIZES = [(1280, 720), (1920, 1080)]
+
+
+def _check_first_screen(g: dict, width: int, height: int) -> None:
+    """Presenter mode's rule for the first screen of a page (or of one of its figure's tabs)."""
+    assert g["top"] >= 0 and g["top"] + g["height"] <= height, g  # the whole figure on the first screen
+    assert g["height"] >= height / 2, g  # at least half the screen tall
+    assert g["width"] >= 0.65 * width, g  # the sidebar is collapsed: the figure has the width
     assert not g["sidebar_open"], g
     assert g["title_height"] < 1.6 * g["title_font"], g  # one line
-    assert 0 < g["metrics_bottom"] <= 720, g  # readouts beside the figure, on the same screen
+    assert 0 < g["metrics_bottom"] <= height, g  # readouts beside the figure, on the same screen
+    assert g["smallest_text"][0] >= 16, g  # every text of the figure readable from the back of a room
+    assert g["covering"] == [], g  # no readout covers a plot
+    assert g["readout_panels"][0] == g["readout_panels"][1], g
+
+
+# Grids of heatmaps: the smallest side of a panel, as a share of the screen's height. Measured at 1280 x 720 before
+# presenter mode gave them the chart's height: LoRA's square panels 109 px (0.15), the attention heads 89 px (0.12).
+HEATMAP_PANELS = {"LoRA": 0.3, "Attention": 0.15}
+
+
+def _figure_tabs(name: str) -> tuple[str, tuple[str, ...]]:
+    """The URL name of the page's tabs and their choices (the page's spec)."""
+    tabs = next(f for f in views()[name].SPEC.fields if f.widget == "tabs")
+    return tabs.name, tuple(tabs.choices)
+
+
+def _rounded(g: dict) -> dict:
+    return {k: round(v) if isinstance(v, float) else v for k, v in g.items()}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("name", FIGURE_PAGES)
+def test_presenter_mode_first_screen(tabs, base, name, size) -> None:
+    """The main figure, and where the page's tabs sit above it each tab's figure, is whole on the first screen; grids
+    of heatmaps get panels that use the screen."""
+    width, height = size
+    page, external = tabs("light", width, height)
+    _open(page, f"{base}/{name}?present=true")
+    g = presenter_geometry(page)
+    print(name, size, _rounded(g))
+    _check_first_screen(g, width, height)
+    assert g["smallest_panel"] >= HEATMAP_PANELS.get(name, 0) * height, g
+    # the figure is one tab's: the other tabs take the same first screen (checked on the smaller screen only, to keep
+    # the test short: the frame gives every chart the same height at both sizes)
+    if g["in_tabs"] and size == SIZES[0]:
+        key, choices = _figure_tabs(name)
+        for choice in choices[1:]:
+            _open(page, f"{base}/{name}?present=true&{key}={choice.replace(' ', '+')}", figure=False)
+            if page.locator("[data-testid='stPlotlyChart']").count() == 0:
+                continue  # no figure in this tab here (the real model is an optional install)
+            page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg", timeout=30_000)
+            page.wait_for_timeout(400)
+            g = presenter_geometry(page)
+            print("  tab", choice, _rounded(g))
+            _check_first_screen(g, width, height)
     assert external == []
 
 
@@ -173,3 +242,54 @@ def test_axe_finds_no_serious_violation_and_the_theme_holds(tabs, base, name, sc
         _dark_backgrounds(page, name)
     assert _axe(page) == []
     assert external == []
+
+
+def _figure_luminance(page) -> float:
+    return _luminance(
+        page.eval_on_selector("[data-testid='stPlotlyChart'] .main-svg", "e => getComputedStyle(e).backgroundColor")
+    )
+
+
+_FIGURE_DARK = """() => {
+  const e = document.querySelector("[data-testid='stPlotlyChart'] .main-svg");
+  const v = e && getComputedStyle(e).backgroundColor.match(/\\d+/g).map(Number);
+  return v && 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < %s;
+}"""
+
+
+def _menu_theme(page, choice: str) -> None:
+    """Streamlit's main menu (top right): its theme items, System, Light or Dark."""
+    item = page.locator(f"[data-testid='stMainMenuItem-theme-{choice}']")
+    if not item.is_visible():  # the menu stays open after a choice
+        page.locator("[data-testid='stMainMenu'] button").first.click()
+    item.click()
+
+
+def test_the_figures_follow_a_theme_switch_at_once(browser, base) -> None:
+    """The viewer picks Dark in Streamlit's menu while a page is open: the figure turns dark by itself, with one rerun
+    and no loop. Back to System (the default, which follows the system's scheme: light here), the figure turns light;
+    and when the system's scheme turns dark, dark again."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, color_scheme="light")
+    try:
+        page = ctx.new_page()
+        sent: list[int] = []  # messages from the browser to the server (each rerun is one)
+        page.on("websocket", lambda ws: ws.on("framesent", lambda _: sent.append(1)))
+        _open(page, f"{base}/Sampling")
+        assert _figure_luminance(page) > 0.9
+        before = len(sent)
+        _menu_theme(page, "Dark")
+        page.wait_for_function(_FIGURE_DARK % "128", timeout=30_000)  # no other action: the watcher's rerun
+        app = page.eval_on_selector("[data-testid='stApp']", "e => getComputedStyle(e).backgroundColor")
+        assert _luminance(app) < 0.05 and _figure_luminance(page) < 0.05
+        page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
+        settled = len(sent)
+        page.wait_for_timeout(1500)  # five of the watcher's checks: it asks no more
+        assert len(sent) == settled and 1 <= settled - before <= 2, (before, settled, len(sent))
+        _menu_theme(page, "System")
+        page.wait_for_function("!(" + _FIGURE_DARK % "128" + ")()", timeout=30_000)
+        assert _figure_luminance(page) > 0.9
+        page.emulate_media(color_scheme="dark")
+        page.wait_for_function(_FIGURE_DARK % "128", timeout=30_000)
+        assert _figure_luminance(page) < 0.05
+    finally:
+        ctx.close()
