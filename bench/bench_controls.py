@@ -109,11 +109,15 @@ def _step(page, box, widget: str, i: int, steps: Steps) -> None:
         page.keyboard.press("Enter")
     elif widget == "radio":
         options = box.locator("label:has(input[type='radio']:not(:checked))")
+        if not options.count():
+            return
         arm()
         options.nth(i % options.count()).click()
     elif widget in ("segmented", "pills"):
         options = box.locator("button[aria-checked='false'], button[kind$='Segment'], button[kind$='Pill']")
         unchosen = [o for o in options.all() if o.get_attribute("aria-checked") != "true"]
+        if not unchosen:
+            return
         arm()
         unchosen[i % len(unchosen)].click()
     elif widget == "toggle":
