@@ -74,3 +74,18 @@ def test_values_that_do_not_fit_the_run_are_brought_inside_with_a_message():
     assert no_exception(at)
     text = " ".join(w.value for w in at.warning)
     assert "does not fit" in text and "cannot branch at step 50,000" in text
+
+
+def test_a_decay_as_long_as_the_run_still_leaves_a_branch_after_the_warm_up():
+    # Found by bench/bench_load.py: the WSD decay filled the run after the warm-up, so no branch could start after
+    # it, and the branch figure counted its own 1% warm-up (32 steps) instead of the page's 21.
+    state = view_of.SPEC.state(
+        {"run_steps": 3224, "warmup": 21, "wsd_decay": 1.0, "branch_at": 4584, "sched_view": "WSD branches"}
+    )
+    out = view_of.figures(state, Options(parts=frozenset({"main", "WSD branches"})))
+    steps, W, D = out.facts["steps"], out.facts["warmup"], out.facts["decay"]
+    assert (steps, W, D) == (3224, 21, 3202)  # one stable step after the warm-up
+    assert out.facts["branch"] == 22 and out.facts["branch"] + D == steps
+    assert any("cannot branch at step 4,584" in text for _, text in out.notices)
+    branch = out.figures["WSD branches"].to_dict()["data"][1]
+    assert decode(branch["x"])[0] == 22

@@ -91,13 +91,15 @@ def wsd_branch_figure(
     decay_steps: int,
     model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
     *,
+    warmup: int | None = None,
     height: int = 440,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
-    """Modelled loss of the WSD stable phase (blue) and of a decay branched off at each step (orange shades)."""
+    """Modelled loss of the WSD stable phase (blue) and of a decay branched off at each step (orange shades).
+    ``warmup``: the run's warm-up steps (core's default, 1% of the run, when None)."""
     pal = get_theme(theme).palette
-    stable = lr_schedule("constant", steps)
+    stable = lr_schedule("constant", steps, warmup=warmup)
     L = model.loss(stable)
     i = _thin(steps)
     data = [
@@ -112,7 +114,7 @@ def wsd_branch_figure(
     ]
     ends = []
     for b in branch_steps:
-        lr = wsd_branch(steps, int(b), int(decay_steps))
+        lr = wsd_branch(steps, int(b), int(decay_steps), warmup=warmup)
         Lb = model.loss(lr)
         x = np.arange(int(b), lr.size + 1)
         data.append(

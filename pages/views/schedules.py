@@ -58,8 +58,8 @@ def _settings(state: State) -> tuple[int, int, int, list[tuple[str, str]]]:
             ("warning", f"A warm-up of {state.warmup:,} steps does not fit a {steps:,}-step run; using {W}.")
         )
     D = max(1, round(float(state.wsd_decay) * steps))
-    if D > steps - W:
-        D = steps - W
+    if D > steps - W - 1:  # at least one stable step after the warm-up, so that a decay can branch off it
+        D = steps - W - 1
         notices.append(("info", f"The WSD decay was shortened to {D:,} steps to fit after the warm-up."))
     return steps, W, D, notices
 
@@ -110,7 +110,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
             b = b2
         branches = sorted({b, *(x for x in (steps // 4, steps // 2) if W < x <= steps - D)})
-        view.figures["WSD branches"] = wsd_branch_figure(steps, branches, D, model, **options.look)
+        view.figures["WSD branches"] = wsd_branch_figure(steps, branches, D, model, warmup=W, **options.look)
         end = float(model.loss(schedules.wsd_branch(steps, b, D, warmup=W))[-1])
         view.facts.update(branches=branches, branch=b, branch_end=end)
 
