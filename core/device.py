@@ -64,6 +64,19 @@ def as_tensor(x: Any, dtype: torch.dtype | None = None, device: torch.device | N
     return torch.as_tensor(x, dtype=dtype or default_dtype(device), device=device)
 
 
+def loaded_torch() -> Any:
+    """torch if it is already imported, else None; never imports it (numpy callers never pay its 2 s import).
+
+    A module another thread is still importing counts as not imported: ``sys.modules`` holds it from the start of
+    its import, without ``torch.Tensor`` yet (a classroom's sessions hit that). No tensor can exist before torch has
+    finished importing, so "not imported" is the right answer for the argument being checked.
+    """
+    torch = sys.modules.get("torch")
+    if torch is None or getattr(getattr(torch, "__spec__", None), "_initializing", False):
+        return None
+    return torch
+
+
 def device_summary() -> str:
     """A one-line description of where core computes, for the pages.
 

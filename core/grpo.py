@@ -32,6 +32,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from core.device import loaded_torch
+
 StdMode = Literal["population", "sample", "none"]
 STD_MODES: tuple[str, ...] = ("population", "sample", "none")
 STD_LABELS: dict[str, str] = {
@@ -75,7 +77,7 @@ def _check_eps(eps: float) -> None:
 
 
 def _is_tensor(x: Any) -> bool:
-    torch = sys.modules.get("torch")
+    torch = loaded_torch()
     return torch is not None and isinstance(x, torch.Tensor)
 
 

@@ -17,7 +17,6 @@ seeded generator: they are small (a few thousand draws) and need no device.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from core.arrays import as_float_array
+from core.device import loaded_torch
 
 EPS_DEFAULT = 0.2  # PPO's clip range (Schulman et al. 2017; seed 003: "eps near 0.2")
 DAPO_EPS_LOW, DAPO_EPS_HIGH = 0.2, 0.28  # DAPO's clip-higher (Yu et al. 2025)
@@ -448,7 +448,7 @@ def kl_estimators(logp_policy: Any, logp_ref: Any) -> KLEstimates:
     Arguments broadcast; numpy in gives numpy out, torch tensors give tensors on their device (usable inside a
     loss: it is differentiable). Raises ValueError for NaN or +inf log-probabilities.
     """
-    torch = sys.modules.get("torch")
+    torch = loaded_torch()
     if torch is not None and isinstance(logp_policy, torch.Tensor) and isinstance(logp_ref, torch.Tensor):
         if not bool(torch.isfinite(logp_policy).all() and torch.isfinite(logp_ref).all()):
             raise ValueError("log-probabilities must be finite")
