@@ -46,8 +46,10 @@ with page.controls(presets=list(view_of.MAIN_PRESETS)):
 
 with page.figure_area():
     tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["attn_view"]), strict=True))
+real_slot = None
 if view_of.real_available():
     with tabs["Real model"]:
+        real_slot = st.container()  # the figure goes above its layer and head, so that it starts the screen
         left, right = st.columns(2)
         with left:
             page.control("rl")
@@ -95,10 +97,11 @@ with tabs["KV cache"]:
 with tabs["Real model"]:
     if not facts["real_available"]:
         st.caption(facts["real_install_hint"])
-    elif "Real model" in out.figures:
+    elif "Real model" in out.figures and real_slot is not None:
+        with real_slot:
+            page.chart(out.figures["Real model"], "fig-real", "attention-real-model")
         if facts["real"].note:
             st.caption(facts["real"].note)
-        page.chart(out.figures["Real model"], "fig-real", "attention-real-model")
         st.caption(
             "all-MiniLM-L6-v2, a 6-layer encoder (12 heads of d_k = 32), run offline from the installed package; "
             "WordPiece tokens with [CLS] and [SEP]; no causal mask (an encoder sees both sides)."
