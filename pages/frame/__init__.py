@@ -589,7 +589,9 @@ def share_link() -> None:
     """The link that reproduces this exact view (the address bar holds the same)."""
     query = urllib.parse.urlencode({k: st.query_params.get(k) for k in st.query_params})
     url = str(getattr(st.context, "url", "") or "").split("?")[0]
-    with st.expander(":material/link: Link to this exact view"):
+    # a popover, not an expander: the browser draws a popover's body only when it is opened, so the code box's
+    # syntax highlighter (a 280 ms script on a cold start, bench/bench_cold.py) is not loaded for every page view
+    with st.popover("Link to this exact view", icon=":material/link:", width="stretch"):
         st.code(f"{url}?{query}" if query else url, language=None, wrap_lines=True)
         st.caption("Every control is in the link. Answers stay hidden until revealed.")
 
