@@ -379,12 +379,16 @@ def speculative_speedup_vs_batch(
     return E * plain / (drafting + verify)
 
 
-def speculative_sample(p: object, q: object, n: int, generator: object | None = None) -> tuple[object, object]:
+def speculative_sample(
+    p: object, q: object, n: int, generator: object | None = None, *, seed: int | None = None
+) -> tuple[object, object]:
     """n independent outcomes of one speculative step with target p and draft q (torch, on p's device).
 
     Draw x ~ q; accept with probability min(1, p(x) / q(x)); on rejection draw from the residual
     max(0, p - q) / sum(max(0, p - q)). The outcome is distributed exactly as p (Leviathan et al. 2023, Thm 1).
-    Returns (tokens (n,), accepted (n,) bool).
+    Randomness: ``seed`` makes a generator on p's device (CUDA, MPS or CPU); a ``generator`` given instead is used
+    on its own device (the draws happen there and the results move to p's device), since torch refuses a generator
+    of another device. Returns (tokens (n,), accepted (n,) bool), both on p's device.
     """
     import torch
 
@@ -397,15 +401,22 @@ def speculative_sample(p: object, q: object, n: int, generator: object | None = 
     for name, d in (("p", p_t), ("q", q_t)):
         if bool((d < 0).any()) or abs(float(d.sum()) - 1.0) > 1e-6:
             raise ValueError(f"{name} must be a probability distribution (non-negative, summing to 1)")
-    x = torch.multinomial(q_t, n, replacement=True, generator=generator)  # (n,)
-    u = torch.rand(n, generator=generator, device=p_t.device, dtype=p_t.dtype)  # (n,)
+    if generator is not None and seed is not None:
+        raise ValueError("give a generator or a seed, not both")
+    if seed is not None:
+        generator = torch.Generator(device=p_t.device).manual_seed(int(seed))
+    device = p_t.device
+    where = generator.device if generator is not None else device  # the draws run where the generator lives
+    p_g, q_g = p_t.to(where), q_t.to(where)
+    x = torch.multinomial(q_g, n, replacement=True, generator=generator)  # (n,)
+    u = torch.rand(n, generator=generator, device=where, dtype=p_g.dtype)  # (n,)
     # accept x with probability min(1, p(x) / q(x))  (q(x) > 0 for every drawn x)
-    accepted = u * q_t[x] <= p_t[x]  # (n,)
-    residual = torch.clamp(p_t - q_t, min=0)  # (V,)
+    accepted = u * q_g[x] <= p_g[x]  # (n,)
+    residual = torch.clamp(p_g - q_g, min=0)  # (V,)
     if float(residual.sum()) > 0:
         redraw = torch.multinomial(residual / residual.sum(), n, replacement=True, generator=generator)  # (n,)
         x = torch.where(accepted, x, redraw)
-    return x, accepted
+    return x.to(device), accepted.to(device)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -243,7 +243,9 @@ PRESETS: tuple[Preset, ...] = (
            {"model": "Llama-3-70B", "gpu": "H100", "batch": 1, "prompt": 2048},
            {"ridge_point": (295, 0.001), "decode_intensity_batch1": (1, 0.02), "decode_ms_per_token": (42, 0.005),
             "decode_tokens_per_s": (24, 0.02), "prefill_intensity_2048": (2048, 0.01)}, _a10_11,
-           "the spec-derived intensity is 0.985, not 1: the input embedding is read by lookup, not multiplied"),
+           "the spec-derived intensity is 0.985, not 1: the input embedding is read by lookup, not multiplied; "
+           "the 42 ms is all 141 GB read at one H100's bandwidth (002 A8.1 calls it a reference point: the weights "
+           "do not fit on one card); the serving preset spreads them over 4 GPUs, a quarter of it each"),
     Preset("A10-12", "Training time and cost", "memory", "seed 002 A10-12",
            {"n_params": N70, "tokens": 15e12, "gpu": "H100", "n_gpus": 2048, "mfu": 0.40, "price": 2.0},
            {"flops": (6.35e24, 0.005), "days": (91, 0.005), "cost_dollars": (8.9e6, 0.005),

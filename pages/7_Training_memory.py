@@ -21,10 +21,13 @@ figures = cached_view(view_of.figures)
 
 with page.controls():
     st.caption("Model")
-    page.control("mem_model")
+    if page.control("mem_model") == "custom":
+        for name in ("mem_layers", "mem_d", "mem_heads", "mem_kv", "mem_ff", "mem_vocab", "mem_tied"):
+            page.control(name)
     page.control("params")
     page.control("mem_gpu")
-    page.control("recipe")
+    recipe = page.control("recipe")
+    st.caption(view_of.recipe_text(view_of.training_memory.RECIPES[recipe]))
     st.caption("Parallelism (GPUs = TP × PP × DP)")
     for name in ("zero", "tp", "pp", "dp", "micro"):
         page.control(name)
@@ -91,24 +94,25 @@ page.interview(
     "“Why can't I fine-tune a 7B model with full Adam on one 80 GB GPU, and what would you change?”",
     InterviewAnswer(
         sentence="Training holds far more than the weights: bf16 weights and gradients plus fp32 master weights "
-        "and two Adam moments come to 16 bytes per parameter, before activations.",
+        "and two Adam moments come to 16 bytes per parameter, before activations (001 §3.2; 002 A10-09).",
         equation=r"16\,\text{B} \times 7\times10^{9} = 112\ \text{GB} > 80\ \text{GiB}",
-        number="112 GB of states for 7B; with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per parameter, "
-        "38.5 GB.",
+        number="112 GB of states for 7B (001 §3.2); with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per "
+        "parameter, 38.5 GB (002 A10-10; Rajbhandari et al. 2020).",
         trade_off="Sharding (ZeRO-2/3, tensor or pipeline parallelism) buys memory with communication and "
-        "bubbles; recomputation buys it with a third more FLOPs; LoRA or 8-bit Adam cut the states themselves.",
+        "bubbles (002 A5.2); full recomputation buys it with one more forward pass, a third more FLOPs (Korthikanti "
+        "et al. 2022); LoRA (Hu et al. 2021) or 8-bit Adam (Dettmers et al. 2022) cut the states themselves.",
     ),
 )
 page.mistakes(
     [
         "Counting only the weights: training needs about 16 bytes per parameter (Adam's moments and the fp32 "
-        "master copy dominate), and activations on top.",
+        "master copy dominate), and activations on top (001 §3.2; 002 A10-09).",
         "Mixing GB and GiB: an 80 GB card holds 80 GiB; reading it as 80×10⁹ bytes, or comparing GB of demand "
-        "with GiB of supply, is off by 7%.",
+        "with GiB of supply, is off by 7% (002 A10, its unit convention).",
         "Expecting pipeline parallelism to be free: with m micro-batches and p stages a share (p − 1)/(m + p − 1) "
-        "of the step idles; p = 8 needs m ≥ 63 to stay under 10%.",
+        "of the step idles; p = 8 needs m ≥ 63 to stay under 10% (002 A5.4, A10-10).",
         "Quoting the sparse peak (2:4 sparsity doubles the data sheet's number) or forgetting MFU when estimating "
-        "training time: dense training gets 30-50% of the dense peak.",
+        "training time: dense training gets 30-50% of the dense peak (002 A5.4, A10-12).",
     ]
 )
 

@@ -20,7 +20,10 @@ page = Page.setup(
 figures = cached_view(view_of.figures)
 
 with page.controls():
-    for name in ("srv_model", "srv_gpu", "srv_gpus", "wfmt", "kvfmt", "srv_ctx", "kv_budget", "batch", "prompt"):
+    if page.control("srv_model") == "custom":
+        for name in ("srv_layers", "srv_d", "srv_heads", "srv_kv", "srv_ff", "srv_vocab", "srv_tied"):
+            page.control(name)
+    for name in ("srv_gpu", "srv_gpus", "wfmt", "kvfmt", "srv_ctx", "srv_reserve", "kv_budget", "batch", "prompt"):
         page.control(name)
     page.control("srv_traps")
     page.control("srv_problem")
@@ -66,7 +69,9 @@ with page.views():
                 "A small draft proposes k tokens; the target checks all of them in one forward and keeps the "
                 "accepted prefix plus one token of its own, so the output distribution is the target's exactly "
                 "(Leviathan et al. 2023). At small batch a verify pass of k + 1 tokens costs about one decode step; "
-                "at large batch decode is compute-bound and the extra work makes it slower than plain decoding."
+                "at large batch decode is compute-bound and the extra work makes it slower than plain decoding. "
+                "The two acceptance-rule readouts sample the rule (seeded, with torch on the app's device) on a toy "
+                "vocabulary: the kept tokens follow the target, not the draft."
             )
             page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
     with tabs["MoE router"]:
@@ -106,25 +111,28 @@ page.interview(
     "“Why is LLM decoding memory-bound, and what do you do about it?”",
     InterviewAnswer(
         sentence="Each decode step reads every weight (and the KV cache) to do about two FLOPs per weight per "
-        "sequence, so its arithmetic intensity is about the batch size, far below the GPU's ridge point.",
+        "sequence, so its arithmetic intensity is about the batch size, far below the GPU's ridge point "
+        "(002 A8.1, A10-11).",
         equation=r"I_{\text{decode}} \approx B \ll \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
         number="Llama-3-70B at batch 1 on one H100's bandwidth: 141 GB / 3.35 TB/s ≈ 42 ms per token, about "
-        "24 tokens/s.",
+        "24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 "
+        "GPUs reads a quarter each, about 10.5 ms (002 A8.1/A10-11).",
         trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
         "weights and KV cuts bytes at some accuracy risk; speculative decoding helps at small batch and hurts "
-        "once decode is compute-bound.",
+        "once decode is compute-bound (002 A8.2, A8.6; Leviathan et al. 2023).",
     ),
 )
 page.mistakes(
     [
         "Sizing the KV cache with query heads instead of KV heads: for Llama-3-70B (64 query, 8 KV heads) that "
-        "is 2,560 KiB per token instead of 320, eight times too much.",
+        "is 2,560 KiB per token instead of 320, eight times too much (002 A8.3, A10-07).",
         "Thinking more FLOP/s speeds up batch-1 decode: it is bound by memory bandwidth; only fewer bytes "
-        "(quantisation, MoE's sparse reads) or more tokens per read (batching, speculation) help.",
+        "(quantisation, MoE's sparse reads) or more tokens per read (batching, speculation) help (002 A8.1, "
+        "A10-11).",
         "Reserving the maximum context for every request: a 200-token answer in a 4,096-token slot wastes 95% "
-        "of it; paged allocation (Kwon et al. 2023) wastes at most one block per sequence.",
+        "of it; paged allocation (Kwon et al. 2023) wastes at most one block per sequence (002 A8.4).",
         "Sizing an MoE's memory by its active parameters: DeepSeek-V3 computes with 37B per token but must hold "
-        "all 671B (DeepSeek-AI 2024).",
+        "all 671B (DeepSeek-AI 2024; 002 A2.8).",
     ]
 )
 

@@ -139,6 +139,22 @@ def test_acceptance_rule_leaves_target_unchanged():
         serving.speculative_sample(p, q[:4], 10)
 
 
+def test_speculative_sample_seed_makes_its_generator_on_the_tensors_device():
+    p = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
+    q = torch.tensor([0.2, 0.2, 0.6], dtype=torch.float64)
+    x1, a1 = serving.speculative_sample(p, q, 1000, seed=3)
+    x2, a2 = serving.speculative_sample(p, q, 1000, seed=3)
+    assert torch.equal(x1, x2) and torch.equal(a1, a2)  # seeded: the same draws
+    # a seed is a generator on p's device seeded with it (here the CPU): the same draws as that generator
+    x3, a3 = serving.speculative_sample(p, q, 1000, torch.Generator(device=p.device).manual_seed(3))
+    assert torch.equal(x1, x3) and torch.equal(a1, a3)
+    assert x1.device == p.device and a1.device == p.device
+    # acceptance rate sum_x min(p, q) = 0.2 + 0.2 + 0.2 = 0.6
+    assert float(serving.speculative_sample(p, q, 100_000, seed=0)[1].double().mean()) == pytest.approx(0.6, abs=0.01)
+    with pytest.raises(ValueError):
+        serving.speculative_sample(p, q, 10, torch.Generator(), seed=1)
+
+
 def test_router_capacity_drops_and_aux_loss():
     # uniform router probabilities and balanced assignment: Switch loss exactly 1
     probs = np.full((8, 4), 0.25)

@@ -13,7 +13,7 @@ from core.model_spec import CATALOGUE, KIB, kv_cache_bytes_per_token, param_brea
 from core.systems_presets import PRESETS_BY_KEY
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
-from pages.views.systems_common import NONE, preset_name, problem_keys, problem_readouts
+from pages.views.systems_common import NONE, custom_fields, model_of, preset_name, problem_keys, problem_readouts
 from viz import format as fmt
 from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
 
@@ -22,9 +22,11 @@ TRAPS = ("GB instead of GiB", "query heads for KV heads", "sparse peak")
 VIEWS = ("KV capacity", "Speculative decoding", "MoE router")
 KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
 SPEC_K = (1, 2, 4, 8)
+SAMPLES = 20_000  # draws of the acceptance-rule check
 
 FIELDS: tuple[Field, ...] = (
-    Field("srv_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE)),
+    Field("srv_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE), help="custom: your own shape"),
+    *custom_fields("srv"),
     Field("srv_gpu", "GPU", "choice", "H100", choices=tuple(GPUS)),
     Field("srv_gpus", "GPUs (tensor parallel)", "int", 1, lo=1, hi=64, help="must divide the attention heads"),
     Field("wfmt", "Weight format", "choice", "bf16", choices=tuple(serving.BITS_PER_PARAM)),
@@ -38,7 +40,18 @@ FIELDS: tuple[Field, ...] = (
         lo=0.1,
         hi=100_000.0,
         optional=True,
-        help="Empty: all memory left after the weights.",
+        help="Empty: all memory left after the weights and the reserve.",
+    ),
+    Field(
+        "srv_reserve",
+        "Overhead reserve (GiB, all GPUs)",
+        "float",
+        0.0,
+        lo=0.0,
+        hi=100_000.0,
+        step=1.0,
+        help="CUDA context, the framework's buffers, transient activations: taken off before the KV budget "
+        "(002 A10-08)",
     ),
     Field("batch", "Decode batch (sequences)", "int", 16, lo=1, hi=4096),
     Field("prompt", "Prompt length (tokens)", "int", 512, lo=1, hi=131_072, help="prefill; speculative context"),
@@ -102,10 +115,52 @@ def _lengths(ctx: int, used_pct: int, n: int = 256) -> np.ndarray:
     return np.clip(np.round(mean * (0.5 + u)), 1, ctx).astype(np.int64)
 
 
+def toy_distributions(vocab: int = 8, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A seeded target p and draft q over a small vocabulary: the draft is the target's logits plus noise."""
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0.0, 1.5, vocab)  # (V,)
+    p = np.exp(logits - logits.max())
+    q = np.exp(logits + rng.normal(0.0, 1.0, vocab) - logits.max())
+    return p / p.sum(), q / q.sum()
+
+
+def _acceptance_check(view: View) -> list[Readout]:
+    """Leviathan et al.'s acceptance rule sampled with torch on core's device: the kept tokens follow the target."""
+    import torch
+
+    from core.device import get_device
+
+    p, q = toy_distributions()
+    x, accepted = serving.speculative_sample(p, q, SAMPLES, seed=0)  # on core's device, seeded there
+    freq = torch.bincount(x, minlength=p.size).cpu().numpy() / SAMPLES  # (V,)
+    rate = float(accepted.float().mean())
+    # chi-square statistic of the sampled counts against n p, V - 1 degrees of freedom
+    chi2 = float(np.sum((freq * SAMPLES - SAMPLES * p) ** 2 / (SAMPLES * p)))
+    expected_rate = float(np.minimum(p, q).sum())
+    view.facts["acceptance"] = {"token": np.arange(p.size), "target_p": p, "draft_q": q, "sampled": freq}
+    view.facts.update(acceptance_rate=rate, chi2=chi2)
+    return [
+        Readout(
+            "Acceptance rule: accepted drafts (sampled)",
+            f"{100 * rate:.1f}%",
+            f"{SAMPLES:,} seeded speculative steps on a toy {p.size}-token vocabulary ({get_device()}); the rule "
+            f"accepts Σ min(p, q) = {100 * expected_rate:.1f}% of drafts (Leviathan et al. 2023)",
+        ),
+        Readout(
+            "Acceptance rule: largest gap to the target",
+            f"{100 * np.abs(freq - p).max():.2f} pts",
+            f"sampled output vs the target p, token by token; χ² = {chi2:.1f} on {p.size - 1} degrees of freedom "
+            f"(the draft alone is {100 * np.abs(q - p).max():.1f} pts off): the output follows the target exactly",
+        ),
+    ]
+
+
 def figures(state: State, options: Options = DEFAULT) -> View:
     """The roofline (``main``) and the tabs' figures (``KV capacity``, ``Speculative decoding``, ``MoE router``)."""
     view = View()
-    spec = CATALOGUE[state.srv_model]
+    spec, problem = model_of(state, "srv_model", "srv")
+    if problem:
+        view.notices.append(("warning", problem))
     gpu = GPUS[state.srv_gpu]
     tp = int(state.srv_gpus)
     kvb = KV_BYTES[state.kvfmt]
@@ -188,6 +243,19 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"{1e3 * bound:,.1f} ms/token",
                 f"weights / ({tp} × bandwidth) = {1 / bound:,.0f} tokens/s at best (no all-reduce latency)",
             ),
+        ]
+        if tp > 1:
+            one = serving.decode_time_bound(spec, gpu, weight_format=state.wfmt, tp=1)
+            view.facts["decode_ms_one_gpu"] = 1e3 * one
+            readouts.append(
+                Readout(
+                    "Decode, batch 1, one GPU's bandwidth",
+                    f"{1e3 * one:,.1f} ms/token",
+                    f"all the weights read by one {gpu.name} (the reference of 002 A8.1/A10-11, whether or not they "
+                    f"fit on one card); tensor parallelism over {tp} GPUs reads 1/{tp} each: {1e3 * bound:,.1f} ms",
+                )
+            )
+        readouts += [
             Readout(
                 f"Decode intensity, batch {state.batch:,}",
                 f"{float(now.intensity):,.1f} FLOP/B",
@@ -214,6 +282,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             n_gpus=tp,
             weight_format=state.wfmt,
             kv_bytes_per_value=kvb,
+            reserve_bytes=state.srv_reserve * GIB,
             kv_budget_bytes=None if state.kv_budget is None else state.kv_budget * GIB,
         )
     except ValueError as e:
@@ -225,9 +294,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"Sequences of {state.srv_ctx:,} tokens that fit",
                 f"{cap.sequences:,}",
                 f"KV budget {cap.kv_budget / GIB:,.1f} GiB / {cap.per_sequence / GIB:,.3g} GiB per sequence; "
-                f"{tp} × {gpu.memory_label:g} GiB − weights",
+                f"{tp} × {gpu.memory_label:g} GiB − weights {cap.weights / GIB:,.1f} GiB − reserve "
+                f"{cap.reserve / GIB:,.1f} GiB",
             )
         ]
+        if state.kv_budget is not None and state.srv_reserve > 0:
+            view.notices.append(
+                ("info", "The KV budget is given directly, so the overhead reserve is not subtracted from it again.")
+            )
         if "GB instead of GiB" in traps:
             lost = tp * (gpu.memory_bytes - gpu.memory_bytes_if_gb)
             wrong_budget = min(cap.kv_budget, cap.memory - lost - cap.weights)
@@ -275,6 +349,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"(1 − α^(k+1))/(1 − α) with α = {state.accept:.2f}, k = {state.draft_k} (Leviathan et al. 2023)",
         )
     )
+    if options.wants("Speculative decoding"):
+        readouts += _acceptance_check(view)
     if tp_ok and draft.n_heads % tp == 0:
         sp_now = float(
             serving.speculative_speedup_vs_batch(
@@ -370,4 +446,6 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         )
 
     view.tables = {"Decode roofline": decode_table, "Router": router_table}
+    if "acceptance" in view.facts:
+        view.tables["Acceptance rule"] = lambda: pd.DataFrame(view.facts["acceptance"])
     return view

@@ -9,11 +9,11 @@ import pandas as pd
 
 from core import training_memory
 from core.hardware import GB, GIB, GPUS
-from core.model_spec import CATALOGUE, param_count
+from core.model_spec import CATALOGUE, ModelSpec, param_breakdown, param_count
 from core.systems_presets import PRESETS_BY_KEY
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
-from pages.views.systems_common import NONE, preset_name, problem_keys, problem_readouts
+from pages.views.systems_common import NONE, custom_fields, model_of, preset_name, problem_keys, problem_readouts
 from viz import format as fmt
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
@@ -22,7 +22,15 @@ TRAPS = ("GB instead of GiB", "sparse peak", "forgot the MFU", "MoE total instea
 ZERO_LABELS = ("ZeRO-0 (plain DP)", "ZeRO-1 (optimizer)", "ZeRO-2 (+ gradients)", "ZeRO-3 (+ weights)")
 
 FIELDS: tuple[Field, ...] = (
-    Field("mem_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE), help="shapes from each config"),
+    Field(
+        "mem_model",
+        "Model",
+        "choice",
+        "Llama-3-8B",
+        choices=tuple(CATALOGUE),
+        help="shapes from each config; custom: your own shape",
+    ),
+    *custom_fields("mem"),
     Field(
         "params",
         "… or a parameter count instead",
@@ -111,14 +119,72 @@ SPEC = Spec(
 )
 
 
+def recipe_text(recipe: training_memory.Recipe) -> str:
+    """The recipe's bytes per parameter itemised: "weights 2 + gradients 2 + ... = 16 bytes/param"."""
+    return " + ".join(f"{name} {b:g}" for name, b in recipe.items().items()) + f" = {recipe.total:g} bytes/param"
+
+
 def n_gpus(state: State) -> int:
     return int(state.tp * state.pp * state.dp)
+
+
+def _shape_readouts(spec: ModelSpec, state: State) -> list[Readout]:
+    """Seed 002 A10-03's activation element count and the model's parameters by component (A10-01/02)."""
+    B, S, D, N, L = int(state.mbs), int(state.seq), spec.d_model, spec.n_heads, spec.layers
+    # L (14 B S D + B N S^2) elements; FlashAttention keeps B N S softmax statistics instead of the S x S scores
+    plain = float(training_memory.activation_elements(B, S, D, N, L))
+    flash = float(training_memory.activation_elements(B, S, D, N, L, flash=True))
+    cross = float(training_memory.activation_crossover(D, N))
+    b = param_breakdown(spec)
+    out = [
+        Readout(
+            "Activation elements (002 A10-03)",
+            fmt.sci(flash if state.flash else plain, 4),
+            f"L(14BSD + BNS²) with L = {L}, B = {B}, S = {S:,}, D = {D:,}, N = {N}: {fmt.sci(plain, 4)} numbers "
+            f"without FlashAttention, {fmt.sci(flash, 4)} with it (BNS softmax statistics instead of BNS²). It counts "
+            f"elements, not bytes (× 2 in bf16), for the whole model on one replica; the S² term wins for "
+            f"S > 14D/N = {cross:,.0f}",
+        ),
+        Readout(
+            "Parameters: embeddings",
+            fmt.count(b.embeddings, 4),
+            f"V·D = {b.embedding:,} input"
+            + (" (tied: the output head reuses it)" if spec.tied else f" + {b.unembedding:,} output"),
+        ),
+        Readout(
+            "Parameters: attention",
+            fmt.count(b.attention, 4),
+            f"{b.attention:,} over {L} layers"
+            + ("" if spec.is_mla else f": 2·D·N·H + 2·D·K·H per layer with K = {spec.n_kv_heads} KV heads"),
+        ),
+        Readout(
+            "Parameters: FFN",
+            fmt.count(b.ffn, 4),
+            f"{b.ffn:,}: SwiGLU, 3·D·F per layer"
+            + (f"; all {spec.n_experts} experts, one token uses {fmt.count(b.ffn_active, 4)}" if spec.is_moe else ""),
+        ),
+        Readout(
+            "Parameters: norms" + (" and router" if spec.is_moe else ""),
+            fmt.count(b.norms + b.router, 4),
+            f"{b.norms:,} RMSNorm gains" + (f" + {b.router:,} router weights" if spec.is_moe else ""),
+        ),
+        Readout(
+            "Parameters: total / active" if spec.is_moe else "Parameters: total",
+            f"{fmt.count(b.total, 4)} / {fmt.count(b.active, 4)}" if spec.is_moe else fmt.count(b.total, 4),
+            f"{b.total:,} counted from the shape"
+            + (f"; {b.active:,} touched per token: memory holds all, FLOPs use the active" if spec.is_moe else "")
+            + (f"; published {fmt.count(spec.published_params, 4)}" if spec.published_params else ""),
+        ),
+    ]
+    return out
 
 
 def figures(state: State, options: Options = DEFAULT) -> View:
     """The per-GPU memory of ZeRO stages 0-3 (``main``), the pipeline bubble (``bubble``), readouts, problems."""
     view = View()
-    spec = CATALOGUE[state.mem_model]
+    spec, problem = model_of(state, "mem_model", "mem")
+    if problem:
+        view.notices.append(("warning", problem))
     gpu = GPUS[state.mem_gpu]
     recipe = training_memory.RECIPES[state.recipe]
     gpus = n_gpus(state)
@@ -197,6 +263,11 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"{fmt.count(n_total)} parameters × {recipe.total:g} bytes ({recipe.label}), before any sharding",
             ),
             Readout(
+                "Bytes per parameter (recipe)",
+                " + ".join(f"{b:g}" for b in recipe.items().values()) + f" = {recipe.total:g}",
+                f"{recipe_text(recipe)} ({recipe.label}; 002 A10-09, A5.1)",
+            ),
+            Readout(
                 "Bytes per parameter on this GPU",
                 f"{states / (n_total / (state.tp * state.pp)):.2f}",
                 "model states / the parameters this GPU computes with (16 → 4 + 12/8 = 5.5 with ZeRO-1 over 8)",
@@ -208,6 +279,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"recomputation adds {100 * view.facts.get('recompute_cost', 0.0):.1f}% FLOPs",
             ),
         ]
+        if state.params is None:
+            readouts += _shape_readouts(spec, state)
         if "GB instead of GiB" in state.mem_traps:
             wrong = gpu.memory_bytes_if_gb - total
             readouts.append(
