@@ -1,6 +1,7 @@
 """PPO: the clipped surrogate and its gradient against the ratio, a token batch, GAE, the KL estimators, memory."""
 
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs, metric_row
 from pages.views import Options
@@ -111,6 +112,14 @@ with tabs[3]:
             "activations and the generation's KV cache. InstructGPT paired a 175B policy with a 6B reward model, "
             "and initialised the value function from it (Ouyang et al., 2022)."
         )
+        try:
+            st.page_link(
+                "pages/7_Training_memory.py",
+                label="Where 16 and 2 bytes per parameter come from, and what ZeRO shards: the Training memory page",
+                icon=":material/memory:",
+            )
+        except StreamlitPageNotFoundError:  # the script run on its own has no other pages
+            pass
 
 with page.explain():
     st.markdown(
