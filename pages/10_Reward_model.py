@@ -66,7 +66,7 @@ with tabs[1]:
     if tabs[1].open and "length" in out.figures:
         metric_row(out.facts["length_readouts"])
         page.chart(out.figures["length"], "length", "reward-model-length-bias")
-        _link(out.facts["kl_link"], f"The KL page at the same β = {page.state().rm_beta} (with its own answers)")
+        _link(out.facts["kl_link"], f"These five answers on the KL page, at the same β = {page.state().rm_beta}")
         st.markdown(
             r"""
 Give the reward model a taste for length, $r = \text{quality} + c\log_2(\text{length})$, and take the best
