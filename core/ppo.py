@@ -25,6 +25,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from core.arrays import as_float_array
 from core.device import loaded_torch
+from core.training_memory import RECIPES
 
 EPS_DEFAULT = 0.2  # PPO's clip range (Schulman et al. 2017; seed 003: "eps near 0.2")
 DAPO_EPS_LOW, DAPO_EPS_HIGH = 0.2, 0.28  # DAPO's clip-higher (Yu et al. 2025)
@@ -544,10 +545,12 @@ def kl_penalized_rewards(
 
 
 # --------------------------------------------------------------------------------------------------------------
-# memory of the four models (a simple bytes-per-parameter count; core/training_memory.py will refine it)
+# memory of the four models: bytes per parameter from the training-memory page's standard recipe
 
-BYTES_TRAINED = 16  # bf16 weights and gradients, fp32 master weights and Adam's two moments (lesson, section 3.3)
-BYTES_FROZEN = 2  # bf16 weights only
+# trained: bf16 weights and gradients, fp32 master weights and Adam's two moments (16 B/param, 002 A10-09)
+BYTES_TRAINED = RECIPES["standard"].total
+# frozen: the bf16 working copy only (2 B/param)
+BYTES_FROZEN = RECIPES["standard"].weights
 
 
 @dataclass(frozen=True)
@@ -569,7 +572,8 @@ def rlhf_memory(
     """The models of PPO (policy, reference, reward model, critic), GRPO (policy, reference, a reward model or a
     checker) or DPO (policy, reference), in bytes.
 
-    Trained models count 16 bytes per parameter (mixed-precision Adam), frozen ones 2 (bf16 weights). Reward
+    Trained models count ``BYTES_TRAINED`` = 16 bytes per parameter (core.training_memory's standard recipe:
+    mixed-precision Adam), frozen ones ``BYTES_FROZEN`` = 2 (its bf16 weights). Reward
     model and critic default to the policy's size. Activations and the generation's KV cache are left out.
     """
     if method not in ("ppo", "grpo", "dpo"):

@@ -66,7 +66,7 @@ with tabs[1]:
     if tabs[1].open and "length" in out.figures:
         metric_row(out.facts["length_readouts"])
         page.chart(out.figures["length"], "length", "reward-model-length-bias")
-        _link(out.facts["kl_link"], f"The KL page at the same β = {page.state().rm_beta} (with its own answers)")
+        _link(out.facts["kl_link"], f"These five answers on the KL page, at the same β = {page.state().rm_beta}")
         st.markdown(
             r"""
 Give the reward model a taste for length, $r = \text{quality} + c\log_2(\text{length})$, and take the best
@@ -110,27 +110,32 @@ page.quick_check(
     "Two reward-model training runs give mean rewards of 3.1 and −0.4 on the same answers. Is the first model more "
     "positive about them?",
     "No. Bradley-Terry fixes rewards only up to an additive constant, so the means carry no information; compare "
-    "differences between answers, or normalise per batch. Press *Add a constant: c = 3 changes nothing*.",
+    "differences between answers, or normalise per batch (seed 002, A6.3; seed 003, Q7). Press *Add a constant: "
+    "c = 3 changes nothing*.",
 )
 page.interview(
     "“How is a reward model trained, and how good is it?”",
     InterviewAnswer(
         sentence="On pairs of answers with the Bradley-Terry loss: logistic regression on the difference of the two "
-        "scores, so only differences are identified.",
+        "scores, so only differences are identified (Bradley and Terry, 1952; seed 003, Q7).",
         equation=r"P(y_w \succ y_l \mid x) = \sigma\big(r_\phi(x, y_w) - r_\phi(x, y_l)\big)",
         number="Real reward models agree with held-out human labels about 60-70% of the time (seed 003, Q7).",
         trade_off="A learned reward can score fuzzy qualities that no checker can, but it can be gamed (length, "
-        "tone, flattery), so RLHF keeps a KL penalty to the SFT model; a verifier is harder to fool but exists only "
-        "for checkable tasks. DPO skips the separate network by using β log(π_θ/π_ref) as the reward.",
+        "flattery: seed 003, Q2 and Q6), so RLHF keeps a KL penalty to the SFT model; a verifier is harder to fool "
+        "but exists only for checkable tasks (seed 002, A6.3; seed 001, section 3.8). DPO skips the separate network "
+        "by using β log(π_θ/π_ref) as the reward (Rafailov et al., 2023).",
     ),
 )
 page.mistakes(
     [
-        "Comparing raw reward values across runs, or setting thresholds on them: the offset is arbitrary.",
+        "Comparing raw reward values across runs, or setting thresholds on them: the offset is arbitrary "
+        "(seed 002, A6.3).",
         "“The reward went up, so the model got better.” The reward is a proxy: watch the KL and a held-out "
         "evaluation as well (Gao et al., 2022).",
-        "Expecting near-100% held-out accuracy: the labelers themselves disagree, so the ceiling is far below 1.",
-        "Dropping the KL term because the reward model is “good enough”: its errors are exactly where the policy goes.",
+        "Expecting near-100% held-out accuracy: the labelers themselves disagree, so the ceiling is far below 1 "
+        "(60-70% is typical: seed 003, Q7).",
+        "Dropping the KL term because the reward model is “good enough”: its errors are exactly where the policy goes "
+        "(seed 003, Q2; seed 002, A6.3).",
     ]
 )
 

@@ -96,11 +96,12 @@ branching factor: a model that knows nothing spreads its probability over all V 
 number of bytes and by ln 2.
 
 The blue bars make the claim exact. One byte-level model scores the text; each tokenizer only groups its bytes,
-and by the chain rule a token's log-probability is the sum of its bytes'. The total is then the same for every
-tokenizer, so bits per byte agree to the last digit, while perplexity per token grows with the token length:
-fewer tokens, each harder to guess. The orange bars train a small bigram per tokenizer: perplexities a factor of
-about 24 apart, bits per byte within a factor of 1.4, and what is left of the difference comes from the models
-(a bigram over BPE tokens sees more context), not from the unit.
+and by the chain rule a token's log-probability is the sum of its bytes'. (A byte-level model rather than a
+character-level one, since a byte-level BPE token can end inside a multi-byte character.) The total is then the
+same for every tokenizer, so bits per byte agree to the last digit, while perplexity per token grows with the
+token length: fewer tokens, each harder to guess. The orange bars train a small bigram per tokenizer:
+perplexities a factor of about 24 apart, bits per byte within a factor of 1.4, and what is left of the
+difference comes from the models (a bigram over BPE tokens sees more context), not from the unit.
 
 The BPE tokenizers are trained live (the `tokenizers` package) on the bundled text: start from the 256 bytes, merge
 the most frequent adjacent pair, repeat until the vocabulary is full (Sennrich et al. 2016; byte-level as in GPT-2,

@@ -1,6 +1,7 @@
 """KL leash: the optimal KL-regularised policy pi* ∝ pi_ref·exp(r/beta), reward hacking, and DPO built on it."""
 
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs, metric_row, preset_buttons
 from pages.views import Options, inputs
@@ -99,6 +100,15 @@ with tabs[1]:
     if "Reward hacking" in out.figures:
         st.caption(out.facts["hacking_caption"])
         page.chart(out.figures["Reward hacking"], "hacking", "kl-reward-hacking")
+        try:
+            st.page_link(
+                "pages/10_Reward_model.py",
+                label="A reward model that pays for length, hacked the same way as β falls: the Reward model page",
+                icon=":material/balance:",
+                query_params={"rm_view": "Length bias"},
+            )
+        except StreamlitPageNotFoundError:  # the script run on its own has no other pages
+            pass
 with tabs[2]:
     if "Theorem check" in out.figures:
         page.chart(out.figures["Theorem check"], "theorem", "kl-theorem-check")

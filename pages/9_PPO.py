@@ -1,6 +1,7 @@
 """PPO: the clipped surrogate and its gradient against the ratio, a token batch, GAE, the KL estimators, memory."""
 
 import streamlit as st
+from streamlit.errors import StreamlitPageNotFoundError
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs, metric_row
 from pages.views import Options
@@ -111,6 +112,14 @@ with tabs[3]:
             "activations and the generation's KV cache. InstructGPT paired a 175B policy with a 6B reward model, "
             "and initialised the value function from it (Ouyang et al., 2022)."
         )
+        try:
+            st.page_link(
+                "pages/7_Training_memory.py",
+                label="Where 16 and 2 bytes per parameter come from, and what ZeRO shards: the Training memory page",
+                icon=":material/memory:",
+            )
+        except StreamlitPageNotFoundError:  # the script run on its own has no other pages
+            pass
 
 with page.explain():
     st.markdown(
@@ -136,33 +145,38 @@ page.quick_check(
     "If A = −1?",
     "**0** for A = +1: it is past 1 + ε in the direction its advantage favours, so the clipped term is the "
     "minimum and it is flat. **−1** (the full A) for A = −1: the min keeps ρA = −1.3 < −1.2, the unclipped term. "
-    "Press the preset *Ratio 1.3: above 1 + ε* to see both.",
+    "Press the preset *Ratio 1.3: above 1 + ε* to see both (seed 002, A6.6).",
 )
 page.interview(
     "“What does PPO's clip actually do, and why the min?”",
     InterviewAnswer(
         sentence="The clip removes the incentive to move a token's probability ratio past 1 ± ε in the direction "
         "its advantage wants; the min makes the objective pessimistic, so a move that hurt still gets its full "
-        "corrective gradient.",
+        "corrective gradient (Schulman et al., 2017; seed 002, A6.6).",
         equation=r"L^{\text{CLIP}} = \mathbb{E}_t\big[\min(\rho_t A_t,\ \operatorname{clip}(\rho_t,"
         r" 1-\varepsilon, 1+\varepsilon)A_t)\big]",
         number="ε ≈ 0.2 (Schulman et al., 2017); at ρ = 1.3 and A = +1 the gradient is exactly 0, at ρ = 1.3 and "
         "A = −1 it is the full A. DAPO raises the upper side to 0.28 (Yu et al., 2025).",
         trade_off="A small ε keeps each update close to the policy that sampled the data (stable) but wastes the "
-        "signal of tokens that already moved; a large ε uses more of each batch but lets the importance weights "
-        "drift.",
+        "signal of tokens that already moved; a large ε uses more of each batch but lets the policy drift far from "
+        "the one that sampled it, where the importance weights stop being trustworthy (Schulman et al., 2017; "
+        "seed 002, A6.6).",
     ),
 )
 page.mistakes(
     [
         "“The clip bounds the gradient.” It does not: inside the range, or outside on the pessimistic side, "
-        "the token's gradient is A·∇log π, however large. It removes the incentive to move the ratio further.",
+        "the token's gradient is A·∇log π, however large. It removes the incentive to move the ratio further "
+        "(seed 002, A6.6).",
         "“Ratios cannot leave [1 − ε, 1 + ε].” They can and do, since one step moves many tokens at once; the clip "
-        "only stops rewarding the move, and it does not bound the KL to π_old either.",
-        "Writing clip(ρ)·A without the min: a bad token whose ratio rose past 1 + ε would then lose its gradient.",
-        "Forgetting that A < 0 mirrors the picture: the flat side is below 1 − ε.",
-        "Swapping GAE's limits: λ = 1 is Monte Carlo (unbiased, noisy), λ = 0 one-step TD (biased by the critic).",
-        "Reading one token's negative k1 as a negative KL: it is one noisy sample; only the average estimates it.",
+        "only stops rewarding the move, and it does not bound the KL to π_old either (seed 002, A6.6).",
+        "Writing clip(ρ)·A without the min: a bad token whose ratio rose past 1 + ε would then lose its gradient "
+        "(seed 002, A6.6).",
+        "Forgetting that A < 0 mirrors the picture: the flat side is below 1 − ε (Schulman et al., 2017, Figure 1).",
+        "Swapping GAE's limits: λ = 1 is Monte Carlo (unbiased, noisy), λ = 0 one-step TD (biased by the critic) "
+        "(Schulman et al., 2016; seed 002, A6.6).",
+        "Reading one token's negative k1 as a negative KL: it is one noisy sample; only the average estimates it "
+        "(Schulman, 2020; seed 002, A6.7).",
     ]
 )
 

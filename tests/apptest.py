@@ -251,3 +251,29 @@ class Reused:
                 self.clean = no_exception(self.at)
             except Exception:  # a widget whose choices moved: the next test starts afresh
                 self.clean = False
+
+
+# A source as the pages cite one: a seed and its section ("seed 002, A6.6", "seed 003, Q7") or an author and a year
+# ("Schulman et al., 2017", "Bradley and Terry, 1952", "Schulman, 2020").
+SOURCE = re.compile(
+    r"seed 00[0-3], (?:A\d+\.\d+|Q\d+|section \d)|[A-Z][\w-]+(?: et al\.| and [A-Z][\w-]+)?,? (?:19|20)\d\d"
+)
+
+
+def interview_texts(at: AppTest) -> dict[str, str]:
+    """The texts a reader may repeat in an interview: the quick check's answer, the interview answer's sentence,
+    number and trade-off, and each common mistake ("mistake 1", ...). Answers must be shown (no ?hide=true)."""
+    out: dict[str, str] = {}
+    for exp in at.expander:
+        texts = [m.value for m in exp.markdown]
+        if exp.label == "Reveal the answer":
+            out["quick check"] = " ".join(texts)
+        elif exp.label.startswith("Reveal a 60-90 second answer"):
+            for head, key in (("**In one sentence.**", "sentence"), ("**One number.**", "number"),
+                              ("**One trade-off.**", "trade-off")):  # fmt: skip
+                out[key] = " ".join(t for t in texts if t.startswith(head))
+    lists = [m.value for m in at.markdown if m.value.startswith("- ")]
+    assert len(lists) == 1, "one list of common mistakes"
+    for i, item in enumerate(lists[0][2:].split("\n- "), 1):
+        out[f"mistake {i}"] = item
+    return out

@@ -589,6 +589,6 @@ def test_row_entropy_bound_is_log_t_under_the_causal_mask():
     q = torch.zeros(1, T, 4, dtype=torch.float64)
     A = attention.attention_weights(q, q, causal=True)[0]  # (T, T)
     H = -(A * torch.log(torch.where(A > 0, A, torch.ones_like(A)))).sum(-1)
-    np.testing.assert_allclose(H.numpy(), attention.row_entropy_bound(T, causal=True), atol=1e-12)
+    np.testing.assert_allclose(H.cpu().numpy(), attention.row_entropy_bound(T, causal=True), atol=1e-12)
     with pytest.raises(ValueError):
         attention.row_entropy_bound(0, causal=True)

@@ -27,6 +27,7 @@ from core.ppo import (
     td_errors,
     token_batch,
 )
+from core.training_memory import RECIPES
 
 # --------------------------------------------------------------------------------------------------------------
 # the clip
@@ -245,6 +246,9 @@ def test_kl_enters_ppo_as_a_per_token_reward():
 
 
 def test_four_models_two_of_them_training():
+    # the bytes per parameter are the training-memory page's standard recipe: 2 + 2 + 4 + 4 + 4 trained, 2 frozen
+    assert BYTES_TRAINED == RECIPES["standard"].total == 16
+    assert BYTES_FROZEN == RECIPES["standard"].weights == 2
     rows = rlhf_memory(7e9)
     assert [m.name for m in rows] == ["policy", "reference", "reward model", "critic"]
     assert [m.trains for m in rows] == [True, False, False, True]

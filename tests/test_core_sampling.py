@@ -59,20 +59,25 @@ def test_filter_equals_the_reference_on_random_logits(seed):
     rng = np.random.default_rng(seed)
     B, V = 8, 20
     z = rng.normal(0, 2, (B, V))
-    for T, k, p, mp in [(1.0, None, 0.9, None), (0.7, 5, 0.8, None), (1.5, None, 0.5, 0.05), (0.3, 12, None, 0.2)]:
-        got = sample_filter(torch.tensor(z), T, k, p, mp).numpy()
+    cases = [(1.0, None, 0.9, None), (0.7, 5, 0.8, None), (1.5, None, 0.5, 0.05), (0.3, 12, None, 0.2)]
+    cases.append((0.0, 5, 0.9, None))  # T = 0: greedy, its own branch (the filters change nothing)
+    for T, k, p, mp in cases:
+        got = sample_filter(torch.tensor(z), T, k, p, mp).cpu().numpy()
         want = np.array([reference_filter(row, T, k, p, mp) for row in z])
         np.testing.assert_allclose(got, want, atol=1e-12)
+    # greedy puts all the mass on each row's largest logit
+    greedy = sample_filter(torch.tensor(z), 0.0, 5, 0.9).cpu().numpy()
+    np.testing.assert_array_equal(greedy, np.eye(V)[z.argmax(axis=1)])
 
 
 def test_the_crossing_token_is_kept():
     # probabilities 0.5, 0.3, 0.2: top_p = 0.6 is crossed by the second token, which stays; the third goes
     z = torch.log(torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64))
     p = sample_filter(z, 1.0, top_p=0.6)
-    np.testing.assert_allclose(p.numpy(), [0.625, 0.375, 0.0])
+    np.testing.assert_allclose(p.cpu().numpy(), [0.625, 0.375, 0.0])
     # the off-by-one version (drop where cum > p) would keep only the first token at p = 0.5: here it keeps both
-    np.testing.assert_allclose(sample_filter(z, 1.0, top_p=0.5).numpy(), [1.0, 0.0, 0.0])
-    np.testing.assert_allclose(sample_filter(z, 1.0, top_p=0.51).numpy(), [0.625, 0.375, 0.0])
+    np.testing.assert_allclose(sample_filter(z, 1.0, top_p=0.5).cpu().numpy(), [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(sample_filter(z, 1.0, top_p=0.51).cpu().numpy(), [0.625, 0.375, 0.0])
     assert int(kept_count(sample_filter(z, 1.0, top_p=1.0))) == 3
 
 
@@ -88,7 +93,7 @@ def test_temperature_limits_and_order_switch():
     cold = sample_filter(z, 1e-3)
     assert float(cold[0]) == pytest.approx(1.0)
     hot = sample_filter(z, 1e6)
-    np.testing.assert_allclose(hot.numpy(), 1 / len(z), rtol=1e-4)
+    np.testing.assert_allclose(hot.cpu().numpy(), 1 / len(z), rtol=1e-4)
     # top-p = 0.9 at T = 2: tempering first flattens the distribution, so the nucleus holds more tokens
     first = sample_filter(z, 2.0, top_p=0.9, order="temperature_first")
     after = sample_filter(z, 2.0, top_p=0.9, order="filters_first")
@@ -96,14 +101,14 @@ def test_temperature_limits_and_order_switch():
     assert int(kept_count(after)) == int(kept_count(sample_filter(z, 1.0, top_p=0.9)))
     # at T = 1 the two orders agree
     np.testing.assert_allclose(
-        sample_filter(z, 1.0, 7, 0.8, order="filters_first").numpy(), sample_filter(z, 1.0, 7, 0.8).numpy()
+        sample_filter(z, 1.0, 7, 0.8, order="filters_first").cpu().numpy(), sample_filter(z, 1.0, 7, 0.8).cpu().numpy()
     )
 
 
 def test_min_p_threshold_is_relative_to_the_top_token():
     z = torch.log(torch.tensor([0.5, 0.3, 0.15, 0.05], dtype=torch.float64))
     p = sample_filter(z, 1.0, min_p=0.3)  # keep p >= 0.15
-    np.testing.assert_allclose(p.numpy(), np.array([0.5, 0.3, 0.15, 0.0]) / 0.95)
+    np.testing.assert_allclose(p.cpu().numpy(), np.array([0.5, 0.3, 0.15, 0.0]) / 0.95)
 
 
 def test_banned_token_minus_inf_stays_at_zero():

@@ -308,3 +308,37 @@ def test_torch_is_imported_only_for_the_theorem_check():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     outs = run.stdout.strip().splitlines()[-2:]
     assert outs == ["0 False", "0 True"], run.stderr[-2000:]
+
+
+def test_reward_hacking_links_the_reward_models_length_bias_and_its_link_lands_on_the_same_policy():
+    at = open_page(PAGE, {"kl_view": "Reward hacking"})
+    assert no_exception(at)
+    links = [
+        (link.proto.page, link.proto.query_string)
+        for link in at.get("page_link")
+        if "Reward model page" in link.proto.label
+    ]
+    assert links == [("Reward_model", "rm_view=Length+bias")]
+    # the reward model page's length-bias link at beta = 0.3 (its best beta): the same five answers here
+    from pages.views import reward_model as rm_view
+
+    state = rm_view.SPEC.state({"rm_view": "Length bias", "rm_beta": "0.3"})
+    query = rm_view.figures(state, rm_view.Options(parts=frozenset({"length"}))).facts["kl_link"]
+    linked = open_page(PAGE, query)
+    assert no_exception(linked) and linked.warning.len == 0
+    bars = _bars(linked)
+    assert [x.split("<br>")[0] for x in bars["x"]] == [
+        "50 tokens",
+        "100 tokens",
+        "200 tokens",
+        "400 tokens",
+        "800 tokens",
+    ]
+    assert bars["x"][-1].endswith("r = 3.39316 (true 0.5)")  # the proxy and the quality both came along
+    # pi* ∝ pi_ref exp(r / beta) by hand, r = quality + 0.3 log2(length) as the link rounds it (6 digits)
+    ref, q, lengths = [0.25, 0.35, 0.25, 0.10, 0.05], [0.2, 0.6, 0.8, 0.7, 0.5], [50, 100, 200, 400, 800]
+    r = [float(f"{qi + 0.3 * np.log2(n):.6g}") for qi, n in zip(q, lengths, strict=True)]
+    w = [p * np.exp((ri - max(r)) / 0.3) for p, ri in zip(ref, r, strict=True)]
+    np.testing.assert_allclose(bars["pi"], [x / sum(w) for x in w], atol=5e-6)  # the figure keeps 5 decimals
+    # and the true quality the reward model page reports at beta = 0.3 (0.683) is this policy's
+    assert sum(x / sum(w) * qi for x, qi in zip(w, q, strict=True)) == pytest.approx(0.683, abs=5e-4)

@@ -104,6 +104,10 @@ def test_tab_presets_open_their_tab_with_answers():
     assert m["PPO total"] == f"{(175 * 18 + 6 * 18) / 1000:.2f} TB"
     assert m["DPO total"] == f"{175 * 18 / 1000:.2f} TB"
     assert "A_0 at this λ" not in m and len(figures(at)) == 2
+    links = [
+        (link.proto.page, link.proto.query_string) for link in at.get("page_link") if "memory page" in link.proto.label
+    ]
+    assert links == [("Training_memory", "")]  # the bytes per parameter come from there
 
     at.button(key="preset-PPO-KL: a policy twice as far").click().run()
     m = metrics(at)

@@ -3,6 +3,7 @@ nothing, the 60-70% band of seed 003 Q7, the length hack as β falls and DPO's l
 the KL page; deep links, bad links, tabs built only when open."""
 
 import math
+from urllib.parse import urlencode
 
 import numpy as np
 import pytest
@@ -73,10 +74,19 @@ def test_length_hack_as_beta_falls_and_the_link_to_the_kl_page():
     assert m["Mean length under π*"] == f"{mean_length:.0f} tokens" == "800 tokens"
     assert m["True quality"] == "0.500"  # below the SFT model's 0.555: the proxy was hacked
     assert m["Best β for true quality"] == "0.3"
-    assert _kl_links(at) == [("KL_leash", "beta=0.01")]
+    # the link opens the KL page on the same five answers: its r is the proxy, its r_true the quality
+    answers = {
+        "K": "5",
+        "pi_ref": "0.25, 0.35, 0.25, 0.1, 0.05",
+        "r": ", ".join(f"{ri:.6g}" for ri in r),
+        "r_true": "0.2, 0.6, 0.8, 0.7, 0.5",
+        "names": "50 tokens, 100 tokens, 200 tokens, 400 tokens, 800 tokens",
+    }
+    assert answers["r"] == "1.89316, 2.59316, 3.09316, 3.29316, 3.39316"
+    assert _kl_links(at) == [("KL_leash", urlencode({"K": "5", "beta": "0.01"} | answers))]
     at.button(key="preset-Reward_model-Length bias: the best β, 0.3").click().run()
     assert metrics(at)["True quality"] == "0.683"
-    assert _kl_links(at) == [("KL_leash", "beta=0.3")]
+    assert _kl_links(at) == [("KL_leash", urlencode({"K": "5", "beta": "0.3"} | answers))]
 
 
 def test_dpo_is_bradley_terry_on_the_implicit_reward_and_links_the_kl_dpo_tab():

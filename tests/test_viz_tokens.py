@@ -26,7 +26,7 @@ def test_sampling_figure_bars_and_temperature_slider():
     fig = sampling_figure(P.logits, P.tokens, 0.7, top_p=0.9)
     _valid(fig)
     before, sampled = fig.data
-    want = sample_filter(np.array(P.logits), 0.7, top_p=0.9).numpy()
+    want = sample_filter(np.array(P.logits), 0.7, top_p=0.9).cpu().numpy()
     np.testing.assert_allclose(np.asarray(sampled.y, float), want, atol=1e-5)
     kept = want > 0
     assert [c == PALETTE["reference"] for c in before.marker.color] == kept.tolist()  # the kept set shaded
@@ -40,7 +40,7 @@ def test_sampling_figure_bars_and_temperature_slider():
     hot = slider.steps[-1]
     assert hot.label == "2"
     np.testing.assert_allclose(
-        hot.args[0]["y"][1], sample_filter(np.array(P.logits), 2.0, top_p=0.9).numpy(), atol=1e-5
+        hot.args[0]["y"][1], sample_filter(np.array(P.logits), 2.0, top_p=0.9).cpu().numpy(), atol=1e-5
     )
     n_kept = int((want > 0).sum())
     assert f"kept tokens: {n_kept}" in fig.layout.annotations[0].text

@@ -11,7 +11,7 @@ import pandas as pd
 from core import reward_model
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from core.kl_leash import beta_choices
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views import kl_leash as kl_view
 from pages.views.state import Field, Spec, State
 from viz.dpo import dpo_figure
@@ -144,7 +144,15 @@ def _length(state: State, options: Options, view: View) -> None:
         return
     i = int(np.argmin(np.abs(np.log(sweep.beta / beta))))
     view.figures["length"] = length_bias_figure(sweep, beta, **options.look)
-    view.facts.update(length=sweep, kl_link=kl_link(beta=state.rm_beta))
+    # the same answers on the KL page: its r is this proxy, its r_true the quality, the answers named by length
+    answers = {
+        "K": int(sweep.lengths.size),
+        "pi_ref": inputs.format_values(sweep.pi_ref),
+        "r": inputs.format_values(sweep.proxy),
+        "r_true": inputs.format_values(sweep.quality),
+        "names": ", ".join(f"{n:g} tokens" for n in sweep.lengths),
+    }
+    view.facts.update(length=sweep, kl_link=kl_link(beta=state.rm_beta, **answers))
     view.facts["length_readouts"] = [
         Readout("Mean length under π*", f"{sweep.mean_length[i]:.0f} tokens"),
         Readout("True quality", f"{sweep.true_reward[i]:.3f}", "what people want"),
