@@ -13,6 +13,7 @@ from scipy.optimize import brentq
 
 import pages.views
 from core import attention, dpo, evaluation, grpo, kl_leash, kv_cache, lora, lora_layer, lora_memory, scaling
+from pages.views import drills
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,11 +106,12 @@ QUANTITIES = {
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.
-SPECS = {
-    m.SPEC.page: m.SPEC
+VIEW_OF = {
+    m.SPEC.page: m
     for m in (importlib.import_module(f"pages.views.{i.name}") for i in pkgutil.iter_modules(pages.views.__path__))
     if hasattr(m, "SPEC")
 }
+SPECS = {page: m.SPEC for page, m in VIEW_OF.items()}
 
 
 def test_every_shipped_card_loads_without_problems():
@@ -131,6 +133,22 @@ def test_every_number_is_checked_against_core_or_cites_its_source():
         assert card.checks or card.number_source, f"{card.id}: no check and no number_source"
 
 
+def test_pages_are_every_view_that_draws_figures():
+    drawn = {page for page, spec in SPECS.items() if hasattr(VIEW_OF[page], "figures")}
+    assert set(PAGES) == drawn
+    assert {"Sampling", "PPO", "Reward_model", "Serving", "Loss_and_units", "Training_memory", "Schedules"} <= drawn
+    assert "Drills" not in PAGES and "Deck" not in PAGES
+
+
+def test_a_card_without_a_view_says_why_in_its_file():
+    for card in CARDS:
+        if card.view.page:
+            continue
+        text = (ROOT / card.file).read_text(encoding="utf-8")
+        block = text[text.index(f'id = "{card.id}"') :].split("[[card]]")[0]
+        assert "# No page" in block, f"{card.id}: no view and no comment saying why"
+
+
 @pytest.mark.parametrize("card", CARDS, ids=IDS)
 def test_card_links_use_parameters_and_values_the_page_accepts(card):
     if not card.view.page:
@@ -142,6 +160,15 @@ def test_card_links_use_parameters_and_values_the_page_accepts(card):
     state, problems = spec.parse(query)
     assert problems == [], f"{card.id}: {problems}"
     assert set(spec.query(state)) <= set(query), f"{card.id}: the link names fields by their current names"
+    # the link opens its view: figures() draws it without a warning, and the figure the card names is there
+    request = drills.card_figure(card, answer_shown=True)
+    assert request is not None and request.state == state
+    view = VIEW_OF[card.view.page].figures(request.state, request.options())
+    assert [text for kind, text in view.notices if kind == "warning"] == [], card.id
+    name = drills.pick_figure(request, view)
+    assert name is not None and view.figures[name].data, f"{card.id}: no figure drawn"
+    if card.view.figure:
+        assert name == card.view.figure
 
 
 CHECKS = [(card, i, check) for card in CARDS for i, check in enumerate(card.checks)]
