@@ -12,7 +12,23 @@ import pytest
 from scipy.optimize import brentq
 
 import pages.views
-from core import attention, dpo, evaluation, grpo, kl_leash, kv_cache, lora, lora_layer, lora_memory, scaling
+from core import (
+    attention,
+    dpo,
+    evaluation,
+    grpo,
+    hardware,
+    kl_leash,
+    kv_cache,
+    lora,
+    lora_layer,
+    lora_memory,
+    loss_units,
+    scaling,
+    serving,
+    training_memory,
+)
+from core.model_spec import get_spec
 from pages.views import drills
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 
@@ -103,6 +119,19 @@ QUANTITIES = {
     ),
     "logit_variance": lambda d_k, choice, d_model=None: float(attention.expected_logit_variance(d_k, choice, d_model)),
     "uniform_row_entropy": lambda t: float(attention.row_entropy(np.full((1, t), 1.0 / t))[0]),
+    "uniform_loss": lambda V: loss_units.uniform_loss(V),
+    "perplexity": lambda nll_nats: float(loss_units.perplexity(nll_nats)),
+    "pipeline_bubble_pct": lambda p, m: 100 * float(training_memory.pipeline_bubble(p, m)),
+    "ridge_point": lambda gpu: hardware.get_gpu(gpu).ridge_point,
+    "contiguous_waste_pct": lambda lengths, max_len: (
+        100 * serving.allocation_waste(np.array(lengths), max_len).contiguous
+    ),
+    "serving_gflop_per_token": lambda C, N: scaling.plan(C, N).serving_flops_per_token / 1e9,
+    "kv_sequences_that_fit": lambda model, context, n_gpus, kv_budget_gib: float(
+        serving.kv_sequences_that_fit(
+            get_spec(model), context, n_gpus=n_gpus, kv_budget_bytes=kv_budget_gib * 2**30
+        ).sequences
+    ),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.
