@@ -2,9 +2,10 @@
 interviewer.
 
 Roles: ``solo`` (the default: reveal the model answer part by part, then self-grade), ``candidate`` (what a
-candidate sees on a shared screen or link: the question, the countdown and "Show me"; no answer part is rendered
-at all) and ``interviewer`` (the whole answer, follow-ups, traps and a scoring rubric). Hidden answers
-(``hide=true``) turn any role into the candidate's view.
+candidate sees on a shared screen or link: the question, the countdown, the card's figure with its answer held back
+where the page can hold it back (Predict first), and "Show me"; no answer part is rendered at all) and
+``interviewer`` (the whole answer, follow-ups, traps and a scoring rubric). Hidden answers (``hide=true``) turn any
+role into the candidate's view.
 
 Nothing here imports Streamlit: the page script draws what :func:`drill` decides.
 """
