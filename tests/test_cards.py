@@ -120,6 +120,9 @@ QUANTITIES = {
     "logit_variance": lambda d_k, choice, d_model=None: float(attention.expected_logit_variance(d_k, choice, d_model)),
     "uniform_row_entropy": lambda t: float(attention.row_entropy(np.full((1, t), 1.0 / t))[0]),
     "uniform_loss": lambda V: loss_units.uniform_loss(V),
+    "sft_prompt_share_pct": lambda prompt_len, resp_len, mask_prompt: (
+        100 * loss_units.sft_loss_weights(prompt_len, resp_len, mask_prompt=mask_prompt).prompt_share
+    ),
     "perplexity": lambda nll_nats: float(loss_units.perplexity(nll_nats)),
     "pipeline_bubble_pct": lambda p, m: 100 * float(training_memory.pipeline_bubble(p, m)),
     "ridge_point": lambda gpu: hardware.get_gpu(gpu).ridge_point,
@@ -211,6 +214,15 @@ def test_card_numbers_match_core(card, i, check):
     assert abs(got - check.value) <= tol, f"{card.id} {check.what}{check.kwargs}: core {got!r}, card {check.value!r}"
     if check.shown:
         assert check.shown in card.text, f"{card.id}: {check.shown!r} is not in the card's text"
+
+
+def test_seed_003_fine_tuning_questions_have_cards():
+    by_source = {c.source.split(";")[0]: c for c in CARDS}
+    for q in ("003 Q10", "003 Q11", "003 Q12"):
+        card = by_source[q]
+        assert card.view.page in ("LoRA", "Loss_and_units"), card.id
+    assert "forgetting" in by_source["003 Q10"].answer.sentence.lower()
+    assert "mask" in by_source["003 Q11"].answer.sentence.lower()
 
 
 def test_corrected_wording_is_used():
