@@ -13,6 +13,7 @@ from pages.views.state import APP_PARAMS
 from study.cards import ANSWER_PARTS
 from study.progress import DB_NAME, ProgressStore
 from tests.apptest import figures, no_exception, open_page
+from viz.style import DARK, PRESENTER_MIN
 
 PAGE = "pages/14_Drills.py"
 CARD = view_of.BY_ID["scaling-01"]
@@ -354,3 +355,10 @@ def test_a_card_can_name_the_figure_it_shows():
     at = open_page(PAGE, {"card": "systems-01", "role": "interviewer"})
     assert no_exception(at) and at.warning.len == 0 and len(figures(at)) == 1
     assert _near(at, 7 / 15, rel=1e-6) != []
+
+
+def test_the_cards_figure_follows_the_viewers_theme_and_presenter_mode():
+    at = open_page(PAGE, {"card": "scaling-01", "role": "interviewer", "present": "true"}, context={"theme": "dark"})
+    assert no_exception(at)
+    (fig,) = figures(at)
+    assert fig["layout"]["paper_bgcolor"] == DARK.background and fig["layout"]["font"]["size"] >= PRESENTER_MIN
