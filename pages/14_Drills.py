@@ -8,8 +8,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages.frame import HIDDEN_CAPTION, PAGES, Page, carried_params
+from decks import views as page_views
+from pages.frame import HIDDEN_CAPTION, PAGES, Page, cached_view, carried_params
+from pages.views import Options, View
 from pages.views import drills as view_of
+from pages.views.state import State
 from study.cards import Card
 from study.progress import ProgressStore, validate_profile
 
@@ -155,6 +158,12 @@ def countdown(seconds: int, token: str) -> None:
     component(key="drill-countdown", data={"seconds": seconds, "token": token}, height="content")
 
 
+@cached_view
+def card_view(page_name: str, state: State, options: Options) -> View:
+    """The figures of a card's page for the card's link values (cached like the pages' own views)."""
+    return page_views()[page_name].figures(state, options)
+
+
 def show_me(card: Card) -> None:
     """A link to the page that shows the card's idea, with the card's values."""
     path = SCRIPT_OF.get(card.view.page)
@@ -203,7 +212,10 @@ def candidate_link(card: Card) -> None:
     base = str(getattr(st.context, "url", "") or "").split("?")[0]
     st.markdown("**The candidate's link** (copy it with the button at its right)")
     st.code(view_of.candidate_link(base, query, card.id), language=None, wrap_lines=True)
-    st.caption("It opens this card with the question, the countdown and “Show me” only, answers hidden on every page.")
+    st.caption(
+        "It opens this card with the question, the countdown, the figure (its answer held back) and “Show me” only, "
+        "answers hidden on every page."
+    )
 
 
 def progress_section(learner: str) -> None:
@@ -240,6 +252,23 @@ def progress_section(learner: str) -> None:
             )
 
 
+def figure_beside(card: Card, answer_shown: bool) -> None:
+    """The card's figure, drawn by its page's view for the card's link values, and the link to open it live.
+    Before the answer is shown only a figure the page can hold back is drawn (Predict first)."""
+    request = view_of.card_figure(card, answer_shown)
+    name = None
+    if request is not None:
+        view = card_view(request.page, request.state, request.options(page.theme, page.presenter))
+        name = view_of.pick_figure(request, view)
+    if request is not None and name is not None:
+        page.chart(view.figures[name], f"drill-figure-{card.id}", f"{card.id}-{name}")
+        if request.predict:
+            st.caption("Predict first: the part of the figure that answers the question is held back.")
+    elif card.view.page:
+        st.caption("The figure shows the answer: it appears here with the model answer.")
+    show_me(card)
+
+
 card = d.card
 if card is None:
     st.info("No card to show.")
@@ -248,55 +277,58 @@ else:
     if visit[0] != card.id:
         visit = (card.id, visit[1] + 1)
         st.session_state[VISIT] = visit
-    where = f"card {d.position + 1} of {len(d.deck)}" if d.position is not None else "not in the chosen topics"
-    st.caption(f"{card.topic} · {card.id} · {where}")
-    st.markdown(f"### {_md(card.question)}")
-    countdown(state.seconds, f"{card.id}:{visit[1]}:{state.seconds}")
-    if d.role == "candidate":
-        if state.role != "candidate" and d.deck:  # answers hidden on a solo or interviewer screen: keep moving
-            prev_col, next_col, _ = st.columns([1, 1, 3])
-            prev_col.button("← Previous", key="drill-prev", on_click=_go, args=(view_of.step(d.deck, card.id, -1),))
-            next_col.button("Next →", key="drill-next", on_click=_go, args=(view_of.step(d.deck, card.id, 1),))
-        show_me(card)
-        if page.hide:
-            st.caption(HIDDEN_CAPTION)
-    else:
-        prev_col, next_col, show_col = st.columns([1, 1, 3])
-        if d.deck:
-            prev_col.button("← Previous", key="drill-prev", on_click=_go, args=(view_of.step(d.deck, card.id, -1),))
-            next_col.button("Next →", key="drill-next", on_click=_go, args=(view_of.step(d.deck, card.id, 1),))
-        with show_col:
-            show_me(card)
-        if d.role == "interviewer":
-            st.subheader("Model answer")
-        for part in d.parts:
-            answer_part(card, part)
-        if d.role == "solo":
-            cols = st.columns(2)
-            if len(d.parts) < len(view_of.PART_LABELS):
-                cols[0].button(
-                    view_of.REVEAL_LABELS[view_of.ANSWER_PARTS[len(d.parts)]],
-                    key="drill-reveal",
-                    on_click=_reveal,
-                    args=(len(d.parts) + 1,),
-                    type="primary",
-                    width="stretch",
-                )
-            if d.parts:
-                cols[1].button("Hide the answer again", key="drill-unreveal", on_click=_reveal, args=(0,))
-        if d.role == "interviewer" or len(d.parts) == len(view_of.PART_LABELS):
-            sources(card)
-            st.markdown("**Follow-ups**\n" + "\n".join(f"- {_md(f)}" for f in card.follow_ups))
-            st.markdown("**Traps**\n" + "\n".join(f"- {_md(t)}" for t in card.traps))
-        if d.role == "interviewer":
-            st.markdown("**Rubric**: tick what the candidate said")
-            ticks = [
-                st.checkbox(view_of.PART_LABELS[part], key=f"rubric-{card.id}-{part}", value=False)
-                for part in view_of.PART_LABELS
-            ]
-            st.caption(f"Score: {sum(ticks)} of {len(ticks)}")
-            candidate_link(card)
-        grade_buttons(card, d.deck)
+    answer_shown = d.role == "interviewer" or (d.role == "solo" and len(d.parts) == len(view_of.PART_LABELS))
+    card_col, figure_col = st.columns([3, 2], gap="medium")
+    with figure_col:
+        figure_beside(card, answer_shown)
+    with card_col:
+        where = f"card {d.position + 1} of {len(d.deck)}" if d.position is not None else "not in the chosen topics"
+        st.caption(f"{card.topic} · {card.id} · {where}")
+        st.markdown(f"### {_md(card.question)}")
+        countdown(state.seconds, f"{card.id}:{visit[1]}:{state.seconds}")
+        if d.role == "candidate":
+            if state.role != "candidate" and d.deck:  # answers hidden on a solo or interviewer screen: keep moving
+                prev_col, next_col, _ = st.columns([1, 1, 3])
+                prev_col.button("← Previous", key="drill-prev", on_click=_go, args=(view_of.step(d.deck, card.id, -1),))
+                next_col.button("Next →", key="drill-next", on_click=_go, args=(view_of.step(d.deck, card.id, 1),))
+            if page.hide:
+                st.caption(HIDDEN_CAPTION)
+        else:
+            if d.deck:
+                prev_col, next_col, _ = st.columns([1, 1, 3])
+                prev_col.button("← Previous", key="drill-prev", on_click=_go, args=(view_of.step(d.deck, card.id, -1),))
+                next_col.button("Next →", key="drill-next", on_click=_go, args=(view_of.step(d.deck, card.id, 1),))
+            if d.role == "interviewer":
+                st.subheader("Model answer")
+            for part in d.parts:
+                answer_part(card, part)
+            if d.role == "solo":
+                cols = st.columns(2)
+                if len(d.parts) < len(view_of.PART_LABELS):
+                    cols[0].button(
+                        view_of.REVEAL_LABELS[view_of.ANSWER_PARTS[len(d.parts)]],
+                        key="drill-reveal",
+                        on_click=_reveal,
+                        args=(len(d.parts) + 1,),
+                        type="primary",
+                        width="stretch",
+                    )
+                if d.parts:
+                    cols[1].button("Hide the answer again", key="drill-unreveal", on_click=_reveal, args=(0,))
+            if d.role == "interviewer" or len(d.parts) == len(view_of.PART_LABELS):
+                sources(card)
+                st.markdown("**Follow-ups**\n" + "\n".join(f"- {_md(f)}" for f in card.follow_ups))
+                st.markdown("**Traps**\n" + "\n".join(f"- {_md(t)}" for t in card.traps))
+            if d.role == "interviewer":
+                st.markdown("**Rubric**: tick what the candidate said")
+                ticks = [
+                    st.checkbox(view_of.PART_LABELS[part], key=f"rubric-{card.id}-{part}", value=False)
+                    for part in view_of.PART_LABELS
+                ]
+                st.caption(f"Score: {sum(ticks)} of {len(ticks)}")
+                candidate_link(card)
+            grade_buttons(card, d.deck)
+    if d.role != "candidate":
         if valid_learner:
             progress_section(valid_learner)
         elif not learner:

@@ -21,6 +21,8 @@ A card file holds an optional ``topic`` and an array of ``[[card]]`` tables:
     [card.view]                            # optional: the page and link values that show it
     page = "Scaling_laws"
     params = { C = "1.2e21", N = "1e10" }
+    figure = "bubble"                      # optional: the view's figure (a figures() part) drawn beside the
+                                           # card; default: the tab the link opens, else the main figure
 
     [[card.checks]]                        # optional: numbers of the answer that core computes
     what = "isoflop_loss"                  # a name in the tests' table of core functions
@@ -34,6 +36,7 @@ Problems read like ``cards/lora.toml, card 'lora-03': field 'answer.number' is m
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -44,8 +47,33 @@ from typing import Any
 from urllib.parse import urlencode
 
 CARD_DIR = Path(__file__).resolve().parents[1] / "cards"
-# URL names of the pages a card may link to ("" = no page shows it yet).
-PAGES: tuple[str, ...] = ("Scaling_laws", "KL_leash", "LoRA", "GRPO", "Evaluation", "Attention")
+VIEWS_DIR = Path(__file__).resolve().parents[1] / "pages" / "views"
+
+
+def page_names(folder: str | Path = VIEWS_DIR) -> tuple[str, ...]:
+    """URL names of the pages that draw an idea: every ``pages/views/<module>.py`` holding both ``SPEC =
+    Spec("<page>", ...)`` and ``def figures(...)`` (the drills and deck pages have no figures of their own).
+    Read from the source (ast), so loading the cards imports no view, plotting or torch code."""
+    names = []
+    for path in sorted(Path(folder).glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        has_figures = any(isinstance(n, ast.FunctionDef) and n.name == "figures" for n in tree.body)
+        for node in tree.body:
+            if (
+                has_figures
+                and isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == "SPEC" for t in node.targets)
+                and isinstance(node.value, ast.Call)
+                and node.value.args
+                and isinstance(node.value.args[0], ast.Constant)
+                and isinstance(node.value.args[0].value, str)
+            ):
+                names.append(node.value.args[0].value)
+    return tuple(names)
+
+
+# URL names of the pages a card may link to ("" = no page shows it).
+PAGES: tuple[str, ...] = page_names()
 ANSWER_PARTS: tuple[str, ...] = ("sentence", "equation", "number", "trade_off")
 ID_PATTERN = re.compile(r"[a-z][a-z0-9_]*-[0-9]{2,3}")
 _CARD_FIELDS = {"id", "topic", "question", "answer", "follow_ups", "traps", "source", "number_source", "view", "checks"}
@@ -69,6 +97,7 @@ class View:
 
     page: str = ""
     params: tuple[tuple[str, str], ...] = ()
+    figure: str = ""  # the figures() part to draw beside the card ("" = the tab the link opens, else main)
 
     @property
     def query(self) -> dict[str, str]:
@@ -256,8 +285,8 @@ def _view(reader: _Reader) -> View:
     raw = reader.table("view", required=False)
     if raw is None:
         return View()
-    for name in sorted(set(raw) - {"page", "params"}):
-        reader.problems.append(f"field 'view.{name}' is unknown (expected page, params)")
+    for name in sorted(set(raw) - {"page", "params", "figure"}):
+        reader.problems.append(f"field 'view.{name}' is unknown (expected page, params, figure)")
     page = reader.text("view.page", allow_empty=True)
     if page and page not in PAGES:
         reader.problems.append(f"field 'view.page' is {page!r}, not one of {', '.join(PAGES)} (or empty)")
@@ -270,7 +299,10 @@ def _view(reader: _Reader) -> View:
             pairs.append((key, value))
     if pairs and not page:
         reader.problems.append("field 'view.params' needs a 'view.page'")
-    return View(page, tuple(pairs))
+    figure = reader.text("view.figure", required=False)
+    if figure and not page:
+        reader.problems.append("field 'view.figure' needs a 'view.page'")
+    return View(page, tuple(pairs), figure)
 
 
 def parse_card(raw: Any, file: str = "", default_topic: str = "") -> Card:

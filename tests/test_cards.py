@@ -12,7 +12,24 @@ import pytest
 from scipy.optimize import brentq
 
 import pages.views
-from core import attention, dpo, evaluation, grpo, kl_leash, kv_cache, lora, lora_layer, lora_memory, scaling
+from core import (
+    attention,
+    dpo,
+    evaluation,
+    grpo,
+    hardware,
+    kl_leash,
+    kv_cache,
+    lora,
+    lora_layer,
+    lora_memory,
+    loss_units,
+    scaling,
+    serving,
+    training_memory,
+)
+from core.model_spec import get_spec
+from pages.views import drills
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,14 +119,31 @@ QUANTITIES = {
     ),
     "logit_variance": lambda d_k, choice, d_model=None: float(attention.expected_logit_variance(d_k, choice, d_model)),
     "uniform_row_entropy": lambda t: float(attention.row_entropy(np.full((1, t), 1.0 / t))[0]),
+    "uniform_loss": lambda V: loss_units.uniform_loss(V),
+    "sft_prompt_share_pct": lambda prompt_len, resp_len, mask_prompt: (
+        100 * loss_units.sft_loss_weights(prompt_len, resp_len, mask_prompt=mask_prompt).prompt_share
+    ),
+    "perplexity": lambda nll_nats: float(loss_units.perplexity(nll_nats)),
+    "pipeline_bubble_pct": lambda p, m: 100 * float(training_memory.pipeline_bubble(p, m)),
+    "ridge_point": lambda gpu: hardware.get_gpu(gpu).ridge_point,
+    "contiguous_waste_pct": lambda lengths, max_len: (
+        100 * serving.allocation_waste(np.array(lengths), max_len).contiguous
+    ),
+    "serving_gflop_per_token": lambda C, N: scaling.plan(C, N).serving_flops_per_token / 1e9,
+    "kv_sequences_that_fit": lambda model, context, n_gpus, kv_budget_gib: float(
+        serving.kv_sequences_that_fit(
+            get_spec(model), context, n_gpus=n_gpus, kv_budget_bytes=kv_budget_gib * 2**30
+        ).sequences
+    ),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.
-SPECS = {
-    m.SPEC.page: m.SPEC
+VIEW_OF = {
+    m.SPEC.page: m
     for m in (importlib.import_module(f"pages.views.{i.name}") for i in pkgutil.iter_modules(pages.views.__path__))
     if hasattr(m, "SPEC")
 }
+SPECS = {page: m.SPEC for page, m in VIEW_OF.items()}
 
 
 def test_every_shipped_card_loads_without_problems():
@@ -131,6 +165,22 @@ def test_every_number_is_checked_against_core_or_cites_its_source():
         assert card.checks or card.number_source, f"{card.id}: no check and no number_source"
 
 
+def test_pages_are_every_view_that_draws_figures():
+    drawn = {page for page, spec in SPECS.items() if hasattr(VIEW_OF[page], "figures")}
+    assert set(PAGES) == drawn
+    assert {"Sampling", "PPO", "Reward_model", "Serving", "Loss_and_units", "Training_memory", "Schedules"} <= drawn
+    assert "Drills" not in PAGES and "Deck" not in PAGES
+
+
+def test_a_card_without_a_view_says_why_in_its_file():
+    for card in CARDS:
+        if card.view.page:
+            continue
+        text = (ROOT / card.file).read_text(encoding="utf-8")
+        block = text[text.index(f'id = "{card.id}"') :].split("[[card]]")[0]
+        assert "# No page" in block, f"{card.id}: no view and no comment saying why"
+
+
 @pytest.mark.parametrize("card", CARDS, ids=IDS)
 def test_card_links_use_parameters_and_values_the_page_accepts(card):
     if not card.view.page:
@@ -142,6 +192,15 @@ def test_card_links_use_parameters_and_values_the_page_accepts(card):
     state, problems = spec.parse(query)
     assert problems == [], f"{card.id}: {problems}"
     assert set(spec.query(state)) <= set(query), f"{card.id}: the link names fields by their current names"
+    # the link opens its view: figures() draws it without a warning, and the figure the card names is there
+    request = drills.card_figure(card, answer_shown=True)
+    assert request is not None and request.state == state
+    view = VIEW_OF[card.view.page].figures(request.state, request.options())
+    assert [text for kind, text in view.notices if kind == "warning"] == [], card.id
+    name = drills.pick_figure(request, view)
+    assert name is not None and view.figures[name].data, f"{card.id}: no figure drawn"
+    if card.view.figure:
+        assert name == card.view.figure
 
 
 CHECKS = [(card, i, check) for card in CARDS for i, check in enumerate(card.checks)]
@@ -155,6 +214,15 @@ def test_card_numbers_match_core(card, i, check):
     assert abs(got - check.value) <= tol, f"{card.id} {check.what}{check.kwargs}: core {got!r}, card {check.value!r}"
     if check.shown:
         assert check.shown in card.text, f"{card.id}: {check.shown!r} is not in the card's text"
+
+
+def test_seed_003_fine_tuning_questions_have_cards():
+    by_source = {c.source.split(";")[0]: c for c in CARDS}
+    for q in ("003 Q10", "003 Q11", "003 Q12"):
+        card = by_source[q]
+        assert card.view.page in ("LoRA", "Loss_and_units"), card.id
+    assert "forgetting" in by_source["003 Q10"].answer.sentence.lower()
+    assert "mask" in by_source["003 Q11"].answer.sentence.lower()
 
 
 def test_corrected_wording_is_used():

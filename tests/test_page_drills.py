@@ -12,7 +12,8 @@ from pages.views import drills as view_of
 from pages.views.state import APP_PARAMS
 from study.cards import ANSWER_PARTS
 from study.progress import DB_NAME, ProgressStore
-from tests.apptest import no_exception, open_page
+from tests.apptest import figures, no_exception, open_page
+from viz.style import DARK, PRESENTER_MIN
 
 PAGE = "pages/14_Drills.py"
 CARD = view_of.BY_ID["scaling-01"]
@@ -286,3 +287,78 @@ def test_bad_link_values_give_messages_and_the_defaults():
         assert f"`{name}={bad[name]}`" in warnings
     assert at.slider(key="seconds").value == 75 and at.slider(key="reveal").value == 0
     assert "Choose at least one topic" in _texts(at) and "No card to show" in _texts(at)
+
+
+# ------------------------------------------------------------------------------------------ the figure beside
+
+
+def _numbers(obj) -> list[float]:
+    """Every number in a figure's data and layout (annotations, slider steps), not in its template."""
+    if isinstance(obj, dict):
+        return [x for k, v in obj.items() if k != "template" for x in _numbers(v)]
+    if isinstance(obj, list):
+        return [x for v in obj for x in _numbers(v)]
+    if isinstance(obj, bool):
+        return []
+    return [float(obj)] if isinstance(obj, int | float) else []
+
+
+def _near(at, value: float, rel: float = 2e-3) -> list[float]:
+    return [x for f in figures(at) for x in _numbers(f) if abs(x - value) <= rel * abs(value)]
+
+
+def _n_opt(C: float) -> float:
+    """Chinchilla approach 3 (Hoffmann et al. 2022): N_opt = G (C/6)^(b/(a+b)), G = (aA/(bB))^(1/(a+b))."""
+    A, B, a, b = 406.4, 410.7, 0.34, 0.28
+    return (a * A / (b * B)) ** (1 / (a + b)) * (C / 6) ** (b / (a + b))
+
+
+def test_show_me_draws_the_cards_figure_beside_it_for_the_interviewer():
+    """scaling-01 links C = 6e20, N = 1e9: the U-curve drawn beside the card holds that budget's optimum."""
+    at = open_page(PAGE, {"card": "scaling-01", "role": "interviewer"})
+    assert no_exception(at) and at.warning.len == 0
+    assert len(figures(at)) == 1
+    assert _near(at, _n_opt(6e20)) != []
+    assert any("Show me" in link.proto.label for link in at.get("page_link"))  # the page stays one click away
+
+
+def test_the_candidate_sees_the_figure_with_its_answer_held_back():
+    """Predict first: before the answer, the figure beside the card is the page's held-back one; the optimum is
+    absent from the figure the browser receives."""
+    for query in ({"role": "candidate"}, {"role": "solo", "reveal": "3"}, {"role": "interviewer", "hide": "true"}):
+        at = open_page(PAGE, {"card": "scaling-01", **query})
+        assert no_exception(at) and at.warning.len == 0, query
+        assert len(figures(at)) == 1, query
+        assert _near(at, _n_opt(6e20)) == [], query
+        assert any("held back" in c.value for c in at.caption), query
+        if query["role"] != "solo":
+            _answer_text_absent(at, CARD)
+    solo = open_page(PAGE, {"card": "scaling-01", "reveal": "4"})  # the whole answer shown: the whole figure
+    assert len(figures(solo)) == 1 and _near(solo, _n_opt(6e20)) != []
+
+
+def test_a_figure_that_would_give_the_answer_away_waits_for_the_answer():
+    """systems-06 (PagedAttention's waste) is drawn from the Serving page, which has no Predict-first switch: the
+    candidate gets no figure, only the link; with the answer shown it is the KV-capacity figure."""
+    card = view_of.BY_ID["systems-06"]
+    at = open_page(PAGE, {"card": card.id, "role": "candidate"})
+    assert no_exception(at) and figures(at) == []
+    assert any("appears here with the model answer" in c.value for c in at.caption)
+    links = [link.proto for link in at.get("page_link") if "Show me" in link.proto.label]
+    assert len(links) == 1 and links[0].page.endswith("Serving")
+    shown = open_page(PAGE, {"card": card.id, "role": "interviewer"})
+    assert no_exception(shown) and shown.warning.len == 0 and len(figures(shown)) == 1
+
+
+def test_a_card_can_name_the_figure_it_shows():
+    """systems-01 names the Training_memory page's pipeline-bubble figure: (p - 1)/(m + p - 1) = 7/15 at p = m = 8."""
+    at = open_page(PAGE, {"card": "systems-01", "role": "interviewer"})
+    assert no_exception(at) and at.warning.len == 0 and len(figures(at)) == 1
+    assert _near(at, 7 / 15, rel=1e-6) != []
+
+
+def test_the_cards_figure_follows_the_viewers_theme_and_presenter_mode():
+    at = open_page(PAGE, {"card": "scaling-01", "role": "interviewer", "present": "true"}, context={"theme": "dark"})
+    assert no_exception(at)
+    (fig,) = figures(at)
+    assert fig["layout"]["paper_bgcolor"] == DARK.background and fig["layout"]["font"]["size"] >= PRESENTER_MIN

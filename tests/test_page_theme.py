@@ -10,14 +10,14 @@ from apptest import figures, font_sizes, no_exception, open_page
 from pages.frame import PAGES
 from viz.style import DARK, FONT_SIZE, LIGHT, PRESENTER_MIN
 
-# pages 1-13 draw figures; the drills page draws none, and the deck player draws the slides of the other pages
+# pages 1-13 draw figures; the drills page draws a card's figure (tests/test_page_drills.py), the deck player the slides
 FIGURE_PAGES = [
     script for script, _, _ in PAGES if script.startswith("pages/") and not script.endswith(("Drills.py", "Deck.py"))
 ]
 
 
 def test_every_page_with_figures_is_covered():
-    assert len(FIGURE_PAGES) == 13  # pages 1-13; the drills page draws no figure
+    assert len(FIGURE_PAGES) == 13  # pages 1-13; the drills and deck pages draw other pages' figures
 
 
 @pytest.mark.parametrize("page", FIGURE_PAGES)

@@ -2,9 +2,10 @@
 interviewer.
 
 Roles: ``solo`` (the default: reveal the model answer part by part, then self-grade), ``candidate`` (what a
-candidate sees on a shared screen or link: the question, the countdown and "Show me"; no answer part is rendered
-at all) and ``interviewer`` (the whole answer, follow-ups, traps and a scoring rubric). Hidden answers
-(``hide=true``) turn any role into the candidate's view.
+candidate sees on a shared screen or link: the question, the countdown, the card's figure with its answer held back
+where the page can hold it back (Predict first), and "Show me"; no answer part is rendered at all) and
+``interviewer`` (the whole answer, follow-ups, traps and a scoring rubric). Hidden answers (``hide=true``) turn any
+role into the candidate's view.
 
 Nothing here imports Streamlit: the page script draws what :func:`drill` decides.
 """
@@ -13,8 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from urllib.parse import urlencode
 
+from pages.views import Options, View
 from pages.views.state import Field, Spec, State
 from study.cards import ANSWER_PARTS, Card, by_topic, load_cards
 
@@ -166,3 +169,86 @@ def candidate_query(query: Mapping[str, str], card_id: str) -> dict[str, str]:
 def candidate_link(base_url: str, query: Mapping[str, str], card_id: str) -> str:
     """The candidate's link, from the page's address (without its query) and link values."""
     return f"{base_url}?{urlencode(candidate_query(query, card_id))}"
+
+
+# ------------------------------------------------------------------------------------------ the card's figure
+
+
+@dataclass(frozen=True)
+class CardFigure:
+    """What to draw beside a card: ``figures(state, options)`` of the card's page, and which of its figures to show.
+
+    ``predict`` is True when the state has the page's "Predict first" switch on and no guess: the figure is then the
+    page's held-back one, with its answer absent from what the browser receives."""
+
+    page: str
+    state: State
+    parts: frozenset[str]
+    figure: str  # the card's named figure ("" = the tab its link opens, else the view's first figure)
+    predict: bool = False
+    tab: bool = False  # the card's link names a tab
+
+    def options(self, theme: str = "light", presenter: bool = False) -> Options:
+        return Options(theme=theme, presenter=presenter, parts=self.parts)
+
+
+def _view_modules() -> dict[str, ModuleType]:
+    from decks import views  # the same table of view modules the lecture decks draw from (lazy: it loads them all)
+
+    return views()
+
+
+def _predict_fields(spec: Spec) -> tuple[str, str] | None:
+    """(switch, guess) names of a page's "Predict first" fields, or None for a page without them."""
+    switches = [f.name for f in spec.fields if f.kind == "bool" and f.name.startswith("predict_")]
+    guesses = [f.name for f in spec.fields if f.name.startswith("guess_")]
+    return (switches[0], guesses[0]) if switches and guesses else None
+
+
+def card_figure(card: Card, answer_shown: bool) -> CardFigure | None:
+    """The figure request for a card's view; None when no page shows its idea, or when the answer is not shown yet
+    and the figure would give it away.
+
+    Predict-first rule (lesson 001 section 1; issue 15): before the answer is shown (a candidate, or a learner who
+    has not revealed the whole answer) only a figure that a page can hold back is drawn: the page's main lesson
+    figure with its "Predict first" switch on and no guess. A card whose figure is a tab, or whose page has no
+    "Predict first" switch, draws nothing until the answer is shown (its page link stays)."""
+    from decks import parts_for
+
+    if not card.view.page:
+        return None
+    modules = _view_modules()
+    if card.view.page not in modules:
+        return None
+    spec: Spec = modules[card.view.page].SPEC
+    state, problems = spec.parse(card.view.query)
+    if problems:
+        return None
+    parts = parts_for(card.view.page, state, (card.view.figure,) if card.view.figure else ())
+    tabs = [f for f in spec.fields if f.widget == "tabs"]
+    tab = any(name in card.view.query for f in tabs for name in (f.name, *f.aliases))
+    if answer_shown:
+        return CardFigure(card.view.page, state, parts, card.view.figure, tab=tab)
+    fields = _predict_fields(spec)
+    if fields is None or card.view.figure not in ("", "main"):
+        return None
+    switch, guess = fields
+    held_back = state.replace(**{switch: True, guess: None})
+    request = CardFigure(card.view.page, held_back, frozenset({"main"}), "main", predict=True)
+    # only the page's lead figure can be held back: a card whose link opens another tab gets none
+    return request if all(state[f.name] == f.default for f in tabs) else None
+
+
+def pick_figure(request: CardFigure, view: View) -> str | None:
+    """Name of the figure of ``view`` to draw for ``request``: the card's named figure, else the figure of the tab
+    its link names, else the view's first figure (a page's lead figure); held back (``predict``): the first figure,
+    only while the view reports it hidden. None when there is no such figure."""
+    names = list(view.figures)
+    if not names:
+        return None
+    if request.predict:
+        return names[0] if view.facts.get("predict") == "hidden" else None
+    if request.figure:
+        return request.figure if request.figure in view.figures else None
+    tab = [n for n in names if n in request.parts and n != "main"] if request.tab else []
+    return tab[0] if tab else names[0]
