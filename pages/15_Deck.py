@@ -15,7 +15,18 @@ from dataclasses import replace
 
 import streamlit as st
 
-from decks import TALKS, Deck, DeckError, deck_to_toml, load_decks, page_label, parse_deck, slide_from_link, views
+from decks import (
+    TALKS,
+    Deck,
+    DeckError,
+    deck_to_toml,
+    load_decks,
+    page_label,
+    parse_deck,
+    parts_for,
+    slide_from_link,
+    views,
+)
 from decks.handout import build_handout, unique_figures
 from pages.frame import DECK_DRAFT, PRESENT_KEY, Page, cached_view, draw_field
 from pages.views import Options, View
@@ -63,7 +74,16 @@ def draft_deck() -> tuple[Deck | None, list[str]]:
     slides, problems = [], []
     for number, item in enumerate(st.session_state.get(DECK_DRAFT, []), start=1):
         try:
-            slides.append(slide_from_link(item["page"], item["query"], item.get("title", ""), item.get("notes", "")))
+            slides.append(
+                slide_from_link(
+                    item["page"],
+                    item["query"],
+                    item.get("title", ""),
+                    item.get("notes", ""),
+                    sweep=item.get("sweep"),
+                    parts=item.get("parts", ()),
+                )
+            )
         except DeckError as exc:
             problems += [f"draft view {number}: {p}" for p in exc.problems]
     return (Deck("draft", "Your draft deck", tuple(slides)) if slides else None), problems
@@ -282,7 +302,8 @@ with st.sidebar:
             width="stretch",
         )
 
-options = Options(theme=page.theme, presenter=page.presenter, parts=slide.options().parts)
+# The parts of the state on screen: a view (tab) the audience picks in the sidebar draws that tab's figure.
+options = Options(theme=page.theme, presenter=page.presenter, parts=parts_for(slide.page, state, slide.parts))
 view = slide_view(slide.page, state, options)
 progress = number / size * 100
 strip = (
@@ -380,7 +401,10 @@ with st.expander(":material/build: Decks: build your own, upload, download, hand
         )
 
     def _from_deck(source: Deck) -> None:
-        items[:] = [{"page": s.page, "query": s.query, "title": s.title, "notes": s.notes} for s in source.slides]
+        items[:] = [
+            {"page": s.page, "query": s.query, "title": s.title, "notes": s.notes, "sweep": s.sweep, "parts": s.parts}
+            for s in source.slides
+        ]
 
     st.button(
         f"Copy “{deck.title}” into the draft (to reorder it)", key="draft-copy", on_click=_from_deck, args=(deck,)

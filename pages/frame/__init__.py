@@ -392,7 +392,9 @@ class Page:
 
 
 # ---------------------------------------------------------------------- collecting views for a deck
-DECK_DRAFT = "_deck_draft"  # the session's draft deck: dicts (page, query, title, notes), read by the deck player
+# The session's draft deck: dicts (page, query, title, notes; sweep and parts for a slide copied from a deck), read
+# by the deck player.
+DECK_DRAFT = "_deck_draft"
 
 
 def add_to_deck(page: str, query: dict[str, str]) -> None:
