@@ -72,3 +72,20 @@ def test_a_sweep_that_lowers_beta_must_not_shorten_the_leash() -> None:
 def test_every_deck_text_agrees_on_the_leash(deck: str, number: int, slide: Slide) -> None:
     assert leash_problems(f"{slide.title}. {slide.notes}") == []
     assert sweep_problems(slide) == []
+
+
+def _lesson(title_start: str) -> Slide:
+    return next(s for d, _, s in SLIDES if d == "lesson" and s.title.startswith(title_start))
+
+
+def test_lesson_deck_gives_both_random_lora_init_its_pissa_caveat() -> None:
+    notes = " ".join(_lesson("Mistake: both LoRA factors").notes.split())
+    assert "Both random, W0 left as loaded" in notes and "unchanged at step 0" in notes
+    assert "PiSSA" in notes and "Meng et al. 2024" in notes and "OLoRA" in notes
+
+
+def test_lesson_deck_says_to_compare_bits_per_byte_across_tokenizers() -> None:
+    slide = _lesson("A model that knows nothing")
+    notes = " ".join(slide.notes.split())
+    assert "different tokenizers" in notes and "bits per byte" in notes
+    assert slide.page == "Loss_and_units"
