@@ -28,7 +28,7 @@ from decks import (
     views,
 )
 from decks.handout import build_handout, unique_figures
-from pages.frame import DECK_DRAFT, PRESENT_KEY, Page, cached_view, draw_field
+from pages.frame import DECK_DRAFT, HIDDEN_CAPTION, PRESENT_KEY, Page, cached_view, draw_field
 from pages.views import Options, View
 from pages.views import deck as view_of
 from pages.views.state import State
@@ -177,7 +177,9 @@ def _clock(seconds: float) -> str:
 
 
 @st.fragment(run_every=1)
-def speaker_panel(talk: str) -> None:
+def speaker_panel(talk: str, hide: bool = False) -> None:
+    """The current slide's notes, the next slide's title and the clocks. With answers hidden (``hide=true``, for a
+    shared screen) the notes, which hold the answers, are not sent at all."""
     state = TALKS.get(talk)
     if state is None:
         st.info(f"Waiting for the deck with talk id `{talk}`: open the speaker link from the player's sidebar.")
@@ -195,7 +197,10 @@ def speaker_panel(talk: str) -> None:
         values = slide.sweep.values
         st.caption(f"Sweep on **p**: `{slide.sweep.field}` from {values[0]} to {values[-1]} in {len(values)} steps")
     with st.container(border=True):
-        st.markdown(slide.notes or "_No notes for this slide._")
+        if hide and slide.notes:
+            st.caption(f"{HIDDEN_CAPTION}: the speaker notes hold the answers, so they are hidden too.")
+        else:
+            st.markdown(slide.notes or "_No notes for this slide._")
     if state.slide < len(deck):
         st.markdown(f"**Next:** {state.slide + 1}. {deck.slide(state.slide + 1).title}")
     else:
@@ -204,7 +209,7 @@ def speaker_panel(talk: str) -> None:
 
 if speaker:
     st.header(":material/speaker_notes: Speaker view")
-    speaker_panel(talk_id)
+    speaker_panel(talk_id, page.hide)
     page.finish()
     st.stop()
 

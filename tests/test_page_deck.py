@@ -119,3 +119,18 @@ def test_an_uploaded_deck_keeps_its_sweep_and_parts_through_reorder_and_download
     assert leash.sweep.values[0] == "10" and leash.sweep.values[-1] == "0.1"
     assert leash.parts == ("Reward hacking",)
     assert again.slides[0].query == {"rewards": "1,0,0,0"}
+
+
+def test_the_speaker_view_sends_no_notes_while_answers_are_hidden() -> None:
+    from decks import TALKS
+
+    interview = load_decks()[0]["interview"]
+    TALKS.update("hide-test", interview, 1, False)
+    notes_line = "C = 6 x 7e9 x 2e12"  # slide 1's answer, in its notes
+    shown = open_page(PLAYER, {"talk": "hide-test", "speaker": "true"})
+    assert not shown.exception and any(notes_line in m.value for m in shown.markdown)
+    hidden = open_page(PLAYER, {"talk": "hide-test", "speaker": "true", "hide": "true"})
+    assert not hidden.exception
+    assert not any(notes_line in m.value for m in hidden.markdown)
+    assert any("speaker notes hold the answers" in c.value for c in hidden.caption)
+    assert any(interview.slide(2).title in m.value for m in hidden.markdown)  # the next slide's title still shows
