@@ -250,6 +250,7 @@ def _slide(number: int, raw: Any) -> tuple[Slide | None, list[str]]:
     spec: Spec = module.SPEC
     values: dict[str, Any] = {}
     preset = raw.get("preset")
+    preset = getattr(module, "PRESET_ALIASES", {}).get(preset, preset)  # a preset's name from before a rename
     if preset is not None:
         if preset not in spec.presets:
             problems.append(
