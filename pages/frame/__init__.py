@@ -784,7 +784,9 @@ _drag_component = None
 # control as its own push (a preset took several Backs). This shim keeps one history entry per action of the
 # person: the first same-page push after a key press or a pointer press adds an entry, later ones replace it,
 # same-page pushes between a click on a page link and the new page's push are dropped, and page switches go
-# through unchanged. So Back undoes a whole action (a preset, a drag, a typed value) or returns to the last page.
+# through unchanged. A value the browser commits itself (a number typed, then Enter) comes as a replaceState: the
+# first one after a press also adds an entry. So Back undoes a whole action (a preset, a drag, a typed value) or
+# returns to the last page.
 _HISTORY_JS = """
 export default function () {
   if (window.__lessonHistory) return;
@@ -813,6 +815,18 @@ export default function () {
     acted = false;
     return push(state, title, url);
   };
+  // A value typed into a number box (or another widget the browser commits itself) reaches the address bar by
+  // replaceState: after a press of the person's, a same-page change of the link is an action of its own.
+  window.history.replaceState = function (state, title, url) {
+    const target = new URL(url, window.location.href);
+    if (!acted || target.pathname !== window.location.pathname || target.href === window.location.href) {
+      return replace(state, title, url);
+    }
+    acted = false;
+    return push(state, title, url);
+  };
+  // Back and Forward are no action on the page: what Streamlit writes after them replaces the entry.
+  window.addEventListener("popstate", () => { acted = false; switching = 0; });
 }
 """
 _history_component = None
