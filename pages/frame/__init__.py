@@ -819,7 +819,8 @@ export default function () {
   // replaceState: after a press of the person's, a same-page change of the link is an action of its own.
   window.history.replaceState = function (state, title, url) {
     const target = new URL(url, window.location.href);
-    if (!acted || target.pathname !== window.location.pathname || target.href === window.location.href) {
+    const same = target.pathname === window.location.pathname && target.href !== window.location.href;
+    if (!acted || !same || (switching && Date.now() - switching < 5000)) {
       return replace(state, title, url);
     }
     acted = false;
