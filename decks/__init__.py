@@ -250,6 +250,7 @@ def _slide(number: int, raw: Any) -> tuple[Slide | None, list[str]]:
     spec: Spec = module.SPEC
     values: dict[str, Any] = {}
     preset = raw.get("preset")
+    preset = getattr(module, "PRESET_ALIASES", {}).get(preset, preset)  # a preset's name from before a rename
     if preset is not None:
         if preset not in spec.presets:
             problems.append(
@@ -429,11 +430,23 @@ def deck_to_toml(deck: Deck) -> str:
     return "\n".join(lines) + "\n"
 
 
-def slide_from_link(page: str, query: Mapping[str, str], title: str = "", notes: str = "") -> Slide:
-    """A slide made from a page's link values (the "Add this view to a deck" collector). Raises DeckError."""
+def slide_from_link(
+    page: str,
+    query: Mapping[str, str],
+    title: str = "",
+    notes: str = "",
+    sweep: Sweep | None = None,
+    parts: Sequence[str] = (),
+) -> Slide:
+    """A slide made from a page's link values (the "Add this view to a deck" collector, or a slide of an uploaded
+    deck copied into the draft, which keeps its ``sweep`` and ``parts``). Raises DeckError."""
     toml = f"[[slides]]\ntitle = {_toml(title.strip() or page_label(page))}\npage = {_toml(page)}\n"
     if query:
         toml += "values = { " + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in query.items()) + " }\n"
+    if sweep is not None:
+        toml += f"sweep = {sweep.to_toml()}\n"
+    if parts:
+        toml += f"parts = [{', '.join(_toml(p) for p in parts)}]\n"
     if notes.strip():
         toml += f"notes = {_toml(notes)}\n"
     return parse_deck(toml, "draft").slides[0]

@@ -15,9 +15,20 @@ from dataclasses import replace
 
 import streamlit as st
 
-from decks import TALKS, Deck, DeckError, deck_to_toml, load_decks, page_label, parse_deck, slide_from_link, views
+from decks import (
+    TALKS,
+    Deck,
+    DeckError,
+    deck_to_toml,
+    load_decks,
+    page_label,
+    parse_deck,
+    parts_for,
+    slide_from_link,
+    views,
+)
 from decks.handout import build_handout, unique_figures
-from pages.frame import DECK_DRAFT, PRESENT_KEY, Page, cached_view, draw_field
+from pages.frame import DECK_DRAFT, HIDDEN_CAPTION, PRESENT_KEY, Page, cached_view, draw_field
 from pages.views import Options, View
 from pages.views import deck as view_of
 from pages.views.state import State
@@ -63,7 +74,16 @@ def draft_deck() -> tuple[Deck | None, list[str]]:
     slides, problems = [], []
     for number, item in enumerate(st.session_state.get(DECK_DRAFT, []), start=1):
         try:
-            slides.append(slide_from_link(item["page"], item["query"], item.get("title", ""), item.get("notes", "")))
+            slides.append(
+                slide_from_link(
+                    item["page"],
+                    item["query"],
+                    item.get("title", ""),
+                    item.get("notes", ""),
+                    sweep=item.get("sweep"),
+                    parts=item.get("parts", ()),
+                )
+            )
         except DeckError as exc:
             problems += [f"draft view {number}: {p}" for p in exc.problems]
     return (Deck("draft", "Your draft deck", tuple(slides)) if slides else None), problems
@@ -157,7 +177,9 @@ def _clock(seconds: float) -> str:
 
 
 @st.fragment(run_every=1)
-def speaker_panel(talk: str) -> None:
+def speaker_panel(talk: str, hide: bool = False) -> None:
+    """The current slide's notes, the next slide's title and the clocks. With answers hidden (``hide=true``, for a
+    shared screen) the notes, which hold the answers, are not sent at all."""
     state = TALKS.get(talk)
     if state is None:
         st.info(f"Waiting for the deck with talk id `{talk}`: open the speaker link from the player's sidebar.")
@@ -175,7 +197,10 @@ def speaker_panel(talk: str) -> None:
         values = slide.sweep.values
         st.caption(f"Sweep on **p**: `{slide.sweep.field}` from {values[0]} to {values[-1]} in {len(values)} steps")
     with st.container(border=True):
-        st.markdown(slide.notes or "_No notes for this slide._")
+        if hide and slide.notes:
+            st.caption(f"{HIDDEN_CAPTION}: the speaker notes hold the answers, so they are hidden too.")
+        else:
+            st.markdown(slide.notes or "_No notes for this slide._")
     if state.slide < len(deck):
         st.markdown(f"**Next:** {state.slide + 1}. {deck.slide(state.slide + 1).title}")
     else:
@@ -184,7 +209,7 @@ def speaker_panel(talk: str) -> None:
 
 if speaker:
     st.header(":material/speaker_notes: Speaker view")
-    speaker_panel(talk_id)
+    speaker_panel(talk_id, page.hide)
     page.finish()
     st.stop()
 
@@ -282,7 +307,8 @@ with st.sidebar:
             width="stretch",
         )
 
-options = Options(theme=page.theme, presenter=page.presenter, parts=slide.options().parts)
+# The parts of the state on screen: a view (tab) the audience picks in the sidebar draws that tab's figure.
+options = Options(theme=page.theme, presenter=page.presenter, parts=parts_for(slide.page, state, slide.parts))
 view = slide_view(slide.page, state, options)
 progress = number / size * 100
 strip = (
@@ -380,7 +406,10 @@ with st.expander(":material/build: Decks: build your own, upload, download, hand
         )
 
     def _from_deck(source: Deck) -> None:
-        items[:] = [{"page": s.page, "query": s.query, "title": s.title, "notes": s.notes} for s in source.slides]
+        items[:] = [
+            {"page": s.page, "query": s.query, "title": s.title, "notes": s.notes, "sweep": s.sweep, "parts": s.parts}
+            for s in source.slides
+        ]
 
     st.button(
         f"Copy “{deck.title}” into the draft (to reorder it)", key="draft-copy", on_click=_from_deck, args=(deck,)

@@ -1,20 +1,25 @@
 """Twenty concurrent websocket sessions for a minute, each rerunning random pages with random valid link values
-(drawn from the pages' own state specs): no exception reaches any session, every rerun finishes."""
+(drawn from the pages' own state specs, list-like text fields included): no exception reaches any session or the
+server's log, every rerun finishes."""
 
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import random
+import subprocess
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 import pages.views
-from bench.load import run_load
-from pages.views.state import Field, Spec
-from tests.browser.conftest import running_server
+from bench.load import free_port, run_load
+from pages.views import inputs, loss_units, ppo, sampling
+from pages.views.state import Field, Spec, State
+from tests.browser.conftest import start_server
 
 pytestmark = pytest.mark.server
 
@@ -39,36 +44,145 @@ def _value(f: Field, rng: random.Random):
     return round(x) if f.kind == "int" else x
 
 
+def _numbers(rng: random.Random, n: int, lo: float, hi: float) -> str:
+    return ",".join(f"{rng.uniform(lo, hi):.3g}" for _ in range(n))
+
+
+def _kl_lists(state: State, rng: random.Random) -> dict[str, str]:
+    K = state["K"]  # every list has one entry per answer
+    return {
+        "pi_ref": _numbers(rng, K, 0.01, 1.0),
+        "r": _numbers(rng, K, -2.0, 2.0),
+        "r_true": rng.choice(["", _numbers(rng, K, -2.0, 2.0)]),  # blank: the proxy is the truth
+        "names": ",".join(f"a{i}" for i in range(1, K + 1)),
+    }
+
+
+def _gae_lists(state: State, rng: random.Random) -> dict[str, str]:
+    T = rng.randint(1, 8)
+    return {"gae_r": _numbers(rng, T, -1.0, 1.0), "gae_v": _numbers(rng, T, -1.0, 1.0) + ",0"}  # T + 1 values
+
+
+def _logits(state: State, rng: random.Random) -> dict[str, str]:
+    tokens = rng.sample("ABCDEFGHIJ", rng.randint(2, 8))
+    return {"logits": ",".join(f"{t}={rng.uniform(-4.0, 4.0):.3g}" for t in tokens)}
+
+
+# Text fields that hold lists, per page: (the fields, and the fields they depend on) -> random values the page's own
+# parser reads without a message (checked below), drawn when one of them is picked.
+LIST_TEXTS: dict[str, tuple[frozenset[str], Callable[[State, random.Random], dict[str, str]]]] = {
+    "GRPO": (
+        frozenset({"rewards"}),
+        lambda state, rng: {"rewards": ",".join(rng.choice("01") for _ in range(rng.randint(2, 16)))},
+    ),
+    "KL_leash": (frozenset({"K", "pi_ref", "r", "r_true", "names"}), _kl_lists),
+    "PPO": (frozenset({"gae_r", "gae_v"}), _gae_lists),
+    "Sampling": (frozenset({"logits"}), _logits),
+    "Loss_and_units": (
+        frozenset({"doc_lens"}),
+        lambda state, rng: {"doc_lens": ",".join(str(rng.randint(1, 12)) for _ in range(rng.randint(1, 8)))},
+    ),
+}
+
+
 def random_links(spec: Spec, n: int, rng: random.Random) -> tuple[str, ...]:
-    """n valid links of a page: a preset or the defaults, with one to three fields set at random."""
+    """n valid links of a page: a preset or the defaults, with one to three fields set at random (a list-like text
+    field, or a field such a list depends on, redraws the page's lists so that they agree)."""
     links = []
     for _ in range(n):
         base = dict(rng.choice([{}, *spec.presets.values()]))
-        for f in rng.sample(spec.fields, k=min(len(spec.fields), rng.randint(1, 3))):
+        picked = rng.sample(spec.fields, k=min(len(spec.fields), rng.randint(1, 3)))
+        for f in picked:
             base[f.name] = _value(f, rng)
+        lists, draw = LIST_TEXTS.get(spec.page, (frozenset(), None))
+        if draw is not None and lists & {f.name for f in picked}:
+            base.update(draw(spec.state(base), rng))
         state = spec.state(base)
         links.append(urllib.parse.urlencode(spec.query(state)))
     return tuple(links)
 
 
+def page_problems(page: str, state: State) -> list[str]:
+    """What the page's own parsers say about the list-like text fields of ``state`` (empty: they read cleanly)."""
+    problems: list[Any] = []
+
+    def attempt(read: Callable[[], object]) -> None:
+        try:
+            read()
+        except ValueError as exc:
+            problems.append(str(exc))
+
+    if page == "GRPO":
+        attempt(lambda: inputs.parse_rewards(state["rewards"]))
+    elif page == "KL_leash":
+        problems += inputs.read_answers(state["K"], state["pi_ref"], state["r"], state["r_true"], state["names"])[1]
+    elif page == "PPO":
+        (rewards, p1), (values, p2) = ppo.read_numbers(state["gae_r"], "r"), ppo.read_numbers(state["gae_v"], "V")
+        problems += [p for p in (p1, p2) if p]
+        if not problems and (not rewards or len(values) != len(rewards) + 1):
+            problems.append(f"{len(rewards)} rewards, {len(values)} values")
+    elif page == "Sampling" and state["logits"]:
+        attempt(lambda: sampling.parse_logits(state["logits"]))
+    elif page == "Loss_and_units":
+        attempt(lambda: loss_units.parse_doc_lens(state["doc_lens"]))
+    return problems
+
+
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    with running_server() as url:
-        yield url
+def server() -> Iterator[tuple[str, subprocess.Popen]]:
+    """A server as ``make run`` starts it, and its process (whose output goes to the file ``proc.log``)."""
+    port = free_port()
+    proc = start_server(port)
+    try:
+        yield f"http://127.0.0.1:{port}", proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def server_log(proc: subprocess.Popen) -> str:
+    """What the server has written so far (read with pread: the server shares the file's offset, which must not
+    move under it)."""
+    fd = proc.log.fileno()  # type: ignore[attr-defined]
+    return os.pread(fd, os.fstat(fd).st_size, 0).decode("utf-8", errors="replace")
 
 
 def test_random_links_are_valid_states() -> None:
     rng = random.Random(1)
+    lists_seen: dict[str, set[str]] = {}
     for spec in SPECS:
-        for link in random_links(spec, 20, rng):
-            assert spec.parse(dict(urllib.parse.parse_qsl(link)))[1] == [], (spec.page, link)
+        for link in random_links(spec, 40, rng):
+            query = dict(urllib.parse.parse_qsl(link, keep_blank_values=True))
+            state, problems = spec.parse(query)
+            assert problems == [], (spec.page, link)
+            assert page_problems(spec.page, state) == [], (spec.page, link)
+            lists_seen.setdefault(spec.page, set()).update(
+                set(query) & LIST_TEXTS.get(spec.page, (frozenset(), None))[0]
+            )
+    # the list fields do get values other than their defaults
+    assert {"rewards"} <= lists_seen["GRPO"] and {"pi_ref", "r"} <= lists_seen["KL_leash"]
+    assert {"gae_r", "gae_v"} <= lists_seen["PPO"] and "logits" in lists_seen["Sampling"]
+    assert "doc_lens" in lists_seen["Loss_and_units"]
 
 
-def test_twenty_sessions_for_a_minute_raise_nothing(server: str) -> None:
+def test_the_page_parsers_refuse_lists_that_do_not_agree() -> None:
+    kl = next(s for s in SPECS if s.page == "KL_leash")
+    assert page_problems("KL_leash", kl.state({"K": 3, "r": "1,0"})) != []  # 2 rewards for 3 answers
+    ppo_spec = next(s for s in SPECS if s.page == "PPO")
+    assert page_problems("PPO", ppo_spec.state({"gae_r": "1,1", "gae_v": "0,0"})) != []  # needs 3 values
+
+
+def test_twenty_sessions_for_a_minute_raise_nothing(server: tuple[str, subprocess.Popen]) -> None:
+    url, proc = server
     rng = random.Random(0)
     links = {spec.page: random_links(spec, 12, rng) for spec in SPECS}
-    res = run_load(server, sessions=20, seconds=60.0, interval=2.0, pages=links, seed=0, switch_pages=True, grace=90)
+    res = run_load(url, sessions=20, seconds=60.0, interval=2.0, pages=links, seed=0, switch_pages=True, grace=90)
     assert res.errors == []
     assert res.exceptions == [], res.exceptions[:3]
     assert res.reruns > 100
     assert res.sent == res.reruns
+    log = server_log(proc)  # an exception caught by Streamlit reaches the page; one outside a script only the log
+    assert "Traceback" not in log and "Exception" not in log, log[-3000:]

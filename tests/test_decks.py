@@ -143,3 +143,10 @@ def test_handout_cli(tmp_path: Path, capsys) -> None:
     bad.write_text('[[slides]]\ntitle = "x"\npage = "Nowhere"\n')
     assert main([str(bad), str(tmp_path / "x.html")]) == 1
     assert "unknown page 'Nowhere'" in capsys.readouterr().err
+
+
+def test_a_deck_may_name_a_kv_preset_by_its_name_before_the_llama_3_1_rename() -> None:
+    old = parse_deck('[[slides]]\ntitle = "x"\npage = "Attention"\npreset = "Llama-3-8B at 128k tokens"\n')
+    new = parse_deck('[[slides]]\ntitle = "x"\npage = "Attention"\npreset = "Llama-3.1-8B at 128k tokens"\n')
+    assert old.slides[0].state == new.slides[0].state
+    assert new.slides[0].state["ctx"] == 131_072 and new.slides[0].state["Hkv"] == 8

@@ -324,3 +324,26 @@ def test_oversized_csv_is_refused_before_parsing():
 def test_empty_typed_text_uses_the_fallback():
     empty = inputs.typed_tokens("   \n\t ", fallback=tokenizer.DEFAULT_TEXT)
     assert empty.tokens == tuple(tokenizer.DEFAULT_TEXT.split()) and "example" in empty.note
+
+
+def test_clamps_take_their_defaults_and_ranges_from_the_pages_fields():
+    from pages.views import evaluation as eval_view
+    from pages.views import lora as lora_view
+
+    spec = eval_view.SPEC
+    n, c, k, _ = inputs.clamp_pass_at_k_inputs("abc", None, "x")
+    assert (n, c, k) == (spec["n"].default, spec["c"].default, spec["k"].default) == (10, 3, 5)
+    p, _, _, m, _ = inputs.clamp_simulation_inputs(None, 10, 5, "many")
+    assert (p, m) == (spec["p"].default, spec["problems"].default) == (0.3, 100_000)
+    assert inputs.clamp_simulation_inputs(0.3, 10, 5, 1e9)[3] == spec["problems"].hi == 1_000_000
+    a, b, N, *_ = inputs.clamp_comparison_inputs(None, None, None, percent=True)
+    assert (a, b, N) == (spec["accA"].default / 100, spec["accB"].default / 100, spec["questions"].default)
+    assert inputs.clamp_comparison_inputs(0.5, 0.5, 1e12)[2] == spec["questions"].hi == 10**9
+    rank = lora_view.SPEC["rank"]
+    assert inputs.clamp_field(5000, rank, lo=1) == (4096, ["rank = 5000 must lie between 1 and 4096; using 4096."])
+    assert inputs.clamp_field(0, rank, lo=1, name="r")[0] == 1  # the cost tab needs r >= 1: a cross-field limit
+    assert inputs.clamp_field("x", rank, hi=6)[0] == 6  # the default (8) moved into the narrower range
+    assert inputs.clamp_field(2e9, lora_view.SPEC["seed"]) == (
+        10**9,
+        ["seed = 2000000000 must lie between 0 and 1000000000; using 1000000000."],
+    )

@@ -79,16 +79,16 @@ def test_lora_worked_example_f_numbers_unchanged():
 
 
 @pytest.mark.parametrize(
-    ("name", "shape"),
+    ("name", "preset_name", "shape"),
     [
-        ("Llama-3-70B", {"L": 80, "Hq": 64, "Hkv": 8, "hd": 128}),
-        ("Llama-3-8B", {"L": 32, "Hq": 32, "Hkv": 8, "hd": 128}),
-        ("Llama-2-7B", {"L": 32, "Hq": 32, "Hkv": 32, "hd": 128}),
+        ("Llama-3-70B", "Llama-3.1-70B at 128k tokens", {"L": 80, "Hq": 64, "Hkv": 8, "hd": 128}),
+        ("Llama-3-8B", "Llama-3.1-8B at 128k tokens", {"L": 32, "Hq": 32, "Hkv": 8, "hd": 128}),
+        ("Llama-2-7B", "Llama-2-7B (MHA) at 4k tokens", {"L": 32, "Hq": 32, "Hkv": 32, "hd": 128}),
     ],
 )
-def test_kv_presets_are_the_catalogues(name, shape):
+def test_kv_presets_are_the_catalogues(name, preset_name, shape):
     assert attention_view.kv_shape(model_spec.CATALOGUE[name]) == shape
-    preset = next(v for k, v in attention_view.KV_PRESETS.items() if k.startswith(name + " "))
+    preset = attention_view.KV_PRESETS[preset_name]
     assert {k: preset[k] for k in shape} == shape
     # 2 L K H x 2 bytes, the serving page's count of the same model
     assert 2 * shape["L"] * shape["Hkv"] * shape["hd"] * 2 == model_spec.kv_cache_bytes_per_token(

@@ -208,10 +208,10 @@ def test_awkward_shapes_give_a_note_and_a_figure(query, note):
         ("GQA: 8 query heads share 2 KV heads", {"KV heads (GQA)": "2", "d_k per head": "32"}),
         ("512 random tokens", {"Tokens": "512"}),
         (
-            "Llama-3-70B at 128k tokens",
+            "Llama-3.1-70B at 128k tokens",
             {"MHA per token": "2,560 KiB", "MQA per token": "40 KiB"},
         ),
-        ("Llama-3-8B at 128k tokens", {"KV cache per token": "128 KiB", "At 131,072 tokens": "16 GiB"}),
+        ("Llama-3.1-8B at 128k tokens", {"KV cache per token": "128 KiB", "At 131,072 tokens": "16 GiB"}),
         ("Llama-2-7B (MHA) at 4k tokens", {"KV cache per token": "512 KiB", "At 4,096 tokens": "2 GiB"}),
     ],
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from decks import load_decks
+from decks import load_decks, parse_deck
 from tests.apptest import decode, figures, open_page
 
 PLAYER = "pages/15_Deck.py"
@@ -66,3 +66,71 @@ def test_add_this_view_collects_a_draft_that_the_player_plays_and_exports() -> N
     assert not at.exception and at.selectbox(key="deck").value == "draft"
     assert any("One of four" in m.value for m in at.markdown)
     assert any(r.value == "0.25" for r in at.metric)  # the added view's state, not the page's defaults
+
+
+def test_a_view_picked_in_the_players_sidebar_draws_that_tabs_figure() -> None:
+    interview = load_decks()[0]["interview"]
+    number = next(i for i, s in enumerate(interview.slides, 1) if s.state.get("kl_view") == "DPO")
+    at = open_page(PLAYER, {"deck": "interview", "slide": str(number)})
+    names = [tr.get("name") for fig in figures(at) for tr in fig["data"]]
+    assert "loss −log σ(m)" in names and "proxy reward E[r] (what π* optimises)" not in names
+    view = next(w for w in at.segmented_control if w.key.endswith("-kl_view"))
+    view.set_value("Reward hacking").run()
+    assert not at.exception
+    names = [tr.get("name") for fig in figures(at) for tr in fig["data"]]
+    assert "proxy reward E[r] (what π* optimises)" in names and "loss −log σ(m)" not in names
+
+
+_UPLOAD = """title = "Two slides"
+
+[[slides]]
+title = "Leash"
+page = "KL_leash"
+sweep = { field = "beta", from = "10", to = "0.1", steps = 5 }
+parts = ["Reward hacking"]
+
+[[slides]]
+title = "Group"
+page = "GRPO"
+values = { rewards = "1,0,0,0" }
+"""
+
+
+def test_an_uploaded_deck_keeps_its_sweep_and_parts_through_reorder_and_download(monkeypatch) -> None:
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    served: dict[str, bytes] = {}  # what each download button would hand the browser, by file name
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, data, mimetype, kind, filename=None):
+        served[filename] = data if isinstance(data, bytes) else data.encode()
+        return original(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    at = open_page(PLAYER, {"deck": "interview"})
+    at.file_uploader(key="draft-upload").set_value(("two.toml", _UPLOAD.encode(), "application/toml")).run()
+    at.button(key="draft-load").click().run()
+    at.button(key="draft-down-0").click().run()  # the leash slide moves to second place
+    assert not at.exception
+    again = parse_deck(served["my-deck.toml"].decode(), "again")
+    assert [s.title for s in again.slides] == ["Group", "Leash"]
+    leash = again.slides[1]
+    assert leash.sweep is not None and leash.sweep.field == "beta"
+    assert leash.sweep.values[0] == "10" and leash.sweep.values[-1] == "0.1"
+    assert leash.parts == ("Reward hacking",)
+    assert again.slides[0].query == {"rewards": "1,0,0,0"}
+
+
+def test_the_speaker_view_sends_no_notes_while_answers_are_hidden() -> None:
+    from decks import TALKS
+
+    interview = load_decks()[0]["interview"]
+    TALKS.update("hide-test", interview, 1, False)
+    notes_line = "C = 6 x 7e9 x 2e12"  # slide 1's answer, in its notes
+    shown = open_page(PLAYER, {"talk": "hide-test", "speaker": "true"})
+    assert not shown.exception and any(notes_line in m.value for m in shown.markdown)
+    hidden = open_page(PLAYER, {"talk": "hide-test", "speaker": "true", "hide": "true"})
+    assert not hidden.exception
+    assert not any(notes_line in m.value for m in hidden.markdown)
+    assert any("speaker notes hold the answers" in c.value for c in hidden.caption)
+    assert any(interview.slide(2).title in m.value for m in hidden.markdown)  # the next slide's title still shows

@@ -51,7 +51,7 @@ def test_main_is_the_states_own_tab_and_nothing_else() -> None:
 
 
 def test_llama3_70b_kv_cache_is_320_kib_per_token_and_40_gib_at_128k() -> None:
-    state = DEFAULTS.replace(**view_of.KV_PRESETS["Llama-3-70B at 128k tokens"])
+    state = DEFAULTS.replace(**view_of.KV_PRESETS["Llama-3.1-70B at 128k tokens"])
     view = view_of.figures(state, _parts("KV cache"))
     per_token = 2 * 80 * 8 * 128 * 2  # 2 (K and V) · layers · KV heads · head dim · bytes of bf16
     assert per_token == 320 * 1024

@@ -392,7 +392,9 @@ class Page:
 
 
 # ---------------------------------------------------------------------- collecting views for a deck
-DECK_DRAFT = "_deck_draft"  # the session's draft deck: dicts (page, query, title, notes), read by the deck player
+# The session's draft deck: dicts (page, query, title, notes; sweep and parts for a slide copied from a deck), read
+# by the deck player.
+DECK_DRAFT = "_deck_draft"
 
 
 def add_to_deck(page: str, query: dict[str, str]) -> None:
@@ -784,7 +786,9 @@ _drag_component = None
 # control as its own push (a preset took several Backs). This shim keeps one history entry per action of the
 # person: the first same-page push after a key press or a pointer press adds an entry, later ones replace it,
 # same-page pushes between a click on a page link and the new page's push are dropped, and page switches go
-# through unchanged. So Back undoes a whole action (a preset, a drag, a typed value) or returns to the last page.
+# through unchanged. A value the browser commits itself (a number typed, then Enter) comes as a replaceState: the
+# first one after a press also adds an entry. So Back undoes a whole action (a preset, a drag, a typed value) or
+# returns to the last page.
 _HISTORY_JS = """
 export default function () {
   if (window.__lessonHistory) return;
@@ -813,6 +817,19 @@ export default function () {
     acted = false;
     return push(state, title, url);
   };
+  // A value typed into a number box (or another widget the browser commits itself) reaches the address bar by
+  // replaceState: after a press of the person's, a same-page change of the link is an action of its own.
+  window.history.replaceState = function (state, title, url) {
+    const target = new URL(url, window.location.href);
+    const same = target.pathname === window.location.pathname && target.href !== window.location.href;
+    if (!acted || !same || (switching && Date.now() - switching < 5000)) {
+      return replace(state, title, url);
+    }
+    acted = false;
+    return push(state, title, url);
+  };
+  // Back and Forward are no action on the page: what Streamlit writes after them replaces the entry.
+  window.addEventListener("popstate", () => { acted = false; switching = 0; });
 }
 """
 _history_component = None

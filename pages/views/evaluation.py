@@ -104,7 +104,7 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
     view = View()
     n, c, k, notes = inputs.clamp_pass_at_k_inputs(state.n, state.c, state.k)
     p, _, _, problems, more = inputs.clamp_simulation_inputs(state.p, n, k, state.problems)
-    seed, seed_notes = inputs.clamp_whole_number(state.sim_seed, "seed", 0, 10**9, 0)
+    seed, seed_notes = inputs.clamp_field(state.sim_seed, SPEC["sim_seed"])
     acc_a, acc_b, N, only_a, only_b, cmp_notes = inputs.clamp_comparison_inputs(
         state.accA, state.accB, state.questions, state.onlyA, state.onlyB, percent=True
     )

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from core.evaluation import N_MAX
 from core.grpo import G_MAX, G_MIN, flip_reward
 from core.kl_leash import K_MAX, K_MIN, REWARD_LIMIT, Answers, default_names
 from core.tokenizer import Tokens, tokenize
+from pages.views.state import Field, Spec
 
 # ----------------------------------------------------------------------------------------------------------------
 # Numbers (clamped with a note)
@@ -53,16 +53,28 @@ def _clip(value: float, lo: float, hi: float, name: str, why: str, notes: list[s
     return value
 
 
+def _evaluation() -> Spec:
+    """The evaluation page's spec, whose fields hold the defaults and ranges the clamps below use (imported when
+    first needed: that page's module imports this one)."""
+    from pages.views.evaluation import SPEC
+
+    return SPEC
+
+
 def clamp_pass_at_k_inputs(
-    n: Any, c: Any, k: Any, *, n_max: int = N_MAX, defaults: tuple[int, int, int] = (10, 3, 5)
+    n: Any, c: Any, k: Any, *, n_max: int | None = None, defaults: tuple[int, int, int] | None = None
 ) -> tuple[int, int, int, list[str]]:
     """Make (n, c, k) valid for :func:`pass_at_k`: 1 <= n <= n_max, 0 <= c <= n, 1 <= k <= n, whole numbers.
 
+    ``n_max`` and ``defaults`` (n, c, k) are the evaluation page's fields' range and defaults unless given.
     Returns the clamped values and one note per change, for the page to show. Never raises.
     """
+    spec = _evaluation()
+    n_max = int(spec["n"].hi) if n_max is None else n_max
+    defaults = defaults or (spec["n"].default, spec["c"].default, spec["k"].default)
     notes: list[str] = []
     n_f = _whole(_read_number(n, "n", defaults[0], notes), "n", notes)
-    n_i = int(_clip(n_f, 1, n_max, "n", f"is outside 1..{n_max:,}", notes))
+    n_i = int(_clip(n_f, spec["n"].lo, n_max, "n", f"is outside {spec['n'].lo:g}..{n_max:,}", notes))
     c_f = _whole(_read_number(c, "c", defaults[1], notes), "c", notes)
     c_i = int(_clip(c_f, 0, n_i, "c", "must lie between 0 and n (no more correct samples than samples)", notes))
     k_f = _whole(_read_number(k, "k", defaults[2], notes), "k", notes)
@@ -74,16 +86,21 @@ def clamp_pass_at_k_inputs(
 
 
 def clamp_simulation_inputs(
-    p: Any, n: Any, k: Any, problems: Any, *, n_max: int = N_MAX, problems_max: int = 1_000_000
+    p: Any, n: Any, k: Any, problems: Any, *, n_max: int | None = None, problems_max: int | None = None
 ) -> tuple[float, int, int, int, list[str]]:
-    """Make (p, n, k, problems) valid for :func:`simulate_estimators`; returns them and the notes."""
+    """Make (p, n, k, problems) valid for :func:`simulate_estimators`; returns them and the notes. Defaults and
+    ranges: the evaluation page's fields."""
+    spec = _evaluation()
+    fp, fm = spec["p"], spec["problems"]
+    problems_max = int(fm.hi) if problems_max is None else problems_max
     notes: list[str] = []
-    p_f = _read_number(p, "p", 0.3, notes)
-    p_f = _clip(p_f, 0.0, 1.0, "p", "is a probability and must lie in [0, 1]", notes)
-    n_i, _, k_i, more = clamp_pass_at_k_inputs(n, 0, k, n_max=n_max, defaults=(10, 0, 5))
+    p_f = _read_number(p, "p", fp.default, notes)
+    p_f = _clip(p_f, fp.lo, fp.hi, "p", f"is a probability and must lie in [{fp.lo:g}, {fp.hi:g}]", notes)
+    defaults = (spec["n"].default, 0, spec["k"].default)  # the simulation reads no c
+    n_i, _, k_i, more = clamp_pass_at_k_inputs(n, 0, k, n_max=n_max, defaults=defaults)
     notes += more
-    m = _whole(_read_number(problems, "problems", 100_000, notes), "problems", notes)
-    m_i = int(_clip(m, 1, problems_max, "problems", f"must lie in 1..{problems_max:,}", notes))
+    m = _whole(_read_number(problems, "problems", fm.default, notes), "problems", notes)
+    m_i = int(_clip(m, fm.lo, problems_max, "problems", f"must lie in {fm.lo:g}..{problems_max:,}", notes))
     return p_f, n_i, k_i, m_i, notes
 
 
@@ -98,9 +115,11 @@ def clamp_comparison_inputs(
     only_b - only_a = B's correct - A's correct; only_a is clamped into its feasible range and only_b is then set
     from it (each change noted).
     """
+    spec = _evaluation()
     notes: list[str] = []
     accs = []
-    for name, raw, default in (("accuracy A", acc_a, 0.71), ("accuracy B", acc_b, 0.725)):
+    for name, raw, f in (("accuracy A", acc_a, spec["accA"]), ("accuracy B", acc_b, spec["accB"])):
+        default = f.default / 100  # the page's fields are in percent
         if percent:
             a = _clip(_read_number(raw, name, 100 * default, notes), 0.0, 100.0, name, "must lie in 0..100%", notes)
             accs.append(a / 100)
@@ -110,8 +129,9 @@ def clamp_comparison_inputs(
             notes.append(f"{name}={a:g} read as {a:g}%.")
             a /= 100
         accs.append(_clip(a, 0.0, 1.0, name, "must lie in [0, 1] (or 0-100%)", notes))
-    N_f = _whole(_read_number(N, "N", 1000, notes), "N", notes)
-    N_i = int(_clip(N_f, 1, 10**9, "N", "must be at least 1", notes))
+    fN = spec["questions"]
+    N_f = _whole(_read_number(N, "N", fN.default, notes), "N", notes)
+    N_i = int(_clip(N_f, fN.lo, fN.hi, "N", f"must lie in {fN.lo:g}..{fN.hi:,.0f}", notes))
     missing_a, missing_b = only_a is None or only_a == "", only_b is None or only_b == ""
     if missing_a or missing_b:
         if missing_a != missing_b:
@@ -159,6 +179,17 @@ def clamp_whole_number(x: Any, name: str, lo: int, hi: int, default: int) -> tup
         notes.append(f"{name} = {n} must lie between {lo} and {hi}; using {clamped}.")
         n = clamped
     return int(n), notes
+
+
+def clamp_field(
+    x: Any, f: Field, lo: int | None = None, hi: int | None = None, name: str | None = None
+) -> tuple[int, list[str]]:
+    """A whole-number field's value clamped into its own range and, where a page needs it (a cross-field limit),
+    into ``lo..hi`` as well; the field's default (moved into that range) when it is not a number. ``name``: what
+    the notes call it (the field's name by default). See :func:`clamp_whole_number`."""
+    lo_i = int(f.lo) if lo is None else max(int(f.lo), lo)
+    hi_i = int(f.hi) if hi is None else min(int(f.hi), hi)
+    return clamp_whole_number(x, name or f.name, lo_i, hi_i, min(max(int(f.default), lo_i), hi_i))
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -257,7 +257,7 @@ def figures(
 
 
 def _seed(state: State, notes: list[str]) -> int:
-    seed, more = inputs.clamp_whole_number(state.seed, "seed", 0, 10**9, 0)
+    seed, more = inputs.clamp_field(state.seed, SPEC["seed"])
     for note in more:
         if note not in notes:
             notes.append(note)
@@ -283,7 +283,7 @@ def _rank(
     if upload is None:
         analysis = generated(state.rows, state.cols, state.profile, seed, "smooth" if state.smooth else "random")
     s, curves = analysis.svd, analysis.curves
-    r, more = inputs.clamp_whole_number(state.rank, "r", 0, curves.m, min(8, curves.m))
+    r, more = inputs.clamp_field(state.rank, SPEC["rank"], hi=curves.m, name="r")
     notes += more
     ranks = [int(x) for x in lora.slider_ranks(s.m, 16, include=[r])]
     predicting = ask.mode(state, "predict_lora", "guess_rank")
@@ -338,7 +338,7 @@ def rank_for_energy(curves: lora.RankCurves, share: float) -> int:
 
 
 def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
-    r, more = inputs.clamp_whole_number(state.rank, "r", 1, 4096, 8)
+    r, more = inputs.clamp_field(state.rank, SPEC["rank"], lo=1, name="r")
     notes += more
     base, mats = state.base or "bf16", list(state.mats or [])
     if not mats:
@@ -384,7 +384,7 @@ def _init(
     state: State, options: Options, view: View, notes: list[str], progress: Callable[[float], None] | None
 ) -> None:
     seed = _seed(state, notes)
-    r, more = inputs.clamp_whole_number(state.rank, "r", 1, min(TRAIN.d, TRAIN.k), 8)
+    r, more = inputs.clamp_field(state.rank, SPEC["rank"], lo=1, hi=min(TRAIN.d, TRAIN.k), name="r")
     notes += more
     config = lora_layer.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
     runs = train(config, progress)

@@ -65,7 +65,7 @@ def test_kv_cache_preset(open_page):
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     assert _metric(page, "KV cache per token") == "320 KiB" and _metric(page, "At 131,072 tokens") == "40 GiB"
     page.get_by_test_id("stSidebarUserContent").get_by_text("KV-cache calculator").click()
-    page.get_by_role("button", name="Llama-3-8B at 128k tokens").click()
+    page.get_by_role("button", name="Llama-3.1-8B at 128k tokens").click()
     watch.wait_idle()
     _wait_metric(page, "16 GiB")
     assert _metric(page, "KV cache per token") == "128 KiB"

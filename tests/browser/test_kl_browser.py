@@ -32,7 +32,7 @@ def test_deep_link_first_request_and_drag_beta(open_page):
     assert "true E" in before  # the reward-hack link carries a true reward
     assert page.get_by_text("6.00 nats").count() >= 1  # the takeover caption of the open reward-hacking tab
 
-    # towards small beta: the leash shortens, the exploit takes over
+    # towards small beta: the leash lengthens, the exploit takes over
     seen = watch.drag_slider((0.4, 0.3, 0.2), lambda: (_panel(page), _bar_heights(page)))
     panels = [p for p, _ in seen]
     assert all(p != before for p in panels) and len(set(panels)) == 3, panels  # it moved at every step

@@ -7,8 +7,11 @@ The page and every control must match the address bar after each step, no page m
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
+import time
 import urllib.parse
+from typing import Any
 
 import pytest
 
@@ -92,8 +95,22 @@ def _readouts(page) -> list[tuple[str, str]]:
     return out
 
 
-def _fresh(browser_page_factory, url: str) -> list[tuple[str, str]]:
-    """The readouts of a new session opened on ``url`` (a new tab: a new Streamlit session)."""
+# The first figure's traces as plotly holds them in the page: name and data arrays (not styling or ids).
+_TRACES_JS = """el => JSON.stringify(el.data.map(t => [t.name ?? null, t.x ?? null, t.y ?? null, t.z ?? null,
+    t.text ?? null]))"""
+
+
+def _figure(page) -> tuple[list[str], str]:
+    """The first figure's annotation texts (labels and readout panel) and its traces' names and data."""
+    chart = page.locator("div.stPlotlyChart").first
+    plot = chart.locator(".js-plotly-plot").first
+    plot.wait_for(timeout=30_000)
+    return chart.locator("g.annotation-text-g").all_text_contents(), plot.evaluate(_TRACES_JS)
+
+
+def _fresh(browser_page_factory, url: str, figure: bool = False) -> Any:
+    """The readouts of a new session opened on ``url`` (a new tab: a new Streamlit session); with ``figure``,
+    (readouts, its first figure's :func:`_figure`)."""
     tab = browser_page_factory()
     tab.goto(url, wait_until="domcontentloaded")
     _idle(tab)
@@ -103,8 +120,9 @@ def _fresh(browser_page_factory, url: str) -> list[tuple[str, str]]:
             break
         tab.wait_for_timeout(300)
         previous, readouts = readouts, _readouts(tab)
+    shown = (readouts, _figure(tab)) if figure else readouts
     tab.close()
-    return readouts
+    return shown
 
 
 def test_every_ordered_pair_of_pages_with_back_and_forward(open_page) -> None:
@@ -147,6 +165,16 @@ def test_ten_steps_and_ten_backs_each_match_a_fresh_session_on_the_address_bar(o
         page.locator("[data-testid='stSidebar'] button", has_text=name).first.click()
         _settle(page)
 
+    def number(key: str, value: str) -> None:  # type into a number input, key by key as a person does, then Enter
+        box = page.locator(f".st-key-{key} input").first
+        box.click()
+        box.press("ControlOrMeta+a")
+        box.press_sequentially(value)
+        box.press("Enter")
+        _settle(page)
+        in_url = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get(key)
+        assert in_url == [box.input_value()] == [value], (page.url, box.input_value())  # the widget is the URL
+
     steps = [
         lambda: preset("Worked example A"),
         lambda: _click(page, "GRPO"),
@@ -155,6 +183,7 @@ def test_ten_steps_and_ten_backs_each_match_a_fresh_session_on_the_address_bar(o
         lambda: preset("Reward hack"),
         lambda: _click(page, "pass@k and error bars"),
         lambda: preset("Code benchmark"),
+        lambda: number("k", "7"),  # a control typed by hand, not a preset
         lambda: _click(page, "LoRA"),
         lambda: preset("Fast decay"),
         lambda: _click(page, "Attention"),
@@ -197,17 +226,25 @@ def test_a_drag_in_the_browser_ends_in_the_link(open_page, path, field, tab) -> 
 
     figure_before = figure_text()
     during = watch.drag_slider((0.35, 0.2), figure_text)
+    released = time.monotonic()  # drag_slider returns as the mouse button goes up
     assert during[-1] != figure_before, (path, figure_before)  # the figure moved while the button was down
-    for _ in range(20):  # the value reaches the server on release: the address bar follows within ~0.5 s
-        page.wait_for_timeout(100)
+    after, took = before, None
+    while time.monotonic() - released < 3.0:  # the value reaches the server on release: the address bar follows
         after = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get(field)
         if after != before:
+            took = time.monotonic() - released
             break
-    _idle(page)
+        page.wait_for_timeout(25)
     assert after is not None and after != before, page.url
+    assert took is not None and took <= 0.7, (path, took)  # the issue's "about half a second", with a margin
+    _idle(page)
     shown = _readouts(page)
     assert shown != readouts_before or path.startswith("/LoRA")  # LoRA's readouts sit in its tab, below
-    assert shown == _fresh(page.context.new_page, page.url)
+    fresh_readouts, fresh_figure = _fresh(page.context.new_page, page.url, figure=True)
+    assert shown == fresh_readouts
+    texts, traces = _figure(page)
+    assert json.loads(traces), path  # a figure with traces to compare
+    assert (texts, json.loads(traces)) == (fresh_figure[0], json.loads(fresh_figure[1])), path  # the same figure
     assert page.locator("[data-testid='stAlertContentWarning']").count() == 0
     assert watch.errors == [] and watch.external == []
 
