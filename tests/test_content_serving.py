@@ -72,10 +72,10 @@ def test_sampled_acceptance_rule_follows_the_target():
     assert stats.chisquare(n * q, n * p).pvalue < 1e-10  # the draft alone does not
     rate = sum(min(a, b) for a, b in zip(p, q, strict=True))  # the acceptance rate, sum_x min(p(x), q(x))
     assert abs(view.facts["acceptance_rate"] - rate) < 0.01
-    assert r["Acceptance rule: accepted drafts (sampled)"].value == f"{100 * view.facts['acceptance_rate']:.1f}%"
-    assert f"Σ min(p, q) = {100 * rate:.1f}%" in r["Acceptance rule: accepted drafts (sampled)"].help
+    assert r["Accepted drafts (sampled)"].value == f"{100 * view.facts['acceptance_rate']:.1f}%"
+    assert f"Σ min(p, q) = {100 * rate:.1f}%" in r["Accepted drafts (sampled)"].help
     gap = np.abs(table["sampled"].to_numpy() - p).max()
-    assert r["Acceptance rule: largest gap to the target"].value == f"{100 * gap:.2f} pts" and gap < 0.01
+    assert r["Sampled vs target: largest gap"].value == f"{100 * gap:.2f} pts" and gap < 0.01
     # seeded: the same numbers every time; absent while the tab is closed
     assert _view(parts=("main", "Speculative decoding")).facts["chi2"] == view.facts["chi2"]
     assert "acceptance_rate" not in _view().facts

@@ -51,15 +51,15 @@ def test_mixtral_total_vs_active():
 @pytest.mark.parametrize(
     ("recipe", "value", "text"),
     [
-        ("standard", "2 + 2 + 4 + 4 + 4 = 16", "weights 2 + gradients 2 + master weights 4 + Adam m 4 + Adam v 4 = 16"),
-        ("adam8bit", "2 + 2 + 4 + 1 + 1 = 10", "weights 2 + gradients 2 + master weights 4 + Adam m 1 + Adam v 1 = 10"),
-        ("pure_bf16", "2 + 2 + 0 + 2 + 2 = 8", "weights 2 + gradients 2 + master weights 0 + Adam m 2 + Adam v 2 = 8"),
+        ("standard", "2+2+4+4+4 = 16", "weights 2 + gradients 2 + master weights 4 + Adam m 4 + Adam v 4 = 16"),
+        ("adam8bit", "2+2+4+1+1 = 10", "weights 2 + gradients 2 + master weights 4 + Adam m 1 + Adam v 1 = 10"),
+        ("pure_bf16", "2+2+0+2+2 = 8", "weights 2 + gradients 2 + master weights 0 + Adam m 2 + Adam v 2 = 8"),
     ],
 )
 def test_recipe_bytes_itemised(recipe, value, text):
     r, _ = _readouts(recipe=recipe)  # 002 A10-09: 16 standard, 10 with 8-bit Adam, 8 in pure bf16
-    assert r["Bytes per parameter (recipe)"].value == value
-    assert r["Bytes per parameter (recipe)"].help.startswith(text + " bytes/param")
+    assert r["Bytes/param (recipe)"].value == value
+    assert r["Bytes/param (recipe)"].help.startswith(text + " bytes/param")
 
 
 def test_activation_elements_beside_the_bytes():

@@ -293,7 +293,7 @@ def test_real_model_view_shows_a_layer_of_minilm():
     labels = figures(at)[0]["data"][0]["x"]
     assert labels[0] == "0:[CLS]" and labels[-1].endswith(":[SEP]")
     m = metrics(at)
-    assert m["WordPiece tokens"] == "13" and 0 < float(m["Weight on [CLS] and [SEP], layer 3"].rstrip("%")) < 100
+    assert m["WordPiece tokens"] == "13" and 0 < float(m["[CLS] + [SEP] weight, layer 3"].rstrip("%")) < 100
     assert "Tokens" not in m  # the toy model's readouts stay in the toy tabs
     for w in z.values():
         np.testing.assert_allclose(w.sum(axis=1), 1, atol=1e-4)

@@ -266,7 +266,7 @@ def test_initialisation_traps():
     m = metrics(at)
     assert m["∂L/∂A at step 0, B = 0"] == "0 exactly"
     assert float(m["∂L/∂B at step 0, B = 0"]) > 0
-    assert m["Output change at step 0, B = 0"] == "0.0 exactly"
+    assert m["Step-0 output change, B = 0"] == "0.0 exactly"
     before, after = m["Loss with A = B = 0"].split(" → ")
     assert before == after  # nothing trains
     assert float(m["Merge gap"]) < 1e-5

@@ -33,9 +33,9 @@ def test_presets_show_their_numbers():
     at = open_page(PAGE)
     at.button(key="preset-Schedules-Kaplan: a 2,500-step run read off 10,000").click().run()
     assert no_exception(at) and at.warning.len == 0
-    readout = metrics(at)["2,500 steps read off the long cosine"]
+    readout = metrics(at)["Read off at 2,500 steps"]
     assert readout == "2.292"
-    help_text = next(m.proto.help for m in at.metric if m.label.startswith("2,500 steps"))
+    help_text = next(m.proto.help for m in at.metric if m.label == "Read off at 2,500 steps")
     assert "against 2.263" in help_text
     at.button(key="preset-Schedules-Branch a WSD decay at step 3,000").click().run()
     assert no_exception(at)

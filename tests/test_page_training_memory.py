@@ -53,7 +53,7 @@ def test_default_view(default):
     states = N_LLAMA3_8B * 5.5
     acts = 34 * 4096 * 4096 * 32
     assert m["Per GPU (ZeRO-1)"] == f"{(states + acts) / GIB:,.1f} GiB" == "58.1 GiB"
-    assert m["Bytes per parameter on this GPU"] == "5.50"
+    assert m["Bytes/param on this GPU"] == "5.50"
     assert m["Activations per GPU"] == "17.0 GiB"
     assert m["All training states"] == "128 GB"  # 16 B x 8.03B
     fig = figures(default)[0]

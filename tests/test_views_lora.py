@@ -181,7 +181,7 @@ def test_initialisation_traps_train_once_and_report_progress(quick_training):
     assert fractions and fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
     m = _readouts(out)
     assert m["∂L/∂A at step 0, B = 0"] == "0 exactly"  # s Bᵀ g xᵀ with B = 0
-    assert m["Output change at step 0, B = 0"] == "0.0 exactly"
+    assert m["Step-0 output change, B = 0"] == "0.0 exactly"
     before, after = m["Loss with A = B = 0"].split(" → ")
     assert before == after  # both gradients stay 0
     assert out.facts["config"].r == 64 and out.facts["config"].steps == 5

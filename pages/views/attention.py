@@ -393,7 +393,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout("WordPiece tokens", f"{len(result.tokens)}", "with [CLS] and [SEP]"),
             Readout("d_k per head", "32", "384 dimensions ÷ 12 heads; logits × 1/√32 = 0.177"),
             Readout(
-                f"Weight on [CLS] and [SEP], layer {layer}",
+                f"[CLS] + [SEP] weight, layer {layer}",
                 f"{attention_real.special_token_share(result, layer):.0%}",
                 "mean over heads and queries: heads with nothing to do park their weight on these tokens",
             ),

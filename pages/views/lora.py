@@ -405,7 +405,7 @@ def _init(
         ),
         Readout("∂L/∂B at step 0, B = 0", f"{b0.grad_B0_norm:.3g}", "‖s g uᵀ‖F: B moves first"),
         Readout(
-            "Output change at step 0, B = 0",
+            "Step-0 output change, B = 0",
             "0.0 exactly" if b0.delta_at_init == 0 else f"{b0.delta_at_init:.3g}",
             "max |h − W₀x|: starts at the base",
         ),

@@ -107,14 +107,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{same[0].n_tokens} byte tokens to {same[-1].n_tokens} {same[-1].tokenizer} tokens",
         ),
         Readout(
-            "Per-tokenizer bigrams: perplexity",
+            "Perplexity, bigram models",
             f"{min(ppl):.1f} to {max(ppl):.0f}",
-            f"a factor of {max(ppl) / min(ppl):.0f}",
+            f"one bigram model per tokenizer: a factor of {max(ppl) / min(ppl):.0f}",
         ),
         Readout(
-            "Per-tokenizer bigrams: bits per byte",
+            "Bits per byte, bigram models",
             f"{min(bpb):.2f} to {max(bpb):.2f}",
-            f"a factor of {max(bpb) / min(bpb):.1f}",
+            f"one bigram model per tokenizer: a factor of {max(bpb) / min(bpb):.1f}",
         ),
         Readout("Uniform loss ln V", f"{loss_units.uniform_loss(V):.2f} nats", f"perplexity e^(ln V) = V = {V:,}"),
         Readout(

@@ -126,9 +126,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.facts.update(kaplan=gap, kaplan_n=n, read=float(gap.read_from_long[i]), own=float(gap.own_schedule[i]))
         view.readouts.append(
             Readout(
-                f"{n:,} steps read off the long cosine",
+                f"Read off at {n:,} steps",
                 f"{gap.read_from_long[i]:.3f}",
-                f"against {gap.own_schedule[i]:.3f} with its own cosine: {gap.gap[i]:.3f} too high",
+                f"the long cosine's loss at that step; against {gap.own_schedule[i]:.3f} with its own cosine: "
+                f"{gap.gap[i]:.3f} too high",
             )
         )
 

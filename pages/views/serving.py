@@ -141,13 +141,13 @@ def _acceptance_check(view: View) -> list[Readout]:
     view.facts.update(acceptance_rate=rate, chi2=chi2)
     return [
         Readout(
-            "Acceptance rule: accepted drafts (sampled)",
+            "Accepted drafts (sampled)",
             f"{100 * rate:.1f}%",
             f"{SAMPLES:,} seeded speculative steps on a toy {p.size}-token vocabulary ({get_device()}); the rule "
             f"accepts Σ min(p, q) = {100 * expected_rate:.1f}% of drafts (Leviathan et al. 2023)",
         ),
         Readout(
-            "Acceptance rule: largest gap to the target",
+            "Sampled vs target: largest gap",
             f"{100 * np.abs(freq - p).max():.2f} pts",
             f"sampled output vs the target p, token by token; χ² = {chi2:.1f} on {p.size - 1} degrees of freedom "
             f"(the draft alone is {100 * np.abs(q - p).max():.1f} pts off): the output follows the target exactly",

@@ -263,12 +263,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"{fmt.count(n_total)} parameters × {recipe.total:g} bytes ({recipe.label}), before any sharding",
             ),
             Readout(
-                "Bytes per parameter (recipe)",
-                " + ".join(f"{b:g}" for b in recipe.items().values()) + f" = {recipe.total:g}",
+                "Bytes/param (recipe)",
+                "+".join(f"{b:g}" for b in recipe.items().values()) + f" = {recipe.total:g}",
                 f"{recipe_text(recipe)} ({recipe.label}; 002 A10-09, A5.1)",
             ),
             Readout(
-                "Bytes per parameter on this GPU",
+                "Bytes/param on this GPU",
                 f"{states / (n_total / (state.tp * state.pp)):.2f}",
                 "model states / the parameters this GPU computes with (16 → 4 + 12/8 = 5.5 with ZeRO-1 over 8)",
             ),

@@ -139,8 +139,22 @@ def presenter_geometry(page) -> dict:
             page.eval_on_selector("[data-testid='stMain'] h1", "e => getComputedStyle(e).fontSize")[:-2]
         ),
         "sidebar_open": sidebar.get_attribute("aria-expanded") == "true",
+        "clipped": page.evaluate(_CLIPPED_JS),
         **page.evaluate(_FIGURE_JS % READOUT),
     }
+
+
+_CLIPPED_JS = """() => {
+  // the readouts on the first screen whose label or number the column cuts short with an ellipsis
+  const out = [];
+  for (const m of document.querySelectorAll("[data-testid='stMetricValue'], [data-testid='stMetricLabel']")) {
+    const r = m.getBoundingClientRect();
+    if (r.height === 0 || r.bottom > innerHeight) continue;
+    if ([m, ...m.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1
+        && getComputedStyle(e).overflow !== 'visible')) out.push(m.textContent.trim());
+  }
+  return out;
+}"""
 
 
 SIZES = [(1280, 720), (1920, 1080)]
@@ -157,6 +171,7 @@ def _check_first_screen(g: dict, width: int, height: int) -> None:
     assert g["smallest_text"][0] >= 16, g  # every text of the figure readable from the back of a room
     assert g["covering"] == [], g  # no readout covers a plot
     assert g["readout_panels"][0] == g["readout_panels"][1], g
+    assert g["clipped"] == [], g  # every readout's label and number whole, not cut short with "..."
 
 
 # Grids of heatmaps: the smallest side of a panel, as a share of the screen's height. Measured at 1280 x 720 before

@@ -36,7 +36,7 @@ def test_training_memory_deep_link_then_preset(open_shared):
 
     shown = _preset(page, "001-3.2", "Training_memory")
     # 2 + 2 + 12/8 = 5.5 bytes per parameter x 7e9 = 38.5 GB = 35.9 GiB (the page's quick check); 16 x 7e9 = 112 GB
-    assert shown["Per GPU (ZeRO-1)"] == "35.9 GiB" and shown["Bytes per parameter on this GPU"] == "5.50", shown
+    assert shown["Per GPU (ZeRO-1)"] == "35.9 GiB" and shown["Bytes/param on this GPU"] == "5.50", shown
     assert shown["All training states"] == "112 GB"
     assert "mem_problem=001-3.2" in page.url and "zero=3" not in page.url, page.url
     assert watch.errors == [] and watch.external == [], (watch.errors, watch.external)

@@ -74,7 +74,7 @@ def test_schedules_deep_link_then_preset(open_shared):
     link = "/Schedules?run_steps=20000&kaplan_n=5000&sched_view=Kaplan%27s+read-off"
     watch, page = _open(open_shared, link, "Schedules")
     shown = dict(_readouts(page))
-    assert "5,000 steps read off the long cosine" in shown, shown  # the link's run lengths reached the view
+    assert "Read off at 5,000 steps" in shown, shown  # the link's run lengths reached the view
     assert "20,000-step cosine" in _main_text(page)
     watch.shot("schedules-deep-link-kaplan")
 
@@ -86,5 +86,5 @@ def test_schedules_deep_link_then_preset(open_shared):
     # the page's own numbers (its explanation): read off a 10,000-step cosine 2.292, with its own cosine 2.263
     assert "A 2,500-step run read off the 10,000-step cosine: 2.292" in _main_text(page)
     assert "own cosine: 2.263" in _main_text(page)
-    assert dict(_readouts(page))["2,500 steps read off the long cosine"] == "2.292"
+    assert dict(_readouts(page))["Read off at 2,500 steps"] == "2.292"
     assert watch.errors == [] and watch.external == [], (watch.errors, watch.external)
