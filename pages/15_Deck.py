@@ -328,8 +328,8 @@ else:
     playing = st.session_state.pop(_PLAY, False) and slide.sweep is not None
     if figs:
         with page.figure_area():
-            main_slot = st.empty()
-            main_slot.plotly_chart(figs[0], key=f"deck-fig-{number}-0", width="stretch")
+            main_slot = page.chart_slot(f"deck-{number}")
+            page.chart(figs[0], f"deck-fig-{number}-0", f"{deck.name}-{number}", slot=main_slot)
         with page.views():
             for j, fig in enumerate(figs[1:], start=1):
                 page.chart(fig, f"deck-fig-{number}-{j}", f"{deck.name}-{number}-{j}")
@@ -341,7 +341,7 @@ else:
             frame_view = slide_view(slide.page, state.replace(**{sweep.field: value}), options)
             frame = unique_figures(frame_view.figures)
             if frame:
-                main_slot.plotly_chart(frame[0], key=f"deck-sweep-{number}-{i}", width="stretch")
+                page.chart(frame[0], f"deck-sweep-{number}-{i}", f"{deck.name}-{number}", slot=main_slot)
             time.sleep(0.35)
 
 # ---------------------------------------------------------------------- build, upload, download, handout

@@ -269,12 +269,16 @@ class Page:
         filename: str,
         drag: str | None = None,
         drag_values: Sequence[Any] | None = None,
+        slot: Any | None = None,
         **kwargs: Any,
     ) -> Any:
         """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button. Extra
         keyword arguments go to ``st.plotly_chart`` (``on_select``, ...). The figure is drawn as it comes: its
         builder already chose the theme and presenter mode's type (``Options(theme=page.theme,
         presenter=page.presenter)``), and it is not mutated here (it may be shared through a cache).
+
+        ``slot``: a slot from :meth:`chart_slot` to draw into, so that a later call replaces the figure in place (a
+        deck's sweep).
 
         ``drag``: the field that the figure's plotly slider moves in the browser. When the drag ends, the
         value of the step it ended on (``drag_values[step]``, or the step's own ``value``) is written into that
@@ -285,10 +289,21 @@ class Page:
             drag_sync(self.spec[drag], key, drag_values)
         kwargs.setdefault("alt", figure_alt(fig, drag is not None))
         config = plotly_config(filename, self.image_format)
+        if slot is not None:
+            height = {"height": "stretch"} if self.presenter else {}
+            return slot.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
         if self.presenter:  # as tall as the screen leaves (see _PRESENTER_CSS)
             with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
                 return st.plotly_chart(fig, key=key, config=config, width="stretch", height="stretch", **kwargs)
         return st.plotly_chart(fig, key=key, config=config, width="stretch", **kwargs)
+
+    def chart_slot(self, key: str) -> Any:
+        """An empty place for a figure that :meth:`chart` (``slot=``) fills and may replace in place; in presenter
+        mode it is as tall as the screen leaves, like every main figure."""
+        if self.presenter:
+            with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
+                return st.empty()
+        return st.empty()
 
     @contextmanager
     def views(self) -> Iterator[None]:
