@@ -67,54 +67,57 @@ with page.explain():
 The last layer gives one logit z per token of the vocabulary; the sampler draws from softmax(z / T). Dividing by T
 never changes the ranking, only how peaked the distribution is: below 1 it sharpens, above 1 it flattens, towards 0
 it becomes the argmax and towards infinity uniform. T = 0 itself cannot be divided by, so greedy decoding is a
-separate branch of the code.
+separate branch of the code (seed 002, A8.7).
 
 The truncations decide which tokens may be drawn at all (faint bars: before truncation, grey where cut; orange:
 what is sampled after renormalising):
 
-- **top-k** keeps a fixed number of tokens whether the model is sure or not;
-- **top-p** (nucleus sampling, Holtzman et al. 2020) sorts the tokens and keeps the shortest prefix whose mass
-  reaches p. A token goes only if the mass *before* it already reaches p, so the token that crosses p stays; the
-  kept set grows when the model is unsure and shrinks when it is sure;
-- **min-p** (Nguyen et al. 2024) keeps every token with at least min-p times the top token's probability.
+- **top-k** (Fan et al., 2018) keeps a fixed number of tokens whether the model is sure or not;
+- **top-p** (nucleus sampling, Holtzman et al., 2020) sorts the tokens and keeps the shortest prefix whose mass
+  reaches p. A token goes only if the mass *before* it already reaches p, so the token that crosses p stays
+  (seed 002, A8.7); the kept set grows when the model is unsure and shrinks when it is sure;
+- **min-p** (Nguyen et al., 2024) keeps every token with at least min-p times the top token's probability.
 
-Order matters. The usual pipeline tempers first and truncates the tempered distribution; truncating first fixes
-the kept set at T = 1, so a high temperature can no longer widen the choice (the first preset: 20 tokens against 8).
+Order matters. The usual pipeline tempers first and truncates the tempered distribution (seed 002, A8.7);
+truncating first fixes the kept set at T = 1, so a high temperature can no longer widen the choice (the first
+preset: 20 tokens against 8).
 
-The entropy H in nats, and exp(H), the number of equally likely tokens with the same entropy, say how open the
-choice is: 1 for greedy, V for uniform. On the preset vocabulary exp(H) is 2.95 at T = 0.5, 7.3 at T = 1 and 18.7
-at T = 2. A model with finite memory decoded greedily must repeat itself eventually (the Greedy loops tab); this
-degeneration is what nucleus sampling was introduced against (Holtzman et al. 2020).
+The entropy H in nats (Shannon, 1948), and exp(H), the number of equally likely tokens with the same entropy (the
+branching-factor reading of perplexity in seed 003), say how open the choice is: 1 for greedy, V for uniform. On the
+preset vocabulary exp(H) is 2.95 at T = 0.5, 7.3 at T = 1 and 18.7 at T = 2. A model with finite memory decoded
+greedily must repeat itself eventually (the Greedy loops tab); this degeneration is what nucleus sampling was
+introduced against (Holtzman et al., 2020; seed 002, A8.7).
 """
     )
 
 page.quick_check(
     "Probabilities 0.5, 0.3, 0.2 and top-p = 0.6. Which tokens can be sampled, and with what probabilities?",
     "The first two. The mass before the second token is 0.5 < 0.6, so it stays (it is the one that crosses 0.6); "
-    "the mass before the third is 0.8 ≥ 0.6, so it goes. Renormalised: **0.625 and 0.375** (the preset "
-    "“Quick check” shows it).",
+    "the mass before the third is 0.8 ≥ 0.6, so it goes (the `cum − p ≥ top_p` shift of seed 002, A8.7). "
+    "Renormalised: **0.625 and 0.375** (the preset “Quick check” shows it).",
 )
 page.interview(
     "“What do temperature and top-p do, and in which order?”",
     InterviewAnswer(
         sentence="Temperature rescales the logits without changing their order; top-p then keeps the smallest set "
-        "of tokens whose mass reaches p, including the one that crosses p; T = 0 is a separate argmax branch.",
+        "of tokens whose mass reaches p, including the one that crosses p; T = 0 is a separate argmax branch "
+        "(Holtzman et al., 2020; seed 002, A8.7).",
         equation=r"p = \operatorname{softmax}(z/T);\quad \text{drop sorted } i \iff \textstyle\sum_{j<i} p_j \ge p",
-        number="At T = 2 with top-p 0.9, this page's 30-token preset keeps 20 tokens when tempered first and 8 "
-        "when truncated first.",
+        number="At T = 2 with top-p 0.9, this page's 30-token preset keeps 20 tokens when tempered first (the "
+        "order of seed 002, A8.7) and 8 when truncated first.",
         trade_off="A fixed k is too many tokens when the model is sure and too few when it is not; p adapts to "
-        "the model's confidence but still lets a long flat tail in at high T, which min-p cuts relative to the top "
-        "token (Nguyen et al. 2024).",
+        "the model's confidence (Holtzman et al., 2020; seed 002, A8.7) but still lets a long flat tail in at "
+        "high T, which min-p cuts relative to the top token (Nguyen et al., 2024).",
     ),
 )
 page.mistakes(
     [
         "Dropping the crossing token (testing `cum > p` instead of `cum − p_i ≥ p`): the sampled distribution "
-        "silently changes.",
-        "No T = 0 branch: a division by zero in the sampler.",
-        "Truncating before tempering and expecting a higher temperature to widen the choice.",
+        "silently changes (seed 002, A8.7).",
+        "No T = 0 branch: a division by zero in the sampler (seed 002, A8.7).",
+        "Truncating before tempering and expecting a higher temperature to widen the choice (seed 002, A8.7).",
         "Blaming the model for repetition loops under greedy decoding: always taking the argmax causes them "
-        "(Holtzman et al. 2020).",
+        "(Holtzman et al., 2020; seed 002, A8.7).",
     ]
 )
 page.download(out.tables, "sampling")

@@ -92,26 +92,28 @@ with page.explain():
         """
 The pretraining loss L is the mean of −ln p(x_t | x_<t) over the T tokens of a text. Perplexity e^L reads as a
 branching factor: a model that knows nothing spreads its probability over all V tokens, so its loss is ln V
-(10.8 nats for V = 50,000) and its perplexity is exactly V. Bits per byte divides the *total* loss T·L by the
-number of bytes and by ln 2.
+(10.8 nats for V = 50,000) and its perplexity is exactly V (seed 001, section 2). Bits per byte divides the *total*
+loss T·L by the number of bytes and by ln 2 (seed 001, section 3.1); The Pile reports its language-model results in
+this unit for the same reason (Gao et al., 2020).
 
 The blue bars make the claim exact. One byte-level model scores the text; each tokenizer only groups its bytes,
 and by the chain rule a token's log-probability is the sum of its bytes'. (A byte-level model rather than a
 character-level one, since a byte-level BPE token can end inside a multi-byte character.) The total is then the
 same for every tokenizer, so bits per byte agree to the last digit, while perplexity per token grows with the
-token length: fewer tokens, each harder to guess. The orange bars train a small bigram per tokenizer:
-perplexities a factor of about 24 apart, bits per byte within a factor of 1.4, and what is left of the
+token length: fewer tokens, each harder to guess (seed 001, section 3.1). The orange bars train a small bigram per
+tokenizer: perplexities a factor of about 24 apart, bits per byte within a factor of 1.4, and what is left of the
 difference comes from the models (a bigram over BPE tokens sees more context), not from the unit.
 
 The BPE tokenizers are trained live (the `tokenizers` package) on the bundled text: start from the 256 bytes, merge
-the most frequent adjacent pair, repeat until the vocabulary is full (Sennrich et al. 2016; byte-level as in GPT-2,
-Radford et al. 2019). Encoding applies the merges in the order they were learned.
+the most frequent adjacent pair, repeat until the vocabulary is full (Sennrich et al., 2016; byte-level as in GPT-2,
+Radford et al., 2019). Encoding applies the merges in the order they were learned.
 
-**SFT** uses the same cross-entropy averaged over the response tokens only (m_t = 0 on the prompt). Without the
-mask, a 2,000-token prompt with a 50-token answer puts 2,000 / 2,050 = 97.6% of the loss on predicting the prompt.
-**Packing** concatenates short examples to fill a row; without a block-diagonal mask each one attends to those
-before it, and positions should restart per document. **Padding** every batch to its longest sequence wastes
-token slots; bucketing by length removes most of it without touching attention.
+**SFT** uses the same cross-entropy averaged over the response tokens only (m_t = 0 on the prompt; seed 001,
+section 3.4). Without the mask, a 2,000-token prompt with a 50-token answer puts 2,000 / 2,050 = 97.6% of the loss
+on predicting the prompt (seed 002, A6.2). **Packing** concatenates short examples to fill a row; without a
+block-diagonal mask each one attends to those before it, and positions should restart per document (seed 002,
+A6.2; Krell et al., 2021). **Padding** every batch to its longest sequence wastes token slots; bucketing by length
+removes most of it without touching attention (seed 002, A8.11).
 """
     )
 
@@ -119,29 +121,29 @@ page.quick_check(
     "A tokenizer with longer tokens cuts the same 1,000-byte text into half as many tokens, and the model's total "
     "loss on the text does not change. What happens to perplexity and to bits per byte?",
     "The loss per token doubles, so the perplexity is squared (e^{2L} = (e^L)²). Bits per byte, the total divided "
-    "by 1,000 · ln 2, does not change.",
+    "by 1,000 · ln 2, does not change (the definitions of seed 001, section 3.1).",
 )
 page.interview(
     "“Model A has perplexity 12, model B 20 on the same text. Is A better?”",
     InterviewAnswer(
         sentence="Only if they share a tokenizer: perplexity is e to the loss per token, so longer tokens raise it "
         "on the same text with the same total likelihood; bits per byte divides the total loss by the bytes and "
-        "compares across tokenizers.",
+        "compares across tokenizers (seed 001, section 3.1; seed 002, A11.4).",
         equation=r"\mathrm{PPL} = e^{L},\qquad \mathrm{bpb} = \frac{T\,L}{n_{\text{bytes}}\ln 2}",
-        number="ln 50,000 = 10.8 nats for a model that knows nothing; and 97.6% of an unmasked SFT loss sits on a "
-        "2,000-token prompt with a 50-token answer.",
+        number="ln 50,000 = 10.8 nats for a model that knows nothing (seed 001, section 2); and 97.6% of an "
+        "unmasked SFT loss sits on a 2,000-token prompt with a 50-token answer (seed 002, A6.2).",
         trade_off="Packing removes padding but needs a block-diagonal (variable-length) mask and restarted "
-        "positions; bucketing by length gets most of the saving with no change to attention.",
+        "positions; bucketing by length gets most of the saving with no change to attention (seed 002, A8.11).",
     ),
 )
 page.mistakes(
     [
-        "Comparing perplexities of models with different tokenizers.",
-        "Computing the SFT loss on prompt tokens, or masking one prompt length for a whole batch when every "
-        "example has its own.",
-        "Packing without a block-diagonal mask, so one example attends to another.",
+        "Comparing perplexities of models with different tokenizers (seed 001, section 7).",
+        "Computing the SFT loss on prompt tokens (seed 001, section 7), or masking one prompt length for a whole "
+        "batch when every example has its own (seed 002, A6.2).",
+        "Packing without a block-diagonal mask, so one example attends to another (seed 002, A6.2 and A8.11).",
         "Judging a post-trained model by its perplexity on a generic corpus: it measures language modelling, not "
-        "usefulness, and usually rises after preference tuning.",
+        "usefulness, and usually rises after preference tuning (seed 002, A11.4).",
     ]
 )
 page.download(out.tables, "loss-units")

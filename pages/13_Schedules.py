@@ -34,8 +34,8 @@ out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=f
 page.show_notices(out)
 page.figure(out.figures["main"], key="fig-schedules", filename="lr-schedules")
 st.caption(
-    "The loss curves are a model, not measurements: the scaling law with learning-rate annealing of Tissue, Wang "
-    "and Wang (2024), with illustrative constants."
+    "The loss curves are a model, not measurements: the scaling law with learning-rate annealing of Tissue et al. "
+    "(2024), with illustrative constants."
 )
 page.readouts(out.readouts)
 
@@ -65,28 +65,31 @@ with page.explain():
     st.markdown(
         """
 A schedule starts with a short linear warm-up (about 1-2% of the steps) because Adam's moment estimates are
-noisy at first. Warm-up + cosine then decays smoothly to a floor at a step count fixed in advance; WSD holds the
-peak and decays only over the last part of the run (MiniCPM, Hu et al. 2024; Hägele et al. 2024).
+noisy at first (seed 002, A1.6; Liu et al., 2020). Warm-up + cosine (Loshchilov and Hutter, 2017) then decays
+smoothly to a floor at a step count fixed in advance; WSD holds the peak and decays only over the last part of the
+run (MiniCPM, Hu et al., 2024; Hägele et al., 2024).
 
-The loss curves come from a **model**: L(s) = L0 + A·S1^(−α) − C·S2 (Tissue, Wang and Wang 2024), where S1, the
+The loss curves come from a **model**: L(s) = L0 + A·S1^(−α) − C·S2 (Tissue et al., 2024), where S1, the
 area under the learning-rate curve, measures progress from taking steps, and S2, the momentum-smoothed sum of the
 learning rate's drops, measures annealing. The constants are illustrative. In it, with the defaults, the constant
 run ends at 2.229, cosine to 10% at 2.128 and WSD with a 20% linear decay at 2.156: the decayed runs end close
 together, far below the constant one.
 
 **WSD branches.** The stable phase is shared, so decays branched from several checkpoints give models of several
-lengths from one run; a later branch ends lower.
+lengths from one run (seed 002, A1.6; Hägele et al., 2024); a later branch ends lower.
 
 **Kaplan's read-off.** Kaplan et al. (2020) trained with one schedule length and read the losses of shorter runs
 off checkpoints of a long cosine that had not yet decayed, so those losses were too high and data looked less
-useful than it is (Hoffmann et al. 2022, section 2). In the model, a 2,500-step run read off a 10,000-step cosine
-sits at 2.292, against 2.263 with its own cosine. This is the cause Hoffmann et al. named, but only one of several
-behind the gap between Kaplan's and Chinchilla's allocations: counting non-embedding parameters and fitting at
-small scale (Pearce & Song 2024); the last layer's FLOPs, the warm-up length and optimizer settings tuned per scale
-(Porian et al. 2024, who find that with those fixed, a carefully tuned decay is not essential).
+useful than it is (Hoffmann et al., 2022, section 2; seed 001, section 3.3). In the model, a 2,500-step run read
+off a 10,000-step cosine sits at 2.292, against 2.263 with its own cosine. This is the cause Hoffmann et al. named,
+but only one of several behind the gap between Kaplan's and Chinchilla's allocations (seed 002, A11.1): counting
+non-embedding parameters and fitting at small scale (Pearce and Song, 2024); the last layer's FLOPs, the warm-up
+length and optimizer settings tuned per scale (Porian et al., 2024, who find that with those fixed, a carefully
+tuned decay is not essential).
 
 **Mid-training.** Because the decay shapes the final weights most, runs change their data during it: more code,
-mathematics and curated text, the best data last. The mixture shown is an illustration.
+mathematics and curated text, the best data last (seed 002, A9.3; seed 001, section 2; MiniCPM mixes high-quality
+data into its decay, Hu et al., 2024). The mixture shown is an illustration.
 """
     )
 
@@ -94,29 +97,35 @@ page.quick_check(
     "Halfway through a cosine run you decide to train twice as long. Why is that awkward, and what does WSD change?",
     "The cosine has already decayed halfway towards its floor for the old length; stretching it changes the "
     "schedule you have already followed. WSD stays at the peak until you choose to decay, so you keep going and "
-    "branch the decay later.",
+    "branch the decay later (seed 002, A1.6).",
 )
 page.interview(
     "“Why do recent runs use WSD instead of cosine, and what was wrong with Kaplan's scaling runs?”",
     InterviewAnswer(
         sentence="The decay produces a large share of the final loss drop, so cosine ties you to a length chosen at "
         "step 0, while WSD branches a decay from any checkpoint, which also makes mid-training on the best data a "
-        "separate, repeatable step.",
+        "separate, repeatable step (seed 002, A1.6 and A9.3; Hägele et al., 2024).",
         equation=r"L(s) = L_0 + A\,S_1^{-\alpha} - C\,S_2",
-        number="In this page's model, a 2,500-step run read off a 10,000-step cosine is about 0.03 nats too high.",
+        number="In this page's model (the form of Tissue et al., 2024, illustrative constants), a 2,500-step run "
+        "read off a 10,000-step cosine is about 0.03 nats too high.",
         trade_off="WSD needs a decay phase for every length you want a model of (extra steps per branch) but no "
-        "commitment to one length; cosine needs no extra phase, but only its final checkpoint is annealed.",
+        "commitment to one length; cosine needs no extra phase, but only its final checkpoint is annealed "
+        "(Hägele et al., 2024).",
     ),
 )
 page.mistakes(
     [
-        "Reading the loss of a shorter run off a longer run's schedule (Kaplan's setup; Hoffmann et al. 2022).",
-        "Treating the modelled curves as data: the form is an empirical fit (Tissue et al. 2024), the constants "
+        "Reading the loss of a shorter run off a longer run's schedule (Kaplan's setup, Kaplan et al., 2020; "
+        "Hoffmann et al., 2022).",
+        "Treating the modelled curves as data: the form is an empirical fit (Tissue et al., 2024), the constants "
         "here are illustrative.",
-        "Extending a finished cosine run at its low final learning rate and expecting pretraining-like progress.",
-        "Confusing mid-training with SFT: mid-training keeps the language-modelling loss on a reweighted mixture.",
+        "Extending a finished cosine run at its low final learning rate and expecting pretraining-like progress "
+        "(seed 002, A1.6).",
+        "Confusing mid-training with SFT: mid-training keeps the language-modelling loss on a reweighted mixture "
+        "(seed 002, A9.3).",
         "Blaming the Kaplan-Chinchilla gap on the schedule alone: non-embedding parameter counting at small scale "
-        "(Pearce & Song 2024), the last layer's FLOPs, warm-up and optimizer tuning (Porian et al. 2024) matter too.",
+        "(Pearce and Song, 2024), the last layer's FLOPs, warm-up and optimizer tuning (Porian et al., 2024) matter "
+        "too (seed 002, A11.1).",
     ]
 )
 page.download(out.tables, "schedules")

@@ -66,6 +66,8 @@ with tabs[1]:
     if tabs[1].open:
         if "gae_readouts" in out.facts:
             metric_row(out.facts["gae_readouts"])
+        if "gae_limit_readouts" in out.facts:  # both limits checked on the typed trajectory
+            metric_row(out.facts["gae_limit_readouts"])
         if "gae" in out.figures:
             page.chart(out.figures["gae"], "gae", "ppo-gae")
         if "gae_bv" in out.figures:
@@ -82,7 +84,8 @@ The lower figure samples 4,000 trajectories of an eight-step chain whose critic 
 the squared bias falls to 0 at λ = 1, the variance rises from 0, and their sum is smallest in between
 (λ ≈ 0.7 for b = 0.5). In RLHF the reward model's score arrives only at the last token; a λ close to 1 lets it
 reach the early tokens without relying on the critic at every step. Testing both limits (λ = 0 gives δ, λ = 1
-gives return minus value) is the cheapest check of an implementation (seed 002, A6.6).
+gives return minus value) is the cheapest check of an implementation (seed 002, A6.6); the second row of numbers
+runs it on your trajectory, against δ_t and the return summed directly.
 """
         )
 with tabs[2]:

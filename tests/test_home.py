@@ -44,3 +44,21 @@ def test_home_page_does_not_import_torch():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_stage_table_links_each_stage_to_its_pages():
+    """Each row of the stage table links the pages that explore it (issues 17 and 18): found by the row's stage
+    name in its first column and the page links in its last ("Explore") column."""
+    at = open_page(None)
+    assert no_exception(at)
+    cols = list(at.columns)
+    links: dict[str, set[str]] = {}
+    for i, col in enumerate(cols):
+        first = [m.value for m in col.markdown]
+        if first and first[0].startswith("**") and i + 4 < len(cols):
+            links[first[0].strip("*")] = {link.proto.page for link in cols[i + 4].get("page_link")}
+    assert {"Sampling", "Loss_and_units"} <= links["Pretraining"]
+    assert links["Mid-training"] == {"Schedules"}
+    assert "Loss_and_units" in links["SFT"]
+    assert {"Reward_model", "PPO", "KL_leash"} <= links["Preference tuning"]
+    assert {"GRPO", "PPO"} <= links["RL with verifiable rewards"]

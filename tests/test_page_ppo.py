@@ -4,6 +4,7 @@ when open; and the pure view's notices for input the controls cannot produce."""
 
 import math
 
+import numpy as np
 import pytest
 
 from pages.views import Options
@@ -191,3 +192,31 @@ def test_view_turns_core_errors_into_notices():
     assert view_of.figures(s, ALL).notices == []
     assert set(view_of.figures(s, ALL).figures) == {"main", "batch", "gae", "gae_bv", "kl", "memory"}
     assert set(view_of.figures(s).figures) == {"main"}  # a tab's figure only when asked for
+
+
+def _gae_loop(r: list[float], v: list[float], gamma: float, lam: float) -> list[float]:
+    """A_t = δ_t + γλ A_{t+1}, one step at a time, backwards."""
+    out, A = [0.0] * len(r), 0.0
+    for t in reversed(range(len(r))):
+        A = r[t] + gamma * v[t + 1] - v[t] + gamma * lam * A
+        out[t] = A
+    return out
+
+
+def test_gae_tab_checks_both_limits_live():
+    r, v, gamma = [1.0, 0.0, 2.0, -0.5], [0.5, 0.4, 0.3, 0.6, 0.2], 0.9  # bootstrap V(s_T) = 0.2
+    # plain-python references: the one-step TD error and the discounted return with the bootstrap, minus V(s_t)
+    delta = [r[t] + gamma * v[t + 1] - v[t] for t in range(4)]
+    mc = [sum(gamma ** (k - t) * r[k] for k in range(t, 4)) + gamma ** (4 - t) * v[4] - v[t] for t in range(4)]
+    assert _gae_loop(r, v, gamma, 0.0) == pytest.approx(delta) and _gae_loop(r, v, gamma, 1.0) == pytest.approx(mc)
+    err0, err1 = view_of.gae_limit_errors(r, v, gamma, np.array(delta), np.array(mc))
+    assert err0 < 1e-12 and err1 < 1e-12
+    # the check can fail: advantages off by 0.1 at one step show as 0.1
+    bad = np.array(mc) + np.array([0.0, 0.1, 0.0, 0.0])
+    assert view_of.gae_limit_errors(r, v, gamma, np.array(delta), bad)[1] == pytest.approx(0.1)
+    at = open_page(PAGE, {"ppo_view": "GAE", "gae_r": "1, 0, 2, -0.5", "gae_v": "0.5, 0.4, 0.3, 0.6, 0.2",
+                          "gamma": "0.9", "lam": "0.5"})  # fmt: skip
+    assert no_exception(at)
+    m = metrics(at)
+    for label in ("λ = 0: max |A − δ|", "λ = 1: max |A − (G − V)|"):
+        assert float(m[label]) < 1e-12, (label, m[label])

@@ -19,7 +19,16 @@ SPEC = Spec(
     "Schedules",
     (
         Field("run_steps", "Run length (steps)", "int", 10_000, lo=100, hi=200_000, step=1000),
-        Field("warmup", "Warm-up (steps)", "int", 100, lo=0, hi=100_000, step=10, help="about 1-2% of the run"),
+        Field(
+            "warmup",
+            "Warm-up (steps)",
+            "int",
+            100,
+            lo=0,
+            hi=100_000,
+            step=10,
+            help="about 1-2% of the run (seed 002, A1.6)",
+        ),
         Field("lr_floor", "Final LR / peak", "float", 0.1, lo=0.0, hi=1.0, step=0.01, widget="slider"),
         Field("wsd_decay", "WSD decay (share of the run)", "float", 0.2, lo=0.01, hi=1.0, step=0.01, widget="slider"),
         Field("wsd_shape", "WSD decay shape", "choice", "linear", choices=SHAPES, widget="segmented"),
