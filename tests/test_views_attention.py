@@ -186,3 +186,16 @@ def test_kv_calculator_offers_every_standard_attention_model_and_names_mla() -> 
     # DeepSeek-V3: 61 layers x (512 + 64) values x 2 bytes = 70,272 bytes = 68.6 KiB (DeepSeek-AI 2024)
     assert f"{61 * (512 + 64) * 2 / 1024:.1f} KiB" == "68.6 KiB" and "68.6 KiB" in help_text
     assert "512 + 64" in help_text and "cannot hold it" in help_text
+
+
+def test_core_kv_cache_shapes_are_the_catalogues() -> None:
+    """core.kv_cache keeps three shapes of its own (it cannot import core.model_spec, which imports it): they must
+    stay the catalogue's."""
+    from core import kv_cache
+    from core.model_spec import CATALOGUE
+
+    for name, shape in kv_cache.KV_PRESETS.items():
+        spec = CATALOGUE[name]
+        assert (shape.layers, shape.query_heads, shape.kv_heads, shape.head_dim) == (
+            spec.layers, spec.n_heads, spec.n_kv_heads, spec.head_dim
+        )  # fmt: skip
