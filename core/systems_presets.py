@@ -37,6 +37,10 @@ from core.training_memory import (
 
 H100 = GPUS["H100"]
 N70 = 7.06e10  # the seed's rounded Llama-3-70B count, used in its A10-06, A10-11 and A10-12 arithmetic
+# 002 A10-06 rounds the cluster peak 1024 x 989e12 = 1.0127e18 FLOP/s to 1.01e18 before it divides
+SEED_CLUSTER_PEAK = 1.01e18
+# 002 A10-12: its time rounded to whole days (it speaks of "91 days") and "~$2 per card-hour"
+SEED_DAYS, SEED_PRICE = 91, 2.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,11 @@ class Preset:
     expected: dict[str, tuple[float, float]]  # name -> (stated answer, relative tolerance)
     compute: Callable[[], dict[str, float]] = field(repr=False)
     note: str = ""
+    # answers whose number the source lost in extraction: ``expected`` then holds the source's own arithmetic on
+    # its own (rounded) inputs, and the page says so instead of "the source states"
+    lost: tuple[str, ...] = ()
+    # why core's value differs from the stated one by more than the source's last digit (shown on the page)
+    why: dict[str, str] = field(default_factory=dict)
 
 
 def _a10_01() -> dict[str, float]:
@@ -99,6 +108,7 @@ def _a10_05() -> dict[str, float]:
 
 def _a10_06() -> dict[str, float]:
     return {
+        "cluster_peak_flops": 1024 * H100.peak_flops,
         "mfu": float(mfu(12_000, N70, 1024, H100.peak_flops)),
         "tokens_per_s_for_40pct": float(tokens_per_s_for_mfu(0.40, N70, 1024, H100.peak_flops)),
         "bubble_p8_m8": float(pipeline_bubble(8, 8)),
@@ -174,6 +184,8 @@ def _a10_12() -> dict[str, float]:
         "days": run.days,
         "cost_dollars": run.cost,
         "forgot_mfu_ratio": run.seconds / no_mfu.seconds,
+        "compute_for_a_month": run.days / 30,
+        "gpus_for_a_month": 2048 * run.days / 30,
     }
 
 
@@ -216,9 +228,18 @@ PRESETS: tuple[Preset, ...] = (
            {"attention_crossover_S": (49_000, 0.01), "C_7B_2T": (8.4e22, 1e-9)}, _a10_05),
     Preset("A10-06", "MFU from measured throughput", "memory", "seed 002 A10-06, A5.4",
            {"n_params": N70, "n_gpus": 1024, "gpu": "H100", "tokens_per_s": 12_000},
-           {"mfu": (0.005, 0.01), "tokens_per_s_for_40pct": (9.5e5, 0.01), "bubble_p8_m8": (0.47, 0.01),
+           {"cluster_peak_flops": (SEED_CLUSTER_PEAK, 0.005),
+            # lost: 6 x 7.06e10 x 12,000 / 1.01e18, the seed's own numbers
+            "mfu": (6 * N70 * 12_000 / SEED_CLUSTER_PEAK, 0.005),
+            "tokens_per_s_for_40pct": (9.5e5, 0.01), "bubble_p8_m8": (0.47, 0.01),
             "bubble_megatron_p8_m8": (0.875, 1e-9)}, _a10_06,
-           "the seed's MFU value was lost; 0.50% is 6 N x 12,000 / (1024 x 989e12)"),
+           "MFU = 6 N x tokens/s / (GPUs x peak) with N = 7.06e10",
+           lost=("mfu",),
+           why={"tokens_per_s_for_40pct": "the seed rounds the cluster peak to 1.01e18 before dividing and gets "
+                f"{0.40 * SEED_CLUSTER_PEAK / (6 * N70):,.0f} (9.5e5); with the unrounded "
+                f"{1024 * H100.peak_flops / 1e18:.4f}e18 it is "
+                f"{float(tokens_per_s_for_mfu(0.40, N70, 1024, H100.peak_flops)):,.0f}"
+                " (9.6e5 to two figures)"}),
     Preset("A10-07", "KV cache bytes per token", "serving", "seed 002 A10-07, A8.3; DeepSeek-AI 2024",
            {"model": "Llama-3-70B", "kv_format": "bf16"},
            {"gqa_KiB_per_token": (320, 1e-9), "mha_KiB_per_token": (2560, 1e-9), "mqa_KiB_per_token": (40, 1e-9),
@@ -243,14 +264,22 @@ PRESETS: tuple[Preset, ...] = (
            {"model": "Llama-3-70B", "gpu": "H100", "batch": 1, "prompt": 2048},
            {"ridge_point": (295, 0.001), "decode_intensity_batch1": (1, 0.02), "decode_ms_per_token": (42, 0.005),
             "decode_tokens_per_s": (24, 0.02), "prefill_intensity_2048": (2048, 0.01)}, _a10_11,
-           "the spec-derived intensity is 0.985, not 1: the input embedding is read by lookup, not multiplied; "
            "the 42 ms is all 141 GB read at one H100's bandwidth (002 A8.1 calls it a reference point: the weights "
-           "do not fit on one card); the serving preset spreads them over 4 GPUs, a quarter of it each"),
+           "do not fit on one card); the serving preset spreads them over 4 GPUs, a quarter of it each",
+           why={"decode_intensity_batch1": f"{_a10_11()['decode_intensity_batch1']:.3f}, a little under 1: the input "
+                "embedding (V x D = 1.05B weights, 1.5%) is read by a lookup, not multiplied, and the new token's K "
+                "and V are written too"}),
     Preset("A10-12", "Training time and cost", "memory", "seed 002 A10-12",
-           {"n_params": N70, "tokens": 15e12, "gpu": "H100", "n_gpus": 2048, "mfu": 0.40, "price": 2.0},
-           {"flops": (6.35e24, 0.005), "days": (91, 0.005), "cost_dollars": (8.9e6, 0.005),
-            "forgot_mfu_ratio": (2.5, 1e-9)}, _a10_12,
-           "the seed's cost line was lost; $8.9M is 2,048 GPUs x 91 days x 24 h x $2"),
+           {"n_params": N70, "tokens": 15e12, "gpu": "H100", "n_gpus": 2048, "mfu": 0.40, "price": SEED_PRICE},
+           {"flops": (6 * N70 * 15e12, 1e-9), "days": (SEED_DAYS, 0.005),
+            # lost: 2,048 cards x 91 days x 24 h x $2, the seed's own numbers
+            "cost_dollars": (2048 * SEED_DAYS * 24 * SEED_PRICE, 0.005),
+            "forgot_mfu_ratio": (2.5, 1e-9), "compute_for_a_month": (3, 0.02), "gpus_for_a_month": (6000, 0.05)},
+           _a10_12,
+           "time = 6ND / (GPUs x 989e12 x MFU) with N = 7.06e10; a month needs 3x the compute, roughly 6,000 cards",
+           lost=("flops", "cost_dollars"),
+           why={"cost_dollars": f"the seed's {SEED_DAYS} days are rounded up from {_a10_12()['days']:.2f}; unrounded "
+                f"the cost is ${_a10_12()['cost_dollars']:,.0f}, $8.9M either way"}),
     Preset("001-3.2", "A 7B model's training states", "memory", "lesson 001 section 3.2",
            {"n_params": 7e9, "recipe": "standard"}, {"states_7B_GB": (112, 1e-9)}, _lesson_32),
     Preset("001-A", "Worked example A: plan a small run", "memory", "lesson 001 section 4 A",

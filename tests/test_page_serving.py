@@ -5,6 +5,7 @@ traps show the wrong number."""
 import numpy as np
 import pytest
 
+from pages.views import Options
 from pages.views import serving as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
@@ -108,3 +109,15 @@ def test_traps_show_the_wrong_number_beside_the_right_one():
     right = int(m["Sequences of 8,192 tokens that fit"])
     assert int(m["✗ Sequences if the label were GB"]) < right
     assert any("sparse peak" in (t.get("name") or "") for t in figures(at)[0]["data"])
+
+
+def test_a10_11_batch1_decode_intensity_says_why_it_is_under_1():
+    state = view_of.SPEC.state(view_of.SPEC.presets["A10-11: Arithmetic intensity of prefill vs decode"])
+    r = {x.label: (x.value, x.help) for x in view_of.figures(state, Options(parts=frozenset())).readouts}
+    # Llama-3-70B at batch 1, context 0: 2 (N - V D - norms) + L Nq 2H / 2 FLOPs over 2 N + 2 L K H 2 bytes
+    N, V, D, L = 70_553_706_496, 128256, 8192, 80
+    exact = (2 * (N - V * D - (2 * L + 1) * D) + L * 64 * 256) / (2 * N + 2 * L * 8 * 128 * 2)
+    assert r["A10-11 · decode intensity batch1"][0] == f"{exact:.4f}" == "0.9851"
+    assert "lookup, not multiplied" in r["A10-11 · decode intensity batch1"][1]
+    assert "the source states 1 " in r["A10-11 · decode intensity batch1"][1]
+    assert "lookup, not multiplied" in r["Decode intensity, batch 1"][1]

@@ -3,6 +3,7 @@ view, bad link values and bad inputs give a message and never an exception, the 
 
 import pytest
 
+from pages.views import Options
 from pages.views import training_memory as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
@@ -122,3 +123,36 @@ def test_traps_show_the_wrong_number_beside_the_right_one():
     assert "×0.40" in helps["✗ Training time, forgot the MFU"]
     shapes = [s for s in figures(at)[0]["layout"]["shapes"] if s["type"] == "line"]
     assert shapes[1]["y0"] == pytest.approx(80e9 / GIB)
+
+
+def _view_readouts(name: str) -> dict[str, tuple[str, str]]:
+    """label -> (value, help) of the view behind a preset (no AppTest: the same readouts the page shows)."""
+    view = view_of.figures(view_of.SPEC.state(view_of.SPEC.presets[name]), Options(parts=frozenset()))
+    return {r.label: (r.value, r.help) for r in view.readouts}
+
+
+def test_a10_06_mfu_preset_shows_the_seeds_numbers():
+    r = _view_readouts("A10-06: MFU from measured throughput")
+    # seed 002 A10-06: the cluster peak 1.01 x 10^18 (three figures); its MFU line was lost: 6 x 7.06e10 x 12,000 /
+    # 1.01e18 = 0.50% to two figures, which the page's value also rounds to
+    assert r["A10-06 · cluster peak flops"][0] == "1.013×10¹⁸"
+    value, help_text = r["A10-06 · mfu"]
+    assert f"{float(value.rstrip('%')) / 100:.2%}" == f"{6 * 7.06e10 * 12_000 / 1.01e18:.2%}" == "0.50%"
+    assert "lost in extraction" in help_text and "0.503%" in help_text
+    # "about 950,000 tokens/s": the page shows core's unrounded 956,314 and says why it is not 953,730
+    value, help_text = r["A10-06 · tokens per s for 40pct"]
+    assert value == f"{0.40 * 1024 * 989e12 / (6 * 7.06e10):,.0f}" == "956,314"
+    assert "the source states 950,000" in help_text and "1.01e18" in help_text and "953,730" in help_text
+
+
+def test_a10_12_preset_shows_the_seeds_numbers():
+    r = _view_readouts("A10-12: Training time and cost")
+    days = 6 * 7.06e10 * 15e12 / (2048 * 989e12 * 0.40) / 86_400
+    assert r["A10-12 · days"][0] == f"{days:.2f}" == "90.77" and round(days) == 91  # seed 002: "91 days"
+    assert r["Training time"][0] == "90.8 days"
+    # the cost line was lost; the seed's 2,048 x 91 days x 24 h x $2 = $8.95M and the page's $8.92M are $8.9M
+    value, help_text = r["A10-12 · cost dollars"]
+    assert value == "$8.92M" and f"{2048 * 91 * 24 * 2 / 1e6:.1f}" == f"{float(value[1:-1]):.1f}" == "8.9"
+    assert "lost in extraction" in help_text and "$8.95M" in help_text and "90.77" in help_text
+    assert r["A10-12 · gpus for a month"][0] == "6,197"  # "roughly 6000 cards" for a month
+    assert r["A10-12 · compute for a month"][0] == "3.026"  # "3x the compute"

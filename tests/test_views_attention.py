@@ -156,3 +156,46 @@ def test_heads_table_is_built_on_demand_with_one_row_per_head() -> None:
     table = view.tables["Heads"]()
     assert list(table["kv_head"]) == [0, 0, 0, 0, 1, 1, 1, 1, -1, -1, -1]  # 8 heads in 2 groups, 3 designed
     assert set(table["tokens"]) == {11} and set(table["scale"]) == {"sqrt_dk"}
+
+
+@pytest.mark.parametrize("preset", list(view_of.KV_MODELS))
+def test_kv_calculator_reads_the_catalogue_and_agrees_with_the_serving_page(preset: str) -> None:
+    """The calculator's presets take their shapes from core.model_spec's catalogue, and its per-token KV bytes are
+    the serving page's for the same model (a hand count from the published config as the reference)."""
+    from core.model_spec import CATALOGUE
+    from pages.views import serving as serving_view
+
+    model, tokens = view_of.KV_MODELS[preset]
+    spec = CATALOGUE[model]
+    view = view_of.figures(DEFAULTS.replace(**view_of.KV_PRESETS[preset]), _parts("KV cache"))
+    kv = view.facts["kv"]
+    by_hand = 2 * spec.layers * spec.n_kv_heads * (spec.d_model // spec.n_heads) * 2  # bf16
+    assert kv.per_token[kv.chosen] == by_hand and kv.total[kv.chosen] == by_hand * tokens
+    serving_state = serving_view.SPEC.defaults().replace(srv_model=model, kvfmt="bf16")
+    served = {r.label: r.value for r in serving_view.figures(serving_state, _parts()).readouts}
+    assert served["KV cache per token"] == f"{by_hand / 1024:,.1f} KiB"
+    assert _readouts(view)["KV cache per token"] == f"{by_hand // 1024:,} KiB"
+
+
+def test_kv_calculator_offers_every_standard_attention_model_and_names_mla() -> None:
+    from core.model_spec import CATALOGUE
+
+    standard = {name for name, s in CATALOGUE.items() if not s.is_mla and name != "custom"}
+    assert {model for model, _ in view_of.KV_MODELS.values()} == standard
+    help_text = {r.label: r.help for r in view_of.figures(DEFAULTS, _parts("KV cache")).readouts}["KV cache per token"]
+    # DeepSeek-V3: 61 layers x (512 + 64) values x 2 bytes = 70,272 bytes = 68.6 KiB (DeepSeek-AI 2024)
+    assert f"{61 * (512 + 64) * 2 / 1024:.1f} KiB" == "68.6 KiB" and "68.6 KiB" in help_text
+    assert "512 + 64" in help_text and "cannot hold it" in help_text
+
+
+def test_core_kv_cache_shapes_are_the_catalogues() -> None:
+    """core.kv_cache keeps three shapes of its own (it cannot import core.model_spec, which imports it): they must
+    stay the catalogue's."""
+    from core import kv_cache
+    from core.model_spec import CATALOGUE
+
+    for name, shape in kv_cache.KV_PRESETS.items():
+        spec = CATALOGUE[name]
+        assert (shape.layers, shape.query_heads, shape.kv_heads, shape.head_dim) == (
+            spec.layers, spec.n_heads, spec.n_kv_heads, spec.head_dim
+        )  # fmt: skip

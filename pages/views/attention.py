@@ -10,7 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import attention, attention_real, kv_cache, tokenizer, toy_attention
-from core.model_spec import CATALOGUE, ModelSpec
+from core.model_spec import CATALOGUE, KIB, ModelSpec, kv_cache_bytes_per_token
 from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views import predict as ask
 from pages.views.state import Field, Spec, State
@@ -71,13 +71,19 @@ MAIN_PRESETS = {
     "GQA: 8 query heads share 2 KV heads": {"dm": 256, "h": 8, "kv": 2, "dk": 0, "attn_view": "Heads"},
     "512 random tokens": {"src": "random", "tokens": 512, "attn_view": "Heads"},
 }
-# A 128k-token context is Llama 3.1's (Meta, July 2024; Llama 3 had 8k); 3.1 kept Llama 3's shapes, so the
-# catalogue's Llama-3 entries give its KV cache.
-KV_PRESETS = {
-    "Llama-3.1-70B at 128k tokens": _kv_preset("Llama-3-70B", 131_072),
-    "Llama-3.1-8B at 128k tokens": _kv_preset("Llama-3-8B", 131_072),
-    "Llama-2-7B (MHA) at 4k tokens": _kv_preset("Llama-2-7B", 4_096),
+# Preset -> (catalogue model, its context window): every catalogue model with standard attention (the custom
+# shape aside). A 128k-token context is Llama 3.1's (Meta, July 2024; Llama 3 had 8k); 3.1 kept Llama 3's
+# shapes, so the catalogue's Llama-3 entries give its KV cache. LLaMA: 2k (Touvron et al. 2023); Mixtral: 32k
+# (Jiang et al. 2024). DeepSeek-V3's MLA cache is no 2 L K H shape: see _MLA_NOTE.
+KV_MODELS: dict[str, tuple[str, int]] = {
+    "Llama-3.1-70B at 128k tokens": ("Llama-3-70B", 131_072),
+    "Llama-3.1-8B at 128k tokens": ("Llama-3-8B", 131_072),
+    "Llama-2-7B (MHA) at 4k tokens": ("Llama-2-7B", 4_096),
+    "Llama-3.1-405B at 128k tokens": ("Llama-3.1-405B", 131_072),
+    "LLaMA-65B (MHA) at 2k tokens": ("LLaMA-65B", 2_048),
+    "Mixtral-8x7B at 32k tokens": ("Mixtral-8x7B", 32_768),
 }
+KV_PRESETS = {name: _kv_preset(model, tokens) for name, (model, tokens) in KV_MODELS.items()}
 # Preset names used before the rename (a deck file may still name them; links carry values, not preset names).
 PRESET_ALIASES = {
     "Llama-3-70B at 128k tokens": "Llama-3.1-70B at 128k tokens",
@@ -481,13 +487,22 @@ def _predict_heads(
     return fig
 
 
+_DSV3 = CATALOGUE["DeepSeek-V3"]
+# MLA (DeepSeek-AI 2024) caches one latent and one shared RoPE key per layer: L (r_kv + d_rope) values per token
+_MLA_NOTE = (
+    f"DeepSeek-V3's MLA caches {_DSV3.kv_lora_rank} + {_DSV3.qk_rope_dim} values per layer per token "
+    f"({kv_cache_bytes_per_token(_DSV3) / KIB:.1f} KiB in bf16 over {_DSV3.layers} layers): not a 2·L·K·H shape, so "
+    "this calculator cannot hold it; the serving page shows it"
+)
+
+
 def _kv_readouts(kv: kv_cache.KVComparison) -> list[Readout]:
     c = kv.chosen
     return [
         Readout(
             "KV cache per token",
             fmt.binary_bytes(kv.per_token[c], "KiB"),
-            f"2 · L {kv.layers} · K {kv.kv_heads[c]} · H {kv.head_dim} · {kv.bytes_per_value:g} bytes",
+            f"2 · L {kv.layers} · K {kv.kv_heads[c]} · H {kv.head_dim} · {kv.bytes_per_value:g} bytes. {_MLA_NOTE}.",
         ),
         Readout(
             f"At {kv.tokens:,} tokens" + (f" × {kv.batch:,}" if kv.batch > 1 else ""),

@@ -260,7 +260,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"Decode intensity, batch {state.batch:,}",
                 f"{float(now.intensity):,.1f} FLOP/B",
                 f"at context {state.srv_ctx:,}: "
-                + ("memory-bound" if float(now.intensity) < ridge else "compute-bound"),
+                + ("memory-bound" if float(now.intensity) < ridge else "compute-bound")
+                + "; a little under the batch at short context: the input embedding is read by a lookup, not "
+                "multiplied (2 FLOPs per weight for all the others), and the KV cache adds bytes",
             ),
             Readout(f"Prefill intensity, {state.prompt:,} tokens", f"{float(pre.intensity):,.0f} FLOP/B"),
         ]

@@ -104,7 +104,15 @@ def problem_readouts(key: str) -> list[Readout]:
     got = p.compute()
     out = []
     for name, (stated, _tol) in p.expected.items():
-        help_text = f"{p.title}: the source states {answer_text(name, stated)} ({p.source})."
+        if name in p.lost:
+            help_text = (
+                f"{p.title}: the source's number was lost in extraction; its own inputs and rounding give "
+                f"{answer_text(name, stated)} ({p.source})."
+            )
+        else:
+            help_text = f"{p.title}: the source states {answer_text(name, stated)} ({p.source})."
+        if name in p.why:
+            help_text += f" Core differs: {p.why[name]}."
         if p.note:
             help_text += f" Note: {p.note}."
         out.append(Readout(f"{key} · {name.replace('_', ' ')}", answer_text(name, got[name]), help_text))
