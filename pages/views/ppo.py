@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from core import ppo
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz.ppo import (
@@ -31,10 +31,6 @@ KL_REF = (0.2, 0.3, 0.3, 0.2)
 GAE_DEFAULT = ppo.GAE_PRESETS["sparse"]
 
 
-def _numbers_text(xs: tuple[float, ...]) -> str:
-    return ", ".join(f"{x:g}" for x in xs)
-
-
 def _clip_preset(key: str) -> dict:
     p = ppo.CLIP_PRESETS[key]
     asym = p.eps_high != p.eps_low
@@ -45,8 +41,8 @@ def _gae_preset(key: str) -> dict:
     p = ppo.GAE_PRESETS[key]
     return {
         "ppo_view": "GAE",
-        "gae_r": _numbers_text(p.rewards),
-        "gae_v": _numbers_text(p.values),
+        "gae_r": inputs.format_values(p.rewards),
+        "gae_v": inputs.format_values(p.values),
         "gamma": p.gamma,
         "lam": p.lam,
     }
@@ -95,9 +91,9 @@ SPEC = Spec(
         Field("noise", "Spread of log ρ across tokens (σ)", "float", 0.15, lo=0.0, hi=1.0, step=0.01,
               widget="slider", help="How far the policy has moved since it sampled the batch."),
         Field("tok_n", "Tokens in the batch", "int", 400, lo=10, hi=5000, step=10),
-        Field("gae_r", "Rewards r_t", "text", _numbers_text(GAE_DEFAULT.rewards), max_chars=400,
+        Field("gae_r", "Rewards r_t", "text", inputs.format_values(GAE_DEFAULT.rewards), max_chars=400,
               help="One per step, commas or spaces between them."),
-        Field("gae_v", "Critic values V(s_0) … V(s_T)", "text", _numbers_text(GAE_DEFAULT.values), max_chars=400,
+        Field("gae_v", "Critic values V(s_0) … V(s_T)", "text", inputs.format_values(GAE_DEFAULT.values), max_chars=400,
               help="One more than the rewards: the last is the bootstrap value (0 if the episode ended)."),
         Field("gamma", "γ (discount)", "float", GAE_DEFAULT.gamma, lo=0.0, hi=1.0, step=0.01, widget="slider"),
         Field("lam", "λ (GAE)", "float", GAE_DEFAULT.lam, lo=0.0, hi=1.0, step=0.01, widget="slider"),
@@ -183,8 +179,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout("Clip range", f"[{1 - lo:.2f}, {1 + hi:.2f}]", "1 − ε_low to 1 + ε_high"),
             Readout("A > 0: gradient d/dρ", _grad_text(float(grad[0]), 1.0), "for A = +1"),
             Readout("A < 0: gradient d/dρ", _grad_text(float(grad[1]), -1.0), "for A = −1"),
-            Readout("A > 0: objective", fmt_signed(float(obj[0])), "min(ρA, clip(ρ)A) at A = +1"),
-            Readout("A < 0: objective", fmt_signed(float(obj[1])), "min(ρA, clip(ρ)A) at A = −1"),
+            Readout("A > 0: objective", fmt.fixed(float(obj[0])), "min(ρA, clip(ρ)A) at A = +1"),
+            Readout("A < 0: objective", fmt.fixed(float(obj[1])), "min(ρA, clip(ρ)A) at A = −1"),
         ]
         view.tables["Clip curve"] = lambda: pd.DataFrame(
             {
@@ -206,10 +202,6 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if options.wants("memory"):
         _memory(state, options, view)
     return view
-
-
-def fmt_signed(x: float, digits: int = 3) -> str:
-    return f"{x:.{digits}f}".replace("-", "−")
 
 
 def _batch(state: State, options: Options, view: View, lo: float, hi: float) -> None:
@@ -275,7 +267,7 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
     view.figures["gae"] = gae_figure(rewards, values, delta, lams, adv, lam, **options.look)
     a_lam = adv[lams.index(lam)]
     view.facts["gae_advantages"] = a_lam
-    view.facts["gae_readouts"].insert(0, Readout("A_0 at this λ", fmt_signed(float(a_lam[0])), "the first step"))
+    view.facts["gae_readouts"].insert(0, Readout("A_0 at this λ", fmt.fixed(float(a_lam[0])), "the first step"))
     view.tables["GAE"] = lambda: pd.DataFrame(
         {"t": np.arange(len(rewards)), "reward": rewards, "value": values[:-1], "delta": delta}
         | {f"A_lambda={x:g}": row for x, row in zip(lams, adv, strict=True)}
