@@ -396,3 +396,18 @@ def test_clamps_take_their_defaults_and_ranges_from_the_pages_fields():
         10**9,
         ["seed = 2000000000 must lie between 0 and 1000000000; using 1000000000."],
     )
+
+
+# ppo: the GAE tab's typed rewards and critic values -------------------------------------------------------------
+
+
+def test_read_numbers_round_trips_the_written_lists_and_names_the_bad_entry():
+    values = (0.0, -1.5, 2e-7, 123456.0)  # the written lists keep 6 significant digits
+    assert inputs.read_numbers(inputs.format_values(values), "Rewards") == (list(values), None)
+    assert inputs.read_numbers(" 1;2  3,4 ", "r") == ([1.0, 2.0, 3.0, 4.0], None)
+    assert inputs.read_numbers("", "r") == ([], None)  # the page asks for at least one reward itself
+    assert inputs.read_numbers("1, two, 3", "Rewards") == (None, "Rewards: `two` is not a number.")
+    assert inputs.read_numbers("1, inf", "Critic values") == (
+        None,
+        "Critic values: every entry must be a finite number.",
+    )

@@ -303,6 +303,28 @@ def answer_texts(answers: Answers) -> dict[str, str]:
     }
 
 
+def read_numbers(text: str, name: str) -> tuple[list[float] | None, str | None]:
+    """A typed list of numbers (commas, semicolons or spaces; the PPO page's GAE rewards and values) -> (the
+    numbers, None), or (None, a message naming the field ``name``). Never raises for text."""
+    parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        bad = next(p for p in parts if not _is_number(p))
+        return None, f"{name}: `{bad[:20]}` is not a number."
+    if not all(math.isfinite(v) for v in values):
+        return None, f"{name}: every entry must be a finite number."
+    return values, None
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Reward lists (the GRPO page)
 

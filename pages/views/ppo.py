@@ -3,9 +3,6 @@ and the memory of the four models (tabs, built only when open)."""
 
 from __future__ import annotations
 
-import math
-import re
-
 import numpy as np
 import pandas as pd
 
@@ -120,27 +117,6 @@ def rho_grid() -> list[float]:
     return [float(x) for x in np.round(np.linspace(*RHO_RANGE, RHO_STEPS), 12)]
 
 
-def read_numbers(text: str, name: str) -> tuple[list[float] | None, str | None]:
-    """A typed list of numbers -> (the numbers, None), or (None, a message)."""
-    parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        bad = next(p for p in parts if not _is_number(p))
-        return None, f"{name}: `{bad[:20]}` is not a number."
-    if not all(math.isfinite(v) for v in values):
-        return None, f"{name}: every entry must be a finite number."
-    return values, None
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
-
-
 def _grad_text(g: float, A: float) -> str:
     if A != 0 and g == 0:
         return "0 · clipped"
@@ -223,8 +199,8 @@ def _batch(state: State, options: Options, view: View, lo: float, hi: float) -> 
 
 
 def _gae_input(state: State, view: View) -> tuple[list[float], list[float]] | None:
-    rewards, p1 = read_numbers(state.gae_r, "Rewards")
-    values, p2 = read_numbers(state.gae_v, "Critic values")
+    rewards, p1 = inputs.read_numbers(state.gae_r, "Rewards")
+    values, p2 = inputs.read_numbers(state.gae_v, "Critic values")
     problem = p1 or p2
     if problem is None and not rewards:
         problem = "The trajectory is empty: type at least one reward (and one more critic value than rewards)."
