@@ -332,7 +332,7 @@ def z_critical(confidence: float = 0.95) -> float:
 
 @dataclass(frozen=True)
 class ModelComparison:
-    """The difference B - A of two accuracies on the same N questions, with its interval and verdict.
+    """The difference B - A of two accuracies on the same N questions, with its interval and significance.
 
     All accuracies, differences and standard errors are fractions (multiply by 100 for points).
     """
@@ -359,15 +359,6 @@ class ModelComparison:
     def half_width(self) -> float:
         """z_crit * se: the "+-" of the interval."""
         return self.z_crit * self.se
-
-    @property
-    def verdict(self) -> str:
-        """One plain sentence, in percentage points."""
-        pts = f"{100 * self.difference:+.1f} ± {100 * self.half_width:.1f} points ({self.confidence:.0%})"
-        if self.significant:
-            better = "B" if self.difference > 0 else "A"
-            return f"B - A = {pts}: significant, {better} is better on this benchmark."
-        return f"B - A = {pts}: not significant, the interval contains 0."
 
 
 def _finish(method: str, acc_a: float, acc_b: float, N: int, diff: float, se: float, confidence: float, **counts):

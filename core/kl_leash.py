@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from core.arrays import as_float_array
+
 if TYPE_CHECKING:
     import torch
 
@@ -42,19 +44,8 @@ SUM_TOL = 1e-9  # pi_ref whose sum is further than this from 1 is renormalised (
 # validation
 
 
-def _as_float_array(x: ArrayLike, name: str) -> NDArray[np.float64]:
-    """``x`` as a float64 array, with a clear ValueError for text or ragged input."""
-    try:
-        a = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be numbers, got {x!r}") from None
-    if a.size and not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite numbers (no NaN or infinity), got {x!r}")
-    return a
-
-
 def _check_beta(beta: ArrayLike) -> NDArray[np.float64]:
-    b = _as_float_array(beta, "beta")
+    b = as_float_array(beta, "beta")
     if b.size == 0:
         raise ValueError("beta must not be empty")
     if np.any(b <= 0):
@@ -78,7 +69,7 @@ def normalize_reference(pi_ref: ArrayLike) -> Reference:
 
         pi_ref <- pi_ref / sum_k pi_ref[k]
     """
-    p = _as_float_array(pi_ref, "pi_ref")
+    p = as_float_array(pi_ref, "pi_ref")
     if p.ndim == 0:
         raise ValueError("pi_ref must be a list of probabilities, one per answer, not a single number")
     if p.shape[-1] == 0:
@@ -98,7 +89,7 @@ def normalize_reference(pi_ref: ArrayLike) -> Reference:
 
 
 def _check_rewards(r: ArrayLike, K: int, name: str = "r") -> NDArray[np.float64]:
-    a = _as_float_array(r, name)
+    a = as_float_array(r, name)
     if a.ndim == 0 or a.shape[-1] != K:
         got = "a single number" if a.ndim == 0 else f"{a.shape[-1]} values"
         raise ValueError(f"{name} needs one reward per answer (K = {K}), got {got}")
@@ -176,8 +167,8 @@ def kl_divergence(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64] | float:
     Terms with p(y) = 0 count 0; p(y) > 0 where q(y) = 0 gives +inf (p puts mass where q never goes). Both
     arguments must be probability vectors (non-negative, summing to 1 within 1e-6); the result is >= 0.
     """
-    p = _as_float_array(p, "p")
-    q = _as_float_array(q, "q")
+    p = as_float_array(p, "p")
+    q = as_float_array(q, "q")
     for name, a in (("p", p), ("q", q)):
         if a.ndim == 0 or a.shape[-1] == 0:
             raise ValueError(f"{name} must be a non-empty probability vector")
@@ -193,7 +184,7 @@ def kl_divergence(p: ArrayLike, q: ArrayLike) -> NDArray[np.float64] | float:
 
 def entropy(p: ArrayLike) -> NDArray[np.float64] | float:
     """H(p) = -sum_y p(y) · log p(y) in nats, along the last axis (0 log 0 = 0)."""
-    p = _as_float_array(p, "p")
+    p = as_float_array(p, "p")
     if np.any(p < 0):
         raise ValueError("p must not be negative")
     h = -np.sum(_xlogy_diff(p, _log(p), 0.0), axis=-1)

@@ -76,16 +76,6 @@ def attention_variants(shape: KVCacheShape) -> dict[str, int]:
 BYTES_PER_VALUE: dict[str, float] = {"fp32": 4, "bf16": 2, "fp8": 1, "int4": 0.5}
 GPU_MEMORY = ("one 80 GB GPU", 80e9)  # (label, bytes): the memory of one H100 or A100 80 GB, for scale
 
-# Most of each KV-calculator input (larger values are clamped with a note).
-KV_LIMITS: dict[str, int] = {
-    "layers": 1_000,
-    "query_heads": 1_024,
-    "kv_heads": 1_024,
-    "head_dim": 4_096,
-    "tokens": 100_000_000,
-    "batch": 100_000,
-}
-
 
 @dataclass(frozen=True)
 class KVComparison:
@@ -102,7 +92,6 @@ class KVComparison:
     bytes_per_value: float
     tokens: int
     batch: int
-    notes: tuple[str, ...] = ()
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -128,61 +117,49 @@ def variant_name(query_heads: int, kv_heads: int) -> str:
 
 
 def kv_cache_comparison(
-    layers: float,
-    query_heads: float,
-    kv_heads: float,
-    head_dim: float,
+    layers: int,
+    query_heads: int,
+    kv_heads: int,
+    head_dim: int,
     bytes_per_value: float = 2,
-    tokens: float = 1,
-    batch: float = 1,
+    tokens: int = 1,
+    batch: int = 1,
 ) -> KVComparison:
-    """The KV cache of a shape with its own KV heads, next to full MHA and MQA (never raises for finite numbers).
+    """The KV cache of a shape with its own KV heads, next to full MHA and MQA.
 
         bytes = 2 · L · K · H · bytes_per_value · tokens · batch,   K = query_heads (MHA), kv_heads, or 1 (MQA)
 
-    Inputs are rounded to whole numbers and clamped to 1..KV_LIMITS (tokens and batch too); KV heads above the
-    query heads become the query heads, and KV heads that do not divide them are kept but noted (GQA needs equal
-    groups). Each change adds a note.
+    Every count is a whole number >= 1 and kv_heads <= query_heads; bytes_per_value is a positive number (ValueError
+    otherwise). KV heads that do not divide the query heads are counted as given (a GQA model needs equal groups;
+    :func:`pages.views.inputs.kv_calculator_inputs` notes it).
     """
-    asked = {"layers": layers, "query_heads": query_heads, "kv_heads": kv_heads, "head_dim": head_dim}
-    asked |= {"tokens": tokens, "batch": batch}
-    ok, notes = {}, []
-    for name, value in asked.items():
-        v = float(value) if isinstance(value, int | float | np.number) and math.isfinite(value) else 1.0
-        ok[name] = int(min(max(round(v), 1), KV_LIMITS[name]))
-        if ok[name] != value:
-            notes.append(f"{name.replace('_', ' ')}: using {ok[name]:,} (whole numbers from 1 to {KV_LIMITS[name]:,}).")
-    if ok["kv_heads"] > ok["query_heads"]:
-        notes.append(f"A model has at most one KV head per query head: using {ok['query_heads']} KV heads.")
-        ok["kv_heads"] = ok["query_heads"]
-    if ok["query_heads"] % ok["kv_heads"]:
-        notes.append(
-            f"{ok['kv_heads']} KV heads do not split {ok['query_heads']} query heads into equal groups; "
-            "the size below still counts them, but a GQA model would not be built this way."
-        )
+    counts = {"layers": layers, "query_heads": query_heads, "kv_heads": kv_heads, "head_dim": head_dim}
+    for name, value in (counts | {"tokens": tokens, "batch": batch}).items():
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    if kv_heads > query_heads:
+        raise ValueError(f"kv_heads={kv_heads} exceeds query_heads={query_heads} (at most one KV head per query head)")
     b = float(bytes_per_value)
     if not math.isfinite(b) or b <= 0:
-        notes.append(f"bytes per value {bytes_per_value!r} is not a positive number: using 2 (bf16).")
-        b = 2.0
+        raise ValueError(f"bytes_per_value must be a positive number, got {bytes_per_value!r}")
     rows: dict[int, str] = {}
-    for K in (ok["query_heads"], ok["kv_heads"], 1):
-        rows.setdefault(K, f"{variant_name(ok['query_heads'], K)}: {K} KV head{'s' if K > 1 else ''}")
+    for K in (int(query_heads), int(kv_heads), 1):
+        rows.setdefault(K, f"{variant_name(int(query_heads), K)}: {K} KV head{'s' if K > 1 else ''}")
     Ks = tuple(rows)
-    L, H = ok["layers"], ok["head_dim"]
+    L, H = int(layers), int(head_dim)
     # bytes per token = 2 · L · K · H · bytes_per_value;  total = that · tokens · batch
     per_token = tuple(kv_cache_bytes(L, K, H, b) for K in Ks)
-    total = tuple(kv_cache_bytes(L, K, H, b, ok["tokens"], ok["batch"]) for K in Ks)
+    total = tuple(kv_cache_bytes(L, K, H, b, int(tokens), int(batch)) for K in Ks)
     return KVComparison(
         tuple(rows.values()),
         Ks,
         per_token,
         total,
-        Ks.index(ok["kv_heads"]),
+        Ks.index(int(kv_heads)),
         L,
-        ok["query_heads"],
+        int(query_heads),
         H,
         b,
-        ok["tokens"],
-        ok["batch"],
-        tuple(notes),
+        int(tokens),
+        int(batch),
     )

@@ -69,43 +69,6 @@ class ToyModelSettings:
         return self.heads if self.kv_heads is None else self.kv_heads
 
 
-def settings_with_notes(
-    d_model: int, heads: int, d_k: int | None = None, kv_heads: int | None = None, seed: int = 0
-) -> tuple[ToyModelSettings, tuple[str, ...]]:
-    """Valid settings closest to what was asked, with a note for every change or oddity (never raises for whole
-    numbers): d_k defaults to d_model // heads; KV heads that do not divide the heads become the nearest divisor.
-    """
-    notes = []
-    d_model_ok = int(min(max(d_model, 1), MAX_D_MODEL))
-    heads_ok = int(min(max(heads, 1), MAX_HEADS, d_model_ok))
-    if (d_model_ok, heads_ok) != (d_model, heads):
-        notes.append(f"Using d_model = {d_model_ok} and {heads_ok} heads (limits: 1-{MAX_D_MODEL}, 1-{MAX_HEADS}).")
-    if d_k is None:
-        d_k_ok = d_model_ok // heads_ok
-        if d_model_ok % heads_ok:
-            notes.append(
-                f"d_model = {d_model_ok} is not a multiple of {heads_ok} heads: each head gets d_k = {d_k_ok}, "
-                f"so the heads cover {heads_ok * d_k_ok} of the {d_model_ok} dimensions."
-            )
-    else:
-        d_k_ok = int(min(max(d_k, 1), MAX_D_MODEL))
-        if d_k_ok != d_k:
-            notes.append(f"Using d_k = {d_k_ok}.")
-        if heads_ok * d_k_ok != d_model_ok:
-            notes.append(
-                f"heads x d_k = {heads_ok * d_k_ok} differs from d_model = {d_model_ok}: real layers choose "
-                "d_k = d_model / heads, so the output projection maps the heads back to d_model."
-            )
-    kv_ok = None
-    if kv_heads is not None and kv_heads != heads_ok:
-        divisors = [n for n in range(1, heads_ok + 1) if heads_ok % n == 0]
-        kv_ok = min(divisors, key=lambda n: (abs(n - kv_heads), n))
-        if kv_ok != kv_heads:
-            notes.append(f"{kv_heads} KV heads do not divide {heads_ok} heads: using {kv_ok}.")
-        kv_ok = None if kv_ok == heads_ok else kv_ok
-    return ToyModelSettings(d_model_ok, heads_ok, d_k_ok, kv_ok, max(int(seed), 0)), tuple(notes)
-
-
 def sinusoidal_positions(tokens: int, d_model: int, device: Any = None) -> torch.Tensor:
     """The sinusoidal position signal of the original transformer, shape (tokens, d_model).
 

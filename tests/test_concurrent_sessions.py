@@ -17,7 +17,7 @@ import pytest
 
 import pages.views
 from bench.load import free_port, run_load
-from pages.views import inputs, loss_units, ppo, sampling
+from pages.views import inputs, loss_units, sampling
 from pages.views.state import Field, Spec, State
 from tests.browser.conftest import start_server
 
@@ -117,7 +117,7 @@ def page_problems(page: str, state: State) -> list[str]:
     elif page == "KL_leash":
         problems += inputs.read_answers(state["K"], state["pi_ref"], state["r"], state["r_true"], state["names"])[1]
     elif page == "PPO":
-        (rewards, p1), (values, p2) = ppo.read_numbers(state["gae_r"], "r"), ppo.read_numbers(state["gae_v"], "V")
+        (rewards, p1), (values, p2) = inputs.read_numbers(state["gae_r"], "r"), inputs.read_numbers(state["gae_v"], "V")
         problems += [p for p in (p1, p2) if p]
         if not problems and (not rewards or len(values) != len(rewards) + 1):
             problems.append(f"{len(rewards)} rewards, {len(values)} values")

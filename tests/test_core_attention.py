@@ -456,21 +456,6 @@ def test_toy_causality_check():
         toy_attention.causality_check(("one",), toy_attention.ToyModelSettings())
 
 
-def test_settings_with_notes_never_raise_and_explain():
-    s, notes = toy_attention.settings_with_notes(100, 3)
-    assert (s.d_model, s.heads, s.d_k) == (100, 3, 33) and "not a multiple" in notes[0]
-    s, notes = toy_attention.settings_with_notes(64, 8, kv_heads=3)
-    assert s.n_kv_heads in (2, 4) and "do not divide" in notes[0]
-    s, notes = toy_attention.settings_with_notes(64, 4, d_k=32)
-    assert s.d_k == 32 and "differs from d_model" in notes[0]
-    s, notes = toy_attention.settings_with_notes(0, 0)
-    assert (s.d_model, s.heads, s.d_k) == (1, 1, 1) and notes
-    s, notes = toy_attention.settings_with_notes(10**6, 10**3, kv_heads=1)
-    assert s.d_model == toy_attention.MAX_D_MODEL and s.heads == toy_attention.MAX_HEADS and s.n_kv_heads == 1
-    s, notes = toy_attention.settings_with_notes(64, 4, kv_heads=4)
-    assert s.kv_heads is None and notes == ()
-
-
 @pytest.mark.parametrize(
     "kwargs",
     [{"d_model": 0}, {"heads": 3, "kv_heads": 2}, {"d_k": 2000}, {"seed": -1}, {"position_strength": float("nan")}],
@@ -501,7 +486,7 @@ def test_kv_cache_comparison_has_the_lesson_numbers():
     assert kv.labels == ("MHA: 64 KV heads", "GQA: 8 KV heads", "MQA: 1 KV head")
     assert kv.per_token == (2560 * KiB, 320 * KiB, 40 * KiB)
     assert kv.total == (320 * GiB, 40 * GiB, 5 * GiB)
-    assert kv.chosen == 1 and kv.group_size == 8 and kv.saving_vs_mha == 8 and kv.notes == ()
+    assert kv.chosen == 1 and kv.group_size == 8 and kv.saving_vs_mha == 8
     assert kv.names == ("MHA", "GQA", "MQA")
     assert [fmt.binary_bytes(b, "KiB") for b in kv.per_token] == ["2,560 KiB", "320 KiB", "40 KiB"]
     # the same numbers as kv_cache_bytes, with a batch and fp8
@@ -509,21 +494,31 @@ def test_kv_cache_comparison_has_the_lesson_numbers():
     assert kv8.total[1] == kv_cache.kv_cache_bytes(80, 8, 128, 1, tokens=1000, batch=3)
 
 
-def test_kv_cache_comparison_merges_rows_and_never_raises():
+def test_kv_cache_comparison_merges_rows():
     mha = kv_cache.kv_cache_comparison(32, 32, 32, 128)  # Llama-2-7B: its own KV heads are MHA
     assert mha.labels == ("MHA: 32 KV heads", "MQA: 1 KV head") and mha.chosen == 0 and mha.saving_vs_mha == 1
     mqa = kv_cache.kv_cache_comparison(32, 32, 1, 128)
     assert mqa.chosen == 1 and mqa.group_size == 32
-    odd = kv_cache.kv_cache_comparison(80, 64, 6, 128)
-    assert any("do not split 64 query heads" in n for n in odd.notes) and odd.per_token[1] == 2 * 80 * 6 * 128 * 2
-    wide = kv_cache.kv_cache_comparison(80, 8, 64, 128)
-    assert wide.kv_heads == (8, 1) and any("at most one KV head per query head" in n for n in wide.notes)
-    for bad in (float("nan"), float("inf"), -5.0, 0.0, 1e400):
-        kv = kv_cache.kv_cache_comparison(bad, bad, bad, bad, 2, bad, bad)
-        assert kv.notes and all(v >= 1 for v in (kv.layers, kv.query_heads, kv.head_dim, kv.tokens, kv.batch))
-    huge = kv_cache.kv_cache_comparison(1e9, 64, 8, 128, 2, 1e12)
-    assert huge.layers == kv_cache.KV_LIMITS["layers"] and huge.tokens == kv_cache.KV_LIMITS["tokens"]
-    assert kv_cache.kv_cache_comparison(80, 64, 8, 128, 0).bytes_per_value == 2  # a bad byte count falls back to bf16
+    odd = kv_cache.kv_cache_comparison(80, 64, 6, 128)  # counted as given, though a GQA model needs equal groups
+    assert odd.per_token[1] == 2 * 80 * 6 * 128 * 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (0, 64, 8, 128),
+        (80.0, 64, 8, 128),
+        (80, 64, 8, -1),
+        (80, 8, 64, 128),  # more KV heads than query heads
+        (80, 64, 8, 128, 0),
+        (80, 64, 8, 128, float("nan")),
+        (80, 64, 8, 128, 2, 0),
+        (80, 64, 8, 128, 2, 1, True),
+    ],
+)
+def test_kv_cache_comparison_refuses_invalid_arguments(args):
+    with pytest.raises(ValueError):
+        kv_cache.kv_cache_comparison(*args)
 
 
 def test_variant_name():

@@ -243,7 +243,6 @@ def test_worked_example_d_independent():
     assert round(100 * r.difference, 1) == 1.5
     assert round(100 * r.half_width, 1) == 3.9
     assert r.low < 0 < r.high and not r.significant
-    assert "not significant" in r.verdict and "+1.5 ± 3.9 points" in r.verdict
     assert r.p_value == pytest.approx(2 * scipy.stats.norm.sf(abs(r.z)), rel=1e-10)
 
 
@@ -279,14 +278,14 @@ def test_paired_is_tighter_for_correlated_models():
     paired = evaluation.compare_models(0.710, 0.725, 1000, only_a=40, only_b=55)
     assert paired.se < independent.se and not paired.significant
     tight = evaluation.compare_models(0.710, 0.725, 1000, only_a=15, only_b=30)
-    assert tight.significant and tight.low > 0 and "B is better" in tight.verdict
+    assert tight.significant and tight.low > 0 and tight.difference > 0
 
 
 def test_comparison_edges():
     same = evaluation.compare_models(1.0, 1.0, 50)
     assert same.se == 0 and same.difference == 0 and not same.significant and same.p_value == 1.0
     worse = evaluation.compare_models(0.9, 0.5, 1000)
-    assert worse.significant and worse.high < 0 and "A is better" in worse.verdict
+    assert worse.significant and worse.high < 0 and worse.difference < 0
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import evaluation, kl_leash, tokenizer
+from core import evaluation, kl_leash, kv_cache, tokenizer, toy_attention
 from core.kl_leash import LEASH_PRESETS
 from pages.views import inputs
 
@@ -326,6 +326,55 @@ def test_empty_typed_text_uses_the_fallback():
     assert empty.tokens == tuple(tokenizer.DEFAULT_TEXT.split()) and "example" in empty.note
 
 
+def test_toy_settings_never_raise_and_explain():
+    s, notes = inputs.toy_settings(100, 3)
+    assert (s.d_model, s.heads, s.d_k) == (100, 3, 33) and "not a multiple" in notes[0]
+    s, notes = inputs.toy_settings(64, 8, kv_heads=3)
+    assert s.n_kv_heads in (2, 4) and "do not divide" in notes[0]
+    s, notes = inputs.toy_settings(64, 4, d_k=32)
+    assert s.d_k == 32 and "differs from d_model" in notes[0]
+    s, notes = inputs.toy_settings(0, 0)
+    assert (s.d_model, s.heads, s.d_k) == (1, 1, 1) and notes
+    s, notes = inputs.toy_settings(10**6, 10**3, kv_heads=1)
+    assert s.d_model == toy_attention.MAX_D_MODEL and s.heads == toy_attention.MAX_HEADS and s.n_kv_heads == 1
+    s, notes = inputs.toy_settings(64, 4, kv_heads=4)
+    assert s.kv_heads is None and notes == ()
+
+
+# attention: the KV-cache calculator ------------------------------------------------------------------------------
+
+
+def test_kv_calculator_inputs_pass_valid_shapes_unchanged():
+    counts, b, notes = inputs.kv_calculator_inputs(80, 64, 8, 128, 2, 131072)
+    assert counts == {"layers": 80, "query_heads": 64, "kv_heads": 8, "head_dim": 128, "tokens": 131072, "batch": 1}
+    assert b == 2 and notes == ()
+
+
+def test_kv_calculator_inputs_note_every_change_and_never_raise():
+    counts, _, notes = inputs.kv_calculator_inputs(80, 64, 6, 128)
+    assert counts["kv_heads"] == 6 and any("do not split 64 query heads" in n for n in notes)
+    counts, _, notes = inputs.kv_calculator_inputs(80, 8, 64, 128)
+    assert counts["kv_heads"] == 8 and any("at most one KV head per query head" in n for n in notes)
+    for bad in (float("nan"), float("inf"), -5.0, 0.0, 1e400):
+        counts, b, notes = inputs.kv_calculator_inputs(bad, bad, bad, bad, 2, bad, bad)
+        assert notes and all(v == 1 for v in counts.values())
+        kv_cache.kv_cache_comparison(**counts, bytes_per_value=b)  # core accepts what comes out
+    counts, _, notes = inputs.kv_calculator_inputs(1e9, 64, 8, 128, 2, 1e12)
+    assert counts["layers"] == inputs.KV_LIMITS["layers"] and counts["tokens"] == inputs.KV_LIMITS["tokens"]
+    assert notes == (
+        "layers: using 1,000 (whole numbers from 1 to 1,000).",
+        "tokens: using 100,000,000 (whole numbers from 1 to 100,000,000).",
+    )
+    assert inputs.kv_calculator_inputs(80, 64, 8, 128, 0)[1] == 2  # a bad byte count falls back to bf16
+
+
+def test_kv_limits_are_the_attention_pages_field_ranges():
+    from pages.views import attention as attention_view
+
+    fields = {"layers": "L", "query_heads": "Hq", "kv_heads": "Hkv", "head_dim": "hd", "tokens": "ctx", "batch": "B"}
+    assert {k: attention_view.SPEC[f].hi for k, f in fields.items()} == inputs.KV_LIMITS
+
+
 def test_clamps_take_their_defaults_and_ranges_from_the_pages_fields():
     from pages.views import evaluation as eval_view
     from pages.views import lora as lora_view
@@ -346,4 +395,19 @@ def test_clamps_take_their_defaults_and_ranges_from_the_pages_fields():
     assert inputs.clamp_field(2e9, lora_view.SPEC["seed"]) == (
         10**9,
         ["seed = 2000000000 must lie between 0 and 1000000000; using 1000000000."],
+    )
+
+
+# ppo: the GAE tab's typed rewards and critic values -------------------------------------------------------------
+
+
+def test_read_numbers_round_trips_the_written_lists_and_names_the_bad_entry():
+    values = (0.0, -1.5, 2e-7, 123456.0)  # the written lists keep 6 significant digits
+    assert inputs.read_numbers(inputs.format_values(values), "Rewards") == (list(values), None)
+    assert inputs.read_numbers(" 1;2  3,4 ", "r") == ([1.0, 2.0, 3.0, 4.0], None)
+    assert inputs.read_numbers("", "r") == ([], None)  # the page asks for at least one reward itself
+    assert inputs.read_numbers("1, two, 3", "Rewards") == (None, "Rewards: `two` is not a number.")
+    assert inputs.read_numbers("1, inf", "Critic values") == (
+        None,
+        "Critic values: every entry must be a finite number.",
     )

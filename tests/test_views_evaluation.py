@@ -111,6 +111,20 @@ def test_a_significant_difference_is_a_success():
     assert kind == "success" and "significant, B is better" in text
 
 
+def test_verdict_sentences():
+    same = evaluation.compare_models(0.710, 0.725, 1000)  # worked example D: the interval contains 0
+    assert view_of.verdict(same) == "B - A = +1.5 ± 3.9 points (95%): not significant, the interval contains 0."
+    tight = evaluation.compare_models(0.710, 0.725, 1000, only_a=15, only_b=30)
+    assert view_of.verdict(tight).endswith(": significant, B is better on this benchmark.")
+    worse = evaluation.compare_models(0.9, 0.5, 1000)
+    z = scipy.stats.norm.ppf(0.975)
+    half = 100 * z * math.hypot(math.sqrt(0.9 * 0.1 / 1000), math.sqrt(0.5 * 0.5 / 1000))
+    assert (
+        view_of.verdict(worse)
+        == f"B - A = -40.0 ± {half:.1f} points (95%): significant, A is better on this benchmark."
+    )
+
+
 @pytest.mark.parametrize(
     ("changes", "note", "facts", "shown"),
     [

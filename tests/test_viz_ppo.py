@@ -156,3 +156,10 @@ def test_every_figure_is_valid_plotly():
     ]
     for fig in figs:
         go.Figure(fig.to_dict())  # raises ValueError on an invalid property
+
+
+def test_fixed_writes_a_real_minus_sign():
+    from viz import format as fmt
+
+    assert [fmt.fixed(x) for x in (-0.1234, 0.5, 0.0)] == ["\u22120.123", "0.500", "0.000"]
+    assert fmt.fixed(-2, 2) == "\u22122.00" and fmt.fixed(1.23456, 4) == "1.2346"

@@ -59,7 +59,15 @@ from viz.attention import (
     attention_scale_figure,
 )
 from viz.dpo import dpo_figure
-from viz.evaluation import comparison_figure_of, curve_figures, simulation_figure_of
+from viz.evaluation import (
+    comparison_figure,
+    comparison_figure_of,
+    curve_figures,
+    pass_at_k_figure,
+    pass_hat_k_figure,
+    simulation_figure,
+    simulation_figure_of,
+)
 from viz.grpo import grpo_advantages_figure, grpo_batch_contrast_figure, grpo_difficulty_figure, ppo_vs_grpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
 from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
@@ -72,7 +80,7 @@ from viz.ppo import (
     ppo_clip_figure,
     rlhf_memory_figure,
 )
-from viz.predict import predict_figure
+from viz.predict import predict_figure, with_guess
 from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length_bias_figure
 from viz.sampling import generation_figure, order_figure, sampling_figure
 from viz.scaling import isoflop_family_figure, isoflop_figure
@@ -139,6 +147,10 @@ def _grpo_no_signal(**kw):  # every advantage 0: the warning annotation on its o
 
 def _pass_curves():
     return evaluation.pass_at_k_curves(200, 20, 10)
+
+
+def _simulation():
+    return evaluation.simulate_estimators(0.3, 10, 5, 2000, seed=2)
 
 
 def _comparisons():
@@ -348,12 +360,19 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         },
         gpu_gb=24, **kw,
     ),
-    "pass_at_k_figure": lambda **kw: curve_figures(_pass_curves(), **kw)[0],
-    "pass_hat_k_figure": lambda **kw: curve_figures(_pass_curves(), **kw)[1],
-    "simulation_figure": lambda **kw: simulation_figure_of(
-        evaluation.simulate_estimators(0.3, 10, 5, 2000, seed=2), **kw
-    ),
-    "comparison_figure": lambda **kw: comparison_figure_of(_comparisons(), **kw),
+    "pass_at_k_figure": lambda **kw: (lambda r: pass_at_k_figure(
+        r.ks, r.unbiased, r.plugin, n=r.n, c=r.c, k=r.k, unbiased_at_k=r.unbiased_at_k, plugin_at_k=r.plugin_at_k, **kw,
+    ))(_pass_curves()),
+    "pass_hat_k_figure": lambda **kw: (lambda r: pass_hat_k_figure(
+        r.ks, r.unbiased, r.hat, n=r.n, c=r.c, k=r.k, pass_at_at_k=r.unbiased_at_k, pass_hat_at_k=r.hat_at_k, **kw,
+    ))(_pass_curves()),
+    "simulation_figure": lambda **kw: (lambda s: simulation_figure(
+        s.edges, s.counts_unbiased, s.counts_plugin, truth=s.truth, mean_unbiased=s.mean_unbiased,
+        mean_plugin=s.mean_plugin, p=s.p, n=s.n, k=s.k, **kw,
+    ))(_simulation()),
+    "comparison_figure": lambda **kw: (lambda cs: comparison_figure(
+        cs[0].acc_a, cs[0].acc_b, cs[0].se_a, cs[0].se_b, cs, **kw
+    ))(_comparisons()),
     "attention_figure": _heads,
     "attention_mask_figure": _mask,
     "attention_scale_figure": _scale,
@@ -405,10 +424,30 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
 }  # fmt: skip
 
 
+# Public viz functions that return figures without being a ``<concept>_figure`` builder: the page's shortcuts from
+# core's result objects, and with_guess, which draws a guess on a built figure (as the pages call it). Only their
+# schema is checked here: the figures they build or copy are the builders' above.
+SHORTCUTS: dict[str, Callable[..., go.Figure]] = {
+    "curve_figures:pass@k": lambda **kw: curve_figures(_pass_curves(), **kw)[0],
+    "curve_figures:pass^k": lambda **kw: curve_figures(_pass_curves(), log_x=True, **kw)[1],
+    "simulation_figure_of": lambda **kw: simulation_figure_of(_simulation(), **kw),
+    "comparison_figure_of": lambda **kw: comparison_figure_of(_comparisons(), **kw),
+    "with_guess:x": lambda theme, presenter: with_guess(
+        EXAMPLES["isoflop_figure"](theme=theme, presenter=presenter), 3e10, "your guess: 30.0B", theme=theme
+    ),
+    "with_guess:y": lambda theme, presenter: with_guess(
+        EXAMPLES["pass_at_k_figure"](theme=theme, presenter=presenter), 0.5, "your guess 0.500", axis="y", theme=theme
+    ),
+    "with_guess:x3": lambda theme, presenter: with_guess(
+        EXAMPLES["lora_curves_figure"](theme=theme, presenter=presenter), 4, "your guess r = 4", ref="x3", theme=theme
+    ),
+}  # fmt: skip
+
+
 @functools.cache
 def built(name: str, theme: str, presenter: bool) -> dict[str, Any]:
     """The example's figure as plain JSON-like dicts (what Streamlit sends to the browser)."""
-    fig = EXAMPLES[name](theme=theme, presenter=presenter)
+    fig = (EXAMPLES | SHORTCUTS)[name](theme=theme, presenter=presenter)
     assert isinstance(fig, go.Figure)
     return fig.to_dict()
 
@@ -416,25 +455,40 @@ def built(name: str, theme: str, presenter: bool) -> dict[str, Any]:
 VARIANTS = [(n, t, p) for n in EXAMPLES for t in THEMES for p in (False, True)]
 
 
-def test_the_registry_covers_every_public_builder():
-    builders = set()
+def _public_figure_functions() -> dict[str, Any]:
+    """Every public function of a viz module (but viz.style, the shared builder itself) that returns a figure."""
+    found = {}
     for info in pkgutil.iter_modules(viz.__path__):
         module = importlib.import_module(f"viz.{info.name}")
         for name, obj in vars(module).items():
             public = not name.startswith("_") and inspect.isfunction(obj) and obj.__module__ == module.__name__
-            if public and name.endswith("_figure"):
-                builders.add(name)
-                params = inspect.signature(obj).parameters
-                assert params["theme"].default == "light" and params["presenter"].default is False, name
-                assert params["theme"].kind is params["presenter"].kind is inspect.Parameter.KEYWORD_ONLY, name
+            if public and module.__name__ != "viz.style" and "Figure" in str(inspect.signature(obj).return_annotation):
+                found[name] = obj
+    return found
+
+
+def test_the_registry_covers_every_public_builder():
+    builders, others = set(), set()
+    for name, obj in _public_figure_functions().items():
+        if name.endswith("_figure"):
+            builders.add(name)
+            params = inspect.signature(obj).parameters
+            assert params["theme"].default == "light" and params["presenter"].default is False, name
+            assert params["theme"].kind is params["presenter"].kind is inspect.Parameter.KEYWORD_ONLY, name
+        else:
+            others.add(name)
     assert builders == {name.split(":")[0] for name in EXAMPLES}
+    assert others == {name.split(":")[0] for name in SHORTCUTS}
+    assert {"curve_figures", "simulation_figure_of", "comparison_figure_of", "with_guess"} <= others
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # (a) plotly's schema
 
 
-@pytest.mark.parametrize(("name", "theme", "presenter"), VARIANTS)
+@pytest.mark.parametrize(
+    ("name", "theme", "presenter"), VARIANTS + [(n, t, p) for n in SHORTCUTS for t in THEMES for p in (False, True)]
+)
 def test_builder_output_passes_plotly_validation(name, theme, presenter):
     go.Figure(built(name, theme, presenter))  # raises ValueError on any invalid property or value
 

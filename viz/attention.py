@@ -79,37 +79,7 @@ def _check_square(weights: np.ndarray, tokens: Sequence[str], name: str = "weigh
 # --- layout helpers (plain dicts) -------------------------------------------------------------------------------
 
 
-def _grid(
-    n: int, cols: int, *, hgap: float = 0.04, vgap: float = 0.1, widths: Sequence[float] | None = None
-) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    """Axis ids [('x', 'y'), ('x2', 'y2'), ...] of n subplots in a row-major grid, and their layout entries."""
-    return grid(math.ceil(n / cols), cols, n=n, hgap=hgap, vgap=vgap, widths=widths)
-
-
-def _axis(layout: dict[str, Any], axis_id: str) -> dict[str, Any]:
-    """The layout dict of axis 'x3' (key 'xaxis3')."""
-    return layout[axis_key(axis_id)]
-
-
-def _subplot_titles(names: Sequence[str], layout: dict[str, Any], ids: list[tuple[str, str]]) -> list[dict]:
-    """Title annotations centred above each subplot."""
-    out = []
-    for name, (x, y) in zip(names, ids, strict=True):
-        xd, yd = _axis(layout, x)["domain"], _axis(layout, y)["domain"]
-        out.append(
-            {
-                "text": name,
-                "x": (xd[0] + xd[1]) / 2,
-                "y": yd[1],
-                "xref": "paper",
-                "yref": "paper",
-                "xanchor": "center",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 14},
-            }
-        )
-    return out
+TITLE_SIZE = 14  # the panel titles' font size
 
 
 def _line(axis: str, at: float, xid: str, yid: str, colour: str, dash: str = "dash", width: float = 1.5) -> dict:
@@ -156,7 +126,7 @@ def _presenter_heatmaps(layout: dict[str, Any], ids: list[tuple[str, str]], note
     (plotly's automargin adds the tick labels' room), and no per-panel axis titles (the title names rows and
     columns)."""
     for x, y in ids:
-        for axis in (_axis(layout, x), _axis(layout, y)):
+        for axis in (layout[axis_key(x)], layout[axis_key(y)]):
             axis.pop("title", None)
             axis["automargin"] = True
     title_px = 36 + (22 if notes else 0)  # a 23 px line (and a line of notes) under a 6 px pad
@@ -206,9 +176,10 @@ def attention_figure(
     cols = presenter_columns(H) if presenter else max(1, min(columns, H))
     rows = math.ceil(H / cols)
     if presenter:  # narrow gaps; between rows the room of a panel title (the grid box's height in pixels)
-        ids, layout = _grid(H, cols, hgap=0.03, vgap=PRESENTER_VGAP_PX / PRESENTER_GRID_BOX[1])
+        gaps = {"hgap": 0.03, "vgap": PRESENTER_VGAP_PX / PRESENTER_GRID_BOX[1]}
     else:
-        ids, layout = _grid(H, cols, hgap=0.04 if T > 16 else 0.07, vgap=min(0.12, 0.35 / rows))
+        gaps = {"hgap": 0.04 if T > 16 else 0.07, "vgap": min(0.12, 0.35 / rows)}
+    ids, layout = grid(rows, cols, n=H, titles=names, title_size=TITLE_SIZE, **gaps)
     show_ticks = len(labels) <= 24
     what = "block weight" if edges is not None else "weight"
     data = []
@@ -227,13 +198,13 @@ def attention_figure(
             }
         )
         bottom, left = h + cols >= H, h % cols == 0  # tick labels and titles on the outer edge only
-        _axis(layout, x).update(
+        layout[axis_key(x)].update(
             type="category",
             showticklabels=show_ticks and bottom,
             tickangle=-60,
             title={"text": "key" if bottom else ""},
         )
-        _axis(layout, y).update(
+        layout[axis_key(y)].update(
             type="category",
             autorange="reversed",
             showticklabels=show_ticks and left,
@@ -252,7 +223,6 @@ def attention_figure(
         "title": _title(
             title or "Attention weights per head (rows: queries, columns: keys; each row sums to 1)", notes
         ),
-        "annotations": _subplot_titles(names, layout, ids),
         "coloraxis": {
             "colorscale": colorscale("sequential", theme),
             "cmin": 0.0,
@@ -293,7 +263,8 @@ def attention_mask_figure(
     both, labels, edges = _downsample(np.stack([A, B]), tokens, max_cells, mean_axes=(1,), sum_axes=(2,))
     if edges is not None:  # mean row sum of each block of rows
         sums_a, sums_b = block_reduce(np.stack([sums_a, sums_b]), edges, axis=1)
-    ids, layout = _grid(4, 4, hgap=0.035, widths=[0.36, 0.12, 0.36, 0.12])
+    titles = ["−∞ before softmax (correct)", "row sums", "× 0 after softmax (bug)", "row sums"]
+    ids, layout = grid(1, 4, hgap=0.035, widths=[0.36, 0.12, 0.36, 0.12], titles=titles, title_size=TITLE_SIZE)
     show_ticks = len(labels) <= 24
     data, shapes = [], []
     for (hx, hy), (bx, by), z, sums, colour, name in (
@@ -327,21 +298,19 @@ def attention_mask_figure(
             }
         )
         shapes.append(_line("x", 1.0, bx, by, t.palette["neutral"]))
-        _axis(layout, hx).update(type="category", showticklabels=show_ticks, tickangle=-60, title={"text": "key"})
-        _axis(layout, bx).update(range=[0, 1.1], title={"text": "sum"})
+        layout[axis_key(hx)].update(type="category", showticklabels=show_ticks, tickangle=-60, title={"text": "key"})
+        layout[axis_key(bx)].update(range=[0, 1.1], title={"text": "sum"})
         for y in (hy, by):
-            _axis(layout, y).update(type="category", autorange="reversed", showticklabels=False)
-    _axis(layout, ids[0][1]).update(showticklabels=show_ticks, title={"text": "query"})
+            layout[axis_key(y)].update(type="category", autorange="reversed", showticklabels=False)
+    layout[axis_key(ids[0][1])].update(showticklabels=show_ticks, title={"text": "query"})
     notes = []
     if edges is not None:
         notes.append(
             f"{len(tokens)} tokens shown as {len(edges) - 1} blocks: a cell sums the weights over the key block and "
             "averages over the query block; row sums are block means"
         )
-    titles = ["−∞ before softmax (correct)", "row sums", "× 0 after softmax (bug)", "row sums"]
     layout |= {
         "title": _title("Causal mask: add −∞ before the softmax, or multiply by 0 after it?", notes),
-        "annotations": _subplot_titles(titles, layout, ids),
         "shapes": shapes,
         "coloraxis": {
             "colorscale": colorscale("sequential", theme),
@@ -374,7 +343,8 @@ def attention_scale_figure(
     """
     t = get_theme(theme)
     d = np.asarray(d_k, dtype=float)
-    ids, layout = _grid(2, 2, hgap=0.1)
+    titles = ["Variance of the logits", "Entropy of a row"]
+    ids, layout = grid(1, 2, hgap=0.1, titles=titles, title_size=TITLE_SIZE)
     (vx, vy), (ex, ey) = ids
     data = []
     for choice in variance:
@@ -422,7 +392,7 @@ def attention_scale_figure(
                 "hovertemplate": "d_k %{x}<br>entropy %{y:.3f} nats<extra>" + name + "</extra>",
             }
         )
-    annotations = _subplot_titles(["Variance of the logits", "Entropy of a row"], layout, ids)
+    annotations = layout.pop("annotations")
     grey = t.palette["neutral"]
     shapes = [_line("y", max_entropy, ex, ey, grey), _line("y", 0.0, ex, ey, grey, "dot")]
     note = {"xref": f"{ex} domain", "x": 0.01, "xanchor": "left", "yref": ey, "showarrow": False}
@@ -450,11 +420,11 @@ def attention_scale_figure(
                 }
             )
     for x in (vx, ex):
-        _axis(layout, x).update(
+        layout[axis_key(x)].update(
             type="log", title={"text": "d_k (head dimension)"}, range=[span.min() - 0.1, span.max() + 0.1]
         )
-    _axis(layout, vy).update(type="log", title={"text": "Var(logit)"})
-    _axis(layout, ey).update(title={"text": "mean row entropy (nats)"}, range=[-0.05, 1.15 * max_entropy])
+    layout[axis_key(vy)].update(type="log", title={"text": "Var(logit)"})
+    layout[axis_key(ey)].update(title={"text": "mean row entropy (nats)"}, range=[-0.05, 1.15 * max_entropy])
     legend = {"y": 1.14 if presenter else 1.1}
     layout |= {"annotations": annotations, "shapes": shapes, "uirevision": "attention-scale", "legend": legend}
     return _finish(data, layout, 460, 90, theme, presenter, legend=True)
@@ -487,9 +457,10 @@ def attention_outputs_figure(
     cols = presenter_columns(H) if presenter else max(1, min(columns, H))
     rows = math.ceil(H / cols)
     if presenter:
-        ids, layout = _grid(H, cols, hgap=0.03, vgap=PRESENTER_VGAP_PX / PRESENTER_GRID_BOX[1])
+        gaps = {"hgap": 0.03, "vgap": PRESENTER_VGAP_PX / PRESENTER_GRID_BOX[1]}
     else:
-        ids, layout = _grid(H, cols, hgap=0.05, vgap=min(0.15, 0.4 / rows))
+        gaps = {"hgap": 0.05, "vgap": min(0.15, 0.4 / rows)}
+    ids, layout = grid(rows, cols, n=H, titles=names, title_size=TITLE_SIZE, **gaps)
     dims = np.arange(y_all.shape[2])
     data = []
     for h, (x, y) in enumerate(ids):
@@ -508,8 +479,8 @@ def attention_outputs_figure(
         )
         left, bottom = h % cols == 0, h + cols >= H
         # presenter mode: dimension numbers under each column's lowest panel only (the panel titles sit between rows)
-        _axis(layout, x).update(title={"text": "output dimension"}, showticklabels=bottom or not presenter)
-        _axis(layout, y).update(
+        layout[axis_key(x)].update(title={"text": "output dimension"}, showticklabels=bottom or not presenter)
+        layout[axis_key(y)].update(
             type="category",
             autorange="reversed",
             showticklabels=left and len(labels) <= 24,
@@ -520,7 +491,6 @@ def attention_outputs_figure(
     title = "Output vectors y = A·V per head" + (" (rows: tokens, columns: output dimensions)" if presenter else "")
     layout |= {
         "title": _title(title, notes),
-        "annotations": _subplot_titles(names, layout, ids),
         "coloraxis": {
             "colorscale": colorscale("diverging", theme),
             "cmin": -bound,

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 
 from core.evaluation import EstimatorSimulation, ModelComparison, PassAtKCurves
 from viz import format as fmt
@@ -75,7 +76,7 @@ def _k_line(k: int, t: Theme) -> dict[str, Any]:
     }
 
 
-def _line(x: Any, y: Any, name: str, line: dict[str, Any], hover: str, **extra: Any) -> dict[str, Any]:
+def _line(x: ArrayLike, y: ArrayLike, name: str, line: dict[str, Any], hover: str, **extra: Any) -> dict[str, Any]:
     return {
         "type": "scatter",
         "x": x,
@@ -87,7 +88,7 @@ def _line(x: Any, y: Any, name: str, line: dict[str, Any], hover: str, **extra: 
     } | extra
 
 
-def _check_curves(ks: Any, *curves: Any) -> tuple[np.ndarray, ...]:
+def _check_curves(ks: ArrayLike, *curves: ArrayLike) -> tuple[np.ndarray, ...]:
     ks = np.asarray(ks)
     out = [np.asarray(y, dtype=np.float64) for y in curves]
     if ks.ndim != 1 or any(y.shape != ks.shape for y in out):
@@ -96,9 +97,9 @@ def _check_curves(ks: Any, *curves: Any) -> tuple[np.ndarray, ...]:
 
 
 def pass_at_k_figure(
-    ks: Any,
-    unbiased: Any,
-    plugin: Any,
+    ks: ArrayLike,
+    unbiased: ArrayLike,
+    plugin: ArrayLike,
     *,
     n: int,
     c: int,
@@ -180,17 +181,17 @@ def pass_at_k_figure(
 
 
 def pass_hat_k_figure(
-    ks: Any,
-    pass_at: Any,
-    pass_hat: Any,
+    ks: ArrayLike,
+    pass_at: ArrayLike,
+    pass_hat: ArrayLike,
     *,
     n: int,
     c: int,
     k: int,
     pass_at_at_k: float,
     pass_hat_at_k: float,
-    pass_at_plugin: Any = None,
-    pass_hat_plugin: Any = None,
+    pass_at_plugin: ArrayLike | None = None,
+    pass_hat_plugin: ArrayLike | None = None,
     log_x: bool | None = None,
     max_points: int = MAX_POINTS,
     theme: str = "light",
@@ -287,9 +288,9 @@ def pass_hat_k_figure(
 
 
 def simulation_figure(
-    edges: Any,
-    counts_unbiased: Any,
-    counts_plugin: Any,
+    edges: ArrayLike,
+    counts_unbiased: ArrayLike,
+    counts_plugin: ArrayLike,
     *,
     truth: float,
     mean_unbiased: float,
@@ -372,7 +373,7 @@ def comparison_figure(
     acc_b: float,
     se_a: float,
     se_b: float,
-    comparisons: Sequence[Any],
+    comparisons: Sequence[ModelComparison],
     *,
     z_crit: float = 1.959963984540054,
     names: tuple[str, str] = ("A", "B"),
@@ -381,9 +382,8 @@ def comparison_figure(
 ) -> go.Figure:
     """Both accuracies with their intervals (left) and the difference B − A with its interval (right), in points.
 
-    ``comparisons`` holds one or two results of ``core.evaluation.compare_models`` (anything with ``method``,
-    ``difference``, ``low``, ``high``, ``significant``): e.g. the independent and the paired analysis. A
-    difference interval is green when it excludes 0 (significant) and grey when it contains 0.
+    ``comparisons`` holds one or two results of ``core.evaluation.compare_models``: e.g. the independent and the
+    paired analysis. A difference interval is green when it excludes 0 (significant) and grey when it contains 0.
     """
     if not comparisons:
         raise ValueError("give at least one comparison")

@@ -103,6 +103,11 @@ def mean_pm(mean: float, se: float, decimals: int = 4) -> str:
     return f"{mean:.{decimals}f} ± {spread(se, decimals)}"
 
 
+def fixed(x: float, digits: int = 3) -> str:
+    """A number with ``digits`` decimals and a real minus sign: fixed(-0.1234) -> '−0.123', fixed(2, 2) -> '2.00'."""
+    return f"{x:.{digits}f}".replace("-", "−")
+
+
 def signed(a: float) -> str:
     """A signed value such as an advantage: two decimals, or two significant digits below 0.005; '0' for 0."""
     if a == 0:

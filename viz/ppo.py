@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from core.ppo import KL_NAMES, ClipBatch, ClipCurve, GAEStudy, KLEstimates, KLEstimatorStudy, ModelMemory
-from viz.format import nbytes
+from viz.format import fixed, nbytes
 from viz.style import READOUT, figure, get_theme
 
 _BAND = "rgba(128,128,128,0.15)"  # the clip range [1 - eps_low, 1 + eps_high]
@@ -33,17 +33,12 @@ _ZERO_GRAD = "rgba(213,94,0,0.12)"  # where the clip zeroes the gradient (vermil
 _KL_ROLES = ("negative", "rule", "optimised")  # k1, k2, k3
 
 
-def _num(x: float, digits: int = 3) -> str:
-    """A number for a readout, with a real minus sign."""
-    return f"{x:.{digits}f}".replace("-", "−")
-
-
 # --------------------------------------------------------------------------------------------------------------
 # (1) the clip, with a browser-side ratio slider
 
 
 def _sign_label(A: float) -> str:
-    return f"A = {_num(A, 2)} {'> 0' if A > 0 else '< 0' if A < 0 else '= 0'}"
+    return f"A = {fixed(A, 2)} {'> 0' if A > 0 else '< 0' if A < 0 else '= 0'}"
 
 
 def _clip_readout(curve: ClipCurve, i: int, compact: bool = False) -> str:
@@ -54,11 +49,11 @@ def _clip_readout(curve: ClipCurve, i: int, compact: bool = False) -> str:
         g = curve.gradient[s, i]
         clipped = g == 0 and A != 0
         if compact:
-            parts.append(f"A = {_num(A, 2)}: objective {_num(curve.objective[s, i])}")
-            parts.append(f"    d/dρ = {_num(g, 2)} ({'clipped' if clipped else 'full'})")
+            parts.append(f"A = {fixed(A, 2)}: objective {fixed(curve.objective[s, i])}")
+            parts.append(f"    d/dρ = {fixed(g, 2)} ({'clipped' if clipped else 'full'})")
             continue
         state = "clipped: no gradient" if clipped else "full gradient"
-        parts.append(f"{_sign_label(A)}: objective {_num(curve.objective[s, i])}, d/dρ = {_num(g, 2)} ({state})")
+        parts.append(f"{_sign_label(A)}: objective {fixed(curve.objective[s, i])}, d/dρ = {fixed(g, 2)} ({state})")
     return "<br>".join(parts)
 
 

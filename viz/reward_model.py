@@ -23,13 +23,10 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from core.reward_model import BTFit, LengthSweep, NoiseStudy
+from viz.format import fixed
 from viz.style import READOUT, figure, get_theme
 
 _REF_OPACITY = 0.4
-
-
-def _num(x: float, digits: int = 3) -> str:
-    return f"{x:.{digits}f}".replace("-", "−")
 
 
 def bradley_terry_figure(
@@ -72,11 +69,11 @@ def bradley_terry_figure(
          "hovertemplate": "fitted %{y:.3f}<extra></extra>"},
     ]  # fmt: skip
     lines = [
-        f"mean −log σ(r_w − r_l) = {_num(fit.nll, 4)} nats",
+        f"mean −log σ(r_w − r_l) = {fixed(fit.nll, 4)} nats",
         f"training pairs ranked right: {100 * fit.train_accuracy:.1f}%",
     ]
     if shifted_nll is not None:
-        lines.append(f"after adding {shift:g} to every reward: {_num(shifted_nll, 4)} nats")
+        lines.append(f"after adding {shift:g} to every reward: {fixed(shifted_nll, 4)} nats")
     # The readout panel has the top of the left column to itself, above the curve (on the curve it hid the rise
     # of σ, most of all at presenter size); the bars keep the full height.
     layout = {

@@ -26,7 +26,7 @@ from viz.attention import (
 
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
 DTYPES = tuple(kv_cache.BYTES_PER_VALUE)
-_TOP = kv_cache.KV_LIMITS
+_TOP = inputs.KV_LIMITS
 
 
 def kv_shape(spec: ModelSpec) -> dict[str, int]:
@@ -167,7 +167,7 @@ def tokens_of(state: State) -> tokenizer.Tokens:
 
 def toy_layer(state: State) -> tuple[toy_attention.ToyModelSettings, tuple[str, ...], str]:
     """The toy layer's settings closest to the state, a note for every change, and its variant (MHA, GQA, MQA)."""
-    settings, notes = toy_attention.settings_with_notes(
+    settings, notes = inputs.toy_settings(
         int(state.dm), int(state.h), int(state.dk) or None, int(state.kv), int(state.layer_seed)
     )
     return settings, notes, kv_cache.variant_name(settings.heads, settings.n_kv_heads)
@@ -280,11 +280,12 @@ def _real_figure(
     return result, fig
 
 
-def kv_comparison(state: State) -> kv_cache.KVComparison:
-    """The KV-cache calculator's shape next to MHA and MQA (bytes)."""
-    return kv_cache.kv_cache_comparison(
+def kv_comparison(state: State) -> tuple[kv_cache.KVComparison, tuple[str, ...]]:
+    """The KV-cache calculator's shape next to MHA and MQA (bytes), and a note for every input that had to change."""
+    counts, bytes_per_value, notes = inputs.kv_calculator_inputs(
         state.L, state.Hq, state.Hkv, state.hd, kv_cache.BYTES_PER_VALUE[state.dtype], state.ctx, state.B
     )
+    return kv_cache.kv_cache_comparison(**counts, bytes_per_value=bytes_per_value), notes
 
 
 def figures(state: State, options: Options = DEFAULT) -> View:
@@ -309,8 +310,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     key = (toks, settings, scale, temperature, bool(state.causal), bool(state.designed))
     res = _toy(*key)
     look = (options.theme, options.presenter)  # the figure caches' keys end with these
-    kv = kv_comparison(state)
-    for note in (tokens.note, *setting_notes, *res.notes, *kv.notes):
+    kv, kv_notes = kv_comparison(state)
+    for note in (tokens.note, *setting_notes, *res.notes, *kv_notes):
         if note:
             view.notices.append(("info", note))
     available = real_available()

@@ -222,6 +222,16 @@ def _bias(
     view.tables["Simulation"] = lambda: pd.DataFrame(sim.columns())
 
 
+def verdict(m: evaluation.ModelComparison) -> str:
+    """The comparison in one plain sentence, in percentage points: 'B - A = +1.5 ± 3.9 points (95%): not
+    significant, the interval contains 0.'"""
+    pts = f"{100 * m.difference:+.1f} ± {100 * m.half_width:.1f} points ({m.confidence:.0%})"
+    if m.significant:
+        better = "B" if m.difference > 0 else "A"
+        return f"B - A = {pts}: significant, {better} is better on this benchmark."
+    return f"B - A = {pts}: not significant, the interval contains 0."
+
+
 def _comparison(
     view: View, acc_a: float, acc_b: float, N: int, only_a: int | None, only_b: int | None, look: dict[str, Any]
 ) -> None:
@@ -231,7 +241,7 @@ def _comparison(
     view.figures["compare"] = comparison_figure_of(comps, **look)
     view.facts["comparisons"] = comps
     view.facts["verdicts"] = [
-        ("success" if m.significant else "info", f"**{m.method.capitalize()}.** {m.verdict}") for m in comps
+        ("success" if m.significant else "info", f"**{m.method.capitalize()}.** {verdict(m)}") for m in comps
     ]
     view.readouts += [
         Readout("SE of A", f"{100 * comps[0].se_a:.1f} points", "√(acc (1 − acc) / N)"),

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from core.grpo import G_MAX, G_MIN, flip_reward
 from core.kl_leash import K_MAX, K_MIN, REWARD_LIMIT, Answers, default_names
 from core.tokenizer import Tokens, tokenize
 from pages.views.state import Field, Spec
+
+if TYPE_CHECKING:
+    from core.toy_attention import ToyModelSettings
 
 # ----------------------------------------------------------------------------------------------------------------
 # Numbers (clamped with a note)
@@ -300,6 +303,28 @@ def answer_texts(answers: Answers) -> dict[str, str]:
     }
 
 
+def read_numbers(text: str, name: str) -> tuple[list[float] | None, str | None]:
+    """A typed list of numbers (commas, semicolons or spaces; the PPO page's GAE rewards and values) -> (the
+    numbers, None), or (None, a message naming the field ``name``). Never raises for text."""
+    parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
+    try:
+        values = [float(p) for p in parts]
+    except ValueError:
+        bad = next(p for p in parts if not _is_number(p))
+        return None, f"{name}: `{bad[:20]}` is not a number."
+    if not all(math.isfinite(v) for v in values):
+        return None, f"{name}: every entry must be a finite number."
+    return values, None
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+    except ValueError:
+        return False
+    return True
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # Reward lists (the GRPO page)
 
@@ -397,6 +422,100 @@ def load_matrix(data: bytes | str, filename: str) -> np.ndarray:
             raise ValueError(f"the CSV file is not a rectangular table of numbers: {err}") from None
         return validate_matrix(a)
     raise ValueError(f"unsupported file type {filename!r}: upload a .npy or .csv file")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# The attention page's toy layer and KV-cache calculator
+
+# Most of each KV-calculator input (the page's fields end here; larger values are clamped with a note).
+KV_LIMITS: dict[str, int] = {
+    "layers": 1_000,
+    "query_heads": 1_024,
+    "kv_heads": 1_024,
+    "head_dim": 4_096,
+    "tokens": 100_000_000,
+    "batch": 100_000,
+}
+
+
+def kv_calculator_inputs(
+    layers: Any,
+    query_heads: Any,
+    kv_heads: Any,
+    head_dim: Any,
+    bytes_per_value: Any = 2,
+    tokens: Any = 1,
+    batch: Any = 1,
+) -> tuple[dict[str, int], float, tuple[str, ...]]:
+    """The KV calculator's inputs made valid for :func:`core.kv_cache.kv_cache_comparison`, with a note for every
+    change or oddity (never raises): each count rounded to a whole number and clamped to 1..KV_LIMITS (a value that
+    is not a finite number becomes 1), KV heads above the query heads become the query heads, KV heads that do not
+    divide them are kept but noted (GQA needs equal groups), and a bytes per value that is not positive becomes 2.
+
+    Returns the counts (keyed as KV_LIMITS), the bytes per value and the notes.
+    """
+    asked = {"layers": layers, "query_heads": query_heads, "kv_heads": kv_heads, "head_dim": head_dim}
+    asked |= {"tokens": tokens, "batch": batch}
+    ok, notes = {}, []
+    for name, value in asked.items():
+        v = float(value) if isinstance(value, int | float | np.number) and math.isfinite(value) else 1.0
+        ok[name] = int(min(max(round(v), 1), KV_LIMITS[name]))
+        if ok[name] != value:
+            notes.append(f"{name.replace('_', ' ')}: using {ok[name]:,} (whole numbers from 1 to {KV_LIMITS[name]:,}).")
+    if ok["kv_heads"] > ok["query_heads"]:
+        notes.append(f"A model has at most one KV head per query head: using {ok['query_heads']} KV heads.")
+        ok["kv_heads"] = ok["query_heads"]
+    if ok["query_heads"] % ok["kv_heads"]:
+        notes.append(
+            f"{ok['kv_heads']} KV heads do not split {ok['query_heads']} query heads into equal groups; "
+            "the size below still counts them, but a GQA model would not be built this way."
+        )
+    b = float(bytes_per_value)
+    if not math.isfinite(b) or b <= 0:
+        notes.append(f"bytes per value {bytes_per_value!r} is not a positive number: using 2 (bf16).")
+        b = 2.0
+    return ok, b, tuple(notes)
+
+
+def toy_settings(
+    d_model: int, heads: int, d_k: int | None = None, kv_heads: int | None = None, seed: int = 0
+) -> tuple[ToyModelSettings, tuple[str, ...]]:
+    """The valid :class:`core.toy_attention.ToyModelSettings` closest to what was asked, with a note for every
+    change or oddity (never raises for whole numbers): d_k defaults to d_model // heads; KV heads that do not divide
+    the heads become the nearest divisor.
+    """
+    # torch: imported with the attention page, not with every page that reads its inputs here
+    from core.toy_attention import MAX_D_MODEL, MAX_HEADS, ToyModelSettings
+
+    notes = []
+    d_model_ok = int(min(max(d_model, 1), MAX_D_MODEL))
+    heads_ok = int(min(max(heads, 1), MAX_HEADS, d_model_ok))
+    if (d_model_ok, heads_ok) != (d_model, heads):
+        notes.append(f"Using d_model = {d_model_ok} and {heads_ok} heads (limits: 1-{MAX_D_MODEL}, 1-{MAX_HEADS}).")
+    if d_k is None:
+        d_k_ok = d_model_ok // heads_ok
+        if d_model_ok % heads_ok:
+            notes.append(
+                f"d_model = {d_model_ok} is not a multiple of {heads_ok} heads: each head gets d_k = {d_k_ok}, "
+                f"so the heads cover {heads_ok * d_k_ok} of the {d_model_ok} dimensions."
+            )
+    else:
+        d_k_ok = int(min(max(d_k, 1), MAX_D_MODEL))
+        if d_k_ok != d_k:
+            notes.append(f"Using d_k = {d_k_ok}.")
+        if heads_ok * d_k_ok != d_model_ok:
+            notes.append(
+                f"heads x d_k = {heads_ok * d_k_ok} differs from d_model = {d_model_ok}: real layers choose "
+                "d_k = d_model / heads, so the output projection maps the heads back to d_model."
+            )
+    kv_ok = None
+    if kv_heads is not None and kv_heads != heads_ok:
+        divisors = [n for n in range(1, heads_ok + 1) if heads_ok % n == 0]
+        kv_ok = min(divisors, key=lambda n: (abs(n - kv_heads), n))
+        if kv_ok != kv_heads:
+            notes.append(f"{kv_heads} KV heads do not divide {heads_ok} heads: using {kv_ok}.")
+        kv_ok = None if kv_ok == heads_ok else kv_ok
+    return ToyModelSettings(d_model_ok, heads_ok, d_k_ok, kv_ok, max(int(seed), 0)), tuple(notes)
 
 
 # ----------------------------------------------------------------------------------------------------------------

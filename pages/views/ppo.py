@@ -3,14 +3,11 @@ and the memory of the four models (tabs, built only when open)."""
 
 from __future__ import annotations
 
-import math
-import re
-
 import numpy as np
 import pandas as pd
 
 from core import ppo
-from pages.views import DEFAULT, Options, Readout, View
+from pages.views import DEFAULT, Options, Readout, View, inputs
 from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz.ppo import (
@@ -31,10 +28,6 @@ KL_REF = (0.2, 0.3, 0.3, 0.2)
 GAE_DEFAULT = ppo.GAE_PRESETS["sparse"]
 
 
-def _numbers_text(xs: tuple[float, ...]) -> str:
-    return ", ".join(f"{x:g}" for x in xs)
-
-
 def _clip_preset(key: str) -> dict:
     p = ppo.CLIP_PRESETS[key]
     asym = p.eps_high != p.eps_low
@@ -45,8 +38,8 @@ def _gae_preset(key: str) -> dict:
     p = ppo.GAE_PRESETS[key]
     return {
         "ppo_view": "GAE",
-        "gae_r": _numbers_text(p.rewards),
-        "gae_v": _numbers_text(p.values),
+        "gae_r": inputs.format_values(p.rewards),
+        "gae_v": inputs.format_values(p.values),
         "gamma": p.gamma,
         "lam": p.lam,
     }
@@ -95,9 +88,9 @@ SPEC = Spec(
         Field("noise", "Spread of log ρ across tokens (σ)", "float", 0.15, lo=0.0, hi=1.0, step=0.01,
               widget="slider", help="How far the policy has moved since it sampled the batch."),
         Field("tok_n", "Tokens in the batch", "int", 400, lo=10, hi=5000, step=10),
-        Field("gae_r", "Rewards r_t", "text", _numbers_text(GAE_DEFAULT.rewards), max_chars=400,
+        Field("gae_r", "Rewards r_t", "text", inputs.format_values(GAE_DEFAULT.rewards), max_chars=400,
               help="One per step, commas or spaces between them."),
-        Field("gae_v", "Critic values V(s_0) … V(s_T)", "text", _numbers_text(GAE_DEFAULT.values), max_chars=400,
+        Field("gae_v", "Critic values V(s_0) … V(s_T)", "text", inputs.format_values(GAE_DEFAULT.values), max_chars=400,
               help="One more than the rewards: the last is the bootstrap value (0 if the episode ended)."),
         Field("gamma", "γ (discount)", "float", GAE_DEFAULT.gamma, lo=0.0, hi=1.0, step=0.01, widget="slider"),
         Field("lam", "λ (GAE)", "float", GAE_DEFAULT.lam, lo=0.0, hi=1.0, step=0.01, widget="slider"),
@@ -122,27 +115,6 @@ def eps_of(state: State) -> tuple[float, float]:
 def rho_grid() -> list[float]:
     """The ratios of the figure's slider steps (the values a drag can write into ``rho``)."""
     return [float(x) for x in np.round(np.linspace(*RHO_RANGE, RHO_STEPS), 12)]
-
-
-def read_numbers(text: str, name: str) -> tuple[list[float] | None, str | None]:
-    """A typed list of numbers -> (the numbers, None), or (None, a message)."""
-    parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        bad = next(p for p in parts if not _is_number(p))
-        return None, f"{name}: `{bad[:20]}` is not a number."
-    if not all(math.isfinite(v) for v in values):
-        return None, f"{name}: every entry must be a finite number."
-    return values, None
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
 
 
 def _grad_text(g: float, A: float) -> str:
@@ -183,8 +155,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout("Clip range", f"[{1 - lo:.2f}, {1 + hi:.2f}]", "1 − ε_low to 1 + ε_high"),
             Readout("A > 0: gradient d/dρ", _grad_text(float(grad[0]), 1.0), "for A = +1"),
             Readout("A < 0: gradient d/dρ", _grad_text(float(grad[1]), -1.0), "for A = −1"),
-            Readout("A > 0: objective", fmt_signed(float(obj[0])), "min(ρA, clip(ρ)A) at A = +1"),
-            Readout("A < 0: objective", fmt_signed(float(obj[1])), "min(ρA, clip(ρ)A) at A = −1"),
+            Readout("A > 0: objective", fmt.fixed(float(obj[0])), "min(ρA, clip(ρ)A) at A = +1"),
+            Readout("A < 0: objective", fmt.fixed(float(obj[1])), "min(ρA, clip(ρ)A) at A = −1"),
         ]
         view.tables["Clip curve"] = lambda: pd.DataFrame(
             {
@@ -208,10 +180,6 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     return view
 
 
-def fmt_signed(x: float, digits: int = 3) -> str:
-    return f"{x:.{digits}f}".replace("-", "−")
-
-
 def _batch(state: State, options: Options, view: View, lo: float, hi: float) -> None:
     try:
         b = ppo.token_batch(int(state.tok_n), float(state.noise), lo, hi, seed=0)
@@ -231,8 +199,8 @@ def _batch(state: State, options: Options, view: View, lo: float, hi: float) -> 
 
 
 def _gae_input(state: State, view: View) -> tuple[list[float], list[float]] | None:
-    rewards, p1 = read_numbers(state.gae_r, "Rewards")
-    values, p2 = read_numbers(state.gae_v, "Critic values")
+    rewards, p1 = inputs.read_numbers(state.gae_r, "Rewards")
+    values, p2 = inputs.read_numbers(state.gae_v, "Critic values")
     problem = p1 or p2
     if problem is None and not rewards:
         problem = "The trajectory is empty: type at least one reward (and one more critic value than rewards)."
@@ -292,7 +260,7 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
     view.figures["gae"] = gae_figure(rewards, values, delta, lams, adv, lam, **options.look)
     a_lam = adv[lams.index(lam)]
     view.facts["gae_advantages"] = a_lam
-    view.facts["gae_readouts"].insert(0, Readout("A_0 at this λ", fmt_signed(float(a_lam[0])), "the first step"))
+    view.facts["gae_readouts"].insert(0, Readout("A_0 at this λ", fmt.fixed(float(a_lam[0])), "the first step"))
     err0, err1 = gae_limit_errors(rewards, values, gamma, adv[lams.index(0.0)], adv[lams.index(1.0)])
     view.facts["gae_limits"] = (err0, err1)
     view.facts["gae_limit_readouts"] = [
