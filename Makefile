@@ -8,7 +8,7 @@ PORT ?= 8501
 ADDRESS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench chromium clean real-model nginx serve wheelhouse offline-install screenshots
+.PHONY: run test lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,12 +25,21 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
 
+npm:
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "Installing Debian's npm to fetch axe-core for the browser tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q npm; }
+
 # axe-core (the accessibility checker the browser tests inject from disk, never from a CDN): fetched once from the
-# npm registry into .cache/axe, offline afterwards.
+# npm registry into .cache/axe, offline afterwards. An exact version, so that every machine runs the same rules; to
+# move to another, change AXE_VERSION and delete .cache/axe.
+AXE_VERSION := 4.14.1
 AXE := .cache/axe/node_modules/axe-core/axe.min.js
 
 $(AXE):
-	npm install --no-save --no-audit --no-fund --prefix .cache/axe axe-core@4
+	@$(MAKE) --no-print-directory npm
+	npm install --no-save --no-audit --no-fund --prefix .cache/axe axe-core@$(AXE_VERSION)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

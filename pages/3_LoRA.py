@@ -111,6 +111,7 @@ spinner = st.spinner("Decomposing ΔW (one SVD per matrix; moving r later reuses
 with spinner or nullcontext(), tab_init if tab_init.open else nullcontext():  # the progress bar goes in its tab
     out = figures(view_of.relevant(page.state(), options), options, upload_key, delta_upload, analysis)
 
+page.show_notices(out)  # before the charts: the view's readouts go into their text alternatives
 page.hide = page.hide or out.facts.get("predict") == "hidden"  # Predict first: no answer in any text
 if "predict" in out.figures:
     with tab_rank:
@@ -136,7 +137,6 @@ if "training" in out.figures:
     with tab_init:
         page.chart(out.figures["training"], "training", "lora-initialisation")
         st.caption(out.facts["training_caption"])
-page.show_notices(out)
 page.readouts(out.readouts)
 
 qlora = out.facts["qlora"]  # NF4 and the QLoRA preset, for the explanation's numbers

@@ -137,6 +137,7 @@ class Page:
     theme: str = "light"  # the viewer's theme, "light" or "dark": figures are drawn for it (viz.style)
     heading: bool = True  # the title and takeaway on top (the deck player draws its slide's title instead)
     short_title: str = ""  # presenter mode's one-line title
+    _view: View | None = None  # the page's view (from show_notices): its readouts describe its figures
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -240,7 +241,9 @@ class Page:
         return State({f.name: self._values.get(f.name, f.default) for f in self.spec.fields})
 
     def show_notices(self, view: View) -> None:
-        """The messages a view produced (clamped or renormalised inputs)."""
+        """The messages a view produced (clamped or renormalised inputs). The view is also the page's: each of
+        its figures that :meth:`chart` draws gets the view's readouts in its text alternative."""
+        self._view = view
         for kind, text in view.notices:
             self.notice(text, kind)
 
@@ -287,7 +290,7 @@ class Page:
         if drag is not None:
             assert self.spec is not None, "drag needs a page spec"
             drag_sync(self.spec[drag], key, drag_values)
-        kwargs.setdefault("alt", figure_alt(fig, drag is not None))
+        kwargs.setdefault("alt", figure_alt(fig, drag is not None, self._readouts_of(fig)))
         config = plotly_config(filename, self.image_format)
         if slot is not None:
             height = {"height": "stretch"} if self.presenter else {}
@@ -296,6 +299,13 @@ class Page:
             with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
                 return st.plotly_chart(fig, key=key, config=config, width="stretch", height="stretch", **kwargs)
         return st.plotly_chart(fig, key=key, config=config, width="stretch", **kwargs)
+
+    def _readouts_of(self, fig: go.Figure) -> Sequence[Readout]:
+        """The readouts that go with ``fig``: the page's view's, when the figure is one of that view's."""
+        view = self._view
+        if view is not None and any(fig is other for other in view.figures.values()):
+            return view.readouts
+        return ()
 
     def chart_slot(self, key: str) -> Any:
         """An empty place for a figure that :meth:`chart` (``slot=``) fills and may replace in place; in presenter
@@ -469,20 +479,33 @@ def _page_config(title: str) -> None:
 _TAG = re.compile(r"<[^>]+>")
 
 
-def figure_alt(fig: go.Figure, draggable: bool = False) -> str:
+ALT_READOUTS = 4  # readouts quoted in a figure's text alternative; the rest are in the readouts themselves
+
+
+def figure_alt(fig: go.Figure, draggable: bool = False, readouts: Sequence[Readout] = ()) -> str:
     """A short text alternative for a figure (Streamlit gives it to the chart as its accessible name): its title,
-    what its axes measure, and where its numbers are as text."""
+    what its axes measure, and its live numbers as text (the first :data:`ALT_READOUTS` of ``readouts``, "label:
+    value"), so that a screen reader hears what the figure shows."""
     layout = fig.layout
 
     def text(obj: Any) -> str:
         raw = getattr(getattr(obj, "title", None), "text", None) or ""
         return " ".join(_TAG.sub(" ", raw.replace("<br>", ". ")).split())
 
+    def plain(raw: str) -> str:
+        return " ".join(_TAG.sub(" ", raw).split())
+
     parts = [text(layout) or "Figure"]
     axes = [f"{name[0]}: {label}" for name in ("xaxis", "yaxis") if (label := text(getattr(layout, name, None)))]
     if axes:
         parts.append("Axes, " + "; ".join(axes))
-    parts.append("Its live numbers are in the readouts, as text")
+    if readouts:
+        shown = "; ".join(f"{plain(r.label)}: {plain(r.value)}" for r in readouts[:ALT_READOUTS])
+        parts.append(f"Readouts, {shown}")
+        if len(readouts) > ALT_READOUTS:
+            parts.append("More readouts beside the figure, as text")
+    else:
+        parts.append("Its live numbers are in the readouts, as text")
     if draggable:
         parts.append("Its slider is also a control in the sidebar")
     return ". ".join(p.rstrip(". ") for p in parts) + "."

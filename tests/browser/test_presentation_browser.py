@@ -251,15 +251,28 @@ def _dark_backgrounds(page, name: str) -> None:
     assert paper and max(paper) < 0.05, backgrounds
 
 
+def _chart_names(page) -> list[tuple[str | None, str]]:
+    """Each chart's role and accessible name (Streamlit sets both on the chart's container from ``alt``)."""
+    return page.eval_on_selector_all(
+        "[data-testid='stPlotlyChart']",
+        "es => es.map(e => [e.getAttribute('role'), e.getAttribute('aria-label') || ''])",
+    )
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("name", ALL)
 def test_axe_finds_no_serious_violation_and_the_theme_holds(tabs, base, name, scheme) -> None:
+    """... and each figure has a text alternative that reads out its live numbers (the page's readouts)."""
     if not AXE.exists():
         pytest.fail(f"axe-core is not installed at {AXE}; `make test` installs it (npm)")
     page, external = tabs(scheme, 1400, 1000)
     _open(page, f"{base}/{name}", figure=name in FIGURE_PAGES)
     if scheme == "dark":
         _dark_backgrounds(page, name)
+    names = _chart_names(page)
+    assert len(names) >= (name in FIGURE_PAGES)
+    for role, label in names:
+        assert role == "figure" and "Readouts, " in label and any(c.isdigit() for c in label), (role, label)
     assert _axe(page) == []
     assert external == []
 
