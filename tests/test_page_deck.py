@@ -134,3 +134,38 @@ def test_the_speaker_view_sends_no_notes_while_answers_are_hidden() -> None:
     assert not any(notes_line in m.value for m in hidden.markdown)
     assert any("speaker notes hold the answers" in c.value for c in hidden.caption)
     assert any(interview.slide(2).title in m.value for m in hidden.markdown)  # the next slide's title still shows
+
+
+def test_the_handout_download_leaves_out_the_notes_while_answers_are_hidden(monkeypatch) -> None:
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    deferred: dict[str, object] = {}  # what each on-click download would build, by file name
+    served: dict[str, bytes] = {}  # what each ordinary download button hands the browser, by file name
+    add_deferred, load = MediaFileManager.add_deferred, MemoryMediaFileStorage.load_and_get_id
+
+    def record_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        deferred[file_name] = data_callable
+        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    def record(self, data, mimetype, kind, filename=None):
+        served[filename] = data if isinstance(data, bytes) else data.encode()
+        return load(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record_deferred)
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    interview = load_decks()[0]["interview"]
+    notes_line = "C = 6 x 7e9 x 2e12"  # slide 1's answer, in its notes
+    assert notes_line in interview.slide(1).notes
+
+    shown = open_page(PLAYER, {"deck": "interview", "slide": "3"})
+    assert not shown.exception and notes_line in deferred.pop("interview-handout.html")()
+    assert notes_line.encode() in served.pop("interview.toml")
+
+    hidden = open_page(PLAYER, {"deck": "interview", "slide": "3", "hide": "true"})
+    assert not hidden.exception
+    handout = deferred.pop("interview-handout.html")()
+    assert 'class="notes"' not in handout and 'data-testid="notes-hidden"' in handout
+    assert notes_line not in handout and interview.slide(1).title in handout  # titles stay, answers go
+    assert "interview.toml" not in served and not any(notes_line.encode() in data for data in served.values())
+    assert any("deck's TOML (which holds them) is not offered" in c.value for c in hidden.caption)
