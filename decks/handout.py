@@ -3,7 +3,8 @@
 plotly.js is inlined once from the installed plotly package, so the file opens offline and asks nothing of the
 network. The figures come from each page's ``figures(state, options)``, as on the page itself.
 
-Command line: ``python -m decks.handout decks/lesson.toml out.html``.
+Command line: ``python -m decks.handout decks/lesson.toml out.html`` (add ``--hide`` to leave out the speaker notes,
+which hold the answers, as the page does with answers hidden).
 """
 
 from __future__ import annotations
@@ -83,8 +84,17 @@ def unique_figures(figures: dict[str, go.Figure]) -> list[go.Figure]:
     return out
 
 
-def build_handout(deck: Deck, theme: str = "light") -> str:
-    """The handout of ``deck`` as one HTML document (plotly.js inline, no request to any network)."""
+HIDDEN_NOTES = (
+    "Answers hidden (hide=true): this handout leaves out the speaker notes, which hold the answers. Build it with "
+    "answers shown to include them."
+)
+
+
+def build_handout(deck: Deck, theme: str = "light", hide: bool = False) -> str:
+    """The handout of ``deck`` as one HTML document (plotly.js inline, no request to any network).
+
+    ``hide``: answers hidden (``?hide=true``, as on the pages): the speaker notes, which hold the answers, are left
+    out entirely, and the handout says so once under its title."""
     sections = []
     for number, slide in enumerate(deck.slides, start=1):
         view = slide.view(theme=theme, presenter=False)
@@ -101,7 +111,7 @@ def build_handout(deck: Deck, theme: str = "light") -> str:
             for r in view.readouts
         )
         notices = "".join(f"<p class='meta'>{html.escape(text)}</p>" for _, text in view.notices)
-        notes = f'<div class="notes">{markdown_to_html(slide.notes)}</div>' if slide.notes else ""
+        notes = f'<div class="notes">{markdown_to_html(slide.notes)}</div>' if slide.notes and not hide else ""
         sections.append(
             f'<section class="slide" id="slide-{number}">'
             f"<h2>{number}. {html.escape(slide.title)}</h2>"
@@ -112,6 +122,8 @@ def build_handout(deck: Deck, theme: str = "light") -> str:
         f'<li><a href="#slide-{i}">{html.escape(s.title)}</a></li>' for i, s in enumerate(deck.slides, start=1)
     )
     description = f"<p>{html.escape(deck.description)}</p>" if deck.description else ""
+    if hide:
+        description += f'<p class="meta" data-testid="notes-hidden">{html.escape(HIDDEN_NOTES)}</p>'
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<title>{html.escape(deck.title)}</title><style>{_CSS}</style>"
@@ -123,8 +135,10 @@ def build_handout(deck: Deck, theme: str = "light") -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    hide = "--hide" in args
+    args = [a for a in args if a != "--hide"]
     if len(args) != 2:
-        print("usage: python -m decks.handout DECK.toml OUT.html", file=sys.stderr)
+        print("usage: python -m decks.handout [--hide] DECK.toml OUT.html", file=sys.stderr)
         return 2
     try:
         deck = load_deck(args[0])
@@ -133,8 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in exc.problems:
             print(f"  - {problem}", file=sys.stderr)
         return 1
-    Path(args[1]).write_text(build_handout(deck), encoding="utf-8")
-    print(f"wrote {args[1]}: {len(deck)} slides")
+    Path(args[1]).write_text(build_handout(deck, hide=hide), encoding="utf-8")
+    print(f"wrote {args[1]}: {len(deck)} slides" + (", speaker notes left out (--hide)" if hide else ""))
     return 0
 
 

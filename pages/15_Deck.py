@@ -350,20 +350,29 @@ with st.expander(":material/build: Decks: build your own, upload, download, hand
         st.error(f"`decks/{name}.toml` could not load:\n\n" + "\n".join(f"- {p}" for p in problems))
     for problem in draft_problems:
         st.warning(problem)
+    # With answers hidden (hide=true) nothing that holds the speaker notes, which hold the answers, is sent: the
+    # handout leaves them out and the TOML downloads (notes included) are not offered.
     st.download_button(
-        f":material/download: Handout of “{deck.title}” (one HTML file, works offline)",
-        lambda: build_handout(deck),
+        f":material/download: Handout of “{deck.title}” (one HTML file, works offline)"
+        + (", without the speaker notes" if page.hide else ""),
+        lambda: build_handout(deck, hide=page.hide),
         file_name=f"{deck.name}-handout.html",
         mime="text/html",
         key="deck-handout",
     )
-    st.download_button(
-        f":material/download: “{deck.title}” as TOML",
-        deck_to_toml(deck),
-        file_name=f"{deck.name}.toml",
-        mime="application/toml",
-        key="deck-toml",
-    )
+    if page.hide:
+        st.caption(
+            f"{HIDDEN_CAPTION}: the handout leaves out the speaker notes, and the deck's TOML (which holds them) "
+            "is not offered."
+        )
+    else:
+        st.download_button(
+            f":material/download: “{deck.title}” as TOML",
+            deck_to_toml(deck),
+            file_name=f"{deck.name}.toml",
+            mime="application/toml",
+            key="deck-toml",
+        )
     st.subheader("Your draft deck")
     items = st.session_state.setdefault(DECK_DRAFT, [])
     st.caption(
@@ -396,7 +405,7 @@ with st.expander(":material/build: Decks: build your own, upload, download, hand
             help="preview: play from here",
         )
         c[4].button(":material/close:", key=f"draft-remove-{i}", on_click=_remove, args=(i,))
-    if draft is not None:
+    if draft is not None and not page.hide:
         st.download_button(
             ":material/download: The draft as TOML",
             deck_to_toml(draft),

@@ -3,6 +3,8 @@ the pages accept, its numbers match core, and bad card files give clear messages
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import pkgutil
 from pathlib import Path
@@ -24,7 +26,9 @@ from core import (
     lora_layer,
     lora_memory,
     loss_units,
+    reward_model,
     scaling,
+    schedules,
     serving,
     training_memory,
 )
@@ -59,6 +63,46 @@ def _compute_share(N, D, fit="hoffmann2022"):
 
 def _model(name):
     return lora_memory.MODEL_PRESETS[name]
+
+
+@functools.cache
+def _lora_fit(init, r, alpha, steps):
+    config = lora_layer.TrainConfig(r=r, alpha=alpha, steps=steps)
+    return lora_layer.train_all_inits(config, inits=(init,))[init]  # as the page runs it (few torch threads)
+
+
+def _lora_init_run(init, field, r=8, alpha=16.0, steps=200):
+    """A number of the LoRA page's initialisation fit: the output change at step 0, a gradient's norm at step 0, or
+    the largest ||A||_F or ||B||_F over every step (``max_norm_A``, ``max_norm_B``)."""
+    run = _lora_fit(init, r, alpha, steps)
+    if field.startswith("max_norm_"):
+        return float(np.max(getattr(run, field.removeprefix("max_"))))
+    return float(getattr(run, field))
+
+
+def _length_bias(beta, field, length_coef=reward_model.LENGTH_TOY.length_coef):
+    """The KL-leash optimum over the length toy's answers at one beta: mean length, true or proxy reward, KL."""
+    toy = dataclasses.replace(reward_model.LENGTH_TOY, length_coef=length_coef)
+    return float(getattr(reward_model.length_bias_sweep(toy, betas=np.array([float(beta)])), field)[0])
+
+
+def _length_best(field, length_coef=reward_model.LENGTH_TOY.length_coef):
+    """Over the KL page's beta steps: the beta with the best true quality (``best_beta``) or that quality."""
+    toy = dataclasses.replace(reward_model.LENGTH_TOY, length_coef=length_coef)
+    sweep = reward_model.length_bias_sweep(toy, betas=np.array(kl_leash.beta_choices()))
+    return sweep.best_beta if field == "best_beta" else float(sweep.true_reward.max())
+
+
+def _schedule_end_loss(kind, steps, warmup, final_lr_frac, decay_steps=None, decay_shape="linear"):
+    lr = schedules.lr_schedule(
+        kind, steps, warmup=warmup, final_lr_frac=final_lr_frac, decay_steps=decay_steps, decay_shape=decay_shape
+    )
+    return float(schedules.DEFAULT_LOSS_MODEL.loss(lr)[-1])
+
+
+def _kaplan(long_steps, n, which, warmup, final_lr_frac=0.1):
+    gap = schedules.kaplan_gap(long_steps, [n], final_lr_frac=final_lr_frac, warmup=warmup)
+    return float({"read": gap.read_from_long, "own": gap.own_schedule, "gap": gap.gap}[which][0])
 
 
 def _lora_field(model, targets, r, field, base="bf16"):
@@ -111,6 +155,14 @@ QUANTITIES = {
     "lora_share": lambda d, k, r: lora.lora_param_count(d, k, r) / (d * k),
     "lora_memory": _lora_field,
     "lora_scale": lambda alpha, r: float(lora_layer.lora_scale(alpha, r)),
+    "lora_init_run": _lora_init_run,
+    "base_bits_per_param": lambda base: 8 * lora_memory.BASE_BYTES[base],
+    "nf4_block_overhead_bits": lambda: 8 * lora_memory.BASE_BYTES["nf4"] - 4,
+    "base_bytes_ratio": lambda base, to: lora_memory.BASE_BYTES[base] / lora_memory.BASE_BYTES[to],
+    "length_bias": _length_bias,
+    "length_bias_best": _length_best,
+    "schedule_end_loss": _schedule_end_loss,
+    "kaplan_read_off": _kaplan,
     "kv_kib_per_token": lambda layers, kv_heads, head_dim, bytes: (
         kv_cache.kv_cache_bytes(layers, kv_heads, head_dim, bytes) / 1024
     ),
@@ -170,6 +222,10 @@ def test_pages_are_every_view_that_draws_figures():
     assert set(PAGES) == drawn
     assert {"Sampling", "PPO", "Reward_model", "Serving", "Loss_and_units", "Training_memory", "Schedules"} <= drawn
     assert "Drills" not in PAGES and "Deck" not in PAGES
+
+
+def test_every_page_has_a_card_that_opens_it():
+    assert {card.view.page for card in CARDS if card.view.page} == set(PAGES)
 
 
 def test_a_card_without_a_view_says_why_in_its_file():

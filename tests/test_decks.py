@@ -150,3 +150,25 @@ def test_a_deck_may_name_a_kv_preset_by_its_name_before_the_llama_3_1_rename() -
     new = parse_deck('[[slides]]\ntitle = "x"\npage = "Attention"\npreset = "Llama-3.1-8B at 128k tokens"\n')
     assert old.slides[0].state == new.slides[0].state
     assert new.slides[0].state["ctx"] == 131_072 and new.slides[0].state["Hkv"] == 8
+
+
+def test_a_handout_with_answers_hidden_leaves_out_every_speaker_note(shipped, tmp_path: Path) -> None:
+    deck = parse_deck(
+        'title = "t"\n[[slides]]\ntitle = "Leash"\npage = "KL_leash"\nnotes = "The answer: **0.73**."\n'
+        '[[slides]]\ntitle = "Group"\npage = "GRPO"\nvalues = { rewards = "1,0,0,0" }\nnotes = "A_1 = 1.73"\n'
+    )
+    shown, hidden = build_handout(deck), build_handout(deck, hide=True)
+    assert "<strong>0.73</strong>" in shown and "A_1 = 1.73" in shown and shown.count('class="notes"') == 2
+    assert "0.73</strong>" not in hidden and "A_1 = 1.73" not in hidden and 'class="notes"' not in hidden
+    assert 'data-testid="notes-hidden"' in hidden and 'data-testid="notes-hidden"' not in shown
+    # everything else is still there: the titles, the links and every figure
+    for text in ("1. Leash", "2. Group", "GRPO?rewards=1%2C0%2C0%2C0"):
+        assert text in hidden, text
+    assert hidden.count('class="figure-data"') == shown.count('class="figure-data"') >= 2
+    out = tmp_path / "hidden.html"
+    assert main(["--hide", str(DECKS_DIR / "interview.toml"), str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert 'class="notes"' not in text
+    for slide in shipped["interview"].slides:  # no line of any slide's notes, in any form
+        for line in filter(None, (x.strip(" -") for x in slide.notes.splitlines())):
+            assert markdown_to_html(line).removeprefix("<p>").removesuffix("</p>") not in text, line

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from decks import load_decks, parse_deck
@@ -134,3 +136,91 @@ def test_the_speaker_view_sends_no_notes_while_answers_are_hidden() -> None:
     assert not any(notes_line in m.value for m in hidden.markdown)
     assert any("speaker notes hold the answers" in c.value for c in hidden.caption)
     assert any(interview.slide(2).title in m.value for m in hidden.markdown)  # the next slide's title still shows
+
+
+def test_the_handout_download_leaves_out_the_notes_while_answers_are_hidden(monkeypatch) -> None:
+    from streamlit.runtime.media_file_manager import MediaFileManager
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    deferred: dict[str, object] = {}  # what each on-click download would build, by file name
+    served: dict[str, bytes] = {}  # what each ordinary download button hands the browser, by file name
+    add_deferred, load = MediaFileManager.add_deferred, MemoryMediaFileStorage.load_and_get_id
+
+    def record_deferred(self, data_callable, mimetype, coordinates, file_name=None, **kw):
+        deferred[file_name] = data_callable
+        return add_deferred(self, data_callable, mimetype, coordinates, file_name, **kw)
+
+    def record(self, data, mimetype, kind, filename=None):
+        served[filename] = data if isinstance(data, bytes) else data.encode()
+        return load(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", record_deferred)
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    interview = load_decks()[0]["interview"]
+    notes_line = "C = 6 x 7e9 x 2e12"  # slide 1's answer, in its notes
+    assert notes_line in interview.slide(1).notes
+
+    shown = open_page(PLAYER, {"deck": "interview", "slide": "3"})
+    assert not shown.exception and notes_line in deferred.pop("interview-handout.html")()
+    assert notes_line.encode() in served.pop("interview.toml")
+
+    hidden = open_page(PLAYER, {"deck": "interview", "slide": "3", "hide": "true"})
+    assert not hidden.exception
+    handout = deferred.pop("interview-handout.html")()
+    assert 'class="notes"' not in handout and 'data-testid="notes-hidden"' in handout
+    assert notes_line not in handout and interview.slide(1).title in handout  # titles stay, answers go
+    assert "interview.toml" not in served and not any(notes_line.encode() in data for data in served.values())
+    assert any("deck's TOML (which holds them) is not offered" in c.value for c in hidden.caption)
+
+
+def test_play_the_sweep_draws_every_value_in_order_and_ends_on_the_last(monkeypatch) -> None:
+    import time
+
+    from pages.frame import Page
+
+    interview = load_decks()[0]["interview"]
+    number = next(i for i, s in enumerate(interview.slides, 1) if s.sweep is not None)
+    slide = interview.slides[number - 1]
+    sweep = slide.sweep
+    assert len(sweep.values) >= 5 and sweep.values[-1] != slide.state[sweep.field]
+    drawn: list[tuple[str, dict]] = []  # (key, figure JSON) of every chart the page draws, in order
+    pauses: list[float] = []
+    chart, sleep = Page.chart, time.sleep
+
+    def record(self, fig, key, filename, *args, **kwargs):
+        drawn.append((key, json.loads(fig.to_json())))
+        return chart(self, fig, key, filename, *args, **kwargs)
+
+    def pause(seconds: float) -> None:  # the frames' pauses are recorded, not waited; AppTest's own polls still wait
+        if seconds >= 0.1:
+            pauses.append(seconds)
+        else:
+            sleep(seconds)
+
+    monkeypatch.setattr(Page, "chart", record)
+    at = open_page(PLAYER, {"deck": "interview", "slide": str(number)})
+    assert not at.exception and not pauses and not any(k.startswith("deck-sweep") for k, _ in drawn)
+    drawn.clear()
+    monkeypatch.setattr(time, "sleep", pause)
+    at.button(key="deck-play").click().run()
+    monkeypatch.setattr(time, "sleep", sleep)
+    assert not at.exception
+    frames = [(k, fig) for k, fig in drawn if k.startswith("deck-sweep")]
+    assert [k for k, _ in frames] == [f"deck-sweep-{number}-{i}" for i in range(len(sweep.values))]
+    assert len(pauses) == len(sweep.values)
+    # each frame is the page's own figure for the slide's state with the swept field at that step's value
+    for (_, fig), value in zip(frames, sweep.values, strict=True):
+        want = json.loads(slide.view(state=slide.state.replace(**{sweep.field: value})).figures["main"].to_json())
+        assert len(_ys(fig)) == len(_ys(want)) and all(
+            np.array_equal(a, b, equal_nan=True) for a, b in zip(_ys(fig), _ys(want), strict=True)
+        ), value
+    # the run ends showing the slide's figure at the sweep's last value, in place of the slide's own (one slot)
+    shown = figures(at)
+    last, own = frames[-1][1], json.loads(slide.view().figures["main"].to_json())
+    assert len(shown) == len(figures(open_page(PLAYER, {"deck": "interview", "slide": str(number)})))
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_ys(shown[0]), _ys(last), strict=True))
+    assert not all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_ys(shown[0]), _ys(own), strict=True))
+    # the next rerun draws the slide's own values again
+    at.run()
+    assert not at.exception
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_ys(figures(at)[0]), _ys(own), strict=True))

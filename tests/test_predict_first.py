@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 
 from core import lora, scaling
+from pages.views import Options
 from pages.views import attention as attention_view
 from pages.views import evaluation as evaluation_view
 from pages.views import grpo as grpo_view
 from pages.views import kl_leash as kl_leash_view
 from pages.views import lora as lora_view
 from pages.views import scaling as scaling_view
-from tests.apptest import figures, metrics, no_exception, open_page
+from tests.apptest import decode, figures, metrics, no_exception, open_page
+from viz.predict import GUESS_NAME
 
 
 def _numbers(obj) -> list[float]:
@@ -147,8 +149,88 @@ def test_the_attention_truth_is_the_panel_whose_rows_look_one_back() -> None:
     assert attention_view.previous_token_panel(res, state) == truth
 
 
-def test_predict_off_leaves_the_views_unchanged() -> None:
-    for mod in (scaling_view, kl_leash_view, grpo_view, evaluation_view):
-        a, b = mod.figures(mod.SPEC.defaults()), mod.figures(mod.SPEC.defaults())
-        assert [x.value for x in a.readouts] == [x.value for x in b.readouts]
-        assert a.facts["predict"] == "off" and "Predict first" not in str(a.notices)
+VIEWS = {
+    "scaling": scaling_view,
+    "kl": kl_leash_view,
+    "grpo": grpo_view,
+    "evaluation": evaluation_view,
+    "lora": lora_view,
+    "attention": attention_view,
+}
+
+
+def _traces(fig, named: bool = True) -> list[str]:
+    """Each trace's name (unless ``named`` is false), type and data arrays, as text (NaN included)."""
+    return [
+        json.dumps(
+            {"name": tr.get("name") if named else None, "type": tr.get("type")}
+            | {k: np.asarray(decode(tr[k])).tolist() for k in ("x", "y", "z", "text", "customdata") if k in tr}
+        )
+        for tr in json.loads(fig.to_json())["data"]
+    ]
+
+
+def _marks(fig) -> dict:
+    """A figure's annotations' texts, its shapes and its slider steps' labels."""
+    layout = json.loads(fig.to_json())["layout"]
+    return {
+        "annotations": [a.get("text") for a in layout.get("annotations", [])],
+        "shapes": layout.get("shapes", []),
+        "sliders": [[step.get("label") for step in s.get("steps", [])] for s in layout.get("sliders", [])],
+    }
+
+
+def test_predict_first_covers_every_page_that_has_the_switch() -> None:
+    import pkgutil
+
+    import pages.views
+
+    with_switch = set()
+    for info in pkgutil.iter_modules(pages.views.__path__):
+        module = __import__(f"pages.views.{info.name}", fromlist=["SPEC"])
+        spec = getattr(module, "SPEC", None)
+        if spec is not None and any(f.name.startswith("predict_") for f in spec.fields):
+            with_switch.add(module.__name__)
+    assert with_switch == {m.__name__ for m in VIEWS.values()}
+    assert set(VIEWS) == set(CASES)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_predict_off_leaves_the_views_unchanged(name: str) -> None:
+    """Predict off, with a guess in the link, draws exactly the view of a link without predict (every figure of the
+    page, its readouts and tables); predict on with the guess draws the same traces and adds only the guess (a
+    dashed line; on the attention page, the panel it names)."""
+    from decks import parts_for
+
+    _, switch, guess, value, extra = CASES[name]
+    mod = VIEWS[name]
+    plain, problems = mod.SPEC.parse(extra)
+    with_guess, more = mod.SPEC.parse({**extra, guess: value})
+    on, most = mod.SPEC.parse({**extra, guess: value, switch: "true"})
+    assert problems == more == most == [] and with_guess[guess] is not None and not with_guess[switch]
+    tabs = [choice for f in mod.SPEC.fields if f.widget == "tabs" for choice in f.choices]
+    options = Options(parts=parts_for(mod.SPEC.page, plain, tabs))  # every figure of the page
+    a, b, c = mod.figures(plain, options), mod.figures(with_guess, options), mod.figures(on, options)
+    assert a.facts["predict"] == b.facts["predict"] == "off" and c.facts["predict"] == "revealed"
+    assert "Predict first" not in str(a.notices) + str(b.notices)
+    assert set(a.figures) == set(b.figures) and a.figures
+    for part in a.figures:
+        assert _traces(a.figures[part]) == _traces(b.figures[part]), (name, part)
+        assert _marks(a.figures[part]) == _marks(b.figures[part]), (name, part)
+    assert [(x.label, x.value) for x in a.readouts] == [(x.label, x.value) for x in b.readouts]
+    assert set(a.tables) == set(b.tables)
+    # revealed: the truth, the guess and the error first among the readouts, then the readouts of predict off
+    assert [(x.label, x.value) for x in c.readouts[3:]] == [(x.label, x.value) for x in a.readouts]
+    # one figure carries the guess (a dashed line, or the attention panel it names); every figure keeps its traces
+    # (attention's panels come shuffled and renamed under Predict first, so there as a set of unnamed traces)
+    guessed = [p for p in a.figures if _marks(c.figures[p]) != _marks(a.figures[p])]
+    assert len({id(c.figures[p]) for p in guessed}) == 1, (name, guessed)  # one figure may be filed under two names
+    for part in a.figures:
+        named = name != "attention"
+        assert sorted(_traces(c.figures[part], named)) == sorted(_traces(a.figures[part], named)), (name, part)
+    if name != "attention":
+        off, on = _marks(a.figures[guessed[0]]), _marks(c.figures[guessed[0]])
+        assert on["annotations"] == off["annotations"] and on["shapes"][: len(off["shapes"])] == off["shapes"]
+        assert [s.get("name") for s in on["shapes"][len(off["shapes"]) :]] == [GUESS_NAME]
+    else:
+        assert sum("(your guess)" in (t or "") for t in _marks(c.figures[guessed[0]])["annotations"]) == 1

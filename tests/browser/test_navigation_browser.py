@@ -257,7 +257,7 @@ def test_every_page_from_the_sidebar_then_back_to_the_first(open_page) -> None:
         _click(page, label)
         _check(page, _url_page(path))
         page.wait_for_timeout(200)
-        if not path.endswith("Drills.py"):  # each page but the drills draws its figure
+        if not path.endswith("Drills.py"):  # the drills draw a card's figure only for some cards before the answer
             page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     for path, _, _ in reversed(PAGES[:-1]):
         _back(page)

@@ -31,8 +31,9 @@ def _url_page(path: str) -> str:
 
 
 ALL = [_url_page(path) for path, _, _ in PAGES]
-# the home page and the drills have no figure (the drills draw a card's figure only on "Show me"); the deck player
-# opens on its first slide's figure
+# the home page has no figure; the drills draw the current card's figure beside the card, but before its answer is
+# shown only when the card's page can hold the answer back (Predict first), so a first screen there may have none;
+# the deck player opens on its first slide's figure
 FIGURE_PAGES = [p for p in ALL if p not in ("", "Drills")]
 
 
