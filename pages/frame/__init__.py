@@ -83,12 +83,15 @@ def existing_pages() -> list[tuple[str, str, str]]:
 PRESENTER_CHART_CLASS = "present-chart"
 PRESENTER_TOP_PX = 245
 PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
+# A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
 <style>
   html {{ font-size: 22px; }}
   [data-testid="stMain"] .block-container {{ max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem; }}
   [data-testid="stMetricValue"] {{ font-size: 1.35rem; }}
   [data-testid="stMetricLabel"] p {{ font-size: 0.75rem; }}
+  [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
+        overflow: visible; }}
   h1 {{ font-size: 1.9rem !important; padding: 0 0 0.2rem 0 !important; white-space: nowrap; overflow: hidden;
         text-overflow: ellipsis; }}
   [class*="st-key-{PRESENTER_CHART_CLASS}-"] {{ height: calc(100vh - {PRESENTER_TOP_PX}px) !important;
@@ -98,6 +101,8 @@ _PRESENTER_CSS = f"""
 _BASE_CSS = """
 <style>
   [data-testid="stMetricValue"] { font-size: 1.6rem; }
+  [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p { white-space: normal !important;
+        overflow: visible; }
 </style>
 """
 # Streamlit writes a primary button's label in white; on the dark theme's light blue (config.toml) that is 2.6:1, so
