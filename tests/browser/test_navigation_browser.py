@@ -311,10 +311,9 @@ def test_every_page_from_the_sidebar_then_back_to_the_first(open_page) -> None:
     for path, label, _ in PAGES[1:]:
         _click(page, label)
         _check(page, _url_page(path))
-        page.wait_for_timeout(200)
         if not path.endswith("Drills.py"):  # each page but the drills draws its figure
             page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     for path, _, _ in reversed(PAGES[:-1]):
-        _back(page)
+        _back(page, _url_page(path))
         _check(page, _url_page(path))
     assert watch.errors == [] and watch.external == []
