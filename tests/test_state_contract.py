@@ -80,23 +80,32 @@ def test_names_and_aliases_may_not_repeat_or_take_app_settings() -> None:
     assert "present" in APP_PARAMS
 
 
-@pytest.mark.parametrize(
-    ("page", "old", "new", "raw"),
-    [
-        ("LoRA", "r", "rank", "16"),
-        ("LoRA", "d", "rows", "128"),
-        ("LoRA", "k", "cols", "256"),
-        ("LoRA", "gpu", "gpu_gb", "48"),
-        ("LoRA", "view", "lora_view", "What LoRA costs"),
-        ("GRPO", "r", "rewards", "1,0,1"),
-        ("KL_leash", "n", "policies", "5000"),
-        ("KL_leash", "view", "kl_view", "DPO"),
-        ("Evaluation", "N", "questions", "500"),
-        ("Evaluation", "seed", "sim_seed", "7"),
-        ("Attention", "n", "tokens", "100"),
-        ("Attention", "seed", "layer_seed", "3"),
-    ],
-)
+OLD_NAMES = [  # (page, old name, current name, a non-default value in the link)
+    ("LoRA", "r", "rank", "16"),
+    ("LoRA", "d", "rows", "128"),
+    ("LoRA", "k", "cols", "256"),
+    ("LoRA", "gpu", "gpu_gb", "48"),
+    ("LoRA", "view", "lora_view", "What LoRA costs"),
+    ("GRPO", "r", "rewards", "1,0,1"),
+    ("KL_leash", "n", "policies", "5000"),
+    ("KL_leash", "view", "kl_view", "DPO"),
+    ("Evaluation", "N", "questions", "500"),
+    ("Evaluation", "seed", "sim_seed", "7"),
+    ("Attention", "n", "tokens", "100"),
+    ("Attention", "seed", "layer_seed", "3"),
+    ("Evaluation", "view", "eval_view", "Model comparison"),
+    ("Attention", "view", "attn_view", "KV cache"),
+    ("Drills", "profile", "learner", "ada_2"),
+]
+
+
+def test_every_old_name_is_in_the_alias_test() -> None:
+    assert {(page, old) for page, old, _, _ in OLD_NAMES} == {
+        (s.page, a) for s in SPECS for f in s.fields for a in f.aliases
+    }
+
+
+@pytest.mark.parametrize(("page", "old", "new", "raw"), OLD_NAMES)
 def test_links_made_before_the_renames_open_the_same_view(page: str, old: str, new: str, raw: str) -> None:
     spec = next(s for s in SPECS if s.page == page)
     state, problems = spec.parse({old: raw})

@@ -26,8 +26,16 @@ SPECS = {
     for m in (importlib.import_module(f"pages.views.{i.name}") for i in pkgutil.iter_modules(pages.views.__path__))
     if hasattr(m, "SPEC")
 }
-# Home and the six pages of the lesson's figures: every ordered pair of them is clicked, with Back after each.
-ORIGINAL = [(path, label) for path, label, _ in PAGES[:7]]
+# The page each pair test starts on is opened from a deep link with non-default values: these, or else the preset of
+# that page that sets the most values (Home has no state of its own: it is reached from GRPO's deep link).
+GRPO_LINK = "/GRPO?rewards=1,0,1,1,0&std=sample&eps=1e-4"
+DEEP_LINKS = {
+    "": GRPO_LINK,
+    "GRPO": GRPO_LINK,
+    "Deck": "/Deck?slide=2",
+    "Drills": "/Drills?role=interviewer&seconds=60",
+}
+HOME_TITLE = "The LLM lesson explorer"
 
 
 def _url_page(path: str) -> str:
@@ -70,19 +78,60 @@ def _label_path() -> dict[str, str]:
     return {label: _url_page(path) for path, label, _ in PAGES}
 
 
+def _labels() -> dict[str, str]:
+    return {_url_page(path): label for path, label, _ in PAGES}
+
+
+def _page_values(url: str) -> tuple[str, dict[str, list[str]]]:
+    """The page of a URL and its query without the app-wide settings (the deck turns presenter mode on)."""
+    parsed = urllib.parse.urlparse(url)
+    query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
+    return parsed.path.strip("/"), {k: v for k, v in query.items() if k not in APP_PARAMS}
+
+
+def _deep_link(url_page: str) -> str:
+    """A link that opens ``url_page`` with non-default values (see DEEP_LINKS)."""
+    if url_page in DEEP_LINKS:
+        return DEEP_LINKS[url_page]
+    spec = SPECS[url_page]
+    query = max((spec.query(spec.state(values)) for values in spec.presets.values()), key=len)
+    assert query, url_page  # one preset at least differs from the defaults
+    return f"/{url_page}?{urllib.parse.urlencode(query)}"
+
+
+# The page in the address bar has finished its run: Streamlit's script state is idle and an element that only that
+# page's own run draws is on screen (its reset button; the deck's selector; the home page's title). While a run
+# goes on, the previous page's elements stay on screen, but none of them is this page's marker.
+_ARRIVED_JS = """([path, marker, title]) =>
+    window.location.pathname.replace(/\\/$/, '') === path
+    && window.__lessonHistory === true
+    && document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']") !== null
+    && (marker ? document.querySelector(marker) !== null
+        : [...document.querySelectorAll("[data-testid='stMain'] h1")].some(h => h.textContent.trim() === title))"""
+
+
+def _arrive(page, url_page: str) -> None:
+    """Wait until ``url_page`` is in the address bar and its own run has finished (no fixed sleep)."""
+    marker = {"": None, "Deck": ".st-key-deck"}.get(url_page, f".st-key-reset-{url_page}")
+    page.wait_for_function(_ARRIVED_JS, arg=["/" + url_page if url_page else "", marker, HOME_TITLE], timeout=60_000)
+
+
 def _click(page, label: str) -> None:
     """Click a sidebar page link and wait until that page has loaded and finished its run."""
-    target = "/" + _label_path()[label]
+    expand = page.locator("[data-testid='stExpandSidebarButton']")
+    if expand.is_visible():  # presenter mode (the deck turns it on) starts with the sidebar closed: open it
+        expand.click()
     page.locator("[data-testid='stSidebar'] a", has_text=label).first.click()
-    page.wait_for_function(
-        "p => window.location.pathname.replace(/\\/$/, '') === p.replace(/\\/$/, '')", arg=target, timeout=60_000
-    )
-    _settle(page)
+    _arrive(page, _label_path()[label])
 
 
-def _back(page) -> None:
+def _back(page, expect: str | None = None) -> None:
+    """Browser Back; with ``expect`` (the URL page Back must return to), wait for that page's run to finish."""
     page.go_back(wait_until="commit")
-    _settle(page)
+    if expect is None:
+        _settle(page)
+    else:
+        _arrive(page, expect)
 
 
 def _readouts(page) -> list[tuple[str, str]]:
@@ -125,32 +174,38 @@ def _fresh(browser_page_factory, url: str, figure: bool = False) -> Any:
     return shown
 
 
-def test_every_ordered_pair_of_pages_with_back_and_forward(open_page) -> None:
-    watch = open_page("/GRPO?rewards=1,0,1,1,0&std=sample&eps=1e-4")
+@pytest.mark.parametrize("a", [_url_page(path) for path, _, _ in PAGES], ids=lambda a: a or "Home")
+def test_every_ordered_pair_of_pages_with_back_and_forward(open_shared, a: str) -> None:
+    """From page ``a`` (opened from a deep link with non-default values), each other page of the sidebar in turn,
+    with Back after each click: Back returns to ``a`` with its own values, Forward to the last page opened."""
+    link = _deep_link(a)
+    watch = open_shared(link)
     page = watch.page
-    _check(page, "GRPO")
-    assert "rewards=1%2C0%2C1%2C1%2C0" in page.url or "rewards=1,0,1,1,0" in page.url
-    current = "GRPO"
-    for a_path, a_label in ORIGINAL:
-        a = _url_page(a_path)
-        if a != current:
-            _click(page, a_label)
-            _check(page, a)
-            current = a
-        last = a
-        for b_path, b_label in ORIGINAL:
-            b = _url_page(b_path)
-            if b == a:
-                continue
-            _click(page, b_label)
-            _check(page, b)
-            _back(page)
-            _check(page, a)
-            last = b
-        page.go_forward(wait_until="commit")  # Forward returns to the last page opened from a
-        _settle(page)
-        _check(page, last)
-        current = last
+    start = urllib.parse.urlparse(link).path.strip("/")
+    _arrive(page, start)
+    _check(page, start)
+    assert (
+        urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).keys()
+        >= urllib.parse.parse_qs(urllib.parse.urlparse(link).query).keys()
+    ), page.url  # the deep link's values are in place
+    if a != start:  # Home: from GRPO's deep link, in the sidebar
+        _click(page, _labels()[a])
+        _check(page, a)
+    at_a = _page_values(page.url)
+    last = a
+    for path, label, _ in PAGES:
+        b = _url_page(path)
+        if b == a:
+            continue
+        _click(page, label)
+        _check(page, b)
+        _back(page, a)
+        _check(page, a)
+        assert _page_values(page.url) == at_a, (b, page.url, at_a)  # back on a, with a's values
+        last = b
+    page.go_forward(wait_until="commit")  # Forward returns to the last page opened from a
+    _arrive(page, last)
+    _check(page, last)
     assert watch.errors == [] and watch.external == []
 
 
@@ -256,10 +311,9 @@ def test_every_page_from_the_sidebar_then_back_to_the_first(open_page) -> None:
     for path, label, _ in PAGES[1:]:
         _click(page, label)
         _check(page, _url_page(path))
-        page.wait_for_timeout(200)
         if not path.endswith("Drills.py"):  # the drills draw a card's figure only for some cards before the answer
             page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     for path, _, _ in reversed(PAGES[:-1]):
-        _back(page)
+        _back(page, _url_page(path))
         _check(page, _url_page(path))
     assert watch.errors == [] and watch.external == []
