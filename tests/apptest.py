@@ -260,6 +260,22 @@ SOURCE = re.compile(
 )
 
 
+def assert_texts_cite(texts: dict[str, str], expected: dict[str, list[str]]) -> None:
+    """Every interview text (quick check, answer parts, mistakes) cites a source, and the ones ``expected`` names."""
+    assert set(texts) == set(expected)
+    for key, text in texts.items():
+        assert SOURCE.search(text), f"{key} cites nothing: {text}"
+        for source in expected[key]:
+            assert source in text, (key, source)
+
+
+def explanation(at: AppTest, start: str) -> str:
+    """The page's explanation (the markdown that begins with ``start``), with the line breaks inside a paragraph
+    read as spaces, as markdown shows them."""
+    text = next(m.value for m in at.markdown if start in m.value)
+    return re.sub(r"(?<!\n)\n(?!\n)", " ", text.strip())
+
+
 def interview_texts(at: AppTest) -> dict[str, str]:
     """The texts a reader may repeat in an interview: the quick check's answer, the interview answer's sentence,
     number and trade-off, and each common mistake ("mistake 1", ...). Answers must be shown (no ?hide=true)."""

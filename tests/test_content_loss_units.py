@@ -2,13 +2,12 @@
 their sources, and the numbers they quote hold (plain python and fractions against core)."""
 
 import math
-import re
 from fractions import Fraction
 
 import pytest
 
 from core import loss_units
-from tests.apptest import SOURCE, interview_texts, no_exception, opened
+from tests.apptest import SOURCE, assert_texts_cite, explanation, interview_texts, no_exception, opened
 
 PAGE = "pages/12_Loss_and_units.py"
 # where each text's claim comes from (checked against the seeds: 001 sections 2, 3.1, 3.4 and 7; 002 A6.2 (the
@@ -50,17 +49,11 @@ def texts(page):
 
 @pytest.fixture(scope="module")
 def explain(page):
-    """The explanation's markdown with its line breaks inside a paragraph read as spaces (as markdown shows them)."""
-    text = next(m.value for m in page.markdown if "The pretraining loss L is" in m.value)
-    return re.sub(r"(?<!\n)\n(?!\n)", " ", text.strip())
+    return explanation(page, "The pretraining loss L is")
 
 
 def test_every_interview_text_cites_its_source(texts):
-    assert set(texts) == set(EXPECTED)  # the quick check, three parts of the answer, four mistakes
-    for key, text in texts.items():
-        assert SOURCE.search(text), f"{key} cites nothing: {text}"
-        for source in EXPECTED[key]:
-            assert source in text, (key, source)
+    assert_texts_cite(texts, EXPECTED)  # the quick check, three parts of the answer, four mistakes
 
 
 def test_the_explanation_cites_its_sources(explain):

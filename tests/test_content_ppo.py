@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from core import ppo
-from tests.apptest import SOURCE, interview_texts, no_exception, opened
+from tests.apptest import assert_texts_cite, interview_texts, no_exception, opened
 
 PAGE = "pages/9_PPO.py"
 # where each text's claim comes from (checked against the seeds: 002 A6.6 and A6.7, 003's PPO equation)
@@ -34,11 +34,7 @@ def texts():
 
 
 def test_every_interview_text_cites_its_source(texts):
-    assert set(texts) == set(EXPECTED)  # the quick check, three parts of the answer, six mistakes
-    for key, text in texts.items():
-        assert SOURCE.search(text), f"{key} cites nothing: {text}"
-        for source in EXPECTED[key]:
-            assert source in text, (key, source)
+    assert_texts_cite(texts, EXPECTED)  # the quick check, three parts of the answer, six mistakes
 
 
 def _clip_grad(rho: float, A: float, eps: float = 0.2) -> tuple[float, float]:

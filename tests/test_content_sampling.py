@@ -2,12 +2,11 @@
 sources, and the numbers they quote hold (a plain-python sampler written after seed 002 A8.7's rule)."""
 
 import math
-import re
 
 import pytest
 
 from core import sampling
-from tests.apptest import SOURCE, interview_texts, no_exception, opened
+from tests.apptest import SOURCE, assert_texts_cite, explanation, interview_texts, no_exception, opened
 
 PAGE = "pages/11_Sampling.py"
 # where each text's claim comes from (checked against the seeds: 002 A8.7 gives the code, the order and both bugs;
@@ -46,17 +45,11 @@ def texts(page):
 
 @pytest.fixture(scope="module")
 def explain(page):
-    """The explanation's markdown with its line breaks inside a paragraph read as spaces (as markdown shows them)."""
-    text = next(m.value for m in page.markdown if "The truncations decide" in m.value)
-    return re.sub(r"(?<!\n)\n(?!\n)", " ", text.strip())
+    return explanation(page, "The truncations decide")
 
 
 def test_every_interview_text_cites_its_source(texts):
-    assert set(texts) == set(EXPECTED)  # the quick check, three parts of the answer, four mistakes
-    for key, text in texts.items():
-        assert SOURCE.search(text), f"{key} cites nothing: {text}"
-        for source in EXPECTED[key]:
-            assert source in text, (key, source)
+    assert_texts_cite(texts, EXPECTED)  # the quick check, three parts of the answer, four mistakes
 
 
 def test_the_explanation_cites_its_sources(explain):

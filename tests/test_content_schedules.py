@@ -2,12 +2,11 @@
 sources, and the modelled numbers they quote hold (a plain-python schedule and loss loop against the page's text)."""
 
 import math
-import re
 
 import pytest
 
 from core import schedules
-from tests.apptest import SOURCE, interview_texts, no_exception, opened
+from tests.apptest import SOURCE, assert_texts_cite, explanation, interview_texts, no_exception, opened
 
 PAGE = "pages/13_Schedules.py"
 # where each text's claim comes from (checked against the seeds: 002 A1.6 (warm-up 1-2%, cosine commits at step 0,
@@ -56,17 +55,11 @@ def texts(page):
 
 @pytest.fixture(scope="module")
 def explain(page):
-    """The explanation's markdown with its line breaks inside a paragraph read as spaces (as markdown shows them)."""
-    text = next(m.value for m in page.markdown if "A schedule starts with" in m.value)
-    return re.sub(r"(?<!\n)\n(?!\n)", " ", text.strip())
+    return explanation(page, "A schedule starts with")
 
 
 def test_every_interview_text_cites_its_source(texts):
-    assert set(texts) == set(EXPECTED)  # the quick check, three parts of the answer, five mistakes
-    for key, text in texts.items():
-        assert SOURCE.search(text), f"{key} cites nothing: {text}"
-        for source in EXPECTED[key]:
-            assert source in text, (key, source)
+    assert_texts_cite(texts, EXPECTED)  # the quick check, three parts of the answer, five mistakes
 
 
 def test_the_explanation_cites_its_sources(explain, page):
