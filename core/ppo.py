@@ -309,6 +309,30 @@ def discounted_returns(rewards: ArrayLike, gamma: float, bootstrap: ArrayLike = 
     return gae(r, v, gamma, 1.0)
 
 
+def gae_limit_residuals(
+    rewards: ArrayLike, values: ArrayLike, gamma: float, adv_lam0: ArrayLike, adv_lam1: ArrayLike
+) -> tuple[float, float]:
+    """How far advantages at lambda = 0 and lambda = 1 are from what those limits must give, for one trajectory:
+    (max_t |A_t - delta_t|, max_t |A_t - (G_t - V(s_t))|), both 0 up to float rounding for a correct GAE.
+
+    G_t is summed directly, as a product with the (T, T) matrix of discounts, not by GAE's backward recursion (which
+    :func:`discounted_returns` uses), so that the lambda = 1 check does not lean on the code it checks.
+    """
+    g = _check_unit(gamma, "gamma")
+    r, v, _ = _check_trajectories(rewards, values)
+    if r.ndim != 1:
+        raise ValueError(f"one trajectory at a time: rewards {r.shape}")
+    delta = td_errors(r, v, g)  # (T,)
+    T = r.size
+    t = np.arange(T)
+    lag = t[None, :] - t[:, None]  # (T, T): k - t
+    # G_t = sum_{k>=t} gamma^(k-t) r_k + gamma^(T-t) V(s_T), the Monte Carlo return with the bootstrap value
+    discount = np.where(lag >= 0, g ** np.maximum(lag, 0), 0.0)  # (T, T)
+    G = discount @ r + g ** (T - t) * v[-1]  # (T,)
+    a0, a1 = as_float_array(adv_lam0, "adv_lam0"), as_float_array(adv_lam1, "adv_lam1")
+    return float(np.max(np.abs(a0 - delta))), float(np.max(np.abs(a1 - (G - v[:-1]))))
+
+
 @dataclass(frozen=True)
 class GAEStudy:
     """GAE on many sampled trajectories of a chain with a deliberately wrong critic: bias and variance per lambda.

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from core import ppo
 from pages.views import Options
 from pages.views import ppo as view_of
 from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, figures, metrics, no_exception, open_page
@@ -209,11 +210,11 @@ def test_gae_tab_checks_both_limits_live():
     delta = [r[t] + gamma * v[t + 1] - v[t] for t in range(4)]
     mc = [sum(gamma ** (k - t) * r[k] for k in range(t, 4)) + gamma ** (4 - t) * v[4] - v[t] for t in range(4)]
     assert _gae_loop(r, v, gamma, 0.0) == pytest.approx(delta) and _gae_loop(r, v, gamma, 1.0) == pytest.approx(mc)
-    err0, err1 = view_of.gae_limit_errors(r, v, gamma, np.array(delta), np.array(mc))
+    err0, err1 = ppo.gae_limit_residuals(r, v, gamma, np.array(delta), np.array(mc))
     assert err0 < 1e-12 and err1 < 1e-12
     # the check can fail: advantages off by 0.1 at one step show as 0.1
     bad = np.array(mc) + np.array([0.0, 0.1, 0.0, 0.0])
-    assert view_of.gae_limit_errors(r, v, gamma, np.array(delta), bad)[1] == pytest.approx(0.1)
+    assert ppo.gae_limit_residuals(r, v, gamma, np.array(delta), bad)[1] == pytest.approx(0.1)
     at = open_page(PAGE, {"ppo_view": "GAE", "gae_r": "1, 0, 2, -0.5", "gae_v": "0.5, 0.4, 0.3, 0.6, 0.2",
                           "gamma": "0.9", "lam": "0.5"})  # fmt: skip
     assert no_exception(at)

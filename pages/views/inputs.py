@@ -217,13 +217,18 @@ def _parse_number(item: str) -> float:
         raise ValueError(f"'{item}' is not a number") from None
 
 
+def _items(text: str) -> list[str]:
+    """The entries of a typed list: separated by commas, semicolons or spaces."""
+    return [s for s in re.split(r"[,;\s]+", str(text).strip()) if s]
+
+
 def parse_values(text: str, *, probabilities: bool = False) -> tuple[float, ...]:
     """Numbers from a text field: "0.5, 0.5", "1 0 -2" or "1/3; 2/3" (commas, semicolons or spaces).
 
     Raises ValueError with a short reason for an empty field, a word, NaN or infinity, rewards beyond
     ±REWARD_LIMIT, and (probabilities=True) negative or all-zero values.
     """
-    items = [s for s in re.split(r"[,;\s]+", str(text).strip()) if s]
+    items = _items(text)
     if not items:
         raise ValueError("the field is empty")
     values = tuple(_parse_number(s) for s in items)
@@ -304,25 +309,18 @@ def answer_texts(answers: Answers) -> dict[str, str]:
 
 
 def read_numbers(text: str, name: str) -> tuple[list[float] | None, str | None]:
-    """A typed list of numbers (commas, semicolons or spaces; the PPO page's GAE rewards and values) -> (the
-    numbers, None), or (None, a message naming the field ``name``). Never raises for text."""
-    parts = [p for p in re.split(r"[,;\s]+", text.strip()) if p]
-    try:
-        values = [float(p) for p in parts]
-    except ValueError:
-        bad = next(p for p in parts if not _is_number(p))
-        return None, f"{name}: `{bad[:20]}` is not a number."
+    """A typed list of numbers (commas, semicolons or spaces, as :func:`parse_values` reads them; the PPO page's GAE
+    rewards and values) -> (the numbers, None), or (None, a message naming the field ``name``). An empty field is
+    an empty list. Never raises for text."""
+    values = []
+    for item in _items(text):
+        try:
+            values.append(_parse_number(item))
+        except ValueError:
+            return None, f"{name}: `{item[:20]}` is not a number."
     if not all(math.isfinite(v) for v in values):
         return None, f"{name}: every entry must be a finite number."
     return values, None
-
-
-def _is_number(s: str) -> bool:
-    try:
-        float(s)
-    except ValueError:
-        return False
-    return True
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -215,23 +215,6 @@ def _gae_input(state: State, view: View) -> tuple[list[float], list[float]] | No
     return rewards, values
 
 
-def gae_limit_errors(
-    rewards: list[float], values: list[float], gamma: float, adv0: np.ndarray, adv1: np.ndarray
-) -> tuple[float, float]:
-    """GAE's two limits checked live: (max_t |A_t(λ=0) − δ_t|, max_t |A_t(λ=1) − (G_t − V(s_t))|), with δ_t and the
-    return G_t written out directly (not by GAE's backward recursion); both are 0 up to float rounding."""
-    r, v = np.asarray(rewards, dtype=np.float64), np.asarray(values, dtype=np.float64)  # (T,), (T + 1,)
-    T = r.size
-    # δ_t = r_t + γ V(s_{t+1}) − V(s_t)
-    delta = r + gamma * v[1:] - v[:-1]  # (T,)
-    # G_t = Σ_{k=t}^{T−1} γ^(k−t) r_k + γ^(T−t) V(s_T), the Monte Carlo return with the bootstrap value
-    t = np.arange(T)
-    lag = t[None, :] - t[:, None]  # (T, T): k − t
-    discount = np.where(lag >= 0, float(gamma) ** np.maximum(lag, 0), 0.0)  # (T, T)
-    G = discount @ r + float(gamma) ** (T - t) * v[-1]  # (T,)
-    return float(np.max(np.abs(adv0 - delta))), float(np.max(np.abs(adv1 - (G - v[:-1]))))
-
-
 def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float], list[float]] | None) -> None:
     gamma, lam = float(state.gamma), float(state.lam)
     try:
@@ -261,7 +244,7 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
     a_lam = adv[lams.index(lam)]
     view.facts["gae_advantages"] = a_lam
     view.facts["gae_readouts"].insert(0, Readout("A_0 at this λ", fmt.fixed(float(a_lam[0])), "the first step"))
-    err0, err1 = gae_limit_errors(rewards, values, gamma, adv[lams.index(0.0)], adv[lams.index(1.0)])
+    err0, err1 = ppo.gae_limit_residuals(rewards, values, gamma, adv[lams.index(0.0)], adv[lams.index(1.0)])
     view.facts["gae_limits"] = (err0, err1)
     view.facts["gae_limit_readouts"] = [
         Readout(
