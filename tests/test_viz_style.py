@@ -917,3 +917,33 @@ def test_unknown_theme_is_refused_and_none_means_light():
     assert style.get_theme(None) is style.LIGHT and style.get_theme("dark") is style.DARK
     with pytest.raises(ValueError, match="light"):
         style.get_theme("sepia")
+
+
+def test_legend_rows_follows_plotlys_wrapping_rule() -> None:
+    """One row when every entry fits side by side; otherwise each entry is as wide as the widest (plotly's
+    computeLegendDimensions), so one long entry puts every entry on its own row; heatmaps have no legend entry."""
+    from viz.style import legend_rows
+
+    short = [{"type": "scatter", "name": n} for n in ("a", "bb", "ccc")]
+    assert legend_rows(short, 14) == 1
+    long_first = [{"type": "scatter", "name": "x" * 58}] + [{"type": "scatter", "name": "y" * 25}] * 3
+    assert legend_rows(long_first, 14, width=640) == 4  # each entry as wide as the 58-character one: one per row
+    assert legend_rows(long_first, 14, width=1100) == 2  # two such entries per row
+    assert legend_rows([{"type": "heatmap", "name": "ΔW"}] * 3, 14) == 0
+    assert legend_rows([{"type": "heatmap", "name": "ΔW", "showlegend": True}], 14) == 1
+    assert legend_rows([{"type": "scatter", "name": "hidden", "showlegend": False}], 14) == 0
+
+
+def test_the_scaling_title_clears_its_four_row_legend() -> None:
+    """The scaling page's title sat on its legend's first row (plotly put each of the 4 entries on its own row, and
+    the margin made room for fewer)."""
+    from pages.views import Options, scaling
+    from pages.views.state import State
+    from viz.style import legend_rows
+
+    fig = scaling.figures(State(scaling.SPEC.defaults()), Options()).figures["main"]
+    data = [trace.to_plotly_json() for trace in fig.data]
+    rows = legend_rows(data, fig.layout.legend.font.size)
+    assert rows == 4
+    title_px = 1.35 * fig.layout.title.font.size
+    assert fig.layout.margin.t >= title_px + 1.6 * fig.layout.legend.font.size * rows

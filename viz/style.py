@@ -272,22 +272,33 @@ def _plain(text: str) -> str:
     return re.sub(r"<[^>]+>", "", text)
 
 
+# trace types that plotly leaves out of the legend unless told otherwise
+_NO_LEGEND_BY_DEFAULT = frozenset({"heatmap", "contour", "histogram2d", "histogram2dcontour", "image", "surface"})
+
+
 def legend_rows(data: Sequence[Mapping[str, Any]], size: float, width: float = 640.0) -> int:
     """About how many rows a horizontal legend of ``data`` takes at ``size`` px in a plot ``width`` px wide.
 
     An estimate (about 0.55 em per character plus the symbol and gaps), for making room above the plot. 640 px is
     about the plot area on a 1280 x 720 screen in presenter mode with the sidebar open (its 22 px root type widens
     the sidebar); a wider plot only leaves some spare room.
+
+    It follows plotly's own rule (``computeLegendDimensions`` in plotly.js): the entries stand in one row, each as
+    wide as its text, when they all fit; otherwise every entry takes the width of the widest, so that a long entry
+    puts each one on a row of its own.
     """
-    rows, used = 0, width
-    for trace in data:
-        if trace.get("showlegend") is False or not trace.get("name"):
-            continue
-        entry = 0.55 * size * len(_plain(str(trace["name"]))) + 45
-        if used + entry > width:
-            rows, used = rows + 1, 0.0
-        used += entry
-    return rows
+    widths = [
+        0.55 * size * len(_plain(str(trace["name"]))) + 45
+        for trace in data
+        if trace.get("name") and trace.get("showlegend", trace.get("type") not in _NO_LEGEND_BY_DEFAULT) is not False
+    ]
+    if not widths:
+        return 0
+    gap = 5.0  # plotly's gap between entries
+    if sum(widths) + gap * (len(widths) - 1) <= width:
+        return 1
+    per_row = max(1, int((width + gap) // (max(widths) + gap)))
+    return math.ceil(len(widths) / per_row)
 
 
 def _make_room_for_title(data: Sequence[Mapping[str, Any]], layout: dict[str, Any]) -> None:
