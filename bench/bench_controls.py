@@ -12,7 +12,8 @@ in the browser itself (``performance.now()``):
 Each page is measured between two floor runs of the same number of steps, and its ratio is the page's median
 over the median of those floor steps, so that the noise of a small shared machine cancels.
 
-Run: .venv/bin/python bench/bench_controls.py [--steps 5] [--pages Scaling_laws,LoRA] [--json out.json]
+Run: .venv/bin/python bench/bench_controls.py [--steps 5] [--pages Scaling_laws,LoRA] [--controls fit,gpu]
+     [--json out.json]
 """
 
 from __future__ import annotations
@@ -48,11 +49,18 @@ _OBSERVE_JS = """
     if (s === "running" && b.runStart === null) b.runStart = performance.now();
     if (s === "notRunning" && b.runStart !== null && b.runEnd === null) b.runEnd = performance.now();
   }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
-  new MutationObserver(() => { if (b.t0 !== null) b.last = performance.now(); })
-    .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  const VIEW = "[data-testid='stMain'] [data-testid='stPlotlyChart'], [data-testid='stMain'] [data-testid='stMetric']";
+  new MutationObserver((records) => {
+    if (b.t0 === null) return;
+    b.last = performance.now();
+    for (const r of records) {
+      const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
+      if (el && el.closest && el.closest(VIEW)) { b.view = b.last; break; }
+    }
+  }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
 }
 """
-_ARM_JS = "() => Object.assign(window.__bench, {armed: true, t0: null, runStart: null, runEnd: null, last: 0})"
+_ARM_JS = "() => Object.assign(window.__bench, {armed: true, t0: null, runStart: null, runEnd: null, last: 0, view: 0})"
 _DONE_JS = """() => { const b = window.__bench;
   return b.t0 !== null && b.runEnd !== null && performance.now() - b.last > 300 ? b : null; }"""
 
@@ -65,6 +73,7 @@ class Steps:
     before: list[float] = field(default_factory=list)
     run: list[float] = field(default_factory=list)
     redraw: list[float] = field(default_factory=list)
+    view: list[float] = field(default_factory=list)
     failed: int = 0
 
     def add(self, b: dict) -> None:
@@ -73,6 +82,7 @@ class Steps:
         self.before.append(b["runStart"] - b["t0"])
         self.run.append(b["runEnd"] - b["runStart"])
         self.redraw.append(painted - b["runEnd"])
+        self.view.append((b["view"] or painted) - b["t0"])
 
     def median(self, name: str = "total") -> float:
         values = getattr(self, name)
@@ -164,12 +174,12 @@ def _measure_floor(browser, url: str, n: int) -> Steps:
     for i in range(n + 1):
         _step(page, box, "slider", i, steps)
     page.close()
-    for name in ("total", "before", "run", "redraw"):  # the first step warms the page up
+    for name in ("total", "before", "run", "redraw", "view"):  # the first step warms the page up
         del getattr(steps, name)[:1]
     return steps
 
 
-def _measure_page(browser, url: str, name: str, n: int) -> dict[str, Steps]:
+def _measure_page(browser, url: str, name: str, n: int, only: set[str] = frozenset()) -> dict[str, Steps]:
     spec = spec_of(name)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.goto(f"{url}/{name}", wait_until="domcontentloaded", timeout=90_000)
@@ -178,6 +188,8 @@ def _measure_page(browser, url: str, name: str, n: int) -> dict[str, Steps]:
     page.evaluate(_OBSERVE_JS)
     out: dict[str, Steps] = {}
     for field_name, widget in _sidebar_fields(page, spec):
+        if only and field_name not in only:
+            continue
         steps = Steps()
         for i in range(n):
             box = page.locator(f"[data-testid='stSidebar'] .st-key-{field_name}").first
@@ -242,6 +254,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=5, help="steps per control (default 5)")
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated URL names")
     parser.add_argument("--json", help="also write the raw medians here")
+    parser.add_argument("--controls", default="", help="comma-separated field names (default: every one)")
     parser.add_argument("--cold", type=int, default=3, help="cold starts per case (0: none)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
@@ -255,31 +268,33 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--disable-dev-shm-usage"])
         _measure_floor(browser, floor_url, 2)  # warm both servers and the browser cache
         for name in [p for p in args.pages.split(",") if p]:
-            floor = _measure_floor(browser, floor_url, args.steps).total
-            controls = _measure_page(browser, app_url, name, args.steps)
-            floor += _measure_floor(browser, floor_url, args.steps).total
-            f = statistics.median(floor)
+            floor_steps = [_measure_floor(browser, floor_url, args.steps)]
+            controls = _measure_page(browser, app_url, name, args.steps, {c for c in args.controls.split(",") if c})
+            floor_steps.append(_measure_floor(browser, floor_url, args.steps))
+            f = statistics.median([t for s in floor_steps for t in s.total])
+            fv = statistics.median([t for s in floor_steps for t in s.view])
             for control, steps in controls.items():
                 if not steps.total:
-                    rows.append((name, control, "-", "-", "-", "-", "-", f"no rerun ({steps.failed} tries)"))
+                    rows.append((name, control, *["-"] * 8, f"no rerun ({steps.failed} tries)"))
                     continue
-                ratio = steps.median() / f
+                view_ratio, ratio = steps.median("view") / fv, steps.median() / f
                 rows.append(
                     (
                         name,
                         control,
+                        f"{steps.median('view'):.0f}",
+                        f"{fv:.0f}",
+                        f"{view_ratio:.2f}" + ("" if view_ratio <= GOAL else " (over)"),
                         f"{steps.median():.0f}",
                         f"{steps.median('before'):.0f}",
                         f"{steps.median('run'):.0f}",
                         f"{steps.median('redraw'):.0f}",
                         f"{f:.0f}",
-                        f"{ratio:.2f}" + ("" if ratio <= GOAL else " (over)"),
+                        f"{ratio:.2f}",
                     )
                 )
-                raw[f"{name}.{control}"] = {k: steps.median(k) for k in ("total", "before", "run", "redraw")} | {
-                    "floor": f,
-                    "ratio": ratio,
-                }
+                raw[f"{name}.{control}"] = {k: steps.median(k) for k in ("total", "before", "run", "redraw", "view")}
+                raw[f"{name}.{control}"] |= {"floor": f, "floor_view": fv, "ratio": ratio, "view_ratio": view_ratio}
             print(f"  measured {name} at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
         cold = cold_starts(browser, args.cold) if args.cold else []
         browser.close()
@@ -289,8 +304,11 @@ def main() -> None:
         for case, f, a, ratio in cold:
             print(f"| {case} | {f:.2f} s | {a:.2f} s | {ratio:.2f} |")
         print()
-    print(f"| page | control | step ms | before run | run | redraw | floor ms | ratio (goal <= {GOAL}) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(
+        f"| page | control | figure redrawn ms | floor | ratio (goal <= {GOAL}) "
+        "| page settled ms | before run | run | redraw | floor | ratio |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
     if args.json:
