@@ -90,7 +90,7 @@ def test_numpy_and_list_inputs_become_tensors_on_core_device():
     heads=st.integers(1, 4),
     t=st.integers(1, 12),
     d=st.integers(1, 16),
-    scale=st.one_of(st.none(), st.floats(0.0, 50.0)),
+    scale=st.one_of(st.none(), st.floats(1e-3, 50.0)),  # torch's SDPA gives NaN at scale 0 with a mask (0 · −inf)
     causal=st.booleans(),
     seed=st.integers(0, 10_000),
 )
