@@ -8,6 +8,8 @@ in the browser itself (``performance.now()``):
 - run start / run end: Streamlit's script state turning ``running`` and back to ``notRunning`` (the server's rerun
   and the transfer of its messages, as the browser sees them);
 - painted: the last DOM change after t0, once the page has been still for 300 ms (React and plotly redrawing).
+- figure redrawn: the last change inside the main area's figures or readouts (the goal's measure; ``painted``
+  when neither changed). The goal's ratio is taken on it, the page-settled ratio is printed beside it.
 
 Each page is measured between two floor runs of the same number of steps, and its ratio is the page's median
 over the median of those floor steps, so that the noise of a small shared machine cancels.
