@@ -51,7 +51,7 @@ _OBSERVE_JS = """
     if (s === "running" && b.runStart === null) b.runStart = performance.now();
     if (s === "notRunning" && b.runStart !== null && b.runEnd === null) b.runEnd = performance.now();
   }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
-  const VIEW = "[data-testid='stMain'] [data-testid='stPlotlyChart'], [data-testid='stMain'] [data-testid='stMetric']";
+  const VIEW = "[data-testid='stMain'] .js-plotly-plot, [data-testid='stMain'] [data-testid='stMetric']";
   new MutationObserver((records) => {
     if (b.t0 === null) return;
     b.last = performance.now();

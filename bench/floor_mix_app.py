@@ -25,7 +25,12 @@ def _scaling_figure(gpus: int) -> go.Figure:
 
 
 n = st.sidebar.slider("n", 1, 100, 50, key="n")
-if MIX.get("figure"):
+if MIX.get("live"):
+    from pages.frame.charts import live_chart, live_chart_ready
+
+    assert live_chart_ready()
+    live_chart(_scaling_figure(n), "floor", {"displaylogo": False})
+elif MIX.get("figure"):
     st.plotly_chart(_scaling_figure(n), key="floor")
 else:
     st.plotly_chart(go.Figure(go.Scatter(x=list(range(n)), y=[i * i for i in range(n)])), key="floor")

@@ -3,7 +3,9 @@
 Streamlit sends its front-end files uncompressed (4.7 MB for the plotly chunk). This copies the installed
 streamlit package's ``static/`` folder into a cache folder (outside the virtual environment, one per Streamlit
 version and install), writes a ``.gz`` twin (gzip -9) of every compressible file, and renders
-``nginx.conf.template`` so that nginx serves those twins with ``gzip_static on``.
+``nginx.conf.template`` so that nginx serves those twins with ``gzip_static on``. plotly.js for the frame's live
+charts (``pages/frame/charts.py``, served at ``/app/static/``) goes into the same copy with its twin, and into the
+app's own ``static/`` folder, so that a worker that cannot write there (a container's read-only app folder) finds it.
 
 Run: python deploy/prepare.py --prefix DIR --port 8500 --workers 8601 8602 [--address 127.0.0.1]
 [--static-cache DIR]; prints the static root it rendered into the config.
@@ -57,17 +59,32 @@ def precompress(source: Path, dest: Path) -> int:
     return count
 
 
+def app_static() -> tuple[Path, str]:
+    """The app's ``static/`` folder with plotly.js in it (copied from the plotly package), and plotly's version."""
+    import sys
+
+    import plotly
+
+    sys.path.insert(0, str(HERE.parent))
+    from pages.frame.charts import STATIC, live_chart_ready
+
+    if not live_chart_ready():
+        raise OSError(f"could not copy plotly.js into {STATIC}")
+    return STATIC, plotly.__version__
+
+
 def static_root(cache: Path) -> Path:
     """The pre-compressed copy of this install's static folder, made on first use (atomically) and reused after."""
     source, version = streamlit_static()
-    tag = hashlib.sha256(str(source).encode()).hexdigest()[:8]
-    root = cache / f"streamlit-{version}-{tag}"
+    app, plotly_version = app_static()
+    tag = hashlib.sha256(f"{source} {app}".encode()).hexdigest()[:8]
+    root = cache / f"streamlit-{version}-plotly-{plotly_version}-{tag}"
     if (root / ".complete").exists():
         return root
     cache.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".partial-", dir=cache))
     try:
-        n = precompress(source, work)
+        n = precompress(source, work) + precompress(app, work / "app" / "static")
         (work / ".complete").write_text(f"{n} gzip twins of {source}\n")
         for path in [work, *work.rglob("*")]:  # nginx's workers may run as another user (nobody)
             path.chmod(0o755 if path.is_dir() else 0o644)

@@ -84,7 +84,7 @@ def main() -> None:
                     page.goto(f"{base}/{name}{query}", wait_until="domcontentloaded")
                     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=90_000)
                     if path != "app.py" and "Drills" not in path:
-                        page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg", timeout=60_000)
+                        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
                     page.wait_for_timeout(800)
                     target = OUT / f"{name or 'Home'}-{mode}.png"
                     target.write_bytes(_small_png(page.screenshot()))

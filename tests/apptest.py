@@ -10,11 +10,14 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+
+from pages.frame.charts import COMPONENT as LIVE_CHART
 
 TIMEOUT = 60
 # Link values every page must survive: text, NaN, infinities, overflow, negative, zero, empty.
@@ -52,9 +55,41 @@ def open_page(page: str | None, query: dict[str, str] | None = None, context: di
     return at.run()
 
 
+@dataclass(frozen=True)
+class Chart:
+    """One figure on the page as the browser gets it: its plotly JSON, its text alternative and its element id."""
+
+    spec: str
+    alt: str
+    id: str
+    live: bool  # drawn by the frame's live chart (pages/frame/charts.py), not st.plotly_chart
+
+
+def _elements(node: Any) -> Iterator[Any]:
+    children = getattr(node, "children", None)
+    if children is None:
+        yield node
+        return
+    for child in children.values():
+        yield from _elements(child)
+
+
+def charts(at: AppTest) -> list[Chart]:
+    """Every plotly figure on the page, in page order: the frame's live charts and ``st.plotly_chart`` alike."""
+    out = []
+    for element in _elements(at._tree):
+        kind = getattr(element, "type", None)
+        if kind == "plotly_chart":
+            out.append(Chart(element.proto.spec, element.proto.alt, element.proto.id, live=False))
+        elif kind == "bidi_component" and element.proto.component_name == LIVE_CHART:
+            data = json.loads(element.proto.json)
+            out.append(Chart(data["figure"], data["alt"], element.proto.id, live=True))
+    return out
+
+
 def figures(at: AppTest) -> list[dict[str, Any]]:
     """The plotly figures on the page, as JSON dicts, in page order."""
-    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    return [json.loads(chart.spec) for chart in charts(at)]
 
 
 def decode(value: Any) -> np.ndarray:

@@ -163,3 +163,26 @@ def test_websocket_sessions_run_pages_through_nginx(proxy: Proxy) -> None:
     # Each session's websocket went to the worker that served its first page request.
     assert len(res.routes) == 2
     assert all(page == ws and page in proxy.workers for page, ws in res.routes), res.routes
+
+
+def test_plotly_js_for_the_live_charts_is_served_from_its_gzip_twin(proxy: Proxy) -> None:
+    import plotly
+
+    original = (Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js").read_bytes()
+    r, body = proxy.get("/app/static/plotly.min.js", {"Accept-Encoding": "gzip"})
+    assert r.status == 200
+    assert r.headers["Content-Encoding"] == "gzip"
+    assert r.headers["X-Upstream"] == "static"
+    assert r.headers["Content-Type"] == "application/javascript"
+    assert len(body) < len(original) / 2
+    assert gzip.decompress(body) == original
+    # a worker serves the same file itself (server.enableStaticServing), as `make run` does without nginx
+    host, port = proxy.workers[0].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.request("GET", "/app/static/plotly.min.js")
+        direct = conn.getresponse()
+        assert direct.status == 200 and direct.read() == original
+        assert direct.headers["Content-Type"] in ("text/javascript", "application/javascript")
+    finally:
+        conn.close()

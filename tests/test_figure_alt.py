@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 import pytest
-from apptest import opened
+from apptest import charts, opened
 
 from pages.frame import ALT_READOUTS, figure_alt
 from pages.views import Readout
@@ -28,7 +28,7 @@ def test_main_chart_alt_holds_the_readouts_the_page_shows(page):
     at = opened(page)
     shown = [(m.label, m.value) for m in at.main.metric]  # the readouts row, as the page draws it
     assert len(shown) >= 2
-    alt = at.get("plotly_chart")[0].proto.alt
+    alt = charts(at)[0].alt
     for label, value in shown[: min(ALT_READOUTS, len(shown))]:
         assert f"{label}: {value}" in alt, (label, value, alt)
     assert any(ch.isdigit() for ch in alt)

@@ -7,7 +7,7 @@ import json
 import numpy as np
 
 from decks import load_decks, parse_deck
-from tests.apptest import decode, figures, open_page
+from tests.apptest import charts, decode, figures, open_page
 
 PLAYER = "pages/15_Deck.py"
 
@@ -52,7 +52,7 @@ def test_next_previous_and_touched_controls_return_to_the_slide() -> None:
 def test_blank_and_unknown_deck() -> None:
     at = open_page(PLAYER, {"deck": "interview", "slide": "2"})
     at.button(key="deck-blank").click().run()
-    assert at.toggle(key="blank").value is True and not at.get("plotly_chart")
+    assert at.toggle(key="blank").value is True and not charts(at)
     at = open_page(PLAYER, {"deck": "nosuchdeck"})
     assert any("no deck `nosuchdeck`" in w.value for w in at.warning) and not at.exception
 

@@ -12,6 +12,7 @@ from tests.apptest import (
     Reused,
     assert_bad_link_falls_back,
     assert_link_reproduces,
+    charts,
     decode,
     figures,
     metrics,
@@ -260,7 +261,7 @@ def test_large_n_is_exact_fast_and_small():
     at = open_page(PAGE, {"n": "100000", "c": "3", "k": "5000"})
     assert no_exception(at)
     assert metrics(at)["Unbiased pass@5,000"] == f"{evaluation.pass_at_k(100_000, 3, 5000):.4f}"
-    size = sum(len(chart.proto.spec) for chart in at.get("plotly_chart"))
+    size = sum(len(chart.spec) for chart in charts(at))
     assert size <= 300_000, size  # both figures together
     assert "of 100,000 values of k (log-spaced)" in figures(at)[0]["layout"]["xaxis"]["title"]["text"]
     labels = [b.proto.label for b in at.get("download_button")]

@@ -14,6 +14,7 @@ from tests.apptest import (
     Reused,
     assert_bad_link_falls_back,
     assert_link_reproduces,
+    charts,
     decode,
     figures,
     metrics,
@@ -331,7 +332,7 @@ def test_large_matrix_is_block_averaged_and_small():
     assert decode(heat["data"][0]["z"]).shape == (64, 64)
     assert "shown as 64×64 block averages" in heat["layout"]["title"]["text"]
     assert any("shown as block averages" in c.value for c in at.caption)
-    sizes = [len(chart.proto.spec) for chart in at.get("plotly_chart")]
+    sizes = [len(chart.spec) for chart in charts(at)]
     assert sizes[0] <= 1_000_000 and sum(sizes) <= 1_100_000, sizes
     assert metrics(at)["Share of dk"] == "1.56%"  # 8 x 2048 / 1024²
 

@@ -36,6 +36,7 @@ from streamlit.errors import StreamlitAPIException, StreamlitPageNotFoundError
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from core.device import device_summary
+from pages.frame.charts import live_chart, live_chart_ready
 from pages.views import Readout, View
 from pages.views.state import APP_PARAMS, Field, Spec, State
 from viz.style import plotly_config
@@ -297,6 +298,12 @@ class Page:
             drag_sync(self.spec[drag], key, drag_values)
         kwargs.setdefault("alt", figure_alt(fig, drag is not None, self._readouts_of(fig)))
         config = plotly_config(filename, self.image_format)
+        if slot is None and set(kwargs) == {"alt"} and live_chart_ready():
+            # stays mounted across reruns and diffs each new figure in (pages/frame/charts.py)
+            if self.presenter:  # as tall as the screen leaves (see _PRESENTER_CSS)
+                with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
+                    return live_chart(fig, key, config, kwargs["alt"], stretch=True)
+            return live_chart(fig, key, config, kwargs["alt"])
         if slot is not None:
             height = {"height": "stretch"} if self.presenter else {}
             return slot.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
@@ -907,7 +914,7 @@ export default function (component) {
   };
   const check = () => {
     const app = document.querySelector("[data-testid='stApp']");
-    const paper = document.querySelector("[data-testid='stPlotlyChart'] .main-svg");
+    const paper = document.querySelector("[data-testid='stPlotlyChart'] .main-svg, .lesson-chart .main-svg");
     if (!app || !paper) return;
     const appDark = dark(getComputedStyle(app).backgroundColor);
     const paperDark = dark(getComputedStyle(paper).backgroundColor);

@@ -12,7 +12,7 @@ DEEP_LINK = "/GRPO?r=1%2C0%2C0%2C1&std=sample"
 
 def bars(page):
     """The advantages figure (the page's first chart)."""
-    return page.locator("[data-testid='stPlotlyChart']").first
+    return page.locator(".js-plotly-plot").first
 
 
 def tick_labels(page) -> list[str]:
@@ -39,7 +39,7 @@ def test_deep_link_then_click_flips_a_reward(open_page):
 
     click_answer(page, 1)  # answer 2: wrong -> correct
     page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-testid=stPlotlyChart] g.xtick text')]"
+        "() => [...document.querySelectorAll('.js-plotly-plot g.xtick text')]"
         ".slice(0, 4).map(t => t.textContent).join('|') === '1r=1|2r=1|3r=0|4r=1'",
         timeout=15_000,
     )

@@ -13,12 +13,12 @@ DEEP_LINK = (
 
 def _panel(page) -> str:
     """The readout panel of the bars figure (its first annotation)."""
-    return page.locator("div.stPlotlyChart").first.locator("g.annotation-text-g").first.text_content()
+    return page.locator(".js-plotly-plot").first.locator("g.annotation-text-g").first.text_content()
 
 
 def _bar_heights(page) -> list[float]:
     """Pixel heights of the orange bars (the second bar trace of the first figure)."""
-    bars = page.locator("div.stPlotlyChart").first.locator("g.trace.bars").nth(1).locator("path")
+    bars = page.locator(".js-plotly-plot").first.locator("g.trace.bars").nth(1).locator("path")
     return [round(b.bounding_box()["height"], 1) for b in bars.all()]
 
 

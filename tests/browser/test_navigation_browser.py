@@ -151,10 +151,9 @@ _TRACES_JS = """el => JSON.stringify(el.data.map(t => [t.name ?? null, t.x ?? nu
 
 def _figure(page) -> tuple[list[str], str]:
     """The first figure's annotation texts (labels and readout panel) and its traces' names and data."""
-    chart = page.locator("div.stPlotlyChart").first
-    plot = chart.locator(".js-plotly-plot").first
+    plot = page.locator(".js-plotly-plot").first  # plotly's own element, in either kind of chart
     plot.wait_for(timeout=30_000)
-    return chart.locator("g.annotation-text-g").all_text_contents(), plot.evaluate(_TRACES_JS)
+    return plot.locator("g.annotation-text-g").all_text_contents(), plot.evaluate(_TRACES_JS)
 
 
 def _fresh(browser_page_factory, url: str, figure: bool = False) -> Any:
@@ -274,7 +273,7 @@ def test_a_drag_in_the_browser_ends_in_the_link(open_page, path, field, tab) -> 
     page = watch.page
     before = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get(field)
     readouts_before = _readouts(page)
-    chart = page.locator("div.stPlotlyChart").first
+    chart = page.locator(".js-plotly-plot").first
 
     def figure_text() -> list[str]:  # the dragged figure's labels and readout panel
         return chart.locator("g.annotation-text-g").all_text_contents()

@@ -79,7 +79,7 @@ def _open(page, url: str, figure: bool = True) -> None:
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=60_000)
     if figure:
-        page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg", timeout=60_000)
+        page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
     page.wait_for_timeout(400)  # the chart's resize to its container, fonts
 
 
@@ -98,13 +98,13 @@ def _luminance(css: str) -> float:
 
 _FIGURE_JS = """() => {
   // the first figure's plot areas, its text sizes, and the readouts drawn on it or beside it that cover a plot area
-  const chart = document.querySelector("[data-testid='stPlotlyChart']");
+  const chart = document.querySelector(".js-plotly-plot");
   const box = (e) => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
   const areas = [...chart.querySelectorAll(".nsewdrag")].map(box);
   const covers = (b) => areas.some(a => Math.min(a[2], b[2]) - Math.max(a[0], b[0]) > 1
                                      && Math.min(a[3], b[3]) - Math.max(a[1], b[1]) > 1);
   // readout panels: the annotations that viz names READOUT (labels on a curve are meant to sit on it)
-  const named = ((chart.querySelector(".js-plotly-plot").layout || {}).annotations || [])
+  const named = ((chart.layout || {}).annotations || [])
     .map((a, i) => (a.name === "%s" ? String(i) : null)).filter(i => i !== null);
   const panels = [...chart.querySelectorAll("g.annotation")].filter(g => named.includes(g.dataset.index));
   const row = chart.closest("[data-testid='stHorizontalBlock']");
@@ -129,7 +129,7 @@ def presenter_geometry(page) -> dict:
     """Where presenter mode put the title, the first figure, the readouts and the sidebar (px, viewport coords), the
     figure's smallest text (px, text), and the readouts (panels on the figure, numbers beside it) that cover a plot
     area."""
-    chart = _box(page, "[data-testid='stPlotlyChart']")
+    chart = _box(page, ".js-plotly-plot")
     heading = "[data-testid='stMain'] h1, [data-testid='stMain'] h2"  # a deck's slide title is an h2
     title = _box(page, heading)
     sidebar = page.locator("[data-testid='stSidebar']")
@@ -213,9 +213,9 @@ def test_presenter_mode_first_screen(tabs, base, name, size) -> None:
         key, choices = _figure_tabs(name)
         for choice in choices[1:]:
             _open(page, f"{base}/{name}?present=true&{key}={choice.replace(' ', '+')}", figure=False)
-            if page.locator("[data-testid='stPlotlyChart']").count() == 0:
+            if page.locator(".js-plotly-plot").count() == 0:
                 continue  # no figure in this tab here (the real model is an optional install)
-            page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg", timeout=30_000)
+            page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
             page.wait_for_timeout(400)
             g = presenter_geometry(page)
             print("  tab", choice, _rounded(g))
@@ -246,16 +246,17 @@ def _dark_backgrounds(page, name: str) -> None:
     if name not in FIGURE_PAGES:
         return
     backgrounds = page.eval_on_selector_all(
-        "[data-testid='stPlotlyChart'] .main-svg:first-child", "es => es.map(e => getComputedStyle(e).backgroundColor)"
+        ".js-plotly-plot .main-svg:first-child", "es => es.map(e => getComputedStyle(e).backgroundColor)"
     )
     paper = [_luminance(b) for b in backgrounds if "rgba(0, 0, 0, 0)" not in b]
     assert paper and max(paper) < 0.05, backgrounds
 
 
 def _chart_names(page) -> list[tuple[str | None, str]]:
-    """Each chart's role and accessible name (Streamlit sets both on the chart's container from ``alt``)."""
+    """Each chart's role and accessible name (``st.plotly_chart`` sets both on its container from ``alt``; the frame's
+    live chart on its own element)."""
     return page.eval_on_selector_all(
-        "[data-testid='stPlotlyChart']",
+        "[data-testid='stPlotlyChart'], .lesson-chart",
         "es => es.map(e => [e.getAttribute('role'), e.getAttribute('aria-label') || ''])",
     )
 
@@ -279,13 +280,11 @@ def test_axe_finds_no_serious_violation_and_the_theme_holds(tabs, base, name, sc
 
 
 def _figure_luminance(page) -> float:
-    return _luminance(
-        page.eval_on_selector("[data-testid='stPlotlyChart'] .main-svg", "e => getComputedStyle(e).backgroundColor")
-    )
+    return _luminance(page.eval_on_selector(".js-plotly-plot .main-svg", "e => getComputedStyle(e).backgroundColor"))
 
 
 _FIGURE_DARK = """() => {
-  const e = document.querySelector("[data-testid='stPlotlyChart'] .main-svg");
+  const e = document.querySelector(".js-plotly-plot .main-svg");
   const v = e && getComputedStyle(e).backgroundColor.match(/\\d+/g).map(Number);
   return v && 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < %s;
 }"""

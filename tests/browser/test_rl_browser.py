@@ -16,6 +16,9 @@ pytestmark = pytest.mark.browser
 def _open(open_shared, link: str, url_page: str):
     watch = open_shared(link)
     watch.page.wait_for_selector(".js-plotly-plot g.annotation-text-g", timeout=30_000)
+    # the readouts come after the figure, which plotly can draw before they arrive
+    watch.page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
+    watch.wait_idle()
     _check(watch.page, url_page)
     return watch, watch.page
 
@@ -37,9 +40,9 @@ def test_ppo_deep_link_then_preset(open_shared):
     shown = dict(_readouts(page))
     assert shown["Ratio ρ"] == "0.70" and shown["A < 0: gradient d/dρ"] == "0 · clipped", shown
     assert shown["A > 0: objective"] == "0.700" and shown["A < 0: objective"] == "−0.800"
-    panel = page.locator("div.stPlotlyChart").first.locator("g.annotation-text-g").first.text_content()
+    panel = page.locator(".js-plotly-plot").first.locator("g.annotation-text-g").first.text_content()
     assert "ρ = 0.70" in panel, panel
-    assert page.locator("div.stPlotlyChart").count() >= 2  # the GAE tab the link names drew its figure
+    assert page.locator(".js-plotly-plot").count() >= 2  # the GAE tab the link names drew its figure
     watch.shot("ppo-deep-link-gae")
 
     shown = _preset(page, "Ratio 1.3", "PPO")

@@ -20,6 +20,8 @@ def test_deep_link_first_request_and_drag(open_page):
     # The deep link went through the shared frame: page title, sidebar toggle, the figure.
     assert "Scaling laws" in page.title()
     page.wait_for_selector("g.slider-container", timeout=30_000)
+    # the figure may be drawn before the sidebar's last controls arrive
+    page.wait_for_selector("label:has-text('Presenter mode') input", state="attached", timeout=30_000)
     assert page.locator("label:has-text('Presenter mode') input").count() == 1
     before = _readout(watch)
     assert "N = 1.50B params" in before and "20.2 tokens/param" in before, before

@@ -40,7 +40,7 @@ def test_sampling_deep_link_then_preset(open_shared):
     shown = dict(_readouts(page))
     assert shown["Effective choices exp(H)"] == "2.95" and shown["Entropy H"] == "1.082 nats", shown  # the lesson
     assert f"{math.exp(1.082):.2f}" == "2.95"
-    panel = page.locator("div.stPlotlyChart").first.locator("g.annotation-text-g").first.text_content()
+    panel = page.locator(".js-plotly-plot").first.locator("g.annotation-text-g").first.text_content()
     assert "T = 0.5" in panel and "exp(H) = 2.95" in panel, panel
     watch.shot("sampling-deep-link")
 

@@ -1,0 +1,46 @@
+"""In a real browser: the frame's live chart (pages/frame/charts.py) stays mounted when a control changes, and the
+figure it shows is the new one: the same drawing as a fresh tab's on the new link."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+_STATE = """() => {
+  const gd = document.querySelector(".lesson-chart");
+  return {
+    mark: gd.__testMark || null,
+    panel: gd.querySelector("g.annotation-text-g").textContent,
+    drawn: gd.dataset.drawn === gd.dataset.version,
+    role: gd.getAttribute("role"),
+    label: gd.getAttribute("aria-label"),
+  };
+}"""
+
+
+def test_a_control_change_updates_the_mounted_chart(open_shared):
+    watch = open_shared("/Scaling_laws?gpus=8")
+    page = watch.page
+    page.wait_for_selector(".lesson-chart .main-svg", timeout=60_000)
+    page.evaluate("() => { document.querySelector('.lesson-chart').__testMark = 'first'; }")
+    before = page.evaluate(_STATE)
+    assert "training 4.4 days" in before["panel"] and before["drawn"], before
+    assert before["role"] == "figure" and "Readouts, " in before["label"], before
+
+    box = page.locator("[data-testid='stSidebar'] .st-key-gpus input")
+    box.fill("64")
+    box.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('.lesson-chart g.annotation-text-g').textContent.includes('training 13.2 h')",
+        timeout=30_000,
+    )
+    watch.wait_idle()
+    after = page.evaluate(_STATE)
+    assert after["mark"] == "first", after  # the same element: plotly diffed the new figure in, no new chart
+    assert after["drawn"] and "Readouts, " in after["label"], after
+    assert "gpus=64" in page.url
+
+    fresh = open_shared(page.url.replace(watch.base, ""))
+    fresh.page.wait_for_selector(".lesson-chart .main-svg", timeout=60_000)
+    assert fresh.page.evaluate(_STATE)["panel"] == after["panel"]
+    assert watch.errors == [] and fresh.errors == []
+    assert watch.external == [] and fresh.external == []
