@@ -27,6 +27,7 @@ from tests.browser.conftest import running_server  # noqa: E402
 # boxes, 8-12 readouts, a few select boxes and toggles, text sections, an equation, folded answers, CSV buttons)
 MIXES = (
     "figure:1",
+    "live:1",
     "link:16",
     "metric:12",
     "number:10",
@@ -40,6 +41,9 @@ MIXES = (
 def _floor(browser, steps: int, mix: str = "") -> list[float]:
     """Step times (ms) of the floor page with ``mix`` added, on a server of its own."""
     os.environ["MIX"] = mix
+    static = ROOT / "bench" / "static"  # Streamlit serves the static folder beside the script it runs
+    if "live" in mix and not static.exists():
+        static.symlink_to(ROOT / "static", target_is_directory=True)
     try:
         with running_server(script="bench/floor_mix_app.py") as url:
             _measure_floor(browser, url, 1)  # warm the server and the browser cache

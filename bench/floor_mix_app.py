@@ -2,7 +2,8 @@
 
 ``MIX`` (environment) lists kinds and counts, for example ``MIX=metric:12+link:16``. Every element is sent again on
 each rerun, as the lesson pages' are; ``figure`` swaps the floor's small chart for the scaling page's main figure
-(its view cached, as on the page). Run by bench/bench_elements.py as its own ``streamlit run`` server.
+(its view cached, as on the page); ``live`` draws that figure with the frame's live chart (pages/frame/charts.py)
+instead of ``st.plotly_chart``. Run by bench/bench_elements.py as its own ``streamlit run`` server.
 """
 
 import os
