@@ -70,17 +70,21 @@ export default function (component) {
   // the app's own type, as Streamlit's plotly theme gives it, where the figure names none
   layout.font = Object.assign({ family: getComputedStyle(parentElement).fontFamily }, layout.font || {});
   if (data.stretch) { layout.autosize = true; delete layout.height; }
-  plotlyReady().then((Plotly) => {
+  const draw = (Plotly) => {
     if (host.dataset.version !== version) return;  // a newer figure came while plotly.js loaded
-    return Plotly.react(host, figure.data || [], layout, data.config).then(() => {
+    Plotly.react(host, figure.data || [], layout, data.config).then(() => {
       if (!host.__lessonResize) {
-        host.__lessonResize = new ResizeObserver(() => { if (host.isConnected) Plotly.Plots.resize(host); });
+        // follow the column's width; a chart that is not displayed (a closed tab, a blanked deck) is left alone
+        host.__lessonResize = new ResizeObserver(() => {
+          if (host.isConnected && host.offsetParent !== null) Plotly.Plots.resize(host).catch(() => {});
+        });
         host.__lessonResize.observe(parentElement);
       }
       host.dataset.drawn = version;
-    });
-  }).catch((error) => {
-    host.textContent = "The figure could not be drawn: " + error.message;
+    }, (error) => console.warn("plotly could not draw this figure", error));
+  };
+  plotlyReady().then(draw, (error) => {
+    host.textContent = "The figure could not be drawn: " + error.message + " (reload the page to try again)";
   });
   return () => {  // Streamlit calls this when the chart leaves the page, not on a rerun
     if (host.__lessonResize) { host.__lessonResize.disconnect(); host.__lessonResize = null; }

@@ -32,6 +32,7 @@ def test_deep_link_first_request_then_tab_and_text(open_page):
     page = watch.page
     assert "Attention" in page.title()
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
+    page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)  # the readouts may come after the figure
     # the link's shape reached the figure: 2 query heads sharing 1 KV head (MQA), plus the designed heads
     titles = _titles(page)
     assert "head 1 · KV 1" in titles and "head 2 · KV 1" in titles and "previous token" in titles, titles
@@ -63,6 +64,7 @@ def test_kv_cache_preset(open_page):
     watch = open_page("/Attention?view=KV%20cache")
     page = watch.page
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
+    page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)  # the readouts may come after the figure
     assert _metric(page, "KV cache per token") == "320 KiB" and _metric(page, "At 131,072 tokens") == "40 GiB"
     page.get_by_test_id("stSidebarUserContent").get_by_text("KV-cache calculator").click()
     page.get_by_role("button", name="Llama-3.1-8B at 128k tokens").click()

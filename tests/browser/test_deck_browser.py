@@ -49,6 +49,10 @@ def test_keyboard_steps_jumps_blanks_and_the_speaker_view_follows(open_page) -> 
     main = open_page("/Deck?deck=lesson&slide=7")
     page = main.page
     _at(page, 7)
+    # the keys are the buttons' shortcuts: wait until the last of them is on the page (the slide's figures, drawn
+    # first, may come before them)
+    page.wait_for_selector(".st-key-deck-prev-pageup button", state="attached", timeout=30_000)
+    _settle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     talk = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["talk"][0]
     assert "present=true" in page.url

@@ -48,6 +48,7 @@ def test_deep_link_comparison_then_bias_tab(open_page):
     watch = open_page("/Evaluation?view=Model+comparison&accA=71.0&accB=72.5&N=1000&onlyA=40&onlyB=55")
     page = watch.page
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
+    page.wait_for_selector("text=not significant", timeout=30_000)  # the text may come after the figure
     body = page.locator("[data-testid='stMain']").inner_text()
     assert "+1.5 ± 3.9" in body and "+1.5 ± 1.9" in body and "not significant" in body
     watch.shot("passk-comparison-paired")

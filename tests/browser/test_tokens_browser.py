@@ -16,6 +16,9 @@ pytestmark = pytest.mark.browser
 def _open(open_shared, link: str, url_page: str):
     watch = open_shared(link)
     watch.page.wait_for_selector(".js-plotly-plot", timeout=30_000)
+    # the readouts come after the figure, which plotly can draw before they arrive
+    watch.page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
+    watch.wait_idle()
     _check(watch.page, url_page)
     return watch, watch.page
 
