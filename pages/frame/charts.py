@@ -15,6 +15,7 @@ the two.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import zlib
@@ -61,9 +62,16 @@ export default function (component) {
     host.setAttribute("role", "figure");
     parentElement.appendChild(host);
   }
+  const cleanup = () => {  // Streamlit calls this when the chart leaves the page, not on a rerun
+    if (host.__lessonResize) { host.__lessonResize.disconnect(); host.__lessonResize = null; }
+    if (window.Plotly) window.Plotly.purge(host);
+    delete host.dataset.drawn;
+  };
   host.setAttribute("aria-label", data.alt || "");
   host.classList.toggle("__CLASS__-stretch", !!data.stretch);
-  const version = String(data.version);
+  const version = String(data.version) + (data.stretch ? "s" : "");
+  // a rerun that left this figure as it was (another control, another tab's figure) costs nothing here
+  if (host.dataset.drawn === version) return cleanup;
   host.dataset.version = version;
   const figure = JSON.parse(data.figure);
   const layout = figure.layout || {};
@@ -86,10 +94,7 @@ export default function (component) {
   plotlyReady().then(draw, (error) => {
     host.textContent = "The figure could not be drawn: " + error.message + " (reload the page to try again)";
   });
-  return () => {  // Streamlit calls this when the chart leaves the page, not on a rerun
-    if (host.__lessonResize) { host.__lessonResize.disconnect(); host.__lessonResize = null; }
-    if (window.Plotly) window.Plotly.purge(host);
-  };
+  return cleanup;
 }
 """.replace("__JS__", PLOTLY_JS).replace("__CLASS__", CHART_CLASS)
 
@@ -128,8 +133,10 @@ def live_chart(fig: go.Figure, key: str, config: dict[str, Any], alt: str = "", 
     if _component is None:
         _component = st.components.v2.component(COMPONENT, js=_JS, css=_CSS, isolate_styles=False)
     spec = fig.to_json()
+    # what the browser compares to skip a redraw: the figure and its export settings (the image format)
+    version = zlib.crc32((spec + json.dumps(config, sort_keys=True)).encode())
     _component(
         key=key,
-        data={"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": zlib.crc32(spec.encode())},
+        data={"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": version},
         height="stretch" if stretch else "content",
     )

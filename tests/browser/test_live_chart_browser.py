@@ -22,6 +22,13 @@ def test_a_control_change_updates_the_mounted_chart(open_shared):
     page = watch.page
     page.wait_for_selector(".lesson-chart .main-svg", timeout=60_000)
     page.evaluate("() => { document.querySelector('.lesson-chart').__testMark = 'first'; }")
+    # the budget family (the second chart) does not depend on the GPU count: count the figures handed to plotly for it
+    page.evaluate(
+        "() => { const gd = document.querySelectorAll('.lesson-chart')[1]; const react = window.Plotly.react;"
+        " window.__familyDraws = 0;"
+        " window.Plotly.react = function (el, ...rest) { if (el === gd) window.__familyDraws += 1;"
+        " return react.call(this, el, ...rest); }; }"
+    )
     before = page.evaluate(_STATE)
     assert "training 4.4 days" in before["panel"] and before["drawn"], before
     assert before["role"] == "figure" and "Readouts, " in before["label"], before
@@ -38,6 +45,7 @@ def test_a_control_change_updates_the_mounted_chart(open_shared):
     assert after["mark"] == "first", after  # the same element: plotly diffed the new figure in, no new chart
     assert after["drawn"] and "Readouts, " in after["label"], after
     assert "gpus=64" in page.url
+    assert page.evaluate("() => window.__familyDraws") == 0  # no new figure, no new draw
 
     fresh = open_shared(page.url.replace(watch.base, ""))
     fresh.page.wait_for_selector(".lesson-chart .main-svg", timeout=60_000)
