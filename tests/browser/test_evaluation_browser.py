@@ -28,6 +28,7 @@ def test_deep_link_large_n_then_change_k(open_page):
     page.wait_for_selector("g.annotation-text-g", timeout=30_000)
     before = " ".join(_figure_texts(watch))
     assert "k = 5,000" in before and "display: 996 of 100,000 values of k" in before, before
+    page.get_by_text("every k = 1…100,000").wait_for(timeout=30_000)  # it may come after the figure
     assert page.get_by_text("every k = 1…100,000").count() == 1  # the exact table, built on click
 
     _type_into(page, "k: attempts allowed", "20")
