@@ -281,8 +281,10 @@ class Page:
         slot: Any | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button. Extra
-        keyword arguments go to ``st.plotly_chart`` (``on_select``, ...). The figure is drawn as it comes: its
+        """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button. Without
+        extra keyword arguments or a ``slot`` it goes into a live chart that stays mounted across reruns
+        (:mod:`pages.frame.charts`); extra keyword arguments go to ``st.plotly_chart`` (``on_select``, ...), which
+        builds a new chart whenever the figure changes. The figure is drawn as it comes: its
         builder already chose the theme and presenter mode's type (``Options(theme=page.theme,
         presenter=page.presenter)``), and it is not mutated here (it may be shared through a cache).
 
