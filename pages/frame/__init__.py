@@ -300,19 +300,21 @@ class Page:
             drag_sync(self.spec[drag], key, drag_values)
         kwargs.setdefault("alt", figure_alt(fig, drag is not None, self._readouts_of(fig)))
         config = plotly_config(filename, self.image_format)
-        if slot is None and set(kwargs) == {"alt"} and live_chart_ready():
-            # stays mounted across reruns and diffs each new figure in (pages/frame/charts.py)
-            if self.presenter:  # as tall as the screen leaves (see _PRESENTER_CSS)
-                with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
-                    return live_chart(fig, key, config, kwargs["alt"], stretch=True)
-            return live_chart(fig, key, config, kwargs["alt"])
         if slot is not None:
             height = {"height": "stretch"} if self.presenter else {}
             return slot.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
+        live = set(kwargs) == {"alt"} and live_chart_ready()  # stays mounted, diffs each new figure in
+
+        def draw(stretch: bool) -> Any:
+            if live:
+                return live_chart(fig, key, config, kwargs["alt"], stretch=stretch)
+            height = {"height": "stretch"} if stretch else {}
+            return st.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
+
         if self.presenter:  # as tall as the screen leaves (see _PRESENTER_CSS)
             with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
-                return st.plotly_chart(fig, key=key, config=config, width="stretch", height="stretch", **kwargs)
-        return st.plotly_chart(fig, key=key, config=config, width="stretch", **kwargs)
+                return draw(stretch=True)
+        return draw(stretch=False)
 
     def _readouts_of(self, fig: go.Figure) -> Sequence[Readout]:
         """The readouts that go with ``fig``: the page's view's, when the figure is one of that view's."""
