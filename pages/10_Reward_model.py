@@ -30,45 +30,49 @@ def _link(query: dict[str, str], label: str) -> None:
         st.caption(f"{label}: pages/2_KL_leash.py?" + "&".join(f"{k}={v}" for k, v in query.items()))
 
 
-with page.controls():
-    for name in ("rm_items", "rm_pairs", "rm_shift", "rm_seed"):
-        page.control(name)
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        for name in ("rm_items", "rm_pairs", "rm_shift", "rm_seed"):
+            page.control(name)
 
-with page.views():
-    tabs = draw_tabs(view_of.SPEC["rm_view"])
+    with page.views():
+        tabs = draw_tabs(view_of.SPEC["rm_view"])
+        with tabs[0]:
+            page.control_columns(("flip",), ("train_pairs",))
+        with tabs[1]:
+            page.control_columns(("rm_beta",), ("len_bonus",))
+        with tabs[2]:
+            page.control("dpo_pair")
+
+    open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
+    out = figures(
+        page.state(), Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts}))
+    )
+    page.show_notices(out)
+    if "main" in out.figures:
+        page.figure(out.figures["main"], key="bt", filename="reward-model-bradley-terry")
+    page.readouts(out.readouts, per_row=3)
+
     with tabs[0]:
-        page.control_columns(("flip",), ("train_pairs",))
+        if tabs[0].open and "noise" in out.figures:
+            metric_row(out.facts["noise_readouts"])
+            page.chart(out.figures["noise"], "noise", "reward-model-label-noise")
+            st.markdown(
+                "Twelve answers with evenly spread true rewards; labels drawn from Bradley-Terry and then flipped at "
+                "the chosen rate; a fresh fit for every rate, scored on 2,000 held-out pairs labelled the same way. "
+                "Even the true rewards cannot beat the ceiling (blue): close answers are near coin tosses, and the "
+                "flips mix in their opposites. At a flip rate of 0.5 the labels carry nothing and everything sits at "
+                "50%. Real reward models score about 60-70% on held-out pairs (seed 003, Q7): a flip rate of 0.2-0.3 "
+                "here."
+            )
     with tabs[1]:
-        page.control_columns(("rm_beta",), ("len_bonus",))
-    with tabs[2]:
-        page.control("dpo_pair")
-
-open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
-out = figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
-page.show_notices(out)
-if "main" in out.figures:
-    page.figure(out.figures["main"], key="bt", filename="reward-model-bradley-terry")
-page.readouts(out.readouts, per_row=3)
-
-with tabs[0]:
-    if tabs[0].open and "noise" in out.figures:
-        metric_row(out.facts["noise_readouts"])
-        page.chart(out.figures["noise"], "noise", "reward-model-label-noise")
-        st.markdown(
-            "Twelve answers with evenly spread true rewards; labels drawn from Bradley-Terry and then flipped at "
-            "the chosen rate; a fresh fit for every rate, scored on 2,000 held-out pairs labelled the same way. "
-            "Even the true rewards cannot beat the ceiling (blue): close answers are near coin tosses, and the "
-            "flips mix in their opposites. At a flip rate of 0.5 the labels carry nothing and everything sits at "
-            "50%. Real reward models score about 60-70% on held-out pairs (seed 003, Q7): a flip rate of 0.2-0.3 "
-            "here."
-        )
-with tabs[1]:
-    if tabs[1].open and "length" in out.figures:
-        metric_row(out.facts["length_readouts"])
-        page.chart(out.figures["length"], "length", "reward-model-length-bias")
-        _link(out.facts["kl_link"], f"These five answers on the KL page, at the same β = {page.state().rm_beta}")
-        st.markdown(
-            r"""
+        if tabs[1].open and "length" in out.figures:
+            metric_row(out.facts["length_readouts"])
+            page.chart(out.figures["length"], "length", "reward-model-length-bias")
+            _link(out.facts["kl_link"], f"These five answers on the KL page, at the same β = {page.state().rm_beta}")
+            st.markdown(
+                r"""
 Give the reward model a taste for length, $r = \text{quality} + c\log_2(\text{length})$, and take the best
 KL-regularised policy $\pi^* \propto \pi_{\text{ref}}\, e^{r/\beta}$ from the KL-leash page over five answers of
 50 to 800 tokens. At a large β the policy stays with the SFT model (178 tokens on average, quality 0.555). As
@@ -76,25 +80,25 @@ KL-regularised policy $\pi^* \propto \pi_{\text{ref}}\, e^{r/\beta}$ from the KL
 800-token answer, whose quality 0.50 is below where it started, while the proxy reward rose all the way (seed 003, Q6;
 Gao et al., 2022, measured the same rise and fall of the true reward against the KL on real reward models).
 """
-        )
-with tabs[2]:
-    if tabs[2].open and "dpo" in out.figures:
-        metric_row(out.facts["dpo_readouts"])
-        page.chart(out.figures["dpo"], "dpo", "reward-model-dpo")
-        _link(out.facts["dpo_link"], "This pair on the KL page's DPO tab, with the derivation")
-        st.markdown(
-            r"""
+            )
+    with tabs[2]:
+        if tabs[2].open and "dpo" in out.figures:
+            metric_row(out.facts["dpo_readouts"])
+            page.chart(out.figures["dpo"], "dpo", "reward-model-dpo")
+            _link(out.facts["dpo_link"], "This pair on the KL page's DPO tab, with the derivation")
+            st.markdown(
+                r"""
 DPO (Rafailov et al., 2023) trains no separate reward network: it plugs the implicit reward
 $\hat r(y) = \beta\log\frac{\pi_\theta(y)}{\pi_{\text{ref}}(y)}$ into the same Bradley-Terry loss,
 $-\log\sigma(\hat r_w - \hat r_l)$. The two middle readouts are computed by different functions, the reward
 model's loss on $\hat r$ and the DPO loss, and agree. Worked example B: $\hat r_w = 0.2$, $\hat r_l = -0.1$,
 loss $-\log\sigma(0.3) = 0.554$.
 """
-        )
+            )
 
-with page.explain():
-    st.markdown(
-        """
+    with page.explain():
+        st.markdown(
+            """
 Labelers compare two answers to one prompt. Bradley-Terry (Bradley and Terry, 1952) says the winner wins with
 probability σ(r_w − r_l), so training minimises −log σ(r_w − r_l) over the labelled pairs (seed 001, section 3.6).
 Left: that probability against the difference. Right: the true rewards (faint, centred) and the fitted ones.
@@ -104,40 +108,46 @@ so the loss, stays exactly as it was (the second readout). The fit here picks me
 another offset, so raw scores cannot be compared across runs, and rewards are normalised per batch (seed 002,
 A6.3).
 """
+        )
+
+    page.quick_check(
+        "Two reward-model training runs give mean rewards of 3.1 and −0.4 on the same answers. Is the first model more "
+        "positive about them?",
+        "No. Bradley-Terry fixes rewards only up to an additive constant, so the means carry no information; compare "
+        "differences between answers, or normalise per batch (seed 002, A6.3; seed 003, Q7). Press *Add a constant: "
+        "c = 3 changes nothing*.",
+    )
+    page.interview(
+        "“How is a reward model trained, and how good is it?”",
+        InterviewAnswer(
+            sentence="On pairs of answers with the Bradley-Terry loss: logistic regression on the difference of the "
+            "two "
+            "scores, so only differences are identified (Bradley and Terry, 1952; seed 003, Q7).",
+            equation=r"P(y_w \succ y_l \mid x) = \sigma\big(r_\phi(x, y_w) - r_\phi(x, y_l)\big)",
+            number="Real reward models agree with held-out human labels about 60-70% of the time (seed 003, Q7).",
+            trade_off="A learned reward can score fuzzy qualities that no checker can, but it can be gamed (length, "
+            "flattery: seed 003, Q2 and Q6), so RLHF keeps a KL penalty to the SFT model; a verifier is harder to fool "
+            "but exists only for checkable tasks (seed 002, A6.3; seed 001, section 3.8). DPO skips the separate "
+            "network "
+            "by using β log(π_θ/π_ref) as the reward (Rafailov et al., 2023).",
+        ),
+    )
+    page.mistakes(
+        [
+            "Comparing raw reward values across runs, or setting thresholds on them: the offset is arbitrary "
+            "(seed 002, A6.3).",
+            "“The reward went up, so the model got better.” The reward is a proxy: watch the KL and a held-out "
+            "evaluation as well (Gao et al., 2022).",
+            "Expecting near-100% held-out accuracy: the labelers themselves disagree, so the ceiling is far below 1 "
+            "(60-70% is typical: seed 003, Q7).",
+            "Dropping the KL term because the reward model is “good enough”: its errors are exactly where the policy "
+            "goes "
+            "(seed 003, Q2; seed 002, A6.3).",
+        ]
     )
 
-page.quick_check(
-    "Two reward-model training runs give mean rewards of 3.1 and −0.4 on the same answers. Is the first model more "
-    "positive about them?",
-    "No. Bradley-Terry fixes rewards only up to an additive constant, so the means carry no information; compare "
-    "differences between answers, or normalise per batch (seed 002, A6.3; seed 003, Q7). Press *Add a constant: "
-    "c = 3 changes nothing*.",
-)
-page.interview(
-    "“How is a reward model trained, and how good is it?”",
-    InterviewAnswer(
-        sentence="On pairs of answers with the Bradley-Terry loss: logistic regression on the difference of the two "
-        "scores, so only differences are identified (Bradley and Terry, 1952; seed 003, Q7).",
-        equation=r"P(y_w \succ y_l \mid x) = \sigma\big(r_\phi(x, y_w) - r_\phi(x, y_l)\big)",
-        number="Real reward models agree with held-out human labels about 60-70% of the time (seed 003, Q7).",
-        trade_off="A learned reward can score fuzzy qualities that no checker can, but it can be gamed (length, "
-        "flattery: seed 003, Q2 and Q6), so RLHF keeps a KL penalty to the SFT model; a verifier is harder to fool "
-        "but exists only for checkable tasks (seed 002, A6.3; seed 001, section 3.8). DPO skips the separate network "
-        "by using β log(π_θ/π_ref) as the reward (Rafailov et al., 2023).",
-    ),
-)
-page.mistakes(
-    [
-        "Comparing raw reward values across runs, or setting thresholds on them: the offset is arbitrary "
-        "(seed 002, A6.3).",
-        "“The reward went up, so the model got better.” The reward is a proxy: watch the KL and a held-out "
-        "evaluation as well (Gao et al., 2022).",
-        "Expecting near-100% held-out accuracy: the labelers themselves disagree, so the ceiling is far below 1 "
-        "(60-70% is typical: seed 003, Q7).",
-        "Dropping the KL term because the reward model is “good enough”: its errors are exactly where the policy goes "
-        "(seed 003, Q2; seed 002, A6.3).",
-    ]
-)
+    page.download(out.tables, "reward-model")
+    page.finish()
 
-page.download(out.tables, "reward-model")
-page.finish()
+
+page.run(_body)

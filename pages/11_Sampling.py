@@ -17,53 +17,58 @@ page = Page.setup(
 )
 figures = cached_view(view_of.figures)
 
-with page.controls():
-    source = page.control("vocab")
-    page.control("logits")
-    if source != "bigram":
-        with st.expander("The preset's logits, to copy and edit"):
-            st.code(view_of.preset_logits_text(source), language=None, wrap_lines=True)
-    if source == "bigram":
-        page.control("word")
-    for name in ("T", "top_k", "top_p", "min_p", "order", "chain_seed"):
-        page.control(name)
 
-with page.views():
-    tab_order, tab_loops = draw_tabs(view_of.SPEC["samp_view"])
-parts = {"main"} | ({"order"} if tab_order.open else set()) | ({"loops"} if tab_loops.open else set())
-state = page.state()
-out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(parts)))
-page.show_notices(out)
-page.figure(out.figures["main"], key="fig-sampling", filename="sampling", drag="T", drag_values=out.facts["temps"])
-st.caption(
-    f"Context: {out.facts['context']}. Drag the temperature slider under the bars: the bars and the panel change "
-    "in the browser, and the readouts follow when you let go."
-)
-page.readouts(out.readouts)
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        source = page.control("vocab")
+        page.control("logits")
+        if source != "bigram":
+            with st.expander("The preset's logits, to copy and edit"):
+                st.code(view_of.preset_logits_text(source), language=None, wrap_lines=True)
+        if source == "bigram":
+            page.control("word")
+        for name in ("T", "top_k", "top_p", "min_p", "order", "chain_seed"):
+            page.control(name)
 
-if tab_order.open:
-    with tab_order:
-        page.chart(out.figures["order"], "fig-order", "sampling-order")
-        kept = out.facts["kept_by_order"]
-        st.caption(
-            f"Temperature first keeps {kept['temperature first']} tokens, truncation first {kept['filters first']}. "
-            "Truncating the T = 1 distribution fixes the kept set before the temperature can widen it."
-        )
-if tab_loops.open:
-    with tab_loops:
-        page.chart(out.figures["loops"], "fig-loops", "sampling-loops")
-        gens = out.facts["generations"]
-        greedy = gens["greedy (T = 0)"]
-        st.caption(
-            f"A seeded Markov chain over {view_of.CHAIN_V} tokens (each next token depends only on the last). "
-            f"Greedy decoding repeats a {greedy.loop_period}-token loop"
-            f"{' from the first step' if greedy.loop_start == 0 else ''}; a red box marks a loop that repeats to the "
-            "end. Sampling can leave it."
-        )
+    with page.views():
+        tab_order, tab_loops = draw_tabs(view_of.SPEC["samp_view"])
+    parts = {"main"} | ({"order"} if tab_order.open else set()) | ({"loops"} if tab_loops.open else set())
+    state = page.state()
+    out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(parts)))
+    page.show_notices(out)
+    page.figure(out.figures["main"], key="fig-sampling", filename="sampling", drag="T", drag_values=out.facts["temps"])
+    st.caption(
+        f"Context: {out.facts['context']}. Drag the temperature slider under the bars: the bars and the panel change "
+        "in the browser, and the readouts follow when you let go."
+    )
+    page.readouts(out.readouts)
 
-with page.explain():
-    st.markdown(
-        """
+    if tab_order.open:
+        with tab_order:
+            page.chart(out.figures["order"], "fig-order", "sampling-order")
+            kept = out.facts["kept_by_order"]
+            st.caption(
+                f"Temperature first keeps {kept['temperature first']} tokens, truncation first "
+                f"{kept['filters first']}. "
+                "Truncating the T = 1 distribution fixes the kept set before the temperature can widen it."
+            )
+    if tab_loops.open:
+        with tab_loops:
+            page.chart(out.figures["loops"], "fig-loops", "sampling-loops")
+            gens = out.facts["generations"]
+            greedy = gens["greedy (T = 0)"]
+            st.caption(
+                f"A seeded Markov chain over {view_of.CHAIN_V} tokens (each next token depends only on the last). "
+                f"Greedy decoding repeats a {greedy.loop_period}-token loop"
+                f"{' from the first step' if greedy.loop_start == 0 else ''}; a red box marks a loop that repeats to "
+                "the "
+                "end. Sampling can leave it."
+            )
+
+    with page.explain():
+        st.markdown(
+            """
 The last layer gives one logit z per token of the vocabulary; the sampler draws from softmax(z / T). Dividing by T
 never changes the ranking, only how peaked the distribution is: below 1 it sharpens, above 1 it flattens, towards 0
 it becomes the argmax and towards infinity uniform. T = 0 itself cannot be divided by, so greedy decoding is a
@@ -88,37 +93,40 @@ preset vocabulary exp(H) is 2.95 at T = 0.5, 7.3 at T = 1 and 18.7 at T = 2. A m
 greedily must repeat itself eventually (the Greedy loops tab); this degeneration is what nucleus sampling was
 introduced against (Holtzman et al., 2020; seed 002, A8.7).
 """
-    )
+        )
 
-page.quick_check(
-    "Probabilities 0.5, 0.3, 0.2 and top-p = 0.6. Which tokens can be sampled, and with what probabilities?",
-    "The first two. The mass before the second token is 0.5 < 0.6, so it stays (it is the one that crosses 0.6); "
-    "the mass before the third is 0.8 ≥ 0.6, so it goes (the `cum − p ≥ top_p` shift of seed 002, A8.7). "
-    "Renormalised: **0.625 and 0.375** (the preset “Quick check” shows it).",
-)
-page.interview(
-    "“What do temperature and top-p do, and in which order?”",
-    InterviewAnswer(
-        sentence="Temperature rescales the logits without changing their order; top-p then keeps the smallest set "
-        "of tokens whose mass reaches p, including the one that crosses p; T = 0 is a separate argmax branch "
-        "(Holtzman et al., 2020; seed 002, A8.7).",
-        equation=r"p = \operatorname{softmax}(z/T);\quad \text{drop sorted } i \iff \textstyle\sum_{j<i} p_j \ge p",
-        number="At T = 2 with top-p 0.9, this page's 30-token preset keeps 20 tokens when tempered first (the "
-        "order of seed 002, A8.7) and 8 when truncated first.",
-        trade_off="A fixed k is too many tokens when the model is sure and too few when it is not; p adapts to "
-        "the model's confidence (Holtzman et al., 2020; seed 002, A8.7) but still lets a long flat tail in at "
-        "high T, which min-p cuts relative to the top token (Nguyen et al., 2024).",
-    ),
-)
-page.mistakes(
-    [
-        "Dropping the crossing token (testing `cum > p` instead of `cum − p_i ≥ p`): the sampled distribution "
-        "silently changes (seed 002, A8.7).",
-        "No T = 0 branch: a division by zero in the sampler (seed 002, A8.7).",
-        "Truncating before tempering and expecting a higher temperature to widen the choice (seed 002, A8.7).",
-        "Blaming the model for repetition loops under greedy decoding: always taking the argmax causes them "
-        "(Holtzman et al., 2020; seed 002, A8.7).",
-    ]
-)
-page.download(out.tables, "sampling")
-page.finish()
+    page.quick_check(
+        "Probabilities 0.5, 0.3, 0.2 and top-p = 0.6. Which tokens can be sampled, and with what probabilities?",
+        "The first two. The mass before the second token is 0.5 < 0.6, so it stays (it is the one that crosses 0.6); "
+        "the mass before the third is 0.8 ≥ 0.6, so it goes (the `cum − p ≥ top_p` shift of seed 002, A8.7). "
+        "Renormalised: **0.625 and 0.375** (the preset “Quick check” shows it).",
+    )
+    page.interview(
+        "“What do temperature and top-p do, and in which order?”",
+        InterviewAnswer(
+            sentence="Temperature rescales the logits without changing their order; top-p then keeps the smallest set "
+            "of tokens whose mass reaches p, including the one that crosses p; T = 0 is a separate argmax branch "
+            "(Holtzman et al., 2020; seed 002, A8.7).",
+            equation=r"p = \operatorname{softmax}(z/T);\quad \text{drop sorted } i \iff \textstyle\sum_{j<i} p_j \ge p",
+            number="At T = 2 with top-p 0.9, this page's 30-token preset keeps 20 tokens when tempered first (the "
+            "order of seed 002, A8.7) and 8 when truncated first.",
+            trade_off="A fixed k is too many tokens when the model is sure and too few when it is not; p adapts to "
+            "the model's confidence (Holtzman et al., 2020; seed 002, A8.7) but still lets a long flat tail in at "
+            "high T, which min-p cuts relative to the top token (Nguyen et al., 2024).",
+        ),
+    )
+    page.mistakes(
+        [
+            "Dropping the crossing token (testing `cum > p` instead of `cum − p_i ≥ p`): the sampled distribution "
+            "silently changes (seed 002, A8.7).",
+            "No T = 0 branch: a division by zero in the sampler (seed 002, A8.7).",
+            "Truncating before tempering and expecting a higher temperature to widen the choice (seed 002, A8.7).",
+            "Blaming the model for repetition loops under greedy decoding: always taking the argmax causes them "
+            "(Holtzman et al., 2020; seed 002, A8.7).",
+        ]
+    )
+    page.download(out.tables, "sampling")
+    page.finish()
+
+
+page.run(_body)

@@ -20,76 +20,81 @@ page = Page.setup(
 )
 figures = cached_view(view_of.figures)
 
-with page.controls():
-    page.control("eval_text")
-    page.control("vocab_size")
-    st.caption("BPE merge stepper")
-    page.control("bpe_merges")
-    st.caption("SFT loss mask")
-    for name in ("prompt_len", "resp_len", "sft_mask", "sft_reduce", "sft_batch"):
-        page.control(name)
-    st.caption("Packing and padding")
-    for name in ("doc_lens", "pad_batch", "pack_len"):
-        page.control(name)
 
-with page.views():
-    tabs = dict(zip(view_of.VIEWS, draw_tabs(view_of.SPEC["loss_view"]), strict=True))
-parts = {"main"} | {name for name, tab in tabs.items() if tab.open}
-state = page.state()
-out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(parts)))
-page.show_notices(out)
-page.figure(out.figures["main"], key="fig-units", filename="loss-units")
-st.caption(
-    "Blue: one byte-level model scored through every tokenizer (a token's log-probability is the sum of its bytes'). "
-    "Orange: a bigram model trained per tokenizer, the realistic case. Trained on the bundled text, scored on the "
-    "text in the sidebar."
-)
-page.readouts(out.readouts)
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        page.control("eval_text")
+        page.control("vocab_size")
+        st.caption("BPE merge stepper")
+        page.control("bpe_merges")
+        st.caption("SFT loss mask")
+        for name in ("prompt_len", "resp_len", "sft_mask", "sft_reduce", "sft_batch"):
+            page.control(name)
+        st.caption("Packing and padding")
+        for name in ("doc_lens", "pad_batch", "pack_len"):
+            page.control(name)
 
-if tabs["BPE merges"].open:
-    with tabs["BPE merges"]:
-        st.dataframe(out.facts["merge_table"], hide_index=True, height=260)
+    with page.views():
+        tabs = dict(zip(view_of.VIEWS, draw_tabs(view_of.SPEC["loss_view"]), strict=True))
+    parts = {"main"} | {name for name, tab in tabs.items() if tab.open}
+    state = page.state()
+    out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(parts)))
+    page.show_notices(out)
+    page.figure(out.figures["main"], key="fig-units", filename="loss-units")
+    st.caption(
+        "Blue: one byte-level model scored through every tokenizer (a token's log-probability is the sum of its "
+        "bytes'). "
+        "Orange: a bigram model trained per tokenizer, the realistic case. Trained on the bundled text, scored on the "
+        "text in the sidebar."
+    )
+    page.readouts(out.readouts)
+
+    if tabs["BPE merges"].open:
+        with tabs["BPE merges"]:
+            st.dataframe(out.facts["merge_table"], hide_index=True, height=260)
+            st.markdown(
+                f"The text's first {len(out.facts['sample'])} characters after these {state.bpe_merges} merges "
+                f"({len(out.facts['pieces'])} tokens):"
+            )
+            st.code(" · ".join(out.facts["pieces"]), language=None, wrap_lines=True)
+    if tabs["SFT mask"].open:
+        with tabs["SFT mask"]:
+            page.chart(out.figures["SFT mask"], "fig-sft", "sft-mask")
+            weights = out.facts["answer_weight"]
+            if len(weights) == 2:
+                st.caption(
+                    f"Example 0: your prompt and response; example 1: a short chat turn ({view_of.SECOND_EXAMPLE[0]} "
+                    f"prompt, {view_of.SECOND_EXAMPLE[1]} response tokens); padding is always masked. One answer token "
+                    f"weighs {weights[0]:.2e} in example 0 and {weights[1]:.2e} in example 1 when averaging per "
+                    f"{state.sft_reduce}."
+                )
+            else:
+                st.caption(
+                    "One example: the prompt's tokens, then the response's. Colour: each token's share of the loss. "
+                    "Add a second example to see padding and the two ways of averaging over a batch."
+                )
+    if tabs["Packing"].open:
+        with tabs["Packing"]:
+            page.chart(out.figures["Packing"], "fig-packing", "packing-mask")
+            st.caption(
+                f"Left: naive packing lets {out.facts['leaks']} query-key pairs cross a document boundary (red). "
+                "Right: "
+                f"the block-diagonal mask. Positions restart per document: {out.facts['positions']}."
+            )
+    if tabs["Padding"].open:
+        with tabs["Padding"]:
+            page.chart(out.figures["Padding"], "fig-padding", "padding-waste")
+            pad, bucket, pack = out.facts["padding"]
+            st.caption(
+                f"{view_of.N_LENGTHS} seeded log-normal lengths (median 300 tokens). Padding to the longest of each "
+                f"batch of {state.pad_batch} wastes {pad.waste:.1%} of the slots; sorting by length first (bucketing) "
+                f"{bucket.waste:.1%}; packing into rows of {state.pack_len:,} tokens {pack.waste:.1%}."
+            )
+
+    with page.explain():
         st.markdown(
-            f"The text's first {len(out.facts['sample'])} characters after these {state.bpe_merges} merges "
-            f"({len(out.facts['pieces'])} tokens):"
-        )
-        st.code(" · ".join(out.facts["pieces"]), language=None, wrap_lines=True)
-if tabs["SFT mask"].open:
-    with tabs["SFT mask"]:
-        page.chart(out.figures["SFT mask"], "fig-sft", "sft-mask")
-        weights = out.facts["answer_weight"]
-        if len(weights) == 2:
-            st.caption(
-                f"Example 0: your prompt and response; example 1: a short chat turn ({view_of.SECOND_EXAMPLE[0]} "
-                f"prompt, {view_of.SECOND_EXAMPLE[1]} response tokens); padding is always masked. One answer token "
-                f"weighs {weights[0]:.2e} in example 0 and {weights[1]:.2e} in example 1 when averaging per "
-                f"{state.sft_reduce}."
-            )
-        else:
-            st.caption(
-                "One example: the prompt's tokens, then the response's. Colour: each token's share of the loss. "
-                "Add a second example to see padding and the two ways of averaging over a batch."
-            )
-if tabs["Packing"].open:
-    with tabs["Packing"]:
-        page.chart(out.figures["Packing"], "fig-packing", "packing-mask")
-        st.caption(
-            f"Left: naive packing lets {out.facts['leaks']} query-key pairs cross a document boundary (red). Right: "
-            f"the block-diagonal mask. Positions restart per document: {out.facts['positions']}."
-        )
-if tabs["Padding"].open:
-    with tabs["Padding"]:
-        page.chart(out.figures["Padding"], "fig-padding", "padding-waste")
-        pad, bucket, pack = out.facts["padding"]
-        st.caption(
-            f"{view_of.N_LENGTHS} seeded log-normal lengths (median 300 tokens). Padding to the longest of each "
-            f"batch of {state.pad_batch} wastes {pad.waste:.1%} of the slots; sorting by length first (bucketing) "
-            f"{bucket.waste:.1%}; packing into rows of {state.pack_len:,} tokens {pack.waste:.1%}."
-        )
-
-with page.explain():
-    st.markdown(
-        """
+            """
 The pretraining loss L is the mean of −ln p(x_t | x_<t) over the T tokens of a text. Perplexity e^L reads as a
 branching factor: a model that knows nothing spreads its probability over all V tokens, so its loss is ln V
 (10.8 nats for V = 50,000) and its perplexity is exactly V (seed 001, section 2). Bits per byte divides the *total*
@@ -115,36 +120,39 @@ block-diagonal mask each one attends to those before it, and positions should re
 A6.2; Krell et al., 2021). **Padding** every batch to its longest sequence wastes token slots; bucketing by length
 removes most of it without touching attention (seed 002, A8.11).
 """
-    )
+        )
 
-page.quick_check(
-    "A tokenizer with longer tokens cuts the same 1,000-byte text into half as many tokens, and the model's total "
-    "loss on the text does not change. What happens to perplexity and to bits per byte?",
-    "The loss per token doubles, so the perplexity is squared (e^{2L} = (e^L)²). Bits per byte, the total divided "
-    "by 1,000 · ln 2, does not change (the definitions of seed 001, section 3.1).",
-)
-page.interview(
-    "“Model A has perplexity 12, model B 20 on the same text. Is A better?”",
-    InterviewAnswer(
-        sentence="Only if they share a tokenizer: perplexity is e to the loss per token, so longer tokens raise it "
-        "on the same text with the same total likelihood; bits per byte divides the total loss by the bytes and "
-        "compares across tokenizers (seed 001, section 3.1; seed 002, A11.4).",
-        equation=r"\mathrm{PPL} = e^{L},\qquad \mathrm{bpb} = \frac{T\,L}{n_{\text{bytes}}\ln 2}",
-        number="ln 50,000 = 10.8 nats for a model that knows nothing (seed 001, section 2); and 97.6% of an "
-        "unmasked SFT loss sits on a 2,000-token prompt with a 50-token answer (seed 002, A6.2).",
-        trade_off="Packing removes padding but needs a block-diagonal (variable-length) mask and restarted "
-        "positions; bucketing by length gets most of the saving with no change to attention (seed 002, A8.11).",
-    ),
-)
-page.mistakes(
-    [
-        "Comparing perplexities of models with different tokenizers (seed 001, section 7).",
-        "Computing the SFT loss on prompt tokens (seed 001, section 7), or masking one prompt length for a whole "
-        "batch when every example has its own (seed 002, A6.2).",
-        "Packing without a block-diagonal mask, so one example attends to another (seed 002, A6.2 and A8.11).",
-        "Judging a post-trained model by its perplexity on a generic corpus: it measures language modelling, not "
-        "usefulness, and usually rises after preference tuning (seed 002, A11.4).",
-    ]
-)
-page.download(out.tables, "loss-units")
-page.finish()
+    page.quick_check(
+        "A tokenizer with longer tokens cuts the same 1,000-byte text into half as many tokens, and the model's total "
+        "loss on the text does not change. What happens to perplexity and to bits per byte?",
+        "The loss per token doubles, so the perplexity is squared (e^{2L} = (e^L)²). Bits per byte, the total divided "
+        "by 1,000 · ln 2, does not change (the definitions of seed 001, section 3.1).",
+    )
+    page.interview(
+        "“Model A has perplexity 12, model B 20 on the same text. Is A better?”",
+        InterviewAnswer(
+            sentence="Only if they share a tokenizer: perplexity is e to the loss per token, so longer tokens raise it "
+            "on the same text with the same total likelihood; bits per byte divides the total loss by the bytes and "
+            "compares across tokenizers (seed 001, section 3.1; seed 002, A11.4).",
+            equation=r"\mathrm{PPL} = e^{L},\qquad \mathrm{bpb} = \frac{T\,L}{n_{\text{bytes}}\ln 2}",
+            number="ln 50,000 = 10.8 nats for a model that knows nothing (seed 001, section 2); and 97.6% of an "
+            "unmasked SFT loss sits on a 2,000-token prompt with a 50-token answer (seed 002, A6.2).",
+            trade_off="Packing removes padding but needs a block-diagonal (variable-length) mask and restarted "
+            "positions; bucketing by length gets most of the saving with no change to attention (seed 002, A8.11).",
+        ),
+    )
+    page.mistakes(
+        [
+            "Comparing perplexities of models with different tokenizers (seed 001, section 7).",
+            "Computing the SFT loss on prompt tokens (seed 001, section 7), or masking one prompt length for a whole "
+            "batch when every example has its own (seed 002, A6.2).",
+            "Packing without a block-diagonal mask, so one example attends to another (seed 002, A6.2 and A8.11).",
+            "Judging a post-trained model by its perplexity on a generic corpus: it measures language modelling, not "
+            "usefulness, and usually rises after preference tuning (seed 002, A11.4).",
+        ]
+    )
+    page.download(out.tables, "loss-units")
+    page.finish()
+
+
+page.run(_body)

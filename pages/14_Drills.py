@@ -70,6 +70,7 @@ page = Page.setup(
     "Then grade yourself, and the schedule brings the card back when you are about to forget it.",
     spec=view_of.SPEC,
 )
+page.sections()
 SCRIPT_OF = {Path(path).stem.split("_", 1)[1]: path for path, _, _ in PAGES if path.startswith("pages/")}
 
 

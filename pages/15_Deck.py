@@ -50,6 +50,7 @@ page = Page.setup(
     spec=view_of.SPEC,
     heading=False,
 )
+page.sections()
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)

@@ -27,49 +27,51 @@ def _model_to_n() -> None:
         st.session_state["N"] = n
 
 
-with page.controls():
-    page.control("fit")
-    st.caption(view_of.fit_label(st.session_state.get("fit", view_of.FIT_NAMES[0])))
-    budget_source = page.control("budget")
-    st.caption("Hardware (sets the budget in Hardware mode; the training time always)")
-    for name in ("gpu", "gpus", "hours", "mfu"):
-        page.control(name)
-    if budget_source == "Hardware":
-        st.metric("Budget C (FLOPs)", fmt.sci(view_of.budget(page.state())[0]))
-    else:
-        page.control("C")
-    page.control("scale_model", on_change=_model_to_n)
-    page.control("N")
-    if page.control("predict_scaling"):
-        page.control("guess_N")
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        page.control("fit")
+        st.caption(view_of.fit_label(st.session_state.get("fit", view_of.FIT_NAMES[0])))
+        budget_source = page.control("budget")
+        st.caption("Hardware (sets the budget in Hardware mode; the training time always)")
+        for name in ("gpu", "gpus", "hours", "mfu"):
+            page.control(name)
+        if budget_source == "Hardware":
+            st.metric("Budget C (FLOPs)", fmt.sci(view_of.budget(page.state())[0]))
+        else:
+            page.control("C")
+        page.control("scale_model", on_change=_model_to_n)
+        page.control("N")
+        if page.control("predict_scaling"):
+            page.control("guess_N")
 
-state = page.state()
-out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", "family"})))
-study = out.facts["study"]
-p, other_plan = study.current, study.other
-other_label = out.facts["other_label"]
-page.show_notices(out)
-hidden = out.facts["predict"] == "hidden"  # Predict first, no guess yet: no text may give the answer away
-page.hide = page.hide or hidden
-page.figure(out.figures["main"], key="isoflop", filename="isoflop-u-curve", drag="N", drag_values=study.slider.N)
-page.readouts(out.readouts)
+    state = page.state()
+    out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", "family"})))
+    study = out.facts["study"]
+    p, other_plan = study.current, study.other
+    other_label = out.facts["other_label"]
+    page.show_notices(out)
+    hidden = out.facts["predict"] == "hidden"  # Predict first, no guess yet: no text may give the answer away
+    page.hide = page.hide or hidden
+    page.figure(out.figures["main"], key="isoflop", filename="isoflop-u-curve", drag="N", drag_values=study.slider.N)
+    page.readouts(out.readouts)
 
-with page.views():
-    if "family" in out.figures:
-        page.chart(out.figures["family"], "family", "isoflop-family")
+    with page.views():
+        if "family" in out.figures:
+            page.chart(out.figures["family"], "family", "isoflop-family")
 
-PREDICT_CAPTION = "Predict first: the explanation quotes the answer, so it appears once you commit a guess."
-numbers = out.facts["text_numbers"]  # the fits' optima at the budgets the texts below quote
-tpp, epoch_tpp, optimum_N = (numbers[name] for name in ("tokens_per_param", "epoch_tokens_per_param", "optimum_N"))
-llama = numbers["llama_efficiency"]  # by fit: the share of Llama 3 8B's compute an optimal model needs
-fit_label, penalty = out.facts["fit_label"], out.facts["penalty_pct"]  # penalty: % above the minimum, 2x and 3x off
+    PREDICT_CAPTION = "Predict first: the explanation quotes the answer, so it appears once you commit a guess."
+    numbers = out.facts["text_numbers"]  # the fits' optima at the budgets the texts below quote
+    tpp, epoch_tpp, optimum_N = (numbers[name] for name in ("tokens_per_param", "epoch_tokens_per_param", "optimum_N"))
+    llama = numbers["llama_efficiency"]  # by fit: the share of Llama 3 8B's compute an optimal model needs
+    fit_label, penalty = out.facts["fit_label"], out.facts["penalty_pct"]  # penalty: % above the minimum, 2x and 3x off
 
-with page.explain():
-    if hidden:
-        st.caption(PREDICT_CAPTION)
-    else:
-        st.markdown(
-            f"""
+    with page.explain():
+        if hidden:
+            st.caption(PREDICT_CAPTION)
+        else:
+            st.markdown(
+                f"""
 Every point of the blue curve costs the same compute C: a model of N parameters gets D = C/(6N) tokens.
 Small models see many tokens but lack capacity; large models have capacity but see few tokens. The orange dot
 is the fit's own minimum (closed form of Hoffmann et al.'s approach 3); the square is the "20 tokens per
@@ -91,48 +93,55 @@ and found that the published constants fit it poorly (with implausibly narrow co
 refit agrees with approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curve at large C
 with suspicion.
 """
-        )
+            )
 
-page.quick_check(
-    "A model with **1B parameters** is trained on **100B tokens**. About how many FLOPs does training cost?",
-    "C ≈ 6·N·D = 6 · 10⁹ · 10¹¹ = **6×10²⁰ FLOPs** (set C = 6e20 and N = 1e9 to see it: 100 tokens per "
-    f"parameter, a little *left* of the Hoffmann fit's minimum at {fmt.count(optimum_N[6e20])} "
-    "parameters: a smaller model on more tokens than that fit's optimum).",
-)
-page.interview(
-    "“How big a model should I train for this budget, and why does Llama train far past 20 tokens per parameter?”",
-    InterviewAnswer(
-        sentence="At fixed compute, parameters and tokens should grow together; Hoffmann et al.'s approaches 1 and 2 "
-        "(and Epoch AI's refit of their approach 3, Besiroglu et al. 2024) put the optimum near 20 tokens per "
-        "parameter, and the loss is fairly flat around it.",
-        equation=r"C \approx 6ND,\qquad N_{\text{opt}} \approx \sqrt{C/120}",
-        number="Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens by the "
-        "20-tokens rule (the published approach-3 fit drawn here says "
-        f"{fmt.count(optimum_N[2.73e20])} on {tpp[2.73e20]:.0f} tokens per parameter; its "
-        "published constants are disputed, Besiroglu et al. 2024).",
-        trade_off="Chinchilla counts only training compute. Llama 3 8B on 15T tokens (~1,900 tokens per parameter) "
-        f"reaches the loss that a compute-optimal model would reach with {llama['hoffmann2022']:.0%} "
-        f"of its compute under Hoffmann's fit ({llama['epoch2024']:.0%} under "
-        "Epoch's): half or more of the training compute is spent on purpose. It pays because serving costs 2N FLOPs "
-        "per generated token for the model's whole life and a small model is cheaper and faster to deploy, and "
-        "because the loss was still falling roughly log-linearly in tokens at 15T (Meta 2024, the Llama 3 release).",
-    ),
-)
-page.mistakes(
-    [
-        "Treating 20 tokens per parameter as a law: it is the training-compute optimum of one model family on one "
-        "data mix; inference cost and data quality move the best choice, and the published approach-3 fit itself "
-        f"drifts from {tpp[1e20]:.0f} to {tpp[1e24]:.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
-        "Forgetting what 6ND leaves out: attention FLOPs at long context, activation recomputation (8N instead "
-        "of 6N per token), and the gap between peak and achieved FLOP/s (MFU).",
-        "Reading Kaplan's N ∝ C^0.73 as current advice, or blaming its gap with Chinchilla on one cause: most of it "
-        "comes from counting only non-embedding parameters, which matters at small scale (Pearce & Song 2024), and "
-        "from leaving out the last layer's FLOPs, too long a warm-up for small models and optimizer settings "
-        "(AdamW's β₂ at small batches) not tuned per scale (Porian et al. 2024).",
-        "Counting only weights when sizing memory: mixed-precision Adam keeps about 16 bytes per parameter, "
-        "before activations.",
-    ]
-)
+    page.quick_check(
+        "A model with **1B parameters** is trained on **100B tokens**. About how many FLOPs does training cost?",
+        "C ≈ 6·N·D = 6 · 10⁹ · 10¹¹ = **6×10²⁰ FLOPs** (set C = 6e20 and N = 1e9 to see it: 100 tokens per "
+        f"parameter, a little *left* of the Hoffmann fit's minimum at {fmt.count(optimum_N[6e20])} "
+        "parameters: a smaller model on more tokens than that fit's optimum).",
+    )
+    page.interview(
+        "“How big a model should I train for this budget, and why does Llama train far past 20 tokens per parameter?”",
+        InterviewAnswer(
+            sentence="At fixed compute, parameters and tokens should grow together; Hoffmann et al.'s approaches 1 and "
+            "2 "
+            "(and Epoch AI's refit of their approach 3, Besiroglu et al. 2024) put the optimum near 20 tokens per "
+            "parameter, and the loss is fairly flat around it.",
+            equation=r"C \approx 6ND,\qquad N_{\text{opt}} \approx \sqrt{C/120}",
+            number="Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens by the "
+            "20-tokens rule (the published approach-3 fit drawn here says "
+            f"{fmt.count(optimum_N[2.73e20])} on {tpp[2.73e20]:.0f} tokens per parameter; its "
+            "published constants are disputed, Besiroglu et al. 2024).",
+            trade_off="Chinchilla counts only training compute. Llama 3 8B on 15T tokens (~1,900 tokens per parameter) "
+            f"reaches the loss that a compute-optimal model would reach with {llama['hoffmann2022']:.0%} "
+            f"of its compute under Hoffmann's fit ({llama['epoch2024']:.0%} under "
+            "Epoch's): half or more of the training compute is spent on purpose. It pays because serving costs 2N "
+            "FLOPs "
+            "per generated token for the model's whole life and a small model is cheaper and faster to deploy, and "
+            "because the loss was still falling roughly log-linearly in tokens at 15T (Meta 2024, the Llama 3 "
+            "release).",
+        ),
+    )
+    page.mistakes(
+        [
+            "Treating 20 tokens per parameter as a law: it is the training-compute optimum of one model family on one "
+            "data mix; inference cost and data quality move the best choice, and the published approach-3 fit itself "
+            f"drifts from {tpp[1e20]:.0f} to {tpp[1e24]:.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
+            "Forgetting what 6ND leaves out: attention FLOPs at long context, activation recomputation (8N instead "
+            "of 6N per token), and the gap between peak and achieved FLOP/s (MFU).",
+            "Reading Kaplan's N ∝ C^0.73 as current advice, or blaming its gap with Chinchilla on one cause: most of "
+            "it "
+            "comes from counting only non-embedding parameters, which matters at small scale (Pearce & Song 2024), and "
+            "from leaving out the last layer's FLOPs, too long a warm-up for small models and optimizer settings "
+            "(AdamW's β₂ at small batches) not tuned per scale (Porian et al. 2024).",
+            "Counting only weights when sizing memory: mixed-precision Adam keeps about 16 bytes per parameter, "
+            "before activations.",
+        ]
+    )
 
-page.download(out.tables, "scaling")
-page.finish()
+    page.download(out.tables, "scaling")
+    page.finish()
+
+
+page.run(_body)

@@ -52,77 +52,80 @@ def _resize() -> None:
     st.session_state.update(inputs.resize_texts(texts, st.session_state["K"], last))
 
 
-with page.controls(presets=list(view_of.LEASH_PRESETS)):
-    page.control("K", on_change=_resize)
-    page.control("beta")
-    for name in ("pi_ref", "r", "r_true", "names"):
-        page.control(name)
-    if page.control("predict_kl"):
-        page.control("guess_pi")
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls(presets=list(view_of.LEASH_PRESETS)):
+        page.control("K", on_change=_resize)
+        page.control("beta")
+        for name in ("pi_ref", "r", "r_true", "names"):
+            page.control(name)
+        if page.control("predict_kl"):
+            page.control("guess_pi")
 
+    with page.views():
+        st.caption(
+            "Drag β on the slider under the bars: plotly moves the orange bars and the panel in the browser. "
+            "The views below and the readouts follow the β of the sidebar."
+        )
+        tabs = draw_tabs(view_of.SPEC["kl_view"])
+        with tabs[1]:
+            page.control("sqrt")
+        with tabs[2]:
+            c1, c2 = st.columns(2)
+            with c1:
+                page.control("thm", required=True)
+            with c2:
+                page.control("policies")
+        with tabs[3]:
+            left, right = st.columns([1, 2])
+            with left:
+                for name in ("logp_w", "logp_l", "ref_w", "ref_l", "dpo_beta"):
+                    page.control(name)
+                preset_buttons(view_of.SPEC, list(view_of.DPO))
+            step = page.control("step")
+            st.latex(DERIVATION[step][0])
+            st.markdown(DERIVATION[step][1])
 
-with page.views():
-    st.caption(
-        "Drag β on the slider under the bars: plotly moves the orange bars and the panel in the browser. "
-        "The views below and the readouts follow the β of the sidebar."
+    open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
+    out = figures(
+        page.state(), Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts}))
     )
-    tabs = draw_tabs(view_of.SPEC["kl_view"])
+    st.session_state[LAST] = out.facts["answers"]
+    page.show_notices(out)
+    page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the quick check quotes the answer
+    page.figure(out.figures["main"], key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)
+    page.readouts(out.readouts, per_row=len(out.readouts))
+
+    with tabs[0]:
+        if "Beta sweep" in out.figures:
+            page.chart(out.figures["Beta sweep"], "sweep", "kl-leash-sweep")
     with tabs[1]:
-        page.control("sqrt")
+        if "Reward hacking" in out.figures:
+            st.caption(out.facts["hacking_caption"])
+            page.chart(out.figures["Reward hacking"], "hacking", "kl-reward-hacking")
+            try:
+                st.page_link(
+                    "pages/10_Reward_model.py",
+                    label="A reward model that pays for length, hacked the same way as β falls: the Reward model page",
+                    icon=":material/balance:",
+                    query_params={"rm_view": "Length bias"},
+                )
+            except StreamlitPageNotFoundError:  # the script run on its own has no other pages
+                pass
     with tabs[2]:
-        c1, c2 = st.columns(2)
-        with c1:
-            page.control("thm", required=True)
-        with c2:
-            page.control("policies")
-    with tabs[3]:
-        left, right = st.columns([1, 2])
-        with left:
-            for name in ("logp_w", "logp_l", "ref_w", "ref_l", "dpo_beta"):
-                page.control(name)
-            preset_buttons(view_of.SPEC, list(view_of.DPO))
-        step = page.control("step")
-        st.latex(DERIVATION[step][0])
-        st.markdown(DERIVATION[step][1])
+        if "Theorem check" in out.figures:
+            page.chart(out.figures["Theorem check"], "theorem", "kl-theorem-check")
+            st.caption(out.facts["theorem_caption"])
+    if "DPO" in out.figures:
+        with right:
+            page.chart(out.figures["DPO"], "dpo", "dpo-loss")
+            metric_row(out.facts["dpo_readouts"])
+            if "dpo_note" in out.facts:
+                st.info(out.facts["dpo_note"])
 
-open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
-out = figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
-st.session_state[LAST] = out.facts["answers"]
-page.show_notices(out)
-page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the quick check quotes the answer
-page.figure(out.figures["main"], key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)
-page.readouts(out.readouts, per_row=len(out.readouts))
-
-with tabs[0]:
-    if "Beta sweep" in out.figures:
-        page.chart(out.figures["Beta sweep"], "sweep", "kl-leash-sweep")
-with tabs[1]:
-    if "Reward hacking" in out.figures:
-        st.caption(out.facts["hacking_caption"])
-        page.chart(out.figures["Reward hacking"], "hacking", "kl-reward-hacking")
-        try:
-            st.page_link(
-                "pages/10_Reward_model.py",
-                label="A reward model that pays for length, hacked the same way as β falls: the Reward model page",
-                icon=":material/balance:",
-                query_params={"rm_view": "Length bias"},
-            )
-        except StreamlitPageNotFoundError:  # the script run on its own has no other pages
-            pass
-with tabs[2]:
-    if "Theorem check" in out.figures:
-        page.chart(out.figures["Theorem check"], "theorem", "kl-theorem-check")
-        st.caption(out.facts["theorem_caption"])
-if "DPO" in out.figures:
-    with right:
-        page.chart(out.figures["DPO"], "dpo", "dpo-loss")
-        metric_row(out.facts["dpo_readouts"])
-        if "dpo_note" in out.facts:
-            st.info(out.facts["dpo_note"])
-
-with page.explain():
-    st.markdown(
-        """
+    with page.explain():
+        st.markdown(
+            """
 One prompt, K answers. The faint blue bars are the SFT model π_ref; the orange bars are the policy that
 maximises expected reward minus β·KL. It reweights π_ref by exp(r/β) and renormalises. β is how hard the leash
 pulls, so its length is 1/β: a large β (a short leash) leaves π_ref almost untouched, a small β (a long leash)
@@ -137,44 +140,48 @@ while the true reward rises, peaks and falls (the over-optimisation curve of Gao
 **Theorem check** draws thousands of random policies: none scores above β·log Z, because
 J(π) = β·log Z − β·KL(π ‖ π*). **DPO** turns the same formula around into a loss on preference pairs.
 """
-    )
+        )
 
-page.quick_check(
-    "In the lesson's toy (π_ref = (0.5, 0.5), rewards (1, 0)), β = 1 gives π* = (0.731, 0.269). "
-    "**Halve β to 0.5.** What probability does the better answer get?",
-    "π* ∝ (0.5·e², 0.5·e⁰), so π*(better) = e²/(e² + 1) = **0.881**. Halving β doubles every r/β: the same "
-    "reward difference now buys twice the log-odds. Set β = 0.5 in the sidebar to see it.",
-)
-page.interview(
-    "“Why does RLHF need a KL penalty against the reference model, and what happens without it?”",
-    InterviewAnswer(
-        sentence="The reward model is only trustworthy near the text it was trained on, so we maximise reward minus "
-        "β·KL to the frozen SFT model, whose optimum is the SFT model reweighted by exp(r/β).",
-        equation=r"\pi^*(y) \propto \pi_{\text{ref}}(y)\,e^{r(y)/\beta}",
-        number="Two equally likely answers scored 1 and 0: β = 1 gives (0.73, 0.27), β = 0.5 already 0.88 on the "
-        "better one; as β → 0 all mass goes to the top score.",
-        trade_off="Too small a β (a long leash) and the policy chases the reward model's mistakes (reward hacking, "
-        "collapsed entropy); too large (a short leash) and it barely moves from SFT. Teams watch the KL and a "
-        "held-out evaluation.",
-    ),
-)
-page.mistakes(
-    [
-        "“Reward went up, so the model improved”: the reward model is a proxy. Check the KL and a held-out, "
-        "independent evaluation; rising reward with a runaway KL is the signature of hacking.",
-        "Thinking RLHF easily reaches answers the SFT model almost never writes: the optimum only reweights π_ref "
-        "(exactly 0 stays 0 over a fixed set of answers), and although a softmax model gives every sequence some "
-        "mass, moving most of the mass onto an answer of probability π_ref costs about log(1/π_ref) nats of KL "
-        "(about 23 nats for one in 10¹⁰), so sampling must first find it.",
-        "Saying “a large β is a long leash”: β is the pull. A large β is a short leash that keeps π* near π_ref; "
-        "the leash's length is 1/β, and reward hacking comes from a small β.",
-        "Saying DPO has no reference model: π_ref is frozen inside the loss. SimPO and ORPO are the variants "
-        "without one.",
-        "Reading a falling DPO loss as the winner becoming more likely: both log-probabilities can fall while "
-        "the margin grows.",
-        "Comparing β across setups as if it had units of its own: it prices one nat of KL in reward units, so "
-        "rescaling the reward rescales the right β.",
-    ]
-)
-page.download(out.tables, "kl-leash")  # built on click
-page.finish()
+    page.quick_check(
+        "In the lesson's toy (π_ref = (0.5, 0.5), rewards (1, 0)), β = 1 gives π* = (0.731, 0.269). "
+        "**Halve β to 0.5.** What probability does the better answer get?",
+        "π* ∝ (0.5·e², 0.5·e⁰), so π*(better) = e²/(e² + 1) = **0.881**. Halving β doubles every r/β: the same "
+        "reward difference now buys twice the log-odds. Set β = 0.5 in the sidebar to see it.",
+    )
+    page.interview(
+        "“Why does RLHF need a KL penalty against the reference model, and what happens without it?”",
+        InterviewAnswer(
+            sentence="The reward model is only trustworthy near the text it was trained on, so we maximise reward "
+            "minus "
+            "β·KL to the frozen SFT model, whose optimum is the SFT model reweighted by exp(r/β).",
+            equation=r"\pi^*(y) \propto \pi_{\text{ref}}(y)\,e^{r(y)/\beta}",
+            number="Two equally likely answers scored 1 and 0: β = 1 gives (0.73, 0.27), β = 0.5 already 0.88 on the "
+            "better one; as β → 0 all mass goes to the top score.",
+            trade_off="Too small a β (a long leash) and the policy chases the reward model's mistakes (reward hacking, "
+            "collapsed entropy); too large (a short leash) and it barely moves from SFT. Teams watch the KL and a "
+            "held-out evaluation.",
+        ),
+    )
+    page.mistakes(
+        [
+            "“Reward went up, so the model improved”: the reward model is a proxy. Check the KL and a held-out, "
+            "independent evaluation; rising reward with a runaway KL is the signature of hacking.",
+            "Thinking RLHF easily reaches answers the SFT model almost never writes: the optimum only reweights π_ref "
+            "(exactly 0 stays 0 over a fixed set of answers), and although a softmax model gives every sequence some "
+            "mass, moving most of the mass onto an answer of probability π_ref costs about log(1/π_ref) nats of KL "
+            "(about 23 nats for one in 10¹⁰), so sampling must first find it.",
+            "Saying “a large β is a long leash”: β is the pull. A large β is a short leash that keeps π* near π_ref; "
+            "the leash's length is 1/β, and reward hacking comes from a small β.",
+            "Saying DPO has no reference model: π_ref is frozen inside the loss. SimPO and ORPO are the variants "
+            "without one.",
+            "Reading a falling DPO loss as the winner becoming more likely: both log-probabilities can fall while "
+            "the margin grows.",
+            "Comparing β across setups as if it had units of its own: it prices one nat of KL in reward units, so "
+            "rescaling the reward rescales the right β.",
+        ]
+    )
+    page.download(out.tables, "kl-leash")  # built on click
+    page.finish()
+
+
+page.run(_body)

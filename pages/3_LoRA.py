@@ -61,89 +61,91 @@ def figures(
     return out
 
 
-with page.controls():
-    page.control("rank")
-    if page.control("predict_lora"):
-        page.control("guess_rank")
-    st.subheader("The target update ΔW")
-    page.control("rows")
-    page.control("cols")
-    st.caption(view_of.profile_caption(page.control("profile")))
-    for name in ("seed", "smooth", "logr"):
-        page.control(name)
-    upload = st.file_uploader(  # no type filter: a wrong file gets the page's message, not Streamlit's exception
-        "…or upload ΔW (.npy or .csv, up to 4096 × 4096)",
-        key="upload",
-        help="A 2-D array of finite numbers. Uploads are not part of the link.",
-    )
-    st.subheader("At model scale")
-    for name in ("model", "mats", "alpha", "rs", "base", "gpu_gb"):
-        page.control(name)
-
-delta_upload, upload_key = None, ()
-if upload is not None:
-    data = upload.getvalue()
-    digest = hashlib.sha256(data).hexdigest()
-    delta_upload, problem = read_upload(upload.name, digest, data)
-    if problem:
-        page.notice(problem)
-    else:
-        upload_key = (upload.name, digest)
-        page.notice(
-            f"Using the uploaded matrix `{upload.name}` ({delta_upload.shape[0]} × {delta_upload.shape[1]}); d, k, "
-            "profile and seed are ignored. Uploads are not part of the link: a shared link shows the generated "
-            "matrix.",
-            "info",
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        page.control("rank")
+        if page.control("predict_lora"):
+            page.control("guess_rank")
+        st.subheader("The target update ΔW")
+        page.control("rows")
+        page.control("cols")
+        st.caption(view_of.profile_caption(page.control("profile")))
+        for name in ("seed", "smooth", "logr"):
+            page.control(name)
+        upload = st.file_uploader(  # no type filter: a wrong file gets the page's message, not Streamlit's exception
+            "…or upload ΔW (.npy or .csv, up to 4096 × 4096)",
+            key="upload",
+            help="A 2-D array of finite numbers. Uploads are not part of the link.",
         )
-        st.sidebar.caption(":material/link_off: The link below does not carry the upload.")
+        st.subheader("At model scale")
+        for name in ("model", "mats", "alpha", "rs", "base", "gpu_gb"):
+            page.control(name)
 
-with page.figure_area():
-    tab_rank, tab_cost, tab_init = draw_tabs(view_of.SPEC["lora_view"])
-
-is_open = dict(zip(view_of.PARTS.values(), (tab_rank.open, tab_cost.open, tab_init.open), strict=True))
-options = Options(
-    theme=page.theme, presenter=page.presenter, parts=frozenset(part for part, yes in is_open.items() if yes)
-)
-if not tab_rank.open:  # only the rank tab shows the upload
     delta_upload, upload_key = None, ()
-analysis = analyse_upload(*upload_key, delta_upload) if upload_key else None
-spinner = st.spinner("Decomposing ΔW (one SVD per matrix; moving r later reuses it)…") if tab_rank.open else None
-with spinner or nullcontext(), tab_init if tab_init.open else nullcontext():  # the progress bar goes in its tab
-    out = figures(view_of.relevant(page.state(), options), options, upload_key, delta_upload, analysis)
-
-page.show_notices(out)  # before the charts: the view's readouts go into their text alternatives
-page.hide = page.hide or out.facts.get("predict") == "hidden"  # Predict first: no answer in any text
-if "predict" in out.figures:
-    with tab_rank:
-        page.chart(out.figures["predict"], "lora-predict", "lora-predict")
-if "heatmaps" in out.figures:
-    with tab_rank:
-        page.chart(out.figures["heatmaps"], "heatmaps", "lora-rank-r", drag="rank", drag_values=out.facts["ranks"])
-        st.caption(
-            "Drag the slider under the heatmaps: BA, the residual and the readout line change in the browser, "
-            "without a round trip. "
-            + (
-                f"The {out.facts['d']} × {out.facts['k']} matrices are shown as block averages."
-                if out.facts["averaged"]
-                else "Every entry is shown."
+    if upload is not None:
+        data = upload.getvalue()
+        digest = hashlib.sha256(data).hexdigest()
+        delta_upload, problem = read_upload(upload.name, digest, data)
+        if problem:
+            page.notice(problem)
+        else:
+            upload_key = (upload.name, digest)
+            page.notice(
+                f"Using the uploaded matrix `{upload.name}` ({delta_upload.shape[0]} × {delta_upload.shape[1]}); d, k, "
+                "profile and seed are ignored. Uploads are not part of the link: a shared link shows the generated "
+                "matrix.",
+                "info",
             )
-        )
-        page.chart(out.figures["curves"], "curves", "lora-rank-curves")
-if "memory" in out.figures:
-    with tab_cost:
-        page.chart(out.figures["memory"], "memory", "lora-memory")
-        st.caption(out.facts["memory_caption"])
-if "training" in out.figures:
-    with tab_init:
-        page.chart(out.figures["training"], "training", "lora-initialisation")
-        st.caption(out.facts["training_caption"])
-page.readouts(out.readouts)
+            st.sidebar.caption(":material/link_off: The link below does not carry the upload.")
 
-qlora = out.facts["qlora"]  # NF4 and the QLoRA preset, for the explanation's numbers
+    with page.figure_area():
+        tab_rank, tab_cost, tab_init = draw_tabs(view_of.SPEC["lora_view"])
 
-with page.explain():
-    st.markdown(
-        f"""
+    is_open = dict(zip(view_of.PARTS.values(), (tab_rank.open, tab_cost.open, tab_init.open), strict=True))
+    options = Options(
+        theme=page.theme, presenter=page.presenter, parts=frozenset(part for part, yes in is_open.items() if yes)
+    )
+    if not tab_rank.open:  # only the rank tab shows the upload
+        delta_upload, upload_key = None, ()
+    analysis = analyse_upload(*upload_key, delta_upload) if upload_key else None
+    spinner = st.spinner("Decomposing ΔW (one SVD per matrix; moving r later reuses it)…") if tab_rank.open else None
+    with spinner or nullcontext(), tab_init if tab_init.open else nullcontext():  # the progress bar goes in its tab
+        out = figures(view_of.relevant(page.state(), options), options, upload_key, delta_upload, analysis)
+
+    page.show_notices(out)  # before the charts: the view's readouts go into their text alternatives
+    page.hide = page.hide or out.facts.get("predict") == "hidden"  # Predict first: no answer in any text
+    if "predict" in out.figures:
+        with tab_rank:
+            page.chart(out.figures["predict"], "lora-predict", "lora-predict")
+    if "heatmaps" in out.figures:
+        with tab_rank:
+            page.chart(out.figures["heatmaps"], "heatmaps", "lora-rank-r", drag="rank", drag_values=out.facts["ranks"])
+            st.caption(
+                "Drag the slider under the heatmaps: BA, the residual and the readout line change in the browser, "
+                "without a round trip. "
+                + (
+                    f"The {out.facts['d']} × {out.facts['k']} matrices are shown as block averages."
+                    if out.facts["averaged"]
+                    else "Every entry is shown."
+                )
+            )
+            page.chart(out.figures["curves"], "curves", "lora-rank-curves")
+    if "memory" in out.figures:
+        with tab_cost:
+            page.chart(out.figures["memory"], "memory", "lora-memory")
+            st.caption(out.facts["memory_caption"])
+    if "training" in out.figures:
+        with tab_init:
+            page.chart(out.figures["training"], "training", "lora-initialisation")
+            st.caption(out.facts["training_caption"])
+    page.readouts(out.readouts)
+
+    qlora = out.facts["qlora"]  # NF4 and the QLoRA preset, for the explanation's numbers
+
+    with page.explain():
+        st.markdown(
+            f"""
 **Rank-r approximation.** ΔW is a d × k update built from a seed and a chosen singular-value profile (or your
 upload). One SVD gives its best rank-r approximation for every r at once (Eckart-Young): keep the r largest
 singular values. The heatmaps share one colour scale, so the residual fades as r grows; the curves show the
@@ -171,42 +173,46 @@ non-zero start is subtracted from W₀). The gradients theorem says why: with u 
 g = ∂L/∂h, ∂L/∂B = s g uᵀ and ∂L/∂A = s Bᵀ g xᵀ, so B = 0 silences A's gradient for one step only, while A = B = 0
 silences both for good. After training, merging W₀ + sBA gives the adapter path's outputs up to rounding.
 """
-    )
+        )
 
-page.quick_check(
-    "A colleague initialises a LoRA layer with **A = 0 and B = 0**, “to start exactly at the pretrained model”. "
-    "What happens during training?",
-    "Nothing trains. ∂L/∂B = s g (Ax)ᵀ is zero because A = 0, and ∂L/∂A = s Bᵀ g xᵀ is zero because B = 0, at "
-    "every step. The start is right (ΔW = 0), but one factor must be non-zero: B = 0 with A random. See the grey "
-    "line in the *Initialisation traps* tab: its loss never moves.",
-)
-page.interview(
-    "“LoRA or full fine-tuning? And what does LoRA actually save?”",
-    InterviewAnswer(
-        sentence="LoRA freezes W₀ and trains a rank-r correction BA, so only r(d + k) numbers per matrix need "
-        "gradients and Adam states; the checkpoint is small and one base can serve many adapters.",
-        equation=r"h = W_0 x + \tfrac{\alpha}{r} B A x,\qquad r(d+k) \ll dk",
-        number="Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable parameters (0.12%), 134 MB of training "
-        "states against 112 GB for full fine-tuning; the frozen bf16 base is 14 GB.",
-        trade_off="It saves optimizer memory, not activations, and each matrix can change only by rank r: for a "
-        "large domain shift full fine-tuning has more capacity, though LoRA forgets less of the base. Hu et al. "
-        "(2021) report for GPT-3 175B: 1.2 TB of training memory down to 350 GB, a 35 MB checkpoint, and 25% "
-        "faster training.",
-    ),
-)
-page.mistakes(
-    [
-        "Initialising both factors to zero: both gradients vanish and nothing ever trains.",
-        "Initialising both at random and leaving W₀ as it is: ΔW ≠ 0 at step 0, so fine-tuning starts from a "
-        "damaged model. Two non-zero factors are fine when their product is subtracted from W₀ first: PiSSA "
-        "starts from W₀'s top singular directions (Meng et al. 2024), OLoRA from a QR factorisation "
-        "(Büyükakyüz 2024).",
-        "Quoting QLoRA's base as 4 bits per parameter: NF4 with double quantisation costs about 4.127 bits "
-        "(Dettmers et al. 2023), and the 65B-on-48-GB result also needs gradient checkpointing for activations.",
-        "Forgetting to freeze W₀: its gradients and Adam states come back and the memory saving is gone.",
-        "Building the d × k matrix BA in the training forward pass: compute (xAᵀ)Bᵀ and keep the r-wide bottleneck.",
-        "Expecting LoRA to cut activation memory: backpropagation still stores the inputs of every adapted layer.",
-    ]
-)
-page.download(out.tables, "lora")
-page.finish()
+    page.quick_check(
+        "A colleague initialises a LoRA layer with **A = 0 and B = 0**, “to start exactly at the pretrained model”. "
+        "What happens during training?",
+        "Nothing trains. ∂L/∂B = s g (Ax)ᵀ is zero because A = 0, and ∂L/∂A = s Bᵀ g xᵀ is zero because B = 0, at "
+        "every step. The start is right (ΔW = 0), but one factor must be non-zero: B = 0 with A random. See the grey "
+        "line in the *Initialisation traps* tab: its loss never moves.",
+    )
+    page.interview(
+        "“LoRA or full fine-tuning? And what does LoRA actually save?”",
+        InterviewAnswer(
+            sentence="LoRA freezes W₀ and trains a rank-r correction BA, so only r(d + k) numbers per matrix need "
+            "gradients and Adam states; the checkpoint is small and one base can serve many adapters.",
+            equation=r"h = W_0 x + \tfrac{\alpha}{r} B A x,\qquad r(d+k) \ll dk",
+            number="Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable parameters (0.12%), 134 MB of training "
+            "states against 112 GB for full fine-tuning; the frozen bf16 base is 14 GB.",
+            trade_off="It saves optimizer memory, not activations, and each matrix can change only by rank r: for a "
+            "large domain shift full fine-tuning has more capacity, though LoRA forgets less of the base. Hu et al. "
+            "(2021) report for GPT-3 175B: 1.2 TB of training memory down to 350 GB, a 35 MB checkpoint, and 25% "
+            "faster training.",
+        ),
+    )
+    page.mistakes(
+        [
+            "Initialising both factors to zero: both gradients vanish and nothing ever trains.",
+            "Initialising both at random and leaving W₀ as it is: ΔW ≠ 0 at step 0, so fine-tuning starts from a "
+            "damaged model. Two non-zero factors are fine when their product is subtracted from W₀ first: PiSSA "
+            "starts from W₀'s top singular directions (Meng et al. 2024), OLoRA from a QR factorisation "
+            "(Büyükakyüz 2024).",
+            "Quoting QLoRA's base as 4 bits per parameter: NF4 with double quantisation costs about 4.127 bits "
+            "(Dettmers et al. 2023), and the 65B-on-48-GB result also needs gradient checkpointing for activations.",
+            "Forgetting to freeze W₀: its gradients and Adam states come back and the memory saving is gone.",
+            "Building the d × k matrix BA in the training forward pass: compute (xAᵀ)Bᵀ and keep the r-wide "
+            "bottleneck.",
+            "Expecting LoRA to cut activation memory: backpropagation still stores the inputs of every adapted layer.",
+        ]
+    )
+    page.download(out.tables, "lora")
+    page.finish()
+
+
+page.run(_body)

@@ -35,71 +35,73 @@ def _on_click(chart_key: str) -> None:
         pass  # an empty selection (a double click clears it) or an index outside the group: nothing to flip
 
 
-with page.controls():
-    page.control("rewards")
-    page.control("std")
-    page.control("eps")
-    if page.control("predict_grpo"):
-        page.control("guess_adv")
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        page.control("rewards")
+        page.control("std")
+        page.control("eps")
+        if page.control("predict_grpo"):
+            page.control("guess_adv")
 
-with page.views():
-    summary_slot = st.container()  # above the tabs; filled once the view is built
-    tabs = draw_tabs(view_of.SPEC["grpo_view"])
+    with page.views():
+        summary_slot = st.container()  # above the tabs; filled once the view is built
+        tabs = draw_tabs(view_of.SPEC["grpo_view"])
 
-open_tabs = [name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open]
-state = page.state().replace(grpo_view=open_tabs[0] if open_tabs else view_of.VIEWS[0])
-out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_tabs})))
-page.show_notices(out)
-page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes the answer
+    open_tabs = [name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open]
+    state = page.state().replace(grpo_view=open_tabs[0] if open_tabs else view_of.VIEWS[0])
+    out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_tabs})))
+    page.show_notices(out)
+    page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes the answer
 
-chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"
-page.figure(
-    out.figures["main"], key=chart_key, filename="grpo-advantages",
-    on_select=partial(_on_click, chart_key), selection_mode="points",
-)  # fmt: skip
-page.readouts(out.readouts, per_row=3)
+    chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"
+    page.figure(
+        out.figures["main"], key=chart_key, filename="grpo-advantages",
+        on_select=partial(_on_click, chart_key), selection_mode="points",
+    )  # fmt: skip
+    page.readouts(out.readouts, per_row=3)
 
-with summary_slot:
-    if not out.facts["has_signal"]:
-        st.info(
-            "**No learning signal.** All answers got the same reward, so every rᵢ − mean is 0 and every "
-            "advantage is exactly 0, in every mode and with any ε. This prompt moves the policy only through "
-            "the KL term to π_ref. Vanilla GRPO keeps such groups: they still count in the loss's normaliser "
-            "(diluting the other groups' updates) and still feel the KL term. DAPO's dynamic sampling (Yu et al. "
-            "2025) drops them and samples further prompts until the batch is filled with groups whose rewards "
-            "differ."
-        )
-    else:
-        st.caption(out.facts["summary"])
-with tabs[0]:
-    if view_of.DIFFICULTY in out.figures:
-        page.chart(out.figures[view_of.DIFFICULTY], "grpo-difficulty", "grpo-difficulty")
-        st.caption(
-            "Curves for 0/1 rewards; the marker is this group's success rate (for 0/1 rewards). Prompts the model "
-            "always solves or always fails give groups without signal; prompts of medium difficulty teach the most."
-        )
-with tabs[1]:
-    if view_of.PPO in out.figures:
-        st.table(out.facts["ppo_table"])
-        page.chart(out.figures[view_of.PPO], "grpo-ppo", "ppo-vs-grpo")
-with tabs[2]:
-    if view_of.BATCH in out.figures:
-        page.chart(out.figures[view_of.BATCH], "grpo-batch", "grpo-batch-vs-group")
-        st.caption(
-            "This group next to an easy prompt (all answers correct) and a hard one (all wrong). Within each group "
-            "the easy and hard prompts get zero advantages: comparing identical answers says nothing. Normalised "
-            "across the batch, every answer to the easy prompt is pushed up and every answer to the hard one down."
-        )
-        st.caption(
-            "How much each answer weighs in the loss, for four answers of 100 to 1,600 tokens and a generation "
-            "budget L_max of 2,048 tokens (its per-token weight times its length). GRPO gives every answer 1/G, "
-            "so a long answer's tokens count less; DAPO and Dr. GRPO weigh answers by their length."
-        )
-        st.table(out.facts["length_weights"])
+    with summary_slot:
+        if not out.facts["has_signal"]:
+            st.info(
+                "**No learning signal.** All answers got the same reward, so every rᵢ − mean is 0 and every "
+                "advantage is exactly 0, in every mode and with any ε. This prompt moves the policy only through "
+                "the KL term to π_ref. Vanilla GRPO keeps such groups: they still count in the loss's normaliser "
+                "(diluting the other groups' updates) and still feel the KL term. DAPO's dynamic sampling (Yu et al. "
+                "2025) drops them and samples further prompts until the batch is filled with groups whose rewards "
+                "differ."
+            )
+        else:
+            st.caption(out.facts["summary"])
+    with tabs[0]:
+        if view_of.DIFFICULTY in out.figures:
+            page.chart(out.figures[view_of.DIFFICULTY], "grpo-difficulty", "grpo-difficulty")
+            st.caption(
+                "Curves for 0/1 rewards; the marker is this group's success rate (for 0/1 rewards). Prompts the model "
+                "always solves or always fails give groups without signal; prompts of medium difficulty teach the most."
+            )
+    with tabs[1]:
+        if view_of.PPO in out.figures:
+            st.table(out.facts["ppo_table"])
+            page.chart(out.figures[view_of.PPO], "grpo-ppo", "ppo-vs-grpo")
+    with tabs[2]:
+        if view_of.BATCH in out.figures:
+            page.chart(out.figures[view_of.BATCH], "grpo-batch", "grpo-batch-vs-group")
+            st.caption(
+                "This group next to an easy prompt (all answers correct) and a hard one (all wrong). Within each group "
+                "the easy and hard prompts get zero advantages: comparing identical answers says nothing. Normalised "
+                "across the batch, every answer to the easy prompt is pushed up and every answer to the hard one down."
+            )
+            st.caption(
+                "How much each answer weighs in the loss, for four answers of 100 to 1,600 tokens and a generation "
+                "budget L_max of 2,048 tokens (its per-token weight times its length). GRPO gives every answer 1/G, "
+                "so a long answer's tokens count less; DAPO and Dr. GRPO weigh answers by their length."
+            )
+            st.table(out.facts["length_weights"])
 
-with page.explain():
-    st.markdown(
-        """
+    with page.explain():
+        st.markdown(
+            """
 Each bar is one of G answers to a single prompt, and its height is the advantage that every token of that
 answer receives in the policy update: blue answers beat the group's average and become more likely, orange
 ones fall below it and become less likely. **Click a bar** to flip that answer's reward between 1 and 0; the
@@ -132,51 +134,55 @@ caps the scale at 1/ε.
 The tab *Which prompts teach?* shows, for a prompt the model solves with probability p, how often a group of
 G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and how large its advantages are on average.
 """
+        )
+
+    page.quick_check(
+        "A group of **4 answers** to one prompt is **all correct**. What policy-gradient signal does the group give, "
+        "and what can you do about it?",
+        "**None.** Every reward equals the mean, so every advantage is 0 in every mode; only the KL term acts. "
+        "Vanilla GRPO keeps the group anyway: it still counts in the loss's normaliser and still feels the KL term. "
+        "Drop such groups and sample other prompts (DAPO's dynamic sampling, Yu et al. 2025), or pick prompts of "
+        "medium difficulty for the current model. Try the preset *All correct (no signal)*.",
+    )
+    page.interview(
+        "“How does GRPO get rid of PPO's value model, and what does that cost?”",
+        InterviewAnswer(
+            sentence="GRPO samples G answers to each prompt and uses their mean reward as the baseline (then divides "
+            "by "
+            "their std, a per-prompt rescaling), so the critic, a second trainable full-size model with its own "
+            "optimiser state, disappears.",
+            equation=r"A_i = \frac{r_i - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}",
+            number="Worked example C: 3 of 8 answers correct gives mean 0.375 and std 0.484, so each correct answer "
+            "gets +1.29 and each wrong one −0.77.",
+            trade_off="Memory is traded for sampling: G generations per prompt instead of one, and groups where all "
+            "answers agree are wasted compute. The advantage is one number per answer, copied to all its tokens (no "
+            "per-token credit). It works with any scalar reward: DeepSeekMath trained it with a learned reward model, "
+            "with outcome and process supervision (Shao et al. 2024); with a checker program it is RL with verifiable "
+            "rewards, as in DeepSeek-R1.",
+        ),
+    )
+    page.mistakes(
+        [
+            "Normalising across the whole batch instead of within each group: an easy prompt's all-correct answers "
+            "then get positive advantages and a hard prompt's all-wrong answers negative ones, though nothing was "
+            "compared (tab *Within group vs batch*).",
+            "Dividing by the std without ε or a guard: a group of equal rewards gives 0/0 = NaN, and in float32 a "
+            "rounding residue over a std of about 3×10⁻⁸ can hand every answer an advantage of ±1 out of nothing.",
+            "Believing the std convention only changes the step size: the sample std's factor √((G−1)/G) is the same "
+            "for every group, but dropping the std rescales each group by its own std, which re-weights prompts and "
+            "changes the direction of the batch update (Dr. GRPO's difficulty bias, Liu et al. 2025).",
+            "Forgetting the length normalisation: averaging over each answer's tokens (1/|o_i|) gives a long wrong "
+            "answer a smaller penalty per token than a short one (Liu et al. 2025); Dr. GRPO divides by a constant, "
+            "DAPO averages over all tokens of the batch (Yu et al. 2025).",
+            "Saying GRPO needs a checker: it needs one scalar reward per answer. DeepSeekMath used a learned reward "
+            "model (Shao et al. 2024); checkers are the setting of RL with verifiable rewards.",
+            "Calling GRPO “PPO without a critic” and stopping there: the KL term also moved from the reward into the "
+            "loss as a per-token estimate, and the advantage is one scalar per answer, not per token.",
+        ]
     )
 
-page.quick_check(
-    "A group of **4 answers** to one prompt is **all correct**. What policy-gradient signal does the group give, "
-    "and what can you do about it?",
-    "**None.** Every reward equals the mean, so every advantage is 0 in every mode; only the KL term acts. "
-    "Vanilla GRPO keeps the group anyway: it still counts in the loss's normaliser and still feels the KL term. "
-    "Drop such groups and sample other prompts (DAPO's dynamic sampling, Yu et al. 2025), or pick prompts of "
-    "medium difficulty for the current model. Try the preset *All correct (no signal)*.",
-)
-page.interview(
-    "“How does GRPO get rid of PPO's value model, and what does that cost?”",
-    InterviewAnswer(
-        sentence="GRPO samples G answers to each prompt and uses their mean reward as the baseline (then divides by "
-        "their std, a per-prompt rescaling), so the critic, a second trainable full-size model with its own "
-        "optimiser state, disappears.",
-        equation=r"A_i = \frac{r_i - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}",
-        number="Worked example C: 3 of 8 answers correct gives mean 0.375 and std 0.484, so each correct answer "
-        "gets +1.29 and each wrong one −0.77.",
-        trade_off="Memory is traded for sampling: G generations per prompt instead of one, and groups where all "
-        "answers agree are wasted compute. The advantage is one number per answer, copied to all its tokens (no "
-        "per-token credit). It works with any scalar reward: DeepSeekMath trained it with a learned reward model, "
-        "with outcome and process supervision (Shao et al. 2024); with a checker program it is RL with verifiable "
-        "rewards, as in DeepSeek-R1.",
-    ),
-)
-page.mistakes(
-    [
-        "Normalising across the whole batch instead of within each group: an easy prompt's all-correct answers "
-        "then get positive advantages and a hard prompt's all-wrong answers negative ones, though nothing was "
-        "compared (tab *Within group vs batch*).",
-        "Dividing by the std without ε or a guard: a group of equal rewards gives 0/0 = NaN, and in float32 a "
-        "rounding residue over a std of about 3×10⁻⁸ can hand every answer an advantage of ±1 out of nothing.",
-        "Believing the std convention only changes the step size: the sample std's factor √((G−1)/G) is the same "
-        "for every group, but dropping the std rescales each group by its own std, which re-weights prompts and "
-        "changes the direction of the batch update (Dr. GRPO's difficulty bias, Liu et al. 2025).",
-        "Forgetting the length normalisation: averaging over each answer's tokens (1/|o_i|) gives a long wrong "
-        "answer a smaller penalty per token than a short one (Liu et al. 2025); Dr. GRPO divides by a constant, "
-        "DAPO averages over all tokens of the batch (Yu et al. 2025).",
-        "Saying GRPO needs a checker: it needs one scalar reward per answer. DeepSeekMath used a learned reward "
-        "model (Shao et al. 2024); checkers are the setting of RL with verifiable rewards.",
-        "Calling GRPO “PPO without a critic” and stopping there: the KL term also moved from the reward into the "
-        "loss as a per-token estimate, and the advantage is one scalar per answer, not per token.",
-    ]
-)
+    page.download(out.tables, "grpo")
+    page.finish()
 
-page.download(out.tables, "grpo")
-page.finish()
+
+page.run(_body)

@@ -43,75 +43,80 @@ def simulated(state: State, options: Options) -> View:
     return out
 
 
-with page.controls():
-    st.subheader("One problem")
-    for name in ("n", "c", "k", "axis"):
-        page.control(name)
-    if page.control("predict_eval"):
-        page.control("guess_pass")
-    st.subheader("Bias simulation")
-    for name in ("p", "problems", "sim_seed"):
-        page.control(name)
-    st.subheader("Is model B better?")
-    for name in ("accA", "accB", "questions"):
-        page.control(name)
-    st.caption("Paired analysis (optional): per-question results")
-    for name in ("onlyA", "onlyB"):
-        page.control(name)
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        st.subheader("One problem")
+        for name in ("n", "c", "k", "axis"):
+            page.control(name)
+        if page.control("predict_eval"):
+            page.control("guess_pass")
+        st.subheader("Bias simulation")
+        for name in ("p", "problems", "sim_seed"):
+            page.control(name)
+        st.subheader("Is model B better?")
+        for name in ("accA", "accB", "questions"):
+            page.control(name)
+        st.caption("Paired analysis (optional): per-question results")
+        for name in ("onlyA", "onlyB"):
+            page.control(name)
 
-with page.figure_area():
-    tab_curves, tab_bias, tab_compare = tabs = draw_tabs(view_of.SPEC["eval_view"])
+    with page.figure_area():
+        tab_curves, tab_bias, tab_compare = tabs = draw_tabs(view_of.SPEC["eval_view"])
 
-state = page.state()
-open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
-out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(open_parts - {view_of.BIAS})))
-page.show_notices(out)
-page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes pass@5
-n, c = out.facts["n"], out.facts["c"]
-readouts, tables = list(out.readouts), {name: t for name, t in out.tables.items() if name != view_of.EVERY_K}
+    state = page.state()
+    open_parts = {name for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
+    out = figures(
+        state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(open_parts - {view_of.BIAS}))
+    )
+    page.show_notices(out)
+    page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes pass@5
+    n, c = out.facts["n"], out.facts["c"]
+    readouts, tables = list(out.readouts), {name: t for name, t in out.tables.items() if name != view_of.EVERY_K}
 
-if tab_curves.open:
-    r = out.facts.get("curves")  # None while Predict first holds the answer back
-    with tab_curves:
-        for key in ("pass-at-k", "pass-hat-k"):
-            if key in out.figures:
-                page.chart(out.figures[key], key, key)
-        if view_of.EVERY_K in out.tables:  # the display grid is log-spaced: offer every k, built only when asked for
-            st.caption(f"The curves and the CSV below hold {r.ks.size:,} of the {n:,} values of k. Every k:")
-            st.download_button(
-                f"pass@k at every k = 1…{n:,} (CSV, built on click)",
-                lambda make=out.tables[view_of.EVERY_K]: make().to_csv(index=False),
-                file_name=f"evaluation-pass-at-k-n{n}-c{c}-every-k.csv",
-                mime="text/csv",
-                icon=":material/download:",
-                key="csv-every-k",
+    if tab_curves.open:
+        r = out.facts.get("curves")  # None while Predict first holds the answer back
+        with tab_curves:
+            for key in ("pass-at-k", "pass-hat-k"):
+                if key in out.figures:
+                    page.chart(out.figures[key], key, key)
+            # the display grid is log-spaced: offer every k, built only when asked for
+            if view_of.EVERY_K in out.tables:
+                st.caption(f"The curves and the CSV below hold {r.ks.size:,} of the {n:,} values of k. Every k:")
+                st.download_button(
+                    f"pass@k at every k = 1…{n:,} (CSV, built on click)",
+                    lambda make=out.tables[view_of.EVERY_K]: make().to_csv(index=False),
+                    file_name=f"evaluation-pass-at-k-n{n}-c{c}-every-k.csv",
+                    mime="text/csv",
+                    icon=":material/download:",
+                    key="csv-every-k",
+                )
+
+    if tab_bias.open:
+        with tab_bias:
+            sim_out = simulated(
+                view_of.simulation_state(state),
+                Options(theme=page.theme, presenter=page.presenter, parts=frozenset({view_of.BIAS})),
             )
+            page.chart(sim_out.figures["bias"], "bias", "pass-at-k-bias")
+            st.caption(sim_out.facts["simulation_caption"])
+        readouts += sim_out.readouts
+        tables |= sim_out.tables
 
-if tab_bias.open:
-    with tab_bias:
-        sim_out = simulated(
-            view_of.simulation_state(state),
-            Options(theme=page.theme, presenter=page.presenter, parts=frozenset({view_of.BIAS})),
-        )
-        page.chart(sim_out.figures["bias"], "bias", "pass-at-k-bias")
-        st.caption(sim_out.facts["simulation_caption"])
-    readouts += sim_out.readouts
-    tables |= sim_out.tables
+    if tab_compare.open:
+        with tab_compare:
+            page.chart(out.figures["compare"], "compare", "a-vs-b")
+            for kind, text in out.facts["verdicts"]:
+                {"success": st.success, "info": st.info}[kind](text)
 
-if tab_compare.open:
-    with tab_compare:
-        page.chart(out.figures["compare"], "compare", "a-vs-b")
-        for kind, text in out.facts["verdicts"]:
-            {"success": st.success, "info": st.info}[kind](text)
+    page.readouts(readouts)
 
-page.readouts(readouts)
+    where_worst = out.facts["where_worst"]  # where the plug-in's bias is largest, for this n and p
+    interior = out.facts["interior_thresholds"]  # p above which the plug-in's worst k lies inside 1 < k < n
 
-where_worst = out.facts["where_worst"]  # where the plug-in's bias is largest, for this n and p
-interior = out.facts["interior_thresholds"]  # p above which the plug-in's worst k lies inside 1 < k < n
-
-with page.explain():
-    st.markdown(
-        f"""
+    with page.explain():
+        st.markdown(
+            f"""
 **Estimators.** Draw n samples for one problem and count the c correct ones. The blue curve is the chance that
 k of those n, picked at random without replacement, contain a correct one: its average over the draws is
 exactly pass@k = 1 − (1 − p)^k. The orange curve plugs the estimate c/n into that formula instead; the curve
@@ -134,43 +139,46 @@ Brown et al. 2020), and report a clean subset; and when a model is the judge, sw
 control for length, and prefer a judge from another model family, because judges favour the first position,
 longer answers and their own outputs (Zheng et al. 2023).
 """
-    )
+        )
 
-page.quick_check(
-    "A model scores **70%** on a benchmark of **1,000** independent questions. What is the standard error of "
-    "this accuracy, in percentage points?",
-    "√(0.7 · 0.3 / 1000) ≈ 0.0145, so about **1.4 points**; a 95% interval is roughly ±2.8 points. (Set A to "
-    "70% and N to 1,000 in the comparison tab.)",
-)
-page.interview(
-    "“What does pass@k measure, and why not estimate it as 1 − (1 − c/n)^k?”",
-    InterviewAnswer(
-        sentence="pass@k is the chance that at least one of k attempts solves the problem; from n ≥ k samples with "
-        "c correct, the fraction of k-subsets that contain a correct sample estimates it without bias.",
-        equation=r"\widehat{\text{pass@}k} = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}",
-        number="n = 10, c = 3: pass@5 is 1 − 21/252 = 0.917, while the plug-in 1 − 0.7⁵ gives 0.832.",
-        trade_off="The plug-in is biased low because 1 − (1 − x)^k is concave (Jensen). The unbiased form needs n "
-        "samples per problem (Codex drew 200 for k up to 100), and a high pass@k says nothing about reliability: "
-        "for agents, report pass^k too.",
-    ),
-)
-page.mistakes(
-    [
-        "Plugging c/n into 1 − (1 − p)^k: it underestimates pass@k, most for small n; the worst k is a middle "
-        f"one only for moderate p (for n = 10, above p ≈ {interior[10]:.2f}; for n = 100, above "
-        f"{interior[100]:.3f}); for rarer successes the bias is worst at k = n.",
-        "Drawing only k samples per problem: with n = k the estimate is 0 or 1 per problem and very noisy; draw "
-        "n well above k.",
-        "Reading pass@k at large k as reliability: an agent that must succeed every time is measured by pass^k, "
-        "which falls as k grows.",
-        "Announcing a win smaller than its error bar: 71.0% vs 72.5% on 1,000 questions is 1.5 ± 3.9 points, "
-        "no evidence either way.",
-        "Treating scores on the same questions as independent when per-question results exist: the paired "
-        "analysis is tighter, and you should report its interval.",
-        "Stopping at the error bar: one seed, a possibly contaminated benchmark, or an LLM judge that prefers the "
-        "first position and longer answers (Zheng et al. 2023) can each fake a win; use several seeds, a clean "
-        "subset, and swapped orders with length controlled.",
-    ]
-)
-page.download(tables, "evaluation")
-page.finish()
+    page.quick_check(
+        "A model scores **70%** on a benchmark of **1,000** independent questions. What is the standard error of "
+        "this accuracy, in percentage points?",
+        "√(0.7 · 0.3 / 1000) ≈ 0.0145, so about **1.4 points**; a 95% interval is roughly ±2.8 points. (Set A to "
+        "70% and N to 1,000 in the comparison tab.)",
+    )
+    page.interview(
+        "“What does pass@k measure, and why not estimate it as 1 − (1 − c/n)^k?”",
+        InterviewAnswer(
+            sentence="pass@k is the chance that at least one of k attempts solves the problem; from n ≥ k samples with "
+            "c correct, the fraction of k-subsets that contain a correct sample estimates it without bias.",
+            equation=r"\widehat{\text{pass@}k} = 1 - \binom{n-c}{k} \Big/ \binom{n}{k}",
+            number="n = 10, c = 3: pass@5 is 1 − 21/252 = 0.917, while the plug-in 1 − 0.7⁵ gives 0.832.",
+            trade_off="The plug-in is biased low because 1 − (1 − x)^k is concave (Jensen). The unbiased form needs n "
+            "samples per problem (Codex drew 200 for k up to 100), and a high pass@k says nothing about reliability: "
+            "for agents, report pass^k too.",
+        ),
+    )
+    page.mistakes(
+        [
+            "Plugging c/n into 1 − (1 − p)^k: it underestimates pass@k, most for small n; the worst k is a middle "
+            f"one only for moderate p (for n = 10, above p ≈ {interior[10]:.2f}; for n = 100, above "
+            f"{interior[100]:.3f}); for rarer successes the bias is worst at k = n.",
+            "Drawing only k samples per problem: with n = k the estimate is 0 or 1 per problem and very noisy; draw "
+            "n well above k.",
+            "Reading pass@k at large k as reliability: an agent that must succeed every time is measured by pass^k, "
+            "which falls as k grows.",
+            "Announcing a win smaller than its error bar: 71.0% vs 72.5% on 1,000 questions is 1.5 ± 3.9 points, "
+            "no evidence either way.",
+            "Treating scores on the same questions as independent when per-question results exist: the paired "
+            "analysis is tighter, and you should report its interval.",
+            "Stopping at the error bar: one seed, a possibly contaminated benchmark, or an LLM judge that prefers the "
+            "first position and longer answers (Zheng et al. 2023) can each fake a win; use several seeds, a clean "
+            "subset, and swapped orders with length controlled.",
+        ]
+    )
+    page.download(tables, "evaluation")
+    page.finish()
+
+
+page.run(_body)

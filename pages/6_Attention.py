@@ -20,98 +20,101 @@ page = Page.setup(
 
 VIEWS = view_of.VIEWS
 
-with page.controls(presets=list(view_of.MAIN_PRESETS)):
-    st.subheader("Tokens")
-    source = page.control("src")
-    page.control("text", disabled=source != "text")
-    page.control("split")
-    page.control("tokens", disabled=source != "random")
-    st.subheader("Toy layer")
-    for name in ("dm", "h", "kv", "dk", "layer_seed"):
-        page.control(name)
-    settings, _, variant = view_of.toy_layer(page.state())
-    st.caption(
-        f"d_k = {settings.d_k} · {variant}: {settings.heads} query heads, {settings.n_kv_heads} KV "
-        f"head{'s' if settings.n_kv_heads > 1 else ''}"
-    )
-    st.subheader("Softmax")
-    for name in ("scale", "temp", "causal", "designed"):
-        page.control(name)
-    if page.control("predict_attn"):
-        page.control("guess_head")
-    with st.expander("KV-cache calculator", expanded=False):
-        preset_buttons(view_of.SPEC, list(view_of.KV_PRESETS))
-        for name in ("L", "Hq", "Hkv", "hd", "dtype", "ctx", "B"):
+
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls(presets=list(view_of.MAIN_PRESETS)):
+        st.subheader("Tokens")
+        source = page.control("src")
+        page.control("text", disabled=source != "text")
+        page.control("split")
+        page.control("tokens", disabled=source != "random")
+        st.subheader("Toy layer")
+        for name in ("dm", "h", "kv", "dk", "layer_seed"):
             page.control(name)
+        settings, _, variant = view_of.toy_layer(page.state())
+        st.caption(
+            f"d_k = {settings.d_k} · {variant}: {settings.heads} query heads, {settings.n_kv_heads} KV "
+            f"head{'s' if settings.n_kv_heads > 1 else ''}"
+        )
+        st.subheader("Softmax")
+        for name in ("scale", "temp", "causal", "designed"):
+            page.control(name)
+        if page.control("predict_attn"):
+            page.control("guess_head")
+        with st.expander("KV-cache calculator", expanded=False):
+            preset_buttons(view_of.SPEC, list(view_of.KV_PRESETS))
+            for name in ("L", "Hq", "Hkv", "hd", "dtype", "ctx", "B"):
+                page.control(name)
 
-with page.figure_area():
-    tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["attn_view"]), strict=True))
-real_slot = None
-if view_of.real_available():
-    with tabs["Real model"]:
-        real_slot = st.container()  # the figure goes above its layer and head, so that it starts the screen
-        left, right = st.columns(2)
-        with left:
-            page.control("rl")
-        with right:
-            page.control("rh")
+    with page.figure_area():
+        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["attn_view"]), strict=True))
+    real_slot = None
+    if view_of.real_available():
+        with tabs["Real model"]:
+            real_slot = st.container()  # the figure goes above its layer and head, so that it starts the screen
+            left, right = st.columns(2)
+            with left:
+                page.control("rl")
+            with right:
+                page.control("rh")
 
-open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-page.show_notices(out)
-page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: no answer in any text
-facts = out.facts
+    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
+    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
+    page.show_notices(out)
+    page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: no answer in any text
+    facts = out.facts
 
-with tabs["Heads"]:
-    if "Heads" in out.figures:
-        page.chart(out.figures["Heads"], "fig-heads", "attention-heads")
-with tabs["Outputs"]:
-    if "Outputs" in out.figures:
-        page.chart(out.figures["Outputs"], "fig-outputs", "attention-outputs")
-        st.caption("Each row is y_t = Σ_j A_tj v_j: a weighted mix of the value vectors the token may see.")
-with tabs["Mask"]:
-    if "Mask" in out.figures:
-        page.chart(out.figures["Mask"], "fig-mask", "attention-mask")
-        check = facts["causality"]
-        if check is not None:
-            edit = f"token {check.position} '{check.old_token}' → '{check.new_token}'"
+    with tabs["Heads"]:
+        if "Heads" in out.figures:
+            page.chart(out.figures["Heads"], "fig-heads", "attention-heads")
+    with tabs["Outputs"]:
+        if "Outputs" in out.figures:
+            page.chart(out.figures["Outputs"], "fig-outputs", "attention-outputs")
+            st.caption("Each row is y_t = Σ_j A_tj v_j: a weighted mix of the value vectors the token may see.")
+    with tabs["Mask"]:
+        if "Mask" in out.figures:
+            page.chart(out.figures["Mask"], "fig-mask", "attention-mask")
+            check = facts["causality"]
+            if check is not None:
+                edit = f"token {check.position} '{check.old_token}' → '{check.new_token}'"
+                st.caption(
+                    f"Causality check: change {edit} and rerun the layer. With the mask, every earlier output moves by "
+                    f"{check.max_change_before_causal:.2g} (nothing); without it, by up to "
+                    f"{check.max_change_before_unmasked:.3f}."
+                )
+            else:
+                st.caption("The causality check needs at least two tokens.")
+    with tabs["Scale"]:
+        if "Scale" in out.figures:
+            page.chart(out.figures["Scale"], "fig-scale", "attention-scale")
             st.caption(
-                f"Causality check: change {edit} and rerun the layer. With the mask, every earlier output moves by "
-                f"{check.max_change_before_causal:.2g} (nothing); without it, by up to "
-                f"{check.max_change_before_unmasked:.3f}."
+                f"Random q, k with independent zero-mean, unit-variance components, {facts['scale_tokens']} tokens, "
+                "no mask, 8 draws; dotted lines: "
+                "theory d_k · multiplier². 1/√d_model uses your d_model."
             )
-        else:
-            st.caption("The causality check needs at least two tokens.")
-with tabs["Scale"]:
-    if "Scale" in out.figures:
-        page.chart(out.figures["Scale"], "fig-scale", "attention-scale")
-        st.caption(
-            f"Random q, k with independent zero-mean, unit-variance components, {facts['scale_tokens']} tokens, "
-            "no mask, 8 draws; dotted lines: "
-            "theory d_k · multiplier². 1/√d_model uses your d_model."
-        )
-with tabs["KV cache"]:
-    if "KV cache" in out.figures:
-        page.chart(out.figures["KV cache"], "fig-kv", "attention-kv-cache")
-        st.caption("Set the shape, number format, context and batch in the sidebar's KV-cache calculator.")
-with tabs["Real model"]:
-    if not facts["real_available"]:
-        st.caption(facts["real_install_hint"])
-    elif "Real model" in out.figures and real_slot is not None:
-        with real_slot:
-            page.chart(out.figures["Real model"], "fig-real", "attention-real-model")
-        if facts["real"].note:
-            st.caption(facts["real"].note)
-        st.caption(
-            "all-MiniLM-L6-v2, a 6-layer encoder (12 heads of d_k = 32), run offline from the installed package; "
-            "WordPiece tokens with [CLS] and [SEP]; no causal mask (an encoder sees both sides)."
-        )
+    with tabs["KV cache"]:
+        if "KV cache" in out.figures:
+            page.chart(out.figures["KV cache"], "fig-kv", "attention-kv-cache")
+            st.caption("Set the shape, number format, context and batch in the sidebar's KV-cache calculator.")
+    with tabs["Real model"]:
+        if not facts["real_available"]:
+            st.caption(facts["real_install_hint"])
+        elif "Real model" in out.figures and real_slot is not None:
+            with real_slot:
+                page.chart(out.figures["Real model"], "fig-real", "attention-real-model")
+            if facts["real"].note:
+                st.caption(facts["real"].note)
+            st.caption(
+                "all-MiniLM-L6-v2, a 6-layer encoder (12 heads of d_k = 32), run offline from the installed package; "
+                "WordPiece tokens with [CLS] and [SEP]; no causal mask (an encoder sees both sides)."
+            )
 
-page.readouts(out.readouts)
+    page.readouts(out.readouts)
 
-with page.explain():
-    st.markdown(
-        """
+    with page.explain():
+        st.markdown(
+            """
 **Heads.** Every query token takes a softmax over its dot products with the keys; row *t* of a heatmap is that
 distribution (it sums to 1), and the output is the same mix of value vectors. The toy layer draws its embeddings,
 position signal and projections from the seed; the three designed heads are built by hand to show patterns real
@@ -133,43 +136,48 @@ and MQA (one for all) exist; the attention FLOPs stay the same. The 8× (GQA) an
 are cache-size ratios, not decoding speed-ups: at small batch and short context, reading the weights dominates
 the memory traffic, and the gain in speed grows with batch size and context length.
 """
+        )
+
+    page.quick_check(
+        "A 70B model has 80 layers, 8 KV heads of dimension 128, and caches in bf16. How much KV cache does one "
+        "sequence of **32k tokens** (32,768) need?",
+        "2 · 80 · 8 · 128 · 2 bytes = 327,680 bytes = **320 KiB per token**; × 32,768 tokens = **10 GiB**. With one "
+        "KV head per query head (64, MHA) it would be 80 GiB: load the Llama-3-70B preset and set the context to "
+        "32768.",
+    )
+    page.interview(
+        "“Write causal self-attention from scratch and explain the √d_k and the mask.”",
+        InterviewAnswer(
+            sentence="Each token's query is compared with every visible key, the softmax of those scores weights the "
+            "values, and the scale and the mask are what keep that softmax healthy and honest.",
+            equation=r"\operatorname{softmax}\!\left(QK^\top/\sqrt{d_k} + M\right)V,\qquad"
+            r"\operatorname{Var}(q\cdot k) = d_k",
+            number="With independent zero-mean, unit-variance components of q and k, unscaled logits at d_k = 128 have "
+            "a standard deviation of √128 ≈ 11, enough to make rows nearly one-hot at initialisation; Llama-3-70B's "
+            "GQA "
+            "cache is 320 KiB per token, 40 GiB at the 128k-token context of Llama 3.1 (Llama 3 itself had 8k).",
+            trade_off="Fewer KV heads shrink the cache (8× for Llama-3-70B's GQA, 64× for MQA: ratios of cache size, "
+            "not of decoding speed, since at small batch the weight reads dominate memory traffic) but share K and V "
+            "across heads; MQA loses measurable quality, GQA little (Ainslie et al. 2023), and neither reduces the "
+            "attention FLOPs.",
+        ),
+    )
+    page.mistakes(
+        [
+            "Dividing by √d_model instead of √d_k: the dot product runs over one head's d_k dimensions.",
+            "Masking after the softmax (multiply by 0): the future still sits in the denominator and rows no longer "
+            "sum to 1.",
+            "Inverting the mask: masked_fill fills where the mask is True, so a True-means-allowed mask needs ~mask.",
+            "With a KV cache, a plain tril for the new queries: they are the last positions, so the diagonal moves "
+            "right by the number of cached tokens.",
+            "Sizing the KV cache with the query heads, or forgetting the factor 2 for K and V.",
+            "Saying GQA saves attention FLOPs: K and V are repeated back to every query head; it saves memory and "
+            "bandwidth.",
+        ]
     )
 
-page.quick_check(
-    "A 70B model has 80 layers, 8 KV heads of dimension 128, and caches in bf16. How much KV cache does one "
-    "sequence of **32k tokens** (32,768) need?",
-    "2 · 80 · 8 · 128 · 2 bytes = 327,680 bytes = **320 KiB per token**; × 32,768 tokens = **10 GiB**. With one "
-    "KV head per query head (64, MHA) it would be 80 GiB: load the Llama-3-70B preset and set the context to 32768.",
-)
-page.interview(
-    "“Write causal self-attention from scratch and explain the √d_k and the mask.”",
-    InterviewAnswer(
-        sentence="Each token's query is compared with every visible key, the softmax of those scores weights the "
-        "values, and the scale and the mask are what keep that softmax healthy and honest.",
-        equation=r"\operatorname{softmax}\!\left(QK^\top/\sqrt{d_k} + M\right)V,\qquad"
-        r"\operatorname{Var}(q\cdot k) = d_k",
-        number="With independent zero-mean, unit-variance components of q and k, unscaled logits at d_k = 128 have "
-        "a standard deviation of √128 ≈ 11, enough to make rows nearly one-hot at initialisation; Llama-3-70B's GQA "
-        "cache is 320 KiB per token, 40 GiB at the 128k-token context of Llama 3.1 (Llama 3 itself had 8k).",
-        trade_off="Fewer KV heads shrink the cache (8× for Llama-3-70B's GQA, 64× for MQA: ratios of cache size, "
-        "not of decoding speed, since at small batch the weight reads dominate memory traffic) but share K and V "
-        "across heads; MQA loses measurable quality, GQA little (Ainslie et al. 2023), and neither reduces the "
-        "attention FLOPs.",
-    ),
-)
-page.mistakes(
-    [
-        "Dividing by √d_model instead of √d_k: the dot product runs over one head's d_k dimensions.",
-        "Masking after the softmax (multiply by 0): the future still sits in the denominator and rows no longer "
-        "sum to 1.",
-        "Inverting the mask: masked_fill fills where the mask is True, so a True-means-allowed mask needs ~mask.",
-        "With a KV cache, a plain tril for the new queries: they are the last positions, so the diagonal moves "
-        "right by the number of cached tokens.",
-        "Sizing the KV cache with the query heads, or forgetting the factor 2 for K and V.",
-        "Saying GQA saves attention FLOPs: K and V are repeated back to every query head; it saves memory and "
-        "bandwidth.",
-    ]
-)
+    page.download(out.tables, "attention")
+    page.finish()
 
-page.download(out.tables, "attention")
-page.finish()
+
+page.run(_body)

@@ -19,45 +19,48 @@ page = Page.setup(
 )
 figures = cached_view(view_of.figures)
 
-with page.controls():
-    st.caption("Model")
-    if page.control("mem_model") == "custom":
-        for name in ("mem_layers", "mem_d", "mem_heads", "mem_kv", "mem_ff", "mem_vocab", "mem_tied"):
+
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        st.caption("Model")
+        if page.control("mem_model") == "custom":
+            for name in ("mem_layers", "mem_d", "mem_heads", "mem_kv", "mem_ff", "mem_vocab", "mem_tied"):
+                page.control(name)
+        page.control("params")
+        page.control("mem_gpu")
+        recipe = page.control("recipe")
+        st.caption(view_of.recipe_text(view_of.training_memory.RECIPES[recipe]))
+        st.caption("Parallelism (GPUs = TP × PP × DP)")
+        for name in ("zero", "tp", "pp", "dp", "micro"):
             page.control(name)
-    page.control("params")
-    page.control("mem_gpu")
-    recipe = page.control("recipe")
-    st.caption(view_of.recipe_text(view_of.training_memory.RECIPES[recipe]))
-    st.caption("Parallelism (GPUs = TP × PP × DP)")
-    for name in ("zero", "tp", "pp", "dp", "micro"):
-        page.control(name)
-    st.caption("Activations")
-    for name in ("seq", "mbs", "recompute", "flash"):
-        page.control(name)
-    st.caption("Time and cost")
-    for name in ("D", "mem_mfu", "price"):
-        page.control(name)
-    page.control("mem_traps")
-    page.control("mem_problem")
+        st.caption("Activations")
+        for name in ("seq", "mbs", "recompute", "flash"):
+            page.control(name)
+        st.caption("Time and cost")
+        for name in ("D", "mem_mfu", "price"):
+            page.control(name)
+        page.control("mem_traps")
+        page.control("mem_problem")
 
-state = page.state()
-out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", "bubble"})))
-page.show_notices(out)
-if "main" in out.figures:
-    page.figure(out.figures["main"], key="memory", filename="training-memory")
-page.readouts(out.readouts)
+    state = page.state()
+    out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", "bubble"})))
+    page.show_notices(out)
+    if "main" in out.figures:
+        page.figure(out.figures["main"], key="memory", filename="training-memory")
+    page.readouts(out.readouts)
 
-with page.views():
-    st.subheader("The pipeline bubble")
-    st.caption(
-        "With p pipeline stages a step starts and ends with stages waiting for work: the idle share is "
-        "(p − 1)/(m + p − 1) for m micro-batches (GPipe and 1F1B alike). More micro-batches shrink it."
-    )
-    page.chart(out.figures["bubble"], "bubble", "pipeline-bubble")
+    with page.views():
+        st.subheader("The pipeline bubble")
+        st.caption(
+            "With p pipeline stages a step starts and ends with stages waiting for work: the idle share is "
+            "(p − 1)/(m + p − 1) for m micro-batches (GPipe and 1F1B alike). More micro-batches shrink it."
+        )
+        page.chart(out.figures["bubble"], "bubble", "pipeline-bubble")
 
-with page.explain():
-    st.markdown(
-        """
+    with page.explain():
+        st.markdown(
+            """
 Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choice, the red line the card.
 
 - **Model states.** In the usual mixed-precision recipe every parameter costs 2 bytes of bf16 weights, 2 of
@@ -76,45 +79,49 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
 - **Units.** Bars and the card are in GiB (2³⁰ bytes), as nvidia-smi counts; an "80 GB" H100 holds 80 GiB =
   85.9 GB. Reading it as 80×10⁹ bytes (the GB trap) loses 6.9%.
 """
-    )
-    if out.facts.get("n_total") is not None and state.params is None:
-        st.caption(
-            f"{out.facts['spec'].name}: {out.facts['n_total']:,} parameters counted from its shape "
-            f"({out.facts['spec'].source})."
         )
+        if out.facts.get("n_total") is not None and state.params is None:
+            st.caption(
+                f"{out.facts['spec'].name}: {out.facts['n_total']:,} parameters counted from its shape "
+                f"({out.facts['spec'].source})."
+            )
 
-page.quick_check(
-    "A **7B** model trains with mixed-precision AdamW on **8 GPUs** with ZeRO-1. How many bytes of model states "
-    "does each GPU hold?",
-    "Weights and gradients stay whole: 2 + 2 = 4 bytes per parameter. The 12 optimizer bytes are split 8 ways: "
-    "1.5. So 5.5 bytes × 7×10⁹ = **38.5 GB** per GPU (35.9 GiB), against 112 GB without sharding. "
-    "(The preset *001-3.2* shows it.)",
-)
-page.interview(
-    "“Why can't I fine-tune a 7B model with full Adam on one 80 GB GPU, and what would you change?”",
-    InterviewAnswer(
-        sentence="Training holds far more than the weights: bf16 weights and gradients plus fp32 master weights "
-        "and two Adam moments come to 16 bytes per parameter, before activations (001 §3.2; 002 A10-09).",
-        equation=r"16\,\text{B} \times 7\times10^{9} = 112\ \text{GB} > 80\ \text{GiB}",
-        number="112 GB of states for 7B (001 §3.2); with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per "
-        "parameter, 38.5 GB (002 A10-10; Rajbhandari et al. 2020).",
-        trade_off="Sharding (ZeRO-2/3, tensor or pipeline parallelism) buys memory with communication and "
-        "bubbles (002 A5.2); full recomputation buys it with one more forward pass, a third more FLOPs (Korthikanti "
-        "et al. 2022); LoRA (Hu et al. 2021) or 8-bit Adam (Dettmers et al. 2022) cut the states themselves.",
-    ),
-)
-page.mistakes(
-    [
-        "Counting only the weights: training needs about 16 bytes per parameter (Adam's moments and the fp32 "
-        "master copy dominate), and activations on top (001 §3.2; 002 A10-09).",
-        "Mixing GB and GiB: an 80 GB card holds 80 GiB; reading it as 80×10⁹ bytes, or comparing GB of demand "
-        "with GiB of supply, is off by 7% (002 A10, its unit convention).",
-        "Expecting pipeline parallelism to be free: with m micro-batches and p stages a share (p − 1)/(m + p − 1) "
-        "of the step idles; p = 8 needs m ≥ 63 to stay under 10% (002 A5.4, A10-10).",
-        "Quoting the sparse peak (2:4 sparsity doubles the data sheet's number) or forgetting MFU when estimating "
-        "training time: dense training gets 30-50% of the dense peak (002 A5.4, A10-12).",
-    ]
-)
+    page.quick_check(
+        "A **7B** model trains with mixed-precision AdamW on **8 GPUs** with ZeRO-1. How many bytes of model states "
+        "does each GPU hold?",
+        "Weights and gradients stay whole: 2 + 2 = 4 bytes per parameter. The 12 optimizer bytes are split 8 ways: "
+        "1.5. So 5.5 bytes × 7×10⁹ = **38.5 GB** per GPU (35.9 GiB), against 112 GB without sharding. "
+        "(The preset *001-3.2* shows it.)",
+    )
+    page.interview(
+        "“Why can't I fine-tune a 7B model with full Adam on one 80 GB GPU, and what would you change?”",
+        InterviewAnswer(
+            sentence="Training holds far more than the weights: bf16 weights and gradients plus fp32 master weights "
+            "and two Adam moments come to 16 bytes per parameter, before activations (001 §3.2; 002 A10-09).",
+            equation=r"16\,\text{B} \times 7\times10^{9} = 112\ \text{GB} > 80\ \text{GiB}",
+            number="112 GB of states for 7B (001 §3.2); with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per "
+            "parameter, 38.5 GB (002 A10-10; Rajbhandari et al. 2020).",
+            trade_off="Sharding (ZeRO-2/3, tensor or pipeline parallelism) buys memory with communication and "
+            "bubbles (002 A5.2); full recomputation buys it with one more forward pass, a third more FLOPs "
+            "(Korthikanti "
+            "et al. 2022); LoRA (Hu et al. 2021) or 8-bit Adam (Dettmers et al. 2022) cut the states themselves.",
+        ),
+    )
+    page.mistakes(
+        [
+            "Counting only the weights: training needs about 16 bytes per parameter (Adam's moments and the fp32 "
+            "master copy dominate), and activations on top (001 §3.2; 002 A10-09).",
+            "Mixing GB and GiB: an 80 GB card holds 80 GiB; reading it as 80×10⁹ bytes, or comparing GB of demand "
+            "with GiB of supply, is off by 7% (002 A10, its unit convention).",
+            "Expecting pipeline parallelism to be free: with m micro-batches and p stages a share (p − 1)/(m + p − 1) "
+            "of the step idles; p = 8 needs m ≥ 63 to stay under 10% (002 A5.4, A10-10).",
+            "Quoting the sparse peak (2:4 sparsity doubles the data sheet's number) or forgetting MFU when estimating "
+            "training time: dense training gets 30-50% of the dense peak (002 A5.4, A10-12).",
+        ]
+    )
 
-page.download(out.tables, "training-memory")
-page.finish()
+    page.download(out.tables, "training-memory")
+    page.finish()
+
+
+page.run(_body)

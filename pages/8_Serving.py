@@ -19,73 +19,78 @@ page = Page.setup(
 )
 figures = cached_view(view_of.figures)
 
-with page.controls():
-    if page.control("srv_model") == "custom":
-        for name in ("srv_layers", "srv_d", "srv_heads", "srv_kv", "srv_ff", "srv_vocab", "srv_tied"):
-            page.control(name)
-    for name in ("srv_gpu", "srv_gpus", "wfmt", "kvfmt", "srv_ctx", "srv_reserve", "kv_budget", "batch", "prompt"):
-        page.control(name)
-    page.control("srv_traps")
-    page.control("srv_problem")
 
-with page.views():
-    tabs = dict(zip(view_of.VIEWS, draw_tabs(view_of.SPEC["srv_view"]), strict=True))
-    with tabs["KV capacity"]:
-        page.control("used")
-    with tabs["Speculative decoding"]:
-        c1, c2, c3 = st.columns(3)
-        with c1:
-            page.control("accept")
-        with c2:
-            page.control("draft_k")
-        with c3:
-            page.control("draft")
-    with tabs["MoE router"]:
-        cols = st.columns(5)
-        for col, name in zip(cols, ("experts", "topk", "capf", "skew", "rtokens"), strict=True):
-            with col:
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        if page.control("srv_model") == "custom":
+            for name in ("srv_layers", "srv_d", "srv_heads", "srv_kv", "srv_ff", "srv_vocab", "srv_tied"):
                 page.control(name)
+        for name in ("srv_gpu", "srv_gpus", "wfmt", "kvfmt", "srv_ctx", "srv_reserve", "kv_budget", "batch", "prompt"):
+            page.control(name)
+        page.control("srv_traps")
+        page.control("srv_problem")
 
-state = page.state()
-open_parts = {name for name, tab in tabs.items() if tab.open}
-out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main"} | open_parts)))
-page.show_notices(out)
-if "main" in out.figures:
-    page.figure(out.figures["main"], key="roofline", filename="roofline")
-page.readouts(out.readouts)
+    with page.views():
+        tabs = dict(zip(view_of.VIEWS, draw_tabs(view_of.SPEC["srv_view"]), strict=True))
+        with tabs["KV capacity"]:
+            page.control("used")
+        with tabs["Speculative decoding"]:
+            c1, c2, c3 = st.columns(3)
+            with c1:
+                page.control("accept")
+            with c2:
+                page.control("draft_k")
+            with c3:
+                page.control("draft")
+        with tabs["MoE router"]:
+            cols = st.columns(5)
+            for col, name in zip(cols, ("experts", "topk", "capf", "skew", "rtokens"), strict=True):
+                with col:
+                    page.control(name)
 
-with page.views():
-    with tabs["KV capacity"]:
-        if "KV capacity" in out.figures:
-            st.caption(
-                "Contiguous allocation reserves the whole context for every sequence; PagedAttention (Kwon et al. "
-                "2023) hands out blocks of 16 tokens as a sequence grows, so only the last block is partly empty. "
-                "The lengths are a seeded mix around the mean share of the context actually used."
-            )
-            page.chart(out.figures["KV capacity"], "kv", "kv-capacity")
-    with tabs["Speculative decoding"]:
-        if "Speculative decoding" in out.figures:
-            st.caption(
-                "A small draft proposes k tokens; the target checks all of them in one forward and keeps the "
-                "accepted prefix plus one token of its own, so the output distribution is the target's exactly "
-                "(Leviathan et al. 2023). At small batch a verify pass of k + 1 tokens costs about one decode step; "
-                "at large batch decode is compute-bound and the extra work makes it slower than plain decoding. "
-                "The two acceptance-rule readouts sample the rule (seeded, with torch on the app's device) on a toy "
-                "vocabulary: the kept tokens follow the target, not the draft."
-            )
-            page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
-    with tabs["MoE router"]:
-        if "MoE router" in out.figures:
-            st.caption(
-                "Each token goes to its top-k experts; an expert processes at most ⌈capacity factor × T k / E⌉ "
-                "assignments and drops the rest, which pass on through the residual stream (Fedus et al. 2022, "
-                "Switch Transformers). A skewed router overloads a few experts; the balance loss pushes back."
-            )
-            page.chart(out.figures["MoE router"], "router", "moe-router")
+    state = page.state()
+    open_parts = {name for name, tab in tabs.items() if tab.open}
+    out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main"} | open_parts)))
+    page.show_notices(out)
+    if "main" in out.figures:
+        page.figure(out.figures["main"], key="roofline", filename="roofline")
+    page.readouts(out.readouts)
 
-with page.explain():
-    st.markdown(
-        """
+    with page.views():
+        with tabs["KV capacity"]:
+            if "KV capacity" in out.figures:
+                st.caption(
+                    "Contiguous allocation reserves the whole context for every sequence; PagedAttention (Kwon et al. "
+                    "2023) hands out blocks of 16 tokens as a sequence grows, so only the last block is partly empty. "
+                    "The lengths are a seeded mix around the mean share of the context actually used."
+                )
+                page.chart(out.figures["KV capacity"], "kv", "kv-capacity")
+        with tabs["Speculative decoding"]:
+            if "Speculative decoding" in out.figures:
+                st.caption(
+                    "A small draft proposes k tokens; the target checks all of them in one forward and keeps the "
+                    "accepted prefix plus one token of its own, so the output distribution is the target's exactly "
+                    "(Leviathan et al. 2023). At small batch a verify pass of k + 1 tokens costs about one decode "
+                    "step; "
+                    "at large batch decode is compute-bound and the extra work makes it slower than plain decoding. "
+                    "The two acceptance-rule readouts sample the rule (seeded, with torch on the app's device) on a "
+                    "toy "
+                    "vocabulary: the kept tokens follow the target, not the draft."
+                )
+                page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
+        with tabs["MoE router"]:
+            if "MoE router" in out.figures:
+                st.caption(
+                    "Each token goes to its top-k experts; an expert processes at most ⌈capacity factor × T k / E⌉ "
+                    "assignments and drops the rest, which pass on through the residual stream (Fedus et al. 2022, "
+                    "Switch Transformers). A skewed router overloads a few experts; the balance loss pushes back."
+                )
+                page.chart(out.figures["MoE router"], "router", "moe-router")
+
+    with page.explain():
+        st.markdown(
+            """
 The black line is the **roofline** of one GPU (Williams et al. 2009): a step can go no faster than its bytes
 over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet, the **ridge point**
 (peak / bandwidth, about 295 FLOP per byte on an H100), a workload turns from memory-bound to compute-bound.
@@ -100,41 +105,44 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
   heads) and multi-head latent attention (DeepSeek-V2/V3) shrink it; it, not the weights, decides how many
   sequences a node serves at long context.
 """
+        )
+
+    page.quick_check(
+        "Llama-3-70B in bf16 on 4 H100s with a 170 GiB KV budget: how many 8k-token sequences fit, and with fp8 KV?",
+        "KV per token = 2 × 80 layers × 8 KV heads × 128 × 2 bytes = 320 KiB; 8,192 tokens take 2.5 GiB. "
+        "170 / 2.5 = **68 sequences**; fp8 halves the bytes: **136**. (Preset *A10-08*.)",
+    )
+    page.interview(
+        "“Why is LLM decoding memory-bound, and what do you do about it?”",
+        InterviewAnswer(
+            sentence="Each decode step reads every weight (and the KV cache) to do about two FLOPs per weight per "
+            "sequence, so its arithmetic intensity is about the batch size, far below the GPU's ridge point "
+            "(002 A8.1, A10-11).",
+            equation=r"I_{\text{decode}} \approx B \ll \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
+            number="Llama-3-70B at batch 1 on one H100's bandwidth: 141 GB / 3.35 TB/s ≈ 42 ms per token, about "
+            "24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 "
+            "GPUs reads a quarter each, about 10.5 ms (002 A8.1/A10-11).",
+            trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
+            "weights and KV cuts bytes at some accuracy risk; speculative decoding helps at small batch and hurts "
+            "once decode is compute-bound (002 A8.2, A8.6; Leviathan et al. 2023).",
+        ),
+    )
+    page.mistakes(
+        [
+            "Sizing the KV cache with query heads instead of KV heads: for Llama-3-70B (64 query, 8 KV heads) that "
+            "is 2,560 KiB per token instead of 320, eight times too much (002 A8.3, A10-07).",
+            "Thinking more FLOP/s speeds up batch-1 decode: it is bound by memory bandwidth; only fewer bytes "
+            "(quantisation, MoE's sparse reads) or more tokens per read (batching, speculation) help (002 A8.1, "
+            "A10-11).",
+            "Reserving the maximum context for every request: a 200-token answer in a 4,096-token slot wastes 95% "
+            "of it; paged allocation (Kwon et al. 2023) wastes at most one block per sequence (002 A8.4).",
+            "Sizing an MoE's memory by its active parameters: DeepSeek-V3 computes with 37B per token but must hold "
+            "all 671B (DeepSeek-AI 2024; 002 A2.8).",
+        ]
     )
 
-page.quick_check(
-    "Llama-3-70B in bf16 on 4 H100s with a 170 GiB KV budget: how many 8k-token sequences fit, and with fp8 KV?",
-    "KV per token = 2 × 80 layers × 8 KV heads × 128 × 2 bytes = 320 KiB; 8,192 tokens take 2.5 GiB. "
-    "170 / 2.5 = **68 sequences**; fp8 halves the bytes: **136**. (Preset *A10-08*.)",
-)
-page.interview(
-    "“Why is LLM decoding memory-bound, and what do you do about it?”",
-    InterviewAnswer(
-        sentence="Each decode step reads every weight (and the KV cache) to do about two FLOPs per weight per "
-        "sequence, so its arithmetic intensity is about the batch size, far below the GPU's ridge point "
-        "(002 A8.1, A10-11).",
-        equation=r"I_{\text{decode}} \approx B \ll \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
-        number="Llama-3-70B at batch 1 on one H100's bandwidth: 141 GB / 3.35 TB/s ≈ 42 ms per token, about "
-        "24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 "
-        "GPUs reads a quarter each, about 10.5 ms (002 A8.1/A10-11).",
-        trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
-        "weights and KV cuts bytes at some accuracy risk; speculative decoding helps at small batch and hurts "
-        "once decode is compute-bound (002 A8.2, A8.6; Leviathan et al. 2023).",
-    ),
-)
-page.mistakes(
-    [
-        "Sizing the KV cache with query heads instead of KV heads: for Llama-3-70B (64 query, 8 KV heads) that "
-        "is 2,560 KiB per token instead of 320, eight times too much (002 A8.3, A10-07).",
-        "Thinking more FLOP/s speeds up batch-1 decode: it is bound by memory bandwidth; only fewer bytes "
-        "(quantisation, MoE's sparse reads) or more tokens per read (batching, speculation) help (002 A8.1, "
-        "A10-11).",
-        "Reserving the maximum context for every request: a 200-token answer in a 4,096-token slot wastes 95% "
-        "of it; paged allocation (Kwon et al. 2023) wastes at most one block per sequence (002 A8.4).",
-        "Sizing an MoE's memory by its active parameters: DeepSeek-V3 computes with 37B per token but must hold "
-        "all 671B (DeepSeek-AI 2024; 002 A2.8).",
-    ]
-)
+    page.download(out.tables, "serving")
+    page.finish()
 
-page.download(out.tables, "serving")
-page.finish()
+
+page.run(_body)

@@ -21,59 +21,62 @@ figures = cached_view(view_of.figures)
 PARTS = dict(zip(view_of.VIEWS, ("batch", "gae", "kl", "memory"), strict=True))
 
 
-with page.controls():
-    page.control("rho")
-    page.control("clip_eps")
-    higher = page.control("clip_higher")
-    page.control("clip_high", disabled=not higher)
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        page.control("rho")
+        page.control("clip_eps")
+        higher = page.control("clip_higher")
+        page.control("clip_high", disabled=not higher)
 
-with page.views():
-    st.caption(
-        "Drag ρ on the slider under the figure: the four markers and the panel move in the browser, and the "
-        "readouts follow when you let go."
-    )
-    tabs = draw_tabs(view_of.SPEC["ppo_view"])
-    with tabs[0]:
-        page.control_columns(("noise",), ("tok_n",))
-    with tabs[1]:
-        page.control_columns(("gae_r", "gae_v"), ("gamma", "lam", "critic_err"))
-    with tabs[2]:
-        page.control_columns(("drift",), ("kl_n",))
-    with tabs[3]:
-        page.control_columns(("pol_b",), ("rm_b",))
-
-open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
-state = page.state()
-out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
-page.show_notices(out)
-if "main" in out.figures:
-    page.figure(out.figures["main"], key="clip", filename="ppo-clip", drag="rho", drag_values=view_of.rho_grid())
-page.readouts(out.readouts, per_row=3)
-
-with tabs[0]:
-    if tabs[0].open and "batch" in out.figures:
-        metric_row(out.facts["batch_readouts"])
-        page.chart(out.figures["batch"], "batch", "ppo-token-batch")
-        st.markdown(
-            "Each point is a token: log ρ drawn from N(0, σ²), A from N(0, 1), seeded. The further the policy has "
-            "moved from the one that sampled the batch (a larger σ: more epochs per batch, a larger learning "
-            "rate), the more tokens leave the band and the more of the update the clip throws away, but never "
-            "all of it: a token outside the band on its pessimistic side keeps its gradient. That is why fewer "
-            "tokens are *clipped* than lie *outside*. So a clip fraction that climbs during training says the policy "
-            "moves far from its sampling policy within each batch."
+    with page.views():
+        st.caption(
+            "Drag ρ on the slider under the figure: the four markers and the panel move in the browser, and the "
+            "readouts follow when you let go."
         )
-with tabs[1]:
-    if tabs[1].open:
-        if "gae_readouts" in out.facts:
-            metric_row(out.facts["gae_readouts"])
-        if "gae_limit_readouts" in out.facts:  # both limits checked on the typed trajectory
-            metric_row(out.facts["gae_limit_readouts"])
-        if "gae" in out.figures:
-            page.chart(out.figures["gae"], "gae", "ppo-gae")
-        if "gae_bv" in out.figures:
-            page.chart(out.figures["gae_bv"], "gae_bv", "ppo-gae-bias-variance")
-        st.markdown(
-            r"""
+        tabs = draw_tabs(view_of.SPEC["ppo_view"])
+        with tabs[0]:
+            page.control_columns(("noise",), ("tok_n",))
+        with tabs[1]:
+            page.control_columns(("gae_r", "gae_v"), ("gamma", "lam", "critic_err"))
+        with tabs[2]:
+            page.control_columns(("drift",), ("kl_n",))
+        with tabs[3]:
+            page.control_columns(("pol_b",), ("rm_b",))
+
+    open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
+    state = page.state()
+    out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
+    page.show_notices(out)
+    if "main" in out.figures:
+        page.figure(out.figures["main"], key="clip", filename="ppo-clip", drag="rho", drag_values=view_of.rho_grid())
+    page.readouts(out.readouts, per_row=3)
+
+    with tabs[0]:
+        if tabs[0].open and "batch" in out.figures:
+            metric_row(out.facts["batch_readouts"])
+            page.chart(out.figures["batch"], "batch", "ppo-token-batch")
+            st.markdown(
+                "Each point is a token: log ρ drawn from N(0, σ²), A from N(0, 1), seeded. The further the policy has "
+                "moved from the one that sampled the batch (a larger σ: more epochs per batch, a larger learning "
+                "rate), the more tokens leave the band and the more of the update the clip throws away, but never "
+                "all of it: a token outside the band on its pessimistic side keeps its gradient. That is why fewer "
+                "tokens are *clipped* than lie *outside*. So a clip fraction that climbs during training says the "
+                "policy "
+                "moves far from its sampling policy within each batch."
+            )
+    with tabs[1]:
+        if tabs[1].open:
+            if "gae_readouts" in out.facts:
+                metric_row(out.facts["gae_readouts"])
+            if "gae_limit_readouts" in out.facts:  # both limits checked on the typed trajectory
+                metric_row(out.facts["gae_limit_readouts"])
+            if "gae" in out.figures:
+                page.chart(out.figures["gae"], "gae", "ppo-gae")
+            if "gae_bv" in out.figures:
+                page.chart(out.figures["gae_bv"], "gae_bv", "ppo-gae-bias-variance")
+            st.markdown(
+                r"""
 With a critic V, the TD error $\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t)$ is a one-step estimate of the
 advantage. GAE blends the k-step estimates with weights $(\gamma\lambda)^k$:
 $A_t = \sum_l (\gamma\lambda)^l\,\delta_{t+l}$, computed backwards as $A_t = \delta_t + \gamma\lambda A_{t+1}$
@@ -87,13 +90,13 @@ reach the early tokens without relying on the critic at every step. Testing both
 gives return minus value) is the cheapest check of an implementation (seed 002, A6.6); the second row of numbers
 runs it on your trajectory, against δ_t and the return summed directly.
 """
-        )
-with tabs[2]:
-    if tabs[2].open and "kl" in out.figures:
-        metric_row(out.facts["kl_readouts"])
-        page.chart(out.figures["kl"], "kl", "ppo-kl-estimators")
-        st.markdown(
-            r"""
+            )
+    with tabs[2]:
+        if tabs[2].open and "kl" in out.figures:
+            metric_row(out.facts["kl_readouts"])
+            page.chart(out.figures["kl"], "kl", "ppo-kl-estimators")
+            st.markdown(
+                r"""
 The exact KL needs a sum over the whole vocabulary at every position; a trainer uses the sampled token instead,
 with $r = \pi_{\text{ref}}/\pi_\theta$ at that token (Schulman, 2020): $k_1 = -\log r$ (unbiased, often
 negative, noisy), $k_2 = \tfrac12(\log r)^2$ (biased, low variance), $k_3 = (r - 1) - \log r$ (unbiased, never
@@ -102,31 +105,32 @@ average but cancels most of its wobble. PPO for RLHF subtracts β·k1 from each 
 (Ouyang et al., 2022); GRPO adds β·k3 to the loss (Shao et al., 2024). Write r the other way up and k3 is no
 longer unbiased for KL(π_θ ‖ π_ref).
 """
-        )
-with tabs[3]:
-    if tabs[3].open and "memory" in out.figures:
-        metric_row(out.facts["memory_readouts"])
-        page.chart(out.figures["memory"], "memory", "ppo-memory")
-        st.markdown(
-            "PPO for RLHF holds four models and trains two of them: the policy and the critic train (16 bytes per "
-            "parameter with mixed-precision Adam), the reference and the reward model are frozen (2 bytes per "
-            "parameter in bf16). GRPO drops the critic and uses the mean reward of a group of answers as its "
-            "baseline; DPO keeps only policy and reference. This is a bytes-per-parameter count before "
-            "activations and the generation's KV cache. InstructGPT paired a 175B policy with a 6B reward model, "
-            "and initialised the value function from it (Ouyang et al., 2022)."
-        )
-        try:
-            st.page_link(
-                "pages/7_Training_memory.py",
-                label="Where 16 and 2 bytes per parameter come from, and what ZeRO shards: the Training memory page",
-                icon=":material/memory:",
             )
-        except StreamlitPageNotFoundError:  # the script run on its own has no other pages
-            pass
+    with tabs[3]:
+        if tabs[3].open and "memory" in out.figures:
+            metric_row(out.facts["memory_readouts"])
+            page.chart(out.figures["memory"], "memory", "ppo-memory")
+            st.markdown(
+                "PPO for RLHF holds four models and trains two of them: the policy and the critic train (16 bytes per "
+                "parameter with mixed-precision Adam), the reference and the reward model are frozen (2 bytes per "
+                "parameter in bf16). GRPO drops the critic and uses the mean reward of a group of answers as its "
+                "baseline; DPO keeps only policy and reference. This is a bytes-per-parameter count before "
+                "activations and the generation's KV cache. InstructGPT paired a 175B policy with a 6B reward model, "
+                "and initialised the value function from it (Ouyang et al., 2022)."
+            )
+            try:
+                st.page_link(
+                    "pages/7_Training_memory.py",
+                    label="Where 16 and 2 bytes per parameter come from, and what ZeRO shards: the Training memory "
+                    "page",
+                    icon=":material/memory:",
+                )
+            except StreamlitPageNotFoundError:  # the script run on its own has no other pages
+                pass
 
-with page.explain():
-    st.markdown(
-        """
+    with page.explain():
+        st.markdown(
+            """
 A batch of answers is sampled by the old policy π_old and then used for several gradient steps. For one token,
 ρ = π_θ / π_old says how much more (or less) likely the current policy makes it; at the first step every ρ is 1.
 
@@ -141,47 +145,51 @@ Gains are capped, losses are not: the min makes PPO pessimistic (Schulman et al.
 **Clip-higher.** DAPO (Yu et al., 2025) widens only the upper side, ε_low = 0.2 and ε_high = 0.28, so that a rare
 good token can still be pushed up further; that keeps the policy's entropy from collapsing.
 """
+        )
+
+    page.quick_check(
+        "ε = 0.2 and a token has ratio ρ = 1.3. What is the gradient of its objective with respect to ρ if A = +1? "
+        "If A = −1?",
+        "**0** for A = +1: it is past 1 + ε in the direction its advantage favours, so the clipped term is the "
+        "minimum and it is flat. **−1** (the full A) for A = −1: the min keeps ρA = −1.3 < −1.2, the unclipped term. "
+        "Press the preset *Ratio 1.3: above 1 + ε* to see both (seed 002, A6.6).",
+    )
+    page.interview(
+        "“What does PPO's clip actually do, and why the min?”",
+        InterviewAnswer(
+            sentence="The clip removes the incentive to move a token's probability ratio past 1 ± ε in the direction "
+            "its advantage wants; the min makes the objective pessimistic, so a move that hurt still gets its full "
+            "corrective gradient (Schulman et al., 2017; seed 002, A6.6).",
+            equation=r"L^{\text{CLIP}} = \mathbb{E}_t\big[\min(\rho_t A_t,\ \operatorname{clip}(\rho_t,"
+            r" 1-\varepsilon, 1+\varepsilon)A_t)\big]",
+            number="ε ≈ 0.2 (Schulman et al., 2017); at ρ = 1.3 and A = +1 the gradient is exactly 0, at ρ = 1.3 and "
+            "A = −1 it is the full A. DAPO raises the upper side to 0.28 (Yu et al., 2025).",
+            trade_off="A small ε keeps each update close to the policy that sampled the data (stable) but wastes the "
+            "signal of tokens that already moved; a large ε uses more of each batch but lets the policy drift far from "
+            "the one that sampled it, where the importance weights stop being trustworthy (Schulman et al., 2017; "
+            "seed 002, A6.6).",
+        ),
+    )
+    page.mistakes(
+        [
+            "“The clip bounds the gradient.” It does not: inside the range, or outside on the pessimistic side, "
+            "the token's gradient is A·∇log π, however large. It removes the incentive to move the ratio further "
+            "(seed 002, A6.6).",
+            "“Ratios cannot leave [1 − ε, 1 + ε].” They can and do, since one step moves many tokens at once; the clip "
+            "only stops rewarding the move, and it does not bound the KL to π_old either (seed 002, A6.6).",
+            "Writing clip(ρ)·A without the min: a bad token whose ratio rose past 1 + ε would then lose its gradient "
+            "(seed 002, A6.6).",
+            "Forgetting that A < 0 mirrors the picture: the flat side is below 1 − ε (Schulman et al., 2017, Figure "
+            "1).",
+            "Swapping GAE's limits: λ = 1 is Monte Carlo (unbiased, noisy), λ = 0 one-step TD (biased by the critic) "
+            "(Schulman et al., 2016; seed 002, A6.6).",
+            "Reading one token's negative k1 as a negative KL: it is one noisy sample; only the average estimates it "
+            "(Schulman, 2020; seed 002, A6.7).",
+        ]
     )
 
-page.quick_check(
-    "ε = 0.2 and a token has ratio ρ = 1.3. What is the gradient of its objective with respect to ρ if A = +1? "
-    "If A = −1?",
-    "**0** for A = +1: it is past 1 + ε in the direction its advantage favours, so the clipped term is the "
-    "minimum and it is flat. **−1** (the full A) for A = −1: the min keeps ρA = −1.3 < −1.2, the unclipped term. "
-    "Press the preset *Ratio 1.3: above 1 + ε* to see both (seed 002, A6.6).",
-)
-page.interview(
-    "“What does PPO's clip actually do, and why the min?”",
-    InterviewAnswer(
-        sentence="The clip removes the incentive to move a token's probability ratio past 1 ± ε in the direction "
-        "its advantage wants; the min makes the objective pessimistic, so a move that hurt still gets its full "
-        "corrective gradient (Schulman et al., 2017; seed 002, A6.6).",
-        equation=r"L^{\text{CLIP}} = \mathbb{E}_t\big[\min(\rho_t A_t,\ \operatorname{clip}(\rho_t,"
-        r" 1-\varepsilon, 1+\varepsilon)A_t)\big]",
-        number="ε ≈ 0.2 (Schulman et al., 2017); at ρ = 1.3 and A = +1 the gradient is exactly 0, at ρ = 1.3 and "
-        "A = −1 it is the full A. DAPO raises the upper side to 0.28 (Yu et al., 2025).",
-        trade_off="A small ε keeps each update close to the policy that sampled the data (stable) but wastes the "
-        "signal of tokens that already moved; a large ε uses more of each batch but lets the policy drift far from "
-        "the one that sampled it, where the importance weights stop being trustworthy (Schulman et al., 2017; "
-        "seed 002, A6.6).",
-    ),
-)
-page.mistakes(
-    [
-        "“The clip bounds the gradient.” It does not: inside the range, or outside on the pessimistic side, "
-        "the token's gradient is A·∇log π, however large. It removes the incentive to move the ratio further "
-        "(seed 002, A6.6).",
-        "“Ratios cannot leave [1 − ε, 1 + ε].” They can and do, since one step moves many tokens at once; the clip "
-        "only stops rewarding the move, and it does not bound the KL to π_old either (seed 002, A6.6).",
-        "Writing clip(ρ)·A without the min: a bad token whose ratio rose past 1 + ε would then lose its gradient "
-        "(seed 002, A6.6).",
-        "Forgetting that A < 0 mirrors the picture: the flat side is below 1 − ε (Schulman et al., 2017, Figure 1).",
-        "Swapping GAE's limits: λ = 1 is Monte Carlo (unbiased, noisy), λ = 0 one-step TD (biased by the critic) "
-        "(Schulman et al., 2016; seed 002, A6.6).",
-        "Reading one token's negative k1 as a negative KL: it is one noisy sample; only the average estimates it "
-        "(Schulman, 2020; seed 002, A6.7).",
-    ]
-)
+    page.download(out.tables, "ppo")
+    page.finish()
 
-page.download(out.tables, "ppo")
-page.finish()
+
+page.run(_body)

@@ -16,11 +16,17 @@ Streamlit 1.67 caveats for bound widgets (checked by tests): a selectbox with ``
 *formatted* label in the URL, so use short readable options instead; and an *integer* ``number_input`` seeded
 from the URL with ``inf`` or ``1e400`` raises OverflowError inside Streamlit, so bound number inputs are
 floats (``format="%.0f"`` for counts) and the page converts.
+
+A lesson page puts everything below its set-up in a body function and hands it to :meth:`Page.run`, which runs it
+in ``st.fragment``: a change of one of the page's own controls reruns the body alone, and the shared frame
+(navigation, presenter and theme switches, title, takeaway, equation) stays on screen as it was, unsent.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
@@ -157,7 +163,9 @@ class Page:
         short_title: str | None = None,
         heading: bool = True,
     ) -> Page:
-        """Configure the page, read its link through its spec, draw the shared sidebar, lay out the sections.
+        """Configure the page, read its link through its spec, draw the shared sidebar and the page's title.
+
+        The sections follow: :meth:`run` lays them out in the body's fragment, or :meth:`sections` here.
 
         ``icon``: a Material Symbols name (``":material/trending_up:"``). ``short_title``: the title presenter mode
         shows on one line; by default the part of ``title`` before its first colon. ``heading=False`` leaves out the
@@ -170,18 +178,29 @@ class Page:
         page.short_title = short_title or title.split(":")[0].strip()
         page.theme = viewer_theme()
         page.heading = heading
-        page._layout()
+        page._heading()
         return page
 
-    def _layout(self) -> None:
+    def _heading(self) -> None:
+        """What stays on screen while the body reruns: the page's CSS, its title and (normal mode) its takeaway."""
         st.html((_PRESENTER_CSS if self.presenter else _BASE_CSS) + (_DARK_CSS if self.theme == "dark" else ""))
         if not self.heading:
-            self._slots["notices"] = st.container()
+            return
+        if self.presenter:  # a one-line title; the takeaway folds away below the figure (sections)
+            st.title(self.short_title, anchor=False, help=None if self.short_title == self.title else self.title)
+        else:
+            st.title(self.title)
+            st.markdown(f"**{self.takeaway}**")
+
+    def sections(self) -> None:
+        """Lay out the page's sections here, in their order: notices, equation, figure, readouts, more views,
+        explanation, checks, data. :meth:`run` does it inside the body's fragment; a page without a body (the deck
+        player, the drills) calls it right after :meth:`setup`."""
+        self._slots = {"notices": st.container()}
+        if not self.heading:
             order: tuple[str, ...] = ("figure", "readouts", "views", "equation", "explain", "checks", "data")
         elif self.presenter:
-            # the first screen: a one-line title, then the figure with its readouts beside it; the takeaway folds
-            st.title(self.short_title, anchor=False, help=None if self.short_title == self.title else self.title)
-            self._slots["notices"] = st.container()
+            # the first screen: the figure with its readouts beside it; the takeaway folds
             figure_column, readout_column = st.columns([4, 1], gap="small")
             self._slots["figure"] = figure_column.container()
             self._slots["readouts"] = readout_column.container()
@@ -189,9 +208,6 @@ class Page:
                 st.markdown(f"**{self.takeaway}**")
             order = ("views", "equation", "explain", "checks", "data")
         else:
-            st.title(self.title)
-            st.markdown(f"**{self.takeaway}**")
-            self._slots["notices"] = st.container()
             order = ("equation", "figure", "readouts", "views", "explain", "checks", "data")
         for name in order:
             self._slots[name] = st.container()
@@ -202,6 +218,29 @@ class Page:
                         st.latex(self.equation)
                 else:
                     st.latex(self.equation)
+
+    # ------------------------------------------------------------------ the body
+    def run(self, body: Callable[[Page], None]) -> None:
+        """Run the page's body (its controls, figures, readouts and texts) in a fragment.
+
+        A change of a control drawn by the body reruns the body alone: Streamlit leaves the frame that
+        :meth:`setup` drew (navigation, presenter mode, title, equation) on screen as it is and sends only the
+        body's elements, which roughly halves a control step in the browser (bench/bench_controls.py,
+        ``LESSON_FRAGMENT=off`` to compare). The frame's own switches still rerun the whole page. Each run of
+        the body gets a fresh copy of this page: what a run sets (``hide`` for predict-first, the controls'
+        values, the view) does not leak into the next one, and the link's problems are reported once.
+        """
+
+        def _body() -> None:
+            fresh = dataclasses.replace(self, _values={}, _slots={}, _view=None)
+            self._problems = []  # reported by this run's finish(); a rerun of the body alone does not repeat them
+            fresh.sections()
+            body(fresh)
+
+        if os.environ.get("LESSON_FRAGMENT") == "off":  # the whole page on every rerun, for comparison (bench/)
+            _body()
+            return
+        st.fragment(_body, key=f"body-{self.spec.page if self.spec else self.short_title}")()
 
     # ------------------------------------------------------------------ sections
     @contextmanager
