@@ -5,6 +5,8 @@ import re
 
 import pytest
 
+from pages.frame import HIDDEN_CAPTION
+
 pytestmark = pytest.mark.browser
 
 TRUTH = "0.881"  # π*(y1) = e²/(e² + 1) at β = 0.5 for π_ref = (½, ½), r = (1, 0)
@@ -23,6 +25,7 @@ def test_predict_first_hides_then_reveals(open_page):
     page.wait_for_function("document.querySelectorAll('g.slider-container').length === 0", timeout=15_000)
     assert TRUTH not in page.content()
     assert "predict_kl=true" in page.url
+    assert page.get_by_text(HIDDEN_CAPTION).count() >= 1  # the quick check's answer is held back too
     watch.shot("kl-predict-hidden")
 
     box = page.get_by_label("Your guess: π* of the top-reward answer", exact=True)
@@ -36,6 +39,9 @@ def test_predict_first_hides_then_reveals(open_page):
     assert "Your guess" in main and "-0.181" in main  # the guess and the error beside the truth
     assert page.get_by_text("your guess 0.700").count() >= 1  # the line on the figure
     assert re.search(r"[?&]guess_pi=0\.7(&|$)", page.url), page.url
+    # answers hidden while the guess was missing come back: each rerun of the body starts from the frame's state
+    page.wait_for_selector("text=Reveal the answer", timeout=15_000)
+    assert page.get_by_text(HIDDEN_CAPTION).count() == 0
     watch.shot("kl-predict-revealed")
     assert page.locator("[data-testid='stException']").count() == 0
     assert watch.external == [], f"requests left localhost: {watch.external}"

@@ -1,0 +1,77 @@
+"""In a real browser: a change of one of a page's own controls reruns the page's body alone (``Page.run``, a
+fragment). The rerun's messages carry the body's elements (its figures, readouts, controls) and none of the frame
+that ``Page.setup`` drew (the navigation links, the title); a switch of the frame (presenter mode) still reruns the
+whole page."""
+
+import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+pytestmark = pytest.mark.browser
+
+
+class Messages:
+    """The kinds of element that the server sent over the page's websocket since the last :meth:`take`."""
+
+    def __init__(self, page) -> None:
+        self.kinds: list[str] = []
+        self.fragments: list[str] = []  # per element: the id of the fragment that sent it ("" for the whole script)
+        page.on("websocket", lambda ws: ws.on("framereceived", self._on_frame))
+
+    def _on_frame(self, payload) -> None:
+        if isinstance(payload, str):
+            return
+        msg = ForwardMsg()
+        msg.ParseFromString(payload)
+        kind = msg.WhichOneof("type")
+        if kind == "delta":
+            delta = msg.delta
+            which = delta.WhichOneof("type")
+            self.kinds.append(delta.new_element.WhichOneof("type") if which == "new_element" else which)
+            self.fragments.append(delta.fragment_id)
+
+    def take(self) -> tuple[list[str], set[str]]:
+        """(kinds of element, ids of the fragments that sent them) since the last call."""
+        out = (self.kinds, set(self.fragments))
+        self.kinds, self.fragments = [], []
+        return out
+
+
+def _wait_panel(page, text: str) -> None:
+    page.wait_for_function(
+        f"() => [...document.querySelectorAll('.js-plotly-plot g.annotation-text-g')]"
+        f".some((g) => g.textContent.includes({text!r}))",
+        timeout=30_000,
+    )
+
+
+def test_a_control_change_reruns_the_body_alone(open_shared):
+    watch = open_shared("/Scaling_laws?gpus=8")
+    page = watch.page
+    messages = Messages(page)
+    page.reload()  # a new session, now with the websocket watched from its first message
+    watch.wait_idle(60_000)
+    _wait_panel(page, "training 4.4 days")
+    kinds, senders = messages.take()
+    assert kinds.count("page_link") >= 13 and "title" in kinds, kinds  # the first run sends the whole page
+    assert "" in senders and len(senders) == 2, senders  # the script's frame, and the body's fragment
+    body = (senders - {""}).pop()
+
+    box = page.locator("[data-testid='stSidebar'] .st-key-gpus input")
+    box.fill("64")
+    box.press("Enter")
+    _wait_panel(page, "training 13.2 h")
+    watch.wait_idle()
+    kinds, senders = messages.take()
+    assert senders == {body}, senders  # the body's fragment alone, not the whole script
+    assert "page_link" not in kinds and "title" not in kinds, kinds  # the frame stays on screen, unsent
+    assert kinds.count("metric") >= 12 and "bidi_component" in kinds and "number_input" in kinds, kinds
+    assert "gpus=64" in page.url  # the link follows a rerun of the body
+
+    page.locator("[data-testid='stSidebar'] label:has-text('Presenter mode')").first.click()
+    watch.wait_idle()
+    page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot", timeout=30_000)
+    kinds, senders = messages.take()
+    assert "" in senders, senders  # a switch of the frame reruns the whole page
+    assert kinds.count("page_link") >= 13 and "title" in kinds, kinds
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert watch.errors == [] and watch.external == []
