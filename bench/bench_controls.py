@@ -108,7 +108,12 @@ def _step(page, box, widget: str, i: int, steps: Steps) -> None:
             other = "stNumberInputStepDown" if button.endswith("Up") else "stNumberInputStepUp"
             target = box.locator(f"[data-testid='{other}']")
         arm()
-        target.click()
+        try:
+            target.click(timeout=5_000)
+        except Exception:  # disabled at its bound, or while the page changed under it: counted, not timed
+            steps.failed += 1
+            _idle(page)
+            return
     elif widget in ("slider", "select_slider"):
         thumb = box.locator("input[type='range'], [role='slider']").first
         thumb.focus()
