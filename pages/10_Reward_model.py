@@ -121,15 +121,13 @@ A6.3).
         "“How is a reward model trained, and how good is it?”",
         InterviewAnswer(
             sentence="On pairs of answers with the Bradley-Terry loss: logistic regression on the difference of the "
-            "two "
-            "scores, so only differences are identified (Bradley and Terry, 1952; seed 003, Q7).",
+            "two scores, so only differences are identified (Bradley and Terry, 1952; seed 003, Q7).",
             equation=r"P(y_w \succ y_l \mid x) = \sigma\big(r_\phi(x, y_w) - r_\phi(x, y_l)\big)",
             number="Real reward models agree with held-out human labels about 60-70% of the time (seed 003, Q7).",
             trade_off="A learned reward can score fuzzy qualities that no checker can, but it can be gamed (length, "
-            "flattery: seed 003, Q2 and Q6), so RLHF keeps a KL penalty to the SFT model; a verifier is harder to fool "
-            "but exists only for checkable tasks (seed 002, A6.3; seed 001, section 3.8). DPO skips the separate "
-            "network "
-            "by using β log(π_θ/π_ref) as the reward (Rafailov et al., 2023).",
+            "flattery: seed 003, Q2 and Q6), so RLHF keeps a KL penalty to the SFT model; a verifier is harder to "
+            "fool but exists only for checkable tasks (seed 002, A6.3; seed 001, section 3.8). DPO skips the separate "
+            "network by using β log(π_θ/π_ref) as the reward (Rafailov et al., 2023).",
         ),
     )
     page.mistakes(
@@ -141,8 +139,7 @@ A6.3).
             "Expecting near-100% held-out accuracy: the labelers themselves disagree, so the ceiling is far below 1 "
             "(60-70% is typical: seed 003, Q7).",
             "Dropping the KL term because the reward model is “good enough”: its errors are exactly where the policy "
-            "goes "
-            "(seed 003, Q2; seed 002, A6.3).",
+            "goes (seed 003, Q2; seed 002, A6.3).",
         ]
     )
 

@@ -60,10 +60,9 @@ def _body(page: Page) -> None:
             greedy = gens["greedy (T = 0)"]
             st.caption(
                 f"A seeded Markov chain over {view_of.CHAIN_V} tokens (each next token depends only on the last). "
-                f"Greedy decoding repeats a {greedy.loop_period}-token loop"
-                f"{' from the first step' if greedy.loop_start == 0 else ''}; a red box marks a loop that repeats to "
-                "the "
-                "end. Sampling can leave it."
+                f"Greedy decoding repeats a {greedy.loop_period}-token "
+                f"loop{' from the first step' if greedy.loop_start == 0 else ''}; a red box marks a loop that repeats "
+                "to the end. Sampling can leave it."
             )
 
     with page.explain():

@@ -44,9 +44,8 @@ def _body(page: Page) -> None:
     page.figure(out.figures["main"], key="fig-units", filename="loss-units")
     st.caption(
         "Blue: one byte-level model scored through every tokenizer (a token's log-probability is the sum of its "
-        "bytes'). "
-        "Orange: a bigram model trained per tokenizer, the realistic case. Trained on the bundled text, scored on the "
-        "text in the sidebar."
+        "bytes'). Orange: a bigram model trained per tokenizer, the realistic case. Trained on the bundled text, "
+        "scored on the text in the sidebar."
     )
     page.readouts(out.readouts)
 
@@ -79,8 +78,7 @@ def _body(page: Page) -> None:
             page.chart(out.figures["Packing"], "fig-packing", "packing-mask")
             st.caption(
                 f"Left: naive packing lets {out.facts['leaks']} query-key pairs cross a document boundary (red). "
-                "Right: "
-                f"the block-diagonal mask. Positions restart per document: {out.facts['positions']}."
+                f"Right: the block-diagonal mask. Positions restart per document: {out.facts['positions']}."
             )
     if tabs["Padding"].open:
         with tabs["Padding"]:

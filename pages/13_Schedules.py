@@ -107,9 +107,8 @@ data into its decay, Hu et al., 2024). The mixture shown is an illustration.
         "“Why do recent runs use WSD instead of cosine, and what was wrong with Kaplan's scaling runs?”",
         InterviewAnswer(
             sentence="The decay produces a large share of the final loss drop, so cosine ties you to a length chosen "
-            "at "
-            "step 0, while WSD branches a decay from any checkpoint, which also makes mid-training on the best data a "
-            "separate, repeatable step (seed 002, A1.6 and A9.3; Hägele et al., 2024).",
+            "at step 0, while WSD branches a decay from any checkpoint, which also makes mid-training on the best "
+            "data a separate, repeatable step (seed 002, A1.6 and A9.3; Hägele et al., 2024).",
             equation=r"L(s) = L_0 + A\,S_1^{-\alpha} - C\,S_2",
             number="In this page's model (the form of Tissue et al., 2024, illustrative constants), a 2,500-step run "
             "read off a 10,000-step cosine is about 0.03 nats too high.",
@@ -130,8 +129,7 @@ data into its decay, Hu et al., 2024). The mixture shown is an illustration.
             "(seed 002, A9.3).",
             "Blaming the Kaplan-Chinchilla gap on the schedule alone: non-embedding parameter counting at small scale "
             "(Pearce and Song, 2024), the last layer's FLOPs, warm-up and optimizer tuning (Porian et al., 2024) "
-            "matter "
-            "too (seed 002, A11.1).",
+            "matter too (seed 002, A11.1).",
         ]
     )
     page.download(out.tables, "schedules")

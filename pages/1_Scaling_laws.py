@@ -105,8 +105,7 @@ with suspicion.
         "“How big a model should I train for this budget, and why does Llama train far past 20 tokens per parameter?”",
         InterviewAnswer(
             sentence="At fixed compute, parameters and tokens should grow together; Hoffmann et al.'s approaches 1 and "
-            "2 "
-            "(and Epoch AI's refit of their approach 3, Besiroglu et al. 2024) put the optimum near 20 tokens per "
+            "2 (and Epoch AI's refit of their approach 3, Besiroglu et al. 2024) put the optimum near 20 tokens per "
             "parameter, and the loss is fairly flat around it.",
             equation=r"C \approx 6ND,\qquad N_{\text{opt}} \approx \sqrt{C/120}",
             number="Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens by the "
@@ -114,13 +113,11 @@ with suspicion.
             f"{fmt.count(optimum_N[2.73e20])} on {tpp[2.73e20]:.0f} tokens per parameter; its "
             "published constants are disputed, Besiroglu et al. 2024).",
             trade_off="Chinchilla counts only training compute. Llama 3 8B on 15T tokens (~1,900 tokens per parameter) "
-            f"reaches the loss that a compute-optimal model would reach with {llama['hoffmann2022']:.0%} "
-            f"of its compute under Hoffmann's fit ({llama['epoch2024']:.0%} under "
-            "Epoch's): half or more of the training compute is spent on purpose. It pays because serving costs 2N "
-            "FLOPs "
-            "per generated token for the model's whole life and a small model is cheaper and faster to deploy, and "
-            "because the loss was still falling roughly log-linearly in tokens at 15T (Meta 2024, the Llama 3 "
-            "release).",
+            f"reaches the loss that a compute-optimal model would reach with {llama['hoffmann2022']:.0%} of its "
+            f"compute under Hoffmann's fit ({llama['epoch2024']:.0%} under Epoch's): half or more of the training "
+            "compute is spent on purpose. It pays because serving costs 2N FLOPs per generated token for the model's "
+            "whole life and a small model is cheaper and faster to deploy, and because the loss was still falling "
+            "roughly log-linearly in tokens at 15T (Meta 2024, the Llama 3 release).",
         ),
     )
     page.mistakes(
@@ -131,9 +128,8 @@ with suspicion.
             "Forgetting what 6ND leaves out: attention FLOPs at long context, activation recomputation (8N instead "
             "of 6N per token), and the gap between peak and achieved FLOP/s (MFU).",
             "Reading Kaplan's N ∝ C^0.73 as current advice, or blaming its gap with Chinchilla on one cause: most of "
-            "it "
-            "comes from counting only non-embedding parameters, which matters at small scale (Pearce & Song 2024), and "
-            "from leaving out the last layer's FLOPs, too long a warm-up for small models and optimizer settings "
+            "it comes from counting only non-embedding parameters, which matters at small scale (Pearce & Song 2024), "
+            "and from leaving out the last layer's FLOPs, too long a warm-up for small models and optimizer settings "
             "(AdamW's β₂ at small batches) not tuned per scale (Porian et al. 2024).",
             "Counting only weights when sizing memory: mixed-precision Adam keeps about 16 bytes per parameter, "
             "before activations.",

@@ -152,8 +152,7 @@ J(π) = β·log Z − β·KL(π ‖ π*). **DPO** turns the same formula around 
         "“Why does RLHF need a KL penalty against the reference model, and what happens without it?”",
         InterviewAnswer(
             sentence="The reward model is only trustworthy near the text it was trained on, so we maximise reward "
-            "minus "
-            "β·KL to the frozen SFT model, whose optimum is the SFT model reweighted by exp(r/β).",
+            "minus β·KL to the frozen SFT model, whose optimum is the SFT model reweighted by exp(r/β).",
             equation=r"\pi^*(y) \propto \pi_{\text{ref}}(y)\,e^{r(y)/\beta}",
             number="Two equally likely answers scored 1 and 0: β = 1 gives (0.73, 0.27), β = 0.5 already 0.88 on the "
             "better one; as β → 0 all mass goes to the top score.",

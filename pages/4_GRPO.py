@@ -148,8 +148,7 @@ G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and h
         "“How does GRPO get rid of PPO's value model, and what does that cost?”",
         InterviewAnswer(
             sentence="GRPO samples G answers to each prompt and uses their mean reward as the baseline (then divides "
-            "by "
-            "their std, a per-prompt rescaling), so the critic, a second trainable full-size model with its own "
+            "by their std, a per-prompt rescaling), so the critic, a second trainable full-size model with its own "
             "optimiser state, disappears.",
             equation=r"A_i = \frac{r_i - \operatorname{mean}(r)}{\operatorname{std}(r) + \varepsilon}",
             number="Worked example C: 3 of 8 answers correct gives mean 0.375 and std 0.484, so each correct answer "

@@ -154,8 +154,7 @@ the memory traffic, and the gain in speed grows with batch size and context leng
             r"\operatorname{Var}(q\cdot k) = d_k",
             number="With independent zero-mean, unit-variance components of q and k, unscaled logits at d_k = 128 have "
             "a standard deviation of √128 ≈ 11, enough to make rows nearly one-hot at initialisation; Llama-3-70B's "
-            "GQA "
-            "cache is 320 KiB per token, 40 GiB at the 128k-token context of Llama 3.1 (Llama 3 itself had 8k).",
+            "GQA cache is 320 KiB per token, 40 GiB at the 128k-token context of Llama 3.1 (Llama 3 itself had 8k).",
             trade_off="Fewer KV heads shrink the cache (8× for Llama-3-70B's GQA, 64× for MQA: ratios of cache size, "
             "not of decoding speed, since at small batch the weight reads dominate memory traffic) but share K and V "
             "across heads; MQA loses measurable quality, GQA little (Ainslie et al. 2023), and neither reduces the "

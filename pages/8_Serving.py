@@ -72,11 +72,9 @@ def _body(page: Page) -> None:
                     "A small draft proposes k tokens; the target checks all of them in one forward and keeps the "
                     "accepted prefix plus one token of its own, so the output distribution is the target's exactly "
                     "(Leviathan et al. 2023). At small batch a verify pass of k + 1 tokens costs about one decode "
-                    "step; "
-                    "at large batch decode is compute-bound and the extra work makes it slower than plain decoding. "
-                    "The two acceptance-rule readouts sample the rule (seeded, with torch on the app's device) on a "
-                    "toy "
-                    "vocabulary: the kept tokens follow the target, not the draft."
+                    "step; at large batch decode is compute-bound and the extra work makes it slower than plain "
+                    "decoding. The two acceptance-rule readouts sample the rule (seeded, with torch on the app's "
+                    "device) on a toy vocabulary: the kept tokens follow the target, not the draft."
                 )
                 page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
         with tabs["MoE router"]:

@@ -59,10 +59,9 @@ def _body(page: Page) -> None:
             st.markdown(
                 "Each point is a token: log ρ drawn from N(0, σ²), A from N(0, 1), seeded. The further the policy has "
                 "moved from the one that sampled the batch (a larger σ: more epochs per batch, a larger learning "
-                "rate), the more tokens leave the band and the more of the update the clip throws away, but never "
-                "all of it: a token outside the band on its pessimistic side keeps its gradient. That is why fewer "
-                "tokens are *clipped* than lie *outside*. So a clip fraction that climbs during training says the "
-                "policy "
+                "rate), the more tokens leave the band and the more of the update the clip throws away, but never all "
+                "of it: a token outside the band on its pessimistic side keeps its gradient. That is why fewer tokens "
+                "are *clipped* than lie *outside*. So a clip fraction that climbs during training says the policy "
                 "moves far from its sampling policy within each batch."
             )
     with tabs[1]:
