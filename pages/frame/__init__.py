@@ -90,10 +90,28 @@ def existing_pages() -> list[tuple[str, str, str]]:
 PRESENTER_CHART_CLASS = "present-chart"
 PRESENTER_TOP_PX = 245
 PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
+
+READOUT_STRIP_CLASS = "readouts"
+READOUTS_PER_ROW_MAX = 6
+# A keyed strip of readouts, `readouts-N`, holds N to a line: each takes 1/N of the width less its share of the gaps
+# (Streamlit's "small" gap, 1rem), as the columns it replaced did. An unkeyed strip (metric_row, a tab's row) shares
+# its line equally. Two to a line on a phone.
+_STRIP_ITEM = '> [data-testid="stElementContainer"]'
+_READOUT_CSS = (
+    "".join(
+        f"  .st-key-{READOUT_STRIP_CLASS}-{n} {_STRIP_ITEM} "
+        f"{{ flex: 0 0 calc((100% - {n - 1}rem) / {n}); min-width: 0; }}\n"
+        for n in range(1, READOUTS_PER_ROW_MAX + 1)
+    )
+    + f'  [data-testid="stHorizontalBlock"]:not([class*="st-key-{READOUT_STRIP_CLASS}-"])'
+    f':has({_STRIP_ITEM} > [data-testid="stMetric"]) {_STRIP_ITEM} {{ flex: 1 1 0; min-width: 0; }}\n'
+    + f'  @media (max-width: 640px) {{ [data-testid="stHorizontalBlock"]:has({_STRIP_ITEM} > [data-testid="stMetric"]) '
+    f"{_STRIP_ITEM} {{ flex-basis: calc(50% - 0.5rem) !important; }} }}\n"
+)
 # A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
 <style>
-  html {{ font-size: 22px; }}
+{_READOUT_CSS}  html {{ font-size: 22px; }}
   [data-testid="stMain"] .block-container {{ max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem; }}
   [data-testid="stMetricValue"] {{ font-size: 1.35rem; }}
   [data-testid="stMetricLabel"] p {{ font-size: 0.75rem; }}
@@ -105,11 +123,11 @@ _PRESENTER_CSS = f"""
         min-height: 360px; flex: 0 0 auto !important; }}
 </style>
 """
-_BASE_CSS = """
+_BASE_CSS = f"""
 <style>
-  [data-testid="stMetricValue"] { font-size: 1.6rem; }
-  [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p { white-space: normal !important;
-        overflow: visible; }
+{_READOUT_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
+  [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
+        overflow: visible; }}
 </style>
 """
 # Streamlit writes a primary button's label in white; on the dark theme's light blue (config.toml) that is 2.6:1, so
@@ -384,7 +402,8 @@ class Page:
             yield
 
     def readouts(self, items: Sequence[Readout], per_row: int = 4) -> None:
-        """A row (or rows) of live numbers; in presenter mode a column beside the figure."""
+        """The live numbers: one wrapping strip, ``per_row`` to a line (at most READOUTS_PER_ROW_MAX); in presenter
+        mode a column beside the figure."""
         if self.presenter:
             with self._slots["readouts"]:
                 for item in items[:PRESENTER_READOUTS]:
@@ -394,11 +413,9 @@ class Page:
                         for item in items[PRESENTER_READOUTS:]:
                             st.metric(item.label, item.value, help=item.help)
             return
+        per_row = max(1, min(per_row, READOUTS_PER_ROW_MAX))
         with self._slots["readouts"]:
-            for start in range(0, len(items), per_row):
-                cols = st.columns(per_row)
-                for col, item in zip(cols, items[start : start + per_row], strict=False):
-                    col.metric(item.label, item.value, help=item.help)
+            _metric_strip(items, key=f"{READOUT_STRIP_CLASS}-{per_row}")
 
     @contextmanager
     def explain(self, label: str = "What the figure shows") -> Iterator[None]:
@@ -789,8 +806,17 @@ def _load_values(spec: Spec, values: Any) -> None:
 def metric_row(items: Sequence[Readout]) -> None:
     """One row of live numbers where the page is drawing now (inside a tab, beside that tab's controls);
     :meth:`Page.readouts` draws the page's main readouts in their own place."""
-    for col, item in zip(st.columns(len(items)), items, strict=True):
-        col.metric(item.label, item.value, help=item.help)
+    _metric_strip(items)
+
+
+# Readouts sit in one wrapping row of metrics. One container of n metrics is n + 1 elements for the browser to render
+# on every rerun; the grid of st.columns it replaces was 2n + rows (27 of the scaling body's 91 elements for its 12
+# readouts). A keyed strip (the page's main readouts) puts ``per_row`` on a line (_READOUT_CSS); an unkeyed one (a
+# tab's row) shares the width equally.
+def _metric_strip(items: Sequence[Readout], key: str | None = None) -> None:
+    with st.container(horizontal=True, gap="small", key=key):
+        for item in items:
+            st.metric(item.label, item.value, help=item.help)
 
 
 def preset_buttons(spec: Spec, names: Sequence[str] | None = None) -> None:

@@ -80,3 +80,35 @@ def test_a_control_change_reruns_the_body_alone(open_shared):
     assert kinds.count("page_link") >= 13 and "heading: Scaling laws" in kinds, kinds  # presenter mode's short title
     assert page.locator("[data-testid='stException']").count() == 0
     assert watch.errors == [] and watch.external == []
+
+
+_READOUT_BOXES = """(strip) => [...document.querySelectorAll(`${strip} > [data-testid='stElementContainer']`)]
+  .map((e) => { const r = e.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.top), r.width]; })"""
+MAIN_STRIP = "[class*='st-key-readouts-']"
+TAB_STRIP = "[data-testid='stTabs'] [data-testid='stHorizontalBlock']:has([data-testid='stMetric'])"
+
+
+def test_the_readouts_strip_lays_out_as_the_grid_did(open_shared):
+    # one wrapping strip of 12 metrics (not 3 rows of 4 columns): four to a line, equal widths, the same left edges
+    # on every line, within the main column
+    watch = open_shared("/Scaling_laws")
+    page = watch.page
+    page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
+    boxes = page.evaluate(_READOUT_BOXES, MAIN_STRIP)
+    assert len(boxes) == 12, boxes
+    lines = sorted({top for _, top, _ in boxes})
+    assert len(lines) == 3, boxes
+    lefts = [sorted(left for left, top, _ in boxes if top == line) for line in lines]
+    assert all(len(line) == 4 for line in lefts) and lefts[0] == lefts[1] == lefts[2], lefts
+    widths = [width for _, _, width in boxes]
+    assert max(widths) - min(widths) < 1 and 150 < widths[0] < 260, widths
+    main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
+    assert lefts[0][0] >= main["x"] and lefts[0][3] + widths[0] <= main["x"] + main["width"] + 1
+    assert watch.errors == []
+
+    # a tab's row of readouts (metric_row, unkeyed) shares its line equally, as its columns did
+    watch = open_shared("/PPO")
+    watch.page.wait_for_selector(TAB_STRIP, timeout=30_000)
+    boxes = watch.page.evaluate(_READOUT_BOXES, TAB_STRIP)
+    assert len(boxes) == 3 and len({top for _, top, _ in boxes}) == 1, boxes
+    assert max(w for *_, w in boxes) - min(w for *_, w in boxes) < 1, boxes
