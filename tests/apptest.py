@@ -82,7 +82,7 @@ def charts(at: AppTest) -> list[Chart]:
         if kind == "plotly_chart":
             out.append(Chart(element.proto.spec, element.proto.alt, element.proto.id, live=False))
         elif kind == "bidi_component" and element.proto.component_name == LIVE_CHART:
-            data = json.loads(element.proto.json)
+            (data,) = json.loads(element.proto.json)  # the frame sends a component's data as a one-item list
             out.append(Chart(data["figure"], data["alt"], element.proto.id, live=True))
     return out
 

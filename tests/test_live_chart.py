@@ -37,14 +37,14 @@ def test_a_new_figure_reaches_the_same_element():
 def test_the_alt_text_and_the_export_config_travel_with_the_figure():
     at = open_page(SCALING)
     chart = next(e for e in at.get("bidi_component") if e.proto.component_name == live.COMPONENT)
-    data = json.loads(chart.proto.json)
+    (data,) = json.loads(chart.proto.json)
     assert data["config"]["toImageButtonOptions"]["filename"] == "isoflop-u-curve"
     assert data["config"]["toImageButtonOptions"]["format"] == "png"
     assert "Readouts, " in data["alt"]
     assert data["stretch"] is False
     presenter = open_page(SCALING, {"present": "true"})
     stretched = [
-        json.loads(c.proto.json)["stretch"]
+        json.loads(c.proto.json)[0]["stretch"]
         for c in presenter.get("bidi_component")
         if c.proto.component_name == live.COMPONENT
     ]

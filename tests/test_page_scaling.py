@@ -1,6 +1,10 @@
 """The scaling page in AppTest: it renders, every control moves the figure, links reproduce it, bad links fall
 back to the defaults with a message."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -16,6 +20,7 @@ from tests.apptest import (
 )
 
 PAGE = "pages/1_Scaling_laws.py"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _u_curve(at) -> tuple[np.ndarray, np.ndarray, str, int]:
@@ -183,3 +188,19 @@ def test_a_preset_after_a_deep_link_raises_no_false_warning():
     at.button(key="preset-Scaling_laws-Llama 3 8B on 15T tokens").click().run()
     assert no_exception(at) and at.warning.len == 0
     assert metrics(at)["Tokens per parameter"] == "1,875.0"
+
+
+def test_the_page_does_not_import_pandas_until_a_table_is_asked_for():
+    # pandas takes about 0.6 s to import; the scaling page builds its tables only when a download button is clicked,
+    # so neither its first run (a cold start) nor a control change should pay for it (README, Cold start)
+    code = (
+        "import sys; from streamlit.testing.v1 import AppTest; "
+        "at = AppTest.from_file('app.py', default_timeout=60); at.switch_page('pages/1_Scaling_laws.py'); at.run(); "
+        "at.number_input(key='gpus').set_value(64).run(); "
+        "assert not at.exception, at.exception; before = 'pandas' in sys.modules; "
+        "from pages.views import scaling; view = scaling.figures(scaling.SPEC.defaults()); "
+        "frame = view.tables['U-curve'](); print(before, 'pandas' in sys.modules, type(frame).__name__, len(frame))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-4:] == ["False", "True", "DataFrame", "241"]

@@ -33,19 +33,21 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitAPIException, StreamlitPageNotFoundError
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from core.device import device_summary
-from pages.frame.charts import live_chart, live_chart_ready
+from pages.frame.charts import component_data, live_chart, live_chart_ready
 from pages.views import Readout, View
 from pages.views.state import APP_PARAMS, Field, Spec, State
 from viz.style import plotly_config
+
+if TYPE_CHECKING:  # pandas takes 0.6 s to import: a page imports it when it builds a table, not before
+    import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
 PRESENT_KEY = "present"
@@ -880,7 +882,8 @@ def draw_tabs(f: Field) -> Any:
 # a drag of the chart's own plotly slider ends, report the step's value so that the page's state follows.
 _DRAG_JS = """
 export default function (component) {
-  const { data, setTriggerValue } = component;
+  const { setTriggerValue } = component;
+  const data = component.data[0];  // sent as a one-item list (component_data)
   const selector = `.st-key-${data.chart} .js-plotly-plot`;
   const attach = () => {
     const gd = document.querySelector(selector);
@@ -1042,7 +1045,9 @@ def drag_sync(f: Field, chart_key: str, values: Sequence[Any] | None = None) -> 
         if problem is None:
             st.session_state[f.name] = _widget_value(f, value)
 
-    _drag_component(key=key, data={"chart": chart_key, "field": f.name}, on_value_change=_on_drag, height=0)
+    _drag_component(
+        key=key, data=component_data({"chart": chart_key, "field": f.name}), on_value_change=_on_drag, height=0
+    )
 
 
 # Entries per cached function (one per page): enough for a class going back and forth between a few views, and small

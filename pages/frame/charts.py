@@ -55,7 +55,8 @@ function plotlyReady() {
   return window.__lessonPlotly;
 }
 export default function (component) {
-  const { data, parentElement } = component;
+  const { parentElement } = component;
+  const data = component.data[0];  // sent as a one-item list (component_data)
   let host = parentElement.querySelector(".__CLASS__");
   if (!host) {
     host = document.createElement("div");
@@ -108,6 +109,14 @@ _component: Any = None
 _ready: bool | None = None
 
 
+def component_data(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """A component's data, as a one-item list that its script reads as ``component.data[0]``.
+
+    Streamlit 1.67 checks each value of a dict handed to a component for a dataframe, and the check imports pandas:
+    0.6 s on the first run of a page that has no other use for it. A list goes out as JSON, unchecked."""
+    return [payload]
+
+
 def live_chart_ready() -> bool:
     """Whether plotly.js is in the app's ``static/`` folder (copied there from the plotly package on first use)."""
     global _ready
@@ -138,6 +147,6 @@ def live_chart(fig: go.Figure, key: str, config: dict[str, Any], alt: str = "", 
     version = zlib.crc32((spec + json.dumps(config, sort_keys=True)).encode())
     _component(
         key=key,
-        data={"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": version},
+        data=component_data({"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": version}),
         height="stretch" if stretch else "content",
     )

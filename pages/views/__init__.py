@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import plotly.graph_objects as go
+
+if TYPE_CHECKING:  # imported by a page's view when it builds a table (0.6 s; the scaling page's are built on a click)
+    import pandas as pd
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from core import scaling
 from core.model_spec import CATALOGUE, param_count
@@ -14,6 +13,9 @@ from pages.views.state import Field, Spec, State
 from viz import format as fmt
 from viz.predict import predict_figure, with_guess
 from viz.scaling import isoflop_family_figure, isoflop_figure
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FIT_NAMES = tuple(f.short for f in scaling.FITS.values())
 # Models whose size the plan can take from the shared catalogue (core.model_spec): the dense ones, since a
@@ -208,14 +210,19 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ),
     ]
 
+    # the tables are built when their button is clicked, and only then is pandas imported (0.6 s off a cold start)
     def family_table() -> pd.DataFrame:
+        import pandas as pd
+
         fam = family_study or scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)
         return pd.DataFrame(scaling.family_columns(fam))
 
-    view.tables = {
-        "U-curve": lambda: pd.DataFrame(scaling.curve_columns(study, fit_key)),
-        "Budget family": family_table,
-    }
+    def curve_table() -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(scaling.curve_columns(study, fit_key))
+
+    view.tables = {"U-curve": curve_table, "Budget family": family_table}
     if predicting == "hidden":
         answers = ("Above the fit's minimum", "Fit's optimum N", "20-tokens rule N", "Optimal tokens", "… with the")
         ask.hide(view, question, answers, tables=view.tables)
