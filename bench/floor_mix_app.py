@@ -3,7 +3,8 @@
 ``MIX`` (environment) lists kinds and counts, for example ``MIX=metric:12+link:16``. Every element is sent again on
 each rerun, as the lesson pages' are; ``figure`` swaps the floor's small chart for the scaling page's main figure
 (its view cached, as on the page); ``live`` draws that figure with the frame's live chart (pages/frame/charts.py)
-instead of ``st.plotly_chart``. Run by bench/bench_elements.py as its own ``streamlit run`` server.
+instead of ``st.plotly_chart``; ``grid`` and ``strip`` draw that many readouts in rows of 4 ``st.columns`` or in one
+wrapping horizontal container. Run by bench/bench_elements.py as its own ``streamlit run`` server.
 """
 
 import os
@@ -45,6 +46,15 @@ for i in range(MIX.get("link", 0)):
     st.sidebar.page_link("bench/floor_mix_app.py", label=f"page {i}", icon=":material/home:")
 for i in range(MIX.get("metric", 0)):
     st.metric(f"readout {i}", f"{n * i}", help="a help text")
+if MIX.get("grid"):  # the readouts as they were: rows of 4 st.columns, a metric in each
+    for start in range(0, MIX["grid"], 4):
+        for j, col in enumerate(st.columns(4)):
+            if start + j < MIX["grid"]:
+                col.metric(f"grid {start + j}", f"{n * (start + j)}", help="a help text")
+if MIX.get("strip"):  # the readouts as they are: one wrapping horizontal container of metrics
+    with st.container(horizontal=True, gap="small"):
+        for i in range(MIX["strip"]):
+            st.metric(f"strip {i}", f"{n * i}", help="a help text", width=180)
 for i in range(MIX.get("markdown", 0)):
     st.markdown(f"Paragraph {i}: **static** text that is the same on every rerun, several lines long. " * 6)
 for i in range(MIX.get("latex", 0)):
