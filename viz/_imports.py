@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 from types import ModuleType
-from typing import Any
 
 import _plotly_utils.optional_imports as optional_imports
 
@@ -36,9 +35,5 @@ def guard_plotly_imports() -> None:
     every plotly module already imported that bound the original to its own name."""
     optional_imports.get_module = get_module
     for module in list(sys.modules.values()):
-        owner: Any = module
-        name = getattr(owner, "__name__", "") or ""
-        if (name.startswith("plotly") or name.startswith("_plotly_utils")) and (
-            getattr(owner, "get_module", None) is _plotly_get_module
-        ):
-            owner.get_module = get_module
+        if getattr(module, "get_module", None) is _plotly_get_module:
+            module.get_module = get_module

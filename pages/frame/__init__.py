@@ -811,10 +811,8 @@ def metric_row(items: Sequence[Readout]) -> None:
     _metric_strip(items)
 
 
-# Readouts sit in one wrapping row of metrics. One container of n metrics is n + 1 elements for the browser to render
-# on every rerun; the grid of st.columns it replaces was 2n + rows (27 of the scaling body's 91 elements for its 12
-# readouts). A keyed strip (the page's main readouts) puts ``per_row`` on a line (_READOUT_CSS); an unkeyed one (a
-# tab's row) shares the width equally.
+# One container of n metrics is n + 1 elements for the browser to render on every rerun; the grid of st.columns it
+# replaced was 2n + rows (27 of the scaling body's 91 elements for its 12 readouts). The layout is _READOUT_CSS's.
 def _metric_strip(items: Sequence[Readout], key: str | None = None) -> None:
     with st.container(horizontal=True, gap="small", key=key):
         for item in items:
