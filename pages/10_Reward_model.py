@@ -39,9 +39,9 @@ def _body(page: Page) -> None:
     with page.views():
         tabs = draw_tabs(view_of.SPEC["rm_view"])
         with tabs[0]:
-            page.control_columns(("flip",), ("train_pairs",))
+            page.control_row("flip", "train_pairs")
         with tabs[1]:
-            page.control_columns(("rm_beta",), ("len_bonus",))
+            page.control_row("rm_beta", "len_bonus")
         with tabs[2]:
             page.control("dpo_pair")
 

@@ -71,11 +71,7 @@ def _body(page: Page) -> None:
         with tabs[1]:
             page.control("sqrt")
         with tabs[2]:
-            c1, c2 = st.columns(2)
-            with c1:
-                page.control("thm", required=True)
-            with c2:
-                page.control("policies")
+            page.control_row("thm", "policies", overrides={"thm": {"required": True}})
         with tabs[3]:
             left, right = st.columns([1, 2])
             with left:

@@ -53,11 +53,7 @@ def _body(page: Page) -> None:
     if view_of.real_available():
         with tabs["Real model"]:
             real_slot = st.container()  # the figure goes above its layer and head, so that it starts the screen
-            left, right = st.columns(2)
-            with left:
-                page.control("rl")
-            with right:
-                page.control("rh")
+            page.control_row("rl", "rh")
 
     open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
     out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))

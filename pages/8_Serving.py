@@ -36,18 +36,9 @@ def _body(page: Page) -> None:
         with tabs["KV capacity"]:
             page.control("used")
         with tabs["Speculative decoding"]:
-            c1, c2, c3 = st.columns(3)
-            with c1:
-                page.control("accept")
-            with c2:
-                page.control("draft_k")
-            with c3:
-                page.control("draft")
+            page.control_row("accept", "draft_k", "draft")
         with tabs["MoE router"]:
-            cols = st.columns(5)
-            for col, name in zip(cols, ("experts", "topk", "capf", "skew", "rtokens"), strict=True):
-                with col:
-                    page.control(name)
+            page.control_row("experts", "topk", "capf", "skew", "rtokens")
 
     state = page.state()
     open_parts = {name for name, tab in tabs.items() if tab.open}

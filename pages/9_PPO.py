@@ -36,13 +36,13 @@ def _body(page: Page) -> None:
         )
         tabs = draw_tabs(view_of.SPEC["ppo_view"])
         with tabs[0]:
-            page.control_columns(("noise",), ("tok_n",))
+            page.control_row("noise", "tok_n")
         with tabs[1]:
-            page.control_columns(("gae_r", "gae_v"), ("gamma", "lam", "critic_err"))
+            page.control_row("gae_r", "gae_v", "gamma", "lam", "critic_err", per_row=2)
         with tabs[2]:
-            page.control_columns(("drift",), ("kl_n",))
+            page.control_row("drift", "kl_n")
         with tabs[3]:
-            page.control_columns(("pol_b",), ("rm_b",))
+            page.control_row("pol_b", "rm_b")
 
     open_parts = {PARTS[name] for name, tab in zip(view_of.VIEWS, tabs, strict=True) if tab.open}
     state = page.state()

@@ -1,12 +1,13 @@
 """The readouts are one wrapping row of metrics, not a grid of columns: a keyed strip (``readouts-N``, N to a line)
-for a page's main readouts, an unkeyed one for a tab's row. Fewer elements for the browser to render on each rerun
-(README, Performance); the browser test checks the lines they make."""
+for a page's main readouts, an unkeyed one for a tab's row. A tab's own controls (``controls-N-<field>``) and the CSV
+buttons are rows too. Fewer elements for the browser to render on each rerun (README, Performance); the browser tests
+check the lines they make."""
 
 import re
 
 import pytest
 
-from pages.frame import _BASE_CSS, READOUTS_PER_ROW_MAX
+from pages.frame import _BASE_CSS, CONTROLS_PER_ROW_MAX, READOUTS_PER_ROW_MAX
 from tests.apptest import no_exception, open_page
 
 
@@ -55,4 +56,74 @@ def test_no_metric_sits_in_a_column():
 def test_css_gives_each_strip_its_share_of_the_line():
     for n in range(1, READOUTS_PER_ROW_MAX + 1):
         rule = re.search(rf"\.st-key-readouts-{n} > [^{{]+\{{ flex: 0 0 calc\(\(100% - (\d+)rem\) / (\d+)\)", _BASE_CSS)
+        assert rule and rule.groups() == (str(n - 1), str(n)), n
+
+
+def _widget_keys(block) -> list[str]:
+    return [getattr(c, "key", None) for c in block.children.values()]
+
+
+@pytest.mark.parametrize(
+    ("page", "query", "rows"),
+    [
+        (
+            "pages/9_PPO.py",
+            {},
+            {
+                "controls-2-noise": ["noise", "tok_n"],
+                "controls-2-gae_r": ["gae_r", "gae_v", "gamma", "lam", "critic_err"],
+                "controls-2-drift": ["drift", "kl_n"],
+                "controls-2-pol_b": ["pol_b", "rm_b"],
+            },
+        ),
+        (
+            "pages/8_Serving.py",
+            {},
+            {
+                "controls-3-accept": ["accept", "draft_k", "draft"],
+                "controls-5-experts": ["experts", "topk", "capf", "skew", "rtokens"],
+            },
+        ),
+        (
+            "pages/10_Reward_model.py",
+            {},
+            {"controls-2-flip": ["flip", "train_pairs"], "controls-2-rm_beta": ["rm_beta", "len_bonus"]},
+        ),
+        ("pages/2_KL_leash.py", {}, {"controls-2-thm": ["thm", "policies"]}),
+    ],
+)
+def test_a_tabs_controls_are_one_keyed_row(page, query, rows):
+    at = open_page(page, query)
+    assert no_exception(at)
+    found = {}
+    for block, path in _blocks(at.main):
+        m = re.search(r"-(controls-\d+-\w+)$", getattr(block.proto, "id", ""))
+        if m:
+            assert block.type == "flex_container" and block.proto.flex_container.wrap, (block.type, path)
+            found[m.group(1)] = _widget_keys(block)
+    assert found == rows
+    if page != "pages/2_KL_leash.py":  # the KL page's DPO tab keeps two columns: its inputs beside the derivation
+        assert not [b for b, _ in _blocks(at.main) if b.type == "column"]
+
+
+def test_the_csv_buttons_are_one_row():
+    at = open_page("pages/1_Scaling_laws.py")
+    rows = [
+        block
+        for block, _ in _blocks(at.main)
+        if any(str(getattr(c, "key", "")).startswith("csv-") for c in block.children.values())
+    ]
+    assert len(rows) == 1 and rows[0].type == "flex_container"
+    assert rows[0].proto.flex_container.direction == rows[0].proto.flex_container.HORIZONTAL
+    assert [c.key for c in rows[0].children.values()] == [
+        "csv-scaling-U-curve",
+        "csv-scaling-Budget family",
+    ]
+
+
+def test_css_gives_each_control_its_share_of_the_line():
+    for n in range(1, CONTROLS_PER_ROW_MAX + 1):
+        rule = re.search(
+            rf'\[class\*="st-key-controls-{n}-"\] > [^{{]+\{{ flex: 0 0 calc\(\(100% - (\d+)rem\) / (\d+)\)', _BASE_CSS
+        )
         assert rule and rule.groups() == (str(n - 1), str(n)), n

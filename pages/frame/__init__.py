@@ -29,7 +29,7 @@ import json
 import os
 import re
 import urllib.parse
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +41,7 @@ from streamlit.errors import StreamlitAPIException, StreamlitPageNotFoundError
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from core.device import device_summary
-from pages.frame.charts import component_data, live_chart, live_chart_ready
+from pages.frame.charts import PRELOAD_KEY, component_data, live_chart, live_chart_ready, preload_plotly
 from pages.views import Readout, View
 from pages.views.state import APP_PARAMS, Field, Spec, State
 from viz.style import plotly_config
@@ -95,6 +95,8 @@ PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
 
 READOUT_STRIP_CLASS = "readouts"
 READOUTS_PER_ROW_MAX = 6
+CONTROL_ROW_CLASS = "controls"
+CONTROLS_PER_ROW_MAX = 5
 # A keyed strip of readouts, `readouts-N`, holds N to a line: each takes 1/N of the width less its share of the gaps
 # (Streamlit's "small" gap, 1rem), as the columns it replaced did. An unkeyed strip (metric_row, a tab's row) shares
 # its line equally. Two to a line on a phone.
@@ -109,6 +111,15 @@ _READOUT_CSS = (
     f':has({_STRIP_ITEM} > [data-testid="stMetric"]) {_STRIP_ITEM} {{ flex: 1 1 0; min-width: 0; }}\n'
     + f'  @media (max-width: 640px) {{ [data-testid="stHorizontalBlock"]:has({_STRIP_ITEM} > [data-testid="stMetric"]) '
     f"{_STRIP_ITEM} {{ flex-basis: calc(50% - 0.5rem) !important; }} }}\n"
+    # a row of controls (Page.control_row), keyed `controls-N-<first field>`: N to a line, one to a line on a phone
+    + "".join(
+        f'  [class*="st-key-{CONTROL_ROW_CLASS}-{n}-"] {_STRIP_ITEM} '
+        f"{{ flex: 0 0 calc((100% - {n - 1}rem) / {n}); min-width: 0; }}\n"
+        for n in range(1, CONTROLS_PER_ROW_MAX + 1)
+    )
+    + f'  @media (max-width: 640px) {{ [class*="st-key-{CONTROL_ROW_CLASS}-"] {_STRIP_ITEM} '
+    f"{{ flex-basis: 100% !important; }} }}\n"
+    + f"  .st-key-{PRELOAD_KEY} {{ display: none; }}\n"  # the plotly.js preload draws nothing and takes no gap
 )
 # A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
@@ -204,6 +215,7 @@ class Page:
     def _heading(self) -> None:
         """What stays on screen while the body reruns: the page's CSS, its title and (normal mode) its takeaway."""
         st.html((_PRESENTER_CSS if self.presenter else _BASE_CSS) + (_DARK_CSS if self.theme == "dark" else ""))
+        preload_plotly()  # the browser fetches plotly.js while the server builds the first figure (cold start)
         if not self.heading:
             return
         if self.presenter:  # a one-line title; the takeaway folds away below the figure (sections)
@@ -294,12 +306,19 @@ class Page:
         self._values[name] = value
         return value
 
-    def control_columns(self, *columns: Sequence[str]) -> None:
-        """Draw the spec's fields side by side: one column per sequence of field names (a tab's own controls)."""
-        for column, names in zip(st.columns(len(columns)), columns, strict=True):
-            with column:
-                for name in names:
-                    self.control(name)
+    def control_row(
+        self, *names: str, per_row: int | None = None, overrides: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
+        """Draw the spec's fields side by side (a tab's own controls): one wrapping row, ``per_row`` to a line (all of
+        them by default, at most CONTROLS_PER_ROW_MAX), one to a line on a phone. ``overrides``: extra widget
+        arguments by field name, as for :meth:`control`.
+
+        One horizontal container rather than ``st.columns``: a column is a block of its own, and every block of the
+        body is rendered again on each rerun (README, Performance)."""
+        n = max(1, min(per_row or len(names), CONTROLS_PER_ROW_MAX))
+        with st.container(horizontal=True, gap="small", key=f"{CONTROL_ROW_CLASS}-{n}-{names[0]}"):
+            for name in names:
+                self.control(name, **(overrides or {}).get(name, {}))
 
     def state(self) -> State:
         """The page's typed state: the values of the controls drawn so far, defaults for the rest."""
@@ -470,16 +489,16 @@ class Page:
         """
         with self._slots["data"]:
             st.subheader("The data behind the figure")
-            cols = st.columns(max(len(frames), 1))
-            for col, (name, df) in zip(cols, frames.items(), strict=False):
-                col.download_button(
-                    f"{name} (CSV)",
-                    (lambda make=df: make().to_csv(index=False)) if callable(df) else df.to_csv(index=False),
-                    file_name=f"{filename_stem}-{name.lower().replace(' ', '-')}.csv",
-                    mime="text/csv",
-                    icon=":material/download:",
-                    key=f"csv-{filename_stem}-{name}",
-                )
+            with st.container(horizontal=True, gap="small"):  # one row of buttons, wrapping on a narrow screen
+                for name, df in frames.items():
+                    st.download_button(
+                        f"{name} (CSV)",
+                        (lambda make=df: make().to_csv(index=False)) if callable(df) else df.to_csv(index=False),
+                        file_name=f"{filename_stem}-{name.lower().replace(' ', '-')}.csv",
+                        mime="text/csv",
+                        icon=":material/download:",
+                        key=f"csv-{filename_stem}-{name}",
+                    )
 
     def finish(self) -> None:
         """Report link values that could not be used as they were, and show the share link. Call last."""
