@@ -41,7 +41,7 @@ from streamlit.errors import StreamlitAPIException, StreamlitPageNotFoundError
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from core.device import device_summary
-from pages.frame.charts import PRELOAD_KEY, component_data, live_chart, live_chart_ready, preload_plotly
+from pages.frame.charts import component_data, live_chart, live_chart_ready
 from pages.views import Readout, View
 from pages.views.state import APP_PARAMS, Field, Spec, State
 from viz.style import plotly_config
@@ -119,7 +119,6 @@ _READOUT_CSS = (
     )
     + f'  @media (max-width: 640px) {{ [class*="st-key-{CONTROL_ROW_CLASS}-"] {_STRIP_ITEM} '
     f"{{ flex-basis: 100% !important; }} }}\n"
-    + f"  .st-key-{PRELOAD_KEY} {{ display: none; }}\n"  # the plotly.js preload draws nothing and takes no gap
 )
 # A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
@@ -215,7 +214,6 @@ class Page:
     def _heading(self) -> None:
         """What stays on screen while the body reruns: the page's CSS, its title and (normal mode) its takeaway."""
         st.html((_PRESENTER_CSS if self.presenter else _BASE_CSS) + (_DARK_CSS if self.theme == "dark" else ""))
-        preload_plotly()  # the browser fetches plotly.js while the server builds the first figure (cold start)
         if not self.heading:
             return
         if self.presenter:  # a one-line title; the takeaway folds away below the figure (sections)

@@ -34,8 +34,7 @@ PLOTLY_JS = "plotly.min.js"
 CHART_CLASS = "lesson-chart"
 COMPONENT = "lesson_chart"  # the component's registered name
 
-# Loads plotly.js once per browser tab, into the page itself (window.Plotly), shared by every chart and the preload.
-_LOADER_JS = """
+_JS = """
 // Streamlit serves the app's static folder beside its own bundle: under the same base path (server.baseUrlPath)
 function plotlySource() {
   const own = [...document.querySelectorAll("script[src]")].map((s) => s.src).find((s) => s.includes("/static/js/"));
@@ -55,11 +54,6 @@ function plotlyReady() {
   }
   return window.__lessonPlotly;
 }
-""".replace("__JS__", PLOTLY_JS)
-
-_JS = (
-    _LOADER_JS
-    + """
 export default function (component) {
   const { parentElement } = component;
   const data = component.data[0];  // sent as a one-item list (component_data)
@@ -104,19 +98,7 @@ export default function (component) {
   });
   return cleanup;
 }
-""".replace("__CLASS__", CHART_CLASS)
-)
-# The preload: starts fetching and compiling plotly.js as soon as the page's frame arrives, while the server is still
-# computing the page's first figure; it draws nothing.
-_PRELOAD_JS = (
-    _LOADER_JS
-    + """
-export default function () {
-  plotlyReady().catch(() => {});  // a failure shows where a chart is drawn, not here
-}
-"""
-)
-PRELOAD_KEY = "plotly-preload"  # its element is hidden by the frame's CSS (.st-key-plotly-preload)
+""".replace("__JS__", PLOTLY_JS).replace("__CLASS__", CHART_CLASS)
 
 _CSS = f"""
 .{CHART_CLASS} {{ width: 100%; }}
@@ -124,7 +106,6 @@ _CSS = f"""
 """
 
 _component: Any = None
-_preload: Any = None
 _ready: bool | None = None
 
 
@@ -169,16 +150,3 @@ def live_chart(fig: go.Figure, key: str, config: dict[str, Any], alt: str = "", 
         data=component_data({"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": version}),
         height="stretch" if stretch else "content",
     )
-
-
-def preload_plotly() -> None:
-    """Start loading plotly.js in the browser now, before the first chart needs it (a hidden element, no output).
-
-    On a cold start the browser would otherwise begin fetching and compiling plotly.js (4.8 MB) only when the first
-    chart's message arrives, after the server has built the page's first figure."""
-    global _preload
-    if not live_chart_ready():
-        return
-    if _preload is None:
-        _preload = st.components.v2.component(f"{COMPONENT}_preload", js=_PRELOAD_JS, isolate_styles=False)
-    _preload(key=PRELOAD_KEY)

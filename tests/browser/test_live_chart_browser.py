@@ -52,36 +52,3 @@ def test_a_control_change_updates_the_mounted_chart(open_shared):
     assert fresh.page.evaluate(_STATE)["panel"] == after["panel"]
     assert watch.errors == [] and fresh.errors == []
     assert watch.external == [] and fresh.external == []
-
-
-_WATCH_PLOTLY_SCRIPT = """() => {
-  window.__plotlyScripts = [];
-  new MutationObserver((records) => {
-    for (const r of records) for (const node of r.addedNodes) {
-      if (node.tagName === "SCRIPT" && (node.src || "").includes("plotly.min.js")) {
-        window.__plotlyScripts.push({ charts: document.querySelectorAll(".lesson-chart").length });
-      }
-    }
-  }).observe(document, { childList: true, subtree: true });
-}"""
-
-
-def test_the_frame_asks_for_plotly_before_the_first_chart(open_shared):
-    # the frame's hidden preload (charts.preload_plotly) starts loading plotly.js before any chart has arrived, and
-    # the charts then share that one load: one request, one script element
-    watch = open_shared("/Scaling_laws?gpus=8")
-    page = watch.page
-    requests: list[str] = []
-    page.on("request", lambda r: requests.append(r.url) if "plotly.min.js" in r.url else None)
-    page.add_init_script(f"({_WATCH_PLOTLY_SCRIPT})()")
-    page.reload()  # a new session, watched from its first message
-    page.wait_for_selector(".lesson-chart .main-svg", timeout=60_000)
-    watch.wait_idle()
-    assert page.evaluate("() => window.__plotlyScripts") == [{"charts": 0}]
-    assert len(requests) == 1, requests
-    box = page.evaluate(
-        "() => { const e = document.querySelector('.st-key-plotly-preload');"
-        " return [getComputedStyle(e).display, e.getBoundingClientRect().height]; }"
-    )
-    assert box == ["none", 0]
-    assert watch.errors == [] and watch.external == []
