@@ -101,7 +101,7 @@ CONTROLS_PER_ROW_MAX = 5
 # (Streamlit's "small" gap, 1rem), as the columns it replaced did. An unkeyed strip (metric_row, a tab's row) shares
 # its line equally. Two to a line on a phone.
 _STRIP_ITEM = '> [data-testid="stElementContainer"]'
-_READOUT_CSS = (
+_STRIP_CSS = (
     "".join(
         f"  .st-key-{READOUT_STRIP_CLASS}-{n} {_STRIP_ITEM} "
         f"{{ flex: 0 0 calc((100% - {n - 1}rem) / {n}); min-width: 0; }}\n"
@@ -123,7 +123,7 @@ _READOUT_CSS = (
 # A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
 <style>
-{_READOUT_CSS}  html {{ font-size: 22px; }}
+{_STRIP_CSS}  html {{ font-size: 22px; }}
   [data-testid="stMain"] .block-container {{ max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem; }}
   [data-testid="stMetricValue"] {{ font-size: 1.35rem; }}
   [data-testid="stMetricLabel"] p {{ font-size: 0.75rem; }}
@@ -137,7 +137,7 @@ _PRESENTER_CSS = f"""
 """
 _BASE_CSS = f"""
 <style>
-{_READOUT_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
+{_STRIP_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
   [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
         overflow: visible; }}
 </style>
@@ -829,7 +829,7 @@ def metric_row(items: Sequence[Readout]) -> None:
 
 
 # One container of n metrics is n + 1 elements for the browser to render on every rerun; the grid of st.columns it
-# replaced was 2n + rows (27 of the scaling body's 91 elements for its 12 readouts). The layout is _READOUT_CSS's.
+# replaced was 2n + rows (27 of the scaling body's 91 elements for its 12 readouts). The layout is _STRIP_CSS's.
 def _metric_strip(items: Sequence[Readout], key: str | None = None) -> None:
     with st.container(horizontal=True, gap="small", key=key):
         for item in items:
