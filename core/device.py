@@ -64,17 +64,23 @@ def as_tensor(x: Any, dtype: torch.dtype | None = None, device: torch.device | N
     return torch.as_tensor(x, dtype=dtype or default_dtype(device), device=device)
 
 
-def loaded_torch() -> Any:
-    """torch if it is already imported, else None; never imports it (numpy callers never pay its 2 s import).
+def loaded_module(name: str) -> Any:
+    """The module ``name`` if its import has finished, else None; never imports it.
 
     A module another thread is still importing counts as not imported: ``sys.modules`` holds it from the start of
-    its import, without ``torch.Tensor`` yet (a classroom's sessions hit that). No tensor can exist before torch has
-    finished importing, so "not imported" is the right answer for the argument being checked.
+    its import, before its names exist (a classroom's sessions hit that with torch, then with pandas). No value of a
+    type it defines can exist before its import has finished, so "not imported" is the right answer for a caller
+    checking whether an argument is one of its types.
     """
-    torch = sys.modules.get("torch")
-    if torch is None or getattr(getattr(torch, "__spec__", None), "_initializing", False):
+    module = sys.modules.get(name)
+    if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
         return None
-    return torch
+    return module
+
+
+def loaded_torch() -> Any:
+    """torch if it is already imported (:func:`loaded_module`), else None: numpy callers never pay its 2 s import."""
+    return loaded_module("torch")
 
 
 def device_summary() -> str:

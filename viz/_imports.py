@@ -6,8 +6,8 @@ import, so on a server where one session's page imports pandas while another ses
 get a half-initialised pandas and fail on ``pd.Series`` (``AttributeError: partially initialized module``; the
 classroom test of tests/test_concurrent_sessions.py hit it once pages stopped importing pandas up front).
 
-A module still being imported is answered as not loaded, as core.device.loaded_torch does for torch: no value of a
-type it defines can exist before its import has finished, so plotly's checks need not look at it.
+A module still being imported is answered as not loaded (core.device.loaded_module, which core uses for torch): no
+value of a type it defines can exist before its import has finished, so plotly's checks need not look at it.
 """
 
 from __future__ import annotations
@@ -17,16 +17,15 @@ from types import ModuleType
 
 import _plotly_utils.optional_imports as optional_imports
 
+from core.device import loaded_module
+
 _plotly_get_module = optional_imports.get_module
 
 
 def get_module(name: str, should_load: bool = True) -> ModuleType | None:
     """plotly's ``get_module``, except that a module whose import has not finished counts as not loaded."""
     if not should_load:
-        module = sys.modules.get(name)
-        if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):
-            return None
-        return module
+        return loaded_module(name)
     return _plotly_get_module(name, should_load)
 
 

@@ -101,22 +101,24 @@ CONTROLS_PER_ROW_MAX = 5
 # (Streamlit's "small" gap, 1rem), as the columns it replaced did. An unkeyed strip (metric_row, a tab's row) shares
 # its line equally. Two to a line on a phone.
 _STRIP_ITEM = '> [data-testid="stElementContainer"]'
-_STRIP_CSS = (
-    "".join(
-        f"  .st-key-{READOUT_STRIP_CLASS}-{n} {_STRIP_ITEM} "
-        f"{{ flex: 0 0 calc((100% - {n - 1}rem) / {n}); min-width: 0; }}\n"
-        for n in range(1, READOUTS_PER_ROW_MAX + 1)
+
+
+def _line_shares(strip: Callable[[int], str], most: int) -> str:
+    """CSS that puts n items of the strip ``strip(n)`` on a line, for n = 1..most: 1/n of the width less the gaps."""
+    return "".join(
+        f"  {strip(n)} {_STRIP_ITEM} {{ flex: 0 0 calc((100% - {n - 1}rem) / {n}); min-width: 0; }}\n"
+        for n in range(1, most + 1)
     )
+
+
+_STRIP_CSS = (
+    _line_shares(lambda n: f".st-key-{READOUT_STRIP_CLASS}-{n}", READOUTS_PER_ROW_MAX)
     + f'  [data-testid="stHorizontalBlock"]:not([class*="st-key-{READOUT_STRIP_CLASS}-"])'
     f':has({_STRIP_ITEM} > [data-testid="stMetric"]) {_STRIP_ITEM} {{ flex: 1 1 0; min-width: 0; }}\n'
     + f'  @media (max-width: 640px) {{ [data-testid="stHorizontalBlock"]:has({_STRIP_ITEM} > [data-testid="stMetric"]) '
     f"{_STRIP_ITEM} {{ flex-basis: calc(50% - 0.5rem) !important; }} }}\n"
     # a row of controls (Page.control_row), keyed `controls-N-<first field>`: N to a line, one to a line on a phone
-    + "".join(
-        f'  [class*="st-key-{CONTROL_ROW_CLASS}-{n}-"] {_STRIP_ITEM} '
-        f"{{ flex: 0 0 calc((100% - {n - 1}rem) / {n}); min-width: 0; }}\n"
-        for n in range(1, CONTROLS_PER_ROW_MAX + 1)
-    )
+    + _line_shares(lambda n: f'[class*="st-key-{CONTROL_ROW_CLASS}-{n}-"]', CONTROLS_PER_ROW_MAX)
     + f'  @media (max-width: 640px) {{ [class*="st-key-{CONTROL_ROW_CLASS}-"] {_STRIP_ITEM} '
     f"{{ flex-basis: 100% !important; }} }}\n"
 )
