@@ -97,6 +97,15 @@ READOUT_STRIP_CLASS = "readouts"
 READOUTS_PER_ROW_MAX = 6
 CONTROL_ROW_CLASS = "controls"
 CONTROLS_PER_ROW_MAX = 5
+# For comparison only (bench/bench_body.py): LESSON_BODY=figure ends each page's body where its readouts would start
+# (the frame, the controls and the main figure stay), LESSON_BODY=readouts right after its readouts.
+BODY_CUTS = ("figure", "readouts")
+
+
+class _BodyCut(Exception):
+    """Raised by the sections that LESSON_BODY leaves out; :meth:`Page.run` ends the body there."""
+
+
 # A keyed strip of readouts, `readouts-N`, holds N to a line: each takes 1/N of the width less its share of the gaps
 # (Streamlit's "small" gap, 1rem), as the columns it replaced did. An unkeyed strip (metric_row, a tab's row) shares
 # its line equally. Two to a line on a phone.
@@ -182,6 +191,7 @@ class Page:
     heading: bool = True  # the title and takeaway on top (the deck player draws its slide's title instead)
     short_title: str = ""  # presenter mode's one-line title
     _view: View | None = None  # the page's view (from show_notices): its readouts describe its figures
+    _cut: str | None = None  # LESSON_BODY in a body run (bench/bench_body.py): where the body ends; None: nowhere
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -265,10 +275,14 @@ class Page:
         """
 
         def _body() -> None:
-            fresh = dataclasses.replace(self, _values={}, _slots={}, _view=None)
+            cut = os.environ.get("LESSON_BODY")
+            fresh = dataclasses.replace(self, _values={}, _slots={}, _view=None, _cut=cut if cut in BODY_CUTS else None)
             self._problems = []  # reported by this run's finish(); a rerun of the body alone does not repeat them
             fresh.sections()
-            body(fresh)
+            try:
+                body(fresh)
+            except _BodyCut:  # LESSON_BODY (bench/bench_body.py): the rest of the body left out
+                fresh.finish()
 
         if os.environ.get("LESSON_FRAGMENT") == "off":  # the whole page on every rerun, for comparison (bench/)
             _body()
@@ -425,6 +439,13 @@ class Page:
     def readouts(self, items: Sequence[Readout], per_row: int = 4) -> None:
         """The live numbers: one wrapping strip, ``per_row`` to a line (at most READOUTS_PER_ROW_MAX); in presenter
         mode a column beside the figure."""
+        if self._cut == "figure":
+            raise _BodyCut
+        self._draw_readouts(items, per_row)
+        if self._cut == "readouts":
+            raise _BodyCut
+
+    def _draw_readouts(self, items: Sequence[Readout], per_row: int) -> None:
         if self.presenter:
             with self._slots["readouts"]:
                 for item in items[:PRESENTER_READOUTS]:
