@@ -12,9 +12,9 @@ page = Page.setup(
     ":material/calculate:",
     "Perplexity is per token, so it changes with the tokenizer; bits per byte is per byte of text, so it does not. "
     "Compare models with different tokenizers in bits per byte.",
-    r"L = -\frac{1}{T}\sum_{t=1}^{T} \ln p(x_t \mid x_{<t}),\quad \mathrm{PPL} = e^{L},\quad "
-    r"\mathrm{bpb} = \frac{T\,L}{n_{\text{bytes}} \ln 2},\quad "
-    r"L_{\text{SFT}} = -\frac{\sum_t m_t \ln \pi(z_t \mid z_{<t})}{\sum_t m_t}",
+    r"\begin{gathered}L = -\frac{1}{T}\sum_{t=1}^{T} \ln p(x_t \mid x_{<t}),\quad \mathrm{PPL} = e^{L},\quad "
+    r"\mathrm{bpb} = \frac{T\,L}{n_{\text{bytes}} \ln 2}, \\ "
+    r"L_{\text{SFT}} = -\frac{\sum_t m_t \ln \pi(z_t \mid z_{<t})}{\sum_t m_t}\end{gathered}",
     spec=view_of.SPEC,
     short_title="Loss, units and the SFT mask",
 )

@@ -13,9 +13,9 @@ page = Page.setup(
     "RLHF maximises reward minus β times the KL divergence from the SFT model. The best policy reweights the SFT "
     "model by exp(r/β): β sets the leash (its length is 1/β), and a long leash (small β) on a flawed reward model "
     "is how reward hacking happens.",
-    r"\max_\pi\ \mathbb{E}_{\pi}[r] - \beta\,\mathrm{KL}(\pi\,\|\,\pi_{\text{ref}}):\quad "
-    r"\pi^*(y) = \frac{\pi_{\text{ref}}(y)\,e^{r(y)/\beta}}{Z},\quad Z = \sum_y \pi_{\text{ref}}(y)\,e^{r(y)/\beta},"
-    r"\quad \text{maximum} = \beta \log Z",
+    r"\begin{gathered}\max_\pi\ \mathbb{E}_{\pi}[r] - \beta\,\mathrm{KL}(\pi\,\|\,\pi_{\text{ref}}):\quad "
+    r"\pi^*(y) = \frac{\pi_{\text{ref}}(y)\,e^{r(y)/\beta}}{Z}, \\ Z = \sum_y \pi_{\text{ref}}(y)\,e^{r(y)/\beta},"
+    r"\quad \text{maximum} = \beta \log Z\end{gathered}",
     spec=view_of.SPEC,
 )
 figures = cached_view(view_of.figures)

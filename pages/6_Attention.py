@@ -12,8 +12,8 @@ page = Page.setup(
     "Each query mixes the values of the tokens it may see, weighted by a softmax of dot products; dividing by √d_k "
     "keeps that softmax from saturating, the mask goes in before it, and the KV heads set the cache.",
     r"\begin{gathered}\mathrm{Attention}(Q, K, V) = "
-    r"\operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
-    r"\quad M_{ij} = -\infty \text{ where key } j \text{ comes after query } i \\"
+    r"\operatorname{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V, \\"
+    r"M_{ij} = -\infty \text{ where key } j \text{ comes after query } i \\"
     r"\text{KV cache per token} = 2 \cdot L \cdot K \cdot H \cdot b \text{ bytes}\end{gathered}",
     spec=view_of.SPEC,
 )

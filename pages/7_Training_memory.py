@@ -12,9 +12,9 @@ page = Page.setup(
     ":material/memory:",
     "Mixed-precision Adam keeps about 16 bytes per parameter before a single activation; sharding those states "
     "(ZeRO) and the model (tensor and pipeline parallelism) is what lets a large model train on 80 GiB cards.",
-    r"M_{\text{GPU}} = \frac{N}{t\,p}\Big(\frac{2}{d_3} + \frac{2}{d_2} + \frac{12}{d_1}\Big) + M_{\text{act}},"
-    r"\quad d_j = \begin{cases} d & \text{ZeRO stage} \ge j \\ 1 & \text{otherwise}\end{cases},\quad "
-    r"\text{bubble} = \frac{p-1}{m+p-1}",
+    r"\begin{gathered}M_{\text{GPU}} = \frac{N}{t\,p}\Big(\frac{2}{d_3} + \frac{2}{d_2} + \frac{12}{d_1}\Big) "
+    r"+ M_{\text{act}},\quad d_j = \begin{cases} d & \text{ZeRO stage} \ge j \\ 1 & \text{otherwise}\end{cases}, "
+    r"\\ \text{bubble} = \frac{p-1}{m+p-1}\end{gathered}",
     spec=view_of.SPEC,
 )
 figures = cached_view(view_of.figures)

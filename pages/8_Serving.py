@@ -12,9 +12,9 @@ page = Page.setup(
     ":material/rocket_launch:",
     "Decoding one token reads every weight to do two FLOPs per weight: it is bound by memory bandwidth, so "
     "serving is about batching, the size of the KV cache, and tricks that get more tokens out of each read.",
-    r"\text{time} = \max\!\Big(\frac{\text{bytes}}{\text{bandwidth}}, \frac{\text{FLOPs}}{\text{peak}}\Big),"
-    r"\quad I_{\text{decode}} \approx \frac{2NB}{2N} = B,\quad "
-    r"\text{KV}_{\text{token}} = 2\,L\,K\,H\,b,\quad E = \frac{1-\alpha^{k+1}}{1-\alpha}",
+    r"\begin{gathered}\text{time} = \max\!\Big(\frac{\text{bytes}}{\text{bandwidth}}, "
+    r"\frac{\text{FLOPs}}{\text{peak}}\Big),\quad I_{\text{decode}} \approx \frac{2NB}{2N} = B, \\ "
+    r"\text{KV}_{\text{token}} = 2\,L\,K\,H\,b,\quad E = \frac{1-\alpha^{k+1}}{1-\alpha}\end{gathered}",
     spec=view_of.SPEC,
 )
 figures = cached_view(view_of.figures)
