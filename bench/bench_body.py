@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_controls import GOAL, _measure_floor, _measure_page  # noqa: E402
+from bench.bench_controls import GOAL, page_between_floors  # noqa: E402
 from bench.links import VIEWS  # noqa: E402
 from pages.frame import BODY_CUTS  # noqa: E402
 from tests.browser.conftest import running_server  # noqa: E402
@@ -48,10 +48,7 @@ def _one_pass(browser, floor_url: str, mode: str, pages: list[str], only: set[st
     try:
         with running_server() as app_url:
             for name in pages:
-                before = _measure_floor(browser, floor_url, steps)
-                measured = _measure_page(browser, app_url, name, steps, only)
-                after = _measure_floor(browser, floor_url, steps)
-                floor = statistics.median(before.view + after.view)
+                measured, _, floor = page_between_floors(browser, floor_url, app_url, name, steps, only)
                 for control, s in measured.items():
                     if s.view:
                         out[(name, control)] = (s.median("view"), floor)

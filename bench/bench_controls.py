@@ -208,6 +208,19 @@ def _measure_page(browser, url: str, name: str, n: int, only: set[str] = frozens
     return out
 
 
+def page_between_floors(
+    browser, floor_url: str, app_url: str, name: str, n: int, only: set[str] = frozenset()
+) -> tuple[dict[str, Steps], float, float]:
+    """The page's controls measured between two runs of the floor page: (steps by control, the floor's median step
+    to painted, the floor's median step to the redrawn figure), so that each page has its own floor."""
+    floor_steps = [_measure_floor(browser, floor_url, n)]
+    controls = _measure_page(browser, app_url, name, n, only)
+    floor_steps.append(_measure_floor(browser, floor_url, n))
+    total = statistics.median([t for s in floor_steps for t in s.total])
+    view = statistics.median([t for s in floor_steps for t in s.view])
+    return controls, total, view
+
+
 def cold_start(browser, script: str, path: str, warm_cache: bool = False) -> tuple[float, float]:
     """Server start (``streamlit run script``) to the first figure painted, for ``path`` as the fresh server's
     first request: (seconds to the server healthy, seconds to the figure). ``warm_cache``: the browser has fetched
@@ -275,11 +288,8 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=["--disable-dev-shm-usage"])
         _measure_floor(browser, floor_url, 2)  # warm both servers and the browser cache
         for name in [p for p in args.pages.split(",") if p]:
-            floor_steps = [_measure_floor(browser, floor_url, args.steps)]
-            controls = _measure_page(browser, app_url, name, args.steps, {c for c in args.controls.split(",") if c})
-            floor_steps.append(_measure_floor(browser, floor_url, args.steps))
-            f = statistics.median([t for s in floor_steps for t in s.total])
-            fv = statistics.median([t for s in floor_steps for t in s.view])
+            only = {c for c in args.controls.split(",") if c}
+            controls, f, fv = page_between_floors(browser, floor_url, app_url, name, args.steps, only)
             for control, steps in controls.items():
                 if not steps.total:
                     rows.append((name, control, *["-"] * 8, f"no rerun ({steps.failed} tries)"))

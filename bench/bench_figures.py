@@ -1,11 +1,12 @@
 """What each page's main figure costs plotly.js alone on a control step, as a ratio to the floor page's figure.
 
 A lesson page's step can be no faster than the figure it redraws. This measures that part by itself, in Debian's
-chromium, with no Streamlit: a blank page loads the app's copy of plotly.js, draws a page's main figure at its
-defaults, then moves it back and forth between the defaults and one control stepped (``bench.links``' step of the
-field), with ``Plotly.react`` as the live chart does (``pages/frame/charts.py``), forcing style and layout after
-each. The floor is the floor page's own small chart (``bench/floor_app.py``), built with ``Plotly.newPlot`` as
-``st.plotly_chart`` builds it on every change. Each figure is timed between two runs of the floor.
+chromium, with no Streamlit: a blank page loads the plotly.js that the live charts serve, draws a page's main
+figure at its defaults, then moves it back and forth between the defaults and one control stepped (``bench.links``'
+step of the field), with ``Plotly.react`` as the live chart does (``pages/frame/charts.py``), forcing style and
+layout after each. The floor is the floor page's own small chart (``bench/floor_app.py``), built with
+``Plotly.newPlot`` as ``st.plotly_chart`` builds it on every change. Each figure is timed between two runs of the
+floor.
 
 The printed ratio is a lower bound of sorts for the page's control step: the step also pays Streamlit's rerun and
 React's renders, and paint; the floor page's step is about 4x its figure alone.
@@ -98,11 +99,9 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    plotly_js = ROOT / "static" / "plotly.min.js"
-    if not plotly_js.exists():
-        import plotly
+    from pages.frame.charts import plotly_js_source
 
-        plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    plotly_js = plotly_js_source()  # the live charts' plotly.js
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=["--disable-dev-shm-usage"])
         page = browser.new_page(viewport={"width": 1280, "height": 900})

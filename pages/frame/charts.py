@@ -117,13 +117,18 @@ def component_data(payload: dict[str, Any]) -> list[dict[str, Any]]:
     return [payload]
 
 
+def plotly_js_source() -> Path:
+    """The plotly package's own copy of plotly.js, which the live charts serve from the app's ``static/`` folder."""
+    return Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
+
+
 def live_chart_ready() -> bool:
     """Whether plotly.js is in the app's ``static/`` folder (copied there from the plotly package on first use)."""
     global _ready
     if os.environ.get("LESSON_CHART") == "streamlit":  # Streamlit's own chart, for comparison (bench/)
         return False
     if _ready is None:
-        source = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
+        source = plotly_js_source()
         target = STATIC / PLOTLY_JS
         try:
             if not target.exists() or target.stat().st_size != source.stat().st_size:
