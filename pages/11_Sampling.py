@@ -12,7 +12,7 @@ page = Page.setup(
     "The model gives a distribution; the decoder decides how much of it to use. Temperature reshapes it, top-k, "
     "top-p and min-p cut its tail, and T = 0 keeps only the most likely token.",
     r"p = \operatorname{softmax}(z / T), \qquad \text{top-}p\text{: drop sorted token } i \iff "
-    r"\sum_{j<i} p_j \ge p, \qquad H = -\sum_i p_i \ln p_i",
+    r"\sum_{j<i} p_j \ge p_{\text{top}}, \qquad H = -\sum_i p_i \ln p_i",
     spec=view_of.SPEC,
 )
 figures = cached_view(view_of.figures)
@@ -78,19 +78,24 @@ what is sampled after renormalising):
 
 - **top-k** (Fan et al., 2018) keeps a fixed number of tokens whether the model is sure or not;
 - **top-p** (nucleus sampling, Holtzman et al., 2020) sorts the tokens and keeps the shortest prefix whose mass
-  reaches p. A token goes only if the mass *before* it already reaches p, so the token that crosses p stays
-  (seed 002, A8.7); the kept set grows when the model is unsure and shrinks when it is sure;
+  reaches the threshold p_top (the slider "top-p"; the p_i are the token probabilities). A token goes only if the
+  mass *before* it already reaches p_top, so the token that crosses p_top stays (seed 002, A8.7); the kept set
+  grows when the model is unsure and shrinks when it is sure;
 - **min-p** (Nguyen et al., 2024) keeps every token with at least min-p times the top token's probability.
 
-Order matters. The usual pipeline tempers first and truncates the tempered distribution (seed 002, A8.7);
-truncating first fixes the kept set at T = 1, so a high temperature can no longer widen the choice (the first
-preset: 20 tokens against 8).
+Order matters, and it is a convention of each library. Hugging Face transformers and vLLM temper first and
+truncate the tempered distribution, as seed 002 (A8.7) does; llama.cpp's default chain applies the temperature
+last, after top-k, top-p and min-p (ggml-org/llama.cpp issue 4091, 2023), an order some min-p users choose on
+purpose. Truncating first fixes the kept set at T = 1, so a high temperature can no longer widen the choice (the
+first preset: 20 tokens against 8).
 
 The entropy H in nats (Shannon, 1948), and exp(H), the number of equally likely tokens with the same entropy (the
 branching-factor reading of perplexity in seed 003), say how open the choice is: 1 for greedy, V for uniform. On the
 preset vocabulary exp(H) is 2.95 at T = 0.5, 7.3 at T = 1 and 18.7 at T = 2. A model with finite memory decoded
-greedily must repeat itself eventually (the Greedy loops tab); this degeneration is what nucleus sampling was
-introduced against (Holtzman et al., 2020; seed 002, A8.7).
+greedily must repeat itself eventually (the Greedy loops tab). Holtzman et al. (2020) introduced nucleus sampling
+against two failures at once: maximisation (greedy or beam search) falls into repetitive, bland text, and pure
+sampling from the full distribution draws from the unreliable tail and turns incoherent; cutting the tail but
+still sampling avoids both (seed 002, A8.7).
 """
         )
 
@@ -104,24 +109,29 @@ introduced against (Holtzman et al., 2020; seed 002, A8.7).
         "“What do temperature and top-p do, and in which order?”",
         InterviewAnswer(
             sentence="Temperature rescales the logits without changing their order; top-p then keeps the smallest set "
-            "of tokens whose mass reaches p, including the one that crosses p; T = 0 is a separate argmax branch "
-            "(Holtzman et al., 2020; seed 002, A8.7).",
-            equation=r"p = \operatorname{softmax}(z/T);\quad \text{drop sorted } i \iff \textstyle\sum_{j<i} p_j \ge p",
+            "of tokens whose mass reaches the threshold p_top, including the one that crosses it; T = 0 is a separate "
+            "argmax branch (Holtzman et al., 2020; seed 002, A8.7). The order is each library's convention: Hugging "
+            "Face and vLLM temper first, llama.cpp's default chain tempers last.",
+            equation=r"p = \operatorname{softmax}(z/T);\quad \text{drop sorted } i \iff "
+            r"\textstyle\sum_{j<i} p_j \ge p_{\text{top}}",
             number="At T = 2 with top-p 0.9, this page's 30-token preset keeps 20 tokens when tempered first (the "
             "order of seed 002, A8.7) and 8 when truncated first.",
-            trade_off="A fixed k is too many tokens when the model is sure and too few when it is not; p adapts to "
-            "the model's confidence (Holtzman et al., 2020; seed 002, A8.7) but still lets a long flat tail in at "
+            trade_off="A fixed k is too many tokens when the model is sure and too few when it is not; top-p adapts "
+            "to the model's confidence (Holtzman et al., 2020; seed 002, A8.7) but still lets a long flat tail in at "
             "high T, which min-p cuts relative to the top token (Nguyen et al., 2024).",
         ),
     )
     page.mistakes(
         [
-            "Dropping the crossing token (testing `cum > p` instead of `cum − p_i ≥ p`): the sampled distribution "
-            "silently changes (seed 002, A8.7).",
+            "Dropping the crossing token (testing `cum > p_top` instead of `cum − p_i ≥ p_top`): the sampled "
+            "distribution silently changes (seed 002, A8.7).",
             "No T = 0 branch: a division by zero in the sampler (seed 002, A8.7).",
-            "Truncating before tempering and expecting a higher temperature to widen the choice (seed 002, A8.7).",
-            "Blaming the model for repetition loops under greedy decoding: always taking the argmax causes them "
-            "(Holtzman et al., 2020; seed 002, A8.7).",
+            "Truncating before tempering (llama.cpp's default order) and expecting a higher temperature to widen the "
+            "choice (seed 002, A8.7).",
+            "Blaming repetition loops on the decoder alone or on the model alone: the model's probabilities reinforce "
+            "repetition (each repeat makes the next one likelier: Holtzman et al., 2020, Figure 4), and greedy "
+            "decoding locks into it (seed 002, A8.7). Sampling, a repetition penalty (Keskar et al., 2019) or "
+            "unlikelihood training (Welleck et al., 2020) breaks the loop.",
         ]
     )
     page.download(out.tables, "sampling")

@@ -44,8 +44,9 @@ def _body(page: Page) -> None:
     page.figure(out.figures["main"], key="fig-units", filename="loss-units")
     st.caption(
         "Blue: one byte-level model scored through every tokenizer (a token's log-probability is the sum of its "
-        "bytes'). Orange: a bigram model trained per tokenizer, the realistic case. Trained on the bundled text, "
-        "scored on the text in the sidebar."
+        "bytes'), so its perplexity per token is the same total loss in another unit, not the perplexity of a "
+        "token-level model. Orange: a bigram model trained per tokenizer, the realistic case. Trained on the bundled "
+        "text, scored on the text in the sidebar."
     )
     page.readouts(out.readouts)
 
@@ -96,14 +97,18 @@ def _body(page: Page) -> None:
 The pretraining loss L is the mean of −ln p(x_t | x_<t) over the T tokens of a text. Perplexity e^L reads as a
 branching factor: a model that knows nothing spreads its probability over all V tokens, so its loss is ln V
 (10.8 nats for V = 50,000) and its perplexity is exactly V (seed 001, section 2). Bits per byte divides the *total*
-loss T·L by the number of bytes and by ln 2 (seed 001, section 3.1); The Pile reports its language-model results in
+loss T·L by the number of bytes and by ln 2 (seed 001, section 3.1). The Pile reports its language-model results in
 this unit for the same reason (Gao et al., 2020).
 
 The blue bars make the claim exact. One byte-level model scores the text; each tokenizer only groups its bytes,
 and by the chain rule a token's log-probability is the sum of its bytes'. (A byte-level model rather than a
 character-level one, since a byte-level BPE token can end inside a multi-byte character.) The total is then the
 same for every tokenizer, so bits per byte agree to the last digit, while perplexity per token grows with the
-token length: fewer tokens, each harder to guess (seed 001, section 3.1). The orange bars train a small bigram per
+token length: fewer tokens, each harder to guess (seed 001, section 3.1). That blue perplexity is a unit conversion
+of one total, not the perplexity of a token-level model: the products of byte probabilities give the chance that
+the next bytes spell a token, and over a vocabulary they do not sum to 1. A real token-level model scores only the
+canonical tokenisation of a text, one of many that spell it, so its bits per byte bound from above the
+cross-entropy of the byte distribution it defines (Cao and Rimell, 2021). The orange bars train a small bigram per
 tokenizer: perplexities a factor of about 24 apart, bits per byte within a factor of 1.4, and what is left of the
 difference comes from the models (a bigram over BPE tokens sees more context), not from the unit.
 
@@ -113,10 +118,14 @@ Radford et al., 2019). Encoding applies the merges in the order they were learne
 
 **SFT** uses the same cross-entropy averaged over the response tokens only (m_t = 0 on the prompt; seed 001,
 section 3.4). Without the mask, a 2,000-token prompt with a 50-token answer puts 2,000 / 2,050 = 97.6% of the loss
-on predicting the prompt (seed 002, A6.2). **Packing** concatenates short examples to fill a row; without a
-block-diagonal mask each one attends to those before it, and positions should restart per document (seed 002,
-A6.2; Krell et al., 2021). **Padding** every batch to its longest sequence wastes token slots; bucketing by length
-removes most of it without touching attention (seed 002, A8.11).
+terms on predicting the prompt (seed 002, A6.2; with the causal shift, 1,999 of the 2,049 predicted positions, also
+97.6%). That is the share of the loss itself only if every token's loss is the same; the page assumes so. **Packing**
+concatenates short examples to fill a row; without a block-diagonal mask each one attends to those before it, and
+positions should restart per document (seed 002, A6.2; Krell et al., 2021). **Padding** every batch to its longest
+sequence wastes token slots; bucketing by length removes most of it without touching attention (seed 002, A8.11).
+The page's bucketing sorts all the sequences at once, so every batch holds one length range and the batches come in
+length order; a training sampler shuffles, then sorts only within mega-batches of several batches, which keeps
+most of the saving and the randomness (the group_by_length option of Hugging Face transformers does this).
 """
         )
 
@@ -133,10 +142,12 @@ removes most of it without touching attention (seed 002, A8.11).
             "on the same text with the same total likelihood; bits per byte divides the total loss by the bytes and "
             "compares across tokenizers (seed 001, section 3.1; seed 002, A11.4).",
             equation=r"\mathrm{PPL} = e^{L},\qquad \mathrm{bpb} = \frac{T\,L}{n_{\text{bytes}}\ln 2}",
-            number="ln 50,000 = 10.8 nats for a model that knows nothing (seed 001, section 2); and 97.6% of an "
-            "unmasked SFT loss sits on a 2,000-token prompt with a 50-token answer (seed 002, A6.2).",
+            number="ln 50,000 = 10.8 nats for a model that knows nothing (seed 001, section 2); and 97.6% of the "
+            "terms of an unmasked SFT loss sit on a 2,000-token prompt with a 50-token answer (seed 002, A6.2).",
             trade_off="Packing removes padding but needs a block-diagonal (variable-length) mask and restarted "
-            "positions; bucketing by length gets most of the saving with no change to attention (seed 002, A8.11).",
+            "positions; bucketing by length gets most of the saving with no change to attention (seed 002, A8.11), "
+            "but sorting the whole data set correlates batches with length, so samplers bucket within shuffled "
+            "mega-batches.",
         ),
     )
     page.mistakes(

@@ -158,8 +158,9 @@ Adam costs about 16 bytes each; the frozen base costs 2 bytes per parameter in b
 {qlora["nf4_bits"]:.3f} bits ({qlora["nf4_bytes"]:.3f} bytes) in QLoRA's NF4 with double
 quantisation: 4 bits per weight, an fp8 absmax per block of 64 weights (0.125 bits)
 and an fp32 constant per 256 blocks (0.002 bits)
-(Dettmers et al. 2023). Full fine-tuning needs 16 bytes per parameter. Activations are the same either way, and
-these estimates leave them out: the QLoRA preset's {qlora["total_gb"]:.1f} GB leaves
+(Dettmers et al. 2023). Full fine-tuning needs 16 bytes per parameter. Activation memory stays largely the same
+(only frozen linears without an adapter can skip storing their inputs, since they need no weight gradient), and
+these estimates leave it out: the QLoRA preset's {qlora["total_gb"]:.1f} GB leaves
 {qlora["spare_gb"]:.1f} GB of a 48 GB GPU for them, so it fits only with gradient checkpointing
 (which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et al. (2021) report, for GPT-3
 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint instead of 350 GB,
@@ -190,8 +191,9 @@ silences both for good. After training, merging W₀ + sBA gives the adapter pat
             equation=r"h = W_0 x + \tfrac{\alpha}{r} B A x,\qquad r(d+k) \ll dk",
             number="Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable parameters (0.12%), 134 MB of training "
             "states against 112 GB for full fine-tuning; the frozen bf16 base is 14 GB.",
-            trade_off="It saves optimizer memory, not activations, and each matrix can change only by rank r: for a "
-            "large domain shift full fine-tuning has more capacity, though LoRA forgets less of the base. Hu et al. "
+            trade_off="It saves optimizer memory, hardly any activation memory, and each matrix can change only by "
+            "rank r: for a large domain shift full fine-tuning has more capacity (on code and math it learns updates "
+            "of far higher rank), though LoRA forgets less of the base (Biderman et al. 2024). Hu et al. "
             "(2021) report for GPT-3 175B: 1.2 TB of training memory down to 350 GB, a 35 MB checkpoint, and 25% "
             "faster training.",
         ),
@@ -208,7 +210,8 @@ silences both for good. After training, merging W₀ + sBA gives the adapter pat
             "Forgetting to freeze W₀: its gradients and Adam states come back and the memory saving is gone.",
             "Building the d × k matrix BA in the training forward pass: compute (xAᵀ)Bᵀ and keep the r-wide "
             "bottleneck.",
-            "Expecting LoRA to cut activation memory: backpropagation still stores the inputs of every adapted layer.",
+            "Expecting LoRA to cut activation memory much: backpropagation still stores the inputs of every adapted "
+            "layer, and of the norms, nonlinearities and attention.",
         ]
     )
     page.download(out.tables, "lora")

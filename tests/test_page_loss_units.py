@@ -18,7 +18,7 @@ PAGE = "pages/12_Loss_and_units.py"
 def test_default_readouts(default):
     m = metrics(default)
     assert m["Uniform loss ln V"] == f"{math.log(50_000):.2f} nats" == "10.82 nats"
-    assert m["Unmasked SFT loss on the prompt"] == f"{float(Fraction(2000, 2050)):.1%}" == "97.6%"
+    assert m["Unmasked SFT loss weight on the prompt"] == f"{float(Fraction(2000, 2050)):.1%}" == "97.6%"
     assert m["Bits per byte, one byte model"] == "2.3121"
     assert m["Perplexity, one byte model"] == "4.97 to 142.9"
     units = figures(default)[0]
@@ -34,7 +34,7 @@ def test_presets_show_their_numbers():
     assert metrics(at)["Uniform loss ln V"] == f"{math.log(128_256):.2f} nats"
     at.button(key="preset-Loss_and_units-Lesson: 2,000-token prompt, 50-token answer, unmasked").click().run()
     assert no_exception(at) and at.warning.len == 0
-    assert metrics(at)["Unmasked SFT loss on the prompt"] == "97.6%"
+    assert metrics(at)["Unmasked SFT loss weight on the prompt"] == "97.6%"
     sft = figures(at)[1]
     assert sft["layout"]["title"]["text"].startswith("97.6% of the loss on prompt tokens")
     at.toggle(key="sft_batch").set_value(True).run()

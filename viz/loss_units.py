@@ -104,7 +104,7 @@ def sft_mask_figure(
     layout = {
         "xaxis": {"title": {"text": "token position"}},
         "yaxis": {"title": {"text": "example"}, "autorange": "reversed", "dtick": 1},
-        "title": {"text": f"{100 * share:.1f}% of the loss on prompt tokens"},
+        "title": {"text": f"{100 * share:.1f}% of the loss on prompt tokens (equal per-token losses)"},
         # on the layout, where the shared style sets the colour bar's type
         "coloraxis": {
             "colorscale": colorscale("sequential", theme),

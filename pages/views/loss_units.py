@@ -118,9 +118,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ),
         Readout("Uniform loss ln V", f"{loss_units.uniform_loss(V):.2f} nats", f"perplexity e^(ln V) = V = {V:,}"),
         Readout(
-            "Unmasked SFT loss on the prompt",
+            "Unmasked SFT loss weight on the prompt",
             f"{100 * unmasked:.1f}%",
-            f"{state.prompt_len:,} / ({state.prompt_len:,} + {state.resp_len:,}) tokens",
+            f"{state.prompt_len:,} / ({state.prompt_len:,} + {state.resp_len:,}) tokens: the share of the loss terms, "
+            "and of the loss itself only if every token's loss is the same",
         ),
     ]
     view.tables = {

@@ -201,7 +201,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout("Entropy H", f"{H:.3f} nats", "−Σ p ln p of the distribution sampled from"),
         Readout("Effective choices exp(H)", f"{math.exp(H):.2f}", "1 for greedy, V for uniform"),
         Readout("Top token", f"{tokens[top]}: {final[top]:.3f}", "its probability after the filters"),
-        Readout("Least likely kept token", last_kept, "with top-p: the token that crosses p is kept"),
+        Readout("Least likely kept token", last_kept, "with top-p: the token that crosses the threshold p_top is kept"),
         Readout(
             f"Kept with {other_name}",
             f"{int((other > 0).sum())}",
