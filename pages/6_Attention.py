@@ -121,10 +121,13 @@ products of variance 1 each, so Var(q·k) = d_k (the argument of Vaswani et al. 
 satisfy it). Without a scale the rows turn one-hot as d_k grows (entropy falls towards 0, from its ceiling: log T
 for a row that sees T keys, log t for causal row t) and the softmax's gradient vanishes; 1/√d_k keeps the
 variance at 1.
-1/√d_model is the classic slip: with h heads it divides by √h too much and flattens every row.
+1/√d_model is the classic slip: with h heads it divides by √h too much, so the logits are √h too small at every
+step, not only at initialisation; the model can compensate only by growing W_Q and W_K, and trains slower and
+worse.
 
 **Mask.** Adding −∞ before the softmax removes the future from the denominator. Multiplying by 0 afterwards leaves
-it there, so every row sums to less than 1, by a different amount per position.
+it there, so every row but the last (which sees every key) sums to less than 1, by a different amount per
+position.
 
 **KV cache.** At decode time each new token needs the keys and values of all earlier ones, so they are kept:
 2·L·K·H·b bytes per token. Only the K KV heads count, which is why GQA (groups of query heads sharing one K and V)
@@ -138,8 +141,8 @@ the memory traffic, and the gain in speed grows with batch size and context leng
         "A 70B model has 80 layers, 8 KV heads of dimension 128, and caches in bf16. How much KV cache does one "
         "sequence of **32k tokens** (32,768) need?",
         "2 · 80 · 8 · 128 · 2 bytes = 327,680 bytes = **320 KiB per token**; × 32,768 tokens = **10 GiB**. With one "
-        "KV head per query head (64, MHA) it would be 80 GiB: load the Llama-3-70B preset and set the context to "
-        "32768.",
+        "KV head per query head (64, MHA) it would be 80 GiB: load the preset “Llama-3.1-70B at 128k tokens” and "
+        "set the context to 32768.",
     )
     page.interview(
         "“Write causal self-attention from scratch and explain the √d_k and the mask.”",
@@ -160,8 +163,8 @@ the memory traffic, and the gain in speed grows with batch size and context leng
     page.mistakes(
         [
             "Dividing by √d_model instead of √d_k: the dot product runs over one head's d_k dimensions.",
-            "Masking after the softmax (multiply by 0): the future still sits in the denominator and rows no longer "
-            "sum to 1.",
+            "Masking after the softmax (multiply by 0): the future still sits in the denominator and every row but "
+            "the last no longer sums to 1.",
             "Inverting the mask: masked_fill fills where the mask is True, so a True-means-allowed mask needs ~mask.",
             "With a KV cache, a plain tril for the new queries: they are the last positions, so the diagonal moves "
             "right by the number of cached tokens.",

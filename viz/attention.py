@@ -251,7 +251,8 @@ def attention_mask_figure(
     """Causal mask done right (-inf before the softmax) beside the classic bug (x 0 after it), with row sums.
 
     correct, buggy: (T, T) weights of one head; the row sums (T,) default to the rows' sums. The bars show that
-    the correct rows sum to 1 and the buggy ones fall short, by a different amount in every row.
+    the correct rows sum to 1 and the buggy ones fall short (all but the last, which sees every key), by a different
+    amount in every row.
     """
     t = get_theme(theme)
     A = _check_square(correct, tokens, "correct")[0]
