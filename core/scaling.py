@@ -383,6 +383,14 @@ def loss_penalty_pct(C: ArrayLike, factor: ArrayLike, fit: str | ScalingFit = "h
     return 100.0 * (isoflop_loss(C, N_opt * np.asarray(factor, dtype=float), fit) - loss_opt) / loss_opt
 
 
+def compute_waste_pct(C: ArrayLike, factor: ArrayLike, fit: str | ScalingFit = "hoffmann2022") -> NDArray[np.float64]:
+    """The compute-equivalent of being ``factor`` times off the optimal size: the % of the budget C that a
+    compute-optimal model would save at the same loss, 100 (1 - efficiency). Under a fit of this form it does not
+    depend on C (both power terms scale alike), unlike :func:`loss_penalty_pct`, which shrinks as C grows."""
+    N_opt, _ = chinchilla_optimum(C, fit)
+    return 100.0 * (1.0 - compute_efficiency(C, N_opt * np.asarray(factor, dtype=float), fit))
+
+
 def optimal_tokens_per_param(C: ArrayLike, fit: str | ScalingFit = "hoffmann2022") -> NDArray[np.float64]:
     """D_opt / N_opt at budget C: the fit's compute-optimal tokens per parameter (constant only if alpha = beta)."""
     N_opt, D_opt = chinchilla_optimum(C, fit)

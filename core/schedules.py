@@ -3,7 +3,10 @@
 Schedules (seed 002, A1.6): a linear warm-up to the peak over the first ``warmup`` steps, then
 
     cosine    eta(s) = eta_min + (eta_max - eta_min) · (1 + cos(pi · u)) / 2,    u = (s - warmup) / (steps - warmup)
-    wsd       constant eta_max (stable), then a decay to eta_min over the last ``decay_steps`` steps
+    wsd       constant eta_max (stable), then a decay to eta_min over the last ``decay_steps`` steps, at progress
+              u in [0, 1] of the decay:  linear  eta_max - (eta_max - eta_min) · u
+                                         cosine  eta_min + (eta_max - eta_min) · (1 + cos(pi · u)) / 2
+                                         1-sqrt  eta_min + (eta_max - eta_min) · (1 - sqrt(u))   (Hägele et al. 2024)
     constant  eta_max after the warm-up
 
 Cosine is tied to the total step count fixed at step 0; WSD can branch a decay off its stable phase at any step.
@@ -17,7 +20,9 @@ The loss curve is a *model*, not data: the scaling law with learning-rate anneal
 
 with eta measured relative to the peak here (eta_max = 1). The constants below are illustrative (chosen to give a
 plausible curve over 10,000 steps, on which warm-up + cosine to 10% and WSD with a 20% decay end within 0.03 of
-each other), not fitted to any run; lambda = 0.999 is the decay factor the paper uses.
+each other), not fitted to any run; lambda = 0.999 is the decay factor the paper uses. Which schedule ends lowest
+in this model follows from these constants and is not a finding: Hägele et al. (2024, arXiv:2405.18392) measure a
+cool-down of about 20% of the run matching cosine, and a 1-sqrt cool-down beating a linear one.
 
 Also: the Kaplan issue (one cause among several, Chinchilla section 2; lesson section 3.3): a short run's loss read
 off a long cosine schedule is too high, because at that step the long schedule has not annealed; and a data
@@ -36,7 +41,8 @@ from numpy.typing import NDArray
 
 Kind = Literal["cosine", "wsd", "constant"]
 KINDS: tuple[str, ...] = ("cosine", "wsd", "constant")
-DecayShape = Literal["linear", "cosine", "sqrt"]
+DecayShape = Literal["linear", "cosine", "1-sqrt"]
+DECAY_SHAPES: tuple[str, ...] = ("linear", "cosine", "1-sqrt")
 MAX_STEPS = 1_000_000
 
 
@@ -52,9 +58,9 @@ def _decay(u: NDArray[np.float64], shape: str) -> NDArray[np.float64]:
         return u
     if shape == "cosine":
         return (1.0 - np.cos(np.pi * u)) / 2.0
-    if shape == "sqrt":  # 1 - sqrt(1 - u): a slow start and a fast end, a common WSD cool-down
-        return 1.0 - np.sqrt(1.0 - u)
-    raise ValueError(f"decay_shape must be linear, cosine or sqrt, got {shape!r}")
+    if shape == "1-sqrt":  # lr = eta_min + (eta_max - eta_min)(1 - sqrt(u)): a fast drop, then a slow approach to
+        return np.sqrt(u)  # the floor (Hägele et al. 2024; HF transformers' get_wsd_schedule(decay_type="1-sqrt"))
+    raise ValueError(f"decay_shape must be one of {DECAY_SHAPES}, got {shape!r}")
 
 
 def lr_schedule(

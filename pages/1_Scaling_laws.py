@@ -65,6 +65,8 @@ def _body(page: Page) -> None:
     tpp, epoch_tpp, optimum_N = (numbers[name] for name in ("tokens_per_param", "epoch_tokens_per_param", "optimum_N"))
     llama = numbers["llama_efficiency"]  # by fit: the share of Llama 3 8B's compute an optimal model needs
     fit_label, penalty = out.facts["fit_label"], out.facts["penalty_pct"]  # penalty: % above the minimum, 2x and 3x off
+    waste = out.facts["waste_pct"]  # % of the budget an optimal model saves at the loss of a model 2x and 3x off
+    epoch_N = numbers["epoch_optimum_N"]
 
     with page.explain():
         if hidden:
@@ -76,9 +78,11 @@ Every point of the blue curve costs the same compute C: a model of N parameters 
 Small models see many tokens but lack capacity; large models have capacity but see few tokens. The orange dot
 is the fit's own minimum (closed form of Hoffmann et al.'s approach 3); the square is the "20 tokens per
 parameter" rule of thumb, N = √(C/120). The bottom is flat but not that flat: on this budget a model 2× off the
-optimum loses {penalty[2.0]:.1f}% in loss and one 3× off
-{penalty[3.0]:.1f}%. That is still small enough that teams
-**over-train** smaller models that are cheaper to serve (2N FLOPs per generated token, for the model's whole life).
+optimum loses {penalty[2.0]:.1f}% in loss and one 3× off {penalty[3.0]:.1f}%. These percentages shrink as the
+budget grows, because the floor E does not shrink with it. In compute the price does not depend on the budget: a
+compute-optimal model would reach the loss of a model 2× off with {waste[2.0]:.0f}% less compute, and that of one
+3× off with {waste[3.0]:.0f}% less (under this fit, the worse side of each). Teams still **over-train** smaller
+models, because those are cheaper to serve (2N FLOPs per generated token, for the model's whole life).
 
 The two fits disagree: at this budget {fit_label} wants {p.tokens_per_param_opt:,.0f} tokens per
 parameter, the {other_label} fit {other_plan.tokens_per_param_opt:,.0f}. "About 20 tokens per parameter" comes
@@ -86,12 +90,14 @@ from Hoffmann et al.'s approaches 1 and 2 (envelopes of training curves, minima 
 Epoch AI's refit of approach 3 (Besiroglu et al. 2024: {epoch_tpp[1e24]:.0f} to
 {epoch_tpp[1e20]:.0f} between 10²⁰ and 10²⁴ FLOPs). The published approach-3 constants, drawn by the
 Hoffmann fit, ask for more tokens per parameter as C grows: {tpp[2.7e20]:.0f} at 2.7×10²⁰ FLOPs,
-{tpp[1.2e21]:.0f} at 1.2×10²¹ and {tpp[5.9e23]:.0f} at Chinchilla's own 5.9×10²³. So that fit calls
-Chinchilla-70B too big for its own budget (its optimum there is {fmt.count(optimum_N[5.88e23])}
-parameters), which contradicts the paper's other two approaches. Besiroglu et al. (2024) reconstructed the data
-and found that the published constants fit it poorly (with implausibly narrow confidence intervals); their
-refit agrees with approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curve at large C
-with suspicion.
+{tpp[1.2e21]:.0f} at 1.2×10²¹ and {tpp[5.9e23]:.0f} at Chinchilla's own 5.9×10²³. With these rounded
+constants its optimum at Chinchilla's budget is {fmt.count(optimum_N[5.88e23])} parameters, well under the 70B
+that was trained. The paper itself reported about 40B from approach 3 and 63B to 67B from approaches 1 and 2, and
+trained 70B, the top of that 40B to 70B range, for reasons of data and compute efficiency (Hoffmann et al. 2022,
+section 4). Besiroglu et al. (2024) reconstructed the data and found that the published constants fit it poorly
+(with implausibly narrow confidence intervals); their refit puts the optimum there at
+{fmt.count(epoch_N[5.88e23])} and agrees with approaches 1 and 2. Quote 20 tokens per parameter, and treat the
+approach-3 curve at large C with suspicion.
 """
             )
 
@@ -116,17 +122,19 @@ with suspicion.
             f"reaches the loss that a compute-optimal model would reach with {llama['hoffmann2022']:.0%} of its "
             f"compute under Hoffmann's fit ({llama['epoch2024']:.0%} under Epoch's): half or more of the training "
             "compute is spent on purpose. It pays because serving costs 2N FLOPs per generated token for the model's "
-            "whole life and a small model is cheaper and faster to deploy, and because the loss was still falling "
-            "roughly log-linearly in tokens at 15T (Meta 2024, the Llama 3 release).",
+            "whole life and a small model is cheaper and faster to deploy, and because Meta reported the models' "
+            "performance still improving log-linearly at 15T tokens (Meta 2024, the Llama 3 announcement).",
         ),
     )
     page.mistakes(
         [
-            "Treating 20 tokens per parameter as a law: it is the training-compute optimum of one model family on one "
-            "data mix; inference cost and data quality move the best choice, and the published approach-3 fit itself "
-            f"drifts from {tpp[1e20]:.0f} to {tpp[1e24]:.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
-            "Forgetting what 6ND leaves out: attention FLOPs at long context, activation recomputation (8N instead "
-            "of 6N per token), and the gap between peak and achieved FLOP/s (MFU).",
+            "Treating 20 tokens per parameter as a law: it is a rule of thumb from Hoffmann et al.'s approaches 1 and "
+            "2 (and Epoch AI's refit), a training-compute optimum for one model family and data mix; inference cost "
+            "and data quality move the best choice, and the published approach-3 fit itself drifts from "
+            f"{tpp[1e20]:.0f} to {tpp[1e24]:.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
+            "Forgetting what 6ND leaves out: attention FLOPs at long context and activation recomputation (8N instead "
+            "of 6N per token). And 6ND counts FLOPs, not time: turning it into days needs the MFU, the gap between "
+            "peak and achieved FLOP/s.",
             "Reading Kaplan's N ∝ C^0.73 as current advice, or blaming its gap with Chinchilla on one cause: most of "
             "it comes from counting only non-embedding parameters, which matters at small scale (Pearce & Song 2024), "
             "and from leaving out the last layer's FLOPs, too long a warm-up for small models and optimizer settings "

@@ -130,6 +130,19 @@ QUANTITIES = {
     "loss_excess_pct": _excess_pct,
     "compute_share_same_loss": _compute_share,
     "training_memory_bytes": lambda N: float(scaling.plan(1e21, N).memory_bytes),
+    "training_memory_gib": lambda N: float(scaling.plan(1e21, N).memory_bytes) / 2**30,
+    # % of the budget C a compute-optimal model saves at the loss of a model `factor` times N_opt (budget-free)
+    "compute_waste_pct": lambda C, factor, fit="hoffmann2022": (
+        100 * (1 - float(scaling.compute_efficiency(C, factor * scaling.chinchilla_optimum(C, fit)[0], fit)))
+    ),
+    # 6ND over the compute a compute-optimal model needs for the same loss
+    "compute_multiple_same_loss": lambda N, D, fit="hoffmann2022": (
+        1 / float(scaling.compute_efficiency(scaling.training_flops(N, D), N, fit))
+    ),
+    # % by which the loss on the budget C rises from a model of N_from parameters to one of N_to (unrounded)
+    "loss_rise_pct": lambda C, N_from, N_to, fit="hoffmann2022": (
+        100 * (float(scaling.isoflop_loss(C, N_to, fit)) / float(scaling.isoflop_loss(C, N_from, fit)) - 1)
+    ),
     "kl_policy": lambda pi_ref, r, beta, index: float(kl_leash.kl_regularized_policy(pi_ref, r, beta)[index]),
     "kl_divergence": lambda p, q: float(kl_leash.kl_divergence(p, q)),
     "kl_max_objective": lambda pi_ref, r, beta: float(

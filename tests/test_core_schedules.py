@@ -35,8 +35,9 @@ def test_final_values_and_shapes():
     wsd = lr_schedule("wsd", 1000, warmup=100, final_lr_frac=0.0, decay_steps=200)
     assert np.all(wsd[100:800] == 1.0) and wsd[-1] == 0.0
     np.testing.assert_allclose(wsd[800:], 1 - np.arange(1, 201) / 200)  # linear decay
-    sq = lr_schedule("wsd", 1000, warmup=100, final_lr_frac=0.0, decay_steps=200, decay_shape="sqrt")
-    assert sq[-1] == pytest.approx(0.0) and np.all(sq[800:-1] > wsd[800:-1])  # 1 - sqrt(u) decays later
+    sq = lr_schedule("wsd", 1000, warmup=100, final_lr_frac=0.0, decay_steps=200, decay_shape="1-sqrt")
+    # Hägele et al.'s 1 - sqrt(u) drops faster than linear at first: below the linear decay inside it
+    assert sq[-1] == pytest.approx(0.0) and np.all(sq[800:-1] < wsd[800:-1])
     assert np.all(lr_schedule("constant", 100, warmup=10)[10:] == 1.0)
 
 
@@ -109,6 +110,7 @@ def test_mixture_moves_to_the_best_data_during_the_decay():
         lambda: lr_schedule("cosine", 100, final_lr_frac=1.5),
         lambda: lr_schedule("wsd", 100, warmup=10, decay_steps=95),
         lambda: lr_schedule("wsd", 100, decay_shape="step"),
+        lambda: lr_schedule("wsd", 100, decay_shape="sqrt"),  # the old name of a mirrored shape: gone
         lambda: wsd_branch(100, 95, 10),
         lambda: AnnealingLossModel().loss([]),
         lambda: AnnealingLossModel().loss([1.0, -0.1]),

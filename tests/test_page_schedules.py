@@ -51,7 +51,7 @@ def test_deep_link_reproduces_the_view():
     query = {
         "run_steps": "20000",
         "lr_floor": "0.05",
-        "wsd_shape": "sqrt",
+        "wsd_shape": "1-sqrt",
         "sched_view": "WSD branches",
         "present": "true",
     }

@@ -109,11 +109,12 @@ def text_numbers() -> dict[str, dict]:
     """The numbers the page's texts quote that do not depend on the state: the fit's optimal tokens per parameter
     (``tokens_per_param[C]``, Hoffmann's fit; ``epoch_tokens_per_param[C]``, Epoch AI's refit), its optimal N
     (``optimum_N[C]``) at each of :data:`TEXT_BUDGETS`, and the share of Llama 3 8B's compute a compute-optimal
-    model would need (``llama_efficiency[fit key]``)."""
+    model would need (``llama_efficiency[fit key]``); ``epoch_optimum_N[C]`` is Epoch AI's optimal N."""
     return {
         "tokens_per_param": {C: float(scaling.optimal_tokens_per_param(C)) for C in TEXT_BUDGETS},
         "epoch_tokens_per_param": {C: float(scaling.optimal_tokens_per_param(C, "epoch2024")) for C in TEXT_BUDGETS},
         "optimum_N": {C: float(scaling.chinchilla_optimum(C)[0]) for C in TEXT_BUDGETS},
+        "epoch_optimum_N": {C: float(scaling.chinchilla_optimum(C, "epoch2024")[0]) for C in TEXT_BUDGETS},
         "llama_efficiency": {fit: float(scaling.compute_efficiency(*LLAMA3_8B, fit)) for fit in scaling.FITS},
     }
 
@@ -155,6 +156,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         other_label=scaling.FITS[study.other_fit].label, text_numbers=text_numbers(),
         # how far above the minimum a model 2x and 3x off the optimum lands (the worse side of each)
         penalty_pct={f: float(max(scaling.loss_penalty_pct(study.current.C, [f, 1 / f], fit_key))) for f in (2.0, 3.0)},
+        # the same in compute: the % of the budget a compute-optimal model saves at that loss (no budget dependence)
+        waste_pct={f: float(max(scaling.compute_waste_pct(study.current.C, [f, 1 / f], fit_key))) for f in (2.0, 3.0)},
     )  # fmt: skip
     predicting = ask.mode(state, "predict_scaling", "guess_N")
     question = f"On a budget of {fmt.sci(C)} FLOPs, which model size N sits at the bottom of the U-curve?"

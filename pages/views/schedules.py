@@ -12,7 +12,7 @@ from pages.views.state import Field, Spec, State
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
 
 VIEWS = ("WSD branches", "Kaplan's read-off", "Data mixture")
-SHAPES = ("linear", "cosine", "sqrt")
+SHAPES = schedules.DECAY_SHAPES  # linear, cosine, 1-sqrt (Hägele et al. 2024)
 KAPLAN_FRACTIONS = (0.1, 0.25, 0.5, 0.75)  # further short runs read off the long cosine, as fractions of it
 
 SPEC = Spec(
@@ -31,7 +31,17 @@ SPEC = Spec(
         ),
         Field("lr_floor", "Final LR / peak", "float", 0.1, lo=0.0, hi=1.0, step=0.01, widget="slider"),
         Field("wsd_decay", "WSD decay (share of the run)", "float", 0.2, lo=0.01, hi=1.0, step=0.01, widget="slider"),
-        Field("wsd_shape", "WSD decay shape", "choice", "linear", choices=SHAPES, widget="segmented"),
+        Field(
+            "wsd_shape",
+            "WSD decay shape",
+            "choice",
+            "linear",
+            choices=SHAPES,
+            widget="segmented",
+            help="How the LR falls from the peak to the floor over the decay, at progress u from 0 to 1: linear; "
+            "cosine, a half cosine wave; 1-sqrt, floor + (peak - floor)(1 - √u), a fast drop and then a slow approach "
+            "to the floor (Hägele et al. 2024).",
+        ),
         Field("sched_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
         Field("branch_at", "Branch the decay at step", "int", 5000, lo=2, hi=200_000, step=100),
         Field("kaplan_n", "Short run (steps)", "int", 2500, lo=2, hi=200_000, step=100),
