@@ -96,6 +96,10 @@ def ppo_clip_gradient(
 
     At the kinks (rho exactly 1 - eps_low or 1 + eps_high) the objective has no derivative; this returns the
     one-sided value from inside the range (A). Broadcasts like the objective.
+
+    This is the derivative in rho. In the policy's parameters theta, rho = pi_theta / pi_old gives
+    grad_theta (rho A) = A grad_theta rho = rho A grad_theta log pi_theta where the unclipped term is selected, and
+    0 where the clip is active (Schulman et al. 2017, eq. 7).
     """
     rho = as_float_array(ratio, "ratio")
     if np.any(rho <= 0):
@@ -276,6 +280,10 @@ def td_errors(rewards: ArrayLike, values: ArrayLike, gamma: float) -> NDArray[np
 
 def gae(rewards: ArrayLike, values: ArrayLike, gamma: float, lam: float) -> NDArray[np.float64]:
     """Generalised advantage estimates A_t = sum_l (gamma lambda)^l delta_{t+l}, for every trajectory at once.
+
+    The same as the average of the k-step estimates A^(k)_t = sum_{l<k} gamma^l delta_{t+l} with weights
+    (1 - lambda) lambda^(k-1), the weight left over in a finite episode going to the longest one (Schulman et al.
+    2016, eqs. 11-16): (gamma lambda)^l weights the TD errors, (1 - lambda) lambda^(k-1) the k-step estimates.
 
     rewards: (..., T); values: (..., T+1), V(s_0) .. V(s_T), the last entry the bootstrap value (0 when the
     episode ended at T); leading axes broadcast (one critic for many trajectories). gamma, lam in [0, 1].

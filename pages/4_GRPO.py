@@ -110,8 +110,10 @@ reward list in the sidebar and the link in the address bar follow.
 The group mean is the baseline and does the job of PPO's learned value model: an answer is judged only against
 its siblings, so the advantages of a group always add up to zero. The std is not part of the baseline; it is a
 rescaling per prompt. Dividing by the sample std (G − 1, as several RL libraries do) instead of the population
-std multiplies every advantage of every group of size G by the same √((G−1)/G): across a batch only the step
-size changes. Dropping the std (Dr. GRPO) is different: each group was divided by its *own* std, so removing it
+std multiplies every advantage of every group of size G by the same √((G−1)/G): across a batch only the scale
+of the policy-gradient term changes. With the KL term in the loss that is the same as raising β by √(G/(G−1))
+(1.07 at G = 8), and under Adam, which is nearly blind to a constant factor on the whole loss, the step hardly
+changes. Dropping the std (Dr. GRPO) is different: each group was divided by its *own* std, so removing it
 rescales each group by a different factor and changes the direction of the batch's update. With the std, prompts
 whose rewards barely differ (for 0/1 rewards, the nearly always solved and nearly never solved ones) get extra
 weight: the question-difficulty bias that Liu et al. (2025) remove. The lesson's "only the scale changes" is true
@@ -128,8 +130,9 @@ term, and filters groups without signal (dynamic sampling). The tab *Within grou
 weights.
 
 ε matters when rewards barely differ: with the preset *Nearly equal scores* the std is about 3×10⁻⁴, so
-differences of 0.001 become advantages of order 1, a blow-up of about 3,000 times. An ε of 10⁻⁴ or more
-caps the scale at 1/ε.
+differences of 0.001 become advantages of order 1, a blow-up of about 3,000 times. ε caps the scale at 1/ε,
+but here ε = 10⁻⁴ still leaves a scale of about 2,300 (the odd answer gets +2.03); it takes ε of order 10⁻²
+(a scale of about 97, an advantage of +0.085) to keep such a group from counting like a real 0/1 split.
 
 The tab *Which prompts teach?* shows, for a prompt the model solves with probability p, how often a group of
 G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and how large its advantages are on average.
@@ -167,8 +170,9 @@ G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and h
             "compared (tab *Within group vs batch*).",
             "Dividing by the std without ε or a guard: a group of equal rewards gives 0/0 = NaN, and in float32 a "
             "rounding residue over a std of about 3×10⁻⁸ can hand every answer an advantage of ±1 out of nothing.",
-            "Believing the std convention only changes the step size: the sample std's factor √((G−1)/G) is the same "
-            "for every group, but dropping the std rescales each group by its own std, which re-weights prompts and "
+            "Believing every std convention is a mere rescaling: the sample std's factor √((G−1)/G) is the same "
+            "for every group, so it only rescales the policy term (like a larger β when the KL is in the loss), but "
+            "dropping the std rescales each group by its own std, which re-weights prompts and "
             "changes the direction of the batch update (Dr. GRPO's difficulty bias, Liu et al. 2025).",
             "Forgetting the length normalisation: averaging over each answer's tokens (1/|o_i|) gives a long wrong "
             "answer a smaller penalty per token than a short one (Liu et al. 2025); Dr. GRPO divides by a constant, "

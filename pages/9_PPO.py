@@ -11,8 +11,8 @@ page = Page.setup(
     "PPO: the clip and the advantage",
     ":material/content_cut:",
     "PPO's clip does not cap the size of a step. It switches a token's gradient off once its probability ratio has "
-    "already moved past 1 ± ε in the direction its advantage asks for; everywhere else the token gets the plain "
-    "policy-gradient push A.",
+    "already moved past 1 ± ε in the direction its advantage asks for; everywhere else the token keeps the "
+    "importance-weighted policy gradient ρ·A·∇_θ log π_θ (the figure plots the derivative in ρ, which is A).",
     r"L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t A_t,\ \operatorname{clip}(\rho_t, 1-\varepsilon,"
     r" 1+\varepsilon)\,A_t\big)\Big],\qquad \rho_t = \frac{\pi_\theta(a_t\mid s_t)}{\pi_{\text{old}}(a_t\mid s_t)}",
     spec=view_of.SPEC,
@@ -77,17 +77,21 @@ def _body(page: Page) -> None:
             st.markdown(
                 r"""
 With a critic V, the TD error $\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t)$ is a one-step estimate of the
-advantage. GAE blends the k-step estimates with weights $(\gamma\lambda)^k$:
+advantage, and $\hat A^{(k)}_t = \sum_{l<k} \gamma^l\,\delta_{t+l}$ is the k-step one (k rewards, then the
+critic). GAE averages the k-step estimates with weights $(1-\lambda)\lambda^{k-1}$ (in a finite episode the
+remaining weight goes to the longest one, the return). Written in TD errors this is
 $A_t = \sum_l (\gamma\lambda)^l\,\delta_{t+l}$, computed backwards as $A_t = \delta_t + \gamma\lambda A_{t+1}$
-(Schulman et al., 2016). λ = 0 is $\delta_t$ itself: little variance, but exactly as wrong as the critic.
-λ = 1 telescopes to the discounted return minus $V(s_t)$: unbiased, but every later reward's noise adds in.
+(Schulman et al., 2016, eqs. 11-16). λ = 0 is $\delta_t$ itself: little variance, but exactly as wrong as the
+critic. λ = 1 telescopes to the discounted return minus $V(s_t)$: unbiased when the episode ends within the
+trajectory or the bootstrap value $V(s_T)$ is exact, but every later reward's noise adds in.
 
-The lower figure samples 4,000 trajectories of an eight-step chain whose critic is off by b at every state:
-the squared bias falls to 0 at λ = 1, the variance rises from 0, and their sum is smallest in between
-(λ ≈ 0.7 for b = 0.5). In RLHF the reward model's score arrives only at the last token; a λ close to 1 lets it
-reach the early tokens without relying on the critic at every step. Testing both limits (λ = 0 gives δ, λ = 1
-gives return minus value) is the cheapest check of an implementation (seed 002, A6.6); the second row of numbers
-runs it on your trajectory, against δ_t and the return summed directly.
+The lower figure samples 4,000 trajectories of an eight-step chain whose critic is off by b at every state but
+the terminal one (whose value, 0, it gets right): the squared bias falls to 0 at λ = 1, the variance rises from
+0, and their sum is smallest in between (at γ = 1 and b = 0.5: λ = 0.7 on the figure's grid of 0.1, 0.75 on a
+grid of 0.01; the best λ moves with γ and b). In RLHF the reward model's score arrives only at the last token;
+a λ close to 1 lets it reach the early tokens without relying on the critic at every step. Testing both limits
+(λ = 0 gives δ, λ = 1 gives return minus value) is the cheapest check of an implementation (seed 002, A6.6); the
+second row of numbers runs it on your trajectory, against δ_t and the return summed directly.
 """
             )
     with tabs[2]:
@@ -96,13 +100,25 @@ runs it on your trajectory, against δ_t and the return summed directly.
             page.chart(out.figures["kl"], "kl", "ppo-kl-estimators")
             st.markdown(
                 r"""
-The exact KL needs a sum over the whole vocabulary at every position; a trainer uses the sampled token instead,
-with $r = \pi_{\text{ref}}/\pi_\theta$ at that token (Schulman, 2020): $k_1 = -\log r$ (unbiased, often
-negative, noisy), $k_2 = \tfrac12(\log r)^2$ (biased, low variance), $k_3 = (r - 1) - \log r$ (unbiased, never
-negative). Under samples of $\pi_\theta$ the mean of $r$ is 1, so adding $r - 1$ to $k_1$ changes nothing on
-average but cancels most of its wobble. PPO for RLHF subtracts β·k1 from each token's reward before GAE
-(Ouyang et al., 2022); GRPO adds β·k3 to the loss (Shao et al., 2024). Write r the other way up and k3 is no
-longer unbiased for KL(π_θ ‖ π_ref).
+The KL between the two models' distributions over whole answers is a sum over every possible answer, which
+no one can compute. At one position the KL over the vocabulary is cheap, since both models' logits are there,
+but trainers usually take the sampled token's log-ratio instead, by convention and so that the reference's
+full logits need not be kept: with $r = \pi_{\text{ref}}/\pi_\theta$ at that token (Schulman, 2020),
+$k_1 = -\log r$ (unbiased, often negative, noisy), $k_2 = \tfrac12(\log r)^2$ (biased, low variance),
+$k_3 = (r - 1) - \log r$ (unbiased, never negative). Under samples of $\pi_\theta$ the mean of $r$ is 1, so
+adding $r - 1$ to $k_1$ changes nothing on average. While $\pi_\theta$ stays close to $\pi_{\text{ref}}$ it
+also removes most of $k_1$'s variance; far apart, r is heavy-tailed and k3 can be the noisier one (the preset
+*KL: a policy twice as far*: a standard deviation of 1.97 per sample for k3 against 0.99 for k1; at the default
+drift 0.34 against 0.71). PPO for RLHF subtracts β·k1 from each token's reward before GAE (Ouyang et al.,
+2022); GRPO adds β·k3 to the loss (Shao et al., 2024). Write r the other way up and k3 is no longer unbiased
+for KL(π_θ ‖ π_ref).
+
+Used as a loss, with the sampled tokens held fixed, an estimator's gradient is not the gradient of what it
+estimates. On average over samples of $\pi_\theta$ the gradient of k1 is 0, that of k2 is
+$\nabla_\theta \mathrm{KL}(\pi_\theta \,\|\, \pi_{\text{ref}})$, and that of k3 is
+$\nabla_\theta \mathrm{KL}(\pi_{\text{ref}} \,\|\, \pi_\theta)$, the KL the other way round (Tang and Munos,
+2025). So GRPO's β·k3 term pulls along the gradient of KL(π_ref ‖ π_θ) at each position, although its value
+estimates KL(π_θ ‖ π_ref).
 """
             )
     with tabs[3]:
@@ -113,7 +129,10 @@ longer unbiased for KL(π_θ ‖ π_ref).
                 "PPO for RLHF holds four models and trains two of them: the policy and the critic train (16 bytes per "
                 "parameter with mixed-precision Adam), the reference and the reward model are frozen (2 bytes per "
                 "parameter in bf16). GRPO drops the critic and uses the mean reward of a group of answers as its "
-                "baseline; DPO keeps only policy and reference. This is a bytes-per-parameter count before "
+                "baseline (three models with a learned reward model, as counted here; two when a checker program "
+                "scores the answers). DPO needs only policy and reference, and since its pairs are fixed the "
+                "reference's log-probabilities can be computed once before training, leaving only the policy in "
+                "memory (the figure counts the reference as resident). This is a bytes-per-parameter count before "
                 "activations and the generation's KV cache. InstructGPT paired a 175B policy with a 6B reward model, "
                 "and initialised the value function from it (Ouyang et al., 2022)."
             )
@@ -151,7 +170,8 @@ good token can still be pushed up further; that keeps the policy's entropy from 
         "If A = −1?",
         "**0** for A = +1: it is past 1 + ε in the direction its advantage favours, so the clipped term is the "
         "minimum and it is flat. **−1** (the full A) for A = −1: the min keeps ρA = −1.3 < −1.2, the unclipped term. "
-        "Press the preset *Ratio 1.3: above 1 + ε* to see both (seed 002, A6.6).",
+        "In θ that token's gradient is ρ·A·∇_θ log π_θ = −1.3·∇_θ log π_θ. Press the preset *Ratio 1.3: above "
+        "1 + ε* to see both (seed 002, A6.6).",
     )
     page.interview(
         "“What does PPO's clip actually do, and why the min?”",
@@ -161,8 +181,9 @@ good token can still be pushed up further; that keeps the policy's entropy from 
             "corrective gradient (Schulman et al., 2017; seed 002, A6.6).",
             equation=r"L^{\text{CLIP}} = \mathbb{E}_t\big[\min(\rho_t A_t,\ \operatorname{clip}(\rho_t,"
             r" 1-\varepsilon, 1+\varepsilon)A_t)\big]",
-            number="ε ≈ 0.2 (Schulman et al., 2017); at ρ = 1.3 and A = +1 the gradient is exactly 0, at ρ = 1.3 and "
-            "A = −1 it is the full A. DAPO raises the upper side to 0.28 (Yu et al., 2025).",
+            number="ε ≈ 0.2 (Schulman et al., 2017); at ρ = 1.3 and A = +1 the gradient is exactly 0; at ρ = 1.3 and "
+            "A = −1 the derivative in ρ is the full A, and the gradient in θ is ρ·A·∇_θ log π_θ. DAPO raises the upper "
+            "side to 0.28 (Yu et al., 2025).",
             trade_off="A small ε keeps each update close to the policy that sampled the data (stable) but wastes the "
             "signal of tokens that already moved; a large ε uses more of each batch but lets the policy drift far from "
             "the one that sampled it, where the importance weights stop being trustworthy (Schulman et al., 2017; "
@@ -171,9 +192,11 @@ good token can still be pushed up further; that keeps the policy's entropy from 
     )
     page.mistakes(
         [
-            "“The clip bounds the gradient.” It does not: inside the range, or outside on the pessimistic side, "
-            "the token's gradient is A·∇log π, however large. It removes the incentive to move the ratio further "
-            "(seed 002, A6.6).",
+            "“The clip bounds the gradient.” It does not: wherever the min selects the unclipped term ρA (inside the "
+            "range, or outside it on the pessimistic side) the token's gradient in θ is A·∇_θρ = ρ·A·∇_θ log π_θ, "
+            "with no bound: for A < 0 it grows with ρ, which is why dual-clip PPO adds a second clip (Ye et al., "
+            "2020). Where the clip is active the gradient is 0. The clip removes the incentive to move the ratio "
+            "further (seed 002, A6.6).",
             "“Ratios cannot leave [1 − ε, 1 + ε].” They can and do, since one step moves many tokens at once; the clip "
             "only stops rewarding the move, and it does not bound the KL to π_old either (seed 002, A6.6).",
             "Writing clip(ρ)·A without the min: a bad token whose ratio rose past 1 + ε would then lose its gradient "

@@ -48,7 +48,7 @@ def test_accuracy_noise_figure():
     np.testing.assert_allclose(fig.data[1].y, s.ceiling)
     np.testing.assert_allclose(fig.data[2].y, s.true_accuracy)
     band = fig.layout.shapes[0]
-    assert (band.y0, band.y1) == (0.6, 0.7)
+    assert (band.y0, band.y1) == (0.6, 0.75)
 
 
 def test_length_bias_figure_marks_the_page_beta():

@@ -358,7 +358,8 @@ def gae_bias_variance_figure(
          "y1": 1, "line": {"color": pal["optimum"], "dash": "dot", "width": 2}}
     ]  # fmt: skip
     annotations = [
-        {"x": study.best_lam, "y": 1, "xref": "x", "yref": "y domain", "text": f"best λ ≈ {study.best_lam:.2f}",
+        {"x": study.best_lam, "y": 1, "xref": "x", "yref": "y domain",
+         "text": f"best of the λ drawn: {study.best_lam:.3g} (γ = {study.gamma:g})",
          "showarrow": False, "yanchor": "bottom", "font": {"color": t.ink["optimum"]}}
     ]  # fmt: skip
     if lam is not None:

@@ -7,7 +7,7 @@ takes ``theme`` ("light" or "dark") and ``presenter`` (larger type).
 
 - :func:`bradley_terry_figure`: sigma(r_w - r_l) against the reward difference, and the fitted rewards beside the
   true ones (both centred, with an optional constant added to show that nothing changes).
-- :func:`accuracy_noise_figure`: held-out pair accuracy against the labelers' flip rate, the 60-70% band of real
+- :func:`accuracy_noise_figure`: held-out pair accuracy against the labelers' flip rate, the 60-75% band of real
   reward models (seed 003, Q7).
 - :func:`length_bias_figure`: as beta falls, pi* ∝ pi_ref exp(r/beta) picks longer answers; the proxy reward
   keeps rising while the true quality rises, then falls.
@@ -96,7 +96,7 @@ def accuracy_noise_figure(
     study: NoiseStudy, *, height: int = 420, theme: str = "light", presenter: bool = False
 ) -> go.Figure:
     """Held-out pair accuracy (orange), the true rewards' own accuracy on the same noisy labels (blue, the ceiling)
-    and the fitted ordering against the true one (green) as the flip rate grows; the 60-70% band of real reward
+    and the fitted ordering against the true one (green) as the flip rate grows; the 60-75% band of real reward
     models (seed 003, Q7) and the 50% of a coin toss.
     """
     pal = get_theme(theme).palette
@@ -113,14 +113,14 @@ def accuracy_noise_figure(
         for name, y, c, dash in series
     ]  # fmt: skip
     shapes = [
-        {"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 0.6, "y1": 0.7,
+        {"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 0.6, "y1": 0.75,
          "fillcolor": "rgba(86,180,233,0.18)", "line": {"width": 0}, "layer": "below"},
         {"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": 0.5, "y1": 0.5,
          "line": {"color": pal["neutral"], "dash": "dot"}},
     ]  # fmt: skip
     annotations = [
-        {"x": 1, "y": 0.7, "xref": "x domain", "yref": "y", "xanchor": "right", "yanchor": "bottom",
-         "showarrow": False, "text": "real reward models: 60-70% held-out"},
+        {"x": 1, "y": 0.75, "xref": "x domain", "yref": "y", "xanchor": "right", "yanchor": "bottom",
+         "showarrow": False, "text": "real reward models: about 60-75% held-out"},
         {"x": 0, "y": 0.5, "xref": "x domain", "yref": "y", "xanchor": "left", "yanchor": "top",
          "showarrow": False, "text": "coin toss"},
     ]  # fmt: skip

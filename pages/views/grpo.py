@@ -102,7 +102,8 @@ def summary(v: grpo.GroupView, correct: str | None) -> str | None:
         f"The {grpo.STD_LABELS[std]} multiplies every advantage by {v.factors[std]:.4g} compared with the "
         "population std; within this group the signs and the order of the bars stay the same. "
         + (
-            "Across a batch this factor is the same √((G−1)/G) for every group of size G."
+            "Across a batch this factor is the same √((G−1)/G) for every group of size G: it rescales only the "
+            "policy term, which with the KL in the loss is like raising β by the inverse factor."
             if std == "sample"
             else "Across a batch this factor is each group's own std, so it differs from prompt to prompt "
             "and changes the direction of the batch update (Liu et al. 2025)."

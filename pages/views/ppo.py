@@ -57,9 +57,9 @@ PRESETS = {
     "Memory: InstructGPT, 175B policy, 6B reward model": {"ppo_view": "Memory", "pol_b": 175.0, "rm_b": 6.0},
 }
 PRESET_HELP = {
-    "Ratio 1.3: above 1 + ε": "A > 0: gradient 0 (clipped). A < 0: the full gradient A (the min keeps ρA).",
-    "Ratio 0.7: below 1 − ε": "A < 0: gradient 0 (clipped). A > 0: the full gradient A.",
-    "Ratio 1.05: inside the range": "Both signs: the full gradient A.",
+    "Ratio 1.3: above 1 + ε": "A > 0: gradient 0 (clipped). A < 0: d/dρ = A, the min keeps ρA (in θ: ρ·A·∇log π).",
+    "Ratio 0.7: below 1 − ε": "A < 0: gradient 0 (clipped). A > 0: d/dρ = A (in θ: ρ·A·∇log π).",
+    "Ratio 1.05: inside the range": "Both signs: d/dρ = A (in θ: ρ·A·∇log π).",
     "DAPO clip-higher: ratio 1.25": "ε_high = 0.28: 1.25 is still inside, so a good token keeps its gradient.",
 }
 
@@ -231,7 +231,12 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
     view.facts["gae_study"] = study
     i = int(np.argmin(np.abs(study.lam - lam)))
     view.facts["gae_readouts"] = [
-        Readout("Best λ (toy chain)", f"{study.best_lam:.1f}", "smallest bias² + variance, closed form"),
+        Readout(
+            "Best λ (toy chain)",
+            f"{study.best_lam:.1f}",
+            f"smallest bias² + variance, closed form, over λ = 0, 0.1, …, 1 at γ = {gamma:g} and b = "
+            f"{float(state.critic_err):g}",
+        ),
         Readout("bias² at λ = 0 / 1", f"{study.bias_sq_exact[0]:.3f} / {study.bias_sq_exact[-1]:.3f}"),
         Readout("variance at λ = 0 / 1", f"{study.variance_exact[0]:.3f} / {study.variance_exact[-1]:.3f}"),
         Readout(
