@@ -158,6 +158,7 @@ QUANTITIES = {
     "pass_at_k": lambda n, c, k: float(evaluation.pass_at_k(n, c, k)),
     "pass_at_k_plugin": lambda n, c, k: float(evaluation.pass_at_k_plugin(n, c, k)),
     "pass_hat_k": lambda n, c, k: float(evaluation.pass_hat_k(n, c, k)),
+    "pass_hat_k_plugin": lambda n, c, k: float(evaluation.pass_hat_k_plugin(n, c, k)),
     "standard_error": lambda p, n: float(evaluation.standard_error(p, n)),
     "compare_se": lambda acc_a, acc_b, N, **kw: evaluation.compare_models(acc_a, acc_b, N, **kw).se,
     "compare_half_width": lambda acc_a, acc_b, N, **kw: (lambda m: m.z_crit * m.se)(
@@ -183,6 +184,13 @@ QUANTITIES = {
         kv_cache.kv_cache_bytes(layers, kv_heads, head_dim, bytes, tokens) / 2**30
     ),
     "logit_variance": lambda d_k, choice, d_model=None: float(attention.expected_logit_variance(d_k, choice, d_model)),
+    "attention_scale": lambda choice, d_k, d_model=None: float(attention.resolve_scale(choice, d_k, d_model)),
+    "score_tensor_entries": lambda batch, heads, tokens: float(
+        batch * heads * attention.causal_mask(tokens, device="cpu").numel()
+    ),
+    "score_tensor_gib": lambda batch, heads, tokens, bytes: (
+        batch * heads * attention.causal_mask(tokens, device="cpu").numel() * bytes / 2**30
+    ),
     "uniform_row_entropy": lambda t: float(attention.row_entropy(np.full((1, t), 1.0 / t))[0]),
     "uniform_loss": lambda V: loss_units.uniform_loss(V),
     "sft_prompt_share_pct": lambda prompt_len, resp_len, mask_prompt: (
