@@ -12,6 +12,13 @@ A deck file (``decks/<name>.toml``)::
     link = "N=1e10"                            # optional: the same as a link's query string
     notes = "Markdown speaker notes"           # optional
     sweep = { field = "N", from = 1e9, to = 1e11, steps = 12 }   # optional: one control swept on a key press
+    readouts = ["Loss L(N, D)", "20-tokens rule N"]   # optional: the readouts to show, by label (start), in order
+    figures = ["DPO"]                          # optional: the figures() parts to show, in order (default: all)
+    withhold = true                            # optional: open with the view held back until it is revealed (r)
+
+A slide whose title asks a question (it ends with "?" or starts with "Predict") must open with its answer withheld:
+either the page's own "Predict first" switch is on in its values (the page then holds back its answer until a guess
+is committed) or ``withhold = true`` (the player shows the title alone until the lecturer reveals the view).
 
 Every slide's values go through the page's state contract (``Spec.parse`` and ``Spec.check``), so a value that a
 page would refuse in a link is reported when the deck loads, with the slide and the field at fault. A bad file
@@ -37,11 +44,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pages.views import Options, View
+import plotly.graph_objects as go
+
+from pages.views import Options, Readout, View
 from pages.views.state import APP_PARAMS, Field, Spec, State
 
 DECKS_DIR = Path(__file__).resolve().parent
-SLIDE_KEYS = ("title", "page", "preset", "values", "link", "notes", "sweep", "parts")
+SLIDE_KEYS = ("title", "page", "preset", "values", "link", "notes", "sweep", "parts", "readouts", "figures", "withhold")
+SHOWN_READOUTS = 6  # readouts a slide shows when it names none: the first six of its view
 SWEEP_KEYS = ("field", "from", "to", "steps", "scale")
 MAX_SWEEP_STEPS = 60
 
@@ -119,6 +129,14 @@ class Slide:
     notes: str = ""
     sweep: Sweep | None = None
     parts: tuple[str, ...] = ()  # extra figures() parts to show besides the main one and the state's tab
+    readouts: tuple[str, ...] = ()  # labels (or their starts) of the readouts to show, in order; () = the first six
+    withhold: bool = False  # open with the view held back until the lecturer reveals it
+    figures: tuple[str, ...] = ()  # the figures() parts to show, in this order; () = every figure of the view
+
+    @property
+    def asks(self) -> bool:
+        """Whether the title asks a question (ends with "?" or starts with "Predict"): the room answers first."""
+        return self.title.rstrip().endswith("?") or self.title.lstrip().lower().startswith("predict")
 
     @property
     def spec(self) -> Spec:
@@ -136,11 +154,37 @@ class Slide:
         return f"{self.page}?{query}" if query else self.page
 
     def options(self, theme: str = "light", presenter: bool = True) -> Options:
-        return Options(theme=theme, presenter=presenter, parts=parts_for(self.page, self.state, self.parts))
+        extra = (*self.parts, *self.figures)
+        return Options(theme=theme, presenter=presenter, parts=parts_for(self.page, self.state, extra))
 
     def view(self, theme: str = "light", presenter: bool = True, state: State | None = None) -> View:
         """The slide's figures, readouts and notices: the page's own ``figures(state, options)``."""
         return views()[self.page].figures(state or self.state, self.options(theme, presenter))
+
+    def shown_figures(self, view: View) -> list[go.Figure]:
+        """The figures the slide shows: every figure of the view; or, when ``figures`` names some, those first, in
+        that order, then any other tab's figure the audience opens (the ``main`` figure only when named)."""
+        if not self.figures:
+            return unique_figures(view.figures)
+        named = {name: view.figures[name] for name in self.figures if name in view.figures}
+        rest = {name: fig for name, fig in view.figures.items() if name != "main" and name not in named}
+        return unique_figures({**named, **rest})
+
+    def shown_readouts(self, view: View) -> list[Readout]:
+        """The readouts the slide shows: those its ``readouts`` names, in that order, from the view's readouts and
+        the open tab's (``facts["<tab>_readouts"]``, which the page shows under the tab); or, when it names none,
+        the view's first six. Once a "Predict first" guess is in, the truth, the guess and the error lead."""
+        if not self.readouts:
+            return list(view.readouts[:SHOWN_READOUTS])
+        pool = [*view.readouts]
+        for key, value in view.facts.items():
+            if key.endswith("_readouts") and isinstance(value, list):
+                pool += [r for r in value if isinstance(r, Readout)]
+        picked = [r for name in self.readouts for r in pool if r.label.startswith(name)]
+        picked = list(dict.fromkeys(picked))
+        if view.facts.get("predict") == "revealed":
+            picked = [*view.readouts[:3], *(r for r in picked if r not in view.readouts[:3])]
+        return picked
 
 
 @dataclass(frozen=True)
@@ -156,6 +200,17 @@ class Deck:
     def slide(self, number: int) -> Slide:
         """Slide ``number``, counted from 1 and clamped into the deck."""
         return self.slides[min(max(int(number), 1), len(self.slides)) - 1]
+
+
+def unique_figures(figures: Mapping[str, go.Figure]) -> list[go.Figure]:
+    """A view's figures in order, each once (a view may file one figure under two part names)."""
+    seen: set[int] = set()
+    out = []
+    for fig in figures.values():
+        if id(fig) not in seen:
+            seen.add(id(fig))
+            out.append(fig)
+    return out
 
 
 def parts_for(page: str, state: State, extra: Sequence[str] = ()) -> frozenset[str]:
@@ -297,13 +352,28 @@ def _slide(number: int, raw: Any) -> tuple[Slide | None, list[str]]:
     if not (isinstance(parts, list) and all(isinstance(p, str) for p in parts)):
         problems.append(f"{where}: field `parts` must be a list of texts (names of figures() parts)")
         parts = []
+    shown = raw.get("readouts", [])
+    if not (isinstance(shown, list) and all(isinstance(r, str) and r.strip() for r in shown)):
+        problems.append(f"{where}: field `readouts` must be a list of texts (readout labels, or their starts)")
+        shown = []
+    shown_figs = raw.get("figures", [])
+    if not (isinstance(shown_figs, list) and all(isinstance(f, str) and f.strip() for f in shown_figs)):
+        problems.append(f"{where}: field `figures` must be a list of texts (names of figures() parts)")
+        shown_figs = []
+    withhold = raw.get("withhold", False)
+    if not isinstance(withhold, bool):
+        problems.append(f"{where}: field `withhold` must be true or false")
+        withhold = False
     if problems:
         return None, problems
     state = spec.state(values)
     round_trip, link_problems = spec.parse(spec.query(state))
     if round_trip != state or link_problems:  # a state the link cannot carry: should never happen for a valid spec
         return None, [f"{where}: its values do not survive a link: {'; '.join(link_problems) or 'values differ'}"]
-    return Slide(spec.page, state, title.strip(), notes.strip(), sweep, tuple(parts)), []
+    slide = Slide(
+        spec.page, state, title.strip(), notes.strip(), sweep, tuple(parts), tuple(shown), withhold, tuple(shown_figs)
+    )
+    return slide, []
 
 
 def _find_page(page: Any) -> ModuleType | None:
@@ -425,6 +495,12 @@ def deck_to_toml(deck: Deck) -> str:
             lines.append(f"sweep = {slide.sweep.to_toml()}")
         if slide.parts:
             lines.append(f"parts = [{', '.join(_toml(p) for p in slide.parts)}]")
+        if slide.readouts:
+            lines.append(f"readouts = [{', '.join(_toml(r) for r in slide.readouts)}]")
+        if slide.figures:
+            lines.append(f"figures = [{', '.join(_toml(f) for f in slide.figures)}]")
+        if slide.withhold:
+            lines.append("withhold = true")
         if slide.notes:
             lines.append(f"notes = {_toml(slide.notes)}")
     return "\n".join(lines) + "\n"
@@ -437,9 +513,13 @@ def slide_from_link(
     notes: str = "",
     sweep: Sweep | None = None,
     parts: Sequence[str] = (),
+    readouts: Sequence[str] = (),
+    withhold: bool = False,
+    figures: Sequence[str] = (),
 ) -> Slide:
     """A slide made from a page's link values (the "Add this view to a deck" collector, or a slide of an uploaded
-    deck copied into the draft, which keeps its ``sweep`` and ``parts``). Raises DeckError."""
+    deck copied into the draft, which keeps its ``sweep``, ``parts``, ``readouts``, ``figures`` and ``withhold``).
+    Raises DeckError."""
     toml = f"[[slides]]\ntitle = {_toml(title.strip() or page_label(page))}\npage = {_toml(page)}\n"
     if query:
         toml += "values = { " + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in query.items()) + " }\n"
@@ -447,6 +527,12 @@ def slide_from_link(
         toml += f"sweep = {sweep.to_toml()}\n"
     if parts:
         toml += f"parts = [{', '.join(_toml(p) for p in parts)}]\n"
+    if readouts:
+        toml += f"readouts = [{', '.join(_toml(r) for r in readouts)}]\n"
+    if figures:
+        toml += f"figures = [{', '.join(_toml(f) for f in figures)}]\n"
+    if withhold:
+        toml += "withhold = true\n"
     if notes.strip():
         toml += f"notes = {_toml(notes)}\n"
     return parse_deck(toml, "draft").slides[0]

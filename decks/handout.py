@@ -15,7 +15,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import plotly.graph_objects as go
 import plotly.offline
 
 from decks import Deck, DeckError, load_deck, page_label
@@ -73,17 +72,6 @@ def _inline(text: str) -> str:
     return re.sub(r"(?<![*\w])\*(?!\s)(.+?)(?<!\s)\*(?![*\w])", r"<em>\1</em>", text)
 
 
-def unique_figures(figures: dict[str, go.Figure]) -> list[go.Figure]:
-    """A view's figures in order, each once (a view may file one figure under two part names)."""
-    seen: set[int] = set()
-    out = []
-    for fig in figures.values():
-        if id(fig) not in seen:
-            seen.add(id(fig))
-            out.append(fig)
-    return out
-
-
 HIDDEN_NOTES = (
     "Answers hidden (hide=true): this handout leaves out the speaker notes, which hold the answers. Build it with "
     "answers shown to include them."
@@ -99,7 +87,7 @@ def build_handout(deck: Deck, theme: str = "light", hide: bool = False) -> str:
     for number, slide in enumerate(deck.slides, start=1):
         view = slide.view(theme=theme, presenter=False)
         figs = []
-        for j, fig in enumerate(unique_figures(view.figures)):
+        for j, fig in enumerate(slide.shown_figures(view)):
             target = f"fig-{number}-{j}"
             data = fig.to_json().replace("</", "<\\/")
             figs.append(
@@ -108,7 +96,7 @@ def build_handout(deck: Deck, theme: str = "light", hide: bool = False) -> str:
             )
         readouts = "".join(
             f'<div class="readout"><b>{html.escape(r.value)}</b><span>{html.escape(r.label)}</span></div>'
-            for r in view.readouts
+            for r in (slide.shown_readouts(view) if slide.readouts else view.readouts)
         )
         notices = "".join(f"<p class='meta'>{html.escape(text)}</p>" for _, text in view.notices)
         notes = f'<div class="notes">{markdown_to_html(slide.notes)}</div>' if slide.notes and not hide else ""

@@ -2,7 +2,8 @@
 
 The player draws each slide from the slide page's own ``figures(state, options)`` (no page switching), in presenter
 mode. The slide page's controls are in the sidebar under keys of the player's own, so the audience can touch every
-one of them without touching the real page's state; Next and Previous bring back the slide's prepared values.
+one of them without touching the real page's state; Next and Previous bring back the slide's prepared values. A slide
+that asks the room first (``withhold = true``) opens with its title alone until the lecturer reveals it (r).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from decks import (
     slide_from_link,
     views,
 )
-from decks.handout import build_handout, unique_figures
+from decks.handout import build_handout
 from pages.frame import DECK_DRAFT, HIDDEN_CAPTION, PRESENT_KEY, Page, cached_view, draw_field
 from pages.views import Options, View
 from pages.views import deck as view_of
@@ -35,6 +36,7 @@ from pages.views.state import State
 
 _NONCE = "_deck_nonce"  # bumped by every move: the slide's controls are drawn afresh with its prepared values
 _PLAY = "_deck_play"
+_SHOWN = "_deck_shown"  # (deck, slide) of a withheld slide whose view the lecturer has revealed
 _PRESENT_ONCE = "_deck_presenter_once"
 
 # A deck link opens in presenter mode (once per session: the lecturer may still turn it off).
@@ -83,6 +85,9 @@ def draft_deck() -> tuple[Deck | None, list[str]]:
                     item.get("notes", ""),
                     sweep=item.get("sweep"),
                     parts=item.get("parts", ()),
+                    readouts=item.get("readouts", ()),
+                    withhold=item.get("withhold", False),
+                    figures=item.get("figures", ()),
                 )
             )
         except DeckError as exc:
@@ -108,6 +113,7 @@ def _move(step: int, size: int) -> None:
     current = int(st.session_state.get("slide", 1))
     st.session_state["slide"] = float(min(max(current + step, 1), size))
     st.session_state["blank"] = False
+    st.session_state.pop(_SHOWN, None)
     st.session_state[_NONCE] = st.session_state.get(_NONCE, 0) + 1
 
 
@@ -118,6 +124,7 @@ def _jump(size: int) -> None:
     except (TypeError, ValueError, AttributeError):
         return
     st.session_state["slide"] = float(min(max(number, 1), size))
+    st.session_state.pop(_SHOWN, None)
     st.session_state[_NONCE] = st.session_state.get(_NONCE, 0) + 1
 
 
@@ -127,6 +134,10 @@ def _toggle_blank() -> None:
 
 def _play() -> None:
     st.session_state[_PLAY] = True
+
+
+def _reveal(deck_name: str, number: int) -> None:
+    st.session_state[_SHOWN] = (deck_name, number)
 
 
 # Digits typed anywhere outside a text box, then Enter: jump to that slide (Streamlit's shortcuts take no digits).
@@ -260,11 +271,16 @@ with st.sidebar:
     st.button("previous", key="deck-prev-pageup", shortcut="pageup", on_click=_move, args=(-1, size))
     blank = page.control("blank")
     st.button("Blank the screen", key="deck-blank", shortcut="b", on_click=_toggle_blank, width="stretch")
-    st.caption("Keys: → space PgDn next · ← PgUp previous · a number then Enter jumps · b blanks · p plays the sweep")
+    st.caption(
+        "Keys: → space PgDn next · ← PgUp previous · a number then Enter jumps · b blanks · p plays the sweep · "
+        "r reveals a withheld view"
+    )
     _keys_component(key="deck-jump", on_value_change=lambda: _jump(size), height=0)
 
 slide = deck.slide(number)
 TALKS.update(talk_id, deck, number, blank)
+# A slide that asks the room first (withhold = true) opens with its title alone; r reveals its view until the next move.
+withheld = slide.withhold and st.session_state.get(_SHOWN) != (deck.name, number)
 
 # The slide page's own controls, under keys of the player's own: the audience may touch them all.
 nonce = st.session_state.get(_NONCE, 0)
@@ -299,7 +315,17 @@ with st.sidebar:
         help="The current slide's notes, the next slide's title and a clock; follows this tab within a second.",
         width="stretch",
     )
-    if slide.sweep is not None:
+    if withheld:
+        st.button(
+            "Reveal the view (r)",
+            key="deck-reveal",
+            shortcut="r",
+            on_click=_reveal,
+            args=(deck.name, number),
+            type="primary",
+            width="stretch",
+        )
+    elif slide.sweep is not None:
         st.button(
             f"▶ Play the sweep of {slide.sweep.field} (p)",
             key="deck-play",
@@ -324,8 +350,14 @@ if blank:
 else:
     with page.figure_area():
         st.markdown(f"## {html.escape(slide.title)}")
+    if withheld:
+        page.notice(
+            "**Answer withheld.** Ask the room first; press **r** (or *Reveal the view* in the sidebar) to show it.",
+            "info",
+        )
+        view = View()
     page.show_notices(view)
-    figs = unique_figures(view.figures)
+    figs = slide.shown_figures(view)
     playing = st.session_state.pop(_PLAY, False) and slide.sweep is not None
     if figs:
         with page.figure_area():
@@ -334,13 +366,13 @@ else:
         with page.views():
             for j, fig in enumerate(figs[1:], start=1):
                 page.chart(fig, f"deck-fig-{number}-{j}", f"{deck.name}-{number}-{j}")
-    page.readouts(view.readouts[:6])
+    page.readouts(slide.shown_readouts(view))
     st.html(strip)
     if playing and figs:
         sweep = slide.sweep
         for i, value in enumerate(sweep.values):
             frame_view = slide_view(slide.page, state.replace(**{sweep.field: value}), options)
-            frame = unique_figures(frame_view.figures)
+            frame = slide.shown_figures(frame_view)
             if frame:
                 page.chart(frame[0], f"deck-sweep-{number}-{i}", f"{deck.name}-{number}", slot=main_slot)
             time.sleep(0.35)
@@ -417,7 +449,17 @@ with st.expander(":material/build: Decks: build your own, upload, download, hand
 
     def _from_deck(source: Deck) -> None:
         items[:] = [
-            {"page": s.page, "query": s.query, "title": s.title, "notes": s.notes, "sweep": s.sweep, "parts": s.parts}
+            {
+                "page": s.page,
+                "query": s.query,
+                "title": s.title,
+                "notes": s.notes,
+                "sweep": s.sweep,
+                "parts": s.parts,
+                "readouts": s.readouts,
+                "withhold": s.withhold,
+                "figures": s.figures,
+            }
             for s in source.slides
         ]
 
