@@ -180,7 +180,18 @@ DEEPSEEK_V3 = ModelSpec(
     n_experts=256, top_k=8, n_shared_experts=1, d_expert=2048, n_dense_layers=3,
     q_lora_rank=1536, kv_lora_rank=512, qk_rope_dim=64, qk_nope_dim=128, v_head_dim=128, mtp_layers=1,
     published_params=671e9, published_active=37e9,
-    source="DeepSeek-AI 2024 (DeepSeek-V3 Technical Report); 671B/37B exclude the 14B MTP module",
+    source="DeepSeek-AI 2024 (DeepSeek-V3 Technical Report); 671B/37B exclude the MTP module (14B with its own "
+    "copies of the embedding and head, 11.6B without)",
+)  # fmt: skip
+# DeepSeek-V3's multi-token-prediction module used as its speculative draft (DeepSeek-AI 2024 §2.2, §5.4.3): one
+# MoE block of the main model's shape that shares its embedding and output head, so it drafts over the same 129,280
+# tokens. As a spec: that block plus the shared embedding and head (read at each draft step); the module's 2D -> D
+# projection (0.1B) is left out. Not in the catalogue: it is a draft, not a model to serve on its own.
+DEEPSEEK_V3_MTP = ModelSpec(
+    "DeepSeek-V3 MTP", layers=1, d_model=7168, n_heads=128, n_kv_heads=128, d_ff=18432, vocab=129280, head_dim=128,
+    n_experts=256, top_k=8, n_shared_experts=1, d_expert=2048, n_dense_layers=0,
+    q_lora_rank=1536, kv_lora_rank=512, qk_rope_dim=64, qk_nope_dim=128, v_head_dim=128,
+    source="DeepSeek-AI 2024 §2.2: one MTP module (a MoE block) sharing the main model's embedding and head",
 )  # fmt: skip
 # "custom" starts from a small tied model (the shape of Llama-3.2-1B, 1.24B), where tying matters (002 A2.10).
 CUSTOM = ModelSpec(
@@ -376,6 +387,7 @@ __all__ = [
     "CATALOGUE",
     "CUSTOM",
     "DEEPSEEK_V3",
+    "DEEPSEEK_V3_MTP",
     "GB",
     "GIB",
     "KIB",

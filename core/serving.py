@@ -212,8 +212,14 @@ class KVCapacity:
     weights: float
     reserve: float
     kv_budget: float
-    per_sequence: float
+    per_sequence: float  # one sequence's cache, counted once
     sequences: int
+    replication: float = 1.0  # copies of each cached value held across the tensor-parallel group
+
+    @property
+    def per_sequence_held(self) -> float:
+        """Bytes one sequence takes from the budget, all copies together: per_sequence x replication."""
+        return self.per_sequence * self.replication
 
     @property
     def left_after_weights(self) -> float:
@@ -233,9 +239,13 @@ def kv_sequences_that_fit(
 ) -> KVCapacity:
     """Concurrent sequences of ``context`` tokens: floor(KV budget / (context x KV bytes per token)).
 
-    KV budget = n_GPU x memory - weights - reserve (CUDA context, framework, transient activations), unless
-    ``kv_budget_bytes`` gives it directly (002 A10-08 budgets 170 GiB). Under tensor parallelism the weights and
-    the cache are both split across the GPUs, so the totals decide. ValueError when the weights do not fit.
+    KV budget = n_GPU x memory - weights - reserve (CUDA context, framework, transient activations; all totals
+    over the ``n_gpus`` GPUs of one tensor-parallel group), unless ``kv_budget_bytes`` gives it directly (002 A10-08
+    budgets 170 GiB). Tensor parallelism splits the weights evenly but the cache only by KV heads: with t GPUs and
+    K KV heads each GPU holds ceil(K / t) heads, so the group holds t ceil(K / t) / K copies of the cache (1 when
+    t divides K; t / K when t > K, where KV heads are replicated). MLA's latent (DeepSeek-V2/V3) is one vector per
+    layer shared by all heads, K = 1 in effect: every GPU holds all of it (t copies; serving stacks therefore run
+    MLA's attention data-parallel). ValueError when the weights do not fit.
     """
     g = get_gpu(gpu)
     if isinstance(n_gpus, bool) or not isinstance(n_gpus, (int, np.integer)) or n_gpus < 1:
@@ -260,14 +270,25 @@ def kv_sequences_that_fit(
             )
         left = float(kv_budget_bytes)
     per_seq = context * kv_cache_bytes_per_token(spec, kv_bytes_per_value)
+    replication = kv_replication(spec, int(n_gpus))
     return KVCapacity(
         memory=memory,
         weights=weights,
         reserve=memory - weights - left,
         kv_budget=left,
         per_sequence=per_seq,
-        sequences=math.floor(left / per_seq),
+        sequences=math.floor(left / (per_seq * replication)),
+        replication=replication,
     )
+
+
+def kv_replication(spec: ModelSpec, tp: int) -> float:
+    """Copies of the KV cache a tensor-parallel group of ``tp`` GPUs holds: tp ceil(K / tp) / K with K the KV
+    heads (1 for MLA's shared latent). 1 when tp divides K; tp / K once tp exceeds K."""
+    if isinstance(tp, bool) or not isinstance(tp, (int, np.integer)) or tp < 1:
+        raise ValueError(f"TP must be a whole number >= 1, got {tp!r}")
+    k = 1 if spec.is_mla else spec.n_kv_heads
+    return tp * math.ceil(k / tp) / k
 
 
 @dataclass(frozen=True)
@@ -351,6 +372,18 @@ def speculative_speedup(alpha: ArrayLike, k: ArrayLike, cost_ratio: ArrayLike = 
     return expected_tokens_per_forward(alpha, k) / (1 + np.asarray(k, dtype=float) * c)
 
 
+def check_draft_vocab(target: ModelSpec, draft: ModelSpec) -> None:
+    """ValueError unless the draft shares the target's vocabulary: the acceptance rule min(1, p(x) / q(x)) compares
+    two distributions over one set of tokens (Leviathan et al. 2023; Chen et al. 2023), so a draft with another
+    tokenizer cannot propose tokens the target can verify."""
+    if draft.vocab != target.vocab:
+        raise ValueError(
+            f"the draft {draft.name} has a vocabulary of {draft.vocab:,} tokens and the target {target.name} one of "
+            f"{target.vocab:,}: speculative decoding accepts a drafted token with probability min(1, p(x)/q(x)), "
+            "which needs both distributions over the same vocabulary; choose a draft with the target's tokenizer"
+        )
+
+
 def speculative_speedup_vs_batch(
     alpha: float,
     k: int,
@@ -370,7 +403,9 @@ def speculative_speedup_vs_batch(
     At small B the verify pass of k + 1 tokens costs about as much as one token (bandwidth-bound), so the
     speed-up is near E / (1 + k c). At large B decode is compute-bound, verifying k + 1 tokens costs k + 1 times
     as much, and the speed-up falls below 1 (002 A8.6). The draft runs on ``draft_tp`` GPUs (default: tp).
+    ValueError when the draft's vocabulary differs from the target's (see :func:`check_draft_vocab`).
     """
+    check_draft_vocab(spec, draft)
     E = expected_tokens_per_forward(alpha, k)
     B = np.asarray(batch, dtype=float)
     plain = forward_step(spec, gpu, B, 1, context, tp=tp).seconds
@@ -464,8 +499,12 @@ class Routing:
         return int((~self.kept).any(axis=1).sum())
 
 
-def expert_capacity(n_tokens: int, n_experts: int, top_k: int, capacity_factor: float) -> int:
-    """Slots per expert: ceil(capacity factor x T k / E) (Fedus et al. 2022, with k assignments per token)."""
+def expert_capacity(n_tokens: int, n_experts: int, top_k: int, capacity_factor: float | None) -> int:
+    """Slots per expert: ceil(capacity factor x T k / E) (Fedus et al. 2022, with k assignments per token).
+    ``None``: no capacity limit (dropless routing, as in DeepSeek-V3): T slots, since a token picks an expert
+    at most once."""
+    if capacity_factor is None:
+        return int(n_tokens)
     if capacity_factor <= 0:
         raise ValueError(f"the capacity factor must be > 0, got {capacity_factor!r}")
     return math.ceil(capacity_factor * n_tokens * top_k / n_experts - 1e-9)
@@ -481,9 +520,11 @@ def switch_aux_loss(probs: ArrayLike, experts: ArrayLike) -> float:
     return float(E * np.sum(f * P.mean(axis=0)))
 
 
-def route_tokens(logits: ArrayLike, top_k: int = 1, capacity_factor: float = 1.25) -> Routing:
+def route_tokens(logits: ArrayLike, top_k: int = 1, capacity_factor: float | None = 1.25) -> Routing:
     """Route T tokens (rows of ``logits``, (T, E)) to their top-k experts; each expert processes at most
-    ``capacity`` assignments in token order, the rest are dropped (the token passes on the residual stream)."""
+    ``capacity`` assignments in token order, the rest are dropped (the token passes on the residual stream).
+    ``capacity_factor=None`` sets no limit: nothing is dropped (dropless MoE; DeepSeek-V3 drops no tokens in
+    training or inference, DeepSeek-AI 2024 §2.1.2)."""
     z = np.asarray(logits, dtype=float)
     if z.ndim != 2 or not np.all(np.isfinite(z)):
         raise ValueError("logits must be a finite (tokens, experts) array")
@@ -530,11 +571,13 @@ __all__ = [
     "allocation_waste",
     "attainable_flops",
     "bytes_per_param",
+    "check_draft_vocab",
     "decode_intensity",
     "decode_time_bound",
     "expected_tokens_per_forward",
     "expert_capacity",
     "forward_step",
+    "kv_replication",
     "kv_sequences_that_fit",
     "moe_accounting",
     "prefill_intensity",

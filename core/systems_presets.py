@@ -60,6 +60,13 @@ class Preset:
     lost: tuple[str, ...] = ()
     # why core's value differs from the stated one by more than the source's last digit (shown on the page)
     why: dict[str, str] = field(default_factory=dict)
+    # answers the source does not state: ``expected`` holds a value derived from the named formula or paper, and
+    # the page says "derived from ..." instead of "the source states"
+    derived: dict[str, str] = field(default_factory=dict)
+    # a stated answer as the source writes it, where the default format would add digits it does not claim
+    stated_text: dict[str, str] = field(default_factory=dict)
+    # what one answer measures, where a reader could take it for another quantity (shown after the answer)
+    about: dict[str, str] = field(default_factory=dict)
 
 
 def _a10_01() -> dict[str, float]:
@@ -209,7 +216,11 @@ PRESETS: tuple[Preset, ...] = (
            {"model": "Llama-3-70B"},
            {"tie_saving_V128256_D2048": (2.6e8, 0.02), "gqa_saving_per_layer": (1.17e8, 0.01),
             "gqa_saving_total": (9.4e9, 0.01), "mha_count_from_formula": (80e9, 0.01)}, _a10_01,
-           "12 L D^2 + 2 V D with F = 8D/3"),
+           stated_text={"tie_saving_V128256_D2048": "2.6×10⁸", "gqa_saving_per_layer": "1.17×10⁸",
+                        "gqa_saving_total": "9.4×10⁹", "mha_count_from_formula": "about 80B"},
+           about={"mha_count_from_formula": "L(4D² + 3DF + 2D) + 2VD with full multi-head attention and "
+                  "Llama-3-70B's own F = 28,672 = 3.5D; with F = 8D/3 the same formula is 12LD² + 2VD (+ 2LD) = "
+                  f"{float(simple_param_count(128256, 8192, 80)) / 1e9:.1f}B"}),
     Preset("A10-02", "Is Llama-3-70B really 70B?", "memory", "seed 002 A10-02, A2.10; Llama Team 2024",
            {"model": "Llama-3-70B"},
            {"total": (70.554e9, 0.005), "per_layer": (8.56e8, 0.005), "ffn_share_of_layer": (0.82, 0.01),
@@ -218,14 +229,22 @@ PRESETS: tuple[Preset, ...] = (
     Preset("A10-03", "Activation memory per layer", "memory", "seed 002 A10-03; Korthikanti et al. 2022",
            {"model": "Llama-3-70B", "seq": 4096, "mbs": 1},
            {"crossover_002": (1792, 1e-9), "crossover_korthikanti": (870, 0.001)}, _a10_03,
-           "L(14BSD + BNS^2) counts elements; 34sbh + 5as^2b counts bytes per layer"),
+           "L(14BSD + BNS^2) counts elements; 34sbh + 5as^2b counts bytes per layer",
+           derived={"crossover_korthikanti": "Korthikanti et al. 2022's 34sbh + 5as²b: s = 34h/(5a)"},
+           about={"crossover_korthikanti": "their 5 = 2 (softmax output) + 1 (dropout mask) + 2 (dropout output) "
+                  "assumes a GPT-3 block with attention dropout; Llama-family models train without it, the term "
+                  "is 2as²b and the crossover 34h/(2a) = 2,176 here; the 34 assumes a 4h GeLU MLP and only "
+                  "happens to land close for SwiGLU with GQA"}),
     Preset("A10-04", "FLOPs in the forward pass", "memory", "seed 002 A10-04",
            {"model": "Llama-3-70B"},
            {"gqa_attention_constant": (4.5, 1e-9), "kv_projection_saving": (8, 1e-9)}, _a10_04,
            "24 B S D^2 + 4 B S^2 D per layer for MHA; 4.5 B S D^2 for the projections under Llama-3-70B's GQA"),
     Preset("A10-05", "Where 6ND comes from", "memory", "seed 002 A10-05; lesson 001 check yourself 1",
            {"model": "Llama-3-70B"},
-           {"attention_crossover_S": (49_000, 0.01), "C_7B_2T": (8.4e22, 1e-9)}, _a10_05),
+           {"attention_crossover_S": (49_000, 0.01), "C_7B_2T": (8.4e22, 1e-9)}, _a10_05,
+           about={"attention_crossover_S": "S = 6D counts the full S² scores (no causal mask); with causal "
+                  "masking, which FlashAttention exploits, only half are computed and the crossover is 12D = "
+                  "98,304, Kaplan et al. 2020's 12·d_model (lesson 001 §3.2)"}),
     Preset("A10-06", "MFU from measured throughput", "memory", "seed 002 A10-06, A5.4",
            {"n_params": N70, "n_gpus": 1024, "gpu": "H100", "tokens_per_s": 12_000},
            {"cluster_peak_flops": (SEED_CLUSTER_PEAK, 0.005),
@@ -235,6 +254,11 @@ PRESETS: tuple[Preset, ...] = (
             "bubble_megatron_p8_m8": (0.875, 1e-9)}, _a10_06,
            "MFU = 6 N x tokens/s / (GPUs x peak) with N = 7.06e10",
            lost=("mfu",),
+           about={"bubble_megatron_p8_m8": "(p − 1)/m = bubble time ÷ ideal compute time (Narayanan et al. 2021); "
+                  "as a share of wall-clock the same pipeline idles (p − 1)/(m + p − 1) = 46.7%, the bubble p8 m8 "
+                  "above: two conventions, do not mix them",
+                  "mfu": "MFU counts 6N FLOPs per token and leaves out attention's FLOPs; PaLM's definition "
+                  "(Chowdhery et al. 2022, App. B) adds them"},
            why={"tokens_per_s_for_40pct": "the seed rounds the cluster peak to 1.01e18 before dividing and gets "
                 f"{0.40 * SEED_CLUSTER_PEAK / (6 * N70):,.0f} (9.5e5); with the unrounded "
                 f"{1024 * H100.peak_flops / 1e18:.4f}e18 it is "
@@ -244,7 +268,9 @@ PRESETS: tuple[Preset, ...] = (
            {"model": "Llama-3-70B", "kv_format": "bf16"},
            {"gqa_KiB_per_token": (320, 1e-9), "mha_KiB_per_token": (2560, 1e-9), "mqa_KiB_per_token": (40, 1e-9),
             "gqa_GiB_128k": (40, 1e-9), "mha_GiB_128k": (320, 1e-9), "mla_80_layers_KiB": (90, 1e-9),
-            "deepseek_v3_mla_KiB": (68.6, 0.001)}, _a10_07),
+            "deepseek_v3_mla_KiB": (68.6, 0.001)}, _a10_07,
+           about={"mla_80_layers_KiB": "an 80-layer model with DeepSeek-V2's MLA dimensions (512 + 64 values per "
+                  "layer); DeepSeek-V2 itself has 60 layers, 67.5 KiB"}),
     Preset("A10-08", "How many sequences fit on one node?", "serving", "seed 002 A10-08",
            {"model": "Llama-3-70B", "gpu": "H100", "n_gpus": 4, "kv_budget_GiB": 170, "contexts": (8192, 131072)},
            {"weights_GiB": (131, 0.005), "left_GiB": (189, 0.005), "per_sequence_GiB_8k": (2.5, 1e-9),
@@ -266,9 +292,10 @@ PRESETS: tuple[Preset, ...] = (
             "decode_tokens_per_s": (24, 0.02), "prefill_intensity_2048": (2048, 0.01)}, _a10_11,
            "the 42 ms is all 141 GB read at one H100's bandwidth (002 A8.1 calls it a reference point: the weights "
            "do not fit on one card); the serving preset spreads them over 4 GPUs, a quarter of it each",
-           why={"decode_intensity_batch1": f"{_a10_11()['decode_intensity_batch1']:.3f}, a little under 1: the input "
-                "embedding (V x D = 1.05B weights, 1.5%) is read by a lookup, not multiplied, and the new token's K "
-                "and V are written too"}),
+           why={"decode_intensity_batch1": f"{_a10_11()['decode_intensity_batch1']:.3f} at context 0: core charges "
+                "the whole input embedding (V × D = 1.05B weights, 1.5% of the bytes) to the step although a lookup "
+                "reads one row of it, and writes the new token's K and V; without the table it is 1.0. The live "
+                "readout below is at the page's context, where attention FLOPs and KV bytes are added"}),
     Preset("A10-12", "Training time and cost", "memory", "seed 002 A10-12",
            {"n_params": N70, "tokens": 15e12, "gpu": "H100", "n_gpus": 2048, "mfu": 0.40, "price": SEED_PRICE},
            {"flops": (6 * N70 * 15e12, 1e-9), "days": (SEED_DAYS, 0.005),
@@ -288,7 +315,10 @@ PRESETS: tuple[Preset, ...] = (
             "serving_GFLOP_per_token": (3.0, 1e-9)}, _example_a),
     Preset("A2.8-MoE", "MoE: memory by total, FLOPs by active", "serving", "seed 002 A2.8; DeepSeek-AI 2024",
            {"model": "DeepSeek-V3"}, {"total": (671e9, 0.02), "active": (37e9, 0.02)}, _deepseek_moe,
-           "main model without the MTP module (+11.6B)"),
+           "main model without the MTP module: 11.6B of its own weights, 13.5B with its copies of the embedding and "
+           "output head (2 × 0.93B), the report's 14B (671B + 14B = the 685B checkpoint)",
+           why={"active": "core counts the input embedding (0.93B), which a token reads one row of; without it the "
+                "count is 36.6B, and the report does not say which it counts"}),
 )  # fmt: skip
 
 PRESETS_BY_KEY: dict[str, Preset] = {p.key: p for p in PRESETS}

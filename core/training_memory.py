@@ -166,9 +166,12 @@ def layer_activation_bytes(
         TP:                   s b h (10 + 24 / t + 5 a s / (h t))
         TP + sequence par.:   s b h (34 / t + 5 a s / (h t))
         selective recompute:  the 5 a s / h term (the attention core) is recomputed, not stored
-        full recompute:       2 s b h (only the layer's input; / t with sequence parallelism)
+        full recompute:       2 s b h (only the layer's input; their Table 2); divided by t here under sequence
+                              parallelism, an extension of ours
 
-    FlashAttention never stores the S x S scores either, so its memory is that of selective recomputation.
+    FlashAttention never stores the S x S scores either, so its memory is that of selective recomputation. The
+    coefficients assume a GPT-3 block (4h GeLU MLP, attention dropout: the 5 = 2 softmax + 1 mask + 2 dropout
+    output); a model without attention dropout stores 2 a s / h instead of 5 a s / h.
     """
     if recompute not in RECOMPUTE:
         raise ValueError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")

@@ -73,11 +73,15 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
   Tensor parallelism splits each layer's heads and FFN columns (so t must divide the heads); pipeline
   parallelism gives each stage a run of layers and pays the bubble.
 - **Activations** grow with sequence length and micro-batch. Korthikanti et al. (2022) count
-  s·b·h·(34 + 5·a·s/h) bytes per layer; the second term is the attention's S × S scores, which selective
-  recomputation or FlashAttention never store. Full recomputation keeps only each layer's input and costs one
-  more forward pass (a third more FLOPs).
-- **Units.** Bars and the card are in GiB (2³⁰ bytes), as nvidia-smi counts; an "80 GB" H100 holds 80 GiB =
-  85.9 GB. Reading it as 80×10⁹ bytes (the GB trap) loses 6.9%.
+  s·b·h·(34 + 5·a·s/h) bytes per layer for a GPT-3 block (a 4h GeLU MLP, attention dropout); the second term is
+  the attention's S × S scores, which selective recomputation or FlashAttention never store. The page applies
+  the same coefficients to every model: Llama-family models have a SwiGLU MLP and no dropout, so for them the
+  score term is 2·a·s/h, and the 34 only happens to land close. Full recomputation keeps only each layer's
+  input and costs one more forward pass (a third more FLOPs); FlashAttention's backward also recomputes the
+  scores, a cost this page does not count.
+- **Units.** Bars and the card are in GiB (2³⁰ bytes), nvidia-smi's unit; the seeds read an "80 GB" H100 as
+  80 GiB = 85.9 GB (nvidia-smi shows 79.6 GiB in total, and less is free after the CUDA context). Reading it as
+  80×10⁹ bytes (the GB trap) loses 6.9%.
 """
         )
         if out.facts.get("n_total") is not None and state.params is None:
@@ -98,13 +102,14 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
         InterviewAnswer(
             sentence="Training holds far more than the weights: bf16 weights and gradients plus fp32 master weights "
             "and two Adam moments come to 16 bytes per parameter, before activations (001 §3.2; 002 A10-09).",
-            equation=r"16\,\text{B} \times 7\times10^{9} = 112\ \text{GB} > 80\ \text{GiB}",
+            equation=r"16\,\text{B} \times 7\times10^{9} = 112\ \text{GB} = 104\ \text{GiB} > 80\ \text{GiB}",
             number="112 GB of states for 7B (001 §3.2); with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per "
             "parameter, 38.5 GB (002 A10-10; Rajbhandari et al. 2020).",
-            trade_off="Sharding (ZeRO-2/3, tensor or pipeline parallelism) buys memory with communication and "
-            "bubbles (002 A5.2); full recomputation buys it with one more forward pass, a third more FLOPs "
-            "(Korthikanti "
-            "et al. 2022); LoRA (Hu et al. 2021) or 8-bit Adam (Dettmers et al. 2022) cut the states themselves.",
+            trade_off="ZeRO-1/2 shard 12-14 of the 16 bytes at plain data parallelism's communication volume; "
+            "ZeRO-3 adds about 50% for gathering the weights (Rajbhandari et al. 2020 §7), tensor parallelism adds "
+            "all-reduces in every layer, pipeline parallelism the bubble (002 A5.2); full recomputation buys "
+            "memory with one more forward pass, a third more FLOPs (Korthikanti et al. 2022); LoRA (Hu et al. "
+            "2021) or 8-bit Adam (Dettmers et al. 2022) cut the states themselves.",
         ),
     )
     page.mistakes(
@@ -114,7 +119,7 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
             "Mixing GB and GiB: an 80 GB card holds 80 GiB; reading it as 80×10⁹ bytes, or comparing GB of demand "
             "with GiB of supply, is off by 7% (002 A10, its unit convention).",
             "Expecting pipeline parallelism to be free: with m micro-batches and p stages a share (p − 1)/(m + p − 1) "
-            "of the step idles; p = 8 needs m ≥ 63 to stay under 10% (002 A5.4, A10-10).",
+            "of wall-clock idles; p = 8 needs m ≥ 63 to keep it at most 10% (002 A5.4, A10-10).",
             "Quoting the sparse peak (2:4 sparsity doubles the data sheet's number) or forgetting MFU when estimating "
             "training time: dense training gets 30-50% of the dense peak (002 A5.4, A10-12).",
         ]

@@ -10,7 +10,7 @@ from pages.views import serving as view_of
 page = Page.setup(
     "Serving: the roofline, the KV cache and speculative decoding",
     ":material/rocket_launch:",
-    "Decoding one token reads every weight to do two FLOPs per weight: it is bound by memory bandwidth, so "
+    "Decoding one token reads each weight it uses to do two FLOPs with it: it is bound by memory bandwidth, so "
     "serving is about batching, the size of the KV cache, and tricks that get more tokens out of each read.",
     r"\begin{gathered}\text{time} = \max\!\Big(\frac{\text{bytes}}{\text{bandwidth}}, "
     r"\frac{\text{FLOPs}}{\text{peak}}\Big),\quad I_{\text{decode}} \approx \frac{2NB}{2N} = B, \\ "
@@ -84,12 +84,15 @@ The black line is the **roofline** of one GPU (Williams et al. 2009): a step can
 over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet, the **ridge point**
 (peak / bandwidth, about 295 FLOP per byte on an H100), a workload turns from memory-bound to compute-bound.
 
-- **Prefill** processes the whole prompt at once: every weight read is used for S tokens, so its intensity is
-  about S FLOP per byte and it sits at the compute roof.
+- **Prefill** processes the whole prompt at once: every weight read is used for S tokens, so a dense bf16
+  model's intensity is about S FLOP per byte, compute-bound once S passes the ridge. An MoE's prompt touches
+  nearly every expert but computes with the active ones only, so its prefill sits far lower (the DeepSeek-V3
+  preset's prefill readout is memory-bound).
 - **Decode** makes one token per sequence per step: every weight read serves only the B sequences of the batch,
-  so its intensity is about B. Batch 1 is far left of the ridge: the lesson's Llama-3-70B needs about 42 ms per
-  token on one H100's bandwidth whatever its FLOP/s. The light-blue line shows decode climbing as the batch grows;
-  at long context it bends back, because each sequence also reads its own KV cache.
+  so its intensity is about B (2B/b with b-byte weights). Batch 1 is far left of the ridge: Llama-3-70B in bf16
+  has a floor of about 42 ms per token on one H100's bandwidth whatever its FLOP/s (seed 002 A8.1). The
+  light-blue line shows decode climbing as the batch grows; at long context it bends back, because each
+  sequence also reads its own KV cache.
 - **The KV cache** stores 2 × layers × KV heads × head dim numbers per token. Grouped-query attention (K < N
   heads) and multi-head latent attention (DeepSeek-V2/V3) shrink it; it, not the weights, decides how many
   sequences a node serves at long context.
@@ -104,13 +107,14 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
     page.interview(
         "“Why is LLM decoding memory-bound, and what do you do about it?”",
         InterviewAnswer(
-            sentence="Each decode step reads every weight (and the KV cache) to do about two FLOPs per weight per "
-            "sequence, so its arithmetic intensity is about the batch size, far below the GPU's ridge point "
-            "(002 A8.1, A10-11).",
+            sentence="Each decode step reads every weight it uses (and the KV cache) to do about two FLOPs per "
+            "weight per sequence, so with bf16 weights its arithmetic intensity is about the batch size, far below "
+            "the GPU's ridge point (002 A8.1, A10-11).",
             equation=r"I_{\text{decode}} \approx B \ll \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
             number="Llama-3-70B at batch 1 on one H100's bandwidth: 141 GB / 3.35 TB/s ≈ 42 ms per token, about "
             "24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 "
-            "GPUs reads a quarter each, about 10.5 ms (002 A8.1/A10-11).",
+            "GPUs reads a quarter each, a floor of about 10.5 ms plus the latency of two all-reduces per layer "
+            "(002 A8.1/A10-11).",
             trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
             "weights and KV cuts bytes at some accuracy risk; speculative decoding helps at small batch and hurts "
             "once decode is compute-bound (002 A8.2, A8.6; Leviathan et al. 2023).",
@@ -120,9 +124,10 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
         [
             "Sizing the KV cache with query heads instead of KV heads: for Llama-3-70B (64 query, 8 KV heads) that "
             "is 2,560 KiB per token instead of 320, eight times too much (002 A8.3, A10-07).",
-            "Thinking more FLOP/s speeds up batch-1 decode: it is bound by memory bandwidth; only fewer bytes "
-            "(quantisation, MoE's sparse reads) or more tokens per read (batching, speculation) help (002 A8.1, "
-            "A10-11).",
+            "Thinking more FLOP/s speeds up batch-1 decode: it is bound by memory bandwidth. Fewer bytes per token "
+            "(quantisation, an MoE's sparse reads), more bandwidth (a newer HBM generation, tensor parallelism "
+            "splitting the reads) or more tokens per weight read help: speculation for one sequence's latency, "
+            "batching for throughput only (002 A8.1, A10-11).",
             "Reserving the maximum context for every request: a 200-token answer in a 4,096-token slot wastes 95% "
             "of it; paged allocation (Kwon et al. 2023) wastes at most one block per sequence (002 A8.4).",
             "Sizing an MoE's memory by its active parameters: DeepSeek-V3 computes with 37B per token but must hold "

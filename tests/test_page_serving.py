@@ -118,6 +118,15 @@ def test_a10_11_batch1_decode_intensity_says_why_it_is_under_1():
     N, V, D, L = 70_553_706_496, 128256, 8192, 80
     exact = (2 * (N - V * D - (2 * L + 1) * D) + L * 64 * 256) / (2 * N + 2 * L * 8 * 128 * 2)
     assert r["A10-11 · decode intensity batch1"][0] == f"{exact:.4f}" == "0.9851"
-    assert "lookup, not multiplied" in r["A10-11 · decode intensity batch1"][1]
+    help_text = r["A10-11 · decode intensity batch1"][1]
+    assert "a lookup reads one row of it" in help_text
+    # without the V x D input table in the bytes, the same step is 1.0 to the printed digit
+    without = (2 * (N - V * D - (2 * L + 1) * D) + L * 64 * 256) / (2 * (N - V * D) + 2 * L * 8 * 128 * 2)
+    assert f"{without:.1f}" == "1.0" and "without the table it is 1.0" in help_text
     assert "the source states 1 " in r["A10-11 · decode intensity batch1"][1]
-    assert "lookup, not multiplied" in r["Decode intensity, batch 1"][1]
+    live = r["Decode intensity, batch 1"][1]
+    # the input table's share of the bytes of a batch-1 step at the preset's context of 8,192 (320 KiB per token,
+    # the cache read plus the new token's entry)
+    share = 2 * V * D / (2 * N + (8192 + 1) * 2 * L * 8 * 128 * 2)
+    assert f"whole input-embedding table to every step ({100 * share:.1f}% of the bytes here)" in live
+    assert "near 2B/2 = 1 at short context" in live

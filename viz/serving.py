@@ -340,7 +340,7 @@ def kv_capacity_figure(
 def moe_router_figure(
     load: ArrayLike,
     kept: ArrayLike,
-    capacity: int,
+    capacity: int | None,
     *,
     dropped_tokens: int | None = None,
     aux_loss: float | None = None,
@@ -349,7 +349,7 @@ def moe_router_figure(
     presenter: bool = False,
 ) -> go.Figure:
     """Assignments per expert, split into processed (blue) and dropped over capacity (vermillion), with the
-    capacity line. dropped_tokens and aux_loss go in a note."""
+    capacity line (none when ``capacity`` is None: dropless routing). dropped_tokens and aux_loss go in a note."""
     t = get_theme(theme)
     pal = t.palette
     load_a, kept_a = _arr(load), _arr(kept)
@@ -381,7 +381,9 @@ def moe_router_figure(
         "barmode": "stack",
         "xaxis": {"title": {"text": "expert"}, "type": "category"},
         "yaxis": {"title": {"text": "token assignments"}, "rangemode": "tozero"},
-        "shapes": [
+        "shapes": []
+        if capacity is None
+        else [
             {
                 "type": "line",
                 "xref": "paper",
@@ -396,11 +398,12 @@ def moe_router_figure(
             {
                 "xref": "paper",
                 "x": 1,
-                "y": capacity,
+                "y": float(load_a.max()) if capacity is None else capacity,
                 "xanchor": "right",
                 "yanchor": "bottom",
                 "showarrow": False,
-                "text": f"capacity {capacity} per expert" + (": " + "; ".join(bits) if bits else ""),
+                "text": ("no capacity limit (dropless)" if capacity is None else f"capacity {capacity} per expert")
+                + (": " + "; ".join(bits) if bits else ""),
             }
         ],
         "uirevision": "moe-router",

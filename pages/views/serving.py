@@ -9,7 +9,7 @@ import pandas as pd
 
 from core import serving
 from core.hardware import GB, GIB, GPUS
-from core.model_spec import CATALOGUE, KIB, kv_cache_bytes_per_token, param_breakdown
+from core.model_spec import CATALOGUE, DEEPSEEK_V3_MTP, KIB, kv_cache_bytes_per_token, param_breakdown
 from core.systems_presets import PRESETS_BY_KEY
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
@@ -23,6 +23,8 @@ VIEWS = ("KV capacity", "Speculative decoding", "MoE router")
 KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
 SPEC_K = (1, 2, 4, 8)
 SAMPLES = 20_000  # draws of the acceptance-rule check
+# Drafts: the catalogue plus DeepSeek-V3's own MTP module, the one draft that shares DeepSeek-V3's vocabulary.
+DRAFTS = {**CATALOGUE, DEEPSEEK_V3_MTP.name: DEEPSEEK_V3_MTP}
 
 FIELDS: tuple[Field, ...] = (
     Field("srv_model", "Model", "choice", "Llama-3-8B", choices=tuple(CATALOGUE), help="custom: your own shape"),
@@ -59,10 +61,26 @@ FIELDS: tuple[Field, ...] = (
     Field("used", "Tokens used (% of the context, mean)", "int", 25, lo=1, hi=100, widget="slider"),
     Field("accept", "Acceptance rate α", "float", 0.8, lo=0.0, hi=1.0, step=0.01, widget="slider"),
     Field("draft_k", "Draft length k", "int", 4, lo=1, hi=16, widget="slider"),
-    Field("draft", "Draft model", "choice", "custom", choices=tuple(CATALOGUE), help="custom = Llama-3.2-1B shape"),
+    Field(
+        "draft",
+        "Draft model",
+        "choice",
+        "custom",
+        choices=tuple(DRAFTS),
+        help="custom = Llama-3.2-1B shape; the draft must share the target's vocabulary",
+    ),
     Field("experts", "Experts E", "int", 8, lo=2, hi=256),
     Field("topk", "Experts per token k", "int", 2, lo=1, hi=16),
-    Field("capf", "Capacity factor", "float", 1.25, lo=0.1, hi=8.0, step=0.05),
+    Field(
+        "capf",
+        "Capacity factor",
+        "float",
+        1.25,
+        lo=0.0,
+        hi=8.0,
+        step=0.05,
+        help="0: no capacity limit, nothing is dropped (dropless routing; DeepSeek-V3 drops no tokens)",
+    ),
     Field("skew", "Router skew", "float", 1.0, lo=0.0, hi=6.0, step=0.25, help="0: balanced in expectation"),
     Field("rtokens", "Tokens in the batch", "int", 256, lo=8, hi=4096),
     Field("srv_traps", "Traps: show the wrong number too", "multi", (), choices=TRAPS),
@@ -101,6 +119,12 @@ SPEC = Spec(
                 "wfmt": "fp8",
                 "experts": 256,
                 "topk": 8,
+                # DeepSeek-V3 drops no tokens (DeepSeek-AI 2024 §2.1.2): no capacity limit
+                "capf": 0.0,
+                # its own MTP module drafts one token, accepted 85-90% of the time (DeepSeek-AI 2024 §5.4.3)
+                "draft": DEEPSEEK_V3_MTP.name,
+                "draft_k": 1,
+                "accept": 0.85,
                 "srv_problem": "A2.8-MoE",
             },
         }.items()
@@ -175,7 +199,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             "Weights",
             f"{weights / GIB:,.1f} GiB",
             f"{weights / GB:,.1f} GB: every parameter resident ({state.wfmt}, "
-            f"{serving.BITS_PER_PARAM[state.wfmt]:.3g} bits per parameter)",
+            f"{serving.BITS_PER_PARAM[state.wfmt]:.4g} bits per parameter)"
+            + (f", in total over the {tp} GPUs: {weights / tp / GIB:,.1f} GiB each" if tp > 1 else ""),
         ),
         Readout(
             "KV cache per token",
@@ -232,16 +257,33 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 sparse_attainable=serving.attainable_flops(x, gpu, sparse=True) if "sparse peak" in traps else None,
                 **options.look,
             )
+        one_token = float(serving.weight_bytes_read(spec, 1, state.wfmt))
+        if spec.is_moe:
+            read = (
+                f"the {one_token / GB:,.1f} GB one token reads (attention, embeddings, the dense layers, the shared "
+                f"expert and {spec.top_k} of {spec.n_experts} routed experts per MoE layer: the active parameters, "
+                f"not all {weights / GB:,.0f} GB)"
+            )
+        else:
+            read = f"all {one_token / GB:,.1f} GB of weights"
         readouts += [
             Readout(
                 "Ridge point",
                 f"{ridge:,.0f} FLOP/B",
-                f"peak / bandwidth = {fmt.sci(gpu.peak_flops)} / {gpu.bandwidth / 1e12:g}×10¹² B/s",
+                f"dense bf16 peak / bandwidth = {fmt.sci(gpu.peak_flops)} / {gpu.bandwidth / 1e12:g}×10¹² B/s"
+                + (
+                    f"; if the matmuls themselves run in fp8 the peak doubles and the ridge is {2 * ridge:,.0f} "
+                    "(weight-only formats keep the bf16 peak)"
+                    if state.wfmt == "fp8" and gpu.name.startswith("H")
+                    else ""
+                ),
             ),
             Readout(
                 "Decode, batch 1",
                 f"{1e3 * bound:,.1f} ms/token",
-                f"weights / ({tp} × bandwidth) = {1 / bound:,.0f} tokens/s at best (no all-reduce latency)",
+                f"a floor: {read} / ({tp} × {gpu.bandwidth / 1e12:g} TB/s), at most {1 / bound:,.0f} tokens/s; "
+                + ("two all-reduces per layer and " if tp > 1 else "")
+                + "bandwidth below the data sheet's come on top",
             ),
         ]
         if tp > 1:
@@ -251,18 +293,29 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 Readout(
                     "Decode, batch 1, one GPU's bandwidth",
                     f"{1e3 * one:,.1f} ms/token",
-                    f"all the weights read by one {gpu.name} (the reference of 002 A8.1/A10-11, whether or not they "
-                    f"fit on one card); tensor parallelism over {tp} GPUs reads 1/{tp} each: {1e3 * bound:,.1f} ms",
+                    f"{read} at one {gpu.name}'s bandwidth (the reference of 002 A8.1/A10-11, whether or not they "
+                    f"fit on one card); tensor parallelism over {tp} GPUs reads 1/{tp} each: a floor of "
+                    f"{1e3 * bound:,.1f} ms",
                 )
             )
+        bpp = serving.BITS_PER_PARAM[state.wfmt] / 8
+        emb_share = param_breakdown(spec).embedding * bpp / float(now.bytes)
         readouts += [
             Readout(
                 f"Decode intensity, batch {state.batch:,}",
                 f"{float(now.intensity):,.1f} FLOP/B",
                 f"at context {state.srv_ctx:,}: "
                 + ("memory-bound" if float(now.intensity) < ridge else "compute-bound")
-                + "; a little under the batch at short context: the input embedding is read by a lookup, not "
-                "multiplied (2 FLOPs per weight for all the others), and the KV cache adds bytes",
+                + f". Each weight read does 2 FLOPs per sequence, so a dense model with {bpp:.3g}-byte weights sits "
+                f"near 2B/{bpp:.3g} = {2 * state.batch / bpp:,.4g} at short context"
+                + (
+                    "; an MoE reads more experts as the batch grows, so its intensity stays below that"
+                    if spec.is_moe
+                    else ""
+                )
+                + f". This count charges the whole input-embedding table to every step ({100 * emb_share:.1f}% of "
+                "the bytes here), which a lookup reads only B rows of, and the KV cache adds each sequence's "
+                "context",
             ),
             Readout(f"Prefill intensity, {state.prompt:,} tokens", f"{float(pre.intensity):,.0f} FLOP/B"),
         ]
@@ -291,13 +344,28 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         cap = None
         view.notices.append(("warning", f"{str(e)[0].upper()}{str(e)[1:]}."))
     if cap is not None:
+        if cap.replication > 1:
+            why = (
+                "MLA's latent is shared by all heads, so tensor parallelism cannot split it and every GPU holds all "
+                "of it; serving stacks run MLA's attention data-parallel instead"
+                if spec.is_mla
+                else f"{tp} GPUs share {spec.n_kv_heads} KV heads, so each KV head is replicated"
+            )
+            held = f" ({cap.per_sequence / GIB:,.3g} GiB held {cap.replication:g} times: {why})"
+        else:
+            held = " (tensor parallelism splits the cache by KV heads)" if tp > 1 else ""
         readouts += [
             Readout(
                 f"Sequences of {state.srv_ctx:,} tokens that fit",
                 f"{cap.sequences:,}",
-                f"KV budget {cap.kv_budget / GIB:,.1f} GiB / {cap.per_sequence / GIB:,.3g} GiB per sequence; "
-                f"{tp} × {gpu.memory_label:g} GiB − weights {cap.weights / GIB:,.1f} GiB − reserve "
-                f"{cap.reserve / GIB:,.1f} GiB",
+                f"KV budget {cap.kv_budget / GIB:,.1f} GiB / {cap.per_sequence_held / GIB:,.3g} GiB per sequence"
+                f"{held}; {tp} × {gpu.memory_label:g} GiB − weights {cap.weights / GIB:,.1f} GiB − reserve "
+                f"{cap.reserve / GIB:,.1f} GiB"
+                + (
+                    " (no overhead taken off: real servers keep a few GiB per GPU for the CUDA context and activations)"
+                    if cap.reserve == 0 and state.kv_budget is None
+                    else ""
+                ),
             )
         ]
         if state.kv_budget is not None and state.srv_reserve > 0:
@@ -307,7 +375,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         if "GB instead of GiB" in traps:
             lost = tp * (gpu.memory_bytes - gpu.memory_bytes_if_gb)
             wrong_budget = min(cap.kv_budget, cap.memory - lost - cap.weights)
-            wrong_n = int(wrong_budget // cap.per_sequence) if wrong_budget > 0 else 0
+            wrong_n = int(wrong_budget // cap.per_sequence_held) if wrong_budget > 0 else 0
             readouts.append(
                 Readout(
                     "✗ Sequences if the label were GB",
@@ -318,12 +386,13 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         if options.wants("KV capacity"):
             top = max(131_072, int(state.srv_ctx))
             ctxs = np.unique(np.concatenate([2 ** np.arange(9, int(np.log2(top)) + 1), [int(state.srv_ctx)]]))
+            kv_held = kv_tok * cap.replication  # bytes per token, all tensor-parallel copies together
             pairs = [
-                serving.sequences_by_allocator(cap.kv_budget, kv_tok, _lengths(int(c), state.used), int(c))
+                serving.sequences_by_allocator(cap.kv_budget, kv_held, _lengths(int(c), state.used), int(c))
                 for c in ctxs
             ]
             now_pair = serving.sequences_by_allocator(
-                cap.kv_budget, kv_tok, _lengths(int(state.srv_ctx), state.used), int(state.srv_ctx)
+                cap.kv_budget, kv_held, _lengths(int(state.srv_ctx), state.used), int(state.srv_ctx)
             )
             waste = serving.allocation_waste(_lengths(int(state.srv_ctx), state.used), int(state.srv_ctx))
             trap = None
@@ -343,7 +412,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
     # ---- speculative decoding
     E = float(serving.expected_tokens_per_forward(state.accept, state.draft_k))
-    draft = CATALOGUE[state.draft]
+    draft = DRAFTS[state.draft]
     readouts.append(
         Readout(
             "Speculative: tokens per target forward",
@@ -353,7 +422,13 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     )
     if options.wants("Speculative decoding"):
         readouts += _acceptance_check(view)
-    if tp_ok and draft.n_heads % tp == 0:
+    same_vocab = draft.vocab == spec.vocab
+    if not same_vocab:
+        try:
+            serving.check_draft_vocab(spec, draft)
+        except ValueError as e:
+            view.notices.append(("warning", f"Speculative speed-up not computed: {e}."))
+    elif tp_ok and draft.n_heads % tp == 0:
         sp_now = float(
             serving.speculative_speedup_vs_batch(
                 state.accept, state.draft_k, state.batch, spec, draft, gpu, context=state.prompt, tp=tp
@@ -383,7 +458,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 (float(state.accept), int(state.draft_k), E),
                 **options.look,
             )
-    elif tp_ok:
+    elif tp_ok:  # same vocabulary, but the draft's heads do not split over tp GPUs
         view.notices.append(
             ("warning", f"The draft {draft.name} cannot be split over {tp} GPUs: choose another draft.")
         )
@@ -402,22 +477,34 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if topk > state.experts:
         view.notices.append(("warning", f"k = {topk} experts per token exceeds E = {state.experts}; using k = E."))
         topk = int(state.experts)
+    capf = float(state.capf) if state.capf > 0 else None  # 0: no capacity limit (dropless)
     routing = serving.route_tokens(
-        serving.toy_router_logits(int(state.rtokens), int(state.experts), float(state.skew)), topk, float(state.capf)
+        serving.toy_router_logits(int(state.rtokens), int(state.experts), float(state.skew)), topk, capf
     )
     view.facts["routing"] = routing
     readouts.append(
         Readout(
             "Router: tokens that lost an expert",
             f"{routing.dropped_tokens:,} of {state.rtokens:,}",
-            f"capacity ⌈{state.capf:g} × T k / E⌉ = {routing.capacity} per expert (Fedus et al. 2022)",
+            (
+                f"capacity ⌈{state.capf:g} × T k / E⌉ = {routing.capacity} per expert: a Switch-style toy "
+                "(Fedus et al. 2022) with a softmax router"
+                if capf is not None
+                else "no capacity limit: every assignment is processed, none dropped (dropless routing)"
+            )
+            + (
+                "; DeepSeek-V3 itself drops no tokens in training or inference: it balances load with a per-expert "
+                "bias on sigmoid affinities (auxiliary-loss-free balancing, DeepSeek-AI 2024 §2.1.2)"
+                if spec.name == "DeepSeek-V3"
+                else ""
+            ),
         )
     )
     if options.wants("MoE router"):
         view.figures["MoE router"] = moe_router_figure(
             routing.load,
             routing.processed,
-            routing.capacity,
+            routing.capacity if capf is not None else None,
             dropped_tokens=routing.dropped_tokens,
             aux_loss=routing.aux_loss,
             **options.look,

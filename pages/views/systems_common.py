@@ -104,13 +104,18 @@ def problem_readouts(key: str) -> list[Readout]:
     got = p.compute()
     out = []
     for name, (stated, _tol) in p.expected.items():
+        stated_text = p.stated_text.get(name) or answer_text(name, stated)
         if name in p.lost:
             help_text = (
                 f"{p.title}: the source's number was lost in extraction; its own inputs and rounding give "
-                f"{answer_text(name, stated)} ({p.source})."
+                f"{stated_text} ({p.source})."
             )
+        elif name in p.derived:
+            help_text = f"{p.title}: derived from {p.derived[name]}, {stated_text}; the source does not state it."
         else:
-            help_text = f"{p.title}: the source states {answer_text(name, stated)} ({p.source})."
+            help_text = f"{p.title}: the source states {stated_text} ({p.source})."
+        if name in p.about:
+            help_text += f" {p.about[name][0].upper()}{p.about[name][1:]}."
         if name in p.why:
             help_text += f" Core differs: {p.why[name]}."
         if p.note:

@@ -179,6 +179,15 @@ def _shape_readouts(spec: ModelSpec, state: State) -> list[Readout]:
     return out
 
 
+def _activation_formula(recompute: str, flash: bool) -> str:
+    """The per-layer formula the activation readout uses (tensor and sequence parallelism over t GPUs)."""
+    if recompute == "full":
+        return "2 s b h / t (only each layer's input is kept)"
+    if recompute == "selective" or flash:
+        return "s b h · 34/t (the S × S scores are not stored)"
+    return "s b h (34/t + 5 a s/(h t))"
+
+
 def figures(state: State, options: Options = DEFAULT) -> View:
     """The per-GPU memory of ZeRO stages 0-3 (``main``), the pipeline bubble (``bubble``), readouts, problems."""
     view = View()
@@ -275,8 +284,15 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(
                 "Activations per GPU",
                 f"{a / GIB:,.1f} GiB",
-                "Korthikanti et al. 2022: s b h (34/t + 5 a s/(h t)) bytes per layer, × layers; "
-                f"recomputation adds {100 * view.facts.get('recompute_cost', 0.0):.1f}% FLOPs",
+                "Korthikanti et al. 2022 (a GPT-3 block with attention dropout; applied here to every model): "
+                + _activation_formula(state.recompute, state.flash)
+                + f" bytes per layer, × layers; recomputation adds {100 * view.facts.get('recompute_cost', 0.0):.1f}%"
+                " FLOPs"
+                + (
+                    " (FlashAttention's backward recomputes the scores too, not counted here)"
+                    if state.flash and state.recompute != "full"
+                    else ""
+                ),
             ),
         ]
         if state.params is None:
