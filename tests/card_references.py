@@ -1,13 +1,867 @@
 """Independent references for the numbers the interview cards quote: each ``what`` of a card's [[card.checks]]
-computed again here from its published formula (or scipy, fractions, torch autograd), never through core.
+computed again here from its published formula (or scipy, fractions, torch autograd, an exact enumeration), never
+through core. This module imports no project module: where a ``what`` is a toy of the lesson (the length-bias toy,
+the annealing loss model's constants, a model's shape), its data are copied here with their source, and
+tests/test_card_numbers.py checks that the copies still equal core's data, so a changed toy fails loudly instead of
+silently agreeing with itself.
 
-tests/test_card_numbers.py compares every card check's ``shown`` text with these at the printed precision.
+tests/test_card_numbers.py compares every card check's ``shown`` text with REFERENCES[what](**args) at the printed
+precision (:func:`parse_shown` below says how a printed number is read).
+
+Units: a reference returns its quantity in the unit that QUANTITIES in tests/test_cards.py uses for the same
+``what`` (the unit of the check's ``value``). That unit is 1 (a plain number, a fraction, bytes, FLOPs, days, ...)
+unless UNITS below says otherwise (percent, KiB, GiB, GFLOP).
+
+Known limits of independence (also in the report of issue 28):
+- ``lora_init_run``: only the fields that the initialisation fixes whatever the random draw (the output change at
+  step 0 with B = 0, the gradient of A at step 0 with B = 0, every norm under A = B = 0) are re-derived, by a small
+  torch fit of our own; a field that depends on the page's random draw raises NotImplementedError.
+- ``lora_memory`` for Llama-2-7B and LLaMA-65B counts N as the nominal 7e9 and 65e9 the lesson uses (the HF configs
+  give 6,738,415,616 and about 65.2e9), the same convention as core; the trainable count r(d_out + d_in) per matrix
+  comes from the published shapes.
 """
 
 from __future__ import annotations
 
+import math
+import re
+import statistics
 from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
 
-REFERENCES: dict[str, Callable[..., float]] = {}
+import numpy as np
+from scipy import optimize, signal, special, stats
+
+# ================================================================================================ printed numbers
+
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[+\-\u2212])?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?:e(?P<exp>[+\-]?\d+))?"
+    r"(?![\d])"
+)
+# scale units right after the number (attached, or after one space); longest first
+_SCALES: tuple[tuple[str, Fraction], ...] = (
+    ("percentage points", Fraction(1, 100)),
+    ("points", Fraction(1, 100)),
+    ("TFLOP", Fraction(10**12)),
+    ("GFLOP", Fraction(10**9)),
+    ("PFLOP", Fraction(10**15)),
+    ("TiB", Fraction(2**40)),
+    ("GiB", Fraction(2**30)),
+    ("MiB", Fraction(2**20)),
+    ("KiB", Fraction(2**10)),
+    ("TB", Fraction(10**12)),
+    ("GB", Fraction(10**9)),
+    ("MB", Fraction(10**6)),
+    ("kB", Fraction(10**3)),
+    ("%", Fraction(1, 100)),
+)
+_ATTACHED = {
+    "k": Fraction(10**3),
+    "K": Fraction(10**3),
+    "M": Fraction(10**6),
+    "B": Fraction(10**9),
+    "T": Fraction(10**12),
+}
+_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+@dataclass(frozen=True)
+class Printed:
+    """A number as a card prints it: ``number`` and ``half_unit`` in the printed unit, ``scale`` the printed
+    unit's size (None: the quantity's own unit, e.g. "40" after "KiB per token" was said once), ``exact`` when the
+    text says "exactly"."""
+
+    number: Fraction
+    half_unit: Fraction
+    scale: Fraction | None
+    exact: bool = False
+
+    def value(self, unit: Fraction) -> Fraction:
+        """The printed number in a quantity's unit (``unit``: the size of that unit, e.g. 1/100 for percent)."""
+        return self.number * (self.scale if self.scale is not None else unit) / unit
+
+    def half(self, unit: Fraction) -> Fraction:
+        """Half a unit in the last digit shown, in the quantity's unit."""
+        return self.half_unit * (self.scale if self.scale is not None else unit) / unit
+
+    def matches(self, x: float, unit: Fraction = Fraction(1)) -> bool:
+        """Whether ``x`` (in the quantity's unit) prints as this number: within half a unit of its last digit (the
+        tie included: 0.03125 may print as 0.0312), with 1e-9 relative slack for the rounding of a float."""
+        if not math.isfinite(x):
+            return False
+        diff = abs(Fraction(x) - self.value(unit))
+        slack = Fraction(1, 10**9) * max(abs(self.value(unit)), Fraction(1, 10**12))
+        if self.exact:
+            return diff <= Fraction(1, 10**12) * max(abs(self.value(unit)), Fraction(1))
+        return diff <= self.half(unit) + slack
+
+
+def parse_shown(shown: str) -> Printed:
+    """Read the one number in a check's ``shown`` text and its printed precision.
+
+    Rules (half a unit in the last digit shown):
+    - "2.475" -> 2.475 +- 5e-4; "0.0312" -> +- 5e-5; "-0.77", "+1.29" (sign kept; "−" counts as minus).
+    - An integer without thousands separators counts every digit: "128" +- 0.5, "90" +- 0.5, "800" +- 0.5.
+    - An integer with thousands separators: trailing zeros are not significant, "2,460" means 2,460 +- 5 (so 2457.6
+      passes), "131,072" +- 0.5, "8,388,608" +- 0.5.
+    - Scientific notation: "8.4e22" -> 8.4e22 +- 5e20; "6e20" -> +- 5e19; "1.016e9" -> +- 5e5.
+    - A letter right after the number scales it: k/K 1e3, M 1e6, B 1e9 ("1.5B" -> 1.5e9 +- 5e7), T 1e12.
+    - A unit after it (attached or after one space) scales it: "%" and "points"/"percentage points" 1/100
+      ("0.39%" -> 0.0039 +- 5e-5 as a fraction, or 0.39 +- 0.005 in percent), "KiB" 2^10, "GiB" 2^30, "MB" 1e6,
+      "GB" 1e9, "GFLOP" 1e9, .... Any other word after the number ("tokens", "nats", "days", "FLOP/byte") is a
+      label: the number is in the quantity's own unit.
+    - A number word when there are no digits: "about four times" -> 4 +- 0.5.
+    - "exactly" anywhere in the text: no rounding allowed ("exactly 0.0" -> 0 within 1e-12).
+    - The first number is the one checked; a later one names its parameter ("44 tokens per parameter at 2.7e20").
+    Raises ValueError when the text holds no number.
+    """
+    matches = list(_NUMBER.finditer(shown))
+    if not matches:
+        words = [w for w in re.findall(r"[a-z]+", shown.lower()) if w in _WORDS]
+        if len(words) != 1:
+            raise ValueError(f"{shown!r} holds no number (digits or one number word)")
+        return Printed(Fraction(_WORDS[words[0]]), Fraction(1, 2), None, "exactly" in shown.lower())
+    m = matches[0]
+    int_part, frac, exp = m.group("int"), m.group("frac"), m.group("exp")
+    digits = int_part.replace(",", "")
+    number = Fraction(int(digits))
+    if frac:
+        number += Fraction(int(frac), 10 ** len(frac))
+        last = Fraction(1, 10 ** len(frac))
+    elif "," in int_part:
+        stripped = digits.rstrip("0")
+        last = Fraction(10 ** (len(digits) - len(stripped))) if stripped else Fraction(1)
+    else:
+        last = Fraction(1)
+    if m.group("sign") in ("-", "\u2212"):
+        number = -number
+    if exp:
+        number *= Fraction(10) ** int(exp)
+        last *= Fraction(10) ** int(exp)
+    half = last / 2
+    rest = shown[m.end() :]
+    scale: Fraction | None = None
+    if rest[:1] in _ATTACHED and not rest[1:2].isalpha() and not exp:
+        scale = _ATTACHED[rest[0]]
+    else:
+        after = rest[1:] if rest.startswith(" ") else rest
+        for name, size in _SCALES:
+            if after.startswith(name) and not after[len(name) : len(name) + 1].isalpha():
+                scale = size
+                break
+    return Printed(number, half, scale, "exactly" in shown.lower())
+
+
+def printed_in(text: str, shown: str) -> bool:
+    """Whether ``shown`` occurs in ``text`` as a whole number: not inside a longer number ("0.3" in "0.35", "40" in
+    "140" or "40,960")."""
+    for m in re.finditer(re.escape(shown), text):
+        before, after = text[: m.start()], text[m.end() :]
+        if shown[:1].isdigit() and (before[-1:].isdigit() or (before[-1:] in ".," and before[-2:-1].isdigit())):
+            continue
+        if shown[-1:].isdigit() and (after[:1].isdigit() or (after[:1] in ".," and after[1:2].isdigit())):
+            continue
+        return True
+    return False
+
+
+# ================================================================================================ scaling laws
+
+# L(N, D) = E + A / N^alpha + B / D^beta: Hoffmann et al. 2022 (approach 3) and Besiroglu et al. 2024 (Epoch AI's
+# refit of the same data), as published.
+CHINCHILLA_FITS: dict[str, tuple[float, float, float, float, float]] = {
+    "hoffmann2022": (1.69, 406.4, 410.7, 0.34, 0.28),
+    "epoch2024": (1.8172, 482.01, 2085.43, 0.3478, 0.3658),
+}
+
+
+def training_flops(N: float, D: float) -> float:
+    """C = 6 N D (Kaplan et al. 2020; Hoffmann et al. 2022): 2 FLOPs per weight forward, 4 backward, per token."""
+    return 6.0 * N * D
+
+
+def chinchilla_loss(N: float, D: float, fit: str = "hoffmann2022") -> float:
+    E, A, B, alpha, beta = CHINCHILLA_FITS[fit]
+    return E + A / N**alpha + B / D**beta
+
+
+def isoflop_loss(C: float, N: float, fit: str = "hoffmann2022") -> float:
+    """The loss of N parameters trained with the whole budget C: D = C / (6 N)."""
+    return chinchilla_loss(N, C / (6.0 * N), fit)
+
+
+def n_opt(C: float, fit: str = "hoffmann2022") -> float:
+    """Hoffmann et al. 2022, eq. (4): N_opt = G (C/6)^(beta/(alpha+beta)), G = (alpha A / (beta B))^(1/(alpha+beta))."""
+    _, A, B, alpha, beta = CHINCHILLA_FITS[fit]
+    G = (alpha * A / (beta * B)) ** (1.0 / (alpha + beta))
+    return G * (C / 6.0) ** (beta / (alpha + beta))
+
+
+def n_opt_numerical(C: float, fit: str = "hoffmann2022") -> float:
+    """The minimiser of isoflop_loss over log10 N, by scipy (a second route to N_opt, for the self-test)."""
+    res = optimize.minimize_scalar(
+        lambda lg: isoflop_loss(C, 10.0**lg, fit), bounds=(3.0, 16.0), method="bounded", options={"xatol": 1e-12}
+    )
+    return 10.0**res.x
+
+
+def min_loss(C: float, fit: str = "hoffmann2022") -> float:
+    """The least loss a budget C reaches, minimised numerically by scipy (not by the closed form)."""
+    return isoflop_loss(C, n_opt_numerical(C, fit), fit)
+
+
+def tokens_per_param_opt(C: float, fit: str = "hoffmann2022") -> float:
+    N = n_opt(C, fit)
+    return C / (6.0 * N) / N
+
+
+def rule_n(C: float) -> float:
+    """The 20-tokens-per-parameter rule: C = 6 N (20 N) = 120 N^2."""
+    return math.sqrt(C / 120.0)
+
+
+def rule_d(C: float) -> float:
+    return 20.0 * rule_n(C)
+
+
+def loss_excess_pct(C: float, factor: float, fit: str = "hoffmann2022") -> float:
+    """How much higher (%) the loss of factor x N_opt is than the optimum at the same budget C."""
+    N = n_opt(C, fit)
+    return 100.0 * (isoflop_loss(C, factor * N, fit) / isoflop_loss(C, N, fit) - 1.0)
+
+
+def compute_share_same_loss(N: float, D: float, fit: str = "hoffmann2022") -> float:
+    """The budget at which a compute-optimal model reaches the loss of (N, D), as a fraction of 6 N D (brentq on
+    the optimal-loss envelope, N_opt from the closed form)."""
+    target = chinchilla_loss(N, D, fit)
+    lg = optimize.brentq(lambda x: isoflop_loss(10.0**x, n_opt(10.0**x, fit), fit) - target, 10.0, 40.0, xtol=1e-13)
+    return 10.0**lg / training_flops(N, D)
+
+
+SECONDS_PER_DAY = 86_400.0
+
+
+def hardware_flops(n_gpus: float, hours: float, peak_flops: float, mfu: float) -> float:
+    return n_gpus * hours * 3600.0 * peak_flops * mfu
+
+
+def train_days(C: float, n_gpus: float, peak_flops: float, mfu: float) -> float:
+    return C / (n_gpus * peak_flops * mfu) / SECONDS_PER_DAY
+
+
+def gpu_days(C: float, peak_flops: float, mfu: float) -> float:
+    return train_days(C, 1, peak_flops, mfu)
+
+
+# Mixed-precision Adam: bf16 weights (2) and gradients (2), fp32 master weights (4) and two moments (4 + 4)
+# (Rajbhandari et al. 2020, ZeRO, section 3.1: 16 bytes per parameter).
+ADAM_MIXED_BYTES_PER_PARAM = 2 + 2 + 4 + 4 + 4
+
+
+def training_memory_bytes(N: float) -> float:
+    return ADAM_MIXED_BYTES_PER_PARAM * N
+
+
+def serving_gflop_per_token(C: float, N: float) -> float:
+    """Inference: one multiply and one add per weight per generated token, 2 N FLOPs (C does not enter)."""
+    return 2.0 * N / 1e9
+
+
+# ================================================================================================ KL leash, DPO
+
+
+def kl_policy(pi_ref: tuple[float, ...], r: tuple[float, ...], beta: float, index: int) -> float:
+    """pi*(y) = pi_ref(y) exp(r(y)/beta) / Z, the maximiser of E[r] - beta KL(pi || pi_ref) (Rafailov et al.
+    2023, eq. 4)."""
+    w = [p * math.exp(x / beta) for p, x in zip(pi_ref, r, strict=True)]
+    return w[index] / math.fsum(w)
+
+
+def kl_divergence(p: tuple[float, ...], q: tuple[float, ...]) -> float:
+    """KL(p || q) in nats, terms with p = 0 counting 0 (scipy.special.rel_entr)."""
+    return float(np.sum(special.rel_entr(np.asarray(p, dtype=float), np.asarray(q, dtype=float))))
+
+
+def kl_max_objective(pi_ref: tuple[float, ...], r: tuple[float, ...], beta: float) -> float:
+    """The optimum's value, max_pi E[r] - beta KL = beta log Z, Z = sum pi_ref exp(r/beta) (closed form)."""
+    return beta * math.log(sum(p * math.exp(x / beta) for p, x in zip(pi_ref, r, strict=True)))
+
+
+def dpo(field: str, logp_w: float, logp_l: float, ref_w: float, ref_l: float, beta: float) -> float:
+    """Rafailov et al. 2023: r_hat = beta (log pi - log pi_ref); L = -log sigma(r_hat_w - r_hat_l). The gradient
+    weight is -dL/dmargin, taken here by torch autograd (not by the formula sigma(-margin))."""
+    import torch
+
+    reward_w, reward_l = beta * (logp_w - ref_w), beta * (logp_l - ref_l)
+    margin = reward_w - reward_l
+    if field == "reward_w":
+        return reward_w
+    if field == "reward_l":
+        return reward_l
+    if field == "margin":
+        return margin
+    if field == "loss":
+        return math.log1p(math.exp(-margin))  # -log sigma(m) = log(1 + e^-m)
+    m = torch.tensor(margin, dtype=torch.float64, requires_grad=True)
+    loss = -torch.nn.functional.logsigmoid(m)
+    (grad,) = torch.autograd.grad(loss, m)
+    if field == "weight":
+        return -float(grad)
+    lw = torch.tensor(logp_w, dtype=torch.float64, requires_grad=True)
+    ll = torch.tensor(logp_l, dtype=torch.float64, requires_grad=True)
+    loss = -torch.nn.functional.logsigmoid(beta * ((lw - ref_w) - (ll - ref_l)))
+    gw, gl = torch.autograd.grad(loss, (lw, ll))
+    if field == "grad_logp_w":
+        return float(gw)
+    if field == "grad_logp_l":
+        return float(gl)
+    raise KeyError(f"dpo field {field!r} has no reference")
+
+
+# ================================================================================================ GRPO, evaluation
+
+
+def grpo_advantage(rewards: tuple[float, ...], index: int, std: str = "population") -> float:
+    """A_i = (r_i - mean) / std over the group (Shao et al. 2024), std with divisor G or G - 1 (exact fractions)."""
+    r = [Fraction(x) for x in rewards]
+    centred = r[index] - sum(r) / len(r)
+    if std == "none" or centred == 0:
+        return float(centred)  # an all-equal group: exactly 0 in every mode
+    sd = statistics.pstdev(r) if std == "population" else statistics.stdev(r)
+    return float(centred / Fraction(sd))
+
+
+def grpo_std(rewards: tuple[float, ...]) -> float:
+    return float(statistics.pstdev([Fraction(x) for x in rewards]))
+
+
+def grpo_sample_factor(rewards: tuple[float, ...]) -> float:
+    """Advantages with the sample std over those with the population std: pstdev / stdev."""
+    r = [Fraction(x) for x in rewards]
+    return float(statistics.pstdev(r) / statistics.stdev(r))
+
+
+def grpo_signal_probability(p: float, G: int) -> float:
+    """P(a group of G is neither all right nor all wrong) = 1 - p^G - (1-p)^G, by an exact sum over the binomial."""
+    pf = Fraction(p)
+    return float(sum(math.comb(G, j) * pf**j * (1 - pf) ** (G - j) for j in range(1, G)))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Chen et al. 2021: 1 - C(n-c, k) / C(n, k), in exact fractions."""
+    return float(1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
+
+
+def pass_at_k_plugin(n: int, c: int, k: int) -> float:
+    return float(1 - (1 - Fraction(c, n)) ** k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k: the chance that k samples drawn without replacement are all correct, C(c, k) / C(n, k)."""
+    return float(Fraction(math.comb(c, k), math.comb(n, k)))
+
+
+def standard_error(p: float, n: int) -> float:
+    return math.sqrt(p * (1 - p) / n)
+
+
+def _paired_differences(acc_a: float, acc_b: float, N: int, only_a: int, only_b: int) -> np.ndarray:
+    """Per-question differences B - A: +1 on the questions only B got right, -1 on those only A got right."""
+    return np.concatenate([np.ones(only_b), -np.ones(only_a), np.zeros(N - only_a - only_b)])
+
+
+def compare_se(acc_a: float, acc_b: float, N: int, only_a: int | None = None, only_b: int | None = None) -> float:
+    """SE of acc_b - acc_a: independent scores, sqrt(SE_A^2 + SE_B^2); paired (only_a, only_b given), the standard
+    error of the mean of the per-question differences (population variance over the N questions)."""
+    if only_a is None:
+        return math.sqrt(standard_error(acc_a, N) ** 2 + standard_error(acc_b, N) ** 2)
+    d = _paired_differences(acc_a, acc_b, N, only_a, only_b)
+    return math.sqrt(np.var(d) / N)
+
+
+def compare_half_width(acc_a: float, acc_b: float, N: int, confidence: float = 0.95, **kw: Any) -> float:
+    """z SE with z the two-sided normal quantile (1.95996 at 95%, scipy.stats.norm)."""
+    return float(stats.norm.ppf(0.5 + confidence / 2)) * compare_se(acc_a, acc_b, N, **kw)
+
+
+def perplexity(nll_nats: float) -> float:
+    return math.exp(nll_nats)
+
+
+def uniform_loss(V: int) -> float:
+    """Cross-entropy of the uniform prediction over V tokens: -sum (1/V) ln(1/V) (scipy.stats.entropy)."""
+    return float(stats.entropy(np.full(V, 1.0 / V)))
+
+
+def uniform_row_entropy(t: int) -> float:
+    return float(stats.entropy(np.full(t, 1.0 / t)))
+
+
+def sft_prompt_share_pct(prompt_len: int, resp_len: int, mask_prompt: bool) -> float:
+    """The prompt's share (%) of the loss terms of one example, each token's loss counted once (equal per-token
+    losses): P / (P + R) unmasked, 0 masked."""
+    return 0.0 if mask_prompt else float(100 * Fraction(prompt_len, prompt_len + resp_len))
+
+
+# ================================================================================================ attention, KV
+
+
+def logit_variance(d_k: int, choice: str, d_model: int | None = None) -> float:
+    """Var(c q.k) for q, k with independent unit-variance components: c^2 d_k (each of the d_k products has
+    variance 1), c = 1 ("none"), 1/sqrt(d_k) ("sqrt_dk", Vaswani et al. 2017) or 1/sqrt(d_model)."""
+    c2 = {"none": Fraction(1), "sqrt_dk": Fraction(1, d_k)}.get(choice)
+    if c2 is None and choice == "sqrt_dmodel":
+        c2 = Fraction(1, d_model)
+    return float(c2 * d_k)
+
+
+def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int, bytes: float) -> float:
+    """K and V (2) for every layer, KV head and head dimension."""
+    return 2 * layers * kv_heads * head_dim * bytes
+
+
+def kv_kib_per_token(layers: int, kv_heads: int, head_dim: int, bytes: float) -> float:
+    return kv_bytes_per_token(layers, kv_heads, head_dim, bytes) / 2**10
+
+
+def kv_gib(layers: int, kv_heads: int, head_dim: int, bytes: float, tokens: int) -> float:
+    return tokens * kv_bytes_per_token(layers, kv_heads, head_dim, bytes) / 2**30
+
+
+# Published configs (config.json on the Hugging Face hub): layers, KV heads, head dim.
+KV_CONFIGS: dict[str, tuple[int, int, int]] = {
+    "Llama-3-70B": (80, 8, 8192 // 64),  # meta-llama/Meta-Llama-3-70B: 80 layers, 8 KV heads, 64 heads of 8192
+    "Llama-3-8B": (32, 8, 4096 // 32),
+    "Llama-2-7B": (32, 32, 4096 // 32),
+}
+
+
+def kv_sequences_that_fit(model: str, context: int, n_gpus: int, kv_budget_gib: float) -> float:
+    """floor(budget / (context x KV bytes per token x copies)); with t GPUs of tensor parallelism each holds
+    ceil(K / t) of the K KV heads, so the group holds t ceil(K/t) / K copies of the cache (bf16 values)."""
+    layers, K, head_dim = KV_CONFIGS[model]
+    copies = Fraction(n_gpus * -(-K // n_gpus), K)
+    per_seq = context * kv_bytes_per_token(layers, K, head_dim, 2) * copies
+    return float(math.floor(Fraction(kv_budget_gib) * 2**30 / per_seq))
+
+
+# ================================================================================================ systems
+
+# NVIDIA data sheets, dense bf16 tensor FLOP/s and HBM bandwidth (bytes/s).
+GPU_SHEETS: dict[str, tuple[float, float]] = {
+    "H100": (989e12, 3.35e12),  # H100 SXM
+    "H200": (989e12, 4.8e12),  # H200 SXM
+    "A100-80": (312e12, 2.039e12),  # A100 SXM 80 GB
+    "A100-40": (312e12, 1.555e12),  # A100 SXM 40 GB
+}
+
+
+def ridge_point(gpu: str) -> float:
+    """FLOP per byte where the roofline bends (Williams et al. 2009): peak FLOP/s / bandwidth."""
+    peak, bandwidth = GPU_SHEETS[gpu]
+    return peak / bandwidth
+
+
+def pipeline_bubble_pct(p: int, m: int) -> float:
+    """Idle share (%) of wall-clock time of a p-stage pipeline with m micro-batches: each stage works m of the
+    m + p - 1 slots (GPipe, Huang et al. 2019), counted by enumerating the slots."""
+    busy = sum(1 for stage in range(p) for slot in range(m + p - 1) if stage <= slot < stage + m)
+    return float(100 * (1 - Fraction(busy, p * (m + p - 1))))
+
+
+def contiguous_waste_pct(lengths: tuple[int, ...], max_len: int) -> float:
+    """Share (%) of contiguously reserved KV slots (max_len per sequence) that hold no token."""
+    return float(100 * (1 - Fraction(sum(lengths), len(lengths) * max_len)))
+
+
+# ================================================================================================ LoRA
+
+
+def lora_params(d: int, k: int, r: int) -> float:
+    """B (d x r) and A (r x k): r (d + k) (Hu et al. 2021)."""
+    return float(d * r + r * k)
+
+
+def lora_share(d: int, k: int, r: int) -> float:
+    return float(Fraction(d * r + r * k, d * k))
+
+
+def lora_share_pct(d: int, k: int, r: int) -> float:
+    return float(100 * Fraction(d * r + r * k, d * k))
+
+
+def lora_scale(alpha: float, r: int) -> float:
+    return alpha / r
+
+
+# QLoRA (Dettmers et al. 2023): NF4 codes (4 bits), one fp8 absmax per block of 64 weights, one fp32 constant per
+# 256 of those blocks (double quantisation): 4 + 8/64 + 32/(64 * 256) bits per parameter.
+BITS_PER_PARAM: dict[str, Fraction] = {
+    "fp32": Fraction(32),
+    "bf16": Fraction(16),
+    "int8": Fraction(8),
+    "nf4": Fraction(4) + Fraction(8, 64) + Fraction(32, 64 * 256),
+}
+
+
+def base_bits_per_param(base: str) -> float:
+    return float(BITS_PER_PARAM[base])
+
+
+def nf4_block_overhead_bits() -> float:
+    return float(BITS_PER_PARAM["nf4"] - 4)
+
+
+def base_bytes_ratio(base: str, to: str) -> float:
+    return float(BITS_PER_PARAM[base] / BITS_PER_PARAM[to])
+
+
+@dataclass(frozen=True)
+class DecoderShape:
+    """hidden, layers, MLP width, KV width (KV heads x head dim), vocabulary, and N (None: counted from the shape)."""
+
+    hidden: int
+    layers: int
+    intermediate: int
+    kv_width: int
+    vocab: int
+    n_params: float | None
+
+
+# HF configs; N nominal where the lesson uses the model's name (7e9, 65e9), counted for Llama-3-8B (8,030,261,248).
+LORA_SHAPES: dict[str, DecoderShape] = {
+    "Llama-2-7B": DecoderShape(4096, 32, 11008, 4096, 32000, 7e9),
+    "Llama-3-8B (GQA)": DecoderShape(4096, 32, 14336, 1024, 128256, None),
+    "LLaMA-65B": DecoderShape(8192, 80, 22016, 8192, 32000, 65e9),
+}
+
+
+def _lora_matrix_shapes(s: DecoderShape) -> dict[str, tuple[int, int]]:
+    h, kv, ff = s.hidden, s.kv_width, s.intermediate
+    return {"q": (h, h), "k": (kv, h), "v": (kv, h), "o": (h, h), "gate": (ff, h), "up": (ff, h), "down": (h, ff)}
+
+
+def _count_params(s: DecoderShape) -> int:
+    """Llama layout: per layer the 7 matrices and 2 RMSNorm vectors; untied input and output embeddings; final norm."""
+    per_layer = sum(a * b for a, b in _lora_matrix_shapes(s).values()) + 2 * s.hidden
+    return s.layers * per_layer + 2 * s.vocab * s.hidden + s.hidden
+
+
+def lora_memory(model: str, targets: tuple[str, ...], r: int, field: str, base: str = "bf16") -> float:
+    """LoRA's accounting at model scale: trainable n = layers x sum r (d_out + d_in); 16 bytes per trainable
+    parameter for its weights, gradients and Adam states; full fine-tuning 16 N; the frozen base N x its bytes."""
+    s = LORA_SHAPES[model]
+    shapes = _lora_matrix_shapes(s)
+    n = s.layers * sum(r * (shapes[t][0] + shapes[t][1]) for t in dict.fromkeys(targets))
+    N = s.n_params if s.n_params is not None else float(_count_params(s))
+    base_bytes = N * float(BITS_PER_PARAM[base]) / 8
+    values = {
+        "trainable": float(n),
+        "share": n / N,
+        "share_pct": 100 * n / N,
+        "adapter_state_bytes": float(ADAM_MIXED_BYTES_PER_PARAM * n),
+        "full_ft_bytes": float(ADAM_MIXED_BYTES_PER_PARAM * N),
+        "base_bytes": base_bytes,
+        "lora_total_bytes": base_bytes + ADAM_MIXED_BYTES_PER_PARAM * n,
+        "checkpoint_bytes": 2.0 * n,  # a bf16 adapter file
+        "full_checkpoint_bytes": 2.0 * N,
+    }
+    return values[field]
+
+
+def lora_init_run(init: str, field: str, r: int = 8, alpha: float = 16.0, steps: int = 200) -> float:
+    """A small LoRA fit of our own (torch, float64, Adam at lr 0.01 on a random low-rank target, d = k = 64): h =
+    W0 x + (alpha/r) B A x with A (r x k) random N(0, 1/k) and B = 0 ("B0"), A = B = 0 ("zeros"), A = 0 and B
+    random ("A0"), or both random. Only fields that the initialisation fixes whatever the draw have a reference:
+    ``delta_at_init`` (max |h - W0 x| at step 0) under B0, zeros or A0; ``grad_A0_norm`` under B0 or zeros;
+    ``grad_B0_norm`` under A0 or zeros; ``norm_A``/``norm_B``/``max_norm_A``/``max_norm_B`` (the largest over every
+    step) under zeros. Others raise NotImplementedError (they depend on the page's draw)."""
+    import torch
+
+    fixed = {
+        "delta_at_init": ("B0", "zeros", "A0"),
+        "grad_A0_norm": ("B0", "zeros"),
+        "grad_B0_norm": ("A0", "zeros"),
+        "max_norm_A": ("zeros",),
+        "max_norm_B": ("zeros",),
+    }
+    if init not in fixed.get(field, ()):
+        raise NotImplementedError(f"lora_init_run {init}/{field} depends on the page's random draw")
+    d = k = 64
+    g = torch.Generator().manual_seed(12345)
+    W0 = torch.randn(d, k, generator=g, dtype=torch.float64) / math.sqrt(k)
+    target = (
+        torch.randn(d, 4, generator=g, dtype=torch.float64) @ torch.randn(4, k, generator=g, dtype=torch.float64)
+    ) / k
+    X = torch.randn(256, k, generator=g, dtype=torch.float64)
+    Y = X @ (W0 + target).T
+    A = torch.randn(r, k, generator=g, dtype=torch.float64) / math.sqrt(k)
+    B = torch.randn(d, r, generator=g, dtype=torch.float64) / math.sqrt(r)
+    if init in ("zeros", "A0"):
+        A = torch.zeros_like(A)
+    if init in ("zeros", "B0"):
+        B = torch.zeros_like(B)
+    A.requires_grad_(True)
+    B.requires_grad_(True)
+    s = alpha / r
+    with torch.no_grad():
+        delta = float((s * (X @ A.T) @ B.T).abs().max())
+    opt = torch.optim.Adam([A, B], lr=0.01)
+    norms_A, norms_B, grads = [], [], {}
+    for t in range(steps + 1):
+        norms_A.append(float(torch.linalg.norm(A.detach())))
+        norms_B.append(float(torch.linalg.norm(B.detach())))
+        if t == steps:
+            break
+        opt.zero_grad()
+        loss = ((X @ W0.T + s * (X @ A.T) @ B.T - Y) ** 2).mean()
+        loss.backward()
+        if t == 0:
+            grads = {"grad_A0_norm": float(torch.linalg.norm(A.grad)), "grad_B0_norm": float(torch.linalg.norm(B.grad))}
+        opt.step()
+    return {"delta_at_init": delta, "max_norm_A": max(norms_A), "max_norm_B": max(norms_B), **grads}[field]
+
+
+# ================================================================================================ length-bias toy
+
+# The KL page's length toy (core/reward_model.py LENGTH_TOY, copied; tests/test_card_numbers.py checks the copy):
+# five answers of 50..800 tokens, the SFT model's probabilities, their true quality, and the proxy's reward per
+# doubling of the length.
+LENGTH_TOY_LENGTHS = (50, 100, 200, 400, 800)
+LENGTH_TOY_PI_REF = (0.25, 0.35, 0.25, 0.10, 0.05)
+LENGTH_TOY_QUALITY = (0.2, 0.6, 0.8, 0.7, 0.5)
+LENGTH_TOY_COEF = 0.3
+
+
+def _beta_grid() -> list[float]:
+    """The KL page's beta steps: 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 per decade from 1e-3, and 1e3 at the end."""
+    mantissas = (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8)
+    return [float(Fraction(str(m)) * Fraction(10) ** e) for e in range(-3, 3) for m in mantissas] + [1000.0]
+
+
+def _length_optimum(beta: float, length_coef: float) -> dict[str, float]:
+    """pi* = pi_ref exp(r/beta) / Z, proxy r = quality + c log2(length); its expectations and KL(pi* || pi_ref)."""
+    r = [q + length_coef * math.log2(n) for q, n in zip(LENGTH_TOY_QUALITY, LENGTH_TOY_LENGTHS, strict=True)]
+    logw = [math.log(p) + x / beta for p, x in zip(LENGTH_TOY_PI_REF, r, strict=True)]
+    logZ = special.logsumexp(logw)
+    pi = [math.exp(lw - logZ) for lw in logw]
+    return {
+        "mean_length": sum(p * n for p, n in zip(pi, LENGTH_TOY_LENGTHS, strict=True)),
+        "true_reward": sum(p * q for p, q in zip(pi, LENGTH_TOY_QUALITY, strict=True)),
+        "proxy_reward": sum(p * x for p, x in zip(pi, r, strict=True)),
+        "kl": kl_divergence(tuple(pi), LENGTH_TOY_PI_REF),
+    }
+
+
+def length_bias(beta: float, field: str, length_coef: float = LENGTH_TOY_COEF) -> float:
+    return _length_optimum(beta, length_coef)[field]
+
+
+def length_bias_best(field: str, length_coef: float = LENGTH_TOY_COEF) -> float:
+    """Over the page's beta steps: the beta with the best true quality, or that quality."""
+    best = max(_beta_grid(), key=lambda b: _length_optimum(b, length_coef)["true_reward"])
+    return best if field == "best_beta" else _length_optimum(best, length_coef)["true_reward"]
+
+
+# ================================================================================================ schedules
+
+# The annealing loss model of Tissue, Wang and Wang 2024 (arXiv:2408.11029), L(s) = L0 + A S1^-alpha - C S2, with
+# the page's illustrative constants (core/schedules.py AnnealingLossModel, copied and checked by the tests).
+LOSS_MODEL = {"L0": 2.0, "A": 8.0, "alpha": 0.5, "C": 1.5e-4, "lam": 0.999}
+
+
+def _lr(
+    kind: str, steps: int, warmup: int | None, final_lr_frac: float, decay_steps: int | None, shape: str
+) -> list[float]:
+    """The LR (relative to the peak) at steps 1..steps: linear warm-up s/W, then cosine to final_lr_frac
+    (Loshchilov and Hutter 2017), WSD's stable phase and a decay over its last decay_steps (default 20%) shaped
+    linear, cosine or 1 - sqrt (Hägele et al. 2024), or constant."""
+    W = max(1, round(0.01 * steps)) if warmup is None else warmup
+    f = final_lr_frac
+    D = (max(1, round(0.2 * steps)) if decay_steps is None else decay_steps) if kind == "wsd" else 0
+    out = []
+    for s in range(1, steps + 1):
+        if s <= W:
+            out.append(s / W)
+        elif kind == "constant":
+            out.append(1.0)
+        elif kind == "cosine":
+            u = min(max((s - W) / (steps - W), 0.0), 1.0)
+            out.append(f + (1 - f) * (1 + math.cos(math.pi * u)) / 2)
+        else:
+            u = min(max((s - (steps - D)) / D, 0.0), 1.0)
+            drop = {"linear": u, "cosine": (1 - math.cos(math.pi * u)) / 2, "1-sqrt": math.sqrt(u)}[shape]
+            out.append(1 - (1 - f) * drop)
+    return out
+
+
+def _annealing_loss(lr: list[float]) -> np.ndarray:
+    """S1 = sum eta_i; S2 = sum m_i, m_i = lam m_(i-1) + (eta_(i-1) - eta_i), eta_0 = eta_1 (an IIR filter, scipy)."""
+    eta = np.asarray(lr, dtype=float)
+    drops = np.concatenate([[0.0], eta[:-1] - eta[1:]])
+    m = signal.lfilter([1.0], [1.0, -LOSS_MODEL["lam"]], drops)
+    S1, S2 = np.cumsum(eta), np.cumsum(m)
+    return LOSS_MODEL["L0"] + LOSS_MODEL["A"] * S1 ** -LOSS_MODEL["alpha"] - LOSS_MODEL["C"] * S2
+
+
+def schedule_end_loss(
+    kind: str,
+    steps: int,
+    warmup: int,
+    final_lr_frac: float,
+    decay_steps: int | None = None,
+    decay_shape: str = "linear",
+) -> float:
+    return float(_annealing_loss(_lr(kind, steps, warmup, final_lr_frac, decay_steps, decay_shape))[-1])
+
+
+def kaplan_read_off(long_steps: int, n: int, which: str, warmup: int | None, final_lr_frac: float = 0.1) -> float:
+    """A short run of n steps: its loss read off a long cosine run at step n ("read"), against the end of a cosine
+    of its own length ("own", warm-up capped at n - 1), and their difference ("gap")."""
+    W = max(1, round(0.01 * long_steps)) if warmup is None else warmup
+    read = float(_annealing_loss(_lr("cosine", long_steps, W, final_lr_frac, None, "linear"))[n - 1])
+    own = float(_annealing_loss(_lr("cosine", n, min(W, n - 1), final_lr_frac, None, "linear"))[-1])
+    return {"read": read, "own": own, "gap": read - own}[which]
+
+
+# ================================================================================================ the table
+
+REFERENCES: dict[str, Callable[..., float]] = {
+    "training_flops": training_flops,
+    "chinchilla_loss": chinchilla_loss,
+    "isoflop_loss": isoflop_loss,
+    "min_loss": min_loss,
+    "n_opt": n_opt,
+    "tokens_per_param_opt": tokens_per_param_opt,
+    "rule_n": rule_n,
+    "rule_d": rule_d,
+    "hardware_flops": hardware_flops,
+    "gpu_days": gpu_days,
+    "train_days": train_days,
+    "loss_excess_pct": loss_excess_pct,
+    "compute_share_same_loss": compute_share_same_loss,
+    "training_memory_bytes": training_memory_bytes,
+    "kl_policy": kl_policy,
+    "kl_divergence": kl_divergence,
+    "kl_max_objective": kl_max_objective,
+    "dpo": dpo,
+    "grpo_advantage": grpo_advantage,
+    "grpo_std": grpo_std,
+    "grpo_sample_factor": grpo_sample_factor,
+    "grpo_signal_probability": grpo_signal_probability,
+    "pass_at_k": pass_at_k,
+    "pass_at_k_plugin": pass_at_k_plugin,
+    "pass_hat_k": pass_hat_k,
+    "standard_error": standard_error,
+    "compare_se": compare_se,
+    "compare_half_width": compare_half_width,
+    "lora_params": lora_params,
+    "lora_share_pct": lora_share_pct,
+    "lora_share": lora_share,
+    "lora_memory": lora_memory,
+    "lora_scale": lora_scale,
+    "lora_init_run": lora_init_run,
+    "base_bits_per_param": base_bits_per_param,
+    "nf4_block_overhead_bits": nf4_block_overhead_bits,
+    "base_bytes_ratio": base_bytes_ratio,
+    "length_bias": length_bias,
+    "length_bias_best": length_bias_best,
+    "schedule_end_loss": schedule_end_loss,
+    "kaplan_read_off": kaplan_read_off,
+    "kv_kib_per_token": kv_kib_per_token,
+    "kv_gib": kv_gib,
+    "logit_variance": logit_variance,
+    "uniform_row_entropy": uniform_row_entropy,
+    "uniform_loss": uniform_loss,
+    "sft_prompt_share_pct": sft_prompt_share_pct,
+    "perplexity": perplexity,
+    "pipeline_bubble_pct": pipeline_bubble_pct,
+    "ridge_point": ridge_point,
+    "contiguous_waste_pct": contiguous_waste_pct,
+    "serving_gflop_per_token": serving_gflop_per_token,
+    "kv_sequences_that_fit": kv_sequences_that_fit,
+}
+
+# The unit a ``what`` is in, as its size in the plain unit (default 1): percent is 1/100 of a fraction, KiB 2^10
+# bytes, GiB 2^30 bytes, GFLOP 1e9 FLOPs. A function of the check's args where the unit depends on them.
+UNITS: dict[str, Fraction | Callable[..., Fraction]] = {
+    "lora_share_pct": Fraction(1, 100),
+    "loss_excess_pct": Fraction(1, 100),
+    "sft_prompt_share_pct": Fraction(1, 100),
+    "pipeline_bubble_pct": Fraction(1, 100),
+    "contiguous_waste_pct": Fraction(1, 100),
+    "lora_memory": lambda field, **_: Fraction(1, 100) if field == "share_pct" else Fraction(1),
+    "kv_kib_per_token": Fraction(2**10),
+    "kv_gib": Fraction(2**30),
+    "serving_gflop_per_token": Fraction(10**9),
+}
+
+
+def unit_of(what: str, kwargs: dict[str, Any]) -> Fraction:
+    """The size of ``what``'s unit for these args (1 unless UNITS says otherwise)."""
+    unit = UNITS.get(what, Fraction(1))
+    return unit(**kwargs) if callable(unit) else unit
+
 
 # ---- references added by the topic owners (one entry each; keep this marker line) ----
+
+# -- tokens (attention-10, evaluation-08): the true pass^5 at p = c/n, the attention scale and the score tensor --
+
+
+def _pass_hat_k_plugin(n: int, c: int, k: int) -> float:
+    """(c/n)^k, exactly with fractions: the true pass^k of a model whose per-attempt success rate is c/n."""
+    return float(Fraction(c, n) ** k)
+
+
+def _attention_scale(choice: str, d_k: int, d_model: int | None = None) -> float:
+    """The factor on q.k: 1/sqrt(d_k) (Vaswani et al. 2017), 1 (none) or 1/sqrt(d_model) (the trap)."""
+    return {"sqrt_dk": lambda: 1 / math.sqrt(d_k), "none": lambda: 1.0, "sqrt_dmodel": lambda: 1 / math.sqrt(d_model)}[
+        choice
+    ]()
+
+
+def _score_tensor_entries(batch: int, heads: int, tokens: int) -> float:
+    """Entries of the (B, h, T, T) score tensor of one layer: one score per query-key pair, per head and sequence."""
+    return float(batch * heads * tokens * tokens)
+
+
+REFERENCES["pass_hat_k_plugin"] = _pass_hat_k_plugin
+REFERENCES["attention_scale"] = _attention_scale
+REFERENCES["score_tensor_entries"] = _score_tensor_entries
+REFERENCES["score_tensor_gib"] = lambda batch, heads, tokens, bytes: (
+    _score_tensor_entries(batch, heads, tokens) * bytes / 2**30
+)
+UNITS["score_tensor_gib"] = Fraction(2**30)  # in GiB, as the check's value
+
+
+# scaling (topic owner: scaling): the compute-equivalent by its own root-find, on a numerical (not closed-form)
+# optimum, so the closed form of core.scaling.compute_equivalent is not repeated here.
+def _optimal_loss_numerical(C: float, fit: str) -> float:
+    return isoflop_loss(C, n_opt_numerical(C, fit), fit)
+
+
+def _compute_equivalent_numerical(target: float, fit: str) -> float:
+    """The budget C at which the best model on C (scipy minimum over N) reaches ``target`` (brentq in log10 C)."""
+    lg = optimize.brentq(lambda x: _optimal_loss_numerical(10.0**x, fit) - target, 12.0, 32.0, xtol=1e-12)
+    return 10.0**lg
+
+
+def compute_waste_pct(C: float, factor: float, fit: str = "hoffmann2022") -> float:
+    """% of the budget C a compute-optimal model saves at the loss of a model ``factor`` times the optimal size."""
+    target = isoflop_loss(C, factor * n_opt_numerical(C, fit), fit)
+    return 100.0 * (1.0 - _compute_equivalent_numerical(target, fit) / C)
+
+
+REFERENCES["compute_waste_pct"] = compute_waste_pct
+UNITS["compute_waste_pct"] = Fraction(1, 100)
+REFERENCES["compute_multiple_same_loss"] = lambda N, D, fit="hoffmann2022": (
+    training_flops(N, D) / _compute_equivalent_numerical(chinchilla_loss(N, D, fit), fit)
+)
+REFERENCES["loss_rise_pct"] = lambda C, N_from, N_to, fit="hoffmann2022": (
+    100.0 * (isoflop_loss(C, N_to, fit) / isoflop_loss(C, N_from, fit) - 1.0)
+)
+UNITS["loss_rise_pct"] = Fraction(1, 100)
+REFERENCES["training_memory_gib"] = lambda N: ADAM_MIXED_BYTES_PER_PARAM * N / 2**30
+UNITS["training_memory_gib"] = Fraction(2**30)  # in GiB, as the check's value
