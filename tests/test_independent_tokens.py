@@ -1,0 +1,284 @@
+"""Issue 28, the tokens pages and cards (sampling, loss and units, LoRA, evaluation, attention): the corrected claims
+and every number added or changed, each against an independent computation written here (torch autograd, torch's
+own scaled_dot_product_attention, fractions, math.comb), at the precision the text prints; never through the core
+function that produced the number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from study.cards import load_cards
+
+ROOT = Path(__file__).resolve().parents[1]
+CARDS = {c.id: c for c in load_cards(ROOT / "cards")[0]}
+
+
+def _page(name: str) -> str:
+    """A page's source with its string pieces joined (adjacent literals and line breaks read as one text)."""
+    text = (ROOT / "pages" / name).read_text(encoding="utf-8")
+    text = re.sub(r'"\s*\n\s*(?:r|f|rf)?"', "", text)  # "... " "..." -> one string
+    return re.sub(r"\s*\n\s*", " ", text)
+
+
+def _prints(x: float, shown: str) -> bool:
+    """``x`` rounds to ``shown`` (a plain decimal) at its printed precision: within half a unit of its last digit."""
+    digits = len(shown.split(".")[1]) if "." in shown else 0
+    return abs(Fraction(x) - Fraction(shown)) <= Fraction(1, 2 * 10**digits)
+
+
+# ------------------------------------------------------------------------- attention-10: the recipe against torch
+
+
+def _recipe(x, w_qkv, w_o, heads, *, mask="additive", scale="d_head", split="view_transpose", softmax_dim=-1):
+    """Causal multi-head self-attention as card attention-10 writes it; the keyword arguments switch in its traps."""
+    B, T, C = x.shape
+    d = C // heads
+    q, k, v = (x @ w_qkv).split(C, dim=2)  # fused QKV: one (C, 3C) product, split along the last axis
+
+    def heads_first(t):
+        if split == "view_transpose":
+            return t.view(B, T, heads, d).transpose(1, 2)  # (B, h, T, d)
+        return t.reshape(B, heads, T, d)  # the trap: right shape, wrong numbers
+
+    q, k, v = heads_first(q), heads_first(k), heads_first(v)
+    s = q @ k.transpose(-2, -1) / math.sqrt(d if scale == "d_head" else C)  # (B, h, T, T)
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)  # True above the diagonal
+    if mask == "additive":
+        w = torch.softmax(s.masked_fill(future, float("-inf")), dim=softmax_dim)
+    else:  # the trap: zero the future after the softmax
+        w = torch.softmax(s, dim=softmax_dim).masked_fill(future, 0.0)
+    y = (w @ v).transpose(1, 2).contiguous().view(B, T, C)
+    return y @ w_o, w
+
+
+def _library(x, w_qkv, w_o, heads):
+    """The same layer through torch's own fused attention."""
+    B, T, C = x.shape
+    q, k, v = (x @ w_qkv).split(C, dim=2)
+    q, k, v = (t.view(B, T, heads, C // heads).transpose(1, 2) for t in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    return y.transpose(1, 2).reshape(B, T, C) @ w_o
+
+
+@pytest.fixture(scope="module")
+def layer():
+    g = torch.Generator().manual_seed(0)
+    B, T, C, h = 2, 7, 32, 4
+    x = torch.randn(B, T, C, generator=g, dtype=torch.float64)
+    w_qkv = torch.randn(C, 3 * C, generator=g, dtype=torch.float64) / math.sqrt(C)
+    w_o = torch.randn(C, C, generator=g, dtype=torch.float64) / math.sqrt(C)
+    return x, w_qkv, w_o, h
+
+
+def test_the_cards_recipe_equals_torchs_scaled_dot_product_attention(layer):
+    ours, _ = _recipe(*layer)
+    torch.testing.assert_close(ours, _library(*layer), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "trap",
+    [{"mask": "multiply"}, {"scale": "d_model"}, {"split": "reshape"}, {"softmax_dim": -2}],
+    ids=["mask after softmax", "sqrt(d_model)", "reshape without transpose", "softmax over queries"],
+)
+def test_each_trap_of_the_card_changes_the_output(layer, trap):
+    wrong, _ = _recipe(*layer, **trap)
+    assert (wrong - _library(*layer)).abs().max() > 1e-3, trap
+
+
+def test_view_straight_after_transpose_raises_as_the_card_says(layer):
+    x, _, _, h = layer
+    B, T, C = x.shape
+    y = x.view(B, T, h, C // h).transpose(1, 2).contiguous()  # (B, h, T, d), as attention's output w @ v is
+    with pytest.raises(RuntimeError):
+        y.transpose(1, 2).view(B, T, C)  # back to (B, T, h, d): not contiguous, so view cannot merge h and d
+    assert torch.equal(y.transpose(1, 2).contiguous().view(B, T, C), x)
+    assert torch.equal(y.transpose(1, 2).reshape(B, T, C), x)  # reshape copies when it must
+
+
+def test_multiplying_by_zero_after_the_softmax_leaves_every_row_but_the_last_short(layer):
+    _, w = _recipe(*layer, mask="multiply")
+    sums = w.sum(-1)  # (B, h, T)
+    assert torch.all(sums[..., :-1] < 1 - 1e-6)  # rows 0..T-2 lose their future's share
+    torch.testing.assert_close(sums[..., -1], torch.ones_like(sums[..., -1]))  # the last row sees every key
+    _, right = _recipe(*layer)
+    torch.testing.assert_close(right.sum(-1), torch.ones_like(sums))
+    text = _page("6_Attention.py")
+    assert "every row but the last" in text and "every row sums to less than 1" not in text
+    assert "every row but the last" in CARDS["attention-02"].text
+
+
+def test_attention_10_numbers():
+    card = CARDS["attention-10"]
+    assert _prints(1 / math.sqrt(512 // 8), "0.125") and "1/sqrt(64) = 0.125" in card.text
+    assert _prints(1 / math.sqrt(512), "0.044") and "1/sqrt(512) = 0.044" in card.text
+    entries = 8 * 32 * 4096**2  # B h T^2
+    assert f"{entries:.1e}".replace("e+0", "e") == "4.3e9" and "4.3e9 scores" in card.text
+    assert entries * 2 / 2**30 == 8 and "8 GiB in bf16" in card.text
+    params = dict(card.view.params)
+    assert card.view.page == "Attention" and params["dm"] == "512" and params["h"] == "8"
+
+
+def test_attention_texts_name_the_real_preset_rope_base_and_the_scale_at_every_step():
+    from pages.views import attention as view
+
+    text = _page("6_Attention.py")
+    assert "“Llama-3.1-70B at 128k tokens”" in text and "Llama-3.1-70B at 128k tokens" in view.SPEC.presets
+    assert "load the Llama-3-70B preset" not in text
+    assert "at every step" in text and "at every step" in CARDS["attention-08"].text
+    assert "cannot focus at initialisation" not in CARDS["attention-08"].text
+    rope = CARDS["attention-09"]
+    assert "10,000 in the original" in rope.text and "500,000 in Llama 3" in rope.text
+
+
+# -------------------------------------------------------------------------------- evaluation: pass^5 and wording
+
+
+def test_pass_hat_5_is_zero_because_only_3_of_10_are_correct_and_the_true_value_is_0_0024():
+    n, c, k = 10, 3, 5
+    assert Fraction(math.comb(c, k), math.comb(n, k)) == 0  # C(3, 5) = 0: no 5-subset of 3 correct is all correct
+    assert _prints(float(Fraction(3, 10) ** 5), "0.0024")  # p^5 at p = 0.3: 0.00243
+    card = CARDS["evaluation-08"]
+    assert "only 3 of the 10 samples are correct" in card.text and "0.3^5 = 0.0024" in card.text
+    assert "no 5 samples are all correct" not in card.text
+
+
+def test_an_interval_that_holds_zero_is_not_significant_not_no_evidence():
+    text = _page("5_Evaluation.py")
+    assert "no evidence either way" not in text and "1.5 ± 3.9 points, not significant" in text
+
+
+# -------------------------------------------------------------------------------- LoRA: step 0 and activations
+
+
+def test_b_zero_silences_as_gradient_for_step_0_only():
+    """Autograd on a LoRA layer h = W0 x + s B A x with B = 0, A random: at step 0 only B has a gradient; after one
+    SGD step B is non-zero and A's gradient is too (card lora-02: 'from step 1 on both factors move')."""
+    g = torch.Generator().manual_seed(1)
+    d, k, r, s = 6, 5, 2, 2.0
+    W0 = torch.randn(d, k, generator=g, dtype=torch.float64)
+    A = (0.1 * torch.randn(r, k, generator=g, dtype=torch.float64)).requires_grad_()
+    B = torch.zeros(d, r, dtype=torch.float64, requires_grad=True)
+    x = torch.randn(16, k, generator=g, dtype=torch.float64)
+    target = torch.randn(16, d, generator=g, dtype=torch.float64)
+    grads = []
+    for _ in range(2):
+        loss = ((x @ (W0 + s * B @ A).T - target) ** 2).mean()
+        gA, gB = torch.autograd.grad(loss, (A, B))
+        grads.append((gA.abs().max().item(), gB.abs().max().item()))
+        with torch.no_grad():
+            A -= 0.1 * gA
+            B -= 0.1 * gB
+    (a0, b0), (a1, b1) = grads
+    assert a0 == 0 and b0 > 0 and a1 > 0 and b1 > 0
+    card = CARDS["lora-02"].text
+    assert "step 0 moves only B" in card and "from step 1 on both factors move" in card
+    assert "the first steps only move B" not in card
+
+
+def _saved_inputs(layer_fn, x):
+    """The tensors autograd saves for the backward pass of ``layer_fn(x)`` (torch's saved-tensor hooks)."""
+    saved = []
+
+    def pack(t):
+        saved.append(t)
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        layer_fn(x).sum()
+    return saved
+
+
+def test_a_frozen_linear_without_adapter_stores_no_input_an_adapted_one_does():
+    """'Activation memory stays largely the same (only frozen linears without an adapter can skip storing their
+    inputs)': autograd keeps x for a trainable or adapted linear, not for a frozen one."""
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(4, 8, generator=g, requires_grad=True)
+    W = torch.randn(8, 8, generator=g)  # frozen
+    A = torch.randn(2, 8, generator=g, requires_grad=True)
+    B = torch.zeros(8, 2, requires_grad=True)
+    frozen = _saved_inputs(lambda t: t @ W.T, x)
+    adapted = _saved_inputs(lambda t: t @ W.T + (t @ A.T) @ B.T, x)
+    assert not any(s is x for s in frozen)
+    assert any(s is x for s in adapted)
+    cards = CARDS["lora-03"].text + CARDS["lora-04"].text
+    assert "do not shrink at all" not in cards and "none in activations" not in cards
+    assert "largely the same" in CARDS["lora-03"].text and "little in activations" in CARDS["lora-04"].text
+    assert "Activations are the same either way" not in _page("3_LoRA.py")
+
+
+def test_lora_cards_call_low_rank_a_bet_and_alpha_over_r_a_rough_fix():
+    rank = CARDS["lora-09"]
+    assert "LoRA bets" in rank.text and "10-100x higher rank" in rank.text and "Biderman et al. 2024" in rank.text
+    assert "empirically close to low rank" not in rank.text
+    scale = CARDS["lora-08"]
+    assert "Retuning the learning rate every time the rank changes." not in scale.traps
+    assert "only roughly does" in scale.text and "alpha / sqrt(r)" in scale.text
+
+
+# -------------------------------------------------------------------------------- loss and units
+
+
+def test_the_sft_share_is_a_share_of_loss_terms_with_and_without_the_causal_shift():
+    assert f"{float(Fraction(2000, 2050)):.1%}" == "97.6%"
+    # with the shift, position t predicts token t + 1: the prompt's first token is never a target
+    assert 2000 + 50 - 1 == 2049 and f"{float(Fraction(2000 - 1, 2049)):.1%}" == "97.6%"
+    text = _page("12_Loss_and_units.py")
+    assert "2,000 / 2,050 = 97.6% of the loss terms" in text
+    assert "1,999 of the 2,049 predicted positions, also 97.6%" in text
+    assert "97.6% of the loss terms (tokens)" in CARDS["lora-12"].text
+
+
+def test_the_byte_models_token_probabilities_do_not_sum_to_one_over_a_vocabulary():
+    """The blue perplexity is a unit conversion: products of byte probabilities, summed over the BPE vocabulary
+    after one context, are not a distribution (the sum is computed here, token by token)."""
+    from core import loss_units
+    from core.sampling import bundled_text
+
+    model = loss_units.train_byte_model(bundled_text())
+    tok = loss_units.get_tokenizer("bpe-800")
+    vocab = loss_units._load_bpe(tok._bpe_json).get_vocab()
+    context = b"The model "
+    total = 0.0
+    for symbols in vocab:
+        piece = loss_units._symbols_to_bytes(symbols)
+        total += math.exp(float(model.log_probs(context + piece)[len(context) :].sum()))
+    assert total > 1.05
+    text = _page("12_Loss_and_units.py")
+    assert "not the perplexity of a token-level model" in text and "do not sum to 1" in text
+    assert "Cao and Rimell, 2021" in text
+    assert "(seed 001, section 3.1); The Pile" not in text  # the typo
+
+
+def test_bucketing_is_qualified():
+    text = _page("12_Loss_and_units.py")
+    assert "sorts all the sequences at once" in text and "mega-batches" in text
+
+
+# -------------------------------------------------------------------------------- sampling and decoding
+
+
+def test_sampling_texts_state_the_order_as_a_convention_and_name_p_top():
+    text = _page("11_Sampling.py")
+    assert "The usual pipeline tempers first" not in text
+    assert "llama.cpp's default chain applies the temperature last" in text and "vLLM" in text
+    assert r"\sum_{j<i} p_j \ge p_{\text{top}}" in text and r"\sum_{j<i} p_j \ge p," not in text
+    card = CARDS["decoding-01"]
+    assert "llama.cpp" in card.text and "at least 90% of the mass" in card.text
+
+
+def test_repetition_loops_need_the_model_and_the_decoder():
+    text = _page("11_Sampling.py")
+    assert "always taking the argmax causes them" not in text
+    assert "the model's probabilities reinforce repetition" in text and "greedy decoding locks into it" in text
+    assert "two failures at once" in text  # nucleus sampling: repetitive maximisation and the incoherent tail
+    card = CARDS["decoding-03"]
+    assert "Both the model and the decoder" in card.answer.sentence
+    assert "in exact arithmetic" in card.answer.number
