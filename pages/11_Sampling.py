@@ -84,7 +84,7 @@ what is sampled after renormalising):
 - **min-p** (Nguyen et al., 2024) keeps every token with at least min-p times the top token's probability.
 
 Order matters, and it is a convention of each library. Hugging Face transformers and vLLM temper first and
-truncate the tempered distribution, as seed 002 (A8.7) does; llama.cpp's default chain applies the temperature
+truncate the tempered distribution (so does seed 002, A8.7); llama.cpp's default chain applies the temperature
 last, after top-k, top-p and min-p (ggml-org/llama.cpp issue 4091, 2023), an order some min-p users choose on
 purpose. Truncating first fixes the kept set at T = 1, so a high temperature can no longer widen the choice (the
 first preset: 20 tokens against 8).
