@@ -865,3 +865,48 @@ REFERENCES["loss_rise_pct"] = lambda C, N_from, N_to, fit="hoffmann2022": (
 UNITS["loss_rise_pct"] = Fraction(1, 100)
 REFERENCES["training_memory_gib"] = lambda N: ADAM_MIXED_BYTES_PER_PARAM * N / 2**30
 UNITS["training_memory_gib"] = Fraction(2**30)  # in GiB, as the check's value
+
+
+# -- systems (topic owner: systems; systems-05, -08, -09): Llama-family parameter counts from the released configs,
+# weight bytes at a format's bits (scales included), batch-1 decode floors at the data sheet's bandwidth --
+
+# config.json of Meta-Llama-3-8B / -70B: layers, hidden, query heads, KV heads, intermediate, vocabulary (untied)
+LLAMA_CONFIGS: dict[str, tuple[int, int, int, int, int, int]] = {
+    "Llama-3-8B": (32, 4096, 32, 8, 14336, 128256),
+    "Llama-3-70B": (80, 8192, 64, 8, 28672, 128256),
+}
+# bits per weight: int4 with one 16-bit scale per group of 128 weights (symmetric, no zero-point)
+WEIGHT_BITS: dict[str, Fraction] = {"bf16": Fraction(16), "fp8": Fraction(8), "int4": 4 + Fraction(16, 128)}
+
+
+def _llama_params(model: str, *, mha: bool = False) -> int:
+    """Per layer: W_q and W_o (D x D each), W_k and W_v (D x D_kv each, D_kv = KV heads x head dim), SwiGLU's gate,
+    up and down (3 D F), two RMSNorm gains (2 D); untied input and output embeddings (2 V D); the final norm (D)."""
+    L, D, heads, kv, F, V = LLAMA_CONFIGS[model]
+    d_kv = (heads if mha else kv) * (D // heads)
+    return L * (2 * D * D + 2 * D * d_kv + 3 * D * F + 2 * D) + 2 * V * D + D
+
+
+def _weight_bytes(model: str, fmt: str) -> float:
+    return float(_llama_params(model) * WEIGHT_BITS[fmt] / 8)
+
+
+def _decode_floor_s(model: str, fmt: str, gpu: str, tp: int = 1) -> float:
+    """Batch 1: every weight read once per token, split over tp GPUs, at the data sheet's bandwidth (a floor)."""
+    return _weight_bytes(model, fmt) / (tp * GPU_SHEETS[gpu][1])
+
+
+def _ffn_share(model: str) -> float:
+    L, D, _heads, _kv, F, _V = LLAMA_CONFIGS[model]
+    return float(Fraction(L * 3 * D * F, _llama_params(model)))
+
+
+REFERENCES["weight_bytes"] = _weight_bytes
+REFERENCES["decode_floor_ms"] = lambda model, fmt, gpu, tp=1: 1e3 * _decode_floor_s(model, fmt, gpu, tp)
+REFERENCES["decode_tokens_per_s"] = lambda model, fmt, gpu, tp=1: 1 / _decode_floor_s(model, fmt, gpu, tp)
+REFERENCES["bits_per_param"] = lambda fmt: float(WEIGHT_BITS[fmt])
+REFERENCES["param_count"] = lambda model: float(_llama_params(model))
+REFERENCES["param_count_mha"] = lambda model: float(_llama_params(model, mha=True))
+REFERENCES["gqa_saving_params"] = lambda model: float(_llama_params(model, mha=True) - _llama_params(model))
+REFERENCES["ffn_share"] = _ffn_share
+REFERENCES["unembedding_params"] = lambda model: float(LLAMA_CONFIGS[model][5] * LLAMA_CONFIGS[model][1])

@@ -209,6 +209,25 @@ QUANTITIES = {
             get_spec(model), context, n_gpus=n_gpus, kv_budget_bytes=kv_budget_gib * 2**30
         ).sequences
     ),
+    # systems (topic owner: systems): weights, batch-1 decode floors, formats, parameter counts
+    "weight_bytes": lambda model, fmt: serving.weight_bytes(get_spec(model), fmt),
+    "decode_floor_ms": lambda model, fmt, gpu, tp=1: (
+        1e3 * serving.decode_time_bound(get_spec(model), gpu, weight_format=fmt, tp=tp)
+    ),
+    "decode_tokens_per_s": lambda model, fmt, gpu, tp=1: (
+        1 / serving.decode_time_bound(get_spec(model), gpu, weight_format=fmt, tp=tp)
+    ),
+    "bits_per_param": lambda fmt: serving.BITS_PER_PARAM[fmt],
+    "param_count": lambda model: float(serving.param_breakdown(get_spec(model)).total),
+    "param_count_mha": lambda model: float(
+        serving.param_breakdown(get_spec(model).replace(n_kv_heads=get_spec(model).n_heads)).total
+    ),
+    "gqa_saving_params": lambda model: float(
+        serving.param_breakdown(get_spec(model).replace(n_kv_heads=get_spec(model).n_heads)).total
+        - serving.param_breakdown(get_spec(model)).total
+    ),
+    "ffn_share": lambda model: serving.param_breakdown(get_spec(model)).shares()["ffn"],
+    "unembedding_params": lambda model: float(serving.param_breakdown(get_spec(model)).unembedding),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.
