@@ -272,3 +272,18 @@ def test_copied_toy_data_equal_core_s():
             core_shape.vocab,
             core_shape.n_params,
         ), name
+
+
+def test_the_references_import_no_project_module():
+    """Independence, enforced: tests/card_references.py may use the standard library, numpy, scipy and torch only."""
+    import ast
+
+    tree = ast.parse((ROOT / "tests" / "card_references.py").read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0] if node.level == 0 else ".")
+    project = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert imported & (project | {"core", "pages", "viz", "study", "decks", "tests", "."}) == set(), imported
