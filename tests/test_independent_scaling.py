@@ -132,6 +132,11 @@ def test_m1_compute_equivalent_by_root_find_is_budget_free_and_quoted():
     for C in (2.7e20, 1e21, 1e23, 1e25):
         assert max(excess_pct(C, 2.0), excess_pct(C, 0.5)) < 1.0
     assert "under 1% of loss at budgets from 2.7e20 FLOPs up" in card.answer.sentence
+    # the follow-up's reason: off by a fixed factor, the excess is a fixed share of the reducible loss L - E
+    E = FITS["hoffmann2022"][0]
+    shares = [(loss(C, 3 * optimum(C)[0]) - optimum(C)[1]) / (optimum(C)[1] - E) for C in (1e20, 1.2e21, 5.9e23)]
+    assert max(shares) - min(shares) < 1e-6
+    assert "the excess is a fixed share of the reducible loss L - E" in card.follow_ups[1]
 
 
 def test_m1_the_page_quotes_the_compute_equivalent(page_text):
