@@ -199,3 +199,13 @@ def test_core_kv_cache_shapes_are_the_catalogues() -> None:
         assert (shape.layers, shape.query_heads, shape.kv_heads, shape.head_dim) == (
             spec.layers, spec.n_heads, spec.n_kv_heads, spec.head_dim
         )  # fmt: skip
+
+
+def test_the_kv_chart_draws_an_80_gb_gpu_at_80_gib_on_its_gib_axis() -> None:
+    """Systems review M11: the line was drawn from 80e9 bytes, at 74.5 GiB on this GiB axis, while the Training memory
+    and Serving pages draw the same H100 at 80 GiB (the seeds' convention: an "80 GB" card holds 80 GiB)."""
+    state = DEFAULTS.replace(**view_of.KV_PRESETS["Llama-3.1-70B at 128k tokens"])
+    fig = view_of.figures(state, _parts("KV cache")).figures["KV cache"]
+    assert fig.layout.xaxis.title.text == "KV cache (GiB)"
+    assert fig.layout.shapes[0].x0 == pytest.approx(80.0)  # 80 GiB, not 80e9 / 2**30 = 74.5
+    assert "80 GB" in fig.layout.annotations[-1].text
