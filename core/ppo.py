@@ -185,7 +185,7 @@ class ClipBatch:
     gradient: NDArray[np.float64]  # (n,) d objective / d rho per token
     fraction_clipped: float  # clipped.mean()
     fraction_outside: float  # outside.mean() >= fraction_clipped
-    surviving_share: float  # sum |gradient| / sum |A|: the share of the plain policy-gradient update that survives
+    surviving_share: float  # sum |gradient| / sum |A|: the share of the tokens' |d objective / d rho| that survives
     objective: float  # mean clipped surrogate
     unclipped_objective: float  # mean rho A
     eps_low: float

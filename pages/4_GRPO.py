@@ -14,9 +14,9 @@ CLICKS = "grpo_clicks"  # counter in session_state: a new chart key after each c
 page = Page.setup(
     "GRPO: advantages relative to the group",
     ":material/groups:",
-    "GRPO grades each answer against the other answers to the same prompt: the group's mean reward is the "
-    "baseline, so better-than-average answers are pushed up and worse ones down. A group whose answers all "
-    "get the same reward teaches nothing.",
+    "GRPO grades each answer against all the answers to the same prompt, itself included: the group's mean "
+    "reward is the baseline, so better-than-average answers are pushed up and worse ones down. A group whose "
+    "answers all get the same reward teaches nothing.",
     r"A_i = \frac{r_i - \operatorname{mean}(r_1,\dots,r_G)}{\operatorname{std}(r_1,\dots,r_G) + \varepsilon},"
     r"\qquad P(\text{group has signal}) = 1 - p^G - (1-p)^G",
     spec=view_of.SPEC,

@@ -97,7 +97,7 @@ def test_heldout_accuracy_falls_with_label_noise():
     # the ceiling: BT's own noise, then the flips mix it with its complement
     a0 = s.ceiling[0]
     np.testing.assert_allclose(s.ceiling[1:4], [(1 - f) * a0 + f * (1 - a0) for f in (0.1, 0.2, 0.3)], atol=0.03)
-    # the reward models of 003 Q7 sit at 60-70% held-out accuracy: here a flip rate of 0.2-0.3
+    # the reward models of 003 Q7 sit at about 60-75% held-out accuracy: here a flip rate of about 0.15-0.36
     assert np.any((s.heldout_accuracy > 0.6) & (s.heldout_accuracy < 0.7))
     assert pair_accuracy([0.0, 1.0], [(1, 0), (0, 1), (1, 0)]) == pytest.approx(2 / 3)
 

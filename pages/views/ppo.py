@@ -191,7 +191,11 @@ def _batch(state: State, options: Options, view: View, lo: float, hi: float) -> 
     view.facts["batch_readouts"] = [
         Readout("Outside the range", f"{100 * b.fraction_outside:.1f}%", "ratio outside [1 − ε_low, 1 + ε_high]"),
         Readout("Clipped (gradient 0)", f"{100 * b.fraction_clipped:.1f}%", "outside on the side A favours"),
-        Readout("Update that survives", f"{100 * b.surviving_share:.1f}%", "Σ|gradient| / Σ|A|"),
+        Readout(
+            "Update that survives",
+            f"{100 * b.surviving_share:.1f}%",
+            "Σ|d/dρ| / Σ|A| over the tokens (in θ a surviving token's gradient is ρ·A·∇log π)",
+        ),
     ]
     view.tables["Token batch"] = lambda: pd.DataFrame(
         {"ratio": b.ratio, "advantage": b.advantage, "clipped": b.clipped, "gradient": b.gradient}
