@@ -1,0 +1,377 @@
+"""Every slide of every shipped deck, rendered the way the Deck page renders it (the page's ``figures(state,
+options)`` through the slide's own options, the readouts and figures the slide shows):
+
+(a) every number its speaker notes state appears on the slide: in a shown readout (label, value or help), in the
+    text of a shown figure (title, annotations, axis titles, trace names, text labels), among the slide's notices or
+    title, or among its inputs (the control values the player's sidebar shows, the sweep's steps). A number is
+    matched at the precision the notes print it (half a unit in its last digit: "3.2B" accepts 3.15e9 to 3.25e9).
+    Numbers of the notes that are not about the slide (a reference to another slide, a constant of a formula, a
+    source's number) are listed per slide in ALLOWED, each with its reason; citation years ("et al. 2022") are
+    skipped. A slide that opens with its answer held back (Predict first) is checked once a guess is in.
+(b) a slide whose title asks a question (it ends with "?" or starts with "Predict") opens with its answer withheld:
+    the page's "Predict first" mode is on with no guess yet, or the slide is ``withhold = true`` (the player then
+    shows the title alone until the lecturer reveals the view: tests/test_page_deck.py).
+(c) the notes' numbers that no readout computes (the allowed ones among them) are checked against independent
+    formulas written here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from scipy.special import comb, expit
+
+from decks import load_decks
+
+try:  # the decks' renderers (the old player showed the view's first six readouts and every figure)
+    from decks import unique_figures
+except ImportError:  # pragma: no cover - the code before slides named their readouts and figures
+    from decks.handout import unique_figures
+
+DECKS = load_decks()[0]
+SLIDES = [(name, n, s) for name, deck in sorted(DECKS.items()) for n, s in enumerate(deck.slides, 1)]
+IDS = [f"{name}-{n}" for name, n, _ in SLIDES]
+
+# A committed guess per page (an odd value, so that it cannot stand in for a number of the notes by chance).
+GUESSES = {"guess_N": 7.77e9, "guess_pi": 0.777, "guess_adv": 7.77, "guess_pass": 0.777, "guess_rank": 77}
+
+# Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
+ALLOWED: dict[tuple[str, int], dict[str, str]] = {
+    ("interview", 1): {
+        "3.96e14": "one H100's useful FLOP/s, 40% of 989e12: checked in test_the_notes_arithmetic",
+        "989": "the H100's dense bf16 peak in TFLOP/s (NVIDIA's datasheet), the slide's GPU",
+    },
+    ("interview", 5): {
+        "131,072": "one matrix's count, the title's question (the view counts the model): checked below",
+        "0.78": "one matrix's share, 131,072 / 4096²: checked below",
+        "128": "32 layers x 4 adapted matrices, the coincidence's arithmetic: checked below",
+        "32": "Llama-2-7B's layers (Touvron et al. 2023), the view's model shape",
+    },
+    ("lesson", 7): {
+        "40B": "Hoffmann et al. 2022 §4: the optimum for this budget is between 40B and 70B (the paper's number)",
+    },
+    ("lesson", 14): {
+        "0.7": "1 - c/n, the plug-in's base: checked in test_the_notes_arithmetic",
+    },
+    ("lesson", 15): {
+        "86,400": "seconds in the preset's 24 hours",
+        "989": "the H100's dense bf16 peak in TFLOP/s (NVIDIA's datasheet), the slide's GPU",
+        "120": "the 120 of N = sqrt(C/120): 6 FLOPs x 20 tokens per parameter",
+        "80": "an H100's 80 GB of memory (the card the sentence compares with)",
+    },
+    ("lesson", 16): {
+        "0.54": "the relative loss rise 2.48861 / 2.47524 - 1: checked in test_the_notes_arithmetic",
+        "0.6": "the seed's rounded figure, quoted to say why it differs: checked in test_the_notes_arithmetic",
+    },
+    ("lesson", 19): {
+        "32": "Llama-2-7B's layers (Touvron et al. 2023), the view's model shape",
+        "4096": "Llama-2-7B's width, the view's model shape",
+        "65,536": "one matrix's count at rank 8: checked in test_the_notes_arithmetic",
+    },
+    ("lesson", 23): {
+        "14": "a reference to slide 14 (pass@k): test_the_cross_references",
+        "17": "a reference to slide 17 (worked example D): test_the_cross_references",
+        "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
+        "10": "a reference to slide 10 (the reward hack): test_the_cross_references",
+    },
+}
+
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12, "G": 1e9}
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<sign>[-+]?)(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?P<frac>\.\d+)?(?:e(?P<exp>[-+]?\d+))?"
+    r"(?:(?P<suffix>[kKMBT])(?![A-Za-z])|(?=\s?(?P<flop>[GT])FLOP))?"
+)
+_CITATION = re.compile(r"(?:et al\.,?|[A-Z][^\s(),]*,?)\s(?:19|20)\d\d\b")
+
+
+def _plain(text: str) -> str:
+    """Unicode minus and "×10²¹" written as a plain minus and "e21"."""
+    text = text.replace("−", "-").replace("–", "-")
+    return re.sub(r"\s?×\s?10([⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)", lambda m: "e" + m.group(1).translate(_SUPERSCRIPT), text)
+
+
+def numbers(text: str) -> list[tuple[str, float, float]]:
+    """The numbers of a text: (as written, value, half a unit of its last printed digit)."""
+    out = []
+    for m in _NUMBER.finditer(_plain(_CITATION.sub(" ", text))):
+        digits = m.group("int").replace(",", "") + (m.group("frac") or "")
+        decimals = len(m.group("frac") or "") - 1 if m.group("frac") else 0
+        scale = 10.0 ** int(m.group("exp") or 0) * _SCALE.get(m.group("suffix") or m.group("flop") or "", 1.0)
+        value = float(digits) * scale * (-1 if m.group("sign") == "-" else 1)
+        written = m.group(0).strip()
+        out.append((written.lstrip("+-"), value, 0.5 * 10.0**-decimals * scale))
+    return out
+
+
+def _figure_text(fig) -> list[str]:
+    d = fig.to_plotly_json()
+    layout = d.get("layout", {})
+    out = [str((layout.get("title") or {}).get("text") or "")]
+    out += [str(a.get("text") or "") for a in layout.get("annotations", []) or []]
+    for key, axis in layout.items():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+            out.append(str((axis.get("title") or {}).get("text") or ""))
+    for trace in d["data"]:
+        out.append(str(trace.get("name") or ""))
+        text = trace.get("text")
+        if isinstance(text, str):
+            out.append(text)
+        elif text is not None:
+            out += [str(t) for t in list(text)]
+    return out
+
+
+def rendered(slide, reveal: bool = True):
+    """The slide as the Deck page renders it (with a guess committed when ``reveal`` and the page asks first)."""
+    view = slide.view()
+    state = slide.state
+    if reveal and view.facts.get("predict") == "hidden":
+        guess = next(f.name for f in slide.spec.fields if f.name in GUESSES)
+        state = state.replace(**{guess: GUESSES[guess]})
+        view = slide.view(state=state)
+    return state, view
+
+
+def shown_text(slide) -> str:
+    """Everything of the slide a number of its notes may be found in (see the module's docstring)."""
+    state, view = rendered(slide)
+    readouts = slide.shown_readouts(view) if hasattr(slide, "shown_readouts") else view.readouts[:6]
+    figs = slide.shown_figures(view) if hasattr(slide, "shown_figures") else unique_figures(view.figures)
+    parts = [slide.title, *(text for _, text in view.notices)]
+    parts += [f"{r.label} {r.value} {r.help or ''}" for r in readouts]
+    parts += [t for fig in figs for t in _figure_text(fig)]
+    parts += [f"{f.name}={state[f.name]}" for f in slide.spec.fields]  # the controls in the player's sidebar
+    if slide.sweep is not None:
+        parts += [str(v) for v in slide.sweep.values]
+    return "\n".join(parts)
+
+
+def missing_numbers(deck: str, number: int, slide) -> list[str]:
+    shown = [value for _, value, _ in numbers(shown_text(slide))]
+    allowed = ALLOWED.get((deck, number), {})
+    out = []
+    for written, value, tol in numbers(slide.notes):
+        if written in allowed:
+            continue
+        if not any(abs(y - value) <= tol * (1 + 1e-9) for y in shown):
+            out.append(written)
+    return out
+
+
+# ---------------------------------------------------------------------- the parser itself
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3.2B model on 63B tokens", [("3.2B", 3.2e9, 0.05e9), ("63B", 63e9, 0.5e9)]),
+        ("C = 8.40×10²² FLOPs", [("8.40e22", 8.4e22, 0.005e22)]),
+        (
+            "**8,388,608** in all, −0.77 and +1.29",
+            [("8,388,608", 8388608, 0.5), ("0.77", -0.77, 0.005), ("1.29", 1.29, 0.005)],
+        ),
+        ("3 GFLOP per token, 989 TFLOP/s", [("3", 3e9, 0.5e9), ("989", 989e12, 0.5e12)]),
+        ("Hoffmann et al. 2022, Büyükakyüz 2024, an H100, W0", []),
+        ("16 B/param, 4.48 TB", [("16", 16, 0.5), ("4.48", 4.48, 0.005)]),
+    ],
+)
+def test_numbers_are_read_with_their_printed_precision(text, expected) -> None:
+    got = numbers(text)
+    assert [w for w, _, _ in got] == [w for w, _, _ in expected]
+    for (_, v, t), (_, ev, et) in zip(got, expected, strict=True):
+        assert v == pytest.approx(ev) and t == pytest.approx(et)
+
+
+# ---------------------------------------------------------------------- (a) and (b), every slide
+@pytest.mark.parametrize(("deck", "number", "slide"), SLIDES, ids=IDS)
+def test_every_number_of_the_notes_is_on_its_slide(deck: str, number: int, slide) -> None:
+    assert missing_numbers(deck, number, slide) == [], f"{deck} slide {number} ({slide.title!r})"
+
+
+@pytest.mark.parametrize(("deck", "number", "slide"), SLIDES, ids=IDS)
+def test_the_allow_list_is_needed(deck: str, number: int, slide) -> None:
+    """Every allowed number is in the slide's notes and is not on the slide (no stale or blanket entry)."""
+    allowed = ALLOWED.get((deck, number), {})
+    written = {w for w, _, _ in numbers(slide.notes)}
+    shown = [value for _, value, _ in numbers(shown_text(slide))]
+    for entry in allowed:
+        assert entry in written, f"{deck} slide {number}: {entry!r} is allowed but not in the notes"
+        (value, tol) = next((v, t) for w, v, t in numbers(slide.notes) if w == entry)
+        assert not any(abs(y - value) <= tol for y in shown), f"{deck} slide {number}: {entry!r} is on the slide"
+
+
+QUESTIONS = [(d, n, s) for d, n, s in SLIDES if s.title.rstrip().endswith("?") or s.title.lower().startswith("predict")]
+
+
+@pytest.mark.parametrize(("deck", "number", "slide"), QUESTIONS, ids=[f"{d}-{n}" for d, n, _ in QUESTIONS])
+def test_a_slide_that_asks_opens_with_its_answer_withheld(deck: str, number: int, slide) -> None:
+    _, opened = rendered(slide, reveal=False)
+    assert getattr(slide, "withhold", False) or opened.facts.get("predict") == "hidden", (
+        f"{deck} slide {number} ({slide.title!r}) shows its answer before the room has guessed"
+    )
+
+
+def test_the_questions_are_found() -> None:
+    assert {(d, n) for d, n, _ in QUESTIONS} >= {("lesson", 1), ("lesson", 2), ("lesson", 17), ("interview", 6)}
+
+
+# ---------------------------------------------------------------------- the issue's two named slides
+def test_the_dpo_slide_shows_dpo_with_worked_example_b() -> None:
+    slide = next(s for d, _, s in SLIDES if d == "lesson" and s.title == "3.7 DPO: worked example B")
+    _, view = rendered(slide)
+    readouts = slide.shown_readouts(view) if hasattr(slide, "shown_readouts") else view.readouts[:6]
+    values = {r.label: r.value for r in readouts}
+    beta, lw, ll, rw, rl = 0.1, -10.0, -15.0, -12.0, -14.0  # worked example B (lesson §3.7)
+    margin = beta * (lw - rw) - beta * (ll - rl)
+    assert values.get("DPO loss") == f"{-math.log(expit(margin)):.3f}" == "0.554"
+    assert values.get("Weight") == f"{expit(-margin):.3f}" == "0.426"
+    assert "loss −log σ(m)" in shown_text(slide)
+
+
+def test_predict_1_opens_with_the_answer_held_back() -> None:
+    slide = DECKS["lesson"].slide(1)
+    _, opened = rendered(slide, reveal=False)
+    assert opened.facts.get("predict") == "hidden"
+    hidden = {r.label: r.value for r in opened.readouts}
+    assert hidden["Fit's optimum N"] == "?" and hidden["20-tokens rule N"] == "?"
+
+
+# ---------------------------------------------------------------------- (c) the notes' arithmetic, independently
+E, A, B, ALPHA, BETA = 1.69, 406.4, 410.7, 0.34, 0.28  # Hoffmann et al. 2022, approach 3 (rounded constants)
+EPOCH = (1.8172, 482.01, 2085.43, 0.3478, 0.3658)  # Besiroglu et al. 2024
+
+
+def _loss(n: float, d: float, fit=(E, A, B, ALPHA, BETA)) -> float:
+    e, a, b, al, be = fit
+    return e + a / n**al + b / d**be
+
+
+def _optimum(c: float, fit=(E, A, B, ALPHA, BETA)) -> float:
+    """The fit's loss-minimising N on the budget C (closed form of the iso-FLOP minimum)."""
+    _, a, b, al, be = fit
+    g = (al * a / (be * b)) ** (1 / (al + be))
+    return g * (c / 6) ** (be / (al + be))
+
+
+def _near(value: float, written: str) -> bool:
+    (_, shown, tol), *_ = numbers(written)
+    return abs(value - shown) <= tol * (1 + 1e-9)
+
+
+def test_the_notes_arithmetic() -> None:
+    # lesson 1: 10B on 20B tokens; the rule N = sqrt(C/120); the fit's minimum
+    c = 6 * 10e9 * 20e9
+    assert _near(c, "1.2e21") and _near(20e9 / 10e9, "2")
+    n_rule = math.sqrt(c / 120)
+    assert _near(n_rule, "3.2B") and _near(c / 6 / n_rule, "63B") and _near(_loss(n_rule, c / 6 / n_rule), "2.318")
+    assert _near(_loss(10e9, 20e9), "2.388")
+    n_opt = _optimum(c)
+    assert _near(n_opt, "2.0B") and _near(c / 6 / n_opt, "101B") and _near(_loss(n_opt, c / 6 / n_opt), "2.311")
+    assert _near(c / 6 / n_opt**2, "51")
+    # lesson 4: the rule's 3.2B (the slide's N) above the fit's minimum
+    assert _near((_loss(3.2e9, c / 6 / 3.2e9) / _loss(n_opt, c / 6 / n_opt) - 1) * 100, "0.29")
+    # lesson 5: pi*(better) at beta = 1 for pi_ref = (1/2, 1/2), r = (1, 0)
+    assert _near(math.e / (math.e + 1), "0.73")
+    # lesson 7: Chinchilla's budget; the fit's optimum 32.5B; Epoch's 73B; the rule's 70B on 1.4T
+    c7 = 6 * 70e9 * 1.4e12
+    assert _near(c7, "5.9e23") and _near(_optimum(c7), "32.5B") and _near(_optimum(c7, EPOCH), "73B")
+    assert _near(math.sqrt(c7 / 120), "70B")
+    # lesson 13: worked example C
+    r = [1, 0, 0, 1, 1, 0, 0, 0]
+    mean = sum(r) / 8
+    std = math.sqrt(sum((x - mean) ** 2 for x in r) / 8)
+    assert _near(mean, "0.375") and _near(std, "0.484")
+    assert _near((1 - mean) / std, "+1.29") and _near((0 - mean) / std, "-0.77")
+    # lesson 14 and interview 6: worked example E
+    n, k, correct = 10, 5, 3
+    assert _near(1 - comb(n - correct, k, exact=True) / comb(n, k, exact=True), "0.917")
+    assert _near(1 - (1 - correct / n) ** k, "0.832") and _near(correct / n, "0.30") and _near(1 - correct / n, "0.7")
+    # lesson 15 and interview 1: worked example A and "check yourself"
+    c15 = 8 * 86_400 * 0.40 * 989e12
+    assert _near(c15, "2.73e20") and _near(math.sqrt(c15 / 120), "1.5B") and _near(c15 / 6 / 1.5e9, "30B")
+    assert _near(16 * 1.5e9 / 1e9, "24") and _near(2 * 1.5e9 / 1e9, "3") and _near(_optimum(c15), "1.0B")
+    assert _near(0.40 * 989e12, "3.96e14")
+    c_i1 = 6 * 7e9 * 2e12
+    assert _near(c_i1, "8.4e22") and _near(c_i1 / (0.40 * 989e12) / 86_400, "2,458")
+    assert _near(c_i1 / (0.40 * 989e12) / 86_400 / 256, "10")
+    # lesson 16: over-trained, same (unrounded) budget: 0.5B on 91B tokens
+    d16 = c15 / 6 / 0.5e9
+    lo, hi = _loss(1.5e9, c15 / 6 / 1.5e9), _loss(0.5e9, d16)
+    assert _near(d16, "91B") and _near(d16 / 0.5e9, "182") and _near(lo, "2.475") and _near(hi, "2.489")
+    assert _near((hi / lo - 1) * 100, "0.54") and _near((2.489 / 2.475 - 1) * 100, "0.6")
+    assert _near((hi / _loss(_optimum(c15), c15 / 6 / _optimum(c15)) - 1) * 100, "0.77")
+    # lessons 17 and 18: worked example D
+    se = [math.sqrt(p * (1 - p) / 1000) * 100 for p in (0.710, 0.725)]
+    assert all(_near(s, "1.4") for s in se) and _near(1.96 * math.hypot(*se), "3.9") and _near(72.5 - 71.0, "1.5")
+    # lesson 19 and interview 5: LoRA counts (Llama-2-7B shape: 32 layers, width 4096)
+    assert _near(8 * (4096 + 4096), "65,536") and _near(32 * 4 * 8 * 8192, "8,388,608")
+    assert _near(32 * 4 * 8 * 8192 / 7e9 * 100, "0.12") and _near(16 * 32 * 4 * 8 * 8192 / 1e6, "134")
+    assert _near(16 * 8192, "131,072") and _near(16 * 8192 / 4096**2 * 100, "0.78") and _near(4096**2, "16.8M")
+    assert _near(4 * 16 * 8192, "524,288") and _near(32 * 4 * 16 * 8192, "16,777,216") and 32 * 4 == 128
+    assert 128 * 16 * 8192 == 4096 * 4096 and _near(32 * 4 * 16 * 8192 / 7e9 * 100, "0.24")
+    # lesson 21: Llama 3 8B on 15T tokens; the fits' optimal tokens per parameter at 6 * 8e9 * 15e12
+    c21 = 6 * 8e9 * 15e12
+    assert _near(15e12 / 8e9, "1,875")
+    assert _near(c21 / 6 / _optimum(c21) ** 2, "95") and _near(c21 / 6 / _optimum(c21, EPOCH) ** 2, "18")
+    # lesson 3: ln V for V = 50,000
+    assert _near(math.log(50_000), "10.8")
+
+
+def test_the_cross_references() -> None:
+    lesson = DECKS["lesson"]
+    notes = lesson.slide(23).notes
+    refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
+    assert set(refs) == {8, 10, 14, 17}
+    assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
+    assert "SFT" in lesson.slide(8).title and "reward hack" in lesson.slide(10).title
+
+
+# ---------------------------------------------------------------------- the review's items on the decks
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_w2_the_over_training_rise_is_computed_from_the_unrounded_losses() -> None:
+    notes = _flat(next(s for d, _, s in SLIDES if d == "lesson" and "over-trained" in s.title).notes)
+    match = re.search(r"2\.489\D{0,3}\s?\+?(\d+\.\d+)%", notes)
+    assert match, "the over-training slide quotes no rise after 2.489"
+    c = 8 * 86_400 * 0.40 * 989e12  # worked example A's budget, as the preset computes it
+    rise = (_loss(0.5e9, c / 6 / 0.5e9) / _loss(1.5e9, c / 6 / 1.5e9) - 1) * 100  # 0.540%, not 0.6%
+    assert _near(rise, match.group(1)), f"+{match.group(1)}% quoted; the unrounded losses give +{rise:.3f}%"
+
+
+def test_w4_twenty_tokens_is_a_rule_of_thumb_not_the_drawn_fits_optimum() -> None:
+    slide = next(s for d, _, s in SLIDES if d == "lesson" and s.title.startswith("Mistake: 20 tokens"))
+    notes = _flat(slide.notes)
+    assert "optimum of one fit" not in notes and "rule of thumb" in notes and "approaches 1 and 2" in notes
+    match = re.search(r"about (\d+) tokens per parameter at this budget", notes)
+    assert match, "the slide does not say what the drawn (approach-3) curve asks for"
+    c = float(slide.state["C"])
+    assert _near(c / 6 / _optimum(c) ** 2, match.group(1))
+
+
+def test_m7_the_plotted_optimum_is_named_beside_the_rule() -> None:
+    lesson = DECKS["lesson"]
+    chinchilla = _flat(lesson.slide(7).notes)
+    assert "32.5B" in chinchilla and "40B and 70B" in chinchilla and "73B" in chinchilla
+    assert "own minimum" in _flat(lesson.slide(1).notes) and "fit's own minimum" in _flat(lesson.slide(15).notes)
+
+
+def test_m8_the_rank_16_slide_says_the_view_counts_the_whole_model() -> None:
+    notes = _flat(next(s for d, _, s in SLIDES if d == "interview" and "rank 16" in s.title).notes)
+    assert "whole model" in notes and "16,777,216" in notes and "coincidence" in notes
+
+
+def test_m9_the_plug_in_is_low_because_the_function_is_concave() -> None:
+    notes = _flat(next(s for d, _, s in SLIDES if d == "interview" and "pass@k" in s.title).notes)
+    assert "concave" in notes and "Jensen" in notes and "with replacement" in notes
+    assert "reuses the same samples" not in notes
+    # the claim itself, exactly: E[1 - (1 - c/n)^k] < 1 - (1 - p)^k for c ~ Binomial(n, p), and the plug-in is the
+    # chance that k draws with replacement hit a correct sample, the unbiased estimator the same without replacement
+    from scipy.stats import binom
+
+    n, k, p = 10, 5, 0.3
+    expected_plug_in = sum(binom.pmf(c, n, p) * (1 - (1 - c / n) ** k) for c in range(n + 1))
+    expected_unbiased = sum(binom.pmf(c, n, p) * (1 - comb(n - c, k) / comb(n, k)) for c in range(n + 1))
+    assert expected_plug_in < 1 - (1 - p) ** k == pytest.approx(expected_unbiased)
