@@ -79,7 +79,7 @@ def _body(page: Page) -> None:
 With a critic V, the TD error $\delta_t = r_t + \gamma V(s_{t+1}) - V(s_t)$ is a one-step estimate of the
 advantage, and $\hat A^{(k)}_t = \sum_{l<k} \gamma^l\,\delta_{t+l}$ is the k-step one (k rewards, then the
 critic). GAE averages the k-step estimates with weights $(1-\lambda)\lambda^{k-1}$ (in a finite episode the
-remaining weight goes to the longest one, the return). Written in TD errors this is
+remaining weight goes to the longest one, which runs to the end of the trajectory). Written in TD errors this is
 $A_t = \sum_l (\gamma\lambda)^l\,\delta_{t+l}$, computed backwards as $A_t = \delta_t + \gamma\lambda A_{t+1}$
 (Schulman et al., 2016, eqs. 11-16). λ = 0 is $\delta_t$ itself: little variance, but exactly as wrong as the
 critic. λ = 1 telescopes to the discounted return minus $V(s_t)$: unbiased when the episode ends within the
@@ -109,7 +109,7 @@ $k_3 = (r - 1) - \log r$ (unbiased, never negative). Under samples of $\pi_\thet
 adding $r - 1$ to $k_1$ changes nothing on average. While $\pi_\theta$ stays close to $\pi_{\text{ref}}$ it
 also removes most of $k_1$'s variance; far apart, r is heavy-tailed and k3 can be the noisier one (the preset
 *KL: a policy twice as far*: a standard deviation of 1.97 per sample for k3 against 0.99 for k1; at the default
-drift 0.34 against 0.71). PPO for RLHF subtracts β·k1 from each token's reward before GAE (Ouyang et al.,
+drift, 0.34 for k3 against 0.71 for k1). PPO for RLHF subtracts β·k1 from each token's reward before GAE (Ouyang et al.,
 2022); GRPO adds β·k3 to the loss (Shao et al., 2024). Write r the other way up and k3 is no longer unbiased
 for KL(π_θ ‖ π_ref).
 
@@ -117,7 +117,7 @@ Used as a loss, with the sampled tokens held fixed, an estimator's gradient is n
 estimates. On average over samples of $\pi_\theta$ the gradient of k1 is 0, that of k2 is
 $\nabla_\theta \mathrm{KL}(\pi_\theta \,\|\, \pi_{\text{ref}})$, and that of k3 is
 $\nabla_\theta \mathrm{KL}(\pi_{\text{ref}} \,\|\, \pi_\theta)$, the KL the other way round (Tang and Munos,
-2025). So GRPO's β·k3 term pulls along the gradient of KL(π_ref ‖ π_θ) at each position, although its value
+2025). So, on average, GRPO's β·k3 term descends KL(π_ref ‖ π_θ) position by position, although its value
 estimates KL(π_θ ‖ π_ref).
 """
             )

@@ -262,7 +262,7 @@ def test_k3_reduces_variance_only_near_the_reference():
     assert ppo_view.PRESETS["KL: a policy twice as far"]["drift"] == 2.0
     text = _page_text("pages/9_PPO.py", {"ppo_view": "KL estimators"})
     assert "a standard deviation of 1.97 per sample for k3 against 0.99 for k1" in text
-    assert "at the default drift 0.34 against 0.71" in text and "cancels most of its wobble" not in text
+    assert "at the default drift, 0.34 for k3 against 0.71 for k1" in text and "cancels most of its wobble" not in text
 
 
 # ---------------------------------------------------------------------------------------------------------------
