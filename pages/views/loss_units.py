@@ -104,7 +104,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout(
             "Perplexity, one byte model",
             f"{same[0].perplexity:.2f} to {same[-1].perplexity:.1f}",
-            f"{same[0].n_tokens} byte tokens to {same[-1].n_tokens} {same[-1].tokenizer} tokens",
+            f"{same[0].n_tokens} byte tokens to {same[-1].n_tokens} {same[-1].tokenizer} tokens: one total loss "
+            "per token of each tokenizer, a unit conversion rather than a token-level model's perplexity",
         ),
         Readout(
             "Perplexity, bigram models",
