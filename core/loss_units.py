@@ -467,7 +467,9 @@ def padding_waste(lengths: Sequence[int], batch_size: int, scheme: Scheme, seq_l
     """Padding of a dataset of sequences under one batching scheme.
 
     "pad_to_longest": batches in the given order, each padded to its longest sequence.
-    "bucket": sorted by length first, then batched and padded the same way (similar lengths share a batch).
+    "bucket": the whole data set sorted by length, then batched and padded the same way (similar lengths share a
+    batch). That is the most bucketing can save; training samplers sort only within shuffled mega-batches, so that
+    batches do not come in length order, and save a little less.
     "pack": sequences concatenated into rows of seq_len tokens (first fit in the given order; a sequence longer
     than seq_len is split over rows); only the tails of rows are padding.
     """
