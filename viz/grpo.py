@@ -343,7 +343,8 @@ def ppo_vs_grpo_figure(G: int = 8, height: int = 380, *, theme: str = "light", p
         "type": "scatter", "x": [2.0], "y": [0.0], "mode": "markers+text", "name": "checker",
         "text": ["checker (program)"], "textposition": "bottom center", "showlegend": False,
         "marker": {"symbol": "diamond", "size": 30, "color": hollow, "line": {"color": zero, "width": 3}},
-        "hovertemplate": "checker: a program gives reward 1 or 0 (no weights in memory)<extra>GRPO</extra>",
+        "hovertemplate": "checker: a program gives reward 1 or 0 (no weights in memory); with a learned reward "
+        "model in its place, GRPO holds a third, frozen model<extra>GRPO</extra>",
     })  # fmt: skip
     # answers per prompt: 1 for PPO, G for GRPO in a grid of up to 8 columns
     n = int(min(G, 64))
