@@ -282,3 +282,30 @@ def test_repetition_loops_need_the_model_and_the_decoder():
     card = CARDS["decoding-03"]
     assert "Both the model and the decoder" in card.answer.sentence
     assert "in exact arithmetic" in card.answer.number
+
+
+def test_sorting_the_whole_data_set_is_the_most_bucketing_can_save():
+    """core.loss_units.padding_waste's docstring: among all ways to cut 8 lengths into batches of 2 (every pairing,
+    enumerated here), the sorted order pads least; a shuffled order pads more."""
+    import itertools
+
+    from core.loss_units import padding_waste
+
+    lengths = [5, 300, 41, 7, 120, 64, 9, 250]
+
+    def slots(pairs):
+        return sum(2 * max(a, b) for a, b in pairs)
+
+    def pairings(xs):
+        if not xs:
+            yield []
+            return
+        first, rest = xs[0], xs[1:]
+        for i in range(len(rest)):
+            for more in pairings(rest[:i] + rest[i + 1 :]):
+                yield [(first, rest[i]), *more]
+
+    best = min(slots(p) for p in pairings(lengths))
+    assert padding_waste(lengths, 2, "bucket").slots == best
+    assert padding_waste(lengths, 2, "pad_to_longest").slots > best
+    assert sum(1 for _ in itertools.islice(pairings(lengths), 200)) == 105  # 7 * 5 * 3 pairings, all tried
