@@ -14,7 +14,7 @@ A deck file (``decks/<name>.toml``)::
     sweep = { field = "N", from = 1e9, to = 1e11, steps = 12 }   # optional: one control swept on a key press
     readouts = ["Loss L(N, D)", "20-tokens rule N"]   # optional: the readouts to show, by label (start), in order
     figures = ["DPO"]                          # optional: the figures() parts to show, in order (default: all)
-    withhold = true                            # optional: open with the view held back until it is revealed (r)
+    withhold = true                            # optional: open with the view held back until it is revealed (v)
 
 A slide whose title asks a question (it ends with "?" or starts with "Predict") must open with its answer withheld:
 either the page's own "Predict first" switch is on in its values (the page then holds back its answer until a guess

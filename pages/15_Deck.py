@@ -3,7 +3,7 @@
 The player draws each slide from the slide page's own ``figures(state, options)`` (no page switching), in presenter
 mode. The slide page's controls are in the sidebar under keys of the player's own, so the audience can touch every
 one of them without touching the real page's state; Next and Previous bring back the slide's prepared values. A slide
-that asks the room first (``withhold = true``) opens with its title alone until the lecturer reveals it (r).
+that asks the room first (``withhold = true``) opens with its title alone until the lecturer reveals it (v).
 """
 
 from __future__ import annotations
@@ -273,13 +273,13 @@ with st.sidebar:
     st.button("Blank the screen", key="deck-blank", shortcut="b", on_click=_toggle_blank, width="stretch")
     st.caption(
         "Keys: → space PgDn next · ← PgUp previous · a number then Enter jumps · b blanks · p plays the sweep · "
-        "r reveals a withheld view"
+        "v reveals a withheld view"
     )
     _keys_component(key="deck-jump", on_value_change=lambda: _jump(size), height=0)
 
 slide = deck.slide(number)
 TALKS.update(talk_id, deck, number, blank)
-# A slide that asks the room first (withhold = true) opens with its title alone; r reveals its view until the next move.
+# A slide that asks the room first (withhold = true) opens with its title alone; v reveals its view until the next move.
 withheld = slide.withhold and st.session_state.get(_SHOWN) != (deck.name, number)
 
 # The slide page's own controls, under keys of the player's own: the audience may touch them all.
@@ -317,9 +317,9 @@ with st.sidebar:
     )
     if withheld:
         st.button(
-            "Reveal the view (r)",
+            "Reveal the view (v)",
             key="deck-reveal",
-            shortcut="r",
+            shortcut="v",
             on_click=_reveal,
             args=(deck.name, number),
             type="primary",
@@ -352,7 +352,7 @@ else:
         st.markdown(f"## {html.escape(slide.title)}")
     if withheld:
         page.notice(
-            "**Answer withheld.** Ask the room first; press **r** (or *Reveal the view* in the sidebar) to show it.",
+            "**Answer withheld.** Ask the room first; press **v** (or *Reveal the view* in the sidebar) to show it.",
             "info",
         )
         view = View()

@@ -88,6 +88,8 @@ BAD = {
         '[[slides]]\ntitle = "x"\npage = "PPO"\nsweep = { field = "rho", from = 0.5, to = 9 }\n',
         ["field `sweep`: `to` = 9 is refused by `rho`: it is outside 0.5 to 1.5"],
     ),
+    "bad readouts": ('[[slides]]\ntitle = "x"\npage = "GRPO"\nreadouts = "Std"\n', ["field `readouts` must be a list"]),
+    "bad withhold": ('[[slides]]\ntitle = "x?"\npage = "GRPO"\nwithhold = 1\n', ["`withhold` must be true or false"]),
     "bad toml": ('[[slides]\ntitle = "x"\n', ["not valid TOML"]),
     "no slides": ('title = "empty"\n', ["no slides"]),
 }

@@ -74,6 +74,8 @@ def test_a_view_picked_in_the_players_sidebar_draws_that_tabs_figure() -> None:
     interview = load_decks()[0]["interview"]
     number = next(i for i, s in enumerate(interview.slides, 1) if s.state.get("kl_view") == "DPO")
     at = open_page(PLAYER, {"deck": "interview", "slide": str(number)})
+    assert interview.slides[number - 1].withhold and not figures(at)  # it asks the room first
+    at.button(key="deck-reveal").click().run()
     names = [tr.get("name") for fig in figures(at) for tr in fig["data"]]
     assert "loss −log σ(m)" in names and "proxy reward E[r] (what π* optimises)" not in names
     view = next(w for w in at.segmented_control if w.key.endswith("-kl_view"))
@@ -178,9 +180,13 @@ def test_play_the_sweep_draws_every_value_in_order_and_ends_on_the_last(monkeypa
 
     from pages.frame import Page
 
-    interview = load_decks()[0]["interview"]
-    number = next(i for i, s in enumerate(interview.slides, 1) if s.sweep is not None)
-    slide = interview.slides[number - 1]
+    lesson = load_decks()[0]["lesson"]
+    number = next(
+        i
+        for i, s in enumerate(lesson.slides, 1)
+        if s.sweep is not None and not s.withhold and s.view().facts.get("predict") != "hidden"
+    )
+    slide = lesson.slides[number - 1]
     sweep = slide.sweep
     assert len(sweep.values) >= 5 and sweep.values[-1] != slide.state[sweep.field]
     drawn: list[tuple[str, dict]] = []  # (key, figure JSON) of every chart the page draws, in order
@@ -198,7 +204,7 @@ def test_play_the_sweep_draws_every_value_in_order_and_ends_on_the_last(monkeypa
             sleep(seconds)
 
     monkeypatch.setattr(Page, "chart", record)
-    at = open_page(PLAYER, {"deck": "interview", "slide": str(number)})
+    at = open_page(PLAYER, {"deck": "lesson", "slide": str(number)})
     assert not at.exception and not pauses and not any(k.startswith("deck-sweep") for k, _ in drawn)
     drawn.clear()
     monkeypatch.setattr(time, "sleep", pause)
@@ -217,10 +223,36 @@ def test_play_the_sweep_draws_every_value_in_order_and_ends_on_the_last(monkeypa
     # the run ends showing the slide's figure at the sweep's last value, in place of the slide's own (one slot)
     shown = figures(at)
     last, own = frames[-1][1], json.loads(slide.view().figures["main"].to_json())
-    assert len(shown) == len(figures(open_page(PLAYER, {"deck": "interview", "slide": str(number)})))
+    assert len(shown) == len(figures(open_page(PLAYER, {"deck": "lesson", "slide": str(number)})))
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_ys(shown[0]), _ys(last), strict=True))
     assert not all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_ys(shown[0]), _ys(own), strict=True))
     # the next rerun draws the slide's own values again
     at.run()
     assert not at.exception
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(_ys(figures(at)[0]), _ys(own), strict=True))
+
+
+def test_a_withheld_slide_opens_with_its_title_alone_until_revealed() -> None:
+    lesson = load_decks()[0]["lesson"]
+    number = next(i for i, s in enumerate(lesson.slides, 1) if s.withhold)
+    at = open_page(PLAYER, {"deck": "lesson", "slide": str(number)})
+    assert not at.exception and not figures(at) and not at.metric
+    assert any("Answer withheld" in i.value for i in at.info)
+    assert any(lesson.slide(number).title in m.value for m in at.markdown)
+    at.button(key="deck-reveal").click().run()
+    assert not at.exception and figures(at) and at.metric
+    at.button(key="deck-next").click().run()
+    at.button(key="deck-prev").click().run()  # back on the slide: withheld again, for the next room
+    assert not figures(at) and not at.exception
+
+
+def test_a_slide_shows_the_readouts_it_names() -> None:
+    lesson = load_decks()[0]["lesson"]
+    number = next(i for i, s in enumerate(lesson.slides, 1) if s.title == "3.7 DPO: worked example B")
+    at = open_page(PLAYER, {"deck": "lesson", "slide": str(number)})
+    assert not at.exception
+    shown = {m.label: m.value for m in at.metric}
+    assert shown.get("DPO loss") == "0.554" and shown.get("Weight") == "0.426"  # lesson §3.7, worked example B
+    assert "β·log Z" not in shown  # the leash's readouts are not this slide's
+    names = [tr.get("name") for fig in figures(at) for tr in fig["data"]]
+    assert "loss −log σ(m)" in names and "π* ∝ π_ref·exp(r/β) (optimal)" not in names
