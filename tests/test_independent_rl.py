@@ -328,6 +328,10 @@ def test_dpo_cards_memory_beta_and_displacement_sources():
     assert "losses at different beta are not comparable" in number and "lowers the loss" not in number
     source = CARDS["kl_dpo-07"].number_source
     assert "Pal et al. 2024" in source and "Razin et al. 2024" in source and "Rafailov" not in source
+    memory = _page_text("pages/9_PPO.py", {"ppo_view": "Memory"})
+    assert "DPO keeps only policy and reference" not in memory
+    assert "the reference's log-probabilities can be computed once before training" in memory
+    assert "three models with a learned reward model, as counted here; two when a checker program" in memory
 
 
 def test_ppo_rlhf_reward_lands_once_at_the_last_token():
