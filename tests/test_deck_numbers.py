@@ -49,6 +49,7 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "128": "32 layers x 4 adapted matrices, the coincidence's arithmetic: checked below",
         "32": "Llama-2-7B's layers (Touvron et al. 2023), the view's model shape",
     },
+    ("lesson", 4): {"7": "the compute a compute-optimal model saves at the rule's loss: test_the_notes_arithmetic"},
     ("lesson", 7): {
         "40B": "Hoffmann et al. 2022 §4: the optimum for this budget is between 40B and 70B (the paper's number)",
     },
@@ -59,7 +60,8 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "86,400": "seconds in the preset's 24 hours",
         "989": "the H100's dense bf16 peak in TFLOP/s (NVIDIA's datasheet), the slide's GPU",
         "120": "the 120 of N = sqrt(C/120): 6 FLOPs x 20 tokens per parameter",
-        "80": "an H100's 80 GB of memory (the card the sentence compares with)",
+        "80": "an H100's 80 GiB of memory (the card the sentence compares with)",
+        "85.9": "80 GiB in GB, 80 x 2^30 / 1e9: checked in test_the_notes_arithmetic",
     },
     ("lesson", 16): {
         "0.54": "the relative loss rise 2.48861 / 2.47524 - 1: checked in test_the_notes_arithmetic",
@@ -271,6 +273,12 @@ def test_the_notes_arithmetic() -> None:
     assert _near(c / 6 / n_opt**2, "51")
     # lesson 4: the rule's 3.2B (the slide's N) above the fit's minimum
     assert _near((_loss(3.2e9, c / 6 / 3.2e9) / _loss(n_opt, c / 6 / n_opt) - 1) * 100, "0.29")
+    # ... and the compute C' < C at which the fit's optimum reaches the rule's loss (bisection on the optimum's loss)
+    target, lo_c, hi_c = _loss(3.2e9, c / 6 / 3.2e9), 1e19, c
+    for _ in range(200):
+        mid = math.sqrt(lo_c * hi_c)
+        lo_c, hi_c = (mid, hi_c) if _loss(_optimum(mid), mid / 6 / _optimum(mid)) > target else (lo_c, mid)
+    assert _near((1 - lo_c / c) * 100, "7")
     # lesson 5: pi*(better) at beta = 1 for pi_ref = (1/2, 1/2), r = (1, 0)
     assert _near(math.e / (math.e + 1), "0.73")
     # lesson 7: Chinchilla's budget; the fit's optimum 32.5B; Epoch's 73B; the rule's 70B on 1.4T
@@ -290,7 +298,8 @@ def test_the_notes_arithmetic() -> None:
     # lesson 15 and interview 1: worked example A and "check yourself"
     c15 = 8 * 86_400 * 0.40 * 989e12
     assert _near(c15, "2.73e20") and _near(math.sqrt(c15 / 120), "1.5B") and _near(c15 / 6 / 1.5e9, "30B")
-    assert _near(16 * 1.5e9 / 1e9, "24") and _near(2 * 1.5e9 / 1e9, "3") and _near(_optimum(c15), "1.0B")
+    assert _near(16 * 1.5e9 / 1e9, "24") and _near(80 * 2**30 / 1e9, "85.9")
+    assert _near(2 * 1.5e9 / 1e9, "3") and _near(_optimum(c15), "1.0B")
     assert _near(0.40 * 989e12, "3.96e14")
     c_i1 = 6 * 7e9 * 2e12
     assert _near(c_i1, "8.4e22") and _near(c_i1 / (0.40 * 989e12) / 86_400, "2,458")
