@@ -169,7 +169,7 @@ longer answers and their own outputs (Zheng et al. 2023).
             "Reading pass@k at large k as reliability: an agent that must succeed every time is measured by pass^k, "
             "which falls as k grows.",
             "Announcing a win smaller than its error bar: 71.0% vs 72.5% on 1,000 questions is 1.5 ± 3.9 points, "
-            "not significant (the point estimate still leans towards B; more questions or a paired test can settle "
+            "not significant (the point estimate still leans towards B; a paired test or more questions may settle "
             "it).",
             "Treating scores on the same questions as independent when per-question results exist: the paired "
             "analysis is tighter, and you should report its interval.",
