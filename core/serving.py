@@ -20,7 +20,9 @@ from core.model_spec import ModelSpec, forward_flops_per_token, kv_cache_bytes_p
 # ----------------------------------------------------------------------------------------------------------------
 # Number formats of weights and KV values
 
-# Bits per parameter, scales included. int4: groups of 128 with one 16-bit scale (4 + 16/128). NF4 (Dettmers et al.
+# Bits per parameter, scales included, applied to every weight (embeddings and output head too, which servers often
+# keep in 16 bits). int4: symmetric groups of 128 with one 16-bit scale (4 + 16/128); an asymmetric scheme with a
+# zero-point per group (AWQ, GPTQ) stores a little more. NF4 (Dettmers et al.
 # 2023): blocks of 64 with one fp32 absmax (4 + 32/64 = 4.5); with double quantisation the absmaxes become 8-bit with
 # one fp32 constant per 256 of them: 4 + 8/64 + 32/(64 x 256) = 4.127.
 BITS_PER_PARAM: dict[str, float] = {

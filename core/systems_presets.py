@@ -295,7 +295,8 @@ PRESETS: tuple[Preset, ...] = (
            why={"decode_intensity_batch1": f"{_a10_11()['decode_intensity_batch1']:.3f} at context 0: core charges "
                 "the whole input embedding (V × D = 1.05B weights, 1.5% of the bytes) to the step although a lookup "
                 "reads one row of it, and writes the new token's K and V; without the table it is 1.0. The live "
-                "readout below is at the page's context, where attention FLOPs and KV bytes are added"}),
+                "readout \"Decode intensity, batch 1\" is at the page's context, which adds attention FLOPs and KV "
+                "bytes"}),
     Preset("A10-12", "Training time and cost", "memory", "seed 002 A10-12",
            {"n_params": N70, "tokens": 15e12, "gpu": "H100", "n_gpus": 2048, "mfu": 0.40, "price": SEED_PRICE},
            {"flops": (6 * N70 * 15e12, 1e-9), "days": (SEED_DAYS, 0.005),

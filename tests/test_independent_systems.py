@@ -243,3 +243,15 @@ def test_m3_training_memory_equation_compares_gib_with_gib():
     assert rf"112\ \text{{GB}} = {gib:.0f}\ \text{{GiB}} > 80\ \text{{GiB}}" in source
     # nvidia-smi's 81,559 MiB for an H100 SXM 80 GB
     assert f"nvidia-smi shows {81559 / 1024:.1f} GiB" in source
+
+
+def test_m4_zero_communication_in_the_training_memory_answer():
+    # mixed-precision Adam: 2 (bf16 weights) + 2 (gradients) + 4 + 4 + 4 (fp32 master, two moments) bytes
+    weights, grads, optimizer = 2, 2, 4 + 4 + 4
+    # Rajbhandari et al. 2020 §7: data parallelism all-reduces 2 psi; ZeRO-1/2 reduce-scatter + all-gather, 2 psi;
+    # ZeRO-3 adds an all-gather of the weights in the backward too, 3 psi
+    dp, zero12, zero3 = Fraction(2), Fraction(2), Fraction(3)
+    source = (ROOT / "pages" / "7_Training_memory.py").read_text(encoding="utf-8")
+    assert f"ZeRO-1/2 shard {optimizer}-{optimizer + grads} of the {weights + grads + optimizer} bytes" in source
+    assert zero12 == dp and "at plain data parallelism's communication volume" in source
+    assert f"ZeRO-3 adds about {100 * (zero3 / dp - 1)}%" in source

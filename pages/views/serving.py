@@ -200,7 +200,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{weights / GIB:,.1f} GiB",
             f"{weights / GB:,.1f} GB: every parameter resident ({state.wfmt}, "
             f"{serving.BITS_PER_PARAM[state.wfmt]:.4g} bits per parameter)"
-            + (f", in total over the {tp} GPUs: {weights / tp / GIB:,.1f} GiB each" if tp > 1 else ""),
+            + (f", in total over the {tp} GPUs: {weights / tp / GIB:,.1f} GiB each" if tp > 1 else "")
+            + (
+                ". int4 here: symmetric groups of 128 weights with one 16-bit scale; a zero-point per group (AWQ, "
+                "GPTQ) adds a little, and servers often keep the embeddings and output head in 16 bits, which this "
+                "count quantises too"
+                if state.wfmt == "int4"
+                else ""
+            ),
         ),
         Readout(
             "KV cache per token",
