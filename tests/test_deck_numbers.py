@@ -51,7 +51,7 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
     },
     ("lesson", 4): {"7": "the compute a compute-optimal model saves at the rule's loss: test_the_notes_arithmetic"},
     ("lesson", 7): {
-        "40B": "Hoffmann et al. 2022 §4: the optimum for this budget is between 40B and 70B (the paper's number)",
+        "40B": "Hoffmann et al. 2022 §4: the optimum for Gopher's budget is between 40B and 70B (the paper's number)",
     },
     ("lesson", 14): {
         "0.7": "1 - c/n, the plug-in's base: checked in test_the_notes_arithmetic",
