@@ -93,7 +93,7 @@ class Step:
     flops: NDArray
     weight_bytes: NDArray
     kv_bytes: NDArray
-    seconds: NDArray  # roofline: max(bytes / (tp bandwidth), flops / (tp peak)) + all-reduce latency
+    seconds: NDArray  # roofline: max(bytes per GPU / bandwidth, flops / (tp peak)) + all-reduce latency
     memory_seconds: NDArray
     compute_seconds: NDArray
 
@@ -123,10 +123,11 @@ def forward_step(
 
     FLOPs  = B T forward_flops_per_token(context + T/2)       (T = new tokens; causal: the mean key count)
     bytes  = weights read + B (context + T) KV bytes per token (reading the cache, writing the new entries)
-    time   = max(bytes / (tp x bandwidth), FLOPs / (tp x peak)) + 2 L x all-reduce latency when tp > 1
+    time   = max(bytes per GPU / bandwidth, FLOPs / (tp x peak)) + 2 L x all-reduce latency when tp > 1
 
-    Tensor parallelism gives each of tp GPUs 1/tp of the bytes and of the FLOPs (Megatron: two all-reduces per
-    layer).
+    Tensor parallelism gives each of tp GPUs 1/tp of the weights and of the FLOPs (Megatron: two all-reduces per
+    layer), but the cache only by KV heads: each GPU reads its ceil(K / tp) KV heads' share, all of MLA's latent
+    (:func:`kv_replication`).
     """
     g = get_gpu(gpu)
     tp = _check_tp(spec, tp)
@@ -136,7 +137,7 @@ def forward_step(
     flops = B * T * forward_flops_per_token(spec, ctx + T / 2.0)
     w = weight_bytes_read(spec, B * T, weight_format)
     kv = B * (ctx + T) * kv_cache_bytes_per_token(spec, kv_bytes_per_value)
-    mem_s = (w + kv) / (tp * g.bandwidth)
+    mem_s = (w + kv * kv_replication(spec, tp)) / (tp * g.bandwidth)
     comp_s = flops / (tp * g.peak_flops)
     latency = 2 * spec.layers * allreduce_latency_s if tp > 1 else 0.0
     return Step(

@@ -95,7 +95,9 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
   sequence also reads its own KV cache.
 - **The KV cache** stores 2 × layers × KV heads × head dim numbers per token. Grouped-query attention (K < N
   heads) and multi-head latent attention (DeepSeek-V2/V3) shrink it; it, not the weights, decides how many
-  sequences a node serves at long context.
+  sequences a node serves at long context. Tensor parallelism splits the weights evenly but the cache only by
+  KV heads: once the GPUs outnumber the KV heads each head is copied, and MLA's latent, shared by all heads,
+  is held whole by every GPU.
 """
         )
 

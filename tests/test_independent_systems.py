@@ -255,3 +255,12 @@ def test_m4_zero_communication_in_the_training_memory_answer():
     assert f"ZeRO-1/2 shard {optimizer}-{optimizer + grads} of the {weights + grads + optimizer} bytes" in source
     assert zero12 == dp and "at plain data parallelism's communication volume" in source
     assert f"ZeRO-3 adds about {100 * (zero3 / dp - 1)}%" in source
+
+
+def test_w4_each_tensor_parallel_gpu_reads_the_whole_mla_latent_cache():
+    # DeepSeek-V3, batch 1, 8,192 cached tokens + the new one, fp8 weights, bf16 latent, 8 H200s: each GPU reads
+    # 1/8 of the active weights but all of the latent cache
+    c = _ds_counts()
+    per_gpu = c["active"] / 8 + (8192 + 1) * DS["L"] * (DS["kv_rank"] + DS["rope"]) * 2
+    step = serving.forward_step(CATALOGUE["DeepSeek-V3"], "H200", 1, 1, 8192, weight_format="fp8", tp=8)
+    assert float(step.memory_seconds) == pytest.approx(per_gpu / H200_BW, rel=1e-12)
