@@ -73,7 +73,9 @@ def _body(page: Page) -> None:
                 st.caption(
                     "Each token goes to its top-k experts; an expert processes at most ⌈capacity factor × T k / E⌉ "
                     "assignments and drops the rest, which pass on through the residual stream (Fedus et al. 2022, "
-                    "Switch Transformers). A skewed router overloads a few experts; the balance loss pushes back."
+                    "Switch Transformers). A skewed router overloads a few experts; the balance loss pushes back. "
+                    "Capacity factor 0 sets no limit: dropless routing, as in DeepSeek-V3, which drops no tokens and "
+                    "balances load with a per-expert routing bias instead (DeepSeek-AI 2024 §2.1.2)."
                 )
                 page.chart(out.figures["MoE router"], "router", "moe-router")
 
