@@ -65,7 +65,9 @@ def _body(page: Page) -> None:
                 "flips mix in their opposites. At a flip rate of 0.5 the labels carry nothing and everything sits at "
                 "50%. Real reward models score about 60-75% on held-out pairs (seed 003, Q7: the sixties to seventies; "
                 "Llama 2's, 63-65% on Meta's own test sets, Touvron et al., 2023), and less on pairs the labelers "
-                "found close. By the blue ceiling, 60-75% is a flip rate of about 0.15 to 0.36 here."
+                "found close. The blue ceiling is what the true rewards score, so a model at 60-75% means a flip "
+                "rate of at most about 0.15 to 0.36 here; a fitted model scores below the ceiling and reaches 60-75% "
+                "at lower flip rates."
             )
     with tabs[1]:
         if tabs[1].open and "length" in out.figures:

@@ -170,7 +170,7 @@ J(π) = β·log Z − β·KL(π ‖ π*). **DPO** turns the same formula around 
             "Saying DPO has no reference model: π_ref is frozen inside the loss. SimPO and ORPO are the variants "
             "without one.",
             "Reading a falling DPO loss as the winner becoming more likely: both log-probabilities can fall while "
-            "the margin grows (likelihood displacement: Pal et al. 2024; Razin et al. 2024).",
+            "the margin grows (Pal et al. 2024; called likelihood displacement by Razin et al. 2024).",
             "Comparing β across setups as if it had units of its own: it prices one nat of KL in reward units, so "
             "rescaling the reward rescales the right β.",
         ]

@@ -108,16 +108,18 @@ ones fall below it and become less likely. **Click a bar** to flip that answer's
 reward list in the sidebar and the link in the address bar follow.
 
 The group mean is the baseline and does the job of PPO's learned value model: an answer is judged only against
-its siblings, so the advantages of a group always add up to zero. The std is not part of the baseline; it is a
-rescaling per prompt. Dividing by the sample std (G − 1, as several RL libraries do) instead of the population
-std multiplies every advantage of every group of size G by the same √((G−1)/G): across a batch only the scale
-of the policy-gradient term changes. With the KL term in the loss that is the same as raising β by √(G/(G−1))
-(1.07 at G = 8), and under Adam, which is nearly blind to a constant factor on the whole loss, the step hardly
-changes. Dropping the std (Dr. GRPO) is different: each group was divided by its *own* std, so removing it
-rescales each group by a different factor and changes the direction of the batch's update. With the std, prompts
-whose rewards barely differ (for 0/1 rewards, the nearly always solved and nearly never solved ones) get extra
-weight: the question-difficulty bias that Liu et al. (2025) remove. The lesson's "only the scale changes" is true
-within one group, not across a batch.
+its group (itself included), so the advantages of a group always add up to zero. The std is not part of the
+baseline; it is a rescaling per prompt. Dividing by the sample std (G − 1, as several RL libraries do) instead
+of the population std multiplies every advantage of every group of size G by the same √((G−1)/G): across a batch
+only the scale of the policy-gradient term J changes, by c = √((G−1)/G) = 0.935 at G = 8. Without a KL term in
+the loss (as in DAPO, Yu et al. 2025) that is a constant factor on the whole loss, which Adam nearly ignores:
+the step hardly changes. With the KL term in the loss, c·J − β·KL = c·(J − (β/c)·KL): the whole loss scaled by c
+and β raised by 1/c = √(G/(G−1)), 1.07 at G = 8. Adam nearly ignores the first part; the 7% larger β remains and
+holds the policy a little closer to π_ref. Dropping the std (Dr. GRPO) is different: each group was divided by
+its *own* std, so removing it rescales each group by a different factor and changes the direction of the batch's
+update. With the std, prompts whose rewards barely differ (for 0/1 rewards, the nearly always solved and nearly
+never solved ones) get extra weight: the question-difficulty bias that Liu et al. (2025) remove. The lesson's
+"only the scale changes" is true within one group, not across a batch.
 
 **Length.** The advantage is one number per answer, but the loss is a sum over tokens. The original objective
 averages each answer's token terms (1/|o_i|) and then the G answers (Shao et al. 2024), so every answer weighs

@@ -114,11 +114,13 @@ drift, 0.34 for k3 against 0.71 for k1). PPO for RLHF subtracts β·k1 from each
 for KL(π_θ ‖ π_ref).
 
 Used as a loss, with the sampled tokens held fixed, an estimator's gradient is not the gradient of what it
-estimates. On average over samples of $\pi_\theta$ the gradient of k1 is 0, that of k2 is
-$\nabla_\theta \mathrm{KL}(\pi_\theta \,\|\, \pi_{\text{ref}})$, and that of k3 is
-$\nabla_\theta \mathrm{KL}(\pi_{\text{ref}} \,\|\, \pi_\theta)$, the KL the other way round (Tang and Munos,
-2025). So, on average, GRPO's β·k3 term descends KL(π_ref ‖ π_θ) position by position, although its value
-estimates KL(π_θ ‖ π_ref).
+estimates. At one position, with the prefix held fixed and on average over samples of $\pi_\theta$, the gradient
+of k1 is 0, that of k2 is the gradient of that position's $\mathrm{KL}(\pi_\theta \,\|\, \pi_{\text{ref}})$, and
+that of k3 is the gradient of that position's $\mathrm{KL}(\pi_{\text{ref}} \,\|\, \pi_\theta)$, the KL the other
+way round (Tang and Munos, 2025). So, on average, GRPO's β·k3 term descends KL(π_ref ‖ π_θ) position by
+position, although its value estimates KL(π_θ ‖ π_ref). Summed over the tokens of an answer, even k2 gives only
+part of the gradient of the whole answer's KL(π_θ ‖ π_ref): it leaves out how earlier tokens change the
+distributions at later positions (Tang and Munos, 2025).
 """
             )
     with tabs[3]:

@@ -17,6 +17,8 @@ import torch
 
 from core import ppo
 from pages.views import Options
+from pages.views import grpo as grpo_view
+from pages.views import kl_leash as kl_view
 from pages.views import ppo as ppo_view
 from pages.views import reward_model as rm_view
 from study.cards import load_cards
@@ -225,16 +227,45 @@ def test_kl_estimators_as_a_loss_have_these_expected_gradients(logits_seed, ref_
 
 def test_kl_gradient_text_on_the_page_and_the_card():
     text = _page_text("pages/9_PPO.py", {"ppo_view": "KL estimators"})
-    assert r"that of k3 is $\nabla_\theta \mathrm{KL}(\pi_{\text{ref}} \,\|\, \pi_\theta)$" in text
+    assert "At one position, with the prefix held fixed and on average over samples of" in text
+    assert r"that of k2 is the gradient of that position's $\mathrm{KL}(\pi_\theta \,\|\, \pi_{\text{ref}})$" in text
+    assert r"that of k3 is the gradient of that position's $\mathrm{KL}(\pi_{\text{ref}} \,\|\, \pi_\theta)$" in text
+    assert r"that of k2 is $\nabla_\theta \mathrm{KL}" not in text  # no longer stated without "per position"
     assert (
-        r"the gradient of k1 is 0, that of k2 is $\nabla_\theta \mathrm{KL}(\pi_\theta \,\|\, \pi_{\text{ref}})$"
-        in text
+        "Summed over the tokens of an answer, even k2 gives only part of the gradient of the whole answer's "
+        "KL(π_θ ‖ π_ref): it leaves out how earlier tokens change the distributions at later positions" in text
     )
     assert "Tang and Munos, 2025" in text
     assert "The exact KL needs a sum over the whole vocabulary at every position" not in text
     card = CARDS["grpo_rl-05"]
     follow = next(f for f in card.follow_ups if "beta times k3" in f)
     assert "KL(pi_ref || pi_theta), the other direction" in follow and "k1's is 0" in follow
+    assert "all per position: summed over a whole answer, even k2 misses how earlier tokens change later" in follow
+
+
+def test_summed_per_token_k2_gives_only_part_of_the_sequence_kl_gradient():
+    """A two-token answer (V = 4, the second token's logits depend on the first), exact sums over all 16 answers.
+    Per-token k2 summed over the answer, samples held fixed: its expected gradient matches ∇KL_seq(π_θ ‖ π_ref) in
+    the second token's parameters but not in the first's (it misses how x1 changes position 2's distribution)."""
+    g = torch.Generator().manual_seed(0)
+    v = 4
+    t1 = torch.randn(v, generator=g, dtype=torch.float64, requires_grad=True)
+    t2 = torch.randn(v, v, generator=g, dtype=torch.float64, requires_grad=True)  # row x1: logits of x2
+    ref1 = torch.log_softmax(torch.randn(v, generator=g, dtype=torch.float64), 0)
+    ref2 = torch.log_softmax(torch.randn(v, v, generator=g, dtype=torch.float64), 1)
+    lp1, lp2 = torch.log_softmax(t1, 0), torch.log_softmax(t2, 1)
+    log_seq, log_seq_ref = lp1[:, None] + lp2, ref1[:, None] + ref2  # [x1, x2]
+    weights = log_seq.exp().detach()  # the probability of sampling each answer, held fixed
+    k2 = ((ref1 - lp1)[:, None] ** 2 + (ref2 - lp2) ** 2) / 2  # per-token k2, summed over the two positions
+    g1, g2 = torch.autograd.grad((weights * k2).sum(), (t1, t2), retain_graph=True)
+    kl_seq = (log_seq.exp() * (log_seq - log_seq_ref)).sum()  # KL(π_θ ‖ π_ref) over whole answers
+    h1, h2 = torch.autograd.grad(kl_seq, (t1, t2), retain_graph=True)
+    torch.testing.assert_close(g2, h2, rtol=1e-10, atol=1e-12)  # later position: right
+    assert (g1 - h1).abs().max() > 1e-3  # first position: a part is missing (1e-16 would be rounding)
+    # the missing part is the score term: ∇θ1 E_{x1}[KL at position 2 given x1]
+    kl2 = (lp2.detach().exp() * (lp2.detach() - ref2)).sum(1)
+    missing = torch.autograd.grad((lp1.exp() * kl2).sum(), t1)[0]
+    torch.testing.assert_close(g1 + missing, h1, rtol=1e-10, atol=1e-12)
 
 
 def _kl_tab_policy(drift: float) -> list[float]:
@@ -281,12 +312,52 @@ def test_grpo_sample_std_and_epsilon_numbers():
     assert round(scale_1e2) == 97 and _printed((r[-1] - mean) * scale_1e2, "0.085")
     text = _page_text("pages/4_GRPO.py")
     assert "across a batch only the step size changes" not in text
-    assert "only the scale of the policy-gradient term changes" in text
-    assert "raising β by √(G/(G−1)) (1.07 at G = 8)" in text
+    assert "only the scale of the policy-gradient term J changes, by c = √((G−1)/G) = 0.935 at G = 8" in text
+    assert _printed(math.sqrt(7 / 8), "0.935") and _printed(100 * (math.sqrt(8 / 7) - 1), "7")
+    assert "the same as raising β" not in text  # it is a larger β and a smaller loss
+    assert "c·J − β·KL = c·(J − (β/c)·KL): the whole loss scaled by c and β raised by 1/c = √(G/(G−1)), 1.07" in text
+    assert "Adam nearly ignores the first part; the 7% larger β remains and holds the policy a little closer" in text
+    assert "Without a KL term in the loss (as in DAPO, Yu et al. 2025) that is a constant factor" in text
+    assert "judged only against its group (itself included)" in text and "its siblings" not in text
     assert "ε = 10⁻⁴ still leaves a scale of about 2,300 (the odd answer gets +2.03)" in text
     assert "(a scale of about 97, an advantage of +0.085)" in text and "An ε of 10⁻⁴ or more caps" not in text
     follow = CARDS["grpo_rl-01"].follow_ups[0]
     assert "raising beta by 1.07" in follow and _printed(1 / math.sqrt(7 / 8), "1.07")
+    assert "and scaling the whole loss by 0.935, a factor Adam nearly ignores" in follow
+    state, problems = grpo_view.SPEC.parse({"std": "sample"})
+    assert problems == []
+    summary = grpo_view.summary(grpo_view.group_of(state)[0], None)
+    assert "like raising β by the inverse factor (and scaling the whole loss, which Adam nearly ignores)" in summary
+
+
+def test_adam_ignores_a_factor_on_the_whole_loss_but_not_a_larger_beta():
+    """Adam from the same start on a toy softmax, J its expected reward and KL(π_θ ‖ π_ref) the penalty: the steps on
+    c·(J − β·KL) match those on J − β·KL up to Adam's ε; J − (β/c)·KL (the larger β) ends closer to π_ref."""
+    c, beta = math.sqrt(7 / 8), 0.5
+    reward = torch.tensor([1.0, 0.0, 0.3, -0.5], dtype=torch.float64)
+    log_ref = torch.log_softmax(torch.tensor([0.2, -0.1, 0.4, 0.0], dtype=torch.float64), 0)
+    start = torch.tensor([0.5, -0.3, 0.1, 0.2], dtype=torch.float64)
+
+    def train(scale: float, b: float, steps: int = 3000) -> tuple[torch.Tensor, float]:
+        theta = start.clone().requires_grad_(True)
+        opt = torch.optim.Adam([theta], lr=1e-2)
+        for _ in range(steps):
+            opt.zero_grad()
+            log_pi = torch.log_softmax(theta, 0)
+            objective = (log_pi.exp() * reward).sum() - b * (log_pi.exp() * (log_pi - log_ref)).sum()
+            (-scale * objective).backward()
+            opt.step()
+        log_pi = torch.log_softmax(theta.detach(), 0)
+        return theta.detach(), float((log_pi.exp() * (log_pi - log_ref)).sum())
+
+    base, kl_base = train(1.0, beta)
+    scaled, _ = train(c, beta)
+    _, kl_larger_beta = train(1.0, beta / c)
+    torch.testing.assert_close(scaled, base, rtol=1e-6, atol=1e-6)  # the factor c: the same run
+    assert kl_larger_beta < kl_base - 1e-3  # the 7% larger β holds the policy closer to π_ref
+    # the end point of the base run is the closed-form optimum π* ∝ π_ref·e^(r/β) of J − β·KL(π_θ ‖ π_ref)
+    pi_star = torch.softmax(log_ref + reward / beta, 0)
+    torch.testing.assert_close(torch.softmax(base, 0), pi_star, rtol=0, atol=1e-4)
 
 
 def test_grpo_signal_at_a_one_percent_pass_rate_depends_on_G():
@@ -304,8 +375,13 @@ def test_grpo_cards_count_models_and_name_the_ratio():
     card = CARDS["grpo_rl-05"]
     assert "with a checker, 2 models in memory" in card.answer.number
     assert "with a learned reward model, 3" in card.answer.number and "PPO holds 4" in card.answer.number
-    assert r"\rho = \frac{\pi_{\text{ref}}}{\pi_\theta}" not in card.answer.equation  # r, not PPO's ρ
-    assert r"r = \frac{\pi_{\text{ref}}(o_t)}{\pi_\theta(o_t)}" in card.answer.equation
+    eq = card.answer.equation
+    assert r"\rho = \frac{\pi_{\text{ref}}}{\pi_\theta}" not in eq  # not PPO's ρ
+    # no letter for the ratio: r_i is the reward in this file's other cards (DeepSeekMath writes it out)
+    assert "r_i" in CARDS["grpo_rl-01"].answer.equation and not re.search(r"(?<![a-z\\])r\b", eq)
+    ratio = r"\frac{\pi_{\text{ref}}(o_t)}{\pi_\theta(o_t)}"
+    assert eq.startswith(rf"\widehat{{\mathrm{{KL}}}}_t = {ratio} - \log{ratio} - 1")
+    assert r"\rho = \pi_\theta/\pi_{\text{old}}" in eq
     assert "(the answer itself included)" in CARDS["grpo_rl-02"].answer.sentence
     assert "mean reward of other answers" not in CARDS["grpo_rl-02"].answer.sentence
 
@@ -328,6 +404,13 @@ def test_dpo_cards_memory_beta_and_displacement_sources():
     assert "losses at different beta are not comparable" in number and "lowers the loss" not in number
     source = CARDS["kl_dpo-07"].number_source
     assert "Pal et al. 2024" in source and "Razin et al. 2024" in source and "Rafailov" not in source
+    displacement = "(Pal et al. 2024; called likelihood displacement by Razin et al. 2024)"
+    kl_page = _page_text("pages/2_KL_leash.py")
+    assert f"the margin grows {displacement}." in kl_page and "(likelihood displacement: Pal" not in kl_page
+    state, problems = kl_view.SPEC.parse({"kl_view": "DPO", "logp_w": "-13", "logp_l": "-20", "ref_w": "-12"})
+    assert problems == []
+    note = kl_view.figures(state, Options(parts=frozenset({"main", "DPO"}))).facts["dpo_note"]
+    assert "(Pal et al. 2024; called likelihood displacement by Razin et al. 2024)." in note
     memory = _page_text("pages/9_PPO.py", {"ppo_view": "Memory"})
     assert "DPO keeps only policy and reference" not in memory
     assert "the reference's log-probabilities can be computed once before training" in memory
@@ -339,6 +422,9 @@ def test_ppo_rlhf_reward_lands_once_at_the_last_token():
     assert r"\mathbb{1}[t = T]\, r_\phi(x, y)" in eq
     assert r"-\beta \log\frac{\pi_\theta(y_t \mid x, y_{<t})}{\pi_{\text{ref}}(y_t \mid x, y_{<t})}" in eq
     assert r"R_t = r_\phi(x, y) - \beta" not in eq
+    follow = CARDS["ppo_reward-02"].follow_ups[1]
+    assert "every token's reward gets -beta times its own log-ratio to the reference, i.e. it pays beta" in follow
+    assert "every token pays -beta" not in follow
     # the card's R_t, written out for a 5-token answer: the score counts once, not T times
     rng = np.random.default_rng(0)
     logp, logp_ref, score, beta = rng.normal(-2, 1, 5), rng.normal(-2, 1, 5), 1.7, 0.05
@@ -367,7 +453,21 @@ def test_reward_model_agreement_and_gao_texts():
     assert _printed((c - 0.75) / (2 * c - 1), "0.15") and _printed((c - 0.60) / (2 * c - 1), "0.36")
     text = _page_text("pages/10_Reward_model.py")
     assert "60-70%" not in text and "about 60-75%" in text
-    assert "By the blue ceiling, 60-75% is a flip rate of about 0.15 to 0.36 here." in text
+    assert "By the blue ceiling, 60-75% is a flip rate of about 0.15 to 0.36 here." not in text  # a bound, not a value
+    assert (
+        "so a model at 60-75% means a flip rate of at most about 0.15 to 0.36 here; a fitted model scores below the "
+        "ceiling and reaches 60-75% at lower flip rates." in text
+    )
+    # no scorer beats predicting by the true rewards in expectation; the page's fitted curve (400 pairs, core) does
+    # fall below the ceiling, so its 75% and 60% come at lower flip rates than 0.15 and 0.36
+    state, problems = rm_view.SPEC.parse({"rm_view": "Label noise"})
+    assert problems == []
+    study = rm_view.figures(state, Options(parts=frozenset({"main", "noise"}))).facts["noise"]
+    flip, fitted = np.asarray(study.flip, dtype=float), np.asarray(study.heldout_accuracy, dtype=float)
+    ceiling = c - flip * (2 * c - 1)
+    assert np.all(fitted <= ceiling + 0.02)  # 2,000 held-out pairs: about 1% of sampling noise
+    for level, bound in ((0.75, 0.15), (0.60, 0.36)):
+        assert np.interp(-level, -fitted, flip) < bound
     length = _page_text("pages/10_Reward_model.py", {"rm_view": "Length bias"})
     assert 'a 6B "gold" reward model stands in for the human labelers' in length
     assert "on real reward models" not in length

@@ -103,7 +103,8 @@ def summary(v: grpo.GroupView, correct: str | None) -> str | None:
         "population std; within this group the signs and the order of the bars stay the same. "
         + (
             "Across a batch this factor is the same √((G−1)/G) for every group of size G: it rescales only the "
-            "policy term, which with the KL in the loss is like raising β by the inverse factor."
+            "policy term, which with the KL in the loss is like raising β by the inverse factor (and scaling the "
+            "whole loss, which Adam nearly ignores)."
             if std == "sample"
             else "Across a batch this factor is each group's own std, so it differs from prompt to prompt "
             "and changes the direction of the batch update (Liu et al. 2025)."

@@ -255,6 +255,6 @@ def _dpo(state: State, options: Options, view: View) -> None:
     if pair.both_fell:
         view.facts["dpo_note"] = (
             "Both answers became *less* likely than under π_ref, yet the margin is positive and the loss fell: "
-            "DPO rewards the gap, not the winner's likelihood (likelihood displacement: Pal et al. 2024; "
+            "DPO rewards the gap, not the winner's likelihood (Pal et al. 2024; called likelihood displacement by "
             "Razin et al. 2024)."
         )
