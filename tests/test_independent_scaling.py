@@ -126,7 +126,11 @@ def test_m1_compute_equivalent_by_root_find_is_budget_free_and_quoted():
     assert (h2, h3, e2, e3) == ("14", "30% to 31", "16", "34")
     card = CARDS["scaling-07"]
     assert f"2x off wastes about {h2}% and 3x off {h3}% (Epoch's refit: {e2}% and {e3}%)" in card.answer.number
-    assert f"with about {h2}% less compute when you are 2x off, {h3}% less when 3x off" in card.follow_ups[0]
+    assert (
+        f"under the Hoffmann fit a compute-optimal model reaches the same loss with about {h2}% less compute when you "
+        f"are 2x off, {h3}% less when 3x off, under Epoch's refit {e2}% and {e3}%" in card.follow_ups[0]
+    )
+    assert f"with about {h2}% less compute (Hoffmann fit; {e2}% under Epoch's refit)." in card.answer.sentence
     assert "well under a percent" not in card.text and "Very little" not in card.text
     # "under 1% of loss at budgets from 2.7e20 FLOPs up" for a factor of 2 either way
     for C in (2.7e20, 1e21, 1e23, 1e25):
@@ -149,7 +153,10 @@ def test_m1_the_page_quotes_the_compute_equivalent(page_text):
         f"reach the loss of a model 2× off with {w2:.0f}% less compute, and that of one 3× off with {w3:.0f}% less"
         in page_text
     )
-    assert "In compute the price does not depend on the budget" in page_text
+    assert (
+        "In compute the price does not depend on the budget, a property of the fit's form (a floor plus power laws)"
+        in (page_text)
+    )
 
 
 # ------------------------------------------------------------------------------------------------ W4, N5
@@ -182,14 +189,26 @@ def test_n5_epochs_refit_about_20_from_23_to_18():
 def test_m2_chinchilla_optimum_rounded_constants_vs_the_papers_40_to_70b(page_text):
     N_h, N_e = optimum(5.88e23)[0], optimum(5.88e23, "epoch2024")[0]
     card = CARDS["scaling-11"]
+    N_g = optimum(5.76e23)[0]  # Gopher's budget as Hoffmann et al. 2022 count it: their 40B-67B projections are for it
+    assert f"{N_h / 1e9:.0f}B" == f"{N_g / 1e9:.0f}B" == "32B" and f"{6 * 280e9 * 300e9:.1e}" == "5.0e+23"
     number = card.answer.number
-    assert f"at about {N_h / 1e9:.0f}B parameters ({tpp(5.88e23):.0f} tokens per parameter)" in number
-    assert "the paper's own approach 3 said about 40B" in number and f"about {N_e / 1e9:.0f}B" in number
-    assert "40B to 70B" in number and "40B from approach 3 and 63-67B" in card.number_source
-    assert "the paper's own approach 3 already said about 40B" in card.follow_ups[0]
-    assert f"its optimum at Chinchilla's budget is {N_h / 1e9:.1f}B parameters" in page_text
-    assert "The paper itself reported about 40B from approach 3 and 63B to 67B from approaches 1 and 2" in page_text
-    assert f"their refit puts the optimum there at {N_e / 1e9:.1f}B" in page_text
+    assert (
+        f"at about {N_h / 1e9:.0f}B parameters both at Chinchilla's 5.88e23 FLOPs ({tpp(5.88e23):.0f} tokens per "
+        f"parameter) and at 5.76e23, the paper's figure for Gopher's budget (6ND gives Gopher 5.0e23); for that budget "
+        "the paper itself projected about 40B from approach 3 and 63-67B from approaches 1 and 2, and concluded 40B "
+        f"to 70B; Epoch's refit gives about {N_e / 1e9:.0f}B at 5.88e23." in number
+    )
+    assert "its three approaches together 40B to 70B" not in number
+    assert "projections for Gopher's budget, 5.76e23 FLOPs: about 40B from approach 3" in card.number_source
+    assert "for Gopher's budget, 5.76e23 FLOPs, the paper's own approach 3 already said about 40B" in card.follow_ups[0]
+    assert "the paper concluded that the optimum lies between 40B and 70B" in card.follow_ups[0]
+    assert f"its optimum at Chinchilla's budget (5.88×10²³) is {N_h / 1e9:.1f}B parameters" in page_text
+    assert (
+        f"The paper itself projected, for Gopher's budget (5.76×10²³, where these constants give {N_g / 1e9:.1f}B), "
+        "about 40B from approach 3 and 63B to 67B from approaches 1 and 2, concluded that the optimum lies between "
+        "40B and 70B" in page_text
+    )
+    assert f"their refit puts the optimum at Chinchilla's budget at {N_e / 1e9:.1f}B" in page_text
     assert "which contradicts the paper's other two approaches" not in page_text
 
 
@@ -217,6 +236,10 @@ def test_n2_llama3_overspend_two_to_five_and_a_half():
 def test_n3_six_nd_counts_flops_not_time(page_text):
     assert "it counts FLOPs, not time: turning FLOPs into days needs the MFU" in CARDS["scaling-01"].follow_ups[0]
     assert "6ND counts FLOPs, not time: turning it into days needs the MFU" in page_text
+    # review 2, N1: the MFU is a ratio (achieved model FLOP/s over peak), not a gap
+    assert "the MFU, the share of peak FLOP/s the run achieves" in CARDS["scaling-01"].follow_ups[0]
+    assert "the MFU, the share of peak FLOP/s the run achieves" in page_text
+    assert "the gap between peak and achieved" not in CARDS["scaling-01"].text + page_text
 
 
 def test_n4_porians_factors_and_pearce_and_song():
@@ -270,3 +293,61 @@ def test_the_text_numbers_match_re_parsed():
     N, L = optimum(1.2e21)
     assert f"{N:.2e}" == "1.98e+09" and f"{L:.3f}" == "2.311"
     assert re.search(r"\b2\.311\b", CARDS["scaling-08"].answer.number)
+
+
+# ------------------------------------------------------------------------------------------------ review 2
+
+
+def test_review2_m2_the_compute_share_names_its_fit_and_why_it_is_budget_free():
+    card = CARDS["scaling-07"]
+    assert (
+        "a property of the fit's form, a floor plus power laws, under which the optimum's reducible loss is a "
+        in (card.follow_ups[1])
+    )
+    assert "In compute, at any budget (a property of the fit's power-law form), 2x off wastes about" in (
+        card.answer.number
+    )
+    assert "or the compute share, which under a fit of this form does not depend on it." in card.traps[0]
+    # the reason: at the optimum L - E is a power of C, so a fixed share of it is a fixed share of C
+    E = FITS["hoffmann2022"][0]
+    Cs = np.geomspace(1e20, 1e24, 5)
+    slopes = np.diff(np.log([optimum(C)[1] - E for C in Cs])) / np.diff(np.log(Cs))
+    assert max(slopes) - min(slopes) < 1e-5
+    # and the share differs between the fits: 14% against 16% at 2x
+    assert (f"{waste_pct(1e21, 2.0):.0f}", f"{waste_pct(1e21, 2.0, 'epoch2024'):.0f}") == ("14", "16")
+
+
+def test_review2_n2_the_unrounded_budget_names_its_mfu():
+    C = 8 * 24 * 3600 * 989e12 * 0.4
+    assert f"{C:.3e}" == "2.734e+20" and f"{optimum(C)[0]:.3e}" == "1.016e+09"
+    assert "the unrounded 2.734e20 of 8 H100s for 24 hours at 40% MFU" in CARDS["scaling-05"].answer.number
+
+
+def test_review2_n4_memory_of_15b_in_both_units():
+    gb, gib = 16 * 1.5e9 / 1e9, 16 * 1.5e9 / 2**30
+    assert (f"{gb:.0f}", f"{gib:.0f}") == ("24", "22") and gib < 80
+    follow = CARDS["scaling-03"].follow_ups[0]
+    assert f"{gb:.0f} GB ({gib:.0f} GiB) of states for 1.5B parameters, well inside one H100's 80 GiB" in follow
+    assert "one 80 GB GPU" not in CARDS["scaling-03"].text
+
+
+def test_review2_n5_the_constants_fit_the_data_poorly():
+    card = CARDS["scaling-04"]
+    assert "internally inconsistent" not in card.text
+    assert "rounded, and they fit the paper's own data poorly (Besiroglu et al. 2024)" in card.traps[1]
+    assert "found that they fit the paper's data poorly" in CARDS["scaling-11"].follow_ups[0]
+
+
+def test_review2_n6_llama3_share_spent_on_purpose(page_text):
+    """Llama 3 8B on 15T: a compute-optimal model needs 50% (Hoffmann) or 18% (Epoch) of its compute, so about half
+    to four fifths is spent beyond the optimum, not "half or more"."""
+    C = 6 * 8e9 * 15e12
+    spent = {fit: 1 - compute_equivalent(loss(C, 8e9, fit), fit) / C for fit in FITS}
+    assert round(spent["hoffmann2022"], 1) == 0.5 and round(spent["epoch2024"], 1) == 0.8
+    assert f"{1 - spent['hoffmann2022']:.0%}" == "50%" and f"{1 - spent['epoch2024']:.0%}" == "18%"
+    assert (
+        "reaches the loss that a compute-optimal model would reach with 50% of its compute under Hoffmann's fit (18% "
+        "under Epoch's): about half (Hoffmann) to four fifths (Epoch) of the training compute is spent on purpose"
+        in page_text
+    )
+    assert "half or more of the training compute" not in page_text

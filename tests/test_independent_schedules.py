@@ -12,6 +12,7 @@ import torch
 
 from core import schedules
 from core.schedules import lr_schedule
+from pages.views import Options
 from pages.views import schedules as view_of
 from study.cards import load_cards
 from tests.apptest import explanation, no_exception, opened
@@ -152,3 +153,67 @@ def test_card_scaling15_gives_the_measured_finding_and_large_not_huge():
     assert "(Hägele et al. 2024)" in card.answer.number and f"with a 1-sqrt decay at {end:.3f}" in card.answer.number
     assert "huge" not in card.text and "Liu et al. 2020" in card.follow_ups[0] and "large" in card.follow_ups[0]
     assert "Porian et al. 2024 find the decay a minor factor" in card.follow_ups[1]
+
+
+# ---------------------------------------------------------------------------------------------- review 2 (issue 28)
+
+
+def _curve(lr) -> np.ndarray:
+    """The whole modelled loss curve L(1..s) by the same plain loop as _loss."""
+    M = schedules.DEFAULT_LOSS_MODEL
+    S1 = S2 = m = 0.0
+    prev, out = lr[0], []
+    for eta in lr:
+        S1 += eta
+        m = M.lam * m + (prev - eta)
+        S2 += m
+        prev = eta
+        out.append(M.L0 + M.A * S1 ** (-M.alpha) - M.C * S2)
+    return np.array(out)
+
+
+def test_the_page_defines_u_where_it_gives_the_1sqrt_formula(explain):
+    """Review 2, N3: the explanation's formula names its variable."""
+    text = " ".join(explain.split())
+    assert "(1 − √u) with u the progress through the cool-down from 0 to 1" in text
+
+
+@pytest.mark.parametrize(("shape", "floor"), [("1-sqrt", 0.1), ("linear", 0.0), ("cosine", 0.25)])
+def test_wsd_branches_decay_with_the_runs_floor_and_shape(shape, floor):
+    """Review 2 (outside the text scope): the branches used to be linear decays to 10% whatever the state said. A
+    branch at 5,000 with a 2,000-step decay ends at 2.175 drawn the old way, 2.162 with 1-sqrt, 2.167 with floor 0."""
+    state = view_of.SPEC.state(
+        {"sched_view": "WSD branches", "wsd_shape": shape, "lr_floor": floor, "branch_at": 5000, "wsd_decay": 0.2}
+    )
+    out = view_of.figures(state, Options(parts=frozenset({"main", "WSD branches"})))
+    steps, W, D = 10_000, 100, 2000
+    want = {b: _loss(_reference("wsd", b + D, 1.0, W, floor, D, shape)) for b in out.facts["branches"]}
+    assert out.facts["branch"] == 5000 and f"{out.facts['branch_end']:.3f}" == f"{want[5000]:.3f}"
+    old = _loss(_reference("wsd", 5000 + D, 1.0, W, 0.1, D, "linear"))
+    assert f"{old:.3f}" == "2.175" and f"{want[5000]:.3f}" != "2.175"
+    drawn = {t.name: t for t in out.figures["WSD branches"].data if (t.name or "").startswith("decay from")}
+    for b, end in want.items():
+        y = np.asarray(drawn[f"decay from step {b:,}"].y)
+        assert y[-1] == pytest.approx(end, abs=5e-4), (b, y[-1], end)
+    assert steps >= max(want) + D
+
+
+@pytest.mark.parametrize(("warmup", "floor"), [(1000, 0.1), (100, 0.0), (300, 0.5)])
+def test_kaplan_figure_draws_the_long_cosine_of_the_state(warmup, floor):
+    """Review 2 (outside the text scope): the long cosine was drawn with core's default warm-up (1%) and floor (10%)
+    while its markers used the state's: with the "Long warm-up (10%)" preset the 2,500-step marker sat at 2.306 and
+    the curve at 2.292. Now the drawn curve is the state's schedule and passes through the markers."""
+    state = view_of.SPEC.state(
+        {"sched_view": "Kaplan's read-off", "warmup": warmup, "lr_floor": floor, "kaplan_n": 2500}
+    )
+    out = view_of.figures(state, Options(parts=frozenset({"main", "Kaplan's read-off"})))
+    curve = _curve(_reference("cosine", 10_000, 1.0, warmup, floor))
+    line = next(t for t in out.figures["Kaplan's read-off"].data if t.mode == "lines")
+    x, y = np.asarray(line.x), np.asarray(line.y)
+    np.testing.assert_allclose(y, curve[x - 1], atol=5e-4)
+    assert f"{out.facts['read']:.3f}" == f"{curve[2499]:.3f}"
+    if (warmup, floor) == (1000, 0.1):
+        assert (f"{curve[2499]:.3f}", f"{_curve(_reference('cosine', 10_000, 1.0, 100, 0.1))[2499]:.3f}") == (
+            "2.306",
+            "2.292",
+        )

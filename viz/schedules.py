@@ -92,12 +92,16 @@ def wsd_branch_figure(
     model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
     *,
     warmup: int | None = None,
+    final_lr_frac: float = 0.1,
+    decay_shape: str = "linear",
     height: int = 440,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
     """Modelled loss of the WSD stable phase (blue) and of a decay branched off at each step (orange shades).
-    ``warmup``: the run's warm-up steps (core's default, 1% of the run, when None)."""
+    ``warmup``: the run's warm-up steps (core's default, 1% of the run, when None); ``final_lr_frac`` and
+    ``decay_shape``: each branch's floor (as a fraction of the peak) and cool-down shape, as in
+    :func:`core.schedules.lr_schedule`."""
     pal = get_theme(theme).palette
     stable = lr_schedule("constant", steps, warmup=warmup)
     L = model.loss(stable)
@@ -114,7 +118,9 @@ def wsd_branch_figure(
     ]
     ends = []
     for b in branch_steps:
-        lr = wsd_branch(steps, int(b), int(decay_steps), warmup=warmup)
+        lr = wsd_branch(
+            steps, int(b), int(decay_steps), warmup=warmup, final_lr_frac=final_lr_frac, decay_shape=decay_shape
+        )
         Lb = model.loss(lr)
         x = np.arange(int(b), lr.size + 1)
         data.append(
@@ -153,13 +159,17 @@ def kaplan_figure(
     long_steps: int,
     model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
     *,
+    warmup: int | None = None,
+    final_lr_frac: float = 0.1,
     height: int = 420,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
-    """The long cosine run's modelled loss, its read-offs at shorter lengths (blue), each length's own run (green)."""
+    """The long cosine run's modelled loss, its read-offs at shorter lengths (blue), each length's own run (green).
+    ``warmup`` and ``final_lr_frac``: the long cosine's, as given to :func:`core.schedules.kaplan_gap` for ``gap``
+    (core's defaults when None and 0.1), so that the drawn curve passes through the read-off markers."""
     pal = get_theme(theme).palette
-    L = model.loss(lr_schedule("cosine", long_steps))
+    L = model.loss(lr_schedule("cosine", long_steps, warmup=warmup, final_lr_frac=final_lr_frac))
     i = _thin(long_steps)
     data = [
         {

@@ -129,8 +129,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
             b = b2
         branches = sorted({b, *(x for x in (steps // 4, steps // 2) if W < x <= steps - D)})
-        view.figures["WSD branches"] = wsd_branch_figure(steps, branches, D, model, warmup=W, **options.look)
-        end = float(model.loss(schedules.wsd_branch(steps, b, D, warmup=W))[-1])
+        shape = {"final_lr_frac": floor, "decay_shape": state.wsd_shape}  # the branches decay as the WSD run does
+        view.figures["WSD branches"] = wsd_branch_figure(steps, branches, D, model, warmup=W, **shape, **options.look)
+        end = float(model.loss(schedules.wsd_branch(steps, b, D, warmup=W, **shape))[-1])
         view.facts.update(branches=branches, branch=b, branch_end=end)
 
     if options.wants("Kaplan's read-off"):
@@ -140,7 +141,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             n = steps
         lengths = sorted({n, *(max(2, round(f * steps)) for f in KAPLAN_FRACTIONS)})
         gap = schedules.kaplan_gap(steps, lengths, model, final_lr_frac=floor, warmup=W)
-        view.figures["Kaplan's read-off"] = kaplan_figure(gap, steps, model, **options.look)
+        view.figures["Kaplan's read-off"] = kaplan_figure(
+            gap, steps, model, warmup=W, final_lr_frac=floor, **options.look
+        )
         i = lengths.index(n)
         view.facts.update(kaplan=gap, kaplan_n=n, read=float(gap.read_from_long[i]), own=float(gap.own_schedule[i]))
         view.readouts.append(
