@@ -467,8 +467,10 @@ def padding_waste(lengths: Sequence[int], batch_size: int, scheme: Scheme, seq_l
     """Padding of a dataset of sequences under one batching scheme.
 
     "pad_to_longest": batches in the given order, each padded to its longest sequence.
-    "bucket": the whole data set sorted by length, then batched and padded the same way (similar lengths share a
-    batch). That is the most bucketing can save; training samplers sort only within shuffled mega-batches, so that
+    "bucket": the whole data set sorted by length (ascending), then batched and padded the same way (similar lengths
+    share a batch). When batch_size divides the number of sequences, that is the most bucketing can save; otherwise
+    which batch is the short one matters (lengths 1, 1, 1, 10, 10 in batches of 2: the ascending sort pads 9 slots,
+    batches [10, 10], [1, 1], [1] pad none). Training samplers sort only within shuffled mega-batches, so that
     batches do not come in length order, and save a little less.
     "pack": sequences concatenated into rows of seq_len tokens (first fit in the given order; a sequence longer
     than seq_len is split over rows); only the tails of rows are padding.

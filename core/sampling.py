@@ -6,14 +6,16 @@ made from them:
     temperature T:  p = softmax(z / T)         T -> 0 is argmax (greedy), T -> infinity is uniform; the order of
                                                the tokens never changes. T = 0 is its own branch (no division).
     top-k:          keep the k largest logits  (ties with the k-th are kept, as ``logits < kth`` masks only smaller)
-    top-p:          keep the shortest prefix of the sorted tokens whose mass reaches p. A token is dropped when the
-                    mass *before* it already reaches p:  cum - p_i >= p.  So the token that crosses p is kept.
+    top-p:          keep the shortest prefix of the sorted tokens whose mass reaches the threshold p_top. A token
+                    is dropped when the mass *before* it already reaches p_top:  cum - p_i >= p_top.  So the token
+                    that crosses p_top is kept.
     min-p:          keep tokens with p_i >= min_p · max_j p_j  (Nguyen et al. 2024, "Turning up the heat: min-p
                     sampling for creative and coherent LLM outputs").
 
-The kept logits are renormalised by a softmax. The usual order (seed 002, A8.7) is temperature first, then the
-truncations; ``order="filters_first"`` truncates the T = 1 distribution and applies the temperature afterwards,
-which keeps a different set of tokens whenever T != 1 (the page shows the difference).
+The kept logits are renormalised by a softmax. The order is each library's convention: Hugging Face transformers and
+vLLM temper first, then truncate (so does seed 002, A8.7, and the default here); llama.cpp's default chain tempers
+last. ``order="filters_first"`` truncates the T = 1 distribution and applies the temperature afterwards, which
+keeps a different set of tokens whenever T != 1 (the page shows the difference).
 
 Everything is torch and vectorised over rows: logits of shape (V,) or (B, V) give probabilities of that shape, on
 the device of the logits (array-like input goes to core's device). Also here: entropy and the effective number of
@@ -108,15 +110,15 @@ def _top_k(z: torch.Tensor, k: int) -> torch.Tensor:
     return z.masked_fill(z < kth, -math.inf)  # (B, V) ties with the k-th survive
 
 
-def _top_p(z: torch.Tensor, p: float) -> torch.Tensor:
+def _top_p(z: torch.Tensor, p_top: float) -> torch.Tensor:
     import torch
 
     srt, idx = torch.sort(z, dim=-1, descending=True)  # (B, V)
     probs = torch.softmax(srt, dim=-1)  # (B, V)
     cum = torch.cumsum(probs, dim=-1)  # (B, V)
-    # drop a token when the mass before it already reaches p: cum_i - p_i >= p (the crossing token stays)
-    drop = cum - probs >= p  # (B, V)
-    drop[..., 0] = False  # the top token always stays (guards p smaller than rounding of its own mass)
+    # drop a token when the mass before it already reaches p_top: cum_i - p_i >= p_top (the crossing token stays)
+    drop = cum - probs >= p_top  # (B, V)
+    drop[..., 0] = False  # the top token always stays (guards p_top smaller than rounding of its own mass)
     srt = srt.masked_fill(drop, -math.inf)
     return torch.full_like(z, -math.inf).scatter(-1, idx, srt)  # (B, V) back in vocabulary order
 
@@ -152,10 +154,11 @@ def sample_filter(
 
     logits: (V,) or (B, V), a tensor (its device is kept) or array-like (sent to core's device); -inf marks a
     banned token. temperature = 0 is greedy: a one-hot row at the argmax (the first one on ties). None (or
-    top_p = 1, min_p = 0) switches a truncation off. order: "temperature_first" (the usual: divide by T, then
-    top-k -> top-p -> min-p on the tempered distribution) or "filters_first" (truncate softmax(z), then temper the
-    kept logits). Returns probabilities of the logits' shape; dropped tokens are exactly 0. Raises ValueError for
-    T < 0, top_k < 1, top_p outside (0, 1], min_p outside [0, 1], NaN or empty logits.
+    top_p = 1, min_p = 0) switches a truncation off. order: "temperature_first" (Hugging Face's and vLLM's order:
+    divide by T, then top-k -> top-p -> min-p on the tempered distribution) or "filters_first" (truncate
+    softmax(z), then temper the kept logits; llama.cpp's default chain tempers last). Returns probabilities of the
+    logits' shape; dropped tokens are exactly 0. Raises ValueError for T < 0, top_k < 1, top_p outside (0, 1],
+    min_p outside [0, 1], NaN or empty logits.
     """
     import torch
 

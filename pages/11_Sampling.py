@@ -128,10 +128,13 @@ still sampling avoids both (seed 002, A8.7).
             "No T = 0 branch: a division by zero in the sampler (seed 002, A8.7).",
             "Truncating before tempering (llama.cpp's default order) and expecting a higher temperature to widen the "
             "choice (seed 002, A8.7).",
-            "Blaming repetition loops on the decoder alone or on the model alone: the model's probabilities reinforce "
-            "repetition (each repeat makes the next one likelier: Holtzman et al., 2020, Figure 4), and greedy "
-            "decoding locks into it (seed 002, A8.7). Sampling, a repetition penalty (Keskar et al., 2019) or "
-            "unlikelihood training (Welleck et al., 2020) breaks the loop.",
+            "Blaming repetition loops on the decoder alone or on the model alone: greedy decoding of a model that "
+            "sees only the last n tokens must cycle eventually whatever the model (the Greedy loops tab: a Markov "
+            "chain with no self-reinforcement still loops), but real LMs fall into short loops and stay there "
+            "because their probabilities reinforce repetition (each repeat makes the next one likelier: Holtzman et "
+            "al., 2020, Figure 4; Xu et al., 2022), and greedy decoding locks into it (seed 002, A8.7). Sampling, a "
+            "repetition penalty (Keskar et al., 2019) or unlikelihood training (Welleck et al., 2020) makes loops "
+            "much rarer, without a guarantee.",
         ]
     )
     page.download(out.tables, "sampling")

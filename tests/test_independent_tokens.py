@@ -210,14 +210,18 @@ def test_a_frozen_linear_without_adapter_stores_no_input_an_adapted_one_does():
     assert any(s is x for s in adapted)
     cards = CARDS["lora-03"].text + CARDS["lora-04"].text
     assert "do not shrink at all" not in cards and "none in activations" not in cards
-    assert "largely the same" in CARDS["lora-03"].text and "little in activations" in CARDS["lora-04"].text
+    assert "largely the same" in CARDS["lora-03"].text and "modest ones in activations" in CARDS["lora-04"].text
     assert "Activations are the same either way" not in _page("3_LoRA.py")
 
 
 def test_lora_cards_call_low_rank_a_bet_and_alpha_over_r_a_rough_fix():
     rank = CARDS["lora-09"]
-    assert "LoRA bets" in rank.text and "10-100x higher rank" in rank.text and "Biderman et al. 2024" in rank.text
+    assert "LoRA bets" in rank.text and "Biderman et al. 2024" in rank.text
+    assert "10-100x the rank of typical LoRA configurations" in rank.text
     assert "empirically close to low rank" not in rank.text
+    # review2 M2: Biderman et al. found LoRA learns less in instruction tuning too, far less in continued pretraining
+    assert "that holds for instruction and format tuning" not in rank.text
+    assert "in instruction tuning and far less in continued pretraining" in rank.answer.sentence
     scale = CARDS["lora-08"]
     assert "Retuning the learning rate every time the rank changes." not in scale.traps
     assert "only roughly does" in scale.text and "alpha / sqrt(r)" in scale.text
@@ -277,11 +281,48 @@ def test_sampling_texts_state_the_order_as_a_convention_and_name_p_top():
 def test_repetition_loops_need_the_model_and_the_decoder():
     text = _page("11_Sampling.py")
     assert "always taking the argmax causes them" not in text
-    assert "the model's probabilities reinforce repetition" in text and "greedy decoding locks into it" in text
+    assert "their probabilities reinforce repetition" in text and "greedy decoding locks into it" in text
+    assert "must cycle eventually whatever the model" in text
+    assert "makes loops much rarer, without a guarantee" in text and "breaks the loop" not in text  # review2 M1
     assert "two failures at once" in text  # nucleus sampling: repetitive maximisation and the incoherent tail
     card = CARDS["decoding-03"]
-    assert "Both the model and the decoder" in card.answer.sentence
+    assert "Both the model and the decoder" not in card.answer.sentence  # review2 M1: self-reinforcement not needed
+    assert "must cycle eventually" in card.answer.sentence and "long before that bound" in card.answer.sentence
+    assert not any("are both needed" in t for t in card.traps)
+    assert any("must cycle eventually, whatever the model" in t for t in card.traps)
     assert "in exact arithmetic" in card.answer.number
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_greedy_decoding_over_a_finite_context_cycles_without_any_self_reinforcement(order):
+    """review2 M1: argmax over a model that sees only the last n tokens is a function of finitely many contexts
+    (V^n), so it must cycle within V^n steps (pigeonhole), even when, as here, its probabilities are a fixed random
+    table that does not depend on how often anything was repeated."""
+    g = torch.Generator().manual_seed(order)
+    V = 12
+    table = torch.randn(*([V] * order), V, generator=g)  # logits of the next token given the last `order` tokens
+    seq = list(torch.randint(V, (order,), generator=g).tolist())
+    first_seen = {}
+    for step in range(V**order + 1):
+        ctx = tuple(seq[-order:])
+        if ctx in first_seen:
+            start, period = first_seen[ctx], step - first_seen[ctx]
+            break
+        first_seen[ctx] = step
+        seq.append(int(table[ctx].argmax()))
+    else:
+        pytest.fail("no repeated context within V^n + 1 steps, against the pigeonhole principle")
+    assert start + period <= V**order
+    tail = seq[start:]
+    assert all(tail[i] == tail[i + period] for i in range(len(tail) - period))  # it repeats from there on
+
+
+def test_the_core_docstring_states_the_order_as_a_convention_and_names_p_top():
+    import core.sampling
+
+    doc = " ".join(core.sampling.__doc__.split())
+    assert "The usual order" not in doc and "llama.cpp's default chain tempers last" in doc  # review2 N5
+    assert "reaches the threshold p_top" in doc and "cum - p_i >= p_top" in doc
 
 
 def test_sorting_the_whole_data_set_is_the_most_bucketing_can_save():
@@ -309,3 +350,153 @@ def test_sorting_the_whole_data_set_is_the_most_bucketing_can_save():
     assert padding_waste(lengths, 2, "bucket").slots == best
     assert padding_waste(lengths, 2, "pad_to_longest").slots > best
     assert sum(1 for _ in itertools.islice(pairings(lengths), 200)) == 105  # 7 * 5 * 3 pairings, all tried
+
+
+# ------------------------------------------------------------------------ review 2 (strict review of the changes)
+
+
+class _FusedRMSNorm(torch.autograd.Function):
+    """RMSNorm without weight as a fused kernel does it: saves only its input and 1/rms for the backward pass."""
+
+    @staticmethod
+    def forward(ctx, x):
+        rstd = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6)
+        ctx.save_for_backward(x, rstd)
+        return (x.float() * rstd).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, gy):
+        x, rstd = ctx.saved_tensors
+        n, gyf = x.float() * rstd, gy.float()
+        return ((gyf - n * (gyf * n).mean(-1, keepdim=True)) * rstd).to(x.dtype)
+
+
+def _llama_block_saved_bytes(weights, targets, norm, *, full=False, dropout=0.0, T=32, heads=32, r=8):
+    """Bytes autograd saves for one Llama-2-7B-shaped bf16 block (RMSNorm, SDPA, SwiGLU; RoPE left out, it saves
+    only its cos/sin tables), counted by torch's saved-tensor hooks, each storage once, weights and adapters not
+    counted. ``full``: every weight trains; else W frozen and LoRA adapters (r = 8) on ``targets``."""
+    g = torch.Generator().manual_seed(3)
+    h = weights["q"].shape[0]
+    for w in weights.values():
+        w.requires_grad_(full)
+    gains = [torch.ones(h, dtype=torch.bfloat16, requires_grad=full) for _ in range(2)]
+    adapters = {
+        n: (
+            (0.01 * torch.randn(r, weights[n].shape[1], generator=g)).to(torch.bfloat16).requires_grad_(),
+            torch.zeros(weights[n].shape[0], r, dtype=torch.bfloat16, requires_grad=True),
+        )
+        for n in targets
+    }
+
+    def linear(name, x):
+        y = F.linear(x, weights[name])
+        if name in adapters:
+            A, B = adapters[name]
+            y = y + 2.0 * F.linear(F.linear(F.dropout(x, dropout) if dropout else x, A), B)
+        return y
+
+    def rms(x, gain):
+        if norm == "torch":
+            return F.rms_norm(x, (h,), gain)
+        return _FusedRMSNorm.apply(x) * gain if full else _FusedRMSNorm.apply(x)
+
+    skip = {t.data_ptr() for t in [*weights.values(), *gains, *(t for ab in adapters.values() for t in ab)]}
+    saved = {}
+
+    def pack(t):
+        if t.data_ptr() not in skip:
+            saved[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+        return t
+
+    x = torch.randn(1, T, h, generator=g).to(torch.bfloat16).requires_grad_()
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        a = rms(x, gains[0])
+        q, k, v = (linear(n, a).view(1, T, heads, h // heads).transpose(1, 2) for n in "qkv")
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(1, T, h)
+        x2 = x + linear("o", o)
+        b = rms(x2, gains[1])
+        x2 + linear("down", F.silu(linear("gate", b)) * linear("up", b))
+    return sum(saved.values())
+
+
+def test_lora_saves_27_to_31_percent_of_a_blocks_activations_with_qkvo_and_10_to_16_with_every_linear():
+    """review2 N2, the LoRA page's interview trade-off: 'activation memory only modestly ... 27-31% of a Llama-2-7B
+    block's saved activations in bf16 depending on the norm's kernel (10-16% with every linear adapted; LoRA
+    dropout ... takes most or all of it back)'. Measured here with torch's saved-tensor hooks on a block of
+    Llama-2-7B's shape (h = 4096, d_ff = 11008, 32 heads), with torch's decomposed RMSNorm and a fused one."""
+    g = torch.Generator().manual_seed(4)
+    shapes = {"q": (4096, 4096), "k": (4096, 4096), "v": (4096, 4096), "o": (4096, 4096)}
+    shapes |= {"gate": (11008, 4096), "up": (11008, 4096), "down": (4096, 11008)}
+    weights = {n: (0.02 * torch.randn(*s, generator=g)).to(torch.bfloat16) for n, s in shapes.items()}
+    qkvo, every = list("qkvo"), list(shapes)
+    saving = {}
+    for norm in ("torch", "fused"):
+        full = _llama_block_saved_bytes(weights, [], norm, full=True)
+        saving[norm] = [1 - _llama_block_saved_bytes(weights, t, norm) / full for t in (qkvo, every)]
+    printed = sorted(round(100 * saving[n][0]) for n in saving), sorted(round(100 * saving[n][1]) for n in saving)
+    assert printed == ([27, 31], [10, 16]), saving
+    full = _llama_block_saved_bytes(weights, [], "torch", full=True)
+    with_dropout = [1 - _llama_block_saved_bytes(weights, t, "torch", dropout=0.1) / full for t in (qkvo, every)]
+    assert with_dropout[0] < saving["torch"][0] / 3 and with_dropout[1] <= 0  # most of it back; all of it back
+    text = _page("3_LoRA.py")
+    assert "hardly any activation memory" not in text
+    assert "27-31% of a Llama-2-7B block's saved activations in bf16" in text and "(10-16% with every" in text
+
+
+def test_the_logit_is_bilinear_so_q_and_k_must_grow_by_h_to_the_quarter_each():
+    """review2 N1: scaling W_Q and W_K by c each scales q^T k by c^2: sqrt(h) each would give h, h^(1/4) each gives
+    sqrt(h). With 16 heads: q^T k 4 times larger, each factor 2 times."""
+    g = torch.Generator().manual_seed(5)
+    h, d = 16, 32
+    x = torch.randn(6, 64, generator=g, dtype=torch.float64)
+    Wq, Wk = (torch.randn(64, d, generator=g, dtype=torch.float64) for _ in range(2))
+    logits = (x @ Wq) @ (x @ Wk).T
+    quarter, half = h**0.25, h**0.5
+    torch.testing.assert_close((x @ (quarter * Wq)) @ (x @ (quarter * Wk)).T, half * logits)
+    torch.testing.assert_close((x @ (half * Wq)) @ (x @ (half * Wk)).T, h * logits)
+    assert (half, quarter) == (4.0, 2.0)
+    card = CARDS["attention-08"].answer.sentence
+    assert "growing W_Q and W_K by sqrt(h)" not in card
+    assert "W_Q and W_K by h^(1/4) each" in card and "q^T k must grow 4 times, each factor 2 times" in card
+    text = _page("6_Attention.py")
+    assert "q·k is √h larger (W_Q and W_K by h^(1/4) each, or the gain of the norm in front of them" in text
+
+
+def test_view_needs_compatible_strides_not_contiguity(layer):
+    """review2 N3: a transposed (non-contiguous) tensor can still be viewed to split its last dim; merging the
+    heads and d_head dims after transpose(1, 2) is what fails."""
+    x, _, _, h = layer
+    B, T, C = x.shape
+    y = x.view(B, T, h, C // h).transpose(1, 2)  # (B, h, T, d), not contiguous
+    assert not y.is_contiguous()
+    split = y.view(B, h, T, 2, C // h // 2)  # splitting the last dim: compatible strides, no copy
+    assert split.data_ptr() == y.data_ptr()
+    out = y.contiguous()  # (B, h, T, d) laid out as attention's output w @ v is
+    with pytest.raises(RuntimeError):
+        out.transpose(1, 2).view(B, T, C)  # merging h and d: not adjacent in memory once T > 1
+    card = CARDS["attention-10"]
+    assert "needs contiguous memory" not in card.text
+    assert "view never copies and needs strides compatible with the new shape" in card.text
+    assert any("one larger GEMM" in f for f in card.follow_ups)
+
+
+def test_ascending_sort_is_the_least_padding_only_when_the_batch_size_divides_the_count():
+    """review2 N4, core.loss_units.padding_waste's docstring: lengths 1, 1, 1, 10, 10 in batches of 2. Every
+    ordering is tried here; the ascending sort pads 9 slots ([1, 1], [1, 10], [10]: 2 + 20 + 10 = 32 slots for 23
+    tokens), the best ordering none."""
+    import itertools
+
+    import core.loss_units
+    from core.loss_units import padding_waste
+
+    lengths, B = [1, 1, 1, 10, 10], 2
+
+    def slots(order):
+        return sum(B_ * max(order[i : i + B]) for i in range(0, len(order), B) for B_ in [len(order[i : i + B])])
+
+    assert slots(sorted(lengths)) - sum(lengths) == 9
+    assert min(slots(o) for o in itertools.permutations(lengths)) - sum(lengths) == 0
+    assert padding_waste(lengths, B, "bucket").slots == 32
+    doc = " ".join(core.loss_units.padding_waste.__doc__.split())
+    assert "When batch_size divides the number of sequences, that is the most bucketing can save" in doc
+    assert "the ascending sort pads 9 slots" in doc and "[10, 10], [1, 1], [1] pad none" in doc
