@@ -180,8 +180,9 @@ DEEPSEEK_V3 = ModelSpec(
     n_experts=256, top_k=8, n_shared_experts=1, d_expert=2048, n_dense_layers=3,
     q_lora_rank=1536, kv_lora_rank=512, qk_rope_dim=64, qk_nope_dim=128, v_head_dim=128, mtp_layers=1,
     published_params=671e9, published_active=37e9,
-    source="DeepSeek-AI 2024 (DeepSeek-V3 Technical Report); 671B/37B exclude the MTP module (14B with its own "
-    "copies of the embedding and head, 11.6B without)",
+    source="DeepSeek-AI 2024 (DeepSeek-V3 Technical Report); 671B/37B exclude the MTP module (about 14B with its "
+    "own copies of the embedding and head by the model card, 11.6B without from the config, 11.5B in DeepSeek's "
+    "README_WEIGHTS)",
 )  # fmt: skip
 # DeepSeek-V3's multi-token-prediction module used as its speculative draft (DeepSeek-AI 2024 §2.2, §5.4.3): one
 # MoE block of the main model's shape that shares its embedding and output head, so it drafts over the same 129,280

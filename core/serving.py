@@ -247,8 +247,9 @@ def kv_sequences_that_fit(
     budgets 170 GiB). Tensor parallelism splits the weights evenly but the cache only by KV heads: with t GPUs and
     K KV heads each GPU holds ceil(K / t) heads, so the group holds t ceil(K / t) / K copies of the cache (1 when
     t divides K; t / K when t > K, where KV heads are replicated). MLA's latent (DeepSeek-V2/V3) is one vector per
-    layer shared by all heads, K = 1 in effect: every GPU holds all of it (t copies; serving stacks therefore run
-    MLA's attention data-parallel). ValueError when the weights do not fit.
+    layer shared by all heads, K = 1 in effect: every GPU holds all of it (t copies; serving stacks such as SGLang can
+    run MLA's attention data-parallel instead, each GPU holding its own sequences' latents). ValueError when the
+    weights do not fit.
     """
     g = get_gpu(gpu)
     if isinstance(n_gpus, bool) or not isinstance(n_gpus, (int, np.integer)) or n_gpus < 1:
@@ -398,22 +399,30 @@ def speculative_speedup_vs_batch(
     context: float = 1024,
     tp: int = 1,
     draft_tp: int | None = None,
+    weight_format: str | float = "bf16",
+    kv_bytes_per_value: float = 2.0,
 ) -> NDArray:
-    """Speed-up over plain decoding at each batch size, with roofline step times:
+    """Speed-up over plain decoding at each batch size, with roofline step times (:func:`forward_step`, the same
+    weight and KV formats for target and draft):
 
         speed-up(B) = E x t_target(B, 1) / (k t_draft(B, 1) + t_target(B, k + 1))
 
-    At small B the verify pass of k + 1 tokens costs about as much as one token (bandwidth-bound), so the
-    speed-up is near E / (1 + k c). At large B decode is compute-bound, verifying k + 1 tokens costs k + 1 times
-    as much, and the speed-up falls below 1 (002 A8.6). The draft runs on ``draft_tp`` GPUs (default: tp).
-    ValueError when the draft's vocabulary differs from the target's (see :func:`check_draft_vocab`).
+    Dense model: at small B the verify pass of k + 1 tokens reads the same weights as one token (bandwidth-bound)
+    and costs about as much, so the speed-up is near E / (1 + k c). MoE: the k + 1 tokens of each sequence pick
+    different experts, so the verify pass reads more routed experts than a plain step (:func:`weight_bytes_read`,
+    at most k + 1 times the routed-expert bytes); the speed-up is then smallest at small B and nears E / (1 + k c)
+    once a plain step already reads every expert. At large B decode turns compute-bound, verifying k + 1 tokens
+    costs up to k + 1 times as much, and the speed-up falls, below 1 once that outweighs E (002 A8.6). The draft
+    runs on ``draft_tp`` GPUs (default: tp). ValueError when the draft's vocabulary differs from the target's
+    (see :func:`check_draft_vocab`).
     """
     check_draft_vocab(spec, draft)
     E = expected_tokens_per_forward(alpha, k)
     B = np.asarray(batch, dtype=float)
-    plain = forward_step(spec, gpu, B, 1, context, tp=tp).seconds
-    verify = forward_step(spec, gpu, B, k + 1, context, tp=tp).seconds
-    drafting = k * forward_step(draft, gpu, B, 1, context, tp=tp if draft_tp is None else draft_tp).seconds
+    fmt = {"weight_format": weight_format, "kv_bytes_per_value": kv_bytes_per_value}
+    plain = forward_step(spec, gpu, B, 1, context, tp=tp, **fmt).seconds
+    verify = forward_step(spec, gpu, B, k + 1, context, tp=tp, **fmt).seconds
+    drafting = k * forward_step(draft, gpu, B, 1, context, tp=tp if draft_tp is None else draft_tp, **fmt).seconds
     return E * plain / (drafting + verify)
 
 

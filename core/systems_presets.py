@@ -225,7 +225,8 @@ PRESETS: tuple[Preset, ...] = (
            {"model": "Llama-3-70B"},
            {"total": (70.554e9, 0.005), "per_layer": (8.56e8, 0.005), "ffn_share_of_layer": (0.82, 0.01),
             "mha_total": (80e9, 0.01), "gqa_saving_vs_mha": (0.12, 0.05), "embedding_share": (0.03, 0.05),
-            "attention_share": (0.17, 0.02), "ffn_share": (0.80, 0.01)}, _a10_02),
+            "attention_share": (0.17, 0.02), "ffn_share": (0.80, 0.01)}, _a10_02,
+           stated_text={"per_layer": "≈ 8.56×10⁸", "mha_total": "about 80B"}),
     Preset("A10-03", "Activation memory per layer", "memory", "seed 002 A10-03; Korthikanti et al. 2022",
            {"model": "Llama-3-70B", "seq": 4096, "mbs": 1},
            {"crossover_002": (1792, 1e-9), "crossover_korthikanti": (870, 0.001)}, _a10_03,
@@ -316,10 +317,14 @@ PRESETS: tuple[Preset, ...] = (
             "serving_GFLOP_per_token": (3.0, 1e-9)}, _example_a),
     Preset("A2.8-MoE", "MoE: memory by total, FLOPs by active", "serving", "seed 002 A2.8; DeepSeek-AI 2024",
            {"model": "DeepSeek-V3"}, {"total": (671e9, 0.02), "active": (37e9, 0.02)}, _deepseek_moe,
-           "main model without the MTP module: 11.6B of its own weights, 13.5B with its copies of the embedding and "
-           "output head (2 × 0.93B), the report's 14B (671B + 14B = the 685B checkpoint)",
-           why={"active": "core counts the input embedding (0.93B), which a token reads one row of; without it the "
-                "count is 36.6B, and the report does not say which it counts"}),
+           "main model without the MTP module, which is 11.6B of its own weights from the config (DeepSeek's "
+           "README_WEIGHTS lists 11.5B) and 13.5B with its copies of the embedding and output head (2 × 0.93B), "
+           "about the model card's 14B (671B + 14B = the 685B checkpoint)",
+           stated_text={"total": "671B", "active": "37B"},
+           why={"active": "37.55B from the config: attention, the 3 dense MLPs, the shared + 8 routed experts, the "
+                "routers, the embedding and the output head. DeepSeek's README_WEIGHTS gives 36.7B including the "
+                "embedding and head (0.9B each; the report says 37B); the 0.85B (2%) difference is not the embedding, "
+                "and DeepSeek does not say where it comes from"}),
 )  # fmt: skip
 
 PRESETS_BY_KEY: dict[str, Preset] = {p.key: p for p in PRESETS}

@@ -62,10 +62,15 @@ def _body(page: Page) -> None:
                 st.caption(
                     "A small draft proposes k tokens; the target checks all of them in one forward and keeps the "
                     "accepted prefix plus one token of its own, so the output distribution is the target's exactly "
-                    "(Leviathan et al. 2023). At small batch a verify pass of k + 1 tokens costs about one decode "
-                    "step; at large batch decode is compute-bound and the extra work makes it slower than plain "
-                    "decoding. The two acceptance-rule readouts sample the rule (seeded, with torch on the app's "
-                    "device) on a toy vocabulary: the kept tokens follow the target, not the draft."
+                    "(Leviathan et al. 2023). For a dense model at small batch, a verify pass of k + 1 tokens reads "
+                    "the same weights as one decode step and costs about as much; at large batch decode turns "
+                    "compute-bound and the extra work can make it slower than plain decoding. An MoE's k + 1 tokens "
+                    "pick different experts, so at small batch its verify pass reads up to (k + 1)× the routed-"
+                    "expert bytes of a decode step: its speed-up is smallest at small batch and nears E/(1 + k c) "
+                    "(c: a draft step's time over a target step's) once a plain step reads every expert anyway; the "
+                    "speed-up readout gives the numbers. The two acceptance-rule readouts sample the rule (seeded, "
+                    "with torch on the app's device) on a toy vocabulary: the kept tokens follow the target, not "
+                    "the draft."
                 )
                 page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
         with tabs["MoE router"]:
@@ -75,7 +80,8 @@ def _body(page: Page) -> None:
                     "assignments and drops the rest, which pass on through the residual stream (Fedus et al. 2022, "
                     "Switch Transformers). A skewed router overloads a few experts; the balance loss pushes back. "
                     "Capacity factor 0 sets no limit: dropless routing, as in DeepSeek-V3, which drops no tokens and "
-                    "balances load with a per-expert routing bias instead (DeepSeek-AI 2024 §2.1.2)."
+                    "balances load mainly with a per-expert routing bias, plus a very small sequence-wise balance "
+                    "loss (DeepSeek-AI 2024 §2.1.2)."
                 )
                 page.chart(out.figures["MoE router"], "router", "moe-router")
 
@@ -120,8 +126,9 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
             "GPUs reads a quarter each, a floor of about 10.5 ms plus the latency of two all-reduces per layer "
             "(002 A8.1/A10-11).",
             trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
-            "weights and KV cuts bytes at some accuracy risk; speculative decoding helps at small batch and hurts "
-            "once decode is compute-bound (002 A8.2, A8.6; Leviathan et al. 2023).",
+            "weights and KV cuts bytes at some accuracy risk; speculative decoding helps a dense model at small "
+            "batch and hurts once decode is compute-bound, while an MoE gains least at small batch, where its verify "
+            "pass reads more experts than one decode step (002 A8.2, A8.6; Leviathan et al. 2023).",
         ),
     )
     page.mistakes(

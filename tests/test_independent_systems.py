@@ -10,6 +10,7 @@ another vocabulary is refused; the attention page's "80 GB" line at 80 GiB.
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -134,16 +135,35 @@ def test_w3_moe_batch1_decode_reads_the_active_weights_and_says_so():
     assert f"{1e3 * c['total'] / H200_BW:.0f}" == "140"
 
 
+# DeepSeek's README_WEIGHTS.md (deepseek-ai/DeepSeek-V3): "Activation parameters: 36.7B (including 0.9B for
+# Embedding and 0.9B for the output Head)"; the MTP module: "11.5B unique parameters, excluding the shared 0.9B
+# Embedding and 0.9B output Head". The model card (README.md): "685B, which includes 671B of the Main Model weights
+# and 14B of the Multi-Token Prediction (MTP) Module weights".
+README_ACTIVE, README_MTP = 36.7e9, 11.5e9
+
+
 def test_a2_8_preset_explains_its_active_count_and_the_mtp_module():
     c = _ds_counts()
     r = _readouts("A2.8-MoE")
-    _, help_active = r["A2.8-MoE · active"]
-    assert f"input embedding ({c['embedding'] / 1e9:.2f}B)" in help_active
-    assert f"the count is {(c['active'] - c['embedding']) / 1e9:.1f}B" in help_active
-    assert f"{c['mtp'] / 1e9:.1f}B of its own weights" in help_active
+    value, help_active = r["A2.8-MoE · active"]
+    assert value == f"{c['active'] / 1e9:.2f}B" == "37.55B"
+    # the count includes the embedding and the head, as DeepSeek's 36.7B does: the gap is not the embedding
+    assert f"{c['active'] / 1e9:.2f}B from the config" in help_active
+    assert "embedding and head (0.9B each; the report says 37B)" in help_active
+    gap = c["active"] - README_ACTIVE
+    assert f"the {gap / 1e9:.2f}B ({100 * gap / c['active']:.0f}%) difference is not the embedding" in help_active
+    assert gap > 0 and abs(gap - c["embedding"]) > 0.05e9  # 0.85B against the 0.93B table
+    assert "the report does not say which it counts" not in help_active
+    assert f"{c['mtp'] / 1e9:.1f}B of its own weights from the config" in help_active
+    assert f"README_WEIGHTS lists {README_MTP / 1e9:.1f}B" in help_active
     assert f"{(c['mtp'] + 2 * c['embedding']) / 1e9:.1f}B with its copies" in help_active
     assert f"(2 × {c['embedding'] / 1e9:.2f}B)" in help_active
+    assert "about the model card's 14B" in help_active and "the report's 14B" not in help_active
+    assert f"{(c['mtp'] + 2 * c['embedding']) / 1e9:.0f}" == "13"  # 13.46B: 14B needs its "about"
     assert f"{(c['total'] + c['mtp'] + 2 * c['embedding']) / 1e9:.0f}" == "684"  # the checkpoint's 685B, rounded up
+    # the source's numbers as it writes them (seed 002 A2.8: "671B total, 37B activated")
+    assert "the source states 671B (" in r["A2.8-MoE · total"][1]
+    assert "the source states 37B (" in help_active
 
 
 # ------------------------------------------------------------------------------------------ W2 and the A10 notes
@@ -264,3 +284,211 @@ def test_w4_each_tensor_parallel_gpu_reads_the_whole_mla_latent_cache():
     per_gpu = c["active"] / 8 + (8192 + 1) * DS["L"] * (DS["kv_rank"] + DS["rope"]) * 2
     step = serving.forward_step(CATALOGUE["DeepSeek-V3"], "H200", 1, 1, 8192, weight_format="fp8", tp=8)
     assert float(step.memory_seconds) == pytest.approx(per_gpu / H200_BW, rel=1e-12)
+
+
+# ------------------------------------------------------------------------------- review 2 (review-systems.md)
+
+H200_PEAK = 989e12  # dense bf16 tensor FLOP/s, the same on the H200 SXM as on the H100 SXM
+MLA_KV_BYTES = (DS["kv_rank"] + DS["rope"]) * 2  # one bf16 latent + RoPE key per layer and token
+
+
+def _ds_expert() -> int:
+    return 3 * DS["D"] * DS["d_e"]
+
+
+def _routed_read(tokens: int, n_moe_layers: int) -> float:
+    """Expected routed-expert weights T tokens read: per MoE layer, an expert escapes all T top-8-of-256 choices
+    with probability (1 - 8/256)^T (uniform routing)."""
+    untouched = (1 - Fraction(DS["k"], DS["E"])) ** tokens
+    return float(n_moe_layers * DS["E"] * _ds_expert() * (1 - untouched))
+
+
+def _ds_weights_read(tokens: int) -> float:
+    """DeepSeek-V3's main model: every weight but the routed experts, plus the routed experts some token picked."""
+    c, moe = _ds_counts(), DS["L"] - DS["dense"]
+    return c["total"] - moe * DS["E"] * _ds_expert() + _routed_read(tokens, moe)
+
+
+def _mtp_weights_read(tokens: int) -> float:
+    """The MTP draft as the page models it: one MoE block plus the shared embedding and head (and a final norm);
+    its 2D -> D projection is left out, as core/model_spec.py says."""
+    d = DS
+    norms = 2 * d["D"] + d["q_rank"] + d["kv_rank"]
+    block_fixed = _ds_attention() + norms + d["D"] * d["E"] + d["E"] + d["shared"] * _ds_expert()
+    return block_fixed + 2 * d["V"] * d["D"] + d["D"] + _routed_read(tokens, 1)
+
+
+def _ds_step_seconds(batch: int, new: int, context: int, *, draft: bool = False) -> float:
+    """A memory-bound step on 8 H200s, fp8 weights (1 byte each), bf16 latent cache read whole by every GPU (MLA
+    under tensor parallelism): per GPU, 1/8 of the weights read plus the whole cache of the batch."""
+    layers = 1 if draft else DS["L"]
+    weights = (_mtp_weights_read if draft else _ds_weights_read)(batch * new)
+    kv = batch * (context + new) * layers * MLA_KV_BYTES
+    memory_s = (weights / 8 + kv) / H200_BW
+    # FLOPs bounded from above: 2 per active weight and token, plus the scores and weighted sums over the context
+    active = _mtp_weights_read(1) if draft else _ds_counts()["active"]
+    attn = 2 * layers * DS["heads"] * (DS["nope"] + DS["rope"] + DS["v"]) * (context + new)
+    assert batch * new * (2 * active + attn) / (8 * H200_PEAK) < memory_s  # so the step is memory-bound
+    return memory_s
+
+
+@pytest.mark.parametrize(
+    ("batch", "bytes_text", "speedup_text"),
+    [
+        (1, "57.3 GB of weights against 37.6 GB (×1.53)", "×1.17"),
+        (16, "434.3 GB of weights against 277.6 GB (×1.56)", "×1.17"),
+    ],
+)  # fmt: skip
+def test_m1_moe_verify_pass_reads_more_experts_so_small_batch_gains_least(batch, bytes_text, speedup_text):
+    # A2.8-MoE: DeepSeek-V3 on 8 H200s in fp8, its MTP module drafting k = 1 token accepted 85% of the time
+    k, alpha, ctx = 1, Fraction(85, 100), 512
+    E = float(1 + alpha)  # (1 - a^2)/(1 - a)
+    plain_w, verify_w = _ds_weights_read(batch), _ds_weights_read(batch * (k + 1))
+    assert (
+        bytes_text == f"{verify_w / 1e9:,.1f} GB of weights against {plain_w / 1e9:,.1f} GB (×{verify_w / plain_w:.2f})"
+    )
+    # the verify pass's routed-expert bytes are at most (k + 1) times a plain step's (1 - x^T is subadditive in T)
+    moe = DS["L"] - DS["dense"]
+    assert _routed_read(batch * (k + 1), moe) <= (k + 1) * _routed_read(batch, moe)
+    t_plain, t_verify = _ds_step_seconds(batch, 1, ctx), _ds_step_seconds(batch, k + 1, ctx)
+    speedup = E * t_plain / (k * _ds_step_seconds(batch, 1, ctx, draft=True) + t_verify)
+    assert speedup_text == f"×{speedup:.2f}"
+    spec = serving_view.SPEC
+    name = next(n for n in spec.presets if n.startswith("A2.8-MoE:"))
+    view = serving_view.figures(spec.state({**spec.presets[name], "batch": batch}), Options(parts=frozenset()))
+    r = {x.label: (x.value, x.help or "") for x in view.readouts}
+    value, help_text = r[f"Speculative speed-up, batch {batch:,}"]
+    assert value == speedup_text
+    assert f"checks {batch * (k + 1):,} tokens" in help_text and bytes_text in help_text
+    assert "costs more than one decode step" in help_text and "fp8 weights" in help_text
+    # where a plain step reads (almost) every expert: the smallest power of two with 1 - (31/32)^B >= 99%
+    b_all = 2 ** math.ceil(math.log2(math.log(0.01) / math.log(1 - DS["k"] / DS["E"])))
+    assert b_all == 256
+    reach = 1 - (1 - DS["k"] / DS["E"]) ** b_all
+    t_plain, t_verify = _ds_step_seconds(b_all, 1, ctx), _ds_step_seconds(b_all, k + 1, ctx)
+    t_draft = _ds_step_seconds(b_all, 1, ctx, draft=True)
+    c = t_draft / t_plain
+    sp_all = E * t_plain / (k * t_draft + t_verify)
+    assert (
+        f"At batch {b_all}, where a plain step already reads {100 * reach:.2f}% of the routed experts, verifying "
+        f"costs ×{t_verify / t_plain:.2f} a plain step and the speed-up is ×{sp_all:.2f}, against E/(1 + k c) = "
+        f"{E:.2f}/(1 + {k} × {c:.3f}) = {E / (1 + k * c):.2f}"
+    ) in help_text
+    assert f"{sp_all:.1f}" == "1.8"  # DeepSeek-AI 2024 §5.4.3: 1.8 times the tokens per second
+    assert "DeepSeek-AI 2024 §5.4.3 report 1.8×" in help_text
+
+
+def test_m1_speculative_texts_say_the_small_batch_rule_is_for_dense_models():
+    page = (ROOT / "pages" / "8_Serving.py").read_text(encoding="utf-8")
+    flat = re.sub(r'"\s*\n\s*"', "", page)  # the implicit concatenations of the page's strings
+    assert "At small batch a verify pass of k + 1 tokens costs about one decode step" not in flat
+    assert "For a dense model at small batch, a verify pass of k + 1 tokens reads the same weights" in flat
+    assert "An MoE's k + 1 tokens pick different experts" in flat and "(k + 1)× the routed-expert bytes" in flat
+    assert "speculative decoding helps a dense model at small batch" in flat
+    assert "an MoE gains least at small batch, where its verify pass reads more experts" in flat
+    doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
+    assert "MoE: the k + 1 tokens of each sequence pick different experts" in doc
+
+
+def test_speculative_speedup_uses_the_pages_weight_format():
+    # Llama-3-70B drafted by Llama-3-8B on one H100, batch 256, context 512, k = 4, alpha = 0.8: in fp8 the steps
+    # turn compute-bound, so the speed-up differs from bf16's; a roofline written out here from the configs
+    def llama(L, D, nq, K, F, V):
+        n = L * (2 * D * D + 2 * D * K * 128 + 3 * D * F + 2 * D) + 2 * V * D + D
+        matmul = 2 * (n - V * D - (2 * L * D + D))  # every weight but the embedding lookup and the norms
+        return n, matmul, L, nq, K
+
+    def step(model, batch, new, ctx, wbytes):
+        n, matmul, L, nq, K = model
+        flops = batch * new * (matmul + 2 * L * nq * 256 * (ctx + new / 2))
+        kv = batch * (ctx + new) * 2 * L * K * 128 * 2
+        return max((n * wbytes + kv) / H100_BW, flops / 989e12)
+
+    target, draft = llama(80, 8192, 64, 8, 28672, 128256), llama(32, 4096, 32, 8, 14336, 128256)
+    alpha, k, B, ctx = 0.8, 4, 256, 512
+    E = (1 - alpha ** (k + 1)) / (1 - alpha)
+    for fmt, wbytes in (("bf16", 2), ("fp8", 1)):
+        want = (
+            E
+            * step(target, B, 1, ctx, wbytes)
+            / (k * step(draft, B, 1, ctx, wbytes) + step(target, B, k + 1, ctx, wbytes))
+        )
+        got = serving.speculative_speedup_vs_batch(
+            alpha, k, B, CATALOGUE["Llama-3-70B"], CATALOGUE["Llama-3-8B"], "H100", context=ctx, weight_format=fmt
+        )
+        assert float(got) == pytest.approx(want, rel=1e-9), fmt
+    spec = serving_view.SPEC
+    state = {"srv_model": "Llama-3-70B", "draft": "Llama-3-8B", "wfmt": "fp8", "batch": B, "prompt": ctx}
+    state.update(accept=alpha, draft_k=k)
+    view = serving_view.figures(spec.state(state), Options(parts=frozenset()))
+    value = next(x.value for x in view.readouts if x.label == f"Speculative speed-up, batch {B}")
+    fp8 = E * step(target, B, 1, ctx, 1) / (k * step(draft, B, 1, ctx, 1) + step(target, B, k + 1, ctx, 1))
+    bf16 = E * step(target, B, 1, ctx, 2) / (k * step(draft, B, 1, ctx, 2) + step(target, B, k + 1, ctx, 2))
+    assert value == f"×{fp8:.2f}" != f"×{bf16:.2f}"
+
+
+def test_m3_n1_card_systems_03_names_full_checkpointing_and_zero_volumes():
+    cards, _ = load_cards(ROOT / "cards")
+    card = next(c for c in cards if c.id == "systems-03")
+    # one more forward pass: 2N on top of 6N training FLOPs per token
+    extra = Fraction(8, 6) - 1
+    assert f"8N instead of 6N FLOPs per token, {100 * float(extra):.0f}% more compute" in card.answer.number
+    assert card.view is not None and dict(card.view.params)["recompute"] == "full"
+    state, problems = memory_view.SPEC.parse(dict(card.view.params))
+    assert not problems
+    view = memory_view.figures(state, Options(parts=frozenset()))
+    act = next(x.help for x in view.readouts if x.label == "Activations per GPU")
+    assert f"recomputation adds {100 * float(extra):.1f}% FLOPs" in act
+    # Rajbhandari et al. 2020 §7: plain DP 2 psi, ZeRO-1/2 2 psi, ZeRO-3 3 psi
+    assert "Each strategy trades memory for communication or recompute." != card.answer.trade_off
+    assert "ZeRO-1/2 move no more data than plain data parallelism" in card.answer.trade_off
+    assert f"ZeRO-3 about {100 * float(Fraction(3, 2) - 1):.0f}% more" in card.answer.trade_off
+
+
+def test_n6_card_systems_04_fp16_limits():
+    import numpy as np
+
+    cards, _ = load_cards(ROOT / "cards")
+    sentence = next(c for c in cards if c.id == "systems-04").answer.sentence
+    smallest_normal, smallest = 2.0**-14, 2.0**-24
+    assert float(np.finfo(np.float16).tiny) == smallest_normal and float(np.finfo(np.float16).max) == 65504
+    assert float(np.float16(smallest)) == smallest and float(np.float16(smallest / 4)) == 0.0
+    assert f"2^-14 ≈ {smallest_normal:.1e}".replace("e-0", "e-") in sentence  # 6.1e-5
+    assert f"2^-24 ≈ {smallest:.0e}".replace("e-0", "e-") in sentence  # 6e-8
+    assert "fp16's smallest normal is about 6e-5), which" not in sentence
+
+
+def test_n7_n8_card_systems_08_prefill_and_int4_size():
+    cards, _ = load_cards(ROOT / "cards")
+    card = next(c for c in cards if c.id == "systems-08")
+    # a dense bf16 prefill of S tokens does 2 N S FLOPs on 2 N bytes: intensity S, compute-bound past the ridge
+    assert f"past about {989e12 / 3.35e12:.0f} tokens on an H100" in card.follow_ups[0]
+    assert "not speed up prefill?" not in card.follow_ups[0]
+    # 4 + 16/128 bits for every one of the 70,553,706,496 weights, embedding and head too
+    assert (
+        f"{N70 * (4 + 16 / 128) / 8 / 1e9:.1f} GB in int4 (groups of 128, embedding and head included)"
+        in card.answer.number
+    )
+
+
+def test_n10_a10_02_stated_answers_as_the_seed_writes_them():
+    r = _memory_readouts("A10-02")
+    per_layer = 2 * D70 * D70 + 2 * D70 * K70 * H70 + 3 * D70 * F70 + 2 * D70
+    assert r["A10-02 · per layer"][0] == f"{per_layer / 1e6:.1f}M"
+    assert "the source states ≈ 8.56×10⁸ (" in r["A10-02 · per layer"][1]
+    assert f"{per_layer / 1e8:.2f}" == "8.56"
+    assert "the source states about 80B (" in r["A10-02 · mha total"][1]
+
+
+def test_n3_n4_n9_serving_wording():
+    r = _readouts("A2.8-MoE")
+    router = r["Router: tokens that lost an expert"][1]
+    assert "mainly with a per-expert bias" in router and "very small sequence-wise balance loss" in router
+    assert "SGLang can run MLA's attention data-parallel" in r["Sequences of 8,192 tokens that fit"][1]
+    one_gpu = serving_view.figures(serving_view.SPEC.state({"srv_model": "Llama-3-8B"}), Options(parts=frozenset()))
+    floor = next(x.help for x in one_gpu.readouts if x.label == "Decode, batch 1")
+    assert floor.endswith("bandwidth below the data sheet's comes on top")
+    page = (ROOT / "pages" / "8_Serving.py").read_text(encoding="utf-8")
+    assert "balances load mainly with a per-expert routing bias, plus a very small sequence-wise balance" in page
+    memory = (ROOT / "pages" / "views" / "training_memory.py").read_text(encoding="utf-8")
+    assert "2 s b h / t (their 2sbh" in memory

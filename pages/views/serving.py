@@ -4,12 +4,21 @@ numbers, and seed 002's A10 serving problems as presets."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from core import serving
-from core.hardware import GB, GIB, GPUS
-from core.model_spec import CATALOGUE, DEEPSEEK_V3_MTP, KIB, kv_cache_bytes_per_token, param_breakdown
+from core.hardware import GB, GIB, GPUS, Gpu
+from core.model_spec import (
+    CATALOGUE,
+    DEEPSEEK_V3_MTP,
+    KIB,
+    ModelSpec,
+    kv_cache_bytes_per_token,
+    param_breakdown,
+)
 from core.systems_presets import PRESETS_BY_KEY
 from pages.views import DEFAULT, Options, Readout, View
 from pages.views.state import Field, Spec, State
@@ -187,6 +196,45 @@ def _acceptance_check(view: View) -> list[Readout]:
     ]
 
 
+def _moe_verify_note(
+    spec: ModelSpec, draft: ModelSpec, gpu: Gpu, state: State, tp: int, E: float, step_fmt: dict[str, Any]
+) -> str:
+    """Why an MoE's speculative speed-up is smallest at small batch: the verify pass's tokens read more experts."""
+    B, k = int(state.batch), int(state.draft_k)
+    fmt_ = step_fmt["weight_format"]
+    plain_w = float(serving.weight_bytes_read(spec, B, fmt_))
+    verify_w = float(serving.weight_bytes_read(spec, B * (k + 1), fmt_))
+    ratio = verify_w / plain_w
+    note = (
+        f". An MoE's verify pass checks {B * (k + 1):,} tokens, which pick more experts than the {B:,} "
+        f"{'token' if B == 1 else 'tokens'} of a plain step: {verify_w / GB:,.1f} GB of weights against "
+        f"{plain_w / GB:,.1f} GB (×{ratio:.2f}), so it costs "
+        + ("more than one decode step" if round(ratio, 2) > 1 else "about one decode step")
+    )
+    # the smallest batch (of 1, 2, 4, ..., 4096) at which a plain step reads 99% of the routed experts
+    grid = 2 ** np.arange(0, 13)
+    reach = 1.0 - (1.0 - spec.top_k / spec.n_experts) ** grid
+    if not np.any(reach >= 0.99):
+        return note
+    b_all = int(grid[np.argmax(reach >= 0.99)])
+    ctx = state.prompt
+    sp = float(
+        serving.speculative_speedup_vs_batch(state.accept, k, b_all, spec, draft, gpu, context=ctx, tp=tp, **step_fmt)
+    )
+    t_plain = float(serving.forward_step(spec, gpu, b_all, 1, ctx, tp=tp, **step_fmt).seconds)
+    t_verify = float(serving.forward_step(spec, gpu, b_all, k + 1, ctx, tp=tp, **step_fmt).seconds)
+    c = float(serving.forward_step(draft, gpu, b_all, 1, ctx, tp=tp, **step_fmt).seconds) / t_plain
+    note += (
+        f". At batch {b_all:,}, where a plain step already reads {100 * reach[grid == b_all][0]:.2f}% of the "
+        f"routed experts, verifying costs ×{t_verify / t_plain:.2f} a plain step and the speed-up is ×{sp:.2f}, "
+        f"against E/(1 + k c) = {E:.2f}/(1 + {k} × {c:.3f}) = {E / (1 + k * c):.2f} (c: a draft step's time over "
+        "a plain step's)"
+    )
+    if spec.name == "DeepSeek-V3" and draft.name == DEEPSEEK_V3_MTP.name:
+        note += "; DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft"
+    return note
+
+
 def figures(state: State, options: Options = DEFAULT) -> View:
     """The roofline (``main``) and the tabs' figures (``KV capacity``, ``Speculative decoding``, ``MoE router``)."""
     view = View()
@@ -297,8 +345,11 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 "Decode, batch 1",
                 f"{1e3 * bound:,.1f} ms/token",
                 f"a floor: {read} / ({tp} × {gpu.bandwidth / 1e12:g} TB/s), at most {1 / bound:,.0f} tokens/s; "
-                + ("two all-reduces per layer and " if tp > 1 else "")
-                + "bandwidth below the data sheet's come on top",
+                + (
+                    "two all-reduces per layer and bandwidth below the data sheet's come on top"
+                    if tp > 1
+                    else "bandwidth below the data sheet's comes on top"
+                ),
             ),
         ]
         if tp > 1:
@@ -362,7 +413,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         if cap.replication > 1:
             why = (
                 "MLA's latent is shared by all heads, so tensor parallelism cannot split it and every GPU holds all "
-                "of it; serving stacks run MLA's attention data-parallel instead"
+                "of it; serving stacks such as SGLang can run MLA's attention data-parallel instead (each GPU "
+                "holds its own sequences' latents)"
                 if spec.is_mla
                 else f"{tp} GPUs share {spec.n_kv_heads} KV heads, so each KV head is replicated"
             )
@@ -444,16 +496,18 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         except ValueError as e:
             view.notices.append(("warning", f"Speculative speed-up not computed: {e}."))
     elif tp_ok and draft.n_heads % tp == 0:
+        step_fmt = {"weight_format": state.wfmt, "kv_bytes_per_value": kvb}
         sp_now = float(
             serving.speculative_speedup_vs_batch(
-                state.accept, state.draft_k, state.batch, spec, draft, gpu, context=state.prompt, tp=tp
+                state.accept, state.draft_k, state.batch, spec, draft, gpu, context=state.prompt, tp=tp, **step_fmt
             )
         )
         readouts.append(
             Readout(
                 f"Speculative speed-up, batch {state.batch:,}",
                 f"×{sp_now:.2f}",
-                f"draft {draft.name}, context {state.prompt:,}; below ×1 it slows decoding down",
+                f"draft {draft.name}, context {state.prompt:,}, {state.wfmt} weights; below ×1 it slows decoding down"
+                + (_moe_verify_note(spec, draft, gpu, state, tp, E, step_fmt) if spec.is_moe else ""),
             )
         )
         if options.wants("Speculative decoding"):
@@ -466,7 +520,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 b,
                 {
                     k: serving.speculative_speedup_vs_batch(
-                        state.accept, k, b, spec, draft, gpu, context=state.prompt, tp=tp
+                        state.accept, k, b, spec, draft, gpu, context=state.prompt, tp=tp, **step_fmt
                     )
                     for k in ks
                 },
@@ -508,8 +562,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 else "no capacity limit: every assignment is processed, none dropped (dropless routing)"
             )
             + (
-                "; DeepSeek-V3 itself drops no tokens in training or inference: it balances load with a per-expert "
-                "bias on sigmoid affinities (auxiliary-loss-free balancing, DeepSeek-AI 2024 §2.1.2)"
+                "; DeepSeek-V3 itself drops no tokens in training or inference: it balances load mainly with a "
+                "per-expert bias on sigmoid affinities (auxiliary-loss-free balancing), plus a very small "
+                "sequence-wise balance loss (weight 0.0001; DeepSeek-AI 2024 §2.1.2, §4.2)"
                 if spec.name == "DeepSeek-V3"
                 else ""
             ),

@@ -182,7 +182,7 @@ def _shape_readouts(spec: ModelSpec, state: State) -> list[Readout]:
 def _activation_formula(recompute: str, flash: bool) -> str:
     """The per-layer formula the activation readout uses (tensor and sequence parallelism over t GPUs)."""
     if recompute == "full":
-        return "2 s b h / t (only each layer's input is kept)"
+        return "2 s b h / t (their 2sbh: only each layer's input is kept; split by sequence parallelism here)"
     if recompute == "selective" or flash:
         return "s b h · 34/t (the S × S scores are not stored)"
     return "s b h (34/t + 5 a s/(h t))"
