@@ -13,7 +13,8 @@ A deck file (``decks/<name>.toml``)::
     notes = "Markdown speaker notes"           # optional
     sweep = { field = "N", from = 1e9, to = 1e11, steps = 12 }   # optional: one control swept on a key press
     readouts = ["Loss L(N, D)", "20-tokens rule N"]   # optional: the readouts to show, by label (start), in order
-    figures = ["DPO"]                          # optional: the figures() parts to show, in order (default: all)
+    figures = ["DPO"]                          # optional: the figures to show, in order (default: all); each one
+                                               # the slide draws (main, its tab's, or one of `parts`)
     withhold = true                            # optional: open with the view held back until it is revealed (v)
 
 A slide whose title asks a question (it ends with "?" or starts with "Predict") must open with its answer withheld:
@@ -154,8 +155,9 @@ class Slide:
         return f"{self.page}?{query}" if query else self.page
 
     def options(self, theme: str = "light", presenter: bool = True) -> Options:
-        extra = (*self.parts, *self.figures)
-        return Options(theme=theme, presenter=presenter, parts=parts_for(self.page, self.state, extra))
+        """The parts the player draws (``main``, the open tab's, ``parts``); a named figure is one of them (checked
+        on load), so the handout and the tests draw what the player draws."""
+        return Options(theme=theme, presenter=presenter, parts=parts_for(self.page, self.state, self.parts))
 
     def view(self, theme: str = "light", presenter: bool = True, state: State | None = None) -> View:
         """The slide's figures, readouts and notices: the page's own ``figures(state, options)``."""
@@ -367,6 +369,14 @@ def _slide(number: int, raw: Any) -> tuple[Slide | None, list[str]]:
     if problems:
         return None, problems
     state = spec.state(values)
+    drawn = parts_for(spec.page, state, parts)
+    problems = [
+        f"{where}: field `figures`: {name!r} is not drawn on this slide (name it in `parts`, or open its tab)"
+        for name in shown_figs
+        if name not in drawn
+    ]
+    if problems:
+        return None, problems
     round_trip, link_problems = spec.parse(spec.query(state))
     if round_trip != state or link_problems:  # a state the link cannot carry: should never happen for a valid spec
         return None, [f"{where}: its values do not survive a link: {'; '.join(link_problems) or 'values differ'}"]

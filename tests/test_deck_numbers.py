@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
+from itertools import pairwise
 
 import pytest
 from scipy.special import comb, expit
 
-from decks import load_decks
+from decks import load_decks, page_label
 
 try:  # the decks' renderers (the old player showed the view's first six readouts and every figure)
     from decks import unique_figures
@@ -40,7 +42,7 @@ GUESSES = {"guess_N": 7.77e9, "guess_pi": 0.777, "guess_adv": 7.77, "guess_pass"
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
 ALLOWED: dict[tuple[str, int], dict[str, str]] = {
     ("interview", 1): {
-        "3.96e14": "one H100's useful FLOP/s, 40% of 989e12: checked in test_the_notes_arithmetic",
+        "3.956e14": "one H100's useful FLOP/s, 40% of 989e12: checked in test_the_notes_arithmetic",
         "989": "the H100's dense bf16 peak in TFLOP/s (NVIDIA's datasheet), the slide's GPU",
     },
     ("interview", 5): {
@@ -71,6 +73,10 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "32": "Llama-2-7B's layers (Touvron et al. 2023), the view's model shape",
         "4096": "Llama-2-7B's width, the view's model shape",
         "65,536": "one matrix's count at rank 8: checked in test_the_notes_arithmetic",
+    },
+    ("lesson", 21): {
+        "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
+        "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
     ("lesson", 23): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
@@ -218,6 +224,74 @@ def test_the_questions_are_found() -> None:
     assert {(d, n) for d, n, _ in QUESTIONS} >= {("lesson", 1), ("lesson", 2), ("lesson", 17), ("interview", 6)}
 
 
+# A slide that relies on the page's Predict first (whether or not it is also withheld: after v it opens predicting).
+PREDICTS = [(d, n, s) for d, n, s in SLIDES if rendered(s, reveal=False)[1].facts.get("predict") == "hidden"]
+
+
+def _holds_no_answer(fig) -> bool:
+    """A figure the page draws in place of its answer while predicting (viz.predict.predict_figure: axes, inputs
+    and the question). Any other figure may draw the answer in a marker or a curve, where no text check sees it."""
+    annotations = fig.to_plotly_json().get("layout", {}).get("annotations", []) or []
+    return any(str(a.get("text") or "").startswith("<b>Predict first.</b>") for a in annotations)
+
+
+@pytest.mark.parametrize(("deck", "number", "slide"), PREDICTS, ids=[f"{d}-{n}" for d, n, _ in PREDICTS])
+def test_a_slide_that_predicts_first_shows_nothing_that_gives_the_answer_away(deck: str, number: int, slide) -> None:
+    """Until the guess is in, the slide shows only the figures the page hides while predicting (no other tab's
+    figure), and no shown readout states the answer that the reveal gives (its first readout, the truth)."""
+    _, opened = rendered(slide, reveal=False)
+    leaks = [fig.layout.title.text or "untitled" for fig in slide.shown_figures(opened) if not _holds_no_answer(fig)]
+    assert leaks == [], f"{deck} slide {number} ({slide.title!r}) shows {leaks} before the room has guessed"
+    _, revealed = rendered(slide)
+    truth = revealed.readouts[0]
+    (_, answer, tol), *_ = numbers(truth.value)
+    for r in slide.shown_readouts(opened):
+        said = [y for _, y, _ in numbers(f"{r.label} {r.value} {r.help or ''}")]
+        assert not any(abs(y - answer) <= tol for y in said), f"{deck} slide {number}: {r.label} {r.value} gives it"
+
+
+def test_the_predict_first_slides_are_found() -> None:
+    assert {(d, n) for d, n, _ in PREDICTS} >= {("lesson", 1), ("interview", 4), ("interview", 6)}
+
+
+def test_the_leak_check_sees_another_tabs_figure() -> None:
+    """The check above fails for the GRPO slide opened on "Which prompts teach?" (this group's markers at p = 1
+    sit at P(signal) 0 and mean |A| 0: the answer), as interview slide 4 did."""
+    slide = next(s for d, n, s in PREDICTS if d == "interview" and n == 4)
+    leaky = replace(slide, state=slide.state.replace(grpo_view="Which prompts teach?"))
+    _, opened = rendered(leaky, reveal=False)
+    assert [fig.layout.title.text for fig in leaky.shown_figures(opened) if not _holds_no_answer(fig)] != []
+
+
+@pytest.mark.parametrize(("deck", "number", "slide"), PREDICTS, ids=[f"{d}-{n}" for d, n, _ in PREDICTS])
+def test_the_notes_say_where_the_guess_goes(deck: str, number: int, slide) -> None:
+    """The guess field is in the player's sidebar, inside the expander "<page> controls" (pages/15_Deck.py)."""
+    assert f"sidebar's *{page_label(slide.page)} controls* expander" in _flat(slide.notes), f"{deck} slide {number}"
+
+
+@pytest.mark.parametrize(("deck", "number", "slide"), SLIDES, ids=IDS)
+def test_a_slide_that_names_its_figures_names_their_readouts(deck: str, number: int, slide) -> None:
+    """Otherwise the view's first six readouts show, which may describe a figure the slide leaves out (lesson slide 2
+    showed the KL leash's readouts under the DPO loss curve)."""
+    assert not slide.figures or slide.readouts, f"{deck} slide {number} ({slide.title!r})"
+
+
+@pytest.mark.parametrize(("deck", "number", "slide"), SLIDES, ids=IDS)
+def test_a_continued_readout_follows_the_one_it_continues(deck: str, number: int, slide) -> None:
+    """A readout whose label starts with "…" ("… with the Epoch fit") continues the view's readout before it: a
+    slide that shows it must show that one just before it, or it reads as a continuation of another."""
+    _, view = rendered(slide)
+    pool = [*view.readouts]
+    for key, value in view.facts.items():
+        if key.endswith("_readouts") and isinstance(value, list):
+            pool += value
+    shown = slide.shown_readouts(view)
+    for i, r in enumerate(shown):
+        if r.label.startswith("…"):
+            before = pool[pool.index(r) - 1]
+            assert i > 0 and shown[i - 1] == before, f"{deck} slide {number}: {r.label!r} not after {before.label!r}"
+
+
 # ---------------------------------------------------------------------- the issue's two named slides
 def test_the_dpo_slide_shows_dpo_with_worked_example_b() -> None:
     slide = next(s for d, _, s in SLIDES if d == "lesson" and s.title == "3.7 DPO: worked example B")
@@ -271,7 +345,15 @@ def test_the_notes_arithmetic() -> None:
     n_opt = _optimum(c)
     assert _near(n_opt, "2.0B") and _near(c / 6 / n_opt, "101B") and _near(_loss(n_opt, c / 6 / n_opt), "2.311")
     assert _near(c / 6 / n_opt**2, "51")
-    # lesson 4: the rule's 3.2B (the slide's N) above the fit's minimum
+    # ... and its sweep from 100B down to 1B passes the minimum: the loss falls to it, then rises a little
+    sweep = [10 ** (11 - 2 * k / 15) for k in range(16)]
+    losses = [_loss(n, c / 6 / n) for n in sweep]
+    bottom = losses.index(min(losses))
+    assert _near(sweep[0], "100B") and _near(sweep[-1], "1B") and 0 < bottom < 15
+    assert all(a > b for a, b in pairwise(losses[: bottom + 1])) and all(a < b for a, b in pairwise(losses[bottom:]))
+    assert 0 < losses[-1] / _loss(n_opt, c / 6 / n_opt) - 1 < 0.01  # "a little": 0.6% at 1B
+    # lesson 4: the plan's 3.2B, the rule's 3.16B rounded, above the fit's minimum
+    assert _near(n_rule, "3.16B")
     assert _near((_loss(3.2e9, c / 6 / 3.2e9) / _loss(n_opt, c / 6 / n_opt) - 1) * 100, "0.29")
     # ... and the compute C' < C at which the fit's optimum reaches the rule's loss (bisection on the optimum's loss)
     target, lo_c, hi_c = _loss(3.2e9, c / 6 / 3.2e9), 1e19, c
@@ -300,7 +382,7 @@ def test_the_notes_arithmetic() -> None:
     assert _near(c15, "2.73e20") and _near(math.sqrt(c15 / 120), "1.5B") and _near(c15 / 6 / 1.5e9, "30B")
     assert _near(16 * 1.5e9 / 1e9, "24") and _near(80 * 2**30 / 1e9, "85.9")
     assert _near(2 * 1.5e9 / 1e9, "3") and _near(_optimum(c15), "1.0B")
-    assert _near(0.40 * 989e12, "3.96e14")
+    assert _near(0.40 * 989e12, "3.956e14")
     c_i1 = 6 * 7e9 * 2e12
     assert _near(c_i1, "8.4e22") and _near(c_i1 / (0.40 * 989e12) / 86_400, "2,458")
     assert _near(c_i1 / (0.40 * 989e12) / 86_400 / 256, "10")
@@ -322,6 +404,7 @@ def test_the_notes_arithmetic() -> None:
     # lesson 21: Llama 3 8B on 15T tokens; the fits' optimal tokens per parameter at 6 * 8e9 * 15e12
     c21 = 6 * 8e9 * 15e12
     assert _near(15e12 / 8e9, "1,875")
+    assert round(15e12 / 8.03e9, -2) == 1900  # "about 1,900": two significant figures (over 15T tokens: at least)
     assert _near(c21 / 6 / _optimum(c21) ** 2, "95") and _near(c21 / 6 / _optimum(c21, EPOCH) ** 2, "18")
     # lesson 3: ln V for V = 50,000
     assert _near(math.log(50_000), "10.8")
@@ -370,6 +453,18 @@ def test_m7_the_plotted_optimum_is_named_beside_the_rule() -> None:
 def test_m8_the_rank_16_slide_says_the_view_counts_the_whole_model() -> None:
     notes = _flat(next(s for d, _, s in SLIDES if d == "interview" and "rank 16" in s.title).notes)
     assert "whole model" in notes and "16,777,216" in notes and "coincidence" in notes
+
+
+def test_z_vanishes_slide_shows_the_loss_of_the_difference_and_points_to_the_derivation() -> None:
+    """The derivation's step 4 is drawn by the page script only (pages/2_KL_leash.py), never by figures(): the
+    revealed slide shows the DPO loss over the margin, and its notes send the lecturer to the page for step 4."""
+    slide = next(s for d, _, s in SLIDES if d == "interview" and "Z(x)" in s.title)
+    _, view = rendered(slide)
+    assert [f.layout.xaxis.title.text for f in slide.shown_figures(view)] == [
+        "margin m = r̂_w − r̂_l (implicit reward difference)"
+    ]
+    assert [r.label for r in slide.shown_readouts(view)] == ["r̂_w", "r̂_l", "Margin", "DPO loss"]
+    assert "Open this view on its page" in _flat(slide.notes) and "step 4" in _flat(slide.notes)
 
 
 def test_m9_the_plug_in_is_low_because_the_function_is_concave() -> None:

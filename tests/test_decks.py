@@ -89,6 +89,10 @@ BAD = {
         ["field `sweep`: `to` = 9 is refused by `rho`: it is outside 0.5 to 1.5"],
     ),
     "bad readouts": ('[[slides]]\ntitle = "x"\npage = "GRPO"\nreadouts = "Std"\n', ["field `readouts` must be a list"]),
+    "figure not drawn": (
+        '[[slides]]\ntitle = "x"\npage = "Scaling_laws"\nfigures = ["family"]\n',
+        ["field `figures`: 'family' is not drawn on this slide"],
+    ),
     "bad withhold": ('[[slides]]\ntitle = "x?"\npage = "GRPO"\nwithhold = 1\n', ["`withhold` must be true or false"]),
     "bad toml": ('[[slides]\ntitle = "x"\n', ["not valid TOML"]),
     "no slides": ('title = "empty"\n', ["no slides"]),
@@ -130,7 +134,8 @@ def test_markdown_subset_escapes_html() -> None:
 def test_handout_has_every_figure_and_plotly_once(shipped, tmp_path: Path) -> None:
     deck = shipped["interview"]
     text = build_handout(deck)
-    n_figures = sum(len({id(f) for f in s.view(presenter=False).figures.values()}) for s in deck.slides)
+    n_figures = sum(len(s.shown_figures(s.view(presenter=False))) for s in deck.slides)  # the figures each shows
+    assert n_figures < sum(len({id(f) for f in s.view(presenter=False).figures.values()}) for s in deck.slides)
     assert text.count('class="figure-data"') == n_figures
     assert len(re.findall(r"Plotly\.newPlot\s*=|plotly\.js v\d", text)) >= 1
     assert text.count('<script type="text/javascript">') == 1
