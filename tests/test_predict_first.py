@@ -234,3 +234,17 @@ def test_predict_off_leaves_the_views_unchanged(name: str) -> None:
         assert [s.get("name") for s in on["shapes"][len(off["shapes"]) :]] == [GUESS_NAME]
     else:
         assert sum("(your guess)" in (t or "") for t in _marks(c.figures[guessed[0]])["annotations"]) == 1
+
+
+def test_the_grpo_difficulty_tab_places_no_group_marker_before_the_guess() -> None:
+    """The "Which prompts teach?" curves carry markers at this group's success rate: while the guess is open they
+    would show the answer (the group's advantages, and whether it has any signal), so they wait for the guess."""
+    parts = Options(parts=frozenset({grpo_view.DIFFICULTY}))
+
+    def marker_names(query: dict) -> list[str]:
+        fig = grpo_view.figures(grpo_view.SPEC.state(query), parts).figures[grpo_view.DIFFICULTY]
+        return [t.get("name", "") for t in fig.to_dict()["data"] if "this group" in (t.get("name") or "")]
+
+    assert marker_names({"predict_grpo": True}) == []  # the guess is still open
+    assert marker_names({"predict_grpo": True, "guess_adv": 1.0}) == ["this group: P(signal)", "this group: E mean |A|"]
+    assert marker_names({}) == ["this group: P(signal)", "this group: E mean |A|"]  # no prediction asked

@@ -163,7 +163,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if options.wants(DIFFICULTY):
         c = grpo.difficulty_curves(G, eps)
         others = {SHORT[m]: c.expected_abs_advantage[m] for m in grpo.STD_MODES if m != std}
-        current_p, label = (s.success_rate, f"this group: {correct} correct") if s.is_binary else (None, "")
+        # its markers place this group on the curves, which gives the held-back answer away while predicting
+        shown = s.is_binary and predicting != "hidden"
+        current_p, label = (s.success_rate, f"this group: {correct} correct") if shown else (None, "")
         view.figures[DIFFICULTY] = grpo_difficulty_figure(
             c.p, c.signal_probability, c.expected_abs_advantage[std], G=G, mode_label=SHORT[std],
             current_p=current_p, current_label=label, other_modes=others, **options.look,
