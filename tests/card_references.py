@@ -910,3 +910,12 @@ REFERENCES["param_count_mha"] = lambda model: float(_llama_params(model, mha=Tru
 REFERENCES["gqa_saving_params"] = lambda model: float(_llama_params(model, mha=True) - _llama_params(model))
 REFERENCES["ffn_share"] = _ffn_share
 REFERENCES["unembedding_params"] = lambda model: float(LLAMA_CONFIGS[model][5] * LLAMA_CONFIGS[model][1])
+
+
+def _speculative_expected_tokens(alpha: float, k: int) -> float:
+    """Leviathan et al. 2023, eq. 1: each of k drafts is accepted with probability alpha until the first rejection,
+    and the verify pass adds one token of its own: the sum of alpha^i for i = 0..k, summed term by term here."""
+    return float(sum(Fraction(alpha).limit_denominator(10**6) ** i for i in range(k + 1)))
+
+
+REFERENCES["speculative_expected_tokens"] = _speculative_expected_tokens

@@ -209,6 +209,7 @@ QUANTITIES = {
             get_spec(model), context, n_gpus=n_gpus, kv_budget_bytes=kv_budget_gib * 2**30
         ).sequences
     ),
+    "speculative_expected_tokens": lambda alpha, k: float(serving.expected_tokens_per_forward(alpha, k)),
     # systems (topic owner: systems): weights, batch-1 decode floors, formats, parameter counts
     "weight_bytes": lambda model, fmt: serving.weight_bytes(get_spec(model), fmt),
     "decode_floor_ms": lambda model, fmt, gpu, tp=1: (
