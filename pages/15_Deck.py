@@ -288,7 +288,9 @@ touched = {}
 with st.sidebar:
     st.header("This view's controls")
     st.caption("Touch any of them; Next and Previous bring back the slide's values.")
-    with st.expander(f"{page_label(slide.page)} controls", expanded=False):
+    # A slide that opens in Predict first needs its guess field in reach: the expander opens while the guess is due.
+    asks = any(f.name.startswith("predict_") and slide.state[f.name] is True for f in slide.spec.fields)
+    with st.expander(f"{page_label(slide.page)} controls", expanded=asks):
         for f in slide.spec.fields:
             key = f"dk-{deck.name}-{number}-{nonce}-{f.name}"
             widget = "segmented" if f.widget == "tabs" else f.widget

@@ -256,3 +256,12 @@ def test_a_slide_shows_the_readouts_it_names() -> None:
     assert "β·log Z" not in shown  # the leash's readouts are not this slide's
     names = [tr.get("name") for fig in figures(at) for tr in fig["data"]]
     assert "loss −log σ(m)" in names and "π* ∝ π_ref·exp(r/β) (optimal)" not in names
+
+
+def test_a_predict_first_slide_opens_its_controls_where_the_guess_goes() -> None:
+    """Lesson slide 1 opens in Predict first: the sidebar's controls expander is open, so the guess field is in reach;
+    a slide without a prediction keeps it closed."""
+    asks = open_page(PLAYER, {"deck": "lesson", "slide": "1"})
+    assert [e.proto.expanded for e in asks.sidebar.expander] == [True]
+    plain = open_page(PLAYER, {"deck": "lesson", "slide": "4"})
+    assert [e.proto.expanded for e in plain.sidebar.expander] == [False]
