@@ -308,20 +308,13 @@ CHECKS = [(card, i, check) for card in CARDS for i, check in enumerate(card.chec
 def test_card_numbers_match_core(card, i, check):
     assert check.what in QUANTITIES, f"{card.id}: unknown quantity {check.what!r}"
     got = QUANTITIES[check.what](**check.kwargs)
-    if check.shown:
-        # core's number must print as the card prints it: half a unit in the last digit shown (parse_shown)
-        assert check.shown in card.text, f"{card.id}: {check.shown!r} is not in the card's text"
-        printed, unit = parse_shown(check.shown), unit_of(check.what, check.kwargs)
-        lo, hi = (float(printed.value(unit) + sign * printed.half(unit)) for sign in (-1, 1))
-        assert printed.matches(float(got), unit), (
-            f"{card.id} {check.what}{check.kwargs}: core {got!r}, the card prints {check.shown!r} "
-            f"(allowed [{lo}, {hi}])"
-        )
-    else:  # tests/test_card_numbers.py fails for a check without shown; until it has one, the card's value
-        tol = check.tol if check.tol is not None else max(1e-3 * abs(check.value), 5e-4)
-        assert abs(got - check.value) <= tol, (
-            f"{card.id} {check.what}{check.kwargs}: core {got!r}, card {check.value!r}"
-        )
+    # core's number must print as the card prints it: half a unit in the last digit shown (parse_shown)
+    assert check.shown in card.text, f"{card.id}: {check.shown!r} is not in the card's text"
+    printed, unit = parse_shown(check.shown), unit_of(check.what, check.kwargs)
+    lo, hi = (float(printed.value(unit) + sign * printed.half(unit)) for sign in (-1, 1))
+    assert printed.matches(float(got), unit), (
+        f"{card.id} {check.what}{check.kwargs}: core {got!r}, the card prints {check.shown!r} (allowed [{lo}, {hi}])"
+    )
 
 
 def test_seed_003_fine_tuning_questions_have_cards():
@@ -413,6 +406,19 @@ def test_bad_views_and_checks_are_named(tmp_path):
         "field 'checks[0].value' must be a number, not a string",
     ):
         assert part in problems[0]
+
+
+def test_a_check_must_print_its_number_and_has_no_tolerance(tmp_path):
+    """Every checked number is compared at the precision the card prints it, so ``shown`` is required and the old
+    per-check ``tol`` (which once hid 2.476 against 2.475) is an unknown field."""
+    check = '[[card.checks]]\nwhat = "training_flops"\nargs = { N = 1e9, D = 1e11 }\nvalue = 6e20\n'
+    _write(tmp_path, "t.toml", 'topic = "t"\n' + GOOD + check + "tol = 0.1\n")
+    cards, problems = load_cards(tmp_path)
+    assert cards == [] and len(problems) == 1
+    assert "field 'checks[0].tol' is unknown" in problems[0] and "field 'checks[0].shown' is missing" in problems[0]
+    _write(tmp_path, "t.toml", 'topic = "t"\n' + GOOD + check + 'shown = "6e20"\n')
+    cards, problems = load_cards(tmp_path)
+    assert problems == [] and cards[0].checks[0].shown == "6e20"
 
 
 def test_an_unknown_field_and_a_card_without_id(tmp_path):
