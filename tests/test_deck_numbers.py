@@ -45,13 +45,17 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "3.956e14": "one H100's useful FLOP/s, 40% of 989e12: checked in test_the_notes_arithmetic",
         "989": "the H100's dense bf16 peak in TFLOP/s (NVIDIA's datasheet), the slide's GPU",
     },
+    ("interview", 4): {"1e-4": "TRL's epsilon in std + 1e-4 (GRPOTrainer), a source's constant: test_review3_n3"},
     ("interview", 5): {
         "131,072": "one matrix's count, the title's question (the view counts the model): checked below",
         "0.78": "one matrix's share, 131,072 / 4096²: checked below",
         "128": "32 layers x 4 adapted matrices, the coincidence's arithmetic: checked below",
         "32": "Llama-2-7B's layers (Touvron et al. 2023), the view's model shape",
     },
-    ("lesson", 4): {"7": "the compute a compute-optimal model saves at the rule's loss: test_the_notes_arithmetic"},
+    ("lesson", 4): {
+        "7": "the compute a compute-optimal model saves at the rule's loss: test_the_notes_arithmetic",
+        "1.6": "the plan's N over the fit's optimum N, 3.2B / 1.98B: test_review3_n1",
+    },
     ("lesson", 7): {
         "40B": "Hoffmann et al. 2022 §4: the optimum for Gopher's budget is between 40B and 70B (the paper's number)",
     },
@@ -69,6 +73,11 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "0.54": "the relative loss rise 2.48861 / 2.47524 - 1: checked in test_the_notes_arithmetic",
         "0.6": "the seed's rounded figure, quoted to say why it differs: checked in test_the_notes_arithmetic",
     },
+    ("lesson", 18): {
+        "15": "a smaller split of disagreements, 15 only A vs 30 only B, the width's lesson: test_review3_m1",
+        "30": "a smaller split of disagreements, 15 only A vs 30 only B, the width's lesson: test_review3_m1",
+        "1.3": "the paired half-width with 15 vs 30 disagreements: test_review3_m1",
+    },
     ("lesson", 19): {
         "32": "Llama-2-7B's layers (Touvron et al. 2023), the view's model shape",
         "4096": "Llama-2-7B's width, the view's model shape",
@@ -83,6 +92,7 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
         "10": "a reference to slide 10 (the reward hack): test_the_cross_references",
+        "1e-4": "TRL's epsilon in std + 1e-4 (GRPOTrainer), a source's constant: test_review3_n3",
     },
 }
 
@@ -447,7 +457,8 @@ def test_m7_the_plotted_optimum_is_named_beside_the_rule() -> None:
     lesson = DECKS["lesson"]
     chinchilla = _flat(lesson.slide(7).notes)
     assert "32.5B" in chinchilla and "40B and 70B" in chinchilla and "73B" in chinchilla
-    assert "own minimum" in _flat(lesson.slide(1).notes) and "fit's own minimum" in _flat(lesson.slide(15).notes)
+    assert "has its minimum lower" in _flat(lesson.slide(1).notes)
+    assert "fit's own minimum" in _flat(lesson.slide(15).notes)
 
 
 def test_m8_the_rank_16_slide_says_the_view_counts_the_whole_model() -> None:
@@ -479,3 +490,73 @@ def test_m9_the_plug_in_is_low_because_the_function_is_concave() -> None:
     expected_plug_in = sum(binom.pmf(c, n, p) * (1 - (1 - c / n) ** k) for c in range(n + 1))
     expected_unbiased = sum(binom.pmf(c, n, p) * (1 - comb(n - c, k) / comb(n, k)) for c in range(n + 1))
     assert expected_plug_in < 1 - (1 - p) ** k == pytest.approx(expected_unbiased)
+
+
+# ---------------------------------------------------------------------- the second review of the decks (review 3)
+def test_review3_m1_the_paired_interval_names_the_assumed_split() -> None:
+    """The paired interval rests on counts example D does not give: the notes name the preset's split, and the
+    half-width (sqrt(d - delta^2 / n) / n, d disagreements, delta their imbalance) at that split and a smaller one."""
+    from scipy.stats import norm
+
+    slide = DECKS["lesson"].slide(18)
+    notes = _flat(slide.notes)
+    assert "assumed split" in notes and "40 questions only A got right, 55 only B" in notes
+    assert (slide.state["onlyA"], slide.state["onlyB"], slide.state["questions"]) == (40, 55, 1000)
+    z = norm.ppf(0.975)
+
+    def half_width(only_a: int, only_b: int, n: int = 1000) -> float:  # in percentage points
+        return z * math.sqrt(only_a + only_b - (only_b - only_a) ** 2 / n) / n * 100
+
+    assert _near(half_width(40, 55), "1.9") and half_width(40, 55) > 1.5  # not significant
+    assert "with 15 vs 30 (the same 1.5-point gap) it would be 1.5 ± 1.3 points, significant" in notes
+    assert _near(half_width(15, 30), "1.3") and half_width(15, 30) < 1.5 and 30 - 15 == 55 - 40
+
+
+def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_invariant() -> None:
+    notes = _flat(DECKS["lesson"].slide(4).notes)
+    assert "at this budget (C = 1.2e21)" in notes and "shrinks as C grows" in notes and "at any budget" in notes
+    c = 6 * 10e9 * 20e9
+    ratio = 3.2e9 / _optimum(c)
+    assert _near(ratio, "1.6")
+
+    def gap_and_saving(budget: float) -> tuple[float, float]:
+        n = ratio * _optimum(budget)
+        target = _loss(n, budget / 6 / n)
+        best = _loss(_optimum(budget), budget / 6 / _optimum(budget))
+        lo_c, hi_c = budget * 1e-3, budget  # bisection for the budget at which the optimum reaches the plan's loss
+        for _ in range(200):
+            mid = math.sqrt(lo_c * hi_c)
+            lo_c, hi_c = (mid, hi_c) if _loss(_optimum(mid), mid / 6 / _optimum(mid)) > target else (lo_c, mid)
+        return (target / best - 1) * 100, (1 - lo_c / budget) * 100
+
+    rows = [gap_and_saving(b) for b in (1e18, 1e20, c, 1e24, 1e26)]
+    assert _near(rows[2][0], "0.29") and all(g1 > g2 for (g1, _), (g2, _) in pairwise(rows))  # the gap shrinks
+    assert all(_near(s, "7") and s == pytest.approx(rows[2][1], rel=1e-9) for _, s in rows)  # the saving does not
+
+
+def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
+    notes = _flat(DECKS["lesson"].slide(21).notes)
+    assert "attention's FLOPs at long context and recomputation" not in notes
+    assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
+
+
+def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> None:
+    import numpy as np
+
+    r = np.array([1.0, 1.0, 1.0, 1.0])
+    centred, std = r - r.mean(), r.std()
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
+    assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
+    for deck, n in (("interview", 4), ("lesson", 23)):
+        slide = DECKS[deck].slide(n)
+        notes = _flat(slide.notes)
+        assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
+    lesson = DECKS["lesson"].slide(23)
+    _, view = rendered(lesson)
+    assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
+
+
+def test_review3_n4_slide_1_names_the_fit_once() -> None:
+    notes = _flat(DECKS["lesson"].slide(1).notes)
+    assert notes.count("fit drawn") == 1 and "rounded constants" in notes
