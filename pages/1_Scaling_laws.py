@@ -76,30 +76,30 @@ def _body(page: Page) -> None:
                 f"""
 Every point of the blue curve costs the same compute C: a model of N parameters gets D = C/(6N) tokens.
 Small models see many tokens but lack capacity; large models have capacity but see few tokens. The orange dot
-is the fit's own minimum (closed form of Hoffmann et al.'s approach 3); the square is the "20 tokens per
-parameter" rule of thumb, N = √(C/120). The bottom is flat but not that flat: on this budget a model 2× off the
-optimum loses {penalty[2.0]:.1f}% in loss and one 3× off {penalty[3.0]:.1f}%. These percentages shrink as the
-budget grows, because the floor E does not shrink with it. In compute the price does not depend on the budget, a
-property of the fit's form (a floor plus power laws): a compute-optimal model would reach the loss of a model 2× off
-with {waste[2.0]:.0f}% less compute, and that of one 3× off with {waste[3.0]:.0f}% less (under this fit, the worse
-side of each). Teams still **over-train** smaller models, because those are cheaper to serve (2N FLOPs per
-generated token, for the model's whole life).
+is the selected fit's own minimum (the closed form for a loss of the approach-3 form above); the square is the "20
+tokens per parameter" rule of thumb, N = √(C/120). The bottom is flat but not that flat: on this budget, under this
+fit, a model 2× off the optimum loses {penalty[2.0]:.1f}% in loss and one 3× off {penalty[3.0]:.1f}% (the worse side
+of each, too small or too large). These percentages shrink as the budget grows, because the floor E does not shrink
+with it. In compute the price does not depend on the budget, a property of the fit's form (a floor plus power laws):
+a compute-optimal model would reach the loss of a model 2× off with {waste[2.0]:.0f}% less compute, and that of one
+3× off with {waste[3.0]:.0f}% less (again the worse side of each). Teams still **over-train** smaller models,
+because those are cheaper to serve (2N FLOPs per generated token, for the model's whole life).
 
 The two fits disagree: at this budget {fit_label} wants {p.tokens_per_param_opt:,.0f} tokens per
 parameter, the {other_label} fit {other_plan.tokens_per_param_opt:,.0f}. "About 20 tokens per parameter" comes
 from Hoffmann et al.'s approaches 1 and 2 (envelopes of training curves, minima of iso-FLOP profiles) and from
-Epoch AI's refit of approach 3 (Besiroglu et al. 2024: {epoch_tpp[1e24]:.0f} to
-{epoch_tpp[1e20]:.0f} between 10²⁰ and 10²⁴ FLOPs). The published approach-3 constants, drawn by the
-Hoffmann fit, ask for more tokens per parameter as C grows: {tpp[2.7e20]:.0f} at 2.7×10²⁰ FLOPs,
-{tpp[1.2e21]:.0f} at 1.2×10²¹ and {tpp[5.9e23]:.0f} at Chinchilla's own 5.9×10²³. With these rounded
-constants its optimum at Chinchilla's budget (5.88×10²³) is {fmt.count(optimum_N[5.88e23])} parameters, well under
-the 70B that was trained. The paper itself projected, for Gopher's budget (5.76×10²³, where these constants give
-{fmt.count(optimum_N[5.76e23])}), about 40B from approach 3 and 63B to 67B from approaches 1 and 2, concluded that
-the optimum lies between 40B and 70B, and trained 70B, the top of that range, for reasons of data and compute
-efficiency (Hoffmann et al. 2022, section 4). Besiroglu et al. (2024) reconstructed the data and found that the
-published constants fit it poorly (with implausibly narrow confidence intervals); their refit puts the optimum at
-Chinchilla's budget at {fmt.count(epoch_N[5.88e23])} and agrees with approaches 1 and 2. Quote 20 tokens per
-parameter, and treat the approach-3 curve at large C with suspicion.
+Epoch AI's refit of approach 3 (Besiroglu et al. 2024; their constants give {epoch_tpp[1e20]:.0f} at 10²⁰ FLOPs,
+falling to {epoch_tpp[1e24]:.0f} at 10²⁴). The published approach-3 constants, drawn by the Hoffmann fit, ask for
+more tokens per parameter as C grows: {tpp[2.7e20]:.0f} at 2.7×10²⁰ FLOPs, {tpp[1.2e21]:.0f} at 1.2×10²¹ and
+{tpp[5.9e23]:.0f} at 5.9×10²³. With these rounded constants the optimum at Chinchilla's 6ND (6 · 70B · 1.4T =
+5.88×10²³ FLOPs) is {fmt.count(optimum_N[5.88e23])} parameters, well under the 70B that was trained. The paper
+counts Gopher's budget as 5.76×10²³ FLOPs (6ND gives Gopher 5.0×10²³) and gave Chinchilla the same budget; for it
+(where these constants give {fmt.count(optimum_N[5.76e23])}) the paper projected about 40B from approach 3 and 63B
+to 67B from approaches 1 and 2, concluded that the optimum lies between 40B and 70B, and trained 70B, the top of
+that range, for reasons of data and compute efficiency (Hoffmann et al. 2022, section 4). Besiroglu et al. (2024)
+reconstructed the data and found that the published constants fit it poorly (with implausibly narrow confidence
+intervals); their refit puts the optimum at 5.88×10²³ FLOPs at {fmt.count(epoch_N[5.88e23])} and agrees with
+approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curve at large C with suspicion.
 """
             )
 
@@ -135,9 +135,11 @@ parameter, and treat the approach-3 curve at large C with suspicion.
             "2 (and Epoch AI's refit), a training-compute optimum for one model family and data mix; inference cost "
             "and data quality move the best choice, and the published approach-3 fit itself drifts from "
             f"{tpp[1e20]:.0f} to {tpp[1e24]:.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
-            "Forgetting what 6ND leaves out: attention FLOPs at long context and activation recomputation (8N instead "
-            "of 6N per token). And 6ND counts FLOPs, not time: turning it into days needs the MFU, the share of peak "
-            "FLOP/s the run achieves.",
+            "Forgetting what 6ND leaves out (attention FLOPs at long context), or counting recomputation twice. 6ND "
+            "counts FLOPs, not time: turning it into days needs the MFU, the share of peak FLOP/s that the model's own "
+            "FLOPs (6ND plus attention) achieve. Activation recomputation is not counted there: it lowers the MFU, and "
+            "the 8N per token of full recomputation goes only with the hardware FLOPs utilisation, HFU (Chowdhery et "
+            "al. 2022, appendix B).",
             "Reading Kaplan's N ∝ C^0.73 as current advice, or blaming its gap with Chinchilla on one cause: most of "
             "it comes from counting only non-embedding parameters, which matters at small scale (Pearce & Song 2024), "
             "and from leaving out the last layer's FLOPs, too long a warm-up for small models and optimizer settings "

@@ -88,7 +88,7 @@ def test_page_texts_carry_the_corrected_numbers():
     assert "2× off the optimum loses 0.6% in loss and one 3× off 1.6%" in text
     assert "well under 1%" not in text and "right of the fit's minimum" not in text
     assert "*left* of the Hoffmann fit's minimum at 1.45B" in text
-    for number in ("44 at 2.7×10²⁰", "51 at 1.2×10²¹", "93 at Chinchilla's own", "Besiroglu et al. 2024"):
+    for number in ("44 at 2.7×10²⁰", "51 at 1.2×10²¹", "93 at 5.9×10²³", "Besiroglu et al. 2024"):
         assert number in text
     assert "50% of its compute under Hoffmann's fit (18% under Epoch's)" in text
     assert "Pearce & Song 2024" in text and "Porian et al. 2024" in text

@@ -105,7 +105,7 @@ def test_w3_factor_of_three_quoted_with_its_budget():
     """The loss cost of a 3x error depends on the budget (E is a fixed floor): each budget's range as printed."""
     trap = CARDS["scaling-07"].traps[0]
     assert "under the Hoffmann fit it costs 1.5% to 1.8%" not in trap
-    for C, where in ((2.73e20, "at 2.73e20 FLOPs"), (1.2e21, "at 1.2e21"), (5.9e23, "at Chinchilla's 5.9e23")):
+    for C, where in ((2.73e20, "at 2.73e20 FLOPs"), (1.2e21, "at 1.2e21"), (5.9e23, "at 5.9e23 (Chinchilla's 6ND)")):
         quoted = _range(excess_pct(C, 3.0), excess_pct(C, 1 / 3), 1)
         assert f"{quoted}% {where}" in trap, (C, quoted)
     assert [round(excess_pct(C, 3.0), 2) for C in (1e20, 1.2e21, 8.4e22, 5.9e23)] == sorted(
@@ -177,7 +177,10 @@ def test_n5_epochs_refit_about_20_from_23_to_18():
     assert (f"{hi:.0f}", f"{lo:.0f}") == ("23", "18")
     assert all(lo <= tpp(C, "epoch2024") <= hi for C in np.geomspace(1e20, 1e24, 9))
     card = CARDS["scaling-06"]
-    assert f"which gives about 20: from {hi:.0f} at 1e20 FLOPs to {lo:.0f} at 1e24" in card.follow_ups[0]
+    assert (
+        f"which gives about 20: its constants give {hi:.0f} at 1e20 FLOPs, falling to {lo:.0f} at 1e24"
+        in (card.follow_ups[0])
+    )
     assert "about 22" not in card.text and "about 22" not in card.number_source
     assert f"about {tpp(2.7e20):.0f} tokens per parameter at 2.7e20 FLOPs" in card.follow_ups[1]
     assert f"and {tpp(5.9e23):.0f} at 5.9e23" in card.follow_ups[1]
@@ -193,8 +196,9 @@ def test_m2_chinchilla_optimum_rounded_constants_vs_the_papers_40_to_70b(page_te
     assert f"{N_h / 1e9:.0f}B" == f"{N_g / 1e9:.0f}B" == "32B" and f"{6 * 280e9 * 300e9:.1e}" == "5.0e+23"
     number = card.answer.number
     assert (
-        f"at about {N_h / 1e9:.0f}B parameters both at Chinchilla's 5.88e23 FLOPs ({tpp(5.88e23):.0f} tokens per "
-        f"parameter) and at 5.76e23, the paper's figure for Gopher's budget (6ND gives Gopher 5.0e23); for that budget "
+        f"at about {N_h / 1e9:.0f}B parameters both at 5.88e23 FLOPs, Chinchilla's 6ND ({tpp(5.88e23):.0f} tokens "
+        "per parameter), and at 5.76e23, the compute the paper counts for Gopher and gave Chinchilla too (6ND gives "
+        "Gopher 5.0e23); for that budget "
         "the paper itself projected about 40B from approach 3 and 63-67B from approaches 1 and 2, and concluded 40B "
         f"to 70B; Epoch's refit gives about {N_e / 1e9:.0f}B at 5.88e23." in number
     )
@@ -202,13 +206,14 @@ def test_m2_chinchilla_optimum_rounded_constants_vs_the_papers_40_to_70b(page_te
     assert "projections for Gopher's budget, 5.76e23 FLOPs: about 40B from approach 3" in card.number_source
     assert "for Gopher's budget, 5.76e23 FLOPs, the paper's own approach 3 already said about 40B" in card.follow_ups[0]
     assert "the paper concluded that the optimum lies between 40B and 70B" in card.follow_ups[0]
-    assert f"its optimum at Chinchilla's budget (5.88×10²³) is {N_h / 1e9:.1f}B parameters" in page_text
-    assert (
-        f"The paper itself projected, for Gopher's budget (5.76×10²³, where these constants give {N_g / 1e9:.1f}B), "
-        "about 40B from approach 3 and 63B to 67B from approaches 1 and 2, concluded that the optimum lies between "
-        "40B and 70B" in page_text
+    assert f"the optimum at Chinchilla's 6ND (6 · 70B · 1.4T = 5.88×10²³ FLOPs) is {N_h / 1e9:.1f}B parameters" in (
+        page_text
     )
-    assert f"their refit puts the optimum at Chinchilla's budget at {N_e / 1e9:.1f}B" in page_text
+    assert (
+        f"(where these constants give {N_g / 1e9:.1f}B) the paper projected about 40B from approach 3 and 63B to 67B "
+        "from approaches 1 and 2, concluded that the optimum lies between 40B and 70B" in page_text
+    )
+    assert f"their refit puts the optimum at 5.88×10²³ FLOPs at {N_e / 1e9:.1f}B" in page_text
     assert "which contradicts the paper's other two approaches" not in page_text
 
 
@@ -237,8 +242,8 @@ def test_n3_six_nd_counts_flops_not_time(page_text):
     assert "it counts FLOPs, not time: turning FLOPs into days needs the MFU" in CARDS["scaling-01"].follow_ups[0]
     assert "6ND counts FLOPs, not time: turning it into days needs the MFU" in page_text
     # review 2, N1: the MFU is a ratio (achieved model FLOP/s over peak), not a gap
-    assert "the MFU, the share of peak FLOP/s the run achieves" in CARDS["scaling-01"].follow_ups[0]
-    assert "the MFU, the share of peak FLOP/s the run achieves" in page_text
+    share = "the MFU, the share of peak FLOP/s that the model's own FLOPs"  # review 3, M1: model FLOPs, not hardware
+    assert share in CARDS["scaling-01"].follow_ups[0] and share in page_text
     assert "the gap between peak and achieved" not in CARDS["scaling-01"].text + page_text
 
 
@@ -351,3 +356,73 @@ def test_review2_n6_llama3_share_spent_on_purpose(page_text):
         in page_text
     )
     assert "half or more of the training compute" not in page_text
+
+
+# ------------------------------------------------------------------------------------------------ review 3
+
+
+def test_review3_m1_recomputation_lowers_the_mfu_and_8nd_goes_with_the_hfu(page_text):
+    """The MFU counts the model's FLOPs only (6N per token plus attention; Chowdhery et al. 2022, appendix B), so the
+    time is 6ND / (n peak MFU); 8ND with full recomputation belongs with the HFU. With recomputation the HFU is 4/3
+    of the MFU, so 8ND / MFU would count it twice: 4/3 too long."""
+    n, peak, mfu, N, D = 256, 989e12, 0.40, 7e9, 2e12
+    hfu = mfu * 8 / 6  # the same run, counted with the recomputation the hardware does
+    days = 6 * N * D / (n * peak * mfu) / 86400
+    assert 8 * N * D / (n * peak * hfu) / 86400 == pytest.approx(days)
+    assert f"{8 * N * D / (n * peak * mfu) / 86400 / days:.3f}" == "1.333"  # the double count
+    follow, trade = CARDS["scaling-01"].follow_ups[0], CARDS["scaling-01"].answer.trade_off
+    for text in (follow, page_text):
+        assert "6ND plus attention" in text and "it lowers the MFU" in text
+        assert "hardware FLOPs utilisation" in text and "Chowdhery et al. 2022" in text
+        assert "the share of peak FLOP/s the run achieves" not in text
+    assert "attention scores at long context and recomputation" not in follow
+    assert "activation recomputation (8N instead of 6N per token)" not in page_text
+    assert "(8ND instead of 6ND)" not in trade and "time from the MFU still divides 6ND" in trade
+
+
+def test_review3_n1_one_budget_for_chinchilla_and_gopher(page_text):
+    """6 x 70B x 1.4T = 5.88e23 is Chinchilla's 6ND; the paper counts Gopher's budget as 5.76e23 and trained Chinchilla
+    on the same budget (Hoffmann et al. 2022, abstract), so no text may call the two numbers two budgets."""
+    assert (f"{6 * 70e9 * 1.4e12:.2e}", f"{6 * 280e9 * 300e9:.1e}") == ("5.88e+23", "5.0e+23")
+    assert "Chinchilla's budget" not in page_text and "Chinchilla's own 5.9" not in page_text
+    assert "The paper counts Gopher's budget as 5.76×10²³ FLOPs (6ND gives Gopher 5.0×10²³) and gave Chinchilla " in (
+        page_text
+    )
+    assert f"and {tpp(5.9e23):.0f} at 5.9×10²³." in page_text
+    for card in ("scaling-07", "scaling-11"):
+        assert "Chinchilla's 5.9e23" not in CARDS[card].text and "Chinchilla's 5.88e23" not in CARDS[card].text
+    assert "the paper's figure for Gopher's budget" not in CARDS["scaling-11"].answer.number
+
+
+def test_review3_n2_n3_epochs_ratio_falls_and_is_derived_from_their_constants(page_text):
+    hi, lo = tpp(1e20, "epoch2024"), tpp(1e24, "epoch2024")
+    assert hi > lo and (f"{hi:.0f}", f"{lo:.0f}") == ("23", "18")
+    assert (
+        f"Epoch AI's refit of approach 3 (Besiroglu et al. 2024; their constants give {hi:.0f} at 10²⁰ FLOPs, falling "
+        f"to {lo:.0f} at 10²⁴)" in page_text
+    )
+    assert "between 10²⁰ and 10²⁴ FLOPs)" not in page_text.split("Hoffmann fit, ask for")[0]
+    assert f"{hi:.0f} at 1e20 FLOPs to {lo:.0f} at 1e24, derived from their constants" in (
+        CARDS["scaling-06"].number_source
+    )
+
+
+@pytest.mark.parametrize("fit", ["Hoffmann 2022", "Epoch AI 2024"])
+def test_review3_n4_n5_the_dot_is_the_selected_fits_and_both_pairs_are_the_worse_side(fit):
+    """The dot follows the selected fit; both the loss and the compute percentages are the worse of the two sides (at
+    2.73e20 the 1.9% for 3x off is the small side, 1.87%; the large side is 1.79%)."""
+    at = opened("pages/1_Scaling_laws.py", {"fit": fit, "C": "2.73e20"})
+    assert no_exception(at)
+    text = flat(" ".join(m.value for m in at.markdown))
+    key = "hoffmann2022" if fit.startswith("Hoffmann") else "epoch2024"
+    p = {k: max(excess_pct(2.73e20, k, key), excess_pct(2.73e20, 1 / k, key)) for k in (2.0, 3.0)}
+    w = {k: max(waste_pct(2.73e20, k, key), waste_pct(2.73e20, 1 / k, key)) for k in (2.0, 3.0)}
+    if key == "hoffmann2022":
+        assert (f"{excess_pct(2.73e20, 1 / 3):.2f}", f"{excess_pct(2.73e20, 3.0):.2f}") == ("1.87", "1.79")
+    assert "The orange dot is the selected fit's own minimum (the closed form for a loss of the approach-3 form" in text
+    assert "closed form of Hoffmann et al.'s approach 3" not in text
+    assert (
+        f"a model 2× off the optimum loses {p[2.0]:.1f}% in loss and one 3× off {p[3.0]:.1f}% (the worse side of "
+        "each, too small or too large)" in text
+    )
+    assert f"and that of one 3× off with {w[3.0]:.0f}% less (again the worse side of each)" in text

@@ -217,3 +217,40 @@ def test_kaplan_figure_draws_the_long_cosine_of_the_state(warmup, floor):
             "2.306",
             "2.292",
         )
+
+
+# ---------------------------------------------------------------------------------------------- review 3 (issue 28)
+
+
+def _annealing_term(lr, upto=None) -> float:
+    """-C S2 at the end of lr by the plain loop, counting only the LR changes of steps 2..upto (all when None)."""
+    M = schedules.DEFAULT_LOSS_MODEL
+    S2 = m = 0.0
+    for i in range(len(lr)):
+        drop = lr[i - 1] - lr[i] if 0 < i and (upto is None or i < upto) else 0.0
+        m = M.lam * m + drop
+        S2 += m
+    return -M.C * S2
+
+
+@pytest.mark.parametrize("warmup", [100, 1000, 0])
+def test_review3_the_constant_runs_annealing_term_is_the_warmups_rise(warmup):
+    """Review 3 (outside the text scope): the readout said "no decay: the annealing term is 0", but the warm-up's rises
+    count as negative annealing in the Tissue et al. form: +0.148 nats of the constant run's 2.229 at the defaults,
+    the same in every schedule that shares the warm-up."""
+    state = view_of.SPEC.state({"warmup": warmup})
+    out = view_of.figures(state, Options(parts=frozenset({"main"})))
+    note = next(r.help for r in out.readouts if r.label == "Modelled end loss: constant")
+    steps = 10_000
+    const = _reference("constant", steps, 1.0, warmup, 0.1)
+    term = _annealing_term(const)
+    if warmup == 0:
+        assert term == 0 and note == "no decay and no warm-up: the annealing term is 0"
+        return
+    assert term > 0 and f"(+{term:.2f} here, the same in every schedule)" in note
+    assert "the annealing term is 0" not in note
+    if warmup == 100:
+        assert (f"{term:.3f}", f"{_loss(const):.3f}") == ("0.148", "2.229")
+    # the same in every schedule: the warm-up's own changes (steps 2..W) contribute the same -C S2 to each
+    for lr in (_reference("cosine", steps, 1.0, warmup, 0.1), _reference("wsd", steps, 1.0, warmup, 0.1, 2000)):
+        assert _annealing_term(lr, upto=warmup) == pytest.approx(term, rel=1e-12)

@@ -99,8 +99,8 @@ def fit_label(short: str) -> str:
 
 
 # Budgets (FLOPs) the page's texts quote, whatever the state: the approach-3 fit's drift between 1e20 and 1e24,
-# worked example A (2.73e20), the quick check (6e20), Chinchilla's own budget (5.88e23, 5.9e23), Gopher's budget as
-# Hoffmann et al. 2022 count it (5.76e23, where they project 40B to 67B) and Llama 3 8B.
+# worked example A (2.73e20), the quick check (6e20), Chinchilla's 6ND (5.88e23, 5.9e23), Gopher's budget as
+# Hoffmann et al. 2022 count it, which they gave Chinchilla too (5.76e23, where they project 40B to 67B) and Llama 3 8B.
 TEXT_BUDGETS = (1e20, 2.7e20, 2.73e20, 6e20, 1.2e21, 5.76e23, 5.9e23, 5.88e23, 1e24)
 LLAMA3_8B = (7.2e23, 8e9)  # (C, N): 8B parameters on 15T tokens
 

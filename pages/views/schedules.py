@@ -103,13 +103,21 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     model = schedules.DEFAULT_LOSS_MODEL
     ends = {name: float(model.loss(lr)[-1]) for name, lr in lrs.items()}
     names = list(lrs)
+    # the constant run's -C·S2: only its warm-up's rises (negative annealing), the same in every schedule here
+    warmup_term = float(-model.C * model.areas(lrs["constant"])[1][-1])
+    constant_note = (
+        f"no decay: only the warm-up's rise enters the annealing term (+{warmup_term:.2f} here, the same in every "
+        "schedule)"
+        if W > 0
+        else "no decay and no warm-up: the annealing term is 0"
+    )
     view.facts.update(ends=ends, steps=steps, warmup=W, decay=D)
     if options.wants("main"):
         view.figures["main"] = schedule_figure(lrs, model, **options.look)
     view.readouts = [
         Readout("Modelled end loss: cosine", f"{ends[names[0]]:.3f}", "Tissue et al. 2024 form, illustrative"),
         Readout("Modelled end loss: WSD", f"{ends[names[1]]:.3f}", f"{D:,} decay steps, {state.wsd_shape}"),
-        Readout("Modelled end loss: constant", f"{ends[names[2]]:.3f}", "no decay: the annealing term is 0"),
+        Readout("Modelled end loss: constant", f"{ends[names[2]]:.3f}", constant_note),
         Readout("Warm-up", f"{W:,} steps", f"{100 * W / steps:.1f}% of the run"),
     ]
     view.tables = {
