@@ -1,8 +1,8 @@
 """The accelerators the systems pages size things against: memory, dense and sparse peak FLOP/s, HBM bandwidth.
 
-Units follow seed 002's A10 convention: memory in binary units (GiB = 2^30 bytes, what nvidia-smi and "does it fit"
-use), FLOP/s and bandwidth in decimal (TB/s = 1e12 bytes/s, as the spec sheets write them). The "80 GB" of an H100
-is treated as 80 GiB (002 A10-08: "4 x H100 (320 GiB total)"; A10-10: "512 x 80 GiB"); reading it as 80e9 bytes is
+Units follow seed 002's A10 convention: memory in binary units (GiB = 2^30 bytes, binary as nvidia-smi's MiB are),
+FLOP/s and bandwidth in decimal (TB/s = 1e12 bytes/s, as the spec sheets write them). The "80 GB" of an H100 is
+treated as 80 GiB (002 A10-08: "4 x H100 (320 GiB total)"; A10-10: "512 x 80 GiB"); reading it as 80e9 bytes is
 the GB-vs-GiB trap, which loses 1 - 1e9 / 2^30 = 6.9%.
 """
 

@@ -40,6 +40,7 @@ class ModelSpec:
     key heads have ``qk_nope_dim + qk_rope_dim`` dims and value heads ``v_head_dim``. ``mtp_layers`` counts
     DeepSeek-V3's multi-token-prediction modules, which :func:`param_count` leaves out unless asked.
     ``published_params`` / ``published_active`` are the sizes the model's authors state (None for custom shapes).
+    ``tokenizer`` names the tokenizer (same name = same tokens with the same ids; "" = unknown).
     """
 
     name: str
@@ -50,6 +51,9 @@ class ModelSpec:
     d_ff: int
     vocab: int
     head_dim: int = 0  # 0 = d_model // n_heads
+    # which tokenizer the vocabulary is ("" = unknown): two models share tokens and token ids only when this matches;
+    # an equal vocabulary size is not enough (Mixtral-8x7B and Llama-2-7B both have 32,000 tokens, different ones)
+    tokenizer: str = ""
     tied: bool = False
     # mixture of experts
     n_experts: int = 0
@@ -144,6 +148,8 @@ class ModelSpec:
             changes.setdefault("source", "")
         if "d_model" in changes or "n_heads" in changes:
             changes.setdefault("head_dim", 0)
+        if changes.get("vocab", self.vocab) != self.vocab:
+            changes.setdefault("tokenizer", "")  # another vocabulary size is another, unknown tokenizer
         return dataclasses.replace(self, **changes)
 
 
@@ -151,32 +157,34 @@ class ModelSpec:
 # The catalogue (shapes from each model's released config; sizes as published by its authors)
 
 LLAMA2_7B = ModelSpec(
-    "Llama-2-7B", layers=32, d_model=4096, n_heads=32, n_kv_heads=32, d_ff=11008, vocab=32000,
+    "Llama-2-7B", layers=32, d_model=4096, n_heads=32, n_kv_heads=32, d_ff=11008, vocab=32000, tokenizer="llama",
     published_params=6.738e9, source="Touvron et al. 2023 (Llama 2); config.json of meta-llama/Llama-2-7b-hf",
 )  # fmt: skip
 LLAMA_65B = ModelSpec(
-    "LLaMA-65B", layers=80, d_model=8192, n_heads=64, n_kv_heads=64, d_ff=22016, vocab=32000,
+    "LLaMA-65B", layers=80, d_model=8192, n_heads=64, n_kv_heads=64, d_ff=22016, vocab=32000, tokenizer="llama",
     published_params=65.2e9, source="Touvron et al. 2023 (LLaMA), Table 2; the base model of QLoRA's 65B run",
 )  # fmt: skip
 LLAMA3_8B = ModelSpec(
-    "Llama-3-8B", layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_ff=14336, vocab=128256,
+    "Llama-3-8B", layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_ff=14336, vocab=128256, tokenizer="llama3",
     published_params=8.030e9, source="Llama Team 2024 (The Llama 3 Herd of Models); Meta-Llama-3-8B config",
 )  # fmt: skip
 LLAMA3_70B = ModelSpec(
-    "Llama-3-70B", layers=80, d_model=8192, n_heads=64, n_kv_heads=8, d_ff=28672, vocab=128256,
+    "Llama-3-70B", layers=80, d_model=8192, n_heads=64, n_kv_heads=8, d_ff=28672, vocab=128256, tokenizer="llama3",
     published_params=70.554e9, source="Llama Team 2024; Meta-Llama-3-70B config; seed 002 A10-02",
 )  # fmt: skip
 LLAMA31_405B = ModelSpec(
     "Llama-3.1-405B", layers=126, d_model=16384, n_heads=128, n_kv_heads=8, d_ff=53248, vocab=128256,
+    tokenizer="llama3",
     published_params=405.853e9, source="Llama Team 2024; Meta-Llama-3.1-405B config",
 )  # fmt: skip
 MIXTRAL_8X7B = ModelSpec(
-    "Mixtral-8x7B", layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_ff=14336, vocab=32000,
+    "Mixtral-8x7B", layers=32, d_model=4096, n_heads=32, n_kv_heads=8, d_ff=14336, vocab=32000, tokenizer="mistral",
     n_experts=8, top_k=2, d_expert=14336,
     published_params=46.70e9, published_active=12.88e9, source="Jiang et al. 2024 (Mixtral of Experts)",
 )  # fmt: skip
 DEEPSEEK_V3 = ModelSpec(
     "DeepSeek-V3", layers=61, d_model=7168, n_heads=128, n_kv_heads=128, d_ff=18432, vocab=129280, head_dim=128,
+    tokenizer="deepseek-v3",
     n_experts=256, top_k=8, n_shared_experts=1, d_expert=2048, n_dense_layers=3,
     q_lora_rank=1536, kv_lora_rank=512, qk_rope_dim=64, qk_nope_dim=128, v_head_dim=128, mtp_layers=1,
     published_params=671e9, published_active=37e9,
@@ -185,18 +193,22 @@ DEEPSEEK_V3 = ModelSpec(
     "README_WEIGHTS)",
 )  # fmt: skip
 # DeepSeek-V3's multi-token-prediction module used as its speculative draft (DeepSeek-AI 2024 §2.2, §5.4.3): one
-# MoE block of the main model's shape that shares its embedding and output head, so it drafts over the same 129,280
-# tokens. As a spec: that block plus the shared embedding and head (read at each draft step); the module's 2D -> D
-# projection (0.1B) is left out. Not in the catalogue: it is a draft, not a model to serve on its own.
+# MoE block of the main model's shape that shares its embedding and output head, so it drafts with the same
+# tokenizer (129,280 tokens). As a spec: that block plus the shared embedding and head (read at each draft step);
+# the module's 2D -> D projection (0.1B) is left out. Not in the catalogue: it is a draft, not a model to serve on
+# its own.
 DEEPSEEK_V3_MTP = ModelSpec(
     "DeepSeek-V3 MTP", layers=1, d_model=7168, n_heads=128, n_kv_heads=128, d_ff=18432, vocab=129280, head_dim=128,
+    tokenizer="deepseek-v3",
     n_experts=256, top_k=8, n_shared_experts=1, d_expert=2048, n_dense_layers=0,
     q_lora_rank=1536, kv_lora_rank=512, qk_rope_dim=64, qk_nope_dim=128, v_head_dim=128,
     source="DeepSeek-AI 2024 §2.2: one MTP module (a MoE block) sharing the main model's embedding and head",
 )  # fmt: skip
-# "custom" starts from a small tied model (the shape of Llama-3.2-1B, 1.24B), where tying matters (002 A2.10).
+# "custom" starts from a small tied model (the shape of Llama-3.2-1B, 1.24B), where tying matters (002 A2.10); it has
+# Llama 3's tokenizer until its vocabulary size is changed (ModelSpec.replace then makes the tokenizer unknown).
 CUSTOM = ModelSpec(
     "custom", layers=16, d_model=2048, n_heads=32, n_kv_heads=8, d_ff=8192, vocab=128256, tied=True,
+    tokenizer="llama3",
     source="starting shape: Llama-3.2-1B (Meta 2024)",
 )  # fmt: skip
 

@@ -376,15 +376,30 @@ def speculative_speedup(alpha: ArrayLike, k: ArrayLike, cost_ratio: ArrayLike = 
     return expected_tokens_per_forward(alpha, k) / (1 + np.asarray(k, dtype=float) * c)
 
 
-def check_draft_vocab(target: ModelSpec, draft: ModelSpec) -> None:
-    """ValueError unless the draft shares the target's vocabulary: the acceptance rule min(1, p(x) / q(x)) compares
-    two distributions over one set of tokens (Leviathan et al. 2023; Chen et al. 2023), so a draft with another
-    tokenizer cannot propose tokens the target can verify."""
-    if draft.vocab != target.vocab:
+def check_draft_tokenizer(target: ModelSpec, draft: ModelSpec) -> None:
+    """ValueError unless the draft has the target's tokenizer (the same tokens with the same ids, not only as many):
+    the acceptance rule min(1, p(x) / q(x)) compares two distributions over one set of tokens (Leviathan et al. 2023;
+    Chen et al. 2023), so a draft with another tokenizer proposes ids the target reads as other tokens. Equal
+    vocabulary sizes do not show it: Mixtral-8x7B (Mistral's tokenizer) and Llama-2-7B both have 32,000 tokens.
+    A spec whose tokenizer is unknown ("", e.g. a custom vocabulary size) is refused too."""
+    if not target.tokenizer or not draft.tokenizer:
+        unknown = target if not target.tokenizer else draft
         raise ValueError(
-            f"the draft {draft.name} has a vocabulary of {draft.vocab:,} tokens and the target {target.name} one of "
-            f"{target.vocab:,}: speculative decoding accepts a drafted token with probability min(1, p(x)/q(x)), "
-            "which needs both distributions over the same vocabulary; choose a draft with the target's tokenizer"
+            f"{unknown.name} ({unknown.vocab:,} tokens) has no known tokenizer, so no draft can be shown to share it: "
+            "speculative decoding accepts a drafted token with probability min(1, p(x)/q(x)), which needs both "
+            "models to use the same tokenizer (same tokens, same ids)"
+        )
+    if draft.tokenizer != target.tokenizer:
+        size = (
+            f"; an equal vocabulary size ({target.vocab:,}) is not enough"
+            if draft.vocab == target.vocab
+            else f" ({draft.vocab:,} against {target.vocab:,} tokens)"
+        )
+        raise ValueError(
+            f"the draft {draft.name} uses the {draft.tokenizer} tokenizer and the target {target.name} the "
+            f"{target.tokenizer} tokenizer{size}: speculative decoding accepts a drafted token with probability "
+            "min(1, p(x)/q(x)), which needs both models to use the same tokenizer (same tokens, same ids); choose a "
+            "draft with the target's tokenizer"
         )
 
 
@@ -413,10 +428,10 @@ def speculative_speedup_vs_batch(
     at most k + 1 times the routed-expert bytes); the speed-up is then smallest at small B and nears E / (1 + k c)
     once a plain step already reads every expert. At large B decode turns compute-bound, verifying k + 1 tokens
     costs up to k + 1 times as much, and the speed-up falls, below 1 once that outweighs E (002 A8.6). The draft
-    runs on ``draft_tp`` GPUs (default: tp). ValueError when the draft's vocabulary differs from the target's
-    (see :func:`check_draft_vocab`).
+    runs on ``draft_tp`` GPUs (default: tp). ValueError when the draft's tokenizer differs from the target's
+    (see :func:`check_draft_tokenizer`).
     """
-    check_draft_vocab(spec, draft)
+    check_draft_tokenizer(spec, draft)
     E = expected_tokens_per_forward(alpha, k)
     B = np.asarray(batch, dtype=float)
     fmt = {"weight_format": weight_format, "kv_bytes_per_value": kv_bytes_per_value}
@@ -583,7 +598,7 @@ __all__ = [
     "allocation_waste",
     "attainable_flops",
     "bytes_per_param",
-    "check_draft_vocab",
+    "check_draft_tokenizer",
     "decode_intensity",
     "decode_time_bound",
     "expected_tokens_per_forward",

@@ -226,7 +226,8 @@ PRESETS: tuple[Preset, ...] = (
            {"total": (70.554e9, 0.005), "per_layer": (8.56e8, 0.005), "ffn_share_of_layer": (0.82, 0.01),
             "mha_total": (80e9, 0.01), "gqa_saving_vs_mha": (0.12, 0.05), "embedding_share": (0.03, 0.05),
             "attention_share": (0.17, 0.02), "ffn_share": (0.80, 0.01)}, _a10_02,
-           stated_text={"per_layer": "≈ 8.56×10⁸", "mha_total": "about 80B"}),
+           stated_text={"total": "70.6 in a follow-up; its grand total was lost in extraction",
+                        "per_layer": "≈ 8.56×10⁸", "mha_total": "about 80B"}),
     Preset("A10-03", "Activation memory per layer", "memory", "seed 002 A10-03; Korthikanti et al. 2022",
            {"model": "Llama-3-70B", "seq": 4096, "mbs": 1},
            {"crossover_002": (1792, 1e-9), "crossover_korthikanti": (870, 0.001)}, _a10_03,
@@ -243,6 +244,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset("A10-05", "Where 6ND comes from", "memory", "seed 002 A10-05; lesson 001 check yourself 1",
            {"model": "Llama-3-70B"},
            {"attention_crossover_S": (49_000, 0.01), "C_7B_2T": (8.4e22, 1e-9)}, _a10_05,
+           stated_text={"C_7B_2T": "8.4×10²²"},
            about={"attention_crossover_S": "S = 6D counts the full S² scores (no causal mask); with causal "
                   "masking, which FlashAttention exploits, only half are computed and the crossover is 12D = "
                   "98,304, Kaplan et al. 2020's 12·d_model (lesson 001 §3.2)"}),
@@ -255,10 +257,12 @@ PRESETS: tuple[Preset, ...] = (
             "bubble_megatron_p8_m8": (0.875, 1e-9)}, _a10_06,
            "MFU = 6 N x tokens/s / (GPUs x peak) with N = 7.06e10",
            lost=("mfu",),
+           stated_text={"cluster_peak_flops": "1.01×10¹⁸", "tokens_per_s_for_40pct": "9.5×10⁵ (about 950,000)"},
            about={"bubble_megatron_p8_m8": "(p − 1)/m = bubble time ÷ ideal compute time (Narayanan et al. 2021); "
                   "as a share of wall-clock the same pipeline idles (p − 1)/(m + p − 1) = 46.7%, the bubble p8 m8 "
                   "above: two conventions, do not mix them",
-                  "mfu": "MFU counts 6N FLOPs per token and leaves out attention's FLOPs; PaLM's definition "
+                  "mfu": "This MFU (the seed's convention) counts 6N FLOPs per token and leaves out attention's "
+                  "FLOPs; PaLM's definition "
                   "(Chowdhery et al. 2022, App. B) adds them"},
            why={"tokens_per_s_for_40pct": "the seed rounds the cluster peak to 1.01e18 before dividing and gets "
                 f"{0.40 * SEED_CLUSTER_PEAK / (6 * N70):,.0f} (9.5e5); with the unrounded "
@@ -314,7 +318,8 @@ PRESETS: tuple[Preset, ...] = (
     Preset("001-A", "Worked example A: plan a small run", "memory", "lesson 001 section 4 A",
            {"gpu": "H100", "n_gpus": 8, "hours": 24, "mfu": 0.40, "n_params": 1.5e9},
            {"C": (2.73e20, 0.002), "N": (1.5e9, 0.02), "states_GB": (24, 1e-9),
-            "serving_GFLOP_per_token": (3.0, 1e-9)}, _example_a),
+            "serving_GFLOP_per_token": (3.0, 1e-9)}, _example_a,
+           stated_text={"C": "2.73×10²⁰", "N": "1.5×10⁹"}),
     Preset("A2.8-MoE", "MoE: memory by total, FLOPs by active", "serving", "seed 002 A2.8; DeepSeek-AI 2024",
            {"model": "DeepSeek-V3"}, {"total": (671e9, 0.02), "active": (37e9, 0.02)}, _deepseek_moe,
            "main model without the MTP module, which is 11.6B of its own weights from the config (DeepSeek's "
@@ -322,9 +327,10 @@ PRESETS: tuple[Preset, ...] = (
            "about the model card's 14B (671B + 14B = the 685B checkpoint)",
            stated_text={"total": "671B", "active": "37B"},
            why={"active": "37.55B from the config: attention, the 3 dense MLPs, the shared + 8 routed experts, the "
-                "routers, the embedding and the output head. DeepSeek's README_WEIGHTS gives 36.7B including the "
-                "embedding and head (0.9B each; the report says 37B); the 0.85B (2%) difference is not the embedding, "
-                "and DeepSeek does not say where it comes from"}),
+                "routers, the embedding and the output head; 36.63B without the input embedding (0.93B, of which a "
+                "token reads one row). The report says 37B. DeepSeek's README_WEIGHTS gives 36.7B 'including 0.9B "
+                "for Embedding and 0.9B for the output Head', which the config does not reproduce: with both it "
+                "counts 37.55B (0.85B more), with the head alone 36.63B (0.07B less)"}),
 )  # fmt: skip
 
 PRESETS_BY_KEY: dict[str, Preset] = {p.key: p for p in PRESETS}

@@ -79,9 +79,9 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
   score term is 2·a·s/h, and the 34 only happens to land close. Full recomputation keeps only each layer's
   input and costs one more forward pass (a third more FLOPs); FlashAttention's backward also recomputes the
   scores, a cost this page does not count.
-- **Units.** Bars and the card are in GiB (2³⁰ bytes), nvidia-smi's unit; the seeds read an "80 GB" H100 as
-  80 GiB = 85.9 GB (nvidia-smi shows 79.6 GiB in total, and less is free after the CUDA context). Reading it as
-  80×10⁹ bytes (the GB trap) loses 6.9%.
+- **Units.** Bars and the card are in GiB (2³⁰ bytes), binary units as nvidia-smi's MiB are; the seeds read an
+  "80 GB" H100 as 80 GiB = 85.9 GB (nvidia-smi shows 79.6 GiB in total, and less is free after the CUDA
+  context). Reading it as 80×10⁹ bytes (the GB trap) loses 6.9%.
 """
         )
         if out.facts.get("n_total") is not None and state.params is None:

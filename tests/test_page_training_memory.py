@@ -142,7 +142,9 @@ def test_a10_06_mfu_preset_shows_the_seeds_numbers():
     # "about 950,000 tokens/s": the page shows core's unrounded 956,314 and says why it is not 953,730
     value, help_text = r["A10-06 · tokens per s for 40pct"]
     assert value == f"{0.40 * 1024 * 989e12 / (6 * 7.06e10):,.0f}" == "956,314"
-    assert "the source states 950,000" in help_text and "1.01e18" in help_text and "953,730" in help_text
+    assert (
+        "the source states 9.5×10⁵ (about 950,000)" in help_text and "1.01e18" in help_text and "953,730" in help_text
+    )
 
 
 def test_a10_12_preset_shows_the_seeds_numbers():

@@ -32,7 +32,7 @@ VIEWS = ("KV capacity", "Speculative decoding", "MoE router")
 KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
 SPEC_K = (1, 2, 4, 8)
 SAMPLES = 20_000  # draws of the acceptance-rule check
-# Drafts: the catalogue plus DeepSeek-V3's own MTP module, the one draft that shares DeepSeek-V3's vocabulary.
+# Drafts: the catalogue plus DeepSeek-V3's own MTP module, the one draft that has DeepSeek-V3's tokenizer.
 DRAFTS = {**CATALOGUE, DEEPSEEK_V3_MTP.name: DEEPSEEK_V3_MTP}
 
 FIELDS: tuple[Field, ...] = (
@@ -84,7 +84,8 @@ FIELDS: tuple[Field, ...] = (
         "choice",
         "custom",
         choices=tuple(DRAFTS),
-        help="custom = Llama-3.2-1B shape; the draft must share the target's vocabulary",
+        help="custom = Llama-3.2-1B shape (Llama 3's tokenizer); the draft must have the target's tokenizer (the "
+        "same tokens with the same ids), not only a vocabulary of the same size",
     ),
     Field("experts", "Experts E", "int", 8, lo=2, hi=256),
     Field("topk", "Experts per token k", "int", 2, lo=1, hi=16),
@@ -323,9 +324,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         one_token = float(serving.weight_bytes_read(spec, 1, state.wfmt))
         if spec.is_moe:
             read = (
-                f"the {one_token / GB:,.1f} GB one token reads (attention, embeddings, the dense layers, the shared "
-                f"expert and {spec.top_k} of {spec.n_experts} routed experts per MoE layer: the active parameters, "
-                f"not all {weights / GB:,.0f} GB)"
+                f"the {one_token / GB:,.1f} GB one token reads (attention, the output head, the whole input-"
+                "embedding table counted, of which a token reads one row, the dense layers, the shared expert and "
+                f"{spec.top_k} of {spec.n_experts} routed experts per MoE layer: the active parameters, not all "
+                f"{weights / GB:,.0f} GB)"
             )
         else:
             read = f"all {one_token / GB:,.1f} GB of weights"
@@ -366,6 +368,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
         bpp = serving.BITS_PER_PARAM[state.wfmt] / 8
         emb_share = param_breakdown(spec).embedding * bpp / float(now.bytes)
+        # attention FLOPs per cached byte: per layer and cached token 2 N (d_qk + d_v) FLOPs against its KV bytes
+        attn_per_byte = (
+            2 * spec.layers * spec.n_heads * (spec.qk_head_dim + spec.v_dim) / kv_cache_bytes_per_token(spec, kvb)
+        )
+        serves = (
+            f"each cached latent serves all {spec.n_heads} query heads (MLA)"
+            if spec.is_mla
+            else f"each cached value serves N/K = {spec.n_heads}/{spec.n_kv_heads} = "
+            f"{spec.n_heads // spec.n_kv_heads} query heads"
+        )
         readouts += [
             Readout(
                 f"Decode intensity, batch {state.batch:,}",
@@ -380,8 +392,11 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                     else ""
                 )
                 + f". This count charges the whole input-embedding table to every step ({100 * emb_share:.1f}% of "
-                "the bytes here), which a lookup reads only B rows of, and the KV cache adds each sequence's "
-                "context",
+                "the bytes here), which a lookup reads only B rows of. The KV cache adds each sequence's context in "
+                f"bytes and its attention in FLOPs: {serves}, {attn_per_byte:,.3g} FLOP per cached byte with "
+                f"{state.kvfmt} values at any batch, so a long context pulls the intensity toward "
+                f"{attn_per_byte:,.3g}: up where the weights alone give less (small batches), down where they give "
+                "more",
             ),
             Readout(f"Prefill intensity, {state.prompt:,} tokens", f"{float(pre.intensity):,.0f} FLOP/B"),
         ]
@@ -489,12 +504,13 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     )
     if options.wants("Speculative decoding"):
         readouts += _acceptance_check(view)
-    same_vocab = draft.vocab == spec.vocab
-    if not same_vocab:
-        try:
-            serving.check_draft_vocab(spec, draft)
-        except ValueError as e:
-            view.notices.append(("warning", f"Speculative speed-up not computed: {e}."))
+    try:
+        serving.check_draft_tokenizer(spec, draft)
+        refused = None
+    except ValueError as e:
+        refused = str(e)
+    if refused is not None:
+        view.notices.append(("warning", f"Speculative speed-up not computed: {refused}."))
     elif tp_ok and draft.n_heads % tp == 0:
         step_fmt = {"weight_format": state.wfmt, "kv_bytes_per_value": kvb}
         sp_now = float(
@@ -527,7 +543,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 (float(state.accept), int(state.draft_k), E),
                 **options.look,
             )
-    elif tp_ok:  # same vocabulary, but the draft's heads do not split over tp GPUs
+    elif tp_ok:  # same tokenizer, but the draft's heads do not split over tp GPUs
         view.notices.append(
             ("warning", f"The draft {draft.name} cannot be split over {tp} GPUs: choose another draft.")
         )
