@@ -9,7 +9,7 @@ The group mean is the baseline that PPO gets from a learned value model. Three c
 
     "population"  std with 1/G, as the lesson writes it
     "sample"      std with 1/(G-1) (torch.std's default, used by common RL libraries); scales every A_i by
-                  sqrt((G-1)/G)
+                  sqrt((G-1)/G) while eps is small against the std ((std + eps)/(sample std + eps) in general)
     "none"        no division: A_i = r_i - mean(r)  (Dr. GRPO); across a batch this re-weights the groups, since
                   each was divided by its own std
 
@@ -218,10 +218,10 @@ def advantage_scale(rewards: Any, std: StdMode = "population", eps: float = 0.0)
 def mode_factor(rewards: Any, to: StdMode, from_: StdMode = "population", eps: float = 0.0) -> Any:
     """By which factor switching the std mode from ``from_`` to ``to`` multiplies every advantage of a group.
 
-        factor = s_to / s_from,  e.g. sample / population = sqrt((G-1)/G)  and  none / population = std + eps
+        factor = s_to / s_from,  e.g. sample / population = sqrt((G-1)/G) at eps = 0  and  none / population = std + eps
 
     One factor per group (shape (...)): within one group the mode changes only the scale. Across a batch the
-    sample/population factor is the same for every group of size G, but none/population is each group's own
+    sample/population factor is the same for every group of size G (at eps = 0), but none/population is each group's own
     std + eps, so dropping the std re-weights the groups against each other (Liu et al. 2025, Dr. GRPO). A group
     without signal has zero advantages in every mode, and its factor is reported as 1.
     """

@@ -110,7 +110,8 @@ reward list in the sidebar and the link in the address bar follow.
 The group mean is the baseline and does the job of PPO's learned value model: an answer is judged only against
 its group (itself included), so the advantages of a group always add up to zero. The std is not part of the
 baseline; it is a rescaling per prompt. Dividing by the sample std (G − 1, as several RL libraries do) instead
-of the population std multiplies every advantage of every group of size G by the same √((G−1)/G): across a batch
+of the population std multiplies every advantage of every group of size G by the same √((G−1)/G) (while ε is
+small against the std; with ε the factor depends on each group's std): across a batch
 only the scale of the policy-gradient term J changes, by c = √((G−1)/G) = 0.935 at G = 8. Without a KL term in
 the loss (as in DAPO, Yu et al. 2025) that is a constant factor on the whole loss, which Adam nearly ignores:
 the step hardly changes. With the KL term in the loss, c·J − β·KL = c·(J − (β/c)·KL): the whole loss scaled by c
@@ -172,10 +173,10 @@ G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and h
             "compared (tab *Within group vs batch*).",
             "Dividing by the std without ε or a guard: a group of equal rewards gives 0/0 = NaN, and in float32 a "
             "rounding residue over a std of about 3×10⁻⁸ can hand every answer an advantage of ±1 out of nothing.",
-            "Believing every std convention is a mere rescaling: the sample std's factor √((G−1)/G) is the same "
-            "for every group, so it only rescales the policy term (like a larger β when the KL is in the loss), but "
-            "dropping the std rescales each group by its own std, which re-weights prompts and "
-            "changes the direction of the batch update (Dr. GRPO's difficulty bias, Liu et al. 2025).",
+            "Believing every std convention is a mere rescaling: the sample std's factor √((G−1)/G) is the same for "
+            "every group (while ε is small against the std), so it only rescales the policy term (like a larger β "
+            "when the KL is in the loss), but dropping the std rescales each group by its own std, which re-weights "
+            "prompts and changes the direction of the batch update (Dr. GRPO's difficulty bias, Liu et al. 2025).",
             "Forgetting the length normalisation: averaging over each answer's tokens (1/|o_i|) gives a long wrong "
             "answer a smaller penalty per token than a short one (Liu et al. 2025); Dr. GRPO divides by a constant, "
             "DAPO averages over all tokens of the batch (Yu et al. 2025).",

@@ -82,13 +82,19 @@ critic). GAE averages the k-step estimates with weights $(1-\lambda)\lambda^{k-1
 remaining weight goes to the longest one, which runs to the end of the trajectory). Written in TD errors this is
 $A_t = \sum_l (\gamma\lambda)^l\,\delta_{t+l}$, computed backwards as $A_t = \delta_t + \gamma\lambda A_{t+1}$
 (Schulman et al., 2016, eqs. 11-16). λ = 0 is $\delta_t$ itself: little variance, but exactly as wrong as the
-critic. λ = 1 telescopes to the discounted return minus $V(s_t)$: unbiased when the episode ends within the
-trajectory or the bootstrap value $V(s_T)$ is exact, but every later reward's noise adds in.
+critic. λ = 1 telescopes to the discounted return minus $V(s_t)$: the critic is then only the baseline
+$V(s_t)$, which depends on $s_t$ alone and so does not bias the policy gradient, however wrong it is (GAE with
+λ = 1 is γ-just, Schulman et al., 2016, §3), as long as the episode ends within the trajectory or the bootstrap
+value $V(s_T)$ is exact; but every later reward's noise adds in.
 
 The lower figure samples 4,000 trajectories of an eight-step chain whose critic is off by b at every state but
-the terminal one (whose value, 0, it gets right): the squared bias falls to 0 at λ = 1, the variance rises from
-0, and their sum is smallest in between (at γ = 1 and b = 0.5: λ = 0.7 on the figure's grid of 0.1, 0.75 on a
-grid of 0.01; the best λ moves with γ and b). In RLHF the reward model's score arrives only at the last token;
+the terminal one (whose value, 0, it gets right). It measures each estimate against $Q(s_t,a_t) - V(s_t)$ with
+the critic's own $V(s_t)$ as the baseline, so that only the error that can bias the policy gradient counts: the
+critic's values at later states, which in general depend on the action. Against that target the squared bias
+falls to 0 at λ = 1, the variance rises from 0, and their sum is smallest in between (at γ = 1 and b = 0.5:
+λ = 0.7 on the figure's grid of 0.1, 0.75 on a grid of 0.01; the best λ moves with γ and b). Measured against
+the true advantage, with the true $V(s_t)$, λ = 1 would show the error b at every step instead: that is the
+baseline's error, which does no harm. In RLHF the reward model's score arrives only at the last token;
 a λ close to 1 lets it reach the early tokens without relying on the critic at every step. Testing both limits
 (λ = 0 gives δ, λ = 1 gives return minus value) is the cheapest check of an implementation (seed 002, A6.6); the
 second row of numbers runs it on your trajectory, against δ_t and the return summed directly.
@@ -113,7 +119,7 @@ drift, 0.34 for k3 against 0.71 for k1). PPO for RLHF subtracts β·k1 from each
 2022); GRPO adds β·k3 to the loss (Shao et al., 2024). Write r the other way up and k3 is no longer unbiased
 for KL(π_θ ‖ π_ref).
 
-Used as a loss, with the sampled tokens held fixed, an estimator's gradient is not the gradient of what it
+Used as a loss, with the sampled tokens held fixed, an estimator's gradient need not be the gradient of what it
 estimates. At one position, with the prefix held fixed and on average over samples of $\pi_\theta$, the gradient
 of k1 is 0, that of k2 is the gradient of that position's $\mathrm{KL}(\pi_\theta \,\|\, \pi_{\text{ref}})$, and
 that of k3 is the gradient of that position's $\mathrm{KL}(\pi_{\text{ref}} \,\|\, \pi_\theta)$, the KL the other
@@ -205,7 +211,8 @@ good token can still be pushed up further; that keeps the policy's entropy from 
             "(seed 002, A6.6).",
             "Forgetting that A < 0 mirrors the picture: the flat side is below 1 − ε (Schulman et al., 2017, Figure "
             "1).",
-            "Swapping GAE's limits: λ = 1 is Monte Carlo (unbiased, noisy), λ = 0 one-step TD (biased by the critic) "
+            "Swapping GAE's limits: λ = 1 is Monte Carlo (noisy; the critic is only its baseline, so no bias in the "
+            "policy gradient), λ = 0 one-step TD (biased by the critic) "
             "(Schulman et al., 2016; seed 002, A6.6).",
             "Reading one token's negative k1 as a negative KL: it is one noisy sample; only the average estimates it "
             "(Schulman, 2020; seed 002, A6.7).",

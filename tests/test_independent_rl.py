@@ -150,7 +150,8 @@ def test_gae_text_names_the_right_weights():
     assert r"GAE blends the k-step estimates with weights $(\gamma\lambda)^k$" not in text
     assert r"GAE averages the k-step estimates with weights $(1-\lambda)\lambda^{k-1}$" in text
     assert r"Written in TD errors this is $A_t = \sum_l (\gamma\lambda)^l\,\delta_{t+l}$" in text
-    assert "unbiased when the episode ends within the trajectory or the bootstrap value $V(s_T)$ is exact" in text
+    assert "unbiased when the episode ends within the trajectory or the bootstrap value $V(s_T)$ is exact" not in text
+    assert "as long as the episode ends within the trajectory or the bootstrap value $V(s_T)$ is exact" in text
     assert "off by b at every state but the terminal one" in text
     card = CARDS["ppo_reward-05"]
     assert any("(1 - lambda) lambda^(k-1)" in f for f in card.follow_ups)
@@ -158,8 +159,8 @@ def test_gae_text_names_the_right_weights():
 
 def _chain_mse(lam, gamma, b=0.5, T=8, sigma=0.3):
     """The page's toy chain in closed form: the critic off by b except at the terminal state; the error of A^λ_t
-    against the true advantage has mean Σ_l (γλ)^l (γ b_{t+l+1} − b_{t+l}) + b_t and variance
-    σ² Σ_{l=1}^{T−1−t} (γλ)^(2l). Returns the mean over t of bias² + variance."""
+    against Q(s_t, a_t) − V'(s_t), the critic's own baseline, has mean Σ_l (γλ)^l (γ b_{t+l+1} − b_{t+l}) + b_t
+    and variance σ² Σ_{l=1}^{T−1−t} (γλ)^(2l). Returns the mean over t of bias² + variance."""
     bb = [b] * T + [0.0]
     total = 0.0
     for t in range(T):
@@ -486,3 +487,141 @@ def test_the_dpo_tab_names_the_readouts_that_agree():
     text = _page_text("pages/10_Reward_model.py", {"rm_view": "DPO"})
     assert "The last two readouts are computed by different functions" in text
     assert re.search(r"two middle readouts", text) is None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Review 3: what the GAE toy's bias is measured against; the share of the update kept in θ; ε in GRPO's factor;
+# Llama 2's reward models; the ceiling
+
+
+def _chain_bias_sq(lam, gamma=1.0, b=0.5, T=8, baseline="critic"):
+    """Mean over t of the squared mean error of A^λ_t in the page's chain, in closed form: against Q − V' (the
+    critic's own baseline, what the figure shows) or against Q − V (the true advantage)."""
+    bb = [b] * T + [0.0]
+    total = 0.0
+    for t in range(T):
+        # E[A^λ_t] − E[Q − V(s_t)] = Σ_i (γλ)^i E[δ_{t+i}] with E[δ_s] = γ b_{s+1} − b_s (the true V cancels)
+        mean = sum((gamma * lam) ** i * (gamma * bb[t + i + 1] - bb[t + i]) for i in range(T - t))
+        if baseline == "critic":
+            mean += bb[t]  # the target Q − V' is lower by b_t
+        total += mean**2
+    return total / T
+
+
+def test_gae_bias_is_measured_against_the_critics_own_baseline():
+    # against Q − V' (the figure): 7/32 at λ = 0 and 0 at λ = 1; against the true advantage the order flips,
+    # and at λ = 1 the error is b at every step (the baseline's error)
+    assert _chain_bias_sq(0.0) == pytest.approx(7 / 32) and _chain_bias_sq(1.0) == pytest.approx(0.0, abs=1e-15)
+    assert _chain_bias_sq(0.0, baseline="true") == pytest.approx(1 / 32)
+    assert _chain_bias_sq(1.0, baseline="true") == pytest.approx(0.5**2)
+    study = ppo.gae_bias_variance(critic_error=0.5, gamma=1.0, n=4000, seed=0)
+    for lam, exact in zip(study.lam, study.bias_sq_exact, strict=True):
+        assert exact == pytest.approx(_chain_bias_sq(float(lam)), abs=1e-12)
+    text = _page_text("pages/9_PPO.py", {"ppo_view": "GAE"})
+    assert "the critic is then only the baseline $V(s_t)$, which depends on $s_t$ alone" in text
+    assert "(GAE with λ = 1 is γ-just, Schulman et al., 2016, §3)" in text
+    assert "It measures each estimate against $Q(s_t,a_t) - V(s_t)$ with the critic's own $V(s_t)$" in text
+    assert "λ = 1 would show the error b at every step instead: that is the baseline's error" in text
+    assert "λ = 1 is Monte Carlo (noisy; the critic is only its baseline, so no bias in the policy gradient)" in text
+    state, problems = ppo_view.SPEC.parse({"ppo_view": "GAE"})
+    assert problems == []
+    readouts = ppo_view.figures(state, Options(parts=frozenset({"main", "gae"}))).facts["gae_readouts"]
+    (bias,) = [r for r in readouts if r.label == "bias² at λ = 0 / 1"]
+    assert "against Q(s_t, a_t) − V(s_t), V the critic's own values" in bias.help
+    a, b = bias.value.split(" / ")
+    assert _printed(7 / 32, a) and _printed(0.0, b)
+
+
+def test_gae_with_lambda_1_gives_the_true_policy_gradient_whatever_the_critic():
+    # A two-step MDP whose second state is the first action (so a critic's later values depend on the action).
+    # Exact sum over the 4 trajectories, torch autograd: E[Σ_t ∇log π(a_t|s_t) Â_t] equals ∇J for any critic at
+    # λ = 1, and not at λ = 0 with a wrong critic.
+    torch.manual_seed(0)
+    th0 = torch.randn(2, dtype=torch.float64, requires_grad=True)  # logits at s0
+    th1 = torch.randn(2, 2, dtype=torch.float64, requires_grad=True)  # logits at s1 = a0
+    r0 = torch.tensor([0.3, -0.2], dtype=torch.float64)  # reward of a0
+    r1 = torch.tensor([[1.0, 0.0], [-0.5, 2.0]], dtype=torch.float64)  # reward of (s1, a1)
+    p0, p1 = torch.softmax(th0, 0), torch.softmax(th1, 1)
+    J = sum(p0[a] * p1[a, c] * (r0[a] + r1[a, c]) for a in range(2) for c in range(2))
+    true_grad = torch.autograd.grad(J, (th0, th1), retain_graph=True)
+    v_true1 = (p1 * r1).sum(1).detach()  # V(s1)
+    v_true0 = (p0.detach() * (r0 + v_true1)).sum()
+
+    def estimator_grad(lam, v0, v1):
+        total = 0.0
+        for a in range(2):
+            for c in range(2):
+                d0 = r0[a] + v1[a] - v0  # γ = 1, the terminal value is 0
+                d1 = r1[a, c] - v1[a]
+                A0, A1 = d0 + lam * d1, d1
+                w = (p0[a] * p1[a, c]).detach()
+                total = total + w * (torch.log(p0[a]) * A0 + torch.log(p1[a, c]) * A1)
+        return torch.autograd.grad(total, (th0, th1), retain_graph=True)
+
+    wrong0, wrong1 = v_true0 + 0.7, v_true1 + torch.tensor([0.4, -0.9], dtype=torch.float64)
+    for got, want in zip(estimator_grad(1.0, wrong0, wrong1), true_grad, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    for got, want in zip(estimator_grad(0.0, v_true0, v_true1), true_grad, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)  # λ = 0 is unbiased with the exact critic
+    biased = estimator_grad(0.0, wrong0, wrong1)
+    assert not torch.allclose(biased[0], true_grad[0], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("sigma", "kept", "kept_theta"), [(0.15, "92.0", "90.9"), (0.3, "71.4", "68.8"), (1.0, "55.1", "47.1")]
+)
+def test_the_batch_readout_names_d_drho_and_gives_the_share_weighted_by_rho(sigma, kept, kept_theta):
+    # the page's seeded batch, clipped by our own rule: A > 0 past 1 + ε or A < 0 below 1 − ε
+    state, problems = ppo_view.SPEC.parse({"ppo_view": "Token batch", "noise": str(sigma)})
+    assert problems == []
+    view = ppo_view.figures(state, Options(parts=frozenset({"main", "batch"})))
+    b = view.facts["batch"]
+    rho, A = np.asarray(b.ratio, dtype=float), np.asarray(b.advantage, dtype=float)
+    clipped = ((A > 0) & (rho > 1 + EPS)) | ((A < 0) & (rho < 1 - EPS))
+    share = np.abs(A[~clipped]).sum() / np.abs(A).sum()  # |d/dρ| = |A| where kept
+    theta = (rho * np.abs(A))[~clipped].sum() / (rho * np.abs(A)).sum()
+    (r,) = [r for r in view.facts["batch_readouts"] if r.label == "Share of |d/dρ| kept"]
+    assert r.value == f"{kept}%" and _printed(100 * share, kept)
+    shown = re.search(r"Σ ρ\|A\| over the kept tokens / Σ ρ\|A\| over all is ([0-9.]+)%", r.help).group(1)
+    assert shown == kept_theta and _printed(100 * theta, shown)
+    assert all(r.label != "Update that survives" for r in view.facts["batch_readouts"])
+
+
+def test_grpo_sample_std_factor_is_the_same_for_every_group_only_while_eps_is_small():
+    # factor = (σ + ε)/(s + ε), s = σ √(G/(G−1)): worked example C (3 of 8) at ε = 0.1 and the nearly-equal preset
+    G = 8
+    sigma = math.sqrt(3 / 8 * 5 / 8)
+    s = sigma * math.sqrt(G / (G - 1))
+    assert _printed((sigma + 0.1) / (s + 0.1), "0.9459") and _printed(math.sqrt(7 / 8), "0.935")
+    for text in (_page_text("pages/4_GRPO.py"), _page_text("pages/4_GRPO.py", {"std": "sample"})):
+        assert "(while ε is small against the std" in text
+    assert "while eps is small against the std" in CARDS["grpo_rl-01"].follow_ups[0]
+    state, problems = grpo_view.SPEC.parse({"std": "sample"})
+    assert problems == []
+    summary = grpo_view.summary(grpo_view.group_of(state)[0], None)
+    assert "(while ε is small against the std; with ε it is (std + ε)/(sample std + ε)" in summary
+    state, problems = grpo_view.SPEC.parse({"std": "population"})
+    assert "(while ε is small against the std)" in grpo_view.summary(grpo_view.group_of(state)[0], None)
+
+
+def test_llama2_reward_models_and_the_ceiling_in_the_mistakes():
+    text = _page_text("pages/10_Reward_model.py")
+    assert "63-65%" not in text
+    assert (
+        "Llama 2's helpfulness and safety reward models, 63.2% and 64.5%, each on Meta's own test set of its kind, "
+        "Touvron et al., 2023, Table 7" in text
+    )
+    assert "the ceiling is far below 1" not in text
+    assert (
+        "so even the true rewards score far below 100% on their labels; real reward models reach about 60-75%" in text
+    )
+    assert (
+        "63.2% and 64.5%" in CARDS["ppo_reward-03"].number_source
+        and "63-65%" not in CARDS["ppo_reward-03"].number_source
+    )
+
+
+def test_the_estimator_gradient_sentence_says_need_not():
+    text = _page_text("pages/9_PPO.py", {"ppo_view": "KL estimators"})
+    assert "an estimator's gradient need not be the gradient of what it estimates" in text
+    assert "an estimator's gradient is not the gradient of what it estimates" not in text

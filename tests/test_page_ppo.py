@@ -38,8 +38,8 @@ def test_default_ratio_one_full_gradient_and_batch_tab(default):
     assert m["Ratio ρ"] == "1.00" and m["Clip range"] == "[0.80, 1.20]"
     assert m["A > 0: gradient d/dρ"] == "+1 · full" and m["A < 0: gradient d/dρ"] == "−1 · full"
     assert m["A > 0: objective"] == "1.000" and m["A < 0: objective"] == "−1.000"
-    # the token batch (draft texts: 400 tokens, σ = 0.15): 15.2% outside, 8.5% clipped, 92.0% survives
-    assert (m["Outside the range"], m["Clipped (gradient 0)"], m["Update that survives"]) == ("15.2%", "8.5%", "92.0%")
+    # the token batch (draft texts: 400 tokens, σ = 0.15): 15.2% outside, 8.5% clipped, 92.0% of |d/dρ| kept
+    assert (m["Outside the range"], m["Clipped (gradient 0)"], m["Share of |d/dρ| kept"]) == ("15.2%", "8.5%", "92.0%")
     assert default.warning.len == 0
     figs = figures(default)
     assert len(figs) == 2  # the clip and the open tab's batch, nothing else

@@ -87,7 +87,7 @@ def test_clip_batch_figure_splits_tokens_and_reports_the_shares():
     assert np.all(((cx > 1.2) & (cy > 0)) | ((cx < 0.8) & (cy < 0)))
     text = fig.layout.annotations[0].text
     assert f"clipped (gradient 0): {100 * b.fraction_clipped:.1f}%" in text
-    assert f"update that survives: {100 * b.surviving_share:.1f}%" in text
+    assert f"share of |d/dρ| kept: {100 * b.surviving_share:.1f}% of Σ|A|" in text
 
 
 def test_gae_figure_draws_the_trajectory_and_each_lambda():

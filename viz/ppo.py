@@ -8,7 +8,7 @@ type).
 
 - :func:`ppo_clip_figure`: objective and gradient against the ratio, A > 0 and A < 0 side by side, with a plotly
   slider over the ratio whose steps (method="update") move four markers and rewrite the readout in the browser.
-- :func:`clip_batch_figure`: many tokens' (ratio, advantage), the clipped ones marked, the share that survives.
+- :func:`clip_batch_figure`: many tokens' (ratio, advantage), the clipped ones marked, the share of |d/dρ| kept.
 - :func:`gae_figure`: a toy trajectory (rewards, values, TD errors) and its advantages for several lambdas.
 - :func:`gae_bias_variance_figure`: bias², variance and their sum against lambda (closed form and samples).
 - :func:`kl_estimators_figure`: k1, k2, k3 against r = pi_ref / pi_theta, and their mean ± std against the KL.
@@ -250,7 +250,7 @@ def clip_batch_figure(
         f"{rho.size} tokens, ε = ({batch.eps_low:g}, {batch.eps_high:g})<br>"
         f"outside the range: {100 * batch.fraction_outside:.1f}%<br>"
         f"clipped (gradient 0): {100 * batch.fraction_clipped:.1f}%<br>"
-        f"update that survives: {100 * batch.surviving_share:.1f}% of Σ|A|"
+        f"share of |d/dρ| kept: {100 * batch.surviving_share:.1f}% of Σ|A|"
     )
     layout = {
         "xaxis": {"title": {"text": "ratio ρ = π_θ / π_old"}, "range": [x_lo, x_hi]},
@@ -367,7 +367,10 @@ def gae_bias_variance_figure(
                        "line": {"color": pal["optimised"], "width": 2}})  # fmt: skip
     layout = {
         "xaxis": {"title": {"text": "λ  (0: one-step TD … 1: Monte Carlo)"}, "range": [-0.02, 1.02]},
-        "yaxis": {"title": {"text": "error of the advantage (mean over steps)"}, "rangemode": "tozero"},
+        "yaxis": {
+            "title": {"text": "squared error against Q(s,a) − the critic's V(s), mean over steps"},
+            "rangemode": "tozero",
+        },
         "shapes": shapes,
         "annotations": annotations,
         "uirevision": "ppo-gae-bv",

@@ -94,17 +94,18 @@ def summary(v: grpo.GroupView, correct: str | None) -> str | None:
         return text + (
             f"Within this group, switching the divisor rescales every bar: the sample std multiplies them by "
             f"{v.factors['sample']:.4g}, no std by {v.factors['none']:.4g} (= std + ε). Across a batch "
-            "the sample-std factor √((G−1)/G) is the same for every group, but the no-std factor is each "
-            "group's own std, so dropping the std re-weights prompts and changes the direction of the batch "
-            "update (Liu et al. 2025)."
+            "the sample-std factor √((G−1)/G) is the same for every group (while ε is small against the "
+            "std), but the no-std factor is each group's own std, so dropping the std re-weights prompts and "
+            "changes the direction of the batch update (Liu et al. 2025)."
         )
     return text + (
         f"The {grpo.STD_LABELS[std]} multiplies every advantage by {v.factors[std]:.4g} compared with the "
         "population std; within this group the signs and the order of the bars stay the same. "
         + (
-            "Across a batch this factor is the same √((G−1)/G) for every group of size G: it rescales only the "
-            "policy term, which with the KL in the loss is like raising β by the inverse factor (and scaling the "
-            "whole loss, which Adam nearly ignores)."
+            "Across a batch this factor is the same √((G−1)/G) for every group of size G (while ε is small "
+            "against the std; with ε it is (std + ε)/(sample std + ε), which depends on the group): it "
+            "rescales only the policy term, which with the KL in the loss is like raising β by the inverse "
+            "factor (and scaling the whole loss, which Adam nearly ignores)."
             if std == "sample"
             else "Across a batch this factor is each group's own std, so it differs from prompt to prompt "
             "and changes the direction of the batch update (Liu et al. 2025)."

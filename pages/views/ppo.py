@@ -188,13 +188,16 @@ def _batch(state: State, options: Options, view: View, lo: float, hi: float) -> 
         return
     view.figures["batch"] = clip_batch_figure(b, **options.look)
     view.facts["batch"] = b
+    weight = b.ratio * np.abs(b.advantage)  # (n,) rho |A|: the size of each token's gradient in theta, unclipped
+    theta_share = float(weight[~b.clipped].sum() / weight.sum()) if weight.sum() > 0 else 1.0
     view.facts["batch_readouts"] = [
         Readout("Outside the range", f"{100 * b.fraction_outside:.1f}%", "ratio outside [1 − ε_low, 1 + ε_high]"),
         Readout("Clipped (gradient 0)", f"{100 * b.fraction_clipped:.1f}%", "outside on the side A favours"),
         Readout(
-            "Update that survives",
+            "Share of |d/dρ| kept",
             f"{100 * b.surviving_share:.1f}%",
-            "Σ|d/dρ| / Σ|A| over the tokens (in θ a surviving token's gradient is ρ·A·∇log π)",
+            "Σ|d/dρ| / Σ|A| over the tokens. In θ a kept token's gradient is ρ·A·∇log π: weighted by ρ, "
+            f"Σ ρ|A| over the kept tokens / Σ ρ|A| over all is {100 * theta_share:.1f}%",
         ),
     ]
     view.tables["Token batch"] = lambda: pd.DataFrame(
@@ -241,7 +244,11 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
             f"smallest bias² + variance, closed form, over λ = 0, 0.1, …, 1 at γ = {gamma:g} and b = "
             f"{float(state.critic_err):g}",
         ),
-        Readout("bias² at λ = 0 / 1", f"{study.bias_sq_exact[0]:.3f} / {study.bias_sq_exact[-1]:.3f}"),
+        Readout(
+            "bias² at λ = 0 / 1",
+            f"{study.bias_sq_exact[0]:.3f} / {study.bias_sq_exact[-1]:.3f}",
+            "mean over steps of the squared mean error against Q(s_t, a_t) − V(s_t), V the critic's own values",
+        ),
         Readout("variance at λ = 0 / 1", f"{study.variance_exact[0]:.3f} / {study.variance_exact[-1]:.3f}"),
         Readout(
             f"bias² + variance at λ ≈ {study.lam[i]:.1f}", f"{study.bias_sq_exact[i] + study.variance_exact[i]:.3f}"
