@@ -11,12 +11,11 @@ and labels, and readouts (st.metric), which are computed live and checked by the
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass
 
 from tests.apptest import opened
 from tests.card_references import parse_shown
-from tests.test_deck_numbers import _plain
+from tests.test_deck_numbers import _CITATION, _NUMBER, _plain
 from tests.test_deck_numbers import numbers as _deck_numbers
 
 # Captions every page's frame shows (the sidebar's device line names torch's version; not lesson text).
@@ -77,38 +76,64 @@ class Ref:
         object.__setattr__(self, "values", values)
 
 
+def prepare(text: str) -> str:
+    """A text as its numbers are read: white space flattened, citations removed, "2.7×10²⁰" written "2.7e20"."""
+    return _plain(_CITATION.sub(" ", _powers(flat(text))))
+
+
+def _numbers_at(prepared: str) -> list[tuple[int, str, float, float]]:
+    """(start, as written, value, half a unit of its last digit) of each number of a prepared text."""
+    out = []
+    for m in _NUMBER.finditer(prepared):
+        (written, value, half), *_ = _deck_numbers(prepared[m.start() : m.end() + 7])  # with its "GFLOP", if any
+        if "," in written:  # "1,900": trailing zeros after a thousands separator are not significant (parse_shown)
+            shown = parse_shown(written)
+            half = float(shown.half_unit) * value / float(shown.number) if shown.number else half
+        out.append((m.start() + (len(m.group(0)) - len(m.group(0).lstrip())), written, value, half))
+    return out
+
+
+# any number where a passage had one (a passage whose numbers changed is still found, and its numbers checked)
+_ANY_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?[kKMBT]?"
+
+
 def check_page(texts: list[str], refs: list[Ref]) -> list[str]:
-    """Problems of a page's table ``refs`` against its ``texts``: a passage no text holds (the text changed), a
-    passage whose count of values is not its count of numbers, a number its reference does not print as, and
-    every number of the texts that no passage covers (with its context)."""
+    """Problems of a page's table ``refs`` against its ``texts``: a passage whose count of values is not its count
+    of numbers, a number its reference does not print as (also in a passage found again with other numbers), a
+    passage no text holds even with other numbers, and every number of the texts no passage covers (in context)."""
     problems = []
-    covered: list[Counter] = [Counter() for _ in texts]
+    prepared = [prepare(t) for t in texts]
+    covered: list[set[int]] = [set() for _ in texts]
     for ref in refs:
-        snippet = flat(ref.snippet)
-        found = [(i, t.count(snippet)) for i, t in enumerate(texts) if snippet in t]
-        if not found:
-            problems.append(f"passage not on the page (the text changed?): {ref.snippet!r}")
-            continue
-        nums = numbers(snippet)
+        snippet = prepare(ref.snippet)
+        nums = _numbers_at(snippet)
         values = ref.values * len(nums) if len(ref.values) == 1 and isinstance(ref.values[0], str) else ref.values
         if len(nums) != len(values):
-            problems.append(f"{ref.snippet!r}: {len(nums)} numbers {[n[0] for n in nums]}, {len(ref.values)} values")
+            problems.append(f"{ref.snippet!r}: {len(nums)} numbers {[n[1] for n in nums]}, {len(values)} values")
             continue
-        for (written, value, half), ref_value in zip(nums, values, strict=True):
-            if isinstance(ref_value, str):
-                continue
-            if "," in written:  # "1,900": trailing zeros after a thousands separator are not significant
-                half = float(parse_shown(written).half_unit) * value / float(parse_shown(written).number)
-            if not abs(ref_value - value) <= half + 1e-9 * max(abs(value), 1e-12):
-                problems.append(f"{ref.snippet!r}: {written} is printed, the reference gives {ref_value:.6g}")
-        for i, count in found:
-            for written, _, _ in nums:
-                covered[i][written] += count
-    for i, text in enumerate(texts):
-        left = Counter(w for w, _, _ in numbers(text)) - covered[i]
-        for written in left:
-            plain = _plain(_powers(text))
-            spots = [m.start() for m in re.finditer(rf"(?<![\w.,]){re.escape(written)}(?![\d]|[.,]\d)", plain)]
-            contexts = " | ".join(f"...{plain[max(0, at - 60) : at + len(written) + 30]}..." for at in spots)
-            problems.append(f"no reference or reason for {written!r} ({left[written]} of {len(spots)}): {contexts}")
+        pieces = re.split(_ANY_NUMBER, snippet) if nums else [snippet]
+        pattern = re.compile(_ANY_NUMBER.join(re.escape(p) for p in pieces) if len(pieces) == len(nums) + 1 else
+                             re.escape(snippet))  # fmt: skip
+        found = False
+        for i, text in enumerate(prepared):
+            for m in pattern.finditer(text):
+                found = True
+                here = _numbers_at(m.group(0))
+                if [w for _, w, _, _ in here] != [w for _, w, _, _ in nums] and len(here) == len(nums):
+                    where = f"{ref.snippet!r}, now {m.group(0)!r}"
+                else:
+                    where = repr(ref.snippet)
+                for (start, written, value, half), ref_value in zip(here, values, strict=False):
+                    covered[i].add(m.start() + start)
+                    if isinstance(ref_value, str):
+                        continue
+                    if not abs(ref_value - value) <= half + 1e-9 * max(abs(value), 1e-12):
+                        problems.append(f"{where}: {written} is printed, the reference gives {ref_value:.6g}")
+        if not found:
+            problems.append(f"passage not on the page (the text changed?): {ref.snippet!r}")
+    for i, text in enumerate(prepared):
+        for start, written, _, _ in _numbers_at(text):
+            if start not in covered[i]:
+                context = text[max(0, start - 60) : start + len(written) + 30]
+                problems.append(f"no reference or reason for {written!r} in: ...{context}...")
     return problems
