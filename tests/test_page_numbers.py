@@ -9,8 +9,11 @@ mistakes, captions: tests/page_numbers.py says which texts) at the page's defaul
     whole toy re-implemented (a trained model's output), the reason names the existing test that covers it.
 
 The tables are per page: ``Ref(passage, value or reason, ...)``, one value per number of the passage in order. A
-number of the page with neither fails the test with its page and context; a passage the page no longer holds fails
-too (the text changed: update the table).
+number of the page with neither fails the test with its page and context. A passage whose words stay but whose
+numbers changed is found again and its new numbers are checked against the same references ("0.882 is printed, the
+reference gives 0.880797"); a passage the page no longer holds at all fails too (the text changed: update the table).
+Numbers are read as tests/test_deck_numbers.py reads them; author-year citations and seed sections ("seed 002, A6.6",
+"001 §3.2") are not numbers of the lesson and are skipped.
 """
 
 from __future__ import annotations
