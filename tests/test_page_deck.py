@@ -265,3 +265,13 @@ def test_a_predict_first_slide_opens_its_controls_where_the_guess_goes() -> None
     assert [e.proto.expanded for e in asks.sidebar.expander] == [True]
     plain = open_page(PLAYER, {"deck": "lesson", "slide": "4"})
     assert [e.proto.expanded for e in plain.sidebar.expander] == [False]
+
+
+def test_a_predict_first_slide_shows_its_question_in_the_figure_not_a_notice_above_it() -> None:
+    """On a projector the figure must fit the first screen: the player leaves out the page's Predict-first notice,
+    whose question the held-back figure already shows."""
+    at = open_page(PLAYER, {"deck": "lesson", "slide": "1"})
+    assert not [i.value for i in at.info if "Predict first" in i.value]
+    (fig,) = [f for f in figures(at)][:1]
+    texts = " ".join(a.get("text", "") for a in fig["layout"].get("annotations", []))
+    assert "Predict first" in texts and "bottom of the U-curve" in texts

@@ -23,6 +23,8 @@ def test_predict_first_hides_then_reveals(open_page):
     page.wait_for_selector("text=Enter your guess in the sidebar", timeout=30_000)
     # the answer's slider steps leave the page (plotly redraws the chart a moment after the rerun ends)
     page.wait_for_function("document.querySelectorAll('g.slider-container').length === 0", timeout=15_000)
+    # and the answer's text with them: on a busy machine plotly's redraw can finish after the slider has gone
+    page.wait_for_function(f"() => !document.documentElement.outerHTML.includes('{TRUTH}')", timeout=15_000)
     assert TRUTH not in page.content()
     assert "predict_kl=true" in page.url
     assert page.get_by_text(HIDDEN_CAPTION).count() >= 1  # the quick check's answer is held back too
