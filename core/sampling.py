@@ -15,7 +15,8 @@ made from them:
 The kept logits are renormalised by a softmax. The order is each library's convention: Hugging Face transformers and
 vLLM temper first, then truncate (so does seed 002, A8.7, and the default here); llama.cpp's default chain tempers
 last. ``order="filters_first"`` truncates the T = 1 distribution and applies the temperature afterwards, which
-keeps a different set of tokens whenever T != 1 (the page shows the difference).
+can keep a different set of tokens when T != 1 with top-p or min-p (the page shows the difference); top-k alone
+keeps the same tokens and gives the same distribution in either order, since temperature keeps the ranking.
 
 Everything is torch and vectorised over rows: logits of shape (V,) or (B, V) give probabilities of that shape, on
 the device of the logits (array-like input goes to core's device). Also here: entropy and the effective number of

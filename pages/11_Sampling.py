@@ -86,8 +86,9 @@ what is sampled after renormalising):
 Order matters, and it is a convention of each library. Hugging Face transformers and vLLM temper first and
 truncate the tempered distribution (so does seed 002, A8.7); llama.cpp's default chain applies the temperature
 last, after top-k, top-p and min-p (ggml-org/llama.cpp issue 4091, 2023), an order some min-p users choose on
-purpose. Truncating first fixes the kept set at T = 1, so a high temperature can no longer widen the choice (the
-first preset: 20 tokens against 8).
+purpose. Truncating first fixes top-p's and min-p's kept set at T = 1, so a high temperature can no longer widen
+the choice (the first preset: 20 tokens against 8); top-k alone keeps the same k tokens and gives the same
+distribution in either order, since temperature keeps the ranking.
 
 The entropy H in nats (Shannon, 1948), and exp(H), the number of equally likely tokens with the same entropy (the
 branching-factor reading of perplexity in seed 003), say how open the choice is: 1 for greedy, V for uniform. On the

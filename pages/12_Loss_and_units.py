@@ -125,7 +125,9 @@ positions should restart per document (seed 002, A6.2; Krell et al., 2021). **Pa
 sequence wastes token slots; bucketing by length removes most of it without touching attention (seed 002, A8.11).
 The page's bucketing sorts all the sequences at once, so every batch holds one length range and the batches come in
 length order; a training sampler shuffles, then sorts only within mega-batches of several batches, which keeps
-most of the saving and the randomness (the group_by_length option of Hugging Face transformers does this).
+most of the saving and the randomness (the group_by_length option of Hugging Face transformers does this). It pads
+noticeably more than the full sort, though: on this page's 512 lengths in batches of 16, about 25% of the slots
+instead of 6%, against 68% unsorted.
 """
         )
 

@@ -158,10 +158,11 @@ Adam costs about 16 bytes each; the frozen base costs 2 bytes per parameter in b
 {qlora["nf4_bits"]:.3f} bits ({qlora["nf4_bytes"]:.3f} bytes) in QLoRA's NF4 with double
 quantisation: 4 bits per weight, an fp8 absmax per block of 64 weights (0.125 bits)
 and an fp32 constant per 256 blocks (0.002 bits)
-(Dettmers et al. 2023). Full fine-tuning needs 16 bytes per parameter. Activation memory stays largely the same
-(only frozen linears without an adapter can skip storing their inputs, since they need no weight gradient), and
-these estimates leave it out: the QLoRA preset's {qlora["total_gb"]:.1f} GB leaves
-{qlora["spare_gb"]:.1f} GB of a 48 GB GPU for them, so it fits only with gradient checkpointing
+(Dettmers et al. 2023). Full fine-tuning needs 16 bytes per parameter. Activation memory changes much less: only
+frozen linears without an adapter skip storing their inputs (they need no weight gradient), and a frozen norm gain
+skips storing the normalised activations its gradient would need. These estimates leave activations out: the QLoRA
+preset's {qlora["total_gb"]:.1f} GB ({qlora["total_gib"]:.1f} GiB) leaves about {qlora["spare_gib"]:.1f} GiB
+({qlora["spare_gb"]:.1f} GB) of a 48 GiB (“48 GB”) GPU for them, so it fits only with gradient checkpointing
 (which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et al. (2021) report, for GPT-3
 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint instead of 350 GB,
 and 25% faster training than full fine-tuning; those are their measurements, beside the 16-bytes-per-parameter
@@ -192,9 +193,11 @@ silences both for good. After training, merging W₀ + sBA gives the adapter pat
             number="Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable parameters (0.12%), 134 MB of training "
             "states against 112 GB for full fine-tuning; the frozen bf16 base is 14 GB.",
             trade_off="It saves optimizer memory, activation memory only modestly: frozen linears without an adapter "
-            "skip storing their inputs, which with q, k, v, o adapted spares mainly the MLP's, 27-31% of a "
-            "Llama-2-7B block's saved activations in bf16 depending on the norm's kernel (10-16% with every linear "
-            "adapted; LoRA dropout stores a dropped copy of each adapted input and takes most or all of it back). "
+            "skip storing their inputs, which with q, k, v, o adapted spares mainly the MLP's, about a quarter to a "
+            "third of a Llama-2-7B block's saved activations (bf16, a fused attention kernel; the share depends on "
+            "the RMSNorm implementation), under a fifth with every linear adapted. LoRA dropout stores a dropped copy "
+            "of each adapted input: with q, k, v, o adapted that roughly cancels the saving, and with every linear "
+            "adapted (QLoRA's recipe) LoRA stores more than full fine-tuning. "
             "Each matrix can change only by rank r: for a large domain shift full fine-tuning has more capacity (on "
             "code and math it learns updates of far higher rank), though LoRA forgets less of the base (Biderman et "
             "al. 2024). Hu et al. (2021) report for GPT-3 175B: 1.2 TB of training memory down to 350 GB, a 35 MB "

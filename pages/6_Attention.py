@@ -121,10 +121,11 @@ products of variance 1 each, so Var(q·k) = d_k (the argument of Vaswani et al. 
 satisfy it). Without a scale the rows turn one-hot as d_k grows (entropy falls towards 0, from its ceiling: log T
 for a row that sees T keys, log t for causal row t) and the softmax's gradient vanishes; 1/√d_k keeps the
 variance at 1.
-1/√d_model is the classic slip: with h heads it divides by √h too much, so the logits are √h too small at every
-step, not only at initialisation; the model can compensate only by growing the weights that make q and k until
-q·k is √h larger (W_Q and W_K by h^(1/4) each, or the gain of the norm in front of them: q·k is bilinear), and it
-trains slower and worse.
+1/√d_model is the classic slip: with h heads it divides by √h too much, so for any given weights the logits are
+√h smaller than intended, at every step and not only at initialisation. To compensate, the model must grow q·k by
+√h (W_Q and W_K by h^(1/4) each, or the gain of the norm in front of them: q·k is bilinear), so with
+hyperparameters tuned for 1/√d_k it usually trains worse. The scale is a convention tied to the parametrisation:
+μP uses 1/d_head on purpose (Yang et al. 2022).
 
 **Mask.** Adding −∞ before the softmax removes the future from the denominator. Multiplying by 0 afterwards leaves
 it there, so every row but the last (which sees every key) sums to less than 1, by a different amount per

@@ -197,8 +197,8 @@ def _saved_inputs(layer_fn, x):
 
 
 def test_a_frozen_linear_without_adapter_stores_no_input_an_adapted_one_does():
-    """'Activation memory stays largely the same (only frozen linears without an adapter can skip storing their
-    inputs)': autograd keeps x for a trainable or adapted linear, not for a frozen one."""
+    """'Activation memory changes much less: only frozen linears without an adapter skip storing their inputs':
+    autograd keeps x for a trainable or adapted linear, not for a frozen one."""
     g = torch.Generator().manual_seed(2)
     x = torch.randn(4, 8, generator=g, requires_grad=True)
     W = torch.randn(8, 8, generator=g)  # frozen
@@ -210,7 +210,9 @@ def test_a_frozen_linear_without_adapter_stores_no_input_an_adapted_one_does():
     assert any(s is x for s in adapted)
     cards = CARDS["lora-03"].text + CARDS["lora-04"].text
     assert "do not shrink at all" not in cards and "none in activations" not in cards
-    assert "largely the same" in CARDS["lora-03"].text and "modest ones in activations" in CARDS["lora-04"].text
+    assert "activation memory changes much less" in CARDS["lora-03"].text
+    assert "modest ones in activations" in CARDS["lora-04"].text
+    assert "Activation memory changes much less: only frozen linears" in _page("3_LoRA.py")
     assert "Activations are the same either way" not in _page("3_LoRA.py")
 
 
@@ -266,6 +268,51 @@ def test_bucketing_is_qualified():
     assert "sorts all the sequences at once" in text and "mega-batches" in text
 
 
+def _hf_length_grouped_order(lengths, batch_size, seed):
+    """Hugging Face transformers' get_length_grouped_indices (trainer_pt_utils), written out: a random permutation,
+    mega-batches of min(n // (4 B), 50) (at least 1) batches, each sorted by length, longest first, and the longest
+    sequence of all swapped to the front."""
+    import numpy as np
+
+    n = len(lengths)
+    mega = max(min(n // (batch_size * 4), 50), 1) * batch_size
+    perm = np.random.default_rng(seed).permutation(n)
+    megas = [sorted(perm[i : i + mega].tolist(), key=lambda j: -lengths[j]) for i in range(0, n, mega)]
+    top = max(range(len(megas)), key=lambda m: lengths[megas[m][0]])
+    megas[0][0], megas[top][0] = megas[top][0], megas[0][0]
+    return [j for m in megas for j in m]
+
+
+def test_mega_batch_bucketing_pads_25_percent_of_slots_against_the_full_sorts_6_and_68_unsorted():
+    """review3 N3: on the page's lengths (512 log-normal lengths, median 300, sigma 0.9, seed 0, batches of 16),
+    padding to each batch's longest wastes 68% of the slots in the given order, 6% after the full sort, and about
+    25% with Hugging Face's mega-batch sampler (mean over 200 shuffles; every shuffle between 20% and 30%)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)  # the page's lengths, drawn here, not by core
+    lengths = np.clip(np.round(rng.lognormal(math.log(300.0), 0.9, 512)), 1, 2048).astype(int)
+    B = 16
+
+    def waste(x):
+        slots = sum(int(x[i : i + B].max()) * len(x[i : i + B]) for i in range(0, len(x), B))
+        return 1 - int(x.sum()) / slots
+
+    wastes = [waste(lengths[_hf_length_grouped_order(lengths, B, s)]) for s in range(200)]
+    assert f"{waste(lengths):.0%}" == "68%" and f"{waste(np.sort(lengths)):.0%}" == "6%"
+    assert f"{np.mean(wastes):.0%}" == "25%" and 0.2 < min(wastes) and max(wastes) < 0.3
+    text = _page("12_Loss_and_units.py")
+    quoted = "on this page's 512 lengths in batches of 16, about 25% of the slots instead of 6%, against 68% unsorted"
+    assert quoted in text
+    from pages.views import loss_units as view
+
+    assert view.N_LENGTHS == 512 and view.SPEC.defaults().pad_batch == B  # the page's defaults the text quotes
+    import core.loss_units
+
+    doc = " ".join(core.loss_units.padding_waste.__doc__.split())
+    assert "save a little less" not in doc
+    assert "pads about 25% of the slots against the full sort's 6% (68% unsorted)" in doc
+
+
 # -------------------------------------------------------------------------------- sampling and decoding
 
 
@@ -315,6 +362,47 @@ def test_greedy_decoding_over_a_finite_context_cycles_without_any_self_reinforce
     assert start + period <= V**order
     tail = seq[start:]
     assert all(tail[i] == tail[i + period] for i in range(len(tail) - period))  # it repeats from there on
+
+
+def test_the_order_of_temperature_and_top_k_does_not_matter_that_of_top_p_does():
+    """review3 N2: temperature keeps the ranking, so top-k keeps the same k tokens in either order and softmax of the
+    kept logits over T is the same distribution; top-p's kept set depends on the order. Written out with torch."""
+    g = torch.Generator().manual_seed(6)
+    z, T, k, p_top = torch.randn(30, generator=g, dtype=torch.float64), 2.0, 5, 0.9
+
+    def top_k(logits):
+        kth = logits.topk(k).values[-1]
+        return logits.masked_fill(logits < kth, -math.inf)
+
+    def top_p(logits):
+        probs = logits.softmax(-1)
+        srt, idx = probs.sort(descending=True)
+        drop = srt.cumsum(-1) - srt >= p_top
+        return logits.masked_fill(torch.zeros_like(drop).scatter(-1, idx, drop), -math.inf)
+
+    torch.testing.assert_close(top_k(z / T).softmax(-1), (top_k(z) / T).softmax(-1))
+    kept_first, kept_last = (top_p(z / T) > -math.inf).sum(), (top_p(z) > -math.inf).sum()
+    assert kept_first > kept_last  # a high temperature widens top-p's set only when it comes first
+    card = CARDS["decoding-01"].answer.sentence
+    assert "top-k alone gives the same distribution in either order" in card and "Yes, for top-p and min-p" in card
+    assert "widen the kept set and tempering last" not in card
+    text = _page("11_Sampling.py")
+    assert "top-k alone keeps the same k tokens and gives the same distribution in either order" in text
+    import core.sampling
+
+    doc = " ".join(core.sampling.__doc__.split())
+    assert "whenever T != 1" not in doc and "can keep a different set of tokens when T != 1 with top-p or min-p" in doc
+
+
+def test_decoding_02_states_the_iid_acceptance_assumption_and_its_sum():
+    """review3 N4: (1 - a^(k+1))/(1 - a) is the expected count only if each drafted token is accepted independently
+    with probability a (Leviathan et al. 2023): the sum over accepted prefixes, sum_{i=0..k} a^i, with k = 4 drafts
+    and the target's own token at the end."""
+    a, k = Fraction(4, 5), 4
+    expected = sum(a**i for i in range(k + 1))
+    assert expected == (1 - a ** (k + 1)) / (1 - a) and _prints(float(expected), "3.36")
+    number = CARDS["decoding-02"].answer.number
+    assert "if each drafted token is accepted independently with probability a (Leviathan et al. 2023): 3.36" in number
 
 
 def test_the_core_docstring_states_the_order_as_a_convention_and_names_p_top():
@@ -398,6 +486,10 @@ def _llama_block_saved_bytes(weights, targets, norm, *, full=False, dropout=0.0,
     def rms(x, gain):
         if norm == "torch":
             return F.rms_norm(x, (h,), gain)
+        if norm == "hf":  # transformers' LlamaRMSNorm (eager): fp32 upcast, the gain times the result cast back
+            xf = x.to(torch.float32)
+            xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)
+            return gain * xf.to(x.dtype)
         return _FusedRMSNorm.apply(x) * gain if full else _FusedRMSNorm.apply(x)
 
     skip = {t.data_ptr() for t in [*weights.values(), *gains, *(t for ab in adapters.values() for t in ab)]}
@@ -419,28 +511,105 @@ def _llama_block_saved_bytes(weights, targets, norm, *, full=False, dropout=0.0,
     return sum(saved.values())
 
 
-def test_lora_saves_27_to_31_percent_of_a_blocks_activations_with_qkvo_and_10_to_16_with_every_linear():
-    """review2 N2, the LoRA page's interview trade-off: 'activation memory only modestly ... 27-31% of a Llama-2-7B
-    block's saved activations in bf16 depending on the norm's kernel (10-16% with every linear adapted; LoRA
-    dropout ... takes most or all of it back)'. Measured here with torch's saved-tensor hooks on a block of
-    Llama-2-7B's shape (h = 4096, d_ff = 11008, 32 heads), with torch's decomposed RMSNorm and a fused one."""
+def test_lora_saves_a_quarter_to_a_third_of_a_blocks_activations_with_qkvo_and_dropout_cancels_it():
+    """review2 N2, review3 M1, the LoRA page's interview trade-off: with q, k, v, o adapted, 'about a quarter to a
+    third of a Llama-2-7B block's saved activations (bf16, a fused attention kernel; the share depends on the RMSNorm
+    implementation), under a fifth with every linear adapted', and LoRA dropout 'roughly cancels the saving' with
+    q, k, v, o adapted and makes LoRA store 'more than full fine-tuning' with every linear adapted. Measured here
+    with torch's saved-tensor hooks on a block of Llama-2-7B's shape (h = 4096, d_ff = 11008, 32 heads, SDPA), with
+    three RMSNorms: torch's F.rms_norm, transformers' LlamaRMSNorm (fp32 upcast) and a fused one; dropout 0.05 and
+    0.1 (QLoRA's 0.1 at 7B)."""
     g = torch.Generator().manual_seed(4)
     shapes = {"q": (4096, 4096), "k": (4096, 4096), "v": (4096, 4096), "o": (4096, 4096)}
     shapes |= {"gate": (11008, 4096), "up": (11008, 4096), "down": (4096, 11008)}
     weights = {n: (0.02 * torch.randn(*s, generator=g)).to(torch.bfloat16) for n, s in shapes.items()}
     qkvo, every = list("qkvo"), list(shapes)
-    saving = {}
-    for norm in ("torch", "fused"):
+    for norm in ("torch", "hf", "fused"):
         full = _llama_block_saved_bytes(weights, [], norm, full=True)
-        saving[norm] = [1 - _llama_block_saved_bytes(weights, t, norm) / full for t in (qkvo, every)]
-    printed = sorted(round(100 * saving[n][0]) for n in saving), sorted(round(100 * saving[n][1]) for n in saving)
-    assert printed == ([27, 31], [10, 16]), saving
-    full = _llama_block_saved_bytes(weights, [], "torch", full=True)
-    with_dropout = [1 - _llama_block_saved_bytes(weights, t, "torch", dropout=0.1) / full for t in (qkvo, every)]
-    assert with_dropout[0] < saving["torch"][0] / 3 and with_dropout[1] <= 0  # most of it back; all of it back
+        saving = [1 - _llama_block_saved_bytes(weights, t, norm) / full for t in (qkvo, every)]
+        assert 0.245 <= saving[0] < 0.335, (norm, saving)  # about a quarter (24.5%) to a third (33.5%)
+        assert 0 < saving[1] < 0.2, (norm, saving)  # under a fifth
+        for p in (0.05, 0.1):
+            dropped = [1 - _llama_block_saved_bytes(weights, t, norm, dropout=p) / full for t in (qkvo, every)]
+            assert abs(dropped[0]) < 0.1, (norm, p, dropped)  # roughly cancels the saving
+            assert dropped[1] < 0, (norm, p, dropped)  # more than full fine-tuning
     text = _page("3_LoRA.py")
-    assert "hardly any activation memory" not in text
-    assert "27-31% of a Llama-2-7B block's saved activations in bf16" in text and "(10-16% with every" in text
+    assert "hardly any activation memory" not in text and "27-31%" not in text and "takes most or all" not in text
+    assert "about a quarter to a third of a Llama-2-7B block's saved activations (bf16, a fused attention kernel;" in (
+        text
+    )
+    assert "under a fifth with every linear adapted" in text and "roughly cancels the saving" in text
+    assert "LoRA stores more than full fine-tuning" in text
+
+
+def test_a_frozen_norm_gain_spares_the_normalised_activations_not_the_norms_input():
+    """review3 N6: with the gain frozen, an RMSNorm still stores its input (dx needs it); what it no longer stores
+    is the normalised activation the gain's own gradient would need. Counted with saved-tensor hooks."""
+    x = torch.randn(4, 64, dtype=torch.float64, requires_grad=True)
+    for trains_gain in (True, False):
+        gain = torch.ones(64, dtype=torch.float64, requires_grad=trains_gain)
+        saved = []
+
+        def pack(t, saved=saved):
+            saved.append(t)
+            return t
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            n = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+            _ = n * gain
+        assert any(t is x for t in saved)  # the norm's input is stored either way
+        assert any(t is n for t in saved) == trains_gain  # the normalised activation only for the gain's gradient
+    needle = (
+        "only frozen linears without an adapter skip storing their inputs (they need no weight gradient), and a "
+        "frozen norm gain skips storing the normalised activations its gradient would need"
+    )
+    assert needle in _page("3_LoRA.py") and any(needle in t for t in CARDS["lora-04"].traps)
+    assert "(and frozen norm weights) can skip storing their inputs" not in CARDS["lora-04"].text
+
+
+def test_lora_12s_trap_names_loss_terms_not_the_gradient():
+    """review3 N5: 97.6% is the share of loss terms (2,000 of 2,050), not of the gradient."""
+    assert f"{float(Fraction(2000, 2050)):.1%}" == "97.6%"
+    traps = " ".join(CARDS["lora-12"].traps)
+    assert "most of the gradient goes to" not in traps and "most of the loss terms (97.6% in the 2,000/50 example)" in (
+        traps
+    )
+
+
+def test_the_qlora_headroom_reads_the_48_gb_gpu_as_48_gib():
+    """review3 W1: the QLoRA paper's 'single 48GB GPU' (RTX A6000, A40, L40S) holds 48 GiB = 51.54e9 bytes. The
+    preset (LLaMA-65B in NF4 with double quantisation, r = 64 on every linear, 16 bytes per adapter parameter; the
+    plain reference of tests/card_references.py) needs 46.3 GB = 43.1 GiB and leaves 4.9 GiB = 5.2 GB, not 1.7 GB."""
+    from pages.views import lora as view
+    from tests import card_references as ref
+
+    total = ref.lora_memory("LLaMA-65B", ("q", "k", "v", "o", "gate", "up", "down"), 64, "lora_total_bytes", "nf4")
+    gpu = 48 * 2**30
+    shown = view.qlora_numbers()
+    assert _prints(total / 1e9, "46.3") and _prints(total / 2**30, "43.1")
+    assert _prints((gpu - total) / 2**30, "4.9") and _prints((gpu - total) / 1e9, "5.2")
+    assert (round(shown["spare_gib"], 1), round(shown["spare_gb"], 1)) == (4.9, 5.2)
+    text = _page("3_LoRA.py")
+    assert "of a 48 GiB (“48 GB”) GPU for them" in text and 'qlora["spare_gib"]:.1f} GiB' in text
+    assert "of a 48 GB GPU for them" not in text
+    assert _prints(80 * 2**30 / 1e9, "85.9")  # the GPU field's help: an "80 GB" GPU holds 80 GiB = 85.9 GB
+    assert "an “80 GB” GPU holds 80 GiB = 85.9 GB" in (view.SPEC["gpu_gb"].help or "")
+
+
+def test_the_memory_figure_draws_a_gpus_gb_as_gib_on_its_axis_of_10_to_the_9_bytes():
+    """review3 W1: viz.lora's GPU line for a "48 GB" GPU sits at 48 GiB = 51.5 GB on the figure's axis in 10^9
+    bytes, and at 85.9 for an "80 GB" one."""
+    from core import lora_memory
+    from viz.lora import lora_memory_figure
+
+    f = lora_memory.lora_memory(**lora_memory.PRESET_F)
+    for gpu, x in ((48, "51.5"), (80, "85.9")):
+        assert _prints(gpu * 2**30 / 1e9, x)
+        fig = lora_memory_figure({"LoRA": f}, gpu_gb=gpu)
+        (line,) = fig.layout.shapes
+        assert _prints(line.x0, x) and line.x0 == line.x1
+        assert any(f"{gpu} GiB = {x} GB" in (a.text or "") for a in fig.layout.annotations)
+        assert "10<sup>9</sup> bytes" in fig.layout.xaxis.title.text
 
 
 def test_the_logit_is_bilinear_so_q_and_k_must_grow_by_h_to_the_quarter_each():
@@ -457,9 +626,24 @@ def test_the_logit_is_bilinear_so_q_and_k_must_grow_by_h_to_the_quarter_each():
     assert (half, quarter) == (4.0, 2.0)
     card = CARDS["attention-08"].answer.sentence
     assert "growing W_Q and W_K by sqrt(h)" not in card
-    assert "W_Q and W_K by h^(1/4) each" in card and "q^T k must grow 4 times, each factor 2 times" in card
+    assert "W_Q and W_K by h^(1/4) each" in card and "with 16 heads q^T k 4 times, each factor 2 times" in card
     text = _page("6_Attention.py")
-    assert "q·k is √h larger (W_Q and W_K by h^(1/4) each, or the gain of the norm in front of them" in text
+    assert "must grow q·k by √h (W_Q and W_K by h^(1/4) each, or the gain of the norm in front of them" in text
+
+
+def test_the_wrong_scale_is_worse_only_for_hyperparameters_tuned_for_it_mup_uses_one_over_d_head():
+    """review3 N1: 'trains slower and worse' was stated as a law. It holds for hyperparameters tuned for 1/sqrt(d_k);
+    muP scales the logits by 1/d_head on purpose (Yang et al. 2022), which at d_head = h = 64 (d_model = 4096) is
+    exactly the 'buggy' 1/sqrt(d_model)."""
+    d_model, h = 4096, 64
+    d_head = d_model // h
+    assert 1 / d_head == 1 / math.sqrt(d_model)
+    card, text = CARDS["attention-08"], _page("6_Attention.py")
+    for t in (card.answer.sentence, text):
+        assert "trains slower and worse" not in t and "Yang et al. 2022" in t and "1/d_head on purpose" in t
+        assert "smaller than intended" in t and "usually trains worse" in t
+    assert "tuned for 1/sqrt(d_k)" in card.answer.sentence and "tuned for 1/√d_k" in text
+    assert "yes, worse, which" not in " ".join(card.follow_ups)
 
 
 def test_view_needs_compatible_strides_not_contiguity(layer):

@@ -244,7 +244,8 @@ def test_preset_qlora_65b_fits_one_48gb_gpu():
     total = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B).lora_total_bytes
     assert m["LoRA total"] == f"{total / 1e9:.1f} GB" and total < 48e9
     (fig,) = figures(at)
-    assert any(s.get("x0") == 48.0 for s in fig["layout"].get("shapes", []))  # the one-GPU line
+    # the one-GPU line: a "48 GB" GPU holds 48 GiB, drawn on the axis of 10^9 bytes
+    assert any(s.get("x0") == pytest.approx(48 * 2**30 / 1e9) for s in fig["layout"].get("shapes", []))
 
 
 @pytest.mark.parametrize(

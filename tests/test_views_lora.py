@@ -206,5 +206,7 @@ def test_the_tab_captions_and_qlora_numbers_are_facts(quick_training):
     qlora = out.facts["qlora"]
     assert qlora == view_of.figures(state, _opts()).facts["qlora"]  # whatever the tabs
     assert (round(qlora["nf4_bits"], 3), round(qlora["nf4_bytes"], 3)) == (4.127, 0.516)  # 4 + 8/64 + 32/(64·256)
-    assert qlora["total_gb"] + qlora["spare_gb"] == pytest.approx(48.0) and round(qlora["spare_gb"], 1) == 1.7
+    assert qlora["total_gb"] + qlora["spare_gb"] == pytest.approx(48 * 2**30 / 1e9)  # a "48 GB" GPU holds 48 GiB
+    assert qlora["total_gib"] + qlora["spare_gib"] == pytest.approx(48.0)
+    assert (round(qlora["spare_gib"], 1), round(qlora["spare_gb"], 1)) == (4.9, 5.2)
     assert view_of.profile_caption("flat") == "flat (no low-rank structure)"

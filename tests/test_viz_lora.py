@@ -218,7 +218,8 @@ def test_memory_figure_bars():
     assert list(base.x) == pytest.approx([0.0, 14.0, 7 * 4.127 / 8], rel=1e-4)  # NF4 + double quantisation
     assert adapter.x[1] == pytest.approx(0.134217728)
     assert "14.1 GB total" in fig.layout.annotations[0].text
-    assert any("24 GB" in (a.text or "") for a in fig.layout.annotations)
+    assert any("“24 GB” GPU: 24 GiB = 25.8 GB" in (a.text or "") for a in fig.layout.annotations)
+    assert fig.layout.shapes[0].x0 == pytest.approx(24 * 2**30 / 1e9)  # a GPU's "GB" are GiB
     with pytest.raises(ValueError):
         lora_memory_figure({})
 

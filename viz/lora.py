@@ -521,7 +521,9 @@ def lora_memory_figure(
 
     One horizontal bar per row: "full fine-tuning" (from the first configuration's N), then for each entry of
     ``configs`` the frozen base (blue) and the adapters' 16 bytes per trainable parameter (orange), stacked.
-    ``gpu_gb`` draws a vertical line at one GPU's memory. Activations are not included, and the figure says so.
+    ``gpu_gb`` draws a vertical line at one GPU's memory as the GPU is sold: its "GB" are GiB (an "80 GB" H100 holds
+    80 GiB), so the line sits at gpu_gb * 2**30 bytes on this axis of 10^9 bytes (85.9 for 80, 51.5 for 48).
+    Activations are not included, and the figure says so.
     """
     if not configs:
         raise ValueError("configs must hold at least one LoraMemory")
@@ -578,11 +580,12 @@ def lora_memory_figure(
     ]
     shapes: list[dict[str, Any]] = []
     if gpu_gb is not None:
+        gpu_x = gpu_gb * 2**30 / gb  # a GPU's "GB" are GiB
         shapes.append(
             {
                 "type": "line",
-                "x0": gpu_gb,
-                "x1": gpu_gb,
+                "x0": gpu_x,
+                "x1": gpu_x,
                 "xref": "x",
                 "y0": 0,
                 "y1": 1,
@@ -592,11 +595,11 @@ def lora_memory_figure(
         )
         annotations.append(  # below the bars' middles, where the totals are written
             {
-                "x": gpu_gb,
+                "x": gpu_x,
                 "xref": "x",
                 "y": 0,
                 "yref": "y domain",
-                "text": f"one {gpu_gb:g} GB GPU",
+                "text": f"one “{gpu_gb:g} GB” GPU: {gpu_gb:g} GiB = {gpu_x:,.1f} GB",
                 "showarrow": False,
                 "xanchor": "left",
                 "yanchor": "bottom",

@@ -77,7 +77,17 @@ SPEC = Spec(
         Field(
             "base", "Frozen base format", "choice", "bf16", choices=tuple(lora_memory.BASE_BYTES), widget="segmented"
         ),
-        Field("gpu_gb", "GPU memory line (GB)", "int", 80, lo=1, hi=1e4, step=8, aliases=("gpu",)),
+        Field(
+            "gpu_gb",
+            "GPU memory line (the GPU's “GB”, which are GiB)",
+            "int",
+            80,
+            lo=1,
+            hi=1e4,
+            step=8,
+            aliases=("gpu",),
+            help="As GPUs are sold: an “80 GB” GPU holds 80 GiB = 85.9 GB (10^9 bytes), and the line is drawn there.",
+        ),
         ask.switch("predict_lora"),
         ask.guess("guess_rank", "Your guess: the rank that keeps 90% of the energy", "int", 0, 4096),
     ),
@@ -206,7 +216,8 @@ def train(
 # ----------------------------------------------------------------------------------------------------------------
 # The view
 
-GPU_48GB = 48.0  # the QLoRA paper's single 48 GB GPU, in GB (10^9 bytes)
+# The QLoRA paper's "single 48GB GPU" (RTX A6000, A40, L40S) holds 48 GiB: a GPU's "GB" are GiB. In GB (10^9 bytes):
+GPU_48GB = 48 * 2**30 / 1e9
 
 
 def profile_caption(profile: str) -> str:
@@ -217,13 +228,17 @@ def profile_caption(profile: str) -> str:
 @functools.cache
 def qlora_numbers() -> dict[str, float]:
     """The explanation's NF4 and QLoRA numbers: NF4's bits and bytes per parameter, the QLoRA 65B preset's total
-    (base + adapter states, GB) and what it leaves of a 48 GB GPU for activations (GB)."""
-    total_gb = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B).lora_total_bytes / 1e9
+    (base + adapter states, in GB and GiB) and what it leaves of a "48 GB" GPU, which holds 48 GiB, for activations
+    (in GB and GiB)."""
+    total = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B).lora_total_bytes
+    spare = GPU_48GB * 1e9 - total
     return {
         "nf4_bits": lora_memory.NF4_BITS_PER_PARAM,
         "nf4_bytes": lora_memory.BASE_BYTES["nf4"],
-        "total_gb": total_gb,
-        "spare_gb": GPU_48GB - total_gb,
+        "total_gb": total / 1e9,
+        "total_gib": total / 2**30,
+        "spare_gb": spare / 1e9,
+        "spare_gib": spare / 2**30,
     }
 
 
