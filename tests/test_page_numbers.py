@@ -693,3 +693,23 @@ def test_a_planted_wrong_number_fails_with_its_context() -> None:
     assert len(problems) == 1 and "'93'" in problems[0] and "93 at Chinchilla's own budget" in problems[0]
     moved = SCALING_EXPLANATION.replace("wants 51", "asks for 51")
     assert any("passage not on the page" in p for p in check_page([moved], refs))
+
+
+def test_the_tests_named_as_covering_a_number_exist() -> None:
+    """A reason that hands a number to another test ("test_x.py::test_y", or a test of this file) names one that
+    exists, so that a renamed or removed test cannot leave a number unchecked."""
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    named = [
+        m.groups()
+        for refs in PAGES.values()
+        for r in refs
+        for v in r.values
+        if isinstance(v, str)
+        for m in re.finditer(r"(?:(test_\w+\.py)::)?(test_\w+)", v)
+    ]
+    assert named
+    for module, test in named:
+        source = (here / (module or Path(__file__).name)).read_text(encoding="utf-8")
+        assert re.search(rf"^def {test}\(", source, re.M), (module, test)
