@@ -199,6 +199,9 @@ def advantage_scale(rewards: Any, std: StdMode = "population", eps: float = 0.0)
 
         s = 1 / (std(r) + eps)   ("population" / "sample"),   s = 1   ("none"),   s = 0 for an all-equal group
 
+    The last is this module's convention: every r_i - mean(r) is 0 there, so the advantages are 0 whatever s is,
+    and with eps = 0 the scale 1 / (0 + 0) is undefined (implementations add a small eps to the std).
+
     This is how many times the advantages exceed the centred rewards: for nearly equal rewards (a tiny std) it
     runs into the thousands, and eps caps it at 1 / eps.
     """

@@ -103,6 +103,8 @@ def test_a_group_without_signal_gives_zeros_and_no_summary():
         assert view.facts["has_signal"] is False and view.facts["summary"] is None
         m = _readouts(view)
         assert m["Push up / down"] == "none" and m["Correct answers"] == "4 of 4"
+        scale = next(r for r in view.readouts if r.label.startswith("Scale"))
+        assert scale.value == "— (no signal)" and "undefined" in scale.help  # not "0": 1/(0 + 0) has no value
         group = view.tables["Group"]()
         assert all(np.all(group[f"advantage_{mode}"] == 0) for mode in ("population", "sample", "none"))
 
