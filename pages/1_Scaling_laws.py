@@ -117,7 +117,7 @@ approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curv
             "parameter, and the loss is fairly flat around it.",
             equation=r"C \approx 6ND,\qquad N_{\text{opt}} \approx \sqrt{C/120}",
             number="Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens by the "
-            "20-tokens rule (the published approach-3 fit drawn here says "
+            "20-tokens rule (Hoffmann et al.'s published approach-3 fit, the page's default, says "
             f"{fmt.count(optimum_N[2.73e20])} on {tpp[2.73e20]:.0f} tokens per parameter; its "
             "published constants are disputed, Besiroglu et al. 2024).",
             trade_off="Chinchilla counts only training compute. Llama 3 8B on 15T tokens (~1,900 tokens per parameter) "

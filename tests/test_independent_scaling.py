@@ -377,7 +377,13 @@ def test_review3_m1_recomputation_lowers_the_mfu_and_8nd_goes_with_the_hfu(page_
         assert "the share of peak FLOP/s the run achieves" not in text
     assert "attention scores at long context and recomputation" not in follow
     assert "activation recomputation (8N instead of 6N per token)" not in page_text
-    assert "(8ND instead of 6ND)" not in trade and "time from the MFU still divides 6ND" in trade
+    assert (
+        "(8ND instead of 6ND)" not in trade
+        and "time from the MFU divides the model's FLOPs, 6ND plus attention" in trade
+    )
+    # attention's FLOPs per token grow linearly with the context (PaLM's 12 L H Q T), per sequence quadratically
+    assert "per token grow linearly with the context length, per sequence quadratically" in trade
+    assert "sequence length squared" not in trade
 
 
 def test_review3_n1_one_budget_for_chinchilla_and_gopher(page_text):
