@@ -143,7 +143,8 @@ A6.3).
             "“The reward went up, so the model got better.” The reward is a proxy: watch the KL and a held-out "
             "evaluation as well (Gao et al., 2022).",
             "Expecting near-100% held-out accuracy: the labelers themselves disagree, so even the true rewards score "
-            "far below 100% on their labels; real reward models reach about 60-75% (seed 003, Q7).",
+            "far below 100% on their labels; real reward models reach about 60-75% (seed 003, Q7; Touvron et al., "
+            "2023, Table 7).",
             "Dropping the KL term because the reward model is “good enough”: its errors are exactly where the policy "
             "goes (seed 003, Q2; seed 002, A6.3).",
         ]

@@ -104,9 +104,13 @@ def test_a_group_without_signal_gives_zeros_and_no_summary():
         m = _readouts(view)
         assert m["Push up / down"] == "none" and m["Correct answers"] == "4 of 4"
         scale = next(r for r in view.readouts if r.label.startswith("Scale"))
-        assert scale.value == "— (no signal)" and "undefined" in scale.help  # not "0": 1/(0 + 0) has no value
+        assert scale.value == "— (no signal)"  # not "0": with a std, 1/(0 + 0) has no value
+        assert ("no division" in scale.help) if std == "none" else ("undefined" in scale.help)
         group = view.tables["Group"]()
         assert all(np.all(group[f"advantage_{mode}"] == 0) for mode in ("population", "sample", "none"))
+    with_signal = view_of.figures(_state(rewards="1,0,0,1,1,0,0,0", std="none"), Options(parts=frozenset()))
+    scale = next(r for r in with_signal.readouts if r.label.startswith("Scale"))
+    assert scale.value == "1" and "ε does not enter" in scale.help  # no division, so ε cannot cap anything
 
 
 def test_each_mode_and_eps_rescale_as_the_reference_says():

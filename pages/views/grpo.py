@@ -157,10 +157,18 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout(
             "Scale 1/(std + ε)" if std != "none" else "Scale (no std)",
             f"{v.scale:,.4g}" if s.has_signal else "— (no signal)",
-            "A_i = scale × (r_i − mean); ε caps the scale at 1/ε"
+            (
+                "A_i = scale × (r_i − mean); ε caps the scale at 1/ε"
+                if std != "none"
+                else "no division: A_i = r_i − mean, and ε does not enter"
+            )
             if s.has_signal
-            else "every r_i − mean is 0, so every advantage is 0 whatever the scale; with ε = 0 the scale 1/(0 + 0) "
-            "is undefined and the division 0/0, which this page sets to 0 (implementations add ε to the std)",
+            else (
+                "every r_i − mean is 0, so every advantage is 0 whatever the scale; with ε = 0 the scale 1/(0 + 0) "
+                "is undefined and the division 0/0, which this page sets to 0 (implementations add ε to the std)"
+                if std != "none"
+                else "every r_i − mean is 0, so every advantage is 0 (no division in this mode)"
+            ),
         ),
     ]
 
