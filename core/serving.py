@@ -103,7 +103,8 @@ class Step:
 
     @property
     def intensity(self) -> NDArray:
-        """FLOP per byte moved."""
+        """FLOP per byte moved, the KV cache counted once for the whole tensor-parallel group; a GPU that reads a
+        replicated cache (KV heads fewer than the GPUs, MLA's latent) sees less, as the step time counts."""
         return self.flops / self.bytes
 
 

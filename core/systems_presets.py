@@ -226,7 +226,7 @@ PRESETS: tuple[Preset, ...] = (
            {"total": (70.554e9, 0.005), "per_layer": (8.56e8, 0.005), "ffn_share_of_layer": (0.82, 0.01),
             "mha_total": (80e9, 0.01), "gqa_saving_vs_mha": (0.12, 0.05), "embedding_share": (0.03, 0.05),
             "attention_share": (0.17, 0.02), "ffn_share": (0.80, 0.01)}, _a10_02,
-           stated_text={"total": "70.6 in a follow-up; its grand total was lost in extraction",
+           stated_text={"total": "70.6B (in the follow-up's 9.4/70.6); its grand total was lost in extraction",
                         "per_layer": "≈ 8.56×10⁸", "mha_total": "about 80B"}),
     Preset("A10-03", "Activation memory per layer", "memory", "seed 002 A10-03; Korthikanti et al. 2022",
            {"model": "Llama-3-70B", "seq": 4096, "mbs": 1},

@@ -116,8 +116,9 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
         [
             "Counting only the weights: training needs about 16 bytes per parameter (Adam's moments and the fp32 "
             "master copy dominate), and activations on top (001 §3.2; 002 A10-09).",
-            "Mixing GB and GiB: an 80 GB card holds 80 GiB; reading it as 80×10⁹ bytes, or comparing GB of demand "
-            "with GiB of supply, is off by 7% (002 A10, its unit convention).",
+            "Mixing GB and GiB: an 80 GB card holds about 80 GiB (the seeds' reading; nvidia-smi shows 79.6 GiB); "
+            "reading it as 80×10⁹ bytes, or comparing GB of demand with GiB of supply, is off by 7% (002 A10, its "
+            "unit convention).",
             "Expecting pipeline parallelism to be free: with m micro-batches and p stages a share (p − 1)/(m + p − 1) "
             "of wall-clock idles; p = 8 needs m ≥ 63 to keep it at most 10% (002 A5.4, A10-10).",
             "Quoting the sparse peak (2:4 sparsity doubles the data sheet's number) or forgetting MFU when estimating "

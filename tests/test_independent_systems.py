@@ -588,7 +588,9 @@ def test_m2_review3_decode_intensity_help_says_attention_raises_it_at_small_batc
     # MLA: a 576-value latent per layer and token serves 128 heads of 192 + 128 dims: 2 x 128 x 320 / (576 x 2)
     _, mla = _readouts("A2.8-MoE")["Decode intensity, batch 16"]
     per_byte = 2 * DS["heads"] * (DS["nope"] + DS["rope"] + DS["v"]) / ((DS["kv_rank"] + DS["rope"]) * 2)
-    assert f"each cached latent serves all 128 query heads (MLA), {per_byte:,.3g} FLOP per cached byte" in mla
+    assert f"against its 576 cached values (rebuilding K and V from the latents not counted), {per_byte:,.3g} FLOP" in (
+        mla
+    )
 
 
 def test_review3_nits_conventions_units_and_stated_answers():
@@ -612,7 +614,7 @@ def test_review3_nits_conventions_units_and_stated_answers():
     assert "the whole input-embedding table counted, of which a token reads one row" in help_b1
     # N5: stated answers as the seeds write them, each the seed's own rounding of the exact value
     a02 = _memory_readouts("A10-02")["A10-02 · total"][1]
-    assert f"{N70 / 1e9:.1f}" == "70.6" and "the source states 70.6 in a follow-up;" in a02
+    assert f"{N70 / 1e9:.1f}" == "70.6" and "the source states 70.6B (in the follow-up's 9.4/70.6);" in a02
     assert f"{6 * 7e9 * 2e12 / 1e22:.1f}" == "8.4"
     assert "the source states 8.4×10²² (" in _memory_readouts("A10-05")["A10-05 · C 7B 2T"][1]
     a06 = _memory_readouts("A10-06")
@@ -634,3 +636,89 @@ def test_review3_nits_conventions_units_and_stated_answers():
     s08 = by_id["systems-08"].follow_ups[0]
     assert s08.index("'less than decode' (002 A8.9)") < s08.index("past about 295 tokens")
     assert "only running the matmuls in lower precision wins there" in s08
+
+
+# ---------------------------------------------------------------------------------------------------- review 4
+
+
+def test_w1_review4_mla_intensity_help_gives_the_pages_count_and_the_absorbed_kernels():
+    # A2.8-MoE: DeepSeek-V3 on 8 H200s, bf16 cache. A layer caches one latent of kv_rank + rope = 576 values per
+    # token (1,152 bytes). This page: 128 heads of multi-head attention over decompressed K (192) and V (128) dims.
+    # Absorbed kernels (FlashMLA): each head's query meets the 576-value latent (scores) and the 512-value latent
+    # (values): 2 x 128 x (576 + 512) FLOPs per 1,152 bytes, about 2 h_q (DeepSeek's FlashMLA deep-dive)
+    lat = DS["kv_rank"] + DS["rope"]
+    page_count = Fraction(2 * DS["heads"] * (DS["nope"] + DS["rope"] + DS["v"]), lat * 2)
+    absorbed = Fraction(2 * DS["heads"] * (lat + DS["kv_rank"]), lat * 2)
+    assert f"{float(page_count):.3g}" == "71.1" and f"{float(absorbed):.0f}" == "242"
+    assert 0.9 < absorbed / (2 * DS["heads"]) < 1  # "about 2 h_q"
+    _, mla = _readouts("A2.8-MoE")["Decode intensity, batch 16"]
+    assert "this page counts MLA's attention as multi-head attention over the decompressed K and V" in mla
+    assert f"2·128·(192 + 128) FLOPs per layer and cached token against its {lat} cached values" in mla
+    assert f"{float(page_count):.3g} FLOP per cached byte with bf16 values" in mla
+    assert (
+        f"each cached latent ({lat} values) meets all 128 query heads in latent space, 2·128·({lat} + 512) FLOPs "
+        f"per {lat * 2:,} bytes ≈ {float(absorbed):.0f} FLOP per cached byte with bf16 values (≈ 2 h_q in bf16, "
+        "DeepSeek's FlashMLA notes)"
+    ) in mla
+    # under TP 8 every GPU reads the whole latent for 128/8 heads
+    assert f"for its 128/8 = 16 heads: ≈ {float(absorbed) / 8:.0f} per byte it reads" in mla
+    assert "each cached latent serves all 128 query heads (MLA)" not in mla
+
+
+def test_m2_review4_intensity_help_says_the_cache_is_counted_once_for_the_group():
+    spec = serving_view.SPEC
+    view = serving_view.figures(spec.state({"srv_model": "Llama-3-70B", "srv_gpus": 16}), Options(parts=frozenset()))
+    help_text = next(r.help for r in view.readouts if r.label.startswith("Decode intensity"))
+    # 16 GPUs over 8 KV heads: each head on 16/8 GPUs, 16 ceil(8/16)/8 copies
+    copies = 16 * math.ceil(K70 / 16) // K70
+    assert f"with 16 GPUs over {K70} KV heads the group reads {copies} copies of the cache" in help_text
+    assert "This intensity counts the cache once for the group of 16 GPUs" in help_text
+    assert "its own intensity is lower" in help_text
+    _, mla = _readouts("A2.8-MoE")["Decode intensity, batch 16"]
+    assert "counts the cache once for the group of 8 GPUs; every GPU reads MLA's whole latent" in mla
+    # TP 4 divides the 8 KV heads: no replication, no such sentence
+    _, a07 = _readouts("A10-07")["Decode intensity, batch 16"]
+    assert "counts the cache once" not in a07
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_m1_review4_deepseeks_1_8x_is_quoted_only_at_k_1(k):
+    spec = serving_view.SPEC
+    name = next(n for n in spec.presets if n.startswith("A2.8-MoE:"))
+    view = serving_view.figures(spec.state({**spec.presets[name], "draft_k": k}), Options(parts=frozenset()))
+    help_text = next(r.help for r in view.readouts if r.label.startswith("Speculative speed-up"))
+    quoted = "report 1.8× the tokens per second with this draft at k = 1 (acceptance 85–90%)"
+    reuse = "DeepSeek's one MTP module drafts one token: k > 1 reuses it on its own drafts"
+    assert (quoted in help_text, reuse in help_text) == (k == 1, k > 1)
+
+
+def test_review4_nits():
+    cards, _ = load_cards(ROOT / "cards")
+    s01 = next(c for c in cards if c.id == "systems-01")
+    # N2: full checkpointing 8N/6N; selective recomputation redoes the attention core once: Llama-3-70B at 4,096
+    # tokens, 2 L N_h (d_qk + d_v) S extra against three forwards of 2 (N - V D - norms) + the same core
+    S = 4096
+    core_fl = 2 * L70 * NQ70 * 2 * H70 * S
+    forward = 2 * (N70 - V70 * D70 - (2 * L70 + 1) * D70) + core_fl
+    selective = 1 + core_fl / (3 * forward)
+    assert f"{selective:.2f}" == "1.02" and f"{float(Fraction(8, 6)):.4f}" == f"{4 / 3:.4f}"
+    assert (
+        "with full checkpointing HFU is about 4/3 of MFU, 8N/6N; with selective recomputation about 1.02×"
+        in s01.follow_ups[1]
+    )
+    # N3: nvidia-smi's 81,559 MiB total for an H100 80GB
+    page = (ROOT / "pages" / "7_Training_memory.py").read_text(encoding="utf-8")
+    flat = re.sub(r'"\s*\n\s*"', "", page)
+    assert f"an 80 GB card holds about 80 GiB (the seeds' reading; nvidia-smi shows {81559 / 1024:.1f} GiB)" in flat
+    # N4
+    viz = (ROOT / "viz" / "training_memory.py").read_text(encoding="utf-8")
+    assert "what nvidia-smi and" not in viz and "binary units, as nvidia-smi's MiB are" in viz
+    # N5: the bytes/param example follows the preset's ZeRO stage and data-parallel size (Rajbhandari et al. 2020)
+    for preset, text, value in (
+        ("A10-06", "16 (ZeRO-0 keeps a full copy on every replica)", 16.0),
+        ("A10-09", "16 → 2/16 + 2/16 + 12/16 = 1 with ZeRO-3 over 16", 16 / 16),
+        ("A10-10", "16 → 2 + 2 + 12/8 = 5.5 with ZeRO-1 over 8", 2 + 2 + 12 / 8),
+        ("A10-12", "16 → 2 + 2 + 12/32 = 4.38 with ZeRO-1 over 32", 2 + 2 + 12 / 32),
+    ):
+        shown, help_text = _memory_readouts(preset)["Bytes/param on this GPU"]
+        assert help_text.endswith(text) and shown == f"{value:.2f}", preset

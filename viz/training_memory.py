@@ -1,7 +1,7 @@
 """Figures of the training-memory page: per-GPU memory by component against the card, and the pipeline bubble.
 
 Builders take bytes and fractions that core.training_memory computed and only draw them. Memory is plotted in
-GiB (2^30 bytes, what nvidia-smi and "does it fit" use); the axis title says so, and the GB-vs-GiB trap draws the
+GiB (2^30 bytes: binary units, as nvidia-smi's MiB are); the axis title says so, and the GB-vs-GiB trap draws the
 card's label misread as decimal GB as a second, lower line.
 
 Figures are assembled as plain dicts through :func:`viz.style.figure`; every builder takes ``theme`` ("light" or

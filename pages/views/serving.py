@@ -232,7 +232,13 @@ def _moe_verify_note(
         "a plain step's)"
     )
     if spec.name == "DeepSeek-V3" and draft.name == DEEPSEEK_V3_MTP.name:
-        note += "; DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft"
+        note += (
+            "; DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft at k = 1 (acceptance 85–90%)"
+            if k == 1
+            else "; DeepSeek's one MTP module drafts one token: k > 1 reuses it on its own drafts, which DeepSeek-AI "
+            "2024 do not measure (their 1.8× is at k = 1, acceptance 85–90%), and the acceptance of the later "
+            "drafts would not stay at the first's"
+        )
     return note
 
 
@@ -372,12 +378,49 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         attn_per_byte = (
             2 * spec.layers * spec.n_heads * (spec.qk_head_dim + spec.v_dim) / kv_cache_bytes_per_token(spec, kvb)
         )
-        serves = (
-            f"each cached latent serves all {spec.n_heads} query heads (MLA)"
-            if spec.is_mla
-            else f"each cached value serves N/K = {spec.n_heads}/{spec.n_kv_heads} = "
-            f"{spec.n_heads // spec.n_kv_heads} query heads"
-        )
+        if spec.is_mla:
+            # absorbed projections (FlashMLA): per head and cached token, q·[latent; rope] and p·latent
+            lat = spec.kv_lora_rank + spec.qk_rope_dim
+            lat_bytes = lat * kvb
+            absorbed = 2 * spec.n_heads * (lat + spec.kv_lora_rank) / lat_bytes
+            serves = (
+                f"this page counts MLA's attention as multi-head attention over the decompressed K and V, "
+                f"2·{spec.n_heads}·({spec.qk_head_dim} + {spec.v_dim}) FLOPs per layer and cached token against "
+                f"its {lat} cached values (rebuilding K and V from the latents not counted)"
+            )
+            kernel = (
+                f". MLA decode kernels do more per byte: with the up-projections absorbed into the query and the "
+                f"output, each cached latent ({lat} values) meets all {spec.n_heads} query heads in latent space, "
+                f"2·{spec.n_heads}·({lat} + {spec.kv_lora_rank}) FLOPs per {lat_bytes:,.0f} bytes ≈ "
+                f"{absorbed:,.0f} FLOP per cached byte with {state.kvfmt} values (≈ 2 h_q in bf16, DeepSeek's "
+                "FlashMLA notes)"
+                + (
+                    f"; under tensor parallelism each GPU reads the whole latent for its {spec.n_heads}/{tp} = "
+                    f"{spec.n_heads / tp:g} heads: ≈ {absorbed / tp:,.0f} per byte it reads"
+                    if tp > 1
+                    else ""
+                )
+            )
+        else:
+            serves = (
+                f"each cached value serves N/K = {spec.n_heads}/{spec.n_kv_heads} = "
+                f"{spec.n_heads // spec.n_kv_heads} query heads"
+            )
+            kernel = ""
+        rep = serving.kv_replication(spec, tp)
+        if rep > 1:
+            group = (
+                f". This intensity counts the cache once for the group of {tp} GPUs; "
+                + (
+                    "every GPU reads MLA's whole latent"
+                    if spec.is_mla
+                    else f"with {tp} GPUs over {spec.n_kv_heads} KV heads the group reads {rep:g} copies of the cache"
+                )
+                + ", so each GPU reads more cache per FLOP and its own intensity is lower (the step time counts "
+                "those reads)"
+            )
+        else:
+            group = ""
         readouts += [
             Readout(
                 f"Decode intensity, batch {state.batch:,}",
@@ -396,7 +439,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"bytes and its attention in FLOPs: {serves}, {attn_per_byte:,.3g} FLOP per cached byte with "
                 f"{state.kvfmt} values at any batch, so a long context pulls the intensity toward "
                 f"{attn_per_byte:,.3g}: up where the weights alone give less (small batches), down where they give "
-                "more",
+                "more" + kernel + group,
             ),
             Readout(f"Prefill intensity, {state.prompt:,} tokens", f"{float(pre.intensity):,.0f} FLOP/B"),
         ]

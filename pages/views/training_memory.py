@@ -188,6 +188,18 @@ def _activation_formula(recompute: str, flash: bool) -> str:
     return "s b h (34/t + 5 a s/(h t))"
 
 
+def _zero_example(recipe: training_memory.Recipe, zero: int, dp: int) -> str:
+    """The bytes/param arithmetic of this ZeRO stage over this many data-parallel replicas (Rajbhandari et al. 2020:
+    stage 1 shards the optimizer states, 2 also the gradients, 3 also the weights)."""
+    parts = (recipe.weights, recipe.gradients, recipe.optimizer)
+    if zero == 0 or dp == 1:
+        why = "ZeRO-0 keeps a full copy on every replica" if zero == 0 else "one replica leaves nothing to shard over"
+        return f"{recipe.total:g} ({why})"
+    terms = [f"{b:g}/{dp}" if zero >= stage else f"{b:g}" for b, stage in zip(parts, (3, 2, 1), strict=True)]
+    value = sum(b / dp if zero >= stage else b for b, stage in zip(parts, (3, 2, 1), strict=True))
+    return f"{recipe.total:g} → {' + '.join(terms)} = {value:.3g} with ZeRO-{zero} over {dp}"
+
+
 def figures(state: State, options: Options = DEFAULT) -> View:
     """The per-GPU memory of ZeRO stages 0-3 (``main``), the pipeline bubble (``bubble``), readouts, problems."""
     view = View()
@@ -279,7 +291,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(
                 "Bytes/param on this GPU",
                 f"{states / (n_total / (state.tp * state.pp)):.2f}",
-                "model states / the parameters this GPU computes with (16 → 4 + 12/8 = 5.5 with ZeRO-1 over 8)",
+                "model states / the parameters this GPU computes with: " + _zero_example(recipe, state.zero, state.dp),
             ),
             Readout(
                 "Activations per GPU",
