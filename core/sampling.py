@@ -155,8 +155,9 @@ def sample_filter(
 
     logits: (V,) or (B, V), a tensor (its device is kept) or array-like (sent to core's device); -inf marks a
     banned token. temperature = 0 is greedy: a one-hot row at the argmax (the first one on ties). None (or
-    top_p = 1, min_p = 0) switches a truncation off. order: "temperature_first" (Hugging Face's and vLLM's order:
-    divide by T, then top-k -> top-p -> min-p on the tempered distribution) or "filters_first" (truncate
+    top_p = 1, min_p = 0) switches a truncation off. order: "temperature_first" (divide by T, then top-k -> top-p ->
+    min-p on the tempered distribution: Hugging Face's order; vLLM also tempers first, but its V1 sampler applies
+    min-p before top-k and top-p) or "filters_first" (truncate
     softmax(z), then temper the kept logits; llama.cpp's default chain tempers last). Returns probabilities of the
     logits' shape; dropped tokens are exactly 0. Raises ValueError for T < 0, top_k < 1, top_p outside (0, 1],
     min_p outside [0, 1], NaN or empty logits.

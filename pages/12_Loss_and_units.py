@@ -71,7 +71,8 @@ def _body(page: Page) -> None:
                 )
             else:
                 st.caption(
-                    "One example: the prompt's tokens, then the response's. Colour: each token's share of the loss. "
+                    "One example: the prompt's tokens, then the response's. Colour: each token's weight in the loss "
+                    "(its share of the loss if every token's loss is the same). "
                     "Add a second example to see padding and the two ways of averaging over a batch."
                 )
     if tabs["Packing"].open:

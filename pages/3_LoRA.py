@@ -161,11 +161,12 @@ and an fp32 constant per 256 blocks (0.002 bits)
 (Dettmers et al. 2023). Full fine-tuning needs 16 bytes per parameter. Activation memory changes much less: only
 frozen linears without an adapter skip storing their inputs (they need no weight gradient), and a frozen norm gain
 skips storing the normalised activations its gradient would need. These estimates leave activations out: the QLoRA
-preset's {qlora["total_gb"]:.1f} GB ({qlora["total_gib"]:.1f} GiB) leaves about {qlora["spare_gib"]:.1f} GiB
-({qlora["spare_gb"]:.1f} GB) of a 48 GiB (“48 GB”) GPU for them, so it fits only with gradient checkpointing
-(which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et al. (2021) report, for GPT-3
-175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint instead of 350 GB,
-and 25% faster training than full fine-tuning; those are their measurements, beside the 16-bytes-per-parameter
+preset's {qlora["total_gb"]:.1f} GB ({qlora["total_gib"]:.1f} GiB) leaves at most about {qlora["spare_gib"]:.1f}
+GiB ({qlora["spare_gb"]:.1f} GB) of a 48 GiB (“48 GB”) GPU for them, and under 2 GiB with ECC on, which reserves part
+of the memory (data-centre cards such as the A40 and L40S then report about 45 GiB). So it fits only with gradient
+checkpointing (which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et al. (2021) report,
+for GPT-3 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint instead of
+350 GB, and 25% faster training than full fine-tuning; those are their measurements, beside the 16-bytes-per-parameter
 estimate used here.
 
 **Initialisation traps.** A small LoRA layer is fitted to a low-rank target from the same frozen W₀. With B = 0

@@ -577,7 +577,7 @@ def test_lora_12s_trap_names_loss_terms_not_the_gradient():
 
 
 def test_the_qlora_headroom_reads_the_48_gb_gpu_as_48_gib():
-    """review3 W1: the QLoRA paper's 'single 48GB GPU' (RTX A6000, A40, L40S) holds 48 GiB = 51.54e9 bytes. The
+    """review3 W1: the QLoRA paper's 'single 48GB GPU' (RTX A6000, A40, L40S) has 48 GiB = 51.54e9 bytes. The
     preset (LLaMA-65B in NF4 with double quantisation, r = 64 on every linear, 16 bytes per adapter parameter; the
     plain reference of tests/card_references.py) needs 46.3 GB = 43.1 GiB and leaves 4.9 GiB = 5.2 GB, not 1.7 GB."""
     from pages.views import lora as view
@@ -594,6 +594,29 @@ def test_the_qlora_headroom_reads_the_48_gb_gpu_as_48_gib():
     assert "of a 48 GB GPU for them" not in text
     assert _prints(80 * 2**30 / 1e9, "85.9")  # the GPU field's help: an "80 GB" GPU holds 80 GiB = 85.9 GB
     assert "an “80 GB” GPU holds 80 GiB = 85.9 GB" in (view.SPEC["gpu_gb"].help or "")
+
+
+def test_the_qlora_headroom_is_at_most_4_9_gib_and_under_2_with_ecc_on():
+    """review4 M1: 4.9 GiB is what a 48 GiB card leaves at most. With ECC on, which reserves part of GDDR6 memory, an
+    A40 or L40S reports 46,068 MiB (nvidia-smi; e.g. akash-network/provider-configs PR 99 for the L40S), about
+    45 GiB, so the same preset leaves under 2 GiB (1.85), before the CUDA context."""
+    from tests import card_references as ref
+
+    total = ref.lora_memory("LLaMA-65B", ("q", "k", "v", "o", "gate", "up", "down"), 64, "lora_total_bytes", "nf4")
+    ecc = 46068 * 2**20  # bytes an A40 or L40S reports with ECC on
+    assert _prints(ecc / 2**30, "45") and 0 < ecc < 48 * 2**30
+    assert 1.5 < (ecc - total) / 2**30 < 2 and (45 * 2**30 - total) / 2**30 < 2
+    text = _page("3_LoRA.py")
+    assert "leaves at most about {" in text and "leaves about {" not in text
+    assert "GPU for them, and under 2 GiB with ECC on, which reserves part of the memory" in text
+    assert "data-centre cards such as the A40 and L40S then report about 45 GiB). So it fits only with gradient" in (
+        text
+    )
+    from pages.views import lora as view
+
+    source = (ROOT / "pages" / "views" / "lora.py").read_text(encoding="utf-8")
+    assert "holds 48 GiB physical" in source and "46,068 MiB, about 45 GiB usable" in source
+    assert view.GPU_48GB == 48 * 2**30 / 1e9
 
 
 def test_the_memory_figure_draws_a_gpus_gb_as_gib_on_its_axis_of_10_to_the_9_bytes():
@@ -628,7 +651,7 @@ def test_the_logit_is_bilinear_so_q_and_k_must_grow_by_h_to_the_quarter_each():
     assert "growing W_Q and W_K by sqrt(h)" not in card
     assert "W_Q and W_K by h^(1/4) each" in card and "with 16 heads q^T k 4 times, each factor 2 times" in card
     text = _page("6_Attention.py")
-    assert "must grow q·k by √h (W_Q and W_K by h^(1/4) each, or the gain of the norm in front of them" in text
+    assert "must grow q·k by √h (q·k is bilinear: W_Q and W_K by h^(1/4) each, or the gains of a QK-norm" in text
 
 
 def test_the_wrong_scale_is_worse_only_for_hyperparameters_tuned_for_it_mup_uses_one_over_d_head():
@@ -684,3 +707,100 @@ def test_ascending_sort_is_the_least_padding_only_when_the_batch_size_divides_th
     doc = " ".join(core.loss_units.padding_waste.__doc__.split())
     assert "When batch_size divides the number of sequences, that is the most bucketing can save" in doc
     assert "the ascending sort pads 9 slots" in doc and "[10, 10], [1, 1], [1] pad none" in doc
+
+
+# ---------------------------------------------------------------------------------------------------- review 4
+
+
+def _keep_top_p(p: torch.Tensor, p_top: float) -> torch.Tensor:
+    """Plain top-p on sorted-descending probabilities: drop a token when the mass before it already reaches p_top."""
+    before = torch.cumsum(p, 0) - p
+    kept = torch.where(before >= p_top, torch.zeros_like(p), p)
+    return kept / kept.sum()
+
+
+def _keep_min_p(p: torch.Tensor, min_p: float) -> torch.Tensor:
+    kept = torch.where(p >= min_p * p.max(), p, torch.zeros_like(p))
+    return kept / kept.sum()
+
+
+def test_min_p_before_top_p_keeps_a_different_set_and_the_docstring_says_vllm_v1_does_so():
+    """review4 N1: vLLM's V1 sampler tempers, then applies min-p, then top-k/top-p; Hugging Face applies min-p after
+    top-p. With p = (0.5, 0.3, 0.2), min_p = 0.5 and p_top = 0.6, min-p first keeps 1 token, top-p first keeps 2."""
+    p = torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64)
+    min_p_first = _keep_top_p(_keep_min_p(p, 0.5), 0.6)
+    top_p_first = _keep_min_p(_keep_top_p(p, 0.6), 0.5)
+    assert int((min_p_first > 0).sum()) == 1 and int((top_p_first > 0).sum()) == 2
+    import core.sampling
+
+    doc = " ".join(core.sampling.sample_filter.__doc__.split())
+    assert "Hugging Face's and vLLM's order" not in doc
+    assert "Hugging Face's order; vLLM also tempers first, but its V1 sampler applies min-p before top-k and top-p" in (
+        doc
+    )
+
+
+def test_the_norm_gain_grows_q_k_but_also_scales_v_a_qk_norm_gain_only_q_k():
+    """review4 N2: raising the gain of the norm in front of attention by c = h^(1/4) grows q.k by c^2 = sqrt(h) but
+    also scales v (and the attention output) by c; the gains of a QK-norm scale only q and k."""
+    g = torch.Generator().manual_seed(7)
+    h, n, d = 16, 5, 32
+    c = h**0.25
+    x = torch.randn(n, 64, generator=g, dtype=torch.float64)
+    gain = torch.rand(64, generator=g, dtype=torch.float64) + 0.5
+    Wq, Wk, Wv = (torch.randn(64, d, generator=g, dtype=torch.float64) for _ in range(3))
+
+    def qkv(gain_in: torch.Tensor, gq: float = 1.0, gk: float = 1.0):
+        xn = x / x.pow(2).mean(-1, keepdim=True).sqrt() * gain_in  # RMSNorm with gain
+        return gq * (xn @ Wq), gk * (xn @ Wk), xn @ Wv
+
+    q, k, v = qkv(gain)
+    q2, k2, v2 = qkv(c * gain)  # the pre-attention norm's gain
+    torch.testing.assert_close(q2 @ k2.T, h**0.5 * (q @ k.T))
+    torch.testing.assert_close(v2, c * v)
+    q3, k3, v3 = qkv(gain, c, c)  # QK-norm-style gains on q and k only
+    torch.testing.assert_close(q3 @ k3.T, h**0.5 * (q @ k.T))
+    torch.testing.assert_close(v3, v)
+    text = _page("6_Attention.py")
+    assert "the gain of the norm in front of them: q·k is bilinear" not in text
+    assert "raising the gain of the norm in front of attention also scales v by h^(1/4), which W_V or W_O must" in text
+    card = CARDS["attention-08"].answer.sentence
+    assert "or the gain of the norm in front of them;" not in card
+    assert "raising the gain of the norm in front of attention instead also scales v by h^(1/4)" in card
+    assert "the gains of a QK-norm, Dehghani et al. 2023" in card
+
+
+def test_plain_attention_keeps_the_probabilities_a_second_score_sized_tensor_for_backward():
+    """review4 N3: 8 GiB is the score tensor alone (8 * 32 * 4096^2 entries * 2 bytes); the softmax's output is a
+    second tensor of that size, and autograd saves it for the backward pass."""
+    entries = 8 * 32 * 4096**2
+    assert entries * 2 == 8 * 2**30
+    B, h, T, d = 2, 3, 5, 4
+    g = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(B, h, T, d, generator=g, requires_grad=True) for _ in range(3))
+    saved = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: saved.append(t) or t, lambda t: t):
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d)
+        mask = torch.ones(T, T, dtype=torch.bool).triu(1)
+        probs = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
+        (probs @ v).sum().backward()
+    assert any(t.shape == (B, h, T, T) and t.data_ptr() == probs.data_ptr() for t in saved)
+    assert probs.data_ptr() != scores.data_ptr()  # two score-sized tensors at the softmax
+    number = CARDS["attention-10"].answer.number
+    assert "8 GiB in bf16 for the score tensor alone" in number and "for one layer" not in number
+    assert "the softmax's output is a second tensor of that size, which training keeps for the backward pass" in number
+
+
+def test_the_sft_strips_colour_is_each_tokens_weight_in_the_loss():
+    """review4 N4: the strip's colour is w_t; it is a token's share of the loss only if every token's loss is equal.
+    With losses (1, 3) and weights (1/2, 1/2) the weights are 1/2 each but the shares are 1/4 and 3/4."""
+    w, loss = [Fraction(1, 2), Fraction(1, 2)], [1, 3]
+    total = sum(wi * li for wi, li in zip(w, loss, strict=True))
+    assert [wi * li / total for wi, li in zip(w, loss, strict=True)] == [Fraction(1, 4), Fraction(3, 4)]
+    text = _page("12_Loss_and_units.py")
+    assert "Colour: each token's share of the loss." not in text
+    assert "Colour: each token's weight in the loss (its share of the loss if every token's loss is the same)." in text
+    from viz.loss_units import sft_mask_figure
+
+    doc = " ".join(sft_mask_figure.__doc__.split())
+    assert "colour = the token's weight in the loss (its share of the loss if every token's loss is the same)" in doc

@@ -86,7 +86,8 @@ def tokenizer_units_figure(
 def sft_mask_figure(
     weights: SftWeights, *, height: int = 260, theme: str = "light", presenter: bool = False
 ) -> go.Figure:
-    """Each example (row) as a strip of tokens: colour = the token's share of the loss; hover says its role."""
+    """Each example (row) as a strip of tokens: colour = the token's weight in the loss (its share
+    of the loss if every token's loss is the same); hover says its role."""
     w = weights.weights
     role = np.where(weights.is_pad, "padding", np.where(weights.is_prompt, "prompt", "response"))
     data = [
