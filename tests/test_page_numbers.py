@@ -97,7 +97,7 @@ SCALING = [
     Ref("put the optimum near 20 tokens per parameter", "the rule of thumb (Hoffmann et al. 2022)"),
     Ref("Eight H100s for a day at 40% MFU give 2.7×10²⁰ FLOPs: about a 1.5B model on 30B tokens by the 20-tokens rule",
         GIVEN, ref.hardware_flops(8, 24, H100_PEAK, 0.4), ref.rule_n(2.7e20), ref.rule_d(2.7e20), "the rule's 20"),
-    Ref("(the published approach-3 fit drawn here says 1.01B on 44 tokens per parameter",
+    Ref("(Hoffmann et al.'s published approach-3 fit, the page's default, says 1.01B on 44 tokens per parameter",
         NAME, ref.n_opt(2.7e20, H), ref.tokens_per_param_opt(2.7e20, H)),  # at the budget the sentence states
     Ref("Llama 3 8B on 15T tokens (~1,900 tokens per parameter)", NAME, NAME, GIVEN, 15e12 / 8e9),
     Ref("with 50% of its compute under Hoffmann's fit (18% under Epoch's)",
@@ -380,8 +380,9 @@ TRAINING_MEMORY = [
         "ZeRO-3's 1.5x communication volume (Rajbhandari et al. 2020, section 7)", "the paper's section"),
     Ref("or 8-bit Adam (Dettmers et al. 2022)", NAME),
     Ref("training needs about 16 bytes per parameter", 2 * BF16 + ADAM),
-    Ref("an 80 GB card holds 80 GiB; reading it as 80×10⁹ bytes, or comparing GB of demand with GiB of supply, is off "
-        "by 7% (002 A10, its unit convention)", GIVEN, GIVEN, GIVEN, GB_TRAP_PCT),
+    Ref("an 80 GB card holds about 80 GiB (the seeds' reading; nvidia-smi shows 79.6 GiB); reading it as 80×10⁹ "
+        "bytes, or comparing GB of demand with GiB of supply, is off by 7% (002 A10, its unit convention)", GIVEN,
+        GIVEN, NVIDIA_SMI_H100_MIB / 1024, GIVEN, GB_TRAP_PCT),
     Ref("a share (p − 1)/(m + p − 1) of wall-clock idles; p = 8 needs m ≥ 63 to keep it at most 10% (002 A5.4, A10-10)",
         FORMULA, FORMULA, GIVEN, next(m for m in range(1, 1000) if (8 - 1) / (m + 8 - 1) <= 0.1), GIVEN),
     Ref("(2:4 sparsity doubles", NAME),
