@@ -16,6 +16,7 @@ from pages.views import Options
 from pages.views import schedules as view_of
 from study.cards import load_cards
 from tests.apptest import explanation, no_exception, opened
+from tests.test_content_schedules import _loss as _loss_curve
 
 CARDS = {c.id: c for c in load_cards(Path(__file__).resolve().parents[1] / "cards")[0]}
 
@@ -106,17 +107,9 @@ def test_the_1sqrt_cooldown_is_hageles_not_its_mirror():
 
 
 def _loss(lr) -> float:
-    """The end of L(s) = L0 + A S1^-alpha - C S2 (Tissue et al. 2024) by a plain loop: S1 the summed LR, S2 the summed
-    momentum of its drops, m_i = lambda m_(i-1) + (eta_(i-1) - eta_i); the page's constants are data, read from core."""
-    M = schedules.DEFAULT_LOSS_MODEL
-    S1 = S2 = m = 0.0
-    prev = lr[0]
-    for eta in lr:
-        S1 += eta
-        m = M.lam * m + (prev - eta)
-        S2 += m
-        prev = eta
-    return M.L0 + M.A * S1 ** (-M.alpha) - M.C * S2
+    """The end of L(s) = L0 + A S1^-alpha - C S2 (Tissue et al. 2024), by the plain loop of
+    tests/test_content_schedules.py (S1 the summed LR, S2 the summed momentum of its drops; not core)."""
+    return _loss_curve(list(lr))[-1]
 
 
 def test_the_page_offers_the_1sqrt_shape_with_its_formula():
@@ -159,17 +152,8 @@ def test_card_scaling15_gives_the_measured_finding_and_large_not_huge():
 
 
 def _curve(lr) -> np.ndarray:
-    """The whole modelled loss curve L(1..s) by the same plain loop as _loss."""
-    M = schedules.DEFAULT_LOSS_MODEL
-    S1 = S2 = m = 0.0
-    prev, out = lr[0], []
-    for eta in lr:
-        S1 += eta
-        m = M.lam * m + (prev - eta)
-        S2 += m
-        prev = eta
-        out.append(M.L0 + M.A * S1 ** (-M.alpha) - M.C * S2)
-    return np.array(out)
+    """The whole modelled loss curve L(1..s), by the plain loop of tests/test_content_schedules.py (not core)."""
+    return np.array(_loss_curve(list(lr)))
 
 
 def test_the_page_defines_u_where_it_gives_the_1sqrt_formula(explain):
