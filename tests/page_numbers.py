@@ -6,6 +6,7 @@ The texts: every markdown, LaTeX and caption element and every notice (info, war
 in the main area and the sidebar (the takeaway, the equation, the explanation in its expander, the quick check and
 its answer, the interview answer, the common mistakes, captions under figures and controls). Not read: widget values
 and labels, and readouts (st.metric), which are computed live and checked by the pages' own tests.
+The controls' static texts (labels, help texts, preset names) are read from the page's SPEC by ``control_texts``.
 """
 
 from __future__ import annotations
@@ -55,6 +56,21 @@ def page_texts(page: str) -> list[str]:
             if isinstance(value, str) and value.strip() and not FRAME_TEXTS.match(value.strip()):
                 out.append(flat(value))
     return out
+
+
+def control_texts(spec: object) -> list[str]:
+    """The static texts of a page's controls, read from its ``SPEC`` (pages/views/state.py) without running it: each
+    field's label and help, the strings among its further widget arguments (a placeholder, the captions of its
+    options), and each preset's name. Not read: the options themselves (values the learner picks) and texts a view
+    writes at run time. Each text is prefixed with where it sits ("n help: 1 to 100,000", "preset: Greedy: T = 0"),
+    so that a table's passage can say which control's "0 to 1" it means."""
+    out = []
+    for f in spec.fields:
+        strings = [("label", f.label), ("help", f.help)]
+        for _, value in f.extra:
+            strings += [("extra", v) for v in (value if isinstance(value, tuple | list) else [value])]
+        out += [f"{f.name} {where}: {flat(t)}" for where, t in strings if isinstance(t, str) and t.strip()]
+    return out + [f"preset: {flat(name)}" for name in spec.presets]
 
 
 def flat(text: str) -> str:

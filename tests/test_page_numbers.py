@@ -14,6 +14,10 @@ numbers changed is found again and its new numbers are checked against the same 
 reference gives 0.880797"); a passage the page no longer holds at all fails too (the text changed: update the table).
 Numbers are read as tests/test_deck_numbers.py reads them; author-year citations and seed sections ("seed 002, A6.6",
 "001 §3.2") are not numbers of the lesson and are skipped.
+
+The controls' static texts (each field's label and help, its options' captions, each preset's name), read from the
+page's SPEC without running it, are checked the same way against the tables of CONTROLS: a preset's name against the
+values the preset sets (or a formula of them), a range a help states against the field's bounds.
 """
 
 from __future__ import annotations
@@ -26,10 +30,24 @@ import pytest
 import torch
 from scipy import optimize, special, stats
 
+from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control accepts (a range bound)
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
+from pages.views import attention as v_attention
+from pages.views import evaluation as v_evaluation
+from pages.views import grpo as v_grpo
+from pages.views import kl_leash as v_kl_leash
+from pages.views import lora as v_lora
+from pages.views import loss_units as v_loss_units
+from pages.views import ppo as v_ppo
+from pages.views import reward_model as v_reward_model
+from pages.views import sampling as v_sampling
+from pages.views import scaling as v_scaling
+from pages.views import schedules as v_schedules
+from pages.views import serving as v_serving
+from pages.views import training_memory as v_training_memory
 from tests import card_references as ref
 from tests.apptest import opened
-from tests.page_numbers import Ref, check_page, page_texts
+from tests.page_numbers import Ref, check_page, control_texts, page_texts
 
 # ------------------------------------------------------------------------------------------------- shared reasons
 CITE = "a source's own number, cited beside it"
@@ -111,7 +129,7 @@ SCALING = [
         ref.tokens_per_param_opt(1e20, H), ref.tokens_per_param_opt(1e24, H), GIVEN, GIVEN),
     Ref("Forgetting what 6ND leaves out (attention FLOPs at long context), or counting recomputation twice. 6ND counts "
         "FLOPs", FORMULA),
-    Ref("(6ND plus attention)", FORMULA),
+    Ref("(6ND plus attention, about 6ND at short context)", FORMULA),
     Ref("and the 8N per token of full recomputation", 6 + 2),  # one more forward pass, 2N per token
     Ref("Kaplan's N ∝ C^0.73", "Kaplan et al. 2020's exponent, the source's number"),
     Ref("about 16 bytes per parameter", ref.ADAM_MIXED_BYTES_PER_PARAM),
@@ -623,7 +641,8 @@ SCHEDULES = [
     Ref("the constant run ends at 2.229, cosine to 10% at 2.128 and WSD with a 20% linear decay at 2.156",
         _end("constant"), GIVEN, _end("cosine"), GIVEN, _end("wsd")),
     Ref("measure a cool-down of about 20% of the run matching cosine", CITE),
-    Ref("1-sqrt cool-down, η_min + (η_max − η_min)(1 − √u) with u the progress through the cool-down from 0 to 1",
+    Ref("1-sqrt cool-down, η_max(1 − √u) with u the progress through the cool-down from 0 to 1 (drawn here with a "
+        "floor: η_min + (η_max − η_min)(1 − √u))",
         FORMULA),
     Ref("(here it ends at 2.142)", _end("wsd", "1-sqrt")),
     Ref("(Hoffmann et al., 2022, section 2;", "the paper's section"),
@@ -675,6 +694,225 @@ def test_the_bpe_caption_counts_its_pieces() -> None:
     assert chars == len("".join(pieces))  # the pieces spell the sample
 
 
+# ============================================================================= the controls' texts (static, SPEC)
+# Each lesson page's field labels, help texts, option captions and preset names (tests/page_numbers.py
+# control_texts, read from pages/views/<page>.py SPEC without running the page; each text is prefixed with where it
+# sits: "<field> label: ", "<field> help: ", "<field> extra: ", "preset: "). A preset's name is checked against the
+# values the preset sets (its own input: a name that says "T = 2" for a preset that sets T = 1.5 fails) or against
+# a formula of them ("10B params on 20B tokens": D = C/(6N)); a range the help states, against the field's bounds.
+BOUND = "a range bound or special value of the control (its field's lo or hi)"
+UNIT = "the unit's definition (1 GB = 10^9 bytes)"
+SEED_ID = "a seed's question id or section (001, 002 A10-xx)"
+BINARY_K = "k = 1024 tokens: the preset's context is 128 × 1024 (test_the_kv_presets_count_k_as_1024_tokens)"
+SWIGLU = "SwiGLU's three matrices, gate, up and down (Shazeer 2020)"
+
+
+def _preset(spec: object, name: str) -> dict:
+    """The values a preset gives: the spec's defaults with the preset's own values over them (input data)."""
+    return {**spec.defaults(), **spec.presets[name]}
+
+
+def _tokens(spec: object, name: str) -> float:
+    """The tokens a scaling preset's budget buys for its model: D = C/(6N)."""
+    p = _preset(spec, name)
+    return p["C"] / (6 * p["N"])
+
+
+SC, KLS, LO, GR, EV, AT = (
+    v_scaling.SPEC,
+    v_kl_leash.SPEC,
+    v_lora.SPEC,
+    v_grpo.SPEC,
+    v_evaluation.SPEC,
+    v_attention.SPEC,
+)
+TM, SV, PP, RMS, SA, LU, SH = (
+    v_training_memory.SPEC,
+    v_serving.SPEC,
+    v_ppo.SPEC,
+    v_reward_model.SPEC,
+    v_sampling.SPEC,
+    v_loss_units.SPEC,
+    v_schedules.SPEC,
+)
+_C = "Worked example C (3 of 8 correct)"
+_C_REWARDS = [float(x) for x in _preset(GR, _C)["rewards"].split(",")]
+_QUICK = "Quick check: 0.5, 0.3, 0.2 at top-p 0.6"
+_QUICK_LOGITS = np.array([float(x.split("=")[1]) for x in _preset(SA, _QUICK)["logits"].split(",")])
+_QUICK_P = special.softmax(_QUICK_LOGITS)
+
+CONTROLS: dict[str, tuple[object, list[Ref]]] = {
+    "pages/1_Scaling_laws.py": (SC, [
+        Ref("C help: 1e18 to 1e26", SC["C"].lo, SC["C"].hi),
+        Ref("Predict Q1: 10B params on 20B tokens", _preset(SC, "Predict Q1: 10B params on 20B tokens")["N"],
+            _tokens(SC, "Predict Q1: 10B params on 20B tokens")),
+        Ref("Worked example A: 8 H100 for 24 h", _preset(SC, "Worked example A: 8 H100 for 24 h")["gpus"],
+            _preset(SC, "Worked example A: 8 H100 for 24 h")["hours"]),
+        Ref("Example A over-trained: 0.5B params", _preset(SC, "Example A over-trained: 0.5B params")["N"]),
+        Ref("Llama 3 8B on 15T tokens", NAME, _preset(SC, "Llama 3 8B on 15T tokens")["N"],
+            _tokens(SC, "Llama 3 8B on 15T tokens")),
+        Ref("Check yourself: 7B on 2T tokens", _preset(SC, "Check yourself: 7B on 2T tokens")["N"],
+            _tokens(SC, "Check yourself: 7B on 2T tokens")),
+    ]),
+    "pages/2_KL_leash.py": (KLS, [
+        Ref("rescaled if they do not sum to 1", FORMULA),
+    ]),
+    "pages/3_LoRA.py": (LO, [
+        Ref("an “80 GB” GPU holds 80 GiB = 85.9 GB (10^9 bytes)", GIVEN,
+            "the convention the help states: the card's 80 counted in GiB", 80 * 2**30 / 1e9, UNIT, UNIT),
+        Ref("the rank that keeps 90% of the energy", "the question's threshold (the page scores the guess at 0.9)"),
+        Ref("QLoRA: 65B on one 48 GB GPU", "LLaMA-65B, the model the preset sets (Dettmers et al. 2023 fine-tune it "
+            "on one 48 GB GPU)", _preset(LO, "QLoRA: 65B on one 48 GB GPU")["gpu_gb"]),
+        Ref("Fast decay: r = 8 is plenty", _preset(LO, "Fast decay: r = 8 is plenty")["rank"]),
+    ]),
+    "pages/4_GRPO.py": (GR, [
+        Ref("Rewards, one per answer (2 to 64)", G_MIN, G_MAX),  # the group sizes the page's parser accepts
+        Ref("1 = the checker accepts the answer, 0 = it does not", "a checker's reward convention (1 right, 0 not)"),
+        Ref("sample std (divide by G-1)", FORMULA),
+        Ref(_C, sum(_C_REWARDS), len(_C_REWARDS)),
+        Ref("One correct of 16", len(_preset(GR, "One correct of 16")["rewards"].split(","))),
+    ]),
+    "pages/5_Evaluation.py": (EV, [
+        Ref("n help: 1 to 100,000", EV["n"].lo, EV["n"].hi),
+        Ref("c help: 0 to n", EV["c"].lo),
+        Ref("k help: 1 to n", EV["k"].lo),
+        Ref("each with n samples; up to 10⁶", EV["problems"].hi),
+        Ref("Your guess: pass@k (0 to 1)", EV["guess_pass"].lo, EV["guess_pass"].hi),
+    ]),
+    "pages/6_Attention.py": (AT, [
+        Ref("d_k (0: d_model / heads)", AT["dk"].lo),
+        Ref("Head (0: all 12)", AT["rh"].lo, 12),  # all-MiniLM-L6-v2: 12 heads per layer (its config.json)
+        Ref("1/√d_k (correct)", FORMULA),
+        Ref("1/√d_model (the trap)", FORMULA),
+        Ref("No scale at d_k = 128", _preset(AT, "No scale at d_k = 128: one-hot rows")["dm"]
+            / _preset(AT, "No scale at d_k = 128: one-hot rows")["h"]),
+        Ref("The trap: 1/√d_model with 16 heads", FORMULA,
+            _preset(AT, "The trap: 1/√d_model with 16 heads")["h"]),
+        Ref("Causal mask: −∞ before vs × 0 after", FORMULA),
+        Ref("GQA: 8 query heads share 2 KV heads", _preset(AT, "GQA: 8 query heads share 2 KV heads")["h"],
+            _preset(AT, "GQA: 8 query heads share 2 KV heads")["kv"]),
+        Ref("512 random tokens", _preset(AT, "512 random tokens")["tokens"]),
+        Ref("Llama-3.1-70B at 128k tokens", NAME, NAME, BINARY_K),
+        Ref("Llama-3.1-8B at 128k tokens", NAME, NAME, BINARY_K),
+        Ref("Llama-2-7B (MHA) at 4k tokens", NAME, NAME, BINARY_K),
+        Ref("Llama-3.1-405B at 128k tokens", NAME, NAME, BINARY_K),
+        Ref("LLaMA-65B (MHA) at 2k tokens", NAME, BINARY_K),
+        Ref("Mixtral-8x7B at 32k tokens", NAME, BINARY_K),
+    ]),
+    "pages/7_Training_memory.py": (TM, [
+        Ref("SwiGLU: 3 D d_ff weights", SWIGLU),
+        Ref("seed 002's A10, lesson 001", SEED_ID),
+        Ref("001-3.2: A 7B model's training states", SEED_ID, SEED_ID,
+            _preset(TM, "001-3.2: A 7B model's training states")["params"]),
+        Ref("001-A: Worked example A: plan a small run", SEED_ID),
+        Ref("A10-01: Parameter count of a decoder-only LM", SEED_ID),
+        Ref("A10-02: Is Llama-3-70B really 70B?", SEED_ID, NAME, NAME, "the size in the model's name, the question"),
+        Ref("A10-03: Activation memory per layer", SEED_ID),
+        Ref("A10-04: FLOPs in the forward pass", SEED_ID),
+        Ref("A10-05: Where 6ND comes from", SEED_ID, FORMULA),
+        Ref("A10-06: MFU from measured throughput", SEED_ID),
+        Ref("A10-09: Where 16 bytes per parameter come from", SEED_ID, ref.ADAM_MIXED_BYTES_PER_PARAM),
+        Ref("A10-10: Sharding a 100B training run", SEED_ID,
+            _preset(TM, "A10-10: Sharding a 100B training run")["params"]),
+        Ref("A10-12: Training time and cost", SEED_ID),
+    ]),
+    "pages/8_Serving.py": (SV, [
+        Ref("SwiGLU: 3 D d_ff weights", SWIGLU),
+        Ref("custom = Llama-3.2-1B shape (Llama 3's tokenizer)", NAME),
+        Ref("capf help: 0: no capacity limit", SV["capf"].lo),
+        Ref("skew help: 0: balanced in expectation", SV["skew"].lo),
+        Ref("A10-07: KV cache bytes per token", SEED_ID),
+        Ref("A10-08: How many sequences fit on one node?", SEED_ID),
+        Ref("A10-11: Arithmetic intensity of prefill vs decode", SEED_ID),
+    ]),
+    "pages/9_PPO.py": (PP, [
+        Ref("Every token starts a batch at ρ = 1", "the ratio before the batch's first update (π_θ = π_old)"),
+        Ref("ε (clip range 1 ± ε)", FORMULA),
+        Ref("PPO's default is 0.2", CITE),  # Schulman et al. 2017, section 6.1: epsilon = 0.2
+        Ref("ε_low = 0.2, ε_high = 0.28", CITE),  # Yu et al. 2025 (DAPO): eps_low 0.2, eps_high 0.28
+        Ref("ε_high (upper clip 1 + ε_high)", FORMULA),
+        Ref("the bootstrap value (0 if the episode ended)", FORMULA),
+        Ref("How far π_θ moved from π_ref (1 = the example)", PP["drift"].default),
+        Ref("Ratio 1.3: above 1 + ε", _preset(PP, "Ratio 1.3: above 1 + ε")["rho"], FORMULA),
+        Ref("Ratio 0.7: below 1 − ε", _preset(PP, "Ratio 0.7: below 1 − ε")["rho"], FORMULA),
+        Ref("Ratio 1.05: inside the range", _preset(PP, "Ratio 1.05: inside the range")["rho"]),
+        Ref("DAPO clip-higher: ratio 1.25", _preset(PP, "DAPO clip-higher: ratio 1.25")["rho"]),
+        Ref("Memory: InstructGPT, 175B policy, 6B reward model",  # Ouyang et al. 2022: 175B policy, 6B RM
+            1e9 * _preset(PP, "Memory: InstructGPT, 175B policy, 6B reward model")["pol_b"],
+            1e9 * _preset(PP, "Memory: InstructGPT, 175B policy, 6B reward model")["rm_b"]),
+    ]),
+    "pages/10_Reward_model.py": (RMS, [
+        Ref("evenly spread from −1.5 to 1.5", "the page's toy rewards (its input data)"),
+        Ref("Add a constant: c = 3 changes nothing", _preset(RMS, "Add a constant: c = 3 changes nothing")["rm_shift"]),
+        Ref("003 Q7: flip rate 0.2", float(_preset(RMS, "003 Q7: flip rate 0.2, held-out accuracy in the sixties")
+                                           ["flip"])),
+        Ref("Length hacking: a loose leash, β = 0.01",
+            float(_preset(RMS, "Length hacking: a loose leash, β = 0.01")["rm_beta"])),
+        # the best of the page's beta steps for true quality, at the page's default length bonus (written out)
+        Ref("Length bias: the best β, 0.3",
+            ref.length_bias_best("best_beta", _preset(RMS, "Length bias: the best β, 0.3")["len_bonus"])),
+    ]),
+    "pages/11_Sampling.py": (SA, [
+        Ref("e.g. `A=0.69, B=0.18, C=-0.22`", "an example of the input's format"),
+        Ref("T help: 0 = greedy", SA["T"].lo),
+        Ref("top-p (1: off)", SA["top_p"].hi),
+        Ref("min-p (0: off)", SA["min_p"].lo),
+        Ref("Order matters: T = 2, top-p 0.9", _preset(SA, "Order matters: T = 2, top-p 0.9")["T"],
+            _preset(SA, "Order matters: T = 2, top-p 0.9")["top_p"]),
+        Ref("Greedy: T = 0", _preset(SA, "Greedy: T = 0")["T"]),
+        Ref("Sharp: T = 0.5", _preset(SA, "Sharp: T = 0.5")["T"]),
+        Ref("Flat: T = 2", _preset(SA, "Flat: T = 2")["T"]),
+        Ref("min-p 0.1 at T = 1.5", _preset(SA, "min-p 0.1 at T = 1.5")["min_p"],
+            _preset(SA, "min-p 0.1 at T = 1.5")["T"]),
+        Ref("top-k 5", _preset(SA, "top-k 5")["top_k"]),
+        Ref(_QUICK, *_QUICK_P, _preset(SA, _QUICK)["top_p"]),  # the softmax of the preset's logits
+    ]),
+    "pages/12_Loss_and_units.py": (LU, [
+        Ref("any text up to 20,000 characters", LU["eval_text"].max_chars),
+        Ref("Mask the prompt (m_t = 0)", FORMULA),
+        Ref("Lesson: 2,000-token prompt, 50-token answer",
+            _preset(LU, "Lesson: 2,000-token prompt, 50-token answer, unmasked")["prompt_len"],
+            _preset(LU, "Lesson: 2,000-token prompt, 50-token answer, unmasked")["resp_len"]),
+        Ref("Uniform baseline: V = 50,000", _preset(LU, "Uniform baseline: V = 50,000")["vocab_size"]),
+        Ref("Llama 3's vocabulary: V = 128,256", NAME,  # Llama 3's tokenizer: 128,256 tokens (its config.json)
+            _preset(LU, "Llama 3's vocabulary: V = 128,256")["vocab_size"]),
+        Ref("Padding: 512 chat lengths, batches of 16", "the page's sample of lengths (PAD_LENGTHS above copies it)",
+            _preset(LU, "Padding: 512 chat lengths, batches of 16")["pad_batch"]),
+    ]),
+    "pages/13_Schedules.py": (SH, [
+        Ref("about 1-2% of the run", "the seed's rule of thumb (seed 002, A1.6)"),
+        Ref("How the LR falls from the peak to the floor over the decay, at progress u from 0 to 1: linear; cosine, a "
+            "half cosine wave; 1-sqrt, floor + (peak - floor)(1 - √u)", FORMULA),
+        Ref("cool-down, which decays to 0", "the end of the paper's schedule (its η_min is 0)"),
+        Ref("Lesson defaults: 10,000 steps, WSD 20% decay",
+            _preset(SH, "Lesson defaults: 10,000 steps, WSD 20% decay")["run_steps"],
+            100 * _preset(SH, "Lesson defaults: 10,000 steps, WSD 20% decay")["wsd_decay"]),
+        Ref("Kaplan: a 2,500-step run read off 10,000",
+            _preset(SH, "Kaplan: a 2,500-step run read off 10,000")["kaplan_n"],
+            _preset(SH, "Kaplan: a 2,500-step run read off 10,000")["run_steps"]),
+        Ref("Branch a WSD decay at step 3,000", _preset(SH, "Branch a WSD decay at step 3,000")["branch_at"]),
+        Ref("Long warm-up (10%)", 100 * _preset(SH, "Long warm-up (10%)")["warmup"]
+            / _preset(SH, "Long warm-up (10%)")["run_steps"]),
+    ]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("page", sorted(CONTROLS, key=lambda p: int(p.split("/")[1].split("_")[0])))
+def test_every_number_of_the_controls_texts_is_checked_or_allowed(page: str) -> None:
+    spec, refs = CONTROLS[page]
+    problems = check_page(control_texts(spec), refs)
+    assert not problems, f"{page} (labels, help texts, preset names):\n" + "\n".join(problems)
+
+
+def test_the_kv_presets_count_k_as_1024_tokens() -> None:
+    """The attention page's model presets name their context in binary thousands ("128k" = 131,072 tokens, as the
+    models' configs count it): the context each sets is the name's number times 1024."""
+    named = {name: int(m.group(1)) for name in AT.presets if (m := re.search(r"at (\d+)k tokens$", name))}
+    assert len(named) == 6
+    for name, k in named.items():
+        assert _preset(AT, name)["ctx"] == k * 1024, name
+
+
 # -------------------------------------------------------------------------------------- the check itself can fail
 SCALING_EXPLANATION = (
     "on this budget a model 2× off the optimum loses 0.6% in loss and one 3× off 1.6%. The two fits disagree: at this "
@@ -701,6 +939,21 @@ def test_a_planted_wrong_number_fails_with_its_context() -> None:
     assert any("passage not on the page" in p for p in check_page([moved], refs))
 
 
+def test_a_planted_wrong_number_in_a_help_text_fails() -> None:
+    """The LoRA page's GPU-size help, as the SPEC holds it, passes its table; with 85.9 GB planted as 86.9 GB, or
+    with a number added that no entry covers, the controls' check fails with the text's context."""
+    texts = control_texts(LO)
+    refs = CONTROLS["pages/3_LoRA.py"][1]
+    (i,) = [i for i, t in enumerate(texts) if t.startswith("gpu_gb help: ") and "= 85.9 GB" in t]
+    assert check_page(texts, refs) == []
+    planted = [*texts[:i], texts[i].replace("85.9 GB", "86.9 GB"), *texts[i + 1 :]]
+    problems = check_page(planted, refs)
+    assert len(problems) == 1 and "86.9 is printed, the reference gives 85.899" in problems[0], problems
+    unlisted = [*texts[:i], texts[i] + " An H200 holds 141 GB.", *texts[i + 1 :]]
+    problems = check_page(unlisted, refs)
+    assert len(problems) == 1 and "'141'" in problems[0] and "holds 141 GB" in problems[0], problems
+
+
 def test_the_tests_named_as_covering_a_number_exist() -> None:
     """A reason that hands a number to another test ("test_x.py::test_y", or a test of this file) names one that
     exists, so that a renamed or removed test cannot leave a number unchecked."""
@@ -709,7 +962,7 @@ def test_the_tests_named_as_covering_a_number_exist() -> None:
     here = Path(__file__).resolve().parent
     named = [
         m.groups()
-        for refs in PAGES.values()
+        for refs in [*PAGES.values(), *(refs for _, refs in CONTROLS.values())]
         for r in refs
         for v in r.values
         if isinstance(v, str)
