@@ -78,7 +78,8 @@ learning rate's drops, measures annealing. The constants are illustrative. In it
 run ends at 2.229, cosine to 10% at 2.128 and WSD with a 20% linear decay at 2.156: the decayed runs end close
 together, far below the constant one. Which decayed run ends lowest comes from the chosen constants and is not a
 finding: Hägele et al. (2024) measure a cool-down of about 20% of the run matching cosine at equal length, and
-their 1-sqrt cool-down, η_min + (η_max − η_min)(1 − √u) with u the progress through the cool-down from 0 to 1,
+their 1-sqrt cool-down, η_max(1 − √u) with u the progress through the cool-down from 0 to 1 (drawn here with a
+floor: η_min + (η_max − η_min)(1 − √u)),
 a fast drop and then a slow approach to the floor, beating a linear one (here it ends at 2.142).
 
 **WSD branches.** The stable phase is shared, so decays branched from several checkpoints give models of several

@@ -136,10 +136,10 @@ approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curv
             "and data quality move the best choice, and the published approach-3 fit itself drifts from "
             f"{tpp[1e20]:.0f} to {tpp[1e24]:.0f} tokens per parameter between 10²⁰ and 10²⁴ FLOPs.",
             "Forgetting what 6ND leaves out (attention FLOPs at long context), or counting recomputation twice. 6ND "
-            "counts FLOPs, not time: turning it into days needs the MFU, the share of peak FLOP/s that the model's own "
-            "FLOPs (6ND plus attention) achieve. Activation recomputation is not counted there: it lowers the MFU, and "
-            "the 8N per token of full recomputation goes only with the hardware FLOPs utilisation, HFU (Chowdhery et "
-            "al. 2022, appendix B).",
+            "counts FLOPs, not time: turning the model's FLOPs (6ND plus attention, about 6ND at short context) into "
+            "days needs the MFU, the share of peak FLOP/s that they achieve. Activation recomputation is not counted "
+            "there: it lowers the MFU, and the 8N per token of full recomputation goes only with the hardware FLOPs "
+            "utilisation, HFU (Chowdhery et al. 2022, appendix B).",
             "Reading Kaplan's N ∝ C^0.73 as current advice, or blaming its gap with Chinchilla on one cause: most of "
             "it comes from counting only non-embedding parameters, which matters at small scale (Pearce & Song 2024), "
             "and from leaving out the last layer's FLOPs, too long a warm-up for small models and optimizer settings "

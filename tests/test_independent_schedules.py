@@ -134,7 +134,7 @@ def test_the_page_says_the_cosine_wsd_ordering_is_not_a_finding(explain):
     assert end["1-sqrt"] < end["linear"]  # in the model too, 1-sqrt ends below linear
     text = " ".join(explain.split())
     assert "is not a finding" in text and "cool-down of about 20% of the run matching cosine" in text
-    assert "1-sqrt cool-down, η_min + (η_max − η_min)(1 − √u)" in text
+    assert "1-sqrt cool-down, η_max(1 − √u)" in text and "floor: η_min + (η_max − η_min)(1 − √u)" in text
     assert f"(here it ends at {end['1-sqrt']:.3f})" in text
 
 

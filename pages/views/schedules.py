@@ -40,7 +40,8 @@ SPEC = Spec(
             widget="segmented",
             help="How the LR falls from the peak to the floor over the decay, at progress u from 0 to 1: linear; "
             "cosine, a half cosine wave; 1-sqrt, floor + (peak - floor)(1 - √u), a fast drop and then a slow approach "
-            "to the floor (Hägele et al. 2024).",
+            "to the floor (Hägele et al. 2024's cool-down, which decays to 0, with a floor added as in Hugging Face's "
+            "get_wsd_schedule).",
         ),
         Field("sched_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
         Field("branch_at", "Branch the decay at step", "int", 5000, lo=2, hi=200_000, step=100),
