@@ -45,12 +45,17 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "3.956e14": "one H100's useful FLOP/s, 40% of 989e12: checked in test_the_notes_arithmetic",
         "989": "the H100's dense bf16 peak in TFLOP/s (NVIDIA's datasheet), the slide's GPU",
     },
-    ("interview", 4): {"1e-4": "TRL's epsilon in std + 1e-4 (GRPOTrainer), a source's constant: test_review3_n3"},
+    ("interview", 4): {
+        "1e-4": "TRL's epsilon in std + 1e-4 (GRPOTrainer), a source's constant: test_review3_n3",
+        "0.04": "DeepSeekMath's KL coefficient (Shao et al. 2024, §4.2), a source's constant: test_review4_n2",
+    },
     ("interview", 5): {
         "131,072": "one matrix's count, the title's question (the view counts the model): checked below",
         "0.78": "one matrix's share, 131,072 / 4096²: checked below",
         "128": "32 layers x 4 adapted matrices, the coincidence's arithmetic: checked below",
         "32": "Llama-2-7B's layers (Touvron et al. 2023), the view's model shape",
+        "0.25": "16,777,216 of Llama-2-7B's actual 6,738,415,616 parameters: checked in test_the_notes_arithmetic",
+        "6.74B": "Llama-2-7B's actual parameter count, 6,738,415,616 (the page counts 7B)",
     },
     ("lesson", 4): {
         "7": "the compute a compute-optimal model saves at the rule's loss: test_the_notes_arithmetic",
@@ -411,6 +416,9 @@ def test_the_notes_arithmetic() -> None:
     assert _near(16 * 8192, "131,072") and _near(16 * 8192 / 4096**2 * 100, "0.78") and _near(4096**2, "16.8M")
     assert _near(4 * 16 * 8192, "524,288") and _near(32 * 4 * 16 * 8192, "16,777,216") and 32 * 4 == 128
     assert 128 * 16 * 8192 == 4096 * 4096 and _near(32 * 4 * 16 * 8192 / 7e9 * 100, "0.24")
+    llama2_7b = 6_738_415_616  # Llama-2-7B's parameters, counted from its shape (32 layers, 4096, 11008, 32,000)
+    assert llama2_7b == 32_000 * 4096 * 2 + 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096
+    assert _near(llama2_7b, "6.74B") and _near(32 * 4 * 16 * 8192 / llama2_7b * 100, "0.25")
     # lesson 21: Llama 3 8B on 15T tokens; the fits' optimal tokens per parameter at 6 * 8e9 * 15e12
     c21 = 6 * 8e9 * 15e12
     assert _near(15e12 / 8e9, "1,875")
@@ -560,3 +568,16 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
 def test_review3_n4_slide_1_names_the_fit_once() -> None:
     notes = _flat(DECKS["lesson"].slide(1).notes)
     assert notes.count("fit drawn") == 1 and "rounded constants" in notes
+
+
+# ---------------------------------------------------------------------- the fourth review of the decks
+def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
+    for deck, n in (("interview", 4), ("lesson", 23)):
+        notes = _flat(DECKS[deck].slide(n).notes)
+        assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
+    assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
+
+
+def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
+    notes = _flat(DECKS["lesson"].slide(21).notes)
+    assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes
