@@ -625,3 +625,47 @@ def test_the_estimator_gradient_sentence_says_need_not():
     text = _page_text("pages/9_PPO.py", {"ppo_view": "KL estimators"})
     assert "an estimator's gradient need not be the gradient of what it estimates" in text
     assert "an estimator's gradient is not the gradient of what it estimates" not in text
+
+
+def test_self_inclusive_group_mean_scales_the_expected_gradient_by_g_minus_1_over_g():
+    # exact expectation over all 3^8 groups of a 3-action softmax policy, gradients by torch autograd
+    G = 8
+    theta = torch.tensor([0.3, -0.5, 0.1], dtype=torch.float64, requires_grad=True)
+    reward = torch.tensor([1.0, 0.0, 0.5], dtype=torch.float64)
+    probs = torch.softmax(theta, 0)
+    (true_grad,) = torch.autograd.grad((probs * reward).sum(), theta)  # ∇ E[r]
+    score = torch.stack([torch.autograd.grad(torch.log_softmax(theta, 0)[a], theta)[0] for a in range(3)])
+    p, r = probs.detach().numpy(), reward.numpy()
+    groups = np.array(np.meshgrid(*[range(3)] * G, indexing="ij")).reshape(G, -1).T  # every ordered group
+    weight = np.prod(p[groups], axis=1)
+    rewards = r[groups]
+    inclusive = rewards - rewards.mean(axis=1, keepdims=True)  # GRPO's r_i − mean, before the std division
+    others = rewards - (rewards.sum(axis=1, keepdims=True) - rewards) / (G - 1)  # leave-one-out
+    sc = score.numpy()[groups]  # (groups, G, 3)
+    grad_incl = np.einsum("n,ni,nij->j", weight, inclusive, sc) / G
+    grad_loo = np.einsum("n,ni,nij->j", weight, others, sc) / G
+    np.testing.assert_allclose(grad_loo, true_grad.numpy(), rtol=1e-10, atol=1e-12)  # leave-one-out: unbiased
+    np.testing.assert_allclose(grad_incl, (G - 1) / G * true_grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert _printed(float(Fraction(G - 1, G)), "0.875")
+    follow_up = CARDS["grpo_rl-02"].follow_ups[0]
+    assert "adds a small bias" not in follow_up
+    assert "scales the expected gradient by (G-1)/G, 0.875 at G = 8, without changing its direction" in follow_up
+    assert "leave-one-out (RLOO, Kool et al. 2019; Ahmadian et al. 2024) removes the factor" in follow_up
+
+
+def test_review4_nits_gae_chain_conclusion_table_8_and_the_larger_eps_caveat():
+    text = _page_text("pages/9_PPO.py", {"ppo_view": "GAE"})
+    assert "a constant per step here and would not bias the gradient in this chain either" in text
+    source = CARDS["ppo_reward-03"].number_source
+    assert "Table 7 (Llama 2's" in source and "Table 8: lower on pairs the labelers found close" in source
+    # at ε = 0.1 the sample-std factor (σ + ε)/(s + ε) differs by group: 3 of 8, 1 of 8 (0.94965), nearly equal
+    G, eps = 8, 0.1
+    factors = []
+    for sigma in (math.sqrt(3 / 8 * 5 / 8), math.sqrt(1 / 8 * 7 / 8), 3.307e-4):
+        factors.append((sigma + eps) / (sigma * math.sqrt(G / (G - 1)) + eps))
+    assert _printed(factors[0], "0.9459") and _printed(factors[1], "0.9497") and _printed(factors[2], "0.9998")
+    state, problems = grpo_view.SPEC.parse({"std": "sample"})
+    assert problems == []
+    summary = " ".join(grpo_view.summary(grpo_view.group_of(state)[0], None).split())
+    assert "which depends on the group): while ε is small it rescales only the policy term" in summary
+    assert "with a larger ε it also re-weights groups slightly." in summary

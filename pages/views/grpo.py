@@ -103,9 +103,10 @@ def summary(v: grpo.GroupView, correct: str | None) -> str | None:
         "population std; within this group the signs and the order of the bars stay the same. "
         + (
             "Across a batch this factor is the same √((G−1)/G) for every group of size G (while ε is small "
-            "against the std; with ε it is (std + ε)/(sample std + ε), which depends on the group): it "
-            "rescales only the policy term, which with the KL in the loss is like raising β by the inverse "
-            "factor (and scaling the whole loss, which Adam nearly ignores)."
+            "against the std; with ε it is (std + ε)/(sample std + ε), which depends on the group): while ε "
+            "is small it rescales only the policy term, which with the KL in the loss is like raising β by the "
+            "inverse factor (and scaling the whole loss, which Adam nearly ignores); with a larger ε it also "
+            "re-weights groups slightly."
             if std == "sample"
             else "Across a batch this factor is each group's own std, so it differs from prompt to prompt "
             "and changes the direction of the batch update (Liu et al. 2025)."
