@@ -233,9 +233,10 @@ PRESETS: tuple[Preset, ...] = (
            {"crossover_002": (1792, 1e-9), "crossover_korthikanti": (870, 0.001)}, _a10_03,
            "L(14BSD + BNS^2) counts elements; 34sbh + 5as^2b counts bytes per layer",
            derived={"crossover_korthikanti": "Korthikanti et al. 2022's 34sbh + 5as²b: s = 34h/(5a)"},
+           stated_text={"crossover_002": "1,792 tokens", "crossover_korthikanti": "870 tokens"},
            about={"crossover_korthikanti": "their 5 = 2 (softmax output) + 1 (dropout mask) + 2 (dropout output) "
                   "assumes a GPT-3 block with attention dropout; Llama-family models train without it, the term "
-                  "is 2as²b and the crossover 34h/(2a) = 2,176 here; the 34 assumes a 4h GeLU MLP and only "
+                  "is 2as²b and the crossover 34h/(2a) = 2,176 tokens here; the 34 assumes a 4h GeLU MLP and only "
                   "happens to land close for SwiGLU with GQA"}),
     Preset("A10-04", "FLOPs in the forward pass", "memory", "seed 002 A10-04",
            {"model": "Llama-3-70B"},
@@ -264,7 +265,11 @@ PRESETS: tuple[Preset, ...] = (
                   "mfu": "This MFU (the seed's convention) counts 6N FLOPs per token and leaves out attention's "
                   "FLOPs; PaLM's definition "
                   "(Chowdhery et al. 2022, App. B) adds them"},
-           why={"tokens_per_s_for_40pct": "the seed rounds the cluster peak to 1.01e18 before dividing and gets "
+           why={"mfu": "the seed's rounded 1.01e18 cluster peak gives "
+                f"{100 * 6 * N70 * 12_000 / SEED_CLUSTER_PEAK:.3f}%; the unrounded "
+                f"{1024 * H100.peak_flops / 1e18:.4f}e18 gives "
+                f"{100 * 6 * N70 * 12_000 / (1024 * H100.peak_flops):.3f}%",
+                "tokens_per_s_for_40pct": "the seed rounds the cluster peak to 1.01e18 before dividing and gets "
                 f"{0.40 * SEED_CLUSTER_PEAK / (6 * N70):,.0f} (9.5e5); with the unrounded "
                 f"{1024 * H100.peak_flops / 1e18:.4f}e18 it is "
                 f"{float(tokens_per_s_for_mfu(0.40, N70, 1024, H100.peak_flops)):,.0f}"

@@ -67,8 +67,9 @@ def _body(page: Page) -> None:
                     "compute-bound and the extra work can make it slower than plain decoding. An MoE's k + 1 tokens "
                     "pick different experts, so at small batch its verify pass reads up to (k + 1)× the routed-"
                     "expert bytes of a decode step: its speed-up is smallest at small batch and nears E/(1 + k c) "
-                    "(c: a draft step's time over a target step's) once a plain step reads every expert anyway; the "
-                    "speed-up readout gives the numbers. The two acceptance-rule readouts sample the rule (seeded, "
+                    "(c: a draft step's time over a target step's) once a plain step reads every expert anyway; at "
+                    "still larger batches it too turns compute-bound and falls below 1. The speed-up readout gives "
+                    "the numbers. The two acceptance-rule readouts sample the rule (seeded, "
                     "with torch on the app's device) on a toy vocabulary: the kept tokens follow the target, not "
                     "the draft."
                 )
@@ -127,8 +128,10 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
             "(002 A8.1/A10-11).",
             trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
             "weights and KV cuts bytes at some accuracy risk; speculative decoding helps a dense model at small "
-            "batch and hurts once decode is compute-bound, while an MoE gains least at small batch, where its verify "
-            "pass reads more experts than one decode step (002 A8.2, A8.6; Leviathan et al. 2023).",
+            "batch and hurts once decode is compute-bound, while an MoE gains little at small batch, where its verify "
+            "pass reads more experts than one decode step, most once a plain step already reads every expert, and "
+            "it too loses once decode turns compute-bound, at far larger batches than a dense model (002 A8.2, "
+            "A8.6; Leviathan et al. 2023).",
         ),
     )
     page.mistakes(

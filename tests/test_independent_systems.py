@@ -18,7 +18,7 @@ import pytest
 
 from core import kv_cache, serving
 from core.model_spec import CATALOGUE
-from pages.views import Options
+from pages.views import Options, systems_common
 from pages.views import serving as serving_view
 from pages.views import training_memory as memory_view
 from study.cards import load_cards
@@ -450,7 +450,7 @@ def test_m1_speculative_texts_say_the_small_batch_rule_is_for_dense_models():
     assert "For a dense model at small batch, a verify pass of k + 1 tokens reads the same weights" in flat
     assert "An MoE's k + 1 tokens pick different experts" in flat and "(k + 1)× the routed-expert bytes" in flat
     assert "speculative decoding helps a dense model at small batch" in flat
-    assert "an MoE gains least at small batch, where its verify pass reads more experts" in flat
+    assert "an MoE gains little at small batch, where its verify pass reads more experts" in flat
     doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
     assert "MoE: the k + 1 tokens of each sequence pick different experts" in doc
 
@@ -695,17 +695,8 @@ def test_m1_review4_deepseeks_1_8x_is_quoted_only_at_k_1(k):
 def test_review4_nits():
     cards, _ = load_cards(ROOT / "cards")
     s01 = next(c for c in cards if c.id == "systems-01")
-    # N2: full checkpointing 8N/6N; selective recomputation redoes the attention core once: Llama-3-70B at 4,096
-    # tokens, 2 L N_h (d_qk + d_v) S extra against three forwards of 2 (N - V D - norms) + the same core
-    S = 4096
-    core_fl = 2 * L70 * NQ70 * 2 * H70 * S
-    forward = 2 * (N70 - V70 * D70 - (2 * L70 + 1) * D70) + core_fl
-    selective = 1 + core_fl / (3 * forward)
-    assert f"{selective:.2f}" == "1.02" and f"{float(Fraction(8, 6)):.4f}" == f"{4 / 3:.4f}"
-    assert (
-        "with full checkpointing HFU is about 4/3 of MFU, 8N/6N; with selective recomputation about 1.02×"
-        in s01.follow_ups[1]
-    )
+    # N2 (rewritten in review 5, see test_review5_items): the old "about 1.02×" is gone
+    assert "with selective recomputation about 1.02×" not in s01.follow_ups[1]
     # N3: nvidia-smi's 81,559 MiB total for an H100 80GB
     page = (ROOT / "pages" / "7_Training_memory.py").read_text(encoding="utf-8")
     flat = re.sub(r'"\s*\n\s*"', "", page)
@@ -722,3 +713,69 @@ def test_review4_nits():
     ):
         shown, help_text = _memory_readouts(preset)["Bytes/param on this GPU"]
         assert help_text.endswith(text) and shown == f"{value:.2f}", preset
+
+
+def test_review5_items():
+    cards, _ = load_cards(ROOT / "cards")
+    s01 = next(c for c in cards if c.id == "systems-01")
+
+    # M1: selective recomputation redoes the attention core's forward, QK^T and AV: 2 x 2 s h FLOPs per token and
+    # layer (no causal mask), against PaLM's 6N + 12 L h s per token (Chowdhery et al. 2022, App. B)
+    def extra(s: int) -> float:
+        return 4 * s * D70 * L70 / (6 * N70 + 12 * L70 * D70 * s)
+
+    assert NQ70 * H70 == D70
+    assert (f"{100 * extra(4096):.1f}", f"{100 * extra(8192):.1f}") == ("2.4", "4.4")
+    assert (
+        "with full checkpointing HFU is 4/3 of MFU, 8N/6N: one more forward; selective recomputation redoes only "
+        "the attention core's forward, a share that grows with context: 2.4% more FLOPs for Llama-3-70B at 4,096 "
+        "tokens, 4.4% at 8,192, counted against 6N plus attention as PaLM's MFU does" in s01.follow_ups[1]
+    )
+    assert Fraction(8, 6) == Fraction(4, 3)
+    # M2: an MoE's speculative decoding also falls below 1 once decode turns compute-bound: there the verify pass
+    # of k + 1 tokens costs k + 1 plain steps, so the speed-up is at most E/(k + 1) < 1 for acceptance below 1
+    for k in (1, 3, 8):
+        alpha = Fraction(85, 100)
+        E = sum(alpha**i for i in range(k + 1))  # (1 - a^(k+1))/(1 - a)
+        assert E / (k + 1) < 1
+    page = (ROOT / "pages" / "8_Serving.py").read_text(encoding="utf-8")
+    flat = re.sub(r'"\s*\n\s*"', "", page)
+    assert "gains least" not in flat
+    assert "at still larger batches it too turns compute-bound and falls below 1" in flat
+    assert (
+        "most once a plain step already reads every expert, and it too loses once decode turns compute-bound, at "
+        "far larger batches than a dense model" in flat
+    )
+    # N1: the int4 divisor 4.125/8 = 0.515625 printed to 4 significant figures, so 2B/0.5156 gives the quotient shown
+    bpp = Fraction(4125, 8000)
+    spec = serving_view.SPEC
+    name = next(n for n in spec.presets if n.startswith("A2.8-MoE:"))
+    view = serving_view.figures(spec.state({**spec.presets[name], "wfmt": "int4"}), Options(parts=frozenset()))
+    help_text = next(r.help for r in view.readouts if r.label.startswith("Decode intensity"))
+    batch = spec.state(spec.presets[name]).batch
+    assert f"2B/{float(bpp):.4g} = {2 * batch / float(bpp):,.4g}" in help_text
+    assert abs(2 * batch / 0.5156 - 2 * batch / float(bpp)) < 0.5 * 10 ** (
+        math.floor(math.log10(2 * batch / 0.5156)) - 3
+    )
+    # N2: the crossovers carry their unit: 34h/(5a) and 34h/(2a) tokens for Llama-3-70B (h = 8192, a = 64)
+    helps = {x.label: x.help for x in systems_common.problem_readouts("A10-03")}
+    kor = helps["A10-03 · crossover korthikanti"]
+    assert f"s = 34h/(5a), {34 * D70 / (5 * NQ70):.0f} tokens;" in kor
+    assert f"34h/(2a) = {34 * D70 // (2 * NQ70):,} tokens here" in kor
+    assert "the source states 1,792 tokens" in helps["A10-03 · crossover 002"]
+    # N3: the seed's MFU divides by its rounded 1.01e18; the unrounded 1,024 x 989 TFLOP/s (dense bf16 H100)
+    mfu = systems_common.problem_readouts("A10-06")
+    m = next(x for x in mfu if x.label == "A10-06 · mfu")
+    seed = 100 * 6 * 7.06e10 * 12_000 / 1.01e18
+    unrounded = 100 * 6 * 7.06e10 * 12_000 / (1024 * 989e12)
+    assert (f"{seed:.3f}", f"{unrounded:.3f}") == ("0.503", "0.502") and m.value == f"{unrounded:.3f}%"
+    assert (
+        f"the seed's rounded 1.01e18 cluster peak gives {seed:.3f}%; the unrounded {1024 * 989e12 / 1e18:.4f}e18 "
+        f"gives {unrounded:.3f}%" in m.help
+    )
+    # N4: presets with a bare parameter count have no shape, so no activation formula beside their 0.0 GiB
+    for preset in ("001-3.2", "001-A", "A10-06", "A10-09", "A10-10", "A10-12"):
+        _, help_text = _memory_readouts(preset)["Activations per GPU"]
+        assert help_text == "left out: a bare parameter count has no shape", preset
+    _, shaped = _memory_readouts("A10-03")["Activations per GPU"]
+    assert shaped.startswith("Korthikanti et al. 2022")

@@ -428,7 +428,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"at context {state.srv_ctx:,}: "
                 + ("memory-bound" if float(now.intensity) < ridge else "compute-bound")
                 + f". Each weight read does 2 FLOPs per sequence, so a dense model with {bpp:.3g}-byte weights sits "
-                f"near 2B/{bpp:.3g} = {2 * state.batch / bpp:,.4g} at short context"
+                f"near 2B/{bpp:.4g} = {2 * state.batch / bpp:,.4g} at short context"
                 + (
                     "; an MoE reads more experts as the batch grows, so its intensity stays below that"
                     if spec.is_moe

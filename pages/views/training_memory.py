@@ -296,7 +296,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(
                 "Activations per GPU",
                 f"{a / GIB:,.1f} GiB",
-                "Korthikanti et al. 2022 (a GPT-3 block with attention dropout; applied here to every model): "
+                "left out: a bare parameter count has no shape"
+                if state.params is not None
+                else "Korthikanti et al. 2022 (a GPT-3 block with attention dropout; applied here to every model): "
                 + _activation_formula(state.recompute, state.flash)
                 + f" bytes per layer, × layers; recomputation adds {100 * view.facts.get('recompute_cost', 0.0):.1f}%"
                 " FLOPs"
