@@ -15,8 +15,8 @@ The group mean is the baseline that PPO gets from a learned value model. Three c
 
 Implementations add eps to the std. A group whose rewards are all equal has r_i - mean = 0 for every answer:
 its advantages are exactly 0 here in every mode, with or without eps (no 0/0), and the prompt teaches nothing
-(only the KL term acts). For a prompt the policy solves with probability p, a group has any signal with
-probability 1 - p^G - (1-p)^G, which is why prompts of medium difficulty matter.
+(only the KL term acts, where the loss has one). For a prompt the policy solves with probability p, a group has
+any signal with probability 1 - p^G - (1-p)^G, which is why prompts of medium difficulty matter.
 
 Everything works on the last axis of an array or tensor of shape (..., G), so many groups go through one call.
 numpy in gives numpy out; a torch tensor in gives a tensor out on the same device. Only the functions that are
