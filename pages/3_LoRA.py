@@ -162,12 +162,14 @@ and an fp32 constant per 256 blocks (0.002 bits)
 frozen linears without an adapter skip storing their inputs (they need no weight gradient), and a frozen norm gain
 skips storing the normalised activations its gradient would need. These estimates leave activations out: the QLoRA
 preset's {qlora["total_gb"]:.1f} GB ({qlora["total_gib"]:.1f} GiB) leaves at most about {qlora["spare_gib"]:.1f}
-GiB ({qlora["spare_gb"]:.1f} GB) of a 48 GiB (“48 GB”) GPU for them, and under 2 GiB with ECC on, which reserves part
-of the memory (data-centre cards such as the A40 and L40S then report about 45 GiB). So it fits only with gradient
-checkpointing (which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et al. (2021) report,
-for GPT-3 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint instead of
-350 GB, and 25% faster training than full fine-tuning; those are their measurements, beside the 16-bytes-per-parameter
-estimate used here.
+GiB ({qlora["spare_gb"]:.1f} GB) of a 48 GiB (“48 GB”) GPU for them, and under 2 GiB on an A40 or L40S, which ship
+with ECC on (it reserves about 1/16 of the memory: they report 46,068 MiB, about 45 GiB). That is the preset's count:
+65e9 parameters, all in NF4. LLaMA-65B has 65.3e9, and QLoRA keeps the input embedding and the output head in bf16
+(the code of Dettmers et al. 2023), which takes about 0.9 GiB more: about 4.0 GiB left, 1.0 GiB with ECC on. So it
+fits only with gradient checkpointing (which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et
+al. (2021) report, for GPT-3 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB
+checkpoint instead of 350 GB, and 25% faster training than full fine-tuning; those are their measurements, beside the
+16-bytes-per-parameter estimate used here.
 
 **Initialisation traps.** A small LoRA layer is fitted to a low-rank target from the same frozen W₀. With B = 0
 and A random, ΔW = 0 at the start and B gets a gradient at once; with A = B = 0 both gradients stay zero

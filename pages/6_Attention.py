@@ -123,8 +123,9 @@ for a row that sees T keys, log t for causal row t) and the softmax's gradient v
 variance at 1.
 1/√d_model is the classic slip: with h heads it divides by √h too much, so for any given weights the logits are
 √h smaller than intended, at every step and not only at initialisation. To compensate, the model must grow q·k by
-√h (q·k is bilinear: W_Q and W_K by h^(1/4) each, or the gains of a QK-norm, Dehghani et al. 2023; raising the gain
-of the norm in front of attention also scales v by h^(1/4), which W_V or W_O must then undo), so with
+√h (q·k is bilinear: W_Q and W_K by h^(1/4) each; raising the gain of the norm in front of attention also scales v
+by h^(1/4), which W_V or W_O must then undo; with a QK-norm, which normalises q and k so that neither route changes
+q·k, only its learned scale by √h, Henry et al. 2020, or its gains by h^(1/4) each, Dehghani et al. 2023), so with
 hyperparameters tuned for 1/√d_k it usually trains worse. The scale is a convention tied to the parametrisation:
 μP uses 1/d_head on purpose (Yang et al. 2022).
 

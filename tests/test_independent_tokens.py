@@ -608,10 +608,8 @@ def test_the_qlora_headroom_is_at_most_4_9_gib_and_under_2_with_ecc_on():
     assert 1.5 < (ecc - total) / 2**30 < 2 and (45 * 2**30 - total) / 2**30 < 2
     text = _page("3_LoRA.py")
     assert "leaves at most about {" in text and "leaves about {" not in text
-    assert "GPU for them, and under 2 GiB with ECC on, which reserves part of the memory" in text
-    assert "data-centre cards such as the A40 and L40S then report about 45 GiB). So it fits only with gradient" in (
-        text
-    )
+    assert "GPU for them, and under 2 GiB on an A40 or L40S, which ship with ECC on" in text
+    assert "they report 46,068 MiB, about 45 GiB)" in text and "then report about 45 GiB" not in text
     from pages.views import lora as view
 
     source = (ROOT / "pages" / "views" / "lora.py").read_text(encoding="utf-8")
@@ -651,7 +649,7 @@ def test_the_logit_is_bilinear_so_q_and_k_must_grow_by_h_to_the_quarter_each():
     assert "growing W_Q and W_K by sqrt(h)" not in card
     assert "W_Q and W_K by h^(1/4) each" in card and "with 16 heads q^T k 4 times, each factor 2 times" in card
     text = _page("6_Attention.py")
-    assert "must grow q·k by √h (q·k is bilinear: W_Q and W_K by h^(1/4) each, or the gains of a QK-norm" in text
+    assert "must grow q·k by √h (q·k is bilinear: W_Q and W_K by h^(1/4) each; raising the gain" in text
 
 
 def test_the_wrong_scale_is_worse_only_for_hyperparameters_tuned_for_it_mup_uses_one_over_d_head():
@@ -767,7 +765,7 @@ def test_the_norm_gain_grows_q_k_but_also_scales_v_a_qk_norm_gain_only_q_k():
     card = CARDS["attention-08"].answer.sentence
     assert "or the gain of the norm in front of them;" not in card
     assert "raising the gain of the norm in front of attention instead also scales v by h^(1/4)" in card
-    assert "the gains of a QK-norm, Dehghani et al. 2023" in card
+    assert "or its gains by h^(1/4) each, Dehghani et al. 2023)" in card
 
 
 def test_plain_attention_keeps_the_probabilities_a_second_score_sized_tensor_for_backward():
@@ -804,3 +802,67 @@ def test_the_sft_strips_colour_is_each_tokens_weight_in_the_loss():
 
     doc = " ".join(sft_mask_figure.__doc__.split())
     assert "colour = the token's weight in the loss (its share of the loss if every token's loss is the same)" in doc
+
+
+def test_the_qlora_preset_counts_65e9_nf4_parameters_qlora_keeps_embedding_and_head_in_bf16():
+    """review5 N1: LLaMA-65B's shape (vocab 32,000, hidden 8,192, 80 layers, MLP 22,016) has 65.29e9 parameters, of
+    which 64.76e9 in linear layers. QLoRA's code quantises only those; the input embedding and the output head stay in
+    bf16 and the norms in fp32. With r = 64 on every linear (16 bytes per adapter parameter) that needs 0.87 GiB more
+    than the preset's 65e9 in NF4, leaving 3.99 GiB of 48 GiB and 0.98 GiB of 46,068 MiB (ECC on). review5 N2: the
+    A40 and L40S ship with ECC on; 46,068 of 49,152 MiB is about 15/16."""
+    nf4_bits = Fraction(4) + Fraction(8, 64) + Fraction(32, 64 * 256)
+    vocab, d, layers, ff = 32000, 8192, 80, 22016
+    linear = layers * (4 * d * d + 3 * d * ff)
+    embed = vocab * d
+    norms = (2 * layers + 1) * d
+    adapters = layers * 64 * (4 * (d + d) + 3 * (d + ff))
+    assert (linear, linear + 2 * embed + norms) == (64_760_053_760, 65_285_660_672)
+    preset = Fraction(65 * 10**9) * nf4_bits / 8 + 16 * adapters
+    real = linear * nf4_bits / 8 + 2 * embed * 2 + norms * 4 + 16 * adapters
+    gib = 2**30
+    assert _prints(float((linear + 2 * embed + norms) / Fraction(10**9)), "65.3")
+    assert _prints(float((real - preset) / gib), "0.9")
+    assert _prints(float(48 - real / gib), "4.0") and _prints(float(Fraction(46068, 1024) - real / gib), "1.0")
+    assert _prints(float(48 - preset / gib), "4.9")
+    assert abs(1 - Fraction(46068, 49152) - Fraction(1, 16)) < Fraction(1, 1000)  # "about 1/16"
+    text = _page("3_LoRA.py")
+    assert "That is the preset's count: 65e9 parameters, all in NF4. LLaMA-65B has 65.3e9" in text
+    assert "which takes about 0.9 GiB more: about 4.0 GiB left, 1.0 GiB with ECC on." in text
+    assert "and under 2 GiB with ECC on, which reserves" not in text
+
+
+def test_with_a_qk_norm_scaling_w_q_and_w_k_does_nothing_only_its_scale_or_gains_grow_q_k():
+    """review5 N3: a QK-norm normalises q and k, so scaling W_Q and W_K (or the pre-attention norm's gain) leaves
+    q.k unchanged; Henry et al. 2020's learned scale g multiplies the normalised q.k (grow it by sqrt(h)); a
+    LayerNorm-style QK-norm's gains (Dehghani et al. 2023) each by h^(1/4) grow q.k by sqrt(h)."""
+    g = torch.Generator().manual_seed(11)
+    h, n, d = 16, 5, 32
+    x = torch.randn(n, 64, generator=g, dtype=torch.float64)
+    Wq, Wk = (torch.randn(64, d, generator=g, dtype=torch.float64) for _ in range(2))
+    gq, gk = (torch.rand(d, generator=g, dtype=torch.float64) + 0.5 for _ in range(2))
+
+    def l2(t: torch.Tensor) -> torch.Tensor:
+        return t / t.norm(dim=-1, keepdim=True)
+
+    def rms(t: torch.Tensor) -> torch.Tensor:
+        return t / t.pow(2).mean(-1, keepdim=True).sqrt()
+
+    def henry(wq, wk, scale=1.0):
+        return scale * l2(x @ wq) @ l2(x @ wk).T
+
+    def gains(wq, wk, a=1.0, b=1.0):
+        return (a * gq * rms(x @ wq)) @ (b * gk * rms(x @ wk)).T
+
+    c = h**0.25
+    torch.testing.assert_close(henry(c * Wq, c * Wk), henry(Wq, Wk))  # W_Q and W_K do nothing
+    torch.testing.assert_close(gains(c * Wq, c * Wk), gains(Wq, Wk))
+    torch.testing.assert_close(gains(Wq, Wk, c, c), h**0.5 * gains(Wq, Wk))
+    torch.testing.assert_close(henry(Wq, Wk, h**0.5), h**0.5 * henry(Wq, Wk))
+    text = " ".join(_page("6_Attention.py").split())
+    card = CARDS["attention-08"].answer.sentence
+    for t, dot, root in ((text, "q·k", "√h"), (card, "q^T k", "sqrt(h)")):
+        assert "or the gains of a QK-norm, Dehghani et al. 2023" not in t
+        assert (
+            f"with a QK-norm, which normalises q and k so that neither route changes {dot}, only its learned scale "
+            f"by {root}, Henry et al. 2020, or its gains by h^(1/4) each, Dehghani et al. 2023)"
+        ) in t

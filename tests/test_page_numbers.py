@@ -184,8 +184,19 @@ LORA = [
         "the QLoRA paper's single 48 GB GPU (Dettmers et al. 2023), read as GiB", GIVEN),
     # an A40 or L40S with ECC on reports 46,068 MiB (nvidia-smi); the bound "under 2" is checked in
     # test_independent_tokens.py::test_the_qlora_headroom_is_at_most_4_9_gib_and_under_2_with_ecc_on
-    Ref("and under 2 GiB with ECC on, which reserves part of the memory (data-centre cards such as the A40 and L40S "
-        "then report about 45 GiB)", 46068 / 1024 - QLORA_65B_GB * 1e9 / 2**30, 46068 / 1024),
+    Ref("and under 2 GiB on an A40 or L40S, which ship with ECC on (it reserves about 1/16 of the memory: they report "
+        "46,068 MiB, about 45 GiB)", 46068 / 1024 - QLORA_65B_GB * 1e9 / 2**30,
+        "GDDR6's in-band ECC: 1 - 46,068/49,152 = 0.0627, about 1/16", "the 16 of 1/16 (the same)",
+        "what nvidia-smi reports for an A40 or L40S with ECC on", 46068 / 1024),
+    # the real LLaMA-65B shape and QLoRA's bf16 embedding and head: computed independently in
+    # test_independent_tokens.py::
+    #     test_the_qlora_preset_counts_65e9_nf4_parameters_qlora_keeps_embedding_and_head_in_bf16
+    Ref("That is the preset's count: 65e9 parameters, all in NF4. LLaMA-65B has 65.3e9, and QLoRA keeps the input "
+        "embedding and the output head in bf16", "the preset's n_params (core/lora_memory.py LLAMA_65B)", NAME,
+        float(80 * (4 * 8192**2 + 3 * 8192 * 22016) + 2 * 32000 * 8192 + 161 * 8192)),
+    Ref("which takes about 0.9 GiB more: about 4.0 GiB left, 1.0 GiB with ECC on",
+        "computed in test_independent_tokens (the 65.3e9 parameters, bf16 embedding and head)",
+        "the same test: 48 - 44.01 GiB", "the same test: 46,068 MiB - 44.01 GiB"),
     Ref("for GPT-3 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint "
         "instead of 350 GB, and 25% faster training", CITE),
     Ref("With B = 0 and A random, ΔW = 0 at the start and B gets a gradient at once; with A = B = 0 both gradients",
@@ -219,6 +230,7 @@ NE_CENTRED = 0.501 - sum(NEARLY_EQUAL) / 8
 
 GRPO = [
     Ref("flip that answer's reward between 1 and 0", GIVEN),
+    Ref("(DeepSeekMath's β = 0.04;", "DeepSeekMath's KL coefficient (Shao et al. 2024), cited beside it"),
     Ref("in the loss (as in DAPO, Yu et al. 2025)", CITE),
     Ref("Dividing by the sample std (G − 1, as several RL libraries do)", FORMULA),
     Ref("by the same √((G−1)/G) (while ε is small", FORMULA),
@@ -332,6 +344,7 @@ ATTENTION = [
     Ref("1/√d_k keeps the variance at 1. 1/√d_model is the classic slip", FORMULA, 1.0, FORMULA),
     Ref("W_Q and W_K by h^(1/4) each", FORMULA),
     Ref("also scales v by h^(1/4)", FORMULA),
+    Ref("or its gains by h^(1/4) each", FORMULA),
     Ref("tuned for 1/√d_k it usually", FORMULA),
     Ref("μP uses 1/d_head on purpose", FORMULA),
     Ref("Multiplying by 0 afterwards", GIVEN),

@@ -216,8 +216,9 @@ def train(
 # ----------------------------------------------------------------------------------------------------------------
 # The view
 
-# The QLoRA paper's "single 48GB GPU" (RTX A6000, A40, L40S) holds 48 GiB physical: a GPU's "GB" are GiB. With ECC on
-# (GDDR6 reserves part of the memory for it) an A40 or L40S reports 46,068 MiB, about 45 GiB usable. In GB (10^9 bytes):
+# The QLoRA paper's "single 48GB GPU" (RTX A6000, A40, L40S) holds 48 GiB physical: a GPU's "GB" are GiB. The A40 and
+# L40S ship with ECC on (GDDR6's in-band ECC reserves about 1/16 of the memory): they report
+# 46,068 MiB, about 45 GiB usable. In GB (10^9 bytes):
 GPU_48GB = 48 * 2**30 / 1e9
 
 
@@ -230,7 +231,7 @@ def profile_caption(profile: str) -> str:
 def qlora_numbers() -> dict[str, float]:
     """The explanation's NF4 and QLoRA numbers: NF4's bits and bytes per parameter, the QLoRA 65B preset's total
     (base + adapter states, in GB and GiB) and what it leaves at most of a "48 GB" GPU, which holds 48 GiB, for
-    activations (in GB and GiB; less with ECC on, which reserves part of the memory)."""
+    activations (in GB and GiB; less on an A40 or L40S, which ship with ECC on)."""
     total = lora_memory.lora_memory(**lora_memory.PRESET_QLORA_65B).lora_total_bytes
     spare = GPU_48GB * 1e9 - total
     return {
