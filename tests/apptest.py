@@ -124,9 +124,14 @@ def font_sizes(obj: Any, where: str = "") -> Iterator[tuple[str, float]]:
             yield from font_sizes(value, f"{where}[{i}]")
 
 
-def metrics(at: AppTest) -> dict[str, str]:
-    """label -> value of every st.metric on the page."""
-    return {m.label: m.value for m in at.metric}
+# Readouts that report a wall-clock time, not a computed number: two runs of one view differ (the LoRA page's SVD
+# reads 0.8 ms from a process-wide cache and 3.4 ms when an earlier test has pushed that matrix out of it).
+MEASURED = frozenset({"SVD (once per matrix)"})
+
+
+def metrics(at: AppTest, measured: bool = False) -> dict[str, str]:
+    """label -> value of every st.metric on the page; the MEASURED ones only when ``measured`` is true."""
+    return {m.label: m.value for m in at.metric if measured or m.label not in MEASURED}
 
 
 def no_exception(at: AppTest) -> bool:
@@ -203,7 +208,8 @@ def assert_bad_link_falls_back(at: AppTest, default: AppTest, bad: str, warning:
     """A page opened with the value ``bad`` in its link shows the defaults' readouts, none of them NaN or infinity,
     and (for a non-empty value, which is a request) a warning containing ``warning`` ("" = any warning)."""
     assert no_exception(at), at.exception
-    assert metrics(at) == metrics(default)
+    got, want = metrics(at), metrics(default)
+    assert got == want, {k: (got.get(k), want.get(k)) for k in set(got) | set(want) if got.get(k) != want.get(k)}
     assert not any(re.search(r"\b(nan|inf)\b", v.lower()) for v in metrics(at).values())
     if bad:  # an empty value is no request at all
         assert any(warning in w.value for w in at.warning), [w.value for w in at.warning]

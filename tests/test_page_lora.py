@@ -83,7 +83,7 @@ def test_default_rank_view(default):
     assert slider["steps"][slider["active"]]["label"] == "8"  # the slider starts at the page's r
     assert "r = 8</b> of min(d, k) = 64" in heat["layout"]["annotations"][-1]["text"]
     assert decode(heat["data"][0]["z"]).shape == (64, 64)  # 64 x 64: every entry, no block averaging
-    m = metrics(default)
+    m = metrics(default, measured=True)
     curves_core = lora.rank_curves(lora.svd(lora.make_target(64, 64, "exponential", 0)))
     ro = curves_core.readout(8)
     assert m["Trainable r(d + k)"] == "1,024" and m["Share of dk"] == "25.0%"  # 8 (64 + 64) of 64²

@@ -195,7 +195,8 @@ LORA = [
         "embedding and the output head in bf16", "the preset's n_params (core/lora_memory.py LLAMA_65B)", NAME,
         float(80 * (4 * 8192**2 + 3 * 8192 * 22016) + 2 * 32000 * 8192 + 161 * 8192)),
     Ref("which takes about 0.9 GiB more: about 4.0 GiB left, 1.0 GiB with ECC on",
-        "computed in test_independent_tokens (the 65.3e9 parameters, bf16 embedding and head)",
+        "computed in test_independent_tokens.py::"
+        "test_the_qlora_preset_counts_65e9_nf4_parameters_qlora_keeps_embedding_and_head_in_bf16",
         "the same test: 48 - 44.01 GiB", "the same test: 46,068 MiB - 44.01 GiB"),
     Ref("for GPT-3 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB checkpoint "
         "instead of 350 GB, and 25% faster training", CITE),
