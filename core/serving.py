@@ -426,7 +426,7 @@ def speculative_speedup_vs_batch(
     Dense model: at small B the verify pass of k + 1 tokens reads the same weights as one token (bandwidth-bound)
     and costs about as much, so the speed-up is near E / (1 + k c). MoE: the k + 1 tokens of each sequence pick
     different experts, so the verify pass reads more routed experts than a plain step (:func:`weight_bytes_read`,
-    at most k + 1 times the routed-expert bytes); the speed-up is then smallest at small B and nears E / (1 + k c)
+    at most k + 1 times the routed-expert bytes); the speed-up is then low at small B and nears E / (1 + k c)
     once a plain step already reads every expert. At large B decode turns compute-bound, verifying k + 1 tokens
     costs up to k + 1 times as much, and the speed-up falls, below 1 once that outweighs E (002 A8.6). The draft
     runs on ``draft_tp`` GPUs (default: tp). ValueError when the draft's tokenizer differs from the target's

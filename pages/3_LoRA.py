@@ -165,7 +165,9 @@ preset's {qlora["total_gb"]:.1f} GB ({qlora["total_gib"]:.1f} GiB) leaves at mos
 GiB ({qlora["spare_gb"]:.1f} GB) of a 48 GiB (“48 GB”) GPU for them, and under 2 GiB on an A40 or L40S, which ship
 with ECC on (it reserves about 1/16 of the memory: they report 46,068 MiB, about 45 GiB). That is the preset's count:
 65e9 parameters, all in NF4. LLaMA-65B has 65.3e9, and QLoRA keeps the input embedding and the output head in bf16
-(the code of Dettmers et al. 2023), which takes about 0.9 GiB more: about 4.0 GiB left, 1.0 GiB with ECC on. So it
+(the code of Dettmers et al. 2023), which takes about 0.9 GiB more: about 4.0 GiB left, 1.0 GiB with ECC on, with
+the adapters' Adam states counted as this page counts them (the same code keeps the adapters in bf16 with paged Adam,
+which leaves more). So it
 fits only with gradient checkpointing (which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et
 al. (2021) report, for GPT-3 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB
 checkpoint instead of 350 GB, and 25% faster training than full fine-tuning; those are their measurements, beside the

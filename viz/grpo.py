@@ -33,7 +33,10 @@ ZERO = PALETTE["neutral"]  # grey: no push
 SLOT = "rgba(127,127,127,0.10)"
 LABEL_LIMIT = 16  # up to this many answers, bars carry their value and tick labels carry the reward
 
-NO_SIGNAL_TEXT = "All rewards are equal: every advantage is 0.<br>This prompt gives no learning signal (only KL acts)."
+NO_SIGNAL_TEXT = (
+    "All rewards are equal: every advantage is 0.<br>This prompt gives no learning signal (only a KL term acts, if the "
+    "loss has one)."
+)
 
 
 def _colours(values: np.ndarray, t: Theme) -> np.ndarray:

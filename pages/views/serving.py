@@ -200,7 +200,7 @@ def _acceptance_check(view: View) -> list[Readout]:
 def _moe_verify_note(
     spec: ModelSpec, draft: ModelSpec, gpu: Gpu, state: State, tp: int, E: float, step_fmt: dict[str, Any]
 ) -> str:
-    """Why an MoE's speculative speed-up is smallest at small batch: the verify pass's tokens read more experts."""
+    """Why an MoE's speculative speed-up is low at small batch: the verify pass's tokens read more experts."""
     B, k = int(state.batch), int(state.draft_k)
     fmt_ = step_fmt["weight_format"]
     plain_w = float(serving.weight_bytes_read(spec, B, fmt_))
