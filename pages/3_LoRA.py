@@ -166,8 +166,8 @@ GiB ({qlora["spare_gb"]:.1f} GB) of a 48 GiB (“48 GB”) GPU for them, and und
 with ECC on (it reserves about 1/16 of the memory: they report 46,068 MiB, about 45 GiB). That is the preset's count:
 65e9 parameters, all in NF4. LLaMA-65B has 65.3e9, and QLoRA keeps the input embedding and the output head in bf16
 (the code of Dettmers et al. 2023), which takes about 0.9 GiB more: about 4.0 GiB left, 1.0 GiB with ECC on, with
-the adapters' Adam states counted as this page counts them (the same code keeps the adapters in bf16 with paged Adam,
-which leaves more). So it
+each adapter parameter counted as this page counts it, with an fp32 master copy; the same code keeps the adapters in
+bf16 without one, which leaves about 3 GiB more. So it
 fits only with gradient checkpointing (which the QLoRA paper uses, with paged optimizers for the memory spikes). Hu et
 al. (2021) report, for GPT-3 175B with r = 4 on W_q and W_v, training memory down from 1.2 TB to 350 GB, a 35 MB
 checkpoint instead of 350 GB, and 25% faster training than full fine-tuning; those are their measurements, beside the

@@ -726,11 +726,11 @@ def test_review5_items():
 
     assert NQ70 * H70 == D70
     assert (f"{100 * extra(4096):.1f}", f"{100 * extra(8192):.1f}") == ("2.4", "4.4")
-    assert 1.8 < extra(8192) / extra(4096) < 2  # "about twice that at 8,192" (4.4% with all of N, 4.5% on the page)
+    assert 1.8 < extra(8192) / extra(4096) < 2  # "nearly twice that at 8,192" (4.4% with all of N, 4.5% on the page)
     assert (
         "with full checkpointing HFU is 4/3 of MFU, 8N/6N: one more forward; selective recomputation redoes only "
         "the attention core's forward, a share that grows with context: 2.4% more FLOPs for Llama-3-70B at 4,096 "
-        "tokens and about twice that at 8,192, counted against 6N plus attention as PaLM's MFU does"
+        "tokens and nearly twice that at 8,192, counted against 6N plus attention as PaLM's MFU does"
         in s01.follow_ups[1]
     )
     assert Fraction(8, 6) == Fraction(4, 3)

@@ -829,7 +829,13 @@ def test_the_qlora_preset_counts_65e9_nf4_parameters_qlora_keeps_embedding_and_h
     assert "That is the preset's count: 65e9 parameters, all in NF4. LLaMA-65B has 65.3e9" in text
     assert "which takes about 0.9 GiB more: about 4.0 GiB left, 1.0 GiB with ECC on, with" in text
     # the 4.0 / 1.0 keep the page's 16 bytes per adapter parameter; QLoRA's code keeps adapters in bf16 (review-last M1)
-    assert "the adapters' Adam states counted as this page counts them" in " ".join(text.split())
+    flat = " ".join(text.split())
+    assert "each adapter parameter counted as this page counts it, with an fp32 master copy" in flat
+    # QLoRA's code keeps the adapters in bf16 without an fp32 master copy: 4 bytes fewer for each of the preset's
+    # r = 64 adapters on every linear of LLaMA-65B's 80 layers (q, k, v, o: 8192 + 8192; gate, up: 8192 + 22016; down)
+    adapters = 80 * 64 * (4 * (8192 + 8192) + 3 * (8192 + 22016))
+    assert adapters == 799_539_200 and f"{4 * adapters / 2**30:.0f}" == "3"
+    assert "the same code keeps the adapters in bf16 without one, which leaves about 3 GiB more" in flat
     assert "and under 2 GiB with ECC on, which reserves" not in text
 
 
