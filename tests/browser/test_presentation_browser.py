@@ -80,6 +80,14 @@ def _open(page, url: str, figure: bool = True) -> None:
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=60_000)
     if figure:
         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+        # every chart of the page drawn: on a busy machine a later chart can be drawn before the main one, and the
+        # first chart in the page would then be the wrong one; wait until two polls half a second apart agree
+        page.wait_for_function(
+            "() => { const n = document.querySelectorAll('.js-plotly-plot .main-svg').length;"
+            " const same = window.__charts === n; window.__charts = n; return same; }",
+            polling=500,
+            timeout=30_000,
+        )
     page.wait_for_timeout(400)  # the chart's resize to its container, fonts
 
 
