@@ -7,14 +7,20 @@ in the main area and the sidebar (the takeaway, the equation, the explanation in
 its answer, the interview answer, the common mistakes, captions under figures and controls). Not read: widget values
 and labels, and readouts (st.metric), which are computed live and checked by the pages' own tests.
 The controls' static texts (labels, help texts, preset names) are read from the page's SPEC by ``control_texts``.
+
+``view_texts`` reads the rest of what a view shows: each readout (st.metric) as "label: value (delta)" and its help as
+"label help: ...", and each figure's title, annotations, axis titles and legend entries (HTML tags as spaces), at the
+defaults, with another tab open, or with a preset's values in the link (``views`` lists them).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from tests.apptest import opened
+from tests.apptest import figures, open_page, opened
 from tests.card_references import parse_shown
 from tests.test_deck_numbers import _CITATION, _NUMBER, _plain
 from tests.test_deck_numbers import numbers as _deck_numbers
@@ -56,6 +62,81 @@ def page_texts(page: str) -> list[str]:
             if isinstance(value, str) and value.strip() and not FRAME_TEXTS.match(value.strip()):
                 out.append(flat(value))
     return out
+
+
+def _texts(at: Any) -> list[str]:
+    out = []
+    for kind in ("markdown", "latex", "caption", "info", "warning", "success", "error"):
+        for element in getattr(at, kind):
+            value = element.value
+            if isinstance(value, str) and value.strip() and not FRAME_TEXTS.match(value.strip()):
+                out.append(flat(value))
+    return out
+
+
+def _readouts(at: Any) -> list[str]:
+    out = []
+    for m in at.metric:
+        delta = f" ({m.delta})" if getattr(m, "delta", None) else ""
+        out.append(flat(f"{m.label}: {m.value}{delta}"))
+        if m.proto.help.strip():
+            out.append(flat(f"{m.label} help: {m.proto.help}"))
+    return out
+
+
+def _html(text: str) -> str:
+    return flat(re.sub(r"<[^>]+>", " ", text))
+
+
+def _figure_texts(at: Any) -> list[str]:
+    out: list[str] = []
+    for fig in figures(at):
+        layout = fig.get("layout", {})
+        title = layout.get("title")
+        if isinstance(title, dict) and title.get("text"):
+            out.append(_html(title["text"]))
+        out += [_html(a["text"]) for a in layout.get("annotations") or [] if a.get("text")]
+        for key, axis in sorted(layout.items()):
+            if key.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
+                t = axis.get("title")
+                if isinstance(t, dict) and t.get("text"):
+                    out.append(_html(t["text"]))
+        out += [_html(tr["name"]) for tr in fig.get("data", []) if tr.get("name") and tr.get("showlegend") is not False]
+    return list(dict.fromkeys(t for t in out if t))
+
+
+@functools.cache
+def _view(page: str, query: tuple[tuple[str, str], ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(texts, readouts and figure texts) of ``page`` opened from a link with ``query`` (once per process)."""
+    at = opened(page) if not query else open_page(page, dict(query))
+    return tuple(_texts(at)), tuple(_readouts(at) + _figure_texts(at))
+
+
+def views(page: str, spec: Any) -> dict[str, dict[str, str]]:
+    """The views of a page a learner reaches without typing: "defaults", "tab <name>" for each tab that is not open
+    at first (the link opens it), and "preset <name>" for each preset (its values in the link, as the preset's
+    button sets them; one that only repeats the defaults or an earlier view is left out)."""
+    out: dict[str, dict[str, str]] = {"defaults": {}}
+    for f in spec.fields:
+        if f.widget == "tabs":
+            out |= {f"tab {c}": {f.name: c} for c in f.choices if c != f.default}
+    for name, values in spec.presets.items():
+        query = spec.query(spec.state(values))
+        if query not in out.values():  # a preset that sets the defaults (or another view) shows nothing new
+            out[f"preset {name}"] = query
+    return out
+
+
+def view_texts(page: str, query: dict[str, str] | None = None) -> list[str]:
+    """What a view of ``page`` shows that no earlier check reads: at the defaults, its readouts and figure texts
+    (``page_texts`` holds the rest); in another view, every text, readout and figure text that the defaults do not
+    show word for word (a readout above the tabs that a tab leaves unchanged is checked once, at the defaults)."""
+    texts, shown = _view(page, ())
+    if not query:
+        return list(shown)
+    seen = set(texts) | set(shown)
+    other_texts, other_shown = _view(page, tuple(sorted(query.items())))
+    return [t for t in dict.fromkeys(other_texts + other_shown) if t not in seen]
 
 
 def control_texts(spec: object) -> list[str]:
