@@ -150,4 +150,137 @@ TABLES: dict[str, dict[str, list[Ref]]] = {
         "preset DPO: Both answers less likely": [],
     },
 }
+# ============================================================================ 10. Reward model
+def _sample_pairs(r: np.ndarray, n: int, flip: float, rng: np.random.Generator) -> np.ndarray:
+    """The page's labels (its stated protocol): n pairs of distinct random answers i, j (j = i + U{1..K-1} mod K),
+    i wins with probability σ(r_i - r_j), then each label flipped with probability ``flip``; (winner, loser) rows."""
+    i = rng.integers(0, r.size, n)
+    j = (i + rng.integers(1, r.size, n)) % r.size
+    i_wins = rng.random(n) < special.expit(r[i] - r[j])
+    i_wins ^= rng.random(n) < flip
+    return np.stack([np.where(i_wins, i, j), np.where(i_wins, j, i)], axis=1)
+
+
+def _bt_fit(pairs: np.ndarray, n: int, l2: float = 1e-3) -> np.ndarray:
+    """The Bradley-Terry maximum likelihood with the page's small ridge, by scipy's BFGS (not the page's Newton)."""
+    def f(r: np.ndarray) -> float:
+        return float(np.sum(np.logaddexp(0.0, r[pairs[:, 1]] - r[pairs[:, 0]])) + l2 / 2 * np.sum(r**2))
+
+    return optimize.minimize(f, np.zeros(n), method="BFGS", options={"gtol": 1e-10}).x
+
+
+def _nll(r: np.ndarray, pairs: np.ndarray) -> float:
+    return float(np.mean(np.logaddexp(0.0, r[pairs[:, 1]] - r[pairs[:, 0]])))
+
+
+def _right(r: np.ndarray, pairs: np.ndarray) -> float:
+    return 100 * float(np.mean(r[pairs[:, 0]] > r[pairs[:, 1]]))
+
+
+_RM = RMS.defaults()
+_RM_TRUE = np.linspace(-1.5, 1.5, int(_RM["rm_items"]))  # the fit's answers: true rewards evenly spread (the help)
+_RM_PAIRS = _sample_pairs(_RM_TRUE, int(_RM["rm_pairs"]), 0.0, np.random.default_rng(int(_RM["rm_seed"])))
+_RM_FIT = _bt_fit(_RM_PAIRS, _RM_TRUE.size)
+RM_NEWTON = ("the page's Newton iterations (a count of its solver; "
+             "test_core_reward_model.py::test_fit_recovers_known_rewards_up_to_a_constant bounds it)")
+
+
+def _noise_study(flip_index: int) -> dict[str, float]:
+    """The label-noise tab: for each flip rate in turn, 400 training then 2,000 held-out pairs from one generator
+    (seed 0) over twelve answers spread from -3 to 3; the fit's held-out and true-order accuracy and the ceiling."""
+    r = np.linspace(-3.0, 3.0, 12)
+    rng = np.random.default_rng(0)
+    for k, flip in enumerate(v_reward_model.FLIPS):
+        train = _sample_pairs(r, int(_RM["train_pairs"]), flip, rng)
+        test = _sample_pairs(r, 2000, flip, rng)
+        if k == flip_index:
+            fit = _bt_fit(train, r.size)
+            order = [(a, b) if r[a] > r[b] else (b, a) for a in range(r.size) for b in range(a + 1, r.size)]
+            return {"heldout": _right(fit, test), "ceiling": _right(r, test), "order": _right(fit, np.array(order))}
+    raise KeyError(flip_index)
+
+
+_NOISE = _noise_study(v_reward_model.FLIP_TEXT.index(_RM["flip"]))
+RM_RANGE = "the seed's range for held-out agreement (seed 003, Q7; Llama 2's 63-65%, Touvron et al. 2023)"
+
+
+def _refs_rm_fit(shift: float) -> list[Ref]:
+    nll = _nll(_RM_FIT, _RM_PAIRS)
+    return [
+        Ref("Mean −log σ(r_w − r_l): 0.5062 nats", nll),
+        Ref("… after adding c = 0: 0.5062 nats", shift, _nll(_RM_FIT + shift, _RM_PAIRS)),
+        Ref("… after adding c = 0 help: the same", shift),
+        Ref("Mean fitted reward: 0.000", float(np.mean(_RM_FIT)) + shift),  # the ridge centres the fit; then + c
+        Ref("mean −log σ(r_w − r_l) = 0.5062 nats training pairs ranked right: 78.0% after adding 0 to every reward: "
+            "0.5062 nats", nll, _right(_RM_FIT, _RM_PAIRS), shift, _nll(_RM_FIT + shift, _RM_PAIRS)),
+    ]
+
+
+RM_DEFAULTS = _refs_rm_fit(float(_RM["rm_shift"])) + [
+    Ref("Training pairs ranked right: 78.0%", _right(_RM_FIT, _RM_PAIRS)),
+    Ref("Largest error vs the truth: 0.207", float(np.max(np.abs(_RM_FIT - (_RM_TRUE - _RM_TRUE.mean()))))),
+    Ref("Newton steps: 6", RM_NEWTON),
+    Ref("Held-out accuracy at flip 0.2: 68.2%", float(_RM["flip"]), _NOISE["heldout"]),
+    Ref("Held-out accuracy at flip 0.2 help", float(_RM["flip"])),
+    Ref("Ceiling: the true rewards: 71.1%", _NOISE["ceiling"]),
+    Ref("Fitted order vs the true order: 89.4%", _NOISE["order"]),
+    Ref("real reward models: about 60-75% held-out", RM_RANGE),
+    Ref("labelers' flip rate (400 training pairs)", int(_RM["train_pairs"])),
+]
+
+
+def _refs_length(beta: float) -> list[Ref]:
+    """The length-bias tab at β: its caption (the same at every β) and readouts, by logsumexp over the five answers."""
+    lengths = ref.LENGTH_TOY_LENGTHS
+    large = max(ref._beta_grid())  # the slider's largest β: π* is π_ref to three digits
+    at = {f: ref.length_bias(beta, f) for f in ("mean_length", "true_reward", "proxy_reward", "kl")}
+    return [
+        Ref("over five answers of 50 to 800 tokens. At a large β the policy stays with the SFT model (178 tokens on "
+            "average, quality 0.555). As β falls the answers grow; the true quality peaks at 0.683 near β = 0.3, and at "
+            "β = 0.01 the policy writes the 800-token answer, whose quality 0.50 is below where it started",
+            min(lengths), max(lengths), ref.length_bias(large, "mean_length"), ref.length_bias(large, "true_reward"),
+            ref.length_bias_best("true_reward"), ref.length_bias_best("best_beta"), GIVEN,
+            ref.length_bias(0.01, "mean_length"), ref.length_bias(0.01, "true_reward")),
+        Ref('a 6B "gold" reward model', "Gao et al. 2022's gold reward model (their 6B model; a source's number)"),
+        Ref("Mean length under π*: 245 tokens", at["mean_length"]),
+        Ref("True quality: 0.635", at["true_reward"]),
+        Ref("Proxy reward: 2.884", at["proxy_reward"]),
+        Ref("KL(π* ‖ π_ref): 0.110 nats", at["kl"]),
+        Ref("Best β for true quality: 0.3", ref.length_bias_best("best_beta")),
+        Ref("Best β for true quality help: quality 0.683", ref.length_bias_best("true_reward")),
+        Ref("SFT model: 178 tokens", sum(p * n for p, n in zip(ref.LENGTH_TOY_PI_REF, lengths, strict=True))),
+        Ref("SFT model's quality 0.555", sum(p * q for p, q in zip(ref.LENGTH_TOY_PI_REF, ref.LENGTH_TOY_QUALITY,
+                                                                   strict=True))),
+        Ref("β = 1: 245 tokens, true quality 0.635, KL 0.110 nats", beta, at["mean_length"], at["true_reward"],
+            at["kl"]),
+    ]
+
+
+_B = DPO_PRESETS["worked_b"]
+_RM_DPO = _refs_dpo(_B.logp_w, _B.logp_l, _B.ref_logp_w, _B.ref_logp_l, _B.beta)
+
+RM_DPO = [
+    Ref("Worked example B: $\\hat r_w = 0.2$, $\\hat r_l = -0.1$, loss $-\\log\\sigma(0.3) = 0.554$",
+        _RM_DPO["reward_w"], _RM_DPO["reward_l"], _RM_DPO["margin"], _RM_DPO["loss"]),
+    Ref("Implicit reward r̂_w: +0.200", _RM_DPO["reward_w"]),
+    Ref("Implicit reward r̂_l: −0.100", _RM_DPO["reward_l"]),
+    # the Bradley-Terry loss of the two implicit rewards, written as the reward model's loss: -log σ(r_w - r_l)
+    Ref("Bradley-Terry −log σ(r̂_w − r̂_l): 0.554",
+        float(-np.log(special.expit(_RM_DPO["reward_w"] - _RM_DPO["reward_l"])))),
+    Ref("DPO loss: 0.554", _RM_DPO["loss"]),
+    Ref("margin 0.300 loss 0.554, weight 0.426", _RM_DPO["margin"], _RM_DPO["loss"], _RM_DPO["weight"]),
+    Ref(DPO_FIGURE, FORMULA),
+]
+
+_C3 = float(_preset(RMS, "Add a constant: c = 3 changes nothing")["rm_shift"])
+
+TABLES["pages/10_Reward_model.py"] = {
+    "defaults": RM_DEFAULTS,
+    "tab Length bias": _refs_length(float(_RM["rm_beta"])),
+    "tab DPO": RM_DPO,
+    "preset Add a constant: c = 3 changes nothing": _refs_rm_fit(_C3)[1:] + [Ref("fitted reward + 3", _C3)],
+    "preset Length hacking: a loose leash, β = 0.01":
+        _refs_length(float(_preset(RMS, "Length hacking: a loose leash, β = 0.01")["rm_beta"])),
+    "preset Length bias: the best β, 0.3": _refs_length(float(_preset(RMS, "Length bias: the best β, 0.3")["rm_beta"])),
+}
 # fmt: on
