@@ -499,6 +499,12 @@ _MLA_NOTE = (
 
 def _kv_readouts(kv: kv_cache.KVComparison) -> list[Readout]:
     c = kv.chosen
+    ratio = kv.saving_vs_mha  # the group size; not whole where the KV heads do not divide the query heads
+    versus = (
+        "MHA, one KV head per query head"
+        if ratio == 1
+        else f"{ratio:,.3g}× smaller than MHA ({fmt.binary_bytes(kv.total[0])})"
+    )
     return [
         Readout(
             "KV cache per token",
@@ -508,7 +514,7 @@ def _kv_readouts(kv: kv_cache.KVComparison) -> list[Readout]:
         Readout(
             f"At {kv.tokens:,} tokens" + (f" × {kv.batch:,}" if kv.batch > 1 else ""),
             fmt.binary_bytes(kv.total[c]),
-            f"{kv.batch:,} sequence(s); {kv.saving_vs_mha:,.0f}× smaller than MHA ({fmt.binary_bytes(kv.total[0])})",
+            f"{kv.batch:,} sequence(s); {versus}",
         ),
         *(
             Readout(f"{name} per token", fmt.binary_bytes(b, "KiB"), f"{label}; {fmt.binary_bytes(total)} in all")
