@@ -13,6 +13,7 @@ SPECs' defaults and presets, the bundled held-out text, the DPO pairs' log-proba
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 from scipy import optimize, special
@@ -23,7 +24,7 @@ from pages.views import loss_units as v_loss_units
 from pages.views import reward_model as v_reward_model
 from tests import card_references as ref
 from tests.page_numbers import Ref
-from tests.test_page_numbers import BIGRAMS, COUNT, FORMULA, GIVEN, NAME, PAD_LENGTHS, _padding_waste_pct, _preset
+from tests.test_page_numbers import BIGRAMS, FORMULA, GIVEN, NAME, PAD_LENGTHS, _padding_waste_pct, _preset
 
 KLS, RMS, LU = v_kl_leash.SPEC, v_reward_model.SPEC, v_loss_units.SPEC
 
@@ -64,10 +65,11 @@ def _refs_kl(values: dict) -> list[Ref]:
         summary = [summary[0] + " true E π* [r] = 0.740", GIVEN, kl, reward, true]
     summary[0] += " E[r] − β·KL = 0.620 β·log Z = 0.620 H(π*) = 0.582 nats"
     out.append(Ref(*summary, reward - beta * kl, ref.kl_max_objective(pi_ref, r, beta), _entropy(pi)))
-    return out + [Ref("β = 1", GIVEN)]
+    return [*out, Ref("β = 1", GIVEN)]
 
 
-KL_DEFAULTS = _refs_kl(KLS.defaults()) + [
+KL_DEFAULTS = [
+    *_refs_kl(KLS.defaults()),
     Ref("π_ref (reference, the SFT model)", NAME),
     Ref("← β → 0: all mass on the top reward", "the limit the annotation names"),
     Ref("π*(y1)", NAME),
@@ -216,7 +218,8 @@ def _refs_rm_fit(shift: float) -> list[Ref]:
     ]
 
 
-RM_DEFAULTS = _refs_rm_fit(float(_RM["rm_shift"])) + [
+RM_DEFAULTS = [
+    *_refs_rm_fit(float(_RM["rm_shift"])),
     Ref("Training pairs ranked right: 78.0%", _right(_RM_FIT, _RM_PAIRS)),
     Ref("Largest error vs the truth: 0.207", float(np.max(np.abs(_RM_FIT - (_RM_TRUE - _RM_TRUE.mean()))))),
     Ref("Newton steps: 6", RM_NEWTON),
@@ -236,8 +239,8 @@ def _refs_length(beta: float) -> list[Ref]:
     at = {f: ref.length_bias(beta, f) for f in ("mean_length", "true_reward", "proxy_reward", "kl")}
     return [
         Ref("over five answers of 50 to 800 tokens. At a large β the policy stays with the SFT model (178 tokens on "
-            "average, quality 0.555). As β falls the answers grow; the true quality peaks at 0.683 near β = 0.3, and at "
-            "β = 0.01 the policy writes the 800-token answer, whose quality 0.50 is below where it started",
+            "average, quality 0.555). As β falls the answers grow; the true quality peaks at 0.683 near β = 0.3, and "
+            "at β = 0.01 the policy writes the 800-token answer, whose quality 0.50 is below where it started",
             min(lengths), max(lengths), ref.length_bias(large, "mean_length"), ref.length_bias(large, "true_reward"),
             ref.length_bias_best("true_reward"), ref.length_bias_best("best_beta"), GIVEN,
             ref.length_bias(0.01, "mean_length"), ref.length_bias(0.01, "true_reward")),
@@ -278,9 +281,134 @@ TABLES["pages/10_Reward_model.py"] = {
     "defaults": RM_DEFAULTS,
     "tab Length bias": _refs_length(float(_RM["rm_beta"])),
     "tab DPO": RM_DPO,
-    "preset Add a constant: c = 3 changes nothing": _refs_rm_fit(_C3)[1:] + [Ref("fitted reward + 3", _C3)],
+    "preset Add a constant: c = 3 changes nothing": [*_refs_rm_fit(_C3)[1:], Ref("fitted reward + 3", _C3)],
     "preset Length hacking: a loose leash, β = 0.01":
         _refs_length(float(_preset(RMS, "Length hacking: a loose leash, β = 0.01")["rm_beta"])),
     "preset Length bias: the best β, 0.3": _refs_length(float(_preset(RMS, "Length bias: the best β, 0.3")["rm_beta"])),
+}
+# ============================================================================ 12. Loss and units
+_TRAIN_TEXT = (Path(__file__).resolve().parents[1] / "core" / "data" / "lesson_text.txt").read_text(encoding="utf-8")
+_HELDOUT = v_loss_units.HELDOUT  # the page's default text to score (input data)
+
+
+def _byte_model_bits_per_byte(train: str, text: str, order: int = 4) -> float:
+    """Bits per byte of the page's byte model, written out: p(b | context) = 0.02/256 + Σ_o λ_o p_o(b), orders
+    o = 0..3 with λ_o ∝ 2^o summing to 0.98, p_o the relative frequency after the last o bytes (1/256 where that
+    context was never seen or is cut by the start of the text)."""
+    data, seen = train.encode("utf-8"), {}
+    for o in range(order):
+        for j in range(o, len(data)):
+            key = (o, data[j - o : j])
+            seen.setdefault(key, [0] * 256)[data[j]] += 1
+    lam = [0.98 * 2**o / (2**order - 1) for o in range(order)]
+    bits, ev = 0.0, text.encode("utf-8")
+    for j, b in enumerate(ev):
+        p = 0.02 / 256
+        for o in range(order):
+            row = seen.get((o, ev[j - o : j])) if o <= j else None
+            p += lam[o] * (row[b] / sum(row) if row else 1 / 256)
+        bits -= math.log2(p)
+    return bits / len(ev)
+
+
+_BPB = _byte_model_bits_per_byte(_TRAIN_TEXT, _HELDOUT)
+_N_BYTES = len(_HELDOUT.encode("utf-8"))
+
+
+def _bpe_tokens(train: str, text: str, vocab_size: int = 800) -> int:
+    """Tokens of ``text`` under a byte-level BPE of ``vocab_size`` entries trained on ``train`` with Hugging Face's
+    tokenizers (its BpeTrainer over GPT-2's byte alphabet, no special tokens), the construction the page states."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  special_tokens=[], show_progress=False)
+    tok.train_from_iterator([train], trainer=trainer)
+    return len(tok.encode(text).ids)
+
+
+_N_BPE = _bpe_tokens(_TRAIN_TEXT, _HELDOUT)
+
+
+def _refs_units(values: dict) -> list[Ref]:
+    V, P, R = int(values["vocab_size"]), int(values["prompt_len"]), int(values["resp_len"])
+    return [
+        Ref("Uniform loss ln V: 10.82 nats", ref.uniform_loss(V)),
+        Ref("Uniform loss ln V help: perplexity e^(ln V) = V = 50,000", V),
+        Ref("Unmasked SFT loss weight on the prompt: 97.6%", ref.sft_prompt_share_pct(P, R, False)),
+        Ref("Unmasked SFT loss weight on the prompt help: 2,000 / (2,000 + 50) tokens", P, P, R),
+    ]
+
+
+LOSS_DEFAULTS = [
+    *_refs_units(LU.defaults()),
+    Ref("Bits per byte, one byte model: 2.3121", _BPB),
+    # one total loss T·L = bpb · n_bytes · ln 2 over each tokenizer's T tokens: e^L = 2^(bpb · n_bytes / T)
+    Ref("Perplexity, one byte model: 4.97 to 142.9", 2**_BPB, 2 ** (_BPB * _N_BYTES / _N_BPE)),
+    Ref("Perplexity, one byte model help: 740 byte tokens to 239 bpe-800 tokens", _N_BYTES, _N_BPE, NAME),
+    Ref("Perplexity, bigram models: 9.6 to 230", BIGRAMS),
+    Ref("Perplexity, bigram models help: one bigram model per tokenizer: a factor of 24", 230 / 9.6),  # the readout's
+    Ref("Bits per byte, bigram models: 2.36 to 3.29", BIGRAMS),
+    Ref("Bits per byte, bigram models help: one bigram model per tokenizer: a factor of 1.4", 3.29 / 2.36),
+    Ref("bits per byte, T·L / (n_bytes ln 2)", FORMULA),
+]
+
+
+def _cross_document_pairs(lens: list[int]) -> int:
+    """Causal query-key pairs (key ≤ query) of one packed row whose key lies in an earlier document."""
+    n = sum(lens)
+    return n * (n + 1) // 2 - sum(k * (k + 1) // 2 for k in lens)
+
+
+_DOCS = [int(x) for x in LU.defaults()["doc_lens"].split(",")]
+
+
+def _first_fit_waste_pct(lengths: np.ndarray, row: int) -> float:
+    """Packing into rows of ``row`` tokens, each sequence into the first row with room (a longer one split into full
+    rows first): the share of the slots left empty."""
+    rows: list[int] = []  # tokens used per row
+    for n in (int(x) for x in lengths):
+        full, n = divmod(n, row) if n > row else (0, n)
+        if full and n == 0:
+            full, n = full - 1, row
+        rows += [row] * full
+        k = next((i for i, used in enumerate(rows) if used + n <= row), None)
+        if k is None:
+            rows.append(n)
+        else:
+            rows[k] += n
+    return 100 * (1 - int(lengths.sum()) / (len(rows) * row))
+
+
+_PAD = LU.defaults()
+
+LOSS_PACKING = [
+    Ref("Left: naive packing lets 74 query-key pairs cross a document boundary", _cross_document_pairs(_DOCS)),
+    Ref("Positions restart per document: [0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 0, 1, 2, 3, 4]",
+        *[float(i) for k in _DOCS for i in range(k)]),
+]
+LOSS_PADDING = [
+    Ref("512 seeded log-normal lengths (median 300 tokens). Padding to the longest of each batch of 16 wastes 68.5% of "
+        "the slots; sorting by length first (bucketing) 6.3%; packing into rows of 2,048 tokens 1.4%.",
+        len(PAD_LENGTHS), "the median of the page's log-normal (its input)", int(_PAD["pad_batch"]),
+        _padding_waste_pct(PAD_LENGTHS, int(_PAD["pad_batch"])),
+        _padding_waste_pct(np.sort(PAD_LENGTHS), int(_PAD["pad_batch"])), int(_PAD["pack_len"]),
+        _first_fit_waste_pct(PAD_LENGTHS, int(_PAD["pack_len"]))),
+]
+_LESSON = _preset(LU, "Lesson: 2,000-token prompt, 50-token answer, unmasked")
+_LLAMA3 = _preset(LU, "Llama 3's vocabulary: V = 128,256")
+
+TABLES["pages/12_Loss_and_units.py"] = {
+    "defaults": LOSS_DEFAULTS,
+    "tab SFT mask": [Ref("0.0% of the loss on prompt tokens (equal per-token losses)",
+                         ref.sft_prompt_share_pct(int(_PAD["prompt_len"]), int(_PAD["resp_len"]),
+                                                  bool(_PAD["sft_mask"])))],
+    "tab Packing": LOSS_PACKING,
+    "tab Padding": LOSS_PADDING,
+    "preset Lesson: 2,000-token prompt, 50-token answer, unmasked": [
+        Ref("97.6% of the loss on prompt tokens (equal per-token losses)",
+            ref.sft_prompt_share_pct(int(_LESSON["prompt_len"]), int(_LESSON["resp_len"]), bool(_LESSON["sft_mask"])))],
+    "preset Llama 3's vocabulary: V = 128,256": _refs_units(_LLAMA3)[:2],
 }
 # fmt: on
