@@ -1,9 +1,770 @@
 """The tables of tests/test_view_numbers.py for the pages of group 'systems': per page, per view (tests/page_numbers.py
 ``views``), a list of ``Ref(passage, value or reason, ...)`` for every number the view's readouts, figure texts and
-(outside the defaults) new texts show."""
+(outside the defaults) new texts show.
+
+The references are written out here from the published configs (config.json on the Hugging Face hub), the NVIDIA
+data sheets and the papers' formulas (Rajbhandari et al. 2020's ZeRO, Korthikanti et al. 2022's activation bytes,
+the roofline, Leviathan et al. 2023); from the project only the pages' inputs are read (the SPEC's defaults and
+presets). Where a readout templates the state's numbers, ``_memory`` / ``_serving`` compute its references from the
+view's inputs, and each view lists the readouts it shows anew.
+"""
 
 from __future__ import annotations
 
-from tests.page_numbers import Ref
+import math
 
-TABLES: dict[str, dict[str, list[Ref]]] = {}
+from pages.views import serving as v_serving
+from pages.views import training_memory as v_training_memory
+from tests.page_numbers import Ref, _numbers_at, prepare
+from tests.test_page_numbers import CITE, FORMULA, GIVEN, NAME, _preset
+
+TM, SV = v_training_memory.SPEC, v_serving.SPEC
+GIB, GB, KIB = 2**30, 1e9, 2**10
+DAY, YEAR = 86_400.0, 365 * 86_400.0
+PEAK = 989e12  # H100 SXM and H200 SXM dense bf16 FLOP/s (data sheets)
+BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}  # HBM bytes/s (data sheets)
+CARD_GIB = {"H100": 80, "H200": 141}  # the box's "80 GB" / "141 GB" read as GiB (the seeds' convention)
+GPU_NAME = "the GPU's name (NVIDIA's data sheet: H100 SXM 80 GB, H200 SXM 141 GB)"
+SOURCE = "the source's stated answer, quoted in the help (the seed's own number)"
+SEED_NOTE = "a number of the seed's problem, quoted in its note (seed 002 A10)"
+TIE = "an input of the seed's question (Llama-3.2-1B's V = 128,256 and D = 2,048 in A10-01)"
+READOUT_NAME = "part of the answer's name (its inputs: the seed's question)"
+LIVE = "the live readout's name (the page's input)"
+
+# Published shapes: layers, hidden, query heads, KV heads, FFN width, vocabulary, tied embeddings
+SHAPES: dict[str, tuple[int, int, int, int, int, int, bool]] = {
+    "Llama-3-8B": (32, 4096, 32, 8, 14336, 128256, False),  # meta-llama/Meta-Llama-3-8B config.json
+    "Llama-3-70B": (80, 8192, 64, 8, 28672, 128256, False),  # meta-llama/Meta-Llama-3-70B config.json
+    "custom": (16, 2048, 32, 8, 8192, 128256, True),  # meta-llama/Llama-3.2-1B config.json (the page's custom shape)
+}
+
+
+def _parts(model: str) -> dict[str, int]:
+    """Parameters by component of a Llama-layout model: q and o (D x D), k and v (D x K hd), SwiGLU 3 D F, two
+    RMSNorm gains per layer and a final one, input embedding V D and (untied) output head V D."""
+    L, D, N, K, F, V, tied = SHAPES[model]
+    hd = D // N
+    parts = {
+        "embedding": V * D,
+        "unembedding": 0 if tied else V * D,
+        "attention": L * (2 * D * N * hd + 2 * D * K * hd),
+        "ffn": L * 3 * D * F,
+        "norms": L * 2 * D + D,
+    }
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+# ================================================================================ 7. Training memory
+BYTES = {"weights": 2, "gradients": 2, "optimizer": 4 + 4 + 4}  # bf16 weights and grads; fp32 master, Adam m, v
+
+
+def _states(n: float, zero: int, tp: int, pp: int, dp: int) -> tuple[float, float, float]:
+    """ZeRO (Rajbhandari et al. 2020): stage 1 shards the optimizer states over dp, 2 also the gradients, 3 also the
+    weights; TP and PP give each GPU N / (tp pp) parameters."""
+    per = n / (tp * pp)
+    return (
+        per * BYTES["weights"] / (dp if zero >= 3 else 1),
+        per * BYTES["gradients"] / (dp if zero >= 2 else 1),
+        per * BYTES["optimizer"] / (dp if zero >= 1 else 1),
+    )
+
+
+def _activations(v: dict) -> float:
+    """Korthikanti et al. 2022 with sequence parallelism, bytes on the first pipeline stage: per layer s b h (34/t
+    + 5 a s/(h t)) without recomputation, s b h 34/t with selective recomputation (or no S x S scores stored),
+    2 s b h / t with full; ceil(L / pp) layers, min(pp, m) micro-batches in flight (1F1B)."""
+    if v["params"] is not None:
+        return 0.0
+    L, D, N, *_ = SHAPES[v["mem_model"]]
+    s, b, t = v["seq"], v["mbs"], v["tp"]
+    if v["recompute"] == "full":
+        per_layer = 2 * s * b * D / t
+    elif v["recompute"] == "selective" or v["flash"]:
+        per_layer = s * b * D * 34 / t
+    else:
+        per_layer = s * b * D * (34 / t + 5 * N * s / (D * t))
+    return per_layer * math.ceil(L / v["pp"]) * min(v["pp"], v["micro"])
+
+
+def _recompute_pct(v: dict) -> float:
+    """Selective recomputation runs the attention core's forward again: per token 2 L N (d_qk + d_v) S FLOPs
+    (scores and weighted sum over the S keys), against three forwards of 2 x the weights it multiplies (all but the
+    input embedding and the norm gains) plus that core."""
+    if v["recompute"] == "none":
+        return 0.0
+    if v["recompute"] == "full":
+        return 100 / 3
+    L, D, N, *_ = SHAPES[v["mem_model"]]
+    p = _parts(v["mem_model"])
+    core = 2 * L * N * (2 * D // N) * v["seq"]
+    forward = 2 * (p["total"] - p["embedding"] - p["norms"]) + core
+    return 100 * core / (3 * forward)
+
+
+def _n(v: dict) -> float:
+    return float(v["params"]) if v["params"] is not None else float(_parts(v["mem_model"])["total"])
+
+
+def _bubble(p: int, m: int) -> float:
+    return (p - 1) / (m + p - 1)
+
+
+def _m_for_10pct(p: int) -> int:
+    return next(m for m in range(1, 10**6) if _bubble(p, m) <= 0.1) if p > 1 else 1
+
+
+def _run_seconds(v: dict) -> float:
+    gpus = v["tp"] * v["pp"] * v["dp"]
+    return 6 * _n(v) * v["D"] / (gpus * PEAK * v["mem_mfu"] / 100)
+
+
+def _duration(seconds: float) -> float:
+    """The run's time in the unit the page prints (h below 3 days, days below 2 years, years of 365 days)."""
+    return seconds / 3600 if seconds < 3 * DAY else seconds / DAY if seconds < 2 * YEAR else seconds / YEAR
+
+
+BARS = (
+    "a bar's per-GPU total at its ZeRO stage (a bare \"X GiB\" cannot be told from other texts' GiB): the chosen "
+    "stage's is the 'Per GPU' readout checked here, a bar over the card is checked by value (its ✗), and the stages' "
+    "sums are test_core_training_memory.py::test_zero_stages_against_a_direct_sum"
+)
+
+
+def _zero_help(z: int, dp: int) -> Ref:
+    """The ZeRO arithmetic of the help: 16 -> 2 + 2 + 12/8 = 5.5 with ZeRO-1 over 8."""
+    if z == 0:
+        return Ref(
+            "model states / the parameters this GPU computes with: 16 (ZeRO-0 keeps a full copy on every replica)",
+            16,
+            NAME,
+        )
+    w, g, o = BYTES["weights"], BYTES["gradients"], BYTES["optimizer"]
+    terms, values = [], []
+    for b, stage in ((w, 3), (g, 2), (o, 1)):
+        terms.append(f"{b}/{dp}" if z >= stage else f"{b}")
+        values += [b, dp] if z >= stage else [b]
+    value = sum(b / dp if z >= stage else b for b, stage in ((w, 3), (g, 2), (o, 1)))
+    return Ref(
+        f"model states / the parameters this GPU computes with: 16 → {' + '.join(terms)} = {value:.3g} with "
+        f"ZeRO-{z} over {dp}",
+        16,
+        *values,
+        value,
+        NAME,
+        GIVEN,
+    )
+
+
+def _act_formula(v: dict) -> str:
+    if v["recompute"] == "full":
+        return "2 s b h / t (their 2sbh: only each layer's input is kept"
+    if v["recompute"] == "selective" or v["flash"]:
+        return "s b h · 34/t (the S × S scores are not stored)"
+    return "s b h (34/t + 5 a s/(h t))"
+
+
+def _unit(seconds: float) -> str:
+    return "h" if seconds < 3 * DAY else "days" if seconds < 2 * YEAR else "years"
+
+
+def _answer(passage: str, value: float | str) -> Ref:
+    """A problem's answer readout "<key> · <name>: <value>": the key and name's numbers are the seed's question,
+    the value is checked."""
+    label = passage.rsplit(": ", 1)[0]
+    return Ref(passage, *[READOUT_NAME] * len(_numbers_at(prepare(label))), value)
+
+
+def _stated(passage: str) -> Ref:
+    """A problem's help that quotes the source's answer and its section only."""
+    return Ref(passage, SOURCE)
+
+
+def _memory(v: dict) -> dict[str, list[Ref]]:
+    """Every readout and figure text of the training-memory page that depends on the state, keyed by a short name."""
+    n, z, tp, pp, dp = _n(v), v["zero"], v["tp"], v["pp"], v["dp"]
+    act = _activations(v)
+    totals = [sum(_states(n, zz, tp, pp, dp)) + act for zz in range(4)]
+    total = totals[z]
+    states = sum(_states(n, z, tp, pp, dp))
+    seconds = _run_seconds(v)
+    gpus = tp * pp * dp
+    out = {
+        "per_gpu": [
+            Ref("Per GPU (ZeRO-1): 58.1 GiB", GIVEN, total / GIB),
+            Ref("Per GPU (ZeRO-1) help: 62.4 GB: weights", GIVEN, total / GB),
+        ],
+        "headroom": [Ref("Headroom on the card: +21.9 GiB", (80 * GIB - total) / GIB)],
+        "headroom_help": [Ref("Headroom on the card help: H100 SXM 80 GB: 80 GiB", GPU_NAME, 80)],
+        "states": [
+            Ref(
+                "All training states: 128 GB" if n * 16 < 1e12 else "All training states: 1.13 TB",
+                16 * n / GB if n * 16 < 1e12 else 16 * n / 1e12,
+            ),
+            Ref(
+                "All training states help: 8.03B parameters × 16 bytes (mixed precision, AdamW (16 B/param))",
+                n,
+                sum(BYTES.values()),
+                sum(BYTES.values()),
+            ),
+        ],
+        "recipe": [
+            Ref("Bytes/param (recipe): 2+2+4+4+4 = 16", 2, 2, 4, 4, 4, sum(BYTES.values())),
+            Ref(
+                "Bytes/param (recipe) help: weights 2 + gradients 2 + master weights 4 + Adam m 4 + Adam v 4 = 16 "
+                "bytes/param (mixed precision, AdamW (16 B/param)",
+                2,
+                2,
+                4,
+                4,
+                4,
+                16,
+                16,
+            ),
+        ],
+        "per_param": [Ref("Bytes/param on this GPU: 5.50", states / (n / (tp * pp)))],
+        "per_param_help": [_zero_help(z, dp)],
+        "activations": [Ref("Activations per GPU: 17.0 GiB", act / GIB)],
+        "act_help": [
+            Ref("Activations per GPU help: Korthikanti et al. 2022 (a GPT-3 block with attention dropout", NAME),
+            Ref(_act_formula(v), CITE),
+            Ref("recomputation adds 4.2% FLOPs", _recompute_pct(v)),
+        ],
+        "bubble": [
+            Ref("Pipeline bubble: 0.0%", 100 * _bubble(pp, v["micro"])),
+            Ref(
+                "Pipeline bubble help: (p − 1)/(m + p − 1) with p = 1, m = 8; m ≥ 1 keeps it ≤ 10%",
+                FORMULA,
+                FORMULA,
+                GIVEN,
+                GIVEN,
+                _m_for_10pct(pp),
+                "the target the sentence sets",
+            ),
+        ],
+        "gpus": [Ref("GPUs = TP × PP × DP: 8", gpus)],
+        "time": [
+            Ref(f"Training time: 176.2 {_unit(seconds)}", _duration(seconds)),
+            Ref(
+                "Training time help: C = 6ND = 4.82×10²² FLOPs at 40% of 9.89×10¹⁴ FLOP/s per GPU",
+                FORMULA,
+                6 * n * v["D"],
+                GIVEN,
+                PEAK,
+            ),
+        ],
+        "cost": [
+            Ref("Cost: $67,663", gpus * seconds / 3600 * v["price"]),
+            Ref("Cost help: 33,832 GPU-hours at $2", gpus * seconds / 3600, GIVEN),
+        ],
+        "bars": [
+            *(
+                [Ref(f"{t / GIB:,.1f} GiB ✗", t / GIB) for t in totals if t > 80 * GIB]
+                if sum(t > 80 * GIB for t in totals) <= 1
+                else [Ref("1,043.1 GiB ✗", BARS)]
+            ),
+            Ref("58.1 GiB", BARS),
+        ],
+        "gib_axis": [
+            Ref("H100 SXM 80 GB: 80 GiB = 85.9 GB", GPU_NAME, GIVEN, 80 * GIB / GB),
+            Ref("memory per GPU (GiB, 1 GiB = 2³⁰ B = 1.074 GB)", FORMULA, FORMULA, GIB / GB),
+            Ref("idle share (p − 1)/(m + p − 1)", FORMULA),
+            *[Ref(f"p = {p} stages", GIVEN) for p in (2, 4, 8, 16)],
+        ],
+        "your_run": [Ref("your run: p = 1, m = 8", GIVEN)],
+    }
+    if v["params"] is None:
+        L, D, N, K, *_ = SHAPES[v["mem_model"]]
+        B, S = v["mbs"], v["seq"]
+        p = _parts(v["mem_model"])
+        plain = L * (14 * B * S * D + B * N * S**2)
+        flash = L * (14 * B * S * D + B * N * S)
+        out["shape"] = [
+            Ref("Activation elements (002 A10-03): 2.470×10¹⁰", flash if v["flash"] else plain),
+            Ref(
+                "Activation elements (002 A10-03) help: L(14BSD + BNS²) with L = 32, B = 1, S = 4,096, D = 4,096, "
+                "N = 32: 2.470×10¹⁰ numbers without FlashAttention, 7.520×10⁹ with it",
+                FORMULA,
+                GIVEN,
+                GIVEN,
+                GIVEN,
+                GIVEN,
+                GIVEN,
+                plain,
+                flash,
+            ),
+            Ref(
+                "It counts elements, not bytes (× 2 in bf16), for the whole model on one replica; the S² term wins "
+                "for S > 14D/N = 1,792",
+                2,
+                FORMULA,
+                14 * D / N,
+            ),
+            Ref("Parameters: embeddings: 1.051B", p["embedding"] + p["unembedding"]),
+            Ref(
+                "Parameters: embeddings help: V·D = 525,336,576 input + 525,336,576 output",
+                p["embedding"],
+                p["unembedding"],
+            ),
+            Ref("Parameters: attention: 1.342B", p["attention"]),
+            Ref(
+                "Parameters: attention help: 1,342,177,280 over 32 layers: 2·D·N·H + 2·D·K·H per layer with K = 8 KV "
+                "heads",
+                p["attention"],
+                L,
+                FORMULA,
+                FORMULA,
+                K,
+            ),
+            Ref("Parameters: FFN: 5.637B", p["ffn"]),
+            Ref("Parameters: FFN help: 5,637,144,576: SwiGLU, 3·D·F per layer", p["ffn"], FORMULA),
+            Ref("Parameters: norms: 266.2K", p["norms"]),
+            Ref("Parameters: norms help: 266,240 RMSNorm gains", p["norms"]),
+            Ref("Parameters: total: 8.030B", p["total"]),
+            Ref(
+                "Parameters: total help: 8,030,261,248 counted from the shape; published 8.030B",
+                p["total"],
+                "the authors' stated size (Llama Team 2024, the model card)",
+            ),
+        ]
+    return out
+
+
+def _pick(groups: dict[str, list[Ref]], *names: str) -> list[Ref]:
+    return [r for name in names for r in groups[name]]
+
+
+def _tm(name: str | None) -> dict:
+    return TM.defaults() if name is None else _preset(TM, name)
+
+
+_TM_ALL = ("per_gpu", "headroom", "headroom_help", "states", "recipe", "per_param", "per_param_help", "activations",
+           "act_help", "shape", "bubble", "gpus", "time", "cost", "bars", "gib_axis", "your_run")  # fmt: skip
+BARE = "A bare parameter count has no shape: activations are left out (choose a model to see them)."
+BARE_REFS = [Ref("Activations per GPU help: left out: a bare parameter count has no shape", GIVEN)]
+L70_LINE = Ref(
+    "Llama-3-70B: 70,553,706,496 parameters counted from its shape (Llama Team 2024; Meta-Llama-3-70B "
+    "config; seed 002 A10-02).",
+    NAME,
+    NAME,
+    _parts("Llama-3-70B")["total"],
+    NAME,
+    NAME,
+)
+
+
+def _tm_preset(key: str) -> str:
+    return next(name for name in TM.presets if name.startswith(key + ":"))
+
+
+def _tm_70b(key: str, *extra: Ref) -> list[Ref]:
+    """The Llama-3-70B presets at TP 8, PP 8: the same readouts, and the problem's answers."""
+    g = _memory(_tm(_tm_preset(key)))
+    return [L70_LINE, *_pick(g, "per_gpu", "headroom", "states", "activations", "act_help", "shape", "bubble", "gpus",
+                             "time", "cost", "bars", "your_run"), *extra]  # fmt: skip
+
+
+def _tm_bare(key: str, names: tuple[str, ...], *extra: Ref) -> list[Ref]:
+    g = _memory(_tm(_tm_preset(key)))
+    return [*_pick(g, *names), *BARE_REFS, *extra]
+
+
+L70 = _parts("Llama-3-70B")
+L70_MHA = L70["total"] + 80 * (2 * 8192 * 8192 - 2 * 8192 * 1024)  # K and V at 64 heads instead of 8
+A10_06_TOKENS = 0.40 * 1024 * PEAK / (6 * 7.06e10)
+A10_12_S = 6 * 7.06e10 * 15e12 / (2048 * PEAK * 0.40)
+
+TRAINING_MEMORY: dict[str, list[Ref]] = {
+    "defaults": _pick(_memory(_tm(None)), *_TM_ALL),
+    "preset 001-3.2: A 7B model's training states": _tm_bare(
+        "001-3.2",
+        ("per_gpu", "headroom", "states", "activations", "time", "cost", "bars"),
+        _answer("001-3.2 · states 7B GB: 112 GB", 16 * 7e9 / GB),
+        _stated(
+            "001-3.2 · states 7B GB help: A 7B model's training states: the source states 112 GB (lesson 001 "
+            "section 3.2)."
+        ),
+    ),
+    "preset 001-A: Worked example A: plan a small run": _tm_bare(
+        "001-A",
+        ("per_gpu", "headroom", "states", "per_param", "per_param_help", "activations", "time", "cost", "bars"),
+        _answer("001-A · C: 2.734×10²⁰", 8 * 24 * 3600 * 0.4 * PEAK),  # 8 H100s for a day at 40% MFU
+        _stated(
+            "001-A · C help: Worked example A: plan a small run: the source states 2.73×10²⁰ (lesson 001 section 4 A)."
+        ),
+        _answer("001-A · N: 1.510B", math.sqrt(8 * 24 * 3600 * 0.4 * PEAK / 120)),  # N = sqrt(C/120), 20 tokens/param
+        _stated(
+            "001-A · N help: Worked example A: plan a small run: the source states 1.5×10⁹ (lesson 001 section 4 A)."
+        ),
+        _answer("001-A · states GB: 24 GB", 16 * 1.5e9 / GB),
+        _stated(
+            "001-A · states GB help: Worked example A: plan a small run: the source states 24 GB (lesson 001 "
+            "section 4 A)."
+        ),
+        _answer("001-A · serving GFLOP per token: 3", 2 * 1.5e9 / 1e9),  # 2N FLOPs per token
+        _stated(
+            "001-A · serving GFLOP per token help: Worked example A: plan a small run: the source states 3 (lesson "
+            "001 section 4 A)."
+        ),
+    ),
+}
+
+TRAINING_MEMORY |= {
+    "preset A10-01: Parameter count of a decoder-only LM": _tm_70b(
+        "A10-01",
+        _answer("A10-01 · tie saving V128256 D2048: 262.7M", 128256 * 2048),  # Llama-3.2-1B's V D, tied away
+        _stated(
+            "A10-01 · tie saving V128256 D2048 help: Parameter count of a decoder-only LM: the source states "
+            "2.6×10⁸ (seed 002 A10-01)."
+        ),
+        _answer("A10-01 · gqa saving per layer: 117.4M", 2 * 8192 * 8192 - 2 * 8192 * 1024),  # W_k, W_v: 64 -> 8 heads
+        _stated(
+            "A10-01 · gqa saving per layer help: Parameter count of a decoder-only LM: the source states 1.17×10⁸ "
+            "(seed 002 A10-01)."
+        ),
+        _answer("A10-01 · gqa saving total: 9.395B", 80 * (2 * 8192 * 8192 - 2 * 8192 * 1024)),
+        _stated(
+            "A10-01 · gqa saving total help: Parameter count of a decoder-only LM: the source states 9.4×10⁹ (seed "
+            "002 A10-01)."
+        ),
+        _answer(
+            "A10-01 · mha count from formula: 79.95B",
+            80 * (4 * 8192**2 + 3 * 8192 * 28672 + 2 * 8192) + 2 * 128256 * 8192,
+        ),
+        Ref(
+            "A10-01 · mha count from formula help: Parameter count of a decoder-only LM: the source states about 80B "
+            "(seed 002 A10-01). L(4D² + 3DF + 2D) + 2VD with full multi-head attention and Llama-3-70B's own F = "
+            "28,672 = 3.5D; with F = 8D/3 the same formula is 12LD² + 2VD (+ 2LD) = 66.5B.",
+            SOURCE,
+            SOURCE,
+            FORMULA,
+            FORMULA,
+            FORMULA,
+            FORMULA,
+            NAME,
+            NAME,
+            GIVEN,
+            28672 / 8192,
+            FORMULA,
+            FORMULA,
+            4 + 8,
+            FORMULA,
+            FORMULA,
+            80 * (12 * 8192**2 + 2 * 8192) + 2 * 128256 * 8192,
+        ),
+    ),
+    "preset A10-02: Is Llama-3-70B really 70B?": _tm_70b(
+        "A10-02",
+        _answer("A10-02 · total: 70.55B", L70["total"]),
+        _stated(
+            "A10-02 · total help: Is Llama-3-70B really 70B?: the source states 70.6B (in the follow-up's "
+            "9.4/70.6); its grand total was lost in extraction (seed 002 A10-02, A2.10; Llama Team 2024)."
+        ),
+        _answer("A10-02 · per layer: 855.7M", (L70["attention"] + L70["ffn"] + L70["norms"] - 8192) / 80),
+        _stated(
+            "A10-02 · per layer help: Is Llama-3-70B really 70B?: the source states ≈ 8.56×10⁸ (seed 002 A10-02, "
+            "A2.10; Llama Team 2024)."
+        ),
+        _answer(
+            "A10-02 · ffn share of layer: 82.4%",
+            100 * L70["ffn"] / (L70["attention"] + L70["ffn"] + L70["norms"] - 8192),
+        ),
+        _stated(
+            "A10-02 · ffn share of layer help: Is Llama-3-70B really 70B?: the source states 82% (seed 002 A10-02, "
+            "A2.10; Llama Team 2024)."
+        ),
+        _answer("A10-02 · mha total: 79.95B", L70_MHA),
+        _stated(
+            "A10-02 · mha total help: Is Llama-3-70B really 70B?: the source states about 80B (seed 002 A10-02, "
+            "A2.10; Llama Team 2024)."
+        ),
+        _answer("A10-02 · gqa saving vs mha: 11.8%", 100 * (L70_MHA - L70["total"]) / L70_MHA),
+        _stated(
+            "A10-02 · gqa saving vs mha help: Is Llama-3-70B really 70B?: the source states 12% (seed 002 A10-02, "
+            "A2.10; Llama Team 2024)."
+        ),
+        _answer("A10-02 · embedding share: 2.98%", 100 * (L70["embedding"] + L70["unembedding"]) / L70["total"]),
+        _stated(
+            "A10-02 · embedding share help: Is Llama-3-70B really 70B?: the source states 3% (seed 002 A10-02, "
+            "A2.10; Llama Team 2024)."
+        ),
+        _answer("A10-02 · attention share: 17.1%", 100 * L70["attention"] / L70["total"]),
+        _stated(
+            "A10-02 · attention share help: Is Llama-3-70B really 70B?: the source states 17% (seed 002 A10-02, "
+            "A2.10; Llama Team 2024)."
+        ),
+        _answer("A10-02 · ffn share: 79.9%", 100 * L70["ffn"] / L70["total"]),
+        _stated(
+            "A10-02 · ffn share help: Is Llama-3-70B really 70B?: the source states 80% (seed 002 A10-02, A2.10; "
+            "Llama Team 2024)."
+        ),
+    ),
+    "preset A10-03: Activation memory per layer": _tm_70b(
+        "A10-03",
+        _answer("A10-03 · crossover 002: 1,792", 14 * 8192 / 64),  # 14 B S D = B N S^2
+        Ref(
+            "A10-03 · crossover 002 help: Activation memory per layer: the source states 1,792 tokens (seed 002 "
+            "A10-03; Korthikanti et al. 2022). Note: L(14BSD + BNS^2) counts elements; 34sbh + 5as^2b counts bytes "
+            "per layer.",
+            SOURCE,
+        ),
+        _answer("A10-03 · crossover korthikanti: 870.4", 34 * 8192 / (5 * 64)),  # 34 s b h = 5 a s^2 b
+        Ref(
+            "A10-03 · crossover korthikanti help: Activation memory per layer: derived from Korthikanti et al. 2022's "
+            "34sbh + 5as²b: s = 34h/(5a), 870 tokens; the source does not state it. Their 5 = 2 (softmax output) + 1 "
+            "(dropout mask) + 2 (dropout output) assumes a GPT-3 block with attention dropout; Llama-family models "
+            "train without it, the term is 2as²b and the crossover 34h/(2a) = 2,176 tokens here; the 34 assumes a 4h "
+            "GeLU MLP and only happens to land close for SwiGLU with GQA. Note: L(14BSD + BNS^2) counts elements; "
+            "34sbh + 5as^2b counts bytes per layer.",
+            READOUT_NAME,
+            CITE,
+            CITE,
+            FORMULA,
+            FORMULA,
+            34 * 8192 / (5 * 64),
+            CITE,
+            CITE,
+            CITE,
+            CITE,
+            NAME,
+            5 - 1 - 2,
+            FORMULA,
+            FORMULA,
+            34 * 8192 / (2 * 64),
+            CITE,
+            CITE,
+            FORMULA,
+            FORMULA,
+            FORMULA,
+            FORMULA,
+            FORMULA,
+        ),
+    ),
+    "preset A10-04: FLOPs in the forward pass": _tm_70b(
+        "A10-04",
+        _answer("A10-04 · gqa attention constant: 4.5", 2 * (2 * 8192 * 64 * 128 + 2 * 8192 * 8 * 128) / 8192**2),
+        Ref(
+            "A10-04 · gqa attention constant help: FLOPs in the forward pass: the source states 4.5 (seed 002 A10-04). "
+            "Note: 24 B S D^2 + 4 B S^2 D per layer for MHA; 4.5 B S D^2 for the projections under Llama-3-70B's "
+            "GQA.",
+            SOURCE,
+        ),
+        _answer("A10-04 · kv projection saving: 8", 8192 / (8 * 128)),  # D over K x head dim
+        Ref(
+            "A10-04 · kv projection saving help: FLOPs in the forward pass: the source states 8 (seed 002 A10-04). "
+            "Note: 24 B S D^2 + 4 B S^2 D per layer for MHA; 4.5 B S D^2 for the projections under Llama-3-70B's "
+            "GQA.",
+            SOURCE,
+        ),
+    ),
+    "preset A10-05: Where 6ND comes from": _tm_70b(
+        "A10-05",
+        _answer("A10-05 · attention crossover S: 49,152", 6 * 8192),  # 4 B S^2 D = 24 B S D^2
+        Ref(
+            "A10-05 · attention crossover S help: Where 6ND comes from: the source states 49,000 (seed 002 A10-05; "
+            "lesson 001 check yourself 1). S = 6D counts the full S² scores (no causal mask); with causal masking, "
+            "which FlashAttention exploits, only half are computed and the crossover is 12D = 98,304, Kaplan et al. "
+            "2020's 12·d_model (lesson 001 §3.2).",
+            READOUT_NAME,
+            FORMULA,
+            SOURCE,
+            SOURCE,
+            SOURCE,
+            FORMULA,
+            FORMULA,
+            12 * 8192,
+            FORMULA,
+        ),
+        _answer("A10-05 · C 7B 2T: 8.400×10²²", 6 * 7e9 * 2e12),
+        _stated(
+            "A10-05 · C 7B 2T help: Where 6ND comes from: the source states 8.4×10²² (seed 002 A10-05; lesson 001 "
+            "check yourself 1)."
+        ),
+    ),
+}
+
+A10_06 = "A10-06: MFU from measured throughput"
+A10_06_PEAK = 1024 * PEAK  # 8 x 8 x 16 H100s
+A10_06_MFU = 6 * 7.06e10 * 12_000 / A10_06_PEAK  # the seed's measured 12,000 tokens/s (002 A10-06)
+MFU_NOTE = "Note: MFU = 6 N x tokens/s / (GPUs x peak) with N = 7.06e10."
+A10_09 = "A10-09: Where 16 bytes per parameter come from"
+A10_10 = "A10-10: Sharding a 100B training run"
+A10_12 = "A10-12: Training time and cost"
+A10_12_NOTE = (
+    "Note: time = 6ND / (GPUs x 989e12 x MFU) with N = 7.06e10; a month needs 3x the compute, roughly 6,000 cards."
+)
+_BARE_GROUPS = ("per_gpu", "headroom", "states", "activations", "time", "cost", "bars")
+
+TRAINING_MEMORY |= {
+    "preset " + A10_06: _tm_bare(
+        "A10-06",
+        (*_BARE_GROUPS, "per_param", "per_param_help", "bubble", "gpus", "your_run"),
+        _answer("A10-06 · cluster peak flops: 1.013×10¹⁸", A10_06_PEAK),
+        _stated(
+            "A10-06 · cluster peak flops help: MFU from measured throughput: the source states 1.01×10¹⁸ (seed 002 "
+            "A10-06, A5.4). " + MFU_NOTE
+        ),
+        _answer("A10-06 · mfu: 0.502%", 100 * A10_06_MFU),
+        Ref(
+            "A10-06 · mfu help: MFU from measured throughput: the source's number was lost in extraction; its own "
+            "inputs and rounding give 0.503% (seed 002 A10-06, A5.4). This MFU (the seed's convention) counts 6N FLOPs "
+            "per token and leaves out attention's FLOPs; PaLM's definition (Chowdhery et al. 2022, App. B) adds them. "
+            "Core differs: the seed's rounded 1.01e18 cluster peak gives 0.503%; the unrounded 1.0127e18 gives "
+            "0.502%. " + MFU_NOTE,
+            READOUT_NAME,
+            100 * 6 * 7.06e10 * 12_000 / 1.01e18,
+            FORMULA,
+            "the seed's rounded cluster peak",
+            100 * 6 * 7.06e10 * 12_000 / 1.01e18,
+            A10_06_PEAK,
+            100 * A10_06_MFU,
+            FORMULA,
+            GIVEN,
+        ),
+        _answer("A10-06 · tokens per s for 40pct: 956,314", 0.40 * A10_06_PEAK / (6 * 7.06e10)),
+        Ref(
+            "A10-06 · tokens per s for 40pct help: MFU from measured throughput: the source states 9.5×10⁵ (about "
+            "950,000) (seed 002 A10-06, A5.4). Core differs: the seed rounds the cluster peak to 1.01e18 before "
+            "dividing and gets 953,730 (9.5e5); with the unrounded 1.0127e18 it is 956,314 (9.6e5 to two figures). "
+            + MFU_NOTE,
+            READOUT_NAME,
+            READOUT_NAME,
+            SOURCE,
+            SOURCE,
+            "the seed's rounded cluster peak",
+            0.40 * 1.01e18 / (6 * 7.06e10),
+            0.40 * 1.01e18 / (6 * 7.06e10),
+            A10_06_PEAK,
+            0.40 * A10_06_PEAK / (6 * 7.06e10),
+            0.40 * A10_06_PEAK / (6 * 7.06e10),
+            FORMULA,
+            GIVEN,
+        ),
+        _answer("A10-06 · bubble p8 m8: 46.7%", 100 * _bubble(8, 8)),
+        _stated(
+            "A10-06 · bubble p8 m8 help: MFU from measured throughput: the source states 47% (seed 002 A10-06, "
+            "A5.4). " + MFU_NOTE
+        ),
+        _answer("A10-06 · bubble megatron p8 m8: 87.5%", 100 * (8 - 1) / 8),  # (p - 1)/m
+        Ref(
+            "A10-06 · bubble megatron p8 m8 help: MFU from measured throughput: the source states 87.5% (seed 002 "
+            "A10-06, A5.4). (p − 1)/m = bubble time ÷ ideal compute time (Narayanan et al. 2021); as a share of "
+            "wall-clock the same pipeline idles (p − 1)/(m + p − 1) = 46.7%, the bubble p8 m8 above: two conventions, "
+            "do not mix them. " + MFU_NOTE,
+            READOUT_NAME,
+            SOURCE,
+            FORMULA,
+            FORMULA,
+            FORMULA,
+            100 * _bubble(8, 8),
+            FORMULA,
+            GIVEN,
+        ),
+    ),
+    "preset " + A10_09: _tm_bare(
+        "A10-09",
+        (*_BARE_GROUPS, "per_param", "per_param_help", "gpus"),
+        *[
+            x
+            for name, value in (
+                ("standard", 16),
+                ("fp32 grads", 2 + 4 + 4 + 4 + 4),
+                ("adam8bit", 2 + 2 + 4 + 1 + 1),
+                ("pure bf16", 2 + 2 + 2 + 2),
+            )  # 8-bit Adam: 1-byte moments; pure bf16: no master
+            for x in (
+                _answer(f"A10-09 · bytes per param {name}: {value}", value),
+                _stated(
+                    f"A10-09 · bytes per param {name} help: Where 16 bytes per parameter come from: the "
+                    f"source states {value} (seed 002 A10-09, A5.1)."
+                ),
+            )
+        ],
+        _answer("A10-09 · states 70B GB: 1,120 GB", 16 * 70e9 / GB),
+        _stated(
+            "A10-09 · states 70B GB help: Where 16 bytes per parameter come from: the source states 1,120 GB (seed "
+            "002 A10-09, A5.1)."
+        ),
+        _answer("A10-09 · cards of 80GiB for 70B: 13.04", 16 * 70e9 / (80 * GIB)),
+        _stated(
+            "A10-09 · cards of 80GiB for 70B help: Where 16 bytes per parameter come from: the source states 13 "
+            "(seed 002 A10-09, A5.1)."
+        ),
+    ),
+    "preset " + A10_10: _tm_bare(
+        "A10-10",
+        (*_BARE_GROUPS, "bubble", "gpus", "your_run"),
+        _answer("A10-10 · total TB: 1.6 TB", 16 * 100e9 / 1e12),
+        _stated("A10-10 · total TB help: Sharding a 100B training run: the source states 1.6 TB (seed 002 A10-10)."),
+        _answer("A10-10 · cluster TiB: 40 TiB", 512 * 80 / 1024),
+        _stated("A10-10 · cluster TiB help: Sharding a 100B training run: the source states 40 TiB (seed 002 A10-10)."),
+        _answer("A10-10 · cluster TB: 43.98 TB", 512 * 80 * GIB / 1e12),
+        _stated("A10-10 · cluster TB help: Sharding a 100B training run: the source states 44 TB (seed 002 A10-10)."),
+        _answer("A10-10 · per card GiB before zero: 23.28 GiB", 16 * 100e9 / 64 / GIB),  # TP 8 x PP 8
+        _stated(
+            "A10-10 · per card GiB before zero help: Sharding a 100B training run: the source states 23 GiB (seed "
+            "002 A10-10)."
+        ),
+        _answer("A10-10 · bytes per param zero1: 5.5", 2 + 2 + 12 / 8),
+        _stated(
+            "A10-10 · bytes per param zero1 help: Sharding a 100B training run: the source states 5.5 (seed 002 "
+            "A10-10)."
+        ),
+        _answer("A10-10 · per card GiB zero1: 8.004 GiB", (2 + 2 + 12 / 8) * 100e9 / 64 / GIB),
+        _stated(
+            "A10-10 · per card GiB zero1 help: Sharding a 100B training run: the source states 8 GiB (seed 002 A10-10)."
+        ),
+        _answer("A10-10 · microbatches for 10pct: 63", _m_for_10pct(8)),
+        _stated(
+            "A10-10 · microbatches for 10pct help: Sharding a 100B training run: the source states 63 (seed 002 "
+            "A10-10)."
+        ),
+    ),
+    "preset " + A10_12: _tm_bare(
+        "A10-12",
+        (*_BARE_GROUPS, "per_param", "per_param_help", "bubble", "gpus", "your_run"),
+        _answer("A10-12 · flops: 6.354×10²⁴", 6 * 7.06e10 * 15e12),
+        _stated(
+            "A10-12 · flops help: Training time and cost: the source's number was lost in extraction; its own "
+            "inputs and rounding give 6.354×10²⁴ (seed 002 A10-12). " + A10_12_NOTE
+        ),
+        _answer("A10-12 · days: 90.77", A10_12_S / DAY),
+        _stated("A10-12 · days help: Training time and cost: the source states 91 (seed 002 A10-12). " + A10_12_NOTE),
+        _answer("A10-12 · cost dollars: $8.92M", 2048 * A10_12_S / 3600 * 2.0),
+        Ref(
+            "A10-12 · cost dollars help: Training time and cost: the source's number was lost in extraction; its own "
+            "inputs and rounding give $8.95M (seed 002 A10-12). Core differs: the seed's 91 days are rounded up from "
+            "90.77; unrounded the cost is $8,923,155, $8.9M either way. " + A10_12_NOTE,
+            READOUT_NAME,
+            2048 * 91 * 24 * 2.0,
+            SOURCE,
+            A10_12_S / DAY,
+            2048 * A10_12_S / 3600 * 2.0,
+            2048 * A10_12_S / 3600 * 2.0,
+            FORMULA,
+            PEAK,
+            GIVEN,
+            A10_12_S / DAY / 30,
+            2048 * A10_12_S / DAY / 30,
+        ),
+        _answer("A10-12 · forgot mfu ratio: 2.5", 1 / 0.40),
+        _stated(
+            "A10-12 · forgot mfu ratio help: Training time and cost: the source states 2.5 (seed 002 A10-12). "
+            + A10_12_NOTE
+        ),
+        _answer("A10-12 · compute for a month: 3.026", A10_12_S / DAY / 30),
+        _stated(
+            "A10-12 · compute for a month help: Training time and cost: the source states 3 (seed 002 A10-12). "
+            + A10_12_NOTE
+        ),
+        _answer("A10-12 · gpus for a month: 6,197", 2048 * A10_12_S / DAY / 30),
+        _stated(
+            "A10-12 · gpus for a month help: Training time and cost: the source states 6,000 (seed 002 A10-12). "
+            + A10_12_NOTE
+        ),
+    ),
+}
+
+TABLES: dict[str, dict[str, list[Ref]]] = {
+    "pages/7_Training_memory.py": TRAINING_MEMORY,
+}
