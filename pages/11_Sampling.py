@@ -49,7 +49,8 @@ def _body(page: Page) -> None:
             page.chart(out.figures["order"], "fig-order", "sampling-order")
             kept = out.facts["kept_by_order"]
             st.caption(
-                f"Temperature first keeps {kept['temperature first']} tokens, truncation first "
+                f"Temperature first keeps {kept['temperature first']} "
+                f"token{'' if kept['temperature first'] == 1 else 's'}, truncation first "
                 f"{kept['filters first']}. "
                 "Truncating the T = 1 distribution fixes the kept set before the temperature can widen it."
             )

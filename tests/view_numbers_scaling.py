@@ -296,8 +296,8 @@ def _refs_sampling(v: dict) -> dict[str, Ref]:
                           math.exp(H)),
         "legend temper": Ref("temperature first (30 kept)", kept),
         "legend truncate": Ref("truncation first (30 kept)", kept_other),
-        "caption": Ref("Temperature first keeps 30 tokens, truncation first 30. Truncating the T = 1 distribution",
-                       kept, kept_other, GIVEN),
+        "caption": Ref(f"Temperature first keeps 30 {'token' if kept == 1 else 'tokens'}, truncation first 30. "
+                       "Truncating the T = 1 distribution", kept, kept_other, GIVEN),
         "greedy": Ref("T = 0 is greedy decoding", GIVEN),
     }
 
