@@ -117,7 +117,8 @@ def _refs_cost(values: dict) -> list[Ref]:
         Ref("Trainable parameters: 8,388,608", mem("trainable")),
         Ref("Trainable parameters help: 262,144 per layer", sum(per_matrix)),
         Ref("Share of the model: 0.12%", mem("share_pct")),
-        Ref("Share of the model help: of N = 7.00B", N),
+        # N is the nominal size the lesson (7B) and QLoRA (65B) count, and the help says so
+        Ref("Share of the model help: of N = 7B, the nominal size the page counts (not the exact parameter count)", N),
         Ref(f"Adapter training states: 134 {states[0]}", states[1]),
         Ref("Adapter training states help: 16 bytes per trainable parameter", ref.ADAM_MIXED_BYTES_PER_PARAM),
         Ref(f"Frozen base ({base}): {_3(base_b[1])} {base_b[0]}", base_b[1]),

@@ -354,6 +354,14 @@ def rank_for_energy(curves: lora.RankCurves, share: float) -> int:
     return int(curves.r[int(np.argmax(curves.energy >= share))])
 
 
+def _of_n(label: str, n_params: float) -> str:
+    """The share's denominator: N, said to be the nominal size where it is the one the lesson and QLoRA count (7B,
+    65B), so that "7.00B" is not read as Llama-2-7B's parameter count (its published shape has 6.74B)."""
+    if label not in STATED_N:
+        return f"of N = {fmt.count(n_params)}"
+    return f"of N = {n_params / 1e9:g}B, the nominal size the page counts (not the exact parameter count)"
+
+
 def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     r, more = inputs.clamp_field(state.rank, SPEC["rank"], lo=1, name="r")
     notes += more
@@ -376,7 +384,7 @@ def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     )
     view.readouts += [
         Readout("Trainable parameters", f"{mem.trainable:,}", f"{mem.per_layer:,} per layer"),
-        Readout("Share of the model", fmt.percent(mem.share), f"of N = {fmt.count(mem.n_params)}"),
+        Readout("Share of the model", fmt.percent(mem.share), _of_n(state.model, mem.n_params)),
         Readout("Adapter training states", fmt.nbytes(mem.adapter_state_bytes), "16 bytes per trainable parameter"),
         Readout(
             f"Frozen base ({base})",
