@@ -185,5 +185,9 @@ def _dpo(state: State, options: Options, view: View) -> None:
         Readout("Implicit reward r̂_w", f"{r_w:+.3f}".replace("-", "−"), "β · log(π_θ(y_w) / π_ref(y_w))"),
         Readout("Implicit reward r̂_l", f"{r_l:+.3f}".replace("-", "−"), "β · log(π_θ(y_l) / π_ref(y_l))"),
         Readout("Bradley-Terry −log σ(r̂_w − r̂_l)", f"{bt:.3f}", "the reward model's loss, on r̂"),
-        Readout("DPO loss", f"{float(pair.loss):.3f}", "core.dpo: the same number"),
+        Readout(
+            "DPO loss",
+            f"{float(pair.loss):.3f}",
+            "the DPO loss computed from the log-probabilities: the same number as the Bradley-Terry loss on r̂",
+        ),
     ]
