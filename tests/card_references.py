@@ -16,9 +16,9 @@ Known limits of independence (also in the report of issue 28):
 - ``lora_init_run``: only the fields that the initialisation fixes whatever the random draw (the output change at
   step 0 with B = 0, the gradient of A at step 0 with B = 0, every norm under A = B = 0) are re-derived, by a small
   torch fit of our own; a field that depends on the page's random draw raises NotImplementedError.
-- ``lora_memory`` for Llama-2-7B and LLaMA-65B counts N as the nominal 7e9 and 65e9 the lesson uses (the HF configs
-  give 6,738,415,616 and about 65.2e9), the same convention as core; the trainable count r(d_out + d_in) per matrix
-  comes from the published shapes.
+- ``lora_memory`` for Llama-2-7B and LLaMA-65B counts N as the nominal 7e9 and 65e9 the lesson uses (the published
+  shapes give 6,738,415,616 and 65,285,660,672), the same convention as core; the trainable count r(d_out + d_in)
+  per matrix comes from the published shapes.
 """
 
 from __future__ import annotations

@@ -113,7 +113,8 @@ def _refs_cost(values: dict) -> list[Ref]:
     )
     checkpoint, full_copy = shown("checkpoint_bytes"), shown("full_checkpoint_bytes")
     return [
-        Ref(f"{model}: 7.00B parameters; per layer {mats_text} trainable.", *name, N, *per_matrix),
+        Ref(f"{model}: N = 7B as the page counts it (the nominal size, not the exact parameter count); per layer "
+            f"{mats_text} trainable.", *name, N, *per_matrix),
         Ref("Trainable parameters: 8,388,608", mem("trainable")),
         Ref("Trainable parameters help: 262,144 per layer", sum(per_matrix)),
         Ref("Share of the model: 0.12%", mem("share_pct")),

@@ -362,6 +362,13 @@ def _of_n(label: str, n_params: float) -> str:
     return f"of N = {n_params / 1e9:g}B, the nominal size the page counts (not the exact parameter count)"
 
 
+def _n_text(label: str, n_params: float) -> str:
+    """The caption's model size: the nominal N where the page counts one (see ``_of_n``), else the count."""
+    if label not in STATED_N:
+        return f"{fmt.count(n_params)} parameters"
+    return f"N = {n_params / 1e9:g}B as the page counts it (the nominal size, not the exact parameter count)"
+
+
 def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     r, more = inputs.clamp_field(state.rank, SPEC["rank"], lo=1, name="r")
     notes += more
@@ -378,7 +385,7 @@ def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
     view.facts.update(
         memory=mem,
         model=state.model,
-        memory_caption=f"{state.model}: {fmt.count(mem.n_params)} parameters; per layer "
+        memory_caption=f"{state.model}: {_n_text(state.model, mem.n_params)}; per layer "
         + ", ".join(f"{t}: {n:,}" for t, n in mem.per_matrix.items())
         + " trainable.",
     )
