@@ -87,15 +87,16 @@ $V(s_t)$, which depends on $s_t$ alone and so does not bias the policy gradient,
 λ = 1 is γ-just, Schulman et al., 2016, §3), as long as the episode ends within the trajectory or the bootstrap
 value $V(s_T)$ is exact; but every later reward's noise adds in.
 
-The lower figure samples 4,000 trajectories of an eight-step chain whose critic is off by b at every state but
-the terminal one (whose value, 0, it gets right). It measures each estimate against $Q(s_t,a_t) - V(s_t)$ with
+The lower figure samples 4,000 trajectories of an eight-step chain whose rewards carry noise of standard deviation
+σ = 0.3 at every step and whose critic is off by b at every state but the terminal one (whose value, 0, it gets
+right). It measures each estimate against $Q(s_t,a_t) - V(s_t)$ with
 the critic's own $V(s_t)$ as the baseline, so that only the error that can bias the policy gradient counts: the
 critic's values at later states, which in general depend on the action. (In this chain the next state does not
 depend on the action, so even that error is a constant per step here and would not bias the gradient in this
 chain either; the chain stands in for the usual case, where the critic's error at $s_{t+1}$ varies with
 $a_t$.) Against that target the squared bias
 falls to 0 at λ = 1, the variance rises from 0, and their sum is smallest in between (at γ = 1 and b = 0.5:
-λ = 0.7 on the figure's grid of 0.1, 0.75 on a grid of 0.01; the best λ moves with γ and b). Measured against
+λ = 0.7 on the figure's grid of 0.1, 0.75 on a grid of 0.01; the best λ moves with γ, b and σ). Measured against
 the true advantage, with the true $V(s_t)$, λ = 1 would show the error b at every step instead: that is the
 baseline's error, which does no harm. In RLHF the reward model's score arrives only at the last token;
 a λ close to 1 lets it reach the early tokens without relying on the critic at every step. Testing both limits

@@ -226,6 +226,8 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
     gamma, lam = float(state.gamma), float(state.lam)
     try:
         study = ppo.gae_bias_variance(critic_error=float(state.critic_err), gamma=gamma, n=4000, seed=0)
+        # the closed form at the slider's λ itself (the study's grid steps by 0.1; n only sizes its unused sample)
+        at_lam = ppo.gae_bias_variance(critic_error=float(state.critic_err), gamma=gamma, lams=[lam], n=2, seed=0)
         if gae_input is not None:
             rewards, values = gae_input
             lams = sorted({0.0, 0.5, 0.9, 1.0, lam})
@@ -236,7 +238,6 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
         return
     view.figures["gae_bv"] = gae_bias_variance_figure(study, lam, **options.look)
     view.facts["gae_study"] = study
-    i = int(np.argmin(np.abs(study.lam - lam)))
     view.facts["gae_readouts"] = [
         Readout(
             "Best λ (toy chain)",
@@ -249,9 +250,16 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
             f"{study.bias_sq_exact[0]:.3f} / {study.bias_sq_exact[-1]:.3f}",
             "mean over steps of the squared mean error against Q(s_t, a_t) − V(s_t), V the critic's own values",
         ),
-        Readout("variance at λ = 0 / 1", f"{study.variance_exact[0]:.3f} / {study.variance_exact[-1]:.3f}"),
         Readout(
-            f"bias² + variance at λ ≈ {study.lam[i]:.1f}", f"{study.bias_sq_exact[i] + study.variance_exact[i]:.3f}"
+            "variance at λ = 0 / 1",
+            f"{study.variance_exact[0]:.3f} / {study.variance_exact[-1]:.3f}",
+            f"mean over steps of the error's variance: the chain's rewards carry noise of standard deviation "
+            f"σ = {study.sigma:g} at every step, and the variance grows with σ²",
+        ),
+        Readout(
+            f"bias² + variance at λ = {lam:g}",
+            f"{at_lam.bias_sq_exact[0] + at_lam.variance_exact[0]:.3f}",
+            "closed form, at the slider's λ",
         ),
     ]
     if gae_input is None:
