@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from pages.views import serving as v_serving
 from pages.views import training_memory as v_training_memory
 from tests.page_numbers import Ref, _numbers_at, prepare
-from tests.test_page_numbers import CITE, FORMULA, GIVEN, NAME, _preset
+from tests.test_page_numbers import CITE, COUNT, FORMULA, GIVEN, NAME, _preset
 
 TM, SV = v_training_memory.SPEC, v_serving.SPEC
 GIB, GB, KIB = 2**30, 1e9, 2**10
@@ -765,6 +767,337 @@ TRAINING_MEMORY |= {
     ),
 }
 
+
+# ================================================================================ 8. Serving
+KV_BYTES = {"bf16": 2, "fp8": 1}
+W_BYTES = {"bf16": 2, "fp8": 1}
+# DeepSeek-V3's config.json: 61 layers (3 dense, 58 MoE), hidden 7168, 128 heads, MLA ranks q 1536 / kv 512, RoPE
+# dim 64, non-RoPE and value head dims 128, dense FFN 18432, 256 routed experts of 2048 (top 8) + 1 shared, V 129280
+DS = {"L": 61, "dense": 3, "D": 7168, "heads": 128, "q_rank": 1536, "kv_rank": 512, "rope": 64, "nope": 128,
+      "v": 128, "F": 18432, "E": 256, "k": 8, "shared": 1, "d_e": 2048, "V": 129280}  # fmt: skip
+
+
+def _ds() -> dict[str, float]:
+    """DeepSeek-V3's parameters from its config (MLA attention, DeepSeekMoE FFNs, untied embeddings)."""
+    d = DS
+    D, moe = d["D"], d["L"] - d["dense"]
+    q = D * d["q_rank"] + d["q_rank"] * d["heads"] * (d["nope"] + d["rope"])
+    kv = D * (d["kv_rank"] + d["rope"]) + d["kv_rank"] * d["heads"] * (d["nope"] + d["v"])
+    attention = q + kv + d["heads"] * d["v"] * D
+    norms = d["L"] * (2 * D + d["q_rank"] + d["kv_rank"]) + D
+    expert = 3 * D * d["d_e"]
+    router = D * d["E"] + d["E"]  # the gate and its balancing bias
+    common = d["L"] * attention + norms + d["dense"] * 3 * D * d["F"] + moe * router + 2 * d["V"] * D
+    routed = moe * d["E"] * expert
+    return {"total": common + routed + moe * d["shared"] * expert, "routed": routed, "embedding": d["V"] * D,
+            "active": common + moe * (d["k"] + d["shared"]) * expert, "norms": norms}  # fmt: skip
+
+
+def _model(name: str) -> dict[str, float]:
+    """What a step needs of a model: total and active parameters, the input embedding (a lookup), the norm gains,
+    the routed experts (MoE), KV values per token, attention FLOPs per cached token, and KV heads (1 for MLA)."""
+    if name == "DeepSeek-V3":
+        c = _ds()
+        return {
+            **c,
+            "kv_values": DS["L"] * (DS["kv_rank"] + DS["rope"]),
+            "kv_heads": 1,
+            "layers": DS["L"],
+            "attn": 2 * DS["L"] * DS["heads"] * (DS["nope"] + DS["rope"] + DS["v"]),
+            "heads": DS["heads"],
+        }
+    L, D, N, K, *_ = SHAPES[name]
+    p = _parts(name)
+    return {"total": p["total"], "active": p["total"], "routed": 0, "embedding": p["embedding"],
+            "norms": p["norms"], "kv_values": 2 * L * K * (D // N), "kv_heads": K, "layers": L,
+            "attn": 2 * L * N * 2 * (D // N), "heads": N}  # fmt: skip
+
+
+def _weights_read(m: dict, tokens: float, wb: float) -> float:
+    """Weight bytes a step of ``tokens`` tokens reads: all of a dense model; of an MoE everything but the routed
+    experts, plus the share of them some token picked, 1 - (1 - k/E)^T per MoE layer under uniform routing."""
+    if not m["routed"]:
+        return m["total"] * wb
+    return (m["total"] - m["routed"] + m["routed"] * (1 - (1 - DS["k"] / DS["E"]) ** tokens)) * wb
+
+
+def _step(name: str, gpu: str, tp: int, B: float, T: float, ctx: float, wb: float, kvb: float) -> dict[str, float]:
+    """One forward step of B sequences adding T tokens each after ctx cached ones (the roofline, Williams et al.
+    2009): FLOPs 2 per multiplied weight and token (the input embedding is a lookup) plus the attention over the
+    mean key count ctx + T/2; bytes the weights read once plus the cache read and written; time the larger of bytes
+    per GPU / bandwidth and FLOPs / (tp peak), where tensor parallelism splits the weights and FLOPs by tp but the
+    cache only by KV heads (each GPU holds ceil(K / tp) of them; MLA's latent whole)."""
+    m = _model(name)
+    flops = B * T * (2 * (m["active"] - m["embedding"] - m["norms"]) + m["attn"] * (ctx + T / 2))
+    weights = _weights_read(m, B * T, wb)
+    kv = B * (ctx + T) * m["kv_values"] * kvb
+    copies = tp * math.ceil(m["kv_heads"] / tp) / m["kv_heads"]
+    seconds = max((weights + kv * copies) / (tp * BANDWIDTH[gpu]), flops / (tp * PEAK))
+    return {"flops": flops, "bytes": weights + kv, "weights": weights, "seconds": seconds}
+
+
+def _expected(alpha: float, k: int) -> float:
+    """Leviathan et al. 2023: tokens per target forward, the sum of alpha^i for i = 0..k."""
+    return sum(alpha**i for i in range(k + 1))
+
+
+def _speedup(v: dict, batch: float) -> float:
+    """E t_plain / (k t_draft + t_verify) with roofline step times at the prompt's context."""
+    name, gpu, tp, k = v["srv_model"], v["srv_gpu"], v["srv_gpus"], v["draft_k"]
+    wb, kvb = W_BYTES[v["wfmt"]], KV_BYTES[v["kvfmt"]]
+    plain = _step(name, gpu, tp, batch, 1, v["prompt"], wb, kvb)["seconds"]
+    verify = _step(name, gpu, tp, batch, k + 1, v["prompt"], wb, kvb)["seconds"]
+    draft = _step(v["draft"], gpu, tp, batch, 1, v["prompt"], wb, kvb)["seconds"]
+    return _expected(v["accept"], k) * plain / (k * draft + verify)
+
+
+def _lengths(ctx: int, used_pct: int, n: int = 256) -> np.ndarray:
+    """The page's seeded length mix (its input): uniform in 0.5 to 1.5 times the mean used length, within 1..ctx."""
+    u = np.random.default_rng(0).random(n)
+    return np.clip(np.round(ctx * used_pct / 100 * (0.5 + u)), 1, ctx).astype(np.int64)
+
+
+def _routing(v: dict) -> dict[str, float]:
+    """The page's seeded router logits (its input: Gaussian noise plus skew (E-1-e)/(E-1)) through top-k with a
+    capacity of ceil(f T k / E) per expert, assignments kept in token order (Fedus et al. 2022); the Switch balance
+    loss E sum f_e P_e. Written as loops over tokens."""
+    T, E, k, f = v["rtokens"], v["experts"], min(v["topk"], v["experts"]), v["capf"]
+    rng = np.random.default_rng(0)
+    logits = rng.standard_normal((T, E)) + v["skew"] * (E - 1 - np.arange(E)) / (E - 1)
+    capacity = math.ceil(f * T * k / E - 1e-9) if f > 0 else T
+    filled = [0] * E
+    lost, counts, probs = 0, [0] * E, np.zeros(E)
+    for row in logits:
+        p = np.exp(row - row.max())
+        p /= p.sum()
+        probs += p / T
+        chosen = sorted(range(E), key=lambda e: -p[e])[:k]
+        dropped = False
+        for e in chosen:
+            counts[e] += 1
+            if filled[e] < capacity:
+                filled[e] += 1
+            else:
+                dropped = True
+        lost += dropped
+    share = np.array(counts) / (T * k)
+    return {"capacity": capacity, "lost": lost, "aux": float(E * np.sum(share * probs))}
+
+
+def _toy_distributions() -> tuple[np.ndarray, np.ndarray]:
+    """The page's seeded toy target p and draft q over 8 tokens (its input): logits N(0, 1.5), the draft's with
+    N(0, 1) noise added."""
+    rng = np.random.default_rng(0)
+    logits = rng.normal(0.0, 1.5, 8)
+    p = np.exp(logits - logits.max())
+    q = np.exp(logits + rng.normal(0.0, 1.0, 8) - logits.max())
+    return p / p.sum(), q / q.sum()
+
+
+GPU_SHEET = "the GPU's data sheet (NVIDIA: dense bf16 FLOP/s, HBM bandwidth)"
+
+
+def _serving(v: dict) -> dict[str, list[Ref]]:
+    """Every readout and figure text of the serving page that depends on the state, keyed by a short name."""
+    name, gpu, tp, B, ctx = v["srv_model"], v["srv_gpu"], v["srv_gpus"], v["batch"], v["srv_ctx"]
+    wb, kvb = W_BYTES[v["wfmt"]], KV_BYTES[v["kvfmt"]]
+    m = _model(name)
+    bw = BANDWIDTH[gpu]
+    weights = m["total"] * wb
+    one = _weights_read(m, 1, wb)  # bytes one token reads
+    floor = one / (tp * bw)
+    kv_tok = m["kv_values"] * kvb
+    now = _step(name, gpu, tp, B, 1, ctx, wb, kvb)
+    pre = _step(name, gpu, tp, 1, v["prompt"], 0, wb, kvb)
+    copies = tp * math.ceil(m["kv_heads"] / tp) / m["kv_heads"]
+    memory = tp * CARD_GIB[gpu] * GIB
+    budget = v["kv_budget"] * GIB if v["kv_budget"] is not None else memory - weights - v["srv_reserve"] * GIB
+    per_seq = ctx * kv_tok
+    fit = math.floor(budget / (per_seq * copies))
+    out = {
+        "weights": [Ref("Weights: 15.0 GiB", weights / GIB)],
+        "weights_help": [
+            Ref("Weights help: 16.1 GB: every parameter resident (bf16, 16 bits per parameter)", weights / GB, 8 * wb)
+        ],
+        "kv": [Ref("KV cache per token: 128.0 KiB", kv_tok / KIB)],
+        "kv_help": [Ref("KV cache per token help: 2 × layers × KV heads × head dim × bytes", FORMULA)],
+        "ridge": [Ref("Ridge point: 295 FLOP/B", PEAK / bw)],
+        "ridge_help": [Ref("Ridge point help: dense bf16 peak / bandwidth = 9.89×10¹⁴ / 3.35×10¹² B/s", PEAK, bw)],
+        "decode": [Ref("Decode, batch 1: 4.8 ms/token", GIVEN, 1e3 * floor)],
+        "intensity": [Ref("Decode intensity, batch 16: 9.3 FLOP/B", GIVEN, now["flops"] / now["bytes"])],
+        "prefill": [Ref("Prefill intensity, 512 tokens: 481 FLOP/B", GIVEN, pre["flops"] / pre["bytes"])],
+        "fit": [Ref("Sequences of 8,192 tokens that fit: 65", GIVEN, fit)],
+        "E": [Ref("Speculative: tokens per target forward: 3.36", _expected(v["accept"], v["draft_k"]))],
+        "E_help": [
+            Ref(
+                "Speculative: tokens per target forward help: (1 − α^(k+1))/(1 − α) with α = 0.80, k = 4 "
+                "(Leviathan et al. 2023)",
+                FORMULA,
+                FORMULA,
+                FORMULA,
+                GIVEN,
+                GIVEN,
+            )
+        ],
+    }
+    if tp > 1:
+        out["weights_help"] = [
+            Ref(
+                "Weights help: 141.1 GB: every parameter resident (bf16, 16 bits per parameter), in total over the 4 "
+                "GPUs: 32.9 GiB each",
+                weights / GB,
+                8 * wb,
+                GIVEN,
+                weights / tp / GIB,
+            )
+        ]
+        out["decode_help"] = [
+            Ref(
+                "Decode, batch 1 help: a floor: all 141.1 GB of weights / (4 × 3.35 TB/s), at most 95 tokens/s; two "
+                "all-reduces per layer and bandwidth below the data sheet's come on top",
+                GIVEN,
+                one / GB,
+                GIVEN,
+                bw / 1e12,
+                1 / floor,
+            )
+        ]
+        out["decode_one"] = [
+            Ref("Decode, batch 1, one GPU's bandwidth: 42.1 ms/token", COUNT, 1e3 * one / bw),
+            Ref(
+                "Decode, batch 1, one GPU's bandwidth help: all 141.1 GB of weights at one H100 SXM 80 GB's bandwidth "
+                "(the reference of 002 A8.1/A10-11, whether or not they fit on one card); tensor parallelism over 4 "
+                "GPUs reads 1/4 each: a floor of 10.5 ms",
+                COUNT,
+                one / GB,
+                GPU_NAME,
+                SEED_NOTE,
+                SEED_NOTE,
+                SEED_NOTE,
+                SEED_NOTE,
+                COUNT,
+                GIVEN,
+                COUNT,
+                GIVEN,
+                1e3 * floor,
+            ),
+        ]
+    else:
+        out["decode_help"] = [
+            Ref(
+                "Decode, batch 1 help: a floor: all 16.1 GB of weights / (1 × 3.35 TB/s), at most 209 tokens/s; "
+                "bandwidth below the data sheet's comes on top",
+                GIVEN,
+                one / GB,
+                GIVEN,
+                bw / 1e12,
+                1 / floor,
+            )
+        ]
+    emb_share = m["embedding"] * wb / now["bytes"]
+    if m["kv_heads"] > 1:
+        N, K = m["heads"], m["kv_heads"]
+        out["intensity_help"] = [
+            Ref(
+                "Decode intensity, batch 16 help: at context 8,192: memory-bound. Each weight read does 2 FLOPs per "
+                "sequence, so a dense model with 2-byte weights sits near 2B/2 = 16 at short context. This count "
+                "charges the whole input-embedding table to every step (3.2% of the bytes here), which a lookup reads "
+                "only B rows of.",
+                GIVEN,
+                GIVEN,
+                FORMULA,
+                wb,
+                FORMULA,
+                wb,
+                2 * B / wb,
+                100 * emb_share,
+            ),
+            Ref(
+                "The KV cache adds each sequence's context in bytes and its attention in FLOPs: each cached value "
+                "serves N/K = 32/8 = 4 query heads, 4 FLOP per cached byte with bf16 values",
+                N,
+                K,
+                N // K,
+                m["attn"] / kv_tok,
+            ),
+            Ref("so a long context pulls the intensity toward 4: up where", m["attn"] / kv_tok),
+        ]
+    out["fit_help"] = [
+        Ref(
+            "Sequences of 8,192 tokens that fit help: KV budget 65.0 GiB / 1 GiB per sequence",
+            GIVEN,
+            budget / GIB,
+            per_seq / GIB,
+        )
+    ]
+    rest = f"{tp} × {CARD_GIB[gpu]} GiB − weights {weights / GIB:,.1f} GiB − reserve "
+    out["fit_help"].append(Ref(rest + "0.0 GiB", GIVEN, CARD_GIB[gpu], weights / GIB,
+                               (memory - weights - budget) / GIB))  # fmt: skip
+    if tp > 1 and copies == 1:
+        out["fit_help"].append(Ref("(tensor parallelism splits the cache by KV heads)", NAME))
+    if name != "DeepSeek-V3":
+        sp = _speedup(v, B)
+        out["speedup"] = [Ref("Speculative speed-up, batch 16: ×2.05", GIVEN, sp)]
+        out["speedup_help"] = [
+            Ref(
+                "Speculative speed-up, batch 16 help: draft custom, context 512, bf16 weights; below ×1 it slows "
+                "decoding down",
+                GIVEN,
+                GIVEN,
+                FORMULA,
+            )
+        ]
+    r = _routing(v)
+    out["router"] = [
+        Ref("Router: tokens that lost an expert: 40 of 256", r["lost"], GIVEN),
+        Ref(
+            "Router: tokens that lost an expert help: capacity ⌈1.25 × T k / E⌉ = 80 per expert: a Switch-style toy "
+            "(Fedus et al. 2022) with a softmax router",
+            GIVEN,
+            r["capacity"],
+        )
+        if v["capf"] > 0
+        else Ref(
+            "Router: tokens that lost an expert help: no capacity limit: every assignment is processed, none "
+            "dropped (dropless routing); DeepSeek-V3 itself drops no tokens in training or inference: it balances "
+            "load mainly with a per-expert bias on sigmoid affinities (auxiliary-loss-free balancing), plus a "
+            "very small sequence-wise balance loss (weight 0.0001; DeepSeek-AI 2024 §2.1.2, §4.2)",
+            NAME,
+            "the balance loss's weight (DeepSeek-AI 2024, section 4.2)",
+            "the report's sections",
+        ),
+    ]
+    lengths = _lengths(ctx, v["used"])
+    used = lengths.sum()
+    paged = sum(-(-int(n) // 16) * 16 for n in lengths)  # PagedAttention's blocks of 16 tokens (vLLM's default)
+    out["roofline"] = [
+        Ref(
+            "reserved but unused: contiguous 74%, paged 0.3%",
+            100 * (1 - used / (len(lengths) * ctx)),
+            100 * (1 - used / paged),
+        ),
+        Ref(f"roofline of one {gpu}", NAME),
+        Ref("ridge point: 295 FLOP/B", PEAK / bw),
+        Ref("prefill of 512 tokens", GIVEN),
+        Ref("decode, batch 16", GIVEN),
+        Ref("context 8,192", GIVEN),
+    ]
+    return out
+
+
+def _sv(name: str | None) -> dict:
+    return dict(SV.defaults()) if name is None else _preset(SV, name)
+
+
+_SV_DEFAULTS = ("weights", "weights_help", "kv", "kv_help", "ridge", "ridge_help", "decode", "decode_help",
+                "intensity", "intensity_help", "prefill", "fit", "fit_help", "E", "E_help", "speedup", "speedup_help",
+                "router", "roofline")  # fmt: skip
+
+SERVING: dict[str, list[Ref]] = {
+    "defaults": _pick(_serving(_sv(None)), *_SV_DEFAULTS),
+}
+
 TABLES: dict[str, dict[str, list[Ref]]] = {
     "pages/7_Training_memory.py": TRAINING_MEMORY,
+    "pages/8_Serving.py": SERVING,
 }
