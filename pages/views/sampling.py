@@ -129,8 +129,8 @@ def candidates(state: State) -> tuple[list[str], list[float], str, list[tuple[st
         notices.append(
             (
                 "info",
-                f"The bigram's {BIGRAM_SHOWN} most likely words after “{word}” out of {len(model.vocab)}, "
-                "renormalised among themselves.",
+                f"The bigram's {BIGRAM_SHOWN} most likely tokens after “{word}” out of its {len(model.vocab)} "
+                "(words and punctuation marks), renormalised among themselves.",
             )
         )
         return [model.vocab[i] for i in top], [float(z[i]) for i in top], f"… {word}", notices
