@@ -106,9 +106,9 @@ def _refs_bias(p: float, n: int, k: int, problems: int, seed: int) -> list[Ref]:
         Ref(f"Truth 1 − (1 − p)^{k}: 0.8319", FORMULA, FORMULA, GIVEN, s["truth"]),
         Ref(f"Truth 1 − (1 − p)^{k} help: p = {p:g}", FORMULA, FORMULA, GIVEN, GIVEN),
         Ref("Unbiased mean ± 0.0007: 0.8315", s["se_u"], s["mean_u"]),
-        Ref("Unbiased mean ± 0.0007 help: on the truth, up to noise", s["se_u"]),
+        Ref("Unbiased mean ± 0.0007 help: ± one standard error; on the truth, up to noise", s["se_u"]),
         Ref("Plug-in mean ± 0.0007: 0.7592", s["se_p"], s["mean_p"]),
-        Ref("Plug-in mean ± 0.0007 help: below the truth (Jensen)", s["se_p"]),
+        Ref("Plug-in mean ± 0.0007 help: ± one standard error; below the truth (Jensen)", s["se_p"]),
         Ref("Plug-in bias: -0.0728", s["mean_p"] - s["truth"]),
         Ref("Plug-in bias help: exact: -0.0722", s["bias_exact"]),
         Ref("unbiased: mean 0.8315 ± 0.0007, bias -0.0005", s["mean_u"], s["se_u"], s["mean_u"] - s["truth"]),
@@ -135,7 +135,8 @@ def _refs_comparison(acc_a: float, acc_b: float, N: int, only_a: int | None = No
         Ref("SE of A help: √(acc (1 − acc) / N)", FORMULA),
         Ref("SE of B: 1.4 points", 100 * ref.standard_error(acc_b, N)),
         Ref("B − A, independent: +1.5 ± 3.9", d, hw),
-        Ref("B − A, independent help: points; p = 0.456", p),
+        Ref("B − A, independent help: points; ± the half-width of the 95% interval; two-sided p = 0.456",
+            CONFIDENCE, p),
         Ref("accuracy (95% interval)", CONFIDENCE),
     ] if independent else []
     if only_a is not None:
@@ -144,7 +145,8 @@ def _refs_comparison(acc_a: float, acc_b: float, N: int, only_a: int | None = No
             Ref("**Paired.** B - A = +1.5 ± 1.9 points (95%): not significant, the interval contains 0.",
                 d, hw, CONFIDENCE, "the null difference"),
             Ref("B − A, paired: +1.5 ± 1.9", d, hw),
-            Ref("B − A, paired help: points; p = 0.123", p),
+            Ref("B − A, paired help: points; ± the half-width of the 95% interval; two-sided p = 0.123",
+                CONFIDENCE, p),
         ]
     return refs
 

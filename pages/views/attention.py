@@ -402,7 +402,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(
                 f"[CLS] + [SEP] weight, layer {layer}",
                 f"{attention_real.special_token_share(result, layer):.0%}",
-                "mean over heads and queries: heads with nothing to do park their weight on these tokens",
+                "mean over heads and queries: heads with nothing to do often park their weight on these tokens (Clark "
+                "et al. 2019 found it in BERT)",
             ),
         ]
     if "main" in parts and state.attn_view in view.figures:

@@ -214,9 +214,15 @@ def _bias(
     view.readouts += [
         Readout(f"Truth 1 − (1 − p)^{k:,}", f"{sim.truth:.4f}", f"p = {p:g}"),
         Readout(
-            f"Unbiased mean ± {fmt.spread(sim.se_unbiased)}", f"{sim.mean_unbiased:.4f}", "on the truth, up to noise"
+            f"Unbiased mean ± {fmt.spread(sim.se_unbiased)}",
+            f"{sim.mean_unbiased:.4f}",
+            "± one standard error; on the truth, up to noise",
         ),
-        Readout(f"Plug-in mean ± {fmt.spread(sim.se_plugin)}", f"{sim.mean_plugin:.4f}", "below the truth (Jensen)"),
+        Readout(
+            f"Plug-in mean ± {fmt.spread(sim.se_plugin)}",
+            f"{sim.mean_plugin:.4f}",
+            "± one standard error; below the truth (Jensen)",
+        ),
         Readout("Plug-in bias", f"{sim.bias_plugin:+.4f}", f"exact: {sim.bias_plugin_exact:+.4f}"),
     ]
     view.tables["Simulation"] = lambda: pd.DataFrame(sim.columns())
@@ -250,7 +256,7 @@ def _comparison(
         Readout(
             f"B − A, {m.method}",
             f"{100 * m.difference:+.1f} ± {100 * m.half_width:.1f}",
-            f"points; p = {m.p_value:.3f}",
+            f"points; ± the half-width of the {m.confidence:.0%} interval; two-sided p = {m.p_value:.3f}",
         )
         for m in comps
     ]
