@@ -260,8 +260,9 @@ def _gae_refs(p: dict, residue: bool = False) -> list[Ref]:
         Ref(f"A_0 at this λ: {_gae(r, v, gamma, lam)[0]:.3f}", _gae(r, v, gamma, lam)[0]),
         Ref("A_0 at this λ help: the first step"),
         Ref("Best λ (toy chain): 0.7", _best_lam(gamma, b, 0.1)),
-        Ref("Best λ (toy chain) help: smallest bias² + variance, closed form, over λ = 0, 0.1, …, 1 at γ = 1 and b = "
-            "0.5", "the grid of λ, stated", "the grid of λ, stated", "the grid of λ, stated", GIVEN, GIVEN),
+        Ref("Best λ (toy chain) help: smallest bias² + variance, closed form, over λ = 0, 0.1, …, 1 at γ = 1, b = 0.5 "
+            "and the rewards' noise σ = 0.3", "the grid of λ, stated", "the grid of λ, stated",
+            "the grid of λ, stated", GIVEN, GIVEN, CHAIN_SIGMA),
         Ref("bias² at λ = 0 / 1: 0.219 / 0.000", GIVEN, GIVEN, _chain(gamma, b, 0.0)[0], _chain(gamma, b, 1.0)[0]),
         Ref("bias² at λ = 0 / 1 help: mean over steps of the squared mean error against Q(s_t, a_t) − V(s_t), V the "
             "critic's own values", GIVEN),
@@ -360,6 +361,8 @@ def _kl_refs(k: dict[str, float], n: int = 2000) -> list[Ref]:
         # "k1" holds a digit that is not a number, so these passages are matched word for word: the references
         # printed as the page prints them (a different value is "not on the page")
         *(Ref(f"{e}: mean ± std: {k[e]:.3f} ± {k[e + ' std']:.2f}", k[e], k[e + " std"]) for e in ("k1", "k2", "k3")),
+        *(Ref(f"{e}: mean ± std help: both exact (sums over the vocabulary): the mean and the standard deviation of "
+              "one sampled token's estimate") for e in ("k1", "k2", "k3")),  # not a sample's mean: say so
         Ref(f"k1 < 0 in the sample: {k['k1 neg']:.0f}%", FORMULA, k["k1 neg"]),
         Ref("k1 < 0 in the sample help: of 2,000 tokens", FORMULA, float(n)),
         Ref("k3 < 0 in the sample: 0%", FORMULA, k["k3 neg"]),

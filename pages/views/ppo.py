@@ -242,8 +242,8 @@ def _gae(state: State, options: Options, view: View, gae_input: tuple[list[float
         Readout(
             "Best λ (toy chain)",
             f"{study.best_lam:.1f}",
-            f"smallest bias² + variance, closed form, over λ = 0, 0.1, …, 1 at γ = {gamma:g} and b = "
-            f"{float(state.critic_err):g}",
+            f"smallest bias² + variance, closed form, over λ = 0, 0.1, …, 1 at γ = {gamma:g}, b = "
+            f"{float(state.critic_err):g} and the rewards' noise σ = {study.sigma:g}",
         ),
         Readout(
             "bias² at λ = 0 / 1",
@@ -303,7 +303,12 @@ def _kl(state: State, options: Options, view: View) -> None:
     view.facts["kl_readouts"] = [
         Readout("Exact KL(π_θ ‖ π_ref)", f"{study.exact_kl:.3f} nats", "a sum over the 4-token vocabulary"),
         *(
-            Readout(f"{name}: mean ± std", f"{study.mean[k]:.3f} ± {study.std[k]:.2f}", "exact, per sample")
+            Readout(
+                f"{name}: mean ± std",
+                f"{study.mean[k]:.3f} ± {study.std[k]:.2f}",
+                "both exact (sums over the vocabulary): the mean and the standard deviation of one sampled token's "
+                "estimate",
+            )
             for k, name in enumerate(ppo.KL_NAMES)
         ),
         Readout("k1 < 0 in the sample", f"{100 * study.negative_share[0]:.0f}%", f"of {study.n:,} tokens"),
