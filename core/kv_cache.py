@@ -76,7 +76,7 @@ def attention_variants(shape: KVCacheShape) -> dict[str, int]:
 BYTES_PER_VALUE: dict[str, float] = {"fp32": 4, "bf16": 2, "fp8": 1, "int4": 0.5}
 # (label, bytes): the memory of one H100 or A100 "80 GB", for scale, read as 80 GiB like core.hardware and the
 # systems pages (the seeds' convention); 80e9 bytes would draw it at 74.5 GiB, the GB-vs-GiB trap
-GPU_MEMORY = ("one 80 GB GPU", 80 * 2**30)
+GPU_MEMORY = ("one 80 GB GPU (80 GiB)", 80 * 2**30)
 
 
 @dataclass(frozen=True)

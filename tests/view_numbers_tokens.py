@@ -296,7 +296,7 @@ def _refs_kv(model: str) -> list[Ref]:
             (512 + 64) * 61 * 2 / 1024, "its num_hidden_layers (config.json)", FORMULA),
         Ref(f"At {tokens:,} tokens: {_shown(total)} {unit}", tokens, total),
         Ref(f"KV cache at {tokens:,} tokens", tokens),
-        Ref("one 80 GB GPU", GPU),
+        Ref("one 80 GB GPU (80 GiB)", GPU),
     ]
     if chosen == "MHA":
         refs.append(Ref(f"At {tokens:,} tokens help: 1 sequence(s); MHA, one KV head per query head", tokens, GIVEN))
