@@ -181,8 +181,10 @@ def _clip_refs(p: dict) -> dict[str, Ref]:
         "o- help": Ref("A < 0: objective help: min(ρA, clip(ρ)A) at A = −1", GIVEN),
         "annotation": Ref("ρ = 1.00 A = 1.00 > 0: objective 1.000, d/dρ = 1.00 (", GIVEN, GIVEN, SIGN, o_pos, g_pos),
         "annotation-": Ref("A = −1.00 < 0: objective −1.000, d/dρ = −1.00 (", GIVEN, SIGN, o_neg, g_neg),
-        "clip note+": Ref("A = 1.00 > 0: no gradient once ρ > 1 + ε", GIVEN, SIGN, FORMULA),
-        "clip note-": Ref("A = −1.00 < 0: no gradient once ρ < 1 − ε", GIVEN, SIGN, FORMULA),
+        "clip note+": Ref("A = 1.00 > 0: no gradient once ρ > 1 + ε" + ("_high" if lo != hi else ""), GIVEN, SIGN,
+                          FORMULA),
+        "clip note-": Ref("A = −1.00 < 0: no gradient once ρ < 1 − ε" + ("_low" if lo != hi else ""), GIVEN, SIGN,
+                          FORMULA),
     }
 
 
@@ -202,6 +204,7 @@ def _batch(p: dict) -> tuple[float, float, float, float]:
 
 def _batch_refs(p: dict) -> dict[str, Ref]:
     out_, clipped, share, theta = _batch(p)
+    lo, hi = _eps(p)
     zero = _clip_grad(1.3, 1.0, 0.2, 0.2)  # a clipped token's gradient
     return {
         "outside": Ref("Outside the range: 15.2%", out_),
@@ -212,8 +215,11 @@ def _batch_refs(p: dict) -> dict[str, Ref]:
         "share": Ref("Share of |d/dρ| kept: 92.0%", share),
         "share help": Ref("Share of |d/dρ| kept help: Σ|d/dρ| / Σ|A| over the tokens. In θ a kept token's gradient is "
                           "ρ·A·∇log π: weighted by ρ, Σ ρ|A| over the kept tokens / Σ ρ|A| over all is 90.9%", theta),
-        "title": Ref("400 tokens, ε = (0.2, 0.2) outside the range: 15.2% clipped (gradient 0): 8.5% share of |d/dρ| "
-                     "kept: 92.0% of Σ|A|", GIVEN, GIVEN, GIVEN, out_, zero, clipped, share),
+        "title": Ref("400 tokens, ε = 0.2 outside the range: 15.2% clipped (gradient 0): 8.5% share of |d/dρ| kept: "
+                     "92.0% of Σ|A|", GIVEN, GIVEN, out_, zero, clipped, share)
+        if lo == hi  # clip-higher names both bounds
+        else Ref("400 tokens, ε_low = 0.2, ε_high = 0.28 outside the range: 8.5% clipped (gradient 0): 5.2% share of "
+                 "|d/dρ| kept: 96.0% of Σ|A|", GIVEN, GIVEN, GIVEN, out_, zero, clipped, share),
     }
 
 
@@ -429,7 +435,8 @@ PPO_TABLES = {
     "preset Ratio 1.05: inside the range": _clip_preset("Ratio 1.05: inside the range", "rho", "o+", "o-",
                                                         "annotation", "annotation-"),
     "preset DAPO clip-higher: ratio 1.25": [
-        *_clip_preset("DAPO clip-higher: ratio 1.25", "rho", "range", "o+", "o-", "annotation", "annotation-"),
+        *_clip_preset("DAPO clip-higher: ratio 1.25", "rho", "range", "o+", "o-", "annotation", "annotation-",
+                      "clip note+", "clip note-"),
         *_pick(_batch_refs(_ppo("DAPO clip-higher: ratio 1.25")), "outside", "clipped", "share", "share help",
                "title"),
     ],

@@ -141,11 +141,13 @@ def ppo_clip_figure(
             "bordercolor": t.axis, "borderwidth": 1, "borderpad": 5, "name": READOUT,
         }
     ]  # fmt: skip
+    asym = curve.eps_low != curve.eps_high  # clip-higher: name the bound each side uses
+    bounds = ("> 1 + ε_high", "< 1 − ε_low") if asym else ("> 1 + ε", "< 1 − ε")
     for s in range(2):
         A = curve.advantage[s]
         gap = "<br>" if presenter else " "  # presenter: two lines over a narrower column
         annotations.append({
-            "text": f"{_sign_label(A)}:{gap}no gradient once ρ {'> 1 + ε' if A > 0 else '< 1 − ε'}",
+            "text": f"{_sign_label(A)}:{gap}no gradient once ρ {bounds[0] if A > 0 else bounds[1]}",
             "xref": "paper", "yref": "paper", "x": sum(cols[s]) / 2, "y": rows[0][1], "xanchor": "center",
             "yanchor": "bottom", "showarrow": False,
         })  # fmt: skip
@@ -246,8 +248,10 @@ def clip_batch_figure(
         {"type": "rect", "xref": "x", "yref": "y", "x0": x_lo, "x1": lo, "y0": -y_abs, "y1": 0,
          "fillcolor": _ZERO_GRAD, "line": {"width": 0}, "layer": "below"},
     ]  # fmt: skip
+    eps = (f"ε_low = {batch.eps_low:g}, ε_high = {batch.eps_high:g}" if batch.eps_low != batch.eps_high
+           else f"ε = {batch.eps_low:g}")  # fmt: skip
     readout = (
-        f"{rho.size} tokens, ε = ({batch.eps_low:g}, {batch.eps_high:g})<br>"
+        f"{rho.size} tokens, {eps}<br>"
         f"outside the range: {100 * batch.fraction_outside:.1f}%<br>"
         f"clipped (gradient 0): {100 * batch.fraction_clipped:.1f}%<br>"
         f"share of |d/dρ| kept: {100 * batch.surviving_share:.1f}% of Σ|A|"
