@@ -136,7 +136,6 @@ GRPO_TABLES = {
     "preset Nearly equal scores (tiny std)": _pick(_NEAR, "summary", "mean", "std", "std help", "correct",
                                                    "correct help", "push", "scale"),
 }
-# the All-correct group's scale help starts the sentence with "every": its passage sits inside the readout's help
 
 
 # ======================================================================================================= 9. PPO
