@@ -296,9 +296,11 @@ def _memory(v: dict) -> dict[str, list[Ref]]:
                 flash,
             ),
             Ref(
-                "It counts elements, not bytes (× 2 in bf16), for the whole model on one replica; the S² term wins "
-                "for S > 14D/N = 1,792",
+                "It counts elements, not bytes (× 2 in",
                 2,
+            ),
+            Ref(
+                "for the whole model on one replica; the S² term wins for S > 14D/N = 1,792",
                 FORMULA,
                 14 * D / N,
             ),
@@ -917,12 +919,13 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
     out = {
         "weights": [Ref("Weights: 15.0 GiB", weights / GIB)],
         "weights_help": [
-            Ref("Weights help: 16.1 GB: every parameter resident (bf16, 16 bits per parameter)", weights / GB, 8 * wb)
+            Ref("Weights help: 16.1 GB: every parameter resident (", weights / GB),
+            Ref(", 16 bits per parameter)", 8 * wb),
         ],
         "kv": [Ref("KV cache per token: 128.0 KiB", kv_tok / KIB)],
         "kv_help": [Ref("KV cache per token help: 2 × layers × KV heads × head dim × bytes", FORMULA)],
         "ridge": [Ref("Ridge point: 295 FLOP/B", PEAK / bw)],
-        "ridge_help": [Ref("Ridge point help: dense bf16 peak / bandwidth = 9.89×10¹⁴ / 3.35×10¹² B/s", PEAK, bw)],
+        "ridge_help": [Ref("peak / bandwidth = 9.89×10¹⁴ / 3.35×10¹² B/s", PEAK, bw)],
         "decode": [Ref("Decode, batch 1: 4.8 ms/token", GIVEN, 1e3 * floor)],
         "intensity": [Ref("Decode intensity, batch 16: 9.3 FLOP/B", GIVEN, now["flops"] / now["bytes"])],
         "prefill": [Ref("Prefill intensity, 512 tokens: 481 FLOP/B", GIVEN, pre["flops"] / pre["bytes"])],
@@ -943,13 +946,15 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
     if tp > 1:
         out["weights_help"] = [
             Ref(
-                "Weights help: 141.1 GB: every parameter resident (bf16, 16 bits per parameter), in total over the 4 "
-                "GPUs: 32.9 GiB each",
+                "Weights help: 141.1 GB: every parameter resident (",
                 weights / GB,
-                8 * wb,
+            ),
+            Ref(", 16 bits per parameter)", 8 * wb),
+            Ref(
+                ", in total over the 4 GPUs: 32.9 GiB each",
                 GIVEN,
                 weights / tp / GIB,
-            )
+            ),
         ]
         out["decode_help"] = [
             Ref(
@@ -971,13 +976,8 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
                 COUNT,
                 one / GB,
                 GPU_NAME,
-                SEED_NOTE,
-                SEED_NOTE,
-                SEED_NOTE,
-                SEED_NOTE,
-                COUNT,
                 GIVEN,
-                COUNT,
+                FORMULA,
                 GIVEN,
                 1e3 * floor,
             ),
@@ -1014,7 +1014,7 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
             ),
             Ref(
                 "The KV cache adds each sequence's context in bytes and its attention in FLOPs: each cached value "
-                "serves N/K = 32/8 = 4 query heads, 4 FLOP per cached byte with bf16 values",
+                "serves N/K = 32/8 = 4 query heads, 4 FLOP per cached byte with",
                 N,
                 K,
                 N // K,
@@ -1040,12 +1040,11 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
         out["speedup"] = [Ref("Speculative speed-up, batch 16: ×2.05", GIVEN, sp)]
         out["speedup_help"] = [
             Ref(
-                "Speculative speed-up, batch 16 help: draft custom, context 512, bf16 weights; below ×1 it slows "
-                "decoding down",
+                "Speculative speed-up, batch 16 help: draft custom, context 512,",
                 GIVEN,
                 GIVEN,
-                FORMULA,
-            )
+            ),
+            Ref("weights; below ×1 it slows decoding down", FORMULA),
         ]
     r = _routing(v)
     out["router"] = [
@@ -1096,6 +1095,148 @@ _SV_DEFAULTS = ("weights", "weights_help", "kv", "kv_help", "ridge", "ridge_help
 SERVING: dict[str, list[Ref]] = {
     "defaults": _pick(_serving(_sv(None)), *_SV_DEFAULTS),
 }
+
+SAMPLED = ("a seeded sample of the acceptance rule (torch, on the app's device); its rate and fit to the target are "
+           "test_content_serving.py::test_sampled_acceptance_rule_follows_the_target")  # fmt: skip
+_P, _Q = _toy_distributions()
+_R = _routing(_sv(None))
+
+SERVING |= {
+    "tab Speculative decoding": [
+        Ref("For a dense model at small batch, a verify pass of k + 1 tokens reads the same weights", FORMULA),
+        Ref("An MoE's k + 1 tokens pick different experts", FORMULA),
+        Ref("its verify pass reads up to (k + 1)× the routed-expert bytes of a decode step", FORMULA),
+        Ref("rises towards E/(1 + k c) (c: a draft step's time over a target step's)", FORMULA),
+        Ref("and falls again, below 1, once decode turns compute-bound", FORMULA),
+        Ref("Accepted drafts (sampled): 82.4%", SAMPLED),
+        Ref(
+            "Accepted drafts (sampled) help: 20,000 seeded speculative steps on a toy 8-token vocabulary (cpu); the "
+            "rule accepts Σ min(p, q) = 82.5% of drafts",
+            GIVEN,
+            GIVEN,
+            100 * float(np.minimum(_P, _Q).sum()),
+        ),
+        Ref("Sampled vs target: largest gap: 0.36 pts", SAMPLED),
+        Ref(
+            "Sampled vs target: largest gap help: sampled output vs the target p, token by token; χ² = 8.5 on 7 "
+            "degrees of freedom (the draft alone is 14.0 pts off)",
+            SAMPLED,
+            _P.size - 1,
+            100 * float(np.abs(_Q - _P).max()),
+        ),
+        Ref("below 1: slower than plain decoding", FORMULA),
+        *[Ref(f"k = {k}", GIVEN) for k in (1, 2, 4, 8)],
+        Ref("yours: α = 0.80, k = 4", GIVEN, GIVEN),
+    ],
+    "tab MoE router": [
+        Ref("an expert processes at most ⌈capacity factor × T k / E⌉ assignments", FORMULA),
+        Ref("Capacity factor 0 sets no limit", GIVEN),
+        Ref("plus a very small sequence-wise balance loss (DeepSeek-AI 2024 §2.1.2).", "the report's section"),
+        Ref(
+            "capacity 80 per expert: 40 tokens lost an expert; balance loss E·Σ f·P = 1.122 (1 = uniform)",
+            _R["capacity"],
+            _R["lost"],
+            _R["aux"],
+            FORMULA,
+        ),
+    ],
+}
+
+
+# fmt: off
+def _sv_preset(key: str) -> dict:
+    return _sv(next(name for name in SV.presets if name.startswith(key + ":")))
+
+
+_SV_70B = ("weights", "weights_help", "kv", "decode", "decode_help", "decode_one", "intensity", "intensity_help",
+           "prefill", "fit", "fit_help", "speedup")
+KV70_TOKEN = 2 * 80 * 8 * 128 * 2  # bytes: K and V, 80 layers, 8 KV heads of 128, bf16
+W70_BYTES = 2 * L70["total"]
+A10_08_NOTE = "Note: fp8 KV doubles the count (A10-08 follow-up)."
+A10_11_NOTE = (
+    "Note: the 42 ms is all 141 GB read at one H100's bandwidth (002 A8.1 calls it a reference point: the weights do "
+    "not fit on one card); the serving preset spreads them over 4 GPUs, a quarter of it each."
+)
+_A10_11_AT0 = _step("Llama-3-70B", "H100", 1, 1, 1, 0, 2, 2)  # batch 1, one new token, no context
+_A10_11_PRE = _step("Llama-3-70B", "H100", 1, 1, 2048, 0, 2, 2)
+
+SERVING |= {
+    "preset A10-07: KV cache bytes per token": [
+        *_pick(_serving(_sv_preset("A10-07")), *_SV_70B),
+        _answer("A10-07 · gqa KiB per token: 320 KiB", KV70_TOKEN / KIB),
+        _stated("A10-07 · gqa KiB per token help: KV cache bytes per token: the source states 320 KiB (seed 002 "
+                "A10-07, A8.3; DeepSeek-AI 2024)."),
+        _answer("A10-07 · mha KiB per token: 2,560 KiB", KV70_TOKEN * 64 / 8 / KIB),  # 64 query heads as KV heads
+        _stated("A10-07 · mha KiB per token help: KV cache bytes per token: the source states 2,560 KiB (seed 002 "
+                "A10-07, A8.3; DeepSeek-AI 2024)."),
+        _answer("A10-07 · mqa KiB per token: 40 KiB", KV70_TOKEN / 8 / KIB),  # one KV head
+        _stated("A10-07 · mqa KiB per token help: KV cache bytes per token: the source states 40 KiB (seed 002 A10-07, "
+                "A8.3; DeepSeek-AI 2024)."),
+        _answer("A10-07 · gqa GiB 128k: 40 GiB", KV70_TOKEN * 131072 / GIB),
+        _stated("A10-07 · gqa GiB 128k help: KV cache bytes per token: the source states 40 GiB (seed 002 A10-07, "
+                "A8.3; DeepSeek-AI 2024)."),
+        _answer("A10-07 · mha GiB 128k: 320 GiB", KV70_TOKEN * 64 / 8 * 131072 / GIB),
+        _stated("A10-07 · mha GiB 128k help: KV cache bytes per token: the source states 320 GiB (seed 002 A10-07, "
+                "A8.3; DeepSeek-AI 2024)."),
+        _answer("A10-07 · mla 80 layers KiB: 90 KiB", 80 * (512 + 64) * 2 / KIB),  # one latent + RoPE key per layer
+        Ref("A10-07 · mla 80 layers KiB help: KV cache bytes per token: the source states 90 KiB (seed 002 A10-07, "
+            "A8.3; DeepSeek-AI 2024). An 80-layer model with DeepSeek-V2's MLA dimensions (512 + 64 values per layer); "
+            "DeepSeek-V2 itself has 60 layers, 67.5 KiB.", READOUT_NAME, READOUT_NAME, SOURCE, GIVEN,
+            "DeepSeek-V2's kv_lora_rank (its config.json)", "DeepSeek-V2's qk_rope_head_dim (its config.json)",
+            "DeepSeek-V2's layers (its config.json)", 60 * (512 + 64) * 2 / KIB),
+        _answer("A10-07 · deepseek v3 mla KiB: 68.62 KiB", DS["L"] * (DS["kv_rank"] + DS["rope"]) * 2 / KIB),
+        _stated("A10-07 · deepseek v3 mla KiB help: KV cache bytes per token: the source states 68.6 KiB (seed 002 "
+                "A10-07, A8.3; DeepSeek-AI 2024)."),
+    ],
+    "preset A10-08: How many sequences fit on one node?": [
+        *_pick(_serving(_sv_preset("A10-08")), *_SV_70B),
+        _answer("A10-08 · weights GiB: 131.4 GiB", W70_BYTES / GIB),
+        _stated("A10-08 · weights GiB help: How many sequences fit on one node?: the source states 131 GiB (seed 002 "
+                "A10-08). " + A10_08_NOTE),
+        _answer("A10-08 · left GiB: 188.6 GiB", (4 * 80 * GIB - W70_BYTES) / GIB),
+        _stated("A10-08 · left GiB help: How many sequences fit on one node?: the source states 189 GiB (seed 002 "
+                "A10-08). " + A10_08_NOTE),
+        _answer("A10-08 · per sequence GiB 8k: 2.5 GiB", 8192 * KV70_TOKEN / GIB),
+        _stated("A10-08 · per sequence GiB 8k help: How many sequences fit on one node?: the source states 2.5 GiB "
+                "(seed 002 A10-08). " + A10_08_NOTE),
+        _answer("A10-08 · sequences 8k: 68", 170 * GIB // (8192 * KV70_TOKEN)),
+        _stated("A10-08 · sequences 8k help: How many sequences fit on one node?: the source states 68 (seed 002 "
+                "A10-08). " + A10_08_NOTE),
+        _answer("A10-08 · sequences 128k: 4", 170 * GIB // (131072 * KV70_TOKEN)),
+        _stated("A10-08 · sequences 128k help: How many sequences fit on one node?: the source states 4 (seed 002 "
+                "A10-08). " + A10_08_NOTE),
+        _answer("A10-08 · sequences 8k fp8 kv: 136", 170 * GIB // (8192 * KV70_TOKEN // 2)),
+        _stated("A10-08 · sequences 8k fp8 kv help: How many sequences fit on one node?: the source states 136 (seed "
+                "002 A10-08). " + A10_08_NOTE),
+    ],
+    "preset A10-11: Arithmetic intensity of prefill vs decode": [
+        *_pick(_serving(_sv_preset("A10-11")), *_SV_70B, "speedup_help"),
+        Ref("prefill of 2,048 tokens", GIVEN),
+        Ref("decode, batch 1", GIVEN),
+        _answer("A10-11 · ridge point: 295.2", PEAK / BANDWIDTH["H100"]),
+        _stated("A10-11 · ridge point help: Arithmetic intensity of prefill vs decode: the source states 295 (seed 002 "
+                "A10-11, A8.1). " + A10_11_NOTE),
+        _answer("A10-11 · decode intensity batch1: 0.9851", _A10_11_AT0["flops"] / _A10_11_AT0["bytes"]),
+        Ref("A10-11 · decode intensity batch1 help: Arithmetic intensity of prefill vs decode: the source states 1 "
+            "(seed 002 A10-11, A8.1). Core differs: 0.985 at context 0: core charges the whole input embedding (V × D "
+            "= 1.05B weights, 1.5% of the bytes) to the step although a lookup reads one row of it, and writes the new "
+            "token's K and V; without the table it is 1.0. The live readout \"Decode intensity, batch 1\" is at the "
+            "page's context, which adds attention FLOPs and KV bytes. " + A10_11_NOTE,
+            READOUT_NAME, SOURCE, _A10_11_AT0["flops"] / _A10_11_AT0["bytes"], GIVEN, L70["embedding"],
+            100 * 2 * L70["embedding"] / _A10_11_AT0["bytes"],
+            _A10_11_AT0["flops"] / (_A10_11_AT0["bytes"] - 2 * L70["embedding"]), LIVE, SOURCE, SOURCE, COUNT),
+        _answer("A10-11 · decode ms per token: 42.1 ms", 1e3 * W70_BYTES / BANDWIDTH["H100"]),
+        _stated("A10-11 · decode ms per token help: Arithmetic intensity of prefill vs decode: the source states 42 ms "
+                "(seed 002 A10-11, A8.1). " + A10_11_NOTE),
+        _answer("A10-11 · decode tokens per s: 23.74", BANDWIDTH["H100"] / W70_BYTES),
+        _stated("A10-11 · decode tokens per s help: Arithmetic intensity of prefill vs decode: the source states 24 "
+                "(seed 002 A10-11, A8.1). " + A10_11_NOTE),
+        _answer("A10-11 · prefill intensity 2048: 2,047", _A10_11_PRE["flops"] / _A10_11_PRE["bytes"]),
+        _stated("A10-11 · prefill intensity 2048 help: Arithmetic intensity of prefill vs decode: the source states "
+                "2,048 (seed 002 A10-11, A8.1). " + A10_11_NOTE),
+    ],
+}
+# fmt: on
 
 TABLES: dict[str, dict[str, list[Ref]]] = {
     "pages/7_Training_memory.py": TRAINING_MEMORY,
