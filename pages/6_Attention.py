@@ -119,8 +119,8 @@ models learn: look at the previous token, park on the first token, find earlier 
 **Scale.** If the components of q and k are independent with mean 0 and variance 1, q·k is a sum of d_k
 products of variance 1 each, so Var(q·k) = d_k (the argument of Vaswani et al. 2017; trained q and k need not
 satisfy it). Without a scale the rows turn one-hot as d_k grows (entropy falls towards 0, from its ceiling: log T
-for a row that sees T keys, log t for causal row t) and the softmax's gradient vanishes; 1/√d_k keeps the
-variance at 1.
+for a row that sees T keys, log t for causal row t, which sees t keys) and the softmax's gradient vanishes;
+1/√d_k keeps the variance at 1.
 1/√d_model is the classic slip: with h heads it divides by √h too much, so for any given weights the logits are
 √h smaller than intended, at every step and not only at initialisation. To compensate, the model must grow q·k by
 √h (q·k is bilinear: W_Q and W_K by h^(1/4) each; raising the gain of the norm in front of attention also scales v

@@ -323,7 +323,7 @@ def test_grpo_sample_std_and_epsilon_numbers():
     assert "ε = 10⁻⁴ still leaves a scale of about 2,300 (the odd answer gets +2.03)" in text
     assert "(a scale of about 97, an advantage of +0.085)" in text and "An ε of 10⁻⁴ or more caps" not in text
     follow = CARDS["grpo_rl-01"].follow_ups[0]
-    assert "raising beta by 1.07" in follow and _printed(1 / math.sqrt(7 / 8), "1.07")
+    assert "multiplying beta by 1.07 (a 7% larger beta)" in follow and _printed(1 / math.sqrt(7 / 8), "1.07")
     assert "and scaling the whole loss by 0.935, a factor Adam nearly ignores" in follow
     state, problems = grpo_view.SPEC.parse({"std": "sample"})
     assert problems == []

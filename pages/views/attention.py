@@ -344,7 +344,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 "Row entropy",
                 f"{summary.entropy:.2f} nats",
                 f"mean over the model heads: {summary.entropy_share:.0%} of the uniform-row bound "
-                f"{summary.max_entropy:.2f} (log t for causal row t, averaged; log T without the mask)",
+                f"{summary.max_entropy:.2f} (the log of the number of keys each causal row sees, averaged; log T "
+                "without the mask)",
             ),
             Readout("Largest weight per row", f"{summary.max_weight:.2f}", "mean over rows; 1 = one-hot"),
             Readout(f"KV heads ({variant})", f"{settings.n_kv_heads}", "query heads in a group share one K and V"),
