@@ -792,6 +792,7 @@ def _ds() -> dict[str, float]:
     common = d["L"] * attention + norms + d["dense"] * 3 * D * d["F"] + moe * router + 2 * d["V"] * D
     routed = moe * d["E"] * expert
     return {"total": common + routed + moe * d["shared"] * expert, "routed": routed, "embedding": d["V"] * D,
+            "attention": attention,
             "active": common + moe * (d["k"] + d["shared"]) * expert, "norms": norms}  # fmt: skip
 
 
@@ -1027,7 +1028,7 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
             "Sequences of 8,192 tokens that fit help: KV budget 65.0 GiB / 1 GiB per sequence",
             GIVEN,
             budget / GIB,
-            per_seq / GIB,
+            per_seq * copies / GIB,  # one sequence's cache with all its tensor-parallel copies
         )
     ]
     rest = f"{tp} × {CARD_GIB[gpu]} GiB − weights {weights / GIB:,.1f} GiB − reserve "
@@ -1234,6 +1235,90 @@ SERVING |= {
         _answer("A10-11 · prefill intensity 2048: 2,047", _A10_11_PRE["flops"] / _A10_11_PRE["bytes"]),
         _stated("A10-11 · prefill intensity 2048 help: Arithmetic intensity of prefill vs decode: the source states "
                 "2,048 (seed 002 A10-11, A8.1). " + A10_11_NOTE),
+    ],
+}
+# fmt: on
+
+
+# fmt: off
+_DSV = _sv_preset("A2.8-MoE")
+_DSC = _ds()
+_DS_ONE = _DSC["active"]  # bytes one token reads in fp8 (1 byte per weight): the active parameters
+_DS_FLOOR = _DS_ONE / (8 * BANDWIDTH["H200"])
+_DS_NOW = _step("DeepSeek-V3", "H200", 8, 16, 1, 8192, 1, 2)
+_DS_LAT = DS["kv_rank"] + DS["rope"]  # cached values per layer and token: one latent and one RoPE key
+_DS_ATTN = 2 * DS["heads"] * (DS["nope"] + DS["rope"] + DS["v"]) / (_DS_LAT * 2)  # FLOP per cached bf16 byte
+_DS_ABSORBED = 2 * DS["heads"] * (_DS_LAT + DS["kv_rank"]) / (_DS_LAT * 2)  # latent-space attention (FlashMLA)
+_DS_SEQ = 8192 * DS["L"] * _DS_LAT * 2  # one sequence's latent cache, bytes
+# DeepSeek-V3's MTP module (DeepSeek-AI 2024 §2.2): two input norms, the 2D -> D projection, one MoE block (its
+# attention, norms, all experts and router) and a final norm; it shares the embedding and output head
+_DS_MTP = (2 * DS["D"] + 2 * DS["D"] * DS["D"] + _DSC["attention"] + 2 * DS["D"] + DS["q_rank"] + DS["kv_rank"]
+           + (DS["E"] + DS["shared"]) * 3 * DS["D"] * DS["d_e"] + DS["D"] * DS["E"] + DS["E"] + DS["D"])
+MOE_SPEEDUP = ("a roofline of DeepSeek-V3 and its MTP draft, written out in "
+               "test_independent_systems.py::test_m1_moe_verify_pass_reads_more_experts_so_small_batch_gains_least")
+_G = _serving(_DSV)
+MOE_READ = ("the 37.6 GB one token reads (attention, the output head, the whole input-embedding table counted, of "
+            "which a token reads one row, the dense layers, the shared expert and 8 of 256 routed experts per MoE "
+            "layer: the active parameters, not all 671 GB)")
+MOE_READ_VALUES = (_DS_ONE / GB, DS["k"], DS["E"], _DSC["total"] / GB)
+
+SERVING |= {
+    "preset A2.8-MoE: MoE: memory by total, FLOPs by active": [
+        *_pick(_G, "weights", "weights_help", "kv", "ridge", "ridge_help", "decode", "intensity", "prefill", "fit",
+               "fit_help", "E", "E_help", "router"),
+        Ref("if the matmuls themselves run in fp8 the peak doubles and the ridge is 412", 2 * PEAK / BANDWIDTH["H200"]),
+        Ref("Decode, batch 1 help: a floor: " + MOE_READ + " / (8 × 4.8 TB/s), at most 1,023 tokens/s", GIVEN,
+            *MOE_READ_VALUES, GIVEN, BANDWIDTH["H200"] / 1e12, 1 / _DS_FLOOR),
+        Ref("Decode, batch 1, one GPU's bandwidth: 7.8 ms/token", COUNT, 1e3 * _DS_ONE / BANDWIDTH["H200"]),
+        Ref("Decode, batch 1, one GPU's bandwidth help: " + MOE_READ + " at one H200 SXM 141 GB's bandwidth (the "
+            "reference of 002 A8.1/A10-11, whether or not they fit on one card); tensor parallelism over 8 GPUs reads "
+            "1/8 each: a floor of 1.0 ms", COUNT, *MOE_READ_VALUES, GPU_NAME, GIVEN, FORMULA, GIVEN, 1e3 * _DS_FLOOR),
+        Ref("Decode intensity, batch 16 help: at context 8,192: memory-bound. Each weight read does 2 FLOPs per "
+            "sequence, so a dense model with 1-byte weights sits near 2B/1 = 32 at short context", GIVEN, GIVEN,
+            FORMULA, 1, FORMULA, 1, 2 * 16 / 1),
+        Ref("This count charges the whole input-embedding table to every step (0.3% of the bytes here)",
+            100 * _DSC["embedding"] / _DS_NOW["bytes"]),
+        Ref("2·128·(192 + 128) FLOPs per layer and cached token against its 576 cached values (rebuilding K and V from "
+            "the latents not counted), 71.1 FLOP per cached byte with", FORMULA, DS["heads"], DS["nope"] + DS["rope"],
+            DS["v"], _DS_LAT, _DS_ATTN),
+        Ref("so a long context pulls the intensity toward 71.1: up where", _DS_ATTN),
+        Ref("each cached latent (576 values) meets all 128 query heads in latent space, 2·128·(576 + 512) FLOPs per "
+            "1,152 bytes ≈ 242 FLOP per cached byte with", _DS_LAT, DS["heads"], FORMULA, DS["heads"], _DS_LAT,
+            DS["kv_rank"], _DS_LAT * 2, _DS_ABSORBED),
+        Ref("values (≈ 2 h_q in", FORMULA),
+        Ref("each GPU reads the whole latent for its 128/8 = 16 heads: ≈ 30 per byte it reads", DS["heads"], GIVEN,
+            DS["heads"] / 8, _DS_ABSORBED / 8),
+        Ref("This intensity counts the cache once for the group of 8 GPUs", GIVEN),
+        Ref("(0.536 GiB held 8 times", _DS_SEQ / GIB, GIVEN),
+        Ref("Speculative speed-up, batch 16: ×1.17", GIVEN, MOE_SPEEDUP),
+        Ref("Speculative speed-up, batch 16 help: draft DeepSeek-V3 MTP, context 512, fp8 weights; below ×1 it slows "
+            "decoding down. An MoE's verify pass checks 32 tokens", MOE_SPEEDUP),
+        Ref("which pick more experts than the 16 tokens of a plain step: 434.3 GB of weights against 277.6 GB (×1.56), "
+            "so it costs more than one decode step. At batch 256, where a plain step already reads 99.97% of the "
+            "routed experts, verifying costs ×1.00 a plain step and the speed-up is ×1.81, against E/(1 + k c) = "
+            "1.85/(1 + 1 × 0.020) = 1.81 (c: a draft step's time over a plain step's)", MOE_SPEEDUP),
+        Ref("DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft at k = 1 (acceptance 85–90%)",
+            CITE),
+        Ref("MoE: total / active parameters: 671B / 37.6B", _DSC["total"], _DSC["active"]),
+        Ref("roofline of one H200", NAME),
+        Ref("ridge point: 206 FLOP/B", PEAK / BANDWIDTH["H200"]),
+        _answer("A2.8-MoE · total: 671.0B", _DSC["total"]),
+        Ref("A2.8-MoE · total help: MoE: memory by total, FLOPs by active: the source states 671B (seed 002 A2.8; "
+            "DeepSeek-AI 2024).", SOURCE),
+        Ref("Note: main model without the MTP module, which is 11.6B of its own weights from the config (DeepSeek's "
+            "README_WEIGHTS lists 11.5B) and 13.5B with its copies of the embedding and output head (2 × 0.93B), about "
+            "the model card's 14B (671B + 14B = the 685B checkpoint).", _DS_MTP, CITE, _DS_MTP + 2 * _DSC["embedding"],
+            FORMULA, _DSC["embedding"], CITE, CITE, CITE, CITE),
+        _answer("A2.8-MoE · active: 37.55B", _DSC["active"]),
+        Ref("A2.8-MoE · active help: MoE: memory by total, FLOPs by active: the source states 37B (seed 002 A2.8; "
+            "DeepSeek-AI 2024). Core differs: 37.55B from the config: attention, the 3 dense MLPs, the shared + 8 "
+            "routed experts, the routers, the embedding and the output head; 36.63B without the input embedding "
+            "(0.93B, of which a token reads one row). The report says 37B. DeepSeek's README_WEIGHTS gives 36.7B 'including "
+            "0.9B for Embedding and 0.9B for the output Head', which the config does not reproduce: with both it "
+            "counts 37.55B (0.85B more), with the head alone 36.63B (0.07B less).", SOURCE,
+            _DSC["active"], DS["dense"], DS["k"], _DSC["active"] - _DSC["embedding"], _DSC["embedding"], CITE, CITE,
+            CITE, CITE, _DSC["active"], _DSC["active"] - 36.7e9, _DSC["active"] - _DSC["embedding"],
+            36.7e9 - (_DSC["active"] - _DSC["embedding"])),
     ],
 }
 # fmt: on
