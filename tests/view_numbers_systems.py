@@ -1314,8 +1314,8 @@ SERVING |= {
             "DeepSeek-AI 2024). Core differs: 37.55B from the config: attention, the 3 dense MLPs, the shared + 8 "
             "routed experts, the routers, the embedding and the output head; 36.63B without the input embedding "
             "(0.93B, of which a token reads one row). The report says 37B. DeepSeek's README_WEIGHTS gives 36.7B "
-            "'including 0.9B for Embedding and 0.9B for the output Head', which the config does not reproduce: with both it "
-            "counts 37.55B (0.85B more), with the head alone 36.63B (0.07B less).", SOURCE,
+            "'including 0.9B for Embedding and 0.9B for the output Head', which the config does not reproduce: with "
+            "both it counts 37.55B (0.85B more), with the head alone 36.63B (0.07B less).", SOURCE,
             _DSC["active"], DS["dense"], DS["k"], _DSC["active"] - _DSC["embedding"], _DSC["embedding"], CITE, CITE,
             CITE, CITE, _DSC["active"], _DSC["active"] - 36.7e9, _DSC["active"] - _DSC["embedding"],
             36.7e9 - (_DSC["active"] - _DSC["embedding"])),
