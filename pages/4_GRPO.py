@@ -169,9 +169,10 @@ G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and h
     )
     page.mistakes(
         [
-            "Normalising across the whole batch instead of within each group: an easy prompt's all-correct answers "
+            "Centring on the whole batch's mean instead of each group's: an easy prompt's all-correct answers "
             "then get positive advantages and a hard prompt's all-wrong answers negative ones, though nothing was "
-            "compared (tab *Within group vs batch*).",
+            "compared (tab *Within group vs batch*). Dividing by the batch's std after subtracting each group's "
+            "mean is a different, deliberate choice (REINFORCE++ with a baseline, Hu et al. 2025).",
             "Dividing by the std without ε or a guard: a group of equal rewards gives 0/0 = NaN, and in float32 a "
             "rounding residue over a std of about 3×10⁻⁸ can hand every answer an advantage of ±1 out of nothing.",
             "Believing every std convention is a mere rescaling: the sample std's factor √((G−1)/G) is the same for "

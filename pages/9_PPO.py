@@ -142,7 +142,8 @@ distributions at later positions (Tang and Munos, 2025).
                 "parameter with mixed-precision Adam), the reference and the reward model are frozen (2 bytes per "
                 "parameter in bf16). GRPO drops the critic and uses the mean reward of a group of answers as its "
                 "baseline (three models with a learned reward model, as counted here; two when a checker program "
-                "scores the answers). DPO needs only policy and reference, and since its pairs are fixed the "
+                "scores the answers, one when the KL term is dropped as well, β = 0, as in DAPO). DPO needs only "
+                "policy and reference, and since its pairs are fixed the "
                 "reference's log-probabilities can be computed once before training, leaving only the policy in "
                 "memory (the figure counts the reference as resident). This is a bytes-per-parameter count before "
                 "activations and the generation's KV cache. InstructGPT paired a 175B policy with a 6B reward model, "
@@ -215,8 +216,9 @@ good token can still be pushed up further; that keeps the policy's entropy from 
             "(seed 002, A6.6).",
             "Forgetting that A < 0 mirrors the picture: the flat side is below 1 − ε (Schulman et al., 2017, Figure "
             "1).",
-            "Swapping GAE's limits: λ = 1 is Monte Carlo (noisy; the critic is only its baseline, so no bias in the "
-            "policy gradient), λ = 0 one-step TD (biased by the critic) "
+            "Swapping GAE's limits: λ = 1 is Monte Carlo (noisy; when the episode ends within the "
+            "trajectory the critic is only its baseline, so no bias in the policy gradient), λ = 0 one-step TD "
+            "(biased by the critic) "
             "(Schulman et al., 2016; seed 002, A6.6).",
             "Reading one token's negative k1 as a negative KL: it is one noisy sample; only the average estimates it "
             "(Schulman, 2020; seed 002, A6.7).",

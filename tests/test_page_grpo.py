@@ -45,7 +45,7 @@ def test_default_is_worked_example_c(default):
     assert m["Mean reward"] == "0.375"
     assert m["Std (÷G)"] == "0.484"
     assert m["Correct answers"] == "3 of 8"
-    assert m["Push up / down"] == "+1.29 / -0.77"
+    assert m["Push up / down"] == "+1.29 / −0.77"
     assert m["Mode factor"] == "× 1"
     assert default.warning.len == 0 and default.info.len == 0
     np.testing.assert_allclose(_bars(default).round(2), [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77])
@@ -191,7 +191,7 @@ def test_typed_garbage_is_reported_and_the_default_group_shown(default):
     [
         ("Worked example C (3 of 8 correct)", [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77], {}),
         ("All correct (no signal)", [0, 0, 0, 0], {"Push up / down": "none", "Correct answers": "4 of 4"}),
-        ("One correct of 16", [3.87] + [-0.26] * 15, {"Push up / down": "+3.87 / -0.26"}),
+        ("One correct of 16", [3.87] + [-0.26] * 15, {"Push up / down": "+3.87 / −0.26"}),
         ("Nearly equal scores (tiny std)", [-0.38] * 7 + [2.65], {"Scale 1/(std + ε)": "3,024"}),
     ],
 )

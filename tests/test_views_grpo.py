@@ -71,7 +71,7 @@ def test_worked_example_c():
     assert Fraction(sum(EXAMPLE_C), len(EXAMPLE_C)) == Fraction(3, 8)  # mean 0.375
     m = _readouts(view)
     assert m["Mean reward"] == "0.375" and m["Std (÷G)"] == "0.484" and m["Correct answers"] == "3 of 8"
-    assert m["Push up / down"] == "+1.29 / -0.77" and m["Mode factor"] == "× 1"
+    assert m["Push up / down"] == "+1.29 / −0.77" and m["Mode factor"] == "× 1"
     bars = _bars(view)
     np.testing.assert_allclose(bars, _reference_advantages(EXAMPLE_C), rtol=1e-12)
     np.testing.assert_allclose(bars.round(2), [1.29, -0.77, -0.77, 1.29, 1.29, -0.77, -0.77, -0.77])

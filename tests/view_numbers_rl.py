@@ -397,6 +397,8 @@ MEMORY_TEXT = [
     Ref("(16 bytes per parameter with mixed-precision Adam)", BYTES_TRAINED),
     Ref("(2 bytes per parameter in bf16)", BYTES_FROZEN),
     Ref("InstructGPT paired a 175B policy with a 6B reward model", CITE),
+    Ref("one when the KL term is dropped as well, β = 0, as in DAPO", "the KL coefficient that drops the term (Yu et "
+        "al. 2025 use none)"),
 ]
 
 

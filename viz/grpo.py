@@ -413,7 +413,7 @@ def grpo_batch_contrast_figure(
     if prompt_labels is None:
         prompt_labels = [f"prompt {k + 1}<br>{int(np.sum(row == 1))}/{G} correct" for k, row in enumerate(r)]
     centres = np.arange(B) * (G + 1) + (G - 1) / 2
-    titles = ("within each group (GRPO)", "across the whole batch (mistake)")
+    titles = ("within each group (GRPO)", "across the whole batch (no per-prompt baseline)")
     _, layout = grid(1, 2, hgap=0.05, titles=titles)
     data: list[dict[str, Any]] = []
     for k, (A, name) in enumerate(((Ag, "within groups"), (Ab, "across the batch"))):

@@ -104,7 +104,7 @@ def summary(v: grpo.GroupView, correct: str | None) -> str | None:
         + (
             "Across a batch this factor is the same √((G−1)/G) for every group of size G (while ε is small "
             "against the std; with ε it is (std + ε)/(sample std + ε), which depends on the group): while ε "
-            "is small it rescales only the policy term, which with the KL in the loss is like raising β by the "
+            "is small it rescales only the policy term, which with the KL in the loss is like multiplying β by the "
             "inverse factor (and scaling the whole loss, which Adam nearly ignores); with a larger ε it also "
             "re-weights groups slightly."
             if std == "sample"
@@ -147,7 +147,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout("Correct answers", correct or "—", None if correct is not None else "the rewards are not all 0 or 1"),
         Readout(
             "Push up / down",
-            f"{fmt.signed(v.advantages.max())} / {fmt.signed(v.advantages.min())}" if s.has_signal else "none",
+            f"{fmt.signed(v.advantages.max())} / {fmt.signed(v.advantages.min())}".replace("-", "−")
+            if s.has_signal
+            else "none",
             "the largest and smallest advantage in the group",
         ),
         Readout(
