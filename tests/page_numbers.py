@@ -197,7 +197,12 @@ _ANY_NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:e[-+]?\d+)?[kKMBT]?"
 def check_page(texts: list[str], refs: list[Ref]) -> list[str]:
     """Problems of a page's table ``refs`` against its ``texts``: a passage whose count of values is not its count
     of numbers, a number its reference does not print as (also in a passage found again with other numbers), a
-    passage no text holds even with other numbers, and every number of the texts no passage covers (in context)."""
+    passage no text holds even with other numbers, and every number of the texts no passage covers (in context).
+
+    A passage's numbers match any number, so that a changed number is found and reported; a passage with digits inside
+    a name ("H100", "bf16", "A10-08") is matched word for word instead (its numbers must then be printed exactly as
+    written, and a changed one reports the passage as not on the page). Either way every number is compared with its
+    reference."""
     problems = []
     prepared = [prepare(t) for t in texts]
     covered: list[set[int]] = [set() for _ in texts]
