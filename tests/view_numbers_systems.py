@@ -803,6 +803,7 @@ def _model(name: str) -> dict[str, float]:
         c = _ds()
         return {
             **c,
+            "lookup": c["embedding"],
             "kv_values": DS["L"] * (DS["kv_rank"] + DS["rope"]),
             "kv_heads": 1,
             "layers": DS["L"],
@@ -811,7 +812,9 @@ def _model(name: str) -> dict[str, float]:
         }
     L, D, N, K, *_ = SHAPES[name]
     p = _parts(name)
-    return {"total": p["total"], "active": p["total"], "routed": 0, "embedding": p["embedding"],
+    # the input lookup multiplies nothing; a tied model's output head still multiplies its V x D matrix
+    lookup = 0 if p["unembedding"] == 0 else p["embedding"]
+    return {"total": p["total"], "active": p["total"], "routed": 0, "embedding": p["embedding"], "lookup": lookup,
             "norms": p["norms"], "kv_values": 2 * L * K * (D // N), "kv_heads": K, "layers": L,
             "attn": 2 * L * N * 2 * (D // N), "heads": N}  # fmt: skip
 
@@ -831,7 +834,7 @@ def _step(name: str, gpu: str, tp: int, B: float, T: float, ctx: float, wb: floa
     per GPU / bandwidth and FLOPs / (tp peak), where tensor parallelism splits the weights and FLOPs by tp but the
     cache only by KV heads (each GPU holds ceil(K / tp) of them; MLA's latent whole)."""
     m = _model(name)
-    flops = B * T * (2 * (m["active"] - m["embedding"] - m["norms"]) + m["attn"] * (ctx + T / 2))
+    flops = B * T * (2 * (m["active"] - m["lookup"] - m["norms"]) + m["attn"] * (ctx + T / 2))
     weights = _weights_read(m, B * T, wb)
     kv = B * (ctx + T) * m["kv_values"] * kvb
     copies = tp * math.ceil(m["kv_heads"] / tp) / m["kv_heads"]
