@@ -202,12 +202,14 @@ def check_page(texts: list[str], refs: list[Ref]) -> list[str]:
     A passage's numbers match any number, so that a changed number is found and reported; a passage with digits inside
     a name ("H100", "bf16", "A10-08") is matched word for word instead (its numbers must then be printed exactly as
     written, and a changed one reports the passage as not on the page). Either way every number is compared with its
-    reference."""
+    reference. A passage written with a leading "^" matches a whole text only (a bar's bare label, "^58.1 GiB"), so
+    that it cannot cover the same words inside longer texts."""
     problems = []
     prepared = [prepare(t) for t in texts]
     covered: list[set[int]] = [set() for _ in texts]
     for ref in refs:
-        snippet = prepare(ref.snippet)
+        whole = ref.snippet.startswith("^")  # a passage that must be a whole text (a bar's label "58.1 GiB")
+        snippet = prepare(ref.snippet.removeprefix("^"))
         nums = _numbers_at(snippet)
         values = ref.values * len(nums) if len(ref.values) == 1 and isinstance(ref.values[0], str) else ref.values
         if len(nums) != len(values):
@@ -218,7 +220,9 @@ def check_page(texts: list[str], refs: list[Ref]) -> list[str]:
                              re.escape(snippet))  # fmt: skip
         found = False
         for i, text in enumerate(prepared):
-            for m in pattern.finditer(text):
+            for m in [pattern.fullmatch(text)] if whole else pattern.finditer(text):
+                if m is None:
+                    continue
                 found = True
                 here = _numbers_at(m.group(0))
                 if [w for _, w, _, _ in here] != [w for _, w, _, _ in nums] and len(here) == len(nums):

@@ -993,3 +993,11 @@ def test_the_tests_named_as_covering_a_number_exist() -> None:
     for module, test in named:
         source = (here / (module or Path(__file__).name)).read_text(encoding="utf-8")
         assert re.search(rf"^def {test}\(", source, re.M), (module, test)
+
+
+def test_a_whole_text_passage_covers_only_whole_texts() -> None:
+    """A bar's bare label ("^58.1 GiB") covers that label, not the same number and unit inside a longer text."""
+    texts = ["58.1 GiB", "Per GPU: 58.1 GiB"]
+    problems = check_page(texts, [Ref("^58.1 GiB", "a bar's label")])
+    assert len(problems) == 1 and "Per GPU: 58.1" in problems[0], problems
+    assert check_page(texts, [Ref("58.1 GiB", "a bar's label")]) == []  # unanchored, it covers both

@@ -261,11 +261,11 @@ def _memory(v: dict) -> dict[str, list[Ref]]:
         ],
         "bars": [
             *(
-                [Ref(f"{t / GIB:,.1f} GiB ✗", t / GIB) for t in totals if t > 80 * GIB]
+                [Ref(f"^{t / GIB:,.1f} GiB ✗", t / GIB) for t in totals if t > 80 * GIB]
                 if sum(t > 80 * GIB for t in totals) <= 1
-                else [Ref("1,043.1 GiB ✗", BARS)]
+                else [Ref("^1,043.1 GiB ✗", BARS)]
             ),
-            Ref("58.1 GiB", BARS),
+            Ref("^58.1 GiB", BARS),
         ],
         "gib_axis": [
             Ref("H100 SXM 80 GB: 80 GiB = 85.9 GB", GPU_NAME, GIVEN, 80 * GIB / GB),
