@@ -1,0 +1,434 @@
+"""The frame of one lesson page (:class:`Page`): its set-up and its standard sections, in the same order on every page.
+
+    title and takeaway · equation · figure · live readouts · more views · explanation · Quick check ·
+    Say it in an interview · Common mistakes · CSV download
+
+A lesson page puts everything below its set-up in a body function and hands it to :meth:`Page.run`, which runs it
+in ``st.fragment``: a change of one of the page's own controls reruns the body alone, and the shared frame
+(navigation, presenter and theme switches, title, takeaway) stays on screen as it was, unsent.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from pages.frame.alt import figure_alt
+from pages.frame.binding import _enter, _load_values, drag_sync, draw_field, preset_buttons
+from pages.frame.charts import live_chart, live_chart_ready
+from pages.frame.sidebar import HIDDEN_CAPTION, _page_config, _sidebar_frame, add_to_deck, share_link, viewer_theme
+from pages.frame.style import (
+    _BASE_CSS,
+    _DARK_CSS,
+    _PRESENTER_CSS,
+    CONTROL_ROW_CLASS,
+    CONTROLS_PER_ROW_MAX,
+    PRESENTER_CHART_CLASS,
+    PRESENTER_READOUTS,
+    READOUT_STRIP_CLASS,
+    READOUTS_PER_ROW_MAX,
+)
+from pages.views import Readout, View
+from pages.views.state import Spec, State
+from viz.style import plotly_config
+
+if TYPE_CHECKING:  # pandas takes 0.6 s to import: a page imports it when it builds a table, not before
+    import pandas as pd
+
+# For comparison only (bench/bench_body.py): LESSON_BODY=figure ends each page's body where its readouts would start
+# (the frame, the controls and the main figure stay), LESSON_BODY=readouts right after its readouts.
+BODY_CUTS = ("figure", "readouts")
+
+
+class _BodyCut(Exception):
+    """Raised by the sections that LESSON_BODY leaves out; :meth:`Page.run` ends the body there."""
+
+
+@dataclass(frozen=True)
+class InterviewAnswer:
+    """A 60-90 second answer: one sentence, one equation, one number, one trade-off."""
+
+    sentence: str
+    equation: str  # LaTeX
+    number: str
+    trade_off: str
+
+
+@dataclass
+class Page:
+    """The frame of one page. Create it first thing in the page script, then fill its sections in any order."""
+
+    title: str
+    icon: str  # a Material Symbols name, ":material/...:" (emoji need a colour-emoji font)
+    takeaway: str
+    equation: str | None = None
+    presenter: bool = False
+    image_format: str = "png"
+    spec: Spec | None = None
+    _problems: list[str] = field(default_factory=list)
+    _values: dict[str, Any] = field(default_factory=dict)
+    _slots: dict[str, Any] = field(default_factory=dict)
+    hide: bool = False  # answers hidden (?hide=true): quick checks and interview prompts show no answer
+    theme: str = "light"  # the viewer's theme, "light" or "dark": figures are drawn for it (viz.style)
+    heading: bool = True  # the title and takeaway on top (the deck player draws its slide's title instead)
+    short_title: str = ""  # presenter mode's one-line title
+    _view: View | None = None  # the page's view (from show_notices): its readouts describe its figures
+    _cut: str | None = None  # LESSON_BODY in a body run (bench/bench_body.py): where the body ends; None: nowhere
+
+    # ------------------------------------------------------------------ set-up
+    @classmethod
+    def setup(
+        cls,
+        title: str,
+        icon: str,
+        takeaway: str,
+        equation: str | None = None,
+        spec: Spec | None = None,
+        short_title: str | None = None,
+        heading: bool = True,
+    ) -> Page:
+        """Configure the page, read its link through its spec, draw the shared sidebar and the page's title.
+
+        The sections follow: :meth:`run` lays them out in the body's fragment, or :meth:`sections` here.
+
+        ``icon``: a Material Symbols name (``":material/trending_up:"``). ``short_title``: the title presenter mode
+        shows on one line; by default the part of ``title`` before its first colon. ``heading=False`` leaves out the
+        title and takeaway (the deck player shows its slide's title instead).
+        """
+        _page_config(f"{title} · LLM lesson explorer")
+        problems = _enter(spec) if spec is not None else []
+        presenter, image_format, hide = _sidebar_frame()
+        page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems, hide=hide)
+        page.short_title = short_title or title.split(":")[0].strip()
+        page.theme = viewer_theme()
+        page.heading = heading
+        page._heading()
+        return page
+
+    def _heading(self) -> None:
+        """What stays on screen while the body reruns: the page's CSS, its title and (normal mode) its takeaway."""
+        st.html((_PRESENTER_CSS if self.presenter else _BASE_CSS) + (_DARK_CSS if self.theme == "dark" else ""))
+        if not self.heading:
+            return
+        if self.presenter:  # a one-line title; the takeaway folds away below the figure (sections)
+            st.title(self.short_title, anchor=False, help=None if self.short_title == self.title else self.title)
+        else:
+            st.title(self.title)
+            st.markdown(f"**{self.takeaway}**")
+
+    def sections(self) -> None:
+        """Lay out the page's sections here, in their order: notices, equation, figure, readouts, more views,
+        explanation, checks, data. :meth:`run` does it inside the body's fragment; a page without a body (the deck
+        player, the drills) calls it right after :meth:`setup`."""
+        self._slots = {"notices": st.container()}
+        if not self.heading:
+            order: tuple[str, ...] = ("figure", "readouts", "views", "equation", "explain", "checks", "data")
+        elif self.presenter:
+            # the first screen: the figure with its readouts beside it; the takeaway folds
+            figure_column, readout_column = st.columns([4, 1], gap="small")
+            self._slots["figure"] = figure_column.container()
+            self._slots["readouts"] = readout_column.container()
+            with st.expander("The takeaway", expanded=False):
+                st.markdown(f"**{self.takeaway}**")
+            order = ("views", "equation", "explain", "checks", "data")
+        else:
+            order = ("equation", "figure", "readouts", "views", "explain", "checks", "data")
+        for name in order:
+            self._slots[name] = st.container()
+        if self.equation:
+            with self._slots["equation"]:
+                if self.presenter:
+                    with st.expander("The equation", expanded=False):
+                        st.latex(self.equation)
+                else:
+                    st.latex(self.equation)
+
+    # ------------------------------------------------------------------ the body
+    def run(self, body: Callable[[Page], None]) -> None:
+        """Run the page's body (its controls, figures, readouts and texts) in a fragment.
+
+        A change of a control drawn by the body reruns the body alone: Streamlit leaves the frame that
+        :meth:`setup` drew (navigation, presenter mode, title, takeaway) on screen as it is and sends only the
+        body's elements. Measured both ways in turn (bench/bench_controls.py, ``LESSON_FRAGMENT=off``), that made the
+        rerun's messages arrive 31% sooner and the redrawn figure 7% sooner (README, Performance). The frame's own
+        switches still rerun the whole page. Each run of the body gets a fresh copy of this page: what a run sets
+        (``hide`` for predict-first, the controls' values, the view) does not leak into the next one, and the link's
+        problems are reported once.
+        """
+
+        def _body() -> None:
+            cut = os.environ.get("LESSON_BODY")
+            fresh = dataclasses.replace(self, _values={}, _slots={}, _view=None, _cut=cut if cut in BODY_CUTS else None)
+            self._problems = []  # reported by this run's finish(); a rerun of the body alone does not repeat them
+            fresh.sections()
+            try:
+                body(fresh)
+            except _BodyCut:  # LESSON_BODY (bench/bench_body.py): the rest of the body left out
+                fresh.finish()
+
+        if os.environ.get("LESSON_FRAGMENT") == "off":  # the whole page on every rerun, for comparison (bench/)
+            _body()
+            return
+        st.fragment(_body, key=f"body-{self.spec.page if self.spec else self.short_title}")()
+
+    # ------------------------------------------------------------------ sections
+    @contextmanager
+    def controls(self, presets: Sequence[str] | None = None) -> Iterator[None]:
+        """Controls live in the sidebar, under the page's own heading, after the presets (all of the spec's, or
+        ``presets``) and a reset."""
+        with st.sidebar:
+            st.header("Controls")
+            if self.spec is not None:
+                if self.spec.presets and (presets is None or presets):
+                    preset_buttons(self.spec, presets)
+                st.button(
+                    "Reset to defaults",
+                    key=f"reset-{self.spec.page}",
+                    on_click=_load_values,
+                    args=(self.spec, self.spec.defaults()),
+                    help="Every control of this page back to its default value.",
+                    width="stretch",
+                )
+            yield
+
+    def control(self, name: str, **overrides: Any) -> Any:
+        """Draw the widget of the spec's field ``name`` here (sidebar, tab or column) and return its value.
+
+        The widget's key is the field's URL name and it is bound to the URL; ``overrides`` are extra widget
+        arguments for this call (``disabled``, ``on_change``, ``label_visibility``...).
+        """
+        assert self.spec is not None, "control() needs a page spec"
+        value = draw_field(self.spec[name], **overrides)
+        self._values[name] = value
+        return value
+
+    def control_row(
+        self, *names: str, per_row: int | None = None, overrides: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
+        """Draw the spec's fields side by side (a tab's own controls): one wrapping row, ``per_row`` to a line (all of
+        them by default, at most CONTROLS_PER_ROW_MAX), one to a line on a phone. ``overrides``: extra widget
+        arguments by field name, as for :meth:`control`.
+
+        One horizontal container rather than ``st.columns``: a column is a block of its own, and every block of the
+        body is rendered again on each rerun (README, Performance)."""
+        n = max(1, min(per_row or len(names), CONTROLS_PER_ROW_MAX))
+        with st.container(horizontal=True, gap="small", key=f"{CONTROL_ROW_CLASS}-{n}-{names[0]}"):
+            for name in names:
+                self.control(name, **(overrides or {}).get(name, {}))
+
+    def state(self) -> State:
+        """The page's typed state: the values of the controls drawn so far, defaults for the rest."""
+        assert self.spec is not None, "state() needs a page spec"
+        return State({f.name: self._values.get(f.name, f.default) for f in self.spec.fields})
+
+    def show_notices(self, view: View) -> None:
+        """The messages a view produced (clamped or renormalised inputs). The view is also the page's: each of
+        its figures that :meth:`chart` draws gets the view's readouts in its text alternative."""
+        self._view = view
+        for kind, text in view.notices:
+            self.notice(text, kind)
+
+    def notice(self, text: str, kind: str = "warning") -> None:
+        """A message at the top of the page (bad input, clamped values, renormalised inputs)."""
+        with self._slots["notices"]:
+            {"warning": st.warning, "info": st.info, "error": st.error}[kind](text)
+
+    def figure(
+        self,
+        fig: go.Figure,
+        key: str,
+        filename: str,
+        drag: str | None = None,
+        drag_values: Sequence[Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Render a plotly figure in the figure section (see :meth:`chart`)."""
+        with self._slots["figure"]:
+            return self.chart(fig, key, filename, drag=drag, drag_values=drag_values, **kwargs)
+
+    def chart(
+        self,
+        fig: go.Figure,
+        key: str,
+        filename: str,
+        drag: str | None = None,
+        drag_values: Sequence[Any] | None = None,
+        slot: Any | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button. Without
+        extra keyword arguments or a ``slot`` it goes into a live chart that stays mounted across reruns
+        (:mod:`pages.frame.charts`); extra keyword arguments go to ``st.plotly_chart`` (``on_select``, ...), which
+        builds a new chart whenever the figure changes. The figure is drawn as it comes: its
+        builder already chose the theme and presenter mode's type (``Options(theme=page.theme,
+        presenter=page.presenter)``), and it is not mutated here (it may be shared through a cache).
+
+        ``slot``: a slot from :meth:`chart_slot` to draw into, so that a later call replaces the figure in place (a
+        deck's sweep).
+
+        ``drag``: the field that the figure's plotly slider moves in the browser. When the drag ends, the
+        value of the step it ended on (``drag_values[step]``, or the step's own ``value``) is written into that
+        field, so the URL, the link and every readout follow.
+        """
+        if drag is not None:
+            assert self.spec is not None, "drag needs a page spec"
+            drag_sync(self.spec[drag], key, drag_values)
+        kwargs.setdefault("alt", figure_alt(fig, drag is not None, self._readouts_of(fig)))
+        config = plotly_config(filename, self.image_format)
+        if slot is not None:
+            height = {"height": "stretch"} if self.presenter else {}
+            return slot.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
+        live = set(kwargs) == {"alt"} and live_chart_ready()  # stays mounted, diffs each new figure in
+
+        def draw(stretch: bool) -> Any:
+            if live:
+                return live_chart(fig, key, config, kwargs["alt"], stretch=stretch)
+            height = {"height": "stretch"} if stretch else {}
+            return st.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
+
+        if self.presenter:  # as tall as the screen leaves (see _PRESENTER_CSS)
+            with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
+                return draw(stretch=True)
+        return draw(stretch=False)
+
+    def _readouts_of(self, fig: go.Figure) -> Sequence[Readout]:
+        """The readouts that go with ``fig``: the page's view's, when the figure is one of that view's."""
+        view = self._view
+        if view is not None and any(fig is other for other in view.figures.values()):
+            return view.readouts
+        return ()
+
+    def chart_slot(self, key: str) -> Any:
+        """An empty place for a figure that :meth:`chart` (``slot=``) fills and may replace in place; in presenter
+        mode it is as tall as the screen leaves, like every main figure."""
+        if self.presenter:
+            with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
+                return st.empty()
+        return st.empty()
+
+    @contextmanager
+    def views(self) -> Iterator[None]:
+        """Write secondary views (more figures, tabs) below the main figure's readouts."""
+        with self._slots["views"]:
+            yield
+
+    @contextmanager
+    def figure_area(self) -> Iterator[None]:
+        """Write extra elements (a second figure, tabs) into the figure section."""
+        with self._slots["figure"]:
+            yield
+
+    def readouts(self, items: Sequence[Readout], per_row: int = 4) -> None:
+        """The live numbers: one wrapping strip, ``per_row`` to a line (at most READOUTS_PER_ROW_MAX); in presenter
+        mode a column beside the figure."""
+        if self._cut == "figure":
+            raise _BodyCut
+        self._draw_readouts(items, per_row)
+        if self._cut == "readouts":
+            raise _BodyCut
+
+    def _draw_readouts(self, items: Sequence[Readout], per_row: int) -> None:
+        if self.presenter:
+            with self._slots["readouts"]:
+                for item in items[:PRESENTER_READOUTS]:
+                    st.metric(item.label, item.value, help=item.help)
+                if len(items) > PRESENTER_READOUTS:
+                    with st.expander(f"{len(items) - PRESENTER_READOUTS} more", expanded=False):
+                        for item in items[PRESENTER_READOUTS:]:
+                            st.metric(item.label, item.value, help=item.help)
+            return
+        per_row = max(1, min(per_row, READOUTS_PER_ROW_MAX))
+        with self._slots["readouts"]:
+            _metric_strip(items, key=f"{READOUT_STRIP_CLASS}-{per_row}")
+
+    @contextmanager
+    def explain(self, label: str = "What the figure shows") -> Iterator[None]:
+        """Explanations: shown in normal mode, folded away in presenter mode."""
+        with self._slots["explain"]:
+            if self.presenter:
+                with st.expander(label, expanded=False):
+                    yield
+            else:
+                st.subheader(label)
+                yield
+
+    def quick_check(self, question: str, answer: str) -> None:
+        """A question with its answer hidden until revealed (not sent at all when answers are hidden)."""
+        with self._slots["checks"]:
+            st.subheader("Quick check")
+            st.markdown(question)
+            if self.hide:
+                st.caption(HIDDEN_CAPTION)
+                return
+            with st.expander("Reveal the answer", expanded=False):
+                st.markdown(answer)
+
+    def interview(self, prompt: str, answer: InterviewAnswer) -> None:
+        """'Say it in an interview': a prompt, and a model answer hidden until revealed (not sent at all when
+        answers are hidden)."""
+        with self._slots["checks"]:
+            st.subheader("Say it in an interview")
+            st.markdown(f"*{prompt}*")
+            if self.hide:
+                st.caption(HIDDEN_CAPTION)
+                return
+            with st.expander("Reveal a 60-90 second answer", expanded=False):
+                st.markdown(f"**In one sentence.** {answer.sentence}")
+                st.markdown("**One equation.**")
+                st.latex(answer.equation)
+                st.markdown(f"**One number.** {answer.number}")
+                st.markdown(f"**One trade-off.** {answer.trade_off}")
+
+    def mistakes(self, items: Sequence[str]) -> None:
+        """Common mistakes, as a list."""
+        with self._slots["checks"]:
+            st.subheader("Common mistakes")
+            st.markdown("\n".join(f"- {item}" for item in items))
+
+    def download(self, frames: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]], filename_stem: str) -> None:
+        """CSV downloads of the plotted data, one button per table.
+
+        A table may be given as a function: it is then built only when its button is clicked (large tables).
+        """
+        with self._slots["data"]:
+            st.subheader("The data behind the figure")
+            with st.container(horizontal=True, gap="small"):  # one row of buttons, wrapping on a narrow screen
+                for name, df in frames.items():
+                    st.download_button(
+                        f"{name} (CSV)",
+                        (lambda make=df: make().to_csv(index=False)) if callable(df) else df.to_csv(index=False),
+                        file_name=f"{filename_stem}-{name.lower().replace(' ', '-')}.csv",
+                        mime="text/csv",
+                        icon=":material/download:",
+                        key=f"csv-{filename_stem}-{name}",
+                    )
+
+    def finish(self) -> None:
+        """Report link values that could not be used as they were, and show the share link. Call last."""
+        for message in self._problems:
+            self.notice(message)
+        with st.sidebar:
+            share_link()
+            if self.spec is not None and self.spec.page not in ("Deck", "Drills"):  # views, not players
+                add_to_deck(self.spec.page, self.spec.query(self.state()))
+
+
+def metric_row(items: Sequence[Readout]) -> None:
+    """One row of live numbers where the page is drawing now (inside a tab, beside that tab's controls);
+    :meth:`Page.readouts` draws the page's main readouts in their own place."""
+    _metric_strip(items)
+
+
+# One container of n metrics is n + 1 elements for the browser to render on every rerun; the grid of st.columns it
+# replaced was 2n + rows (27 of the scaling body's 91 elements for its 12 readouts). The layout is _STRIP_CSS's.
+def _metric_strip(items: Sequence[Readout], key: str | None = None) -> None:
+    with st.container(horizontal=True, gap="small", key=key):
+        for item in items:
+            st.metric(item.label, item.value, help=item.help)

@@ -1,0 +1,123 @@
+"""Two browser shims every page mounts in its sidebar: one history entry per action of the person (Back and
+Forward), and a rerun when the browser switches the theme without telling the script."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+# Streamlit 1.67 pushes a history entry for every change of the link, which breaks Back in three ways: on a page
+# switch it first pushes the old page's path with its link cleared (Back landed on the old page with its defaults);
+# the new page's restored values come as another push (Back needed two steps); and one rerun writes each changed
+# control as its own push (a preset took several Backs). This shim keeps one history entry per action of the
+# person: the first same-page push after a key press or a pointer press adds an entry, later ones replace it,
+# same-page pushes between a click on a page link and the new page's push are dropped, and page switches go
+# through unchanged. A value the browser commits itself (a number typed, then Enter) comes as a replaceState: the
+# first one after a press also adds an entry. So Back undoes a whole action (a preset, a drag, a typed value) or
+# returns to the last page.
+_HISTORY_JS = """
+export default function () {
+  if (window.__lessonHistory) return;
+  window.__lessonHistory = true;
+  const push = window.history.pushState.bind(window.history);
+  const replace = window.history.replaceState.bind(window.history);
+  let switching = 0;
+  let acted = false;
+  const act = () => { acted = true; };
+  document.addEventListener("pointerdown", act, true);
+  document.addEventListener("keydown", act, true);
+  document.addEventListener("click", (event) => {
+    // page links have no href of their own: any click on one may switch the page
+    const link = event.target.closest && event.target.closest("[data-testid='stPageLink-NavLink']");
+    if (link) switching = Date.now();
+  }, true);
+  window.history.pushState = function (state, title, url) {
+    const target = new URL(url, window.location.href);
+    if (target.pathname !== window.location.pathname) {
+      switching = 0;
+      acted = false;
+      return push(state, title, url);
+    }
+    if (switching && Date.now() - switching < 5000) return;
+    if (!acted) return replace(state, title, url);
+    acted = false;
+    return push(state, title, url);
+  };
+  // A value typed into a number box (or another widget the browser commits itself) reaches the address bar by
+  // replaceState: after a press of the person's, a same-page change of the link is an action of its own.
+  window.history.replaceState = function (state, title, url) {
+    const target = new URL(url, window.location.href);
+    const same = target.pathname === window.location.pathname && target.href !== window.location.href;
+    if (!acted || !same || (switching && Date.now() - switching < 5000)) {
+      return replace(state, title, url);
+    }
+    acted = false;
+    return push(state, title, url);
+  };
+  // Back and Forward are no action on the page: what Streamlit writes after them replaces the entry.
+  window.addEventListener("popstate", () => { acted = false; switching = 0; });
+}
+"""
+_history_component = None
+
+
+def history_shim() -> None:
+    """Mount the history shim (see ``_HISTORY_JS``) once per page."""
+    global _history_component
+    if _history_component is None:
+        _history_component = st.components.v2.component("lesson_history", js=_HISTORY_JS)
+    _history_component(key="lesson-history", height=0)
+
+
+# Streamlit's main menu (or the system's colour scheme, which its default "System" follows) switches the app's
+# theme in the browser without rerunning the script, so the figures, drawn for the theme the last run read, would
+# keep their old background until the next rerun. This piece compares the app's background with the first figure's:
+# when one is dark and the other light it asks for one rerun (which reads the new theme), and it asks at most once per
+# theme the app shows. If the rerun still draws the other theme, nothing more happens until the person switches again:
+# it never loops.
+_THEME_JS = """
+export default function (component) {
+  const { setTriggerValue } = component;
+  const rgb = (css) => {
+    const m = css && css.match(/rgba?\\(([^)]+)\\)/);
+    if (!m) return null;
+    const v = m[1].split(",").map(Number);
+    return v.length > 3 && v[3] === 0 ? null : v.slice(0, 3);
+  };
+  const dark = (css) => {
+    const v = rgb(css);
+    return v === null ? null : 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 128;
+  };
+  const check = () => {
+    const app = document.querySelector("[data-testid='stApp']");
+    const paper = document.querySelector("[data-testid='stPlotlyChart'] .main-svg, .lesson-chart .main-svg");
+    if (!app || !paper) return;
+    const appDark = dark(getComputedStyle(app).backgroundColor);
+    const paperDark = dark(getComputedStyle(paper).backgroundColor);
+    if (appDark === null || paperDark === null) return;
+    if (appDark === paperDark) { window.__lessonThemeAsked = null; return; }
+    const kind = appDark ? "dark" : "light";
+    if (window.__lessonThemeAsked === kind) return;
+    window.__lessonThemeAsked = kind;
+    setTriggerValue("theme", kind);
+  };
+  check();
+  const timer = setInterval(check, 300);
+  return () => clearInterval(timer);
+}
+"""
+_theme_component = None
+_SEEN_THEME = "_frame_seen_theme"
+
+
+def theme_watch() -> None:
+    """Mount the theme watcher (see ``_THEME_JS``) once per page: a theme switch in the browser reruns the page."""
+    global _theme_component
+    if _theme_component is None:
+        _theme_component = st.components.v2.component("lesson_theme_watch", js=_THEME_JS)
+
+    def _on_switch() -> None:
+        kind = getattr(st.session_state.get("lesson-theme"), "theme", None)
+        if kind in ("light", "dark"):
+            st.session_state[_SEEN_THEME] = kind
+
+    _theme_component(key="lesson-theme", on_theme_change=_on_switch, height=0)

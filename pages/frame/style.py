@@ -1,0 +1,75 @@
+"""The frame's CSS: presenter mode's first screen, the readout and control strips, the dark theme's button."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+# Presenter mode lays out the first screen for a projector (1280 x 720 and up): a one-line title, then the figure
+# beside a narrow column of readouts. Every chart is as tall as the screen leaves under the title, so the main figure
+# is whole on the first screen at 1280 x 720 and at 1920 x 1080; Streamlit cannot read the viewport, CSS can (the
+# chart is drawn with height="stretch" inside a keyed container whose height this sets). PRESENTER_TOP_PX is the
+# space above the chart: header, title and a tab bar.
+PRESENTER_CHART_CLASS = "present-chart"
+PRESENTER_TOP_PX = 245
+PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
+
+READOUT_STRIP_CLASS = "readouts"
+READOUTS_PER_ROW_MAX = 6
+CONTROL_ROW_CLASS = "controls"
+CONTROLS_PER_ROW_MAX = 5
+
+
+# A keyed strip of readouts, `readouts-N`, holds N to a line: each takes 1/N of the width less its share of the gaps
+# (Streamlit's "small" gap, 1rem), as the columns it replaced did. An unkeyed strip (metric_row, a tab's row) shares
+# its line equally. Two to a line on a phone.
+_STRIP_ITEM = '> [data-testid="stElementContainer"]'
+
+
+def _line_shares(strip: Callable[[int], str], most: int) -> str:
+    """CSS that puts n items of the strip ``strip(n)`` on a line, for n = 1..most: 1/n of the width less the gaps."""
+    return "".join(
+        f"  {strip(n)} {_STRIP_ITEM} {{ flex: 0 0 calc((100% - {n - 1}rem) / {n}); min-width: 0; }}\n"
+        for n in range(1, most + 1)
+    )
+
+
+_STRIP_CSS = (
+    _line_shares(lambda n: f".st-key-{READOUT_STRIP_CLASS}-{n}", READOUTS_PER_ROW_MAX)
+    + f'  [data-testid="stHorizontalBlock"]:not([class*="st-key-{READOUT_STRIP_CLASS}-"])'
+    f':has({_STRIP_ITEM} > [data-testid="stMetric"]) {_STRIP_ITEM} {{ flex: 1 1 0; min-width: 0; }}\n'
+    + f'  @media (max-width: 640px) {{ [data-testid="stHorizontalBlock"]:has({_STRIP_ITEM} > [data-testid="stMetric"]) '
+    f"{_STRIP_ITEM} {{ flex-basis: calc(50% - 0.5rem) !important; }} }}\n"
+    # a row of controls (Page.control_row), keyed `controls-N-<first field>`: N to a line, one to a line on a phone
+    + _line_shares(lambda n: f'[class*="st-key-{CONTROL_ROW_CLASS}-{n}-"]', CONTROLS_PER_ROW_MAX)
+    + f'  @media (max-width: 640px) {{ [class*="st-key-{CONTROL_ROW_CLASS}-"] {_STRIP_ITEM} '
+    f"{{ flex-basis: 100% !important; }} }}\n"
+)
+# A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
+_PRESENTER_CSS = f"""
+<style>
+{_STRIP_CSS}  html {{ font-size: 22px; }}
+  [data-testid="stMain"] .block-container {{ max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem; }}
+  [data-testid="stMetricValue"] {{ font-size: 1.35rem; }}
+  [data-testid="stMetricLabel"] p {{ font-size: 0.75rem; }}
+  [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
+        overflow: visible; }}
+  h1 {{ font-size: 1.9rem !important; padding: 0 0 0.2rem 0 !important; white-space: nowrap; overflow: hidden;
+        text-overflow: ellipsis; }}
+  [class*="st-key-{PRESENTER_CHART_CLASS}-"] {{ height: calc(100vh - {PRESENTER_TOP_PX}px) !important;
+        min-height: 360px; flex: 0 0 auto !important; }}
+</style>
+"""
+_BASE_CSS = f"""
+<style>
+{_STRIP_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
+  [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
+        overflow: visible; }}
+</style>
+"""
+# Streamlit writes a primary button's label in white; on the dark theme's light blue (config.toml) that is 2.6:1, so
+# the label takes the dark background colour there (7.0:1). Sent with the dark theme only (see viewer_theme).
+_DARK_CSS = """
+<style>
+  button[kind="primary"], button[kind="primary"] p { color: #171614 !important; }
+</style>
+"""
