@@ -21,9 +21,10 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from pages.frame.alt import figure_alt
+from pages.frame.answers import AnswerSections
 from pages.frame.binding import _enter, _load_values, drag_sync, draw_field, preset_buttons
 from pages.frame.charts import live_chart, live_chart_ready
-from pages.frame.sidebar import HIDDEN_CAPTION, _page_config, _sidebar_frame, add_to_deck, share_link, viewer_theme
+from pages.frame.sidebar import _page_config, _sidebar_frame, add_to_deck, share_link, viewer_theme
 from pages.frame.style import (
     _BASE_CSS,
     _DARK_CSS,
@@ -40,7 +41,7 @@ from pages.views.state import Spec, State
 from viz.style import plotly_config
 
 if TYPE_CHECKING:  # pandas takes 0.6 s to import: a page imports it when it builds a table, not before
-    import pandas as pd
+    pass
 
 # For comparison only (bench/bench_body.py): LESSON_BODY=figure ends each page's body where its readouts would start
 # (the frame, the controls and the main figure stay), LESSON_BODY=readouts right after its readouts.
@@ -51,18 +52,8 @@ class _BodyCut(Exception):
     """Raised by the sections that LESSON_BODY leaves out; :meth:`Page.run` ends the body there."""
 
 
-@dataclass(frozen=True)
-class InterviewAnswer:
-    """A 60-90 second answer: one sentence, one equation, one number, one trade-off."""
-
-    sentence: str
-    equation: str  # LaTeX
-    number: str
-    trade_off: str
-
-
 @dataclass
-class Page:
+class Page(AnswerSections):
     """The frame of one page. Create it first thing in the page script, then fill its sections in any order."""
 
     title: str
@@ -358,57 +349,6 @@ class Page:
             else:
                 st.subheader(label)
                 yield
-
-    def quick_check(self, question: str, answer: str) -> None:
-        """A question with its answer hidden until revealed (not sent at all when answers are hidden)."""
-        with self._slots["checks"]:
-            st.subheader("Quick check")
-            st.markdown(question)
-            if self.hide:
-                st.caption(HIDDEN_CAPTION)
-                return
-            with st.expander("Reveal the answer", expanded=False):
-                st.markdown(answer)
-
-    def interview(self, prompt: str, answer: InterviewAnswer) -> None:
-        """'Say it in an interview': a prompt, and a model answer hidden until revealed (not sent at all when
-        answers are hidden)."""
-        with self._slots["checks"]:
-            st.subheader("Say it in an interview")
-            st.markdown(f"*{prompt}*")
-            if self.hide:
-                st.caption(HIDDEN_CAPTION)
-                return
-            with st.expander("Reveal a 60-90 second answer", expanded=False):
-                st.markdown(f"**In one sentence.** {answer.sentence}")
-                st.markdown("**One equation.**")
-                st.latex(answer.equation)
-                st.markdown(f"**One number.** {answer.number}")
-                st.markdown(f"**One trade-off.** {answer.trade_off}")
-
-    def mistakes(self, items: Sequence[str]) -> None:
-        """Common mistakes, as a list."""
-        with self._slots["checks"]:
-            st.subheader("Common mistakes")
-            st.markdown("\n".join(f"- {item}" for item in items))
-
-    def download(self, frames: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]], filename_stem: str) -> None:
-        """CSV downloads of the plotted data, one button per table.
-
-        A table may be given as a function: it is then built only when its button is clicked (large tables).
-        """
-        with self._slots["data"]:
-            st.subheader("The data behind the figure")
-            with st.container(horizontal=True, gap="small"):  # one row of buttons, wrapping on a narrow screen
-                for name, df in frames.items():
-                    st.download_button(
-                        f"{name} (CSV)",
-                        (lambda make=df: make().to_csv(index=False)) if callable(df) else df.to_csv(index=False),
-                        file_name=f"{filename_stem}-{name.lower().replace(' ', '-')}.csv",
-                        mime="text/csv",
-                        icon=":material/download:",
-                        key=f"csv-{filename_stem}-{name}",
-                    )
 
     def finish(self) -> None:
         """Report link values that could not be used as they were, and show the share link. Call last."""

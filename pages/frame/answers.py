@@ -1,0 +1,83 @@
+"""The sections of a page that hold answers and data: Quick check, Say it in an interview, Common mistakes and the
+CSV downloads. With answers hidden (``?hide=true``) an answer is not sent to the browser at all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+from pages.frame.sidebar import HIDDEN_CAPTION
+
+if TYPE_CHECKING:  # pandas takes 0.6 s to import: a page imports it when it builds a table, not before
+    import pandas as pd
+
+
+@dataclass(frozen=True)
+class InterviewAnswer:
+    """A 60-90 second answer: one sentence, one equation, one number, one trade-off."""
+
+    sentence: str
+    equation: str  # LaTeX
+    number: str
+    trade_off: str
+
+
+class AnswerSections:
+    """The answer and data sections of :class:`pages.frame.page.Page` (which holds ``hide`` and the slots)."""
+
+    hide: bool
+    _slots: dict[str, Any]
+
+    def quick_check(self, question: str, answer: str) -> None:
+        """A question with its answer hidden until revealed (not sent at all when answers are hidden)."""
+        with self._slots["checks"]:
+            st.subheader("Quick check")
+            st.markdown(question)
+            if self.hide:
+                st.caption(HIDDEN_CAPTION)
+                return
+            with st.expander("Reveal the answer", expanded=False):
+                st.markdown(answer)
+
+    def interview(self, prompt: str, answer: InterviewAnswer) -> None:
+        """'Say it in an interview': a prompt, and a model answer hidden until revealed (not sent at all when
+        answers are hidden)."""
+        with self._slots["checks"]:
+            st.subheader("Say it in an interview")
+            st.markdown(f"*{prompt}*")
+            if self.hide:
+                st.caption(HIDDEN_CAPTION)
+                return
+            with st.expander("Reveal a 60-90 second answer", expanded=False):
+                st.markdown(f"**In one sentence.** {answer.sentence}")
+                st.markdown("**One equation.**")
+                st.latex(answer.equation)
+                st.markdown(f"**One number.** {answer.number}")
+                st.markdown(f"**One trade-off.** {answer.trade_off}")
+
+    def mistakes(self, items: Sequence[str]) -> None:
+        """Common mistakes, as a list."""
+        with self._slots["checks"]:
+            st.subheader("Common mistakes")
+            st.markdown("\n".join(f"- {item}" for item in items))
+
+    def download(self, frames: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]], filename_stem: str) -> None:
+        """CSV downloads of the plotted data, one button per table.
+
+        A table may be given as a function: it is then built only when its button is clicked (large tables).
+        """
+        with self._slots["data"]:
+            st.subheader("The data behind the figure")
+            with st.container(horizontal=True, gap="small"):  # one row of buttons, wrapping on a narrow screen
+                for name, df in frames.items():
+                    st.download_button(
+                        f"{name} (CSV)",
+                        (lambda make=df: make().to_csv(index=False)) if callable(df) else df.to_csv(index=False),
+                        file_name=f"{filename_stem}-{name.lower().replace(' ', '-')}.csv",
+                        mime="text/csv",
+                        icon=":material/download:",
+                        key=f"csv-{filename_stem}-{name}",
+                    )
