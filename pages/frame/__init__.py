@@ -18,6 +18,7 @@ from __future__ import annotations
 
 # The frame in modules of one idea each; this package re-exports what pages, decks, tests and benches use.
 from pages.frame.alt import ALT_READOUTS, figure_alt
+from pages.frame.answers import InterviewAnswer
 from pages.frame.binding import (
     drag_sync,
     draw_field,
@@ -26,7 +27,7 @@ from pages.frame.binding import (
 )
 from pages.frame.cache import CACHE_ENTRIES, cached, cached_figures, cached_view
 from pages.frame.nav import PAGES, ROOT, existing_pages
-from pages.frame.page import BODY_CUTS, InterviewAnswer, Page, metric_row
+from pages.frame.page import BODY_CUTS, Page, metric_row
 from pages.frame.shims import history_shim, theme_watch
 from pages.frame.sidebar import (
     DECK_DRAFT,
