@@ -381,11 +381,14 @@ def kv_cache_bytes_per_token(spec: ModelSpec, bytes_per_value: float = 2.0, *, m
 def forward_flops_per_token(spec: ModelSpec, context: ArrayLike = 0) -> NDArray | float:
     """Forward FLOPs for one token that attends to ``context`` positions.
 
-    2 x (active weights it multiplies: everything active but the input embedding, a lookup)
+    2 x (active weights it multiplies: everything active but the norm gains and the input embedding, a lookup;
+         a tied model's one V x D matrix is still multiplied once, as the output head)
     + per layer 2 N context (d_qk + d_v) for the scores Q K^T and the weighted sum A V
     """
     b = param_breakdown(spec)
-    matmul = 2.0 * (b.active - b.embedding - b.norms)
+    # tied: ``active`` holds the shared V x D matrix once (unembedding = 0), and the output head multiplies by it
+    lookup = 0 if spec.tied else b.embedding
+    matmul = 2.0 * (b.active - lookup - b.norms)
     attn = 2.0 * spec.layers * spec.n_heads * (spec.qk_head_dim + spec.v_dim)
     return matmul + attn * np.asarray(context, dtype=float)
 

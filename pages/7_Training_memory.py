@@ -76,9 +76,11 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
   s·b·h·(34 + 5·a·s/h) bytes per layer for a GPT-3 block (a 4h GeLU MLP, attention dropout); the second term is
   the attention's S × S scores, which selective recomputation or FlashAttention never store. The page applies
   the same coefficients to every model: Llama-family models have a SwiGLU MLP and no dropout, so for them the
-  score term is 2·a·s/h, and the 34 only happens to land close. Full recomputation keeps only each layer's
-  input and costs one more forward pass (a third more FLOPs); FlashAttention's backward also recomputes the
-  scores, a cost this page does not count.
+  score term is 2·a·s/h, and the 34 only happens to land close: counted the same way for Llama-3-70B's block
+  (SwiGLU MLP of 3.5h, K and V with 8 of the 64 heads) it is 40.5·s·b·h with every MLP intermediate stored
+  and 26.5·s·b·h with a fused SwiGLU that recomputes the SiLU output and the product. Full recomputation keeps
+  only each layer's input and costs one more forward pass (a third more FLOPs); FlashAttention's backward also
+  recomputes the scores, a cost this page does not count.
 - **Units.** Bars and the card are in GiB (2³⁰ bytes), binary units as nvidia-smi's MiB are; the seeds read an
   "80 GB" H100 as 80 GiB = 85.9 GB (nvidia-smi shows 79.6 GiB in total, and less is free after the CUDA
   context). Reading it as 80×10⁹ bytes (the GB trap) loses 6.9%.
@@ -105,7 +107,9 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
             equation=r"16\,\text{B} \times 7\times10^{9} = 112\ \text{GB} = 104\ \text{GiB} > 80\ \text{GiB}",
             number="112 GB of states for 7B (001 §3.2); with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per "
             "parameter, 38.5 GB (002 A10-10; Rajbhandari et al. 2020).",
-            trade_off="ZeRO-1/2 shard 12-14 of the 16 bytes at plain data parallelism's communication volume; "
+            trade_off="ZeRO-1/2 shard 12-14 of the 16 bytes at plain data parallelism's communication volume per "
+            "optimizer step without gradient accumulation (with it, ZeRO-2 reduce-scatters every micro-batch and "
+            "moves more); "
             "ZeRO-3 adds about 50% for gathering the weights (Rajbhandari et al. 2020 §7), tensor parallelism adds "
             "all-reduces in every layer, pipeline parallelism the bubble (002 A5.2); full recomputation buys "
             "memory with one more forward pass, a third more FLOPs (Korthikanti et al. 2022); LoRA (Hu et al. "

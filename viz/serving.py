@@ -344,12 +344,14 @@ def moe_router_figure(
     *,
     dropped_tokens: int | None = None,
     aux_loss: float | None = None,
+    balance_note: str = "",
     height: int = 420,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
     """Assignments per expert, split into processed (blue) and dropped over capacity (vermillion), with the
-    capacity line (none when ``capacity`` is None: dropless routing). dropped_tokens and aux_loss go in a note."""
+    capacity line (none when ``capacity`` is None: dropless routing). dropped_tokens, aux_loss (Switch's balance
+    loss of the toy softmax router) and balance_note (e.g. how the real model balances instead) go in a note."""
     t = get_theme(theme)
     pal = t.palette
     load_a, kept_a = _arr(load), _arr(kept)
@@ -376,7 +378,9 @@ def moe_router_figure(
     if dropped_tokens is not None:
         bits.append(f"{dropped_tokens} tokens lost an expert")
     if aux_loss is not None:
-        bits.append(f"balance loss E·Σ f·P = {aux_loss:.3f} (1 = uniform)")
+        bits.append(f"Switch balance loss E·Σ f·P = {aux_loss:.3f} (toy softmax router; 1 = uniform)")
+    if balance_note:
+        bits.append(balance_note)
     layout = {
         "barmode": "stack",
         "xaxis": {"title": {"text": "expert"}, "type": "category"},

@@ -200,17 +200,21 @@ def _acceptance_check(view: View) -> list[Readout]:
 def _moe_verify_note(
     spec: ModelSpec, draft: ModelSpec, gpu: Gpu, state: State, tp: int, E: float, step_fmt: dict[str, Any]
 ) -> str:
-    """Why an MoE's speculative speed-up is low at small batch: the verify pass's tokens read more experts."""
+    """Why this bandwidth-only model gives an MoE a low speculative speed-up at small batch (the verify pass's tokens
+    read more experts), what the model leaves out, and, for DeepSeek-V3 with its MTP draft, the measured speed-ups."""
     B, k = int(state.batch), int(state.draft_k)
     fmt_ = step_fmt["weight_format"]
     plain_w = float(serving.weight_bytes_read(spec, B, fmt_))
     verify_w = float(serving.weight_bytes_read(spec, B * (k + 1), fmt_))
     ratio = verify_w / plain_w
     note = (
-        f". An MoE's verify pass checks {B * (k + 1):,} tokens, which pick more experts than the {B:,} "
-        f"{'token' if B == 1 else 'tokens'} of a plain step: {verify_w / GB:,.1f} GB of weights against "
-        f"{plain_w / GB:,.1f} GB (×{ratio:.2f}), so it costs "
-        + ("more than one decode step" if round(ratio, 2) > 1 else "about one decode step")
+        f". This is the bandwidth-only model's number. An MoE's verify pass checks {B * (k + 1):,} tokens, which "
+        f"pick more experts than the {B:,} {'token' if B == 1 else 'tokens'} of a plain step: "
+        f"{verify_w / GB:,.1f} GB of weights against {plain_w / GB:,.1f} GB (×{ratio:.2f}), so in this model it "
+        "costs " + ("more than one decode step" if round(ratio, 2) > 1 else "about one decode step") + ". The model "
+        "leaves out the fixed per-step costs that dominate a small-batch MoE step (all-reduces, kernel launches), "
+        "the same for 1 token as for k + 1, and lets each token pick its experts independently, so it can "
+        "understate the small-batch speed-up"
     )
     # the smallest batch (of 1, 2, 4, ..., 4096) at which a plain step reads 99% of the routed experts
     grid = 2 ** np.arange(0, 13)
@@ -233,11 +237,16 @@ def _moe_verify_note(
     )
     if spec.name == "DeepSeek-V3" and draft.name == DEEPSEEK_V3_MTP.name:
         note += (
-            "; DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft at k = 1 (acceptance 85–90%)"
-            if k == 1
-            else "; DeepSeek's one MTP module drafts one token: k > 1 reuses it on its own drafts, which DeepSeek-AI "
-            "2024 do not measure (their 1.8× is at k = 1, acceptance 85–90%), and the acceptance of the later "
-            "drafts would not stay at the first's"
+            ". Measured with this draft on 8 H200s at TP 8, the gain is largest at batch 1: 1.8× at batch 1 and 1.5× "
+            "at batch 32 (SGLang's DeepSeek-V3 documentation, 3 draft steps)"
+            + (
+                "; DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft at k = 1 (acceptance "
+                "85–90%)"
+                if k == 1
+                else "; DeepSeek's one MTP module drafts one token: k > 1 reuses it on its own drafts, which "
+                "DeepSeek-AI 2024 do not measure (their 1.8× is at k = 1, acceptance 85–90%), and the acceptance of "
+                "the later drafts would not stay at the first's"
+            )
         )
     return note
 
@@ -328,15 +337,38 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 **options.look,
             )
         one_token = float(serving.weight_bytes_read(spec, 1, state.wfmt))
+        # an untied model's input-embedding table is counted whole, though a token's lookup reads one row of it (a
+        # tied model reads the whole matrix anyway, as its output head)
+        table = 0.0 if spec.tied else param_breakdown(spec).embedding * serving.BITS_PER_PARAM[state.wfmt] / 8
+        table_note = (
+            "the whole input-embedding table counted, of which a token reads one row"
+            if not spec.tied
+            else "the embedding matrix tied to the output head, which reads all of it"
+        )
         if spec.is_moe:
+            parts = ["attention", "the output head", table_note]
+            if spec.n_dense_layers:
+                nd = spec.n_dense_layers
+                parts.append(f"the {nd} dense layers' MLPs" if nd > 1 else "the dense layer's MLP")
+            if spec.n_shared_experts:
+                parts.append(
+                    "the shared expert" if spec.n_shared_experts == 1 else f"the {spec.n_shared_experts} shared experts"
+                )
+            parts.append("the routers")
+            routed = (
+                "routed experts per MoE layer" if spec.n_shared_experts or spec.n_dense_layers else "experts per layer"
+            )
             read = (
-                f"the {one_token / GB:,.1f} GB one token reads (attention, the output head, the whole input-"
-                "embedding table counted, of which a token reads one row, the dense layers, the shared expert and "
-                f"{spec.top_k} of {spec.n_experts} routed experts per MoE layer: the active parameters, not all "
-                f"{weights / GB:,.0f} GB)"
+                f"the {one_token / GB:,.1f} GB one token reads ({', '.join(parts)} and {spec.top_k} of "
+                f"{spec.n_experts} {routed}: the active parameters, not all {weights / GB:,.0f} GB)"
             )
         else:
-            read = f"all {one_token / GB:,.1f} GB of weights"
+            read = f"all {one_token / GB:,.1f} GB of weights ({table_note})"
+        if table:
+            without = (one_token - table) / (tp * gpu.bandwidth)
+            read_floor = f"; without the table {(one_token - table) / GB:,.1f} GB and {1e3 * without:,.1f} ms"
+        else:
+            read_floor = ""
         readouts += [
             Readout(
                 "Ridge point",
@@ -352,7 +384,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(
                 "Decode, batch 1",
                 f"{1e3 * bound:,.1f} ms/token",
-                f"a floor: {read} / ({tp} × {gpu.bandwidth / 1e12:g} TB/s), at most {1 / bound:,.0f} tokens/s; "
+                f"a floor: {read} / ({tp} × {gpu.bandwidth / 1e12:g} TB/s), at most {1 / bound:,.0f} tokens/s"
+                f"{read_floor}; "
                 + (
                     "two all-reduces per layer and bandwidth below the data sheet's come on top"
                     if tp > 1
@@ -373,6 +406,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 )
             )
         bpp = serving.BITS_PER_PARAM[state.wfmt] / 8
+        # 2B/b at the precision "near" deserves: whole numbers from 10 up, two figures below; "=" only when exact
+        quotient = 2 * state.batch / bpp
+        shown = f"{quotient:,.0f}" if quotient >= 10 else f"{quotient:.2g}"
+        near = ("= " if float(shown.replace(",", "")) == quotient else "≈ ") + shown
         emb_share = param_breakdown(spec).embedding * bpp / float(now.bytes)
         # attention FLOPs per cached byte: per layer and cached token 2 N (d_qk + d_v) FLOPs against its KV bytes
         attn_per_byte = (
@@ -427,8 +464,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"{float(now.intensity):,.1f} FLOP/B",
                 f"at context {state.srv_ctx:,}: "
                 + ("memory-bound" if float(now.intensity) < ridge else "compute-bound")
-                + f". Each weight read does 2 FLOPs per sequence, so a dense model with {bpp:.3g}-byte weights sits "
-                f"near 2B/{bpp:.4g} = {2 * state.batch / bpp:,.4g} at short context"
+                + f". Each weight read does 2 FLOPs per sequence, so a dense model with {bpp:.4g}-byte weights sits "
+                f"near 2B/{bpp:.4g} {near}"
+                + " at short context"
                 + (
                     "; an MoE reads more experts as the batch grows, so its intensity stays below that"
                     if spec.is_moe
@@ -636,6 +674,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             routing.capacity if capf is not None else None,
             dropped_tokens=routing.dropped_tokens,
             aux_loss=routing.aux_loss,
+            balance_note="DeepSeek-V3 itself balances with a per-expert routing bias (auxiliary-loss-free)"
+            if spec.name == "DeepSeek-V3"
+            else "",
             **options.look,
         )
 
