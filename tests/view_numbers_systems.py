@@ -59,6 +59,15 @@ def _parts(model: str) -> dict[str, int]:
 
 # ================================================================================ 7. Training memory
 BYTES = {"weights": 2, "gradients": 2, "optimizer": 4 + 4 + 4}  # bf16 weights and grads; fp32 master, Adam m, v
+# Llama-3-70B's block counted as Korthikanti et al. 2022 count a GPT-3 block, in bf16 bytes per s·b·h (h = 8,192):
+# attention: the norm's input, the QKV input, Q, K and V (8 of 64 heads each), the out-projection's input; MLP (SwiGLU
+# of 28,672 = 3.5h): the norm's input, the gate/up input, then the gate and up outputs, plus the SiLU output and the
+# product (the down input) unless a fused SwiGLU recomputes them
+_ATTN_SBH = 2 + 2 + 2 + 2 * 2 * (8 * 128) / 8192 + 2
+LLAMA70_BLOCK_SBH = (
+    _ATTN_SBH + 2 + 2 + 4 * 2 * 28672 / 8192,  # every MLP intermediate stored
+    _ATTN_SBH + 2 + 2 + 2 * 2 * 28672 / 8192,  # fused SwiGLU
+)
 
 
 def _states(n: float, zero: int, tp: int, pp: int, dp: int) -> tuple[float, float, float]:
@@ -518,8 +527,9 @@ TRAINING_MEMORY |= {
             "34sbh + 5as²b: s = 34h/(5a), 870 tokens; the source does not state it. Their 5 = 2 (softmax output) + 1 "
             "(dropout mask) + 2 (dropout output) assumes a GPT-3 block with attention dropout; Llama-family models "
             "train without it, the term is 2as²b and the crossover 34h/(2a) = 2,176 tokens here; the 34 assumes a 4h "
-            "GeLU MLP and only happens to land close for SwiGLU with GQA. Note: L(14BSD + BNS^2) counts elements; "
-            "34sbh + 5as^2b counts bytes per layer.",
+            "GeLU MLP and only happens to land close: counted the same way for Llama-3-70B's SwiGLU block with GQA it "
+            "is 40.5sbh with every MLP intermediate stored, 26.5sbh with a fused SwiGLU that recomputes the SiLU "
+            "output and the product. Note: L(14BSD + BNS^2) counts elements; 34sbh + 5as^2b counts bytes per layer.",
             READOUT_NAME,
             CITE,
             CITE,
@@ -537,6 +547,9 @@ TRAINING_MEMORY |= {
             34 * 8192 / (2 * 64),
             CITE,
             CITE,
+            NAME,
+            NAME,
+            *LLAMA70_BLOCK_SBH,
             FORMULA,
             FORMULA,
             FORMULA,
@@ -912,6 +925,9 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
     weights = m["total"] * wb
     one = _weights_read(m, 1, wb)  # bytes one token reads
     floor = one / (tp * bw)
+    # the input-embedding table, counted in the floor although a lookup reads one row of it (the page's targets are
+    # untied; a tied model's matrix is read whole as its output head)
+    table = m["lookup"] * wb
     kv_tok = m["kv_values"] * kvb
     now = _step(name, gpu, tp, B, 1, ctx, wb, kvb)
     pre = _step(name, gpu, tp, 1, v["prompt"], 0, wb, kvb)
@@ -962,21 +978,25 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
         ]
         out["decode_help"] = [
             Ref(
-                "Decode, batch 1 help: a floor: all 141.1 GB of weights / (4 × 3.35 TB/s), at most 95 tokens/s; two "
-                "all-reduces per layer and bandwidth below the data sheet's come on top",
+                "Decode, batch 1 help: a floor: all 141.1 GB of weights (the whole input-embedding table counted, of "
+                "which a token reads one row) / (4 × 3.35 TB/s), at most 95 tokens/s; without the table 139.0 GB and "
+                "10.4 ms; two all-reduces per layer and bandwidth below the data sheet's come on top",
                 GIVEN,
                 one / GB,
                 GIVEN,
                 bw / 1e12,
                 1 / floor,
+                (one - table) / GB,
+                1e3 * (one - table) / (tp * bw),
             )
         ]
         out["decode_one"] = [
             Ref("Decode, batch 1, one GPU's bandwidth: 42.1 ms/token", COUNT, 1e3 * one / bw),
             Ref(
-                "Decode, batch 1, one GPU's bandwidth help: all 141.1 GB of weights at one H100 SXM 80 GB's bandwidth "
-                "(the reference of 002 A8.1/A10-11, whether or not they fit on one card); tensor parallelism over 4 "
-                "GPUs reads 1/4 each: a floor of 10.5 ms",
+                "Decode, batch 1, one GPU's bandwidth help: all 141.1 GB of weights (the whole input-embedding table "
+                "counted, of which a token reads one row) at one H100 SXM 80 GB's bandwidth (the reference of 002 "
+                "A8.1/A10-11, whether or not they fit on one card); tensor parallelism over 4 GPUs reads 1/4 each: a "
+                "floor of 10.5 ms",
                 COUNT,
                 one / GB,
                 GPU_NAME,
@@ -989,13 +1009,16 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
     else:
         out["decode_help"] = [
             Ref(
-                "Decode, batch 1 help: a floor: all 16.1 GB of weights / (1 × 3.35 TB/s), at most 209 tokens/s; "
-                "bandwidth below the data sheet's comes on top",
+                "Decode, batch 1 help: a floor: all 16.1 GB of weights (the whole input-embedding table counted, of "
+                "which a token reads one row) / (1 × 3.35 TB/s), at most 209 tokens/s; without the table 15.0 GB and "
+                "4.5 ms; bandwidth below the data sheet's comes on top",
                 GIVEN,
                 one / GB,
                 GIVEN,
                 bw / 1e12,
                 1 / floor,
+                (one - table) / GB,
+                1e3 * (one - table) / (tp * bw),
             )
         ]
     emb_share = m["embedding"] * wb / now["bytes"]
@@ -1108,10 +1131,15 @@ _R = _routing(_sv(None))
 SERVING |= {
     "tab Speculative decoding": [
         Ref("For a dense model at small batch, a verify pass of k + 1 tokens reads the same weights", FORMULA),
-        Ref("An MoE's k + 1 tokens pick different experts", FORMULA),
-        Ref("its verify pass reads up to (k + 1)× the routed-expert bytes of a decode step", FORMULA),
-        Ref("rises towards E/(1 + k c) (c: a draft step's time over a target step's)", FORMULA),
-        Ref("and falls again, below 1, once decode turns compute-bound", FORMULA),
+        Ref("An MoE's k + 1 tokens can pick different experts", FORMULA),
+        Ref("its speed-up too falls below 1 once decode turns compute-bound", FORMULA),
+        Ref("In this bandwidth-only model the verify pass reads up to (k + 1)× the routed-expert bytes", FORMULA),
+        Ref("the same for 1 token as for k + 1", FORMULA),
+        Ref(
+            "decodes 1.8× as fast at batch 1 and 1.5× at batch 32 on 8 H200s (SGLang's DeepSeek-V3 documentation, 3 "
+            "draft steps): the gain is largest at batch 1",
+            CITE,
+        ),
         Ref("Accepted drafts (sampled): 82.4%", SAMPLED),
         Ref(
             "Accepted drafts (sampled) help: 20,000 seeded speculative steps on a toy 8-token vocabulary (cpu); the "
@@ -1137,7 +1165,8 @@ SERVING |= {
         Ref("Capacity factor 0 sets no limit", GIVEN),
         Ref("plus a very small sequence-wise balance loss (DeepSeek-AI 2024 §2.1.2).", "the report's section"),
         Ref(
-            "capacity 80 per expert: 40 tokens lost an expert; balance loss E·Σ f·P = 1.122 (1 = uniform)",
+            "capacity 80 per expert: 40 tokens lost an expert; Switch balance loss E·Σ f·P = 1.122 (toy softmax "
+            "router; 1 = uniform)",
             _R["capacity"],
             _R["lost"],
             _R["aux"],
@@ -1258,12 +1287,13 @@ _DS_SEQ = 8192 * DS["L"] * _DS_LAT * 2  # one sequence's latent cache, bytes
 _DS_MTP = (2 * DS["D"] + 2 * DS["D"] * DS["D"] + _DSC["attention"] + 2 * DS["D"] + DS["q_rank"] + DS["kv_rank"]
            + (DS["E"] + DS["shared"]) * 3 * DS["D"] * DS["d_e"] + DS["D"] * DS["E"] + DS["E"] + DS["D"])
 MOE_SPEEDUP = ("a roofline of DeepSeek-V3 and its MTP draft, written out in "
-               "test_independent_systems.py::test_m1_moe_verify_pass_reads_more_experts_so_small_batch_gains_least")
+               "test_independent_systems.py::test_m1_moe_verify_pass_reads_more_experts_in_the_bandwidth_only_model")
 _G = _serving(_DSV)
 MOE_READ = ("the 37.6 GB one token reads (attention, the output head, the whole input-embedding table counted, of "
-            "which a token reads one row, the dense layers, the shared expert and 8 of 256 routed experts per MoE "
-            "layer: the active parameters, not all 671 GB)")
-MOE_READ_VALUES = (_DS_ONE / GB, DS["k"], DS["E"], _DSC["total"] / GB)
+            "which a token reads one row, the 3 dense layers' MLPs, the shared expert, the routers and 8 of 256 routed "
+            "experts per MoE layer: the active parameters, not all 671 GB)")
+MOE_READ_VALUES = (_DS_ONE / GB, DS["dense"], DS["k"], DS["E"], _DSC["total"] / GB)
+_DS_NO_TABLE = _DS_ONE - _DSC["embedding"]  # fp8 bytes without the input table, of which a token reads one row
 
 SERVING |= {
     "preset A2.8-MoE: MoE: memory by total, FLOPs by active": [
@@ -1272,6 +1302,7 @@ SERVING |= {
         Ref("if the matmuls themselves run in fp8 the peak doubles and the ridge is 412", 2 * PEAK / BANDWIDTH["H200"]),
         Ref("Decode, batch 1 help: a floor: " + MOE_READ + " / (8 × 4.8 TB/s), at most 1,023 tokens/s", GIVEN,
             *MOE_READ_VALUES, GIVEN, BANDWIDTH["H200"] / 1e12, 1 / _DS_FLOOR),
+        Ref("without the table 36.6 GB and 1.0 ms", _DS_NO_TABLE / GB, 1e3 * _DS_NO_TABLE / (8 * BANDWIDTH["H200"])),
         Ref("Decode, batch 1, one GPU's bandwidth: 7.8 ms/token", COUNT, 1e3 * _DS_ONE / BANDWIDTH["H200"]),
         Ref("Decode, batch 1, one GPU's bandwidth help: " + MOE_READ + " at one H200 SXM 141 GB's bandwidth (the "
             "reference of 002 A8.1/A10-11, whether or not they fit on one card); tensor parallelism over 8 GPUs reads "
@@ -1295,9 +1326,14 @@ SERVING |= {
         Ref("(0.536 GiB held 8 times", _DS_SEQ / GIB, GIVEN),
         Ref("Speculative speed-up, batch 16: ×1.17", GIVEN, MOE_SPEEDUP),
         Ref("Speculative speed-up, batch 16 help: draft DeepSeek-V3 MTP, context 512, fp8 weights; below ×1 it slows "
-            "decoding down. An MoE's verify pass checks 32 tokens", MOE_SPEEDUP),
+            "decoding down. This is the bandwidth-only model's number. An MoE's verify pass checks 32 tokens",
+            MOE_SPEEDUP),
         Ref("which pick more experts than the 16 tokens of a plain step: 434.3 GB of weights against 277.6 GB (×1.56), "
-            "so it costs more than one decode step. At batch 256, where a plain step already reads 99.97% of the "
+            "so in this model it costs more than one decode step", MOE_SPEEDUP),
+        Ref("the same for 1 token as for k + 1", FORMULA),
+        Ref("Measured with this draft on 8 H200s at TP 8, the gain is largest at batch 1: 1.8× at batch 1 and 1.5× at "
+            "batch 32 (SGLang's DeepSeek-V3 documentation, 3 draft steps)", CITE),
+        Ref("At batch 256, where a plain step already reads 99.97% of the "
             "routed experts, verifying costs ×1.00 a plain step and the speed-up is ×1.81, against E/(1 + k c) = "
             "1.85/(1 + 1 × 0.020) = 1.81 (c: a draft step's time over a plain step's)", MOE_SPEEDUP),
         Ref("DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft at k = 1 (acceptance 85–90%)",
