@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from decks import views as page_views
-from pages.frame import HIDDEN_CAPTION, PAGES, Page, cached_view, carried_params
+from pages.frame import HIDDEN_CAPTION, PAGES, Page, cached_view, carried_params, page_link
 from pages.views import Options, View
 from pages.views import drills as view_of
 from pages.views.state import State
@@ -171,7 +171,7 @@ def show_me(card: Card) -> None:
     if path is None:
         st.caption("No page shows this card's idea yet.")
         return
-    st.page_link(
+    page_link(  # nothing where the script runs without the app's pages (AppTest of this file alone)
         path,
         label="Show me on its page",
         icon=":material/visibility:",

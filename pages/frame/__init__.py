@@ -26,7 +26,7 @@ from pages.frame.binding import (
     preset_buttons,
 )
 from pages.frame.cache import CACHE_ENTRIES, cached, cached_figures, cached_view
-from pages.frame.nav import PAGES, ROOT, existing_pages
+from pages.frame.nav import FINDER_KEY, PAGES, ROOT, existing_pages, page_link
 from pages.frame.page import BODY_CUTS, Page, metric_row
 from pages.frame.shims import history_shim, theme_watch
 from pages.frame.sidebar import (
@@ -61,6 +61,7 @@ __all__ = [
     "CONTROLS_PER_ROW_MAX",
     "CONTROL_ROW_CLASS",
     "DECK_DRAFT",
+    "FINDER_KEY",
     "HIDDEN_CAPTION",
     "HIDE_KEY",
     "IMAGE_FORMAT_KEY",
@@ -90,6 +91,7 @@ __all__ = [
     "history_shim",
     "home_frame",
     "metric_row",
+    "page_link",
     "preset_buttons",
     "share_link",
     "theme_watch",

@@ -24,7 +24,17 @@ from pages.frame.alt import figure_alt
 from pages.frame.answers import AnswerSections
 from pages.frame.binding import _enter, _load_values, drag_sync, draw_field, preset_buttons
 from pages.frame.charts import live_chart, live_chart_ready
-from pages.frame.sidebar import _page_config, _sidebar_frame, add_to_deck, share_link, viewer_theme
+from pages.frame.nav import lesson_links
+from pages.frame.sidebar import (
+    _page_config,
+    _sidebar_frame,
+    add_to_deck,
+    carried_params,
+    image_format,
+    share_link,
+    sidebar_footer,
+    viewer_theme,
+)
 from pages.frame.style import (
     _BASE_CSS,
     _DARK_CSS,
@@ -72,6 +82,7 @@ class Page(AnswerSections):
     short_title: str = ""  # presenter mode's one-line title
     _view: View | None = None  # the page's view (from show_notices): its readouts describe its figures
     _cut: str | None = None  # LESSON_BODY in a body run (bench/bench_body.py): where the body ends; None: nowhere
+    _in_body: bool = False  # a copy running the body (run): the lesson-order links are drawn after it, outside
 
     # ------------------------------------------------------------------ set-up
     @classmethod
@@ -95,7 +106,7 @@ class Page(AnswerSections):
         """
         _page_config(f"{title} · LLM lesson explorer")
         problems = _enter(spec) if spec is not None else []
-        presenter, image_format, hide = _sidebar_frame()
+        presenter, image_format, hide = _sidebar_frame(current=spec.page if spec is not None else None)
         page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems, hide=hide)
         page.short_title = short_title or title.split(":")[0].strip()
         page.theme = viewer_theme()
@@ -156,7 +167,9 @@ class Page(AnswerSections):
 
         def _body() -> None:
             cut = os.environ.get("LESSON_BODY")
-            fresh = dataclasses.replace(self, _values={}, _slots={}, _view=None, _cut=cut if cut in BODY_CUTS else None)
+            fresh = dataclasses.replace(
+                self, _values={}, _slots={}, _view=None, _cut=cut if cut in BODY_CUTS else None, _in_body=True
+            )
             self._problems = []  # reported by this run's finish(); a rerun of the body alone does not repeat them
             fresh.sections()
             try:
@@ -166,8 +179,10 @@ class Page(AnswerSections):
 
         if os.environ.get("LESSON_FRAGMENT") == "off":  # the whole page on every rerun, for comparison (bench/)
             _body()
-            return
-        st.fragment(_body, key=f"body-{self.spec.page if self.spec else self.short_title}")()
+        else:
+            st.fragment(_body, key=f"body-{self.spec.page if self.spec else self.short_title}")()
+        if self.spec is not None:  # part of the frame: a rerun of the body alone does not send them again
+            lesson_links(self.spec.page, carried_params() or None)
 
     # ------------------------------------------------------------------ sections
     @contextmanager
@@ -272,7 +287,7 @@ class Page(AnswerSections):
             assert self.spec is not None, "drag needs a page spec"
             drag_sync(self.spec[drag], key, drag_values)
         kwargs.setdefault("alt", figure_alt(fig, drag is not None, self._readouts_of(fig)))
-        config = plotly_config(filename, self.image_format)
+        config = plotly_config(filename, image_format())  # the session's, which the body may have changed
         if slot is not None:
             height = {"height": "stretch"} if self.presenter else {}
             return slot.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
@@ -351,13 +366,18 @@ class Page(AnswerSections):
                 yield
 
     def finish(self) -> None:
-        """Report link values that could not be used as they were, and show the share link. Call last."""
+        """Report link values that could not be used as they were, show the share link, and the previous and next
+        page in lesson order. Call last."""
         for message in self._problems:
             self.notice(message)
+        if self.spec is not None and not self._in_body:  # a page without a body (the players): here
+            with self._slots["data"]:
+                lesson_links(self.spec.page, carried_params() or None)
         with st.sidebar:
             share_link()
             if self.spec is not None and self.spec.page not in ("Deck", "Drills"):  # views, not players
                 add_to_deck(self.spec.page, self.spec.query(self.state()))
+        sidebar_footer()
 
 
 def metric_row(items: Sequence[Readout]) -> None:

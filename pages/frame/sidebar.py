@@ -9,15 +9,17 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core.device import device_summary
-from pages.frame.nav import existing_pages
+from pages.frame.nav import navigation
 from pages.frame.shims import _SEEN_THEME, history_shim, theme_watch
-from pages.frame.style import _BASE_CSS, _DARK_CSS, _PRESENTER_CSS
+from pages.frame.style import _BASE_CSS, _DARK_CSS, _PRESENTER_CSS, NAV_CLASS
 
 PRESENT_KEY = "present"
 HIDE_KEY = "hide"
 IMAGE_FORMAT_KEY = "image_format"
 _PRESENTER_STATE = "_presenter_mode"
 _HIDE_STATE = "_hide_answers"
+NAV_KEY = NAV_CLASS  # the navigation's container (its compact CSS: pages/frame/style.py)
+SWITCHES_KEY = "lesson-switches"
 HIDDEN_CAPTION = "Answers hidden for screen-sharing (hide=true)"
 
 
@@ -37,16 +39,32 @@ def viewer_theme() -> str:
     return st.session_state.get(_SEEN_THEME, "light")
 
 
-def _sidebar_frame() -> tuple[bool, str, bool]:
-    """The sidebar every page shares: presenter mode, hidden answers, image export format, and where core
-    computes. Returns (presenter, image format, hide)."""
+def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
+    """The sidebar every page shares: navigation (the page finder and the stage groups, ``current``'s unfolded: a
+    page's URL name, "" for Home), presenter mode, hidden answers, image export format, and where core computes.
+    Returns (presenter, image format, hide)."""
     with st.sidebar:
         history_shim()
         theme_watch()
-        nav = st.container()  # filled after the toggles, so that the links can carry presenter mode and hide
-        presenter = _presenter_toggle()
-        hide = _hide_toggle()
-        image_format = st.segmented_control(
+        nav = st.container(key=NAV_KEY, gap=None)  # filled after the switches: its links carry presenter mode and hide
+        with st.container(horizontal=True, gap="small", key=SWITCHES_KEY):
+            presenter = _presenter_toggle()
+            hide = _hide_toggle()
+    with nav:
+        navigation(current, carried_params() or None)
+    return bool(presenter), image_format(), hide
+
+
+def image_format() -> str:
+    """The figures' download format as the session holds it ("png" until someone picks SVG)."""
+    return st.session_state.get(IMAGE_FORMAT_KEY) or "png"
+
+
+def sidebar_footer() -> None:
+    """The bottom of the sidebar, under the page's controls: the figures' download format and where core computes.
+    Drawn by the page's body (a change of the format reruns the body alone; its charts read it when drawn)."""
+    with st.sidebar:
+        st.segmented_control(
             "Figure download (camera button)",
             ["png", "svg"],
             format_func=str.upper,
@@ -55,15 +73,6 @@ def _sidebar_frame() -> tuple[bool, str, bool]:
             persist_state="session",
         )
         st.caption(f"Core computes on: {device_summary()}")
-    with nav:
-        carry = carried_params() or None
-        for path, label, icon in existing_pages():
-            try:
-                st.page_link(path, label=label, icon=icon, query_params=carry)
-            except StreamlitPageNotFoundError:  # a page script run on its own has no other pages
-                pass
-        st.divider()
-    return bool(presenter), image_format or "png", hide
 
 
 def carried_params() -> dict[str, str]:
@@ -188,7 +197,8 @@ def _add_view(page: str, query: dict[str, str]) -> None:
 def home_frame() -> None:
     """The frame of the home page: page config and the shared sidebar."""
     _page_config("LLM lesson explorer")
-    presenter, _, _ = _sidebar_frame()
+    presenter, _, _ = _sidebar_frame(current="")
+    sidebar_footer()
     st.html((_PRESENTER_CSS if presenter else _BASE_CSS) + (_DARK_CSS if viewer_theme() == "dark" else ""))
 
 

@@ -44,10 +44,23 @@ _STRIP_CSS = (
     + f'  @media (max-width: 640px) {{ [class*="st-key-{CONTROL_ROW_CLASS}-"] {_STRIP_ITEM} '
     f"{{ flex-basis: 100% !important; }} }}\n"
 )
+
+# The sidebar's navigation (pages/frame/nav.py), compact so that the page's presets and first control stay on the first
+# screen at 1280 x 720: the stage groups as borderless folds with short headers, links with little padding, the
+# sidebar's empty header strip shortened.
+NAV_CLASS = "lesson-nav"
+_NAV_CSS = (
+    f"  .st-key-{NAV_CLASS} [data-testid='stExpander'] details {{ border: none; margin: 0; }}\n"
+    f"  .st-key-{NAV_CLASS} [data-testid='stExpander'] summary {{ padding: 0.1rem 0.4rem; min-height: 0; }}\n"
+    f"  .st-key-{NAV_CLASS} [data-testid='stExpanderDetails'] {{ padding: 0 0 0.2rem 0.6rem; gap: 0; }}\n"
+    f"  .st-key-{NAV_CLASS} [data-testid='stPageLink-NavLink'] {{ padding-top: 0.05rem; padding-bottom: 0.05rem; }}\n"
+    "  [data-testid='stSidebarHeader'] { height: 2.5rem; padding-top: 0.75rem; padding-bottom: 0; }\n"
+    "  [data-testid='stSidebarUserContent'] { padding-top: 0.25rem; }\n"
+)
 # A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
 <style>
-{_STRIP_CSS}  html {{ font-size: 22px; }}
+{_STRIP_CSS}{_NAV_CSS}  html {{ font-size: 22px; }}
   [data-testid="stMain"] .block-container {{ max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem; }}
   [data-testid="stMetricValue"] {{ font-size: 1.35rem; }}
   [data-testid="stMetricLabel"] p {{ font-size: 0.75rem; }}
@@ -61,7 +74,7 @@ _PRESENTER_CSS = f"""
 """
 _BASE_CSS = f"""
 <style>
-{_STRIP_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
+{_STRIP_CSS}{_NAV_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
   [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
         overflow: visible; }}
 </style>

@@ -17,6 +17,7 @@ import pytest
 
 import pages.views
 from pages.frame import PAGES
+from pages.views import catalog
 from pages.views.state import APP_PARAMS
 
 pytestmark = pytest.mark.browser
@@ -36,6 +37,7 @@ DEEP_LINKS = {
     "Drills": "/Drills?role=interviewer&seconds=60",
 }
 HOME_TITLE = "The LLM lesson explorer"
+GROUP_OF = {e.label: e.group for e in catalog.PAGES}  # a page link's stage group in the sidebar
 
 
 def _url_page(path: str) -> str:
@@ -121,7 +123,12 @@ def _click(page, label: str) -> None:
     expand = page.locator("[data-testid='stExpandSidebarButton']")
     if expand.is_visible():  # presenter mode (the deck turns it on) starts with the sidebar closed: open it
         expand.click()
-    page.locator("[data-testid='stSidebar'] a", has_text=label).first.click()
+    link = page.locator("[data-testid='stSidebar'] a", has_text=label).first
+    if not link.is_visible():  # in a stage group that is folded (only the current page's is open): unfold it
+        group = GROUP_OF[label]
+        page.locator("[data-testid='stSidebar'] [data-testid='stExpander'] summary", has_text=group).first.click()
+        link.wait_for(state="visible", timeout=10_000)
+    link.click()
     _arrive(page, _label_path()[label])
 
 
