@@ -396,9 +396,16 @@ TRAINING_MEMORY = [
         (2 * BF16 + ADAM) * 7e9 / 1e9, GIVEN),
     Ref("stage 1 the optimizer states, stage 2 also the gradients, stage 3 also the weights", NAME),
     Ref("s·b·h·(34 + 5·a·s/h) bytes per layer for a GPT-3 block (a 4h GeLU MLP", CITE),
-    Ref("the score term is 2·a·s/h, and the 34 only happens to land close",
+    Ref("the score term is 2·a·s/h, and the 34 only happens to land close: counted the same way for Llama-3-70B's "
+        "block (SwiGLU MLP of 3.5h, K and V with 8 of the 64 heads) it is 40.5·s·b·h with every MLP intermediate "
+        "stored and 26.5·s·b·h",
         5 - 1 - 2,  # Korthikanti et al.'s 5 = 2 (softmax output, bf16) + 1 (dropout mask) + 2 (dropout output)
-        CITE),
+        CITE, NAME, NAME, 28672 / 8192, "Llama-3-70B's KV heads (config.json)", "its query heads (config.json)",
+        # bf16 bytes per s·b·h: attention (norm input, QKV input, Q, K and V of 8/64 heads, out-projection input) +
+        # SwiGLU MLP (norm input, gate/up input, then gate, up, SiLU and product outputs of 3.5h each, or only gate and
+        # up when a fused SwiGLU recomputes the other two)
+        (2 + 2 + 2 + 2 * 2 * 1024 / 8192 + 2) + (2 + 2 + 4 * 2 * 28672 / 8192),
+        (2 + 2 + 2 + 2 * 2 * 1024 / 8192 + 2) + (2 + 2 + 2 * 2 * 28672 / 8192)),
     Ref("GiB (2³⁰ bytes)", FORMULA),
     Ref("an \"80 GB\" H100 as 80 GiB = 85.9 GB (nvidia-smi shows 79.6 GiB in total", GIVEN, GIVEN, 80 * 2**30 / 1e9,
         NVIDIA_SMI_H100_MIB / 1024),
@@ -414,9 +421,11 @@ TRAINING_MEMORY = [
     Ref("112 GB of states for 7B (001 §3.2); with ZeRO-1 over 8 GPUs each holds 4 + 12/8 = 5.5 bytes per parameter, "
         "38.5 GB (002 A10-10;", (2 * BF16 + ADAM) * 7e9 / 1e9, GIVEN, NAME, GIVEN, 2 * BF16, ADAM, GIVEN,
         2 * BF16 + ADAM / 8, (2 * BF16 + ADAM / 8) * 7e9 / 1e9),
-    Ref("ZeRO-1/2 shard 12-14 of the 16 bytes at plain data parallelism's communication volume; ZeRO-3 adds about 50% "
-        "for gathering the weights (Rajbhandari et al. 2020 §7)", NAME, NAME, ADAM, ADAM + BF16, 2 * BF16 + ADAM, NAME,
-        "ZeRO-3's 1.5x communication volume (Rajbhandari et al. 2020, section 7)", "the paper's section"),
+    Ref("ZeRO-1/2 shard 12-14 of the 16 bytes at plain data parallelism's communication volume per optimizer step "
+        "without gradient accumulation (with it, ZeRO-2 reduce-scatters every micro-batch and moves more); ZeRO-3 adds "
+        "about 50% for gathering the weights (Rajbhandari et al. 2020 §7)", NAME, NAME, ADAM, ADAM + BF16,
+        2 * BF16 + ADAM, NAME, NAME, "ZeRO-3's 1.5x communication volume (Rajbhandari et al. 2020, section 7)",
+        "the paper's section"),
     Ref("or 8-bit Adam (Dettmers et al. 2022)", NAME),
     Ref("training needs about 16 bytes per parameter", 2 * BF16 + ADAM),
     Ref("an 80 GB card holds about 80 GiB (the seeds' reading; nvidia-smi shows 79.6 GiB); reading it as 80×10⁹ "
@@ -444,6 +453,13 @@ W70 = ref._weight_bytes("Llama-3-70B", "bf16")  # bytes of Llama-3-70B's bf16 we
 FLOOR70 = ref._decode_floor_s("Llama-3-70B", "bf16", "H100")  # seconds per token at batch 1
 KV70 = ref.kv_bytes_per_token(*L70, 2)
 
+# DeepSeek-V3 from its config.json (61 layers, 3 dense, 58 MoE; D 7,168; 128 heads; MLA ranks q 1,536, kv 512, RoPE
+# 64, head dims 128; dense FFN 18,432; 256 routed experts of 2,048, top 8, 1 shared; V 129,280; untied): total and
+# active parameters (the routers with their balancing bias)
+_DS_COMMON = (61 * (7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256 + 128 * 128 * 7168 + 2 * 7168
+                    + 1536 + 512) + 7168 + 3 * 3 * 7168 * 18432 + 58 * (7168 * 256 + 256) + 2 * 129280 * 7168)
+DS_TOTAL = _DS_COMMON + 58 * (256 + 1) * 3 * 7168 * 2048
+DS_ACTIVE = _DS_COMMON + 58 * (8 + 1) * 3 * 7168 * 2048
 SERVING = [
     Ref("(peak / bandwidth, about 295 FLOP per byte on an H100)", RIDGE),
     Ref("(2B/b with b-byte weights)", FORMULA),
@@ -475,6 +491,13 @@ SERVING = [
     Ref("\\frac{989\\ \\text{TFLOP/s}}{3.35\\ \\text{TB/s}} \\approx 295",
         "the H100 SXM's dense bf16 peak (data sheet)", "the H100 SXM's bandwidth (data sheet)", RIDGE),
     Ref("hands out blocks of 16 tokens", "vLLM's default block size (Kwon et al. 2023)"),
+    Ref("its intensity is about S × active/total with bf16 weights (2S/b × active/total with b-byte weights), and it "
+        "too depends on the prompt's length: DeepSeek-V3 (37.6B of 671B) in fp8 sits near 0.11 S, so the preset's "
+        "512-token prompt is memory-bound and a prompt passes an H200's ridge (206 FLOP per byte at the bf16 peak) "
+        "only near 1,800 tokens", FORMULA, DS_ACTIVE, DS_TOTAL, 2 * DS_ACTIVE / DS_TOTAL,
+        "the preset's prompt (its input)", 989e12 / 4.8e12, 989e12 / 4.8e12 / (2 * DS_ACTIVE / DS_TOTAL)),
+    Ref("(measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at batch 1, 1.5× at batch 32, SGLang's "
+        "DeepSeek-V3 documentation)", CITE),
 ]
 
 # ============================================================================ 9. PPO (default: ε = 0.2)
