@@ -73,9 +73,9 @@ def _body(page: Page) -> None:
                     "leaves out the fixed per-step costs that dominate a small-batch MoE step (all-reduces, kernel "
                     "launches), the same for 1 token as for k + 1, and it assumes each drafted token picks its "
                     "experts independently. Measured, DeepSeek-V3 with its MTP module as the draft decodes 1.8× as "
-                    "fast at batch 1 and 1.5× at batch 32 on 8 H200s (SGLang's DeepSeek-V3 documentation, 3 draft "
-                    "steps): the gain is larger at batch 1 than at 32. The speed-up readout gives the model's numbers. "
-                    "The two acceptance-rule readouts sample the rule (seeded, "
+                    "fast at batch 1 and 1.5× at batch 32 on 8 H200s (SGLang's DeepSeek-V3 documentation, with MTP "
+                    "run as an EAGLE draft): the gain is larger at batch 1 than at 32. The speed-up readout gives the "
+                    "model's numbers. The two acceptance-rule readouts sample the rule (seeded, "
                     "with torch on the app's device) on a toy vocabulary: the kept tokens follow the target, not "
                     "the draft."
                 )

@@ -328,7 +328,7 @@ def test_grpo_sample_std_and_epsilon_numbers():
     state, problems = grpo_view.SPEC.parse({"std": "sample"})
     assert problems == []
     summary = grpo_view.summary(grpo_view.group_of(state)[0], None)
-    assert "like raising β by the inverse factor (and scaling the whole loss, which Adam nearly ignores)" in summary
+    assert "like multiplying β by the inverse factor (and scaling the whole loss, which Adam nearly ignores)" in summary
 
 
 def test_adam_ignores_a_factor_on_the_whole_loss_but_not_a_larger_beta():
@@ -522,7 +522,10 @@ def test_gae_bias_is_measured_against_the_critics_own_baseline():
     assert "(GAE with λ = 1 is γ-just, Schulman et al., 2016, §3)" in text
     assert "It measures each estimate against $Q(s_t,a_t) - V(s_t)$ with the critic's own $V(s_t)$" in text
     assert "λ = 1 would show the error b at every step instead: that is the baseline's error" in text
-    assert "λ = 1 is Monte Carlo (noisy; the critic is only its baseline, so no bias in the policy gradient)" in text
+    assert (
+        "λ = 1 is Monte Carlo (noisy; when the episode ends within the trajectory the critic is only its baseline, so "
+        "no bias in the policy gradient)"
+    ) in text
     state, problems = ppo_view.SPEC.parse({"ppo_view": "GAE"})
     assert problems == []
     readouts = ppo_view.figures(state, Options(parts=frozenset({"main", "gae"}))).facts["gae_readouts"]

@@ -435,7 +435,7 @@ def test_m1_moe_verify_pass_reads_more_experts_in_the_bandwidth_only_model(batch
     ) in help_text
     assert (
         "Measured with this draft on 8 H200s at TP 8, the gain is larger at small batch: 1.8× at batch 1 and 1.5× at "
-        "batch 32 (SGLang's DeepSeek-V3 documentation, 3 draft steps)"
+        "batch 32 (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft)"
     ) in help_text
     # where a plain step reads (almost) every expert: the smallest power of two with 1 - (31/32)^B >= 99%
     b_all = 2 ** math.ceil(math.log2(math.log(0.01) / math.log(1 - DS["k"] / DS["E"])))
@@ -816,7 +816,8 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     ) in flat
     assert (
         "Measured, DeepSeek-V3 with its MTP module as the draft decodes 1.8× as fast at batch 1 and 1.5× at batch 32 "
-        "on 8 H200s (SGLang's DeepSeek-V3 documentation, 3 draft steps): the gain is larger at batch 1 than at 32."
+        "on 8 H200s (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft): the gain is larger at "
+        "batch 1 than at 32."
     ) in flat
     assert (
         "(measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at batch 1, 1.5× at batch 32, SGLang's" in flat

@@ -342,7 +342,8 @@ SAMPLING = {
     **{f"preset {name}": _pick(_refs_sampling(_preset(SA, name)), *keys) for name, keys in SAMPLING_PRESETS.items()},
 }
 SAMPLING[f"preset {'Bigram model after “the”'}"].append(
-    Ref("The bigram's 30 most likely tokens after “the” out of its 291 (words and punctuation marks)", "the bars' count, an input of the page",
+    Ref("The bigram's 30 most likely tokens after “the” out of its 291 (words and punctuation marks)",
+        "the bars' count, an input of the page",
         _bigram_logits("the")[1]))
 # fmt: on
 
