@@ -8,7 +8,7 @@ PORT ?= 8501
 ADDRESS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots
+.PHONY: run test test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ format: $(STAMP)
 
 test: $(STAMP) chromium nginx $(AXE) lint
 	$(PY) -m pytest
+
+# The browser walks over every ordered pair of pages (the default samples them: tests/browser/walks.py).
+test-walks: $(STAMP) chromium
+	LESSON_WALK=all $(PY) -m pytest tests/browser/test_navigation_browser.py -k pairs_of_pages
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -8,6 +8,13 @@ from streamlit.testing.v1 import AppTest
 from tests.apptest import Reused, no_exception, opened
 
 
+def pytest_report_header() -> str:
+    """The browser walks' choice of page pairs and its seed (tests/browser/walks.py), printed at the top of a run."""
+    from tests.browser.walks import header
+
+    return header()
+
+
 @pytest.fixture(scope="module")
 def default(request: pytest.FixtureRequest) -> AppTest:
     """The module's ``PAGE`` with its defaults, opened once per process (:func:`tests.apptest.opened`), with no

@@ -19,6 +19,7 @@ import pages.views
 from pages.frame import PAGES
 from pages.views import catalog
 from pages.views.state import APP_PARAMS
+from tests.browser import walks
 
 pytestmark = pytest.mark.browser
 
@@ -180,10 +181,14 @@ def _fresh(browser_page_factory, url: str, figure: bool = False) -> Any:
     return shown
 
 
-@pytest.mark.parametrize("a", [_url_page(path) for path, _, _ in PAGES], ids=lambda a: a or "Home")
-def test_every_ordered_pair_of_pages_with_back_and_forward(open_shared, a: str) -> None:
-    """From page ``a`` (opened from a deep link with non-default values), each other page of the sidebar in turn,
-    with Back after each click: Back returns to ``a`` with its own values, Forward to the last page opened."""
+WALKS = walks.pairs()
+
+
+@pytest.mark.parametrize("a", list(WALKS), ids=lambda a: a or "Home")
+def test_pairs_of_pages_with_back_and_forward(open_shared, a: str) -> None:
+    """From page ``a`` (opened from a deep link with non-default values), the pages the walk pairs with it
+    (tests/browser/walks.py: every other page with LESSON_WALK=all) in turn, each from the sidebar with Back after
+    it: Back returns to ``a`` with its own values, Forward to the last page opened."""
     link = _deep_link(a)
     watch = open_shared(link)
     page = watch.page
@@ -199,10 +204,8 @@ def test_every_ordered_pair_of_pages_with_back_and_forward(open_shared, a: str) 
         _check(page, a)
     at_a = _page_values(page.url)
     last = a
-    for path, label, _ in PAGES:
-        b = _url_page(path)
-        if b == a:
-            continue
+    for b in WALKS[a]:
+        label = _labels()[b]
         _click(page, label)
         _check(page, b)
         _back(page, a)

@@ -1,0 +1,50 @@
+"""Which pairs of pages the browser walks visit (tests/browser/test_navigation_browser.py).
+
+All n(n-1) ordered pairs grow with the square of the page count (240 pairs at 16 pages, 870 at 30). By default the
+walk covers, in both directions, every pair among Home and one page of each stage group (a seeded choice within the
+group), plus a seeded random set of other pairs, plus, for a page no pair has reached, the pair from its group's
+representative: about 70 pairs at 16 pages, about 90 at 30. ``LESSON_WALK=all``
+walks every ordered pair (the exhaustive mode). The seed is printed in the run's header (tests/conftest.py); set
+``LESSON_WALK_SEED`` to repeat a run's choice.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+
+from pages.views import catalog
+
+RANDOM_PAIRS = 16
+SEED = int(os.environ.get("LESSON_WALK_SEED") or secrets.randbelow(10**6))
+EXHAUSTIVE = os.environ.get("LESSON_WALK", "").lower() == "all"
+ALL = ["", *(e.url for e in catalog.PAGES)]  # URL names; "" is Home
+
+
+def representatives(seed: int = SEED) -> list[str]:
+    """Home and one page of each stage group, chosen with ``seed``."""
+    rng = random.Random(seed)
+    return ["", *(rng.choice([e.url for e in catalog.in_group(g)]) for g in catalog.GROUPS if catalog.in_group(g))]
+
+
+def pairs(seed: int = SEED, exhaustive: bool = EXHAUSTIVE) -> dict[str, list[str]]:
+    """The pages each start page visits (with Back after each), by start page, in catalogue order."""
+    if exhaustive:
+        return {a: [b for b in ALL if b != a] for a in ALL}
+    reps = representatives(seed)
+    chosen = {(a, b) for a in reps for b in reps if a != b}
+    rest = sorted((a, b) for a in ALL for b in ALL if a != b and (a, b) not in chosen)
+    chosen |= set(random.Random(seed + 1).sample(rest, min(RANDOM_PAIRS, len(rest))))
+    group_rep = {catalog.by_url(r).group: r for r in reps if r}
+    for e in catalog.PAGES:  # every page in one pair at least: from its group's representative
+        if not any(e.url in pair for pair in chosen):
+            chosen.add((group_rep[e.group], e.url))
+    return {a: [b for b in ALL if (a, b) in chosen] for a in ALL if any(p[0] == a for p in chosen)}
+
+
+def header() -> str:
+    """The line the run prints about the walks."""
+    mode = "every ordered pair (LESSON_WALK=all)" if EXHAUSTIVE else "group representatives and random pairs"
+    n = sum(len(v) for v in pairs().values())
+    return f"browser walks: {mode}, {n} pairs, seed {SEED} (repeat with LESSON_WALK_SEED={SEED})"

@@ -1,0 +1,26 @@
+"""The browser walks' choice of page pairs (tests/browser/walks.py): every page in a pair, Home and each stage
+group's representative paired both ways, a seeded choice that repeats, and the exhaustive mode's n(n-1) pairs."""
+
+from __future__ import annotations
+
+from pages.views import catalog
+from tests.browser import walks
+
+
+def test_every_page_is_walked_to_or_from_and_representatives_both_ways() -> None:
+    for seed in (0, 1, 12345):
+        chosen = {(a, b) for a, targets in walks.pairs(seed, exhaustive=False).items() for b in targets}
+        assert {p for pair in chosen for p in pair} == set(walks.ALL)
+        reps = walks.representatives(seed)
+        assert len(reps) == 1 + len(catalog.GROUPS)
+        assert {catalog.by_url(r).group for r in reps[1:]} == set(catalog.GROUPS)
+        assert all((a, b) in chosen for a in reps for b in reps if a != b)
+        assert len(chosen) < len(walks.ALL) * (len(walks.ALL) - 1) / 2  # fewer than half of all ordered pairs
+
+
+def test_the_seed_repeats_the_choice_and_the_exhaustive_mode_walks_every_pair() -> None:
+    assert walks.pairs(7, exhaustive=False) == walks.pairs(7, exhaustive=False)
+    every = walks.pairs(7, exhaustive=True)
+    n = len(walks.ALL)
+    assert sum(len(v) for v in every.values()) == n * (n - 1)
+    assert str(walks.SEED) in walks.header()
