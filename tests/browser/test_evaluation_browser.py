@@ -57,6 +57,8 @@ def test_deep_link_comparison_then_bias_tab(open_page):
     page.get_by_role("tab", name="Bias simulation").click()
     watch.wait_idle(60_000)
     page.wait_for_selector("g.barlayer", timeout=60_000)  # the histograms (torch was imported on demand)
+    # the comparison's bars are a barlayer too: wait for the simulation's own readout, not for any bars
+    page.wait_for_selector("[data-testid='stMetricLabel']:has-text('Unbiased mean')", timeout=60_000)
     assert re.search(r"[?&]eval_view=Bias(\+|%20)simulation", page.url), page.url  # was `view`
     body = page.locator("[data-testid='stMain']").inner_text()
     assert "Unbiased mean ± 0.0007" in body and "0.8319" in body

@@ -125,10 +125,13 @@ def _click(page, label: str) -> None:
     if expand.is_visible():  # presenter mode (the deck turns it on) starts with the sidebar closed: open it
         expand.click()
     link = page.locator("[data-testid='stSidebar'] a", has_text=label).first
-    if not link.is_visible():  # in a stage group that is folded (only the current page's is open): unfold it
-        group = GROUP_OF[label]
-        page.locator("[data-testid='stSidebar'] [data-testid='stExpander'] summary", has_text=group).first.click()
-        link.wait_for(state="visible", timeout=10_000)
+    group = GROUP_OF.get(label)  # None for Home, which sits above the groups
+    if group is not None:  # in a stage group: unfold it if it is folded (only the current page's is open)
+        fold = page.locator("[data-testid='stSidebar'] [data-testid='stExpander'] details", has_text=group).first
+        fold.wait_for(state="visible", timeout=30_000)
+        if fold.get_attribute("open") is None:
+            fold.locator("summary").click()
+    link.wait_for(state="visible", timeout=30_000)
     link.click()
     _arrive(page, _label_path()[label])
 
