@@ -426,7 +426,7 @@ def speculative_speedup_vs_batch(
     Dense model: at small B the verify pass of k + 1 tokens reads the same weights as one token (bandwidth-bound)
     and costs about as much, so the speed-up is near E / (1 + k c). MoE: the k + 1 tokens of each sequence can
     pick different experts, so the verify pass reads more routed experts than a plain step (:func:`weight_bytes_read`,
-    at most k + 1 times the routed-expert bytes) and an MoE tends to gain less than a dense model. In this
+    at most k + 1 times the routed-expert bytes) and an MoE tends to gain less than a dense model at small B. In this
     bandwidth-only model its speed-up is then lowest at small B and nears E / (1 + k c) once a plain step already
     reads every expert; that ordering is the model's, not a measurement: it leaves out the fixed per-step costs
     that dominate a small-batch MoE step (all-reduces, kernel launches; the same for 1 token as for k + 1) and

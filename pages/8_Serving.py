@@ -66,7 +66,9 @@ def _body(page: Page) -> None:
                     "the same weights as one decode step and costs about as much; at large batch decode turns "
                     "compute-bound and the extra work can make it slower than plain decoding. An MoE's k + 1 tokens "
                     "can pick different experts, so its verify pass reads more experts than one decode step and an "
-                    "MoE tends to gain less than a dense model; its speed-up too falls below 1 once decode turns "
+                    "MoE tends to gain less than a dense model at small batch (at larger batch, once a plain step "
+                    "reads most experts anyway, it can gain more than a dense model that has turned compute-bound); "
+                    "its speed-up too falls below 1 once decode turns "
                     "compute-bound, at far larger batches than a dense model's. In this bandwidth-only model the "
                     "verify pass reads up to (k + 1)× the routed-expert bytes of a decode step, so the modelled "
                     "speed-up is lowest at small batch. That ordering is the model's result, not a measurement: it "
@@ -104,7 +106,8 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
   nearly every expert but computes with the active ones only, so its intensity is about S × active/total
   with bf16 weights (2S/b × active/total with b-byte weights), and it too depends on the prompt's length:
   DeepSeek-V3 (37.6B of 671B) in fp8 sits near 0.11 S, so the preset's 512-token prompt is memory-bound and
-  a prompt passes an H200's ridge (206 FLOP per byte at the bf16 peak) only near 1,800 tokens.
+  a prompt passes an H200's ridge (206 FLOP per byte at the bf16 peak) only near 1,800 tokens, or near 3,700
+  against the fp8 peak (412 FLOP per byte) that DeepSeek-V3's fp8 matmuls run at.
 - **Decode** makes one token per sequence per step: every weight read serves only the B sequences of the batch,
   so its intensity is about B (2B/b with b-byte weights). Batch 1 is far left of the ridge: Llama-3-70B in bf16
   has a floor of about 42 ms per token on one H100's bandwidth whatever its FLOP/s (seed 002 A8.1). The
@@ -137,10 +140,10 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
             trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
             "weights and KV cuts bytes at some accuracy risk; speculative decoding helps a dense model at small "
             "batch and hurts once decode is compute-bound; an MoE's verify pass reads more experts than one decode "
-            "step, so it tends to gain less than a dense model (measured for DeepSeek-V3 with its MTP draft on 8 "
-            "H200s: 1.8× at batch 1, 1.5× at batch 32, SGLang's DeepSeek-V3 documentation), and it too loses once "
+            "step, so at small batch it tends to gain less than a dense model, and it too loses once "
             "decode turns compute-bound, at far larger batches than a dense model (002 A8.2, A8.6; Leviathan et al. "
-            "2023).",
+            "2023). Measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at batch 1, 1.5× at batch 32 "
+            "(SGLang's DeepSeek-V3 documentation).",
         ),
     )
     page.mistakes(

@@ -909,6 +909,11 @@ REFERENCES["param_count"] = lambda model: float(_llama_params(model))
 REFERENCES["param_count_mha"] = lambda model: float(_llama_params(model, mha=True))
 REFERENCES["gqa_saving_params"] = lambda model: float(_llama_params(model, mha=True) - _llama_params(model))
 REFERENCES["ffn_share"] = _ffn_share
+# attention's FLOPs per cached KV byte in decode: 4 d FLOPs per layer per cached token (q.k and the weighted sum of v,
+# 2 FLOPs per multiply-add) over 2 K H b bytes per layer per cached token, d = H_q H: 2 H_q / (K b)
+REFERENCES["decode_attention_flop_per_kv_byte"] = lambda model, bytes: (
+    2 * LLAMA_CONFIGS[model][2] / (LLAMA_CONFIGS[model][3] * bytes)
+)
 REFERENCES["unembedding_params"] = lambda model: float(LLAMA_CONFIGS[model][5] * LLAMA_CONFIGS[model][1])
 
 

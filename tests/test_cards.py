@@ -32,7 +32,7 @@ from core import (
     serving,
     training_memory,
 )
-from core.model_spec import get_spec
+from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token
 from pages.views import drills
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 from tests.card_references import parse_shown, unit_of
@@ -226,6 +226,10 @@ QUANTITIES = {
     "gqa_saving_params": lambda model: float(
         serving.param_breakdown(get_spec(model).replace(n_kv_heads=get_spec(model).n_heads)).total
         - serving.param_breakdown(get_spec(model)).total
+    ),
+    "decode_attention_flop_per_kv_byte": lambda model, bytes: float(
+        (forward_flops_per_token(get_spec(model), 1001) - forward_flops_per_token(get_spec(model), 1000))
+        / kv_cache_bytes_per_token(get_spec(model), bytes)
     ),
     "ffn_share": lambda model: serving.param_breakdown(get_spec(model)).shares()["ffn"],
     "unembedding_params": lambda model: float(serving.param_breakdown(get_spec(model)).unembedding),

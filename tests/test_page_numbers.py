@@ -494,9 +494,11 @@ SERVING = [
     Ref("its intensity is about S × active/total with bf16 weights (2S/b × active/total with b-byte weights), and it "
         "too depends on the prompt's length: DeepSeek-V3 (37.6B of 671B) in fp8 sits near 0.11 S, so the preset's "
         "512-token prompt is memory-bound and a prompt passes an H200's ridge (206 FLOP per byte at the bf16 peak) "
-        "only near 1,800 tokens", FORMULA, DS_ACTIVE, DS_TOTAL, 2 * DS_ACTIVE / DS_TOTAL,
-        "the preset's prompt (its input)", 989e12 / 4.8e12, 989e12 / 4.8e12 / (2 * DS_ACTIVE / DS_TOTAL)),
-    Ref("(measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at batch 1, 1.5× at batch 32, SGLang's "
+        "only near 1,800 tokens, or near 3,700 against the fp8 peak (412 FLOP per byte)", FORMULA, DS_ACTIVE, DS_TOTAL,
+        2 * DS_ACTIVE / DS_TOTAL, "the preset's prompt (its input)", 989e12 / 4.8e12,
+        989e12 / 4.8e12 / (2 * DS_ACTIVE / DS_TOTAL), 2 * 989e12 / 4.8e12 / (2 * DS_ACTIVE / DS_TOTAL),
+        2 * 989e12 / 4.8e12),
+    Ref("Measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at batch 1, 1.5× at batch 32 (SGLang's "
         "DeepSeek-V3 documentation)", CITE),
 ]
 

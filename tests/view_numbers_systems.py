@@ -1331,8 +1331,8 @@ SERVING |= {
         Ref("which pick more experts than the 16 tokens of a plain step: 434.3 GB of weights against 277.6 GB (×1.56), "
             "so in this model it costs more than one decode step", MOE_SPEEDUP),
         Ref("the same for 1 token as for k + 1", FORMULA),
-        Ref("Measured with this draft on 8 H200s at TP 8, the gain is larger at small batch: 1.8× at batch 1 and 1.5× "
-            "at batch 32 (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft)", CITE),
+        Ref("Measured with this draft on 8 H200s at TP 8, the gain is larger at batch 1 than at 32: 1.8× at batch 1 "
+            "and 1.5× at batch 32 (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft)", CITE),
         Ref("At batch 256, where a plain step already reads 99.97% of the "
             "routed experts, verifying costs ×1.00 a plain step and the speed-up is ×1.81, against E/(1 + k c) = "
             "1.85/(1 + 1 × 0.020) = 1.81 (c: a draft step's time over a plain step's)", MOE_SPEEDUP),

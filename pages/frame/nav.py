@@ -24,7 +24,7 @@ PAGES: tuple[tuple[str, str, str], ...] = tuple((e.script, e.label, e.icon) for 
 
 FINDER_KEY = "page_finder"
 _FINDER_TARGET = "_page_finder_target"
-FINDER_PLACEHOLDER = "Find a page: ZeRO, RoPE…"
+FINDER_PLACEHOLDER = "Find a page: ZeRO, GQA…"
 
 
 def existing_pages() -> list[tuple[str, str, str]]:
@@ -69,7 +69,7 @@ def _finder(carry: dict[str, str] | None) -> None:
         label_visibility="collapsed",
         filter_mode="contains",
         on_change=_on_find,
-        help="Type a topic (a title or a keyword: KV cache, ZeRO, RoPE, DPO...) and pick the page.",
+        help="Type a topic (a title or a keyword: KV cache, ZeRO, GQA, DPO...) and pick the page.",
     )
     target = st.session_state.pop(_FINDER_TARGET, None)
     if target:

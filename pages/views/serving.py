@@ -237,8 +237,8 @@ def _moe_verify_note(
     )
     if spec.name == "DeepSeek-V3" and draft.name == DEEPSEEK_V3_MTP.name:
         note += (
-            ". Measured with this draft on 8 H200s at TP 8, the gain is larger at small batch: 1.8× at batch 1 and "
-            "1.5× at batch 32 (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft)"
+            ". Measured with this draft on 8 H200s at TP 8, the gain is larger at batch 1 than at 32: 1.8× at "
+            "batch 1 and 1.5× at batch 32 (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft)"
             + (
                 "; DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft at k = 1 (acceptance "
                 "85–90%)"
