@@ -64,11 +64,11 @@ def page_figures(page: str, controls: int) -> list[tuple[str, list[dict]]]:
     the page's spec that change its main figure."""
     import importlib
 
-    from pages.views import Options
-    from pages.views.state import State
+    from views import Options
+    from views.state import State
 
     spec = spec_of(page)
-    view = importlib.import_module(f"pages.views.{VIEWS[page]}")
+    view = importlib.import_module(f"views.{VIEWS[page]}")
     defaults = dict(spec.defaults())
 
     def main(values: dict) -> dict:

@@ -20,8 +20,8 @@ MIX = {k: int(v) for k, v in (x.split(":") for x in os.environ.get("MIX", "").sp
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _scaling_figure(gpus: int) -> go.Figure:
-    from pages.views import Options, scaling
-    from pages.views.state import State
+    from views import Options, scaling
+    from views.state import State
 
     return scaling.figures(State(dict(scaling.SPEC.defaults()) | {"gpus": gpus}), Options()).figures["main"]
 

@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterator
 from urllib.parse import urlencode
 
-from pages.views.state import Field, Spec
+from views.state import Field, Spec
 
 # page URL name -> its view module
 VIEWS: dict[str, str] = {
@@ -43,7 +43,7 @@ FIXED_CHOICES: dict[str, tuple[str, ...]] = {"lora_view": ("Best rank-r approxim
 
 def spec_of(page: str) -> Spec:
     """The state spec of the page with URL name ``page``."""
-    return importlib.import_module(f"pages.views.{VIEWS[page]}").SPEC
+    return importlib.import_module(f"views.{VIEWS[page]}").SPEC
 
 
 def _changeable(f: Field) -> bool:

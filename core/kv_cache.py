@@ -133,7 +133,7 @@ def kv_cache_comparison(
 
     Every count is a whole number >= 1 and kv_heads <= query_heads; bytes_per_value is a positive number (ValueError
     otherwise). KV heads that do not divide the query heads are counted as given (a GQA model needs equal groups;
-    :func:`pages.views.inputs.kv_calculator_inputs` notes it).
+    :func:`views.inputs.kv_calculator_inputs` notes it).
     """
     counts = {"layers": layers, "query_heads": query_heads, "kv_heads": kv_heads, "head_dim": head_dim}
     for name, value in (counts | {"tokens": tokens, "batch": batch}).items():

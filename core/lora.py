@@ -10,7 +10,7 @@ Here: a reproducible Delta W with a chosen singular-value profile, checked matri
 SVD per matrix (:func:`svd`, torch on core's device) and from it the error of the best rank-r approximation for
 every r (:func:`rank_curves`, Eckart-Young), and the block-averaged frames of the r slider (:func:`display_frames`).
 What adapters cost at model scale is :mod:`core.lora_memory`; the LoRA layer and its training is
-:mod:`core.lora_layer`; uploads are read by :func:`pages.views.inputs.load_matrix`.
+:mod:`core.lora_layer`; uploads are read by :func:`views.inputs.load_matrix`.
 """
 
 from __future__ import annotations

@@ -30,7 +30,6 @@ Nothing here imports Streamlit: the player page, the tests and the handout (``py
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
@@ -40,45 +39,21 @@ import tomllib
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import plotly.graph_objects as go
 
-from pages.views import Options, Readout, View
-from pages.views.state import APP_PARAMS, Field, Spec, State
+from views import Options, Readout, View, catalog
+from views.catalog import parts_for
+from views.state import APP_PARAMS, Field, Spec, State
 
 DECKS_DIR = Path(__file__).resolve().parent
 SLIDE_KEYS = ("title", "page", "preset", "values", "link", "notes", "sweep", "parts", "readouts", "figures", "withhold")
 SHOWN_READOUTS = 6  # readouts a slide shows when it names none: the first six of its view
 SWEEP_KEYS = ("field", "from", "to", "steps", "scale")
 MAX_SWEEP_STEPS = 60
-
-# The view modules that draw a page from its state (pages/views/<module>.py with SPEC and figures()).
-VIEW_MODULES = (
-    "scaling",
-    "kl_leash",
-    "lora",
-    "grpo",
-    "evaluation",
-    "attention",
-    "training_memory",
-    "serving",
-    "ppo",
-    "reward_model",
-    "sampling",
-    "loss_units",
-    "schedules",
-)
-
-# Pages whose figures() names a tab's part differently from the tab's label (the page scripts hold the same map).
-_TAB_PARTS: dict[str, dict[str, str]] = {
-    "PPO": {"Token batch": "batch", "GAE": "gae", "KL estimators": "kl", "Memory": "memory"},
-    "Reward_model": {"Label noise": "noise", "Length bias": "length", "DPO": "dpo"},
-    "Sampling": {"Order of the steps": "order", "Greedy loops": "loops"},
-}
 
 
 class DeckError(ValueError):
@@ -90,14 +65,9 @@ class DeckError(ValueError):
         super().__init__(f"deck {name!r}: " + "; ".join(self.problems))
 
 
-@cache
 def views() -> dict[str, ModuleType]:
-    """The view module of each page that a slide may show, by the page's URL name (``Spec.page``)."""
-    out = {}
-    for name in VIEW_MODULES:
-        module = importlib.import_module(f"pages.views.{name}")
-        out[module.SPEC.page] = module
-    return out
+    """The view module of each page that a slide may show, by the page's URL name (``Spec.page``): the catalogue's."""
+    return catalog.view_modules()
 
 
 def page_label(page: str) -> str:
@@ -213,19 +183,6 @@ def unique_figures(figures: Mapping[str, go.Figure]) -> list[go.Figure]:
             seen.add(id(fig))
             out.append(fig)
     return out
-
-
-def parts_for(page: str, state: State, extra: Sequence[str] = ()) -> frozenset[str]:
-    """The figures() parts of a slide: ``main``, the tab its state opens (under the part name the view uses), and
-    ``extra``."""
-    parts = {"main", *extra}
-    spec = views()[page].SPEC
-    for f in spec.fields:
-        if f.widget == "tabs":
-            tab = state[f.name]
-            parts.add(tab)
-            parts.add(_TAB_PARTS.get(page, {}).get(tab, tab))
-    return frozenset(parts)
 
 
 # ---------------------------------------------------------------------- reading

@@ -4,8 +4,8 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs, metric_row
-from pages.views import Options
-from pages.views import reward_model as view_of
+from views import Options
+from views import reward_model as view_of
 
 KL_PAGE = "pages/2_KL_leash.py"
 

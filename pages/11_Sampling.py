@@ -3,8 +3,8 @@
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options
-from pages.views import sampling as view_of
+from views import Options
+from views import sampling as view_of
 
 page = Page.setup(
     "Sampling and decoding",

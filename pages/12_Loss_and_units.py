@@ -4,8 +4,8 @@ packing masks and padding waste."""
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options
-from pages.views import loss_units as view_of
+from views import Options
+from views import loss_units as view_of
 
 page = Page.setup(
     "The loss, its units and the SFT mask",

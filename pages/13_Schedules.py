@@ -4,8 +4,8 @@ read-off issue and the data mixture during the decay."""
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options
-from pages.views import schedules as view_of
+from views import Options
+from views import schedules as view_of
 
 page = Page.setup(
     "Learning-rate schedules and mid-training",

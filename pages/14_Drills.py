@@ -10,11 +10,11 @@ import streamlit as st
 
 from decks import views as page_views
 from pages.frame import HIDDEN_CAPTION, PAGES, Page, cached_view, carried_params, page_link
-from pages.views import Options, View
-from pages.views import drills as view_of
-from pages.views.state import State
 from study.cards import Card
 from study.progress import ProgressStore, validate_profile
+from views import Options, View
+from views import drills as view_of
+from views.state import State
 
 MAX_IMPORT_BYTES = 5 * 2**20
 FLASH = "_drill_flash"  # a message from a button's callback, shown on the rerun it causes

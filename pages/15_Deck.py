@@ -30,9 +30,9 @@ from decks import (
 )
 from decks.handout import build_handout
 from pages.frame import DECK_DRAFT, HIDDEN_CAPTION, PRESENT_KEY, Page, cached_view, draw_field
-from pages.views import Options, View
-from pages.views import deck as view_of
-from pages.views.state import State
+from views import Options, View
+from views import deck as view_of
+from views.state import State
 
 _NONCE = "_deck_nonce"  # bumped by every move: the slide's controls are drawn afresh with its prepared values
 _PLAY = "_deck_play"

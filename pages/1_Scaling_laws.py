@@ -3,8 +3,8 @@
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view
-from pages.views import Options
-from pages.views import scaling as view_of
+from views import Options
+from views import scaling as view_of
 from viz import format as fmt
 
 page = Page.setup(

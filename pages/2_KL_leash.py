@@ -4,8 +4,8 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs, metric_row, preset_buttons
-from pages.views import Options, inputs
-from pages.views import kl_leash as view_of
+from views import Options, inputs
+from views import kl_leash as view_of
 
 page = Page.setup(
     "KL leash: how far the optimal policy moves",

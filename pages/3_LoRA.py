@@ -8,9 +8,9 @@ import numpy as np
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_figures, cached_view, draw_tabs
-from pages.views import Options, View, inputs
-from pages.views import lora as view_of
-from pages.views.state import State
+from views import Options, View, inputs
+from views import lora as view_of
+from views.state import State
 
 page = Page.setup(
     "LoRA: a low-rank correction",

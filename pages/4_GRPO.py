@@ -5,8 +5,8 @@ from functools import partial
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options, inputs
-from pages.views import grpo as view_of
+from views import Options, inputs
+from views import grpo as view_of
 
 DEFAULT = view_of.DEFAULT_REWARDS
 CLICKS = "grpo_clicks"  # counter in session_state: a new chart key after each click

@@ -5,9 +5,9 @@ import time
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options, View
-from pages.views import evaluation as view_of
-from pages.views.state import State
+from views import Options, View
+from views import evaluation as view_of
+from views.state import State
 
 page = Page.setup(
     "pass@k and error bars",

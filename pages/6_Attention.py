@@ -3,8 +3,8 @@
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, draw_tabs, preset_buttons
-from pages.views import Options
-from pages.views import attention as view_of
+from views import Options
+from views import attention as view_of
 
 page = Page.setup(
     "Attention: heads, the √d_k scale, masks and the KV cache",

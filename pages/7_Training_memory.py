@@ -4,8 +4,8 @@ how ZeRO, tensor and pipeline parallelism shrink it, and what the run costs."""
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view
-from pages.views import Options
-from pages.views import training_memory as view_of
+from views import Options
+from views import training_memory as view_of
 
 page = Page.setup(
     "Training memory: what fits on one GPU",

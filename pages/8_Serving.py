@@ -4,8 +4,8 @@ decoding pays, and how a mixture-of-experts router drops tokens."""
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from pages.views import Options
-from pages.views import serving as view_of
+from views import Options
+from views import serving as view_of
 
 page = Page.setup(
     "Serving: the roofline, the KV cache and speculative decoding",

@@ -47,11 +47,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 CARD_DIR = Path(__file__).resolve().parents[1] / "cards"
-VIEWS_DIR = Path(__file__).resolve().parents[1] / "pages" / "views"
+VIEWS_DIR = Path(__file__).resolve().parents[1] / "views"
 
 
 def page_names(folder: str | Path = VIEWS_DIR) -> tuple[str, ...]:
-    """URL names of the pages that draw an idea: every ``pages/views/<module>.py`` holding both ``SPEC =
+    """URL names of the pages that draw an idea: every ``views/<module>.py`` holding both ``SPEC =
     Spec("<page>", ...)`` and ``def figures(...)`` (the drills and deck pages have no figures of their own).
     Read from the source (ast), so loading the cards imports no view, plotting or torch code."""
     names = []

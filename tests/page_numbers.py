@@ -140,7 +140,7 @@ def view_texts(page: str, query: dict[str, str] | None = None) -> list[str]:
 
 
 def control_texts(spec: object) -> list[str]:
-    """The static texts of a page's controls, read from its ``SPEC`` (pages/views/state.py) without running it: each
+    """The static texts of a page's controls, read from its ``SPEC`` (views/state.py) without running it: each
     field's label and help, the strings among its further widget arguments (a placeholder, the captions of its
     options), and each preset's name. Not read: the options themselves (values the learner picks) and texts a view
     writes at run time. Each text is prefixed with where it sits ("n help: 1 to 100,000", "preset: Greedy: T = 0"),

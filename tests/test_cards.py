@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-import pages.views
+import views
 from core import (
     attention,
     dpo,
@@ -33,9 +33,9 @@ from core import (
     training_memory,
 )
 from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token
-from pages.views import drills
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 from tests.card_references import parse_shown, unit_of
+from views import drills
 
 ROOT = Path(__file__).resolve().parents[1]
 CARDS, PROBLEMS = load_cards(ROOT / "cards")
@@ -238,7 +238,7 @@ QUANTITIES = {
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.
 VIEW_OF = {
     m.SPEC.page: m
-    for m in (importlib.import_module(f"pages.views.{i.name}") for i in pkgutil.iter_modules(pages.views.__path__))
+    for m in (importlib.import_module(f"views.{i.name}") for i in pkgutil.iter_modules(views.__path__))
     if hasattr(m, "SPEC")
 }
 SPECS = {page: m.SPEC for page, m in VIEW_OF.items()}

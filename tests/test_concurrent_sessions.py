@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-import pages.views
+import views
 from bench.load import free_port, run_load
-from pages.views import inputs, loss_units, sampling
-from pages.views.state import Field, Spec, State
 from tests.browser.conftest import start_server
+from views import inputs, loss_units, sampling
+from views.state import Field, Spec, State
 
 pytestmark = pytest.mark.server
 
 SPECS: list[Spec] = [
     m.SPEC
-    for m in (importlib.import_module(f"pages.views.{i.name}") for i in pkgutil.iter_modules(pages.views.__path__))
+    for m in (importlib.import_module(f"views.{i.name}") for i in pkgutil.iter_modules(views.__path__))
     if hasattr(m, "SPEC")
 ]
 

@@ -5,8 +5,8 @@ import pytest
 from scipy.optimize import brentq, minimize_scalar
 
 from core import scaling
-from pages.views import scaling as view_of
 from tests.apptest import no_exception, open_page
+from views import scaling as view_of
 
 
 def _loss(C, N, fit):

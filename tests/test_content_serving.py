@@ -7,9 +7,9 @@ import re
 import numpy as np
 from scipy import stats
 
-from pages.views import Options
-from pages.views import serving as view_of
 from tests.apptest import metrics, no_exception, open_page
+from views import Options
+from views import serving as view_of
 
 PAGE = "pages/8_Serving.py"
 GIB = 2**30

@@ -7,8 +7,8 @@ import re
 import pytest
 
 from core.model_spec import CATALOGUE, ModelSpec
-from pages.views import training_memory as view_of
 from tests.apptest import metrics, no_exception, open_page
+from views import training_memory as view_of
 
 PAGE = "pages/7_Training_memory.py"
 

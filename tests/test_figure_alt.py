@@ -8,7 +8,7 @@ import pytest
 from apptest import charts, opened
 
 from pages.frame import ALT_READOUTS, figure_alt
-from pages.views import Readout
+from views import Readout
 
 
 def test_figure_alt_quotes_the_first_readouts_and_the_axes():

@@ -16,13 +16,13 @@ import pytest
 import torch
 
 from core import ppo
-from pages.views import Options
-from pages.views import grpo as grpo_view
-from pages.views import kl_leash as kl_view
-from pages.views import ppo as ppo_view
-from pages.views import reward_model as rm_view
 from study.cards import load_cards
 from tests.apptest import interview_texts, no_exception, opened
+from views import Options
+from views import grpo as grpo_view
+from views import kl_leash as kl_view
+from views import ppo as ppo_view
+from views import reward_model as rm_view
 
 ROOT = Path(__file__).resolve().parents[1]
 CARDS = {c.id: c for c in load_cards(ROOT / "cards")[0]}

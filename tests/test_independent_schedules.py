@@ -12,11 +12,11 @@ import torch
 
 from core import schedules
 from core.schedules import lr_schedule
-from pages.views import Options
-from pages.views import schedules as view_of
 from study.cards import load_cards
 from tests.apptest import explanation, no_exception, opened
 from tests.test_content_schedules import _loss as _loss_curve
+from views import Options
+from views import schedules as view_of
 
 CARDS = {c.id: c for c in load_cards(Path(__file__).resolve().parents[1] / "cards")[0]}
 

@@ -18,10 +18,10 @@ import pytest
 
 from core import kv_cache, serving
 from core.model_spec import CATALOGUE
-from pages.views import Options, systems_common
-from pages.views import serving as serving_view
-from pages.views import training_memory as memory_view
 from study.cards import load_cards
+from views import Options, systems_common
+from views import serving as serving_view
+from views import training_memory as memory_view
 
 ROOT = Path(__file__).resolve().parents[1]
 GIB = 2**30
@@ -569,7 +569,7 @@ def test_n3_n4_n9_serving_wording():
     assert floor.endswith("bandwidth below the data sheet's comes on top")
     page = (ROOT / "pages" / "8_Serving.py").read_text(encoding="utf-8")
     assert "balances load mainly with a per-expert routing bias, plus a very small sequence-wise balance" in page
-    memory = (ROOT / "pages" / "views" / "training_memory.py").read_text(encoding="utf-8")
+    memory = (ROOT / "views" / "training_memory.py").read_text(encoding="utf-8")
     assert "2 s b h / t (their 2sbh" in memory
 
 
@@ -842,7 +842,7 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     assert "In this bandwidth-only model its speed-up is then lowest at small B" in doc
     assert "that ordering is the model's, not a measurement" in doc and "1.8x at batch 1 and 1.5x at batch 32" in doc
     # no unverified source: the Thoughtworks blog is not cited anywhere
-    for text in (flat, d02.answer.number, doc, (ROOT / "pages" / "views" / "serving.py").read_text(encoding="utf-8")):
+    for text in (flat, d02.answer.number, doc, (ROOT / "views" / "serving.py").read_text(encoding="utf-8")):
         assert "Thoughtworks" not in text
 
 

@@ -127,7 +127,7 @@ def test_attention_10_numbers():
 
 
 def test_attention_texts_name_the_real_preset_rope_base_and_the_scale_at_every_step():
-    from pages.views import attention as view
+    from views import attention as view
 
     text = _page("6_Attention.py")
     assert "“Llama-3.1-70B at 128k tokens”" in text and "Llama-3.1-70B at 128k tokens" in view.SPEC.presets
@@ -303,7 +303,7 @@ def test_mega_batch_bucketing_pads_25_percent_of_slots_against_the_full_sorts_6_
     text = _page("12_Loss_and_units.py")
     quoted = "on this page's 512 lengths in batches of 16, about 25% of the slots instead of 6%, against 68% unsorted"
     assert quoted in text
-    from pages.views import loss_units as view
+    from views import loss_units as view
 
     assert view.N_LENGTHS == 512 and view.SPEC.defaults().pad_batch == B  # the page's defaults the text quotes
     import core.loss_units
@@ -580,8 +580,8 @@ def test_the_qlora_headroom_reads_the_48_gb_gpu_as_48_gib():
     """review3 W1: the QLoRA paper's 'single 48GB GPU' (RTX A6000, A40, L40S) has 48 GiB = 51.54e9 bytes. The
     preset (LLaMA-65B in NF4 with double quantisation, r = 64 on every linear, 16 bytes per adapter parameter; the
     plain reference of tests/card_references.py) needs 46.3 GB = 43.1 GiB and leaves 4.9 GiB = 5.2 GB, not 1.7 GB."""
-    from pages.views import lora as view
     from tests import card_references as ref
+    from views import lora as view
 
     total = ref.lora_memory("LLaMA-65B", ("q", "k", "v", "o", "gate", "up", "down"), 64, "lora_total_bytes", "nf4")
     gpu = 48 * 2**30
@@ -610,9 +610,9 @@ def test_the_qlora_headroom_is_at_most_4_9_gib_and_under_2_with_ecc_on():
     assert "leaves at most about {" in text and "leaves about {" not in text
     assert "GPU for them, and under 2 GiB on an A40 or L40S, which ship with ECC on" in text
     assert "they report 46,068 MiB, about 45 GiB)" in text and "then report about 45 GiB" not in text
-    from pages.views import lora as view
+    from views import lora as view
 
-    source = (ROOT / "pages" / "views" / "lora.py").read_text(encoding="utf-8")
+    source = (ROOT / "views" / "lora.py").read_text(encoding="utf-8")
     assert "holds 48 GiB physical" in source and "46,068 MiB, about 45 GiB usable" in source
     assert view.GPU_48GB == 48 * 2**30 / 1e9
 

@@ -1,4 +1,4 @@
-"""pages/views/inputs.py: what a user typed or uploaded, read into values core accepts (clamped with a note, or
+"""views/inputs.py: what a user typed or uploaded, read into values core accepts (clamped with a note, or
 refused with a readable message), checked against plain expected values and round trips."""
 
 import dataclasses
@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from core import evaluation, kl_leash, kv_cache, tokenizer, toy_attention
 from core.kl_leash import LEASH_PRESETS
-from pages.views import inputs
+from views import evaluation as evaluation_view
+from views import inputs
 
 EXAMPLE_C = [1, 0, 0, 1, 1, 0, 0, 0]  # the lesson's worked example C: a group of 8 rewards
 
@@ -20,45 +21,45 @@ EXAMPLE_C = [1, 0, 0, 1, 1, 0, 0, 0]  # the lesson's worked example C: a group o
 
 
 def test_clamp_pass_at_k_inputs():
-    assert inputs.clamp_pass_at_k_inputs(10, 3, 5) == (10, 3, 5, [])
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10, 12, 0)
+    assert evaluation_view.clamp_pass_at_k_inputs(10, 3, 5) == (10, 3, 5, [])
+    n, c, k, notes = evaluation_view.clamp_pass_at_k_inputs(10, 12, 0)
     assert (n, c, k) == (10, 10, 1) and len(notes) == 2 and "pass@0" in notes[1]
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10.4, -2, 20)
+    n, c, k, notes = evaluation_view.clamp_pass_at_k_inputs(10.4, -2, 20)
     assert (n, c, k) == (10, 0, 10) and len(notes) == 3
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs("abc", None, float("nan"))
+    n, c, k, notes = evaluation_view.clamp_pass_at_k_inputs("abc", None, float("nan"))
     assert (n, c, k) == (10, 3, 5) and len(notes) == 3
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(10**7, 5, 5)
+    n, c, k, notes = evaluation_view.clamp_pass_at_k_inputs(10**7, 5, 5)
     assert n == evaluation.N_MAX and "100,000" in notes[0]
 
 
 @settings(max_examples=200, deadline=None)
 @given(*[st.one_of(st.none(), st.text(max_size=4), st.floats(allow_nan=True), st.integers(-(10**9), 10**9))] * 3)
 def test_clamp_never_raises_and_output_is_valid(n, c, k):
-    n2, c2, k2, notes = inputs.clamp_pass_at_k_inputs(n, c, k)
+    n2, c2, k2, notes = evaluation_view.clamp_pass_at_k_inputs(n, c, k)
     assert 1 <= n2 <= evaluation.N_MAX and 0 <= c2 <= n2 and 1 <= k2 <= n2
     assert all(isinstance(x, int) for x in (n2, c2, k2)) and isinstance(notes, list)
     evaluation.pass_at_k(n2, c2, k2)
 
 
 def test_clamp_simulation_inputs():
-    assert inputs.clamp_simulation_inputs(0.3, 10, 5, 1000) == (0.3, 10, 5, 1000, [])
-    p, n, k, m, notes = inputs.clamp_simulation_inputs(2, 10, 50, 5e7)
+    assert evaluation_view.clamp_simulation_inputs(0.3, 10, 5, 1000) == (0.3, 10, 5, 1000, [])
+    p, n, k, m, notes = evaluation_view.clamp_simulation_inputs(2, 10, 50, 5e7)
     assert (p, n, k, m) == (1.0, 10, 10, 1_000_000) and len(notes) == 3
 
 
 def test_clamp_comparison_inputs():
-    assert inputs.clamp_comparison_inputs(0.71, 0.725, 1000) == (0.71, 0.725, 1000, None, None, [])
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(71, 72.5, 1000, 40, 50)
+    assert evaluation_view.clamp_comparison_inputs(0.71, 0.725, 1000) == (0.71, 0.725, 1000, None, None, [])
+    a, b, N, oa, ob, notes = evaluation_view.clamp_comparison_inputs(71, 72.5, 1000, 40, 50)
     assert (a, b, N, oa, ob) == (0.71, 0.725, 1000, 40, 55) and len(notes) == 3
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(0.71, 0.725, 1000, 40, None)
+    a, b, N, oa, ob, notes = evaluation_view.clamp_comparison_inputs(0.71, 0.725, 1000, 40, None)
     assert oa is None and ob is None and "both counts" in notes[0]
-    a, b, N, oa, ob, notes = inputs.clamp_comparison_inputs(0.71, 0.725, 1000, 5000, 5015)
+    a, b, N, oa, ob, notes = evaluation_view.clamp_comparison_inputs(0.71, 0.725, 1000, 5000, 5015)
     assert oa == 275 and ob == 290  # only_a <= B's wrong answers (275)
 
 
 def test_clamp_comparison_inputs_in_percent():
     # the page's inputs are in percent: no "read as %" note, and values above 100 are clamped
-    assert inputs.clamp_comparison_inputs(71.0, 72.5, 1000.0, 40.0, 55.0, percent=True) == (
+    assert evaluation_view.clamp_comparison_inputs(71.0, 72.5, 1000.0, 40.0, 55.0, percent=True) == (
         0.71,
         0.725,
         1000,
@@ -66,9 +67,9 @@ def test_clamp_comparison_inputs_in_percent():
         55,
         [],
     )
-    a, b, *_, notes = inputs.clamp_comparison_inputs(0.5, 150, 1000, percent=True)
+    a, b, *_, notes = evaluation_view.clamp_comparison_inputs(0.5, 150, 1000, percent=True)
     assert (a, b) == (0.005, 1.0) and len(notes) == 1 and "0..100%" in notes[0]
-    a, b, *_, notes = inputs.clamp_comparison_inputs("abc", float("nan"), 1000, percent=True)
+    a, b, *_, notes = evaluation_view.clamp_comparison_inputs("abc", float("nan"), 1000, percent=True)
     assert (a, b) == (0.71, 0.725) and len(notes) == 2
 
 
@@ -95,7 +96,7 @@ def test_clamp_whole_number():
 )
 def test_clamped_comparison_inputs_are_accepted(acc_a, acc_b, N, only_a, only_b):
     for percent in (False, True):
-        a, b, N2, oa, ob, _ = inputs.clamp_comparison_inputs(acc_a, acc_b, N, only_a, only_b, percent=percent)
+        a, b, N2, oa, ob, _ = evaluation_view.clamp_comparison_inputs(acc_a, acc_b, N, only_a, only_b, percent=percent)
         r = evaluation.compare_models(a, b, N2, only_a=oa, only_b=ob)
         assert np.isfinite(r.difference) and r.low <= r.difference <= r.high
 
@@ -369,25 +370,25 @@ def test_kv_calculator_inputs_note_every_change_and_never_raise():
 
 
 def test_kv_limits_are_the_attention_pages_field_ranges():
-    from pages.views import attention as attention_view
+    from views import attention as attention_view
 
     fields = {"layers": "L", "query_heads": "Hq", "kv_heads": "Hkv", "head_dim": "hd", "tokens": "ctx", "batch": "B"}
     assert {k: attention_view.SPEC[f].hi for k, f in fields.items()} == inputs.KV_LIMITS
 
 
 def test_clamps_take_their_defaults_and_ranges_from_the_pages_fields():
-    from pages.views import evaluation as eval_view
-    from pages.views import lora as lora_view
+    from views import evaluation as eval_view
+    from views import lora as lora_view
 
     spec = eval_view.SPEC
-    n, c, k, _ = inputs.clamp_pass_at_k_inputs("abc", None, "x")
+    n, c, k, _ = evaluation_view.clamp_pass_at_k_inputs("abc", None, "x")
     assert (n, c, k) == (spec["n"].default, spec["c"].default, spec["k"].default) == (10, 3, 5)
-    p, _, _, m, _ = inputs.clamp_simulation_inputs(None, 10, 5, "many")
+    p, _, _, m, _ = evaluation_view.clamp_simulation_inputs(None, 10, 5, "many")
     assert (p, m) == (spec["p"].default, spec["problems"].default) == (0.3, 100_000)
-    assert inputs.clamp_simulation_inputs(0.3, 10, 5, 1e9)[3] == spec["problems"].hi == 1_000_000
-    a, b, N, *_ = inputs.clamp_comparison_inputs(None, None, None, percent=True)
+    assert evaluation_view.clamp_simulation_inputs(0.3, 10, 5, 1e9)[3] == spec["problems"].hi == 1_000_000
+    a, b, N, *_ = evaluation_view.clamp_comparison_inputs(None, None, None, percent=True)
     assert (a, b, N) == (spec["accA"].default / 100, spec["accB"].default / 100, spec["questions"].default)
-    assert inputs.clamp_comparison_inputs(0.5, 0.5, 1e12)[2] == spec["questions"].hi == 10**9
+    assert evaluation_view.clamp_comparison_inputs(0.5, 0.5, 1e12)[2] == spec["questions"].hi == 10**9
     rank = lora_view.SPEC["rank"]
     assert inputs.clamp_field(5000, rank, lo=1) == (4096, ["rank = 5000 must lie between 1 and 4096; using 4096."])
     assert inputs.clamp_field(0, rank, lo=1, name="r")[0] == 1  # the cost tab needs r >= 1: a cross-field limit

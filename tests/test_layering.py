@@ -1,4 +1,6 @@
-"""Imports only go down: pages -> viz -> core. Parses every module's imports (ast) and fails on one going up."""
+"""Imports only go down: pages -> views -> viz -> core; decks and the drills read the views; study (cards, progress)
+and core import no layer of the app. Parses every module's imports (ast) and fails on one going up, and on any
+circle of imports, between files or between packages."""
 
 from __future__ import annotations
 
@@ -11,10 +13,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # layer (a folder) -> the top-level packages its modules must not import
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "core": frozenset({"viz", "pages", "streamlit", "plotly"}),
-    "viz": frozenset({"pages", "streamlit"}),
-    "pages/views": frozenset({"streamlit"}),
+    "core": frozenset({"viz", "views", "pages", "decks", "study", "streamlit", "plotly"}),
+    "viz": frozenset({"views", "pages", "decks", "study", "streamlit"}),
+    "views": frozenset({"pages", "decks", "streamlit"}),
+    "decks": frozenset({"pages", "streamlit"}),
+    "study": frozenset({"views", "viz", "pages", "decks", "streamlit", "plotly"}),
 }
+PACKAGES = ("pages", "views", "viz", "core", "decks", "study")
 
 
 def imported_packages(path: Path) -> set[str]:
@@ -52,3 +57,83 @@ def test_page_scripts_leave_the_computing_to_their_views() -> None:
     assert len(scripts) >= 15
     wrong = [str(f.relative_to(ROOT)) for f in scripts if "core" in imported_packages(f)]
     assert not wrong, f"page scripts that call core themselves: {wrong}"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, known: set[str]) -> set[str]:
+    """The project modules a file imports, at any depth (``from a.b import c`` is a.b.c when that is a module)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+        else:
+            continue
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name:
+                out.add(name)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    files = [f for package in PACKAGES for f in (ROOT / package).rglob("*.py")]
+    known = {_module_name(f) for f in files}
+    graph = {_module_name(f): _imports(f, known) for f in files}
+    for module, targets in graph.items():  # importing a package's module imports the package's __init__ too
+        targets.discard(module)
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One circle of the graph, or None."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_circle_of_imports_between_files() -> None:
+    """Function-level imports count: a lazy import that closes a circle is still a circle."""
+    graph = _graph()
+    assert len(graph) > 80
+    parents = {m: {m.rsplit(".", 1)[0]} if "." in m else set() for m in graph}
+    # a module's own package __init__ is not a circle with it when the __init__ only re-exports (pages.frame)
+    graph = {
+        m: {t for t in targets if t not in parents[m] or m not in graph.get(t, set())} for m, targets in graph.items()
+    }
+    assert _cycle(graph) is None, _cycle(graph)
+
+
+def test_no_circle_of_imports_between_packages() -> None:
+    graph = _graph()
+    top: dict[str, set[str]] = {p: set() for p in PACKAGES}
+    for module, targets in graph.items():
+        top[module.split(".")[0]] |= {t.split(".")[0] for t in targets} - {module.split(".")[0]}
+    assert _cycle(top) is None, _cycle(top)

@@ -4,10 +4,10 @@ the catalogue's, the numbers on screen are the ones the lesson and the papers st
 import pytest
 
 from core import model_spec
-from pages.views import attention as attention_view
-from pages.views import lora as lora_view
-from pages.views import scaling as scaling_view
 from tests.apptest import metrics, no_exception, open_page
+from views import attention as attention_view
+from views import lora as lora_view
+from views import scaling as scaling_view
 
 LORA, ATTENTION, SCALING = "pages/3_LoRA.py", "pages/6_Attention.py", "pages/1_Scaling_laws.py"
 COST = "What LoRA costs"

@@ -1,4 +1,4 @@
-"""The catalogue of pages (pages/views/catalog.py) and the navigation drawn from it (pages/frame/nav.py): stage groups
+"""The catalogue of pages (views/catalog.py) and the navigation drawn from it (pages/frame/nav.py): stage groups
 in lesson order, only the current page's group unfolded, a page finder that searches titles and keywords and opens
 the page, previous and next links in lesson order, and every page script runnable on its own (AppTest of the file
 alone, without the app's other pages)."""
@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from pages.frame import FINDER_KEY
-from pages.views import catalog
 from tests.apptest import no_exception, open_page
+from views import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "pages").glob("[0-9]*_*.py"))

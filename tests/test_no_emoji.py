@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PY_PATTERNS = (
     "pages/*.py",
-    "pages/views/*.py",
+    "views/*.py",
     "pages/frame/*.py",
     "viz/*.py",
     "core/*.py",

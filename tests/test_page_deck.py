@@ -7,8 +7,8 @@ import json
 import numpy as np
 
 from decks import load_decks, parse_deck
-from pages.views.catalog import GROUPS  # the navigation folds, not the page's own
 from tests.apptest import charts, decode, figures, open_page
+from views.catalog import GROUPS  # the navigation folds, not the page's own
 
 PLAYER = "pages/15_Deck.py"
 

@@ -8,11 +8,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from pages.views import drills as view_of
-from pages.views.state import APP_PARAMS
 from study.cards import ANSWER_PARTS
 from study.progress import DB_NAME, ProgressStore
 from tests.apptest import figures, no_exception, open_page
+from views import drills as view_of
+from views.state import APP_PARAMS
 from viz.style import DARK, PRESENTER_MIN
 
 PAGE = "pages/14_Drills.py"

@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pages.views import kl_leash as view_of
 from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from views import kl_leash as view_of
 
 PAGE = "pages/2_KL_leash.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -320,7 +320,7 @@ def test_reward_hacking_links_the_reward_models_length_bias_and_its_link_lands_o
     ]
     assert links == [("Reward_model", "rm_view=Length+bias")]
     # the reward model page's length-bias link at beta = 0.3 (its best beta): the same five answers here
-    from pages.views import reward_model as rm_view
+    from views import reward_model as rm_view
 
     state = rm_view.SPEC.state({"rm_view": "Length bias", "rm_beta": "0.3"})
     query = rm_view.figures(state, rm_view.Options(parts=frozenset({"length"}))).facts["kl_link"]

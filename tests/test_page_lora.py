@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from core import lora, lora_memory
-from pages.views import lora as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
     Reused,
@@ -23,6 +22,7 @@ from tests.apptest import (
     opened,
     trace,
 )
+from views import lora as view_of
 
 PAGE = "pages/3_LoRA.py"
 RANK, COST, INIT = "Rank-r approximation", "What LoRA costs", "Initialisation traps"

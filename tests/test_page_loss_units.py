@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from core.loss_units import example_lengths
-from pages.views import Options
-from pages.views import loss_units as view_of
 from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
+from views import Options
+from views import loss_units as view_of
 
 PAGE = "pages/12_Loss_and_units.py"
 

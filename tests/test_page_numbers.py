@@ -33,22 +33,22 @@ from scipy import optimize, special, stats
 from core.attention_real import available as real_model_available  # which texts the page shows
 from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control accepts (a range bound)
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
-from pages.views import attention as v_attention
-from pages.views import evaluation as v_evaluation
-from pages.views import grpo as v_grpo
-from pages.views import kl_leash as v_kl_leash
-from pages.views import lora as v_lora
-from pages.views import loss_units as v_loss_units
-from pages.views import ppo as v_ppo
-from pages.views import reward_model as v_reward_model
-from pages.views import sampling as v_sampling
-from pages.views import scaling as v_scaling
-from pages.views import schedules as v_schedules
-from pages.views import serving as v_serving
-from pages.views import training_memory as v_training_memory
 from tests import card_references as ref
 from tests.apptest import opened
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
+from views import attention as v_attention
+from views import evaluation as v_evaluation
+from views import grpo as v_grpo
+from views import kl_leash as v_kl_leash
+from views import lora as v_lora
+from views import loss_units as v_loss_units
+from views import ppo as v_ppo
+from views import reward_model as v_reward_model
+from views import sampling as v_sampling
+from views import scaling as v_scaling
+from views import schedules as v_schedules
+from views import serving as v_serving
+from views import training_memory as v_training_memory
 
 # ------------------------------------------------------------------------------------------------- shared reasons
 CITE = "a source's own number, cited beside it"
@@ -742,7 +742,7 @@ def test_the_bpe_caption_counts_its_pieces() -> None:
 
 # ============================================================================= the controls' texts (static, SPEC)
 # Each lesson page's field labels, help texts, option captions and preset names (tests/page_numbers.py
-# control_texts, read from pages/views/<page>.py SPEC without running the page; each text is prefixed with where it
+# control_texts, read from views/<page>.py SPEC without running the page; each text is prefixed with where it
 # sits: "<field> label: ", "<field> help: ", "<field> extra: ", "preset: "). A preset's name is checked against the
 # values the preset sets (its own input: a name that says "T = 2" for a preset that sets T = 1.5 fails) or against
 # a formula of them ("10B params on 20B tokens": D = C/(6N)); a range the help states, against the field's bounds.

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from core import ppo
-from pages.views import Options
-from pages.views import ppo as view_of
 from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, figures, metrics, no_exception, open_page
+from views import Options
+from views import ppo as view_of
 
 PAGE = "pages/9_PPO.py"
 ALL = Options(parts=frozenset({"main", "batch", "gae", "kl", "memory"}))

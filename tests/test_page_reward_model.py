@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from core.reward_model import sample_pairs
-from pages.views import reward_model as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
@@ -20,6 +19,7 @@ from tests.apptest import (
     open_page,
     trace,
 )
+from views import reward_model as view_of
 
 PAGE = "pages/10_Reward_model.py"
 
@@ -130,7 +130,7 @@ def test_bad_link_values_give_a_warning_not_an_exception(default, bad):
 
 
 def test_tabs_build_only_when_open():
-    from pages.views import Options
+    from views import Options
 
     s = view_of.SPEC.defaults()
     assert set(view_of.figures(s).figures) == {"main"}

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from core.sampling import VOCAB_PRESETS
-from pages.views import Options
-from pages.views import sampling as view_of
-from pages.views.state import check_unique
 from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
+from views import Options
+from views import sampling as view_of
+from views.state import check_unique
 
 PAGE = "pages/11_Sampling.py"
 Z = np.array(VOCAB_PRESETS["keeper"].logits)
@@ -136,10 +136,10 @@ def test_field_names_are_unique_across_the_app():
     import importlib
     import pkgutil
 
-    import pages.views
+    import views
 
-    modules = [importlib.import_module(f"pages.views.{m.name}") for m in pkgutil.iter_modules(pages.views.__path__)]
-    specs = [m.SPEC for m in modules if hasattr(m, "SPEC")]  # pages.views.state holds the contract, not a page
+    modules = [importlib.import_module(f"views.{m.name}") for m in pkgutil.iter_modules(views.__path__)]
+    specs = [m.SPEC for m in modules if hasattr(m, "SPEC")]  # views.state holds the contract, not a page
     assert {"Sampling", "Loss_and_units", "Schedules"} <= {s.page for s in specs}
     assert check_unique(specs) == []
 

@@ -198,7 +198,7 @@ def test_the_page_does_not_import_pandas_until_a_table_is_asked_for():
         "at = AppTest.from_file('app.py', default_timeout=60); at.switch_page('pages/1_Scaling_laws.py'); at.run(); "
         "at.number_input(key='gpus').set_value(64).run(); "
         "assert not at.exception, at.exception; before = 'pandas' in sys.modules; "
-        "from pages.views import scaling; view = scaling.figures(scaling.SPEC.defaults()); "
+        "from views import scaling; view = scaling.figures(scaling.SPEC.defaults()); "
         "frame = view.tables['U-curve'](); print(before, 'pandas' in sys.modules, type(frame).__name__, len(frame))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from pages.views import Options
-from pages.views import schedules as view_of
 from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
+from views import Options
+from views import schedules as view_of
 
 PAGE = "pages/13_Schedules.py"
 

@@ -5,8 +5,6 @@ traps show the wrong number."""
 import numpy as np
 import pytest
 
-from pages.views import Options
-from pages.views import serving as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
@@ -18,6 +16,8 @@ from tests.apptest import (
     open_page,
     trace,
 )
+from views import Options
+from views import serving as view_of
 
 PAGE = "pages/8_Serving.py"
 

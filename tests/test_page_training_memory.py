@@ -3,8 +3,6 @@ view, bad link values and bad inputs give a message and never an exception, the 
 
 import pytest
 
-from pages.views import Options
-from pages.views import training_memory as view_of
 from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
@@ -16,6 +14,8 @@ from tests.apptest import (
     open_page,
     trace,
 )
+from views import Options
+from views import training_memory as view_of
 
 PAGE = "pages/7_Training_memory.py"
 GIB = 2**30

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import pytest
 
 import viz  # noqa: F401  (installs the guard)
-from pages.views import Options, scaling
+from views import Options, scaling
 from viz import _imports
 
 

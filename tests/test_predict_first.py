@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 
 from core import lora, scaling
-from pages.views import Options
-from pages.views import attention as attention_view
-from pages.views import evaluation as evaluation_view
-from pages.views import grpo as grpo_view
-from pages.views import kl_leash as kl_leash_view
-from pages.views import lora as lora_view
-from pages.views import scaling as scaling_view
 from tests.apptest import decode, figures, metrics, no_exception, open_page
+from views import Options
+from views import attention as attention_view
+from views import evaluation as evaluation_view
+from views import grpo as grpo_view
+from views import kl_leash as kl_leash_view
+from views import lora as lora_view
+from views import scaling as scaling_view
 from viz.predict import GUESS_NAME
 
 
@@ -183,11 +183,11 @@ def _marks(fig) -> dict:
 def test_predict_first_covers_every_page_that_has_the_switch() -> None:
     import pkgutil
 
-    import pages.views
+    import views
 
     with_switch = set()
-    for info in pkgutil.iter_modules(pages.views.__path__):
-        module = __import__(f"pages.views.{info.name}", fromlist=["SPEC"])
+    for info in pkgutil.iter_modules(views.__path__):
+        module = __import__(f"views.{info.name}", fromlist=["SPEC"])
         spec = getattr(module, "SPEC", None)
         if spec is not None and any(f.name.startswith("predict_") for f in spec.fields):
             with_switch.add(module.__name__)

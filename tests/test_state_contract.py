@@ -9,11 +9,11 @@ import pkgutil
 
 import pytest
 
-import pages.views
+import views
 from pages.frame import PAGES
-from pages.views.state import APP_PARAMS, Field, Spec, State, check_unique
+from views.state import APP_PARAMS, Field, Spec, State, check_unique
 
-VIEW_MODULES = [importlib.import_module(f"pages.views.{m.name}") for m in pkgutil.iter_modules(pages.views.__path__)]
+VIEW_MODULES = [importlib.import_module(f"views.{m.name}") for m in pkgutil.iter_modules(views.__path__)]
 SPECS = [m.SPEC for m in VIEW_MODULES if hasattr(m, "SPEC")]
 FIELDS = [(s, f) for s in SPECS for f in s.fields]
 
@@ -160,9 +160,9 @@ def test_every_view_runs_in_a_process_without_streamlit() -> None:
     from pathlib import Path
 
     code = (
-        "import importlib, pkgutil, sys; import pages.views as v\n"
-        "mods = [importlib.import_module(f'pages.views.{m.name}') for m in pkgutil.iter_modules(v.__path__)]\n"
-        "from pages.views import grpo, scaling\n"
+        "import importlib, pkgutil, sys; import views as v\n"
+        "mods = [importlib.import_module(f'views.{m.name}') for m in pkgutil.iter_modules(v.__path__)]\n"
+        "from views import grpo, scaling\n"
         "grpo.figures(grpo.SPEC.defaults()); scaling.figures(scaling.SPEC.defaults())\n"
         "print(len(mods), 'streamlit' in sys.modules)"
     )

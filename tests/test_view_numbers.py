@@ -16,7 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from pages.views import (
+from tests import (
+    view_numbers_lora,
+    view_numbers_prefs,
+    view_numbers_rl,
+    view_numbers_scaling,
+    view_numbers_systems,
+    view_numbers_tokens,
+)
+from tests.page_numbers import check_page, view_texts, views
+from views import (
     attention,
     evaluation,
     grpo,
@@ -31,15 +40,6 @@ from pages.views import (
     serving,
     training_memory,
 )
-from tests import (
-    view_numbers_lora,
-    view_numbers_prefs,
-    view_numbers_rl,
-    view_numbers_scaling,
-    view_numbers_systems,
-    view_numbers_tokens,
-)
-from tests.page_numbers import check_page, view_texts, views
 
 SPECS = {
     "pages/1_Scaling_laws.py": scaling.SPEC,

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from core import attention_real, tokenizer, toy_attention
-from pages.views import Options
-from pages.views import attention as view_of
+from views import Options
+from views import attention as view_of
 
 DEFAULTS = view_of.SPEC.defaults()
 
@@ -30,7 +30,7 @@ def _readouts(view) -> dict[str, str]:
 
 
 def test_the_module_imports_no_streamlit() -> None:
-    for path in ("pages/views/attention.py", "pages/views/__init__.py"):
+    for path in ("views/attention.py", "views/__init__.py"):
         tree = ast.parse((Path(__file__).resolve().parents[1] / path).read_text())
         names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
         names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
@@ -163,7 +163,7 @@ def test_kv_calculator_reads_the_catalogue_and_agrees_with_the_serving_page(pres
     """The calculator's presets take their shapes from core.model_spec's catalogue, and its per-token KV bytes are
     the serving page's for the same model (a hand count from the published config as the reference)."""
     from core.model_spec import CATALOGUE
-    from pages.views import serving as serving_view
+    from views import serving as serving_view
 
     model, tokens = view_of.KV_MODELS[preset]
     spec = CATALOGUE[model]

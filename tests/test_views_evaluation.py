@@ -12,8 +12,8 @@ import pytest
 import scipy.stats
 
 from core import evaluation
-from pages.views import Options
-from pages.views import evaluation as view_of
+from views import Options
+from views import evaluation as view_of
 
 DEFAULTS = view_of.SPEC.defaults()
 ESTIMATORS, BIAS, COMPARISON = "Estimators", "Bias simulation", "Model comparison"

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pages.views import Options
-from pages.views import grpo as view_of
 from tests.apptest import decode, trace
+from views import Options
+from views import grpo as view_of
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_C = [1, 0, 0, 1, 1, 0, 0, 0]
@@ -50,7 +50,7 @@ def test_the_view_module_does_not_import_streamlit():
     modules = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     modules |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not any(m.split(".")[0] == "streamlit" for m in modules)
-    assert "pages.frame" not in modules  # only pages.views.state, the Streamlit-free part of the frame
+    assert "pages.frame" not in modules  # only views.state, the Streamlit-free part of the frame
 
 
 @pytest.mark.parametrize(

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from pages.views import Options
-from pages.views import kl_leash as view_of
 from tests.apptest import decode, figures, metrics, no_exception, open_page, trace
+from views import Options
+from views import kl_leash as view_of
 
 PAGE = "pages/2_KL_leash.py"
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,15 +39,15 @@ def _toy(beta: float) -> tuple[float, float, float]:
 def test_runs_outside_streamlit_without_torch_outside_the_theorem_check():
     # a plain python process, no Streamlit run; torch is for the theorem check only (the page test checks it comes)
     code = (
-        "import sys; from pages.views import Options; from pages.views import kl_leash as v; "
+        "import sys; from views import Options; from views import kl_leash as v; "
         "s = v.SPEC.defaults(); a = set(v.figures(s, Options(parts=frozenset(v.VIEWS[:2] + v.VIEWS[3:]))).figures); "
         "print(sorted(a), 'torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[-2] == "['Beta sweep', 'DPO', 'Reward hacking'] False"
-    # the view module itself never imports Streamlit (pages.views.state's package does, for now)
-    tree = ast.parse((ROOT / "pages/views/kl_leash.py").read_text())
+    # the view module itself never imports Streamlit (views.state's package does, for now)
+    tree = ast.parse((ROOT / "views/kl_leash.py").read_text())
     imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     imported += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     assert imported and not any(m.split(".")[0] == "streamlit" for m in imported)

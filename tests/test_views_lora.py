@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from core import lora, lora_layer, lora_memory
-from pages.views import Options
-from pages.views import lora as view_of
+from views import Options
+from views import lora as view_of
 
 RANK, COST, INIT = view_of.VIEWS
 

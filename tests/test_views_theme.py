@@ -1,5 +1,5 @@
 """Every figure a page's view builds follows ``Options``: the dark theme's background and text, and presenter
-mode's type (at least 16 px everywhere). Catches a builder call in pages/views that forgets to pass them on."""
+mode's type (at least 16 px everywhere). Catches a builder call in views that forgets to pass them on."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import importlib
 import pytest
 from apptest import font_sizes
 
-from pages.views import Options
-from pages.views import attention as attention_view
-from pages.views import evaluation as evaluation_view
-from pages.views import grpo as grpo_view
+from views import Options
+from views import attention as attention_view
+from views import evaluation as evaluation_view
+from views import grpo as grpo_view
 from viz.style import DARK, PRESENTER_MIN
 
 VIEWS = ("scaling", "kl_leash", "lora", "grpo", "evaluation", "attention", "training_memory", "serving", "ppo",
@@ -29,7 +29,7 @@ EXPECTED = {"scaling": 2, "kl_leash": 5, "lora": 3, "grpo": 4, "evaluation": 4, 
 
 @pytest.mark.parametrize("name", VIEWS)
 def test_every_figure_of_a_view_follows_the_options(name):
-    module = importlib.import_module(f"pages.views.{name}")
+    module = importlib.import_module(f"views.{name}")
     view = module.figures(module.SPEC.defaults(), Options(theme="dark", presenter=True, parts=PARTS))
     assert len(view.figures) >= EXPECTED[name]  # every tab's figure was built
     for key, fig in view.figures.items():

@@ -14,14 +14,14 @@ import numpy as np
 import pytest
 
 from bench.links import VIEWS, spec_of, walk
-from pages.views import Options, View
+from views import Options, View
 
 STEPS = 20
 _NAN = re.compile(r"\b(nan|inf)\b", re.IGNORECASE)
 
 
 def _figures(page: str):
-    return importlib.import_module(f"pages.views.{VIEWS[page]}").figures
+    return importlib.import_module(f"views.{VIEWS[page]}").figures
 
 
 @pytest.mark.parametrize("page", list(VIEWS))

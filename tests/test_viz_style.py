@@ -937,8 +937,8 @@ def test_legend_rows_follows_plotlys_wrapping_rule() -> None:
 def test_the_scaling_title_clears_its_four_row_legend() -> None:
     """The scaling page's title sat on its legend's first row (plotly put each of the 4 entries on its own row, and
     the margin made room for fewer)."""
-    from pages.views import Options, scaling
-    from pages.views.state import State
+    from views import Options, scaling
+    from views.state import State
     from viz.style import legend_rows
 
     fig = scaling.figures(State(scaling.SPEC.defaults()), Options()).figures["main"]

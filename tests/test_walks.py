@@ -3,8 +3,8 @@ group's representative paired both ways, a seeded choice that repeats, and the e
 
 from __future__ import annotations
 
-from pages.views import catalog
 from tests.browser import walks
+from views import catalog
 
 
 def test_every_page_is_walked_to_or_from_and_representatives_both_ways() -> None:

@@ -21,10 +21,10 @@ import re
 import numpy as np
 import torch
 
-from pages.views import lora as v_lora
 from tests import card_references as ref
 from tests.page_numbers import Ref
 from tests.test_page_numbers import COUNT, FORMULA, GIVEN, NAME, UNIT, _preset
+from views import lora as v_lora
 
 LO = v_lora.SPEC
 TIMING = "a measured wall time (different on every run and machine)"
@@ -173,7 +173,7 @@ def _refs_init(values: dict) -> list[Ref]:
             f"the toy's d = {train.d} (core/lora_layer.py TrainConfig)",
             f"the toy's k = {train.k}",
             f"the target's rank {train.target_rank}",
-            f"the page's {train.steps} steps (pages/views/lora.py TRAIN)",
+            f"the page's {train.steps} steps (views/lora.py TRAIN)",
             TIMING,
         ),
         Ref("∂L/∂A at step 0, B = 0: 0 exactly", COUNT, GIVEN, 0.0),  # s Bᵀ g xᵀ with B = 0

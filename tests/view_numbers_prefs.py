@@ -19,12 +19,12 @@ import numpy as np
 from scipy import optimize, special
 
 from core.dpo import DPO_PRESETS  # input data only: the pairs' log-probabilities and β
-from pages.views import kl_leash as v_kl_leash
-from pages.views import loss_units as v_loss_units
-from pages.views import reward_model as v_reward_model
 from tests import card_references as ref
 from tests.page_numbers import Ref
 from tests.test_page_numbers import BIGRAMS, FORMULA, GIVEN, NAME, PAD_LENGTHS, _padding_waste_pct, _preset
+from views import kl_leash as v_kl_leash
+from views import loss_units as v_loss_units
+from views import reward_model as v_reward_model
 
 KLS, RMS, LU = v_kl_leash.SPEC, v_reward_model.SPEC, v_loss_units.SPEC
 

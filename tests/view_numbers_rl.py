@@ -18,12 +18,12 @@ from fractions import Fraction
 import numpy as np
 import torch
 
-from pages.views import grpo as v_grpo
-from pages.views import ppo as v_ppo
-from pages.views.ppo import KL_REF, KL_TARGET  # input data: the KL tab's two distributions
 from tests import card_references as ref
 from tests.page_numbers import Ref
 from tests.test_page_numbers import CITE, COUNT, FORMULA, GIVEN, _preset
+from views import grpo as v_grpo
+from views import ppo as v_ppo
+from views.ppo import KL_REF, KL_TARGET  # input data: the KL tab's two distributions
 
 GR, PP = v_grpo.SPEC, v_ppo.SPEC
 

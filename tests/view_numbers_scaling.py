@@ -23,13 +23,13 @@ from scipy import signal, special, stats
 
 from core.sampling import VOCAB_PRESETS  # input data only: the presets' logits
 from core.schedules import MIX_ANNEAL, MIX_PRETRAIN  # input data only: the illustrative mixture's weights
-from pages.views import sampling as v_sampling
-from pages.views import scaling as v_scaling
-from pages.views import schedules as v_schedules
 from tests import card_references as ref
 from tests import test_page_numbers as tpn
 from tests.page_numbers import Ref
 from tests.test_page_numbers import COUNT, FORMULA, GIVEN, H100_PEAK, NAME, _preset
+from views import sampling as v_sampling
+from views import scaling as v_scaling
+from views import schedules as v_schedules
 
 SC, SH, SA = v_scaling.SPEC, v_schedules.SPEC, v_sampling.SPEC
 

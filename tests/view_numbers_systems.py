@@ -15,10 +15,10 @@ import math
 
 import numpy as np
 
-from pages.views import serving as v_serving
-from pages.views import training_memory as v_training_memory
 from tests.page_numbers import Ref, _numbers_at, prepare
 from tests.test_page_numbers import CITE, COUNT, FORMULA, GIVEN, NAME, _preset
+from views import serving as v_serving
+from views import training_memory as v_training_memory
 
 TM, SV = v_training_memory.SPEC, v_serving.SPEC
 GIB, GB, KIB = 2**30, 1e9, 2**10

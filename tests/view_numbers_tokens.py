@@ -20,11 +20,11 @@ from scipy import stats
 from core.attention_real import available as real_model_available  # which texts the page shows
 from core.device import get_device  # only which device the page's simulation draws on (torch's streams differ)
 from core.tokenizer import DEFAULT_TEXT  # input data: the page's default sentence
-from pages.views import attention as v_attention
-from pages.views import evaluation as v_evaluation
 from tests import card_references as ref
 from tests.page_numbers import Ref
 from tests.test_page_numbers import COUNT, FORMULA, GIVEN, _preset
+from views import attention as v_attention
+from views import evaluation as v_evaluation
 
 EV, AT = v_evaluation.SPEC, v_attention.SPEC
 

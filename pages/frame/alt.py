@@ -8,7 +8,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from pages.views import Readout
+from views import Readout
 
 _TAG = re.compile(r"<[^>]+>")
 

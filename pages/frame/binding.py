@@ -21,7 +21,7 @@ from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from pages.frame.charts import component_data
-from pages.views.state import APP_PARAMS, Field, Spec
+from views.state import APP_PARAMS, Field, Spec
 
 # ---------------------------------------------------------------------- the state contract in Streamlit
 _CURRENT_PAGE = "_frame_current_page"

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from pages.views import View
+from views import View
 
 # Entries per cached function (one per page): enough for a class going back and forth between a few views, and small
 # enough that the caches are full after a few hundred distinct interactions, so that memory levels off

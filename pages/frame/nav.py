@@ -1,6 +1,6 @@
 """Navigation: the sidebar's page finder and its stage groups (only the current page's group unfolded), and the
 previous and next links in lesson order under every lesson page. What the pages are comes from the catalogue
-(pages/views/catalog.py); this draws it.
+(views/catalog.py); this draws it.
 
 The app keeps Streamlit's file-based navigation (every ``pages/*.py`` is a page at ``/<name without its number>``),
 with Streamlit's own flat list hidden (``client.showSidebarNavigation = false``): a fresh server's first request to
@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from pages.views import catalog
+from views import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 

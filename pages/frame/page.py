@@ -46,8 +46,8 @@ from pages.frame.style import (
     READOUT_STRIP_CLASS,
     READOUTS_PER_ROW_MAX,
 )
-from pages.views import Readout, View
-from pages.views.state import Spec, State
+from views import Readout, View
+from views.state import Spec, State
 from viz.style import plotly_config
 
 if TYPE_CHECKING:  # pandas takes 0.6 s to import: a page imports it when it builds a table, not before

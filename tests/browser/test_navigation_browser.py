@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-import pages.views
+import views
 from pages.frame import PAGES
-from pages.views import catalog
-from pages.views.state import APP_PARAMS
 from tests.browser import walks
+from views import catalog
+from views.state import APP_PARAMS
 
 pytestmark = pytest.mark.browser
 
 SPECS = {
     m.SPEC.page: m.SPEC
-    for m in (importlib.import_module(f"pages.views.{i.name}") for i in pkgutil.iter_modules(pages.views.__path__))
+    for m in (importlib.import_module(f"views.{i.name}") for i in pkgutil.iter_modules(views.__path__))
     if hasattr(m, "SPEC")
 }
 # The page each pair test starts on is opened from a deep link with non-default values: these, or else the preset of

@@ -14,7 +14,7 @@ import os
 import random
 import secrets
 
-from pages.views import catalog
+from views import catalog
 
 RANDOM_PAIRS = 16
 SEED = int(os.environ.get("LESSON_WALK_SEED") or secrets.randbelow(10**6))

@@ -7,8 +7,8 @@ import math
 
 from core.model_spec import CATALOGUE, ModelSpec
 from core.systems_presets import PRESETS, PRESETS_BY_KEY, Preset
-from pages.views import Readout
-from pages.views.state import Field, State
+from views import Readout
+from views.state import Field, State
 from viz import format as fmt
 
 NONE = "none"

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from types import ModuleType
 from urllib.parse import urlencode
 
-from pages.views import Options, View
-from pages.views.state import Field, Spec, State
 from study.cards import ANSWER_PARTS, Card, by_topic, load_cards
+from views import Options, View, catalog
+from views.catalog import parts_for
+from views.state import Field, Spec, State
 
 CARDS, CARD_PROBLEMS = load_cards()
 BY_ID: dict[str, Card] = {c.id: c for c in CARDS}
@@ -193,9 +194,7 @@ class CardFigure:
 
 
 def _view_modules() -> dict[str, ModuleType]:
-    from decks import views  # the same table of view modules the lecture decks draw from (lazy: it loads them all)
-
-    return views()
+    return catalog.view_modules()  # the same table of view modules the lecture decks draw from
 
 
 def _predict_fields(spec: Spec) -> tuple[str, str] | None:
@@ -213,8 +212,6 @@ def card_figure(card: Card, answer_shown: bool) -> CardFigure | None:
     has not revealed the whole answer) only a figure that a page can hold back is drawn: the page's main lesson
     figure with its "Predict first" switch on and no guess. A card whose figure is a tab, or whose page has no
     "Predict first" switch, draws nothing until the answer is shown (its page link stays)."""
-    from decks import parts_for
-
     if not card.view.page:
         return None
     modules = _view_modules()

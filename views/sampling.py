@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from core import sampling
-from pages.views import DEFAULT, Options, Readout, View
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View
+from views.state import Field, Spec, State
 from viz.sampling import DEFAULT_TEMPERATURES, generation_figure, order_figure, sampling_figure
 
 SOURCES = ("keeper", "flat", "bigram")

@@ -20,9 +20,9 @@ from core.model_spec import (
     param_breakdown,
 )
 from core.systems_presets import PRESETS_BY_KEY
-from pages.views import DEFAULT, Options, Readout, View
-from pages.views.state import Field, Spec, State
-from pages.views.systems_common import NONE, custom_fields, model_of, preset_name, problem_keys, problem_readouts
+from views import DEFAULT, Options, Readout, View
+from views.state import Field, Spec, State
+from views.systems_common import NONE, custom_fields, model_of, preset_name, problem_keys, problem_readouts
 from viz import format as fmt
 from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
 

@@ -11,9 +11,9 @@ import pandas as pd
 from core import reward_model
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from core.kl_leash import beta_choices
-from pages.views import DEFAULT, Options, Readout, View, inputs
-from pages.views import kl_leash as kl_view
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, inputs
+from views import kl_leash as kl_view
+from views.state import Field, Spec, State
 from viz.dpo import dpo_figure
 from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length_bias_figure
 

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from core import ppo
-from pages.views import DEFAULT, Options, Readout, View, inputs
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, inputs
+from views.state import Field, Spec, State
 from viz import format as fmt
 from viz.ppo import (
     clip_batch_figure,

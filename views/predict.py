@@ -13,8 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Literal
 
-from pages.views import Readout, View
-from pages.views.state import Field, State
+from views import Readout, View
+from views.state import Field, State
 
 Mode = Literal["off", "hidden", "revealed"]
 HIDDEN = "?"

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 
+from views.state import State
+
 # The stages a lesson goes through, in order: the sidebar's groups.
 GROUPS: tuple[str, ...] = (
     "Pretraining",
@@ -133,3 +135,18 @@ def view_module(url: str) -> ModuleType | None:
 def view_modules() -> dict[str, ModuleType]:
     """Every page's view module by its URL name (imports them all: the decks and drills need the whole table)."""
     return {e.url: module for e in PAGES if (module := view_module(e.url)) is not None}
+
+
+def parts_for(page: str, state: State, extra: tuple[str, ...] | list[str] = ()) -> frozenset[str]:
+    """The figures() parts a view of ``page`` in ``state`` draws: ``main``, the tab its state opens (under the part
+    name the view uses, TAB_PARTS), and ``extra``."""
+    parts = {"main", *extra}
+    module = view_module(page)
+    if module is None:
+        return frozenset(parts)
+    for f in module.SPEC.fields:
+        if f.widget == "tabs":
+            tab = state[f.name]
+            parts.add(tab)
+            parts.add(TAB_PARTS.get(page, {}).get(tab, tab))
+    return frozenset(parts)

@@ -13,9 +13,9 @@ import pandas as pd
 
 from core import lora, lora_layer, lora_memory
 from core.model_spec import CATALOGUE, ModelSpec, param_count
-from pages.views import DEFAULT, Options, Readout, View, inputs
-from pages.views import predict as ask
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, inputs
+from views import predict as ask
+from views.state import Field, Spec, State
 from viz import format as fmt
 from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
 from viz.predict import predict_figure, with_guess

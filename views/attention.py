@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 
 from core import attention, attention_real, kv_cache, tokenizer, toy_attention
 from core.model_spec import CATALOGUE, KIB, ModelSpec, kv_cache_bytes_per_token
-from pages.views import DEFAULT, Options, Readout, View, inputs
-from pages.views import predict as ask
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, inputs
+from views import predict as ask
+from views.state import Field, Spec, State
 from viz import format as fmt
 from viz.attention import (
     SCALE_NAMES,

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from core import scaling
 from core.model_spec import CATALOGUE, param_count
-from pages.views import DEFAULT, Options, Readout, View
-from pages.views import predict as ask
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View
+from views import predict as ask
+from views.state import Field, Spec, State
 from viz import format as fmt
 from viz.predict import predict_figure, with_guess
 from viz.scaling import isoflop_family_figure, isoflop_figure

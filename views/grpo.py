@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 
 from core import grpo
-from pages.views import DEFAULT, Options, Readout, View, inputs
-from pages.views import predict as ask
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, inputs
+from views import predict as ask
+from views.state import Field, Spec, State
 from viz import format as fmt
 from viz.grpo import (
     grpo_advantages_figure,

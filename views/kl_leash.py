@@ -10,9 +10,9 @@ import pandas as pd
 
 from core import kl_leash
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
-from pages.views import DEFAULT, Options, Readout, View, inputs
-from pages.views import predict as ask
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, inputs
+from views import predict as ask
+from views.state import Field, Spec, State
 from viz import format as fmt
 from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure

@@ -8,8 +8,8 @@ import pandas as pd
 
 from core import loss_units
 from core.sampling import bundled_text
-from pages.views import DEFAULT, Options, Readout, View
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View
+from views.state import Field, Spec, State
 from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
 
 VIEWS = ("BPE merges", "SFT mask", "Packing", "Padding")

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from core import schedules
-from pages.views import DEFAULT, Options, Readout, View
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View
+from views.state import Field, Spec, State
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
 
 VIEWS = ("WSD branches", "Kaplan's read-off", "Data mixture")

@@ -1,6 +1,6 @@
 """What each page shows, as a pure function of its typed state: ``figures(state, options) -> View``.
 
-One module per page holds its :class:`~pages.views.state.Spec` (``SPEC``) and its ``figures`` function. Nothing
+One module per page holds its :class:`~views.state.Spec` (``SPEC``) and its ``figures`` function. Nothing
 here imports Streamlit, so the same function draws a page, a lecture deck's slide, a handout and a card's view.
 ``options.parts`` names the figures to build: a page asks for its main figure on every rerun and for a tab's
 figures only when that tab is open.

@@ -11,9 +11,9 @@ from core import training_memory
 from core.hardware import GB, GIB, GPUS
 from core.model_spec import CATALOGUE, ModelSpec, param_breakdown, param_count
 from core.systems_presets import PRESETS_BY_KEY
-from pages.views import DEFAULT, Options, Readout, View
-from pages.views.state import Field, Spec, State
-from pages.views.systems_common import NONE, custom_fields, model_of, preset_name, problem_keys, problem_readouts
+from views import DEFAULT, Options, Readout, View
+from views.state import Field, Spec, State
+from views.systems_common import NONE, custom_fields, model_of, preset_name, problem_keys, problem_readouts
 from viz import format as fmt
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 

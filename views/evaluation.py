@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 
 from core import evaluation
-from pages.views import DEFAULT, Options, Readout, View, inputs
-from pages.views import predict as ask
-from pages.views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, inputs
+from views import predict as ask
+from views.state import Field, Spec, State
 from viz import format as fmt
 from viz.evaluation import comparison_figure_of, curve_figures, simulation_figure_of
 from viz.predict import predict_figure, with_guess
@@ -102,10 +102,10 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
     inputs, the core results of the parts built and the comparison's ``verdicts`` as (kind, markdown) pairs.
     """
     view = View()
-    n, c, k, notes = inputs.clamp_pass_at_k_inputs(state.n, state.c, state.k)
-    p, _, _, problems, more = inputs.clamp_simulation_inputs(state.p, n, k, state.problems)
+    n, c, k, notes = clamp_pass_at_k_inputs(state.n, state.c, state.k)
+    p, _, _, problems, more = clamp_simulation_inputs(state.p, n, k, state.problems)
     seed, seed_notes = inputs.clamp_field(state.sim_seed, SPEC["sim_seed"])
-    acc_a, acc_b, N, only_a, only_b, cmp_notes = inputs.clamp_comparison_inputs(
+    acc_a, acc_b, N, only_a, only_b, cmp_notes = clamp_comparison_inputs(
         state.accA, state.accB, state.questions, state.onlyA, state.onlyB, percent=True
     )
     view.notices = [("info", note) for note in notes + more + seed_notes + cmp_notes]
@@ -261,3 +261,105 @@ def _comparison(
         for m in comps
     ]
     view.tables["Comparison"] = lambda: pd.DataFrame([asdict(m) for m in comps])
+
+
+# ---------------------------------------------------------------------- the page's inputs made valid
+def clamp_pass_at_k_inputs(
+    n: Any, c: Any, k: Any, *, n_max: int | None = None, defaults: tuple[int, int, int] | None = None
+) -> tuple[int, int, int, list[str]]:
+    """Make (n, c, k) valid for :func:`pass_at_k`: 1 <= n <= n_max, 0 <= c <= n, 1 <= k <= n, whole numbers.
+
+    ``n_max`` and ``defaults`` (n, c, k) are the evaluation page's fields' range and defaults unless given.
+    Returns the clamped values and one note per change, for the page to show. Never raises.
+    """
+    spec = SPEC
+    n_max = int(spec["n"].hi) if n_max is None else n_max
+    defaults = defaults or (spec["n"].default, spec["c"].default, spec["k"].default)
+    notes: list[str] = []
+    n_f = inputs.to_whole(inputs.read_number(n, "n", defaults[0], notes), "n", notes)
+    n_i = int(inputs.clip_noted(n_f, spec["n"].lo, n_max, "n", f"is outside {spec['n'].lo:g}..{n_max:,}", notes))
+    c_f = inputs.to_whole(inputs.read_number(c, "c", defaults[1], notes), "c", notes)
+    c_i = int(
+        inputs.clip_noted(c_f, 0, n_i, "c", "must lie between 0 and n (no more correct samples than samples)", notes)
+    )
+    k_f = inputs.to_whole(inputs.read_number(k, "k", defaults[2], notes), "k", notes)
+    if k_f == 0:
+        notes.append("k=0: pass@0 is always 0; using k=1.")
+        k_f = 1.0
+    k_i = int(
+        inputs.clip_noted(k_f, 1, n_i, "k", "must lie between 1 and n (the estimator needs k <= n samples)", notes)
+    )
+    return n_i, c_i, k_i, notes
+
+
+def clamp_simulation_inputs(
+    p: Any, n: Any, k: Any, problems: Any, *, n_max: int | None = None, problems_max: int | None = None
+) -> tuple[float, int, int, int, list[str]]:
+    """Make (p, n, k, problems) valid for :func:`simulate_estimators`; returns them and the notes. Defaults and
+    ranges: the evaluation page's fields."""
+    spec = SPEC
+    fp, fm = spec["p"], spec["problems"]
+    problems_max = int(fm.hi) if problems_max is None else problems_max
+    notes: list[str] = []
+    p_f = inputs.read_number(p, "p", fp.default, notes)
+    p_f = inputs.clip_noted(p_f, fp.lo, fp.hi, "p", f"is a probability and must lie in [{fp.lo:g}, {fp.hi:g}]", notes)
+    defaults = (spec["n"].default, 0, spec["k"].default)  # the simulation reads no c
+    n_i, _, k_i, more = clamp_pass_at_k_inputs(n, 0, k, n_max=n_max, defaults=defaults)
+    notes += more
+    m = inputs.to_whole(inputs.read_number(problems, "problems", fm.default, notes), "problems", notes)
+    m_i = int(inputs.clip_noted(m, fm.lo, problems_max, "problems", f"must lie in {fm.lo:g}..{problems_max:,}", notes))
+    return p_f, n_i, k_i, m_i, notes
+
+
+def clamp_comparison_inputs(
+    acc_a: Any, acc_b: Any, N: Any, only_a: Any = None, only_b: Any = None, *, percent: bool = False
+) -> tuple[float, float, int, int | None, int | None, list[str]]:
+    """Make the inputs of :func:`compare_models` valid; returns them and the notes. Never raises.
+
+    Accuracies are returned as fractions. With ``percent=True`` they are given in percent (71.0 means 0.71) and
+    clamped to 0..100; otherwise accuracies above 1 (up to 100) are read as percentages, with a note. For the
+    paired analysis the counts must fit the accuracies: only_a <= A's correct, only_a <= B's wrong, and
+    only_b - only_a = B's correct - A's correct; only_a is clamped into its feasible range and only_b is then set
+    from it (each change noted).
+    """
+    spec = SPEC
+    notes: list[str] = []
+    accs = []
+    for name, raw, f in (("accuracy A", acc_a, spec["accA"]), ("accuracy B", acc_b, spec["accB"])):
+        default = f.default / 100  # the page's fields are in percent
+        if percent:
+            a = inputs.clip_noted(
+                inputs.read_number(raw, name, 100 * default, notes), 0.0, 100.0, name, "must lie in 0..100%", notes
+            )
+            accs.append(a / 100)
+            continue
+        a = inputs.read_number(raw, name, default, notes)
+        if 1 < a <= 100:
+            notes.append(f"{name}={a:g} read as {a:g}%.")
+            a /= 100
+        accs.append(inputs.clip_noted(a, 0.0, 1.0, name, "must lie in [0, 1] (or 0-100%)", notes))
+    fN = spec["questions"]
+    N_f = inputs.to_whole(inputs.read_number(N, "N", fN.default, notes), "N", notes)
+    N_i = int(inputs.clip_noted(N_f, fN.lo, fN.hi, "N", f"must lie in {fN.lo:g}..{fN.hi:,.0f}", notes))
+    missing_a, missing_b = only_a is None or only_a == "", only_b is None or only_b == ""
+    if missing_a or missing_b:
+        if missing_a != missing_b:
+            notes.append("The paired analysis needs both counts; showing the independent one only.")
+        return accs[0], accs[1], N_i, None, None, notes
+
+    right_a, right_b = round(accs[0] * N_i), round(accs[1] * N_i)
+    delta = right_b - right_a  # only_b - only_a must equal this
+    oa = inputs.to_whole(inputs.read_number(only_a, "only A right", max(0, -delta), notes), "only A right", notes)
+    ob = inputs.to_whole(inputs.read_number(only_b, "only B right", max(0, delta), notes), "only B right", notes)
+    lo, hi = max(0, -delta), min(right_a, N_i - right_b)  # feasible range of only_a
+    if lo > hi:  # cannot happen for accuracies in [0, 1]; kept as a guard
+        notes.append("The counts cannot fit these accuracies; showing the independent analysis only.")
+        return accs[0], accs[1], N_i, None, None, notes
+    oa_i = int(inputs.clip_noted(oa, lo, hi, "only A right", f"must lie in {lo}..{hi} for these accuracies", notes))
+    ob_i = oa_i + delta
+    if ob != ob_i:
+        notes.append(
+            f"only B right={ob:g} does not fit: B - A = {delta} questions, so only B right = "
+            f"only A right + {delta} = {ob_i}; using {ob_i}."
+        )
+    return accs[0], accs[1], N_i, oa_i, ob_i, notes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pages.views.state import Field, Spec
+from views.state import Field, Spec
 
 MAX_SLIDES = 200
 
