@@ -39,6 +39,7 @@ DEEP_LINKS = {
 }
 HOME_TITLE = "The LLM lesson explorer"
 GROUP_OF = {e.label: e.group for e in catalog.PAGES}  # a page link's stage group in the sidebar
+CLICKS_NOT_TAKEN: list[str] = []  # sidebar clicks clicked a second time (see _click)
 
 
 def _url_page(path: str) -> str:
@@ -132,7 +133,15 @@ def _click(page, label: str) -> None:
         if fold.get_attribute("open") is None:
             fold.locator("summary").click()
     link.wait_for(state="visible", timeout=30_000)
+    target = "/" + _label_path()[label] if _label_path()[label] else ""
     link.click()
+    try:  # the address bar changes as soon as the app takes the click
+        page.wait_for_function("p => window.location.pathname.replace(/\\/$/, '') === p", arg=target, timeout=20_000)
+    except Exception:
+        # Known, not yet understood (issue 29's note): on a loaded machine a click on a link just unfolded is
+        # sometimes not taken at all (the address bar never changes). Counted and clicked once more.
+        CLICKS_NOT_TAKEN.append(label)
+        link.click()
     _arrive(page, _label_path()[label])
 
 
