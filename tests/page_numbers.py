@@ -54,14 +54,7 @@ def numbers(text: str) -> list[tuple[str, float, float]]:
 
 def page_texts(page: str) -> list[str]:
     """The learner's texts of ``page`` at its defaults (opened once per process)."""
-    at = opened(page)
-    out = []
-    for kind in ("markdown", "latex", "caption", "info", "warning", "success", "error"):
-        for element in getattr(at, kind):
-            value = element.value
-            if isinstance(value, str) and value.strip() and not FRAME_TEXTS.match(value.strip()):
-                out.append(flat(value))
-    return out
+    return _texts(opened(page))
 
 
 def _texts(at: Any) -> list[str]:
