@@ -25,37 +25,10 @@ from tests import (
     view_numbers_tokens,
 )
 from tests.page_numbers import check_page, view_texts, views
-from views import (
-    attention,
-    evaluation,
-    grpo,
-    kl_leash,
-    lora,
-    loss_units,
-    ppo,
-    reward_model,
-    sampling,
-    scaling,
-    schedules,
-    serving,
-    training_memory,
-)
+from views import catalog
 
-SPECS = {
-    "pages/1_Scaling_laws.py": scaling.SPEC,
-    "pages/2_KL_leash.py": kl_leash.SPEC,
-    "pages/3_LoRA.py": lora.SPEC,
-    "pages/4_GRPO.py": grpo.SPEC,
-    "pages/5_Evaluation.py": evaluation.SPEC,
-    "pages/6_Attention.py": attention.SPEC,
-    "pages/7_Training_memory.py": training_memory.SPEC,
-    "pages/8_Serving.py": serving.SPEC,
-    "pages/9_PPO.py": ppo.SPEC,
-    "pages/10_Reward_model.py": reward_model.SPEC,
-    "pages/11_Sampling.py": sampling.SPEC,
-    "pages/12_Loss_and_units.py": loss_units.SPEC,
-    "pages/13_Schedules.py": schedules.SPEC,
-}
+# every lesson page (a page with a view) and its spec, from the catalogue of pages
+SPECS = {e.script: catalog.view_module(e.url).SPEC for e in catalog.PAGES if e.view is not None}
 GROUPS = (view_numbers_scaling, view_numbers_rl, view_numbers_prefs, view_numbers_systems, view_numbers_tokens,
           view_numbers_lora)  # fmt: skip
 TABLES = {page: table for group in GROUPS for page, table in group.TABLES.items()}
