@@ -460,11 +460,13 @@ def test_m1_speculative_texts_say_the_small_batch_rule_is_for_dense_models():
     assert "At small batch a verify pass of k + 1 tokens costs about one decode step" not in flat
     assert "For a dense model at small batch, a verify pass of k + 1 tokens reads the same weights" in flat
     assert "An MoE's k + 1 tokens can pick different experts" in flat and "(k + 1)× the routed-expert bytes" in flat
-    assert "speculative decoding helps a dense model at small batch" in flat
+    assert "Speculative decoding helps a dense model at small batch" in flat
     assert (
-        "an MoE's verify pass reads more experts than one decode step, so at small batch it tends to gain less than a "
-        "dense" in flat
+        "An MoE's verify pass reads more experts than one decode step, so in this page's bandwidth-only model it "
+        "tends to gain less than a dense model at small batch" in flat
     )
+    # review 8: the seed's and Leviathan's citations sit beside what they say, not beside the model's MoE ordering
+    assert "hurts once decode is compute-bound (002 A8.6; Leviathan et al. 2023). An MoE's" in flat
     doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
     assert "MoE: the k + 1 tokens of each sequence can pick different experts" in doc
 
@@ -812,10 +814,13 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     assert "an MoE gains little at small batch" not in flat
     assert "most once a plain step already reads every expert" not in flat
     assert (
-        "In this bandwidth-only model the verify pass reads up to (k + 1)× the routed-expert bytes of a decode step, "
-        "so the modelled speed-up is lowest at small batch. That ordering is the model's result, not a measurement: "
-        "it leaves out the fixed per-step costs that dominate a small-batch MoE step (all-reduces, kernel launches), "
-        "the same for 1 token as for k + 1, and it assumes each drafted token picks its experts independently."
+        "so its verify pass reads more experts than one decode step: up to (k + 1)× the routed-expert bytes in this "
+        "bandwidth-only model."
+    ) in flat
+    assert (
+        "Those orderings are the model's results, not measurements: it leaves out the fixed per-step costs that "
+        "dominate a small-batch MoE step (all-reduces, kernel launches), the same for 1 token as for k + 1, and it "
+        "assumes each drafted token picks its experts independently."
     ) in flat
     assert (
         "Measured, DeepSeek-V3 with its MTP module as the draft decodes 1.8× as fast at batch 1 and 1.5× at batch 32 "
@@ -824,9 +829,7 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     ) in flat
     assert "Measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at batch 1, 1.5× at batch 32 (SGLang's" in flat
     # what holds stays: more experts per verify pass, less gain than a dense model, below 1 once compute-bound
-    assert "so its verify pass reads more experts than one decode step and an MoE tends to gain less than a dense" in (
-        flat
-    )
+    assert "In the model that makes an MoE gain less than a dense model at small batch" in flat
     cards, _ = load_cards(ROOT / "cards")
     d02 = next(c for c in cards if c.id == "decoding-02")
     assert "gains less at small batch" not in d02.answer.number
@@ -839,8 +842,9 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     )
     doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
     assert "low at small B and nears" not in doc
-    assert "In this bandwidth-only model its speed-up is then lowest at small B" in doc
-    assert "that ordering is the model's, not a measurement" in doc and "1.8x at batch 1 and 1.5x at batch 32" in doc
+    assert "In this bandwidth-only model an MoE therefore gains less than a dense model at small B" in doc
+    assert "its speed-up is lowest at small B" in doc
+    assert "Both orderings are the model's, not measurements" in doc and "1.8x at batch 1 and 1.5x at batch 32" in doc
     # no unverified source: the Thoughtworks blog is not cited anywhere
     for text in (flat, d02.answer.number, doc, (ROOT / "views" / "serving.py").read_text(encoding="utf-8")):
         assert "Thoughtworks" not in text
@@ -979,3 +983,54 @@ def test_bug_review6_forward_flops_count_a_tied_models_output_head():
     hd = D // N
     per_layer = 2 * D * N * hd + 2 * D * K * hd + 3 * D * F
     assert float(forward_flops_per_token(LLAMA3_8B, 0)) == 2 * (L * per_layer + V * D)
+
+
+def test_review8_moe_gains_less_at_small_batch_and_more_at_large_batch_in_the_model():
+    # The caption and the docstring state both halves of the model's ordering (review 8): on the A2.8-MoE setup
+    # (8 H200s at TP 8, fp8 weights, bf16 cache, context 512, k = 1, a = 0.85) DeepSeek-V3 with its MTP draft
+    # against Llama-3-70B drafted by Llama-3-8B. The dense roofline is written out here from the configs.
+    def llama(L, D, nq, K, F, V):
+        n = L * (2 * D * D + 2 * D * K * 128 + 3 * D * F + 2 * D) + 2 * V * D + D
+        matmul = 2 * (n - V * D - (2 * L * D + D))  # every weight but the embedding lookup and the norms
+        return n, matmul, L, nq, K
+
+    def step(model, batch, new, ctx):  # per GPU at TP 8: an eighth of the weights, the heads and the cache
+        n, matmul, L, nq, K = model
+        flops = batch * new * (matmul + 2 * L * nq * 256 * (ctx + new / 2))
+        kv = batch * (ctx + new) * 2 * L * K * 128 * 2
+        return max((n * 1 + kv) / 8 / H200_BW, flops / 8 / H200_PEAK)
+
+    target, draft = llama(80, 8192, 64, 8, 28672, 128256), llama(32, 4096, 32, 8, 14336, 128256)
+    k, alpha, ctx = 1, 0.85, 512
+    E = 1 + alpha
+
+    def dense(b):
+        return E * step(target, b, 1, ctx) / (k * step(draft, b, 1, ctx) + step(target, b, k + 1, ctx))
+
+    def moe(b):
+        t_plain = _ds_step_seconds(b, 1, ctx)
+        return E * t_plain / (k * _ds_step_seconds(b, 1, ctx, draft=True) + _ds_step_seconds(b, k + 1, ctx))
+
+    assert moe(1) < dense(1) and moe(256) > dense(256)  # less at small batch, more at large batch
+    want = {(m, b): f"×{f(b):.2f}" for m, f in (("DeepSeek-V3", moe), ("Llama-3-70B", dense)) for b in (1, 256)}
+    assert want == {
+        ("DeepSeek-V3", 1): "×1.17",
+        ("DeepSeek-V3", 256): "×1.81",
+        ("Llama-3-70B", 1): "×1.66",
+        ("Llama-3-70B", 256): "×0.86",
+    }
+    spec = serving_view.SPEC
+    preset = spec.presets[next(n for n in spec.presets if n.startswith("A2.8-MoE:"))]
+    for (model, b), text in want.items():
+        draft_name = "DeepSeek-V3 MTP" if model == "DeepSeek-V3" else "Llama-3-8B"
+        state = spec.state({**preset, "srv_model": model, "draft": draft_name, "batch": b})
+        view = serving_view.figures(state, Options(parts=frozenset()))
+        assert next(x.value for x in view.readouts if x.label == f"Speculative speed-up, batch {b:,}") == text
+    doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
+    assert (
+        "DeepSeek-V3 with its MTP draft x1.17 at B = 1 and x1.81 at B = 256, Llama-3-70B drafted by Llama-3-8B x1.66 "
+        "and x0.86" in doc
+    )
+    flat = " ".join(_flat_page("8_Serving.py").split())
+    assert "In the model that makes an MoE gain less than a dense model at small batch and more at larger batch" in flat
+    assert "Those orderings are the model's results, not measurements" in flat

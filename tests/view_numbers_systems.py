@@ -1133,7 +1133,7 @@ SERVING |= {
         Ref("For a dense model at small batch, a verify pass of k + 1 tokens reads the same weights", FORMULA),
         Ref("An MoE's k + 1 tokens can pick different experts", FORMULA),
         Ref("its speed-up too falls below 1 once decode turns compute-bound", FORMULA),
-        Ref("In this bandwidth-only model the verify pass reads up to (k + 1)× the routed-expert bytes", FORMULA),
+        Ref("up to (k + 1)× the routed-expert bytes in this bandwidth-only model", FORMULA),
         Ref("the same for 1 token as for k + 1", FORMULA),
         Ref(
             "decodes 1.8× as fast at batch 1 and 1.5× at batch 32 on 8 H200s (SGLang's DeepSeek-V3 documentation, "
