@@ -423,22 +423,24 @@ def speculative_speedup_vs_batch(
 
         speed-up(B) = E x t_target(B, 1) / (k t_draft(B, 1) + t_target(B, k + 1))
 
-    Dense model: at small B the verify pass of k + 1 tokens reads the same weights as one token (bandwidth-bound)
-    and costs about as much, so the speed-up is near E / (1 + k c). MoE: the k + 1 tokens of each sequence can
-    pick different experts, so the verify pass reads more routed experts than a plain step (:func:`weight_bytes_read`,
-    at most k + 1 times the routed-expert bytes). In this bandwidth-only model an MoE therefore gains less than a
-    dense model at small B; its speed-up is lowest at small B and nears E / (1 + k c) once a plain step already
-    reads every expert, so at larger B, where a dense model has turned compute-bound, an MoE gains more (A2.8-MoE
-    setup, 8 H200s at TP 8, fp8, context 512, k = 1, a = 0.85: DeepSeek-V3 with its MTP draft x1.17 at B = 1 and
-    x1.81 at B = 256, Llama-3-70B drafted by Llama-3-8B x1.66 and x0.86). Both orderings are the model's, not
-    measurements: it leaves out the fixed per-step costs
-    that dominate a small-batch MoE step (all-reduces, kernel launches; the same for 1 token as for k + 1) and
-    assumes each token picks its experts independently. Measured, DeepSeek-V3 with its MTP draft gains 1.8x at
-    batch 1 and 1.5x at batch 32 on 8 H200s at TP 8 (SGLang's DeepSeek-V3 documentation). At large B decode turns
-    compute-bound, verifying k + 1 tokens costs up to k + 1 times as much, and the speed-up falls, below 1 once
-    that outweighs E (002 A8.6). The draft
-    runs on ``draft_tp`` GPUs (default: tp). ValueError when the draft's tokenizer differs from the target's
-    (see :func:`check_draft_tokenizer`).
+    The model is a roofline (:func:`forward_step`: bytes over bandwidth or FLOPs over the bf16 peak, whichever is
+    larger, fp8 weights included) with no fixed per-step costs (all-reduce latency 0). Dense model: at small B the
+    verify pass of k + 1 tokens reads the same weights as one token and costs about as much, so the speed-up is near
+    E / (1 + k c), c being a draft step's time over a plain step's. MoE: the k + 1 tokens of each sequence can pick
+    different experts, so the verify pass reads more routed experts than a plain step (:func:`weight_bytes_read`,
+    at most k + 1 times the routed-expert bytes). In this model an MoE therefore gains less than a dense model at
+    small B; its speed-up is low at small B (it can dip below its B = 1 value while more experts get touched) and
+    nears E / (1 + k c) once a plain step already reads every expert, so at larger B, where a dense model has turned
+    compute-bound, an MoE gains more. On the A2.8-MoE setup (8 H200s at TP 8, fp8 weights, bf16 cache, context
+    512, k = 1, a = 0.85): DeepSeek-V3 with its MTP draft x1.17 at B = 1, x1.36 at B = 32 and x1.81 at B = 256,
+    Llama-3-70B drafted by Llama-3-8B x1.66 at B = 1 and x0.86 at B = 256. Both orderings are the model's, not
+    measurements: it leaves out the fixed per-step costs that can dominate a small-batch MoE step (all-reduces,
+    kernel launches; the same for 1 token as for k + 1) and assumes each token picks its experts independently.
+    SGLang's DeepSeek-V3 documentation reports, for DeepSeek-V3 with its MTP draft on 8 H200s at TP 8, 1.8x at
+    batch 1 and 1.5x at batch 32: the opposite trend to the model's. At large B decode turns compute-bound,
+    verifying k + 1 tokens costs up to k + 1 times as much, and the speed-up falls, below 1 once that outweighs E
+    (002 A8.6). The draft runs on ``draft_tp`` GPUs (default: tp). ValueError when the draft's tokenizer differs
+    from the target's (see :func:`check_draft_tokenizer`).
     """
     check_draft_tokenizer(spec, draft)
     E = expected_tokens_per_forward(alpha, k)

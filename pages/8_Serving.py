@@ -60,25 +60,27 @@ def _body(page: Page) -> None:
         with tabs["Speculative decoding"]:
             if "Speculative decoding" in out.figures:
                 st.caption(
-                    "A small draft proposes k tokens; the target checks all of them in one forward and keeps the "
-                    "accepted prefix plus one token of its own, so the output distribution is the target's exactly "
-                    "(Leviathan et al. 2023). For a dense model at small batch, a verify pass of k + 1 tokens reads "
-                    "the same weights as one decode step and costs about as much; at large batch decode turns "
-                    "compute-bound and the extra work can make it slower than plain decoding. An MoE's k + 1 tokens "
-                    "can pick different experts, so its verify pass reads more experts than one decode step: up to "
-                    "(k + 1)× the routed-expert bytes in this bandwidth-only model. In the model that makes an MoE "
-                    "gain less than a dense model at small batch and more at larger batch (once a plain step reads "
-                    "most experts anyway, while the dense model has turned compute-bound), and its speed-up too "
-                    "falls below 1 once decode turns compute-bound, at far larger batches than a dense model's. "
-                    "Those orderings are the model's results, not measurements: it leaves out the fixed per-step "
-                    "costs that dominate a small-batch MoE step (all-reduces, kernel launches), the same for 1 "
-                    "token as for k + 1, and it assumes each drafted token picks its experts independently. "
-                    "Measured, DeepSeek-V3 with its MTP module as the draft decodes 1.8× as fast at batch 1 and "
-                    "1.5× at batch 32 on 8 H200s (SGLang's DeepSeek-V3 documentation, with MTP "
-                    "run as an EAGLE draft): the gain is larger at batch 1 than at 32. The speed-up readout gives the "
-                    "model's numbers. The two acceptance-rule readouts sample the rule (seeded, "
-                    "with torch on the app's device) on a toy vocabulary: the kept tokens follow the target, not "
-                    "the draft."
+                    "A small draft proposes k tokens and the target scores all of them in one forward pass. Each "
+                    "drafted token is accepted with probability min(1, p/q); at the first rejection the target samples "
+                    "a replacement from the residual max(0, p − q), normalised, and if all k pass it adds one token of "
+                    "its own, so the output follows the target's distribution exactly (Leviathan et al. 2023). For a "
+                    "dense model at small batch, a verify pass of k + 1 tokens reads the same weights as one decode "
+                    "step and costs about as much; at large batch decode turns compute-bound and the extra work can "
+                    "make it slower than plain decoding. An MoE's k + 1 tokens can pick different experts, so its "
+                    "verify pass reads more experts than one decode step: up to (k + 1)× the routed-expert bytes. The "
+                    "page's roofline model (bytes over bandwidth or FLOPs over peak, whichever is larger, and no fixed "
+                    "per-step costs) therefore gives an MoE less gain than a dense model at small batch and more at "
+                    "larger batch (once a plain step reads most experts anyway, while the dense model has turned "
+                    "compute-bound); the MoE's speed-up too falls below 1 once decode turns compute-bound, at far "
+                    "larger batches than a dense model's. Those orderings are the model's results, not measurements: "
+                    "it leaves out the fixed per-step costs (all-reduces, kernel launches), the same for 1 token as "
+                    "for k + 1, which can dominate a small-batch MoE step, and it assumes each drafted token picks its "
+                    "experts independently. SGLang's DeepSeek-V3 documentation reports 1.8× at batch 1 and 1.5× at "
+                    "batch 32 on 8 H200s with the MTP module as the draft (run as an EAGLE draft; the workload is not "
+                    "stated): larger at batch 1 than at 32, where the model's speed-up for that setup (preset "
+                    "A2.8-MoE) rises from ×1.17 at batch 1 to ×1.36 at batch 32. The speed-up readout gives the "
+                    "model's numbers. The two acceptance-rule readouts sample the rule (seeded, with torch on the "
+                    "app's device) on a toy vocabulary: the kept tokens follow the target, not the draft."
                 )
                 page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
         with tabs["MoE router"]:
@@ -129,21 +131,22 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
         "“Why is LLM decoding memory-bound, and what do you do about it?”",
         InterviewAnswer(
             sentence="Each decode step reads every weight it uses (and the KV cache) to do about two FLOPs per "
-            "weight per sequence, so with bf16 weights its arithmetic intensity is about the batch size, far below "
-            "the GPU's ridge point (002 A8.1, A10-11).",
-            equation=r"I_{\text{decode}} \approx B \ll \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
-            number="Llama-3-70B at batch 1 on one H100's bandwidth: 141 GB / 3.35 TB/s ≈ 42 ms per token, about "
-            "24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 "
-            "GPUs reads a quarter each, a floor of about 10.5 ms plus the latency of two all-reduces per layer "
-            "(002 A8.1/A10-11).",
+            "weight per sequence, so with bf16 weights and a short context its arithmetic intensity is about the "
+            "batch size B, below the GPU's ridge point (about 295 FLOP/byte on an H100) until B reaches the hundreds "
+            "(002 A8.1, A10-11).",
+            equation=r"I_{\text{decode}} \approx B\ \text{(bf16 weights, short context)};\quad \text{memory-bound "
+            r"while } B < \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
+            number="Llama-3-70B at batch 1 on one H100's bandwidth: a floor of 141 GB / 3.35 TB/s ≈ 42 ms per "
+            "token, at most about 24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor "
+            "parallelism over 4 GPUs reads a quarter each, a floor of about 10.5 ms plus the latency of two "
+            "all-reduces per layer (002 A8.1/A10-11).",
             trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
             "weights and KV cuts bytes at some accuracy risk (002 A8.2). Speculative decoding helps a dense model at "
             "small batch and hurts once decode is compute-bound (002 A8.6; Leviathan et al. 2023). An MoE's verify "
-            "pass reads more experts than one decode step, so in this page's bandwidth-only model it tends to gain "
-            "less than a dense model at small batch, and it too loses once decode turns compute-bound, at far "
-            "larger batches than a dense model. Measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at "
-            "batch 1, 1.5× at batch 32 "
-            "(SGLang's DeepSeek-V3 documentation).",
+            "pass reads more experts than one decode step, so this page's roofline model (no fixed per-step costs) "
+            "gives it less gain than a dense model at small batch. SGLang's DeepSeek-V3 documentation reports, with "
+            "the MTP module as the draft on 8 H200s, 1.8× at batch 1 and 1.5× at batch 32: the opposite trend to the "
+            "model's, which leaves out fixed per-step costs and lets each token pick its experts independently.",
         ),
     )
     page.mistakes(

@@ -404,9 +404,9 @@ def _ds_step_seconds(batch: int, new: int, context: int, *, draft: bool = False)
         (16, "434.3 GB of weights against 277.6 GB (×1.56)", "×1.17"),
     ],
 )  # fmt: skip
-def test_m1_moe_verify_pass_reads_more_experts_in_the_bandwidth_only_model(batch, bytes_text, speedup_text):
+def test_m1_moe_verify_pass_reads_more_experts_in_the_roofline_model(batch, bytes_text, speedup_text):
     # A2.8-MoE: DeepSeek-V3 on 8 H200s in fp8, its MTP module drafting k = 1 token accepted 85% of the time. The
-    # small-batch ×1.17 is this bandwidth-only model's number (review 6-b W1): measured, SGLang reports 1.8× at
+    # small-batch ×1.17 is the page's roofline model's number (review 6-b W1): SGLang's documentation reports 1.8× at
     # batch 1 and 1.5× at batch 32 for this draft on H200 TP8, so the help labels the model and quotes both
     k, alpha, ctx = 1, Fraction(85, 100), 512
     E = float(1 + alpha)  # (1 - a^2)/(1 - a)
@@ -428,14 +428,15 @@ def test_m1_moe_verify_pass_reads_more_experts_in_the_bandwidth_only_model(batch
     assert value == speedup_text
     assert f"checks {batch * (k + 1):,} tokens" in help_text and bytes_text in help_text
     assert "so in this model it costs more than one decode step" in help_text and "fp8 weights" in help_text
-    assert "This is the bandwidth-only model's number." in help_text
+    assert "This is the page's roofline model's number (no fixed per-step costs)." in help_text
+    assert "bandwidth-only" not in help_text  # review 9: the model has a compute term too
     assert (
-        "The model leaves out the fixed per-step costs that dominate a small-batch MoE step (all-reduces, kernel "
+        "The model leaves out the fixed per-step costs that can dominate a small-batch MoE step (all-reduces, kernel "
         "launches), the same for 1 token as for k + 1, and lets each token pick its experts independently"
     ) in help_text
     assert (
-        "Measured with this draft on 8 H200s at TP 8, the gain is larger at batch 1 than at 32: 1.8× at batch 1 "
-        "and 1.5× at batch 32 (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft)"
+        "SGLang's DeepSeek-V3 documentation reports a larger gain at batch 1 than at 32 with this draft on 8 H200s "
+        "at TP 8: 1.8× at batch 1 and 1.5× at batch 32 (MTP run as an EAGLE draft; workload not stated)"
     ) in help_text
     # where a plain step reads (almost) every expert: the smallest power of two with 1 - (31/32)^B >= 99%
     b_all = 2 ** math.ceil(math.log2(math.log(0.01) / math.log(1 - DS["k"] / DS["E"])))
@@ -462,8 +463,8 @@ def test_m1_speculative_texts_say_the_small_batch_rule_is_for_dense_models():
     assert "An MoE's k + 1 tokens can pick different experts" in flat and "(k + 1)× the routed-expert bytes" in flat
     assert "Speculative decoding helps a dense model at small batch" in flat
     assert (
-        "An MoE's verify pass reads more experts than one decode step, so in this page's bandwidth-only model it "
-        "tends to gain less than a dense model at small batch" in flat
+        "An MoE's verify pass reads more experts than one decode step, so this page's roofline model (no fixed "
+        "per-step costs) gives it less gain than a dense model at small batch" in flat
     )
     # review 8: the seed's and Leviathan's citations sit beside what they say, not beside the model's MoE ordering
     assert "hurts once decode is compute-bound (002 A8.6; Leviathan et al. 2023). An MoE's" in flat
@@ -759,9 +760,8 @@ def test_review5_items():
     page = (ROOT / "pages" / "8_Serving.py").read_text(encoding="utf-8")
     flat = re.sub(r'"\s*\n\s*"', "", page)
     assert "gains least" not in flat
-    assert "its speed-up too falls below 1 once decode turns compute-bound, at far larger batches than a dense" in flat
+    assert "the MoE's speed-up too falls below 1 once decode turns compute-bound, at far larger batches than a" in flat
     assert "smallest at small batch" not in flat  # review 5: it also falls below 1 at large batch
-    assert "and it too loses once decode turns compute-bound, at far larger batches than a dense model" in flat
     # N1: the int4 divisor 4.125/8 = 0.515625 printed to 4 significant figures; review 6-b N5: at one precision in
     # the sentence ("0.5156-byte weights"), and the quotient "near" it as a whole number
     bpp = Fraction(4125, 8000)
@@ -806,7 +806,7 @@ def _flat_page(name: str) -> str:
 
 def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_measurement_quoted():
     # SGLang's DeepSeek-V3 documentation ("Multi-token Prediction"): with MTP as an EAGLE draft, decoding speed
-    # improves 1.8x at batch size 1 and 1.5x at batch size 32 on H200 TP8. The page's bandwidth-only model gives
+    # improves 1.8x at batch size 1 and 1.5x at batch size 32 on H200 TP8. The page's roofline model gives
     # ×1.17 at batch 1 and ×1.81 only from batch 256, so its small-batch ordering must be labelled as the model's.
     flat = " ".join(_flat_page("8_Serving.py").split())
     # the old caption stated the model's ordering as a fact, without a qualifier or the measurement
@@ -814,37 +814,41 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     assert "an MoE gains little at small batch" not in flat
     assert "most once a plain step already reads every expert" not in flat
     assert (
-        "so its verify pass reads more experts than one decode step: up to (k + 1)× the routed-expert bytes in this "
-        "bandwidth-only model."
+        "so its verify pass reads more experts than one decode step: up to (k + 1)× the routed-expert bytes. The "
+        "page's roofline model (bytes over bandwidth or FLOPs over peak, whichever is larger, and no fixed per-step "
+        "costs)"
     ) in flat
     assert (
-        "Those orderings are the model's results, not measurements: it leaves out the fixed per-step costs that "
-        "dominate a small-batch MoE step (all-reduces, kernel launches), the same for 1 token as for k + 1, and it "
-        "assumes each drafted token picks its experts independently."
+        "Those orderings are the model's results, not measurements: it leaves out the fixed per-step costs "
+        "(all-reduces, kernel launches), the same for 1 token as for k + 1, which can dominate a small-batch MoE "
+        "step, and it assumes each drafted token picks its experts independently."
     ) in flat
     assert (
-        "Measured, DeepSeek-V3 with its MTP module as the draft decodes 1.8× as fast at batch 1 and 1.5× at batch 32 "
-        "on 8 H200s (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft): the gain is larger at "
-        "batch 1 than at 32."
+        "SGLang's DeepSeek-V3 documentation reports 1.8× at batch 1 and 1.5× at batch 32 on 8 H200s with the MTP "
+        "module as the draft (run as an EAGLE draft; the workload is not stated): larger at batch 1 than at 32, where "
+        "the model's speed-up for that setup (preset A2.8-MoE) rises from ×1.17 at batch 1 to ×1.36 at batch 32."
     ) in flat
-    assert "Measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at batch 1, 1.5× at batch 32 (SGLang's" in flat
+    assert (
+        "SGLang's DeepSeek-V3 documentation reports, with the MTP module as the draft on 8 H200s, 1.8× at batch 1 "
+        in (flat)
+    )
+    assert "Measured" not in flat  # review 9: SGLang reports a result with no workload; not our measurement
     # what holds stays: more experts per verify pass, less gain than a dense model, below 1 once compute-bound
-    assert "In the model that makes an MoE gain less than a dense model at small batch" in flat
+    assert "therefore gives an MoE less gain than a dense model at small batch" in flat
     cards, _ = load_cards(ROOT / "cards")
     d02 = next(c for c in cards if c.id == "decoding-02")
     assert "gains less at small batch" not in d02.answer.number
+    assert "the cost is small" not in d02.answer.number  # review 9: an inference, not what SGLang measured
     assert (
-        "extra bytes a dense model does not pay; measured, the cost is small at batch 1: DeepSeek-V3 with its MTP "
-        "module as the draft "
-        in (d02.answer.number)
-        and "1.8x as fast at batch 1 and 1.5x at batch 32 on 8 H200s (SGLang's DeepSeek-V3 documentation)"
-        in (d02.answer.number)
-    )
+        "bytes a dense model does not pay; SGLang's DeepSeek-V3 documentation reports 1.8x at batch 1 and 1.5x at "
+        "batch 32 on 8 H200s with the MTP module as the draft (settings and workload not stated)"
+    ) in d02.answer.number
     doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
     assert "low at small B and nears" not in doc
-    assert "In this bandwidth-only model an MoE therefore gains less than a dense model at small B" in doc
-    assert "its speed-up is lowest at small B" in doc
+    assert "In this model an MoE therefore gains less than a dense model at small B" in doc
+    assert "its speed-up is low at small B (it can dip below its B = 1 value" in doc
     assert "Both orderings are the model's, not measurements" in doc and "1.8x at batch 1 and 1.5x at batch 32" in doc
+    assert "bytes over bandwidth or FLOPs over the bf16 peak, whichever is larger, fp8 weights included" in doc
     # no unverified source: the Thoughtworks blog is not cited anywhere
     for text in (flat, d02.answer.number, doc, (ROOT / "views" / "serving.py").read_text(encoding="utf-8")):
         assert "Thoughtworks" not in text
@@ -1013,8 +1017,11 @@ def test_review8_moe_gains_less_at_small_batch_and_more_at_large_batch_in_the_mo
 
     assert moe(1) < dense(1) and moe(256) > dense(256)  # less at small batch, more at large batch
     want = {(m, b): f"×{f(b):.2f}" for m, f in (("DeepSeek-V3", moe), ("Llama-3-70B", dense)) for b in (1, 256)}
+    want["DeepSeek-V3", 32] = f"×{moe(32):.2f}"  # the caption: the model's trend from batch 1 to 32 is up
+    assert moe(32) > moe(1)
     assert want == {
         ("DeepSeek-V3", 1): "×1.17",
+        ("DeepSeek-V3", 32): "×1.36",
         ("DeepSeek-V3", 256): "×1.81",
         ("Llama-3-70B", 1): "×1.66",
         ("Llama-3-70B", 256): "×0.86",
@@ -1028,9 +1035,11 @@ def test_review8_moe_gains_less_at_small_batch_and_more_at_large_batch_in_the_mo
         assert next(x.value for x in view.readouts if x.label == f"Speculative speed-up, batch {b:,}") == text
     doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
     assert (
-        "DeepSeek-V3 with its MTP draft x1.17 at B = 1 and x1.81 at B = 256, Llama-3-70B drafted by Llama-3-8B x1.66 "
-        "and x0.86" in doc
+        "DeepSeek-V3 with its MTP draft x1.17 at B = 1, x1.36 at B = 32 and x1.81 at B = 256, Llama-3-70B drafted "
+        "by Llama-3-8B x1.66 at B = 1 and x0.86 at B = 256" in doc
     )
+    assert "the opposite trend to the model's" in doc
     flat = " ".join(_flat_page("8_Serving.py").split())
-    assert "In the model that makes an MoE gain less than a dense model at small batch and more at larger batch" in flat
+    assert "therefore gives an MoE less gain than a dense model at small batch and more at larger batch" in flat
+    assert "rises from ×1.17 at batch 1 to ×1.36 at batch 32" in flat
     assert "Those orderings are the model's results, not measurements" in flat

@@ -473,9 +473,9 @@ SERVING = [
         "bf16's bytes", KV70 / 2**10, GIVEN, 8192 * KV70 / 2**30, GIVEN, 8192 * KV70 / 2**30,
         ref.kv_sequences_that_fit("Llama-3-70B", 8192, 4, 170),
         math.floor(170 * 2**30 / (8192 * ref.kv_bytes_per_token(*L70, 1))), "the preset's seed section (002 A10-08)"),
-    Ref("Llama-3-70B at batch 1 on one H100's bandwidth: 141 GB / 3.35 TB/s ≈ 42 ms per token, about 24 tokens/s, a "
-        "reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 GPUs reads a quarter "
-        "each, a floor of about 10.5 ms", NAME, NAME, GIVEN, W70 / 1e9, "the H100 SXM's bandwidth (data sheet)",
+    Ref("Llama-3-70B at batch 1 on one H100's bandwidth: a floor of 141 GB / 3.35 TB/s ≈ 42 ms per token, at most "
+        "about 24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 "
+        "GPUs reads a quarter each, a floor of about 10.5 ms", NAME, NAME, GIVEN, W70 / 1e9, "the H100 SXM's bandwidth (data sheet)",
         1e3 * FLOOR70, 1 / FLOOR70, W70 / 1e9, "an H100's 80 GB", GIVEN,
         1e3 * ref._decode_floor_s("Llama-3-70B", "bf16", "H100", tp=4)),
     Ref("for Llama-3-70B (64 query, 8 KV heads) that is 2,560 KiB per token instead of 320, eight times too much "
@@ -498,8 +498,10 @@ SERVING = [
         2 * DS_ACTIVE / DS_TOTAL, "the preset's prompt (its input)", 989e12 / 4.8e12,
         989e12 / 4.8e12 / (2 * DS_ACTIVE / DS_TOTAL), 2 * 989e12 / 4.8e12 / (2 * DS_ACTIVE / DS_TOTAL),
         2 * 989e12 / 4.8e12),
-    Ref("Measured for DeepSeek-V3 with its MTP draft on 8 H200s: 1.8× at batch 1, 1.5× at batch 32 (SGLang's "
-        "DeepSeek-V3 documentation)", CITE),
+    Ref("SGLang's DeepSeek-V3 documentation reports, with the MTP module as the draft on 8 H200s, 1.8× at batch 1 "
+        "and 1.5× at batch 32", CITE),
+    Ref("below the GPU's ridge point (about 295 FLOP/byte on an H100) until B reaches the hundreds", RIDGE),
+    Ref("(bf16 weights, short context)", FORMULA),
 ]
 
 # ============================================================================ 9. PPO (default: ε = 0.2)

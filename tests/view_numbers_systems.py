@@ -1123,6 +1123,10 @@ SERVING: dict[str, list[Ref]] = {
     "defaults": _pick(_serving(_sv(None)), *_SV_DEFAULTS),
 }
 
+MOE_TREND = (
+    "the A2.8-MoE preset's speed-ups at batch 1 and 32 from a roofline written out in "
+    "test_independent_systems.py::test_review8_moe_gains_less_at_small_batch_and_more_at_large_batch_in_the_model"
+)
 SAMPLED = ("a seeded sample of the acceptance rule (torch, on the app's device); its rate and fit to the target are "
            "test_content_serving.py::test_sampled_acceptance_rule_follows_the_target")  # fmt: skip
 _P, _Q = _toy_distributions()
@@ -1132,14 +1136,17 @@ SERVING |= {
     "tab Speculative decoding": [
         Ref("For a dense model at small batch, a verify pass of k + 1 tokens reads the same weights", FORMULA),
         Ref("An MoE's k + 1 tokens can pick different experts", FORMULA),
-        Ref("its speed-up too falls below 1 once decode turns compute-bound", FORMULA),
-        Ref("up to (k + 1)× the routed-expert bytes in this bandwidth-only model", FORMULA),
+        Ref("the MoE's speed-up too falls below 1 once decode turns compute-bound", FORMULA),
+        Ref("accepted with probability min(1, p/q)", FORMULA),
+        Ref("from the residual max(0, p − q)", FORMULA),
+        Ref("up to (k + 1)× the routed-expert bytes", FORMULA),
         Ref("the same for 1 token as for k + 1", FORMULA),
         Ref(
-            "decodes 1.8× as fast at batch 1 and 1.5× at batch 32 on 8 H200s (SGLang's DeepSeek-V3 documentation, "
-            "with MTP run as an EAGLE draft): the gain is larger at batch 1 than at 32",
+            "SGLang's DeepSeek-V3 documentation reports 1.8× at batch 1 and 1.5× at batch 32 on 8 H200s with the MTP "
+            "module as the draft (run as an EAGLE draft; the workload is not stated): larger at batch 1 than at 32",
             CITE,
         ),
+        Ref("rises from ×1.17 at batch 1 to ×1.36 at batch 32", MOE_TREND, GIVEN, MOE_TREND, GIVEN),
         Ref("Accepted drafts (sampled): 82.4%", SAMPLED),
         Ref(
             "Accepted drafts (sampled) help: 20,000 seeded speculative steps on a toy 8-token vocabulary (cpu); the "
@@ -1287,7 +1294,7 @@ _DS_SEQ = 8192 * DS["L"] * _DS_LAT * 2  # one sequence's latent cache, bytes
 _DS_MTP = (2 * DS["D"] + 2 * DS["D"] * DS["D"] + _DSC["attention"] + 2 * DS["D"] + DS["q_rank"] + DS["kv_rank"]
            + (DS["E"] + DS["shared"]) * 3 * DS["D"] * DS["d_e"] + DS["D"] * DS["E"] + DS["E"] + DS["D"])
 MOE_SPEEDUP = ("a roofline of DeepSeek-V3 and its MTP draft, written out in "
-               "test_independent_systems.py::test_m1_moe_verify_pass_reads_more_experts_in_the_bandwidth_only_model")
+               "test_independent_systems.py::test_m1_moe_verify_pass_reads_more_experts_in_the_roofline_model")
 _G = _serving(_DSV)
 MOE_READ = ("the 37.6 GB one token reads (attention, the output head, the whole input-embedding table counted, of "
             "which a token reads one row, the 3 dense layers' MLPs, the shared expert, the routers and 8 of 256 routed "
@@ -1326,13 +1333,15 @@ SERVING |= {
         Ref("(0.536 GiB held 8 times", _DS_SEQ / GIB, GIVEN),
         Ref("Speculative speed-up, batch 16: ×1.17", GIVEN, MOE_SPEEDUP),
         Ref("Speculative speed-up, batch 16 help: draft DeepSeek-V3 MTP, context 512, fp8 weights; below ×1 it slows "
-            "decoding down. This is the bandwidth-only model's number. An MoE's verify pass checks 32 tokens",
+            "decoding down. This is the page's roofline model's number (no fixed per-step costs). An MoE's verify "
+            "pass checks 32 tokens",
             MOE_SPEEDUP),
         Ref("which pick more experts than the 16 tokens of a plain step: 434.3 GB of weights against 277.6 GB (×1.56), "
             "so in this model it costs more than one decode step", MOE_SPEEDUP),
         Ref("the same for 1 token as for k + 1", FORMULA),
-        Ref("Measured with this draft on 8 H200s at TP 8, the gain is larger at batch 1 than at 32: 1.8× at batch 1 "
-            "and 1.5× at batch 32 (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft)", CITE),
+        Ref("SGLang's DeepSeek-V3 documentation reports a larger gain at batch 1 than at 32 with this draft on 8 "
+            "H200s at TP 8: 1.8× at batch 1 and 1.5× at batch 32 (MTP run as an EAGLE draft; workload not stated)",
+            CITE),
         Ref("At batch 256, where a plain step already reads 99.97% of the "
             "routed experts, verifying costs ×1.00 a plain step and the speed-up is ×1.81, against E/(1 + k c) = "
             "1.85/(1 + 1 × 0.020) = 1.81 (c: a draft step's time over a plain step's)", MOE_SPEEDUP),

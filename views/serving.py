@@ -200,7 +200,7 @@ def _acceptance_check(view: View) -> list[Readout]:
 def _moe_verify_note(
     spec: ModelSpec, draft: ModelSpec, gpu: Gpu, state: State, tp: int, E: float, step_fmt: dict[str, Any]
 ) -> str:
-    """Why this bandwidth-only model gives an MoE a low speculative speed-up at small batch (the verify pass's tokens
+    """Why the page's roofline model gives an MoE a low speculative speed-up at small batch (the verify pass's tokens
     read more experts), what the model leaves out, and, for DeepSeek-V3 with its MTP draft, the measured speed-ups."""
     B, k = int(state.batch), int(state.draft_k)
     fmt_ = step_fmt["weight_format"]
@@ -208,11 +208,12 @@ def _moe_verify_note(
     verify_w = float(serving.weight_bytes_read(spec, B * (k + 1), fmt_))
     ratio = verify_w / plain_w
     note = (
-        f". This is the bandwidth-only model's number. An MoE's verify pass checks {B * (k + 1):,} tokens, which "
+        ". This is the page's roofline model's number (no fixed per-step costs). "
+        f"An MoE's verify pass checks {B * (k + 1):,} tokens, which "
         f"pick more experts than the {B:,} {'token' if B == 1 else 'tokens'} of a plain step: "
         f"{verify_w / GB:,.1f} GB of weights against {plain_w / GB:,.1f} GB (×{ratio:.2f}), so in this model it "
         "costs " + ("more than one decode step" if round(ratio, 2) > 1 else "about one decode step") + ". The model "
-        "leaves out the fixed per-step costs that dominate a small-batch MoE step (all-reduces, kernel launches), "
+        "leaves out the fixed per-step costs that can dominate a small-batch MoE step (all-reduces, kernel launches), "
         "the same for 1 token as for k + 1, and lets each token pick its experts independently, so it can "
         "understate the small-batch speed-up"
     )
@@ -237,8 +238,8 @@ def _moe_verify_note(
     )
     if spec.name == "DeepSeek-V3" and draft.name == DEEPSEEK_V3_MTP.name:
         note += (
-            ". Measured with this draft on 8 H200s at TP 8, the gain is larger at batch 1 than at 32: 1.8× at "
-            "batch 1 and 1.5× at batch 32 (SGLang's DeepSeek-V3 documentation, with MTP run as an EAGLE draft)"
+            ". SGLang's DeepSeek-V3 documentation reports a larger gain at batch 1 than at 32 with this draft on 8 "
+            "H200s at TP 8: 1.8× at batch 1 and 1.5× at batch 32 (MTP run as an EAGLE draft; workload not stated)"
             + (
                 "; DeepSeek-AI 2024 §5.4.3 report 1.8× the tokens per second with this draft at k = 1 (acceptance "
                 "85–90%)"
