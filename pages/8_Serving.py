@@ -77,10 +77,11 @@ def _body(page: Page) -> None:
                     "for k + 1, which can dominate a small-batch MoE step, and it assumes each drafted token picks its "
                     "experts independently. SGLang's DeepSeek-V3 documentation reports 1.8× at batch 1 and 1.5× at "
                     "batch 32 on 8 H200s with the MTP module as the draft (run as an EAGLE draft; the workload is not "
-                    "stated): larger at batch 1 than at 32, where the model's speed-up for that setup (preset "
-                    "A2.8-MoE) rises from ×1.17 at batch 1 to ×1.36 at batch 32. The speed-up readout gives the "
-                    "model's numbers. The two acceptance-rule readouts sample the rule (seeded, with torch on the "
-                    "app's device) on a toy vocabulary: the kept tokens follow the target, not the draft."
+                    "stated): larger at batch 1 than at 32, where the model's speed-up for 8 H200s with the MTP draft "
+                    "at k = 1 and a = 0.85 (preset A2.8-MoE; SGLang states neither) rises from ×1.17 at batch 1 to "
+                    "×1.36 at batch 32. The speed-up readout gives the model's numbers. The two acceptance-rule "
+                    "readouts sample the rule (seeded, with torch on the app's device) on a toy vocabulary: the kept "
+                    "tokens follow the target, not the draft."
                 )
                 page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
         with tabs["MoE router"]:
@@ -130,23 +131,25 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
     page.interview(
         "“Why is LLM decoding memory-bound, and what do you do about it?”",
         InterviewAnswer(
-            sentence="Each decode step reads every weight it uses (and the KV cache) to do about two FLOPs per "
-            "weight per sequence, so with bf16 weights and a short context its arithmetic intensity is about the "
-            "batch size B, below the GPU's ridge point (about 295 FLOP/byte on an H100) until B reaches the hundreds "
-            "(002 A8.1, A10-11).",
+            sentence="Each decode step reads every weight it uses (and the KV cache) to do about two FLOPs per weight "
+            "per sequence, so for a dense model with bf16 weights and a short context its arithmetic intensity is "
+            "about the batch size B, below the GPU's ridge point (about 295 FLOP/byte on an H100) until B reaches the "
+            "hundreds (002 A8.1, A10-11).",
             equation=r"I_{\text{decode}} \approx B\ \text{(bf16 weights, short context)};\quad \text{memory-bound "
             r"while } B < \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
-            number="Llama-3-70B at batch 1 on one H100's bandwidth: a floor of 141 GB / 3.35 TB/s ≈ 42 ms per "
-            "token, at most about 24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor "
-            "parallelism over 4 GPUs reads a quarter each, a floor of about 10.5 ms plus the latency of two "
-            "all-reduces per layer (002 A8.1/A10-11).",
+            number="Llama-3-70B at batch 1 on one H100's bandwidth: a floor of 141 GB / 3.35 TB/s ≈ 42 ms per token, "
+            "at most about 24 tokens/s (the input-embedding table counted whole, of which a token reads one row), a "
+            "reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 GPUs reads a "
+            "quarter each, a floor of about 10.5 ms (002 A8.1/A10-11) plus the latency of two all-reduces per layer "
+            "(Megatron-LM, Shoeybi et al. 2019).",
             trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
             "weights and KV cuts bytes at some accuracy risk (002 A8.2). Speculative decoding helps a dense model at "
-            "small batch and hurts once decode is compute-bound (002 A8.6; Leviathan et al. 2023). An MoE's verify "
-            "pass reads more experts than one decode step, so this page's roofline model (no fixed per-step costs) "
-            "gives it less gain than a dense model at small batch. SGLang's DeepSeek-V3 documentation reports, with "
-            "the MTP module as the draft on 8 H200s, 1.8× at batch 1 and 1.5× at batch 32: the opposite trend to the "
-            "model's, which leaves out fixed per-step costs and lets each token pick its experts independently.",
+            "small batch and hurts once decode is compute-bound (002 A8.6). An MoE's verify pass reads more experts "
+            "than one decode step, so this page's roofline model (no fixed per-step costs) gives it less gain than a "
+            "dense model at small batch. SGLang's DeepSeek-V3 documentation reports, with the MTP module as the draft "
+            "on 8 H200s, 1.8× at batch 1 and 1.5× at batch 32, falling with batch, whereas the model's speed-up for "
+            "that setup (k = 1, a = 0.85) rises, ×1.17 at batch 1 and ×1.36 at 32; the model leaves out fixed "
+            "per-step costs and lets each token pick its experts independently.",
         ),
     )
     page.mistakes(

@@ -467,7 +467,7 @@ def test_m1_speculative_texts_say_the_small_batch_rule_is_for_dense_models():
         "per-step costs) gives it less gain than a dense model at small batch" in flat
     )
     # review 8: the seed's and Leviathan's citations sit beside what they say, not beside the model's MoE ordering
-    assert "hurts once decode is compute-bound (002 A8.6; Leviathan et al. 2023). An MoE's" in flat
+    assert "hurts once decode is compute-bound (002 A8.6). An MoE's" in flat  # Leviathan: no batch behaviour
     doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
     assert "MoE: the k + 1 tokens of each sequence can pick different experts" in doc
 
@@ -826,7 +826,8 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     assert (
         "SGLang's DeepSeek-V3 documentation reports 1.8× at batch 1 and 1.5× at batch 32 on 8 H200s with the MTP "
         "module as the draft (run as an EAGLE draft; the workload is not stated): larger at batch 1 than at 32, where "
-        "the model's speed-up for that setup (preset A2.8-MoE) rises from ×1.17 at batch 1 to ×1.36 at batch 32."
+        "the model's speed-up for 8 H200s with the MTP draft at k = 1 and a = 0.85 (preset A2.8-MoE; SGLang states "
+        "neither) rises from ×1.17 at batch 1 to ×1.36 at batch 32."
     ) in flat
     assert (
         "SGLang's DeepSeek-V3 documentation reports, with the MTP module as the draft on 8 H200s, 1.8× at batch 1 "
@@ -838,6 +839,9 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     cards, _ = load_cards(ROOT / "cards")
     d02 = next(c for c in cards if c.id == "decoding-02")
     assert "gains less at small batch" not in d02.answer.number
+    assert "it stops helping once decode turns compute-bound, at large batch (for an MoE, in a roofline model, at " in (
+        d02.answer.sentence
+    )  # review 10: not "at large batch sizes" alone, which the page's model contradicts for an MoE
     assert "the cost is small" not in d02.answer.number  # review 9: an inference, not what SGLang measured
     assert (
         "bytes a dense model does not pay; SGLang's DeepSeek-V3 documentation reports 1.8x at batch 1 and 1.5x at "
@@ -1040,6 +1044,10 @@ def test_review8_moe_gains_less_at_small_batch_and_more_at_large_batch_in_the_mo
     )
     assert "the opposite trend to the model's" in doc
     flat = " ".join(_flat_page("8_Serving.py").split())
+    assert (
+        "1.8× at batch 1 and 1.5× at batch 32, falling with batch, whereas the model's speed-up for that setup "
+        "(k = 1, a = 0.85) rises, ×1.17 at batch 1 and ×1.36 at 32" in flat
+    )
     assert "therefore gives an MoE less gain than a dense model at small batch and more at larger batch" in flat
     assert "rises from ×1.17 at batch 1 to ×1.36 at batch 32" in flat
     assert "Those orderings are the model's results, not measurements" in flat

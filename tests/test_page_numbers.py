@@ -449,6 +449,8 @@ TRAINING_MEMORY = [
 ]
 # ============================================================================ 8. Serving
 RIDGE = ref.ridge_point("H100")
+MOE_TREND = ("the A2.8-MoE preset's speed-ups at batch 1 and 32 from a roofline written out in "
+             "test_independent_systems.py::test_review8_moe_gains_less_at_small_batch_and_more_at_large_batch_in_the_model")
 W70 = ref._weight_bytes("Llama-3-70B", "bf16")  # bytes of Llama-3-70B's bf16 weights, counted from config.json
 FLOOR70 = ref._decode_floor_s("Llama-3-70B", "bf16", "H100")  # seconds per token at batch 1
 KV70 = ref.kv_bytes_per_token(*L70, 2)
@@ -474,8 +476,9 @@ SERVING = [
         ref.kv_sequences_that_fit("Llama-3-70B", 8192, 4, 170),
         math.floor(170 * 2**30 / (8192 * ref.kv_bytes_per_token(*L70, 1))), "the preset's seed section (002 A10-08)"),
     Ref("Llama-3-70B at batch 1 on one H100's bandwidth: a floor of 141 GB / 3.35 TB/s ≈ 42 ms per token, at most "
-        "about 24 tokens/s, a reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 "
-        "GPUs reads a quarter each, a floor of about 10.5 ms", NAME, NAME, GIVEN, W70 / 1e9, "the H100 SXM's bandwidth (data sheet)",
+        "about 24 tokens/s (the input-embedding table counted whole, of which a token reads one row), a reference "
+        "point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 GPUs reads a quarter each, a "
+        "floor of about 10.5 ms", NAME, NAME, GIVEN, W70 / 1e9, "the H100 SXM's bandwidth (data sheet)",
         1e3 * FLOOR70, 1 / FLOOR70, W70 / 1e9, "an H100's 80 GB", GIVEN,
         1e3 * ref._decode_floor_s("Llama-3-70B", "bf16", "H100", tp=4)),
     Ref("for Llama-3-70B (64 query, 8 KV heads) that is 2,560 KiB per token instead of 320, eight times too much "
@@ -500,6 +503,9 @@ SERVING = [
         2 * 989e12 / 4.8e12),
     Ref("SGLang's DeepSeek-V3 documentation reports, with the MTP module as the draft on 8 H200s, 1.8× at batch 1 "
         "and 1.5× at batch 32", CITE),
+    Ref("(k = 1, a = 0.85) rises, ×1.17 at batch 1 and ×1.36 at 32", "the A2.8-MoE preset's draft length",
+        "its acceptance (DeepSeek-AI 2024 §5.4.3: 85–90%)", MOE_TREND, GIVEN, MOE_TREND, GIVEN),
+    Ref("two all-reduces per layer (Megatron-LM, Shoeybi et al. 2019)", "Shoeybi et al. 2019 §3, Megatron-LM"),
     Ref("below the GPU's ridge point (about 295 FLOP/byte on an H100) until B reaches the hundreds", RIDGE),
     Ref("(bf16 weights, short context)", FORMULA),
 ]
