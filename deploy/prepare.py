@@ -19,6 +19,8 @@ import hashlib
 import os
 import re
 import shutil
+import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -61,8 +63,6 @@ def precompress(source: Path, dest: Path) -> int:
 
 def app_static() -> tuple[Path, str]:
     """The app's ``static/`` folder with plotly.js in it (copied from the plotly package), and plotly's version."""
-    import sys
-
     import plotly
 
     sys.path.insert(0, str(HERE.parent))
@@ -98,6 +98,36 @@ def static_root(cache: Path) -> Path:
     return root
 
 
+def private_folder(path: Path) -> Path | None:
+    """The nearest existing folder at or above ``path`` that other users cannot enter (no o+x), or None."""
+    for folder in [path, *path.parents]:
+        if folder.is_dir() and not folder.stat().st_mode & stat.S_IXOTH:
+            return folder
+    return None
+
+
+def cache_for(requested: Path, user: str | None) -> tuple[Path, str | None]:
+    """Where the static copy goes, and a note when it cannot go where asked.
+
+    nginx started as root serves files as ``user`` (nobody), who must be able to enter every folder above the copy.
+    A checkout in a private folder (mode 700, as ``mktemp -d`` makes) is closed to nobody, and nginx would then
+    answer every static file from the upstream instead: the copy goes to a per-user folder in the system's temp
+    folder instead, and the note says so.
+    """
+    if user is None:
+        return requested, None
+    blocked = private_folder(requested)
+    if blocked is None:
+        return requested, None
+    fallback = Path(tempfile.gettempdir()) / f"lesson-nginx-static-{os.geteuid()}"
+    note = (
+        f"serve.sh: {blocked} is private (mode {stat.S_IMODE(blocked.stat().st_mode):o}), so nginx's workers "
+        f"({user.split()[0]}) cannot read {requested}; the pre-compressed static files go to {fallback} instead "
+        "(set STATIC_CACHE to choose another folder that others can enter)"
+    )
+    return fallback, note
+
+
 def render(prefix: Path, port: int, address: str, workers: list[int], root: Path, user: str | None) -> str:
     """nginx.conf text for ``workers`` (ports on 127.0.0.1) behind ``address:port``, rooted at ``prefix``."""
     values = {
@@ -122,9 +152,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", required=True, help="the Streamlit workers' ports")
     parser.add_argument("--static-cache", type=Path, default=Path(os.environ.get("STATIC_CACHE", DEFAULT_CACHE)))
     args = parser.parse_args(argv)
-    root = static_root(args.static_cache.resolve())
-    # As root, nginx's workers switch to an unprivileged user: the static copy is world-readable for them.
+    # As root, nginx's workers switch to an unprivileged user: the static copy is world-readable for them, and
+    # lies where they can reach it.
     user = "nobody nogroup" if os.geteuid() == 0 else None
+    cache, note = cache_for(args.static_cache.resolve(), user)
+    if note:
+        print(note, file=sys.stderr)
+        cache.mkdir(parents=True, exist_ok=True)
+        cache.chmod(0o755)
+    root = static_root(cache)
+    if user is not None and (blocked := private_folder(root)) is not None:
+        raise SystemExit(f"serve.sh: nginx's workers cannot enter {blocked}: set STATIC_CACHE to an open folder")
     for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (args.prefix / "tmp" / sub).mkdir(parents=True, exist_ok=True)
     conf = render(args.prefix.resolve(), args.port, args.address, args.workers, root, user)

@@ -15,6 +15,18 @@ def pytest_report_header() -> str:
     return header()
 
 
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Sidebar clicks the browser walks had to click twice (issue 29's open question), with what the page showed."""
+    import sys
+
+    nav = sys.modules.get("tests.browser.test_navigation_browser")
+    clicks = getattr(nav, "CLICKS_NOT_TAKEN", [])
+    if clicks:
+        terminalreporter.section(f"sidebar clicks not taken at first: {len(clicks)}")
+        for line in clicks:
+            terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="module")
 def default(request: pytest.FixtureRequest) -> AppTest:
     """The module's ``PAGE`` with its defaults, opened once per process (:func:`tests.apptest.opened`), with no

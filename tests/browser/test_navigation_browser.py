@@ -39,7 +39,23 @@ DEEP_LINKS = {
 }
 HOME_TITLE = "The LLM lesson explorer"
 GROUP_OF = {e.label: e.group for e in catalog.PAGES}  # a page link's stage group in the sidebar
-CLICKS_NOT_TAKEN: list[str] = []  # sidebar clicks clicked a second time (see _click)
+CLICKS_NOT_TAKEN: list[str] = []  # sidebar clicks clicked a second time, with what the page showed (see _click)
+
+# What the page shows when a click on a sidebar link was not taken: the script's state, whether the link is drawn as
+# disabled (Streamlit ignores clicks on it then), and which element is under the link's centre.
+_CLICK_STATE_JS = """link => {
+    const box = link.getBoundingClientRect();
+    const hit = document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2);
+    const app = document.querySelector("[data-testid='stApp']");
+    return JSON.stringify({
+        script: app && app.getAttribute('data-test-script-state'),
+        cursor: getComputedStyle(link).cursor,
+        box: [Math.round(box.x), Math.round(box.y), Math.round(box.width), Math.round(box.height)],
+        hit_is_link: !!(hit && link.contains(hit)),
+        hit: hit ? (hit.getAttribute('data-testid') || hit.tagName) : null,
+        path: window.location.pathname,
+    });
+}"""
 
 
 def _url_page(path: str) -> str:
@@ -140,7 +156,7 @@ def _click(page, label: str) -> None:
     except Exception:
         # Known, not yet understood (issue 29's note): on a loaded machine a click on a link just unfolded is
         # sometimes not taken at all (the address bar never changes). Counted and clicked once more.
-        CLICKS_NOT_TAKEN.append(label)
+        CLICKS_NOT_TAKEN.append(f"{label}: {link.evaluate(_CLICK_STATE_JS)}")
         link.click()
     _arrive(page, _label_path()[label])
 
