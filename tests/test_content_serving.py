@@ -103,4 +103,5 @@ def test_interview_answer_and_mistakes_cite_their_sources():
     items = mistakes.split("\n- ")
     assert len(items) == 4 and all(_CITE.search(i) for i in items), items
     number = next(t for t in answer if t.startswith("**One number.**"))
-    assert "42 ms" in number and "a floor of about 10.5 ms plus the latency of two all-reduces" in number
+    assert "42 ms" in number
+    assert "a floor of about 10.5 ms (002 A8.1/A10-11) plus the latency of two all-reduces" in number
