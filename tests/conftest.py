@@ -2,10 +2,26 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.apptest import Reused, no_exception, opened
+
+CLICKS_FILE = Path(__file__).resolve().parents[1] / "test-artifacts" / "clicks-not-taken.txt"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In the main process: fix the browser walks' seed in the environment before the test workers start, so that
+    every worker (pytest-xdist) collects the same page pairs; and start a fresh list of clicks not taken."""
+    if hasattr(config, "workerinput"):
+        return
+    from tests.browser.walks import SEED
+
+    os.environ["LESSON_WALK_SEED"] = str(SEED)
+    CLICKS_FILE.unlink(missing_ok=True)
 
 
 def pytest_report_header() -> str:
@@ -17,10 +33,7 @@ def pytest_report_header() -> str:
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     """Sidebar clicks the browser walks had to click twice (issue 29's open question), with what the page showed."""
-    import sys
-
-    nav = sys.modules.get("tests.browser.test_navigation_browser")
-    clicks = getattr(nav, "CLICKS_NOT_TAKEN", [])
+    clicks = CLICKS_FILE.read_text(encoding="utf-8").splitlines() if CLICKS_FILE.exists() else []
     if clicks:
         terminalreporter.section(f"sidebar clicks not taken at first: {len(clicks)}")
         for line in clicks:
