@@ -49,8 +49,12 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
+# The tests without a browser or server spread over the cores (pytest-xdist, at most 4 workers); the browser and server
+# tests then run one at a time, with the machine to themselves (they time reruns and drags; in parallel on a small
+# machine they starve each other). Each part prints its ten slowest tests.
 test: $(STAMP) chromium nginx $(AXE) lint
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --maxprocesses=4 -m "not browser and not server"
+	$(PY) -m pytest -m "browser or server"
 
 # The browser walks over every ordered pair of pages (the default samples them: tests/browser/walks.py).
 test-walks: $(STAMP) chromium
