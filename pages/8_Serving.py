@@ -61,27 +61,27 @@ def _body(page: Page) -> None:
             if "Speculative decoding" in out.figures:
                 st.caption(
                     "A small draft proposes k tokens and the target scores all of them in one forward pass. Each "
-                    "drafted token is accepted with probability min(1, p/q); at the first rejection the target samples "
-                    "a replacement from the residual max(0, p − q), normalised, and if all k pass it adds one token of "
-                    "its own, so the output follows the target's distribution exactly (Leviathan et al. 2023). For a "
-                    "dense model at small batch, a verify pass of k + 1 tokens reads the same weights as one decode "
-                    "step and costs about as much; at large batch decode turns compute-bound and the extra work can "
-                    "make it slower than plain decoding. An MoE's k + 1 tokens can pick different experts, so its "
-                    "verify pass reads more experts than one decode step: up to (k + 1)× the routed-expert bytes. The "
-                    "page's roofline model (bytes over bandwidth or FLOPs over peak, whichever is larger, and no fixed "
-                    "per-step costs) therefore gives an MoE less gain than a dense model at small batch and more at "
-                    "larger batch (once a plain step reads most experts anyway, while the dense model has turned "
-                    "compute-bound); the MoE's speed-up too falls below 1 once decode turns compute-bound, at far "
-                    "larger batches than a dense model's. Those orderings are the model's results, not measurements: "
-                    "it leaves out the fixed per-step costs (all-reduces, kernel launches), the same for 1 token as "
-                    "for k + 1, which can dominate a small-batch MoE step, and it assumes each drafted token picks its "
-                    "experts independently. SGLang's DeepSeek-V3 documentation reports 1.8× at batch 1 and 1.5× at "
-                    "batch 32 on 8 H200s with the MTP module as the draft (run as an EAGLE draft; the workload is not "
-                    "stated): larger at batch 1 than at 32, where the model's speed-up for 8 H200s with the MTP draft "
-                    "at k = 1 and a = 0.85 (preset A2.8-MoE; SGLang states neither) rises from ×1.17 at batch 1 to "
-                    "×1.36 at batch 32. The speed-up readout gives the model's numbers. The two acceptance-rule "
-                    "readouts sample the rule (seeded, with torch on the app's device) on a toy vocabulary: the kept "
-                    "tokens follow the target, not the draft."
+                    "drafted token is accepted with probability min(1, p/q); at the first rejection the target "
+                    "samples a replacement from the residual max(0, p − q), normalised, and if all k pass it adds one "
+                    "token of its own, so the output follows the target's distribution exactly (Leviathan et al. "
+                    "2023). For a dense model at small batch, a verify pass of k + 1 tokens reads the same weights as "
+                    "one decode step and costs about as much; at large batch decode turns compute-bound and the extra "
+                    "work can make it slower than plain decoding. An MoE's k + 1 tokens can pick different experts, "
+                    "so its verify pass reads more experts than one decode step: up to (k + 1)× the routed-expert "
+                    "bytes. The page's roofline model (bytes over bandwidth or FLOPs over peak, whichever is larger, "
+                    "and no fixed per-step costs) therefore gives an MoE less gain than a dense model at small batch "
+                    "and more at larger batch (once a plain step reads most experts anyway, while the dense model has "
+                    "turned compute-bound); the MoE's speed-up too falls below 1 once decode turns compute-bound, at "
+                    "far larger batches than a dense model's. Those orderings are the model's results, not "
+                    "measurements: it leaves out the fixed per-step costs (all-reduces, kernel launches), the same "
+                    "for 1 token as for k + 1, which can dominate a small-batch MoE step, and it assumes each drafted "
+                    "token picks its experts independently. SGLang's DeepSeek-V3 documentation reports 1.8× at batch "
+                    "1 and 1.5× at batch 32 on 8 H200s with the MTP module as the draft (run as an EAGLE draft; the "
+                    "workload is not stated): larger at batch 1 than at 32, whereas the model's speed-up for 8 H200s "
+                    "with the MTP draft at k = 1 and a = 0.85 (preset A2.8-MoE; SGLang states neither) is higher at "
+                    "batch 32 (×1.36) than at batch 1 (×1.17), after a dip to ×1.06 at batch 4. The speed-up readout "
+                    "gives the model's numbers. The two acceptance-rule readouts sample the rule (seeded, with torch "
+                    "on the app's device) on a toy vocabulary: the kept tokens follow the target, not the draft."
                 )
                 page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
         with tabs["MoE router"]:
@@ -139,17 +139,19 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
             r"while } B < \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
             number="Llama-3-70B at batch 1 on one H100's bandwidth: a floor of 141 GB / 3.35 TB/s ≈ 42 ms per token, "
             "at most about 24 tokens/s (the input-embedding table counted whole, of which a token reads one row), a "
-            "reference point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 GPUs reads a "
-            "quarter each, a floor of about 10.5 ms (002 A8.1/A10-11) plus the latency of two all-reduces per layer "
-            "(Megatron-LM, Shoeybi et al. 2019).",
+            "reference point since 141 GB does not fit on one 80 GB card (002 A10-11); tensor parallelism over 4 GPUs "
+            "reads a quarter each, a floor of about 10.5 ms (002 A8.1; A10-11's trap that adding cards does not raise "
+            "batch-1 speed holds for data-parallel replicas, not for tensor parallelism) plus the latency of two "
+            "all-reduces per layer (Megatron-LM, Shoeybi et al. 2019).",
             trade_off="Bigger batches raise throughput but each user's latency and the KV memory grow; quantising "
-            "weights and KV cuts bytes at some accuracy risk (002 A8.2). Speculative decoding helps a dense model at "
-            "small batch and hurts once decode is compute-bound (002 A8.6). An MoE's verify pass reads more experts "
-            "than one decode step, so this page's roofline model (no fixed per-step costs) gives it less gain than a "
-            "dense model at small batch. SGLang's DeepSeek-V3 documentation reports, with the MTP module as the draft "
-            "on 8 H200s, 1.8× at batch 1 and 1.5× at batch 32, falling with batch, whereas the model's speed-up for "
-            "that setup (k = 1, a = 0.85) rises, ×1.17 at batch 1 and ×1.36 at 32; the model leaves out fixed "
-            "per-step costs and lets each token pick its experts independently.",
+            "weights and KV cuts bytes at some accuracy risk (002 A8.2, A8.9). Speculative decoding helps a dense "
+            "model at small batch and hurts once decode is compute-bound (002 A8.6). At small batch an MoE's verify "
+            "pass can read more experts than one decode step, so this page's roofline model (no fixed per-step "
+            "costs) gives it less gain than a dense model there. SGLang's DeepSeek-V3 documentation reports, with the "
+            "MTP module as the draft on 8 H200s, 1.8× at batch 1 and 1.5× at batch 32, falling with batch, whereas "
+            "the model, for the same hardware and draft and assuming k = 1 and a = 0.85 (SGLang states neither), is "
+            "higher at batch 32 (×1.36) than at batch 1 (×1.17), after a dip to ×1.06 at batch 4; the model leaves "
+            "out fixed per-step costs and lets each token pick its experts independently.",
         ),
     )
     page.mistakes(

@@ -104,4 +104,6 @@ def test_interview_answer_and_mistakes_cite_their_sources():
     assert len(items) == 4 and all(_CITE.search(i) for i in items), items
     number = next(t for t in answer if t.startswith("**One number.**"))
     assert "42 ms" in number
-    assert "a floor of about 10.5 ms (002 A8.1/A10-11) plus the latency of two all-reduces" in number
+    assert "a floor of about 10.5 ms (002 A8.1; A10-11's trap that adding cards does not raise batch-1 speed holds" in (
+        number
+    )

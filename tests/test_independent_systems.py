@@ -463,11 +463,11 @@ def test_m1_speculative_texts_say_the_small_batch_rule_is_for_dense_models():
     assert "An MoE's k + 1 tokens can pick different experts" in flat and "(k + 1)× the routed-expert bytes" in flat
     assert "Speculative decoding helps a dense model at small batch" in flat
     assert (
-        "An MoE's verify pass reads more experts than one decode step, so this page's roofline model (no fixed "
-        "per-step costs) gives it less gain than a dense model at small batch" in flat
+        "At small batch an MoE's verify pass can read more experts than one decode step, so this page's roofline "
+        "model (no fixed per-step costs) gives it less gain than a dense model there" in flat
     )
     # review 8: the seed's and Leviathan's citations sit beside what they say, not beside the model's MoE ordering
-    assert "hurts once decode is compute-bound (002 A8.6). An MoE's" in flat  # Leviathan: no batch behaviour
+    assert "hurts once decode is compute-bound (002 A8.6). At small batch an MoE's" in flat  # Leviathan: no batch
     doc = " ".join((serving.speculative_speedup_vs_batch.__doc__ or "").split())
     assert "MoE: the k + 1 tokens of each sequence can pick different experts" in doc
 
@@ -825,9 +825,9 @@ def test_w1_review6_moe_speculative_ordering_is_labelled_the_models_and_the_meas
     ) in flat
     assert (
         "SGLang's DeepSeek-V3 documentation reports 1.8× at batch 1 and 1.5× at batch 32 on 8 H200s with the MTP "
-        "module as the draft (run as an EAGLE draft; the workload is not stated): larger at batch 1 than at 32, where "
-        "the model's speed-up for 8 H200s with the MTP draft at k = 1 and a = 0.85 (preset A2.8-MoE; SGLang states "
-        "neither) rises from ×1.17 at batch 1 to ×1.36 at batch 32."
+        "module as the draft (run as an EAGLE draft; the workload is not stated): larger at batch 1 than at 32, "
+        "whereas the model's speed-up for 8 H200s with the MTP draft at k = 1 and a = 0.85 (preset A2.8-MoE; SGLang "
+        "states neither) is higher at batch 32 (×1.36) than at batch 1 (×1.17), after a dip to ×1.06 at batch 4."
     ) in flat
     assert (
         "SGLang's DeepSeek-V3 documentation reports, with the MTP module as the draft on 8 H200s, 1.8× at batch 1 "
@@ -1045,9 +1045,12 @@ def test_review8_moe_gains_less_at_small_batch_and_more_at_large_batch_in_the_mo
     assert "the opposite trend to the model's" in doc
     flat = " ".join(_flat_page("8_Serving.py").split())
     assert (
-        "1.8× at batch 1 and 1.5× at batch 32, falling with batch, whereas the model's speed-up for that setup "
-        "(k = 1, a = 0.85) rises, ×1.17 at batch 1 and ×1.36 at 32" in flat
+        "1.8× at batch 1 and 1.5× at batch 32, falling with batch, whereas the model, for the same hardware and draft "
+        "and assuming k = 1 and a = 0.85 (SGLang states neither), is higher at batch 32 (×1.36) than at batch 1 "
+        "(×1.17), after a dip to ×1.06 at batch 4" in flat
     )
     assert "therefore gives an MoE less gain than a dense model at small batch and more at larger batch" in flat
-    assert "rises from ×1.17 at batch 1 to ×1.36 at batch 32" in flat
+    assert "is higher at batch 32 (×1.36) than at batch 1 (×1.17), after a dip to ×1.06 at batch 4" in flat
+    # review 11: the dip is the curve's lowest point between batch 1 and 32 (batch 2, 4, 8, 16)
+    assert f"×{moe(4):.2f}" == "×1.06" and moe(4) == min(moe(b) for b in (1, 2, 4, 8, 16, 32))
     assert "Those orderings are the model's results, not measurements" in flat
