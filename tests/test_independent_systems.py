@@ -215,7 +215,7 @@ def test_w1_card_systems_05_says_tensor_parallelism_lowers_the_batch1_floor():
     assert "Believing more GPUs raise batch-1 decode speed." not in card.traps
     assert "tensor parallelism" in text.lower()
     one = 2 * N70 / H100_BW  # bf16 weights at one H100's bandwidth
-    assert f"about {1e3 * one:.0f} ms per token, at most {1 / one:.0f} tokens/s" in card.answer.number
+    assert f"about {1e3 * one:.0f} ms per token at batch 1, at most {1 / one:.0f} tokens/s" in card.answer.number
     assert f"about {1e3 * one / 4:.1f} ms" in card.answer.number  # over 4 GPUs
 
 
@@ -623,7 +623,7 @@ def test_review3_nits_conventions_units_and_stated_answers():
     # N3: a floor on the time is a ceiling on the rate
     one = 2 * N70 / H100_BW
     assert (
-        f"a floor of about {1e3 * one:.0f} ms per token, at most {1 / one:.0f} tokens/s"
+        f"a floor of about {1e3 * one:.0f} ms per token at batch 1, at most {1 / one:.0f} tokens/s"
         in by_id["systems-05"].answer.number
     )
     # N4: the MoE batch-1 bytes count the whole input table, of which a token reads one row

@@ -480,10 +480,11 @@ SERVING = [
         math.floor(170 * 2**30 / (8192 * ref.kv_bytes_per_token(*L70, 1))), "the preset's seed section (002 A10-08)"),
     Ref("Llama-3-70B at batch 1 on one H100's bandwidth: a floor of 141 GB / 3.35 TB/s ≈ 42 ms per token, at most "
         "about 24 tokens/s (the input-embedding table counted whole, of which a token reads one row), a reference "
-        "point since 141 GB does not fit on one 80 GB card; tensor parallelism over 4 GPUs reads a quarter each, a "
-        "floor of about 10.5 ms", NAME, NAME, GIVEN, W70 / 1e9, "the H100 SXM's bandwidth (data sheet)",
-        1e3 * FLOOR70, 1 / FLOOR70, W70 / 1e9, "an H100's 80 GB", GIVEN,
+        "point since 141 GB does not fit on one 80 GB card", NAME, NAME, GIVEN, W70 / 1e9,
+        "the H100 SXM's bandwidth (data sheet)", 1e3 * FLOOR70, 1 / FLOOR70, W70 / 1e9, "an H100's 80 GB"),
+    Ref("tensor parallelism over 4 GPUs reads a quarter each, a floor of about 10.5 ms", GIVEN,
         1e3 * ref._decode_floor_s("Llama-3-70B", "bf16", "H100", tp=4)),
+    Ref("A10-11's trap that adding cards does not raise batch-1 speed", "the seed's section A10-11", "batch 1"),
     Ref("for Llama-3-70B (64 query, 8 KV heads) that is 2,560 KiB per token instead of 320, eight times too much "
         "(002 A8.3, A10-07)", NAME, NAME, "Llama-3-70B's query heads (config.json)", "its KV heads (config.json)",
         ref.kv_kib_per_token(L70[0], L70_HEADS, L70[2], 2), KV70 / 2**10),
