@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from tests.page_numbers import Ref, _numbers_at, prepare
-from tests.test_page_numbers import CITE, COUNT, FORMULA, GIVEN, NAME, _preset
+from tests.test_page_numbers import CITE, COUNT, FORMULA, GIVEN, MOE_TREND, NAME, _preset
 from views import serving as v_serving
 from views import training_memory as v_training_memory
 
@@ -1123,10 +1123,6 @@ SERVING: dict[str, list[Ref]] = {
     "defaults": _pick(_serving(_sv(None)), *_SV_DEFAULTS),
 }
 
-MOE_TREND = (
-    "the A2.8-MoE preset's speed-ups at batch 1, 4 and 32 from a roofline written out in "
-    "test_independent_systems.py::test_review8_moe_gains_less_at_small_batch_and_more_at_large_batch_in_the_model"
-)
 SAMPLED = ("a seeded sample of the acceptance rule (torch, on the app's device); its rate and fit to the target are "
            "test_content_serving.py::test_sampled_acceptance_rule_follows_the_target")  # fmt: skip
 _P, _Q = _toy_distributions()
