@@ -100,6 +100,16 @@ def module_server() -> Iterator[str]:
         yield url
 
 
+def next_frames(page, frames: int = 2) -> None:
+    """Return once the browser has drawn ``frames`` more frames: what the last messages changed is on screen (a
+    state to wait for, not a fixed time)."""
+    page.evaluate(
+        """n => new Promise(done => { const step = k => k ? requestAnimationFrame(() => step(k - 1)) : done();
+                                        step(n); })""",
+        frames,
+    )
+
+
 class PageWatch:
     """Records requests that leave localhost and console errors of one browser page."""
 
@@ -123,7 +133,7 @@ class PageWatch:
             "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']",
             timeout=timeout,
         )
-        self.page.wait_for_timeout(150)
+        next_frames(self.page)
 
     def drag_slider(self, fractions: tuple[float, ...], read: Callable[[], Any]) -> list[Any]:
         """Drag the first plotly slider's grip through ``fractions`` of its rail, calling ``read()`` after each

@@ -18,6 +18,7 @@ import pytest
 import views
 from pages.frame import PAGES
 from tests.browser import walks
+from tests.browser.conftest import next_frames
 from tests.conftest import CLICKS_FILE
 from views import catalog
 from views.state import APP_PARAMS
@@ -77,7 +78,7 @@ def _idle(page) -> None:
     # the frame's history shim loads with the page's first elements; a click before it is in place (within the
     # first second or so of a fresh page) would still leave Streamlit's stray history entry
     page.wait_for_function("window.__lessonHistory === true", timeout=30_000)
-    page.wait_for_timeout(250)
+    next_frames(page)
 
 
 def _check(page, url_page: str) -> None:
