@@ -69,48 +69,49 @@ def history_shim() -> None:
 
 
 # Streamlit's main menu (or the system's colour scheme, which its default "System" follows) switches the app's
-# theme in the browser without rerunning the script, so the figures, drawn for the theme the last run read, would
-# keep their old background until the next rerun. This piece compares the app's background with the first figure's:
-# when one is dark and the other light it asks for one rerun (which reads the new theme), and it asks at most once per
-# theme the app shows. If the rerun still draws the other theme, nothing more happens until the person switches again:
-# it never loops.
+# theme in the browser without rerunning the script, so what the last run drew for its theme (the figures'
+# backgrounds, the dark theme's button labels: pages/frame/style.py) would stay as it was until the next rerun. This
+# piece compares the theme the app shows (its background) with the theme the last run drew with (sent as its data on
+# every run): when they differ it asks for one rerun, which reads the new theme, and it asks at most once per theme the
+# app shows. If the rerun still draws the other theme, nothing more happens until the person switches again: it never
+# loops. Pages with no figure (Home, the drills before a card's answer) follow too. ``window.__lessonThemeChecks``
+# counts its checks (a test waits for a number of them rather than for a time).
 _THEME_JS = """
 export default function (component) {
-  const { setTriggerValue } = component;
-  const rgb = (css) => {
+  const { setTriggerValue, parentElement } = component;
+  const watch = parentElement.__lessonTheme || (parentElement.__lessonTheme = { asked: null, timer: null });
+  watch.drawn = component.data[0].drawn;  // "light" or "dark": the theme the last run drew with
+  watch.ask = setTriggerValue;
+  const dark = (css) => {
     const m = css && css.match(/rgba?\\(([^)]+)\\)/);
     if (!m) return null;
     const v = m[1].split(",").map(Number);
-    return v.length > 3 && v[3] === 0 ? null : v.slice(0, 3);
-  };
-  const dark = (css) => {
-    const v = rgb(css);
-    return v === null ? null : 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 128;
+    if (v.length > 3 && v[3] === 0) return null;  // transparent: not drawn yet
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 128;
   };
   const check = () => {
+    window.__lessonThemeChecks = (window.__lessonThemeChecks || 0) + 1;
     const app = document.querySelector("[data-testid='stApp']");
-    const paper = document.querySelector("[data-testid='stPlotlyChart'] .main-svg, .lesson-chart .main-svg");
-    if (!app || !paper) return;
-    const appDark = dark(getComputedStyle(app).backgroundColor);
-    const paperDark = dark(getComputedStyle(paper).backgroundColor);
-    if (appDark === null || paperDark === null) return;
-    if (appDark === paperDark) { window.__lessonThemeAsked = null; return; }
+    const appDark = app ? dark(getComputedStyle(app).backgroundColor) : null;
+    if (appDark === null) return;
     const kind = appDark ? "dark" : "light";
-    if (window.__lessonThemeAsked === kind) return;
-    window.__lessonThemeAsked = kind;
-    setTriggerValue("theme", kind);
+    if (kind === watch.drawn) { watch.asked = null; return; }
+    if (watch.asked === kind) return;
+    watch.asked = kind;
+    watch.ask("theme", kind);
   };
   check();
-  const timer = setInterval(check, 300);
-  return () => clearInterval(timer);
+  if (watch.timer === null) watch.timer = setInterval(check, 300);
+  return () => { clearInterval(watch.timer); watch.timer = null; };
 }
 """
 _theme_component = None
 _SEEN_THEME = "_frame_seen_theme"
 
 
-def theme_watch() -> None:
-    """Mount the theme watcher (see ``_THEME_JS``) once per page: a theme switch in the browser reruns the page."""
+def theme_watch(drawn: str) -> None:
+    """Mount the theme watcher (see ``_THEME_JS``) once per page: a theme switch in the browser reruns the page.
+    ``drawn``: the theme this run draws with ("light" or "dark")."""
     global _theme_component
     if _theme_component is None:
         _theme_component = st.components.v2.component("lesson_theme_watch", js=_THEME_JS)
@@ -120,4 +121,5 @@ def theme_watch() -> None:
         if kind in ("light", "dark"):
             st.session_state[_SEEN_THEME] = kind
 
-    _theme_component(key="lesson-theme", on_theme_change=_on_switch, height=0)
+    # the data as a one-item list, as charts.component_data sends it (a dict's values would be checked for dataframes)
+    _theme_component(key="lesson-theme", data=[{"drawn": drawn}], on_theme_change=_on_switch, height=0)

@@ -45,7 +45,7 @@ def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
     Returns (presenter, image format, hide)."""
     with st.sidebar:
         history_shim()
-        theme_watch()
+        theme_watch(viewer_theme())
         nav = st.container(key=NAV_KEY, gap=None)  # filled after the switches: its links carry presenter mode and hide
         with st.container(horizontal=True, gap="small", key=SWITCHES_KEY):
             presenter = _presenter_toggle()
