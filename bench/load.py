@@ -265,7 +265,9 @@ async def _session(
 ) -> None:
     rng = random.Random(seed * 100_003 + index)
     names = list(pages)
-    home = names[(index + seed) % len(names)]  # the page a session stays on without switch_pages
+    # the page a session opens first (with as many sessions as pages, every page is opened), and stays on without
+    # switch_pages
+    home = names[(index + seed) % len(names)]
     # Viewers arrive spread over the first interval rather than all at once.
     await asyncio.sleep(rng.uniform(0, res.interval))
     if time.monotonic() >= deadline:
@@ -276,9 +278,9 @@ async def _session(
             # A session that arrived before the deadline gets its first rerun (its page load) even if opening
             # it took until past the deadline; after that, no new rerun starts past the deadline.
             while first or next_send < deadline:
-                first = False
                 await asyncio.sleep(max(0.0, next_send - time.monotonic()))
-                page = rng.choice(names) if switch_pages else home
+                page = rng.choice(names) if switch_pages and not first else home
+                first = False
                 start = time.monotonic()
                 # Reruns still in flight at the end get ``grace`` seconds to finish.
                 if not await _rerun(ws, index, page, rng.choice(pages[page]), res, max(deadline + grace - start, 1.0)):
