@@ -82,15 +82,64 @@ def browser(chromium_path: str) -> Iterator:
                 "--disable-sync",
             ],
         )
+        new_context = b.new_context
+
+        def counted_context(**kwargs):  # every tab of every test counts its app's finished runs (RUNS_JS)
+            ctx = new_context(**kwargs)
+            ctx.add_init_script(RUNS_JS)
+            return ctx
+
+        b.new_context = counted_context
         yield b
         b.close()
 
 
-@pytest.fixture
-def server() -> Iterator[str]:
-    """A freshly started server per test, so that each deep link is the very first request it sees."""
-    with running_server() as url:
-        yield url
+# Counts the app's finished script runs (full and fragment reruns alike) in ``window.__lessonRuns``: a run has
+# finished each time Streamlit's script state leaves "running". The observer sees every change of the attribute, even
+# a run that starts and ends between two polls of a test; with the count read before an action, a test waits for the
+# very rerun the action started (:func:`wait_rerun`) instead of guessing how long one takes to begin.
+RUNS_JS = """(() => {
+  window.__lessonRuns = 0;
+  new MutationObserver(records => {
+    for (const r of records) if (r.oldValue === 'running') window.__lessonRuns += 1;
+  }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
+                        attributeFilter: ['data-test-script-state']});
+})();"""
+
+
+def runs_done(page) -> int:
+    """The app's finished script runs in this tab since it loaded (:data:`RUNS_JS`)."""
+    return page.evaluate("window.__lessonRuns")
+
+
+def wait_rerun(page, before: int, timeout: float = 60_000) -> None:
+    """Wait until a run has finished since ``before`` (:func:`runs_done` read before the action) and the app is idle,
+    then for two drawn frames."""
+    try:
+        page.wait_for_function(
+            """n => window.__lessonRuns > n
+                   && document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']") !== null""",
+            arg=before,
+            timeout=timeout,
+        )
+    except Exception as error:
+        state = page.evaluate(
+            """() => [window.__lessonRuns, window.__lessonThemeChecks,
+                      document.querySelector("[data-testid='stApp']")?.getAttribute('data-test-script-state'),
+                      document.querySelector("[data-testid='stApp']")?.getAttribute('data-test-connection-state')]"""
+        )
+        raise AssertionError(
+            f"no rerun finished after {before} runs (runs, theme checks, state, connection): {state}"
+        ) from error
+    next_frames(page)
+
+
+@contextmanager
+def rerun(page, timeout: float = 60_000) -> Iterator[None]:
+    """``with rerun(page): click()``: returns once the rerun the action starts has finished (:func:`wait_rerun`)."""
+    before = runs_done(page)
+    yield
+    wait_rerun(page, before, timeout)
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +191,7 @@ class PageWatch:
         grip = page.locator("g.slider-container rect.slider-grip-rect").first
         rail = page.locator("g.slider-container rect.slider-rail-rect").first
         grip.scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        next_frames(page)
         g, r = grip.bounding_box(), rail.bounding_box()
         y = g["y"] + g["height"] / 2
         page.mouse.move(g["x"] + g["width"] / 2, y)
@@ -150,22 +199,32 @@ class PageWatch:
         seen = []
         for frac in fractions:
             page.mouse.move(r["x"] + r["width"] * frac, y, steps=4)
-            page.wait_for_timeout(120)  # an animation frame or so
+            next_frames(page)  # the slider's step drawn
             seen.append(read())
         page.mouse.up()
         return seen
 
-    def shot(self, name: str) -> Path:
+    def shot(self, name: str) -> Path | None:
+        """A full-page screenshot in ``test-artifacts/`` when ``LESSON_TEST_SHOTS=1`` (to look at what a test saw; a
+        full-page capture costs chromium about a second, so a plain run takes none)."""
+        if os.environ.get("LESSON_TEST_SHOTS") != "1":
+            return None
         ARTIFACTS.mkdir(exist_ok=True)
         path = ARTIFACTS / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=True)
         return path
 
 
-def _opener(browser, base: str) -> Iterator[Callable[..., PageWatch]]:
+_OPENED: set[str] = set()  # the servers (base URLs) a test has opened a tab on
+
+
+def _opener(browser, base: str, first: bool = False) -> Iterator[Callable[..., PageWatch]]:
     contexts = []
 
     def _open(path: str, width: int = 1400, height: int = 1000, color_scheme: str = "light") -> PageWatch:
+        if first and not contexts:
+            assert base not in _OPENED, f"{path} is not the first request of the server at {base}"
+        _OPENED.add(base)
         ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
         contexts.append(ctx)
         page = ctx.new_page()
@@ -181,12 +240,13 @@ def _opener(browser, base: str) -> Iterator[Callable[..., PageWatch]]:
 
 
 @pytest.fixture
-def open_page(browser, server):
-    """open_page(path) -> PageWatch: a new tab on the fresh server, at ``path`` (a deep link)."""
-    yield from _opener(browser, server)
-
-
-@pytest.fixture
 def open_shared(browser, module_server):
     """open_shared(path) -> PageWatch: a new tab (a new session) on the test file's shared server, at ``path``."""
     yield from _opener(browser, module_server)
+
+
+@pytest.fixture
+def open_first(browser, module_server):
+    """As :func:`open_shared`, for a test whose first tab must be the very first request of the test file's server (a
+    deep link into a server that has run no page yet: the file's first test). It fails if another test came first."""
+    yield from _opener(browser, module_server, first=True)

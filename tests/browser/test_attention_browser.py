@@ -27,8 +27,8 @@ def _titles(page) -> list[str]:
     return page.locator(".js-plotly-plot g.annotation-text-g").all_text_contents()
 
 
-def test_deep_link_first_request_then_tab_and_text(open_page):
-    watch = open_page(DEEP_LINK)
+def test_deep_link_first_request_then_tab_and_text(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     assert "Attention" in page.title()
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
@@ -60,8 +60,8 @@ def test_deep_link_first_request_then_tab_and_text(open_page):
     assert watch.errors == []
 
 
-def test_kv_cache_preset(open_page):
-    watch = open_page("/Attention?view=KV%20cache")
+def test_kv_cache_preset(open_shared):
+    watch = open_shared("/Attention?view=KV%20cache")
     page = watch.page
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)  # the readouts may come after the figure

@@ -10,17 +10,9 @@ import pytest
 
 from decks import DECKS_DIR, load_deck
 from decks.handout import build_handout
+from tests.browser.conftest import rerun
 
 pytestmark = pytest.mark.browser
-
-
-def _settle(page) -> None:
-    try:
-        page.wait_for_selector("[data-testid='stApp'][data-test-script-state='running']", timeout=1_500)
-    except Exception:
-        pass
-    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=60_000)
-    page.wait_for_timeout(300)
 
 
 def _slide(page) -> str:
@@ -30,10 +22,10 @@ def _slide(page) -> str:
 def _press(page, key: str, expect: int | None = None) -> None:
     """Press a key with no text box focused; wait until the progress strip shows slide ``expect``."""
     page.evaluate("document.activeElement && document.activeElement.blur()")
-    page.keyboard.press(key)
+    with rerun(page):  # each key is a button's shortcut: its click reruns the page
+        page.keyboard.press(key)
     if expect is not None:
         _at(page, expect)
-    _settle(page)
 
 
 def _at(page, number: int) -> None:
@@ -45,14 +37,14 @@ def _at(page, number: int) -> None:
     )
 
 
-def test_keyboard_steps_jumps_blanks_and_the_speaker_view_follows(open_page) -> None:
-    main = open_page("/Deck?deck=lesson&slide=7")
+def test_keyboard_steps_jumps_blanks_and_the_speaker_view_follows(open_shared) -> None:
+    main = open_shared("/Deck?deck=lesson&slide=7")
     page = main.page
     _at(page, 7)
     # the keys are the buttons' shortcuts: wait until the last of them is on the page (the slide's figures, drawn
     # first, may come before them)
     page.wait_for_selector(".st-key-deck-prev-pageup button", state="attached", timeout=30_000)
-    _settle(page)
+    main.wait_idle()
     assert page.locator("[data-testid='stException']").count() == 0
     talk = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)["talk"][0]
     assert "present=true" in page.url
@@ -68,10 +60,11 @@ def test_keyboard_steps_jumps_blanks_and_the_speaker_view_follows(open_page) -> 
     assert "Next: 9." in speaker.inner_text("body")
 
     page.evaluate("document.activeElement && document.activeElement.blur()")
-    for key in ("1", "5", "Enter"):
-        page.keyboard.press(key)
+    with rerun(page):
+        for key in ("1", "5", "Enter"):
+            page.keyboard.press(key)
     _at(page, 15)
-    _settle(page)
+    main.wait_idle()
     assert _slide(page) == "15"
     speaker.wait_for_selector("text=15 / 23", timeout=5_000)
 

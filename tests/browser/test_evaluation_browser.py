@@ -21,8 +21,8 @@ def _type_into(page, label: str, value: str) -> None:
     box.press("Enter")
 
 
-def test_deep_link_large_n_then_change_k(open_page):
-    watch = open_page(DEEP_LINK)
+def test_deep_link_large_n_then_change_k(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     assert "pass@k and error bars" in page.title()
     page.wait_for_selector("g.annotation-text-g", timeout=30_000)
@@ -45,8 +45,8 @@ def test_deep_link_large_n_then_change_k(open_page):
     assert watch.errors == []
 
 
-def test_deep_link_comparison_then_bias_tab(open_page):
-    watch = open_page("/Evaluation?view=Model+comparison&accA=71.0&accB=72.5&N=1000&onlyA=40&onlyB=55")
+def test_deep_link_comparison_then_bias_tab(open_shared):
+    watch = open_shared("/Evaluation?view=Model+comparison&accA=71.0&accB=72.5&N=1000&onlyA=40&onlyB=55")
     page = watch.page
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     page.wait_for_selector("text=not significant", timeout=30_000)  # the text may come after the figure

@@ -27,8 +27,8 @@ def click_answer(page, i: int) -> None:
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.25)
 
 
-def test_deep_link_then_click_flips_a_reward(open_page):
-    watch = open_page(DEEP_LINK)
+def test_deep_link_then_click_flips_a_reward(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     assert "GRPO" in page.title()
     bars(page).locator("g.barlayer").wait_for(timeout=30_000)

@@ -22,8 +22,8 @@ def _bar_heights(page) -> list[float]:
     return [round(b.bounding_box()["height"], 1) for b in bars.all()]
 
 
-def test_deep_link_first_request_and_drag_beta(open_page):
-    watch = open_page(DEEP_LINK)
+def test_deep_link_first_request_and_drag_beta(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     assert "KL leash" in page.title()
     page.wait_for_selector("g.slider-container", timeout=30_000)

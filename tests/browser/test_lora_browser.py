@@ -17,8 +17,8 @@ def _readout(watch) -> str:
     return next(t for t in texts if t.startswith("r = "))
 
 
-def test_deep_link_and_drag_r(open_page):
-    watch = open_page(DEEP_LINK)
+def test_deep_link_and_drag_r(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     assert "LoRA" in page.title()
     page.wait_for_selector("g.slider-container", timeout=60_000)
@@ -40,8 +40,8 @@ def test_deep_link_and_drag_r(open_page):
     assert watch.errors == []
 
 
-def test_worked_example_f_preset(open_page):
-    watch = open_page("/LoRA?view=What+LoRA+costs&mats=down")
+def test_worked_example_f_preset(open_shared):
+    watch = open_shared("/LoRA?view=What+LoRA+costs&mats=down")
     page = watch.page
     page.get_by_role("button", name="Worked example F").click()
     watch.wait_idle()

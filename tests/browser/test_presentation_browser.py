@@ -8,16 +8,14 @@ opened by its link, a new session each time). axe-core comes from the npm regist
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from bench.load import free_port
 from decks import views
 from pages.frame import PAGES
-from tests.browser.conftest import start_server
+from tests.browser.conftest import next_frames, runs_done, wait_rerun
 from viz.style import READOUT
 
 pytestmark = pytest.mark.browser
@@ -38,17 +36,8 @@ FIGURE_PAGES = [p for p in ALL if p not in ("", "Drills")]
 
 
 @pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    port = free_port()
-    proc = start_server(port)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+def base(module_server: str) -> str:
+    return module_server
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +64,27 @@ def tabs(browser, base) -> Iterator[dict]:
         ctx.close()
 
 
+# The first chart's box holds still: two reads 200 ms apart agree, the fonts are loaded, and (after a change of the
+# window's size) it differs from the box before the change (plotly redraws a chart to its container's new size after a
+# short debounce). ``old``: the box before the change, or null.
+_RESIZED_JS = """old => {
+  const e = document.querySelector(".js-plotly-plot .main-svg");
+  if (!e) return false;
+  const r = e.getBoundingClientRect();
+  const now = [r.width, r.height].map(Math.round).join("x");
+  const same = window.__box === now;
+  window.__box = now;
+  return same && now !== old && document.fonts.status === "loaded";
+}"""
+
+
+def _first_box(page) -> str:
+    return page.evaluate(
+        """() => { const r = document.querySelector(".js-plotly-plot .main-svg").getBoundingClientRect();
+                   return [r.width, r.height].map(Math.round).join("x"); }"""
+    )
+
+
 def _open(page, url: str, figure: bool = True) -> None:
     page.goto(url, wait_until="domcontentloaded")
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=60_000)
@@ -88,7 +98,8 @@ def _open(page, url: str, figure: bool = True) -> None:
             polling=500,
             timeout=30_000,
         )
-    page.wait_for_timeout(400)  # the chart's resize to its container, fonts
+        page.wait_for_function(_RESIZED_JS, arg=None, polling=200, timeout=30_000)  # sized to its container
+    next_frames(page)
 
 
 def _box(page, selector: str) -> dict:
@@ -203,28 +214,38 @@ def _rounded(g: dict) -> dict:
     return {k: round(v) if isinstance(v, float) else v for k, v in g.items()}
 
 
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("name", FIGURE_PAGES)
-def test_presenter_mode_first_screen(tabs, base, name, size) -> None:
-    """The main figure, and where the page's tabs sit above it each tab's figure, is whole on the first screen; grids
-    of heatmaps get panels that use the screen."""
-    width, height = size
+def test_presenter_mode_first_screen(tabs, base, name) -> None:
+    """The main figure, and where the page's tabs sit above it each tab's figure, is whole on the first screen at
+    1280 x 720, and again once the window is made 1920 x 1080 (presenter mode's layout is in CSS, relative to the
+    window: one page load serves both sizes); grids of heatmaps get panels that use the screen."""
+    (width, height), (big_width, big_height) = SIZES
     page, external = tabs("light", width, height)
+    page.set_viewport_size({"width": width, "height": height})  # the tab is reused: every page starts small
     _open(page, f"{base}/{name}?present=true")
     g = presenter_geometry(page)
-    print(name, size, _rounded(g))
+    print(name, SIZES[0], _rounded(g))
     _check_first_screen(g, width, height, readouts=name != "Deck")
     assert g["smallest_panel"] >= HEATMAP_PANELS.get(name, 0) * height, g
+    in_tabs = g["in_tabs"]
+    before = _first_box(page)
+    page.set_viewport_size({"width": big_width, "height": big_height})
+    page.wait_for_function(_RESIZED_JS, arg=before, polling=200, timeout=30_000)
+    g = presenter_geometry(page)
+    print(name, SIZES[1], _rounded(g))
+    _check_first_screen(g, big_width, big_height, readouts=name != "Deck")
+    assert g["smallest_panel"] >= HEATMAP_PANELS.get(name, 0) * big_height, g
+    page.set_viewport_size({"width": width, "height": height})
     # the figure is one tab's: the other tabs take the same first screen (checked on the smaller screen only, to keep
     # the test short: the frame gives every chart the same height at both sizes)
-    if g["in_tabs"] and size == SIZES[0]:
+    if in_tabs:
         key, choices = _figure_tabs(name)
         for choice in choices[1:]:
             _open(page, f"{base}/{name}?present=true&{key}={choice.replace(' ', '+')}", figure=False)
             if page.locator(".js-plotly-plot").count() == 0:
                 continue  # no figure in this tab here (the real model is an optional install)
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
-            page.wait_for_timeout(400)
+            page.wait_for_function(_RESIZED_JS, arg=None, polling=200, timeout=30_000)
             g = presenter_geometry(page)
             print("  tab", choice, _rounded(g))
             _check_first_screen(g, width, height)
@@ -274,7 +295,11 @@ _DARK_NOW = """() => {
                         return v && 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 128; };
   const app = document.querySelector("[data-testid='stApp']");
   const papers = [...document.querySelectorAll(".js-plotly-plot .main-svg:first-child")];
-  return dark(app) && papers.every(dark)
+  // a primary button's label takes the dark background colour, from CSS that only a dark run sends (pages/frame)
+  const labels = [...document.querySelectorAll("button[kind='primary'] p")];
+  const darkText = (e) => { const v = getComputedStyle(e).color.match(/\\d+/g).map(Number);
+                            return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 128; };
+  return dark(app) && papers.every(dark) && labels.every(darkText)
     && document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']") !== null;
 }"""
 
@@ -291,8 +316,10 @@ def test_axe_finds_no_serious_violation_and_the_theme_holds(tabs, base, name) ->
     _open(page, f"{base}/{name}", figure=name in FIGURE_PAGES)
     for scheme in ("light", "dark"):
         if scheme == "dark":
+            before = runs_done(page)
             page.emulate_media(color_scheme="dark")
-            page.wait_for_function(_DARK_NOW, timeout=30_000)  # the theme watcher's rerun has drawn every figure
+            wait_rerun(page, before)  # the theme watcher's rerun
+            page.wait_for_function(_DARK_NOW, timeout=30_000)  # ... has drawn every figure and sent the dark CSS
             _dark_backgrounds(page, name)
         names = _chart_names(page)
         assert len(names) >= (name in FIGURE_PAGES), scheme
@@ -340,7 +367,9 @@ def test_the_figures_follow_a_theme_switch_at_once(browser, base) -> None:
         assert _luminance(app) < 0.05 and _figure_luminance(page) < 0.05
         page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
         settled = len(sent)
-        page.wait_for_timeout(1500)  # five of the watcher's checks: it asks no more
+        checks = page.evaluate("window.__lessonThemeChecks")
+        # five more of the watcher's checks (pages/frame/shims.py): it asks no more
+        page.wait_for_function("n => window.__lessonThemeChecks >= n + 5", arg=checks, timeout=30_000)
         assert len(sent) == settled and 1 <= settled - before <= 2, (before, settled, len(sent))
         _menu_theme(page, "System")
         page.wait_for_function("!(" + _FIGURE_DARK % "128" + ")()", timeout=30_000)

@@ -4,38 +4,16 @@ server): the link reaches the figure, its tab and the readouts, with no exceptio
 Then one preset, whose answer shows in the readouts. PPO's ρ drag is in test_navigation_browser.py."""
 
 import math
-import urllib.parse
 
 import pytest
 
-from tests.browser.test_navigation_browser import _check, _readouts, _settle
+from tests.browser.test_navigation_browser import _open_deep, _preset, _query, _readouts
 
 pytestmark = pytest.mark.browser
 
 
-def _open(open_shared, link: str, url_page: str):
-    watch = open_shared(link)
-    watch.page.wait_for_selector(".js-plotly-plot g.annotation-text-g", timeout=30_000)
-    # the readouts come after the figure, which plotly can draw before they arrive
-    watch.page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
-    watch.wait_idle()
-    _check(watch.page, url_page)
-    return watch, watch.page
-
-
-def _preset(page, name: str, url_page: str) -> dict[str, str]:
-    page.locator("[data-testid='stSidebar'] button", has_text=name).first.click()
-    _settle(page)
-    _check(page, url_page)
-    return dict(_readouts(page))
-
-
-def _query(page) -> dict[str, list[str]]:
-    return urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
-
-
-def test_ppo_deep_link_then_preset(open_shared):
-    watch, page = _open(open_shared, "/PPO?rho=0.7&ppo_view=GAE", "PPO")
+def test_ppo_deep_link_then_preset(open_first):
+    watch, page = _open_deep(open_first, "/PPO?rho=0.7&ppo_view=GAE", "PPO")
     # ρ = 0.7 < 1 − ε: A > 0 keeps the full gradient (objective 0.7), A < 0 is clipped (min(−0.7, −0.8) = −0.8)
     shown = dict(_readouts(page))
     assert shown["Ratio ρ"] == "0.70" and shown["A < 0: gradient d/dρ"] == "0 · clipped", shown
@@ -54,7 +32,7 @@ def test_ppo_deep_link_then_preset(open_shared):
 
 
 def test_reward_model_deep_link_then_preset(open_shared):
-    watch, page = _open(open_shared, "/Reward_model?rm_items=5&rm_view=DPO", "Reward_model")
+    watch, page = _open_deep(open_shared, "/Reward_model?rm_items=5&rm_view=DPO", "Reward_model")
     shown = dict(_readouts(page))
     # worked example B on the DPO tab: implicit rewards +0.2 and −0.1, loss −log σ(0.3)
     dpo = f"{math.log1p(math.exp(-0.3)):.3f}"

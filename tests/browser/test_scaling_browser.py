@@ -5,6 +5,8 @@ import urllib.parse
 
 import pytest
 
+from tests.browser.conftest import rerun
+
 pytestmark = pytest.mark.browser
 
 DEEP_LINK = "/Scaling_laws?fit=hoffmann2022&C=2.73e%2B20&N=1.5e%2B09&gpus=8&hours=24.0&mfu=40"
@@ -14,8 +16,8 @@ def _readout(watch) -> str:
     return watch.page.locator("g.annotation-text-g").first.text_content()
 
 
-def test_deep_link_first_request_and_drag(open_page):
-    watch = open_page(DEEP_LINK)
+def test_deep_link_first_request_and_drag(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     # The deep link went through the shared frame: page title, sidebar toggle, the figure.
     assert "Scaling laws" in page.title()
@@ -35,8 +37,8 @@ def test_deep_link_first_request_and_drag(open_page):
     assert watch.errors == []
 
 
-def test_home_page_links_and_no_external_requests(open_page):
-    watch = open_page("/")
+def test_home_page_links_and_no_external_requests(open_shared):
+    watch = open_shared("/")
     page = watch.page
     assert page.get_by_text("The stages of training").count() == 1
     page.get_by_role("link", name="Scaling laws").first.click()
@@ -48,12 +50,12 @@ def test_home_page_links_and_no_external_requests(open_page):
     assert watch.external == [], f"requests left localhost: {watch.external}"
 
 
-def test_presenter_mode_survives_page_links(open_page):
-    watch = open_page("/Scaling_laws?present=true")
+def test_presenter_mode_survives_page_links(open_shared):
+    watch = open_shared("/Scaling_laws?present=true")
     page = watch.page
     page.locator("[data-testid='stExpandSidebarButton']").click()  # presenter mode starts with the sidebar closed
-    page.wait_for_timeout(400)
     toggle = page.locator("label:has-text('Presenter mode') input")
+    page.locator("label:has-text('Presenter mode')").wait_for(state="visible", timeout=10_000)
     assert toggle.is_checked()
     watch.shot("scaling-presenter")
     page.get_by_role("link", name="Home").first.click()
@@ -63,19 +65,19 @@ def test_presenter_mode_survives_page_links(open_page):
     assert "present=true" in page.url
 
 
-def test_model_choice_writes_n_and_the_link_carries_both(open_page):
+def test_model_choice_writes_n_and_the_link_carries_both(open_shared):
     """Issue 16: a catalogue model sets N to its parameter count; the link carries the model and N."""
-    from tests.browser.test_navigation_browser import _fresh, _readouts, _settle
+    from tests.browser.test_navigation_browser import _fresh, _readouts
 
-    watch = open_page("/Scaling_laws")
+    watch = open_shared("/Scaling_laws")
     page = watch.page
     box = page.locator(".st-key-scale_model input")  # a combobox in Streamlit 1.67: type to filter, Enter to choose
     box.scroll_into_view_if_needed()
     box.click()
     box.fill("Llama-3-70B")
-    page.wait_for_timeout(300)
-    page.keyboard.press("Enter")
-    _settle(page)
+    page.locator("[role='option']", has_text="Llama-3-70B").first.wait_for(timeout=10_000)  # the list is filtered
+    with rerun(page):
+        page.keyboard.press("Enter")
     page.wait_for_function("() => window.location.search.includes('N=')", timeout=15_000)
     query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
     assert query["scale_model"] == ["Llama-3-70B"] and float(query["N"][0]) == 70_553_706_496, page.url

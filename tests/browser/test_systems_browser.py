@@ -5,32 +5,15 @@ one preset, whose answer shows in the readouts and the address bar."""
 
 import pytest
 
-from tests.browser.test_navigation_browser import _check, _readouts, _settle
+from tests.browser.test_navigation_browser import _open_deep, _preset, _readouts
 
 pytestmark = pytest.mark.browser
 
 
-def _open(open_shared, link: str, url_page: str):
-    watch = open_shared(link)
-    watch.page.wait_for_selector(".js-plotly-plot g.annotation-text-g", timeout=30_000)
-    # the readouts come after the figure, which plotly can draw before they arrive
-    watch.page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
-    watch.wait_idle()
-    _check(watch.page, url_page)
-    return watch, watch.page
-
-
-def _preset(page, name: str, url_page: str) -> dict[str, str]:
-    page.locator("[data-testid='stSidebar'] button", has_text=name).first.click()
-    _settle(page)
-    _check(page, url_page)
-    return dict(_readouts(page))
-
-
-def test_training_memory_deep_link_then_preset(open_shared):
+def test_training_memory_deep_link_then_preset(open_first):
     # Llama-3-70B on 8 x 4 x 16 = 512 GPUs with ZeRO-3; 32 micro-batches over 4 stages idle 3/35 = 8.6% of a step
-    watch, page = _open(
-        open_shared, "/Training_memory?mem_model=Llama-3-70B&zero=3&tp=8&pp=4&dp=16&micro=32", "Training_memory"
+    watch, page = _open_deep(
+        open_first, "/Training_memory?mem_model=Llama-3-70B&zero=3&tp=8&pp=4&dp=16&micro=32", "Training_memory"
     )
     shown = dict(_readouts(page))
     assert shown["Per GPU (ZeRO-3)"] == "12.7 GiB" and shown["Pipeline bubble"] == "8.6%", shown
@@ -47,7 +30,9 @@ def test_training_memory_deep_link_then_preset(open_shared):
 
 def test_serving_deep_link_then_preset(open_shared):
     # Llama-3-70B on 4 H100s, 170 GiB of KV budget, fp8 KV: 170 GiB / (8,192 x 160 KiB) = 136 sequences (002 A10-08)
-    watch, page = _open(open_shared, "/Serving?srv_model=Llama-3-70B&srv_gpus=4&kv_budget=170&kvfmt=fp8", "Serving")
+    watch, page = _open_deep(
+        open_shared, "/Serving?srv_model=Llama-3-70B&srv_gpus=4&kv_budget=170&kvfmt=fp8", "Serving"
+    )
     shown = dict(_readouts(page))
     assert shown["KV cache per token"] == "160.0 KiB" and shown["Sequences of 8,192 tokens that fit"] == "136", shown
     watch.shot("serving-deep-link")

@@ -4,42 +4,24 @@ run in that server): the link reaches the figure, its tab and the readouts, with
 the machine. Then one preset, whose answer shows. Sampling's temperature drag is in test_navigation_browser.py."""
 
 import math
-import urllib.parse
 
 import pytest
 
-from tests.browser.test_navigation_browser import _check, _readouts, _settle
+from tests.browser.test_navigation_browser import _open_deep, _preset, _query, _readouts
 
 pytestmark = pytest.mark.browser
-
-
-def _open(open_shared, link: str, url_page: str):
-    watch = open_shared(link)
-    watch.page.wait_for_selector(".js-plotly-plot", timeout=30_000)
-    # the readouts come after the figure, which plotly can draw before they arrive
-    watch.page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
-    watch.wait_idle()
-    _check(watch.page, url_page)
-    return watch, watch.page
-
-
-def _preset(page, name: str, url_page: str) -> dict[str, str]:
-    page.locator("[data-testid='stSidebar'] button", has_text=name).first.click()
-    _settle(page)
-    _check(page, url_page)
-    return dict(_readouts(page))
-
-
-def _query(page) -> dict[str, list[str]]:
-    return urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
 
 
 def _main_text(page) -> str:
     return page.locator("[data-testid='stMain']").inner_text()
 
 
-def test_sampling_deep_link_then_preset(open_shared):
-    watch, page = _open(open_shared, "/Sampling?T=0.5", "Sampling")
+def _open(open_shared, link: str, url_page: str):
+    return _open_deep(open_shared, link, url_page, figure=".js-plotly-plot")
+
+
+def test_sampling_deep_link_then_preset(open_first):
+    watch, page = _open(open_first, "/Sampling?T=0.5", "Sampling")
     shown = dict(_readouts(page))
     assert shown["Effective choices exp(H)"] == "2.95" and shown["Entropy H"] == "1.082 nats", shown  # the lesson
     assert f"{math.exp(1.082):.2f}" == "2.95"
