@@ -8,7 +8,7 @@ PORT ?= 8501
 ADDRESS ?=
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots
+.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,12 +49,23 @@ format: $(STAMP)
 	$(PY) -m ruff check --fix .
 	$(PY) -m ruff format .
 
-# The tests without a browser or server spread over the cores (pytest-xdist, at most 4 workers); the browser and server
-# tests then run one at a time, with the machine to themselves (they time reruns and drags; in parallel on a small
-# machine they starve each other). Each part prints its ten slowest tests.
+# Three parts, each printing its ten slowest tests: the tests without a browser or server spread over the cores
+# (pytest-xdist, at most 4 workers); the browser tests, a test file per worker (each file has its own server); the
+# server tests (a load test of twenty sessions, nginx in front of two workers) one at a time, with the machine to
+# themselves.
 test: $(STAMP) chromium nginx $(AXE) lint
 	$(PY) -m pytest -n auto --maxprocesses=4 -m "not browser and not server"
-	$(PY) -m pytest -m "browser or server"
+	$(PY) -m pytest -n auto --maxprocesses=4 --dist loadfile -m browser
+	$(PY) -m pytest -m server
+
+# The flake check: the browser and server parts RUNS times in a row (default 3) while two busy loops hold two cores;
+# it stops at the first failure. The busy loops end with the recipe.
+RUNS ?= 3
+test-busy: $(STAMP) chromium nginx $(AXE)
+	@set -e; for i in 1 2; do $(PY) -c "import time; end = time.time() + 4 * 3600; all(iter(lambda: time.time() < end, False))" & done; \
+	trap 'kill $$(jobs -p) 2>/dev/null' EXIT; \
+	for run in $$(seq $(RUNS)); do echo "== busy run $$run of $(RUNS): $$(uptime)"; \
+	  $(PY) -m pytest -n auto --maxprocesses=4 --dist loadfile -m browser; $(PY) -m pytest -m server; done
 
 # The browser walks over every ordered pair of pages (the default samples them: tests/browser/walks.py).
 test-walks: $(STAMP) chromium

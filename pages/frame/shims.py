@@ -74,13 +74,15 @@ def history_shim() -> None:
 # piece compares the theme the app shows (its background) with the theme the last run drew with (sent as its data on
 # every run): when they differ it asks for one rerun, which reads the new theme, and it asks at most once per theme the
 # app shows. If the rerun still draws the other theme, nothing more happens until the person switches again: it never
-# loops. Pages with no figure (Home, the drills before a card's answer) follow too. ``window.__lessonThemeChecks``
-# counts its checks (a test waits for a number of them rather than for a time).
+# loops. Pages with no figure (Home, the drills before a card's answer) follow too. For the tests, which wait for
+# states rather than times: ``window.__lessonThemeChecks`` counts its checks, ``__lessonThemeDrawn`` is the theme the
+# last run drew with and ``__lessonThemeAsked`` the last theme it asked for.
 _THEME_JS = """
 export default function (component) {
   const { setTriggerValue, parentElement } = component;
   const watch = parentElement.__lessonTheme || (parentElement.__lessonTheme = { asked: null, timer: null });
   watch.drawn = component.data[0].drawn;  // "light" or "dark": the theme the last run drew with
+  window.__lessonThemeDrawn = watch.drawn;
   watch.ask = setTriggerValue;
   const dark = (css) => {
     const m = css && css.match(/rgba?\\(([^)]+)\\)/);
@@ -97,7 +99,7 @@ export default function (component) {
     const kind = appDark ? "dark" : "light";
     if (kind === watch.drawn) { watch.asked = null; return; }
     if (watch.asked === kind) return;
-    watch.asked = kind;
+    watch.asked = window.__lessonThemeAsked = kind;
     watch.ask("theme", kind);
   };
   check();

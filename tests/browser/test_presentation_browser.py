@@ -15,7 +15,7 @@ import pytest
 
 from decks import views
 from pages.frame import PAGES
-from tests.browser.conftest import next_frames, runs_done, wait_rerun
+from tests.browser.conftest import next_frames
 from viz.style import READOUT
 
 pytestmark = pytest.mark.browser
@@ -304,6 +304,22 @@ _DARK_NOW = """() => {
 }"""
 
 
+def _wait_drawn_dark(page) -> None:
+    """Wait until the theme watcher's rerun (pages/frame/shims.py) has drawn the page dark and finished: every figure
+    and the dark CSS in place (:data:`_DARK_NOW`), then two drawn frames."""
+    try:
+        page.wait_for_function("() => window.__lessonThemeDrawn === 'dark' && (" + _DARK_NOW + ")()", timeout=60_000)
+    except Exception as error:
+        state = page.evaluate(
+            """() => ({drawn: window.__lessonThemeDrawn, asked: window.__lessonThemeAsked,
+                       checks: window.__lessonThemeChecks, runs: window.__lessonRuns,
+                       script: document.querySelector("[data-testid='stApp']")?.getAttribute('data-test-script-state'),
+                       app: getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor})"""
+        )
+        raise AssertionError(f"the page was not drawn dark: {state}") from error
+    next_frames(page)
+
+
 @pytest.mark.parametrize("name", ALL)
 def test_axe_finds_no_serious_violation_and_the_theme_holds(tabs, base, name) -> None:
     """In the light scheme, then in the dark one (the system's scheme switched while the page is open: the app and
@@ -316,10 +332,8 @@ def test_axe_finds_no_serious_violation_and_the_theme_holds(tabs, base, name) ->
     _open(page, f"{base}/{name}", figure=name in FIGURE_PAGES)
     for scheme in ("light", "dark"):
         if scheme == "dark":
-            before = runs_done(page)
             page.emulate_media(color_scheme="dark")
-            wait_rerun(page, before)  # the theme watcher's rerun
-            page.wait_for_function(_DARK_NOW, timeout=30_000)  # ... has drawn every figure and sent the dark CSS
+            _wait_drawn_dark(page)
             _dark_backgrounds(page, name)
         names = _chart_names(page)
         assert len(names) >= (name in FIGURE_PAGES), scheme

@@ -55,7 +55,6 @@ def test_presenter_mode_survives_page_links(open_shared):
     page = watch.page
     page.locator("[data-testid='stExpandSidebarButton']").click()  # presenter mode starts with the sidebar closed
     toggle = page.locator("label:has-text('Presenter mode') input")
-    page.locator("label:has-text('Presenter mode')").wait_for(state="visible", timeout=10_000)
     assert toggle.is_checked()
     watch.shot("scaling-presenter")
     page.get_by_role("link", name="Home").first.click()
