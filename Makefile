@@ -62,8 +62,9 @@ test: $(STAMP) chromium nginx $(AXE) lint
 # it stops at the first failure. The busy loops end with the recipe.
 RUNS ?= 3
 test-busy: $(STAMP) chromium nginx $(AXE)
-	@set -e; for i in 1 2; do $(PY) -c "import time; end = time.time() + 4 * 3600; all(iter(lambda: time.time() < end, False))" & done; \
-	trap 'kill $$(jobs -p) 2>/dev/null' EXIT; \
+	@set -e; busy=""; for i in 1 2; do \
+	  $(PY) -c "import time; end = time.time() + 4 * 3600; all(iter(lambda: time.time() < end, False))" & busy="$$busy $$!"; \
+	done; trap 'kill $$busy 2>/dev/null' EXIT; \
 	for run in $$(seq $(RUNS)); do echo "== busy run $$run of $(RUNS): $$(uptime)"; \
 	  $(PY) -m pytest -n auto --maxprocesses=4 --dist loadfile -m browser; $(PY) -m pytest -m server; done
 
