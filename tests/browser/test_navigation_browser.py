@@ -18,7 +18,7 @@ import pytest
 import views
 from pages.frame import PAGES
 from tests.browser import walks
-from tests.browser.conftest import next_frames, rerun, runs_done, wait_rerun
+from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, rerun, runs_done, wait_rerun
 from tests.conftest import CLICKS_FILE
 from views import catalog
 from views.state import APP_PARAMS
@@ -282,7 +282,7 @@ def test_pairs_of_pages_with_back_and_forward(open_shared, a: str) -> None:
         label = _labels()[b]
         _click(page, label)
         _check(page, b)
-        if b not in ("", "Drills"):  # the page's figure is drawn (the drills draw one for some cards only)
+        if b not in NO_FIGURE_FIRST:  # the page's figure is drawn
             page.wait_for_selector(".js-plotly-plot", timeout=30_000)
         _back(page, a)
         _check(page, a)

@@ -15,7 +15,7 @@ import pytest
 
 from decks import views
 from pages.frame import PAGES
-from tests.browser.conftest import next_frames
+from tests.browser.conftest import NO_FIGURE_FIRST, next_frames
 from viz.style import READOUT
 
 pytestmark = pytest.mark.browser
@@ -29,10 +29,7 @@ def _url_page(path: str) -> str:
 
 
 ALL = [_url_page(path) for path, _, _ in PAGES]
-# the home page has no figure; the drills draw the current card's figure beside the card, but before its answer is
-# shown only when the card's page can hold the answer back (Predict first), so a first screen there may have none;
-# the deck player opens on its first slide's figure
-FIGURE_PAGES = [p for p in ALL if p not in ("", "Drills")]
+FIGURE_PAGES = [p for p in ALL if p not in NO_FIGURE_FIRST]
 
 
 @pytest.fixture(scope="module")
