@@ -6,6 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 ADDRESS ?=
+ARGS ?=
 STAMP := $(VENV)/.installed
 
 .PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots
@@ -17,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m streamlit run app.py --server.port $(PORT) $(if $(ADDRESS),--server.address $(ADDRESS))
+	$(PY) -m streamlit run app.py --server.port $(PORT) $(if $(ADDRESS),--server.address $(ADDRESS)) $(ARGS)
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \

@@ -297,9 +297,10 @@ def _run_coroutine(coro: Any) -> Any:
         return pool.submit(asyncio.run, coro).result()
 
 
-def run_path(url: str, steps: list[tuple[str, str]], timeout: float = 60.0) -> LoadResult:
+def run_path(url: str, steps: list[tuple[str, str]], timeout: float = 60.0, hold: float = 0.0) -> LoadResult:
     """One session that reruns ``steps`` ((page_name, query_string) pairs) in order, each as soon as the previous
-    one finished: a viewer's path through the app, replayed. Loopback only."""
+    one finished: a viewer's path through the app, replayed; then keeps the session open ``hold`` more seconds, as a
+    viewer reading the page does. Loopback only."""
     check_loopback(url)
     base = url.rstrip("/")
     res = LoadResult(url=base, sessions=1, seconds=0.0, interval=0.0)
@@ -310,6 +311,7 @@ def run_path(url: str, steps: list[tuple[str, str]], timeout: float = 60.0) -> L
                 for page, query in steps:
                     if not await _rerun(ws, 0, page, query, res, timeout):
                         return
+                await asyncio.sleep(hold)
         except Exception as e:
             res.errors.append(f"session 0: {type(e).__name__}: {e}")
 

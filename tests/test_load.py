@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from bench.load import PAGES, LoadResult, check_loopback, run_load, run_path
+from bench.load import PAGES, LoadResult, check_loopback, free_port, run_load, run_path
 from tests.apptest import BAD_LINK_VALUES
-from tests.browser.conftest import running_server
+from tests.browser.conftest import running_server, start_server
 
 pytestmark = pytest.mark.server
 
@@ -85,3 +87,34 @@ def test_percentiles_match_numpy() -> None:
     for q in (50, 95, 99):
         assert res.percentile(q) == pytest.approx(np.percentile(lat, q), rel=1e-12)
     assert res.p50 == pytest.approx(np.median(lat), rel=1e-12)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of process ``pid`` so far (/proc/PID/stat, fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads a process's CPU time from /proc")
+def test_a_session_left_open_costs_the_server_no_cpu() -> None:
+    """A viewer reading a page (a session open, nothing asked) leaves the server idle. With Streamlit's default file
+    watcher the server spent a whole core for as long as a session was open (.streamlit/config.toml)."""
+    port = free_port()
+    proc = start_server(port)
+    url = f"http://127.0.0.1:{port}"
+    hold = 6.0  # the watcher's spin once began only after 4 s
+    try:
+        step = [("Scaling_laws", "")]
+        assert run_path(url, step).reruns == 1  # imports and caches warmed
+        cpu = _cpu_seconds(proc.pid)
+        assert run_path(url, step).reruns == 1
+        rerun = _cpu_seconds(proc.pid) - cpu
+        cpu = _cpu_seconds(proc.pid)
+        assert run_path(url, step, hold=hold).reruns == 1
+        held = _cpu_seconds(proc.pid) - cpu
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    print(f"server CPU: a rerun {rerun:.2f} s; a rerun, then the session held open {hold:.0f} s: {held:.2f} s")
+    assert held - rerun < 0.5, (rerun, held)
