@@ -94,16 +94,44 @@ def browser(chromium_path: str) -> Iterator:
         b.close()
 
 
-# Counts the app's finished script runs (full and fragment reruns alike) in ``window.__lessonRuns``: a run has
-# finished each time Streamlit's script state leaves "running". The observer sees every change of the attribute, even
-# a run that starts and ends between two polls of a test; with the count read before an action, a test waits for the
-# very rerun the action started (:func:`wait_rerun`) instead of guessing how long one takes to begin.
+# Counts the app's finished script runs (full and fragment reruns alike) in ``window.__lessonRuns``: each
+# ForwardMsg on Streamlit's websocket whose ``script_finished`` field (field 6, a varint at the top level of the
+# protobuf) says a run ended, except FINISHED_EARLY_FOR_RERUN (2: another run follows at once). Counted a task after
+# the message arrives, once Streamlit has handled it. With the count read before an action, a test waits for the very
+# rerun the action started (:func:`wait_rerun`) instead of guessing how long one takes to begin. (A MutationObserver on
+# the app's ``data-test-script-state`` missed runs: a fragment rerun that ends within one React render never shows
+# "running" in the DOM, so a preset click or a Back once waited 60 s for a rerun that had finished.)
 RUNS_JS = """(() => {
   window.__lessonRuns = 0;
-  new MutationObserver(records => {
-    for (const r of records) if (r.oldValue === 'running') window.__lessonRuns += 1;
-  }).observe(document, {subtree: true, attributes: true, attributeOldValue: true,
-                        attributeFilter: ['data-test-script-state']});
+  const Native = window.WebSocket;
+  const finished = data => {
+    const b = new Uint8Array(data);
+    let i = 0;
+    const varint = () => {
+      let v = 0, shift = 0, x;
+      do { x = b[i++]; v += (x & 0x7f) * 2 ** shift; shift += 7; } while (x & 0x80 && i < b.length);
+      return v;
+    };
+    while (i < b.length) {
+      const tag = varint(), field = Math.floor(tag / 8), wire = tag % 8;
+      if (wire === 0) { const v = varint(); if (field === 6) return v !== 2; }
+      else if (wire === 2) { const n = varint(); i += n; }
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return false;
+    }
+    return false;
+  };
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', event => {
+        if (event.data instanceof ArrayBuffer && finished(event.data)) {
+          setTimeout(() => { window.__lessonRuns += 1; }, 0);
+        }
+      });
+    }
+  };
 })();"""
 
 
