@@ -74,6 +74,9 @@ def browser(chromium_path: str) -> Iterator:
         b = pw.chromium.launch(
             executable_path=chromium_path,
             args=[
+                # the tabs of one context share one renderer process (and its compiled scripts): a tab after the
+                # first costs about half the CPU of a new context's (docs/performance.md, the test suite)
+                "--process-per-site",
                 "--disable-dev-shm-usage",
                 "--disable-gpu",
                 "--no-first-run",
@@ -251,16 +254,29 @@ NO_FIGURE_FIRST = ("", "Drills")
 _OPENED: set[str] = set()  # the servers (base URLs) a test has opened a tab on
 
 
-def _opener(browser, base: str, first: bool = False) -> Iterator[Callable[..., PageWatch]]:
-    contexts = []
+@pytest.fixture(scope="module")
+def shared_context(browser) -> Iterator:
+    """One browser context for a test file's tabs (:func:`open_shared`, :func:`open_first`, and the tabs a test opens
+    beside them): its tabs share a renderer process (``--process-per-site``) and a cache. Each tab is still a new
+    Streamlit session (a new websocket)."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    yield ctx
+    ctx.close()
+
+
+def _opener(context, base: str, first: bool = False) -> Iterator[Callable[..., PageWatch]]:
+    before = set(context.pages)
+    opened: list[str] = []
 
     def _open(path: str, width: int = 1400, height: int = 1000, color_scheme: str = "light") -> PageWatch:
-        if first and not contexts:
+        if first and not opened:
             assert base not in _OPENED, f"{path} is not the first request of the server at {base}"
         _OPENED.add(base)
-        ctx = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
-        contexts.append(ctx)
-        page = ctx.new_page()
+        opened.append(path)
+        page = context.new_page()
+        page.set_viewport_size({"width": width, "height": height})
+        if color_scheme != "light":
+            page.emulate_media(color_scheme=color_scheme)
         watch = PageWatch(page, base)
         page.goto(base + path, wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stApp']", timeout=60_000)
@@ -268,18 +284,19 @@ def _opener(browser, base: str, first: bool = False) -> Iterator[Callable[..., P
         return watch
 
     yield _open
-    for ctx in contexts:
-        ctx.close()
+    for page in context.pages:  # every tab the test opened (speaker views and fresh sessions included)
+        if page not in before:
+            page.close()
 
 
 @pytest.fixture
-def open_shared(browser, module_server):
+def open_shared(shared_context, module_server):
     """open_shared(path) -> PageWatch: a new tab (a new session) on the test file's shared server, at ``path``."""
-    yield from _opener(browser, module_server)
+    yield from _opener(shared_context, module_server)
 
 
 @pytest.fixture
-def open_first(browser, module_server):
+def open_first(shared_context, module_server):
     """As :func:`open_shared`, for a test whose first tab must be the very first request of the test file's server (a
     deep link into a server that has run no page yet: the file's first test). It fails if another test came first."""
-    yield from _opener(browser, module_server, first=True)
+    yield from _opener(shared_context, module_server, first=True)
