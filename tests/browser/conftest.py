@@ -125,7 +125,12 @@ RUNS_JS = """(() => {
     }
     return false;
   };
+  window.__lessonSent = 0;  // messages the app sent to the server (each rerun it asks for is one)
   window.WebSocket = class extends Native {
+    send(data) {
+      window.__lessonSent += 1;
+      return super.send(data);
+    }
     constructor(...args) {
       super(...args);
       this.addEventListener('message', event => {

@@ -55,6 +55,8 @@ _CLICK_STATE_JS = """link => {
         hit_is_link: !!(hit && link.contains(hit)),
         hit: hit ? (hit.getAttribute('data-testid') || hit.tagName) : null,
         path: window.location.pathname,
+        runs: window.__lessonRuns,
+        sent: window.__lessonSent,
     });
 }"""
 
@@ -165,33 +167,41 @@ def _click(page, label: str) -> None:
             fold.locator("summary").click()
     link.wait_for(state="visible", timeout=30_000)
     target = "/" + _label_path()[label] if _label_path()[label] else ""
+    counts = _counts(page)
     link.click()
     try:  # the address bar changes as soon as the app takes the click
         page.wait_for_function("p => window.location.pathname.replace(/\\/$/, '') === p", arg=target, timeout=20_000)
     except Exception:
         # Known, not yet understood (issue 29's note): on a loaded machine a click on a link just unfolded is
         # sometimes not taken at all (the address bar never changes). Counted and clicked once more.
-        _not_taken(label, link)
+        _not_taken(label, link, counts)
         link.click()
     _arrive(page, _label_path()[label])
 
 
-def _not_taken(label: str, element) -> None:
-    """Write a click that was not taken, with what the page showed, to the run's file (its summary lists them)."""
+def _counts(page) -> str:
+    """The tab's finished runs and sent messages so far (tests/browser/conftest.py RUNS_JS)."""
+    return page.evaluate("`runs ${window.__lessonRuns}, sent ${window.__lessonSent}`")
+
+
+def _not_taken(label: str, element, before: str) -> None:
+    """Write a click that was not taken, with what the page showed (and its runs and sent messages ``before`` the
+    click, to tell a click the app ignored from a rerun it asked for and never got), to the run's file (its summary
+    lists them)."""
     CLICKS_FILE.parent.mkdir(exist_ok=True)
     with CLICKS_FILE.open("a", encoding="utf-8") as f:
-        f.write(f"{label}: {element.evaluate(_CLICK_STATE_JS)}\n")
+        f.write(f"{label}: before the click {before}; {element.evaluate(_CLICK_STATE_JS)}\n")
 
 
 def _press(page, button, label: str) -> None:
     """Click a button that reruns the script (a preset) and wait for that rerun to finish; a click the app did not
     take (no rerun within 20 s, as with the sidebar links in :func:`_click`) is written down and clicked once more."""
-    before = runs_done(page)
+    before, counts = runs_done(page), _counts(page)
     button.click()
     try:
         wait_rerun(page, before, timeout=20_000)
     except AssertionError:
-        _not_taken(label, button)
+        _not_taken(label, button, counts)
         button.click()
         wait_rerun(page, before)
 
@@ -235,14 +245,12 @@ def _fresh(browser_page_factory, url: str, figure: bool = False) -> Any:
 
 
 def _fresh_many(browser_page_factory, urls: list[str], figure: bool = False) -> list[Any]:
-    """:func:`_fresh` for each of ``urls``, their tabs opened together (their sessions run side by side)."""
-    tabs = []
-    for url in urls:
-        tab = browser_page_factory()
-        tab.goto(url, wait_until="commit")
-        tabs.append(tab)
+    """:func:`_fresh` for each of ``urls`` in turn, in one new tab: each load of the tab is a new Streamlit session (a
+    new websocket), and a tab reloaded costs the browser about a third of a new one."""
+    tab = browser_page_factory()
     out = []
-    for tab in tabs:
+    for url in urls:
+        tab.goto(url, wait_until="commit")
         _idle(tab)
         readouts, previous = _readouts(tab), None
         for _ in range(20):  # on a loaded machine the metrics arrive over several frames: read until they hold still
@@ -251,7 +259,7 @@ def _fresh_many(browser_page_factory, urls: list[str], figure: bool = False) -> 
             next_frames(tab, 3)
             previous, readouts = readouts, _readouts(tab)
         out.append((readouts, _figure(tab)) if figure else readouts)
-        tab.close()
+    tab.close()
     return out
 
 
@@ -337,7 +345,7 @@ def test_ten_steps_and_ten_backs_each_match_a_fresh_session_on_the_address_bar(o
         assert page.url == url
         _check(page, urllib.parse.urlparse(url).path.strip("/"))
         assert _readouts(page) == shown, url
-    # each step's address bar, opened in a new session (all of them side by side), shows that step's readouts
+    # each step's address bar, opened in a new session, shows that step's readouts
     fresh = _fresh_many(page.context.new_page, [url for url, _ in seen[1:]])
     for (url, shown), again in zip(seen[1:], fresh, strict=True):
         assert shown == again, url

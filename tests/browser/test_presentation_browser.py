@@ -15,7 +15,7 @@ import pytest
 
 from decks import views
 from pages.frame import PAGES
-from tests.browser.conftest import NO_FIGURE_FIRST, next_frames
+from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, rerun
 from viz.style import READOUT
 
 pytestmark = pytest.mark.browser
@@ -237,8 +237,11 @@ def test_presenter_mode_first_screen(tabs, base, name) -> None:
     # the test short: the frame gives every chart the same height at both sizes)
     if in_tabs:
         key, choices = _figure_tabs(name)
+        page.wait_for_function(_RESIZED_JS, arg=None, polling=200, timeout=30_000)  # back to the small size
         for choice in choices[1:]:
-            _open(page, f"{base}/{name}?present=true&{key}={choice.replace(' ', '+')}", figure=False)
+            with rerun(page):  # a click on the tab runs that tab's body (the tabs are bound to the link)
+                page.locator("[data-testid='stTab']", has_text=choice).first.click()
+            assert f"{key}={choice.replace(' ', '+')}" in page.url, (choice, page.url)
             if page.locator(".js-plotly-plot").count() == 0:
                 continue  # no figure in this tab here (the real model is an optional install)
             page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
