@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,10 +27,18 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 class Proxy:
-    def __init__(self, port: int, workers: list[str]) -> None:
+    def __init__(self, port: int, workers: list[str], output: list[str]) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.workers = workers
+        self.output = output  # serve.sh's lines so far
+
+    @property
+    def static_root(self) -> Path:
+        """The folder nginx serves the static files from, as serve.sh printed it (in the checkout's .cache, or in
+        the system's temp folder when the checkout is private: deploy/prepare.py)."""
+        prefix = "serve.sh: static files from "
+        return Path(next(line for line in self.output if line.startswith(prefix))[len(prefix) :].strip())
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> tuple[http.client.HTTPResponse, bytes]:
         """One request on a new connection, nothing decoded (urllib would hide Content-Encoding)."""
@@ -56,6 +65,10 @@ def proxy() -> Iterator[Proxy]:
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group, so that a failed test can still stop everything
     )
+    # serve.sh's output (and nginx's log, on the same pipe) read as it comes, so that a full pipe never stalls it
+    output: list[str] = []
+    reader = threading.Thread(target=lambda: output.extend(line.decode() for line in proc.stdout), daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 90
         while True:
@@ -64,10 +77,10 @@ def proxy() -> Iterator[Proxy]:
                     break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    out = proc.stdout.read().decode() if proc.poll() is not None else "(still running)"
-                    pytest.fail(f"deploy/serve.sh did not start nginx on port {port}: {out[-3000:]}")
+                    reader.join(1)
+                    pytest.fail(f"deploy/serve.sh did not start nginx on port {port}: {''.join(output)[-3000:]}")
                 time.sleep(0.2)
-        yield Proxy(port, [f"127.0.0.1:{first}", f"127.0.0.1:{first + 1}"])
+        yield Proxy(port, [f"127.0.0.1:{first}", f"127.0.0.1:{first + 1}"], output)
     finally:
         proc.terminate()  # serve.sh's trap stops nginx and the workers
         try:
@@ -124,9 +137,9 @@ def test_plotly_chunk_is_served_from_its_gzip_twin_with_a_long_cache_header(prox
     assert r.headers["Content-Type"] == "application/javascript"
     assert len(body) < len(original) / 2
     assert gzip.decompress(body) == original
-    # A .gz file written once: the same bytes as the twin in the cache folder the config points at.
-    twins = list((ROOT / ".cache" / "nginx-static").glob(f"streamlit-*/static/js/{chunk.name}.gz"))
-    assert any(t.read_bytes() == body for t in twins), twins
+    # A .gz file written once: the same bytes as the twin in the folder nginx serves (serve.sh printed it)
+    twin = proxy.static_root / "static" / "js" / f"{chunk.name}.gz"
+    assert twin.read_bytes() == body, twin
 
     r, body = proxy.get(path)  # a client that does not accept gzip gets the file itself
     assert r.status == 200

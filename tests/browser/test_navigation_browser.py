@@ -398,3 +398,32 @@ def test_a_drag_in_the_browser_ends_in_the_link(open_shared, path, field, tab) -
     assert (texts, json.loads(traces)) == (fresh_figure[0], json.loads(fresh_figure[1])), path  # the same figure
     assert page.locator("[data-testid='stAlertContentWarning']").count() == 0
     assert watch.errors == [] and watch.external == []
+
+
+# A topic typed into the sidebar's page finder, and the page it must open: the first the finder offers for it.
+FINDER_TOPICS = {"ZeRO": "Training_memory", "KV cache": "Attention", "Chinchilla": "Scaling_laws"}
+
+
+def test_the_page_finder_opens_a_topic_in_one_selection(open_shared) -> None:
+    """Typing a topic into the page finder offers the pages whose title or keywords hold it, in lesson order; one
+    selection (Enter on the first) opens that page, with presenter mode carried."""
+    watch = open_shared("/Drills?present=true")
+    page = watch.page
+    _idle(page)
+    for topic, url_page in FINDER_TOPICS.items():
+        assert catalog.find(topic)[0].url == url_page, topic
+        expand = page.locator("[data-testid='stExpandSidebarButton']")
+        if expand.is_visible():  # presenter mode starts with the sidebar closed
+            expand.click()
+        finder = page.locator("[data-testid='stSidebar'] [data-testid='stSelectbox'] input").first
+        finder.click()
+        finder.press_sequentially(topic)
+        options = page.locator("[role='option']")
+        options.first.wait_for(state="visible", timeout=30_000)
+        offered = [o.inner_text().split(" · ")[0] for o in options.all()]
+        assert offered == [e.label for e in catalog.find(topic)], (topic, offered)
+        finder.press("Enter")
+        _arrive(page, url_page)
+        _check(page, url_page)
+        assert _query(page).get("present") == ["true"], page.url
+    assert watch.errors == [] and watch.external == []

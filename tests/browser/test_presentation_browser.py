@@ -252,6 +252,36 @@ def test_presenter_mode_first_screen(tabs, base, name) -> None:
     assert external == []
 
 
+@pytest.mark.parametrize("name", NO_FIGURE_FIRST, ids=lambda n: n or "Home")
+def test_presenter_mode_first_screen_without_a_figure(tabs, base, name) -> None:
+    """The pages whose first screen has no figure (Home; the drills before a card's answer): presenter mode closes
+    the sidebar, the title is one line at 1280 x 720 in presenter type, nothing runs past the window's width, and no
+    label or number is cut short."""
+    width, height = SIZES[0]
+    page, external = tabs("light", width, height)
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{base}/{name}?present=true", wait_until="domcontentloaded")
+    page.wait_for_selector(
+        "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']"
+        " [data-testid='stMain'] h1",
+        timeout=60_000,
+    )
+    next_frames(page)
+    heading = "[data-testid='stMain'] h1"
+    title = _box(page, heading)
+    padding = page.eval_on_selector(
+        heading, "e => parseFloat(getComputedStyle(e).paddingTop) + parseFloat(getComputedStyle(e).paddingBottom)"
+    )
+    font = float(page.eval_on_selector(heading, "e => getComputedStyle(e).fontSize")[:-2])
+    assert font >= 32, font  # presenter type
+    assert title["height"] - padding < 1.6 * font, (title, font)  # one line
+    assert 0 <= title["y"] and title["y"] + title["height"] <= height, title
+    assert page.locator("[data-testid='stSidebar']").get_attribute("aria-expanded") != "true"
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert page.evaluate(_CLIPPED_JS) == []
+    assert external == []
+
+
 def _axe(page) -> list[dict]:
     """axe-core's serious and critical WCAG 2 A/AA violations on the open page (rule, impact, targets)."""
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
