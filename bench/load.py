@@ -65,6 +65,8 @@ class LoadResult:
     runs: list[tuple[int, str, str, float]] = field(default_factory=list)  # (session, page, query, latency), in order
     exceptions: list[str] = field(default_factory=list)  # "page?query: Type: message" for each exception shown
     errors: list[str] = field(default_factory=list)  # connection failures, unknown pages, compile errors, timeouts
+    # the URL name of the page each run ran, as its new_session message names it ("" for the main page), in order
+    pages_run: list[str] = field(default_factory=list)
     sent: int = 0  # reruns requested
     reruns: int = 0  # reruns that reached script_finished
     bytes_received: int = 0  # websocket payload bytes
@@ -236,6 +238,10 @@ async def _rerun(ws: Any, index: int, page: str, query: str, res: LoadResult, ti
                 kind = msg.WhichOneof("type")
                 if (text := _exception_text(msg)) is not None:
                     res.exceptions.append(f"{page}?{query}: {text}")
+                elif kind == "new_session":
+                    ran = msg.new_session.page_script_hash
+                    names = {p.page_script_hash: p.url_pathname for p in msg.new_session.app_pages}
+                    res.pages_run.append(names.get(ran, f"? {ran}"))
                 elif kind == "page_not_found":
                     res.errors.append(f"page not found: {page!r}")
                 elif kind == "script_finished":

@@ -1,7 +1,8 @@
 """The shared page frame: page set-up, presenter mode, URL checks, and the standard sections of every page.
 
-A page script reads its controls, calls core (through functions it caches), calls a viz builder, and hands
-the results to a :class:`Page`, which lays them out the same way on every page (pages/frame/page.py).
+A page script reads its controls, calls its view (views/, through functions it caches; the view calls core and
+viz), and hands the view's figures and readouts to a :class:`Page`, which lays them out the same way on every page
+(pages/frame/page.py).
 
 In presenter mode (``?present=true``, for lectures and screen-sharing) the type is larger, the figure comes
 first, and the equation and explanations fold away until revealed. With answers hidden (``?hide=true``, for
