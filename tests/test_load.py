@@ -14,6 +14,7 @@ import pytest
 from bench.load import PAGES, LoadResult, check_loopback, free_port, run_load, run_path
 from tests.apptest import BAD_LINK_VALUES
 from tests.browser.conftest import running_server, start_server
+from tests.links import deep_link
 from views import catalog
 
 pytestmark = pytest.mark.server
@@ -123,25 +124,12 @@ def test_a_session_left_open_costs_the_server_no_cpu() -> None:
     assert held - rerun < 0.5, (rerun, held)
 
 
-def _deep_links() -> dict[str, str]:
-    """A link with non-default values for every page (URL name -> query; Home "" has none of its own): the preset of
-    the page's spec that sets the most values; the players' own parameters for the drills and the deck."""
-    links = {"": "", "Drills": "role=interviewer&seconds=60", "Deck": "deck=lesson&slide=2"}
-    for entry in catalog.PAGES:
-        view = catalog.view_module(entry.url)
-        if view is not None:
-            spec = view.SPEC
-            query = max((spec.query(spec.state(values)) for values in spec.presets.values()), key=len)
-            links[entry.url] = urllib.parse.urlencode(query)
-    return links
-
-
 def test_every_page_opens_from_a_deep_link_as_a_fresh_servers_first_request() -> None:
     """Each page's deep link is the first request of a server of its own (four servers at a time), and that page
     runs, with no exception: what ``st.navigation`` beside a pages/ folder broke (docs/architecture.md, Navigation).
     The browser files open nine of these pages this way in chromium."""
-    links = _deep_links()
-    assert set(links) == {"", *(e.url for e in catalog.PAGES)}
+    # Home's own link is its path with no values: its first request must be Home's
+    links = {"": ""} | {e.url: urllib.parse.urlsplit(deep_link(e.url)).query for e in catalog.PAGES}
 
     def first_request(page: str) -> LoadResult:
         with running_server() as url:

@@ -20,6 +20,7 @@ from pages.frame import PAGES
 from tests.browser import walks
 from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, rerun, runs_done, wait_rerun
 from tests.conftest import CLICKS_FILE
+from tests.links import deep_link
 from views import catalog
 from views.state import APP_PARAMS
 
@@ -29,15 +30,6 @@ SPECS = {
     m.SPEC.page: m.SPEC
     for m in (importlib.import_module(f"views.{i.name}") for i in pkgutil.iter_modules(views.__path__))
     if hasattr(m, "SPEC")
-}
-# The page each pair test starts on is opened from a deep link with non-default values: these, or else the preset of
-# that page that sets the most values (Home has no state of its own: it is reached from GRPO's deep link).
-GRPO_LINK = "/GRPO?rewards=1,0,1,1,0&std=sample&eps=1e-4"
-DEEP_LINKS = {
-    "": GRPO_LINK,
-    "GRPO": GRPO_LINK,
-    "Deck": "/Deck?slide=2",
-    "Drills": "/Drills?role=interviewer&seconds=60",
 }
 HOME_TITLE = "The LLM lesson explorer"
 GROUP_OF = {e.label: e.group for e in catalog.PAGES}  # a page link's stage group in the sidebar
@@ -124,16 +116,6 @@ def _page_values(url: str) -> tuple[str, dict[str, list[str]]]:
     parsed = urllib.parse.urlparse(url)
     query = urllib.parse.parse_qs(parsed.query, keep_blank_values=True)
     return parsed.path.strip("/"), {k: v for k, v in query.items() if k not in APP_PARAMS}
-
-
-def _deep_link(url_page: str) -> str:
-    """A link that opens ``url_page`` with non-default values (see DEEP_LINKS)."""
-    if url_page in DEEP_LINKS:
-        return DEEP_LINKS[url_page]
-    spec = SPECS[url_page]
-    query = max((spec.query(spec.state(values)) for values in spec.presets.values()), key=len)
-    assert query, url_page  # one preset at least differs from the defaults
-    return f"/{url_page}?{urllib.parse.urlencode(query)}"
 
 
 # The page in the address bar has finished its run: Streamlit's script state is idle and an element that only that
@@ -271,7 +253,7 @@ def test_pairs_of_pages_with_back_and_forward(open_shared, a: str) -> None:
     """From page ``a`` (opened from a deep link with non-default values), the pages the walk pairs with it
     (tests/browser/walks.py: every other page with LESSON_WALK=all) in turn, each from the sidebar with Back after
     it: Back returns to ``a`` with its own values, Forward to the last page opened."""
-    link = _deep_link(a)
+    link = deep_link(a)
     watch = open_shared(link)
     page = watch.page
     start = urllib.parse.urlparse(link).path.strip("/")
