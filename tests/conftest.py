@@ -24,6 +24,22 @@ def pytest_configure(config: pytest.Config) -> None:
     CLICKS_FILE.unlink(missing_ok=True)
 
 
+# `make test` runs each kind of test from its folder (Makefile): a browser or server test elsewhere would run in no part
+FOLDERS = {"browser": "tests/browser/", "server": "tests/server/"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Fail the run when a test marked ``browser`` or ``server`` lies outside that kind's folder (:data:`FOLDERS`)."""
+    misplaced = [
+        f"{item.nodeid} is marked {kind} but lies outside {folder}"
+        for item in items
+        for kind, folder in FOLDERS.items()
+        if item.get_closest_marker(kind) and not item.nodeid.startswith(folder)
+    ]
+    if misplaced:
+        raise pytest.UsageError("\n".join(misplaced[:10]))
+
+
 def pytest_report_header() -> str:
     """The browser walks' choice of page pairs and its seed (tests/browser/walks.py), printed at the top of a run."""
     from tests.browser.walks import header

@@ -1,5 +1,5 @@
 """plotly never sees a half-imported pandas (viz._imports): on a server, one session's page may be importing pandas
-while another session builds and serialises a figure (the race that tests/test_concurrent_sessions.py hit)."""
+while another session builds and serialises a figure (the race that tests/server/test_concurrent_sessions.py hit)."""
 
 import importlib.machinery
 import json

@@ -4,7 +4,7 @@ plotly asks ``sys.modules`` whether pandas (or numpy, PIL) is loaded, without lo
 serialises a value (``get_module(name, should_load=False)``). ``sys.modules`` holds a module from the start of its
 import, so on a server where one session's page imports pandas while another session builds a figure, plotly can
 get a half-initialised pandas and fail on ``pd.Series`` (``AttributeError: partially initialized module``; the
-classroom test of tests/test_concurrent_sessions.py hit it once pages stopped importing pandas up front).
+classroom test of tests/server/test_concurrent_sessions.py hit it once pages stopped importing pandas up front).
 
 A module still being imported is answered as not loaded (core.device.loaded_module, which core uses for torch): no
 value of a type it defines can exist before its import has finished, so plotly's checks need not look at it.
