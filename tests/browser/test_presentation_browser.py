@@ -397,7 +397,9 @@ def test_the_figures_follow_a_theme_switch_at_once(browser, base) -> None:
     """The viewer picks Dark in Streamlit's menu while a page is open: the figure turns dark by itself, with one rerun
     and no loop. Back to System (the default, which follows the system's scheme: light here), the figure turns light;
     and when the system's scheme turns dark, dark again."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720}, color_scheme="light")
+    ctx = browser.new_context(  # the default motion: the theme's change is seen through Streamlit's transitions
+        viewport={"width": 1280, "height": 720}, color_scheme="light", reduced_motion="no-preference"
+    )
     try:
         page = ctx.new_page()
         sent: list[int] = []  # messages from the browser to the server (each rerun is one)
