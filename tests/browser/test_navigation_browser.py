@@ -198,14 +198,16 @@ def _back(page, expect: str | None = None) -> None:
         _arrive(page, expect)
 
 
+# Every readout's label and value as the page shows them (innerText), read in one call: a locator per readout cost
+# about 45 round trips to the browser for a page of fifteen readouts, and the walks read them some sixty times
+_READOUTS_JS = """() => [...document.querySelectorAll("[data-testid='stMetric']")].map(m => [
+    m.querySelector("[data-testid='stMetricLabel']")?.innerText ?? "",
+    m.querySelector("[data-testid='stMetricValue']").innerText])"""
+
+
 def _readouts(page) -> list[tuple[str, str]]:
-    out = []
-    for metric in page.locator("[data-testid='stMetric']").all():
-        label = metric.locator("[data-testid='stMetricLabel']")
-        out.append(
-            (label.inner_text() if label.count() else "", metric.locator("[data-testid='stMetricValue']").inner_text())
-        )
-    return out
+    """The page's readouts, (label, value) in page order."""
+    return [(label, value) for label, value in page.evaluate(_READOUTS_JS)]
 
 
 # The first figure's traces as plotly holds them in the page: name and data arrays (not styling or ids).
