@@ -56,7 +56,7 @@ PAGE = "pages/6_Attention.py"
 def page_rerun_ms(view: str = "Heads", repeats: int = 9) -> tuple[float, float]:
     """Median AppTest rerun (ms) of the page at 64 random tokens x 8 heads after a seed change, with new values
     (core + figure built) and with values seen before (the page's caches hit), for the tab ``view``."""
-    from tests.apptest import open_page
+    from bench.harness import open_page
 
     at = open_page(PAGE, {"src": "random", "n": "64", "h": "8", "kv": "8", "dm": "256", "view": view})
     times = []
@@ -71,7 +71,7 @@ def page_rerun_ms(view: str = "Heads", repeats: int = 9) -> tuple[float, float]:
 
 def page_json_sizes() -> dict[str, int]:
     """Bytes of each figure the page sends at 512 random tokens x 32 heads (the largest the page allows)."""
-    from tests.apptest import open_page
+    from bench.harness import open_page
 
     sizes = {}
     for view in ("Heads", "Outputs", "Mask", "Scale", "KV cache"):

@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_controls import GOAL, page_between_floors  # noqa: E402
+from bench.harness import running_server  # noqa: E402
 from bench.links import VIEWS  # noqa: E402
 from pages.frame import BODY_CUTS  # noqa: E402
-from tests.browser.conftest import running_server  # noqa: E402
 
 MODES = ("full", *BODY_CUTS)
 

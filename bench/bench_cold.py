@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import start_server  # noqa: E402
 from bench.load import free_port  # noqa: E402
-from tests.browser.conftest import start_server  # noqa: E402
 
 DEEP_LINK = "/Scaling_laws?C=2.73e%2B20&N=1.5e%2B09"
 CASES = (("floor", "bench/floor_app.py", "/"), ("scaling deep link", "app.py", DEEP_LINK))

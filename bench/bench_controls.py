@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import running_server  # noqa: E402
 from bench.links import VIEWS as PAGES  # noqa: E402 (page URL name -> its view module)
 from bench.links import spec_of  # noqa: E402
-from tests.browser.conftest import running_server  # noqa: E402
 
 GOAL = 1.6  # each control step <= 1.6x the floor page's
 
@@ -225,8 +225,8 @@ def cold_start(browser, script: str, path: str, warm_cache: bool = False) -> tup
     """Server start (``streamlit run script``) to the first figure painted, for ``path`` as the fresh server's
     first request: (seconds to the server healthy, seconds to the figure). ``warm_cache``: the browser has fetched
     the app's static files before (a second visit); otherwise a new browser context, with an empty cache."""
+    from bench.harness import start_server
     from bench.load import free_port
-    from tests.browser.conftest import start_server
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     if warm_cache:  # fetch the static files once from a throwaway server, into this context's cache

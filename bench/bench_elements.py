@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_controls import _measure_floor  # noqa: E402
-from tests.browser.conftest import running_server  # noqa: E402
+from bench.harness import running_server  # noqa: E402
 
 # roughly one lesson page's worth of each kind (the scaling page: its main figure, 16 navigation links, 10 number
 # boxes, 8-12 readouts, a few select boxes and toggles, text sections, an equation, folded answers, CSV buttons)

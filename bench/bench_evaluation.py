@@ -94,7 +94,7 @@ def page_reruns(reps: int) -> None:
     that the cache of core calls does not answer), and the JSON size of the figures the browser receives."""
     import logging
 
-    from tests.apptest import open_page
+    from bench.harness import open_page
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     page = "pages/5_Evaluation.py"

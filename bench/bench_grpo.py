@@ -106,7 +106,7 @@ def main() -> None:
 
 def page_reruns(repeats: int) -> None:
     """AppTest reruns after a control change: a new reward list (core and figures built) and a repeated one."""
-    from tests.apptest import open_page
+    from bench.harness import open_page
 
     at = open_page(PAGE)
     groups = [",".join("1" if (j * (k + 3)) % 5 < 2 else "0" for j in range(8)) for k in range(repeats)]
@@ -139,8 +139,8 @@ def click_to_redraw(repeats: int) -> None:
     """Chromium: mouse click on a bar to that bar redrawn with its new height (new chart key, full redraw)."""
     from playwright.sync_api import sync_playwright
 
+    from bench.harness import start_server
     from bench.load import free_port
-    from tests.browser.conftest import start_server
 
     port = free_port()
     proc = start_server(port)

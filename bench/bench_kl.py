@@ -149,7 +149,7 @@ def _timed_runs(at, change: Callable[[object], None], values: list) -> tuple[str
 
 
 def page_rerun() -> None:
-    from tests.apptest import open_page
+    from bench.harness import open_page
 
     betas = ["0.1", "0.15", "0.2", "0.3", "0.4", "0.6", "0.8", "1.25", "2"]
     for view in ("Beta sweep", "Reward hacking"):

@@ -85,7 +85,7 @@ def page_reruns(repeats: int) -> None:
     cache does not answer; the SVD cache does, as it does for a user moving r), and the figure JSON sent."""
     import logging
 
-    from tests.apptest import open_page
+    from bench.harness import open_page
 
     logging.getLogger("streamlit").setLevel(logging.ERROR)
     cases = (

@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._timing import median_ms, rerun_ms, row  # noqa: E402
+from bench.harness import open_page  # noqa: E402
 from core import scaling  # noqa: E402
-from tests.apptest import open_page  # noqa: E402
 from viz.scaling import isoflop_figure  # noqa: E402
 
 PAGE = "pages/1_Scaling_laws.py"
@@ -38,8 +38,8 @@ def first_render_seconds(runs: int = 3) -> tuple[float, float]:
     deep link that is the fresh server's first request."""
     from playwright.sync_api import sync_playwright
 
+    from bench.harness import start_server
     from bench.load import free_port
-    from tests.browser.conftest import start_server
 
     title, figure = [], []
     with sync_playwright() as pw:

@@ -16,24 +16,11 @@ import random
 from collections.abc import Iterator
 from urllib.parse import urlencode
 
+from views import catalog
 from views.state import Field, Spec
 
-# page URL name -> its view module
-VIEWS: dict[str, str] = {
-    "Scaling_laws": "scaling",
-    "KL_leash": "kl_leash",
-    "LoRA": "lora",
-    "GRPO": "grpo",
-    "Evaluation": "evaluation",
-    "Attention": "attention",
-    "Training_memory": "training_memory",
-    "Serving": "serving",
-    "PPO": "ppo",
-    "Reward_model": "reward_model",
-    "Sampling": "sampling",
-    "Loss_and_units": "loss_units",
-    "Schedules": "schedules",
-}
+# page URL name -> its view module: the catalogue's lesson pages (the players, drills and decks, have no view)
+VIEWS: dict[str, str] = {e.url: e.view for e in catalog.PAGES if e.view is not None}
 
 # upper bounds kept below a field's own range: heavy by nature, timed on their own in the page benchmarks
 CAPS: dict[str, float] = {"rows": 256, "cols": 256, "tokens": 128, "policies": 20_000, "problems": 100_000}

@@ -11,48 +11,16 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from bench.harness import open_page
 from pages.frame.charts import COMPONENT as LIVE_CHART
 
-TIMEOUT = 60
 # Link values every page must survive: text, NaN, infinities, overflow, negative, zero, empty.
 BAD_LINK_VALUES = ("abc", "nan", "NaN", "inf", "-inf", "1e400", "-5", "0", "")
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-
-
-@functools.cache
-def _components() -> Any:
-    """Streamlit's registry of custom components, discovered once per process and shared by every AppTest, as one
-    server shares it across its sessions. A fresh AppTest otherwise scans the metadata of every installed
-    distribution on its first run (about 0.07 s of CPU each, the largest single cost of opening a page)."""
-    from streamlit.components.v2.component_manager import BidiComponentManager
-
-    manager = BidiComponentManager()
-    manager.discover_and_register_components(start_file_watching=False)
-    return manager
-
-
-def open_page(page: str | None, query: dict[str, str] | None = None, context: dict[str, Any] | None = None) -> AppTest:
-    """Run ``app.py`` and switch to ``page`` (e.g. "pages/1_Scaling_laws.py"), with URL parameters ``query``.
-
-    ``page=None`` runs the home page. The query parameters are in place before the first run, as when a
-    shared link is opened. ``context``: what the browser reports through ``st.context`` (``{"theme": "dark"}``).
-    """
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if hasattr(at, "_bidi_component_manager"):  # AppTest builds (and scans for) its own unless one is set
-        at._bidi_component_manager = _components()
-    for key, value in (context or {}).items():
-        at.context[key] = value
-    if page is not None:
-        at.switch_page(page)  # before the first run: the page is the very first thing this session runs
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    return at.run()
 
 
 @dataclass(frozen=True)

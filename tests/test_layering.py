@@ -11,15 +11,19 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# the harnesses above the app: the app never imports them, and the benchmarks never import the tests
+HARNESS = frozenset({"bench", "tests"})
 # layer (a folder) -> the top-level packages its modules must not import
 FORBIDDEN: dict[str, frozenset[str]] = {
-    "core": frozenset({"viz", "views", "pages", "decks", "study", "streamlit", "plotly"}),
-    "viz": frozenset({"views", "pages", "decks", "study", "streamlit"}),
-    "views": frozenset({"pages", "decks", "streamlit"}),
-    "decks": frozenset({"pages", "streamlit"}),
-    "study": frozenset({"views", "viz", "pages", "decks", "streamlit", "plotly"}),
+    "core": frozenset({"viz", "views", "pages", "decks", "study", "streamlit", "plotly"}) | HARNESS,
+    "viz": frozenset({"views", "pages", "decks", "study", "streamlit"}) | HARNESS,
+    "views": frozenset({"pages", "decks", "streamlit"}) | HARNESS,
+    "decks": frozenset({"pages", "streamlit"}) | HARNESS,
+    "study": frozenset({"views", "viz", "pages", "decks", "streamlit", "plotly"}) | HARNESS,
+    "pages": HARNESS,
+    "bench": frozenset({"tests"}),
 }
-PACKAGES = ("pages", "views", "viz", "core", "decks", "study")
+PACKAGES = ("pages", "views", "viz", "core", "decks", "study", "bench", "tests")
 
 
 def imported_packages(path: Path) -> set[str]:
@@ -31,6 +35,17 @@ def imported_packages(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
     return names
+
+
+def test_no_module_imports_relatively() -> None:
+    """The checks here read absolute imports only: a relative one (``from . import x``) would pass them unseen."""
+    relative = [
+        str(f.relative_to(ROOT))
+        for package in PACKAGES
+        for f in (ROOT / package).rglob("*.py")
+        if any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in ast.walk(ast.parse(f.read_text("utf-8"))))
+    ]
+    assert relative == []
 
 
 def test_the_parser_sees_nested_and_dotted_imports(tmp_path: Path) -> None:
@@ -124,11 +139,33 @@ def test_no_circle_of_imports_between_files() -> None:
     graph = _graph()
     assert len(graph) > 80
     parents = {m: {m.rsplit(".", 1)[0]} if "." in m else set() for m in graph}
-    # a module's own package __init__ is not a circle with it when the __init__ only re-exports (pages.frame)
+    # a module's own package __init__ is not a circle with it when the __init__ only re-exports (pages.frame): it
+    # holds nothing but its docstring, imports and __all__
+    reexports = {m for m in graph if _only_reexports(ROOT / Path(*m.split(".")) / "__init__.py")}
     graph = {
-        m: {t for t in targets if t not in parents[m] or m not in graph.get(t, set())} for m, targets in graph.items()
+        m: {t for t in targets if t not in parents[m] or t not in reexports or m not in graph.get(t, set())}
+        for m, targets in graph.items()
     }
     assert _cycle(graph) is None, _cycle(graph)
+
+
+def _only_reexports(init: Path) -> bool:
+    """Whether a package's ``__init__.py`` holds only a docstring, imports and ``__all__``."""
+    if not init.exists():
+        return False
+    body = ast.parse(init.read_text(encoding="utf-8")).body
+    return all(
+        isinstance(n, ast.Import | ast.ImportFrom)
+        or (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))
+        or (isinstance(n, ast.Assign) and [getattr(t, "id", None) for t in n.targets] == ["__all__"])
+        for n in body
+    )
+
+
+def test_only_a_reexporting_init_is_exempt(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text('"""Doc."""\nfrom x import y\n__all__ = ["y"]\n')
+    (tmp_path / "b.py").write_text("from x import y\nZ = y + 1\n")
+    assert _only_reexports(tmp_path / "a.py") and not _only_reexports(tmp_path / "b.py")
 
 
 def test_no_circle_of_imports_between_packages() -> None:

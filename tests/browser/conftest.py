@@ -4,11 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,46 +11,10 @@ from typing import Any
 
 import pytest
 
-from bench.load import free_port
+from bench.harness import running_server
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
-
-
-def start_server(port: int, extra: tuple[str, ...] = (), script: str = "app.py") -> subprocess.Popen:
-    """``streamlit run app.py`` (or ``script``) on a free loopback port (as ``make run`` does), waiting until it is
-    healthy."""
-    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port), *extra]
-    # the server's output goes to a file, not a pipe: nobody reads a pipe, and a full one would stall the server
-    log = tempfile.TemporaryFile()
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
-    proc.log = log  # type: ignore[attr-defined]
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1) as r:
-                if r.status == 200:
-                    return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    log.seek(0)
-    raise RuntimeError(f"streamlit did not become healthy on port {port}: {log.read().decode()[-2000:]}")
-
-
-@contextmanager
-def running_server(extra: tuple[str, ...] = (), script: str = "app.py") -> Iterator[str]:
-    """A healthy server on a free port (:func:`start_server`), as its base URL; stopped (killed after 10 s) on exit."""
-    port = free_port()
-    proc = start_server(port, extra, script)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="session")

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 import views
+from bench.harness import start_server
 from bench.load import free_port, run_load
-from tests.browser.conftest import start_server
 from views import inputs, loss_units, sampling
 from views.state import Field, Spec, State
 

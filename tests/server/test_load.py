@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bench.harness import running_server, start_server
 from bench.load import PAGES, LoadResult, check_loopback, free_port, run_load, run_path
 from tests.apptest import BAD_LINK_VALUES
-from tests.browser.conftest import running_server, start_server
 from tests.links import deep_link
 from views import catalog
 
