@@ -40,11 +40,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError("\n".join(misplaced[:10]))
 
 
-def pytest_report_header() -> str:
-    """The browser walks' choice of page pairs and its seed (tests/browser/walks.py), printed at the top of a run."""
+def pytest_report_header() -> list[str]:
+    """Printed at the top of a run: the machine's load average (the suite's time goal holds from a quiet start) and
+    the browser walks' choice of page pairs with its seed (tests/browser/walks.py)."""
     from tests.browser.walks import header
 
-    return header()
+    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    return [f"load average (1, 5, 15 min): {load} on {os.cpu_count()} cores", header()]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -8,14 +8,13 @@ import importlib
 import pytest
 from apptest import font_sizes
 
-from views import Options
+from views import Options, catalog
 from views import attention as attention_view
 from views import evaluation as evaluation_view
 from views import grpo as grpo_view
 from viz.style import DARK, PRESENTER_MIN
 
-VIEWS = ("scaling", "kl_leash", "lora", "grpo", "evaluation", "attention", "training_memory", "serving", "ppo",
-         "reward_model", "sampling", "loss_units", "schedules")  # fmt: skip
+VIEWS = tuple(e.view for e in catalog.PAGES if e.view is not None)  # every page's view, from the catalogue
 # every part name any view knows (a view builds the ones it has); LoRA's "init" trains for seconds: left out
 PARTS = frozenset(
     {"main", "family", "Beta sweep", "Reward hacking", "Theorem check", "DPO", "rank", "cost", "bubble",
@@ -25,6 +24,11 @@ PARTS = frozenset(
 )  # fmt: skip
 EXPECTED = {"scaling": 2, "kl_leash": 5, "lora": 3, "grpo": 4, "evaluation": 4, "attention": 6, "training_memory": 2,
             "serving": 4, "ppo": 6, "reward_model": 4, "sampling": 3, "loss_units": 4, "schedules": 4}  # fmt: skip
+
+
+def test_every_view_has_its_figure_count():
+    """A new page's view joins :data:`EXPECTED` with the number of figures its tabs build."""
+    assert set(EXPECTED) == set(VIEWS)
 
 
 @pytest.mark.parametrize("name", VIEWS)

@@ -6,6 +6,8 @@ whole page."""
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from tests.browser.conftest import rerun
+
 pytestmark = pytest.mark.browser
 
 
@@ -63,17 +65,17 @@ def test_a_control_change_reruns_the_body_alone(open_shared):
 
     box = page.locator("[data-testid='stSidebar'] .st-key-gpus input")
     box.fill("64")
-    box.press("Enter")
+    with rerun(page):  # the body's rerun started and finished
+        box.press("Enter")
     _wait_panel(page, "training 13.2 h")
-    watch.wait_idle()
     kinds, senders = messages.take()
     assert senders == {body}, senders  # the body's fragment alone, not the whole script
     assert "page_link" not in kinds and TITLE not in kinds, kinds  # the frame stays on screen, unsent
     assert kinds.count("metric") >= 12 and "bidi_component" in kinds and "number_input" in kinds, kinds
     assert "gpus=64" in page.url  # the link follows a rerun of the body
 
-    page.locator("[data-testid='stSidebar'] label:has-text('Presenter mode')").first.click()
-    watch.wait_idle()
+    with rerun(page):  # the whole page's rerun started and finished (idle before the click is idle already)
+        page.locator("[data-testid='stSidebar'] label:has-text('Presenter mode')").first.click()
     page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot", timeout=30_000)
     kinds, senders = messages.take()
     assert "" in senders, senders  # a switch of the frame reruns the whole page
