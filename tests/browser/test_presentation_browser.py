@@ -274,12 +274,22 @@ def test_presenter_mode_first_screen_without_a_figure(tabs, base, name) -> None:
     )
     font = float(page.eval_on_selector(heading, "e => getComputedStyle(e).fontSize")[:-2])
     assert font >= 32, font  # presenter type
-    assert title["height"] - padding < 1.6 * font, (title, font)  # one line
+    # one line. Seen once (Drills, a full run, 2026-12-03): 94 px tall at 41.8 px type, not reproduced in six runs
+    # alone; the heading's markup and style go into the message to tell what made it wrap
+    assert title["height"] - padding < 1.6 * font, (title, font, page.evaluate(_HEADING_STATE_JS))
     assert 0 <= title["y"] and title["y"] + title["height"] <= height, title
     assert page.locator("[data-testid='stSidebar']").get_attribute("aria-expanded") != "true"
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert page.evaluate(_CLIPPED_JS) == []
     assert external == []
+
+
+_HEADING_STATE_JS = """() => {
+  const h = document.querySelector("[data-testid='stMain'] h1"); const c = getComputedStyle(h);
+  return {html: h.outerHTML.slice(0, 400), whiteSpace: c.whiteSpace, lineHeight: c.lineHeight, display: c.display,
+          headings: document.querySelectorAll("[data-testid='stMain'] h1").length, url: location.href,
+          script: document.querySelector("[data-testid='stApp']").getAttribute('data-test-script-state'),
+          runs: window.__lessonRuns, theme: window.__lessonThemeDrawn}; }"""
 
 
 def _axe(page) -> list[dict]:
