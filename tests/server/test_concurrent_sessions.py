@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import views
-from bench.harness import start_server
+from bench.harness import start_server, stop_server
 from bench.load import free_port, run_load
 from views import inputs, loss_units, sampling
 from views.state import Field, Spec, State
@@ -136,11 +136,7 @@ def server() -> Iterator[tuple[str, subprocess.Popen]]:
     try:
         yield f"http://127.0.0.1:{port}", proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_server(proc)
 
 
 def server_log(proc: subprocess.Popen) -> str:
