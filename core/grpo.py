@@ -150,22 +150,31 @@ def _kernel(r: Any, std: str, eps: float) -> tuple[Any, Any, Any, Any]:
     G = r.shape[-1]
     with np.errstate(over="ignore", invalid="ignore"):  # bad input is reported just below, not warned about
         c = r - r[..., :1]  # (..., G) shifted: equal rewards -> exact zeros
-        # r_i - mean(r), the numerator of A_i (in place: c is our own copy)
-        c -= c.mean(axis=-1, keepdims=True)  # (..., G)
-        m = _max_abs(c)  # (..., 1) largest |r_i - mean|, 0 iff no signal
-    if not bool(xp.isfinite(m).all()):  # NaN and inf propagate into m: one check per group, not per reward
+        s = _max_abs(c)  # (..., 1) the spread's scale, 0 iff no signal
+    if not bool(xp.isfinite(s).all()):  # NaN and inf propagate into s: one check per group, not per reward
         _as_rewards(r)  # raises for NaN or infinite rewards
         raise ValueError("rewards are too large: their differences overflow the floating-point range")
+    has_signal = s > 0  # (..., 1)
+    s_safe = xp.where(has_signal, s, 1.0)
+    # r_i - mean(r) = s * (y_i - mean(y)) with y = c / s in [-1, 1]: centred at the spread's own scale, so that a
+    # spread near the smallest float still sums to zero (the mean of [0, 5e-324] rounds to 0)
+    c /= s_safe  # y (in place: c is our own copy)
+    c -= c.mean(axis=-1, keepdims=True)  # y - mean(y)
+    my = _max_abs(c)  # (..., 1) >= 1/2 where there is signal: y holds 0 and a value of magnitude 1
+    m = my * s  # largest |r_i - mean|; 0 where there is no signal (or where it is below the smallest float)
     if std == "none":
+        c *= s_safe  # r_i - mean(r)
         return c, None, None, m
-    has_signal = m > 0  # (..., 1)
-    m_safe = xp.where(has_signal, m, 1.0)
-    z = c / m_safe  # (..., G) in [-1, 1]
+    z = c / xp.where(has_signal, my, 1.0)  # (..., G) in [-1, 1]
     # std(r) = m * sqrt(mean(z^2)) with 1/G;  the sample std has 1/(G-1), i.e. an extra factor sqrt(G/(G-1))
     k = math.sqrt(G / (G - 1)) if std == "sample" else 1.0
     rms = xp.sqrt(_mean_square(z))  # (..., 1)
-    # A_i = (r_i - mean) / (std + eps) = z_i / (k * rms + eps / m)
-    denom = xp.where(has_signal, k * rms + eps / m_safe, 1.0)  # (..., 1)
+    # A_i = (r_i - mean) / (std + eps) = z_i / (k * rms + eps / m); eps / m is infinite (A = 0) where m underflows
+    with np.errstate(over="ignore", divide="ignore"):
+        eps_over_m = eps / xp.where(m > 0, m, 1.0) if eps > 0 else 0.0 * m
+        if eps > 0:
+            eps_over_m = xp.where(m > 0, eps_over_m, math.inf)
+    denom = xp.where(has_signal, k * rms + eps_over_m, 1.0)  # (..., 1)
     return c, z, denom, m
 
 

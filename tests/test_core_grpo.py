@@ -469,3 +469,12 @@ def test_contrast_batch():
     assert b[0].tolist() == EXAMPLE_C and np.all(b[1] == 1) and np.all(b[2] == 0)
     within, across = grpo_advantages(b), batch_normalised_advantages(b)
     assert np.all(within[1:] == 0) and np.all(across[1] > 0) and np.all(across[2] < 0)
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("population", 1.0), ("sample", 1 / math.sqrt(2))])
+def test_a_spread_at_the_smallest_float_still_centres(mode, expected):
+    """Two rewards the smallest float apart (hypothesis found it: their mean rounds to 0, so centring before scaling
+    left [0, 1.41]). Any two distinct rewards have z-scores of exactly -1 and +1 (the population std of two values
+    is half their distance; the sample std is that distance over sqrt(2))."""
+    np.testing.assert_allclose(grpo_advantages([0.0, 5e-324], mode), [-expected, expected], rtol=1e-15)
+    np.testing.assert_allclose(grpo_advantages([7.0, 7.0 + 2**-49], mode), [-expected, expected], rtol=1e-12)
