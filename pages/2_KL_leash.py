@@ -77,7 +77,7 @@ def _body(page: Page) -> None:
             with left:
                 for name in ("logp_w", "logp_l", "ref_w", "ref_l", "dpo_beta"):
                     page.control(name)
-                preset_buttons(view_of.SPEC, list(view_of.DPO))
+                preset_buttons(view_of.SPEC, list(view_of.DPO), group="DPO")
             step = page.control("step")
             st.latex(DERIVATION[step][0])
             st.markdown(DERIVATION[step][1])

@@ -43,7 +43,7 @@ def _body(page: Page) -> None:
         if page.control("predict_attn"):
             page.control("guess_head")
         with st.expander("KV-cache calculator", expanded=False):
-            preset_buttons(view_of.SPEC, list(view_of.KV_PRESETS))
+            preset_buttons(view_of.SPEC, list(view_of.KV_PRESETS), group="KV")
             for name in ("L", "Hq", "Hkv", "hd", "dtype", "ctx", "B"):
                 page.control(name)
 

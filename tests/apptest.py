@@ -198,7 +198,7 @@ def assert_presets_show_their_answers(
     at = open_page(page)
     for name in spec.presets:
         key = name.split(":")[0]
-        at.button(key=f"preset-{spec.page}-{name}").click().run()
+        choose_preset(at, spec.page, name).run()
         assert no_exception(at), name
         assert at.warning.len == 0, (name, [w.value for w in at.warning])
         m = metrics(at)
@@ -210,8 +210,24 @@ def assert_presets_show_their_answers(
 
 
 def widget_values(at: AppTest) -> dict[tuple[str, str], Any]:
-    """(kind, key) -> value of every keyed widget a link can set, as the page shows them now."""
-    return {(kind, w.key): w.value for kind in _WIDGETS for w in getattr(at, kind) if w.key}
+    """(kind, key) -> value of every keyed widget a link can set, as the page shows them now (not the preset boxes,
+    which follow the other widgets)."""
+    return {
+        (kind, w.key): w.value for kind in _WIDGETS for w in getattr(at, kind) if w.key and not _is_preset_box(w.key)
+    }
+
+
+def _is_preset_box(key: str) -> bool:
+    return key.startswith("preset-")
+
+
+def choose_preset(at: AppTest, page: str, name: str) -> AppTest:
+    """Choose the preset ``name`` in the preset box of ``page`` ("": any page) that lists it (the sidebar's, or a
+    tab's, keyed ``preset-<page>[-<group>]``), as a viewer does; returns ``at``, to be run."""
+    boxes = [b for b in at.selectbox if b.key and b.key.startswith(f"preset-{page}") and name in b.options]
+    assert boxes, (page, name, [b.key for b in at.selectbox])
+    boxes[0].set_value(name)
+    return at
 
 
 class Reused:
@@ -245,10 +261,22 @@ class Reused:
                 self.clean = True
 
     @contextmanager
+    def preset(self, name: str) -> Iterator[AppTest]:
+        """Choose the page's preset ``name``; afterwards put back every widget it moved."""
+        with self._then_restore(lambda at: choose_preset(at, "", name).run()) as at:  # any preset box
+            yield at
+
+    @contextmanager
     def click(self, key: str) -> Iterator[AppTest]:
+        """Press the button ``key``; afterwards put back every widget it moved."""
+        with self._then_restore(lambda at: at.button(key=key).click().run()) as at:
+            yield at
+
+    @contextmanager
+    def _then_restore(self, act: Any) -> Iterator[AppTest]:
         if not self.clean:
             self.at = open_page(self.page, self.query)
-        self.at.button(key=key).click().run()
+        act(self.at)
         self.clean = False
         try:
             yield self.at

@@ -135,7 +135,7 @@ def view_texts(page: str, query: dict[str, str] | None = None) -> list[str]:
 def control_texts(spec: object) -> list[str]:
     """The static texts of a page's controls, read from its ``SPEC`` (views/state.py) without running it: each
     field's label and help, the strings among its further widget arguments (a placeholder, the captions of its
-    options), and each preset's name. Not read: the options themselves (values the learner picks) and texts a view
+    options), each preset's name and note. Not read: the options themselves (values the learner picks) and texts a view
     writes at run time. Each text is prefixed with where it sits ("n help: 1 to 100,000", "preset: Greedy: T = 0"),
     so that a table's passage can say which control's "0 to 1" it means."""
     out = []
@@ -144,7 +144,9 @@ def control_texts(spec: object) -> list[str]:
         for _, value in f.extra:
             strings += [("extra", v) for v in (value if isinstance(value, tuple | list) else [value])]
         out += [f"{f.name} {where}: {flat(t)}" for where, t in strings if isinstance(t, str) and t.strip()]
-    return out + [f"preset: {flat(name)}" for name in spec.presets]
+    out += [f"preset: {flat(name)}" for name in spec.presets]
+    # a preset's note: the caption under the preset box while the page's values match it (pages/frame/binding.py)
+    return out + [f"preset note: {flat(note)}" for note in spec.preset_help.values() if note.strip()]
 
 
 def flat(text: str) -> str:

@@ -7,7 +7,7 @@ import re
 import numpy as np
 from scipy import stats
 
-from tests.apptest import metrics, no_exception, open_page
+from tests.apptest import choose_preset, metrics, no_exception, open_page
 from views import Options
 from views import serving as view_of
 
@@ -46,7 +46,7 @@ def test_a10_11_shows_one_gpu_and_the_presets_four():
     one = 70_553_706_496 * 2 / 3.35e12  # Llama-3-70B bf16 bytes / one H100's bandwidth (002 A8.1, A10-11)
     assert round(1e3 * one, 1) == 42.1 and round(1e3 * one / 4, 1) == 10.5
     at = open_page(PAGE)
-    at.button(key="preset-Serving-A10-11: Arithmetic intensity of prefill vs decode").click().run()
+    choose_preset(at, "Serving", "A10-11: Arithmetic intensity of prefill vs decode").run()
     assert no_exception(at) and at.warning.len == 0
     m = metrics(at)
     assert m["A10-11 · decode ms per token"] == "42.1 ms"

@@ -216,7 +216,7 @@ def test_awkward_shapes_give_a_note_and_a_figure(query, note):
     ],
 )
 def test_presets(reused, preset, expected):
-    with reused.click(f"preset-Attention-{preset}") as at:
+    with reused.preset(preset) as at:
         assert no_exception(at)
         m = metrics(at)
         for label, value in expected.items():

@@ -13,6 +13,7 @@ from tests.apptest import (
     assert_bad_link_falls_back,
     assert_link_reproduces,
     charts,
+    choose_preset,
     decode,
     figures,
     metrics,
@@ -193,14 +194,14 @@ def test_paired_counts_that_do_not_fit_are_corrected_with_a_note():
 
 def test_preset_worked_example_e():
     at = open_page(PAGE, {"n": "200", "c": "1", "k": "100"})
-    at.button(key="preset-Evaluation-Worked example E").click().run()
+    choose_preset(at, "Evaluation", "Worked example E").run()
     m = metrics(at)
     assert m["Unbiased pass@5"] == f"{1 - 21 / 252:.4f}" and m["Plug-in pass@5"] == f"{1 - 0.7**5:.4f}"
 
 
 def test_preset_code_benchmark_and_its_simulation():
     at = _view(COMPARE)
-    at.button(key="preset-Evaluation-Code benchmark").click().run()
+    choose_preset(at, "Evaluation", "Code benchmark").run()
     assert at.session_state["eval_view"] == ESTIMATORS
     m = metrics(at)
     assert m["Unbiased pass@10"] == f"{evaluation.pass_at_k(200, 20, 10):.4f}"
@@ -226,7 +227,7 @@ def test_preset_code_benchmark_and_its_simulation():
 )
 def test_presets_worked_example_d(preset, expected):
     at = open_page(PAGE, {"accA": "50", "onlyA": "3", "onlyB": "9"})
-    at.button(key=f"preset-Evaluation-{preset}").click().run()
+    choose_preset(at, "Evaluation", preset).run()
     assert no_exception(at) and at.session_state["eval_view"] == COMPARE
     m = metrics(at)
     for label, value in expected.items():

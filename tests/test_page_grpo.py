@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import BAD_LINK_VALUES, choose_preset, decode, figures, metrics, no_exception, open_page, trace
 
 PAGE = "pages/4_GRPO.py"
 EXAMPLE_C = [1, 0, 0, 1, 1, 0, 0, 0]
@@ -88,7 +88,7 @@ def test_click_and_preset_after_a_deep_link_raise_no_link_warning():
     _click(at, 1)
     assert at.text_input(key="rewards").value == "1,1,1" and at.warning.len == 0
     assert at.query_params["rewards"] == "1,1,1" and "r" not in at.query_params
-    at.button(key="preset-GRPO-One correct of 16").click().run()
+    choose_preset(at, "GRPO", "One correct of 16").run()
     assert at.radio(key="std").value == "population" and at.warning.len == 0
 
 
@@ -197,7 +197,7 @@ def test_typed_garbage_is_reported_and_the_default_group_shown(default):
 )
 def test_presets(preset, bars, extra):
     at = open_page(PAGE, {"std": "none", "eps": "0.1"})
-    at.button(key=f"preset-GRPO-{preset}").click().run()
+    choose_preset(at, "GRPO", preset).run()
     assert no_exception(at)
     np.testing.assert_allclose(_bars(at).round(2), bars)
     assert at.radio(key="std").value == "population" and at.select_slider(key="eps").value == "0"

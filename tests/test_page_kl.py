@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.apptest import BAD_LINK_VALUES, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import BAD_LINK_VALUES, choose_preset, decode, figures, metrics, no_exception, open_page, trace
 from views import kl_leash as view_of
 
 PAGE = "pages/2_KL_leash.py"
@@ -249,7 +249,7 @@ def test_unknown_parameter_is_reported():
 )
 def test_leash_presets(preset, expect):
     at = open_page(PAGE, {"kl_view": "Reward hacking"})
-    at.button(key=f"preset-KL_leash-{preset}").click().run()
+    choose_preset(at, "KL_leash", preset).run()
     assert no_exception(at) and at.warning.len == 0
     m = metrics(at)
     for label, value in expect.items():
@@ -270,7 +270,7 @@ def test_leash_presets(preset, expect):
 )
 def test_dpo_presets_give_the_lessons_numbers(preset, loss, weight):
     at = open_page(PAGE, {"kl_view": "DPO"})
-    at.button(key=f"preset-KL_leash-{preset}").click().run()
+    choose_preset(at, "KL_leash", preset).run()
     m = metrics(at)
     assert m["DPO loss"] == loss and m["Weight"] == weight
     assert at.info.len == 0
@@ -278,7 +278,7 @@ def test_dpo_presets_give_the_lessons_numbers(preset, loss, weight):
 
 def test_both_fell_note():
     at = open_page(PAGE, {"kl_view": "DPO"})
-    at.button(key="preset-KL_leash-DPO: Both answers less likely").click().run()
+    choose_preset(at, "KL_leash", "DPO: Both answers less likely").run()
     assert "less* likely" in _infos(at) and metrics(at)["Margin"] == "0.500"
     assert any("both log-probabilities fell" in a["text"] for a in _view(at)["layout"]["annotations"])
 

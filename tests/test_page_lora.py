@@ -14,6 +14,7 @@ from tests.apptest import (
     assert_bad_link_falls_back,
     assert_link_reproduces,
     charts,
+    choose_preset,
     decode,
     figures,
     metrics,
@@ -223,7 +224,7 @@ def test_rank_zero_shows_the_whole_error():
 
 def test_preset_worked_example_f():
     at = _view(RANK, {"rank": "30", "mats": "down", "base": "nf4"})
-    at.button(key="preset-LoRA-Worked example F").click().run()
+    choose_preset(at, "LoRA", "Worked example F").run()
     assert no_exception(at) and at.session_state["lora_view"] == COST
     m = metrics(at)
     assert m["Trainable parameters"] == "8,388,608"  # 32 layers x 4 x 8 (4096 + 4096)
@@ -237,7 +238,7 @@ def test_preset_worked_example_f():
 
 def test_preset_qlora_65b_fits_one_48gb_gpu():
     at = open_page(PAGE)
-    at.button(key="preset-LoRA-QLoRA: 65B on one 48 GB GPU").click().run()
+    choose_preset(at, "LoRA", "QLoRA: 65B on one 48 GB GPU").run()
     assert no_exception(at)
     m = metrics(at)
     assert m["Frozen base (nf4)"] == "33.5 GB"  # 4.127 bits x 65B (NF4 with double quantisation)
@@ -253,7 +254,7 @@ def test_preset_qlora_65b_fits_one_48gb_gpu():
 )
 def test_rank_presets(preset, error_below):
     at = _view(COST)
-    at.button(key=f"preset-LoRA-{preset}").click().run()
+    choose_preset(at, "LoRA", preset).run()
     assert no_exception(at) and at.session_state["lora_view"] == RANK
     err = float(metrics(at)["Relative error"].rstrip("%")) / 100
     if error_below is None:  # flat: every direction carries the same energy, so r = 8 of 256 keeps 8/256 of it

@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 from core.loss_units import example_lengths
-from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    assert_bad_link_falls_back,
+    choose_preset,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+)
 from views import Options
 from views import loss_units as view_of
 
@@ -30,9 +39,9 @@ def test_default_readouts(default):
 
 def test_presets_show_their_numbers():
     at = open_page(PAGE)
-    at.button(key="preset-Loss_and_units-Llama 3's vocabulary: V = 128,256").click().run()
+    choose_preset(at, "Loss_and_units", "Llama 3's vocabulary: V = 128,256").run()
     assert metrics(at)["Uniform loss ln V"] == f"{math.log(128_256):.2f} nats"
-    at.button(key="preset-Loss_and_units-Lesson: 2,000-token prompt, 50-token answer, unmasked").click().run()
+    choose_preset(at, "Loss_and_units", "Lesson: 2,000-token prompt, 50-token answer, unmasked").run()
     assert no_exception(at) and at.warning.len == 0
     assert metrics(at)["Unmasked SFT loss weight on the prompt"] == "97.6%"
     sft = figures(at)[1]
@@ -44,7 +53,7 @@ def test_presets_show_their_numbers():
     weights = decode(sft["data"][0]["z"])
     # unmasked, per token: every real token of the batch weighs 1 / (2,050 + 500); padding 0
     assert weights[0, 0] == pytest.approx(1 / 2550) and weights[1, -1] == 0.0
-    at.button(key="preset-Loss_and_units-Padding: 512 chat lengths, batches of 16").click().run()
+    choose_preset(at, "Loss_and_units", "Padding: 512 chat lengths, batches of 16").run()
     assert no_exception(at)
     lengths = [int(x) for x in example_lengths(512, seed=0)]
     batches = [lengths[i : i + 16] for i in range(0, 512, 16)]

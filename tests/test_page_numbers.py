@@ -36,6 +36,8 @@ from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
 from tests.apptest import opened
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
+from tests.test_page_sampling import Z as SAMPLING_Z  # input data only: the page's default logits
+from tests.test_page_sampling import reference as sampling_reference  # its independent sampler
 from views import attention as v_attention
 from views import evaluation as v_evaluation
 from views import grpo as v_grpo
@@ -306,6 +308,9 @@ def _interior_threshold(n: int) -> float:
 SE_70 = ref.standard_error(0.7, 1000)
 
 EVALUATION = [
+    # the preset box's note while the page's values are the worked example's (its defaults): the preset's own values
+    Ref("n = 10 samples, c = 3 correct, k = 5: the lesson's worked example E",
+        *(v_evaluation.SPEC.presets["Worked example E"][f] for f in "nck")),
     Ref("plugging c/n into 1 − (1 − p)^k (that is too low)", FORMULA),
     Ref("exactly pass@k = 1 − (1 − p)^k", FORMULA),
     Ref("the curve 1 − (1 − x)^k bends downwards", FORMULA),
@@ -799,6 +804,7 @@ _C_REWARDS = [float(x) for x in _preset(GR, _C)["rewards"].split(",")]
 _QUICK = "Quick check: 0.5, 0.3, 0.2 at top-p 0.6"
 _QUICK_LOGITS = np.array([float(x.split("=")[1]) for x in _preset(SA, _QUICK)["logits"].split(",")])
 _QUICK_P = special.softmax(_QUICK_LOGITS)
+_LORA_F = 8 * (4096 + 4096) * 4 * 32  # Llama-2-7B, r = 8 on q, k, v, o: r(d_in + d_out) a matrix, 4 a layer, 32 layers
 
 CONTROLS: dict[str, tuple[object, list[Ref]]] = {
     "pages/1_Scaling_laws.py": (SC, [
@@ -823,6 +829,13 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
         Ref("QLoRA: 65B on one 48 GB GPU", "LLaMA-65B, the model the preset sets (Dettmers et al. 2023 fine-tune it "
             "on one 48 GB GPU)", _preset(LO, "QLoRA: 65B on one 48 GB GPU")["gpu_gb"]),
         Ref("Fast decay: r = 8 is plenty", _preset(LO, "Fast decay: r = 8 is plenty")["rank"]),
+        # the preset notes: Llama-2-7B has d_model 4096 and 32 layers, 6,738,415,616 parameters (its config.json);
+        # trainable r·(d_in + d_out) per matrix, four matrices a layer; 16 bytes a trainable parameter (fp32 weight,
+        # gradient and Adam's two moments)
+        Ref("preset note: Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable (0.12%), 134 MB of states.", NAME, NAME,
+            _preset(LO, "Worked example F")["rank"], _LORA_F, 100 * _LORA_F / 6_738_415_616, _LORA_F * 16 / 1e6),
+        Ref("preset note: 4-bit base, r = 64", "NF4, 4 bits a weight (Dettmers et al. 2023)",
+            _preset(LO, "QLoRA: 65B on one 48 GB GPU")["rank"]),
     ]),
     "pages/4_GRPO.py": (GR, [
         Ref("Rewards, one per answer (2 to 64)", G_MIN, G_MAX),  # the group sizes the page's parser accepts
@@ -837,6 +850,13 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
         Ref("k help: 1 to n", EV["k"].lo),
         Ref("each with n samples; up to 10⁶", EV["problems"].hi),
         Ref("Your guess: pass@k (0 to 1)", EV["guess_pass"].lo, EV["guess_pass"].hi),
+        Ref("preset note: n = 10 samples, c = 3 correct, k = 5", *(_preset(EV, "Worked example E")[f] for f in "nck")),
+        Ref("preset note: HumanEval style: 200 samples per problem, pass@10", _preset(EV, "Code benchmark")["n"],
+            _preset(EV, "Code benchmark")["k"]),
+        Ref("preset note: 71.0% vs 72.5% on the same 1,000 questions",
+            *(_preset(EV, "Worked example D")[f] for f in ("accA", "accB", "questions"))),
+        Ref("preset note: The same, with 40 questions only A got right and 55 only B got right",
+            *(_preset(EV, "D, paired")[f] for f in ("onlyA", "onlyB"))),
     ]),
     "pages/6_Attention.py": (AT, [
         Ref("d_k (0: d_model / heads)", AT["dk"].lo),
@@ -896,6 +916,10 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
         Ref("Ratio 0.7: below 1 − ε", _preset(PP, "Ratio 0.7: below 1 − ε")["rho"], FORMULA),
         Ref("Ratio 1.05: inside the range", _preset(PP, "Ratio 1.05: inside the range")["rho"]),
         Ref("DAPO clip-higher: ratio 1.25", _preset(PP, "DAPO clip-higher: ratio 1.25")["rho"]),
+        Ref("preset note: A > 0: gradient 0 (clipped). A < 0: d/dρ = A, the min keeps ρA", FORMULA),
+        Ref("preset note: A < 0: gradient 0 (clipped). A > 0: d/dρ = A", FORMULA),
+        Ref("preset note: ε_high = 0.28: 1.25 is still inside",
+            *(_preset(PP, "DAPO clip-higher: ratio 1.25")[f] for f in ("clip_high", "rho"))),
         Ref("Memory: InstructGPT, 175B policy, 6B reward model",  # Ouyang et al. 2022: 175B policy, 6B RM
             1e9 * _preset(PP, "Memory: InstructGPT, 175B policy, 6B reward model")["pol_b"],
             1e9 * _preset(PP, "Memory: InstructGPT, 175B policy, 6B reward model")["rm_b"]),
@@ -925,6 +949,13 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             _preset(SA, "min-p 0.1 at T = 1.5")["T"]),
         Ref("top-k 5", _preset(SA, "top-k 5")["top_k"]),
         Ref(_QUICK, *_QUICK_P, _preset(SA, _QUICK)["top_p"]),  # the softmax of the preset's logits
+        # the preset notes: tokens kept (test_page_sampling's reference sampler on the page's default logits), and
+        # the renormalised probabilities of the two kept tokens
+        Ref("preset note: Tempering first keeps 20 tokens; truncating first keeps 8.",
+            int((sampling_reference(SAMPLING_Z, 2.0, 0.9) > 0).sum()),
+            int((sampling_reference(SAMPLING_Z, 2.0, 0.9, True) > 0).sum())),
+        Ref("preset note: The crossing token B is kept: 0.625 and 0.375.",
+            _QUICK_P[0] / _QUICK_P[:2].sum(), _QUICK_P[1] / _QUICK_P[:2].sum()),
     ]),
     "pages/12_Loss_and_units.py": (LU, [
         Ref("any text up to 20,000 characters", LU["eval_text"].max_chars),

@@ -8,7 +8,15 @@ import numpy as np
 import pytest
 
 from core import ppo
-from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, figures, metrics, no_exception, open_page
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    assert_bad_link_falls_back,
+    choose_preset,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+)
 from views import Options
 from views import ppo as view_of
 
@@ -65,7 +73,7 @@ CLIP_PRESETS = ("Ratio 1.3: above 1 + ε", "Ratio 0.7: below 1 − ε", "Ratio 1
 def test_clip_presets_show_their_answers():
     at = open_page(PAGE)  # one session, one preset after another (each a rerun)
     for preset in CLIP_PRESETS:
-        at.button(key=f"preset-PPO-{preset}").click().run()
+        choose_preset(at, "PPO", preset).run()
         assert no_exception(at) and at.warning.len == 0
         values = view_of.PRESETS[preset]
         rho, lo = values["rho"], values["clip_eps"]
@@ -87,7 +95,7 @@ def test_clip_presets_show_their_answers():
 
 def test_tab_presets_open_their_tab_with_answers():
     at = open_page(PAGE)
-    at.button(key="preset-PPO-GAE: reward only at the end").click().run()
+    choose_preset(at, "PPO", "GAE: reward only at the end").run()
     assert no_exception(at) and at.warning.len == 0
     m = metrics(at)
     # plain backward loop: A_t = delta_t + gamma lam A_{t+1}
@@ -100,7 +108,7 @@ def test_tab_presets_open_their_tab_with_answers():
     assert "Outside the range" not in m  # the batch tab is closed: not computed
     assert len(figures(at)) == 3  # clip, trajectory, bias/variance
 
-    at.button(key="preset-PPO-Memory: InstructGPT, 175B policy, 6B reward model").click().run()
+    choose_preset(at, "PPO", "Memory: InstructGPT, 175B policy, 6B reward model").run()
     m = metrics(at)
     # policy 175B x 16 + reference 175B x 2 + reward model 6B x 2 + critic 6B x 16 bytes
     assert m["PPO total"] == f"{(175 * 18 + 6 * 18) / 1000:.2f} TB"
@@ -111,7 +119,7 @@ def test_tab_presets_open_their_tab_with_answers():
     ]
     assert links == [("Training_memory", "")]  # the bytes per parameter come from there
 
-    at.button(key="preset-PPO-KL: a policy twice as far").click().run()
+    choose_preset(at, "PPO", "KL: a policy twice as far").run()
     m = metrics(at)
     p = [t * t / q for t, q in zip(view_of.KL_TARGET, view_of.KL_REF, strict=True)]  # pi_ref^-1 target^2
     p = [x / sum(p) for x in p]

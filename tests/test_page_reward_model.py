@@ -12,6 +12,7 @@ from core.reward_model import sample_pairs
 from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
+    choose_preset,
     decode,
     figures,
     metrics,
@@ -51,7 +52,7 @@ def test_default_fit_and_noise_tab(default):
 
 def test_adding_a_constant_changes_nothing(default):
     at = open_page(PAGE)
-    at.button(key="preset-Reward_model-Add a constant: c = 3 changes nothing").click().run()
+    choose_preset(at, "Reward_model", "Add a constant: c = 3 changes nothing").run()
     assert no_exception(at)
     m, m0 = metrics(at), metrics(default)
     assert m["… after adding c = 3"] == m0["Mean −log σ(r_w − r_l)"] == m["Mean −log σ(r_w − r_l)"]
@@ -62,7 +63,7 @@ def test_adding_a_constant_changes_nothing(default):
 
 def test_length_hack_as_beta_falls_and_the_link_to_the_kl_page():
     at = open_page(PAGE)
-    at.button(key="preset-Reward_model-Length hacking: a loose leash, β = 0.01").click().run()
+    choose_preset(at, "Reward_model", "Length hacking: a loose leash, β = 0.01").run()
     assert no_exception(at) and at.warning.len == 0
     m = metrics(at)
     # pi* ∝ pi_ref exp(r / beta) by hand at beta = 0.01: all mass on the 800-token answer (quality 0.5)
@@ -84,14 +85,14 @@ def test_length_hack_as_beta_falls_and_the_link_to_the_kl_page():
     }
     assert answers["r"] == "1.89316, 2.59316, 3.09316, 3.29316, 3.39316"
     assert _kl_links(at) == [("KL_leash", urlencode({"K": "5", "beta": "0.01"} | answers))]
-    at.button(key="preset-Reward_model-Length bias: the best β, 0.3").click().run()
+    choose_preset(at, "Reward_model", "Length bias: the best β, 0.3").run()
     assert metrics(at)["True quality"] == "0.683"
     assert _kl_links(at) == [("KL_leash", urlencode({"K": "5", "beta": "0.3"} | answers))]
 
 
 def test_dpo_is_bradley_terry_on_the_implicit_reward_and_links_the_kl_dpo_tab():
     at = open_page(PAGE)
-    at.button(key="preset-Reward_model-DPO: worked example B").click().run()
+    choose_preset(at, "Reward_model", "DPO: worked example B").run()
     assert no_exception(at)
     m = metrics(at)
     loss = math.log1p(math.exp(-(0.2 - (-0.1))))  # worked example B: implicit rewards 0.2 and -0.1

@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 from core.sampling import VOCAB_PRESETS
-from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    assert_bad_link_falls_back,
+    choose_preset,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+)
 from views import Options
 from views import sampling as view_of
 from views.state import check_unique
@@ -80,7 +89,7 @@ def test_presets_show_their_numbers():
     }
     assert set(expected) <= set(view_of.SPEC.presets)
     for preset, numbers in expected.items():
-        at.button(key=f"preset-Sampling-{preset}").click().run()
+        choose_preset(at, "Sampling", preset).run()
         assert no_exception(at) and at.warning.len == 0, preset
         m = metrics(at)
         for label, value in numbers.items():

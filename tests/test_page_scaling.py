@@ -11,6 +11,7 @@ import pytest
 from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
+    choose_preset,
     decode,
     figures,
     metrics,
@@ -148,7 +149,7 @@ def test_unknown_parameter_and_bad_choice_are_reported():
     ],
 )
 def test_presets(reused, preset, loss, extra):
-    with reused.click(f"preset-Scaling_laws-{preset}") as at:
+    with reused.preset(preset) as at:
         assert no_exception(at)
         m = metrics(at)
         if loss:
@@ -159,7 +160,7 @@ def test_presets(reused, preset, loss, extra):
 
 def test_check_yourself_gpu_days_in_help():
     at = open_page(PAGE)
-    at.button(key="preset-Scaling_laws-Check yourself: 7B on 2T tokens").click().run()
+    choose_preset(at, "Scaling_laws", "Check yourself: 7B on 2T tokens").run()
     help_text = next(m.proto.help for m in at.metric if m.label == "Training time")
     assert "2,458 GPU-days" in help_text  # the lesson's "about 2,460"
 
@@ -185,7 +186,7 @@ def test_csv_downloads_present(default):
 def test_a_preset_after_a_deep_link_raises_no_false_warning():
     at = open_page(PAGE, {"C": "3e+22", "N": "2e+09"})
     assert at.warning.len == 0
-    at.button(key="preset-Scaling_laws-Llama 3 8B on 15T tokens").click().run()
+    choose_preset(at, "Scaling_laws", "Llama 3 8B on 15T tokens").run()
     assert no_exception(at) and at.warning.len == 0
     assert metrics(at)["Tokens per parameter"] == "1,875.0"
 

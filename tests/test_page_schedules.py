@@ -6,7 +6,16 @@ import math
 import numpy as np
 import pytest
 
-from tests.apptest import BAD_LINK_VALUES, assert_bad_link_falls_back, decode, figures, metrics, no_exception, open_page
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    assert_bad_link_falls_back,
+    choose_preset,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+)
 from views import Options
 from views import schedules as view_of
 
@@ -31,19 +40,19 @@ def test_default_end_losses_and_cosine(default):
 
 def test_presets_show_their_numbers():
     at = open_page(PAGE)
-    at.button(key="preset-Schedules-Kaplan: a 2,500-step run read off 10,000").click().run()
+    choose_preset(at, "Schedules", "Kaplan: a 2,500-step run read off 10,000").run()
     assert no_exception(at) and at.warning.len == 0
     readout = metrics(at)["Read off at 2,500 steps"]
     assert readout == "2.292"
     help_text = next(m.proto.help for m in at.metric if m.label == "Read off at 2,500 steps")
     assert "against 2.263" in help_text
-    at.button(key="preset-Schedules-Branch a WSD decay at step 3,000").click().run()
+    choose_preset(at, "Schedules", "Branch a WSD decay at step 3,000").run()
     assert no_exception(at)
     names = [t["name"] for t in figures(at)[1]["data"]]
     assert "decay from step 3,000" in names and "decay from step 5,000" in names
-    at.button(key="preset-Schedules-Mid-training: the best data during the decay").click().run()
+    choose_preset(at, "Schedules", "Mid-training: the best data during the decay").run()
     assert metrics(at)["Web share: stable → end of decay"] == "80% → 35%"
-    at.button(key="preset-Schedules-Long warm-up (10%)").click().run()
+    choose_preset(at, "Schedules", "Long warm-up (10%)").run()
     assert metrics(at)["Warm-up"] == "1,000 steps"
 
 

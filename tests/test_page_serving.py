@@ -9,6 +9,7 @@ from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
     assert_presets_show_their_answers,
+    choose_preset,
     decode,
     figures,
     metrics,
@@ -60,7 +61,7 @@ def test_a10_08_link_reproduces_the_node():
     assert m["Sequences of 8,192 tokens that fit"] == "68"  # 170 GiB / 2.5 GiB (002 A10-08)
     assert m["Weights"] == "131.4 GiB"
     clicked = open_page(PAGE)
-    clicked.button(key=f"preset-Serving-{name}").click().run()
+    choose_preset(clicked, "Serving", name).run()
     assert metrics(clicked) == m
 
 

@@ -7,6 +7,7 @@ from tests.apptest import (
     BAD_LINK_VALUES,
     assert_bad_link_falls_back,
     assert_presets_show_their_answers,
+    choose_preset,
     decode,
     figures,
     metrics,
@@ -68,7 +69,7 @@ def test_every_preset_shows_its_answer():
 
 def test_lesson_7b_preset_bars():
     at = open_page(PAGE)
-    at.button(key="preset-Training_memory-001-3.2: A 7B model's training states").click().run()
+    choose_preset(at, "Training_memory", "001-3.2: A 7B model's training states").run()
     fig = figures(at)[0]
     total0 = sum(decode(trace(fig, part)["y"])[0] for part in ("weights", "gradients", "optimizer states"))
     assert total0 * GIB == pytest.approx(112e9)  # 16 B x 7e9 without ZeRO: over the 80 GiB line
@@ -78,7 +79,7 @@ def test_lesson_7b_preset_bars():
 def test_link_reproduces_a_preset():
     name = "A10-10: Sharding a 100B training run"
     clicked = open_page(PAGE)
-    clicked.button(key=f"preset-Training_memory-{name}").click().run()
+    choose_preset(clicked, "Training_memory", name).run()
     linked = open_page(PAGE, view_of.SPEC.query(view_of.SPEC.state(view_of.SPEC.presets[name])))
     assert no_exception(linked) and linked.warning.len == 0
     assert metrics(linked) == metrics(clicked)

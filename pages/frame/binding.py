@@ -13,6 +13,7 @@ floats (``format="%.0f"`` for counts) and the page converts.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from views.state import APP_PARAMS, Field, Spec
 
 # ---------------------------------------------------------------------- the state contract in Streamlit
 _CURRENT_PAGE = "_frame_current_page"
+PRESET_KEY = "preset"  # the presets' select box: key "preset-<page>"
 
 
 def _enter(spec: Spec) -> list[str]:
@@ -117,18 +119,87 @@ def _load_values(spec: Spec, values: Any) -> None:
         st.session_state[name] = _widget_value(spec[name], value)
 
 
-def preset_buttons(spec: Spec, names: Sequence[str] | None = None) -> None:
-    """One button per preset of the spec (or of ``names``); a click writes the preset's values into the widgets."""
-    st.caption("Presets")
-    for name in spec.presets if names is None else names:
-        st.button(
-            name,
-            key=f"preset-{spec.page}-{name}",
-            on_click=_load_values,
-            args=(spec, spec.presets[name]),
-            help=spec.preset_help.get(name),
+def preset_buttons(spec: Spec, names: Sequence[str] | None = None, group: str | None = None) -> None:
+    """The spec's presets (or ``names``) in one select box, with the page's reset beside it: choosing a preset writes
+    its values into the widgets. The box shows the preset that the page's values match (the first, in the spec's
+    order), or its placeholder once a control has moved away from every preset; under it, that preset's note.
+    ``group``: a second box of the page's presets (a tab's), keyed ``preset-<page>-<group>``, without the reset.
+
+    One line whatever the number of presets (one button each took 60 px apiece), so that the page's first control
+    is on the first screen at 1280 x 720 (issue 30)."""
+    names = list(spec.presets if names is None else names)
+    key = f"{PRESET_KEY}-{spec.page}" + (f"-{group}" if group else "")
+    matched = matching_preset(spec, names, current_values(spec))
+    st.session_state[key] = matched  # before the box is drawn: it follows the controls, not only its own choice
+    with st.container(horizontal=True, gap="small", vertical_alignment="bottom", key=f"{key}-row"):
+        st.selectbox(
+            "Presets",
+            names,
+            index=None,
+            key=key,
+            placeholder=f"Choose a preset ({len(names)})",
+            on_change=_on_preset,
+            args=(spec, key),
+            help="Each sets the page to a worked example or an interview question; the controls below show its values.",
+            label_visibility="collapsed",
             width="stretch",
         )
+        if group is None:
+            reset_button(spec)
+    if matched is not None and spec.preset_help.get(matched):
+        st.caption(spec.preset_help[matched])
+
+
+def reset_button(spec: Spec, label: str = "") -> None:
+    """Every control of the page back to its default value (an icon button beside the presets)."""
+    st.button(
+        label,
+        icon=":material/restart_alt:",
+        key=f"reset-{spec.page}",
+        on_click=_load_values,
+        args=(spec, spec.defaults()),
+        help="Reset: every control of this page back to its default value.",
+        width="stretch" if label else "content",
+    )
+
+
+def _on_preset(spec: Spec, key: str) -> None:
+    name = st.session_state.get(key)
+    if name in spec.presets:
+        _load_values(spec, spec.presets[name])
+
+
+def current_values(spec: Spec) -> dict[str, Any]:
+    """The page's values as its widgets hold them at the start of this run: a widget's state where the session has
+    one, else the link's value (a control of a tab that is not open), else the default; as widgets hold them."""
+    out: dict[str, Any] = {}
+    for f in spec.fields:
+        if f.name in st.session_state:
+            out[f.name] = st.session_state[f.name]
+            continue
+        value = f.default
+        raw = _raw_param(f, f.name) if f.name in st.query_params else None
+        if raw is not None:
+            parsed, problem = f.parse(raw)
+            value = parsed if problem is None else f.default
+        out[f.name] = _widget_value(f, value)
+    return out
+
+
+def matching_preset(spec: Spec, names: Sequence[str], values: dict[str, Any]) -> str | None:
+    """The first of ``names`` whose every value equals the page's (``values``, as widgets hold them), or None."""
+    for name in names:
+        if all(_same(values.get(field), _widget_value(spec[field], v)) for field, v in spec.presets[name].items()):
+            return name
+    return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return math.isclose(a, float(b), rel_tol=1e-9, abs_tol=1e-12)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) == list(b)
+    return a == b
 
 
 def draw_field(f: Field, **overrides: Any) -> Any:

@@ -153,5 +153,11 @@ def live_chart(fig: go.Figure, key: str, config: dict[str, Any], alt: str = "", 
     _component(
         key=key,
         data=component_data({"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": version}),
-        height="stretch" if stretch else "content",
+        height="stretch" if stretch else figure_height(fig),
     )
+
+
+def figure_height(fig: go.Figure) -> int:
+    """The height (px) the figure is drawn at: its layout's, or plotly's default of 450 px. The chart's place is
+    given this height before plotly.js has loaded and drawn it, so nothing below the chart moves when it lands."""
+    return int(fig.layout.height or 450)

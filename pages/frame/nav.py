@@ -24,7 +24,7 @@ PAGES: tuple[tuple[str, str, str], ...] = tuple((e.script, e.label, e.icon) for 
 
 FINDER_KEY = "page_finder"
 _FINDER_TARGET = "_page_finder_target"
-FINDER_PLACEHOLDER = "Find a page: ZeRO, GQA…"
+FINDER_PLACEHOLDER = "Find a page…"
 
 
 def existing_pages() -> list[tuple[str, str, str]]:
@@ -42,10 +42,10 @@ def page_link(script: str, **kwargs: object) -> None:
 
 
 def navigation(current: str | None, carry: dict[str, str] | None) -> None:
-    """The sidebar's navigation: the page finder, Home, then one fold per stage group, the current page's unfolded.
+    """The sidebar's navigation under the page finder (:func:`page_finder`): Home, then one fold per stage group, the
+    current page's unfolded.
     ``current``: the current page's URL name ("" for Home, None when unknown). ``carry``: the link values every link
     carries (presenter mode, hidden answers)."""
-    _finder(carry)
     page_link(catalog.HOME.script, label=catalog.HOME.label, icon=catalog.HOME.icon, query_params=carry)
     entry = catalog.by_url(current) if current else None
     for group in catalog.GROUPS:
@@ -57,7 +57,7 @@ def navigation(current: str | None, carry: dict[str, str] | None) -> None:
                 page_link(e.script, label=e.label, icon=e.icon, query_params=carry)
 
 
-def _finder(carry: dict[str, str] | None) -> None:
+def page_finder(carry: dict[str, str] | None) -> None:
     """A selectbox of every page, searched by its label and keywords; choosing one opens it."""
     options = [e.finder_label for e in catalog.PAGES if (ROOT / e.script).exists()]
     st.selectbox(

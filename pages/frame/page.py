@@ -1,6 +1,6 @@
 """The frame of one lesson page (:class:`Page`): its set-up and its standard sections, in the same order on every page.
 
-    title and takeaway · equation · figure · live readouts · more views · explanation · Quick check ·
+    title and takeaway · figure · live readouts · equation · more views · explanation · Quick check ·
     Say it in an interview · Common mistakes · CSV download
 
 A lesson page puts everything below its set-up in a body function and hands it to :meth:`Page.run`, which runs it
@@ -22,7 +22,7 @@ import streamlit as st
 
 from pages.frame.alt import figure_alt
 from pages.frame.answers import AnswerSections
-from pages.frame.binding import _enter, _load_values, drag_sync, draw_field, preset_buttons
+from pages.frame.binding import _enter, drag_sync, draw_field, preset_buttons, reset_button
 from pages.frame.charts import live_chart, live_chart_ready
 from pages.frame.nav import lesson_links
 from pages.frame.sidebar import (
@@ -36,9 +36,6 @@ from pages.frame.sidebar import (
     viewer_theme,
 )
 from pages.frame.style import (
-    _BASE_CSS,
-    _DARK_CSS,
-    _PRESENTER_CSS,
     CONTROL_ROW_CLASS,
     CONTROLS_PER_ROW_MAX,
     PRESENTER_CHART_CLASS,
@@ -115,8 +112,8 @@ class Page(AnswerSections):
         return page
 
     def _heading(self) -> None:
-        """What stays on screen while the body reruns: the page's CSS, its title and (normal mode) its takeaway."""
-        st.html((_PRESENTER_CSS if self.presenter else _BASE_CSS) + (_DARK_CSS if self.theme == "dark" else ""))
+        """What stays on screen while the body reruns: the page's title and (normal mode) its takeaway (the frame's CSS
+        came first, with the page's config)."""
         if not self.heading:
             return
         if self.presenter:  # a one-line title; the takeaway folds away below the figure (sections)
@@ -141,7 +138,8 @@ class Page(AnswerSections):
                 st.markdown(f"**{self.takeaway}**")
             order = ("views", "equation", "explain", "checks", "data")
         else:
-            order = ("equation", "figure", "readouts", "views", "explain", "checks", "data")
+            # the figure right under the takeaway (on the first screen at 1280 x 720); the equation under the readouts
+            order = ("figure", "readouts", "equation", "views", "explain", "checks", "data")
         for name in order:
             self._slots[name] = st.container()
         if self.equation:
@@ -187,21 +185,16 @@ class Page(AnswerSections):
     # ------------------------------------------------------------------ sections
     @contextmanager
     def controls(self, presets: Sequence[str] | None = None) -> Iterator[None]:
-        """Controls live in the sidebar, under the page's own heading, after the presets (all of the spec's, or
-        ``presets``) and a reset."""
+        """Controls live in the sidebar under the navigation, after the presets (all of the spec's, or ``presets``)
+        and a reset."""
         with st.sidebar:
-            st.header("Controls")
+            # no heading: the presets' row starts the page's controls, so that its first control is on the first
+            # screen at 1280 x 720 under the navigation (issue 30)
             if self.spec is not None:
                 if self.spec.presets and (presets is None or presets):
-                    preset_buttons(self.spec, presets)
-                st.button(
-                    "Reset to defaults",
-                    key=f"reset-{self.spec.page}",
-                    on_click=_load_values,
-                    args=(self.spec, self.spec.defaults()),
-                    help="Every control of this page back to its default value.",
-                    width="stretch",
-                )
+                    preset_buttons(self.spec, presets)  # the reset beside them
+                else:
+                    reset_button(self.spec, "Reset to defaults")
             yield
 
     def control(self, name: str, **overrides: Any) -> Any:

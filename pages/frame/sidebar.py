@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core.device import device_summary
-from pages.frame.nav import navigation
+from pages.frame.nav import navigation, page_finder
 from pages.frame.shims import _SEEN_THEME, history_shim, theme_watch
 from pages.frame.style import _BASE_CSS, _DARK_CSS, _PRESENTER_CSS, NAV_CLASS
 
@@ -20,6 +20,7 @@ _PRESENTER_STATE = "_presenter_mode"
 _HIDE_STATE = "_hide_answers"
 NAV_KEY = NAV_CLASS  # the navigation's container (its compact CSS: pages/frame/style.py)
 SWITCHES_KEY = "lesson-switches"
+SWITCHES_HELP = "Presenter mode and hidden answers (both stay in the link you share)"
 HIDDEN_CAPTION = "Answers hidden for screen-sharing (hide=true)"
 
 
@@ -44,14 +45,22 @@ def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
     page's URL name, "" for Home), presenter mode, hidden answers, image export format, and where core computes.
     Returns (presenter, image format, hide)."""
     with st.sidebar:
-        history_shim()
-        theme_watch(viewer_theme())
         nav = st.container(key=NAV_KEY, gap=None)  # filled after the switches: its links carry presenter mode and hide
-        with st.container(horizontal=True, gap="small", key=SWITCHES_KEY):
-            presenter = _presenter_toggle()
-            hide = _hide_toggle()
+        with nav:  # the two shims draw nothing: inside a container without gaps, they take no room either
+            history_shim()
+            theme_watch(viewer_theme())
+            # one row: the page finder, and the session's two switches behind a button beside it (a row of their own
+            # pushed the page's first control below the first screen at 1280 x 720)
+            with st.container(horizontal=True, gap="small", vertical_alignment="center", key=SWITCHES_KEY):
+                finder_slot = st.container(width="stretch")
+                with st.popover("", icon=":material/co_present:", help=SWITCHES_HELP):
+                    presenter = _presenter_toggle()
+                    hide = _hide_toggle()
+    carry = carried_params() or None
+    with finder_slot:
+        page_finder(carry)
     with nav:
-        navigation(current, carried_params() or None)
+        navigation(current, carry)
     return bool(presenter), image_format(), hide
 
 
@@ -129,7 +138,7 @@ def _carried_toggle(key: str, state_key: str, label: str, help: str) -> bool:
     """The sidebar toggle of a carried switch: its value from :func:`_carried_requested`, mirrored in the URL."""
     on = _carried_requested(key, state_key)
     st.session_state[key] = on
-    st.toggle(label, key=key, on_change=_on_carried_change, args=(key, state_key), help=help)
+    st.toggle(label, key=key, on_change=_on_carried_change, args=(key, state_key), help=help, width="content")
     if on:
         st.query_params[key] = "true"
     return on
@@ -197,20 +206,24 @@ def _add_view(page: str, query: dict[str, str]) -> None:
 def home_frame() -> None:
     """The frame of the home page: page config and the shared sidebar."""
     _page_config("LLM lesson explorer")
-    presenter, _, _ = _sidebar_frame(current="")
+    _sidebar_frame(current="")
     sidebar_footer()
-    st.html((_PRESENTER_CSS if presenter else _BASE_CSS) + (_DARK_CSS if viewer_theme() == "dark" else ""))
 
 
 def _page_config(title: str) -> None:
     """``st.set_page_config`` for every page: wide, and in presenter mode the sidebar starts collapsed (its controls
-    stay one click away, behind the arrow at the top left) so that the figure has the screen's width.
+    stay one click away, behind the arrow at the top left) so that the figure has the screen's width; then the
+    frame's CSS for presenter mode or not and the viewer's theme.
 
     No page icon: Streamlit 1.67 draws a ``:material/...:`` favicon by fetching its SVG from fonts.gstatic.com (a
     request off the machine; checked in the browser tests), and an emoji favicon needs a colour-emoji font. The
     tab keeps Streamlit's own icon."""
+    presenter = _presenter_requested()
     st.set_page_config(
         page_title=title,
         layout="wide",
-        initial_sidebar_state="collapsed" if _presenter_requested() else "auto",
+        initial_sidebar_state="collapsed" if presenter else "auto",
     )
+    # the frame's CSS, first. It may still arrive after the first elements are drawn (st.html renders late), so it
+    # changes nothing's place on the first screen: paddings and the title's size are the theme's (config.toml)
+    st.html((_PRESENTER_CSS if presenter else _BASE_CSS) + (_DARK_CSS if viewer_theme() == "dark" else ""))

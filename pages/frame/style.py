@@ -46,16 +46,17 @@ _STRIP_CSS = (
 )
 
 # The sidebar's navigation (pages/frame/nav.py), compact so that the page's presets and first control stay on the first
-# screen at 1280 x 720: the stage groups as borderless folds with short headers, links with little padding, the
-# sidebar's empty header strip shortened.
+# screen at 1280 x 720: the stage groups as borderless folds with short headers, links with little padding (the
+# paddings above the page and the sidebar are the theme's, config.toml: CSS may arrive after the first elements are
+# drawn, and what it moves then counts as a layout shift).
 NAV_CLASS = "lesson-nav"
 _NAV_CSS = (
     f"  .st-key-{NAV_CLASS} [data-testid='stExpander'] details {{ border: none; margin: 0; }}\n"
     f"  .st-key-{NAV_CLASS} [data-testid='stExpander'] summary {{ padding: 0.1rem 0.4rem; min-height: 0; }}\n"
     f"  .st-key-{NAV_CLASS} [data-testid='stExpanderDetails'] {{ padding: 0 0 0.2rem 0.6rem; gap: 0; }}\n"
-    f"  .st-key-{NAV_CLASS} [data-testid='stPageLink-NavLink'] {{ padding-top: 0.05rem; padding-bottom: 0.05rem; }}\n"
-    "  [data-testid='stSidebarHeader'] { height: 2.5rem; padding-top: 0.75rem; padding-bottom: 0; }\n"
-    "  [data-testid='stSidebarUserContent'] { padding-top: 0.25rem; }\n"
+    f"  .st-key-{NAV_CLASS} [data-testid='stPageLink-NavLink'] {{ padding-top: 0; padding-bottom: 0; min-height: 0; "
+    "line-height: 1.5; }\n"
+    f"  .st-key-{NAV_CLASS} [data-testid='stPageLink'] {{ margin: 0; }}\n"
 )
 # A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
@@ -72,9 +73,15 @@ _PRESENTER_CSS = f"""
         min-height: 360px; flex: 0 0 auto !important; }}
 </style>
 """
+# Streamlit draws the sidebar a moment after the page's first elements, and it pushes them aside (a layout shift of
+# 0.25 on every page at 1280 x 720): the page (and Streamlit's header bar over it) is not shown until the sidebar is
+# there.
+_WAIT_FOR_SIDEBAR_CSS = (
+    "  [data-testid='stAppViewContainer']:not(:has([data-testid='stSidebar'])) > * { visibility: hidden; }\n"
+)
 _BASE_CSS = f"""
 <style>
-{_STRIP_CSS}{_NAV_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
+{_STRIP_CSS}{_NAV_CSS}{_WAIT_FOR_SIDEBAR_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
   [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
         overflow: visible; }}
 </style>

@@ -268,3 +268,40 @@ def open_first(shared_context, module_server):
     """As :func:`open_shared`, for a test whose first tab must be the very first request of the test file's server (a
     deep link into a server that has run no page yet: the file's first test). It fails if another test came first."""
     yield from _opener(shared_context, module_server, first=True)
+
+
+def preset_option(page, name: str):
+    """Open the preset box that lists ``name`` (the sidebar's, or a tab's: ``preset-<page>[-<group>]``) and return
+    the option, for the caller to click (the click reruns the page)."""
+    boxes = page.locator("[class*='st-key-preset-'] input[role='combobox']")
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        if not box.is_visible():
+            continue
+        box.click()
+        box.fill(name)  # typed: the box lists the presets whose name contains it
+        option = page.locator("[role='option']", has_text=name).first
+        try:
+            option.wait_for(timeout=5_000)
+            return option
+        except Exception:
+            box.fill("")
+            page.keyboard.press("Escape")  # not this box's preset
+    raise AssertionError(f"no preset box lists {name!r}")
+
+
+def choose_preset(page, name: str) -> None:
+    """Choose the preset ``name`` as a viewer does (its box opened, the option clicked); returns once the rerun it
+    started has finished."""
+    option = preset_option(page, name)
+    with rerun(page):
+        option.click()
+
+
+def open_switches(page) -> None:
+    """Open the sidebar's switches (presenter mode, hidden answers), behind the button beside the page finder (their
+    panel is drawn over the page, outside the sidebar's element)."""
+    toggle = page.locator("label:has-text('Presenter mode')")
+    if not toggle.first.is_visible():
+        page.locator(".st-key-lesson-switches [data-testid='stPopoverButton']").first.click()
+    toggle.first.wait_for(timeout=30_000)

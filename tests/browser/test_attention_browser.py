@@ -5,6 +5,8 @@ import re
 
 import pytest
 
+from tests.browser.conftest import choose_preset
+
 pytestmark = pytest.mark.browser
 
 DEEP_LINK = "/Attention?text=the+dog+saw+the+dog&h=2&kv=1&dm=32&scale=none"
@@ -67,8 +69,7 @@ def test_kv_cache_preset(open_shared):
     page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)  # the readouts may come after the figure
     assert _metric(page, "KV cache per token") == "320 KiB" and _metric(page, "At 131,072 tokens") == "40 GiB"
     page.get_by_test_id("stSidebarUserContent").get_by_text("KV-cache calculator").click()
-    page.get_by_role("button", name="Llama-3.1-8B at 128k tokens").click()
-    watch.wait_idle()
+    choose_preset(page, "Llama-3.1-8B at 128k tokens")
     _wait_metric(page, "16 GiB")
     assert _metric(page, "KV cache per token") == "128 KiB"
     assert "Hq=32" in page.url and re.search(r"[?&]attn_view=KV", page.url), page.url

@@ -6,7 +6,7 @@ whole page."""
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from tests.browser.conftest import rerun
+from tests.browser.conftest import open_switches, rerun
 
 pytestmark = pytest.mark.browser
 
@@ -74,8 +74,9 @@ def test_a_control_change_reruns_the_body_alone(open_shared):
     assert kinds.count("metric") >= 12 and "bidi_component" in kinds and "number_input" in kinds, kinds
     assert "gpus=64" in page.url  # the link follows a rerun of the body
 
+    open_switches(page)
     with rerun(page):  # the whole page's rerun started and finished (idle before the click is idle already)
-        page.locator("[data-testid='stSidebar'] label:has-text('Presenter mode')").first.click()
+        page.locator("label:has-text('Presenter mode')").first.click()
     page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot", timeout=30_000)
     kinds, senders = messages.take()
     assert "" in senders, senders  # a switch of the frame reruns the whole page

@@ -22,8 +22,8 @@ _FOCUSED = """() => {
 }"""
 TAB_LIMIT = 150  # Tab presses allowed to get anywhere on a page (the sidebar's page list alone takes 16)
 
-# page, the label of its first control under "Controls", whether it has a tab bar, the control operated by keyboard
-# (label, key pressed, its URL name)
+# page, the label of its first control (after the presets and the reset), whether it has a tab bar, the control
+# operated by keyboard (label, key pressed, its URL name)
 CASES = [
     ("Scaling_laws", "Loss fit", False, ("MFU (%)", "ArrowRight", "mfu")),
     ("GRPO", "Rewards, one per answer (2 to 64)", True, ("ε added to the std", "ArrowRight", "eps")),

@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+from tests.browser.conftest import choose_preset
+
 pytestmark = pytest.mark.browser
 
 DEEP_LINK = "/LoRA?d=1024&k=1024&profile=power_law&r=8&seed=1"
@@ -43,8 +45,7 @@ def test_deep_link_and_drag_r(open_first):
 def test_worked_example_f_preset(open_shared):
     watch = open_shared("/LoRA?view=What+LoRA+costs&mats=down")
     page = watch.page
-    page.get_by_role("button", name="Worked example F").click()
-    watch.wait_idle()
+    choose_preset(page, "Worked example F")
     page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('8,388,608')", timeout=30_000
     )

@@ -18,7 +18,7 @@ import pytest
 import views
 from pages.frame import PAGES
 from tests.browser import walks
-from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, rerun, runs_done, wait_rerun
+from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, preset_option, rerun, runs_done, wait_rerun
 from tests.conftest import CLICKS_FILE
 from tests.links import deep_link
 from views import catalog
@@ -94,7 +94,7 @@ def _open_deep(open_shared, link: str, url_page: str, figure: str = ".js-plotly-
 
 def _preset(page, name: str, url_page: str) -> dict[str, str]:
     """Click the sidebar preset ``name``; once its rerun has finished, the page's readouts (label: value)."""
-    _press(page, page.locator("[data-testid='stSidebar'] button", has_text=name).first, name)
+    _press(page, preset_option(page, name), name)
     _check(page, url_page)
     return dict(_readouts(page))
 
@@ -176,8 +176,9 @@ def _not_taken(label: str, element, before: str) -> None:
 
 
 def _press(page, button, label: str) -> None:
-    """Click a button that reruns the script (a preset) and wait for that rerun to finish; a click the app did not
-    take (no rerun within 20 s, as with the sidebar links in :func:`_click`) is written down and clicked once more."""
+    """Click a button or a preset's option that reruns the script and wait for that rerun to finish; a click the app
+    did not take (no rerun within 20 s, as with the sidebar links in :func:`_click`) is written down and clicked once
+    more."""
     before, counts = runs_done(page), _counts(page)
     button.click()
     try:
@@ -293,7 +294,7 @@ def test_ten_steps_and_ten_backs_each_match_a_fresh_session_on_the_address_bar(o
     page.wait_for_selector("[data-testid='stMetricValue']", timeout=30_000)
 
     def preset(name: str) -> None:
-        _press(page, page.locator("[data-testid='stSidebar'] button", has_text=name).first, name)
+        _press(page, preset_option(page, name), name)
 
     def number(key: str, value: str) -> None:  # type into a number input, key by key as a person does, then Enter
         box = page.locator(f".st-key-{key} input").first

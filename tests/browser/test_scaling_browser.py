@@ -5,7 +5,7 @@ import urllib.parse
 
 import pytest
 
-from tests.browser.conftest import rerun
+from tests.browser.conftest import open_switches, rerun
 
 pytestmark = pytest.mark.browser
 
@@ -23,6 +23,7 @@ def test_deep_link_first_request_and_drag(open_first):
     assert "Scaling laws" in page.title()
     page.wait_for_selector("g.slider-container", timeout=30_000)
     # the figure may be drawn before the sidebar's last controls arrive
+    open_switches(page)
     page.wait_for_selector("label:has-text('Presenter mode') input", state="attached", timeout=30_000)
     assert page.locator("label:has-text('Presenter mode') input").count() == 1
     before = _readout(watch)
@@ -54,12 +55,14 @@ def test_presenter_mode_survives_page_links(open_shared):
     watch = open_shared("/Scaling_laws?present=true")
     page = watch.page
     page.locator("[data-testid='stExpandSidebarButton']").click()  # presenter mode starts with the sidebar closed
+    open_switches(page)
     toggle = page.locator("label:has-text('Presenter mode') input")
     assert toggle.is_checked()
     watch.shot("scaling-presenter")
     page.get_by_role("link", name="Home").first.click()
     watch.wait_idle()
     page.wait_for_selector("text=The stages of training", timeout=30_000)
+    open_switches(page)
     assert page.locator("label:has-text('Presenter mode') input").is_checked()
     assert "present=true" in page.url
 
