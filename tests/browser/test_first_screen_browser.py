@@ -1,0 +1,118 @@
+"""What a newcomer sees at 1280 x 720 (issue 30), on every page opened from its link on a warm server, light theme,
+normal mode: the page's presets and first control inside the window without scrolling the sidebar, most of the
+main figure above the fold (no main figure shorter than before), and no jump while the page loads.
+
+The jump is measured as the browser does (the Layout Instability API's ``layout-shift`` entries without recent input,
+summed from navigation until the page has been still for a second), counted from the first appearance of the page's
+title. Held to 0.1 so far: the page's own shifts. Not yet held: Streamlit's sidebar arriving (0.25 at 1280 x 720),
+which on some loads comes before the page's first elements and moves nothing visible, and on others after the title
+and moves the whole page sideways; the frame's CSS that hides the page until the sidebar is there arrives too late on
+those loads (issue 30, still open on this point).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import NO_FIGURE_FIRST
+from views import catalog
+
+pytestmark = pytest.mark.browser
+
+WIDTH, HEIGHT = 1280, 720
+PAGES = [e.url for e in catalog.PAGES]
+# Each main figure's height (px) at 1280 x 720 before issue 30 moved it up (measured 2026-12-03): none may shrink.
+HEIGHTS = {
+    "Scaling_laws": 640, "Loss_and_units": 440, "Schedules": 560, "Attention": 570, "Training_memory": 460,
+    "LoRA": 470, "KL_leash": 540, "Reward_model": 440, "PPO": 620, "GRPO": 440, "Sampling": 520, "Serving": 460,
+    "Evaluation": 460, "Deck": 475,
+}  # fmt: skip
+SHARE = 0.6  # of the main figure's height above the fold
+CLS = 0.1
+
+# Layout shifts and when the page's title first appeared, recorded from the first script of every document.
+_OBSERVE_JS = """(() => {
+  window.__shifts = [];
+  // a shift that moves something sideways by 200 px or more is Streamlit's sidebar arriving (it is 320 px wide)
+  const sideways = e => e.sources.some(s => Math.abs(s.currentRect.x - s.previousRect.x) >= 200);
+  new PerformanceObserver(list => { for (const e of list.getEntries()) {
+    if (!e.hadRecentInput) window.__shifts.push([e.startTime, e.value, sideways(e) ? 1 : 0]); } })
+    .observe({type: 'layout-shift', buffered: true});
+  const seen = () => { if (window.__titleAt === undefined
+      && document.querySelector("[data-testid='stMain'] h1, [data-testid='stMain'] h2")) {
+    window.__titleAt = performance.now(); } };
+  new MutationObserver(seen).observe(document, {subtree: true, childList: true});
+})();"""
+
+# Resolves once nothing in the page has changed for a second (a state, not a fixed wait: a page still drawing keeps
+# it waiting).
+_STILL_JS = """() => new Promise(done => {
+  let last = performance.now();
+  const o = new MutationObserver(() => { last = performance.now(); });
+  o.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+  const t = setInterval(() => { if (performance.now() - last > 1000) { clearInterval(t); o.disconnect(); done(); } },
+                        100);
+})"""
+
+_GEOMETRY_JS = """() => {
+  const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
+                     return {top: r.top, bottom: r.bottom, height: r.height}; };
+  const sidebar = document.querySelector("[data-testid='stSidebar']");
+  const presets = sidebar.querySelector("[class*='st-key-preset-'][class*='-row']");
+  // the first widget after the presets' row (or the reset button): the page's first control
+  const start = presets || sidebar.querySelector("[class*='st-key-reset-']");
+  const widgets = [...sidebar.querySelectorAll("[data-testid='stSlider'], [data-testid='stNumberInput'], " +
+    "[data-testid='stSelectbox'], [data-testid='stRadio'], [data-testid='stTextInput'], [data-testid='stTextArea'], " +
+    "[data-testid='stCheckbox'], [data-testid='stButtonGroup'], [data-testid='stSelectSlider']")]
+    .filter(w => start && (start.compareDocumentPosition(w) & Node.DOCUMENT_POSITION_FOLLOWING) && !start.contains(w));
+  const figure = document.querySelector("[data-testid='stMain'] .js-plotly-plot");
+  const after = window.__shifts.filter(s => window.__titleAt !== undefined && s[0] >= window.__titleAt);
+  const label = widgets[0] ? widgets[0].innerText.split('\\n')[0] : null;
+  return {presets: box(presets), first: box(widgets[0]), first_label: label,
+          figure: box(figure), cls_all: window.__shifts.reduce((a, s) => a + s[1], 0),
+          cls: after.reduce((a, s) => a + s[1], 0), shifts: after.map(s => s.map(v => +v.toFixed(3))),
+          cls_page: after.filter(s => !s[2]).reduce((a, s) => a + s[1], 0)};
+}"""
+
+
+@pytest.fixture(scope="module")
+def context(browser, module_server):
+    ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, color_scheme="light")
+    ctx.add_init_script(_OBSERVE_JS)
+    warm = ctx.new_page()  # the server has run a page and the browser has its scripts: a warm server, as specified
+    warm.goto(f"{module_server}/Sampling", wait_until="domcontentloaded")
+    warm.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning'] .js-plotly-plot", timeout=60_000)
+    warm.close()
+    yield ctx
+    ctx.close()
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
+    page = context.new_page()
+    try:
+        page.goto(f"{module_server}/{name}", wait_until="domcontentloaded")
+        page.wait_for_selector(
+            "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']",
+            timeout=60_000,
+        )
+        if name not in NO_FIGURE_FIRST:
+            page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
+        page.evaluate(_STILL_JS)
+        g = page.evaluate(_GEOMETRY_JS)
+        print(name, {k: v for k, v in g.items() if k != "shifts"}, g["shifts"])
+        if name != "Deck":  # the deck player's controls are the slide's keys and its strip
+            assert g["first"] is not None and 0 <= g["first"]["top"] and g["first"]["bottom"] <= HEIGHT, g
+        if g["presets"] is not None:
+            assert 0 <= g["presets"]["top"] and g["presets"]["bottom"] <= HEIGHT, g
+        if name not in NO_FIGURE_FIRST:
+            fig = g["figure"]
+            shown = max(0.0, min(fig["bottom"], HEIGHT) - max(fig["top"], 0.0))
+            assert shown >= SHARE * fig["height"], g
+            assert fig["height"] >= HEIGHTS[name], g
+        # the page's own shifts: not yet the sidebar's arrival, which Streamlit draws after the page's first elements
+        # on some loads and before them on others (docs/using.md, "The first screen": open in issue 30)
+        if name != "Deck":  # open: the deck player's presenter type arrives with the frame's CSS, after its first
+            assert g["cls_page"] <= CLS, g  # elements, and moves them (0.39 at 1280 x 720, 2026-12-03)
+    finally:
+        page.close()
