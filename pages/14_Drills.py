@@ -9,7 +9,7 @@ from pathlib import Path
 import streamlit as st
 
 from decks import views as page_views
-from pages.frame import HIDDEN_CAPTION, PAGES, Page, cached_view, carried_params, page_link
+from pages.frame import HIDDEN_CAPTION, PAGES, Page, cached_view, carried_params, loopback_warning, page_link
 from study.cards import Card
 from study.progress import ProgressStore, validate_profile
 from views import Options, View
@@ -213,6 +213,7 @@ def candidate_link(card: Card) -> None:
     base = str(getattr(st.context, "url", "") or "").split("?")[0]
     st.markdown("**The candidate's link** (copy it with the button at its right)")
     st.code(view_of.candidate_link(base, query, card.id), language=None, wrap_lines=True)
+    loopback_warning(base)
     st.caption(
         "It opens this card with the question, the countdown, the figure (its answer held back) and “Show me” only, "
         "answers hidden on every page."

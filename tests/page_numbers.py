@@ -63,8 +63,20 @@ def _texts(at: Any) -> list[str]:
         for element in getattr(at, kind):
             value = element.value
             if isinstance(value, str) and value.strip() and not FRAME_TEXTS.match(value.strip()):
-                out.append(flat(value))
+                if flat(value) not in _preset_notes():  # checked once, with the controls' texts (control_texts)
+                    out.append(flat(value))
     return out
+
+
+@functools.cache
+def _preset_notes() -> frozenset[str]:
+    """Every page's preset notes (the caption under the preset box while the page's values match that preset)."""
+    import importlib
+
+    from views import catalog
+
+    specs = [importlib.import_module(f"views.{e.view}").SPEC for e in catalog.PAGES if e.view]
+    return frozenset(flat(n) for spec in specs for n in spec.preset_help.values() if n.strip())
 
 
 def _readouts(at: Any) -> list[str]:

@@ -308,9 +308,6 @@ def _interior_threshold(n: int) -> float:
 SE_70 = ref.standard_error(0.7, 1000)
 
 EVALUATION = [
-    # the preset box's note while the page's values are the worked example's (its defaults): the preset's own values
-    Ref("n = 10 samples, c = 3 correct, k = 5: the lesson's worked example E",
-        *(v_evaluation.SPEC.presets["Worked example E"][f] for f in "nck")),
     Ref("plugging c/n into 1 − (1 − p)^k (that is too low)", FORMULA),
     Ref("exactly pass@k = 1 − (1 − p)^k", FORMULA),
     Ref("the curve 1 − (1 − x)^k bends downwards", FORMULA),

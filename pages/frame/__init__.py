@@ -39,6 +39,7 @@ from pages.frame.sidebar import (
     add_to_deck,
     carried_params,
     home_frame,
+    loopback_warning,
     share_link,
     viewer_theme,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "figure_alt",
     "history_shim",
     "home_frame",
+    "loopback_warning",
     "metric_row",
     "page_link",
     "preset_buttons",

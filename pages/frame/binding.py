@@ -6,8 +6,9 @@ reset write values into those widgets; a plotly slider dragged in the browser wr
 
 Streamlit 1.67 caveats for bound widgets (checked by tests): a selectbox with ``format_func`` puts the
 *formatted* label in the URL, so use short readable options instead; and an *integer* ``number_input`` seeded
-from the URL with ``inf`` or ``1e400`` raises OverflowError inside Streamlit, so bound number inputs are
-floats (``format="%.0f"`` for counts) and the page converts.
+from the URL with ``inf`` or ``1e400`` raises OverflowError inside Streamlit, so a link's value is checked and
+replaced (``_enter``) before any widget reads it; whole numbers are integer boxes, and the link writes them as
+whole numbers (``gpus=4``, not ``gpus=4.0``).
 """
 
 from __future__ import annotations
@@ -105,9 +106,9 @@ def _drop_param(name: str) -> None:
 
 
 def _widget_value(f: Field, value: Any) -> Any:
-    """A field's value as its widget holds it (integers in float number boxes, see the module's notes)."""
+    """A field's value as its widget holds it."""
     if f.kind == "int" and f.widget == "number" and value is not None:
-        return float(value)
+        return int(value)
     if f.kind == "multi":
         return list(value)
     return value
@@ -209,12 +210,12 @@ def draw_field(f: Field, **overrides: Any) -> Any:
     common = {"key": f.name, "bind": "query-params", "help": f.help, **extra}
     w = f.widget
     if w == "number":
+        if f.kind == "int":  # an int box, so that the link writes 4, not 4.0 (link values it cannot hold: _enter)
+            default = f.default if f.default is None else int(f.default)
+            fmt = "%d" if f.fmt in (None, "%.0f") else f.fmt
+            value = st.number_input(f.label, int(f.lo), int(f.hi), default, int(f.step or 1), fmt, **common)
+            return int(value) if value is not None else f.default
         default = f.default if f.default is None else float(f.default)
-        if f.kind == "int":  # a float box: an int number_input seeded with inf from a link overflows in Streamlit
-            value = st.number_input(
-                f.label, float(f.lo), float(f.hi), default, float(f.step or 1), f.fmt or "%.0f", **common
-            )
-            return round(value) if value is not None else f.default
         value = st.number_input(f.label, f.lo, f.hi, default, f.step, f.fmt, **common)
         return f.default if value is None else float(value)
     if w == "slider":

@@ -3,6 +3,7 @@ the page's set-up, the link to the exact view and collecting views for a deck.""
 
 from __future__ import annotations
 
+import ipaddress
 import urllib.parse
 
 import streamlit as st
@@ -162,6 +163,30 @@ def share_link() -> None:
     with st.popover("Link to this exact view", icon=":material/link:", width="stretch"):
         st.code(f"{url}?{query}" if query else url, language=None, wrap_lines=True)
         st.caption("Every control is in the link. Answers stay hidden until revealed.")
+        loopback_warning(url)
+
+
+LOOPBACK_WARNING = (
+    ":material/warning: This address works on this computer only: another device cannot open it. To share a link, "
+    "serve the app on your network (docs/deployment.md, “Expose the server on a network”)."
+)
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` points at this computer only (localhost, 127.0.0.0/8, ::1): a link no one else can open."""
+    host = (urllib.parse.urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def loopback_warning(url: str) -> None:
+    """One line under a link offered for sharing, when that link is a loopback address."""
+    if is_loopback(url):
+        st.caption(LOOPBACK_WARNING)
 
 
 # ---------------------------------------------------------------------- collecting views for a deck

@@ -12,10 +12,13 @@ those loads (issue 30, still open on this point).
 
 from __future__ import annotations
 
+import re
+import urllib.parse
+
 import pytest
 
-from tests.browser.conftest import NO_FIGURE_FIRST
-from views import catalog
+from tests.browser.conftest import NO_FIGURE_FIRST, choose_preset
+from views import catalog, serving
 
 pytestmark = pytest.mark.browser
 
@@ -114,5 +117,34 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
         # on some loads and before them on others (docs/using.md, "The first screen": open in issue 30)
         if name != "Deck":  # open: the deck player's presenter type arrives with the frame's CSS, after its first
             assert g["cls_page"] <= CLS, g  # elements, and moves them (0.39 at 1280 x 720, 2026-12-03)
+    finally:
+        page.close()
+
+
+def test_links_write_whole_numbers_and_warn_on_a_loopback_address(context, module_server) -> None:
+    """A preset's counts go into the link as whole numbers (``srv_gpus=4``, not ``srv_gpus=4.0``), the deck's slide
+    too; and the box that offers the link for sharing says that a 127.0.0.1 address opens on this computer
+    only (the test's server listens there)."""
+    page = context.new_page()
+    try:
+        page.goto(f"{module_server}/Serving", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning'] .js-plotly-plot")
+        choose_preset(page, "A10-08: How many sequences fit on one node?")
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
+        counts = {f.name for f in serving.SPEC.fields if f.kind == "int"} & set(query)
+        assert query["srv_gpus"] == ["4"] and all(re.fullmatch(r"-?\d+", query[n][0]) for n in counts), page.url
+        page.get_by_role("button", name="Link to this exact view").click()
+        warning = page.get_by_text("This address works on this computer only")
+        warning.wait_for(timeout=30_000)
+        shared = page.locator("[data-testid='stCode']").first.inner_text()
+        assert shared.startswith("http://127.0.0.1:") and "srv_gpus=4&" in shared + "&", shared
+
+        page.goto(f"{module_server}/Deck?deck=lesson&slide=2", wait_until="domcontentloaded")
+        page.wait_for_selector(
+            "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']",
+            timeout=60_000,
+        )
+        page.wait_for_function("() => location.search.includes('slide=')", timeout=30_000)
+        assert re.search(r"[?&]slide=2(&|$)", page.url), page.url
     finally:
         page.close()
