@@ -58,10 +58,14 @@ _NAV_CSS = (
     "line-height: 1.5; }\n"
     f"  .st-key-{NAV_CLASS} [data-testid='stPageLink'] {{ margin: 0; }}\n"
 )
+# A disabled control's label: Streamlit greys it to 2.6:1 on the sidebar (axe-core, serious, once the sidebar put such
+# a control on the first screen); drawn as a caption is instead, the text colour at 60% (4.7:1 light, 5.3:1 dark).
+_DISABLED_LABEL = ".stElementContainer:has(input:disabled) [data-testid='stWidgetLabel'] p"
+_DISABLED_CSS = f"  {_DISABLED_LABEL} {{ color: rgba(20, 19, 18, 0.6); }}\n"
 # A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
 <style>
-{_STRIP_CSS}{_NAV_CSS}  html {{ font-size: 22px; }}
+{_STRIP_CSS}{_NAV_CSS}{_DISABLED_CSS}  html {{ font-size: 22px; }}
   [data-testid="stMain"] .block-container {{ max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem; }}
   [data-testid="stMetricValue"] {{ font-size: 1.35rem; }}
   [data-testid="stMetricLabel"] p {{ font-size: 0.75rem; }}
@@ -81,15 +85,16 @@ _WAIT_FOR_SIDEBAR_CSS = (
 )
 _BASE_CSS = f"""
 <style>
-{_STRIP_CSS}{_NAV_CSS}{_WAIT_FOR_SIDEBAR_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
+{_STRIP_CSS}{_NAV_CSS}{_WAIT_FOR_SIDEBAR_CSS}{_DISABLED_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
   [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
         overflow: visible; }}
 </style>
 """
 # Streamlit writes a primary button's label in white; on the dark theme's light blue (config.toml) that is 2.6:1, so
 # the label takes the dark background colour there (7.0:1). Sent with the dark theme only (see viewer_theme).
-_DARK_CSS = """
+_DARK_CSS = f"""
 <style>
-  button[kind="primary"], button[kind="primary"] p { color: #171614 !important; }
+  button[kind="primary"], button[kind="primary"] p {{ color: #171614 !important; }}
+  {_DISABLED_LABEL} {{ color: rgba(237, 235, 232, 0.6); }}
 </style>
 """

@@ -274,20 +274,23 @@ def preset_option(page, name: str):
     """Open the preset box that lists ``name`` (the sidebar's, or a tab's: ``preset-<page>[-<group>]``) and return
     the option, for the caller to click (the click reruns the page)."""
     boxes = page.locator("[class*='st-key-preset-'] input[role='combobox']")
-    for i in range(boxes.count()):
-        box = boxes.nth(i)
-        if not box.is_visible():
-            continue
-        box.click()
-        box.fill(name)  # typed: the box lists the presets whose name contains it
-        option = page.locator("[role='option']", has_text=name).first
-        try:
-            option.wait_for(timeout=5_000)
-            return option
-        except Exception:
-            box.fill("")
-            page.keyboard.press("Escape")  # not this box's preset
-    raise AssertionError(f"no preset box lists {name!r}")
+    boxes.first.wait_for(timeout=60_000)  # the page's body has drawn its controls
+    for _ in range(2):  # a rerun that lands while the name is typed draws the box again, closed: once more
+        for i in range(boxes.count()):
+            box = boxes.nth(i)
+            if not box.is_visible():
+                continue
+            box.click()
+            box.fill(name)  # typed: the box lists the presets whose name contains it
+            option = page.locator("[role='option']", has_text=name).first
+            try:
+                option.wait_for(timeout=10_000)  # the list is filtered as typed: on a busy machine, seconds
+                return option
+            except Exception:
+                page.keyboard.press("Escape")  # not this box's preset
+                box.fill("")
+        page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=30_000)
+    raise AssertionError(f"no preset box lists {name!r}: {boxes.count()} boxes")
 
 
 def choose_preset(page, name: str) -> None:
