@@ -25,8 +25,8 @@ c2.markdown(
 )
 c3.markdown(
     "#### :material/school: Lectures\n"
-    "Turn on **Presenter mode** in the sidebar: larger type, the figure first, explanations "
-    "folded away. Everything runs locally, with no internet connection needed."
+    "Turn on **Presenter mode** (the button beside the page finder, or `?present=true` in a link): larger "
+    "type, the figure first, explanations folded away. Everything runs locally, with no internet connection needed."
 )
 
 st.header("Practise")
