@@ -3,6 +3,7 @@ that schedules the card again (FSRS), and an interviewer's view with follow-ups,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -208,6 +209,14 @@ def grade_buttons(card: Card, deck: tuple[str, ...]) -> None:
         )
 
 
+def previous_and_next(deck: Sequence[str], card_id: str) -> None:
+    """The previous and next card of the chosen topics, side by side at their labels' width (in columns of a fifth of
+    the card's column, "← Previous" was cut to "← Pre…" at 1280 x 720)."""
+    with st.container(horizontal=True, gap="small"):
+        st.button("← Previous", key="drill-prev", on_click=_go, args=(view_of.step(deck, card_id, -1),))
+        st.button("Next →", key="drill-next", on_click=_go, args=(view_of.step(deck, card_id, 1),))
+
+
 def candidate_link(card: Card) -> None:
     query = {k: st.query_params.get(k) for k in st.query_params}
     base = str(getattr(st.context, "url", "") or "").split("?")[0]
@@ -290,16 +299,12 @@ else:
         countdown(state.seconds, f"{card.id}:{visit[1]}:{state.seconds}")
         if d.role == "candidate":
             if state.role != "candidate" and d.deck:  # answers hidden on a solo or interviewer screen: keep moving
-                prev_col, next_col, _ = st.columns([1, 1, 3])
-                prev_col.button("← Previous", key="drill-prev", on_click=_go, args=(view_of.step(d.deck, card.id, -1),))
-                next_col.button("Next →", key="drill-next", on_click=_go, args=(view_of.step(d.deck, card.id, 1),))
+                previous_and_next(d.deck, card.id)
             if page.hide:
                 st.caption(HIDDEN_CAPTION)
         else:
             if d.deck:
-                prev_col, next_col, _ = st.columns([1, 1, 3])
-                prev_col.button("← Previous", key="drill-prev", on_click=_go, args=(view_of.step(d.deck, card.id, -1),))
-                next_col.button("Next →", key="drill-next", on_click=_go, args=(view_of.step(d.deck, card.id, 1),))
+                previous_and_next(d.deck, card.id)
             if d.role == "interviewer":
                 st.subheader("Model answer")
             for part in d.parts:
