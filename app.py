@@ -26,7 +26,8 @@ c2.markdown(
 c3.markdown(
     "#### :material/school: Lectures\n"
     "Turn on **Presenter mode** (the button beside the page finder, or `?present=true` in a link): larger "
-    "type, the figure first, explanations folded away. Everything runs locally, with no internet connection needed."
+    "type, the sidebar folded so that the figure fills the screen, the takeaway, equation and explanations folded "
+    "away. Everything runs locally, with no internet connection needed."
 )
 
 st.header("Practise")

@@ -141,7 +141,6 @@ def preset_buttons(spec: Spec, names: Sequence[str] | None = None, group: str | 
             placeholder=f"Choose a preset ({len(names)})",
             on_change=_on_preset,
             args=(spec, key),
-            help="Each sets the page to a worked example or an interview question; the controls below show its values.",
             label_visibility="collapsed",
             width="stretch",
         )

@@ -106,7 +106,8 @@ def _presenter_toggle() -> bool:
         PRESENT_KEY,
         _PRESENTER_STATE,
         ":material/co_present: Presenter mode",
-        "Larger type, figure first, explanations folded. Stays in the link you share and across pages.",
+        "Larger type, the sidebar folded so that the figure fills the screen, the takeaway and explanations folded. "
+        "Stays in the link you share and across pages.",
     )
 
 
@@ -167,8 +168,9 @@ def share_link() -> None:
 
 
 LOOPBACK_WARNING = (
-    ":material/warning: This address works on this computer only: another device cannot open it. To share a link, "
-    "serve the app on your network (docs/deployment.md, “Expose the server on a network”)."
+    ":material/warning: This address works on this computer only: another device cannot open it. To share it, serve "
+    "the app on your network (docs/deployment.md, “Expose the server on a network”) and open it at this computer's "
+    "network address."
 )
 
 
