@@ -251,6 +251,6 @@ def _page_config(title: str) -> None:
         layout="wide",
         initial_sidebar_state="collapsed" if presenter else "auto",
     )
-    # the frame's CSS, first. It may still arrive after the first elements are drawn (st.html renders late), so it
-    # changes nothing's place on the first screen: paddings and the title's size are the theme's (config.toml)
+    # the frame's CSS, first. It may still arrive after the first elements are drawn (st.html renders late), so what
+    # it moves is kept small: the page's top gap and the title's size are the theme's (config.toml)
     st.html((_PRESENTER_CSS if presenter else _BASE_CSS) + (_DARK_CSS if viewer_theme() == "dark" else ""))

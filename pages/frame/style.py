@@ -46,9 +46,9 @@ _STRIP_CSS = (
 )
 
 # The sidebar's navigation (pages/frame/nav.py), compact so that the page's presets and first control stay on the first
-# screen at 1280 x 720: the stage groups as borderless folds with short headers, links with little padding (the
-# paddings above the page and the sidebar are the theme's, config.toml: CSS may arrive after the first elements are
-# drawn, and what it moves then counts as a layout shift).
+# screen at 1280 x 720: the stage groups as borderless folds with short headers, links with little padding. (The gap
+# above the page and the title's size are the theme's, config.toml: this CSS may arrive after the first elements are
+# drawn, and what it moves then counts as a layout shift.)
 NAV_CLASS = "lesson-nav"
 _NAV_CSS = (
     f"  .st-key-{NAV_CLASS} [data-testid='stExpander'] details {{ border: none; margin: 0; }}\n"
@@ -77,9 +77,10 @@ _PRESENTER_CSS = f"""
         min-height: 360px; flex: 0 0 auto !important; }}
 </style>
 """
-# Streamlit draws the sidebar a moment after the page's first elements, and it pushes them aside (a layout shift of
-# 0.25 on every page at 1280 x 720): the page (and Streamlit's header bar over it) is not shown until the sidebar is
-# there.
+# Streamlit may draw the sidebar a moment after the page's first elements, and it pushes them aside (a layout shift of
+# 0.25 at 1280 x 720): the page (and Streamlit's header bar over it) is hidden until the sidebar is there. A partial
+# measure: it works on the loads where this CSS arrives before the page's first elements, not on the others (issue 30,
+# tests/browser/test_first_screen_browser.py).
 _WAIT_FOR_SIDEBAR_CSS = (
     "  [data-testid='stAppViewContainer']:not(:has([data-testid='stSidebar'])) > * { visibility: hidden; }\n"
 )
