@@ -262,8 +262,8 @@ PRESETS: tuple[Preset, ...] = (
            lost=("mfu",),
            stated_text={"cluster_peak_flops": "1.01×10¹⁸", "tokens_per_s_for_40pct": "9.5×10⁵ (about 950,000)"},
            about={"bubble_megatron_p8_m8": "(p − 1)/m = bubble time ÷ ideal compute time (Narayanan et al. 2021); "
-                  "as a share of wall-clock the same pipeline idles (p − 1)/(m + p − 1) = 46.7%, the bubble p8 m8 "
-                  "above: two conventions, do not mix them",
+                  "as a share of wall-clock the same pipeline idles (p − 1)/(m + p − 1) = 46.7%, the readout before "
+                  "this one: two conventions, do not mix them",
                   "mfu": "This MFU (the seed's convention) counts 6N FLOPs per token and leaves out attention's "
                   "FLOPs; PaLM's definition "
                   "(Chowdhery et al. 2022, App. B) adds them"},

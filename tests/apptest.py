@@ -189,10 +189,12 @@ def assert_presets_show_their_answers(
     answers: dict[str, tuple[str, str]],
     also: dict[str, dict[str, str]] | None = None,
 ) -> None:
-    """Every preset of ``spec`` (named "<key>: question", as in core.systems_presets) pressed in turn on one page:
-    no exception, no warning, the readout "<key> · <label>" shows ``answers[key] = (label, value)``, there are as
-    many "<key> · " readouts as the preset expects, and each readout in ``also[key]`` (label -> value) matches."""
+    """Every preset of ``spec`` (named "<key>: question", as in core.systems_presets) chosen in turn on one page:
+    no exception, no warning, the page's first readout is the problem's lead answer (issue 30), the answer named
+    ``answers[key] = (name, value)`` (its name in core, spaces for underscores) shows ``value`` under its plain label,
+    every answer of the problem has its readout, and each readout in ``also[key]`` (label -> value) matches."""
     from core.systems_presets import PRESETS_BY_KEY
+    from views.systems_common import ANSWER_LABELS
 
     assert set(answers) == {p.split(":")[0] for p in spec.presets}
     at = open_page(page)
@@ -202,9 +204,11 @@ def assert_presets_show_their_answers(
         assert no_exception(at), name
         assert at.warning.len == 0, (name, [w.value for w in at.warning])
         m = metrics(at)
-        label, value = answers[key]
-        assert m[f"{key} · {label}"] == value, name
-        assert len([k for k in m if k.startswith(f"{key} · ")]) == len(PRESETS_BY_KEY[key].expected)
+        labels = ANSWER_LABELS[key]
+        assert next(iter(m)) == spec.answers[name].readout == next(iter(labels.values())), name
+        answer, value = answers[key]
+        assert m[labels[answer.replace(" ", "_")]] == value, name
+        assert set(labels) == set(PRESETS_BY_KEY[key].expected) and set(labels.values()) <= set(m), name
         for label, value in (also or {}).get(key, {}).items():
             assert m[label] == value, (name, label)
 

@@ -145,7 +145,7 @@ README_ACTIVE, README_MTP = 36.7e9, 11.5e9
 def test_a2_8_preset_explains_its_active_count_and_the_mtp_module():
     c = _ds_counts()
     r = _readouts("A2.8-MoE")
-    value, help_active = r["A2.8-MoE · active"]
+    value, help_active = r["Parameters active per token: compute goes by these"]
     assert value == f"{c['active'] / 1e9:.2f}B" == "37.55B"
     # review 3 W1: the config gives 37.55B with the input embedding and 36.63B without; README_WEIGHTS' 36.7B
     # "including 0.9B for Embedding and 0.9B for the output Head" is neither, and the note says only that
@@ -170,7 +170,7 @@ def test_a2_8_preset_explains_its_active_count_and_the_mtp_module():
     assert f"{(c['mtp'] + 2 * c['embedding']) / 1e9:.0f}" == "13"  # 13.46B: 14B needs its "about"
     assert f"{(c['total'] + c['mtp'] + 2 * c['embedding']) / 1e9:.0f}" == "684"  # the checkpoint's 685B, rounded up
     # the source's numbers as it writes them (seed 002 A2.8: "671B total, 37B activated")
-    assert "the source states 671B (" in r["A2.8-MoE · total"][1]
+    assert "the source states 671B (" in r["Parameters in total: memory goes by these"][1]
     assert "the source states 37B (" in help_active
 
 
@@ -179,7 +179,7 @@ def test_a2_8_preset_explains_its_active_count_and_the_mtp_module():
 
 def test_w2_a10_01_note_describes_the_formula_of_its_number():
     r = _memory_readouts("A10-01")
-    value, help_text = r["A10-01 · mha count from formula"]
+    value, help_text = r["Parameters, full multi-head attention"]
     L, D, V, F = L70, D70, V70, F70
     mha = L * (4 * D * D + 3 * D * F + 2 * D) + 2 * V * D
     assert value == f"{mha / 1e9:.2f}B" == "79.95B"
@@ -188,20 +188,20 @@ def test_w2_a10_01_note_describes_the_formula_of_its_number():
     assert f"= {with_8d3 / 1e9:.1f}B" in help_text
     assert "Note: 12 L D^2 + 2 V D with F = 8D/3" not in help_text
     # the seed's 1.17e8 is shown as the seed writes it, without a digit it does not claim
-    assert "the source states 1.17×10⁸" in r["A10-01 · gqa saving per layer"][1]
+    assert "the source states 1.17×10⁸" in r["Saved by grouped-query attention, per layer"][1]
 
 
 def test_a10_notes_name_what_their_numbers_measure():
-    bubble = _memory_readouts("A10-06")["A10-06 · bubble megatron p8 m8"][1]
+    bubble = _memory_readouts("A10-06")["The same bubble over the ideal compute time"][1]
     assert f"(p − 1)/(m + p − 1) = {100 * 7 / 15:.1f}%" in bubble and "Narayanan et al. 2021" in bubble
-    cross = _memory_readouts("A10-03")["A10-03 · crossover korthikanti"][1]
+    cross = _memory_readouts("A10-03")["The same by Korthikanti et al.'s count (tokens)"][1]
     assert "derived from Korthikanti" in cross and "the source states" not in cross
     assert f"34h/(2a) = {34 * 8192 // (2 * 64):,}" in cross
-    attn = _memory_readouts("A10-05")["A10-05 · attention crossover S"][1]
+    attn = _memory_readouts("A10-05")["Attention FLOPs stop being small past (tokens)"][1]
     assert f"12D = {12 * 8192:,}" in attn
-    mla = _readouts("A10-07")["A10-07 · mla 80 layers KiB"][1]
+    mla = _readouts("A10-07")["Latent attention over 80 layers, per token"][1]
     assert f"60 layers, {60 * (512 + 64) * 2 / 1024:.1f} KiB" in mla
-    decode = _readouts("A10-11")["A10-11 · decode intensity batch1"][1]
+    decode = _readouts("A10-11")["Decode at batch 1: FLOPs per byte"][1]
     assert f"V × D = {V70 * D70 / 1e9:.2f}B weights, {100 * V70 * D70 / N70:.1f}% of the bytes" in decode
 
 
@@ -556,10 +556,10 @@ def test_n7_n8_card_systems_08_prefill_and_int4_size():
 def test_n10_a10_02_stated_answers_as_the_seed_writes_them():
     r = _memory_readouts("A10-02")
     per_layer = 2 * D70 * D70 + 2 * D70 * K70 * H70 + 3 * D70 * F70 + 2 * D70
-    assert r["A10-02 · per layer"][0] == f"{per_layer / 1e6:.1f}M"
-    assert "the source states ≈ 8.56×10⁸ (" in r["A10-02 · per layer"][1]
+    assert r["Parameters per layer"][0] == f"{per_layer / 1e6:.1f}M"
+    assert "the source states ≈ 8.56×10⁸ (" in r["Parameters per layer"][1]
     assert f"{per_layer / 1e8:.2f}" == "8.56"
-    assert "the source states about 80B (" in r["A10-02 · mha total"][1]
+    assert "the source states about 80B (" in r["Total with full multi-head attention"][1]
 
 
 def test_n3_n4_n9_serving_wording():
@@ -612,7 +612,7 @@ def test_m2_review3_decode_intensity_help_says_attention_raises_it_at_small_batc
 
 def test_review3_nits_conventions_units_and_stated_answers():
     # N1: the MFU convention is named as the seed's
-    mfu_help = _memory_readouts("A10-06")["A10-06 · mfu"][1]
+    mfu_help = _memory_readouts("A10-06")["Model FLOPs utilisation"][1]
     assert "This MFU (the seed's convention) counts 6N FLOPs per token" in mfu_help
     cards, _ = load_cards(ROOT / "cards")
     by_id = {c.id: c for c in cards}
@@ -630,22 +630,27 @@ def test_review3_nits_conventions_units_and_stated_answers():
     help_b1 = _readouts("A2.8-MoE")["Decode, batch 1, one GPU's bandwidth"][1]
     assert "the whole input-embedding table counted, of which a token reads one row" in help_b1
     # N5: stated answers as the seeds write them, each the seed's own rounding of the exact value
-    a02 = _memory_readouts("A10-02")["A10-02 · total"][1]
+    a02 = _memory_readouts("A10-02")["Parameters in total"][1]
     assert f"{N70 / 1e9:.1f}" == "70.6" and "the source states 70.6B (in the follow-up's 9.4/70.6);" in a02
     assert f"{6 * 7e9 * 2e12 / 1e22:.1f}" == "8.4"
-    assert "the source states 8.4×10²² (" in _memory_readouts("A10-05")["A10-05 · C 7B 2T"][1]
+    assert (
+        "the source states 8.4×10²² ("
+        in _memory_readouts("A10-05")["Training compute, 7B parameters on 2T tokens (FLOPs)"][1]
+    )
     a06 = _memory_readouts("A10-06")
     assert (
-        f"{1024 * 989e12 / 1e18:.2f}" == "1.01"
-        and "the source states 1.01×10¹⁸ (" in a06["A10-06 · cluster peak flops"][1]
+        f"{1024 * 989e12 / 1e18:.2f}" == "1.01" and "the source states 1.01×10¹⁸ (" in a06["Cluster peak (FLOP/s)"][1]
     )
     seed_tps = 0.40 * 1.01e18 / (6 * 7.06e10)  # the seed's own inputs
     assert f"{seed_tps / 1e5:.1f}" == "9.5" and round(seed_tps, -4) == 950_000
-    assert "the source states 9.5×10⁵ (about 950,000) (" in a06["A10-06 · tokens per s for 40pct"][1]
+    assert "the source states 9.5×10⁵ (about 950,000) (" in a06["Tokens per second for 40% utilisation"][1]
     a = _memory_readouts("001-A")
     C = 8 * 24 * 3600 * 989e12 * 0.40
-    assert f"{C / 1e20:.2f}" == "2.73" and "the source states 2.73×10²⁰ (" in a["001-A · C"][1]
-    assert f"{math.sqrt(C / 120) / 1e9:.1f}" == "1.5" and "the source states 1.5×10⁹ (" in a["001-A · N"][1]
+    assert f"{C / 1e20:.2f}" == "2.73" and "the source states 2.73×10²⁰ (" in a["Compute budget (FLOPs)"][1]
+    assert (
+        f"{math.sqrt(C / 120) / 1e9:.1f}" == "1.5"
+        and "the source states 1.5×10⁹ (" in a["Parameters by the 20-tokens rule"][1]
+    )
     # N6: nvidia-smi prints MiB (2^20 bytes), not GiB
     page = (ROOT / "pages" / "7_Training_memory.py").read_text(encoding="utf-8")
     assert "binary units as nvidia-smi's MiB are" in page and "nvidia-smi's unit" not in page
@@ -775,13 +780,13 @@ def test_review5_items():
     assert "0.516-byte" not in help_text and "= 62.06" not in help_text
     # N2: the crossovers carry their unit: 34h/(5a) and 34h/(2a) tokens for Llama-3-70B (h = 8192, a = 64)
     helps = {x.label: x.help for x in systems_common.problem_readouts("A10-03")}
-    kor = helps["A10-03 · crossover korthikanti"]
+    kor = helps["The same by Korthikanti et al.'s count (tokens)"]
     assert f"s = 34h/(5a), {34 * D70 / (5 * NQ70):.0f} tokens;" in kor
     assert f"34h/(2a) = {34 * D70 // (2 * NQ70):,} tokens here" in kor
-    assert "the source states 1,792 tokens" in helps["A10-03 · crossover 002"]
+    assert "the source states 1,792 tokens" in helps["Attention scores outweigh the rest past (tokens)"]
     # N3: the seed's MFU divides by its rounded 1.01e18; the unrounded 1,024 x 989 TFLOP/s (dense bf16 H100)
     mfu = systems_common.problem_readouts("A10-06")
-    m = next(x for x in mfu if x.label == "A10-06 · mfu")
+    m = next(x for x in mfu if x.label == "Model FLOPs utilisation")
     seed = 100 * 6 * 7.06e10 * 12_000 / 1.01e18
     unrounded = 100 * 6 * 7.06e10 * 12_000 / (1024 * 989e12)
     assert (f"{seed:.3f}", f"{unrounded:.3f}") == ("0.503", "0.502") and m.value == f"{unrounded:.3f}%"

@@ -118,13 +118,13 @@ def test_a10_11_batch1_decode_intensity_says_why_it_is_under_1():
     # Llama-3-70B at batch 1, context 0: 2 (N - V D - norms) + L Nq 2H / 2 FLOPs over 2 N + 2 L K H 2 bytes
     N, V, D, L = 70_553_706_496, 128256, 8192, 80
     exact = (2 * (N - V * D - (2 * L + 1) * D) + L * 64 * 256) / (2 * N + 2 * L * 8 * 128 * 2)
-    assert r["A10-11 · decode intensity batch1"][0] == f"{exact:.4f}" == "0.9851"
-    help_text = r["A10-11 · decode intensity batch1"][1]
+    assert r["Decode at batch 1: FLOPs per byte"][0] == f"{exact:.4f}" == "0.9851"
+    help_text = r["Decode at batch 1: FLOPs per byte"][1]
     assert "a lookup reads one row of it" in help_text
     # without the V x D input table in the bytes, the same step is 1.0 to the printed digit
     without = (2 * (N - V * D - (2 * L + 1) * D) + L * 64 * 256) / (2 * (N - V * D) + 2 * L * 8 * 128 * 2)
     assert f"{without:.1f}" == "1.0" and "without the table it is 1.0" in help_text
-    assert "the source states 1 " in r["A10-11 · decode intensity batch1"][1]
+    assert "the source states 1 " in r["Decode at batch 1: FLOPs per byte"][1]
     live = r["Decode intensity, batch 1"][1]
     # the input table's share of the bytes of a batch-1 step at the preset's context of 8,192 (320 KiB per token,
     # the cache read plus the new token's entry)

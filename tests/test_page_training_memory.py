@@ -136,12 +136,12 @@ def test_a10_06_mfu_preset_shows_the_seeds_numbers():
     r = _view_readouts("A10-06: MFU from measured throughput")
     # seed 002 A10-06: the cluster peak 1.01 x 10^18 (three figures); its MFU line was lost: 6 x 7.06e10 x 12,000 /
     # 1.01e18 = 0.50% to two figures, which the page's value also rounds to
-    assert r["A10-06 · cluster peak flops"][0] == "1.013×10¹⁸"
-    value, help_text = r["A10-06 · mfu"]
+    assert r["Cluster peak (FLOP/s)"][0] == "1.013×10¹⁸"
+    value, help_text = r["Model FLOPs utilisation"]
     assert f"{float(value.rstrip('%')) / 100:.2%}" == f"{6 * 7.06e10 * 12_000 / 1.01e18:.2%}" == "0.50%"
     assert "lost in extraction" in help_text and "0.503%" in help_text
     # "about 950,000 tokens/s": the page shows core's unrounded 956,314 and says why it is not 953,730
-    value, help_text = r["A10-06 · tokens per s for 40pct"]
+    value, help_text = r["Tokens per second for 40% utilisation"]
     assert value == f"{0.40 * 1024 * 989e12 / (6 * 7.06e10):,.0f}" == "956,314"
     assert (
         "the source states 9.5×10⁵ (about 950,000)" in help_text and "1.01e18" in help_text and "953,730" in help_text
@@ -151,11 +151,11 @@ def test_a10_06_mfu_preset_shows_the_seeds_numbers():
 def test_a10_12_preset_shows_the_seeds_numbers():
     r = _view_readouts("A10-12: Training time and cost")
     days = 6 * 7.06e10 * 15e12 / (2048 * 989e12 * 0.40) / 86_400
-    assert r["A10-12 · days"][0] == f"{days:.2f}" == "90.77" and round(days) == 91  # seed 002: "91 days"
+    assert r["Training time (days)"][0] == f"{days:.2f}" == "90.77" and round(days) == 91  # seed 002: "91 days"
     assert r["Training time"][0] == "90.8 days"
     # the cost line was lost; the seed's 2,048 x 91 days x 24 h x $2 = $8.95M and the page's $8.92M are $8.9M
-    value, help_text = r["A10-12 · cost dollars"]
+    value, help_text = r["Cost of the GPU time"]
     assert value == "$8.92M" and f"{2048 * 91 * 24 * 2 / 1e6:.1f}" == f"{float(value[1:-1]):.1f}" == "8.9"
     assert "lost in extraction" in help_text and "$8.95M" in help_text and "90.77" in help_text
-    assert r["A10-12 · gpus for a month"][0] == "6,197"  # "roughly 6000 cards" for a month
-    assert r["A10-12 · compute for a month"][0] == "3.026"  # "3x the compute"
+    assert r["GPUs for a one-month run"][0] == "6,197"  # "roughly 6000 cards" for a month
+    assert r["Speed-up a one-month run needs"][0] == "3.026"  # "3x the compute"

@@ -180,8 +180,8 @@ def _unit(seconds: float) -> str:
 
 
 def _answer(passage: str, value: float | str) -> Ref:
-    """A problem's answer readout "<key> · <name>: <value>": the key and name's numbers are the seed's question,
-    the value is checked."""
+    """A problem's answer readout "<label>: <value>": the label's numbers are the seed's question (its context
+    length, its card size), the value is checked."""
     label = passage.rsplit(": ", 1)[0]
     return Ref(passage, *[READOUT_NAME] * len(_numbers_at(prepare(label))), value)
 
@@ -392,31 +392,34 @@ TRAINING_MEMORY: dict[str, list[Ref]] = {
     "preset 001-3.2: A 7B model's training states": _tm_bare(
         "001-3.2",
         ("per_gpu", "headroom", "states", "activations", "time", "cost", "bars"),
-        _answer("001-3.2 · states 7B GB: 112 GB", 16 * 7e9 / GB),
+        _answer("Training states of a 7B model: 112 GB", 16 * 7e9 / GB),
         _stated(
-            "001-3.2 · states 7B GB help: A 7B model's training states: the source states 112 GB (lesson 001 "
+            "Training states of a 7B model help: A 7B model's training states: the source states 112 GB (lesson 001 "
             "section 3.2)."
         ),
     ),
     "preset 001-A: Worked example A: plan a small run": _tm_bare(
         "001-A",
         ("per_gpu", "headroom", "states", "per_param", "per_param_help", "activations", "time", "cost", "bars"),
-        _answer("001-A · C: 2.734×10²⁰", 8 * 24 * 3600 * 0.4 * PEAK),  # 8 H100s for a day at 40% MFU
+        _answer("Compute budget (FLOPs): 2.734×10²⁰", 8 * 24 * 3600 * 0.4 * PEAK),  # 8 H100s for a day at 40% MFU
         _stated(
-            "001-A · C help: Worked example A: plan a small run: the source states 2.73×10²⁰ (lesson 001 section 4 A)."
-        ),
-        _answer("001-A · N: 1.510B", math.sqrt(8 * 24 * 3600 * 0.4 * PEAK / 120)),  # N = sqrt(C/120), 20 tokens/param
-        _stated(
-            "001-A · N help: Worked example A: plan a small run: the source states 1.5×10⁹ (lesson 001 section 4 A)."
-        ),
-        _answer("001-A · states GB: 24 GB", 16 * 1.5e9 / GB),
-        _stated(
-            "001-A · states GB help: Worked example A: plan a small run: the source states 24 GB (lesson 001 "
+            "Compute budget (FLOPs) help: Worked example A: plan a small run: the source states 2.73×10²⁰ (lesson 001 "
             "section 4 A)."
         ),
-        _answer("001-A · serving GFLOP per token: 3", 2 * 1.5e9 / 1e9),  # 2N FLOPs per token
+        # N = sqrt(C/120), 20 tokens/param
+        _answer("Parameters by the 20-tokens rule: 1.510B", math.sqrt(8 * 24 * 3600 * 0.4 * PEAK / 120)),
         _stated(
-            "001-A · serving GFLOP per token help: Worked example A: plan a small run: the source states 3 (lesson "
+            "Parameters by the 20-tokens rule help: Worked example A: plan a small run: the source states 1.5×10⁹ "
+            "(lesson 001 section 4 A)."
+        ),
+        _answer("Training states: 24 GB", 16 * 1.5e9 / GB),
+        _stated(
+            "Training states help: Worked example A: plan a small run: the source states 24 GB (lesson 001 "
+            "section 4 A)."
+        ),
+        _answer("Serving compute per token (GFLOP): 3", 2 * 1.5e9 / 1e9),  # 2N FLOPs per token
+        _stated(
+            "Serving compute per token (GFLOP) help: Worked example A: plan a small run: the source states 3 (lesson "
             "001 section 4 A)."
         ),
     ),
@@ -425,30 +428,32 @@ TRAINING_MEMORY: dict[str, list[Ref]] = {
 TRAINING_MEMORY |= {
     "preset A10-01: Parameter count of a decoder-only LM": _tm_70b(
         "A10-01",
-        _answer("A10-01 · tie saving V128256 D2048: 262.7M", 128256 * 2048),  # Llama-3.2-1B's V D, tied away
+        # Llama-3.2-1B's V D, tied away
+        _answer("Saved by tied embeddings at V = 128,256, D = 2,048: 262.7M", 128256 * 2048),
         _stated(
-            "A10-01 · tie saving V128256 D2048 help: Parameter count of a decoder-only LM: the source states "
-            "2.6×10⁸ (seed 002 A10-01)."
+            "Saved by tied embeddings at V = 128,256, D = 2,048 help: Parameter count of a decoder-only LM: the "
+            "source states 2.6×10⁸ (seed 002 A10-01)."
         ),
-        _answer("A10-01 · gqa saving per layer: 117.4M", 2 * 8192 * 8192 - 2 * 8192 * 1024),  # W_k, W_v: 64 -> 8 heads
+        # W_k, W_v: 64 -> 8 heads
+        _answer("Saved by grouped-query attention, per layer: 117.4M", 2 * 8192 * 8192 - 2 * 8192 * 1024),
         _stated(
-            "A10-01 · gqa saving per layer help: Parameter count of a decoder-only LM: the source states 1.17×10⁸ "
-            "(seed 002 A10-01)."
+            "Saved by grouped-query attention, per layer help: Parameter count of a decoder-only LM: the source "
+            "states 1.17×10⁸ (seed 002 A10-01)."
         ),
-        _answer("A10-01 · gqa saving total: 9.395B", 80 * (2 * 8192 * 8192 - 2 * 8192 * 1024)),
+        _answer("Saved by grouped-query attention, all layers: 9.395B", 80 * (2 * 8192 * 8192 - 2 * 8192 * 1024)),
         _stated(
-            "A10-01 · gqa saving total help: Parameter count of a decoder-only LM: the source states 9.4×10⁹ (seed "
-            "002 A10-01)."
+            "Saved by grouped-query attention, all layers help: Parameter count of a decoder-only LM: the source "
+            "states 9.4×10⁹ (seed 002 A10-01)."
         ),
         _answer(
-            "A10-01 · mha count from formula: 79.95B",
+            "Parameters, full multi-head attention: 79.95B",
             80 * (4 * 8192**2 + 3 * 8192 * 28672 + 2 * 8192) + 2 * 128256 * 8192,
         ),
         Ref(
-            "A10-01 · mha count from formula help: Parameter count of a decoder-only LM: the source states about 80B "
+            "Parameters, full multi-head attention help: Parameter count of a decoder-only LM: the source states "
+            "about 80B "
             "(seed 002 A10-01). L(4D² + 3DF + 2D) + 2VD with full multi-head attention and Llama-3-70B's own F = "
             "28,672 = 3.5D; with F = 8D/3 the same formula is 12LD² + 2VD (+ 2LD) = 66.5B.",
-            SOURCE,
             SOURCE,
             FORMULA,
             FORMULA,
@@ -468,69 +473,70 @@ TRAINING_MEMORY |= {
     ),
     "preset A10-02: Is Llama-3-70B really 70B?": _tm_70b(
         "A10-02",
-        _answer("A10-02 · total: 70.55B", L70["total"]),
+        _answer("Parameters in total: 70.55B", L70["total"]),
         _stated(
-            "A10-02 · total help: Is Llama-3-70B really 70B?: the source states 70.6B (in the follow-up's "
+            "Parameters in total help: Is Llama-3-70B really 70B?: the source states 70.6B (in the follow-up's "
             "9.4/70.6); its grand total was lost in extraction (seed 002 A10-02, A2.10; Llama Team 2024)."
         ),
-        _answer("A10-02 · per layer: 855.7M", (L70["attention"] + L70["ffn"] + L70["norms"] - 8192) / 80),
+        _answer("Parameters per layer: 855.7M", (L70["attention"] + L70["ffn"] + L70["norms"] - 8192) / 80),
         _stated(
-            "A10-02 · per layer help: Is Llama-3-70B really 70B?: the source states ≈ 8.56×10⁸ (seed 002 A10-02, "
+            "Parameters per layer help: Is Llama-3-70B really 70B?: the source states ≈ 8.56×10⁸ (seed 002 A10-02, "
             "A2.10; Llama Team 2024)."
         ),
         _answer(
-            "A10-02 · ffn share of layer: 82.4%",
+            "Feed-forward share of a layer: 82.4%",
             100 * L70["ffn"] / (L70["attention"] + L70["ffn"] + L70["norms"] - 8192),
         ),
         _stated(
-            "A10-02 · ffn share of layer help: Is Llama-3-70B really 70B?: the source states 82% (seed 002 A10-02, "
+            "Feed-forward share of a layer help: Is Llama-3-70B really 70B?: the source states 82% (seed 002 A10-02, "
             "A2.10; Llama Team 2024)."
         ),
-        _answer("A10-02 · mha total: 79.95B", L70_MHA),
+        _answer("Total with full multi-head attention: 79.95B", L70_MHA),
         _stated(
-            "A10-02 · mha total help: Is Llama-3-70B really 70B?: the source states about 80B (seed 002 A10-02, "
+            "Total with full multi-head attention help: Is Llama-3-70B really 70B?: the source states about 80B (seed "
+            "002 A10-02, A2.10; Llama Team 2024)."
+        ),
+        _answer("Saved by grouped-query attention: 11.8%", 100 * (L70_MHA - L70["total"]) / L70_MHA),
+        _stated(
+            "Saved by grouped-query attention help: Is Llama-3-70B really 70B?: the source states 12% (seed 002 "
+            "A10-02, A2.10; Llama Team 2024)."
+        ),
+        _answer("Embeddings' share of the model: 2.98%", 100 * (L70["embedding"] + L70["unembedding"]) / L70["total"]),
+        _stated(
+            "Embeddings' share of the model help: Is Llama-3-70B really 70B?: the source states 3% (seed 002 A10-02, "
             "A2.10; Llama Team 2024)."
         ),
-        _answer("A10-02 · gqa saving vs mha: 11.8%", 100 * (L70_MHA - L70["total"]) / L70_MHA),
+        _answer("Attention's share of the model: 17.1%", 100 * L70["attention"] / L70["total"]),
         _stated(
-            "A10-02 · gqa saving vs mha help: Is Llama-3-70B really 70B?: the source states 12% (seed 002 A10-02, "
+            "Attention's share of the model help: Is Llama-3-70B really 70B?: the source states 17% (seed 002 A10-02, "
             "A2.10; Llama Team 2024)."
         ),
-        _answer("A10-02 · embedding share: 2.98%", 100 * (L70["embedding"] + L70["unembedding"]) / L70["total"]),
+        _answer("Feed-forward share of the model: 79.9%", 100 * L70["ffn"] / L70["total"]),
         _stated(
-            "A10-02 · embedding share help: Is Llama-3-70B really 70B?: the source states 3% (seed 002 A10-02, "
-            "A2.10; Llama Team 2024)."
-        ),
-        _answer("A10-02 · attention share: 17.1%", 100 * L70["attention"] / L70["total"]),
-        _stated(
-            "A10-02 · attention share help: Is Llama-3-70B really 70B?: the source states 17% (seed 002 A10-02, "
-            "A2.10; Llama Team 2024)."
-        ),
-        _answer("A10-02 · ffn share: 79.9%", 100 * L70["ffn"] / L70["total"]),
-        _stated(
-            "A10-02 · ffn share help: Is Llama-3-70B really 70B?: the source states 80% (seed 002 A10-02, A2.10; "
-            "Llama Team 2024)."
+            "Feed-forward share of the model help: Is Llama-3-70B really 70B?: the source states 80% (seed 002 "
+            "A10-02, A2.10; Llama Team 2024)."
         ),
     ),
     "preset A10-03: Activation memory per layer": _tm_70b(
         "A10-03",
-        _answer("A10-03 · crossover 002: 1,792", 14 * 8192 / 64),  # 14 B S D = B N S^2
+        _answer("Attention scores outweigh the rest past (tokens): 1,792", 14 * 8192 / 64),  # 14 B S D = B N S^2
         Ref(
-            "A10-03 · crossover 002 help: Activation memory per layer: the source states 1,792 tokens (seed 002 "
+            "Attention scores outweigh the rest past (tokens) help: Activation memory per layer: the source states "
+            "1,792 tokens (seed 002 "
             "A10-03; Korthikanti et al. 2022). Note: L(14BSD + BNS^2) counts elements; 34sbh + 5as^2b counts bytes "
             "per layer.",
             SOURCE,
         ),
-        _answer("A10-03 · crossover korthikanti: 870.4", 34 * 8192 / (5 * 64)),  # 34 s b h = 5 a s^2 b
+        _answer("The same by Korthikanti et al.'s count (tokens): 870.4", 34 * 8192 / (5 * 64)),  # 34 s b h = 5 a s^2 b
         Ref(
-            "A10-03 · crossover korthikanti help: Activation memory per layer: derived from Korthikanti et al. 2022's "
+            "The same by Korthikanti et al.'s count (tokens) help: Activation memory per layer: derived from "
+            "Korthikanti et al. 2022's "
             "34sbh + 5as²b: s = 34h/(5a), 870 tokens; the source does not state it. Their 5 = 2 (softmax output) + 1 "
             "(dropout mask) + 2 (dropout output) assumes a GPT-3 block with attention dropout; Llama-family models "
             "train without it, the term is 2as²b and the crossover 34h/(2a) = 2,176 tokens here; the 34 assumes a 4h "
             "GeLU MLP and only happens to land close: counted the same way for Llama-3-70B's SwiGLU block with GQA it "
             "is 40.5sbh with every MLP intermediate stored, 26.5sbh with a fused SwiGLU that recomputes the SiLU "
             "output and the product. Note: L(14BSD + BNS^2) counts elements; 34sbh + 5as^2b counts bytes per layer.",
-            READOUT_NAME,
             CITE,
             CITE,
             FORMULA,
@@ -559,16 +565,21 @@ TRAINING_MEMORY |= {
     ),
     "preset A10-04: FLOPs in the forward pass": _tm_70b(
         "A10-04",
-        _answer("A10-04 · gqa attention constant: 4.5", 2 * (2 * 8192 * 64 * 128 + 2 * 8192 * 8 * 128) / 8192**2),
+        _answer(
+            "Attention projections with grouped-query heads (× B·S·D²): 4.5",
+            2 * (2 * 8192 * 64 * 128 + 2 * 8192 * 8 * 128) / 8192**2,
+        ),
         Ref(
-            "A10-04 · gqa attention constant help: FLOPs in the forward pass: the source states 4.5 (seed 002 A10-04). "
+            "Attention projections with grouped-query heads (× B·S·D²) help: FLOPs in the forward pass: the source "
+            "states 4.5 (seed 002 A10-04). "
             "Note: 24 B S D^2 + 4 B S^2 D per layer for MHA; 4.5 B S D^2 for the projections under Llama-3-70B's "
             "GQA.",
             SOURCE,
         ),
-        _answer("A10-04 · kv projection saving: 8", 8192 / (8 * 128)),  # D over K x head dim
+        _answer("Key and value projections: times fewer FLOPs: 8", 8192 / (8 * 128)),  # D over K x head dim
         Ref(
-            "A10-04 · kv projection saving help: FLOPs in the forward pass: the source states 8 (seed 002 A10-04). "
+            "Key and value projections: times fewer FLOPs help: FLOPs in the forward pass: the source states 8 (seed "
+            "002 A10-04). "
             "Note: 24 B S D^2 + 4 B S^2 D per layer for MHA; 4.5 B S D^2 for the projections under Llama-3-70B's "
             "GQA.",
             SOURCE,
@@ -576,13 +587,13 @@ TRAINING_MEMORY |= {
     ),
     "preset A10-05: Where 6ND comes from": _tm_70b(
         "A10-05",
-        _answer("A10-05 · attention crossover S: 49,152", 6 * 8192),  # 4 B S^2 D = 24 B S D^2
+        _answer("Attention FLOPs stop being small past (tokens): 49,152", 6 * 8192),  # 4 B S^2 D = 24 B S D^2
         Ref(
-            "A10-05 · attention crossover S help: Where 6ND comes from: the source states 49,000 (seed 002 A10-05; "
+            "Attention FLOPs stop being small past (tokens) help: Where 6ND comes from: the source states 49,000 "
+            "(seed 002 A10-05; "
             "lesson 001 check yourself 1). S = 6D counts the full S² scores (no causal mask); with causal masking, "
             "which FlashAttention exploits, only half are computed and the crossover is 12D = 98,304, Kaplan et al. "
             "2020's 12·d_model (lesson 001 §3.2).",
-            READOUT_NAME,
             FORMULA,
             SOURCE,
             SOURCE,
@@ -592,9 +603,10 @@ TRAINING_MEMORY |= {
             12 * 8192,
             FORMULA,
         ),
-        _answer("A10-05 · C 7B 2T: 8.400×10²²", 6 * 7e9 * 2e12),
+        _answer("Training compute, 7B parameters on 2T tokens (FLOPs): 8.400×10²²", 6 * 7e9 * 2e12),
         _stated(
-            "A10-05 · C 7B 2T help: Where 6ND comes from: the source states 8.4×10²² (seed 002 A10-05; lesson 001 "
+            "Training compute, 7B parameters on 2T tokens (FLOPs) help: Where 6ND comes from: the source states "
+            "8.4×10²² (seed 002 A10-05; lesson 001 "
             "check yourself 1)."
         ),
     ),
@@ -616,19 +628,19 @@ TRAINING_MEMORY |= {
     "preset " + A10_06: _tm_bare(
         "A10-06",
         (*_BARE_GROUPS, "per_param", "per_param_help", "bubble", "gpus", "your_run"),
-        _answer("A10-06 · cluster peak flops: 1.013×10¹⁸", A10_06_PEAK),
+        _answer("Cluster peak (FLOP/s): 1.013×10¹⁸", A10_06_PEAK),
         _stated(
-            "A10-06 · cluster peak flops help: MFU from measured throughput: the source states 1.01×10¹⁸ (seed 002 "
+            "Cluster peak (FLOP/s) help: MFU from measured throughput: the source states 1.01×10¹⁸ (seed 002 "
             "A10-06, A5.4). " + MFU_NOTE
         ),
-        _answer("A10-06 · mfu: 0.502%", 100 * A10_06_MFU),
+        _answer("Model FLOPs utilisation: 0.502%", 100 * A10_06_MFU),
         Ref(
-            "A10-06 · mfu help: MFU from measured throughput: the source's number was lost in extraction; its own "
+            "Model FLOPs utilisation help: MFU from measured throughput: the source's number was lost in extraction; "
+            "its own "
             "inputs and rounding give 0.503% (seed 002 A10-06, A5.4). This MFU (the seed's convention) counts 6N FLOPs "
             "per token and leaves out attention's FLOPs; PaLM's definition (Chowdhery et al. 2022, App. B) adds them. "
             "Core differs: the seed's rounded 1.01e18 cluster peak gives 0.503%; the unrounded 1.0127e18 gives "
             "0.502%. " + MFU_NOTE,
-            READOUT_NAME,
             100 * 6 * 7.06e10 * 12_000 / 1.01e18,
             FORMULA,
             "the seed's rounded cluster peak",
@@ -638,13 +650,12 @@ TRAINING_MEMORY |= {
             FORMULA,
             GIVEN,
         ),
-        _answer("A10-06 · tokens per s for 40pct: 956,314", 0.40 * A10_06_PEAK / (6 * 7.06e10)),
+        _answer("Tokens per second for 40% utilisation: 956,314", 0.40 * A10_06_PEAK / (6 * 7.06e10)),
         Ref(
-            "A10-06 · tokens per s for 40pct help: MFU from measured throughput: the source states 9.5×10⁵ (about "
-            "950,000) (seed 002 A10-06, A5.4). Core differs: the seed rounds the cluster peak to 1.01e18 before "
+            "Tokens per second for 40% utilisation help: MFU from measured throughput: the source states 9.5×10⁵ "
+            "(about 950,000) (seed 002 A10-06, A5.4). Core differs: the seed rounds the cluster peak to 1.01e18 before "
             "dividing and gets 953,730 (9.5e5); with the unrounded 1.0127e18 it is 956,314 (9.6e5 to two figures). "
             + MFU_NOTE,
-            READOUT_NAME,
             READOUT_NAME,
             SOURCE,
             SOURCE,
@@ -657,18 +668,18 @@ TRAINING_MEMORY |= {
             FORMULA,
             GIVEN,
         ),
-        _answer("A10-06 · bubble p8 m8: 46.7%", 100 * _bubble(8, 8)),
+        _answer("Pipeline bubble, 8 stages, 8 micro-batches (share of the step): 46.7%", 100 * _bubble(8, 8)),
         _stated(
-            "A10-06 · bubble p8 m8 help: MFU from measured throughput: the source states 47% (seed 002 A10-06, "
+            "Pipeline bubble, 8 stages, 8 micro-batches (share of the step) help: MFU from measured throughput: the "
+            "source states 47% (seed 002 A10-06, "
             "A5.4). " + MFU_NOTE
         ),
-        _answer("A10-06 · bubble megatron p8 m8: 87.5%", 100 * (8 - 1) / 8),  # (p - 1)/m
+        _answer("The same bubble over the ideal compute time: 87.5%", 100 * (8 - 1) / 8),  # (p - 1)/m
         Ref(
-            "A10-06 · bubble megatron p8 m8 help: MFU from measured throughput: the source states 87.5% (seed 002 "
-            "A10-06, A5.4). (p − 1)/m = bubble time ÷ ideal compute time (Narayanan et al. 2021); as a share of "
-            "wall-clock the same pipeline idles (p − 1)/(m + p − 1) = 46.7%, the bubble p8 m8 above: two conventions, "
-            "do not mix them. " + MFU_NOTE,
-            READOUT_NAME,
+            "The same bubble over the ideal compute time help: MFU from measured throughput: the source states 87.5% "
+            "(seed 002 A10-06, A5.4). (p − 1)/m = bubble time ÷ ideal compute time (Narayanan et al. 2021); as a "
+            "share of wall-clock the same pipeline idles (p − 1)/(m + p − 1) = 46.7%, the readout before this one: "
+            "two conventions, do not mix them. " + MFU_NOTE,
             SOURCE,
             FORMULA,
             FORMULA,
@@ -683,76 +694,85 @@ TRAINING_MEMORY |= {
         (*_BARE_GROUPS, "per_param", "per_param_help", "gpus"),
         *[
             x
-            for name, value in (
-                ("standard", 16),
-                ("fp32 grads", 2 + 4 + 4 + 4 + 4),
-                ("adam8bit", 2 + 2 + 4 + 1 + 1),
-                ("pure bf16", 2 + 2 + 2 + 2),
+            for label, value in (
+                ("Bytes per parameter, mixed-precision Adam", 16),
+                ("The same with fp32 gradients", 2 + 4 + 4 + 4 + 4),
+                ("The same with 8-bit Adam moments", 2 + 2 + 4 + 1 + 1),
+                ("The same with everything in bf16", 2 + 2 + 2 + 2),
             )  # 8-bit Adam: 1-byte moments; pure bf16: no master
             for x in (
-                _answer(f"A10-09 · bytes per param {name}: {value}", value),
+                _answer(f"{label}: {value}", value),
                 _stated(
-                    f"A10-09 · bytes per param {name} help: Where 16 bytes per parameter come from: the "
+                    f"{label} help: Where 16 bytes per parameter come from: the "
                     f"source states {value} (seed 002 A10-09, A5.1)."
                 ),
             )
         ],
-        _answer("A10-09 · states 70B GB: 1,120 GB", 16 * 70e9 / GB),
+        _answer("Training states of a 70B model: 1,120 GB", 16 * 70e9 / GB),
         _stated(
-            "A10-09 · states 70B GB help: Where 16 bytes per parameter come from: the source states 1,120 GB (seed "
-            "002 A10-09, A5.1)."
+            "Training states of a 70B model help: Where 16 bytes per parameter come from: the source states 1,120 GB "
+            "(seed 002 A10-09, A5.1)."
         ),
-        _answer("A10-09 · cards of 80GiB for 70B: 13.04", 16 * 70e9 / (80 * GIB)),
+        _answer("80 GiB cards they fill: 13.04", 16 * 70e9 / (80 * GIB)),
         _stated(
-            "A10-09 · cards of 80GiB for 70B help: Where 16 bytes per parameter come from: the source states 13 "
+            "80 GiB cards they fill help: Where 16 bytes per parameter come from: the source states 13 "
             "(seed 002 A10-09, A5.1)."
         ),
     ),
     "preset " + A10_10: _tm_bare(
         "A10-10",
         (*_BARE_GROUPS, "bubble", "gpus", "your_run"),
-        _answer("A10-10 · total TB: 1.6 TB", 16 * 100e9 / 1e12),
-        _stated("A10-10 · total TB help: Sharding a 100B training run: the source states 1.6 TB (seed 002 A10-10)."),
-        _answer("A10-10 · cluster TiB: 40 TiB", 512 * 80 / 1024),
-        _stated("A10-10 · cluster TiB help: Sharding a 100B training run: the source states 40 TiB (seed 002 A10-10)."),
-        _answer("A10-10 · cluster TB: 43.98 TB", 512 * 80 * GIB / 1e12),
-        _stated("A10-10 · cluster TB help: Sharding a 100B training run: the source states 44 TB (seed 002 A10-10)."),
-        _answer("A10-10 · per card GiB before zero: 23.28 GiB", 16 * 100e9 / 64 / GIB),  # TP 8 x PP 8
+        _answer("Training states in total: 1.6 TB", 16 * 100e9 / 1e12),
         _stated(
-            "A10-10 · per card GiB before zero help: Sharding a 100B training run: the source states 23 GiB (seed "
+            "Training states in total help: Sharding a 100B training run: the source states 1.6 TB (seed 002 A10-10)."
+        ),
+        _answer("Memory of the 512 cards: 40 TiB", 512 * 80 / 1024),
+        _stated(
+            "Memory of the 512 cards help: Sharding a 100B training run: the source states 40 TiB (seed 002 A10-10)."
+        ),
+        _answer("The same in decimal terabytes: 43.98 TB", 512 * 80 * GIB / 1e12),
+        _stated(
+            "The same in decimal terabytes help: Sharding a 100B training run: the source states 44 TB (seed 002 "
+            "A10-10)."
+        ),
+        _answer("Training states per card before ZeRO: 23.28 GiB", 16 * 100e9 / 64 / GIB),  # TP 8 x PP 8
+        _stated(
+            "Training states per card before ZeRO help: Sharding a 100B training run: the source states 23 GiB (seed "
             "002 A10-10)."
         ),
-        _answer("A10-10 · bytes per param zero1: 5.5", 2 + 2 + 12 / 8),
+        _answer("Bytes per parameter per card with ZeRO stage 1: 5.5", 2 + 2 + 12 / 8),
         _stated(
-            "A10-10 · bytes per param zero1 help: Sharding a 100B training run: the source states 5.5 (seed 002 "
-            "A10-10)."
+            "Bytes per parameter per card with ZeRO stage 1 help: Sharding a 100B training run: the source states 5.5 "
+            "(seed 002 A10-10)."
         ),
-        _answer("A10-10 · per card GiB zero1: 8.004 GiB", (2 + 2 + 12 / 8) * 100e9 / 64 / GIB),
+        _answer("Training states per card with ZeRO stage 1: 8.004 GiB", (2 + 2 + 12 / 8) * 100e9 / 64 / GIB),
         _stated(
-            "A10-10 · per card GiB zero1 help: Sharding a 100B training run: the source states 8 GiB (seed 002 A10-10)."
+            "Training states per card with ZeRO stage 1 help: Sharding a 100B training run: the source states 8 GiB "
+            "(seed 002 A10-10)."
         ),
-        _answer("A10-10 · microbatches for 10pct: 63", _m_for_10pct(8)),
+        _answer("Micro-batches for a 10% pipeline bubble: 63", _m_for_10pct(8)),
         _stated(
-            "A10-10 · microbatches for 10pct help: Sharding a 100B training run: the source states 63 (seed 002 "
-            "A10-10)."
+            "Micro-batches for a 10% pipeline bubble help: Sharding a 100B training run: the source states 63 (seed "
+            "002 A10-10)."
         ),
     ),
     "preset " + A10_12: _tm_bare(
         "A10-12",
         (*_BARE_GROUPS, "per_param", "per_param_help", "bubble", "gpus", "your_run"),
-        _answer("A10-12 · flops: 6.354×10²⁴", 6 * 7.06e10 * 15e12),
+        _answer("Training compute (FLOPs): 6.354×10²⁴", 6 * 7.06e10 * 15e12),
         _stated(
-            "A10-12 · flops help: Training time and cost: the source's number was lost in extraction; its own "
-            "inputs and rounding give 6.354×10²⁴ (seed 002 A10-12). " + A10_12_NOTE
+            "Training compute (FLOPs) help: Training time and cost: the source's number was lost in extraction; its "
+            "own inputs and rounding give 6.354×10²⁴ (seed 002 A10-12). " + A10_12_NOTE
         ),
-        _answer("A10-12 · days: 90.77", A10_12_S / DAY),
-        _stated("A10-12 · days help: Training time and cost: the source states 91 (seed 002 A10-12). " + A10_12_NOTE),
-        _answer("A10-12 · cost dollars: $8.92M", 2048 * A10_12_S / 3600 * 2.0),
+        _answer("Training time (days): 90.77", A10_12_S / DAY),
+        _stated(
+            "Training time (days) help: Training time and cost: the source states 91 (seed 002 A10-12). " + A10_12_NOTE
+        ),
+        _answer("Cost of the GPU time: $8.92M", 2048 * A10_12_S / 3600 * 2.0),
         Ref(
-            "A10-12 · cost dollars help: Training time and cost: the source's number was lost in extraction; its own "
+            "Cost of the GPU time help: Training time and cost: the source's number was lost in extraction; its own "
             "inputs and rounding give $8.95M (seed 002 A10-12). Core differs: the seed's 91 days are rounded up from "
             "90.77; unrounded the cost is $8,923,155, $8.9M either way. " + A10_12_NOTE,
-            READOUT_NAME,
             2048 * 91 * 24 * 2.0,
             SOURCE,
             A10_12_S / DAY,
@@ -764,19 +784,19 @@ TRAINING_MEMORY |= {
             A10_12_S / DAY / 30,
             2048 * A10_12_S / DAY / 30,
         ),
-        _answer("A10-12 · forgot mfu ratio: 2.5", 1 / 0.40),
+        _answer("Too short by this factor if utilisation is left out: 2.5", 1 / 0.40),
         _stated(
-            "A10-12 · forgot mfu ratio help: Training time and cost: the source states 2.5 (seed 002 A10-12). "
+            "Too short by this factor if utilisation is left out help: Training time and cost: the source states 2.5 "
+            "(seed 002 A10-12). " + A10_12_NOTE
+        ),
+        _answer("Speed-up a one-month run needs: 3.026", A10_12_S / DAY / 30),
+        _stated(
+            "Speed-up a one-month run needs help: Training time and cost: the source states 3 (seed 002 A10-12). "
             + A10_12_NOTE
         ),
-        _answer("A10-12 · compute for a month: 3.026", A10_12_S / DAY / 30),
+        _answer("GPUs for a one-month run: 6,197", 2048 * A10_12_S / DAY / 30),
         _stated(
-            "A10-12 · compute for a month help: Training time and cost: the source states 3 (seed 002 A10-12). "
-            + A10_12_NOTE
-        ),
-        _answer("A10-12 · gpus for a month: 6,197", 2048 * A10_12_S / DAY / 30),
-        _stated(
-            "A10-12 · gpus for a month help: Training time and cost: the source states 6,000 (seed 002 A10-12). "
+            "GPUs for a one-month run help: Training time and cost: the source states 6,000 (seed 002 A10-12). "
             + A10_12_NOTE
         ),
     ),
@@ -1213,61 +1233,69 @@ _A10_11_PRE = _step("Llama-3-70B", "H100", 1, 1, 2048, 0, 2, 2)
 SERVING |= {
     "preset A10-07: KV cache bytes per token": [
         *_pick(_serving(_sv_preset("A10-07")), *_SV_70B),
-        _answer("A10-07 · gqa KiB per token: 320 KiB", KV70_TOKEN / KIB),
-        _stated("A10-07 · gqa KiB per token help: KV cache bytes per token: the source states 320 KiB (seed 002 "
+        _answer("KV cache per token, grouped-query: 320 KiB", KV70_TOKEN / KIB),
+        _stated("KV cache per token, grouped-query help: KV cache bytes per token: the source states 320 KiB (seed 002 "
                 "A10-07, A8.3; DeepSeek-AI 2024)."),
-        _answer("A10-07 · mha KiB per token: 2,560 KiB", KV70_TOKEN * 64 / 8 / KIB),  # 64 query heads as KV heads
-        _stated("A10-07 · mha KiB per token help: KV cache bytes per token: the source states 2,560 KiB (seed 002 "
-                "A10-07, A8.3; DeepSeek-AI 2024)."),
-        _answer("A10-07 · mqa KiB per token: 40 KiB", KV70_TOKEN / 8 / KIB),  # one KV head
-        _stated("A10-07 · mqa KiB per token help: KV cache bytes per token: the source states 40 KiB (seed 002 A10-07, "
+        # 64 query heads as KV heads
+        _answer("KV cache per token, full multi-head: 2,560 KiB", KV70_TOKEN * 64 / 8 / KIB),
+        _stated("KV cache per token, full multi-head help: KV cache bytes per token: the source states 2,560 KiB "
+                "(seed 002 A10-07, A8.3; DeepSeek-AI 2024)."),
+        _answer("KV cache per token, multi-query: 40 KiB", KV70_TOKEN / 8 / KIB),  # one KV head
+        _stated("KV cache per token, multi-query help: KV cache bytes per token: the source states 40 KiB (seed 002 "
+            "A10-07, A8.3; DeepSeek-AI 2024)."),
+        _answer("KV cache at 131,072 tokens, grouped-query: 40 GiB", KV70_TOKEN * 131072 / GIB),
+        _stated("KV cache at 131,072 tokens, grouped-query help: KV cache bytes per token: the source states 40 GiB "
+            "(seed 002 A10-07, "
                 "A8.3; DeepSeek-AI 2024)."),
-        _answer("A10-07 · gqa GiB 128k: 40 GiB", KV70_TOKEN * 131072 / GIB),
-        _stated("A10-07 · gqa GiB 128k help: KV cache bytes per token: the source states 40 GiB (seed 002 A10-07, "
+        _answer("KV cache at 131,072 tokens, full multi-head: 320 GiB", KV70_TOKEN * 64 / 8 * 131072 / GIB),
+        _stated("KV cache at 131,072 tokens, full multi-head help: KV cache bytes per token: the source states 320 "
+            "GiB (seed 002 A10-07, "
                 "A8.3; DeepSeek-AI 2024)."),
-        _answer("A10-07 · mha GiB 128k: 320 GiB", KV70_TOKEN * 64 / 8 * 131072 / GIB),
-        _stated("A10-07 · mha GiB 128k help: KV cache bytes per token: the source states 320 GiB (seed 002 A10-07, "
-                "A8.3; DeepSeek-AI 2024)."),
-        _answer("A10-07 · mla 80 layers KiB: 90 KiB", 80 * (512 + 64) * 2 / KIB),  # one latent + RoPE key per layer
-        Ref("A10-07 · mla 80 layers KiB help: KV cache bytes per token: the source states 90 KiB (seed 002 A10-07, "
-            "A8.3; DeepSeek-AI 2024). An 80-layer model with DeepSeek-V2's MLA dimensions (512 + 64 values per layer); "
-            "DeepSeek-V2 itself has 60 layers, 67.5 KiB.", READOUT_NAME, READOUT_NAME, SOURCE, GIVEN,
+        # one latent + RoPE key per layer
+        _answer("Latent attention over 80 layers, per token: 90 KiB", 80 * (512 + 64) * 2 / KIB),
+        Ref("Latent attention over 80 layers, per token help: KV cache bytes per token: the source states 90 KiB "
+            "(seed 002 A10-07, A8.3; DeepSeek-AI 2024). An 80-layer model with DeepSeek-V2's MLA dimensions "
+            "(512 + 64 values per layer); "
+            "DeepSeek-V2 itself has 60 layers, 67.5 KiB.", READOUT_NAME, SOURCE, GIVEN,
             "DeepSeek-V2's kv_lora_rank (its config.json)", "DeepSeek-V2's qk_rope_head_dim (its config.json)",
             "DeepSeek-V2's layers (its config.json)", 60 * (512 + 64) * 2 / KIB),
-        _answer("A10-07 · deepseek v3 mla KiB: 68.62 KiB", DS["L"] * (DS["kv_rank"] + DS["rope"]) * 2 / KIB),
-        _stated("A10-07 · deepseek v3 mla KiB help: KV cache bytes per token: the source states 68.6 KiB (seed 002 "
-                "A10-07, A8.3; DeepSeek-AI 2024)."),
+        _answer("DeepSeek-V3's latent attention, per token: 68.62 KiB",
+                DS["L"] * (DS["kv_rank"] + DS["rope"]) * 2 / KIB),
+        _stated("DeepSeek-V3's latent attention, per token help: KV cache bytes per token: the source states 68.6 KiB "
+                "(seed 002 A10-07, A8.3; DeepSeek-AI 2024)."),
     ],
     "preset A10-08: How many sequences fit on one node?": [
         *_pick(_serving(_sv_preset("A10-08")), *_SV_70B),
-        _answer("A10-08 · weights GiB: 131.4 GiB", W70_BYTES / GIB),
-        _stated("A10-08 · weights GiB help: How many sequences fit on one node?: the source states 131 GiB (seed 002 "
+        _answer("Weights in bf16: 131.4 GiB", W70_BYTES / GIB),
+        _stated("Weights in bf16 help: How many sequences fit on one node?: the source states 131 GiB (seed 002 "
                 "A10-08). " + A10_08_NOTE),
-        _answer("A10-08 · left GiB: 188.6 GiB", (4 * 80 * GIB - W70_BYTES) / GIB),
-        _stated("A10-08 · left GiB help: How many sequences fit on one node?: the source states 189 GiB (seed 002 "
-                "A10-08). " + A10_08_NOTE),
-        _answer("A10-08 · per sequence GiB 8k: 2.5 GiB", 8192 * KV70_TOKEN / GIB),
-        _stated("A10-08 · per sequence GiB 8k help: How many sequences fit on one node?: the source states 2.5 GiB "
+        _answer("Memory left after the weights: 188.6 GiB", (4 * 80 * GIB - W70_BYTES) / GIB),
+        _stated("Memory left after the weights help: How many sequences fit on one node?: the source states 189 GiB "
                 "(seed 002 A10-08). " + A10_08_NOTE),
-        _answer("A10-08 · sequences 8k: 68", 170 * GIB // (8192 * KV70_TOKEN)),
-        _stated("A10-08 · sequences 8k help: How many sequences fit on one node?: the source states 68 (seed 002 "
+        _answer("KV cache of one 8,192-token sequence: 2.5 GiB", 8192 * KV70_TOKEN / GIB),
+        _stated("KV cache of one 8,192-token sequence help: How many sequences fit on one node?: the source states "
+            "2.5 GiB (seed 002 A10-08). " + A10_08_NOTE),
+        _answer("Sequences of 8,192 tokens that fit: 68", 170 * GIB // (8192 * KV70_TOKEN)),
+        _stated("Sequences of 8,192 tokens that fit help: How many sequences fit on one node?: the source states 68 "
+                "(seed 002 A10-08). " + A10_08_NOTE),
+        _answer("Sequences that fit at 131,072 tokens each: 4", 170 * GIB // (131072 * KV70_TOKEN)),
+        _stated("Sequences that fit at 131,072 tokens each help: How many sequences fit on one node?: the source "
+            "states 4 (seed 002 "
                 "A10-08). " + A10_08_NOTE),
-        _answer("A10-08 · sequences 128k: 4", 170 * GIB // (131072 * KV70_TOKEN)),
-        _stated("A10-08 · sequences 128k help: How many sequences fit on one node?: the source states 4 (seed 002 "
-                "A10-08). " + A10_08_NOTE),
-        _answer("A10-08 · sequences 8k fp8 kv: 136", 170 * GIB // (8192 * KV70_TOKEN // 2)),
-        _stated("A10-08 · sequences 8k fp8 kv help: How many sequences fit on one node?: the source states 136 (seed "
-                "002 A10-08). " + A10_08_NOTE),
+        _answer("The same with the KV cache in fp8: 136", 170 * GIB // (8192 * KV70_TOKEN // 2)),
+        _stated("The same with the KV cache in fp8 help: How many sequences fit on one node?: the source states 136 "
+            "(seed 002 A10-08). " + A10_08_NOTE),
     ],
     "preset A10-11: Arithmetic intensity of prefill vs decode": [
         *_pick(_serving(_sv_preset("A10-11")), *_SV_70B, "speedup_help"),
         Ref("prefill of 2,048 tokens", GIVEN),
         Ref("decode, batch 1", GIVEN),
-        _answer("A10-11 · ridge point: 295.2", PEAK / BANDWIDTH["H100"]),
-        _stated("A10-11 · ridge point help: Arithmetic intensity of prefill vs decode: the source states 295 (seed 002 "
+        _answer("H100's ridge point: FLOPs per byte: 295.2", PEAK / BANDWIDTH["H100"]),
+        _stated("H100's ridge point: FLOPs per byte help: Arithmetic intensity of prefill vs decode: the source "
+            "states 295 (seed 002 "
                 "A10-11, A8.1). " + A10_11_NOTE),
-        _answer("A10-11 · decode intensity batch1: 0.9851", _A10_11_AT0["flops"] / _A10_11_AT0["bytes"]),
-        Ref("A10-11 · decode intensity batch1 help: Arithmetic intensity of prefill vs decode: the source states 1 "
+        _answer("Decode at batch 1: FLOPs per byte: 0.9851", _A10_11_AT0["flops"] / _A10_11_AT0["bytes"]),
+        Ref("Decode at batch 1: FLOPs per byte help: Arithmetic intensity of prefill vs decode: the source states 1 "
             "(seed 002 A10-11, A8.1). Core differs: 0.985 at context 0: core charges the whole input embedding (V × D "
             "= 1.05B weights, 1.5% of the bytes) to the step although a lookup reads one row of it, and writes the new "
             "token's K and V; without the table it is 1.0. The live readout \"Decode intensity, batch 1\" is at the "
@@ -1275,15 +1303,15 @@ SERVING |= {
             READOUT_NAME, SOURCE, _A10_11_AT0["flops"] / _A10_11_AT0["bytes"], GIVEN, L70["embedding"],
             100 * 2 * L70["embedding"] / _A10_11_AT0["bytes"],
             _A10_11_AT0["flops"] / (_A10_11_AT0["bytes"] - 2 * L70["embedding"]), LIVE, SOURCE, SOURCE, COUNT),
-        _answer("A10-11 · decode ms per token: 42.1 ms", 1e3 * W70_BYTES / BANDWIDTH["H100"]),
-        _stated("A10-11 · decode ms per token help: Arithmetic intensity of prefill vs decode: the source states 42 ms "
+        _answer("Decode time per token at batch 1: 42.1 ms", 1e3 * W70_BYTES / BANDWIDTH["H100"]),
+        _stated("Decode time per token at batch 1 help: Arithmetic intensity of prefill vs decode: the source states "
+            "42 ms (seed 002 A10-11, A8.1). " + A10_11_NOTE),
+        _answer("Tokens per second at batch 1: 23.74", BANDWIDTH["H100"] / W70_BYTES),
+        _stated("Tokens per second at batch 1 help: Arithmetic intensity of prefill vs decode: the source states 24 "
                 "(seed 002 A10-11, A8.1). " + A10_11_NOTE),
-        _answer("A10-11 · decode tokens per s: 23.74", BANDWIDTH["H100"] / W70_BYTES),
-        _stated("A10-11 · decode tokens per s help: Arithmetic intensity of prefill vs decode: the source states 24 "
-                "(seed 002 A10-11, A8.1). " + A10_11_NOTE),
-        _answer("A10-11 · prefill intensity 2048: 2,047", _A10_11_PRE["flops"] / _A10_11_PRE["bytes"]),
-        _stated("A10-11 · prefill intensity 2048 help: Arithmetic intensity of prefill vs decode: the source states "
-                "2,048 (seed 002 A10-11, A8.1). " + A10_11_NOTE),
+        _answer("Prefill of 2,048 tokens: FLOPs per byte: 2,047", _A10_11_PRE["flops"] / _A10_11_PRE["bytes"]),
+        _stated("Prefill of 2,048 tokens: FLOPs per byte help: Arithmetic intensity of prefill vs decode: the source "
+            "states 2,048 (seed 002 A10-11, A8.1). " + A10_11_NOTE),
     ],
 }
 # fmt: on
@@ -1360,15 +1388,17 @@ SERVING |= {
         Ref("MoE: total / active parameters: 671B / 37.6B", _DSC["total"], _DSC["active"]),
         Ref("roofline of one H200", NAME),
         Ref("ridge point: 206 FLOP/B", PEAK / BANDWIDTH["H200"]),
-        _answer("A2.8-MoE · total: 671.0B", _DSC["total"]),
-        Ref("A2.8-MoE · total help: MoE: memory by total, FLOPs by active: the source states 671B (seed 002 A2.8; "
+        _answer("Parameters in total: memory goes by these: 671.0B", _DSC["total"]),
+        Ref("Parameters in total: memory goes by these help: MoE: memory by total, FLOPs by active: the source states "
+            "671B (seed 002 A2.8; "
             "DeepSeek-AI 2024).", SOURCE),
         Ref("Note: main model without the MTP module, which is 11.6B of its own weights from the config (DeepSeek's "
             "README_WEIGHTS lists 11.5B) and 13.5B with its copies of the embedding and output head (2 × 0.93B), about "
             "the model card's 14B (671B + 14B = the 685B checkpoint).", _DS_MTP, CITE, _DS_MTP + 2 * _DSC["embedding"],
             FORMULA, _DSC["embedding"], CITE, CITE, CITE, CITE),
-        _answer("A2.8-MoE · active: 37.55B", _DSC["active"]),
-        Ref("A2.8-MoE · active help: MoE: memory by total, FLOPs by active: the source states 37B (seed 002 A2.8; "
+        _answer("Parameters active per token: compute goes by these: 37.55B", _DSC["active"]),
+        Ref("Parameters active per token: compute goes by these help: MoE: memory by total, FLOPs by active: the "
+            "source states 37B (seed 002 A2.8; "
             "DeepSeek-AI 2024). Core differs: 37.55B from the config: attention, the 3 dense MLPs, the shared + 8 "
             "routed experts, the routers, the embedding and the output head; 36.63B without the input embedding "
             "(0.93B, of which a token reads one row). The report says 37B. DeepSeek's README_WEIGHTS gives 36.7B "

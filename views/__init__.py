@@ -17,6 +17,8 @@ import plotly.graph_objects as go
 if TYPE_CHECKING:  # imported by a page's view when it builds a table (0.6 s; the scaling page's are built on a click)
     import pandas as pd
 
+    from views.state import Spec, State
+
 
 @dataclass(frozen=True)
 class Readout:
@@ -56,3 +58,27 @@ class View:
 
 
 DEFAULT = Options()
+
+
+def with_answers(spec: Spec, state: State, view: View) -> View:
+    """The view with the answer of the preset its state matches (``spec.answers``) as the first readout of its row:
+    a preset that asks a question shows its answer first, not thirteenth. Rows without that readout stay as they
+    are; ``view`` itself is changed and returned."""
+    predict = view.facts.get("predict")
+    if predict == "hidden":  # predict-first, no guess yet: the view shows what it may, in its own order
+        return view
+    kept = 3 if predict == "revealed" else 0  # the truth, the guess and the error stay first (views.predict.reveal)
+    name = spec.preset_of(state)
+    answer = spec.answers.get(name) if name is not None else None
+    if answer is None:
+        return view
+    row = view.readouts[kept:] if answer.row == "readouts" else view.facts.get(answer.row)
+    if not row:
+        return view
+    lead = [r for r in row if r.label == answer.readout]
+    ordered = lead[:1] + [r for r in row if r is not (lead[0] if lead else None)]
+    if answer.row == "readouts":
+        view.readouts = view.readouts[:kept] + ordered
+    else:
+        view.facts[answer.row] = ordered
+    return view

@@ -11,9 +11,9 @@ import plotly.graph_objects as go
 
 from core import attention, attention_real, kv_cache, tokenizer, toy_attention
 from core.model_spec import CATALOGUE, KIB, ModelSpec, kv_cache_bytes_per_token
-from views import DEFAULT, Options, Readout, View, inputs
+from views import DEFAULT, Options, Readout, View, inputs, with_answers
 from views import predict as ask
-from views.state import Field, Spec, State
+from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.attention import (
     SCALE_NAMES,
@@ -143,6 +143,9 @@ SPEC = Spec(
         ),
     ),
     presets={**MAIN_PRESETS, **KV_PRESETS},
+    answers={
+        "Llama-3.1-70B at 128k tokens": Answer("KV cache per token", "320 KiB", "seed 002 A8.3, A10-07"),
+    },
 )
 
 
@@ -445,7 +448,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ask.hide(view, PREDICT_QUESTION, tables=("Heads",))
     elif "predict_reveal" in view.facts:
         ask.reveal(view, *view.facts["predict_reveal"])
-    return view
+    return with_answers(SPEC, state, view)
 
 
 PREDICT_QUESTION = "One of these panels is a head that attends to the previous token. Which one?"

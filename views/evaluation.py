@@ -11,9 +11,9 @@ from typing import Any
 import pandas as pd
 
 from core import evaluation
-from views import DEFAULT, Options, Readout, View, inputs
+from views import DEFAULT, Options, Readout, View, inputs, with_answers
 from views import predict as ask
-from views.state import Field, Spec, State
+from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.evaluation import comparison_figure_of, curve_figures, simulation_figure_of
 from viz.predict import predict_figure, with_guess
@@ -80,6 +80,10 @@ SPEC = Spec(
         "Worked example D": "71.0% vs 72.5% on the same 1,000 questions.",
         "D, paired": "The same, with 40 questions only A got right and 55 only B got right.",
     },
+    answers={
+        "Worked example E": Answer("Unbiased pass@5", "0.917", "lesson 001 section 3.9, worked example E"),
+        "Worked example D": Answer("B − A, independent", "+1.5 ± 3.9", "lesson 001 section 3.9, worked example D"),
+    },
 )
 
 
@@ -126,7 +130,7 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
         _bias(view, p, n, k, problems, seed, progress, look)
     if COMPARISON in parts:
         _comparison(view, acc_a, acc_b, N, only_a, only_b, look)
-    return view
+    return with_answers(SPEC, state, view)
 
 
 _interior = lru_cache(maxsize=64)(evaluation.plugin_bias_interior_threshold)  # p above which 1 < worst k < n

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pandas as pd
 
 from core import grpo
-from views import DEFAULT, Options, Readout, View, inputs
+from views import DEFAULT, Options, Readout, View, inputs, with_answers
 from views import predict as ask
-from views.state import Field, Spec, State
+from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.grpo import (
     grpo_advantages_figure,
@@ -70,6 +70,11 @@ SPEC = Spec(
         ask.guess("guess_adv", "Your guess: the advantage A_i", "float", -1e3, 1e3, step=0.01, fmt="%.2f"),
     ),
     presets={name: _preset(p) for name, p in grpo.PRESETS.items()},
+    answers={
+        "Worked example C (3 of 8 correct)": Answer(
+            "Push up / down", "+1.29 / −0.77", "lesson 001 section 3.8, worked example C"
+        ),
+    },
 )
 
 
@@ -224,7 +229,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{guess_adv - truth:+.2f}",
             "your guess minus the advantage",
         )
-    return view
+    return with_answers(SPEC, state, view)
 
 
 def asked(v: grpo.GroupView) -> tuple[str, float]:

@@ -10,9 +10,9 @@ import pandas as pd
 
 from core import kl_leash
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
-from views import DEFAULT, Options, Readout, View, inputs
+from views import DEFAULT, Options, Readout, View, inputs, with_answers
 from views import predict as ask
-from views.state import Field, Spec, State
+from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
@@ -111,6 +111,14 @@ SPEC = Spec(
         ask.guess("guess_pi", "Your guess: π* of the top-reward answer", "float", 0.0, 1.0, step=0.01, fmt="%.3f"),
     ),
     presets={**LEASH_PRESETS, **DPO},
+    answers={
+        "DPO: Worked example B": Answer(
+            "DPO loss", "0.554", "lesson 001 section 3.7, worked example B", row="dpo_readouts"
+        ),
+        "DPO: Start of training (pi = pi_ref)": Answer(
+            "DPO loss", "0.693", "lesson 001 section 3.7: log 2 at π = π_ref", row="dpo_readouts"
+        ),
+    },
 )
 
 
@@ -178,7 +186,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ask.hide(view, question, [r.label for r in view.readouts], tables=view.tables)
         if options.wants("DPO"):
             _dpo(state, options, view)
-        return view
+        return with_answers(SPEC, state, view)
     if predicting == "revealed":
         truth, guess_pi = float(point.pi[top]), float(state.guess_pi)
         if "main" in view.figures:
@@ -201,7 +209,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         _theorem(state, options, view, answers, sweep, beta)
     if options.wants("DPO"):
         _dpo(state, options, view)
-    return view
+    return with_answers(SPEC, state, view)
 
 
 def _hacking(

@@ -13,9 +13,9 @@ import pandas as pd
 
 from core import lora, lora_layer, lora_memory
 from core.model_spec import CATALOGUE, ModelSpec, param_count
-from views import DEFAULT, Options, Readout, View, inputs
+from views import DEFAULT, Options, Readout, View, inputs, with_answers
 from views import predict as ask
-from views.state import Field, Spec, State
+from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
 from viz.predict import predict_figure, with_guess
@@ -125,6 +125,9 @@ SPEC = Spec(
     preset_help={
         "Worked example F": "Llama-2-7B, r = 8 on q, k, v, o: 8,388,608 trainable (0.12%), 134 MB of states.",
         "QLoRA: 65B on one 48 GB GPU": "4-bit base, r = 64 adapters on every linear layer.",
+    },
+    answers={
+        "Worked example F": Answer("Trainable parameters", "8,388,608", "lesson 001 section 3.5, worked example F"),
     },
 )
 
@@ -270,7 +273,7 @@ def figures(
     if "init" in parts:
         _init(state, options, view, notes, progress)
     view.notices += [("info", note) for note in notes]  # after any warning about the upload, as on the page
-    return view
+    return with_answers(SPEC, state, view)
 
 
 def _seed(state: State, notes: list[str]) -> int:

@@ -8,8 +8,8 @@ import pandas as pd
 
 from core import loss_units
 from core.sampling import bundled_text
-from views import DEFAULT, Options, Readout, View
-from views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, with_answers
+from views.state import Answer, Field, Spec, State
 from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
 
 VIEWS = ("BPE merges", "SFT mask", "Packing", "Padding")
@@ -55,6 +55,9 @@ SPEC = Spec(
         "Llama 3's vocabulary: V = 128,256": {"vocab_size": 128_256},
         "Padding: 512 chat lengths, batches of 16": {"loss_view": "Padding", "pad_batch": 16, "pack_len": 2048},
         "Packing three documents": {"loss_view": "Packing", "doc_lens": "6,4,5"},
+    },
+    answers={
+        "Uniform baseline: V = 50,000": Answer("Uniform loss ln V", "10.8 nats", "lesson 001 section 1"),
     },
 )
 
@@ -190,7 +193,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 for r in reports
             ]
         )
-    return view
+    return with_answers(SPEC, state, view)
 
 
 def _show(token: bytes) -> str:

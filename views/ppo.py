@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 
 from core import ppo
-from views import DEFAULT, Options, Readout, View, inputs
-from views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, inputs, with_answers
+from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.ppo import (
     clip_batch_figure,
@@ -104,6 +104,11 @@ SPEC = Spec(
     ),
     presets=PRESETS,
     preset_help=PRESET_HELP,
+    answers={
+        'Ratio 1.3: above 1 + ε': Answer('A > 0: gradient d/dρ', '0', 'Schulman et al. 2017, the clipped objective'),
+        'Ratio 0.7: below 1 − ε': Answer('A < 0: gradient d/dρ', '0', 'Schulman et al. 2017, the clipped objective'),
+        'DAPO clip-higher: ratio 1.25': Answer('A > 0: gradient d/dρ', '+1', 'Yu et al. 2025 (DAPO), ε_high = 0.28'),
+    },
 )  # fmt: skip
 
 
@@ -177,7 +182,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         _kl(state, options, view)
     if options.wants("memory"):
         _memory(state, options, view)
-    return view
+    return with_answers(SPEC, state, view)
 
 
 def _batch(state: State, options: Options, view: View, lo: float, hi: float) -> None:

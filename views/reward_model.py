@@ -11,9 +11,9 @@ import pandas as pd
 from core import reward_model
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from core.kl_leash import beta_choices
-from views import DEFAULT, Options, Readout, View, inputs
+from views import DEFAULT, Options, Readout, View, inputs, with_answers
 from views import kl_leash as kl_view
-from views.state import Field, Spec, State
+from views.state import Answer, Field, Spec, State
 from viz.dpo import dpo_figure
 from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length_bias_figure
 
@@ -49,6 +49,11 @@ SPEC = Spec(
         "Length hacking: a loose leash, β = 0.01": {"rm_view": "Length bias", "rm_beta": "0.01"},
         "Length bias: the best β, 0.3": {"rm_view": "Length bias", "rm_beta": "0.3"},
         "DPO: worked example B": {"rm_view": "DPO", "dpo_pair": "Worked example B"},
+    },
+    answers={
+        "003 Q7: flip rate 0.2, held-out accuracy in the sixties": Answer(
+            "Held-out accuracy at flip 0.2", "60–80%", "seed 003 Q7 (the sixties to seventies)", row="noise_readouts"
+        ),
     },
 )  # fmt: skip
 
@@ -108,7 +113,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         _length(state, options, view)
     if options.wants("dpo"):
         _dpo(state, options, view)
-    return view
+    return with_answers(SPEC, state, view)
 
 
 def _noise(state: State, options: Options, view: View) -> None:

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from core import sampling
-from views import DEFAULT, Options, Readout, View
-from views.state import Field, Spec, State
+from views import DEFAULT, Options, Readout, View, with_answers
+from views.state import Answer, Field, Spec, State
 from viz.sampling import DEFAULT_TEMPERATURES, generation_figure, order_figure, sampling_figure
 
 SOURCES = ("keeper", "flat", "bigram")
@@ -68,6 +68,14 @@ SPEC = Spec(
     preset_help={
         "Order matters: T = 2, top-p 0.9": "Tempering first keeps 20 tokens; truncating first keeps 8.",
         "Quick check: 0.5, 0.3, 0.2 at top-p 0.6": "The crossing token B is kept: 0.625 and 0.375.",
+    },
+    answers={
+        "Order matters: T = 2, top-p 0.9": Answer(
+            "Kept tokens", "20", "this page's preset note (tempering first keeps 20 tokens)"
+        ),
+        "Quick check: 0.5, 0.3, 0.2 at top-p 0.6": Answer(
+            "Kept tokens", "2", "seed 003's quick check: top-p 0.6 keeps A and the crossing B"
+        ),
     },
 )
 
@@ -221,4 +229,4 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             }
         )
     }
-    return view
+    return with_answers(SPEC, state, view)

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from core import scaling
 from core.model_spec import CATALOGUE, param_count
-from views import DEFAULT, Options, Readout, View
+from views import DEFAULT, Options, Readout, View, with_answers
 from views import predict as ask
-from views.state import Field, Spec, State
+from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.predict import predict_figure, with_guess
 from viz.scaling import isoflop_family_figure, isoflop_figure
@@ -89,6 +89,21 @@ SPEC = Spec(
             "gpus": 256,
             "scale_model": NO_MODEL,
         },
+    },
+    answers={
+        "Predict Q1: 10B params on 20B tokens": Answer(
+            "Loss L(N, D)", "2.388", "lesson 001 section 2, predict question"
+        ),
+        "Worked example A: 8 H100 for 24 h": Answer(
+            "Budget C = 6ND (FLOPs)", "2.73×10²⁰", "lesson 001 section 4, worked example A"
+        ),
+        "Example A over-trained: 0.5B params": Answer(
+            "Loss L(N, D)", "2.489", "lesson 001 section 4, worked example A"
+        ),
+        "Llama 3 8B on 15T tokens": Answer(
+            "Tokens per parameter", "1,900", "lesson 001 section 2 (about 1,900 tokens per parameter)"
+        ),
+        "Check yourself: 7B on 2T tokens": Answer("Budget C = 6ND (FLOPs)", "8.4×10²²", "lesson 001, check yourself 1"),
     },
 )
 
@@ -232,7 +247,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ask.hide(view, question, answers, tables=view.tables)
     elif predicting == "revealed":
         _reveal(view, options, state.guess_N, p, C, fit_key)
-    return view
+    return with_answers(SPEC, state, view)
 
 
 def _reveal(view: View, options: Options, guess_N: float, p: scaling.Plan, C: float, fit_key: str) -> None:

@@ -22,7 +22,15 @@ from core.model_spec import (
 from core.systems_presets import PRESETS_BY_KEY
 from views import DEFAULT, Options, Readout, View
 from views.state import Field, Spec, State
-from views.systems_common import NONE, custom_fields, model_of, preset_name, problem_keys, problem_readouts
+from views.systems_common import (
+    NONE,
+    custom_fields,
+    model_of,
+    preset_name,
+    problem_answer,
+    problem_keys,
+    problem_readouts,
+)
 from viz import format as fmt
 from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
 
@@ -147,6 +155,7 @@ SPEC = Spec(
             },
         }.items()
     },
+    answers={preset_name(PRESETS_BY_KEY[k]): problem_answer(k) for k in PROBLEMS},
 )
 
 
@@ -681,8 +690,11 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             **options.look,
         )
 
-    readouts += problem_readouts(state.srv_problem)
-    view.readouts = readouts
+    # a problem's answers lead while the page shows the problem's own inputs (its preset); once a control moves,
+    # the page's own readouts lead and the problem's fixed answers follow them
+    answers = problem_readouts(state.srv_problem)
+    on_preset = state.srv_problem != NONE and SPEC.preset_of(state) == preset_name(PRESETS_BY_KEY[state.srv_problem])
+    view.readouts = answers + readouts if on_preset else readouts + answers
 
     def decode_table() -> pd.DataFrame:
         if not tp_ok:

@@ -207,13 +207,29 @@ class State(Mapping[str, Any]):
 
 
 @dataclass(frozen=True)
+class Answer:
+    """What a preset asks, answered: the readout that shows it (first in its row while the preset is on) and the
+    answer its source states, as the source prints it (a number, or a range "60–70%")."""
+
+    readout: str  # the readout's label, in plain words
+    stated: str
+    source: str
+    row: str = "readouts"  # the view's readouts, or the name of a row of readouts in the view's facts (a tab's)
+    tolerance: float = 0.0  # relative, where the source's rounding differs from core's (a problem's own tolerance)
+
+
+@dataclass(frozen=True)
 class Spec:
-    """A page's state: its URL path, its fields (in the order the page shows them), and its presets."""
+    """A page's state: its URL path, its fields (in the order the page shows them), and its presets.
+
+    ``answers``: the presets that state an answer, and where the page shows it (:func:`views.with_answers` puts
+    that readout first while the page's values are the preset's)."""
 
     page: str
     fields: tuple[Field, ...]
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     preset_help: Mapping[str, str] = field(default_factory=dict)
+    answers: Mapping[str, Answer] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [f.name for f in self.fields]
@@ -225,6 +241,16 @@ class Spec:
         for preset, values in self.presets.items():
             for problem in self.check(values):
                 raise ValueError(f"{self.page}: preset {preset!r}: {problem}")
+        for preset in self.answers:
+            if preset not in self.presets:
+                raise ValueError(f"{self.page}: an answer for {preset!r}, which is not a preset")
+
+    def preset_of(self, state: State) -> str | None:
+        """The first preset whose every value equals the state's (floats to 1e-9), or None."""
+        for name, values in self.presets.items():
+            if all(_same_value(state[f], v) for f, v in values.items()):
+                return name
+        return None
 
     @property
     def by_name(self) -> dict[str, Field]:
@@ -308,3 +334,14 @@ def _num(x: float) -> str:
 
 def _short(raw: str, limit: int = 60) -> str:
     return raw if len(raw) <= limit else raw[:limit] + "…"
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        try:
+            return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+        except (TypeError, ValueError):
+            return False
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) == list(b)
+    return bool(a == b)

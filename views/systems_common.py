@@ -8,7 +8,7 @@ import math
 from core.model_spec import CATALOGUE, ModelSpec
 from core.systems_presets import PRESETS, PRESETS_BY_KEY, Preset
 from views import Readout
-from views.state import Field, State
+from views.state import Answer, Field, State
 from viz import format as fmt
 
 NONE = "none"
@@ -23,6 +23,117 @@ CUSTOM_SHAPE = {
     "vocab": "vocab",
     "tied": "tied",
 }
+
+
+# Each problem's answers in plain words, in the order the page shows them: the first answers the problem's own
+# question and leads the page's readouts while the problem is on (issue 30: "A10-08 · sequences 8k fp8 kv" said
+# nothing to a newcomer and sat thirteenth of fifteen).
+ANSWER_LABELS: dict[str, dict[str, str]] = {
+    "A10-01": {
+        "mha_count_from_formula": "Parameters, full multi-head attention",
+        "gqa_saving_per_layer": "Saved by grouped-query attention, per layer",
+        "gqa_saving_total": "Saved by grouped-query attention, all layers",
+        "tie_saving_V128256_D2048": "Saved by tied embeddings at V = 128,256, D = 2,048",
+    },
+    "A10-02": {
+        "total": "Parameters in total",
+        "per_layer": "Parameters per layer",
+        "ffn_share_of_layer": "Feed-forward share of a layer",
+        "attention_share": "Attention's share of the model",
+        "ffn_share": "Feed-forward share of the model",
+        "embedding_share": "Embeddings' share of the model",
+        "mha_total": "Total with full multi-head attention",
+        "gqa_saving_vs_mha": "Saved by grouped-query attention",
+    },
+    "A10-03": {
+        "crossover_002": "Attention scores outweigh the rest past (tokens)",
+        "crossover_korthikanti": "The same by Korthikanti et al.'s count (tokens)",
+    },
+    "A10-04": {
+        "gqa_attention_constant": "Attention projections with grouped-query heads (× B·S·D²)",
+        "kv_projection_saving": "Key and value projections: times fewer FLOPs",
+    },
+    "A10-05": {
+        "attention_crossover_S": "Attention FLOPs stop being small past (tokens)",
+        "C_7B_2T": "Training compute, 7B parameters on 2T tokens (FLOPs)",
+    },
+    "A10-06": {
+        "mfu": "Model FLOPs utilisation",
+        "cluster_peak_flops": "Cluster peak (FLOP/s)",
+        "tokens_per_s_for_40pct": "Tokens per second for 40% utilisation",
+        "bubble_p8_m8": "Pipeline bubble, 8 stages, 8 micro-batches (share of the step)",
+        "bubble_megatron_p8_m8": "The same bubble over the ideal compute time",
+    },
+    "A10-07": {
+        "gqa_KiB_per_token": "KV cache per token, grouped-query",
+        "mha_KiB_per_token": "KV cache per token, full multi-head",
+        "mqa_KiB_per_token": "KV cache per token, multi-query",
+        "gqa_GiB_128k": "KV cache at 131,072 tokens, grouped-query",
+        "mha_GiB_128k": "KV cache at 131,072 tokens, full multi-head",
+        "mla_80_layers_KiB": "Latent attention over 80 layers, per token",
+        "deepseek_v3_mla_KiB": "DeepSeek-V3's latent attention, per token",
+    },
+    "A10-08": {
+        "sequences_8k": "Sequences of 8,192 tokens that fit",
+        "sequences_8k_fp8_kv": "The same with the KV cache in fp8",
+        "sequences_128k": "Sequences that fit at 131,072 tokens each",
+        "per_sequence_GiB_8k": "KV cache of one 8,192-token sequence",
+        "weights_GiB": "Weights in bf16",
+        "left_GiB": "Memory left after the weights",
+    },
+    "A10-09": {
+        "bytes_per_param_standard": "Bytes per parameter, mixed-precision Adam",
+        "bytes_per_param_fp32_grads": "The same with fp32 gradients",
+        "bytes_per_param_adam8bit": "The same with 8-bit Adam moments",
+        "bytes_per_param_pure_bf16": "The same with everything in bf16",
+        "states_70B_GB": "Training states of a 70B model",
+        "cards_of_80GiB_for_70B": "80 GiB cards they fill",
+    },
+    "A10-10": {
+        "per_card_GiB_zero1": "Training states per card with ZeRO stage 1",
+        "per_card_GiB_before_zero": "Training states per card before ZeRO",
+        "bytes_per_param_zero1": "Bytes per parameter per card with ZeRO stage 1",
+        "total_TB": "Training states in total",
+        "cluster_TiB": "Memory of the 512 cards",
+        "cluster_TB": "The same in decimal terabytes",
+        "microbatches_for_10pct": "Micro-batches for a 10% pipeline bubble",
+    },
+    "A10-11": {
+        "decode_intensity_batch1": "Decode at batch 1: FLOPs per byte",
+        "prefill_intensity_2048": "Prefill of 2,048 tokens: FLOPs per byte",
+        "ridge_point": "H100's ridge point: FLOPs per byte",
+        "decode_ms_per_token": "Decode time per token at batch 1",
+        "decode_tokens_per_s": "Tokens per second at batch 1",
+    },
+    "A10-12": {
+        "days": "Training time (days)",
+        "flops": "Training compute (FLOPs)",
+        "cost_dollars": "Cost of the GPU time",
+        "forgot_mfu_ratio": "Too short by this factor if utilisation is left out",
+        "compute_for_a_month": "Speed-up a one-month run needs",
+        "gpus_for_a_month": "GPUs for a one-month run",
+    },
+    "001-3.2": {"states_7B_GB": "Training states of a 7B model"},
+    "001-A": {
+        "N": "Parameters by the 20-tokens rule",
+        "C": "Compute budget (FLOPs)",
+        "states_GB": "Training states",
+        "serving_GFLOP_per_token": "Serving compute per token (GFLOP)",
+    },
+    "A2.8-MoE": {
+        "total": "Parameters in total: memory goes by these",
+        "active": "Parameters active per token: compute goes by these",
+    },
+}
+
+
+def problem_answer(key: str) -> Answer:
+    """A problem preset's answer: its first answer's readout and the number its source states."""
+    p = PRESETS_BY_KEY[key]
+    name = next(iter(ANSWER_LABELS[key]))
+    stated, tolerance = p.expected[name]
+    text = p.stated_text.get(name, "").split(" (")[0].split(";")[0] or answer_text(name, stated)
+    return Answer(ANSWER_LABELS[key][name], text, p.source, tolerance=tolerance)
 
 
 def custom_fields(prefix: str) -> tuple[Field, ...]:
@@ -103,7 +214,8 @@ def problem_readouts(key: str) -> list[Readout]:
     p = PRESETS_BY_KEY[key]
     got = p.compute()
     out = []
-    for name, (stated, _tol) in p.expected.items():
+    for name in ANSWER_LABELS[key]:
+        stated = p.expected[name][0]
         stated_text = p.stated_text.get(name) or answer_text(name, stated)
         if name in p.lost:
             help_text = (
@@ -120,5 +232,5 @@ def problem_readouts(key: str) -> list[Readout]:
             help_text += f" Core differs: {p.why[name]}."
         if p.note:
             help_text += f" Note: {p.note}."
-        out.append(Readout(f"{key} · {name.replace('_', ' ')}", answer_text(name, got[name]), help_text))
+        out.append(Readout(ANSWER_LABELS[key][name], answer_text(name, got[name]), help_text))
     return out

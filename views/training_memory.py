@@ -13,7 +13,15 @@ from core.model_spec import CATALOGUE, ModelSpec, param_breakdown, param_count
 from core.systems_presets import PRESETS_BY_KEY
 from views import DEFAULT, Options, Readout, View
 from views.state import Field, Spec, State
-from views.systems_common import NONE, custom_fields, model_of, preset_name, problem_keys, problem_readouts
+from views.systems_common import (
+    NONE,
+    custom_fields,
+    model_of,
+    preset_name,
+    problem_answer,
+    problem_keys,
+    problem_readouts,
+)
 from viz import format as fmt
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
@@ -116,6 +124,7 @@ SPEC = Spec(
             },
         }.items()
     },
+    answers={preset_name(PRESETS_BY_KEY[k]): problem_answer(k) for k in PROBLEMS},
 )
 
 
@@ -377,8 +386,11 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
     if "MoE total instead of active" in state.mem_traps and n_total == n_compute:
         view.notices.append(("info", "The MoE trap needs a mixture-of-experts model (Mixtral, DeepSeek-V3)."))
-    readouts += problem_readouts(state.mem_problem)
-    view.readouts = readouts
+    # a problem's answers lead while the page shows the problem's own inputs (its preset); once a control moves,
+    # the page's own readouts lead and the problem's fixed answers follow them
+    answers = problem_readouts(state.mem_problem)
+    on_preset = state.mem_problem != NONE and SPEC.preset_of(state) == preset_name(PRESETS_BY_KEY[state.mem_problem])
+    view.readouts = answers + readouts if on_preset else readouts + answers
 
     def memory_table() -> pd.DataFrame:
         rows = [
