@@ -18,6 +18,8 @@ page = Page.setup(
     r"P(y_w \succ y_l \mid x) = \sigma\big(r_\phi(x, y_w) - r_\phi(x, y_l)\big),\qquad "
     r"\mathcal{L}_{\text{RM}} = -\log\sigma(r_w - r_l)",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 PARTS = dict(zip(view_of.VIEWS, ("noise", "length", "dpo"), strict=True))
@@ -58,7 +60,7 @@ def _body(page: Page) -> None:
         if tabs[0].open and "noise" in out.figures:
             metric_row(out.facts["noise_readouts"])
             page.chart(out.figures["noise"], "noise", "reward-model-label-noise")
-            st.markdown(
+            page.note(
                 "Twelve answers with evenly spread true rewards; labels drawn from Bradley-Terry and then flipped at "
                 "the chosen rate; a fresh fit for every rate, scored on 2,000 held-out pairs labelled the same way. "
                 "Even the true rewards cannot beat the ceiling (blue): close answers are near coin tosses, and the "
@@ -101,7 +103,8 @@ loss $-\log\sigma(0.3) = 0.554$.
 """
             )
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 Labelers compare two answers to one prompt. Bradley-Terry (Bradley and Terry, 1952) says the winner wins with
@@ -123,7 +126,7 @@ A6.3).
         "c = 3 changes nothing*.",
     )
     page.interview(
-        "“How is a reward model trained, and how good is it?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="On pairs of answers with the Bradley-Terry loss: logistic regression on the difference of the "
             "two scores, so only differences are identified (Bradley and Terry, 1952; seed 003, Q7).",

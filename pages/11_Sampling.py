@@ -14,6 +14,8 @@ page = Page.setup(
     r"p = \operatorname{softmax}(z / T), \qquad \text{top-}p\text{: drop sorted token } i \iff "
     r"\sum_{j<i} p_j \ge p_{\text{top}}, \qquad H = -\sum_i p_i \ln p_i",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 
@@ -66,7 +68,8 @@ def _body(page: Page) -> None:
                 "to the end. Sampling can leave it."
             )
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 The last layer gives one logit z per token of the vocabulary; the sampler draws from softmax(z / T). Dividing by T
@@ -108,7 +111,7 @@ still sampling avoids both (seed 002, A8.7).
         "Renormalised: **0.625 and 0.375** (the preset “Quick check” shows it).",
     )
     page.interview(
-        "“What do temperature and top-p do, and in which order?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="Temperature rescales the logits without changing their order; top-p then keeps the smallest set "
             "of tokens whose mass reaches the threshold p_top, including the one that crosses it; T = 0 is a separate "

@@ -17,6 +17,8 @@ page = Page.setup(
     r"L_{\text{SFT}} = -\frac{\sum_t m_t \ln \pi(z_t \mid z_{<t})}{\sum_t m_t}\end{gathered}",
     spec=view_of.SPEC,
     short_title="Loss, units and the SFT mask",
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 
@@ -92,7 +94,8 @@ def _body(page: Page) -> None:
                 f"{bucket.waste:.1%}; packing into rows of {state.pack_len:,} tokens {pack.waste:.1%}."
             )
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 The pretraining loss L is the mean of −ln p(x_t | x_<t) over the T tokens of a text. Perplexity e^L reads as a
@@ -139,7 +142,7 @@ instead of 6%, against 68% unsorted.
         "by 1,000 · ln 2, does not change (the definitions of seed 001, section 3.1).",
     )
     page.interview(
-        "“Model A has perplexity 12, model B 20 on the same text. Is A better?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="Only if they share a tokenizer: perplexity is e to the loss per token, so longer tokens raise it "
             "on the same text with the same total likelihood; bits per byte divides the total loss by the bytes and "

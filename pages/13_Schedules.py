@@ -19,6 +19,8 @@ page = Page.setup(
     r"S_2 = \sum_{i \le s} m_i,\quad m_i = \lambda m_{i-1} + (\eta_{i-1} - \eta_i)\end{gathered}",
     spec=view_of.SPEC,
     short_title="LR schedules and mid-training",
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 
@@ -64,7 +66,8 @@ def _body(page: Page) -> None:
                 "curated text early in the WSD decay (dashed: the learning rate)."
             )
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 A schedule starts with a short linear warm-up (about 1-2% of the steps) because Adam's moment estimates are
@@ -108,7 +111,7 @@ data into its decay, Hu et al., 2024). The mixture shown is an illustration.
         "branch the decay later (seed 002, A1.6).",
     )
     page.interview(
-        "“Why do recent runs use WSD instead of cosine, and what was wrong with Kaplan's scaling runs?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="The decay produces a large share of the final loss drop, so cosine ties you to a length chosen "
             "at step 0, while WSD branches a decay from any checkpoint, which also makes mid-training on the best "

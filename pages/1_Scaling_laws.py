@@ -16,6 +16,8 @@ page = Page.setup(
     r"N_{\text{opt}} = G\left(\frac{C}{6}\right)^{\frac{\beta}{\alpha+\beta}},\ "
     r"G = \left(\frac{\alpha A}{\beta B}\right)^{\frac{1}{\alpha+\beta}}",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 
@@ -52,7 +54,7 @@ def _body(page: Page) -> None:
     other_label = out.facts["other_label"]
     page.show_notices(out)
     hidden = out.facts["predict"] == "hidden"  # Predict first, no guess yet: no text may give the answer away
-    page.hide = page.hide or hidden
+    page.predict_first(hidden)
     page.figure(out.figures["main"], key="isoflop", filename="isoflop-u-curve", drag="N", drag_values=study.slider.N)
     page.readouts(out.readouts)
 
@@ -60,7 +62,6 @@ def _body(page: Page) -> None:
         if "family" in out.figures:
             page.chart(out.figures["family"], "family", "isoflop-family")
 
-    PREDICT_CAPTION = "Predict first: the explanation quotes the answer, so it appears once you commit a guess."
     numbers = out.facts["text_numbers"]  # the fits' optima at the budgets the texts below quote
     tpp, epoch_tpp, optimum_N = (numbers[name] for name in ("tokens_per_param", "epoch_tokens_per_param", "optimum_N"))
     llama = numbers["llama_efficiency"]  # by fit: the share of Llama 3 8B's compute an optimal model needs
@@ -68,12 +69,10 @@ def _body(page: Page) -> None:
     waste = out.facts["waste_pct"]  # % of the budget an optimal model saves at the loss of a model 2x and 3x off
     epoch_N = numbers["epoch_optimum_N"]
 
-    with page.explain():
-        if hidden:
-            st.caption(PREDICT_CAPTION)
-        else:
-            st.markdown(
-                f"""
+    @page.explain()
+    def _explanation() -> None:
+        st.markdown(
+            f"""
 Every point of the blue curve costs the same compute C: a model of N parameters gets D = C/(6N) tokens.
 Small models see many tokens but lack capacity; large models have capacity but see few tokens. The orange dot
 is the selected fit's own minimum (the closed form for a loss of the approach-3 form above); the square is the "20
@@ -101,7 +100,7 @@ reconstructed the data and found that the published constants fit it poorly (wit
 intervals); their refit puts the optimum at 5.88×10²³ FLOPs at {fmt.count(epoch_N[5.88e23])} and agrees with
 approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curve at large C with suspicion.
 """
-            )
+        )
 
     page.quick_check(
         "A model with **1B parameters** is trained on **100B tokens**. About how many FLOPs does training cost?",
@@ -110,7 +109,7 @@ approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curv
         "parameters: a smaller model on more tokens than that fit's optimum).",
     )
     page.interview(
-        "“How big a model should I train for this budget, and why does Llama train far past 20 tokens per parameter?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="At fixed compute, parameters and tokens should grow together; Hoffmann et al.'s approaches 1 and "
             "2 (and Epoch AI's refit of their approach 3, Besiroglu et al. 2024) put the optimum near 20 tokens per "

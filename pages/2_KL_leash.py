@@ -17,6 +17,8 @@ page = Page.setup(
     r"\pi^*(y) = \frac{\pi_{\text{ref}}(y)\,e^{r(y)/\beta}}{Z}, \\ Z = \sum_y \pi_{\text{ref}}(y)\,e^{r(y)/\beta},"
     r"\quad \text{maximum} = \beta \log Z\end{gathered}",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 LAST = "_kl_answers"  # the answers the previous run showed: K's callback cuts or pads them
@@ -88,7 +90,7 @@ def _body(page: Page) -> None:
     )
     st.session_state[LAST] = out.facts["answers"]
     page.show_notices(out)
-    page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the quick check quotes the answer
+    page.predict_first(out.facts["predict"] == "hidden")  # Predict first: the quick check quotes the answer
     page.figure(out.figures["main"], key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)
     page.readouts(out.readouts, per_row=len(out.readouts))
 
@@ -119,7 +121,8 @@ def _body(page: Page) -> None:
             if "dpo_note" in out.facts:
                 st.info(out.facts["dpo_note"])
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 One prompt, K answers. The faint blue bars are the SFT model π_ref; the orange bars are the policy that
@@ -145,7 +148,7 @@ J(π) = β·log Z − β·KL(π ‖ π*). **DPO** turns the same formula around 
         "reward difference now buys twice the log-odds. Set β = 0.5 in the sidebar to see it.",
     )
     page.interview(
-        "“Why does RLHF need a KL penalty against the reference model, and what happens without it?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="The reward model is only trustworthy near the text it was trained on, so we maximise reward "
             "minus β·KL to the frozen SFT model, whose optimum is the SFT model reweighted by exp(r/β).",

@@ -21,6 +21,8 @@ page = Page.setup(
     r"h = W_0 x + s\,BAx,\quad s = \frac{\alpha}{r},\quad B \in \mathbb{R}^{d\times r},\ A \in \mathbb{R}^{r\times k};"
     r"\quad \frac{\|\Delta W - \Delta W_r\|_F}{\|\Delta W\|_F} = \sqrt{\frac{\sum_{i>r}\sigma_i^2}{\sum_i \sigma_i^2}}",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 
 
@@ -114,7 +116,7 @@ def _body(page: Page) -> None:
         out = figures(view_of.relevant(page.state(), options), options, upload_key, delta_upload, analysis)
 
     page.show_notices(out)  # before the charts: the view's readouts go into their text alternatives
-    page.hide = page.hide or out.facts.get("predict") == "hidden"  # Predict first: no answer in any text
+    page.predict_first(out.facts.get("predict") == "hidden")  # Predict first: no answer in any text
     if "predict" in out.figures:
         with tab_rank:
             page.chart(out.figures["predict"], "lora-predict", "lora-predict")
@@ -143,7 +145,8 @@ def _body(page: Page) -> None:
 
     qlora = out.facts["qlora"]  # NF4 and the QLoRA preset, for the explanation's numbers
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             f"""
 **Rank-r approximation.** ΔW is a d × k update built from a seed and a chosen singular-value profile (or your
@@ -190,7 +193,7 @@ silences both for good. After training, merging W₀ + sBA gives the adapter pat
         "line in the *Initialisation traps* tab: its loss never moves.",
     )
     page.interview(
-        "“LoRA or full fine-tuning? And what does LoRA actually save?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="LoRA freezes W₀ and trains a rank-r correction BA, so only r(d + k) numbers per matrix need "
             "gradients and Adam states; the checkpoint is small and one base can serve many adapters.",

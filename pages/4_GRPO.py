@@ -20,6 +20,8 @@ page = Page.setup(
     r"A_i = \frac{r_i - \operatorname{mean}(r_1,\dots,r_G)}{\operatorname{std}(r_1,\dots,r_G) + \varepsilon},"
     r"\qquad P(\text{group has signal}) = 1 - p^G - (1-p)^G",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 
@@ -52,7 +54,7 @@ def _body(page: Page) -> None:
     state = page.state().replace(grpo_view=open_tabs[0] if open_tabs else view_of.VIEWS[0])
     out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_tabs})))
     page.show_notices(out)
-    page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes the answer
+    page.predict_first(out.facts["predict"] == "hidden")  # Predict first: the interview answer quotes the answer
 
     chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"
     page.figure(
@@ -99,7 +101,8 @@ def _body(page: Page) -> None:
             )
             st.table(out.facts["length_weights"])
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 Each bar is one of G answers to a single prompt, and its height is the advantage that every token of that
@@ -152,7 +155,7 @@ G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and h
         "medium difficulty for the current model. Try the preset *All correct (no signal)*.",
     )
     page.interview(
-        "“How does GRPO get rid of PPO's value model, and what does that cost?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="GRPO samples G answers to each prompt and uses their mean reward as the baseline (then divides "
             "by their std, a per-prompt rescaling), so the critic, a second trainable full-size model with its own "

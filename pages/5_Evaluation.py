@@ -19,6 +19,8 @@ page = Page.setup(
     r"\widehat{\text{pass}^k} = \frac{\binom{c}{k}}{\binom{n}{k}},\quad "
     r"\mathrm{SE} = \sqrt{\hat p (1 - \hat p) / N}",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 
 figures = cached_view(view_of.figures)
@@ -70,7 +72,7 @@ def _body(page: Page) -> None:
         state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(open_parts - {view_of.BIAS}))
     )
     page.show_notices(out)
-    page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: the interview answer quotes pass@5
+    page.predict_first(out.facts["predict"] == "hidden")  # Predict first: the interview answer quotes pass@5
     n, c = out.facts["n"], out.facts["c"]
     readouts, tables = list(out.readouts), {name: t for name, t in out.tables.items() if name != view_of.EVERY_K}
 
@@ -114,7 +116,8 @@ def _body(page: Page) -> None:
     where_worst = out.facts["where_worst"]  # where the plug-in's bias is largest, for this n and p
     interior = out.facts["interior_thresholds"]  # p above which the plug-in's worst k lies inside 1 < k < n
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             f"""
 **Estimators.** Draw n samples for one problem and count the c correct ones. The blue curve is the chance that
@@ -148,7 +151,7 @@ longer answers and their own outputs (Zheng et al. 2023).
         "70% and N to 1,000 in the comparison tab.)",
     )
     page.interview(
-        "“What does pass@k measure, and why not estimate it as 1 − (1 − c/n)^k?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="pass@k is the chance that at least one of k attempts solves the problem; from n ≥ k samples with "
             "c correct, the fraction of k-subsets that contain a correct sample estimates it without bias.",

@@ -16,6 +16,8 @@ page = Page.setup(
     r"M_{ij} = -\infty \text{ where key } j \text{ comes after query } i \\"
     r"\text{KV cache per token} = 2 \cdot L \cdot K \cdot H \cdot b \text{ bytes}\end{gathered}",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 
 VIEWS = view_of.VIEWS
@@ -58,7 +60,7 @@ def _body(page: Page) -> None:
     open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
     out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
     page.show_notices(out)
-    page.hide = page.hide or out.facts["predict"] == "hidden"  # Predict first: no answer in any text
+    page.predict_first(out.facts["predict"] == "hidden")  # Predict first: no answer in any text
     facts = out.facts
 
     with tabs["Heads"]:
@@ -108,7 +110,8 @@ def _body(page: Page) -> None:
 
     page.readouts(out.readouts)
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 **Heads.** Every query token takes a softmax over its dot products with the keys; row *t* of a heatmap is that
@@ -149,7 +152,7 @@ the memory traffic, and the gain in speed grows with batch size and context leng
         "set the context to 32768.",
     )
     page.interview(
-        "“Write causal self-attention from scratch and explain the √d_k and the mask.”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="Each token's query is compared with every visible key, the softmax of those scores weights the "
             "values, and the scale and the mask are what keep that softmax healthy and honest.",

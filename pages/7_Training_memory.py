@@ -16,6 +16,8 @@ page = Page.setup(
     r"+ M_{\text{act}},\quad d_j = \begin{cases} d & \text{ZeRO stage} \ge j \\ 1 & \text{otherwise}\end{cases}, "
     r"\\ \text{bubble} = \frac{p-1}{m+p-1}\end{gathered}",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 
@@ -58,7 +60,8 @@ def _body(page: Page) -> None:
         )
         page.chart(out.figures["bubble"], "bubble", "pipeline-bubble")
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choice, the red line the card.
@@ -100,7 +103,7 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
         "(The preset *001-3.2* shows it.)",
     )
     page.interview(
-        "“Why can't I fine-tune a 7B model with full Adam on one 80 GB GPU, and what would you change?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="Training holds far more than the weights: bf16 weights and gradients plus fp32 master weights "
             "and two Adam moments come to 16 bytes per parameter, before activations (001 §3.2; 002 A10-09).",

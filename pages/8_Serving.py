@@ -16,6 +16,8 @@ page = Page.setup(
     r"\frac{\text{FLOPs}}{\text{peak}}\Big),\quad I_{\text{decode}} \approx \frac{2NB}{2N} = B, \\ "
     r"\text{KV}_{\text{token}} = 2\,L\,K\,H\,b,\quad E = \frac{1-\alpha^{k+1}}{1-\alpha}\end{gathered}",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 
@@ -96,7 +98,8 @@ def _body(page: Page) -> None:
                 )
                 page.chart(out.figures["MoE router"], "router", "moe-router")
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 The black line is the **roofline** of one GPU (Williams et al. 2009): a step can go no faster than its bytes
@@ -129,7 +132,7 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
         "170 / 2.5 = **68 sequences**; fp8 halves the bytes: **136**. (Preset *A10-08*.)",
     )
     page.interview(
-        "“Why is LLM decoding memory-bound, and what do you do about it?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="Each decode step reads every weight it uses (and the KV cache) to do about two FLOPs per weight "
             "per sequence, so for a dense model with bf16 weights and a short context its arithmetic intensity is "

@@ -16,6 +16,8 @@ page = Page.setup(
     r"L^{\text{CLIP}} = \mathbb{E}_t\Big[\min\big(\rho_t A_t,\ \operatorname{clip}(\rho_t, 1-\varepsilon,"
     r" 1+\varepsilon)\,A_t\big)\Big],\qquad \rho_t = \frac{\pi_\theta(a_t\mid s_t)}{\pi_{\text{old}}(a_t\mid s_t)}",
     spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
 PARTS = dict(zip(view_of.VIEWS, ("batch", "gae", "kl", "memory"), strict=True))
@@ -56,7 +58,7 @@ def _body(page: Page) -> None:
         if tabs[0].open and "batch" in out.figures:
             metric_row(out.facts["batch_readouts"])
             page.chart(out.figures["batch"], "batch", "ppo-token-batch")
-            st.markdown(
+            page.note(
                 "Each point is a token: log ρ drawn from N(0, σ²), A from N(0, 1), seeded. The further the policy has "
                 "moved from the one that sampled the batch (a larger σ: more epochs per batch, a larger learning "
                 "rate), the more tokens leave the band and the more of the update the clip throws away, but never all "
@@ -159,7 +161,8 @@ distributions at later positions (Tang and Munos, 2025).
             except StreamlitPageNotFoundError:  # the script run on its own has no other pages
                 pass
 
-    with page.explain():
+    @page.explain()
+    def _explanation() -> None:
         st.markdown(
             """
 A batch of answers is sampled by the old policy π_old and then used for several gradient steps. For one token,
@@ -187,7 +190,7 @@ good token can still be pushed up further; that keeps the policy's entropy from 
         "1 + ε* to see both (seed 002, A6.6).",
     )
     page.interview(
-        "“What does PPO's clip actually do, and why the min?”",
+        view_of.QUESTION,
         InterviewAnswer(
             sentence="The clip removes the incentive to move a token's probability ratio past 1 ± ε in the direction "
             "its advantage wants; the min makes the objective pessimistic, so a move that hurt still gets its full "

@@ -1,10 +1,15 @@
 """``hide=true`` on every lesson page: the Quick check's and the interview's answers are not sent to the browser at
-all (no "Reveal" expander, none of their text anywhere on the page), while the questions stay."""
+all (no "Reveal" expander, none of their text anywhere on the page), while the questions stay; the takeaway, the
+explanation and the common mistakes, which state the answers, are not sent either: the page's question stands where
+the takeaway was, and none of the answer's key phrases (each view's ``ANSWER_PHRASES``) is sent outside the figures."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
-from apptest import no_exception, opened
+from apptest import _elements, no_exception, opened
+from google.protobuf.json_format import MessageToDict
 
 from pages.frame import HIDDEN_CAPTION, PAGES
 from views import catalog
@@ -47,6 +52,59 @@ def test_hide_true_sends_no_answer_and_keeps_the_questions(page):
     text = _all_text(hidden)
     leaked = [a for a in answers if a in text]
     assert leaked == [], leaked
-    assert sum(HIDDEN_CAPTION in c.value for c in hidden.caption) == 2  # one for the quick check, one for the interview
+    assert sum(c.value == HIDDEN_CAPTION for c in hidden.caption) == 2  # the quick check and the interview
+    # and with a reason after it: the explanation and the common mistakes (a tab's note where it quotes the answer)
+    assert sum(c.value.startswith(f"{HIDDEN_CAPTION}: ") for c in hidden.caption) >= 2, page
     questions = [s for s in ("Quick check", "Say it in an interview") if s in [h.value for h in hidden.subheader]]
     assert len(questions) == 2, page
+
+
+# ---------------------------------------------------------------- the takeaway, the explanation, the answer's phrases
+# Elements whose text is not "outside the figure": the figures themselves (plotly's own element, and the frame's live
+# chart, a custom component that also carries the figure's text alternative) and the frame's CSS.
+FIGURE_PROTOS = {"BidiComponent", "PlotlyChart", "Html"}
+
+
+def _strings(node: object) -> Iterator[str]:
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _strings(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _strings(value)
+
+
+def sent_outside_the_figure(at) -> str:
+    """Every string of every element the page sent, the figures aside: texts, readouts (label, value, help), widget
+    labels, helps and options, links, captions, code."""
+    out = []
+    for node in _elements(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is not None and proto.DESCRIPTOR.name not in FIGURE_PROTOS:
+            out += _strings(MessageToDict(proto))
+    return "\n".join(out)
+
+
+def _view(page: str):
+    return catalog.view_module(next(e.url for e in catalog.PAGES if e.script == page))
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_hide_true_replaces_the_takeaway_by_the_question_and_sends_no_answer_phrase(page):
+    """Each view lists its answer's key phrases and numbers (``ANSWER_PHRASES``): all of them are on the page when
+    answers are shown (so the list is the page's own answer, not words it never says), none of them is anywhere in
+    what a hide=true page sends outside its figures; the question stands where the takeaway was."""
+    view = _view(page)
+    assert view.QUESTION and len(view.ANSWER_PHRASES) >= 3
+    shown = sent_outside_the_figure(opened(page)).lower()
+    hidden_at = opened(page, {"hide": "true"})
+    hidden = sent_outside_the_figure(hidden_at).lower()
+    missing = [p for p in view.ANSWER_PHRASES if p.lower() not in shown]
+    assert missing == [], f"{page}: not on the page even with answers shown: {missing}"
+    leaked = [p for p in view.ANSWER_PHRASES if p.lower() in hidden]
+    assert leaked == [], f"{page}: sent with hide=true: {leaked}"
+    markdown = [str(m.value) for m in hidden_at.markdown]
+    assert f"**Question: {view.QUESTION}**" in markdown, page
+    assert any(HIDDEN_CAPTION in c.value and "explanation" in c.value for c in hidden_at.caption), page

@@ -203,7 +203,9 @@ def test_hide_true_removes_lesson_answers_and_carries_across_a_page_switch():
     text = _texts(at)
     assert "6×10²⁰ FLOPs" not in text and "parameters and tokens should grow together" not in text
     assert "Reveal the answer" not in text
-    assert sum("Answers hidden for screen-sharing (hide=true)" in c.value for c in at.caption) == 2
+    # the quick check and the interview; the explanation and the common mistakes with the reason after a colon
+    assert sum(c.value == "Answers hidden for screen-sharing (hide=true)" for c in at.caption) == 2
+    assert sum(c.value.startswith("Answers hidden for screen-sharing (hide=true): ") for c in at.caption) == 2
     assert at.toggle(key="hide").value is True
     assert any(s.value.startswith("A model with **1B parameters**") for s in at.markdown)  # the question stays
 

@@ -24,6 +24,18 @@ from viz.attention import (
     attention_scale_figure,
 )
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "Write causal self-attention from scratch and explain the √d_k and the mask."
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "saturating",
+    "the mask goes in before",
+    "mixes the values",
+    "nearly one-hot",
+    "√128 ≈ 11",
+)
+
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
 DTYPES = tuple(kv_cache.BYTES_PER_VALUE)
 _TOP = inputs.KV_LIMITS

@@ -18,6 +18,18 @@ from viz import format as fmt
 from viz.evaluation import comparison_figure_of, curve_figures, simulation_figure_of
 from viz.predict import predict_figure, with_guess
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "What does pass@k measure, and why not estimate it as 1 − (1 − c/n)^k?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "unbiased formula",
+    "concave",
+    "k-subsets",
+    "too low",
+    "biased low",
+)
+
 VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the link's values and the parts
 ESTIMATORS, BIAS, COMPARISON = VIEWS
 EVERY_K = "pass@k, every k"  # the lazy table of every k = 1..n, offered beside the curves when they are thinned

@@ -19,6 +19,16 @@ from viz.grpo import (
 )
 from viz.predict import predict_figure, with_guess
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "How does GRPO get rid of PPO's value model, and what does that cost?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "group's mean reward is the baseline",
+    "teaches nothing",
+    "second trainable full-size model",
+)
+
 DEFAULT_REWARDS = "1,0,0,1,1,0,0,0"  # worked example C
 VIEWS = ("Which prompts teach?", "PPO vs GRPO", "Within group vs batch")  # the tabs, and the parts they show
 DIFFICULTY, PPO, BATCH = VIEWS

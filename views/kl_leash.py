@@ -18,6 +18,18 @@ from viz.dpo import dpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
 from viz.predict import predict_figure, with_guess
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "Why does RLHF need a KL penalty against the reference model, and what happens without it?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "exp(r/β)",
+    "reweights",
+    "only trustworthy near",
+    "0.88",
+    "chases the reward model's mistakes",
+)
+
 BETAS = tuple(f"{b:g}" for b in kl_leash.beta_choices())
 VIEWS = ("Beta sweep", "Reward hacking", "Theorem check", "DPO")
 DERIVATION_STEPS = ("1 optimal policy", "2 reward via policy", "3 Bradley-Terry", "4 log Z cancels")

@@ -20,6 +20,17 @@ from viz import format as fmt
 from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
 from viz.predict import predict_figure, with_guess
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "LoRA or full fine-tuning? And what does LoRA actually save?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "singular values of ΔW fall fast",
+    "one base can serve many adapters",
+    "the memory saved is",
+    "8,388,608",
+)
+
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the link's values
 PARTS = dict(zip(VIEWS, ("rank", "cost", "init"), strict=True))  # the figures() part of each tab
 # The model shapes of the cost tab, from the shared catalogue (core.model_spec) so that the memory, serving, scaling,

@@ -12,6 +12,17 @@ from views import DEFAULT, Options, Readout, View, with_answers
 from views.state import Answer, Field, Spec, State
 from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "Model A has perplexity 12, model B 20 on the same text. Is A better?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "changes with the tokenizer",
+    "Only if they share a tokenizer",
+    "divides the total loss by the bytes",
+    "longer tokens raise it",
+)
+
 VIEWS = ("BPE merges", "SFT mask", "Packing", "Padding")
 REDUCTIONS = ("token", "sequence")
 HELDOUT = bundled_text("lesson_text_heldout.txt")

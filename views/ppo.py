@@ -19,6 +19,17 @@ from viz.ppo import (
     rlhf_memory_figure,
 )
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "What does PPO's clip actually do, and why the min?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "does not cap the size of a step",
+    "switches a token's gradient off",
+    "pessimistic",
+    "full corrective gradient",
+)
+
 VIEWS = ("Token batch", "GAE", "KL estimators", "Memory")
 RHO_RANGE = (0.5, 1.5)  # the clip figure's ratios (and its slider's), step 0.01
 RHO_STEPS = 101

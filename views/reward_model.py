@@ -17,6 +17,17 @@ from views.state import Answer, Field, Spec, State
 from viz.dpo import dpo_figure
 from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length_bias_figure
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "How is a reward model trained, and how good is it?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "logistic regression",
+    "60-75%",
+    "pins down differences only",
+    "only differences are identified",
+)
+
 VIEWS = ("Label noise", "Length bias", "DPO")
 FLIPS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5)
 FLIP_TEXT = tuple(f"{f:g}" for f in FLIPS)

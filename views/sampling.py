@@ -13,6 +13,18 @@ from views import DEFAULT, Options, Readout, View, with_answers
 from views.state import Answer, Field, Spec, State
 from viz.sampling import DEFAULT_TEMPERATURES, generation_figure, order_figure, sampling_figure
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "What do temperature and top-p do, and in which order?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "reshapes it",
+    "cut its tail",
+    "without changing their order",
+    "smallest set of tokens",
+    "keeps 20 tokens",
+)
+
 SOURCES = ("keeper", "flat", "bigram")
 ORDERS = ("temperature first", "filters first")
 VIEWS = ("Order of the steps", "Greedy loops")

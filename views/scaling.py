@@ -14,6 +14,18 @@ from viz import format as fmt
 from viz.predict import predict_figure, with_guess
 from viz.scaling import isoflop_family_figure, isoflop_figure
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "How big a model should I train for this budget, and why does Llama train far past 20 tokens per parameter?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "flat-bottomed",
+    "compute-optimal model",
+    "grow together",
+    "trade against each other",
+    "1.5B model on 30B tokens",
+)
+
 if TYPE_CHECKING:
     import pandas as pd
 

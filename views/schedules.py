@@ -11,6 +11,18 @@ from views import DEFAULT, Options, Readout, View
 from views.state import Field, Spec, State
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "Why do recent runs use WSD instead of cosine, and what was wrong with Kaplan's scaling runs?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "when the learning rate decays",
+    "branch a decay",
+    "fixes the run's length",
+    "ties you to a length",
+    "0.03 nats too high",
+)
+
 VIEWS = ("WSD branches", "Kaplan's read-off", "Data mixture")
 SHAPES = schedules.DECAY_SHAPES  # linear, cosine, 1-sqrt (Hägele et al. 2024)
 KAPLAN_FRACTIONS = (0.1, 0.25, 0.5, 0.75)  # further short runs read off the long cosine, as fractions of it

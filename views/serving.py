@@ -34,6 +34,18 @@ from views.systems_common import (
 from viz import format as fmt
 from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "Why is LLM decoding memory-bound, and what do you do about it?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "bound by memory bandwidth",
+    "two FLOPs",
+    "about the batch size",
+    "until B reaches the hundreds",
+    "42 ms",
+)
+
 PROBLEMS = problem_keys("serving")
 TRAPS = ("GB instead of GiB", "query heads for KV heads", "sparse peak")
 VIEWS = ("KV capacity", "Speculative decoding", "MoE router")

@@ -25,6 +25,17 @@ from views.systems_common import (
 from viz import format as fmt
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
+# the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
+QUESTION = "Why can't I fine-tune a 7B model with full Adam on one 80 GB GPU, and what would you change?"
+# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
+# (tests/test_hide_answers.py; each is on the page when answers are shown)
+ANSWER_PHRASES = (
+    "before a single activation",
+    "two Adam moments",
+    "fp32 master weights",
+    "38.5 GB",
+)
+
 PROBLEMS = problem_keys("memory")
 TRAPS = ("GB instead of GiB", "sparse peak", "forgot the MFU", "MoE total instead of active")
 ZERO_LABELS = ("ZeRO-0 (plain DP)", "ZeRO-1 (optimizer)", "ZeRO-2 (+ gradients)", "ZeRO-3 (+ weights)")

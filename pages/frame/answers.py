@@ -9,8 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from pages.frame.sidebar import HIDDEN_CAPTION
-
 if TYPE_CHECKING:  # pandas takes 0.6 s to import: a page imports it when it builds a table, not before
     import pandas as pd
 
@@ -30,6 +28,7 @@ class AnswerSections:
 
     hide: bool
     _slots: dict[str, Any]
+    hidden_caption: str  # why an answer is held back (hide=true, or Predict first before a guess)
 
     def quick_check(self, question: str, answer: str) -> None:
         """A question with its answer hidden until revealed (not sent at all when answers are hidden)."""
@@ -37,19 +36,19 @@ class AnswerSections:
             st.subheader("Quick check")
             st.markdown(question)
             if self.hide:
-                st.caption(HIDDEN_CAPTION)
+                st.caption(self.hidden_caption)
                 return
             with st.expander("Reveal the answer", expanded=False):
                 st.markdown(answer)
 
     def interview(self, prompt: str, answer: InterviewAnswer) -> None:
-        """'Say it in an interview': a prompt, and a model answer hidden until revealed (not sent at all when
-        answers are hidden)."""
+        """'Say it in an interview': a prompt (the page's question, its view's ``QUESTION``, shown in quotes), and a
+        model answer hidden until revealed (not sent at all when answers are hidden)."""
         with self._slots["checks"]:
             st.subheader("Say it in an interview")
-            st.markdown(f"*{prompt}*")
+            st.markdown(f"*“{prompt.strip('“”')}”*")
             if self.hide:
-                st.caption(HIDDEN_CAPTION)
+                st.caption(self.hidden_caption)
                 return
             with st.expander("Reveal a 60-90 second answer", expanded=False):
                 st.markdown(f"**In one sentence.** {answer.sentence}")
@@ -59,9 +58,13 @@ class AnswerSections:
                 st.markdown(f"**One trade-off.** {answer.trade_off}")
 
     def mistakes(self, items: Sequence[str]) -> None:
-        """Common mistakes, as a list."""
+        """Common mistakes, as a list (not sent when answers are hidden: each names the right answer beside the
+        wrong one)."""
         with self._slots["checks"]:
             st.subheader("Common mistakes")
+            if self.hide:
+                st.caption(f"{self.hidden_caption}: each mistake names the right answer.")
+                return
             st.markdown("\n".join(f"- {item}" for item in items))
 
     def download(self, frames: dict[str, pd.DataFrame | Callable[[], pd.DataFrame]], filename_stem: str) -> None:

@@ -26,6 +26,8 @@ from pages.frame.binding import _enter, drag_sync, draw_field, preset_buttons, r
 from pages.frame.charts import live_chart, live_chart_ready
 from pages.frame.nav import lesson_links
 from pages.frame.sidebar import (
+    HIDDEN_CAPTION,
+    PREDICT_CAPTION,
     _page_config,
     _sidebar_frame,
     add_to_deck,
@@ -77,6 +79,9 @@ class Page(AnswerSections):
     theme: str = "light"  # the viewer's theme, "light" or "dark": figures are drawn for it (viz.style)
     heading: bool = True  # the title and takeaway on top (the deck player draws its slide's title instead)
     short_title: str = ""  # presenter mode's one-line title
+    question: str = ""  # the page's interview question: with answers hidden it replaces the takeaway
+    _predicting: bool = False  # answers held back by Predict first (no guess yet), not by hide=true
+    answer_phrases: tuple[str, ...] = ()  # the answer's key phrases (its view's ANSWER_PHRASES): never sent when hidden
     _view: View | None = None  # the page's view (from show_notices): its readouts describe its figures
     _cut: str | None = None  # LESSON_BODY in a body run (bench/bench_body.py): where the body ends; None: nowhere
     _in_body: bool = False  # a copy running the body (run): the lesson-order links are drawn after it, outside
@@ -92,6 +97,8 @@ class Page(AnswerSections):
         spec: Spec | None = None,
         short_title: str | None = None,
         heading: bool = True,
+        question: str = "",
+        answer_phrases: Sequence[str] = (),
     ) -> Page:
         """Configure the page, read its link through its spec, draw the shared sidebar and the page's title.
 
@@ -100,12 +107,18 @@ class Page(AnswerSections):
         ``icon``: a Material Symbols name (``":material/trending_up:"``). ``short_title``: the title presenter mode
         shows on one line; by default the part of ``title`` before its first colon. ``heading=False`` leaves out the
         title and takeaway (the deck player shows its slide's title instead).
+        ``question``: the page's interview question (its view's ``QUESTION``), shown
+        instead of the takeaway when answers are hidden (the takeaway states the answer, so it is not sent at all).
+        ``answer_phrases``: the answer's key phrases and numbers (its view's ``ANSWER_PHRASES``); with answers hidden a
+        readout's help that quotes one is left out.
         """
         _page_config(f"{title} · LLM lesson explorer")
         problems = _enter(spec) if spec is not None else []
         presenter, image_format, hide = _sidebar_frame(current=spec.page if spec is not None else None)
         page = cls(title, icon, takeaway, equation, presenter, image_format, spec, problems, hide=hide)
         page.short_title = short_title or title.split(":")[0].strip()
+        page.question = question
+        page.answer_phrases = tuple(answer_phrases)
         page.theme = viewer_theme()
         page.heading = heading
         page._heading()
@@ -120,7 +133,43 @@ class Page(AnswerSections):
             st.title(self.short_title, anchor=False, help=None if self.short_title == self.title else self.title)
         else:
             st.title(self.title)
-            st.markdown(f"**{self.takeaway}**")
+            st.markdown(f"**{self.shown_takeaway}**")
+
+    def gives_away(self, text: str | None) -> bool:
+        """Whether ``text`` quotes one of the answer's key phrases while answers are hidden."""
+        low = (text or "").lower()
+        return self.hide and any(p.lower() in low for p in self.answer_phrases)
+
+    def held_back(self, items: Sequence[Readout]) -> list[Readout]:
+        """Readouts as they may be shown: with answers hidden, a help that quotes the answer is left out (the
+        number itself belongs to the figure, which stays)."""
+        return [dataclasses.replace(r, help=None) if self.gives_away(r.help) else r for r in items]
+
+    def note(self, text: str) -> None:
+        """A paragraph under a tab's figure (Markdown): with answers hidden, one that quotes the answer is replaced
+        by a caption saying why."""
+        if self.gives_away(text):
+            st.caption(f"{self.hidden_caption}: the note under this figure states the answer.")
+        else:
+            st.markdown(text)
+
+    def predict_first(self, hidden: bool) -> None:
+        """Predict first with no guess committed yet (``hidden``): every text that states the answer is held back
+        as with hide=true, under a caption that says a guess brings it back."""
+        if hidden and not self.hide:
+            self.hide, self._predicting = True, True
+
+    @property
+    def hidden_caption(self) -> str:
+        """Why an answer is not shown: hide=true, or Predict first before a guess."""
+        return PREDICT_CAPTION if self._predicting else HIDDEN_CAPTION
+
+    @property
+    def shown_takeaway(self) -> str:
+        """The takeaway, or with answers hidden the page's question (the takeaway states its answer)."""
+        if self.hide and not self._predicting and self.question:
+            return f"Question: {self.question}"
+        return self.takeaway
 
     def sections(self) -> None:
         """Lay out the page's sections here, in their order: notices, equation, figure, readouts, more views,
@@ -134,8 +183,10 @@ class Page(AnswerSections):
             figure_column, readout_column = st.columns([4, 1], gap="small")
             self._slots["figure"] = figure_column.container()
             self._slots["readouts"] = readout_column.container()
-            with st.expander("The takeaway", expanded=False):
-                st.markdown(f"**{self.takeaway}**")
+            with st.expander(
+                "The question" if self.shown_takeaway != self.takeaway else "The takeaway", expanded=False
+            ):
+                st.markdown(f"**{self.shown_takeaway}**")
             order = ("views", "equation", "explain", "checks", "data")
         else:
             # the figure right under the takeaway (on the first screen at 1280 x 720); the equation under the readouts
@@ -329,7 +380,7 @@ class Page(AnswerSections):
         mode a column beside the figure."""
         if self._cut == "figure":
             raise _BodyCut
-        self._draw_readouts(items, per_row)
+        self._draw_readouts(self.held_back(items), per_row)
         if self._cut == "readouts":
             raise _BodyCut
 
@@ -347,16 +398,29 @@ class Page(AnswerSections):
         with self._slots["readouts"]:
             _metric_strip(items, key=f"{READOUT_STRIP_CLASS}-{per_row}")
 
-    @contextmanager
-    def explain(self, label: str = "What the figure shows") -> Iterator[None]:
-        """Explanations: shown in normal mode, folded away in presenter mode."""
-        with self._slots["explain"]:
-            if self.presenter:
-                with st.expander(label, expanded=False):
-                    yield
-            else:
-                st.subheader(label)
-                yield
+    def explain(self, label: str = "What the figure shows") -> Callable[[Callable[[], None]], None]:
+        """Explanations, as a decorator that draws the function it decorates at once: shown in normal mode, folded
+        away in presenter mode, and with answers hidden not drawn at all (the explanation states the answers; a
+        function is not called, where a ``with`` block would still run and send its text)::
+
+            @page.explain()
+            def _explanation() -> None:
+                st.markdown(...)
+        """
+
+        def draw(body: Callable[[], None]) -> None:
+            with self._slots["explain"]:
+                if self.hide:
+                    st.subheader(label)
+                    st.caption(f"{self.hidden_caption}: the explanation states the answers.")
+                elif self.presenter:
+                    with st.expander(label, expanded=False):
+                        body()
+                else:
+                    st.subheader(label)
+                    body()
+
+        return draw
 
     def finish(self) -> None:
         """Report link values that could not be used as they were, show the share link, and the previous and next

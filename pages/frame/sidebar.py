@@ -23,6 +23,7 @@ NAV_KEY = NAV_CLASS  # the navigation's container (its compact CSS: pages/frame/
 SWITCHES_KEY = "lesson-switches"
 SWITCHES_HELP = "Presenter mode and hidden answers (both stay in the link you share)"
 HIDDEN_CAPTION = "Answers hidden for screen-sharing (hide=true)"
+PREDICT_CAPTION = "Hidden until you commit a guess (Predict first)"
 
 
 # ---------------------------------------------------------------------- shared sidebar

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from pages.frame import HIDDEN_CAPTION
+from pages.frame import PREDICT_CAPTION
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +27,7 @@ def test_predict_first_hides_then_reveals(open_first):
     page.wait_for_function(f"() => !document.documentElement.outerHTML.includes('{TRUTH}')", timeout=15_000)
     assert TRUTH not in page.content()
     assert "predict_kl=true" in page.url
-    assert page.get_by_text(HIDDEN_CAPTION).count() >= 1  # the quick check's answer is held back too
+    assert page.get_by_text(PREDICT_CAPTION).count() >= 1  # the quick check's answer is held back too
     watch.shot("kl-predict-hidden")
 
     box = page.get_by_label("Your guess: π* of the top-reward answer", exact=True)
@@ -43,7 +43,7 @@ def test_predict_first_hides_then_reveals(open_first):
     assert re.search(r"[?&]guess_pi=0\.7(&|$)", page.url), page.url
     # answers hidden while the guess was missing come back: each rerun of the body starts from the frame's state
     page.wait_for_selector("text=Reveal the answer", timeout=15_000)
-    assert page.get_by_text(HIDDEN_CAPTION).count() == 0
+    assert page.get_by_text(PREDICT_CAPTION).count() == 0
     watch.shot("kl-predict-revealed")
     assert page.locator("[data-testid='stException']").count() == 0
     assert watch.external == [], f"requests left localhost: {watch.external}"
