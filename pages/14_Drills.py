@@ -15,11 +15,14 @@ from study.cards import Card
 from study.progress import ProgressStore, validate_profile
 from views import Options, View
 from views import drills as view_of
-from views.state import State
+from views.state import Field, State
 
 MAX_IMPORT_BYTES = 5 * 2**20
 FLASH = "_drill_flash"  # a message from a button's callback, shown on the rerun it causes
 VISIT = "_drill_visit"  # (card id, visit number): a new countdown each time a card comes up
+COUNTDOWN_PX = 40  # the countdown's height, reserved before its script has run (no jump when it mounts)
+RUBRIC = "_drill_rubric"  # card id -> the rubric parts ticked for it: kept when the card leaves the screen
+FIND = "drill-find"  # the card finder's widget key
 
 # A countdown drawn by the browser: it starts when a card comes up (a new token) and keeps its start across
 # reruns of the same card, so revealing a part does not restart it. Offline: no request, no library.
@@ -89,6 +92,26 @@ def _go(card_id: str) -> None:
     st.session_state["reveal"] = 0
 
 
+def _found() -> None:
+    """The finder's choice becomes the card shown; the finder empties for the next search."""
+    card_id = st.session_state.get(FIND)
+    if card_id:
+        _go(card_id)
+    st.session_state[FIND] = None
+
+
+def _tick(card_id: str, part: str, key: str) -> None:
+    """Keep a rubric tick under its card, outside the checkbox (Streamlit forgets a widget's state once it is not
+    drawn: the ticks were lost after Next and Back)."""
+    ticks = st.session_state.setdefault(RUBRIC, {})
+    chosen = set(ticks.get(card_id, ()))
+    if st.session_state.get(key):
+        chosen.add(part)
+    else:
+        chosen.discard(part)
+    ticks[card_id] = tuple(sorted(chosen))
+
+
 def _reveal(to: int) -> None:
     st.session_state["reveal"] = to
 
@@ -123,6 +146,16 @@ with page.controls():
     page.control("topics")
     page.control("due")
     page.control("card", placeholder="first card of the deck")
+    st.selectbox(
+        "Find a card by its question",
+        [c.id for c in view_of.CARDS],
+        index=None,
+        format_func=lambda card_id: f"{view_of.BY_ID[card_id].question} ({card_id})",
+        placeholder="Type words of the question",
+        key=FIND,
+        on_change=_found,
+        help="Any card of the bank, whatever the topics above: type a few words of its question.",
+    )
     page.control("seconds")
     if page.state().role != "candidate":
         page.control("reveal")
@@ -157,7 +190,7 @@ def countdown(seconds: int, token: str) -> None:
     """The visible countdown (runs in the browser, no reruns). Registered on every run: the same definition
     again is a no-op for Streamlit, and each test session has its own registry."""
     component = st.components.v2.component("lesson_drill_countdown", js=_COUNTDOWN_JS, css=_COUNTDOWN_CSS)
-    component(key="drill-countdown", data={"seconds": seconds, "token": token}, height="content")
+    component(key="drill-countdown", data={"seconds": seconds, "token": token}, height=COUNTDOWN_PX)
 
 
 @cached_view
@@ -263,82 +296,117 @@ def progress_section(learner: str) -> None:
             )
 
 
+def guess_beside(card: Card, field: Field) -> float | int | None:
+    """The guess a held-back figure asks for, committed here (the page's own guess field is in its sidebar): its
+    label and range are the page's; None until a value is entered."""
+    integer = field.kind == "int"
+    value = st.number_input(
+        field.label,
+        min_value=int(field.lo) if integer else float(field.lo),
+        max_value=int(field.hi) if integer else float(field.hi),
+        value=None,
+        step=1 if integer else field.step,
+        format=None if integer else field.fmt,
+        key=f"drill-guess-{card.id}",
+        placeholder="commit a guess, then see the figure's answer",
+    )
+    return value
+
+
 def figure_beside(card: Card, answer_shown: bool) -> None:
     """The card's figure, drawn by its page's view for the card's link values, and the link to open it live.
-    Before the answer is shown only a figure the page can hold back is drawn (Predict first)."""
+    Before the answer is shown only a figure the page can hold back is drawn (Predict first), with the page's guess
+    field above it: a committed guess draws the figure revealed, the guess on it."""
     request = view_of.card_figure(card, answer_shown)
+    if request is not None and request.guess is not None:
+        guess = guess_beside(card, request.guess)
+        if guess is not None:
+            request = view_of.card_figure(card, answer_shown, guess)
     name = None
     if request is not None:
         view = card_view(request.page, request.state, request.options(page.theme, page.presenter))
         name = view_of.pick_figure(request, view)
     if request is not None and name is not None:
         page.chart(view.figures[name], f"drill-figure-{card.id}", f"{card.id}-{name}")
-        if request.predict:
-            st.caption("Predict first: the part of the figure that answers the question is held back.")
+        if request.predict and view.facts.get("predict") == "revealed":
+            st.caption("Your guess is on the figure, beside the answer.")
+        elif request.predict:
+            st.caption(
+                "Predict first: the part of the figure that answers the question is held back until you commit "
+                "a guess above."
+            )
     elif card.view.page:
         st.caption("The figure shows the answer: it appears here with the model answer.")
     show_me(card)
 
 
-card = d.card
-if card is None:
-    st.info("No card to show.")
-else:
-    visit = st.session_state.get(VISIT, ("", 0))
-    if visit[0] != card.id:
-        visit = (card.id, visit[1] + 1)
-        st.session_state[VISIT] = visit
-    answer_shown = d.role == "interviewer" or (d.role == "solo" and len(d.parts) == len(view_of.PART_LABELS))
-    card_col, figure_col = st.columns([3, 2], gap="medium")
-    with figure_col:
-        figure_beside(card, answer_shown)
-    with card_col:
+# The card in the page's figure section: the lesson-order links (the data section) follow it, at the bottom as on
+# every page (above it, their late-styled row moved the whole card on load).
+with page.figure_area():
+    card = d.card
+    if card is None:
+        st.info("No card to show.")
+    else:
+        visit = st.session_state.get(VISIT, ("", 0))
+        if visit[0] != card.id:
+            visit = (card.id, visit[1] + 1)
+            st.session_state[VISIT] = visit
+        answer_shown = d.role == "interviewer" or (d.role == "solo" and len(d.parts) == len(view_of.PART_LABELS))
+        # one column: the figure gets the main area's width (beside the card, in two fifths of it, it was about 300 px
+        # wide at 1280 x 720 and its axis titles collided; issue 30)
         where = f"card {d.position + 1} of {len(d.deck)}" if d.position is not None else "not in the chosen topics"
         st.caption(f"{card.topic} · {card.id} · {where}")
         st.markdown(f"### {_md(card.question)}")
         countdown(state.seconds, f"{card.id}:{visit[1]}:{state.seconds}")
-        if d.role == "candidate":
-            if state.role != "candidate" and d.deck:  # answers hidden on a solo or interviewer screen: keep moving
-                previous_and_next(d.deck, card.id)
-            if page.hide:
-                st.caption(HIDDEN_CAPTION)
-        else:
-            if d.deck:
-                previous_and_next(d.deck, card.id)
-            if d.role == "interviewer":
-                st.subheader("Model answer")
-            for part in d.parts:
-                answer_part(card, part)
-            if d.role == "solo":
-                cols = st.columns(2)
-                if len(d.parts) < len(view_of.PART_LABELS):
-                    cols[0].button(
-                        view_of.REVEAL_LABELS[view_of.ANSWER_PARTS[len(d.parts)]],
-                        key="drill-reveal",
-                        on_click=_reveal,
-                        args=(len(d.parts) + 1,),
-                        type="primary",
-                        width="stretch",
-                    )
-                if d.parts:
-                    cols[1].button("Hide the answer again", key="drill-unreveal", on_click=_reveal, args=(0,))
-            if d.role == "interviewer" or len(d.parts) == len(view_of.PART_LABELS):
-                sources(card)
-                st.markdown("**Follow-ups**\n" + "\n".join(f"- {_md(f)}" for f in card.follow_ups))
-                st.markdown("**Traps**\n" + "\n".join(f"- {_md(t)}" for t in card.traps))
-            if d.role == "interviewer":
-                st.markdown("**Rubric**: tick what the candidate said")
-                ticks = [
-                    st.checkbox(view_of.PART_LABELS[part], key=f"rubric-{card.id}-{part}", value=False)
-                    for part in view_of.PART_LABELS
-                ]
-                st.caption(f"Score: {sum(ticks)} of {len(ticks)}")
-                candidate_link(card)
-            grade_buttons(card, d.deck)
-    if d.role != "candidate":
-        if valid_learner:
-            progress_section(valid_learner)
-        elif not learner:
-            st.caption("Enter your name in the sidebar to keep your grades and see which cards are due.")
+        if d.deck and (d.role != "candidate" or state.role != "candidate"):  # a hidden solo or interviewer screen too
+            previous_and_next(d.deck, card.id)
+        figure_beside(card, answer_shown)
+        with st.container():
+            if d.role == "candidate":
+                if page.hide:
+                    st.caption(HIDDEN_CAPTION)
+            else:
+                if d.role == "interviewer":
+                    st.subheader("Model answer")
+                for part in d.parts:
+                    answer_part(card, part)
+                if d.role == "solo":
+                    cols = st.columns(2)
+                    if len(d.parts) < len(view_of.PART_LABELS):
+                        cols[0].button(
+                            view_of.REVEAL_LABELS[view_of.ANSWER_PARTS[len(d.parts)]],
+                            key="drill-reveal",
+                            on_click=_reveal,
+                            args=(len(d.parts) + 1,),
+                            type="primary",
+                            width="stretch",
+                        )
+                    if d.parts:
+                        cols[1].button("Hide the answer again", key="drill-unreveal", on_click=_reveal, args=(0,))
+                if d.role == "interviewer" or len(d.parts) == len(view_of.PART_LABELS):
+                    sources(card)
+                    st.markdown("**Follow-ups**\n" + "\n".join(f"- {_md(f)}" for f in card.follow_ups))
+                    st.markdown("**Traps**\n" + "\n".join(f"- {_md(t)}" for t in card.traps))
+                if d.role == "interviewer":
+                    st.markdown("**Rubric**: tick what the candidate said")
+                    kept = st.session_state.get(RUBRIC, {}).get(card.id, ())
+                    ticks = [
+                        st.checkbox(
+                            view_of.PART_LABELS[part],
+                            key=f"rubric-{card.id}-{part}",
+                            value=part in kept,
+                            on_change=_tick,
+                            args=(card.id, part, f"rubric-{card.id}-{part}"),
+                        )
+                        for part in view_of.PART_LABELS
+                    ]
+                    st.caption(f"Score: {sum(ticks)} of {len(ticks)}")
+                    candidate_link(card)
+                grade_buttons(card, d.deck)
+        if d.role != "candidate":
+            if valid_learner:
+                progress_section(valid_learner)
+            elif not learner:
+                st.caption("Enter your name in the sidebar to keep your grades and see which cards are due.")
 
 page.finish()

@@ -364,3 +364,50 @@ def test_the_cards_figure_follows_the_viewers_theme_and_presenter_mode():
     assert no_exception(at)
     (fig,) = figures(at)
     assert fig["layout"]["paper_bgcolor"] == DARK.background and fig["layout"]["font"]["size"] >= PRESENTER_MIN
+
+
+def test_a_guess_committed_beside_the_held_back_figure_reveals_it():
+    """The candidate types a guess of the bottom's N beside the figure (the scaling page's own guess field, its
+    label and range): the figure is redrawn with the optimum in it and the guess marked."""
+    at = open_page(PAGE, {"card": "scaling-01", "role": "candidate"})
+    box = at.number_input(key="drill-guess-scaling-01")
+    assert box.label == "Your guess: the bottom's N (parameters)" and box.value is None
+    assert _near(at, _n_opt(6e20)) == []
+    box.set_value(2e9).run()
+    assert no_exception(at) and at.warning.len == 0
+    assert _near(at, _n_opt(6e20)) != [] and _near(at, 2e9, rel=1e-9) != []
+    assert any("Your guess is on the figure" in c.value for c in at.caption)
+    _answer_text_absent(at, CARD)  # the figure's answer, not the card's model answer
+
+
+def test_rubric_ticks_stay_with_their_card_after_next_and_back():
+    at = open_page(PAGE, {"card": "scaling-01", "role": "interviewer"})
+    at.checkbox(key="rubric-scaling-01-sentence").check().run()
+    at.checkbox(key="rubric-scaling-01-number").check().run()
+    assert any(c.value == "Score: 2 of 4" for c in at.caption)
+    at.button(key="drill-next").click().run()
+    second = at.text_input(key="card").value
+    assert second != "scaling-01" and any(c.value == "Score: 0 of 4" for c in at.caption)
+    at.checkbox(key=f"rubric-{second}-equation").check().run()
+    at.button(key="drill-prev").click().run()
+    assert at.text_input(key="card").value == "scaling-01"
+    assert at.checkbox(key="rubric-scaling-01-sentence").value and at.checkbox(key="rubric-scaling-01-number").value
+    assert not at.checkbox(key="rubric-scaling-01-equation").value
+    assert any(c.value == "Score: 2 of 4" for c in at.caption)
+    at.button(key="drill-next").click().run()
+    assert at.checkbox(key=f"rubric-{second}-equation").value
+
+
+def test_the_finder_opens_a_card_by_words_of_its_question():
+    """The finder lists every card by its question; choosing one shows it (AppTest cannot type into the box's
+    filter: the browser test does) and empties the finder for the next search."""
+    at = open_page(PAGE)
+    finder = at.selectbox(key="drill-find")
+    card = view_of.BY_ID["lora-02"]
+    assert len(finder.options) == len(view_of.CARDS)
+    assert f"{card.question} (lora-02)" in finder.options
+    finder.select("lora-02").run()
+    assert no_exception(at)
+    assert at.text_input(key="card").value == "lora-02"
+    assert any(card.question in m.value for m in at.markdown)
+    assert at.selectbox(key="drill-find").value is None

@@ -74,7 +74,6 @@ SPEC = Spec(
             "choice",
             "solo",
             choices=ROLES,
-            widget="segmented",
             help="solo: reveal and grade yourself · candidate: the question only · interviewer: everything, "
             "with a rubric",
         ),
@@ -188,6 +187,7 @@ class CardFigure:
     figure: str  # the card's named figure ("" = the tab its link opens, else the view's first figure)
     predict: bool = False
     tab: bool = False  # the card's link names a tab
+    guess: Field | None = None  # held back (``predict``): the page's guess field, for a guess beside the figure
 
     def options(self, theme: str = "light", presenter: bool = False) -> Options:
         return Options(theme=theme, presenter=presenter, parts=self.parts)
@@ -204,14 +204,15 @@ def _predict_fields(spec: Spec) -> tuple[str, str] | None:
     return (switches[0], guesses[0]) if switches and guesses else None
 
 
-def card_figure(card: Card, answer_shown: bool) -> CardFigure | None:
+def card_figure(card: Card, answer_shown: bool, guess: float | int | None = None) -> CardFigure | None:
     """The figure request for a card's view; None when no page shows its idea, or when the answer is not shown yet
     and the figure would give it away.
 
     Predict-first rule (lesson 001 section 1; issue 15): before the answer is shown (a candidate, or a learner who
     has not revealed the whole answer) only a figure that a page can hold back is drawn: the page's main lesson
-    figure with its "Predict first" switch on and no guess. A card whose figure is a tab, or whose page has no
-    "Predict first" switch, draws nothing until the answer is shown (its page link stays)."""
+    figure with its "Predict first" switch on and no guess, and the page's guess field beside it; ``guess`` (a
+    committed guess) draws the same figure revealed, the guess on it. A card whose figure is a tab, or whose page has
+    no "Predict first" switch, draws nothing until the answer is shown (its page link stays)."""
     if not card.view.page:
         return None
     modules = _view_modules()
@@ -229,9 +230,12 @@ def card_figure(card: Card, answer_shown: bool) -> CardFigure | None:
     fields = _predict_fields(spec)
     if fields is None or card.view.figure not in ("", "main"):
         return None
-    switch, guess = fields
-    held_back = state.replace(**{switch: True, guess: None})
-    request = CardFigure(card.view.page, held_back, frozenset({"main"}), "main", predict=True)
+    switch, guess_name = fields
+    field = spec[guess_name]
+    if guess is not None and field.check(guess) is not None:  # out of the field's range: no guess yet
+        guess = None
+    held_back = state.replace(**{switch: True, guess_name: guess})
+    request = CardFigure(card.view.page, held_back, frozenset({"main"}), "main", predict=True, guess=field)
     # only the page's lead figure can be held back: a card whose link opens another tab gets none
     return request if all(state[f.name] == f.default for f in tabs) else None
 
@@ -239,12 +243,12 @@ def card_figure(card: Card, answer_shown: bool) -> CardFigure | None:
 def pick_figure(request: CardFigure, view: View) -> str | None:
     """Name of the figure of ``view`` to draw for ``request``: the card's named figure, else the figure of the tab
     its link names, else the view's first figure (a page's lead figure); held back (``predict``): the first figure,
-    only while the view reports it hidden. None when there is no such figure."""
+    only while the view reports it hidden (or revealed by a guess). None when there is no such figure."""
     names = list(view.figures)
     if not names:
         return None
-    if request.predict:
-        return names[0] if view.facts.get("predict") == "hidden" else None
+    if request.predict:  # held back, or revealed by the guess committed beside it
+        return names[0] if view.facts.get("predict") in ("hidden", "revealed") else None
     if request.figure:
         return request.figure if request.figure in view.figures else None
     tab = [n for n in names if n in request.parts and n != "main"] if request.tab else []

@@ -130,6 +130,9 @@ def test_links_write_whole_numbers_and_warn_on_a_loopback_address(context, modul
         page.goto(f"{module_server}/Serving", wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning'] .js-plotly-plot")
         choose_preset(page, "A10-08: How many sequences fit on one node?")
+        # the preset's answer leads the readouts, in plain words
+        first = page.locator("[data-testid='stMain'] [data-testid='stMetric']").first.inner_text()
+        assert [t for t in first.split("\n") if t.strip()][:2] == ["Sequences of 8,192 tokens that fit", "68"], first
         query = urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query)
         counts = {f.name for f in serving.SPEC.fields if f.kind == "int"} & set(query)
         assert query["srv_gpus"] == ["4"] and all(re.fullmatch(r"-?\d+", query[n][0]) for n in counts), page.url
@@ -146,5 +149,47 @@ def test_links_write_whole_numbers_and_warn_on_a_loopback_address(context, modul
         )
         page.wait_for_function("() => location.search.includes('slide=')", timeout=30_000)
         assert re.search(r"[?&]slide=2(&|$)", page.url), page.url
+    finally:
+        page.close()
+
+
+# The cards with the widest equations (KaTeX's width at 1280 x 720 in the interviewer's view, measured over all the
+# bank's cards on 2026-12-03), and a card whose figure Predict first holds back.
+WIDE_EQUATIONS = ("systems-05", "attention-10", "ppo_reward-02")
+_DRILL_JS = """() => {
+  const main = document.querySelector("[data-testid='stMainBlockContainer']");
+  const eqs = [...main.querySelectorAll('.katex-display')].map(e => [e.scrollWidth, e.clientWidth,
+    Math.round(e.getBoundingClientRect().right)]);
+  const fig = main.querySelector('.js-plotly-plot');
+  return {eqs, right: Math.round(main.getBoundingClientRect().right),
+          figure: fig ? Math.round(fig.getBoundingClientRect().width) : 0};
+}"""
+
+
+def test_drills_figure_is_wide_every_equation_fits_and_a_card_is_found_by_its_words(context, module_server) -> None:
+    """The drills at 1280 x 720: the card's figure at least 600 px wide (it was squeezed into about 300 px beside
+    the card), every equation of the model answer within its column (no horizontal overflow: KaTeX's scroll width at
+    most its box's, 2 px for a glyph's overhang), and the finder opens a card from a few words of its question."""
+    page = context.new_page()
+    try:
+        for card in WIDE_EQUATIONS:
+            page.goto(f"{module_server}/Drills?card={card}&role=interviewer", wait_until="domcontentloaded")
+            page.wait_for_selector("[data-testid='stMain'] .katex-display", timeout=60_000)
+            page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
+            page.evaluate(_STILL_JS)
+            g = page.evaluate(_DRILL_JS)
+            assert g["figure"] >= 600, (card, g)
+            assert g["eqs"] and all(s <= c + 2 and r <= g["right"] for s, c, r in g["eqs"]), (card, g)
+        page.goto(f"{module_server}/Drills?card=scaling-01&role=candidate", wait_until="domcontentloaded")
+        page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
+        assert page.evaluate(_DRILL_JS)["figure"] >= 600  # the held-back figure, with its guess field above it
+        assert page.get_by_label("Your guess: the bottom's N (parameters)").count() == 1
+
+        finder = page.get_by_role("combobox", name="Find a card by its question")
+        finder.click()
+        finder.fill("B = 0 and A random")
+        page.get_by_role("option").filter(has_text="(lora-02)").click()
+        page.wait_for_function("() => /[?&]card=lora-02(&|$)/.test(location.search)", timeout=30_000)
+        page.get_by_text("Why does LoRA start with B = 0 and A random").first.wait_for(timeout=30_000)
     finally:
         page.close()
