@@ -26,10 +26,9 @@ from decks import (
     parse_deck,
     parts_for,
     slide_from_link,
-    views,
 )
-from decks.handout import build_handout
-from pages.frame import DECK_DRAFT, HIDDEN_CAPTION, PRESENT_KEY, Page, cached_view, draw_field
+from decks.warm import SlideCache, Warming
+from pages.frame import DECK_DRAFT, HIDDEN_CAPTION, PRESENT_KEY, Page, draw_field
 from views import Options, View
 from views import deck as view_of
 from views.state import State
@@ -67,9 +66,54 @@ def shipped_decks() -> tuple[dict[str, Deck], dict[str, list[str]]]:
     return _shipped(tuple((p.name, p.stat().st_mtime) for p in sorted(DECKS_DIR.glob("*.toml"))))
 
 
-@cached_view
+@st.cache_resource(show_spinner=False)
+def _slide_cache() -> SlideCache:
+    """One cache of slide views per server process, shared by sessions, with its background warmer."""
+    return SlideCache()
+
+
+SLIDES = _slide_cache()
+
+
 def slide_view(page_name: str, state: State, options: Options) -> View:
-    return views()[page_name].figures(state, options)
+    """A slide's view, from the slides warmed in the background when the deck opened (or computed now)."""
+    return SLIDES.view(page_name, state, options)
+
+
+def warming_panel(warming: Warming, deck: Deck, hide: bool) -> None:
+    """The warming's progress and, once built, the handout: refreshed every second until the warming is done (a
+    fragment: the slide is not redrawn). The handout is the warmed bytes, the same on every run, so its address does
+    not change under a click; the click does not rerun the page."""
+    label = f":material/download: Handout of “{deck.title}” (one HTML file, works offline)" + (
+        ", without the speaker notes" if hide else ""
+    )
+
+    ticking = not warming.done
+
+    @st.fragment(run_every=1.0 if ticking else None)
+    def panel() -> None:
+        if ticking and warming.done:  # one last run of the whole page, which draws this panel without a timer
+            st.rerun()
+        if warming.error is not None:
+            st.caption(f"The handout could not be built: {warming.error}")
+        elif warming.done:
+            st.caption(f":material/check_circle: All {warming.total} slides are ready, and the handout.")
+        else:
+            st.caption(f"Preparing the slides in the background: {warming.ready} of {warming.total} ready.")
+        if warming.handout is not None:
+            st.download_button(
+                label,
+                warming.handout,
+                file_name=f"{deck.name}-handout.html",
+                mime="text/html",
+                key="deck-handout",
+                on_click="ignore",
+                width="stretch",
+            )
+        else:
+            st.button(label, key="deck-handout-wait", disabled=True, help="Ready once every slide is.", width="stretch")
+
+    panel()
 
 
 def draft_deck() -> tuple[Deck | None, list[str]]:
@@ -174,6 +218,8 @@ _keys_component = st.components.v2.component("deck_keys", js=_KEYS_JS)
 _HIDE_EXTRA_KEYS = """
 <style>
   .st-key-deck-next-space, .st-key-deck-next-pagedown, .st-key-deck-prev-pageup { display: none; }
+  /* Streamlit's "Running... Stop" flashed in the projector's corner on every move */
+  [data-testid="stStatusWidget"] { visibility: hidden; }
 </style>
 """
 
@@ -257,6 +303,7 @@ if deck is None:
     st.stop()
 
 size = len(deck)
+warming = SLIDES.warm(deck, page.theme, page.presenter, page.hide)
 with st.sidebar:
     st.html(_HIDE_EXTRA_KEYS)
     number = page.control("slide")
@@ -317,6 +364,7 @@ with st.sidebar:
         help="The current slide's notes, the next slide's title and a clock; follows this tab within a second.",
         width="stretch",
     )
+    warming_panel(warming, deck, page.hide)
     if withheld:
         st.button(
             "Reveal the view (v)",
@@ -336,9 +384,6 @@ with st.sidebar:
             width="stretch",
         )
 
-# The parts of the state on screen: a view (tab) the audience picks in the sidebar draws that tab's figure.
-options = Options(theme=page.theme, presenter=page.presenter, parts=parts_for(slide.page, state, slide.parts))
-view = slide_view(slide.page, state, options)
 progress = number / size * 100
 strip = (
     f'<div data-testid="deck-progress" style="position:fixed;bottom:8px;right:14px;z-index:999;font-size:14px;'
@@ -347,11 +392,17 @@ strip = (
     f'<div style="position:fixed;bottom:0;left:0;height:3px;width:{progress:.1f}%;background:#E69F00;z-index:999">'
     "</div>"
 )
+st.html(strip)  # the slide's number and title before its view is computed: never the old slide's number over it
+
 if blank:
     st.html('<div data-testid="deck-blank" style="position:fixed;inset:0;background:#000;z-index:999990"></div>')
 else:
-    with page.figure_area():
+    with page.figure_area():  # the new title at once, over the old figure until the new one is drawn
         st.markdown(f"## {html.escape(slide.title)}")
+# The parts of the state on screen: a view (tab) the audience picks in the sidebar draws that tab's figure.
+options = Options(theme=page.theme, presenter=page.presenter, parts=parts_for(slide.page, state, slide.parts))
+view = slide_view(slide.page, state, options)
+if not blank:
     if withheld:
         page.notice(
             "**Answer withheld.** Ask the room first; press **v** (or *Reveal the view* in the sidebar) to show it.",
@@ -367,13 +418,17 @@ else:
     playing = st.session_state.pop(_PLAY, False) and slide.sweep is not None
     if figs:
         with page.figure_area():
-            main_slot = page.chart_slot(f"deck-{number}")
-            page.chart(figs[0], f"deck-fig-{number}-0", f"{deck.name}-{number}", slot=main_slot)
+            if playing:  # the sweep's frames replace each other in one slot
+                main_slot = page.chart_slot("deck-main")
+                page.chart(figs[0], "deck-fig-0", f"{deck.name}-{number}", slot=main_slot)
+            else:
+                # one live chart, one key for every slide: it stays mounted and redraws in place, the old figure on
+                # screen until the new one is drawn (a chart per slide left the area empty for a few frames)
+                page.chart(figs[0], "deck-fig-0", f"{deck.name}-{number}")
         with page.views():
             for j, fig in enumerate(figs[1:], start=1):
-                page.chart(fig, f"deck-fig-{number}-{j}", f"{deck.name}-{number}-{j}")
+                page.chart(fig, f"deck-fig-{j}", f"{deck.name}-{number}-{j}")
     page.readouts(slide.shown_readouts(view))
-    st.html(strip)
     if playing and figs:
         sweep = slide.sweep
         for i, value in enumerate(sweep.values):
@@ -384,21 +439,13 @@ else:
             time.sleep(0.35)
 
 # ---------------------------------------------------------------------- build, upload, download, handout
-with st.expander(":material/build: Decks: build your own, upload, download, handout", expanded=False):
+with st.expander(":material/build: Decks: build your own, upload, download", expanded=False):
     for name, problems in deck_errors.items():
         st.error(f"`decks/{name}.toml` could not load:\n\n" + "\n".join(f"- {p}" for p in problems))
     for problem in draft_problems:
         st.warning(problem)
     # With answers hidden (hide=true) nothing that holds the speaker notes, which hold the answers, is sent: the
-    # handout leaves them out and the TOML downloads (notes included) are not offered.
-    st.download_button(
-        f":material/download: Handout of “{deck.title}” (one HTML file, works offline)"
-        + (", without the speaker notes" if page.hide else ""),
-        lambda: build_handout(deck, hide=page.hide),
-        file_name=f"{deck.name}-handout.html",
-        mime="text/html",
-        key="deck-handout",
-    )
+    # handout leaves them out (warming_panel) and the TOML downloads (notes included) are not offered.
     if page.hide:
         st.caption(
             f"{HIDDEN_CAPTION}: the handout leaves out the speaker notes, and the deck's TOML (which holds them) "
