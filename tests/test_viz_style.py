@@ -49,6 +49,7 @@ from core.grpo import batch_normalised_advantages, expected_abs_advantage, group
 from core.hardware import GIB, GPUS
 from core.kl_leash import LEASH_PRESETS, beta_grid, leash_sweep, random_policies
 from core.model_spec import CUSTOM, LLAMA3_8B
+from views import Options, catalog
 from viz import attention as attention_viz
 from viz import style
 from viz.attention import (
@@ -820,8 +821,8 @@ def test_presenter_layout_leaves_normal_mode_alone():
     assert scaling["legend"]["orientation"] == "h" and scaling["annotations"][0]["y"] == -0.27
     assert scaling["sliders"][0]["pad"]["t"] == 175 and scaling["margin"]["r"] == 20
     clip = built("ppo_clip_figure", "light", False)["layout"]
-    assert clip["legend"]["y"] == 0.52 and clip["annotations"][0]["x"] == 0.0 and clip["margin"]["r"] == 20
-    assert clip["yaxis"]["domain"] == [0.58, 0.82] and clip["xaxis"].get("showticklabels", True)
+    assert clip["legend"]["y"] == 0.49 and clip["annotations"][0]["x"] == 0.0 and clip["margin"]["r"] == 20
+    assert clip["yaxis"]["domain"] == [0.56, 0.78] and clip["xaxis"].get("showticklabels", True)
 
 
 def test_lora_presenter_heatmaps_spend_the_height_on_the_panels():
@@ -861,17 +862,20 @@ def test_presenter_attention_grid_has_no_panel_axis_titles_and_a_title_row_betwe
     bottoms = sorted({axis["domain"][0] for key, axis in axes.items() if key.startswith("yaxis")})
     if len(tops) > 1:  # the gap between rows holds a 19 px panel title in the grid box
         assert (bottoms[-1] - tops[-2]) * attention_viz.PRESENTER_GRID_BOX[1] >= 1.6 * 19
+    # normal mode too (the titles "query" and "key" overprinted the tick labels beside them, issue 30); every
+    # other token labelled once there are more than six
     normal = dict(_axes(built("attention_figure", "light", False)["layout"]))
-    assert any(axis.get("title", {}).get("text") == "query" for axis in normal.values())
+    assert not any(axis.get("title", {}).get("text") for axis in normal.values())
+    assert all(len(axis["tickvals"]) <= 6 for axis in normal.values())
 
 
-def test_presenter_log_axes_label_decades_only():
-    """plotly draws the 2s and 5s between decades at 3/4 of the tick size: 14 px at presenter size."""
-    presenter = dict(_axes(built("isoflop_figure", "light", True)["layout"]))
-    logs = [axis for axis in presenter.values() if axis.get("type") == "log"]
-    assert logs and all(axis["minorloglabels"] == "none" for axis in logs)
-    normal = dict(_axes(built("isoflop_figure", "light", False)["layout"]))
-    assert not any("minorloglabels" in axis for axis in normal.values())
+def test_log_axes_label_decades_only():
+    """plotly draws the 2s and 5s between decades at 3/4 of the tick size (14 px at presenter size); a "5" under
+    "1" reads as 5, not 0.5 (the walkthrough, 1.10), and "6 7 8 9" crowded each other on the loss page."""
+    for presenter in (True, False):
+        axes = dict(_axes(built("isoflop_figure", "light", presenter)["layout"]))
+        logs = [axis for axis in axes.values() if axis.get("type") == "log"]
+        assert logs and all(axis["minorloglabels"] == "none" for axis in logs)
 
 
 def test_the_reward_model_readout_has_the_top_of_the_left_column():
@@ -947,3 +951,28 @@ def test_the_scaling_title_clears_its_four_row_legend() -> None:
     assert rows == 4
     title_px = 1.35 * fig.layout.title.font.size
     assert fig.layout.margin.t >= title_px + 1.6 * fig.layout.legend.font.size * rows
+
+
+def _without_colours(obj):
+    """A figure as plain data, every colour setting left out (keys naming a colour, inline ``color:#...`` in a text,
+    and the template)."""
+    if isinstance(obj, dict):
+        return {k: _without_colours(v) for k, v in obj.items() if "color" not in k.lower() and k != "template"}
+    if isinstance(obj, list):
+        return [_without_colours(v) for v in obj]
+    if isinstance(obj, str):
+        return re.sub(r"color:\s*#[0-9A-Fa-f]{3,8};?", "", obj)
+    return obj
+
+
+@pytest.mark.parametrize("url", [e.url for e in catalog.PAGES if e.view is not None])
+def test_dark_draws_every_main_figure_where_light_does(url):
+    """The browser test of overlapping labels (tests/browser/test_first_screen_browser.py) runs in light and
+    presenter mode; dark mode draws the same figure but for its colours (every text, size, margin and position
+    equal), so its labels sit where light's do."""
+    import json
+
+    module = catalog.view_module(url)
+    state = module.SPEC.defaults()
+    light, dark = (next(iter(module.figures(state, Options(theme=t)).figures.values())) for t in ("light", "dark"))
+    assert _without_colours(json.loads(light.to_json())) == _without_colours(json.loads(dark.to_json()))

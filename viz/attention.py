@@ -197,18 +197,22 @@ def attention_figure(
                 "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{what} %{{z:.3f}}<extra>{names[h]}</extra>",
             }
         )
-        bottom, left = h + cols >= H, h % cols == 0  # tick labels and titles on the outer edge only
+        bottom, left = h + cols >= H, h % cols == 0  # tick labels on the outer edge only
+        # every token's label only while they fit (6 to a panel side, 4 at presenter size); the title names rows
+        # and columns
+        fit = 4 if presenter else 6
+        shown = list(labels) if len(labels) <= fit else list(labels)[:: math.ceil(len(labels) / fit)]
         layout[axis_key(x)].update(
             type="category",
             showticklabels=show_ticks and bottom,
             tickangle=-60,
-            title={"text": "key" if bottom else ""},
+            tickvals=shown,
         )
         layout[axis_key(y)].update(
             type="category",
             autorange="reversed",
             showticklabels=show_ticks and left,
-            title={"text": "query" if left else ""},
+            tickvals=shown,
         )
     notes = []
     if edges is not None:
@@ -227,7 +231,7 @@ def attention_figure(
             "colorscale": colorscale("sequential", theme),
             "cmin": 0.0,
             "cmax": zmax,
-            "colorbar": {"title": {"text": "weight"}},
+            "colorbar": {"title": {"text": "weight", "side": "right"}},
         },
         "uirevision": "attention-heads",
     }

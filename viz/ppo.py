@@ -122,7 +122,8 @@ def ppo_clip_figure(
         for i, r in enumerate(rho)
     ]
     cols = ([0.0, 0.46], [0.54, 1.0])
-    rows = ([0.58, 0.82], [0.0, 0.40])  # objective on top, gradient below; the readout sits above both
+    # objective on top, gradient below; the readout (three lines) sits above both, clear of the column titles
+    rows = ([0.56, 0.78], [0.0, 0.40])
     if presenter:  # the readout and the legend stand right of the grid (see _PRESENTER_COLUMN_PX)
         cols, rows = ([0.0, 0.44], [0.56, 1.0]), ([0.55, 1.0], [0.0, 0.45])
     shapes: list[dict[str, Any]] = []
@@ -163,7 +164,7 @@ def ppo_clip_figure(
         ],
         "uirevision": "ppo-clip",
         "hovermode": "closest",
-        "legend": {"orientation": "h", "yanchor": "top", "y": 0.52, "xanchor": "left", "x": 0},
+        "legend": {"orientation": "h", "yanchor": "top", "y": 0.49, "xanchor": "left", "x": 0},
         "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
     }  # fmt: skip
     for k, (xa, ya) in enumerate(axes):

@@ -126,7 +126,8 @@ def sampling_figure(
         "barmode": "overlay",
         "bargap": 0.15,
         # the readout panel in the column right of the bars (wider at presenter size)
-        "xaxis": {"tickangle": -45, "domain": [0.0, 0.74 if presenter else 0.78]},
+        # upright token names: at -45 degrees 30 of them at 1280 x 720 touched their neighbours
+        "xaxis": {"tickangle": -45 if presenter else -90, "domain": [0.0, 0.74 if presenter else 0.78]},
         "yaxis": {"title": {"text": "probability"}, "range": [0, 1.05]},
         "annotations": [
             {

@@ -33,6 +33,13 @@ def _thin(n: int, max_points: int = 800) -> np.ndarray:
     return idx
 
 
+def _padded(values: Sequence[float], share: float = 0.12) -> list[float]:
+    """[min, max] of ``values`` widened by ``share`` of their span on each side (a span of 0: by 0.05)."""
+    lo, hi = min(values), max(values)
+    pad = share * (hi - lo) if hi > lo else 0.05
+    return [lo - pad, hi + pad]
+
+
 def schedule_figure(
     schedules: Mapping[str, Sequence[float]],
     model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
@@ -46,9 +53,11 @@ def schedule_figure(
     if not schedules:
         raise ValueError("need at least one schedule")
     data = []
+    late: list[float] = []  # the modelled loss after the first tenth of each run: the range the schedules differ in
     for k, (name, lr) in enumerate(schedules.items()):
         lr = np.asarray(lr, dtype=np.float64)
         loss = model.loss(lr)
+        late += [float(loss[lr.size // 10 :].min()), float(loss[lr.size // 10 :].max())]
         i = _thin(lr.size)
         colour = t.sequence[k % len(t.sequence)]
         common = {"type": "scatter", "mode": "lines", "x": i + 1, "legendgroup": name, "line": {"color": colour}}
@@ -66,7 +75,9 @@ def schedule_figure(
     layout = {
         "xaxis": {"title": {"text": "step"}, "anchor": "y2"},
         "yaxis": {"domain": [0.62, 1.0], "title": {"text": "learning rate / peak"}, "rangemode": "tozero"},
-        "yaxis2": {"domain": [0.0, 0.55], "title": {"text": "modelled loss"}},
+        # the first steps' loss (80 at step 1) ran the axis to 80 and flattened the schedules' 0.03-nat gaps: the
+        # axis spans the runs after their first tenth, and the first steps run off its top
+        "yaxis2": {"domain": [0.0, 0.55], "title": {"text": "modelled loss"}, "range": _padded(late)},
         "annotations": [
             {
                 "text": MODEL_LABEL,

@@ -228,14 +228,17 @@ def speculative_figure(
         ],
         "annotations": [
             {
+                # at the small batches' end, under the line: the curves are above it there (at the large batches'
+                # end they cross the line and ran through this text)
                 "xref": "x2 domain",
                 "yref": "y2",
-                "x": 1,
+                "x": 0.02,
                 "y": 1,
-                "xanchor": "right",
+                "xanchor": "left",
                 "yanchor": "top",
                 "showarrow": False,
-                "text": "below 1: slower than plain decoding",
+                "text": "below 1: slower<br>than plain decoding",
+                "align": "left",
                 "font": {"color": t.ink["negative"]},
             }
         ],
@@ -337,6 +340,9 @@ def kv_capacity_figure(
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
+_MOE_NOTE_SHIFT_PX = 62  # the router's note starts under the expert axis's tick labels and title
+
+
 def moe_router_figure(
     load: ArrayLike,
     kept: ArrayLike,
@@ -398,18 +404,23 @@ def moe_router_figure(
                 "line": {"color": t.text, "dash": "dash", "width": 2},
             }
         ],
+        # under the expert axis, one fact a line (on the capacity line it ran over the tallest bars)
         "annotations": [
             {
                 "xref": "paper",
-                "x": 1,
-                "y": float(load_a.max()) if capacity is None else capacity,
-                "xanchor": "right",
-                "yanchor": "bottom",
+                "yref": "paper",
+                "x": 0,
+                "y": 0,
+                "yshift": -_MOE_NOTE_SHIFT_PX,
+                "xanchor": "left",
+                "yanchor": "top",
+                "align": "left",
                 "showarrow": False,
                 "text": ("no capacity limit (dropless)" if capacity is None else f"capacity {capacity} per expert")
-                + (": " + "; ".join(bits) if bits else ""),
+                + (": " + ";<br>".join(bits) if bits else ""),
             }
         ],
+        "margin": {"b": _MOE_NOTE_SHIFT_PX + 24 * max(1, len(bits)) + 8},
         "uirevision": "moe-router",
         "hovermode": "x unified",
     }

@@ -89,6 +89,9 @@ _BASE_CSS = f"""
 {_STRIP_CSS}{_NAV_CSS}{_WAIT_FOR_SIDEBAR_CSS}{_DISABLED_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
   [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
         overflow: visible; }}
+  /* a page link in the page (Home's table, the lesson-order links) wraps instead of ending in "Sampling and decodi" */
+  [data-testid="stMain"] [data-testid="stPageLink"] span {{ white-space: normal; overflow: visible;
+        text-overflow: clip; }}
 </style>
 """
 # Streamlit writes a primary button's label in white; on the dark theme's light blue (config.toml) that is 2.6:1, so

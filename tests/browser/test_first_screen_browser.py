@@ -78,6 +78,50 @@ _GEOMETRY_JS = """() => {
 }"""
 
 
+# Every pair of text boxes of the page's main figure that overlap: titles, axis titles, tick labels, legend entries
+# and annotations (an annotation counts with its background box: a readout box over a panel title is an overlap).
+# A box is the text's own SVG box in screen coordinates (a rotated tick label stays a rotated rectangle), each corner
+# moved 2 px toward its centre, so that two lines set solid (their line boxes meet, their letters do not) do not count.
+_OVERLAP_JS = """() => {
+  const fig = document.querySelector("[data-testid='stMain'] .js-plotly-plot");
+  if (!fig) return null;
+  const vis = e => { for (let n = e; n && n !== fig; n = n.parentElement) { const s = getComputedStyle(n);
+    if (s.visibility === 'hidden' || s.display === 'none' || +s.opacity === 0) return false; } return true; };
+  // the element's box as four screen points (rotated text stays a rotated rectangle)
+  const quad = (el) => { const b = el.getBBox(); const m = el.getScreenCTM();
+    if (!m || b.width === 0 || b.height === 0) return null;
+    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+  const items = [];
+  for (const g of fig.querySelectorAll('g.annotation')) {
+    const t = g.querySelector('text'); if (!t || !t.textContent.trim() || !vis(g)) continue;
+    const bg = g.querySelector('rect.bg'); const q = quad(bg && bg.getBBox().width > 0 ? bg : t);
+    if (q) items.push({what: 'annotation: ' + t.textContent.slice(0, 40), q});
+  }
+  for (const t of fig.querySelectorAll('text')) {
+    if (t.closest('g.annotation') || !t.textContent.trim() || !vis(t)) continue;
+    const q = quad(t); if (!q) continue;
+    const parent = t.parentNode && t.parentNode.getAttribute ? t.parentNode.getAttribute('class') || '' : '';
+    const cls = ((t.getAttribute('class') || '') + ' ' + parent).trim();
+    items.push({what: cls.split(' ')[0] + ': ' + t.textContent.slice(0, 40), q});
+  }
+  // separating axis test on two convex quads, each shrunk by 2 px toward its centre (touching is not overlapping)
+  const shrink = q => { const cx = q.reduce((a, p) => a + p[0], 0) / 4, cy = q.reduce((a, p) => a + p[1], 0) / 4;
+    return q.map(([x, y]) => { const dx = cx - x, dy = cy - y, d = Math.hypot(dx, dy) || 1;
+                               return [x + 2 * dx / d, y + 2 * dy / d]; }); };
+  const overlap = (a, b) => { for (const q of [a, b]) for (let i = 0; i < 4; i++) {
+      const [x1, y1] = q[i], [x2, y2] = q[(i + 1) % 4]; const nx = y2 - y1, ny = x1 - x2;
+      const pa = a.map(p => p[0] * nx + p[1] * ny), pb = b.map(p => p[0] * nx + p[1] * ny);
+      if (Math.max(...pa) <= Math.min(...pb) || Math.max(...pb) <= Math.min(...pa)) return false; }
+    return true; };
+  const out = [];
+  const qs = items.map(i => shrink(i.q));
+  for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++)
+    if (overlap(qs[i], qs[j])) out.push([items[i].what, items[j].what]);
+  return {n: items.length, overlaps: out};
+}"""
+
+
 @pytest.fixture(scope="module")
 def context(browser, module_server):
     ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, color_scheme="light")
@@ -113,10 +157,39 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
             shown = max(0.0, min(fig["bottom"], HEIGHT) - max(fig["top"], 0.0))
             assert shown >= SHARE * fig["height"], g
             assert fig["height"] >= HEIGHTS[name], g
+            labels = page.evaluate(_OVERLAP_JS)
+            assert labels["overlaps"] == [], (name, labels)
+        if name == "":  # Home's links to the pages end in their whole names ("Sampling and decodi" before)
+            cut = page.evaluate(_CUT_LINKS_JS)
+            assert cut == [], cut
         # the page's own shifts: not yet the sidebar's arrival, which Streamlit draws after the page's first elements
         # on some loads and before them on others (docs/using.md, "The first screen": open in issue 30)
         if name != "Deck":  # open: the deck player's presenter type arrives with the frame's CSS, after its first
             assert g["cls_page"] <= CLS, g  # elements, and moves them (0.39 at 1280 x 720, 2026-12-03)
+    finally:
+        page.close()
+
+
+_CUT_LINKS_JS = """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stPageLink'] span")]
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)"""
+
+
+@pytest.mark.parametrize("name", [n for n in PAGES if n not in NO_FIGURE_FIRST])
+def test_no_label_of_a_main_figure_overlaps_another_in_presenter_mode(context, module_server, name) -> None:
+    """The same check of the main figure's text boxes as on the first screen, in presenter mode (larger type, the
+    figure as tall as the screen leaves). Dark mode draws each main figure exactly as light does but for its
+    colours (tests/test_viz_style.py), so its labels sit where light's do."""
+    page = context.new_page()
+    try:
+        page.goto(f"{module_server}/{name}?present=true", wait_until="domcontentloaded")
+        page.wait_for_selector(
+            "[data-testid='stApp'][data-test-script-state='notRunning'] [data-testid='stMain'] .js-plotly-plot "
+            ".main-svg",
+            timeout=60_000,
+        )
+        page.evaluate(_STILL_JS)
+        labels = page.evaluate(_OVERLAP_JS)
+        assert labels["n"] > 0 and labels["overlaps"] == [], (name, labels)
     finally:
         page.close()
 
