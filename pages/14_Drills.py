@@ -151,10 +151,10 @@ with page.controls():
         [c.id for c in view_of.CARDS],
         index=None,
         format_func=lambda card_id: f"{view_of.BY_ID[card_id].question} ({card_id})",
-        placeholder="Type words of the question",
+        placeholder="Type a few words of the question",
         key=FIND,
         on_change=_found,
-        help="Any card of the bank, whatever the topics above: type a few words of its question.",
+        help="Any card, whatever topics are chosen above: type a few words of its question.",
     )
     page.control("seconds")
     if page.state().role != "candidate":

@@ -97,7 +97,7 @@ def warming_panel(warming: Warming, deck: Deck, hide: bool) -> None:
         if warming.error is not None:
             st.caption(f"The handout could not be built: {warming.error}")
         elif warming.done:
-            st.caption(f":material/check_circle: All {warming.total} slides are ready, and the handout.")
+            st.caption(f":material/check_circle: All {warming.total} slides and the handout are ready.")
         else:
             st.caption(f"Preparing the slides in the background: {warming.ready} of {warming.total} ready.")
         if warming.handout is not None:

@@ -49,11 +49,14 @@ def test_a10_11_shows_one_gpu_and_the_presets_four():
     choose_preset(at, "Serving", "A10-11: Arithmetic intensity of prefill vs decode").run()
     assert no_exception(at) and at.warning.len == 0
     m = metrics(at)
-    assert m["Decode time per token at batch 1"] == "42.1 ms"
+    assert m["Floor on decode time per token, batch 1 (weights read once)"] == "42.1 ms"
     assert m["Decode, batch 1, one GPU's bandwidth"] == f"{1e3 * one:,.1f} ms/token" == "42.1 ms/token"
     assert m["Decode, batch 1"] == f"{1e3 * one / 4:,.1f} ms/token" == "10.5 ms/token"
     helps = {x.label: x.proto.help for x in at.metric}
-    assert "serving preset spreads them over 4 GPUs" in helps["Decode time per token at batch 1"]
+    assert (
+        "serving preset spreads them over 4 GPUs"
+        in helps["Floor on decode time per token, batch 1 (weights read once)"]
+    )
     # one GPU: no second readout, the first is the 42 ms itself
     r = _readouts(_view(srv_model="Llama-3-70B", srv_gpus=1))
     assert r["Decode, batch 1"].value == "42.1 ms/token" and "Decode, batch 1, one GPU's bandwidth" not in r

@@ -179,7 +179,7 @@ def test_a2_8_preset_explains_its_active_count_and_the_mtp_module():
 
 def test_w2_a10_01_note_describes_the_formula_of_its_number():
     r = _memory_readouts("A10-01")
-    value, help_text = r["Parameters, full multi-head attention"]
+    value, help_text = r["Llama-3-70B's shape with full multi-head attention (formula)"]
     L, D, V, F = L70, D70, V70, F70
     mha = L * (4 * D * D + 3 * D * F + 2 * D) + 2 * V * D
     assert value == f"{mha / 1e9:.2f}B" == "79.95B"
@@ -197,9 +197,11 @@ def test_a10_notes_name_what_their_numbers_measure():
     cross = _memory_readouts("A10-03")["The same by Korthikanti et al.'s count (tokens)"][1]
     assert "derived from Korthikanti" in cross and "the source states" not in cross
     assert f"34h/(2a) = {34 * 8192 // (2 * 64):,}" in cross
-    attn = _memory_readouts("A10-05")["Attention FLOPs stop being small past (tokens)"][1]
+    attn = _memory_readouts("A10-05")[
+        "Sequence length past which attention FLOPs stop being small next to 6N (tokens)"
+    ][1]
     assert f"12D = {12 * 8192:,}" in attn
-    mla = _readouts("A10-07")["Latent attention over 80 layers, per token"][1]
+    mla = _readouts("A10-07")["KV cache per token, DeepSeek-V2's latent attention on 80 layers"][1]
     assert f"60 layers, {60 * (512 + 64) * 2 / 1024:.1f} KiB" in mla
     decode = _readouts("A10-11")["Decode at batch 1: FLOPs per byte"][1]
     assert f"V × D = {V70 * D70 / 1e9:.2f}B weights, {100 * V70 * D70 / N70:.1f}% of the bytes" in decode
@@ -783,7 +785,10 @@ def test_review5_items():
     kor = helps["The same by Korthikanti et al.'s count (tokens)"]
     assert f"s = 34h/(5a), {34 * D70 / (5 * NQ70):.0f} tokens;" in kor
     assert f"34h/(2a) = {34 * D70 // (2 * NQ70):,} tokens here" in kor
-    assert "the source states 1,792 tokens" in helps["Attention scores outweigh the rest past (tokens)"]
+    assert (
+        "the source states 1,792 tokens"
+        in helps["Sequence length past which attention scores dominate activation memory (tokens)"]
+    )
     # N3: the seed's MFU divides by its rounded 1.01e18; the unrounded 1,024 x 989 TFLOP/s (dense bf16 H100)
     mfu = systems_common.problem_readouts("A10-06")
     m = next(x for x in mfu if x.label == "Model FLOPs utilisation")

@@ -446,14 +446,16 @@ TRAINING_MEMORY |= {
             "states 9.4×10⁹ (seed 002 A10-01)."
         ),
         _answer(
-            "Parameters, full multi-head attention: 79.95B",
+            "Llama-3-70B's shape with full multi-head attention (formula): 79.95B",
             80 * (4 * 8192**2 + 3 * 8192 * 28672 + 2 * 8192) + 2 * 128256 * 8192,
         ),
         Ref(
-            "Parameters, full multi-head attention help: Parameter count of a decoder-only LM: the source states "
-            "about 80B "
+            "Llama-3-70B's shape with full multi-head attention (formula) help: Parameter count of a decoder-only LM: "
+            "the source states about 80B "
             "(seed 002 A10-01). L(4D² + 3DF + 2D) + 2VD with full multi-head attention and Llama-3-70B's own F = "
             "28,672 = 3.5D; with F = 8D/3 the same formula is 12LD² + 2VD (+ 2LD) = 66.5B.",
+            READOUT_NAME,
+            READOUT_NAME,
             SOURCE,
             FORMULA,
             FORMULA,
@@ -496,9 +498,13 @@ TRAINING_MEMORY |= {
             "Total with full multi-head attention help: Is Llama-3-70B really 70B?: the source states about 80B (seed "
             "002 A10-02, A2.10; Llama Team 2024)."
         ),
-        _answer("Saved by grouped-query attention: 11.8%", 100 * (L70_MHA - L70["total"]) / L70_MHA),
+        _answer(
+            "Share saved by grouped-query attention (of the 80B multi-head total): 11.8%",
+            100 * (L70_MHA - L70["total"]) / L70_MHA,
+        ),
         _stated(
-            "Saved by grouped-query attention help: Is Llama-3-70B really 70B?: the source states 12% (seed 002 "
+            "Share saved by grouped-query attention (of the 80B multi-head total) help: Is Llama-3-70B really 70B?: "
+            "the source states 12% (seed 002 "
             "A10-02, A2.10; Llama Team 2024)."
         ),
         _answer("Embeddings' share of the model: 2.98%", 100 * (L70["embedding"] + L70["unembedding"]) / L70["total"]),
@@ -519,9 +525,12 @@ TRAINING_MEMORY |= {
     ),
     "preset A10-03: Activation memory per layer": _tm_70b(
         "A10-03",
-        _answer("Attention scores outweigh the rest past (tokens): 1,792", 14 * 8192 / 64),  # 14 B S D = B N S^2
+        _answer(
+            "Sequence length past which attention scores dominate activation memory (tokens): 1,792", 14 * 8192 / 64
+        ),  # 14 B S D = B N S^2
         Ref(
-            "Attention scores outweigh the rest past (tokens) help: Activation memory per layer: the source states "
+            "Sequence length past which attention scores dominate activation memory (tokens) help: Activation memory "
+            "per layer: the source states "
             "1,792 tokens (seed 002 "
             "A10-03; Korthikanti et al. 2022). Note: L(14BSD + BNS^2) counts elements; 34sbh + 5as^2b counts bytes "
             "per layer.",
@@ -576,10 +585,12 @@ TRAINING_MEMORY |= {
             "GQA.",
             SOURCE,
         ),
-        _answer("Key and value projections: times fewer FLOPs: 8", 8192 / (8 * 128)),  # D over K x head dim
+        _answer(
+            "Key and value projections: times fewer FLOPs than full multi-head: 8", 8192 / (8 * 128)
+        ),  # D over K x head dim
         Ref(
-            "Key and value projections: times fewer FLOPs help: FLOPs in the forward pass: the source states 8 (seed "
-            "002 A10-04). "
+            "Key and value projections: times fewer FLOPs than full multi-head help: FLOPs in the forward pass: the "
+            "source states 8 (seed 002 A10-04). "
             "Note: 24 B S D^2 + 4 B S^2 D per layer for MHA; 4.5 B S D^2 for the projections under Llama-3-70B's "
             "GQA.",
             SOURCE,
@@ -587,13 +598,17 @@ TRAINING_MEMORY |= {
     ),
     "preset A10-05: Where 6ND comes from": _tm_70b(
         "A10-05",
-        _answer("Attention FLOPs stop being small past (tokens): 49,152", 6 * 8192),  # 4 B S^2 D = 24 B S D^2
+        _answer(
+            "Sequence length past which attention FLOPs stop being small next to 6N (tokens): 49,152", 6 * 8192
+        ),  # 4 B S^2 D = 24 B S D^2
         Ref(
-            "Attention FLOPs stop being small past (tokens) help: Where 6ND comes from: the source states 49,000 "
+            "Sequence length past which attention FLOPs stop being small next to 6N (tokens) help: Where 6ND comes "
+            "from: the source states 49,000 "
             "(seed 002 A10-05; "
             "lesson 001 check yourself 1). S = 6D counts the full S² scores (no causal mask); with causal masking, "
             "which FlashAttention exploits, only half are computed and the crossover is 12D = 98,304, Kaplan et al. "
             "2020's 12·d_model (lesson 001 §3.2).",
+            READOUT_NAME,
             FORMULA,
             SOURCE,
             SOURCE,
@@ -668,10 +683,10 @@ TRAINING_MEMORY |= {
             FORMULA,
             GIVEN,
         ),
-        _answer("Pipeline bubble, 8 stages, 8 micro-batches (share of the step): 46.7%", 100 * _bubble(8, 8)),
+        _answer("Pipeline bubble, 8 stages, 8 micro-batches (share of wall-clock time): 46.7%", 100 * _bubble(8, 8)),
         _stated(
-            "Pipeline bubble, 8 stages, 8 micro-batches (share of the step) help: MFU from measured throughput: the "
-            "source states 47% (seed 002 A10-06, "
+            "Pipeline bubble, 8 stages, 8 micro-batches (share of wall-clock time) help: MFU from measured "
+            "throughput: the source states 47% (seed 002 A10-06, "
             "A5.4). " + MFU_NOTE
         ),
         _answer("The same bubble over the ideal compute time: 87.5%", 100 * (8 - 1) / 8),  # (p - 1)/m
@@ -1252,17 +1267,18 @@ SERVING |= {
             "GiB (seed 002 A10-07, "
                 "A8.3; DeepSeek-AI 2024)."),
         # one latent + RoPE key per layer
-        _answer("Latent attention over 80 layers, per token: 90 KiB", 80 * (512 + 64) * 2 / KIB),
-        Ref("Latent attention over 80 layers, per token help: KV cache bytes per token: the source states 90 KiB "
+        _answer("KV cache per token, DeepSeek-V2's latent attention on 80 layers: 90 KiB", 80 * (512 + 64) * 2 / KIB),
+        Ref("KV cache per token, DeepSeek-V2's latent attention on 80 layers help: KV cache bytes per token: the "
+            "source states 90 KiB "
             "(seed 002 A10-07, A8.3; DeepSeek-AI 2024). An 80-layer model with DeepSeek-V2's MLA dimensions "
             "(512 + 64 values per layer); "
             "DeepSeek-V2 itself has 60 layers, 67.5 KiB.", READOUT_NAME, SOURCE, GIVEN,
             "DeepSeek-V2's kv_lora_rank (its config.json)", "DeepSeek-V2's qk_rope_head_dim (its config.json)",
             "DeepSeek-V2's layers (its config.json)", 60 * (512 + 64) * 2 / KIB),
-        _answer("DeepSeek-V3's latent attention, per token: 68.62 KiB",
+        _answer("KV cache per token, DeepSeek-V3's latent attention: 68.62 KiB",
                 DS["L"] * (DS["kv_rank"] + DS["rope"]) * 2 / KIB),
-        _stated("DeepSeek-V3's latent attention, per token help: KV cache bytes per token: the source states 68.6 KiB "
-                "(seed 002 A10-07, A8.3; DeepSeek-AI 2024)."),
+        _stated("KV cache per token, DeepSeek-V3's latent attention help: KV cache bytes per token: the source states "
+            "68.6 KiB (seed 002 A10-07, A8.3; DeepSeek-AI 2024)."),
     ],
     "preset A10-08: How many sequences fit on one node?": [
         *_pick(_serving(_sv_preset("A10-08")), *_SV_70B),
@@ -1303,12 +1319,14 @@ SERVING |= {
             READOUT_NAME, SOURCE, _A10_11_AT0["flops"] / _A10_11_AT0["bytes"], GIVEN, L70["embedding"],
             100 * 2 * L70["embedding"] / _A10_11_AT0["bytes"],
             _A10_11_AT0["flops"] / (_A10_11_AT0["bytes"] - 2 * L70["embedding"]), LIVE, SOURCE, SOURCE, COUNT),
-        _answer("Decode time per token at batch 1: 42.1 ms", 1e3 * W70_BYTES / BANDWIDTH["H100"]),
-        _stated("Decode time per token at batch 1 help: Arithmetic intensity of prefill vs decode: the source states "
+        _answer("Floor on decode time per token, batch 1 (weights read once): 42.1 ms",
+                1e3 * W70_BYTES / BANDWIDTH["H100"]),
+        _stated("Floor on decode time per token, batch 1 (weights read once) help: Arithmetic intensity of prefill vs "
+            "decode: the source states "
             "42 ms (seed 002 A10-11, A8.1). " + A10_11_NOTE),
-        _answer("Tokens per second at batch 1: 23.74", BANDWIDTH["H100"] / W70_BYTES),
-        _stated("Tokens per second at batch 1 help: Arithmetic intensity of prefill vs decode: the source states 24 "
-                "(seed 002 A10-11, A8.1). " + A10_11_NOTE),
+        _answer("Tokens per second at batch 1, at most: 23.74", BANDWIDTH["H100"] / W70_BYTES),
+        _stated("Tokens per second at batch 1, at most help: Arithmetic intensity of prefill vs decode: the source "
+            "states 24 (seed 002 A10-11, A8.1). " + A10_11_NOTE),
         _answer("Prefill of 2,048 tokens: FLOPs per byte: 2,047", _A10_11_PRE["flops"] / _A10_11_PRE["bytes"]),
         _stated("Prefill of 2,048 tokens: FLOPs per byte help: Arithmetic intensity of prefill vs decode: the source "
             "states 2,048 (seed 002 A10-11, A8.1). " + A10_11_NOTE),

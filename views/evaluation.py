@@ -20,8 +20,8 @@ from viz.predict import predict_figure, with_guess
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "What does pass@k measure, and why not estimate it as 1 − (1 − c/n)^k?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "unbiased formula",
     "concave",
@@ -93,8 +93,8 @@ SPEC = Spec(
         "D, paired": "The same, with 40 questions only A got right and 55 only B got right.",
     },
     answers={
-        "Worked example E": Answer("Unbiased pass@5", "0.917", "lesson 001 section 3.9, worked example E"),
-        "Worked example D": Answer("B − A, independent", "+1.5 ± 3.9", "lesson 001 section 3.9, worked example D"),
+        "Worked example E": Answer("Unbiased pass@5", "0.917", "lesson 001 section 4, worked example E"),
+        "Worked example D": Answer("B − A, independent", "+1.5 ± 3.9", "lesson 001 section 4, worked example D"),
     },
 )
 

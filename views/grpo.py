@@ -21,8 +21,8 @@ from viz.predict import predict_figure, with_guess
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "How does GRPO get rid of PPO's value model, and what does that cost?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "group's mean reward is the baseline",
     "teaches nothing",
@@ -82,7 +82,7 @@ SPEC = Spec(
     presets={name: _preset(p) for name, p in grpo.PRESETS.items()},
     answers={
         "Worked example C (3 of 8 correct)": Answer(
-            "Push up / down", "+1.29 / −0.77", "lesson 001 section 3.8, worked example C"
+            "Push up / down", "+1.29 / −0.77", "lesson 001 section 4, worked example C"
         ),
     },
 )

@@ -20,8 +20,8 @@ from viz.predict import predict_figure, with_guess
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "Why does RLHF need a KL penalty against the reference model, and what happens without it?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "exp(r/β)",
     "reweights",
@@ -125,10 +125,10 @@ SPEC = Spec(
     presets={**LEASH_PRESETS, **DPO},
     answers={
         "DPO: Worked example B": Answer(
-            "DPO loss", "0.554", "lesson 001 section 3.7, worked example B", row="dpo_readouts"
+            "DPO loss", "0.554", "lesson 001 section 4, worked example B", row="dpo_readouts"
         ),
         "DPO: Start of training (pi = pi_ref)": Answer(
-            "DPO loss", "0.693", "lesson 001 section 3.7: log 2 at π = π_ref", row="dpo_readouts"
+            "DPO loss", "0.693", "seed 002 A6.8: log 2 ≈ 0.693 at the reference policy", row="dpo_readouts"
         ),
     },
 )

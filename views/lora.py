@@ -22,8 +22,8 @@ from viz.predict import predict_figure, with_guess
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "LoRA or full fine-tuning? And what does LoRA actually save?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "singular values of ΔW fall fast",
     "one base can serve many adapters",
@@ -138,7 +138,7 @@ SPEC = Spec(
         "QLoRA: 65B on one 48 GB GPU": "4-bit base, r = 64 adapters on every linear layer.",
     },
     answers={
-        "Worked example F": Answer("Trainable parameters", "8,388,608", "lesson 001 section 3.5, worked example F"),
+        "Worked example F": Answer("Trainable parameters", "8,388,608", "lesson 001 section 4, worked example F"),
     },
 )
 

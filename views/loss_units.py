@@ -14,8 +14,8 @@ from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure,
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "Model A has perplexity 12, model B 20 on the same text. Is A better?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "changes with the tokenizer",
     "Only if they share a tokenizer",
@@ -68,7 +68,7 @@ SPEC = Spec(
         "Packing three documents": {"loss_view": "Packing", "doc_lens": "6,4,5"},
     },
     answers={
-        "Uniform baseline: V = 50,000": Answer("Uniform loss ln V", "10.8 nats", "lesson 001 section 1"),
+        "Uniform baseline: V = 50,000": Answer("Uniform loss ln V", "10.8 nats", "lesson 001 section 2"),
     },
 )
 

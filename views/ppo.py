@@ -21,8 +21,8 @@ from viz.ppo import (
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "What does PPO's clip actually do, and why the min?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "does not cap the size of a step",
     "switches a token's gradient off",

@@ -19,8 +19,8 @@ from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "How is a reward model trained, and how good is it?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "logistic regression",
     "60-75%",
@@ -63,7 +63,10 @@ SPEC = Spec(
     },
     answers={
         "003 Q7: flip rate 0.2, held-out accuracy in the sixties": Answer(
-            "Held-out accuracy at flip 0.2", "60–80%", "seed 003 Q7 (the sixties to seventies)", row="noise_readouts"
+            "Held-out accuracy at flip 0.2",
+            "60–75%",
+            "seed 003 Q7 (real reward models: the sixties to seventies); this page's toy at flip 0.2 lands there",
+            row="noise_readouts",
         ),
     },
 )  # fmt: skip

@@ -15,8 +15,8 @@ from viz.sampling import DEFAULT_TEMPERATURES, generation_figure, order_figure, 
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "What do temperature and top-p do, and in which order?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "reshapes it",
     "cut its tail",
@@ -83,10 +83,12 @@ SPEC = Spec(
     },
     answers={
         "Order matters: T = 2, top-p 0.9": Answer(
-            "Kept tokens", "20", "this page's preset note (tempering first keeps 20 tokens)"
+            "Kept tokens",
+            "20",
+            "derived on this page: its 30-token vocabulary at T = 2, top-p 0.9, tempered first as in seed 002 A8.7",
         ),
         "Quick check: 0.5, 0.3, 0.2 at top-p 0.6": Answer(
-            "Kept tokens", "2", "seed 003's quick check: top-p 0.6 keeps A and the crossing B"
+            "Kept tokens", "2", "this page's quick check, by seed 002 A8.7's rule: top-p 0.6 keeps A and the crossing B"
         ),
     },
 )

@@ -16,14 +16,15 @@ from viz.scaling import isoflop_family_figure, isoflop_figure
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "How big a model should I train for this budget, and why does Llama train far past 20 tokens per parameter?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "flat-bottomed",
     "compute-optimal model",
     "grow together",
     "trade against each other",
     "1.5B model on 30B tokens",
+    "cheaper to serve",
 )
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ SPEC = Spec(
     },
     answers={
         "Predict Q1: 10B params on 20B tokens": Answer(
-            "Loss L(N, D)", "2.388", "lesson 001 section 2, predict question"
+            "Tokens per parameter", "2", "lesson 001, answers to section 1 (predict question 1)"
         ),
         "Worked example A: 8 H100 for 24 h": Answer(
             "Budget C = 6ND (FLOPs)", "2.73×10²⁰", "lesson 001 section 4, worked example A"
@@ -113,9 +114,11 @@ SPEC = Spec(
             "Loss L(N, D)", "2.489", "lesson 001 section 4, worked example A"
         ),
         "Llama 3 8B on 15T tokens": Answer(
-            "Tokens per parameter", "1,900", "lesson 001 section 2 (about 1,900 tokens per parameter)"
+            "Tokens per parameter", "1,900", "lesson 001 section 3.3 (about 1,900 tokens per parameter)"
         ),
-        "Check yourself: 7B on 2T tokens": Answer("Budget C = 6ND (FLOPs)", "8.4×10²²", "lesson 001, check yourself 1"),
+        "Check yourself: 7B on 2T tokens": Answer(
+            "Budget C = 6ND (FLOPs)", "8.4×10²²", "lesson 001 section 8, check yourself 1"
+        ),
     },
 )
 

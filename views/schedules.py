@@ -12,9 +12,12 @@ from views.state import Field, Spec, State
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
-QUESTION = "Why do recent runs use WSD instead of cosine, and what was wrong with Kaplan's scaling runs?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+QUESTION = (
+    "Why do some recent runs (MiniCPM, for one) use a warm-up-stable-decay (WSD) schedule"
+    " instead of cosine, and what was wrong with Kaplan et al.'s scaling runs?"
+)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "when the learning rate decays",
     "branch a decay",

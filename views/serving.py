@@ -36,8 +36,8 @@ from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, 
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "Why is LLM decoding memory-bound, and what do you do about it?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "bound by memory bandwidth",
     "two FLOPs",

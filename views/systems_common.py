@@ -30,9 +30,9 @@ CUSTOM_SHAPE = {
 # nothing to a newcomer and sat thirteenth of fifteen).
 ANSWER_LABELS: dict[str, dict[str, str]] = {
     "A10-01": {
-        "mha_count_from_formula": "Parameters, full multi-head attention",
-        "gqa_saving_per_layer": "Saved by grouped-query attention, per layer",
         "gqa_saving_total": "Saved by grouped-query attention, all layers",
+        "mha_count_from_formula": "Llama-3-70B's shape with full multi-head attention (formula)",
+        "gqa_saving_per_layer": "Saved by grouped-query attention, per layer",
         "tie_saving_V128256_D2048": "Saved by tied embeddings at V = 128,256, D = 2,048",
     },
     "A10-02": {
@@ -43,25 +43,25 @@ ANSWER_LABELS: dict[str, dict[str, str]] = {
         "ffn_share": "Feed-forward share of the model",
         "embedding_share": "Embeddings' share of the model",
         "mha_total": "Total with full multi-head attention",
-        "gqa_saving_vs_mha": "Saved by grouped-query attention",
+        "gqa_saving_vs_mha": "Share saved by grouped-query attention (of the 80B multi-head total)",
     },
     "A10-03": {
-        "crossover_002": "Attention scores outweigh the rest past (tokens)",
+        "crossover_002": "Sequence length past which attention scores dominate activation memory (tokens)",
         "crossover_korthikanti": "The same by Korthikanti et al.'s count (tokens)",
     },
     "A10-04": {
         "gqa_attention_constant": "Attention projections with grouped-query heads (× B·S·D²)",
-        "kv_projection_saving": "Key and value projections: times fewer FLOPs",
+        "kv_projection_saving": "Key and value projections: times fewer FLOPs than full multi-head",
     },
     "A10-05": {
-        "attention_crossover_S": "Attention FLOPs stop being small past (tokens)",
+        "attention_crossover_S": "Sequence length past which attention FLOPs stop being small next to 6N (tokens)",
         "C_7B_2T": "Training compute, 7B parameters on 2T tokens (FLOPs)",
     },
     "A10-06": {
         "mfu": "Model FLOPs utilisation",
         "cluster_peak_flops": "Cluster peak (FLOP/s)",
         "tokens_per_s_for_40pct": "Tokens per second for 40% utilisation",
-        "bubble_p8_m8": "Pipeline bubble, 8 stages, 8 micro-batches (share of the step)",
+        "bubble_p8_m8": "Pipeline bubble, 8 stages, 8 micro-batches (share of wall-clock time)",
         "bubble_megatron_p8_m8": "The same bubble over the ideal compute time",
     },
     "A10-07": {
@@ -70,8 +70,8 @@ ANSWER_LABELS: dict[str, dict[str, str]] = {
         "mqa_KiB_per_token": "KV cache per token, multi-query",
         "gqa_GiB_128k": "KV cache at 131,072 tokens, grouped-query",
         "mha_GiB_128k": "KV cache at 131,072 tokens, full multi-head",
-        "mla_80_layers_KiB": "Latent attention over 80 layers, per token",
-        "deepseek_v3_mla_KiB": "DeepSeek-V3's latent attention, per token",
+        "mla_80_layers_KiB": "KV cache per token, DeepSeek-V2's latent attention on 80 layers",
+        "deepseek_v3_mla_KiB": "KV cache per token, DeepSeek-V3's latent attention",
     },
     "A10-08": {
         "sequences_8k": "Sequences of 8,192 tokens that fit",
@@ -102,8 +102,8 @@ ANSWER_LABELS: dict[str, dict[str, str]] = {
         "decode_intensity_batch1": "Decode at batch 1: FLOPs per byte",
         "prefill_intensity_2048": "Prefill of 2,048 tokens: FLOPs per byte",
         "ridge_point": "H100's ridge point: FLOPs per byte",
-        "decode_ms_per_token": "Decode time per token at batch 1",
-        "decode_tokens_per_s": "Tokens per second at batch 1",
+        "decode_ms_per_token": "Floor on decode time per token, batch 1 (weights read once)",
+        "decode_tokens_per_s": "Tokens per second at batch 1, at most",
     },
     "A10-12": {
         "days": "Training time (days)",

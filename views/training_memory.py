@@ -27,8 +27,8 @@ from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "Why can't I fine-tune a 7B model with full Adam on one 80 GB GPU, and what would you change?"
-# the answer's key phrases and numbers: with answers hidden none of them is sent outside the figure
-# (tests/test_hide_answers.py; each is on the page when answers are shown)
+# the answer's key phrases and numbers: with answers hidden (hide=true) no text outside the figures and the
+# readouts' values quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
     "before a single activation",
     "two Adam moments",

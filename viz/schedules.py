@@ -75,7 +75,7 @@ def schedule_figure(
     layout = {
         "xaxis": {"title": {"text": "step"}, "anchor": "y2"},
         "yaxis": {"domain": [0.62, 1.0], "title": {"text": "learning rate / peak"}, "rangemode": "tozero"},
-        # the first steps' loss (80 at step 1) ran the axis to 80 and flattened the schedules' 0.03-nat gaps: the
+        # the first steps' loss (82 at step 1) ran the axis past 80 and flattened the schedules' 0.03-nat gaps: the
         # axis spans the runs after their first tenth, and the first steps run off its top
         "yaxis2": {"domain": [0.0, 0.55], "title": {"text": "modelled loss"}, "range": _padded(late)},
         "annotations": [
