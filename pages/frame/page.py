@@ -40,6 +40,7 @@ from pages.frame.sidebar import (
 from pages.frame.style import (
     CONTROL_ROW_CLASS,
     CONTROLS_PER_ROW_MAX,
+    FIGURE_HOLD_PX,
     PRESENTER_CHART_CLASS,
     PRESENTER_READOUTS,
     READOUT_STRIP_CLASS,
@@ -84,6 +85,8 @@ class Page(AnswerSections):
     answer_phrases: tuple[str, ...] = ()  # the answer's key phrases (its view's ANSWER_PHRASES): never sent when hidden
     _view: View | None = None  # the page's view (from show_notices): its readouts describe its figures
     _cut: str | None = None  # LESSON_BODY in a body run (bench/bench_body.py): where the body ends; None: nowhere
+    _figure_holder: Any = None  # the figure's held place on a page's first run (sections)
+    _equation_drawn: bool = False  # this run drew the equation (Page._draw_equation)
     _in_body: bool = False  # a copy running the body (run): the lesson-order links are drawn after it, outside
 
     # ------------------------------------------------------------------ set-up
@@ -192,14 +195,43 @@ class Page(AnswerSections):
             # the figure right under the takeaway (on the first screen at 1280 x 720); the equation under the readouts
             order = ("figure", "readouts", "equation", "views", "explain", "checks", "data")
         for name in order:
+            if name == "figure" and self.spec is not None and not st.session_state.get(self._drawn_key):
+                # The page's first run in this session: the figure's place is held at the height of the shortest
+                # main figure until the figure lands. What a body draws below it before computing its view (a tab
+                # bar with its controls) then waits below the fold instead of standing under the takeaway and
+                # jumping down (0.05-0.1 of layout shift on Serving and Loss and units, issue 30). Not on later
+                # runs: a drag's rerun would blank the figure for a frame.
+                holder = st.empty()
+                holder.container(height=FIGURE_HOLD_PX, border=False)
+                self._figure_holder = holder
+                continue
             self._slots[name] = st.container()
-        if self.equation:
-            with self._slots["equation"]:
-                if self.presenter:
-                    with st.expander("The equation", expanded=False):
-                        st.latex(self.equation)
-                else:
+        if self.presenter or not self.heading:  # under the first screen's figure and readouts: drawn now
+            self._draw_equation()
+
+    @property
+    def _drawn_key(self) -> str:
+        return f"_page_drawn_{self.spec.page if self.spec is not None else ''}"
+
+    def _figure_slot(self) -> Any:
+        """The figure section's container (on a page's first run, made now in place of the held space)."""
+        if "figure" not in self._slots:
+            self._slots["figure"] = self._figure_holder.container()
+        return self._slots["figure"]
+
+    def _draw_equation(self) -> None:
+        """The page's equation, once: folded in presenter mode. In the normal layout it sits under the figure and
+        its readouts and is drawn after them: drawn first, it stood under the takeaway until the figure landed and
+        then jumped below the fold (a layout shift of 0.08-0.25 on LoRA's first load, issue 30)."""
+        if not self.equation or self._equation_drawn:
+            return
+        self._equation_drawn = True
+        with self._slots["equation"]:
+            if self.presenter:
+                with st.expander("The equation", expanded=False):
                     st.latex(self.equation)
+            else:
+                st.latex(self.equation)
 
     # ------------------------------------------------------------------ the body
     def run(self, body: Callable[[Page], None]) -> None:
@@ -217,7 +249,14 @@ class Page(AnswerSections):
         def _body() -> None:
             cut = os.environ.get("LESSON_BODY")
             fresh = dataclasses.replace(
-                self, _values={}, _slots={}, _view=None, _cut=cut if cut in BODY_CUTS else None, _in_body=True
+                self,
+                _values={},
+                _slots={},
+                _view=None,
+                _cut=cut if cut in BODY_CUTS else None,
+                _in_body=True,
+                _equation_drawn=False,
+                _figure_holder=None,
             )
             self._problems = []  # reported by this run's finish(); a rerun of the body alone does not repeat them
             fresh.sections()
@@ -300,7 +339,7 @@ class Page(AnswerSections):
         **kwargs: Any,
     ) -> Any:
         """Render a plotly figure in the figure section (see :meth:`chart`)."""
-        with self._slots["figure"]:
+        with self._figure_slot():
             return self.chart(fig, key, filename, drag=drag, drag_values=drag_values, **kwargs)
 
     def chart(
@@ -372,7 +411,7 @@ class Page(AnswerSections):
     @contextmanager
     def figure_area(self) -> Iterator[None]:
         """Write extra elements (a second figure, tabs) into the figure section."""
-        with self._slots["figure"]:
+        with self._figure_slot():
             yield
 
     def readouts(self, items: Sequence[Readout], per_row: int = 4) -> None:
@@ -381,6 +420,7 @@ class Page(AnswerSections):
         if self._cut == "figure":
             raise _BodyCut
         self._draw_readouts(self.held_back(items), per_row)
+        self._draw_equation()
         if self._cut == "readouts":
             raise _BodyCut
 
@@ -427,6 +467,12 @@ class Page(AnswerSections):
         page in lesson order. Call last."""
         for message in self._problems:
             self.notice(message)
+        if self._slots:  # a page that drew no readouts: its equation now
+            self._draw_equation()
+        if self._figure_holder is not None and "figure" not in self._slots:
+            self._figure_holder.empty()  # no figure this run: the held space goes
+        if self.spec is not None:
+            st.session_state[self._drawn_key] = True
         if self.spec is not None and not self._in_body:  # a page without a body (the players): here
             with self._slots["data"]:
                 lesson_links(self.spec.page, carried_params() or None)

@@ -12,6 +12,8 @@ from collections.abc import Callable
 PRESENTER_CHART_CLASS = "present-chart"
 PRESENTER_TOP_PX = 245
 PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
+# the shortest main figure at 1280 x 720: its place, held on a page's first run until the figure lands (Page.sections)
+FIGURE_HOLD_PX = 440
 
 READOUT_STRIP_CLASS = "readouts"
 READOUTS_PER_ROW_MAX = 6
@@ -57,6 +59,9 @@ _NAV_CSS = (
     f"  .st-key-{NAV_CLASS} [data-testid='stPageLink-NavLink'] {{ padding-top: 0; padding-bottom: 0; min-height: 0; "
     "line-height: 1.5; }\n"
     f"  .st-key-{NAV_CLASS} [data-testid='stPageLink'] {{ margin: 0; }}\n"
+    # a link stands in as Streamlit's 43-px skeleton until its lazily loaded script has run: the skeleton takes the
+    # link's height (measured: 26.56 px at the 17-px base), so the links landing move nothing below them
+    f"  .st-key-{NAV_CLASS} [data-testid='stSkeleton'] {{ height: 1.5625rem; }}\n"
 )
 # A disabled control's label: Streamlit greys it to 2.6:1 on the sidebar (axe-core, serious, once the sidebar put such
 # a control on the first screen); drawn as a caption is instead, the text colour at 60% (4.7:1 light, 5.3:1 dark).

@@ -3,11 +3,13 @@ normal mode: the page's presets and first control inside the window without scro
 main figure above the fold (no main figure shorter than before), and no jump while the page loads.
 
 The jump is measured as the browser does (the Layout Instability API's ``layout-shift`` entries without recent input,
-summed from navigation until the page has been still for a second), counted from the first appearance of the page's
-title. Held to 0.1 so far: the page's own shifts. Not yet held: Streamlit's sidebar arriving (0.25 at 1280 x 720),
-which on some loads comes before the page's first elements and moves nothing visible, and on others after the title
-and moves the whole page sideways; the frame's CSS that hides the page until the sidebar is there arrives too late on
-those loads (issue 30, still open on this point).
+summed from navigation until the page has been still for a second), less Streamlit's own start: before it draws
+anything of a page, Streamlit lays out its empty main column, then moves it when the page's config (the wide layout,
+0.07) and the sidebar (0.25 at 1280 x 720) arrive. Nothing is on screen to move, but the browser counts an empty box
+that moves; no CSS or setting of the app can come before it (Streamlit 1.67 draws the frame's CSS through a lazily
+loaded element, after the first elements). Those entries (sideways only, up to the frame in which both had arrived)
+are left out, and the test checks that the page's title was not on screen before then. The shifts of the sidebar
+alone (its navigation compacted when the frame's CSS lands) are held apart, under their own bound: still open.
 """
 
 from __future__ import annotations
@@ -32,19 +34,34 @@ HEIGHTS = {
 }  # fmt: skip
 SHARE = 0.6  # of the main figure's height above the fold
 CLS = 0.1
+SIDEBAR_CLS = 0.15
 
-# Layout shifts and when the page's title first appeared, recorded from the first script of every document.
+# Layout shifts, recorded from the first script of every document: each entry's time, value, and whether all it moved
+# moved sideways only (same top, same height). And, at every animation frame, when Streamlit's frame was first
+# settled (the sidebar mounted and the main column in the wide layout) and whether the page's title had been on screen
+# before that (``bare``).
 _OBSERVE_JS = """(() => {
-  window.__shifts = [];
-  // a shift that moves something sideways by 200 px or more is Streamlit's sidebar arriving (it is 320 px wide)
-  const sideways = e => e.sources.some(s => Math.abs(s.currentRect.x - s.previousRect.x) >= 200);
+  window.__shifts = []; window.__settledAt = null; window.__bare = false;
+  const sideways = e => e.sources.every(s => Math.abs(s.currentRect.y - s.previousRect.y) < 1
+    && Math.abs(s.currentRect.height - s.previousRect.height) < 1);
+  // every box it moved lies in the sidebar (320 px wide at 1280 x 720), before and after
+  const inSidebar = e => e.sources.every(s => [s.previousRect, s.currentRect]
+    .every(r => r.width * r.height === 0 || r.x + r.width <= 330));
   new PerformanceObserver(list => { for (const e of list.getEntries()) {
-    if (!e.hadRecentInput) window.__shifts.push([e.startTime, e.value, sideways(e) ? 1 : 0]); } })
+    if (!e.hadRecentInput) window.__shifts.push([e.startTime, e.value, sideways(e) ? 1 : 0, inSidebar(e) ? 1 : 0]); } })
     .observe({type: 'layout-shift', buffered: true});
   const seen = () => { if (window.__titleAt === undefined
       && document.querySelector("[data-testid='stMain'] h1, [data-testid='stMain'] h2")) {
     window.__titleAt = performance.now(); } };
   new MutationObserver(seen).observe(document, {subtree: true, childList: true});
+  const frame = () => {
+    const block = document.querySelector("[data-testid='stMainBlockContainer']");
+    const settled = !!document.querySelector("[data-testid='stSidebar']") && !!block
+      && block.getBoundingClientRect().width >= 900;
+    if (settled) { window.__settledAt = performance.now(); return; }
+    if (document.querySelector("[data-testid='stMain'] h1, [data-testid='stMain'] h2")) window.__bare = true;
+    requestAnimationFrame(frame); };
+  requestAnimationFrame(frame);
 })();"""
 
 # Resolves once nothing in the page has changed for a second (a state, not a fixed wait: a page still drawing keeps
@@ -69,12 +86,16 @@ _GEOMETRY_JS = """() => {
     "[data-testid='stCheckbox'], [data-testid='stButtonGroup'], [data-testid='stSelectSlider']")]
     .filter(w => start && (start.compareDocumentPosition(w) & Node.DOCUMENT_POSITION_FOLLOWING) && !start.contains(w));
   const figure = document.querySelector("[data-testid='stMain'] .js-plotly-plot");
-  const after = window.__shifts.filter(s => window.__titleAt !== undefined && s[0] >= window.__titleAt);
+  // Streamlit's own start: its empty main column re-laid sideways when the page's config (wide) and the sidebar
+  // arrive, before anything of the page is on screen (bare false); up to the frame in which both had arrived
+  const boot = s => s[2] && window.__settledAt !== null && s[0] <= window.__settledAt + 100;
   const label = widgets[0] ? widgets[0].innerText.split('\\n')[0] : null;
   return {presets: box(presets), first: box(widgets[0]), first_label: label,
           figure: box(figure), cls_all: window.__shifts.reduce((a, s) => a + s[1], 0),
-          cls: after.reduce((a, s) => a + s[1], 0), shifts: after.map(s => s.map(v => +v.toFixed(3))),
-          cls_page: after.filter(s => !s[2]).reduce((a, s) => a + s[1], 0)};
+          cls_boot: window.__shifts.filter(boot).reduce((a, s) => a + s[1], 0), bare: window.__bare,
+          shifts: window.__shifts.map(s => s.map(v => +v.toFixed(3))),
+          cls_page: window.__shifts.filter(s => !boot(s) && !s[3]).reduce((a, s) => a + s[1], 0),
+          cls_sidebar: window.__shifts.filter(s => !boot(s) && s[3]).reduce((a, s) => a + s[1], 0)};
 }"""
 
 
@@ -147,7 +168,7 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
             page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
         page.evaluate(_STILL_JS)
         g = page.evaluate(_GEOMETRY_JS)
-        print(name, {k: v for k, v in g.items() if k != "shifts"}, g["shifts"])
+        print(name, {k: round(g[k], 3) for k in ("cls_page", "cls_sidebar", "cls_boot")}, g["bare"], g["shifts"])
         if name != "Deck":  # the deck player's controls are the slide's keys and its strip
             assert g["first"] is not None and 0 <= g["first"]["top"] and g["first"]["bottom"] <= HEIGHT, g
         if g["presets"] is not None:
@@ -162,10 +183,14 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
         if name == "":  # Home's links to the pages end in their whole names ("Sampling and decodi" before)
             cut = page.evaluate(_CUT_LINKS_JS)
             assert cut == [], cut
-        # the page's own shifts: not yet the sidebar's arrival, which Streamlit draws after the page's first elements
-        # on some loads and before them on others (docs/using.md, "The first screen": open in issue 30)
-        if name != "Deck":  # open: the deck player's presenter type arrives with the frame's CSS, after its first
-            assert g["cls_page"] <= CLS, g  # elements, and moves them (0.39 at 1280 x 720, 2026-12-03)
+        # every shift from navigation on but Streamlit's start, which moved nothing on screen
+        assert not g["bare"], g  # the title was never on screen before the sidebar and the wide layout
+        if name != "Deck":  # open: the deck's presenter type comes with the frame's CSS, after its first elements,
+            assert g["cls_page"] <= CLS, g  # and moves them (0.39 at 1280 x 720, 2026-12-03)
+        # Open: the sidebar's navigation is drawn unstyled, then compacted when the frame's CSS lands (Streamlit 1.67
+        # draws it through a lazily loaded element, 0.1-1 s after the sidebar): 0.02-0.09 on its own. Held under
+        # SIDEBAR_CLS so that it does not grow; docs/performance.md, "Layout shift".
+        assert g["cls_sidebar"] <= SIDEBAR_CLS, g
     finally:
         page.close()
 
