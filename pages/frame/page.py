@@ -85,7 +85,8 @@ class Page(AnswerSections):
     answer_phrases: tuple[str, ...] = ()  # the answer's key phrases (its view's ANSWER_PHRASES): never sent when hidden
     _view: View | None = None  # the page's view (from show_notices): its readouts describe its figures
     _cut: str | None = None  # LESSON_BODY in a body run (bench/bench_body.py): where the body ends; None: nowhere
-    _figure_holder: Any = None  # the figure's held place on a page's first run (sections)
+    _figure_place: Any = None  # the main figure's own place (normal layout; sections)
+    _holding: bool = False  # that place holds the first screen's space on a page's first run
     _equation_drawn: bool = False  # this run drew the equation (Page._draw_equation)
     _in_body: bool = False  # a copy running the body (run): the lesson-order links are drawn after it, outside
 
@@ -195,16 +196,17 @@ class Page(AnswerSections):
             # the figure right under the takeaway (on the first screen at 1280 x 720); the equation under the readouts
             order = ("figure", "readouts", "equation", "views", "explain", "checks", "data")
         for name in order:
-            if name == "figure" and self.spec is not None and not st.session_state.get(self._drawn_key):
-                # The page's first run in this session: the figure's place is held at the height of the shortest
-                # main figure until the figure lands. What a body draws below it before computing its view (a tab
-                # bar with its controls) then waits below the fold instead of standing under the takeaway and
-                # jumping down (0.05-0.1 of layout shift on Serving and Loss and units, issue 30). Not on later
-                # runs: a drag's rerun would blank the figure for a frame.
-                holder = st.empty()
-                holder.container(height=FIGURE_HOLD_PX, border=False)
-                self._figure_holder = holder
-                continue
+            if name == "figure":
+                # The main figure (Page.figure) goes into a place of its own, one element, above the rest of the figure
+                # section. On the page's first run in this session that place first holds the rest of the first
+                # screen (an empty block) and the figure replaces it in one step: what a body draws below the figure
+                # before computing its view (a tab bar with its controls) waits below the fold instead of standing
+                # under the takeaway and jumping down when the figure lands (0.05-0.1 of layout shift on Serving and
+                # Loss and units, issue 30). Not on later runs: a drag's rerun would blank the figure for a frame.
+                self._figure_place = st.empty()
+                if self.spec is not None and not st.session_state.get(self._drawn_key):
+                    self._figure_place.container(height=FIGURE_HOLD_PX, border=False)
+                    self._holding = True
             self._slots[name] = st.container()
         if self.presenter or not self.heading:  # under the first screen's figure and readouts: drawn now
             self._draw_equation()
@@ -213,11 +215,11 @@ class Page(AnswerSections):
     def _drawn_key(self) -> str:
         return f"_page_drawn_{self.spec.page if self.spec is not None else ''}"
 
-    def _figure_slot(self) -> Any:
-        """The figure section's container (on a page's first run, made now in place of the held space)."""
-        if "figure" not in self._slots:
-            self._slots["figure"] = self._figure_holder.container()
-        return self._slots["figure"]
+    def _release_hold(self) -> None:
+        """Give back the space held for the figure (a page whose first figure is not the main one, or none)."""
+        if self._holding:
+            self._figure_place.empty()
+            self._holding = False
 
     def _draw_equation(self) -> None:
         """The page's equation, once: folded in presenter mode. In the normal layout it sits under the figure and
@@ -256,7 +258,8 @@ class Page(AnswerSections):
                 _cut=cut if cut in BODY_CUTS else None,
                 _in_body=True,
                 _equation_drawn=False,
-                _figure_holder=None,
+                _figure_place=None,
+                _holding=False,
             )
             self._problems = []  # reported by this run's finish(); a rerun of the body alone does not repeat them
             fresh.sections()
@@ -338,9 +341,11 @@ class Page(AnswerSections):
         drag_values: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Render a plotly figure in the figure section (see :meth:`chart`)."""
-        with self._figure_slot():
-            return self.chart(fig, key, filename, drag=drag, drag_values=drag_values, **kwargs)
+        """Render a plotly figure in the figure section (see :meth:`chart`): the main figure's own place."""
+        with self._slots["figure"]:  # what goes with the chart (the drag's listener) goes under it
+            return self.chart(
+                fig, key, filename, drag=drag, drag_values=drag_values, _place=self._figure_place, **kwargs
+            )
 
     def chart(
         self,
@@ -350,6 +355,7 @@ class Page(AnswerSections):
         drag: str | None = None,
         drag_values: Sequence[Any] | None = None,
         slot: Any | None = None,
+        _place: Any | None = None,
         **kwargs: Any,
     ) -> Any:
         """Render a plotly figure here (inside a tab, say), with PNG or SVG export from the camera button. Without
@@ -385,7 +391,12 @@ class Page(AnswerSections):
         if self.presenter:  # as tall as the screen leaves (see _PRESENTER_CSS)
             with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
                 return draw(stretch=True)
-        return draw(stretch=False)
+        if _place is None:
+            self._release_hold()
+            return draw(stretch=False)
+        self._holding = False  # the chart replaces the held space in one step (a live chart's place has its height)
+        with _place:
+            return draw(stretch=False)
 
     def _readouts_of(self, fig: go.Figure) -> Sequence[Readout]:
         """The readouts that go with ``fig``: the page's view's, when the figure is one of that view's."""
@@ -411,7 +422,8 @@ class Page(AnswerSections):
     @contextmanager
     def figure_area(self) -> Iterator[None]:
         """Write extra elements (a second figure, tabs) into the figure section."""
-        with self._figure_slot():
+        self._release_hold()
+        with self._slots["figure"]:
             yield
 
     def readouts(self, items: Sequence[Readout], per_row: int = 4) -> None:
@@ -419,6 +431,7 @@ class Page(AnswerSections):
         mode a column beside the figure."""
         if self._cut == "figure":
             raise _BodyCut
+        self._release_hold()
         self._draw_readouts(self.held_back(items), per_row)
         self._draw_equation()
         if self._cut == "readouts":
@@ -469,8 +482,7 @@ class Page(AnswerSections):
             self.notice(message)
         if self._slots:  # a page that drew no readouts: its equation now
             self._draw_equation()
-        if self._figure_holder is not None and "figure" not in self._slots:
-            self._figure_holder.empty()  # no figure this run: the held space goes
+        self._release_hold()
         if self.spec is not None:
             st.session_state[self._drawn_key] = True
         if self.spec is not None and not self._in_body:  # a page without a body (the players): here

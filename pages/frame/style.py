@@ -12,8 +12,9 @@ from collections.abc import Callable
 PRESENTER_CHART_CLASS = "present-chart"
 PRESENTER_TOP_PX = 245
 PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
-# the shortest main figure at 1280 x 720: its place, held on a page's first run until the figure lands (Page.sections)
-FIGURE_HOLD_PX = 440
+# the first screen under the figure's top at 1280 x 720 (720 px less the 220 px of header, title and takeaway): held
+# in the main figure's place on a page's first run until the figure lands (Page.sections)
+FIGURE_HOLD_PX = 500
 
 READOUT_STRIP_CLASS = "readouts"
 READOUTS_PER_ROW_MAX = 6
