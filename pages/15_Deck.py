@@ -397,7 +397,7 @@ st.html(strip)  # the slide's number and title before its view is computed: neve
 if blank:
     st.html('<div data-testid="deck-blank" style="position:fixed;inset:0;background:#000;z-index:999990"></div>')
 else:
-    with page.figure_area():  # the new title at once, over the old figure until the new one is drawn
+    with page.title_area():  # the new title at once, over the old figure until the new one is drawn
         st.markdown(f"## {html.escape(slide.title)}")
 # The parts of the state on screen: a view (tab) the audience picks in the sidebar draws that tab's figure.
 options = Options(theme=page.theme, presenter=page.presenter, parts=parts_for(slide.page, state, slide.parts))

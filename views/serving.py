@@ -80,6 +80,7 @@ FIELDS: tuple[Field, ...] = (
         hi=100_000.0,
         optional=True,
         help="Empty: all memory left after the weights and the reserve.",
+        extra=(("placeholder", "empty: all memory left"),),
     ),
     Field(
         "srv_reserve",

@@ -499,7 +499,14 @@ def lora_training_figure(
         "title": {"text": "‖gradient‖<sub>F</sub> (A plain, B hatched)"},
         "range": [0, 1.6 * (gmax or 1.0)],
     }
-    layout["yaxis3"] |= {"autorange": "reversed"}
+    # the initialisations' names on two lines where they have a comma: on one line "B = 0, A random" ran into the
+    # middle panel on a deck's slide (the figure beside its readouts)
+    names = [INIT_NAMES.get(init, init) for init in results]
+    layout["yaxis3"] |= {
+        "autorange": "reversed",
+        "tickvals": names,
+        "ticktext": [n.replace(", ", ",<br>") for n in names],
+    }
     layout |= {
         "barmode": "group",
         "uirevision": UIREVISION,

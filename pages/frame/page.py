@@ -179,22 +179,31 @@ class Page(AnswerSections):
         """Lay out the page's sections here, in their order: notices, equation, figure, readouts, more views,
         explanation, checks, data. :meth:`run` does it inside the body's fragment; a page without a body (the deck
         player, the drills) calls it right after :meth:`setup`."""
-        self._slots = {"notices": st.container()}
-        if not self.heading:
-            order: tuple[str, ...] = ("figure", "readouts", "views", "equation", "explain", "checks", "data")
-        elif self.presenter:
-            # the first screen: the figure with its readouts beside it; the takeaway folds
+        self._slots = {}
+        if self.heading:
+            self._slots["notices"] = st.container()
+        else:  # a player's own title (a slide's) the whole width above the figure; the slide's notices under it (an
+            # info above the title pushed the chart's axis off a projector's first screen: walkthrough 3.5)
+            self._slots["title"] = st.container()
+        if self.presenter:
+            # the first screen: the figure with its readouts beside it (a deck's slide too: under its figure, the
+            # first readout's label hung at the projector's bottom edge with its value cut off); the takeaway folds
             figure_column, readout_column = st.columns([4, 1], gap="small")
             self._slots["figure"] = figure_column.container()
             self._slots["readouts"] = readout_column.container()
-            with st.expander(
-                "The question" if self.shown_takeaway != self.takeaway else "The takeaway", expanded=False
-            ):
-                st.markdown(f"**{self.shown_takeaway}**")
-            order = ("views", "equation", "explain", "checks", "data")
+            if self.heading:
+                with st.expander(
+                    "The question" if self.shown_takeaway != self.takeaway else "The takeaway", expanded=False
+                ):
+                    st.markdown(f"**{self.shown_takeaway}**")
+            order: tuple[str, ...] = ("views", "equation", "explain", "checks", "data")
+        elif not self.heading:
+            order = ("figure", "readouts", "views", "equation", "explain", "checks", "data")
         else:
             # the figure right under the takeaway (on the first screen at 1280 x 720); the equation under the readouts
             order = ("figure", "readouts", "equation", "views", "explain", "checks", "data")
+        if not self.heading:
+            self._slots["notices"] = st.container()
         for name in order:
             if name == "figure":
                 # The main figure (Page.figure) goes into a place of its own, one element, above the rest of the figure
@@ -412,6 +421,12 @@ class Page(AnswerSections):
             with st.container(key=f"{PRESENTER_CHART_CLASS}-{key}"):
                 return st.empty()
         return st.empty()
+
+    @contextmanager
+    def title_area(self) -> Iterator[None]:
+        """Write a player's own title (``heading=False``): the whole width, above the figure and its readouts."""
+        with self._slots["title"]:
+            yield
 
     @contextmanager
     def views(self) -> Iterator[None]:
