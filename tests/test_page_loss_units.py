@@ -70,6 +70,18 @@ def test_packing_tab_from_a_link():
     assert "[0, 1, 0, 1, 2]" in caption
 
 
+def test_a_control_of_a_closed_tab_opens_its_tab():
+    """Walkthrough 1.9: with the SFT mask open, "BPE merges learned" changed nothing on screen. Moving a control that
+    only one tab's figure shows opens that tab, and the tab's content follows the new value."""
+    at = open_page(PAGE, {"loss_view": "SFT mask"})
+    assert at.session_state["loss_view"] == "SFT mask"
+    at.sidebar.slider(key="bpe_merges").set_value(12).run()
+    assert no_exception(at) and at.session_state["loss_view"] == "BPE merges"
+    assert any("after these 12 merges" in m.value for m in at.markdown)
+    at.sidebar.number_input(key="pad_batch").set_value(8).run()
+    assert at.session_state["loss_view"] == "Padding"
+
+
 def test_deep_link_reproduces_the_view():
     query = {
         "vocab_size": "32000",
