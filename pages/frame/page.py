@@ -226,9 +226,9 @@ class Page(AnswerSections):
 
     def _release_hold(self) -> None:
         """Give back the space held for the figure (a page whose first figure is not the main one, or none)."""
-        if self._holding:
+        if self._holding and self._figure_place is not None:
             self._figure_place.empty()
-            self._holding = False
+        self._holding = False
 
     def _draw_equation(self) -> None:
         """The page's equation, once: folded in presenter mode. In the normal layout it sits under the figure and
@@ -350,11 +350,11 @@ class Page(AnswerSections):
         drag_values: Sequence[Any] | None = None,
         **kwargs: Any,
     ) -> Any:
-        """Render a plotly figure in the figure section (see :meth:`chart`): the main figure's own place."""
+        """Render a plotly figure in the figure section (see :meth:`chart`): the first one in the main figure's own
+        place (one element: a second one there would replace it), any further one under it."""
+        place, self._figure_place = self._figure_place, None
         with self._slots["figure"]:  # what goes with the chart (the drag's listener) goes under it
-            return self.chart(
-                fig, key, filename, drag=drag, drag_values=drag_values, _place=self._figure_place, **kwargs
-            )
+            return self.chart(fig, key, filename, drag=drag, drag_values=drag_values, _place=place, **kwargs)
 
     def chart(
         self,
