@@ -23,16 +23,6 @@ page = Page.setup(
 figures = cached_view(view_of.figures)
 
 
-# The tab whose figure each of the sidebar's lower controls drives: moving one opens that tab (a preset had opened
-# the SFT mask, and three steps of "BPE merges learned" then changed nothing on screen: walkthrough 1.9).
-TAB_OF = {
-    "bpe_merges": "BPE merges",
-    **dict.fromkeys(("prompt_len", "resp_len", "sft_mask", "sft_reduce", "sft_batch"), "SFT mask"),
-    "doc_lens": "Packing",
-    **dict.fromkeys(("pad_batch", "pack_len"), "Padding"),
-}
-
-
 def _open_tab(tab: str) -> None:
     st.session_state[view_of.SPEC["loss_view"].name] = tab
 
@@ -41,7 +31,7 @@ def _body(page: Page) -> None:
     """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
 
     def control(name: str) -> None:
-        page.control(name, on_change=_open_tab, args=(TAB_OF[name],))
+        page.control(name, on_change=_open_tab, args=(view_of.TAB_OF[name],))
 
     with page.controls():
         page.control("eval_text")

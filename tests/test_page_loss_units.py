@@ -73,6 +73,9 @@ def test_packing_tab_from_a_link():
 def test_a_control_of_a_closed_tab_opens_its_tab():
     """Walkthrough 1.9: with the SFT mask open, "BPE merges learned" changed nothing on screen. Moving a control that
     only one tab's figure shows opens that tab, and the tab's content follows the new value."""
+    assert set(view_of.TAB_OF) <= {f.name for f in view_of.SPEC.fields} and set(view_of.TAB_OF.values()) <= set(
+        view_of.VIEWS
+    )
     at = open_page(PAGE, {"loss_view": "SFT mask"})
     assert at.session_state["loss_view"] == "SFT mask"
     at.sidebar.slider(key="bpe_merges").set_value(12).run()

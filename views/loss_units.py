@@ -24,6 +24,14 @@ ANSWER_PHRASES = (
 )
 
 VIEWS = ("BPE merges", "SFT mask", "Packing", "Padding")
+# The tab whose figure each of the lower controls drives: the page opens it when one moves (a preset had opened the
+# SFT mask, and three steps of "BPE merges learned" then changed nothing on screen: walkthrough 1.9).
+TAB_OF = {
+    "bpe_merges": "BPE merges",
+    **dict.fromkeys(("prompt_len", "resp_len", "sft_mask", "sft_reduce", "sft_batch"), "SFT mask"),
+    "doc_lens": "Packing",
+    **dict.fromkeys(("pad_batch", "pack_len"), "Padding"),
+}
 REDUCTIONS = ("token", "sequence")
 HELDOUT = bundled_text("lesson_text_heldout.txt")
 SECOND_EXAMPLE = (200, 300)  # (prompt, response) tokens of the batch's second example: a short chat turn
