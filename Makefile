@@ -76,9 +76,10 @@ test-busy: $(STAMP) chromium nginx $(AXE)
 	  $(PY) -m pytest -n auto --maxprocesses=4 --dist loadfile -m browser tests/browser; \
 	  $(PY) -m pytest -m server tests/server; done
 
-# The browser walks over every ordered pair of pages (the default samples them: tests/browser/walks.py).
+# The browser walks over every ordered pair of pages and the long walk of steps and Backs (the default samples
+# them: tests/browser/walks.py).
 test-walks: $(STAMP) chromium
-	LESSON_WALK=all $(PY) -m pytest tests/browser/test_navigation_browser.py -k pairs_of_pages
+	LESSON_WALK=all $(PY) -m pytest tests/browser/test_navigation_browser.py -k "pairs_of_pages or steps_and_backs"
 
 bench: $(STAMP)
 	for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done

@@ -11,8 +11,8 @@ page = Page.setup(
     ":material/casino:",
     "The model gives a distribution; the decoder decides how much of it to use. Temperature reshapes it, top-k, "
     "top-p and min-p cut its tail, and T = 0 keeps only the most likely token.",
-    r"p = \operatorname{softmax}(z / T), \qquad \text{top-}p\text{: drop sorted token } i \iff "
-    r"\sum_{j<i} p_j \ge p_{\text{top}}, \qquad H = -\sum_i p_i \ln p_i",
+    r"\begin{gathered} p = \operatorname{softmax}(z / T), \qquad H = -\sum_i p_i \ln p_i \\ "
+    r"\text{top-}p\text{: drop sorted token } i \iff \sum_{j<i} p_j \ge p_{\text{top}} \end{gathered}",
     spec=view_of.SPEC,
     question=view_of.QUESTION,
     answer_phrases=view_of.ANSWER_PHRASES,

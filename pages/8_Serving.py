@@ -138,8 +138,8 @@ over the memory bandwidth, nor than its FLOPs over the peak. Where the two meet,
             "per sequence, so for a dense model with bf16 weights and a short context its arithmetic intensity is "
             "about the batch size B, below the GPU's ridge point (about 295 FLOP/byte on an H100) until B reaches the "
             "hundreds (002 A8.1, A10-11).",
-            equation=r"I_{\text{decode}} \approx B\ \text{(bf16 weights, short context)};\quad \text{memory-bound "
-            r"while } B < \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295",
+            equation=r"\begin{gathered} I_{\text{decode}} \approx B\ \text{(bf16 weights, short context)} \\ "
+            r"\text{memory-bound while } B < \frac{989\ \text{TFLOP/s}}{3.35\ \text{TB/s}} \approx 295 \end{gathered}",
             number="Llama-3-70B at batch 1 on one H100's bandwidth: a floor of 141 GB / 3.35 TB/s ≈ 42 ms per token, "
             "at most about 24 tokens/s (the input-embedding table counted whole, of which a token reads one row), a "
             "reference point since 141 GB does not fit on one 80 GB card (002 A10-11); tensor parallelism over 4 GPUs "

@@ -10,6 +10,9 @@ that moves; no CSS or setting of the app can come before it (Streamlit 1.67 draw
 loaded element, after the first elements). Those entries (sideways only, up to the frame in which both had arrived)
 are left out, and the test checks that the page's title was not on screen before then. The shifts of the sidebar
 alone (its navigation compacted when the frame's CSS lands) are held apart, under their own bound: still open.
+
+The same page load then serves axe-core's check and the dark scheme (one load per page and check kind is the suite's
+budget: docs/performance.md, the test suite). Presenter mode's labels: test_presentation_browser.py.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import urllib.parse
 
 import pytest
 
+from tests.browser.checks import OVERLAP_JS, STILL_JS, axe, chart_names, dark_backgrounds, wait_drawn_dark
 from tests.browser.conftest import NO_FIGURE_FIRST, choose_preset
 from views import catalog, serving
 
@@ -64,16 +68,6 @@ _OBSERVE_JS = """(() => {
   requestAnimationFrame(frame);
 })();"""
 
-# Resolves once nothing in the page has changed for a second (a state, not a fixed wait: a page still drawing keeps
-# it waiting).
-_STILL_JS = """() => new Promise(done => {
-  let last = performance.now();
-  const o = new MutationObserver(() => { last = performance.now(); });
-  o.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
-  const t = setInterval(() => { if (performance.now() - last > 1000) { clearInterval(t); o.disconnect(); done(); } },
-                        100);
-})"""
-
 _GEOMETRY_JS = """() => {
   const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
                      return {top: r.top, bottom: r.bottom, height: r.height}; };
@@ -99,50 +93,6 @@ _GEOMETRY_JS = """() => {
 }"""
 
 
-# Every pair of text boxes of the page's main figure that overlap: titles, axis titles, tick labels, legend entries
-# and annotations (an annotation counts with its background box: a readout box over a panel title is an overlap).
-# A box is the text's own SVG box in screen coordinates (a rotated tick label stays a rotated rectangle), each corner
-# moved 2 px toward its centre, so that two lines set solid (their line boxes meet, their letters do not) do not count.
-_OVERLAP_JS = """() => {
-  const fig = document.querySelector("[data-testid='stMain'] .js-plotly-plot");
-  if (!fig) return null;
-  const vis = e => { for (let n = e; n && n !== fig; n = n.parentElement) { const s = getComputedStyle(n);
-    if (s.visibility === 'hidden' || s.display === 'none' || +s.opacity === 0) return false; } return true; };
-  // the element's box as four screen points (rotated text stays a rotated rectangle)
-  const quad = (el) => { const b = el.getBBox(); const m = el.getScreenCTM();
-    if (!m || b.width === 0 || b.height === 0) return null;
-    return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
-      .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
-  const items = [];
-  for (const g of fig.querySelectorAll('g.annotation')) {
-    const t = g.querySelector('text'); if (!t || !t.textContent.trim() || !vis(g)) continue;
-    const bg = g.querySelector('rect.bg'); const q = quad(bg && bg.getBBox().width > 0 ? bg : t);
-    if (q) items.push({what: 'annotation: ' + t.textContent.slice(0, 40), q});
-  }
-  for (const t of fig.querySelectorAll('text')) {
-    if (t.closest('g.annotation') || !t.textContent.trim() || !vis(t)) continue;
-    const q = quad(t); if (!q) continue;
-    const parent = t.parentNode && t.parentNode.getAttribute ? t.parentNode.getAttribute('class') || '' : '';
-    const cls = ((t.getAttribute('class') || '') + ' ' + parent).trim();
-    items.push({what: cls.split(' ')[0] + ': ' + t.textContent.slice(0, 40), q});
-  }
-  // separating axis test on two convex quads, each shrunk by 2 px toward its centre (touching is not overlapping)
-  const shrink = q => { const cx = q.reduce((a, p) => a + p[0], 0) / 4, cy = q.reduce((a, p) => a + p[1], 0) / 4;
-    return q.map(([x, y]) => { const dx = cx - x, dy = cy - y, d = Math.hypot(dx, dy) || 1;
-                               return [x + 2 * dx / d, y + 2 * dy / d]; }); };
-  const overlap = (a, b) => { for (const q of [a, b]) for (let i = 0; i < 4; i++) {
-      const [x1, y1] = q[i], [x2, y2] = q[(i + 1) % 4]; const nx = y2 - y1, ny = x1 - x2;
-      const pa = a.map(p => p[0] * nx + p[1] * ny), pb = b.map(p => p[0] * nx + p[1] * ny);
-      if (Math.max(...pa) <= Math.min(...pb) || Math.max(...pb) <= Math.min(...pa)) return false; }
-    return true; };
-  const out = [];
-  const qs = items.map(i => shrink(i.q));
-  for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++)
-    if (overlap(qs[i], qs[j])) out.push([items[i].what, items[j].what]);
-  return {n: items.length, overlaps: out};
-}"""
-
-
 @pytest.fixture(scope="module")
 def context(browser, module_server):
     ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, color_scheme="light")
@@ -157,7 +107,13 @@ def context(browser, module_server):
 
 @pytest.mark.parametrize("name", PAGES)
 def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
+    """The first screen (above); then, on the same page load, axe-core's WCAG 2 A/AA check in the light scheme and
+    again once the system's scheme turns dark while the page is open (the app and every figure turn dark), with each
+    figure's text alternative reading out its live numbers (the page's readouts); and no request off localhost."""
     page = context.new_page()
+    external: list[str] = []
+    local = (module_server, "blob:" + module_server, "data:")
+    page.on("request", lambda r: None if r.url.startswith(local) else external.append(r.url))
     try:
         page.goto(f"{module_server}/{name}", wait_until="domcontentloaded")
         page.wait_for_selector(
@@ -166,7 +122,7 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
         )
         if name not in NO_FIGURE_FIRST:
             page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
-        page.evaluate(_STILL_JS)
+        page.evaluate(STILL_JS)
         g = page.evaluate(_GEOMETRY_JS)
         print(name, {k: round(g[k], 3) for k in ("cls_page", "cls_sidebar", "cls_boot")}, g["bare"], g["shifts"])
         if name != "Deck":  # the deck player's controls are the slide's keys and its strip
@@ -178,8 +134,12 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
             shown = max(0.0, min(fig["bottom"], HEIGHT) - max(fig["top"], 0.0))
             assert shown >= SHARE * fig["height"], g
             assert fig["height"] >= HEIGHTS[name], g
-            labels = page.evaluate(_OVERLAP_JS)
+            labels = page.evaluate(OVERLAP_JS)
             assert labels["overlaps"] == [], (name, labels)
+        # every equation on the page within its column (KaTeX's scroll width at most its box's, 2 px for a glyph's
+        # overhang): Sampling's ran 25 px past it at 1280 x 720, a scrollable region that axe-core flags
+        wide = page.evaluate(_WIDE_EQUATIONS_JS)
+        assert wide == [], wide
         if name == "":  # Home's links to the pages end in their whole names ("Sampling and decodi" before)
             cut = page.evaluate(_CUT_LINKS_JS)
             assert cut == [], cut
@@ -191,32 +151,28 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
         # draws it through a lazily loaded element, 0.1-1 s after the sidebar): 0.02-0.09 on its own. Held under
         # SIDEBAR_CLS so that it does not grow; docs/performance.md, "Layout shift".
         assert g["cls_sidebar"] <= SIDEBAR_CLS, g
+        figure = name not in NO_FIGURE_FIRST
+        for scheme in ("light", "dark"):
+            if scheme == "dark":
+                page.emulate_media(color_scheme="dark")
+                wait_drawn_dark(page)
+                dark_backgrounds(page, figure)
+            names = chart_names(page)
+            assert len(names) >= figure, scheme
+            for role, label in names:
+                assert role == "figure" and "Readouts, " in label and any(c.isdigit() for c in label), (scheme, label)
+            assert axe(page) == [], scheme
+        assert external == []
     finally:
         page.close()
 
+
+_WIDE_EQUATIONS_JS = """() => [...document.querySelectorAll("[data-testid='stMain'] .katex-display")]
+  .filter(e => e.getBoundingClientRect().width > 0 && e.scrollWidth > e.clientWidth + 2)
+  .map(e => [e.scrollWidth, e.clientWidth, e.innerText.replace(/\\s+/g, '').slice(0, 40)])"""
 
 _CUT_LINKS_JS = """() => [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stPageLink'] span")]
   .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)"""
-
-
-@pytest.mark.parametrize("name", [n for n in PAGES if n not in NO_FIGURE_FIRST])
-def test_no_label_of_a_main_figure_overlaps_another_in_presenter_mode(context, module_server, name) -> None:
-    """The same check of the main figure's text boxes as on the first screen, in presenter mode (larger type, the
-    figure as tall as the screen leaves). Dark mode draws each main figure exactly as light does but for its
-    colours (tests/test_viz_style.py), so its labels sit where light's do."""
-    page = context.new_page()
-    try:
-        page.goto(f"{module_server}/{name}?present=true", wait_until="domcontentloaded")
-        page.wait_for_selector(
-            "[data-testid='stApp'][data-test-script-state='notRunning'] [data-testid='stMain'] .js-plotly-plot "
-            ".main-svg",
-            timeout=60_000,
-        )
-        page.evaluate(_STILL_JS)
-        labels = page.evaluate(_OVERLAP_JS)
-        assert labels["n"] > 0 and labels["overlaps"] == [], (name, labels)
-    finally:
-        page.close()
 
 
 def test_links_write_whole_numbers_and_warn_on_a_loopback_address(context, module_server) -> None:
@@ -274,7 +230,7 @@ def test_drills_figure_is_wide_every_equation_fits_and_a_card_is_found_by_its_wo
             page.goto(f"{module_server}/Drills?card={card}&role=interviewer", wait_until="domcontentloaded")
             page.wait_for_selector("[data-testid='stMain'] .katex-display", timeout=60_000)
             page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
-            page.evaluate(_STILL_JS)
+            page.evaluate(STILL_JS)
             g = page.evaluate(_DRILL_JS)
             assert g["figure"] >= 600, (card, g)
             assert g["eqs"] and all(s <= c + 2 and r <= g["right"] for s, c, r in g["eqs"]), (card, g)

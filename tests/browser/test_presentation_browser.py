@@ -1,27 +1,24 @@
-"""Presentation in a real browser: presenter mode's first screen at 1280 x 720 and 1920 x 1080, the dark theme, a
-theme switch that the figures follow at once, and axe-core's WCAG 2 AA check.
+"""Presentation in a real browser: presenter mode's first screen at 1280 x 720 and 1920 x 1080 (its labels included),
+and a theme switch that the figures follow at once. (axe-core's check and the dark scheme of every page run on the
+normal first screen's page load: test_first_screen_browser.py.)
 
 One server for the module and one browser tab per theme and screen size, reused from page to page (each page is
-opened by its link, a new session each time). axe-core comes from the npm registry through ``make test``
-(``.cache/axe``) and is injected from disk: no page ever fetches anything off localhost.
+opened by its link, a new session each time): no page ever fetches anything off localhost.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from decks import views
 from pages.frame import PAGES
+from tests.browser.checks import OVERLAP_JS, luminance
 from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, rerun
 from viz.style import READOUT
 
 pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parents[2]
-AXE = ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 
 
 def _url_page(path: str) -> str:
@@ -103,13 +100,6 @@ def _box(page, selector: str) -> dict:
     box = page.locator(selector).first.bounding_box()
     assert box is not None, selector
     return box
-
-
-def _luminance(css: str) -> float:
-    """Relative luminance (WCAG 2) of a CSS rgb()/rgba() colour."""
-    parts = [float(v) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
-    lin = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4 for c in parts]
-    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
 
 _FIGURE_JS = """() => {
@@ -211,11 +201,20 @@ def _rounded(g: dict) -> dict:
     return {k: round(v) if isinstance(v, float) else v for k, v in g.items()}
 
 
+def _no_overlap(page, name: str) -> None:
+    """No two text boxes of the main figure overlap in presenter mode (larger type, the figure as tall as the screen
+    leaves): the same check as on the normal first screen (test_first_screen_browser.py). Dark mode draws each main
+    figure exactly as light does but for its colours (tests/test_viz_style.py), so its labels sit where light's do."""
+    labels = page.evaluate(OVERLAP_JS)
+    assert labels["n"] > 0 and labels["overlaps"] == [], (name, labels)
+
+
 @pytest.mark.parametrize("name", FIGURE_PAGES)
 def test_presenter_mode_first_screen(tabs, base, name) -> None:
     """The main figure, and where the page's tabs sit above it each tab's figure, is whole on the first screen at
     1280 x 720, and again once the window is made 1920 x 1080 (presenter mode's layout is in CSS, relative to the
-    window: one page load serves both sizes); grids of heatmaps get panels that use the screen."""
+    window: one page load serves both sizes); grids of heatmaps get panels that use the screen; no label of the main
+    figure over another at either size."""
     (width, height), (big_width, big_height) = SIZES
     page, external = tabs("light", width, height)
     page.set_viewport_size({"width": width, "height": height})  # the tab is reused: every page starts small
@@ -224,6 +223,7 @@ def test_presenter_mode_first_screen(tabs, base, name) -> None:
     print(name, SIZES[0], _rounded(g))
     _check_first_screen(g, width, height, readouts=name != "Deck")
     assert g["smallest_panel"] >= HEATMAP_PANELS.get(name, 0) * height, g
+    _no_overlap(page, name)
     in_tabs = g["in_tabs"]
     before = _first_box(page)
     page.set_viewport_size({"width": big_width, "height": big_height})
@@ -232,6 +232,7 @@ def test_presenter_mode_first_screen(tabs, base, name) -> None:
     print(name, SIZES[1], _rounded(g))
     _check_first_screen(g, big_width, big_height, readouts=name != "Deck")
     assert g["smallest_panel"] >= HEATMAP_PANELS.get(name, 0) * big_height, g
+    _no_overlap(page, name)
     page.set_viewport_size({"width": width, "height": height})
     # the figure is one tab's: the other tabs take the same first screen (checked on the smaller screen only, to keep
     # the test short: the frame gives every chart the same height at both sizes)
@@ -292,100 +293,8 @@ _HEADING_STATE_JS = """() => {
           runs: window.__lessonRuns, theme: window.__lessonThemeDrawn}; }"""
 
 
-def _axe(page) -> list[dict]:
-    """axe-core's serious and critical WCAG 2 A/AA violations on the open page (rule, impact, targets)."""
-    if not page.evaluate("() => typeof window.axe !== 'undefined'"):
-        page.add_script_tag(path=str(AXE))
-    result = page.evaluate(
-        """async () => {
-          const r = await axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}});
-          return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical').map(v => ({
-            id: v.id, impact: v.impact,
-            nodes: v.nodes.slice(0, 4).map(n => n.target.join(' ') + ' :: ' + (n.failureSummary || '').slice(0, 160)),
-          }));
-        }"""
-    )
-    return result
-
-
-def _dark_backgrounds(page, name: str) -> None:
-    """The dark scheme gives a dark app background and dark figure backgrounds."""
-    app = page.eval_on_selector("[data-testid='stApp']", "e => getComputedStyle(e).backgroundColor")
-    assert _luminance(app) < 0.05, app
-    if name not in FIGURE_PAGES:
-        return
-    backgrounds = page.eval_on_selector_all(
-        ".js-plotly-plot .main-svg:first-child", "es => es.map(e => getComputedStyle(e).backgroundColor)"
-    )
-    paper = [_luminance(b) for b in backgrounds if "rgba(0, 0, 0, 0)" not in b]
-    assert paper and max(paper) < 0.05, backgrounds
-
-
-def _chart_names(page) -> list[tuple[str | None, str]]:
-    """Each chart's role and accessible name (``st.plotly_chart`` sets both on its container from ``alt``; the frame's
-    live chart on its own element)."""
-    return page.eval_on_selector_all(
-        "[data-testid='stPlotlyChart'], .lesson-chart",
-        "es => es.map(e => [e.getAttribute('role'), e.getAttribute('aria-label') || ''])",
-    )
-
-
-_DARK_NOW = """() => {
-  const dark = (e) => { const v = e && getComputedStyle(e).backgroundColor.match(/\\d+/g).map(Number);
-                        return v && 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 128; };
-  const app = document.querySelector("[data-testid='stApp']");
-  const papers = [...document.querySelectorAll(".js-plotly-plot .main-svg:first-child")];
-  // a primary button's label takes the dark background colour, from CSS that only a dark run sends (pages/frame)
-  const labels = [...document.querySelectorAll("button[kind='primary'] p")];
-  const darkText = (e) => { const v = getComputedStyle(e).color.match(/\\d+/g).map(Number);
-                            return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2] < 128; };
-  return dark(app) && papers.every(dark) && labels.every(darkText)
-    && document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']") !== null;
-}"""
-
-
-def _wait_drawn_dark(page) -> None:
-    """Wait until the theme watcher's rerun (pages/frame/shims.py) has drawn the page dark and finished: every figure
-    and the dark CSS in place (:data:`_DARK_NOW`), then two drawn frames."""
-    try:
-        page.wait_for_function("() => window.__lessonThemeDrawn === 'dark' && (" + _DARK_NOW + ")()", timeout=60_000)
-    except Exception as error:
-        state = page.evaluate(
-            """() => ({drawn: window.__lessonThemeDrawn, asked: window.__lessonThemeAsked,
-                       checks: window.__lessonThemeChecks, runs: window.__lessonRuns,
-                       script: document.querySelector("[data-testid='stApp']")?.getAttribute('data-test-script-state'),
-                       app: getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor})"""
-        )
-        raise AssertionError(f"the page was not drawn dark: {state}") from error
-    next_frames(page)
-
-
-@pytest.mark.parametrize("name", ALL)
-def test_axe_finds_no_serious_violation_and_the_theme_holds(tabs, base, name) -> None:
-    """In the light scheme, then in the dark one (the system's scheme switched while the page is open: the app and
-    every figure turn dark), axe-core finds no serious violation, and each figure has a text alternative that reads
-    out its live numbers (the page's readouts)."""
-    if not AXE.exists():
-        pytest.fail(f"axe-core is not installed at {AXE}; `make test` installs it (npm)")
-    page, external = tabs("light", 1400, 1000)
-    page.emulate_media(color_scheme="light")  # the tab is reused: every page starts in the light scheme
-    _open(page, f"{base}/{name}", figure=name in FIGURE_PAGES)
-    for scheme in ("light", "dark"):
-        if scheme == "dark":
-            page.emulate_media(color_scheme="dark")
-            _wait_drawn_dark(page)
-            _dark_backgrounds(page, name)
-        names = _chart_names(page)
-        assert len(names) >= (name in FIGURE_PAGES), scheme
-        for role, label in names:
-            assert role == "figure" and "Readouts, " in label and any(c.isdigit() for c in label), (scheme, label)
-        assert _axe(page) == [], scheme
-    page.emulate_media(color_scheme="light")
-    assert external == []
-
-
 def _figure_luminance(page) -> float:
-    return _luminance(page.eval_on_selector(".js-plotly-plot .main-svg", "e => getComputedStyle(e).backgroundColor"))
+    return luminance(page.eval_on_selector(".js-plotly-plot .main-svg", "e => getComputedStyle(e).backgroundColor"))
 
 
 _FIGURE_DARK = """() => {
@@ -420,7 +329,7 @@ def test_the_figures_follow_a_theme_switch_at_once(browser, base) -> None:
         _menu_theme(page, "Dark")
         page.wait_for_function(_FIGURE_DARK % "128", timeout=30_000)  # no other action: the watcher's rerun
         app = page.eval_on_selector("[data-testid='stApp']", "e => getComputedStyle(e).backgroundColor")
-        assert _luminance(app) < 0.05 and _figure_luminance(page) < 0.05
+        assert luminance(app) < 0.05 and _figure_luminance(page) < 0.05
         page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
         settled = len(sent)
         checks = page.evaluate("window.__lessonThemeChecks")
