@@ -55,15 +55,20 @@ format: $(STAMP)
 	$(PY) -m ruff format .
 
 # Three parts, each printing its ten slowest tests: the tests without a browser or server spread over the cores
-# (pytest-xdist, at most 4 workers); the browser tests, a test file per worker (each file has its own server); the
-# server tests (a load test of twenty sessions, nginx in front of two workers) one at a time, with the machine to
-# themselves. The second and third collect their own folder only (a collection of the whole suite costs each
-# process 12 s); the first collects everything and fails if a browser or server test lies outside its folder
-# (tests/conftest.py), so that none is left out of every part.
+# (pytest-xdist, at most 4 workers), and beside them the server tests (a load test of twenty sessions, nginx in front
+# of two workers, a fresh server per page), one at a time: they assert no time, and most of their two minutes is
+# waiting (a load held for 30 s, servers starting), so the two run at once and the server part's output follows the
+# first's; then the browser tests alone, a test file per worker (each file has its own server). The browser and server
+# parts collect their own folder only (a collection of the whole suite costs each process 12 s); the first collects
+# everything and fails if a browser or server test lies outside its folder (tests/conftest.py), so that none is left
+# out of every part.
+SERVER_LOG := test-artifacts/server-tests.log
 test: $(STAMP) chromium nginx $(AXE) lint
-	$(PY) -m pytest -n auto --maxprocesses=4 -m "not browser and not server"
+	@mkdir -p test-artifacts; $(PY) -m pytest -m server tests/server > $(SERVER_LOG) 2>&1 & server=$$!; \
+	status=0; $(PY) -m pytest -n auto --maxprocesses=4 -m "not browser and not server" || status=$$?; \
+	wait $$server; server_status=$$?; echo "== the server tests (run beside the first part)"; cat $(SERVER_LOG); \
+	test $$status = 0 && test $$server_status = 0
 	$(PY) -m pytest -n auto --maxprocesses=4 --dist loadfile -m browser tests/browser
-	$(PY) -m pytest -m server tests/server
 
 # The flake check: the browser and server parts RUNS times in a row (default 3) while two busy loops hold two cores;
 # it stops at the first failure. The busy loops end with the recipe.

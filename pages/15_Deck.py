@@ -386,13 +386,17 @@ with st.sidebar:
 
 progress = number / size * 100
 strip = (
-    f'<div data-testid="deck-progress" style="position:fixed;bottom:8px;right:14px;z-index:999;font-size:14px;'
+    f'<div data-testid="deck-progress" style="position:fixed;top:18px;left:50%;transform:translateX(-50%);'
+    f"z-index:1000000;font-size:14px;white-space:nowrap;"
     f'opacity:0.8;background:rgba(128,128,128,0.18);padding:2px 10px;border-radius:10px;">'
     f"{number} / {size} · {html.escape(slide.title)}</div>"
     f'<div style="position:fixed;bottom:0;left:0;height:3px;width:{progress:.1f}%;background:#E69F00;z-index:999">'
     "</div>"
 )
-st.html(strip)  # the slide's number and title before its view is computed: never the old slide's number over it
+# The slide's number and title before its view is computed: never the old slide's number over it. At the top, in the
+# header's empty middle: at the bottom right it covered the readouts' "N more" fold or a text on 12 of 23 slides, at
+# the bottom left a figure's legend on slide 14 (walkthrough, issue 30; tests/browser/test_deck_browser.py).
+st.html(strip)
 
 if blank:
     st.html('<div data-testid="deck-blank" style="position:fixed;inset:0;background:#000;z-index:999990"></div>')

@@ -11,7 +11,7 @@ import pytest
 
 import views
 from pages.frame import PAGES
-from views.state import APP_PARAMS, Field, Spec, State, check_unique
+from views.state import APP_PARAMS, Field, Spec, State, check_unique, same_value
 
 VIEW_MODULES = [importlib.import_module(f"views.{m.name}") for m in pkgutil.iter_modules(views.__path__)]
 SPECS = [m.SPEC for m in VIEW_MODULES if hasattr(m, "SPEC")]
@@ -171,3 +171,12 @@ def test_every_view_runs_in_a_process_without_streamlit() -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     count, loaded = out.stdout.split()
     assert int(count) >= 14 and loaded == "False", out.stdout
+
+
+def test_same_value_is_the_one_rule_for_a_preset_and_a_page_holding_the_same_value() -> None:
+    """The state contract and the frame's binding both ask whether a page's value is a preset's (views.state's
+    ``same_value``, once twins): numbers within round-off whatever their type, sequences by their elements."""
+    assert same_value(1e21, 10**21) and same_value(0.1 + 0.2, 0.3) and same_value(4, 4.0)
+    assert not same_value(1.0, 1.0001) and not same_value(None, 0.0) and not same_value(0.0, "x")
+    assert same_value([1, 0, 2], (1, 0, 2)) and not same_value([1, 0], (1, 0, 2))
+    assert same_value("hoffmann2022", "hoffmann2022") and not same_value("a", "b")

@@ -248,7 +248,7 @@ class Spec:
     def preset_of(self, state: State) -> str | None:
         """The first preset whose every value equals the state's (floats to 1e-9), or None."""
         for name, values in self.presets.items():
-            if all(_same_value(state[f], v) for f, v in values.items()):
+            if all(same_value(state[f], v) for f, v in values.items()):
                 return name
         return None
 
@@ -336,7 +336,9 @@ def _short(raw: str, limit: int = 60) -> str:
     return raw if len(raw) <= limit else raw[:limit] + "…"
 
 
-def _same_value(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two values of a field are the same: numbers within round-off (a link's ``1e21`` and a preset's
+    ``1e21`` as float or int), lists and tuples element by element, anything else by ``==``."""
     if isinstance(a, float) or isinstance(b, float):
         try:
             return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)

@@ -14,7 +14,6 @@ whole numbers (``gpus=4``, not ``gpus=4.0``).
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,7 +22,7 @@ from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 from pages.frame.charts import component_data
-from views.state import APP_PARAMS, Field, Spec
+from views.state import APP_PARAMS, Field, Spec, same_value
 
 # ---------------------------------------------------------------------- the state contract in Streamlit
 _CURRENT_PAGE = "_frame_current_page"
@@ -189,17 +188,9 @@ def current_values(spec: Spec) -> dict[str, Any]:
 def matching_preset(spec: Spec, names: Sequence[str], values: dict[str, Any]) -> str | None:
     """The first of ``names`` whose every value equals the page's (``values``, as widgets hold them), or None."""
     for name in names:
-        if all(_same(values.get(field), _widget_value(spec[field], v)) for field, v in spec.presets[name].items()):
+        if all(same_value(values.get(field), _widget_value(spec[field], v)) for field, v in spec.presets[name].items()):
             return name
     return None
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
-        return math.isclose(a, float(b), rel_tol=1e-9, abs_tol=1e-12)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return list(a) == list(b)
-    return a == b
 
 
 def draw_field(f: Field, **overrides: Any) -> Any:

@@ -114,6 +114,22 @@ _DRAWN_JS = """n => { const s = document.querySelector("[data-testid='deck-progr
     && !!document.querySelector("[data-testid='stMain'] .js-plotly-plot .main-svg"); }"""
 
 
+# What of the slide the progress strip (fixed at the bottom of the window) lies over: a plot area or a text of a figure
+# (not its empty margins), a readout, a fold's summary, a button or a field of the main column, as [what, px of
+# overlap in x, in y].
+_UNDER_STRIP_JS = """() => {
+  const strip = document.querySelector("[data-testid='deck-progress']").getBoundingClientRect();
+  const main = document.querySelector("[data-testid='stMain']");
+  const marks = ".js-plotly-plot .nsewdrag, .js-plotly-plot text, [data-testid='stMetric'], summary, button, input";
+  return [...main.querySelectorAll(marks)].filter(e => !e.closest('.modebar') && e.textContent !== '')
+    .map(e => [e, e.getBoundingClientRect()]).filter(([e, r]) => r.width > 0 && r.height > 0)
+    .map(([e, r]) => [(e.getAttribute('aria-label') || e.textContent || e.getAttribute('class')).slice(0, 30),
+                      Math.min(r.right, strip.right) - Math.max(r.left, strip.left),
+                      Math.min(r.bottom, strip.bottom) - Math.max(r.top, strip.top)])
+    .filter(([_, x, y]) => x > 1 && y > 1);
+}"""
+
+
 def _timed_move(page, key: str, expect: int) -> tuple[float, int]:
     """Seconds from the key press until slide ``expect`` is drawn (its number, the run finished, every figure
     drawn, two frames painted), and the frames in between with no figure on screen."""
@@ -163,7 +179,13 @@ def test_a_warmed_deck_moves_without_an_empty_figure_and_its_handout_downloads_e
     # slide warm, once, on a loaded machine): it is not measured. Then slides 5-13, each with a figure (2 and 17 open
     # withheld, with none); 9 is LoRA's, 2.4-5 s cold before the warming.
     _press(page, "ArrowRight", 4)
-    first = {n: _timed_move(page, "ArrowRight", n) for n in range(5, 14)}
+    first, covered = {}, {}
+    for n in range(5, 14):
+        first[n] = _timed_move(page, "ArrowRight", n)
+        if under := page.evaluate(_UNDER_STRIP_JS):  # read after the move is timed
+            covered[n] = under
+    # the progress strip covers nothing of a slide's first screen (at the bottom right it hid "1 more" on slide 6)
+    assert covered == {}, covered
     warm = {n: _timed_move(page, "ArrowLeft", n) for n in range(12, 4, -1)}
     print({n: (round(first[n][0], 2), round(warm[n][0], 2)) for n in warm})
     # the sum holds the goal (twice); one slide may stray by a second: with the other browser worker beside it, a
