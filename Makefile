@@ -56,7 +56,7 @@ format: $(STAMP)
 
 # Three parts, each printing its ten slowest tests: the tests without a browser or server spread over the cores
 # (pytest-xdist, at most 4 workers), and beside them the server tests (a load test of twenty sessions, nginx in front
-# of two workers, a fresh server per page), one at a time: they assert no time, and most of their two minutes is
+# of two workers, a fresh server per page), one at a time: they assert no time, and most of their 1.5-2 minutes is
 # waiting (a load held for 30 s, servers starting), so the two run at once and the server part's output follows the
 # first's; then the browser tests alone, a test file per worker (each file has its own server). The browser and server
 # parts collect their own folder only (a collection of the whole suite costs each process 12 s); the first collects
