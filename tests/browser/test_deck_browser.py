@@ -114,7 +114,7 @@ _DRAWN_JS = """n => { const s = document.querySelector("[data-testid='deck-progr
     && !!document.querySelector("[data-testid='stMain'] .js-plotly-plot .main-svg"); }"""
 
 
-# What of the slide the progress strip (fixed at the bottom of the window) lies over: a plot area or a text of a figure
+# What of the slide the progress strip (fixed on the window, at its top) lies over: a plot area or a text of a figure
 # (not its empty margins), a readout, a fold's summary, a button or a field of the main column, as [what, px of
 # overlap in x, in y].
 _UNDER_STRIP_JS = """() => {

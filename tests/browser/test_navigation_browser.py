@@ -289,9 +289,9 @@ def test_pairs_of_pages_with_back_and_forward(open_shared, a: str) -> None:
 
 def test_steps_and_backs_each_match_a_fresh_session_on_the_address_bar(open_shared, browser) -> None:
     """A walk of presets, page links and a number typed by hand; Back through every step restores its link and
-    readouts, and each step's link opened in a new session shows the same readouts. Six steps by default (each kind
-    of step: a preset on three pages, three links, a typed number); eleven over five pages with ``LESSON_WALK=all``
-    (``make test-walks``)."""
+    readouts, and each step's link opened in a new session shows the same readouts. Six steps over four pages by
+    default (each kind of step: two presets, three links, a typed number); eleven over six pages with
+    ``LESSON_WALK=all`` (``make test-walks``)."""
     watch = open_shared("/Scaling_laws?N=3e9&C=6e20")
     page = watch.page
     _idle(page)
@@ -323,7 +323,7 @@ def test_steps_and_backs_each_match_a_fresh_session_on_the_address_bar(open_shar
         lambda: preset("Fast decay"),
         lambda: _click(page, "Attention"),
     ]
-    if not walks.EXHAUSTIVE:  # one of each kind: a preset, a link, a typed number, on three pages
+    if not walks.EXHAUSTIVE:  # every kind of step: presets, links, a typed number, over four pages
         steps = [steps[i] for i in (0, 1, 2, 5, 7, 8)]
     seen = [(page.url, _readouts(page))]
     for step in steps:
