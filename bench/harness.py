@@ -75,14 +75,21 @@ def start_server(port: int, extra: tuple[str, ...] = (), script: str = "app.py")
     raise RuntimeError(f"streamlit did not become healthy on port {port}: {log.read().decode()[-2000:]}")
 
 
+# The servers :func:`running_server` holds open, by base URL (a test stalls one to play a slow server)
+SERVERS: dict[str, subprocess.Popen] = {}
+
+
 @contextmanager
 def running_server(extra: tuple[str, ...] = (), script: str = "app.py") -> Iterator[str]:
     """A healthy server on a free port (:func:`start_server`), as its base URL; stopped (killed after 10 s) on exit."""
     port = free_port()
     proc = start_server(port, extra, script)
+    url = f"http://127.0.0.1:{port}"
+    SERVERS[url] = proc
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield url
     finally:
+        del SERVERS[url]
         stop_server(proc)
 
 

@@ -9,52 +9,71 @@ import streamlit as st
 # switch it first pushes the old page's path with its link cleared (Back landed on the old page with its defaults);
 # the new page's restored values come as another push (Back needed two steps); and one rerun writes each changed
 # control as its own push (a preset took several Backs). This shim keeps one history entry per action of the
-# person: the first same-page push after a key press or a pointer press adds an entry, later ones replace it,
-# same-page pushes between a click on a page link and the new page's push are dropped, and page switches go
-# through unchanged. A value the browser commits itself (a number typed, then Enter) comes as a replaceState: the
-# first one after a press also adds an entry. So Back undoes a whole action (a preset, a drag, a typed value) or
-# returns to the last page.
+# person: the first same-page push after a key press or a pointer press adds an entry, later ones replace it, and
+# page switches go through unchanged. A value the browser commits itself (a number typed, then Enter) comes as a
+# replaceState: the first one after a press also adds an entry. So Back undoes a whole action (a preset, a drag, a
+# typed value) or returns to the last page.
+#
+# The switch's stray write (the old page's link cleared) is the server's answer to the click: it comes one round
+# trip later, which on a loaded server took more than 5 s (the 5-s window this shim used to have then let it through:
+# Back landed on the old page with an empty link; tests/browser/test_navigation_browser.py stalls the server to show
+# it). So a click on a page link marks the page it may leave, and every same-page write while that page is still
+# shown is dropped, push or replace, until the switch is seen (a write with another path), Back or Forward, or the
+# person's next press elsewhere (a click on the current page's own link switches nothing: the page stays live).
+# ``window.__lessonHistoryLog`` keeps the last 40 writes and what became of each, for a test that fails.
 _HISTORY_JS = """
 export default function () {
   if (window.__lessonHistory) return;
   window.__lessonHistory = true;
   const push = window.history.pushState.bind(window.history);
   const replace = window.history.replaceState.bind(window.history);
-  let switching = 0;
+  const log = window.__lessonHistoryLog = [];
+  const note = (what, url) => {
+    log.push([Math.round(performance.now()), what, String(url)]);
+    if (log.length > 40) log.shift();
+  };
+  let leaving = null;  // the path a click on a page link may leave, until the switch is seen
   let acted = false;
-  const act = () => { acted = true; };
+  // page links have no href of their own: any click on one may switch the page
+  const pageLink = (target) => target.closest && target.closest("[data-testid='stPageLink-NavLink']");
+  const act = (event) => {
+    acted = true;
+    if (!pageLink(event.target)) leaving = null;  // a press elsewhere: a new action, no switch pending
+  };
   document.addEventListener("pointerdown", act, true);
   document.addEventListener("keydown", act, true);
   document.addEventListener("click", (event) => {
-    // page links have no href of their own: any click on one may switch the page
-    const link = event.target.closest && event.target.closest("[data-testid='stPageLink-NavLink']");
-    if (link) switching = Date.now();
+    if (pageLink(event.target)) { leaving = window.location.pathname; note("page link", leaving); }
   }, true);
+  const stray = (target) => leaving !== null && leaving === window.location.pathname
+    && target.pathname === window.location.pathname;
   window.history.pushState = function (state, title, url) {
     const target = new URL(url, window.location.href);
     if (target.pathname !== window.location.pathname) {
-      switching = 0;
+      leaving = null;
       acted = false;
+      note("push: page switch", url);
       return push(state, title, url);
     }
-    if (switching && Date.now() - switching < 5000) return;
-    if (!acted) return replace(state, title, url);
+    if (stray(target)) { note("dropped: the old page's write during a switch", url); return; }
+    if (!acted) { note("push as replace", url); return replace(state, title, url); }
     acted = false;
+    note("push", url);
     return push(state, title, url);
   };
   // A value typed into a number box (or another widget the browser commits itself) reaches the address bar by
   // replaceState: after a press of the person's, a same-page change of the link is an action of its own.
   window.history.replaceState = function (state, title, url) {
     const target = new URL(url, window.location.href);
+    if (stray(target)) { note("dropped: the old page's replace during a switch", url); return; }
     const same = target.pathname === window.location.pathname && target.href !== window.location.href;
-    if (!acted || !same || (switching && Date.now() - switching < 5000)) {
-      return replace(state, title, url);
-    }
+    if (!acted || !same) { note("replace", url); return replace(state, title, url); }
     acted = false;
+    note("replace as push", url);
     return push(state, title, url);
   };
   // Back and Forward are no action on the page: what Streamlit writes after them replaces the entry.
-  window.addEventListener("popstate", () => { acted = false; switching = 0; });
+  window.addEventListener("popstate", () => { acted = false; leaving = null; note("popstate", window.location.href); });
 }
 """
 _history_component = None

@@ -143,7 +143,8 @@ def rerun(page, timeout: float = 60_000) -> Iterator[None]:
 
 @pytest.fixture(scope="module")
 def module_server() -> Iterator[str]:
-    """One server for a test file's tests that do not need to be its first request (presets, drags)."""
+    """One server for a test file's tests that do not need to be its first request (presets, drags); its process is
+    ``bench.harness.SERVERS[url]`` (a test that stalls it)."""
     with running_server() as url:
         yield url
 
