@@ -18,6 +18,7 @@ from typing import Any
 from streamlit.testing.v1 import AppTest
 
 from bench.load import free_port
+from pages.frame.shims import STYLED
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60
@@ -51,6 +52,8 @@ def open_page(page: str | None, query: dict[str, str] | None = None, context: di
         at.switch_page(page)  # before the first run: the page is the very first thing this session runs
     for key, value in (query or {}).items():
         at.query_params[key] = value
+    # no browser draws the frame's CSS here: presenter mode's first run would wait for it (pages/frame/shims.py)
+    at.session_state[STYLED] = True
     return at.run()
 
 

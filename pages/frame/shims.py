@@ -1,5 +1,5 @@
-"""Two browser shims every page mounts in its sidebar: one history entry per action of the person (Back and
-Forward), and a rerun when the browser switches the theme without telling the script."""
+"""The browser shims the frame mounts in the sidebar: one history entry per action of the person (Back and Forward),
+a rerun when the browser switches the theme without telling the script, and presenter mode's wait for its CSS."""
 
 from __future__ import annotations
 
@@ -144,3 +144,54 @@ def theme_watch(drawn: str) -> None:
 
     # the data as a one-item list, as charts.component_data sends it (a dict's values would be checked for dataframes)
     _theme_component(key="lesson-theme", data=[{"drawn": drawn}], on_theme_change=_on_switch, height=0)
+
+
+# Presenter mode's type (a 22-px base) and paddings come with the frame's CSS, which Streamlit 1.67 draws through a
+# lazily loaded element 0.1-1 s after a page's first elements: a page opened in presenter mode (a deck link) was drawn
+# at the normal size and then jumped to the large one (a layout shift of 0.16-0.60 at 1280 x 720). So a session whose
+# first run is in presenter mode draws the frame (config, CSS, the sidebar, which starts collapsed) and stops; this
+# piece reports once the CSS is in place (``--lesson-frame`` on the root element, pages/frame/style.py), and that
+# reruns the page with its body. It reports after 3 s without the CSS too, so a page never stays empty. Once per
+# session: a session that starts in normal mode has the CSS element already when the person turns presenter mode on
+# (the element is redrawn in place, and the jump follows their own click).
+_STYLED_JS = """
+export default function (component) {
+  const { setTriggerValue } = component;
+  const start = performance.now();
+  let done = false;
+  const check = () => {
+    if (done) return;
+    const css = getComputedStyle(document.documentElement).getPropertyValue("--lesson-frame").trim();
+    if (css || performance.now() - start > 3000) {
+      done = true;
+      setTriggerValue("styled", css ? "css" : "timeout");
+      return;
+    }
+    setTimeout(check, 16);
+  };
+  check();
+  return () => { done = true; };
+}
+"""
+_styled_component = None
+STYLED = "_frame_styled"  # the session's browser has drawn the frame's CSS (AppTest, with no browser, sets it)
+STYLED_GATE_KEY = "frame-styled-gate"  # the piece's key: its element is on the page while the body waits
+
+
+def frame_styled(presenter: bool) -> bool:
+    """Whether the page may draw its body now: ``False`` on a session's first run in presenter mode until the
+    browser has the frame's CSS (``_STYLED_JS`` then reruns the page). Call it in the sidebar."""
+    if st.session_state.get(STYLED):
+        return True
+    if not presenter:
+        st.session_state[STYLED] = True
+        return True
+    global _styled_component
+    if _styled_component is None:
+        _styled_component = st.components.v2.component("lesson_styled", js=_STYLED_JS)
+
+    def _on_styled() -> None:
+        st.session_state[STYLED] = True
+
+    _styled_component(key=STYLED_GATE_KEY, on_styled_change=_on_styled, height=0)
+    return False

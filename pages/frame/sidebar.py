@@ -11,7 +11,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 
 from core.device import device_summary
 from pages.frame.nav import navigation, page_finder
-from pages.frame.shims import _SEEN_THEME, history_shim, theme_watch
+from pages.frame.shims import _SEEN_THEME, frame_styled, history_shim, theme_watch
 from pages.frame.style import _BASE_CSS, _DARK_CSS, _PRESENTER_CSS, NAV_CLASS
 
 PRESENT_KEY = "present"
@@ -45,7 +45,8 @@ def viewer_theme() -> str:
 def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
     """The sidebar every page shares: navigation (the page finder and the stage groups, ``current``'s unfolded: a
     page's URL name, "" for Home), presenter mode, hidden answers, image export format, and where core computes.
-    Returns (presenter, image format, hide)."""
+    Returns (presenter, image format, hide). A session's first run in presenter mode ends here, before the page's body,
+    until the browser has the frame's CSS (:func:`frame_styled`: it reruns the page then)."""
     with st.sidebar:
         nav = st.container(key=NAV_KEY, gap=None)  # filled after the switches: its links carry presenter mode and hide
         with nav:  # the two shims draw nothing: inside a container without gaps, they take no room either
@@ -63,6 +64,9 @@ def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
         page_finder(carry)
     with nav:
         navigation(current, carry)
+        styled = frame_styled(bool(presenter))
+    if not styled:
+        st.stop()
     return bool(presenter), image_format(), hide
 
 

@@ -71,7 +71,7 @@ _DISABLED_CSS = f"  {_DISABLED_LABEL} {{ color: rgba(20, 19, 18, 0.6); }}\n"
 # A readout's label wraps onto a second line rather than being cut short with an ellipsis (Streamlit's default).
 _PRESENTER_CSS = f"""
 <style>
-{_STRIP_CSS}{_NAV_CSS}{_DISABLED_CSS}  html {{ font-size: 22px; }}
+{_STRIP_CSS}{_NAV_CSS}{_DISABLED_CSS}  html {{ font-size: 22px; --lesson-frame: presenter; }}
   [data-testid="stMain"] .block-container {{ max-width: 100%; padding: 3.6rem 1.5rem 2rem 1.5rem; }}
   [data-testid="stMetricValue"] {{ font-size: 1.35rem; }}
   [data-testid="stMetricLabel"] p {{ font-size: 0.75rem; }}
@@ -92,7 +92,8 @@ _WAIT_FOR_SIDEBAR_CSS = (
 )
 _BASE_CSS = f"""
 <style>
-{_STRIP_CSS}{_NAV_CSS}{_WAIT_FOR_SIDEBAR_CSS}{_DISABLED_CSS}  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
+{_STRIP_CSS}{_NAV_CSS}{_WAIT_FOR_SIDEBAR_CSS}{_DISABLED_CSS}  html {{ --lesson-frame: normal; }}
+  [data-testid="stMetricValue"] {{ font-size: 1.6rem; }}
   [data-testid="stMetricLabel"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] p {{ white-space: normal !important;
         overflow: visible; }}
   /* a page link in the page (Home's table, the lesson-order links) wraps instead of ending in "Sampling and decodi" */

@@ -68,6 +68,48 @@ OVERLAP_JS = """() => {
 }"""
 
 
+# Layout shifts, recorded from the first script of every document: each entry's time, value, and whether all it moved
+# moved sideways only (same top, same height). And, at every animation frame, when Streamlit's frame was first
+# settled (the sidebar mounted and the main column in the wide layout) and whether the page's title had been on screen
+# before that (``bare``).
+SHIFTS_JS = """(() => {
+  window.__shifts = []; window.__settledAt = null; window.__bare = false;
+  const sideways = e => e.sources.every(s => Math.abs(s.currentRect.y - s.previousRect.y) < 1
+    && Math.abs(s.currentRect.height - s.previousRect.height) < 1);
+  // every box it moved lies in the sidebar (320 px wide at 1280 x 720), before and after
+  const inSidebar = e => e.sources.every(s => [s.previousRect, s.currentRect]
+    .every(r => r.width * r.height === 0 || r.x + r.width <= 330));
+  new PerformanceObserver(list => { for (const e of list.getEntries()) {
+    if (!e.hadRecentInput) window.__shifts.push([e.startTime, e.value, sideways(e) ? 1 : 0, inSidebar(e) ? 1 : 0]); } })
+    .observe({type: 'layout-shift', buffered: true});
+  const seen = () => { if (window.__titleAt === undefined
+      && document.querySelector("[data-testid='stMain'] h1, [data-testid='stMain'] h2")) {
+    window.__titleAt = performance.now(); } };
+  new MutationObserver(seen).observe(document, {subtree: true, childList: true});
+  const frame = () => {
+    const block = document.querySelector("[data-testid='stMainBlockContainer']");
+    const settled = !!document.querySelector("[data-testid='stSidebar']") && !!block
+      && block.getBoundingClientRect().width >= 900;
+    if (settled) { window.__settledAt = performance.now(); return; }
+    if (document.querySelector("[data-testid='stMain'] h1, [data-testid='stMain'] h2")) window.__bare = true;
+    requestAnimationFrame(frame); };
+  requestAnimationFrame(frame);
+})();"""
+
+# The sums of the shifts :data:`SHIFTS_JS` recorded (a function of no argument, to call in the page): Streamlit's
+# own start (its empty main column re-laid sideways when the page's config, wide, and the sidebar arrive, before
+# anything of the page is on screen: ``bare`` false; up to the frame in which both had arrived), the sidebar's, and the
+# page's (the rest), with every entry.
+SHIFT_SUMS_JS = """() => {
+  const boot = s => s[2] && window.__settledAt !== null && s[0] <= window.__settledAt + 100;
+  return {cls_all: window.__shifts.reduce((a, s) => a + s[1], 0),
+          cls_boot: window.__shifts.filter(boot).reduce((a, s) => a + s[1], 0), bare: window.__bare,
+          shifts: window.__shifts.map(s => s.map(v => +v.toFixed(3))),
+          cls_page: window.__shifts.filter(s => !boot(s) && !s[3]).reduce((a, s) => a + s[1], 0),
+          cls_sidebar: window.__shifts.filter(s => !boot(s) && s[3]).reduce((a, s) => a + s[1], 0)};
+}"""
+
+
 def luminance(css: str) -> float:
     """Relative luminance (WCAG 2) of a CSS rgb()/rgba() colour."""
     parts = [float(v) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]

@@ -177,9 +177,12 @@ class PageWatch:
 
     def wait_idle(self, timeout: float = 30_000) -> None:
         """Wait until the app is connected and its script has finished running (Streamlit's own e2e suite waits on
-        both: before the websocket connects, a cold page also reads 'notRunning')."""
-        self.page.wait_for_selector(
-            "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']",
+        both: before the websocket connects, a cold page also reads 'notRunning'), and no page body is waiting for the
+        frame's CSS (a session's first run in presenter mode stops before the body: pages/frame/shims.py)."""
+        self.page.wait_for_function(
+            """() => document.querySelector(
+                  "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']")
+                && !document.querySelector(".st-key-frame-styled-gate")""",
             timeout=timeout,
         )
         next_frames(self.page)

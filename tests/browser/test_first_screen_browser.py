@@ -22,7 +22,16 @@ import urllib.parse
 
 import pytest
 
-from tests.browser.checks import OVERLAP_JS, STILL_JS, axe, chart_names, dark_backgrounds, wait_drawn_dark
+from tests.browser.checks import (
+    OVERLAP_JS,
+    SHIFT_SUMS_JS,
+    SHIFTS_JS,
+    STILL_JS,
+    axe,
+    chart_names,
+    dark_backgrounds,
+    wait_drawn_dark,
+)
 from tests.browser.conftest import NO_FIGURE_FIRST, choose_preset
 from views import catalog, serving
 
@@ -40,35 +49,8 @@ SHARE = 0.6  # of the main figure's height above the fold
 CLS = 0.1
 SIDEBAR_CLS = 0.15
 
-# Layout shifts, recorded from the first script of every document: each entry's time, value, and whether all it moved
-# moved sideways only (same top, same height). And, at every animation frame, when Streamlit's frame was first
-# settled (the sidebar mounted and the main column in the wide layout) and whether the page's title had been on screen
-# before that (``bare``).
-_OBSERVE_JS = """(() => {
-  window.__shifts = []; window.__settledAt = null; window.__bare = false;
-  const sideways = e => e.sources.every(s => Math.abs(s.currentRect.y - s.previousRect.y) < 1
-    && Math.abs(s.currentRect.height - s.previousRect.height) < 1);
-  // every box it moved lies in the sidebar (320 px wide at 1280 x 720), before and after
-  const inSidebar = e => e.sources.every(s => [s.previousRect, s.currentRect]
-    .every(r => r.width * r.height === 0 || r.x + r.width <= 330));
-  new PerformanceObserver(list => { for (const e of list.getEntries()) {
-    if (!e.hadRecentInput) window.__shifts.push([e.startTime, e.value, sideways(e) ? 1 : 0, inSidebar(e) ? 1 : 0]); } })
-    .observe({type: 'layout-shift', buffered: true});
-  const seen = () => { if (window.__titleAt === undefined
-      && document.querySelector("[data-testid='stMain'] h1, [data-testid='stMain'] h2")) {
-    window.__titleAt = performance.now(); } };
-  new MutationObserver(seen).observe(document, {subtree: true, childList: true});
-  const frame = () => {
-    const block = document.querySelector("[data-testid='stMainBlockContainer']");
-    const settled = !!document.querySelector("[data-testid='stSidebar']") && !!block
-      && block.getBoundingClientRect().width >= 900;
-    if (settled) { window.__settledAt = performance.now(); return; }
-    if (document.querySelector("[data-testid='stMain'] h1, [data-testid='stMain'] h2")) window.__bare = true;
-    requestAnimationFrame(frame); };
-  requestAnimationFrame(frame);
-})();"""
-
-_GEOMETRY_JS = """() => {
+_GEOMETRY_JS = (
+    """() => {
   const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
                      return {top: r.top, bottom: r.bottom, height: r.height}; };
   const sidebar = document.querySelector("[data-testid='stSidebar']");
@@ -80,23 +62,19 @@ _GEOMETRY_JS = """() => {
     "[data-testid='stCheckbox'], [data-testid='stButtonGroup'], [data-testid='stSelectSlider']")]
     .filter(w => start && (start.compareDocumentPosition(w) & Node.DOCUMENT_POSITION_FOLLOWING) && !start.contains(w));
   const figure = document.querySelector("[data-testid='stMain'] .js-plotly-plot");
-  // Streamlit's own start: its empty main column re-laid sideways when the page's config (wide) and the sidebar
-  // arrive, before anything of the page is on screen (bare false); up to the frame in which both had arrived
-  const boot = s => s[2] && window.__settledAt !== null && s[0] <= window.__settledAt + 100;
   const label = widgets[0] ? widgets[0].innerText.split('\\n')[0] : null;
-  return {presets: box(presets), first: box(widgets[0]), first_label: label,
-          figure: box(figure), cls_all: window.__shifts.reduce((a, s) => a + s[1], 0),
-          cls_boot: window.__shifts.filter(boot).reduce((a, s) => a + s[1], 0), bare: window.__bare,
-          shifts: window.__shifts.map(s => s.map(v => +v.toFixed(3))),
-          cls_page: window.__shifts.filter(s => !boot(s) && !s[3]).reduce((a, s) => a + s[1], 0),
-          cls_sidebar: window.__shifts.filter(s => !boot(s) && s[3]).reduce((a, s) => a + s[1], 0)};
+  return {presets: box(presets), first: box(widgets[0]), first_label: label, figure: box(figure),
+          ...("""
+    + SHIFT_SUMS_JS
+    + """)()};
 }"""
+)
 
 
 @pytest.fixture(scope="module")
 def context(browser, module_server):
     ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, color_scheme="light")
-    ctx.add_init_script(_OBSERVE_JS)
+    ctx.add_init_script(SHIFTS_JS)
     warm = ctx.new_page()  # the server has run a page and the browser has its scripts: a warm server, as specified
     warm.goto(f"{module_server}/Sampling", wait_until="domcontentloaded")
     warm.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning'] .js-plotly-plot", timeout=60_000)
@@ -145,8 +123,10 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
             assert cut == [], cut
         # every shift from navigation on but Streamlit's start, which moved nothing on screen
         assert not g["bare"], g  # the title was never on screen before the sidebar and the wide layout
-        if name != "Deck":  # open: the deck's presenter type comes with the frame's CSS, after its first elements,
-            assert g["cls_page"] <= CLS, g  # and moves them (0.39 at 1280 x 720, 2026-12-03)
+        if name == "Deck":  # in presenter mode, its sidebar closed: every shift counts (its body waits for the CSS)
+            assert g["cls_page"] + g["cls_sidebar"] <= CLS, g
+        else:
+            assert g["cls_page"] <= CLS, g
         # Open: the sidebar's navigation is drawn unstyled, then compacted when the frame's CSS lands (Streamlit 1.67
         # draws it through a lazily loaded element, 0.1-1 s after the sidebar): 0.02-0.09 on its own. Held under
         # SIDEBAR_CLS so that it does not grow; docs/performance.md, "Layout shift".
