@@ -63,6 +63,11 @@ _NAV_CSS = (
     # a link stands in as Streamlit's 43-px skeleton until its lazily loaded script has run: the skeleton takes the
     # link's height (measured: 26.56 px at the 17-px base), so the links landing move nothing below them
     f"  .st-key-{NAV_CLASS} [data-testid='stSkeleton'] {{ height: 1.5625rem; }}\n"
+    # and its element container the link's margins (Streamlit gives a page link's container -0.375rem above and below
+    # once the link is drawn): without them each link that landed pulled the links under it up 12.75 px. Not the
+    # shims' containers (keyed), which stand as skeletons of no height until their scripts load
+    f"  .st-key-{NAV_CLASS} .stElementContainer:not([class*='st-key-']):has(> [data-testid='stSkeleton']) "
+    "{ margin: -0.375rem 0; }\n"
 )
 # A disabled control's label: Streamlit greys it to 2.6:1 on the sidebar (axe-core, serious, once the sidebar put such
 # a control on the first screen); drawn as a caption is instead, the text colour at 60% (4.7:1 light, 5.3:1 dark).
