@@ -128,7 +128,7 @@ def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
         else:
             assert g["cls_page"] <= CLS, g
         # Open: the sidebar's navigation is drawn unstyled, then compacted when the frame's CSS lands (Streamlit 1.67
-        # draws it through a lazily loaded element, 0.1-1 s after the sidebar): 0.02-0.09 on its own. Held under
+        # draws it through a lazily loaded element, 0.1-1 s after the sidebar): 0.00-0.08 on its own. Held under
         # SIDEBAR_CLS so that it does not grow; docs/performance.md, "Layout shift".
         assert g["cls_sidebar"] <= SIDEBAR_CLS, g
         figure = name not in NO_FIGURE_FIRST
