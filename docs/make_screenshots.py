@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pages.frame import PAGES  # noqa: E402
+from pages.frame.shims import STYLED_GATE_KEY  # noqa: E402
 
 OUT = ROOT / "docs" / "screenshots"
 SIZE = {"width": 1280, "height": 720}
@@ -82,7 +83,12 @@ def main() -> None:
                 for path, _, _ in PAGES:
                     name = url_name(path)
                     page.goto(f"{base}/{name}{query}", wait_until="domcontentloaded")
-                    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']", timeout=90_000)
+                    # the run finished, and no page body waits for presenter mode's CSS (pages/frame/shims.py)
+                    page.wait_for_function(
+                        f"""() => document.querySelector("[data-testid='stApp'][data-test-script-state='notRunning']")
+                            && !document.querySelector(".st-key-{STYLED_GATE_KEY}")""",
+                        timeout=90_000,
+                    )
                     if path != "app.py" and "Drills" not in path:
                         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
                     page.wait_for_timeout(800)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from bench.harness import running_server
+from pages.frame.shims import STYLED_GATE_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -180,9 +181,9 @@ class PageWatch:
         both: before the websocket connects, a cold page also reads 'notRunning'), and no page body is waiting for the
         frame's CSS (a session's first run in presenter mode stops before the body: pages/frame/shims.py)."""
         self.page.wait_for_function(
-            """() => document.querySelector(
+            f"""() => document.querySelector(
                   "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']")
-                && !document.querySelector(".st-key-frame-styled-gate")""",
+                && !document.querySelector(".st-key-{STYLED_GATE_KEY}")""",
             timeout=timeout,
         )
         next_frames(self.page)
