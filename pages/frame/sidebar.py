@@ -49,7 +49,7 @@ def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
     until the browser has the frame's CSS (:func:`frame_styled`: it reruns the page then)."""
     with st.sidebar:
         nav = st.container(key=NAV_KEY, gap=None)  # filled after the switches: its links carry presenter mode and hide
-        with nav:  # the two shims draw nothing: inside a container without gaps, they take no room either
+        with nav:  # the shims draw nothing (nor the CSS wait below): in a container without gaps, no room either
             history_shim()
             theme_watch(viewer_theme())
             # one row: the page finder, and the session's two switches behind a button beside it (a row of their own
