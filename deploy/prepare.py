@@ -45,7 +45,7 @@ def precompress(source: Path, dest: Path) -> int:
     same Last-Modified for both.
     """
     count = 0
-    for src in sorted(p for p in source.rglob("*") if p.is_file()):
+    for src in _files(source):
         out = dest / src.relative_to(source)
         out.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, out)
@@ -73,11 +73,17 @@ def app_static() -> tuple[Path, str]:
     return STATIC, plotly.__version__
 
 
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
 def static_root(cache: Path) -> Path:
     """The pre-compressed copy of this install's static folder, made on first use (atomically) and reused after."""
     source, version = streamlit_static()
     app, plotly_version = app_static()
-    tag = hashlib.sha256(f"{source} {app}".encode()).hexdigest()[:8]
+    # the app's own files by name, size and time too: another plotly.js bundle in the same folder is another copy
+    stamp = " ".join(f"{p.relative_to(app)}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in _files(app))
+    tag = hashlib.sha256(f"{source} {app} {stamp}".encode()).hexdigest()[:8]
     root = cache / f"streamlit-{version}-plotly-{plotly_version}-{tag}"
     if (root / ".complete").exists():
         return root

@@ -72,3 +72,30 @@ def test_nobody_can_read_a_file_in_the_fallback_and_not_in_the_private_checkout(
         assert not readable(inside) and readable(outside)
     finally:
         outside.unlink()
+
+
+def test_another_plotly_bundle_in_the_app_folder_gets_a_fresh_copy_with_its_own_twin(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copy is reused while the files are the same, and made again when the app's plotly.js changes (the frame
+    moved from the plotly package's full bundle to the cartesian one in the same folder: the old copy's twin, served
+    by nginx before the file, would have been the old bundle)."""
+    import gzip
+
+    import deploy.prepare as prepare
+
+    streamlit, app = folder / "streamlit-static", folder / "app-static"
+    streamlit.mkdir()
+    (streamlit / "index.html").write_text("<html>" + "x" * 2000 + "</html>")
+    app.mkdir()
+    bundle = app / "plotly.min.js"
+    bundle.write_text("var full = 1;" * 400)
+    monkeypatch.setattr(prepare, "streamlit_static", lambda: (streamlit, "1.67.0"))
+    monkeypatch.setattr(prepare, "app_static", lambda: (app, "7.1.0"))
+    first = prepare.static_root(folder / "cache")
+    assert prepare.static_root(folder / "cache") == first
+    bundle.write_text("var cartesian = 1;" * 300)
+    second = prepare.static_root(folder / "cache")
+    assert second != first
+    twin = second / "app" / "static" / "plotly.min.js.gz"
+    assert gzip.decompress(twin.read_bytes()) == bundle.read_bytes()
