@@ -1,5 +1,6 @@
 """The frame's live chart (pages/frame/charts.py): one element per chart key across reruns, a new figure in its
-data, plotly.js copied from the plotly package, and Streamlit's own chart where the copy cannot be made."""
+data, plotly.js copied from plotly's cartesian bundle (or the plotly package's full copy where their versions differ),
+and Streamlit's own chart where the copy cannot be made or a figure needs a trace type the bundle lacks."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 from pathlib import Path
 
 import plotly
+import plotly.graph_objects as go
 import pytest
 
 import pages.frame.charts as live
@@ -51,17 +53,86 @@ def test_the_alt_text_and_the_export_config_travel_with_the_figure():
     assert stretched and all(stretched)  # presenter mode: as tall as the screen leaves
 
 
-def test_plotly_js_is_copied_from_the_plotly_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    source = Path(plotly.__file__).parent / "package_data" / live.PLOTLY_JS
+FULL = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+def test_the_cartesian_bundle_is_served_where_its_version_is_the_plotly_packages(tmp_path: Path, monkeypatch):
+    """The headers name the version: "plotly.js v4.1.1" (the package's) and "plotly.js (cartesian - minified)
+    v4.1.1" (the bundle's); read here with a pattern of the test's own."""
+    import re
+
+    def version(path: Path) -> str:
+        return re.search(rb"plotly\.js[^\n]* v([0-9.]+)\n", path.read_bytes()[:400]).group(1).decode()
+
+    live.plotly_js_source.cache_clear()
+    try:
+        chosen = live.plotly_js_source()
+        assert chosen == (live.CARTESIAN_JS if version(live.CARTESIAN_JS) == version(FULL) else FULL)
+        assert live.bundle_version(FULL) == version(FULL) and live.bundle_version(live.CARTESIAN_JS) == "4.1.1"
+        # another version of plotly.js in the package than the bundle's: the package's full copy is served
+        other = tmp_path / "plotly-cartesian.min.js"
+        other.write_bytes(live.CARTESIAN_JS.read_bytes()[:400].replace(b" v4.1.1", b" v3.9.9"))
+        monkeypatch.setattr(live, "CARTESIAN_JS", other)
+        live.plotly_js_source.cache_clear()
+        assert live.plotly_js_source() == FULL
+        assert live.live_chart_draws(go.Figure(go.Sankey()))  # the full bundle draws every type
+    finally:
+        live.plotly_js_source.cache_clear()
+
+
+def test_the_bundle_is_the_file_its_readme_names():
+    import hashlib
+    import re
+
+    readme = (live.CARTESIAN_JS.parent / "README.md").read_text(encoding="utf-8")
+    (named,) = set(re.findall(r"\b[0-9a-f]{64}\b", readme))
+    assert hashlib.sha256(live.CARTESIAN_JS.read_bytes()).hexdigest() == named
+
+
+def test_plotly_js_is_copied_from_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    source = live.plotly_js_source()
     monkeypatch.setattr(live, "STATIC", tmp_path / "static")
     monkeypatch.setattr(live, "_ready", None)
     assert live.live_chart_ready()
     assert (tmp_path / "static" / live.PLOTLY_JS).read_bytes() == source.read_bytes()
-    # a stale copy (another plotly version) is replaced
+    # a stale copy (another bundle, or another plotly version) is replaced
     (tmp_path / "static" / live.PLOTLY_JS).write_text("old")
     monkeypatch.setattr(live, "_ready", None)
     assert live.live_chart_ready()
     assert (tmp_path / "static" / live.PLOTLY_JS).stat().st_size == source.stat().st_size
+
+
+# Figures with a trace type the cartesian bundle lacks: the KL page's policy cloud (4,000 dots in WebGL, scattergl).
+# Streamlit's own chart draws them, with its own full copy of plotly.js, loaded when such a figure is first shown.
+OUTSIDE_THE_BUNDLE = {"kl_theorem_figure": {"scattergl"}}
+
+
+def test_every_figure_the_lessons_draw_but_the_policy_cloud_has_trace_types_of_the_cartesian_bundle():
+    """Every figure builder's example (tests/test_viz_style.py, one per public builder) uses only trace types the
+    cartesian bundle registers (its README's list, checked against the bundle itself in the browser:
+    tests/browser/test_live_chart_browser.py), but :data:`OUTSIDE_THE_BUNDLE`."""
+    from tests.test_viz_style import EXAMPLES
+
+    used = {name: {t.type for t in make(theme="light", presenter=False).data} for name, make in EXAMPLES.items()}
+    assert len(used) >= 50  # 55 on 2026-12-04
+    outside = {name: types - live.CARTESIAN_TRACES for name, types in used.items() if types - live.CARTESIAN_TRACES}
+    assert outside == OUTSIDE_THE_BUNDLE
+    assert set().union(*used.values()) >= {"scatter", "bar", "heatmap"}
+
+
+def test_the_policy_cloud_is_streamlits_chart_and_the_other_kl_figures_are_live():
+    at = open_page("pages/2_KL_leash.py", {"kl_view": "Theorem check"})
+    no_exception(at)
+    drawn = {json.loads(c.spec)["data"][0]["type"]: c.live for c in charts(at)}
+    assert drawn.get("scattergl") is (live.plotly_js_source() != live.CARTESIAN_JS), drawn
+    assert sum(drawn.values()) >= 1, drawn  # the page's main figure stays live
+
+
+def test_a_figure_with_a_trace_type_outside_the_bundle_goes_to_streamlits_chart(monkeypatch):
+    monkeypatch.setattr(live, "plotly_js_source", lambda: live.CARTESIAN_JS)
+    assert live.live_chart_draws(go.Figure([go.Scatter(y=[1, 2]), go.Heatmap(z=[[1, 2]]), go.Bar(y=[1])]))
+    assert not live.live_chart_draws(go.Figure([go.Scatter(y=[1, 2]), go.Sankey()]))
+    assert not live.live_chart_draws(go.Figure(go.Scattergl(y=[1, 2])))
 
 
 def test_unwritable_static_folder_falls_back_to_streamlits_chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

@@ -7,17 +7,21 @@ control step that way, and 72 ms drawn by this chart). This component is keyed b
 mounts once per page visit; on a rerun it gets the new figure as data and ``Plotly.react`` diffs it into the chart
 that is already drawn.
 
-plotly.js comes from the plotly package on this machine (``plotly/package_data/plotly.min.js``), copied into the
-app's ``static/`` folder and served by Streamlit itself (``server.enableStaticServing``): no request leaves the
-server. Where the copy cannot be made (a read-only install), :func:`live_chart_ready` is false and the frame falls
-back to ``st.plotly_chart``; ``LESSON_CHART=streamlit`` in the environment does the same, so that bench/ can compare
-the two.
+plotly.js is plotly's own cartesian bundle (``assets/plotly-cartesian.min.js``: every trace type the lessons draw, in
+a third of the full bundle's 4.8 MB, so a page's first figure comes about 0.7 s sooner) where it is the same plotly.js
+version as the plotly package's copy (``plotly/package_data/plotly.min.js``), and that full copy otherwise; a figure
+with a trace type the cartesian bundle lacks goes to ``st.plotly_chart``. Either is copied into the app's ``static/``
+folder and served by Streamlit itself (``server.enableStaticServing``): no request leaves the server. Where the copy
+cannot be made (a read-only install), :func:`live_chart_ready` is false and the frame falls back to
+``st.plotly_chart``; ``LESSON_CHART=streamlit`` in the environment does the same, so that bench/ can compare the two.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import shutil
 import zlib
 from pathlib import Path
@@ -29,12 +33,21 @@ import streamlit as st
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "static"
-PLOTLY_JS = "plotly.min.js"
+PLOTLY_JS = "plotly.min.js"  # the name it is served under, whichever bundle it is
+# plotly's cartesian bundle of plotly.js (npm plotly.js-cartesian-dist-min, MIT licence; assets/README.md) and its
+# trace types, as its README lists them
+CARTESIAN_JS = Path(__file__).resolve().parent / "assets" / "plotly-cartesian.min.js"
+CARTESIAN_TRACES = frozenset(
+    {"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie", "scatter",
+     "scatterternary", "violin"}
+)  # fmt: skip
 # The class of the element that holds the chart: page CSS (presenter sizing), tests and benchmarks select it.
 CHART_CLASS = "lesson-chart"
 COMPONENT = "lesson_chart"  # the component's registered name
 
-_JS = """
+# Loads plotly.js once per page (a script tag from the app's static folder); ``plotlyReady()`` resolves to it. Shared
+# by the chart and by :func:`plotly_preload`, which starts the load before a chart needs it.
+_LOADER_JS = """
 // Streamlit serves the app's static folder beside its own bundle: under the same base path (server.baseUrlPath)
 function plotlySource() {
   const own = [...document.querySelectorAll("script[src]")].map((s) => s.src).find((s) => s.includes("/static/js/"));
@@ -54,6 +67,11 @@ function plotlyReady() {
   }
   return window.__lessonPlotly;
 }
+""".replace("__JS__", PLOTLY_JS)
+
+_JS = (
+    _LOADER_JS
+    + """
 export default function (component) {
   const { parentElement } = component;
   const data = component.data[0];  // sent as a one-item list (component_data)
@@ -98,7 +116,8 @@ export default function (component) {
   });
   return cleanup;
 }
-""".replace("__JS__", PLOTLY_JS).replace("__CLASS__", CHART_CLASS)
+""".replace("__CLASS__", CHART_CLASS)
+)
 
 _CSS = f"""
 .{CHART_CLASS} {{ width: 100%; }}
@@ -117,13 +136,39 @@ def component_data(payload: dict[str, Any]) -> list[dict[str, Any]]:
     return [payload]
 
 
+def bundle_version(path: Path) -> str | None:
+    """The plotly.js version a bundle's header names ("4.1.1"), or None where it names none."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(400).decode("utf-8", "replace")
+    except OSError:
+        return None
+    found = re.search(r"plotly\.js(?: \([^)]*\))? v(\d+\.\d+\.\d+)", head)
+    return found.group(1) if found else None
+
+
+@functools.cache
 def plotly_js_source() -> Path:
-    """The plotly package's own copy of plotly.js, which the live charts serve from the app's ``static/`` folder."""
-    return Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
+    """The plotly.js the live charts serve from the app's ``static/`` folder: the cartesian bundle where its version
+    is the plotly package's own plotly.js version (the package's figures are written for that version), else the
+    package's full copy."""
+    full = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
+    version = bundle_version(full)
+    if version is not None and bundle_version(CARTESIAN_JS) == version:
+        return CARTESIAN_JS
+    return full
+
+
+def live_chart_draws(fig: go.Figure) -> bool:
+    """Whether the served plotly.js has every trace type of ``fig`` (the full bundle has them all)."""
+    if plotly_js_source() != CARTESIAN_JS:
+        return True
+    return all((trace.type or "scatter") in CARTESIAN_TRACES for trace in fig.data)
 
 
 def live_chart_ready() -> bool:
-    """Whether plotly.js is in the app's ``static/`` folder (copied there from the plotly package on first use)."""
+    """Whether plotly.js is in the app's ``static/`` folder (copied there from :func:`plotly_js_source` on first
+    use)."""
     global _ready
     if os.environ.get("LESSON_CHART") == "streamlit":  # Streamlit's own chart, for comparison (bench/)
         return False
@@ -140,6 +185,31 @@ def live_chart_ready() -> bool:
         except OSError:
             _ready = False
     return _ready
+
+
+# Starts loading plotly.js as soon as the frame's sidebar is drawn, while the server still computes the page's figures:
+# the first chart then finds it loaded (a deep link's first figure came about 2 s after the script's first elements,
+# half of it the load and run of plotly.js after the chart had arrived). A failed load is tried again by the chart.
+_PRELOAD_JS = (
+    _LOADER_JS
+    + """
+export default function () {
+  if (!window.Plotly) plotlyReady().catch(() => {});
+}
+"""
+)
+_preload: Any = None
+
+
+def plotly_preload() -> None:
+    """Mount the piece that loads plotly.js ahead of the first chart (draws nothing); nothing where the live charts
+    are off (:func:`live_chart_ready`)."""
+    global _preload
+    if not live_chart_ready():
+        return
+    if _preload is None:
+        _preload = st.components.v2.component("lesson_plotly_preload", js=_PRELOAD_JS)
+    _preload(key="lesson-plotly-preload", height=0)
 
 
 def live_chart(fig: go.Figure, key: str, config: dict[str, Any], alt: str = "", stretch: bool = False) -> None:

@@ -23,7 +23,7 @@ import streamlit as st
 from pages.frame.alt import figure_alt
 from pages.frame.answers import AnswerSections
 from pages.frame.binding import _enter, drag_sync, draw_field, preset_buttons, reset_button
-from pages.frame.charts import live_chart, live_chart_ready
+from pages.frame.charts import live_chart, live_chart_draws, live_chart_ready
 from pages.frame.nav import lesson_links
 from pages.frame.sidebar import (
     HIDDEN_CAPTION,
@@ -389,7 +389,8 @@ class Page(AnswerSections):
         if slot is not None:
             height = {"height": "stretch"} if self.presenter else {}
             return slot.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
-        live = set(kwargs) == {"alt"} and live_chart_ready()  # stays mounted, diffs each new figure in
+        # stays mounted, diffs each new figure in (a trace type the served plotly.js lacks: Streamlit's chart)
+        live = set(kwargs) == {"alt"} and live_chart_ready() and live_chart_draws(fig)
 
         def draw(stretch: bool) -> Any:
             if live:

@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
 from core.device import device_summary
+from pages.frame.charts import plotly_preload
 from pages.frame.nav import navigation, page_finder
 from pages.frame.shims import _SEEN_THEME, frame_styled, history_shim, theme_watch
 from pages.frame.style import _BASE_CSS, _DARK_CSS, _PRESENTER_CSS, NAV_CLASS
@@ -52,6 +53,7 @@ def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
         with nav:  # the shims draw nothing (nor the CSS wait below): in a container without gaps, no room either
             history_shim()
             theme_watch(viewer_theme())
+            plotly_preload()
             # one row: the page finder, and the session's two switches behind a button beside it (a row of their own
             # pushed the page's first control below the first screen at 1280 x 720)
             with st.container(horizontal=True, gap="small", vertical_alignment="center", key=SWITCHES_KEY):

@@ -1,7 +1,10 @@
 """In a real browser: the frame's live chart (pages/frame/charts.py) stays mounted when a control changes, and the
-figure it shows is the new one: the same drawing as a fresh tab's on the new link."""
+figure it shows is the new one: the same drawing as a fresh tab's on the new link; and the plotly.js it loaded
+registers the trace types the frame counts on (pages/frame/charts.py: the cartesian bundle's, from its README)."""
 
 import pytest
+
+from pages.frame import charts
 
 pytestmark = pytest.mark.browser
 
@@ -29,6 +32,11 @@ def test_a_control_change_updates_the_mounted_chart(open_shared):
         " window.Plotly.react = function (el, ...rest) { if (el === gd) window.__familyDraws += 1;"
         " return react.call(this, el, ...rest); }; }"
     )
+    traces = set(page.evaluate("() => Object.keys(window.Plotly.PlotSchema.get().traces)"))
+    if charts.plotly_js_source() == charts.CARTESIAN_JS:
+        assert traces == charts.CARTESIAN_TRACES, traces
+    else:  # the plotly package's full bundle
+        assert traces > charts.CARTESIAN_TRACES | {"scattergl", "sankey"}, traces
     before = page.evaluate(_STATE)
     assert "training 4.4 days" in before["panel"] and before["drawn"], before
     assert before["role"] == "figure" and "Readouts, " in before["label"], before
