@@ -73,6 +73,7 @@ page = Page.setup(
     "Answer aloud before you look: one sentence, one equation, one number, one trade-off, in 60 to 90 seconds. "
     "Then grade yourself, and the schedule brings the card back when you are about to forget it.",
     spec=view_of.SPEC,
+    figure_first=False,
 )
 page.sections()
 SCRIPT_OF = {Path(path).stem.split("_", 1)[1]: path for path, _, _ in PAGES if path.startswith("pages/")}

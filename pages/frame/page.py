@@ -42,6 +42,7 @@ from pages.frame.style import (
     CONTROLS_PER_ROW_MAX,
     FIGURE_HOLD_PX,
     PRESENTER_CHART_CLASS,
+    PRESENTER_FIGURE_KEY,
     PRESENTER_READOUTS,
     READOUT_STRIP_CLASS,
     READOUTS_PER_ROW_MAX,
@@ -79,6 +80,7 @@ class Page(AnswerSections):
     hide: bool = False  # answers hidden (?hide=true): quick checks and interview prompts show no answer
     theme: str = "light"  # the viewer's theme, "light" or "dark": figures are drawn for it (viz.style)
     heading: bool = True  # the title and takeaway on top (the deck player draws its slide's title instead)
+    figure_first: bool = True  # the page opens on a figure (the drills open on a card, whose figure may come later)
     short_title: str = ""  # presenter mode's one-line title
     question: str = ""  # the page's interview question: with answers hidden it replaces the takeaway
     _predicting: bool = False  # answers held back by Predict first (no guess yet), not by hide=true
@@ -103,6 +105,7 @@ class Page(AnswerSections):
         heading: bool = True,
         question: str = "",
         answer_phrases: Sequence[str] = (),
+        figure_first: bool = True,
     ) -> Page:
         """Configure the page, read its link through its spec, draw the shared sidebar and the page's title.
 
@@ -114,7 +117,8 @@ class Page(AnswerSections):
         ``question``: the page's interview question (its view's ``QUESTION``), shown
         instead of the takeaway when answers are hidden (the takeaway states the answer, so it is not sent at all).
         ``answer_phrases``: the answer's key phrases and numbers (its view's ``ANSWER_PHRASES``); with answers hidden a
-        readout's help that quotes one is left out.
+        readout's help that quotes one is left out. ``figure_first=False``: the page may open without a figure (the
+        drills), so presenter mode keeps no place for one.
         """
         _page_config(f"{title} · LLM lesson explorer")
         problems = _enter(spec) if spec is not None else []
@@ -125,6 +129,7 @@ class Page(AnswerSections):
         page.answer_phrases = tuple(answer_phrases)
         page.theme = viewer_theme()
         page.heading = heading
+        page.figure_first = figure_first
         page._heading()
         return page
 
@@ -189,7 +194,13 @@ class Page(AnswerSections):
             # the first screen: the figure with its readouts beside it (a deck's slide too: under its figure, the
             # first readout's label hung at the projector's bottom edge with its value cut off); the takeaway folds
             figure_column, readout_column = st.columns([4, 1], gap="small")
-            self._slots["figure"] = figure_column.container()
+            # the figure's place as tall as its chart from the first paint (PRESENTER_FIGURE_KEY's CSS): what comes
+            # below it (the takeaway's fold, the tab bars, the other folds) is drawn below the fold at once instead of
+            # under the title, to be pushed down when the figure lands (a layout shift of 0.02-0.48, issue 30)
+            hold = self.heading and self.figure_first
+            self._slots["figure"] = figure_column.container(key=PRESENTER_FIGURE_KEY if hold else None)
+            if hold:  # Streamlit draws no empty container: an element that takes no room (its CSS) has it drawn
+                self._slots["figure"].container(height=1, border=False, key=f"{PRESENTER_FIGURE_KEY}-anchor")
             self._slots["readouts"] = readout_column.container()
             if self.heading:
                 with st.expander(

@@ -11,6 +11,8 @@ from collections.abc import Callable
 # space above the chart: header, title and a tab bar.
 PRESENTER_CHART_CLASS = "present-chart"
 PRESENTER_TOP_PX = 245
+# presenter mode's figure column on a page that opens on a figure: as tall as its chart from the first paint
+PRESENTER_FIGURE_KEY = "lesson-present-figure"
 PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
 # the first screen under the figure's top at 1280 x 720 (720 px less the 220 px of header, title and takeaway): held
 # in the main figure's place on a page's first run until the figure lands (Page.sections)
@@ -86,6 +88,8 @@ _PRESENTER_CSS = f"""
         text-overflow: ellipsis; }}
   [class*="st-key-{PRESENTER_CHART_CLASS}-"] {{ height: calc(100vh - {PRESENTER_TOP_PX}px) !important;
         min-height: 360px; flex: 0 0 auto !important; }}
+  .st-key-{PRESENTER_FIGURE_KEY} {{ min-height: max(calc(100vh - {PRESENTER_TOP_PX}px), 360px); }}
+  [data-testid="stLayoutWrapper"]:has(> .st-key-{PRESENTER_FIGURE_KEY}-anchor) {{ display: none; }}
 </style>
 """
 # Streamlit may draw the sidebar a moment after the page's first elements, and it pushes them aside (a layout shift of
