@@ -13,6 +13,7 @@ import pytest
 
 from bench.harness import running_server
 from pages.frame.shims import STYLED_GATE_KEY
+from views import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -313,3 +314,24 @@ def open_switches(page) -> None:
     if not toggle.first.is_visible():
         page.locator(".st-key-lesson-switches [data-testid='stPopoverButton']").first.click()
     toggle.first.wait_for(timeout=30_000)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """After a browser run that checked every page's first screen: a page's share of its time (tests/shares.py), to
+    hold against the budget of about 20 s of ``make test`` per page (docs/performance.md)."""
+    from tests.browser import walks
+    from tests.shares import page_share
+
+    reports = [
+        r
+        for group in terminalreporter.stats.values()
+        for r in group
+        if getattr(r, "when", None) in ("setup", "call", "teardown") and hasattr(r, "duration")
+    ]
+    workers = {getattr(getattr(getattr(r, "node", None), "gateway", None), "id", None) for r in reports} - {None}
+    lessons = sum(1 for e in catalog.PAGES if e.group != "Practice")
+    pairs = sum(len(v) for v in walks.pairs().values())
+    share = page_share(((r.nodeid, r.duration) for r in reports), lessons, pairs, len(walks.ALL))
+    if share is not None and share.checked == len(catalog.PAGES):
+        terminalreporter.section("a page's share")
+        terminalreporter.write_line(share.line(len(workers) or 1))
