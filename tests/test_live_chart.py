@@ -4,7 +4,9 @@ and Streamlit's own chart where the copy cannot be made or a figure needs a trac
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
 import plotly
@@ -59,7 +61,6 @@ FULL = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 def test_the_cartesian_bundle_is_served_where_its_version_is_the_plotly_packages(tmp_path: Path, monkeypatch):
     """The headers name the version: "plotly.js v4.1.1" (the package's) and "plotly.js (cartesian - minified)
     v4.1.1" (the bundle's); read here with a pattern of the test's own."""
-    import re
 
     def version(path: Path) -> str:
         return re.search(rb"plotly\.js[^\n]* v([0-9.]+)\n", path.read_bytes()[:400]).group(1).decode()
@@ -81,9 +82,6 @@ def test_the_cartesian_bundle_is_served_where_its_version_is_the_plotly_packages
 
 
 def test_the_bundle_is_the_file_its_readme_names():
-    import hashlib
-    import re
-
     readme = (live.CARTESIAN_JS.parent / "README.md").read_text(encoding="utf-8")
     (named,) = set(re.findall(r"\b[0-9a-f]{64}\b", readme))
     assert hashlib.sha256(live.CARTESIAN_JS.read_bytes()).hexdigest() == named
