@@ -217,7 +217,11 @@ def test_drills_figure_is_wide_every_equation_fits_and_a_card_is_found_by_its_wo
         page.goto(f"{module_server}/Drills?card=scaling-01&role=candidate", wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
         assert page.evaluate(_DRILL_JS)["figure"] >= 600  # the held-back figure, with its guess field above it
-        assert page.get_by_label("Your guess: the bottom's N (parameters)").count() == 1
+        # the field is sent before the figure, but Streamlit loads its number input's code on first use: on a busy
+        # machine the figure was drawn 0.1-0.5 s before the field appeared (CI, 2026-12-04), so wait for the field
+        guess = page.get_by_label("Your guess: the bottom's N (parameters)")
+        guess.wait_for(timeout=30_000)
+        assert guess.count() == 1
 
         finder = page.get_by_role("combobox", name="Find a card by its question")
         finder.click()
