@@ -113,6 +113,30 @@ def runs_done(page) -> int:
     return page.evaluate("window.__lessonRuns")
 
 
+# The page's readouts (Streamlit's metrics): label and value in page order ("" for a part not drawn yet).
+READOUTS_JS = """() => [...document.querySelectorAll("[data-testid='stMetric']")].map(m => [
+    m.querySelector("[data-testid='stMetricLabel']")?.innerText ?? "",
+    m.querySelector("[data-testid='stMetricValue']")?.innerText ?? ""])"""
+
+
+def settled_readouts(page) -> list[tuple[str, str]]:
+    """The page's readouts, (label, value) in page order, once they hold still: on a loaded machine Streamlit draws
+    the metrics over several frames (their code is loaded on first use), so one read may catch a part of them."""
+
+    def read() -> list[tuple[str, str]]:
+        return [(label, value) for label, value in page.evaluate(READOUTS_JS)]
+
+    readouts, previous = read(), None
+    for _ in range(40):
+        if readouts == previous and readouts:
+            return readouts
+        next_frames(page, 3)
+        previous, readouts = readouts, read()
+    if readouts == previous == []:  # a page without readouts (the home page, the deck player)
+        return []
+    raise AssertionError(f"the readouts did not hold still: {previous} then {readouts}")
+
+
 def wait_rerun(page, before: int, timeout: float = 60_000) -> None:
     """Wait until a run has finished since ``before`` (:func:`runs_done` read before the action) and the app is idle,
     then for two drawn frames."""
@@ -161,6 +185,19 @@ def next_frames(page, frames: int = 2) -> None:
     )
 
 
+def wait_app_idle(page, timeout: float = 30_000) -> None:
+    """Wait until the app is connected and its script has finished running (Streamlit's own e2e suite waits on both:
+    before the websocket connects, a cold page also reads 'notRunning'), and no page body is waiting for the frame's
+    CSS (a session's first run in presenter mode stops before the body: pages/frame/shims.py); then two frames."""
+    page.wait_for_function(
+        f"""() => document.querySelector(
+              "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']")
+            && !document.querySelector(".st-key-{STYLED_GATE_KEY}")""",
+        timeout=timeout,
+    )
+    next_frames(page)
+
+
 class PageWatch:
     """Records requests that leave localhost and console errors of one browser page."""
 
@@ -178,16 +215,8 @@ class PageWatch:
             self.external.append(url)
 
     def wait_idle(self, timeout: float = 30_000) -> None:
-        """Wait until the app is connected and its script has finished running (Streamlit's own e2e suite waits on
-        both: before the websocket connects, a cold page also reads 'notRunning'), and no page body is waiting for the
-        frame's CSS (a session's first run in presenter mode stops before the body: pages/frame/shims.py)."""
-        self.page.wait_for_function(
-            f"""() => document.querySelector(
-                  "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']")
-                && !document.querySelector(".st-key-{STYLED_GATE_KEY}")""",
-            timeout=timeout,
-        )
-        next_frames(self.page)
+        """:func:`wait_app_idle` on this page."""
+        wait_app_idle(self.page, timeout)
 
     def drag_slider(self, fractions: tuple[float, ...], read: Callable[[], Any]) -> list[Any]:
         """Drag the first plotly slider's grip through ``fractions`` of its rail, calling ``read()`` after each
@@ -195,6 +224,13 @@ class PageWatch:
         page = self.page
         grip = page.locator("g.slider-container rect.slider-grip-rect").first
         rail = page.locator("g.slider-container rect.slider-rail-rect").first
+        grip.wait_for(timeout=30_000)
+        # the page's drag listener is on the chart (pages/frame/binding.py): a drag released before it attaches moves
+        # the figure but never reaches the link
+        page.wait_for_function(
+            "() => !!document.querySelector('g.slider-container')?.closest('.js-plotly-plot')?.__lessonDrag",
+            timeout=30_000,
+        )
         grip.scroll_into_view_if_needed()
         next_frames(page)
         g, r = grip.bounding_box(), rail.bounding_box()

@@ -7,6 +7,7 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from decks import DECKS_DIR, load_deck
 from decks.handout import build_handout
@@ -19,13 +20,13 @@ def _slide(page) -> str:
     return urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get("slide", ["1"])[0].removesuffix(".0")
 
 
-def _press(page, key: str, expect: int | None = None) -> None:
-    """Press a key with no text box focused; wait until the progress strip shows slide ``expect``."""
+def _press(page, key: str, slide: int | None = None) -> None:
+    """Press a key with no text box focused; wait until the progress strip shows slide ``slide``."""
     page.evaluate("document.activeElement && document.activeElement.blur()")
     with rerun(page):  # each key is a button's shortcut: its click reruns the page
         page.keyboard.press(key)
-    if expect is not None:
-        _at(page, expect)
+    if slide is not None:
+        _at(page, slide)
 
 
 def _at(page, number: int) -> None:
@@ -53,11 +54,13 @@ def test_keyboard_steps_jumps_blanks_and_the_speaker_view_follows(open_shared) -
     speaker.goto(f"{main.base}/Deck?deck=lesson&talk={talk}&speaker=true", wait_until="domcontentloaded")
     speaker.wait_for_selector("text=7 / 23", timeout=30_000)
 
-    for key, expect in (("ArrowRight", 8), ("Space", 9), ("PageDown", 10), ("ArrowLeft", 9), ("PageUp", 8)):
-        _press(page, key, expect)
-        assert _slide(page) == str(expect)
-    speaker.wait_for_selector("text=8 / 23", timeout=5_000)  # follows within about a second (polled every second)
-    assert "Next: 9." in speaker.inner_text("body")
+    for key, slide in (("ArrowRight", 8), ("Space", 9), ("PageDown", 10), ("ArrowLeft", 9), ("PageUp", 8)):
+        _press(page, key, slide)
+        assert _slide(page) == str(slide)
+    # the speaker view polls every second: it follows within about a second, on a machine busy with the deck's
+    # warming (a run of its own) within a few; its next slide's title comes in a later part of the same run
+    speaker.wait_for_selector("text=8 / 23", timeout=20_000)
+    expect(speaker.locator("body")).to_contain_text("Next: 9.", timeout=20_000)
 
     page.evaluate("document.activeElement && document.activeElement.blur()")
     with rerun(page):
@@ -66,13 +69,15 @@ def test_keyboard_steps_jumps_blanks_and_the_speaker_view_follows(open_shared) -
     _at(page, 15)
     main.wait_idle()
     assert _slide(page) == "15"
-    speaker.wait_for_selector("text=15 / 23", timeout=5_000)
+    speaker.wait_for_selector("text=15 / 23", timeout=20_000)
 
     _press(page, "b")
     page.get_by_test_id("deck-blank").wait_for(timeout=20_000)
-    speaker.wait_for_selector("text=screen blanked", timeout=5_000)
+    speaker.wait_for_selector("text=screen blanked", timeout=20_000)
     _press(page, "b", 15)
-    assert page.get_by_test_id("deck-blank").count() == 0
+    # the slide number reads 15 while blanked too, and the deck's warming reruns a fragment every second (a run that
+    # rerun() may count): wait for the blank itself to go
+    expect(page.get_by_test_id("deck-blank")).to_have_count(0, timeout=30_000)
 
     page.reload(wait_until="domcontentloaded")
     _at(page, 15)  # a reload keeps the place
@@ -130,8 +135,8 @@ _UNDER_STRIP_JS = """() => {
 }"""
 
 
-def _timed_move(page, key: str, expect: int) -> tuple[float, int]:
-    """Seconds from the key press until slide ``expect`` is drawn (its number, the run finished, every figure
+def _timed_move(page, key: str, slide: int) -> tuple[float, int]:
+    """Seconds from the key press until slide ``slide`` is drawn (its number, the run finished, every figure
     drawn, two frames painted), and the frames in between with no figure on screen."""
     import time
 
@@ -139,7 +144,7 @@ def _timed_move(page, key: str, expect: int) -> tuple[float, int]:
     page.evaluate("document.activeElement && document.activeElement.blur()")
     start = time.perf_counter()
     page.keyboard.press(key)
-    page.wait_for_function(_DRAWN_JS, arg=expect, timeout=60_000)
+    page.wait_for_function(_DRAWN_JS, arg=slide, timeout=60_000)
     page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     took = time.perf_counter() - start
     empty = page.evaluate("window.__watching = false, window.__emptyFrames")

@@ -6,7 +6,7 @@ whole page."""
 import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from tests.browser.conftest import open_switches, rerun
+from tests.browser.conftest import next_frames, open_switches, rerun
 
 pytestmark = pytest.mark.browser
 
@@ -96,7 +96,13 @@ def test_the_readouts_strip_lays_out_as_the_grid_did(open_shared):
     # on every line, within the main column
     watch = open_shared("/Scaling_laws")
     page = watch.page
-    page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
+    # every metric drawn (Streamlit loads a metric's code on first use: on a busy machine they come over frames)
+    page.wait_for_function(
+        "s => document.querySelectorAll(`${s} [data-testid='stMetricValue']`).length >= 12",
+        arg=MAIN_STRIP,
+        timeout=30_000,
+    )
+    next_frames(page)
     boxes = page.evaluate(_READOUT_BOXES, MAIN_STRIP)
     assert len(boxes) == 12, boxes
     lines = sorted({top for _, top, _ in boxes})

@@ -50,6 +50,14 @@ def test_tab_reaches_the_controls_and_the_arrows_operate_them(open_shared, name,
     page = watch.page
     page.wait_for_selector("[data-testid='stSidebar'] [data-testid='stButton']", timeout=30_000)  # Reset is drawn
     watch.wait_idle()
+    # Streamlit loads a widget's code on first use: the controls to reach may be drawn after the run has ended
+    label = operate[0]
+    page.wait_for_function(
+        """([labels, tabs]) => labels.every(l => document.querySelector(`[aria-label="${CSS.escape(l)}"]`))
+                               && (!tabs || document.querySelector("[data-testid='stTabs'] [role='tab']"))""",
+        arg=[[first] + ([label] if label else []), has_tabs or label is None],
+        timeout=30_000,
+    )
 
     page.evaluate("() => document.activeElement && document.activeElement.blur()")  # the start of the page
     _tab_until(page, lambda f: f.get("sidebar") and f.get("label") == first)

@@ -23,7 +23,13 @@ _STATE = """() => {
 def test_a_control_change_updates_the_mounted_chart(open_shared):
     watch = open_shared("/Scaling_laws?gpus=8")
     page = watch.page
-    page.wait_for_selector(".lesson-chart .main-svg", timeout=60_000)
+    # both charts drawn (each mounts and draws on its own): a draw of the second after the patch below would count
+    page.wait_for_function(
+        """() => { const charts = [...document.querySelectorAll('.lesson-chart')];
+                   return charts.length >= 2
+                     && charts.every(c => c.dataset.version && c.dataset.drawn === c.dataset.version); }""",
+        timeout=60_000,
+    )
     page.evaluate("() => { document.querySelector('.lesson-chart').__testMark = 'first'; }")
     # the budget family (the second chart) does not depend on the GPU count: count the figures handed to plotly for it
     page.evaluate(

@@ -4,8 +4,10 @@ nothing in the page's text), a typed guess brings back the truth beside the gues
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from pages.frame import PREDICT_CAPTION
+from tests.browser.conftest import rerun
 
 pytestmark = pytest.mark.browser
 
@@ -27,23 +29,22 @@ def test_predict_first_hides_then_reveals(open_first):
     page.wait_for_function(f"() => !document.documentElement.outerHTML.includes('{TRUTH}')", timeout=15_000)
     assert TRUTH not in page.content()
     assert "predict_kl=true" in page.url
-    assert page.get_by_text(PREDICT_CAPTION).count() >= 1  # the quick check's answer is held back too
+    expect(page.get_by_text(PREDICT_CAPTION).first).to_be_attached(timeout=30_000)  # the quick check's answer too
     watch.shot("kl-predict-hidden")
 
     box = page.get_by_label("Your guess: π* of the top-reward answer", exact=True)
     box.fill("0.7")
-    box.press("Enter")
-    watch.wait_idle()
-    page.wait_for_function(
-        f"() => document.querySelector('[data-testid=\"stMain\"]').innerText.includes('{TRUTH}')", timeout=30_000
-    )
-    main = page.locator("[data-testid='stMain']").inner_text()
-    assert "Your guess" in main and "-0.181" in main  # the guess and the error beside the truth
-    assert page.get_by_text("your guess 0.700").count() >= 1  # the line on the figure
+    with rerun(page):
+        box.press("Enter")
+    # the run's parts arrive over several frames (and the figure is drawn by plotly.js after them): wait for each
+    main = page.locator("[data-testid='stMain']")
+    for text in (TRUTH, "Your guess", "-0.181"):  # the truth, the guess and the error beside it
+        expect(main).to_contain_text(text, timeout=30_000)
+    expect(page.get_by_text("your guess 0.700").first).to_be_attached(timeout=30_000)  # the line on the figure
     assert re.search(r"[?&]guess_pi=0\.7(&|$)", page.url), page.url
     # answers hidden while the guess was missing come back: each rerun of the body starts from the frame's state
     page.wait_for_selector("text=Reveal the answer", timeout=15_000)
-    assert page.get_by_text(PREDICT_CAPTION).count() == 0
+    expect(page.get_by_text(PREDICT_CAPTION)).to_have_count(0, timeout=30_000)
     watch.shot("kl-predict-revealed")
     assert page.locator("[data-testid='stException']").count() == 0
     assert watch.external == [], f"requests left localhost: {watch.external}"

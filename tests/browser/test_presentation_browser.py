@@ -15,7 +15,7 @@ import pytest
 from decks import views
 from pages.frame import PAGES
 from tests.browser.checks import OVERLAP_JS, SHIFT_SUMS_JS, SHIFTS_JS, luminance
-from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, rerun
+from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, rerun, wait_app_idle
 from viz.style import READOUT
 
 pytestmark = pytest.mark.browser
@@ -94,7 +94,9 @@ def _open(page, url: str, figure: bool = True) -> None:
             timeout=30_000,
         )
         page.wait_for_function(_RESIZED_JS, arg=None, polling=200, timeout=30_000)  # sized to its container
-    next_frames(page)
+    # the body's run finished too (presenter mode's first run stops before the body, and a figure can be drawn while
+    # the run that draws the readouts below it goes on)
+    wait_app_idle(page, 60_000)
 
 
 def _box(page, selector: str) -> dict:
@@ -277,6 +279,7 @@ def test_presenter_mode_first_screen_without_a_figure(tabs, base, name) -> None:
         " [data-testid='stMain'] h1",
         timeout=60_000,
     )
+    page.evaluate("() => document.fonts.ready.then(() => true)")  # the title measured in its own font
     next_frames(page)
     heading = "[data-testid='stMain'] h1"
     title = _box(page, heading)
@@ -338,6 +341,13 @@ def test_the_figures_follow_a_theme_switch_at_once(browser, base) -> None:
         before = len(sent)
         _menu_theme(page, "Dark")
         page.wait_for_function(_FIGURE_DARK % "128", timeout=30_000)  # no other action: the watcher's rerun
+        # with the default motion the app's background fades in over Streamlit's transition: wait for its end
+        page.wait_for_function(
+            """() => { const m = getComputedStyle(document.querySelector("[data-testid='stApp']")).backgroundColor
+                         .match(/[\\d.]+/g).map(Number);
+                       return m[0] + m[1] + m[2] < 3 * 40; }""",
+            timeout=30_000,
+        )
         app = page.eval_on_selector("[data-testid='stApp']", "e => getComputedStyle(e).backgroundColor")
         assert luminance(app) < 0.05 and _figure_luminance(page) < 0.05
         page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")

@@ -4,6 +4,7 @@ marker dragged along the curve with plotly's slider (no server round trip)."""
 import urllib.parse
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.conftest import open_switches, rerun
 from tests.browser.test_navigation_browser import _click, _fresh, _readouts
@@ -42,7 +43,7 @@ def test_deep_link_first_request_and_drag(open_first):
 def test_home_page_links_and_no_external_requests(open_shared):
     watch = open_shared("/")
     page = watch.page
-    assert page.get_by_text("The stages of training").count() == 1
+    expect(page.get_by_text("The stages of training")).to_have_count(1, timeout=30_000)  # drawn once its code loads
     page.get_by_role("link", name="Scaling laws").first.click()
     watch.wait_idle()
     page.wait_for_selector("g.slider-container", timeout=30_000)
