@@ -254,9 +254,14 @@ export default function (component) {
       setTriggerValue("value", JSON.stringify({ index: index, value: step.value, at: Date.now() }));
     });
   };
-  attach();
-  const timer = setInterval(attach, 400);
-  return () => clearInterval(timer);
+  // the chart may be drawn after this piece mounts (plotly.js loading): look every frame until it is there, so
+  // that a drag started as soon as the figure shows reaches the link; then every 400 ms for a chart drawn anew
+  let frame = 0, timer = 0;
+  const first = () => { attach(); if (document.querySelector(selector)?.__lessonDrag === data.field) return;
+                        frame = requestAnimationFrame(first); };
+  first();
+  timer = setInterval(attach, 400);
+  return () => { cancelAnimationFrame(frame); clearInterval(timer); };
 }
 """
 _drag_component = None
