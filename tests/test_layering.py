@@ -5,6 +5,7 @@ circle of imports, between files or between packages."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -26,10 +27,18 @@ FORBIDDEN: dict[str, frozenset[str]] = {
 PACKAGES = ("pages", "views", "viz", "core", "decks", "study", "bench", "tests")
 
 
+@functools.cache
+def _import_nodes(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """Every import statement of a file, at any depth, relative ones included (parsed once per test process: the
+    walks over every module's tree cost the suite about 25 s when each test parsed the files anew)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return tuple(n for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom))
+
+
 def imported_packages(path: Path) -> set[str]:
     """Top-level names of every import in a file (at any depth: function-level imports count too)."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for node in _import_nodes(path):
         if isinstance(node, ast.Import):
             names |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
@@ -43,7 +52,7 @@ def test_no_module_imports_relatively() -> None:
         str(f.relative_to(ROOT))
         for package in PACKAGES
         for f in (ROOT / package).rglob("*.py")
-        if any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in ast.walk(ast.parse(f.read_text("utf-8"))))
+        if any(isinstance(n, ast.ImportFrom) and n.level > 0 for n in _import_nodes(f))
     ]
     assert relative == []
 
@@ -82,7 +91,7 @@ def _module_name(path: Path) -> str:
 def _imports(path: Path, known: set[str]) -> set[str]:
     """The project modules a file imports, at any depth (``from a.b import c`` is a.b.c when that is a module)."""
     out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+    for node in _import_nodes(path):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
