@@ -1,12 +1,12 @@
 """Which pairs of pages the browser walks visit (tests/browser/test_navigation_browser.py).
 
 All n(n-1) ordered pairs grow with the square of the page count (240 pairs at 16 pages, 870 at 30). By default the
-walk goes to and from one page of each stage group (its representative, a seeded choice within the group): Home to
-each representative and back, and the representatives in a seeded ring, each to the next; plus a seeded random set
-of other pairs (four: a page's share of the suite's time, docs/performance.md), plus, for a page no pair has reached,
-the pair from its group's representative: about 30 pairs at 16 pages, about 45 at 30. ``LESSON_WALK=all`` walks
-every ordered pair (the exhaustive mode). The seed is printed in the run's header (tests/conftest.py); set
-``LESSON_WALK_SEED`` to repeat a run's choice.
+walk goes to and from one page of each stage group (its representative, a seeded choice within the group) and Home:
+those eight in a seeded ring, each to the next; plus a seeded random set of other pairs (four), plus, for a page no
+pair has reached, the pair from its group's representative: about 19 pairs at 16 pages, about 33 at 30 (a pair costs
+about 6-7 s of a worker's time: docs/performance.md, the test suite). ``LESSON_WALK=all`` walks every ordered pair
+(the exhaustive mode). The seed is printed in the run's header (tests/conftest.py); set ``LESSON_WALK_SEED`` to
+repeat a run's choice.
 """
 
 from __future__ import annotations
@@ -34,10 +34,9 @@ def pairs(seed: int = SEED, exhaustive: bool = EXHAUSTIVE) -> dict[str, list[str
     if exhaustive:
         return {a: [b for b in ALL if b != a] for a in ALL}
     reps = representatives(seed)
-    ring = reps[1:]
+    ring = list(reps)  # Home among them: it is walked to once and from once, as each group is
     random.Random(seed + 2).shuffle(ring)
-    chosen = {("", r) for r in ring} | {(r, "") for r in ring}  # Home to each group and back
-    chosen |= set(zip(ring, ring[1:] + ring[:1], strict=True))  # each group to the next, in a seeded ring
+    chosen = set(zip(ring, ring[1:] + ring[:1], strict=True))  # each to the next, in a seeded ring
     rest = sorted((a, b) for a in ALL for b in ALL if a != b and (a, b) not in chosen)
     chosen |= set(random.Random(seed + 1).sample(rest, min(RANDOM_PAIRS, len(rest))))
     group_rep = {catalog.by_url(r).group: r for r in reps if r}
