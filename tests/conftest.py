@@ -40,13 +40,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError("\n".join(misplaced[:10]))
 
 
+def machine_speed_ms() -> float:
+    """Milliseconds one core takes for a fixed piece of Python (the best of three): the same code's runs on
+    different days are comparable only with it (this machine's speed moved by a quarter and more within a day)."""
+    import time
+
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        sum(i * i for i in range(1_000_000))
+        best = min(best, time.perf_counter() - start)
+    return 1000 * best
+
+
 def pytest_report_header() -> list[str]:
-    """Printed at the top of a run: the machine's load average (the suite's time goal holds from a quiet start) and
-    the browser walks' choice of page pairs with its seed (tests/browser/walks.py)."""
+    """Printed at the top of a run: the machine's load average (the suite's time goal holds from a quiet start), its
+    speed (:func:`machine_speed_ms`) and the browser walks' choice of page pairs with its seed
+    (tests/browser/walks.py)."""
     from tests.browser.walks import header
 
     load = " ".join(f"{v:.2f}" for v in os.getloadavg())
-    return [f"load average (1, 5, 15 min): {load} on {os.cpu_count()} cores", header()]
+    return [
+        f"load average (1, 5, 15 min): {load} on {os.cpu_count()} cores; a fixed loop took {machine_speed_ms():.0f} ms",
+        header(),
+    ]
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
