@@ -167,20 +167,10 @@ def rerun(page, timeout: float = 60_000) -> Iterator[None]:
     wait_rerun(page, before, timeout)
 
 
-@pytest.fixture(scope="session")
-def worker_server() -> Iterator[str]:
-    """One server for every test of a test process (an xdist worker) that needs no fresh server: a warm server, as
-    most visitors meet one. A server of its own per test file cost each file a server start and the first run of its
-    pages (about 4 s of the server's CPU) and, on a new address, a browser cache of its own: about 8 s of CPU in all
-    (docs/performance.md, the test suite). Its process is ``bench.harness.SERVERS[url]`` (a test that stalls it)."""
-    with running_server() as url:
-        yield url
-
-
 @pytest.fixture(scope="module")
 def module_server() -> Iterator[str]:
-    """A fresh server for a test file whose first test must be the server's very first request
-    (:func:`open_first`)."""
+    """One server for a test file's tests that do not need to be its first request (presets, drags); its process is
+    ``bench.harness.SERVERS[url]`` (a test that stalls it)."""
     with running_server() as url:
         yield url
 
@@ -274,19 +264,11 @@ NO_FIGURE_FIRST = ("", "Drills")
 _OPENED: set[str] = set()  # the servers (base URLs) a test has opened a tab on
 
 
-@pytest.fixture(scope="session")
-def shared_context(browser) -> Iterator:
-    """One browser context for a test process's tabs on :func:`worker_server` (:func:`open_shared`, and the tabs a test
-    opens beside them): its tabs share a renderer process (``--process-per-site``) and a cache. Each tab is still a
-    new Streamlit session (a new websocket)."""
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    yield ctx
-    ctx.close()
-
-
 @pytest.fixture(scope="module")
-def first_context(browser) -> Iterator:
-    """A browser context for a test file's tabs on its fresh :func:`module_server` (:func:`open_first`)."""
+def shared_context(browser) -> Iterator:
+    """One browser context for a test file's tabs (:func:`open_shared`, :func:`open_first`, and the tabs a test opens
+    beside them): its tabs share a renderer process (``--process-per-site``) and a cache. Each tab is still a new
+    Streamlit session (a new websocket)."""
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     yield ctx
     ctx.close()
@@ -318,18 +300,16 @@ def _opener(context, base: str, first: bool = False) -> Iterator[Callable[..., P
 
 
 @pytest.fixture
-def open_shared(shared_context, worker_server):
-    """open_shared(path) -> PageWatch: a new tab (a new session) on the test process's warm server, at ``path``."""
-    yield from _opener(shared_context, worker_server)
+def open_shared(shared_context, module_server):
+    """open_shared(path) -> PageWatch: a new tab (a new session) on the test file's shared server, at ``path``."""
+    yield from _opener(shared_context, module_server)
 
 
 @pytest.fixture
-def open_first(first_context, module_server):
-    """As :func:`open_shared`, for a test whose first tab must be the very first request of a fresh server (a deep
-    link into a server that has run no page yet: the test file's first test, on the file's own server). It fails if
-    another test came first. Three files do (scaling, attention, KL leash: one page of the three biggest groups); the
-    server tests open every page's deep link as a fresh server's first request (tests/server/test_load.py)."""
-    yield from _opener(first_context, module_server, first=True)
+def open_first(shared_context, module_server):
+    """As :func:`open_shared`, for a test whose first tab must be the very first request of the test file's server (a
+    deep link into a server that has run no page yet: the file's first test). It fails if another test came first."""
+    yield from _opener(shared_context, module_server, first=True)
 
 
 def preset_option(page, name: str):

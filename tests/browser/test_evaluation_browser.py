@@ -1,4 +1,4 @@
-"""In a real browser: the evaluation page opened by a deep link in a new session (on a warm server); a control
+"""In a real browser: the evaluation page opened by a deep link as a fresh server's first request; a control
 changed by typing; the tabs switched (each tab is part of the link); no request leaves the machine."""
 
 import re
@@ -21,8 +21,8 @@ def _type_into(page, label: str, value: str) -> None:
     box.press("Enter")
 
 
-def test_deep_link_large_n_then_change_k(open_shared):
-    watch = open_shared(DEEP_LINK)
+def test_deep_link_large_n_then_change_k(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     assert "pass@k and error bars" in page.title()
     page.wait_for_selector("g.annotation-text-g", timeout=30_000)

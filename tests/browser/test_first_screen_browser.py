@@ -72,11 +72,11 @@ _GEOMETRY_JS = (
 
 
 @pytest.fixture(scope="module")
-def context(browser, worker_server):
+def context(browser, module_server):
     ctx = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, color_scheme="light")
     ctx.add_init_script(SHIFTS_JS)
     warm = ctx.new_page()  # the server has run a page and the browser has its scripts: a warm server, as specified
-    warm.goto(f"{worker_server}/Sampling", wait_until="domcontentloaded")
+    warm.goto(f"{module_server}/Sampling", wait_until="domcontentloaded")
     warm.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning'] .js-plotly-plot", timeout=60_000)
     warm.close()
     yield ctx
@@ -84,16 +84,16 @@ def context(browser, worker_server):
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_the_first_screen_at_1280_by_720(context, worker_server, name) -> None:
+def test_the_first_screen_at_1280_by_720(context, module_server, name) -> None:
     """The first screen (above); then, on the same page load, axe-core's WCAG 2 A/AA check in the light scheme and
     again once the system's scheme turns dark while the page is open (the app and every figure turn dark), with each
     figure's text alternative reading out its live numbers (the page's readouts); and no request off localhost."""
     page = context.new_page()
     external: list[str] = []
-    local = (worker_server, "blob:" + worker_server, "data:")
+    local = (module_server, "blob:" + module_server, "data:")
     page.on("request", lambda r: None if r.url.startswith(local) else external.append(r.url))
     try:
-        page.goto(f"{worker_server}/{name}", wait_until="domcontentloaded")
+        page.goto(f"{module_server}/{name}", wait_until="domcontentloaded")
         page.wait_for_selector(
             "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']",
             timeout=60_000,
@@ -155,13 +155,13 @@ _CUT_LINKS_JS = """() => [...document.querySelectorAll("[data-testid='stMain'] [
   .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)"""
 
 
-def test_links_write_whole_numbers_and_warn_on_a_loopback_address(context, worker_server) -> None:
+def test_links_write_whole_numbers_and_warn_on_a_loopback_address(context, module_server) -> None:
     """A preset's counts go into the link as whole numbers (``srv_gpus=4``, not ``srv_gpus=4.0``), the deck's slide
     too; and the box that offers the link for sharing says that a 127.0.0.1 address opens on this computer
     only (the test's server listens there)."""
     page = context.new_page()
     try:
-        page.goto(f"{worker_server}/Serving", wait_until="domcontentloaded")
+        page.goto(f"{module_server}/Serving", wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning'] .js-plotly-plot")
         choose_preset(page, "A10-08: How many sequences fit on one node?")
         # the preset's answer leads the readouts, in plain words
@@ -176,7 +176,7 @@ def test_links_write_whole_numbers_and_warn_on_a_loopback_address(context, worke
         shared = page.locator("[data-testid='stCode']").first.inner_text()
         assert shared.startswith("http://127.0.0.1:") and "srv_gpus=4&" in shared + "&", shared
 
-        page.goto(f"{worker_server}/Deck?deck=lesson&slide=2", wait_until="domcontentloaded")
+        page.goto(f"{module_server}/Deck?deck=lesson&slide=2", wait_until="domcontentloaded")
         page.wait_for_selector(
             "[data-testid='stApp'][data-test-connection-state='CONNECTED'][data-test-script-state='notRunning']",
             timeout=60_000,
@@ -200,21 +200,21 @@ _DRILL_JS = """() => {
 }"""
 
 
-def test_drills_figure_is_wide_every_equation_fits_and_a_card_is_found_by_its_words(context, worker_server) -> None:
+def test_drills_figure_is_wide_every_equation_fits_and_a_card_is_found_by_its_words(context, module_server) -> None:
     """The drills at 1280 x 720: the card's figure at least 600 px wide (it was squeezed into about 300 px beside
     the card), every equation of the model answer within its column (no horizontal overflow: KaTeX's scroll width at
     most its box's, 2 px for a glyph's overhang), and the finder opens a card from a few words of its question."""
     page = context.new_page()
     try:
         for card in WIDE_EQUATIONS:
-            page.goto(f"{worker_server}/Drills?card={card}&role=interviewer", wait_until="domcontentloaded")
+            page.goto(f"{module_server}/Drills?card={card}&role=interviewer", wait_until="domcontentloaded")
             page.wait_for_selector("[data-testid='stMain'] .katex-display", timeout=60_000)
             page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
             page.evaluate(STILL_JS)
             g = page.evaluate(_DRILL_JS)
             assert g["figure"] >= 600, (card, g)
             assert g["eqs"] and all(s <= c + 2 and r <= g["right"] for s, c, r in g["eqs"]), (card, g)
-        page.goto(f"{worker_server}/Drills?card=scaling-01&role=candidate", wait_until="domcontentloaded")
+        page.goto(f"{module_server}/Drills?card=scaling-01&role=candidate", wait_until="domcontentloaded")
         page.wait_for_selector("[data-testid='stMain'] .js-plotly-plot .main-svg", timeout=60_000)
         assert page.evaluate(_DRILL_JS)["figure"] >= 600  # the held-back figure, with its guess field above it
         # the field is sent before the figure, but Streamlit loads its number input's code on first use: on a busy

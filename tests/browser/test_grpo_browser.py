@@ -1,4 +1,4 @@
-"""In a real browser: the GRPO page opened by a deep link in a new session (on a warm server), and a click on a bar
+"""In a real browser: the GRPO page opened by a deep link as a fresh server's first request, and a click on a bar
 that flips that answer's reward (figure, reward list and address bar follow)."""
 
 import urllib.parse
@@ -27,8 +27,8 @@ def click_answer(page, i: int) -> None:
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.25)
 
 
-def test_deep_link_then_click_flips_a_reward(open_shared):
-    watch = open_shared(DEEP_LINK)
+def test_deep_link_then_click_flips_a_reward(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     assert "GRPO" in page.title()
     bars(page).locator("g.barlayer").wait_for(timeout=30_000)

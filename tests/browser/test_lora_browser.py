@@ -1,4 +1,4 @@
-"""In a real browser: the LoRA page opened by a deep link in a new session (on a warm server), the rank r dragged
+"""In a real browser: the LoRA page opened by a deep link as a fresh server's first request, the rank r dragged
 on the heatmaps' plotly slider (BA, the residual and the readout change with no server round trip), and the
 memory calculator's preset; no request leaves the machine."""
 
@@ -19,8 +19,8 @@ def _readout(watch) -> str:
     return next(t for t in texts if t.startswith("r = "))
 
 
-def test_deep_link_and_drag_r(open_shared):
-    watch = open_shared(DEEP_LINK)
+def test_deep_link_and_drag_r(open_first):
+    watch = open_first(DEEP_LINK)
     page = watch.page
     assert "LoRA" in page.title()
     page.wait_for_selector("g.slider-container", timeout=60_000)

@@ -296,7 +296,7 @@ def test_pairs_of_pages_with_back_and_forward(open_shared, a: str) -> None:
 LATE_ANSWER_S = 6
 
 
-def test_a_page_switch_the_server_answers_late_leaves_back_on_the_old_pages_link(open_shared, worker_server) -> None:
+def test_a_page_switch_the_server_answers_late_leaves_back_on_the_old_pages_link(open_shared, module_server) -> None:
     """A loaded server answers a click on a page link late: Back must still return to the old page with its own
     link. The server is stopped (SIGSTOP) from just before the click until LATE_ANSWER_S after the browser has taken
     it; that hold is the condition under test (a slow server), not a wait for a state. Seen under load before the
@@ -309,7 +309,7 @@ def test_a_page_switch_the_server_answers_late_leaves_back_on_the_old_pages_link
     assert at_a[1], page.url  # the deep link's values are in the address bar
     home = page.locator("[data-testid='stSidebar'] a", has_text="Home").first
     home.wait_for(state="visible", timeout=30_000)
-    server = SERVERS[worker_server]
+    server = SERVERS[module_server]
     os.kill(server.pid, signal.SIGSTOP)
     try:
         home.click()

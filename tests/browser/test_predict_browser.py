@@ -14,8 +14,8 @@ pytestmark = pytest.mark.browser
 TRUTH = "0.881"  # π*(y1) = e²/(e² + 1) at β = 0.5 for π_ref = (½, ½), r = (1, 0)
 
 
-def test_predict_first_hides_then_reveals(open_shared):
-    watch = open_shared("/KL_leash?beta=0.5")
+def test_predict_first_hides_then_reveals(open_first):
+    watch = open_first("/KL_leash?beta=0.5")
     page = watch.page
     page.wait_for_selector("g.slider-container", timeout=30_000)  # normal mode: the β slider under the bars
     assert TRUTH in page.locator("[data-testid='stMain']").inner_text()

@@ -30,8 +30,8 @@ FIGURE_PAGES = [p for p in ALL if p not in NO_FIGURE_FIRST]
 
 
 @pytest.fixture(scope="module")
-def base(worker_server: str) -> str:
-    return worker_server
+def base(module_server: str) -> str:
+    return module_server
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
-"""In a real browser: the PPO and reward-model pages (issue 17). Each page opens by a deep link in a new session (on the
-test process's warm server; a fresh server's first request: tests/server/test_load.py, and the scaling, attention and
-KL leash files in chromium): the link reaches the figure, its tab and the readouts, with no exception and no request
-off the machine. Then one preset, whose answer shows in the readouts. PPO's ρ drag is in test_navigation_browser.py."""
+"""In a real browser: the PPO and reward-model pages (issue 17). Each page opens by a deep link in a new session
+(the file's first test is the very first request of a fresh server; the next is its page's first run in that
+server): the link reaches the figure, its tab and the readouts, with no exception and no request off the machine.
+Then one preset, whose answer shows in the readouts. PPO's ρ drag is in test_navigation_browser.py."""
 
 import math
 
@@ -12,8 +12,8 @@ from tests.browser.test_navigation_browser import _open_deep, _preset, _query, _
 pytestmark = pytest.mark.browser
 
 
-def test_ppo_deep_link_then_preset(open_shared):
-    watch, page = _open_deep(open_shared, "/PPO?rho=0.7&ppo_view=GAE", "PPO")
+def test_ppo_deep_link_then_preset(open_first):
+    watch, page = _open_deep(open_first, "/PPO?rho=0.7&ppo_view=GAE", "PPO")
     # ρ = 0.7 < 1 − ε: A > 0 keeps the full gradient (objective 0.7), A < 0 is clipped (min(−0.7, −0.8) = −0.8)
     shown = dict(_readouts(page))
     assert shown["Ratio ρ"] == "0.70" and shown["A < 0: gradient d/dρ"] == "0 · clipped", shown

@@ -1,7 +1,7 @@
-"""In a real browser: the training-memory and serving pages (issue 16). Each page opens by a deep link in a new session
-(on the test process's warm server; a fresh server's first request: tests/server/test_load.py, and the scaling,
-attention and KL leash files in chromium): the link reaches the figure and the readouts, with no exception and no
-request off the machine. Then one preset, whose answer shows in the readouts and the address bar."""
+"""In a real browser: the training-memory and serving pages (issue 16). Each page opens by a deep link in a new
+session (the file's first test is the very first request of a fresh server; the next is its page's first run in
+that server): the link reaches the figure and the readouts, with no exception and no request off the machine. Then
+one preset, whose answer shows in the readouts and the address bar."""
 
 import pytest
 
@@ -10,10 +10,10 @@ from tests.browser.test_navigation_browser import _open_deep, _preset, _readouts
 pytestmark = pytest.mark.browser
 
 
-def test_training_memory_deep_link_then_preset(open_shared):
+def test_training_memory_deep_link_then_preset(open_first):
     # Llama-3-70B on 8 x 4 x 16 = 512 GPUs with ZeRO-3; 32 micro-batches over 4 stages idle 3/35 = 8.6% of a step
     watch, page = _open_deep(
-        open_shared, "/Training_memory?mem_model=Llama-3-70B&zero=3&tp=8&pp=4&dp=16&micro=32", "Training_memory"
+        open_first, "/Training_memory?mem_model=Llama-3-70B&zero=3&tp=8&pp=4&dp=16&micro=32", "Training_memory"
     )
     shown = dict(_readouts(page))
     assert shown["Per GPU (ZeRO-3)"] == "12.7 GiB" and shown["Pipeline bubble"] == "8.6%", shown

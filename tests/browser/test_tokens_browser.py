@@ -1,8 +1,7 @@
-"""In a real browser: the sampling, loss-and-units and schedules pages (issue 18). Each page opens by a deep link in a
-new session (on the test process's warm server; a fresh server's first request: tests/server/test_load.py, and the
-scaling, attention and KL leash files in chromium): the link reaches the figure, its tab and the readouts, with no
-exception and no request off the machine. Then one preset, whose answer shows. Sampling's temperature drag is in
-test_navigation_browser.py."""
+"""In a real browser: the sampling, loss-and-units and schedules pages (issue 18). Each page opens by a deep link in
+a new session (the file's first test is the very first request of a fresh server; the others are their page's first
+run in that server): the link reaches the figure, its tab and the readouts, with no exception and no request off
+the machine. Then one preset, whose answer shows. Sampling's temperature drag is in test_navigation_browser.py."""
 
 import math
 
@@ -21,8 +20,8 @@ def _open(open_shared, link: str, url_page: str):
     return _open_deep(open_shared, link, url_page, figure=".js-plotly-plot")
 
 
-def test_sampling_deep_link_then_preset(open_shared):
-    watch, page = _open(open_shared, "/Sampling?T=0.5", "Sampling")
+def test_sampling_deep_link_then_preset(open_first):
+    watch, page = _open(open_first, "/Sampling?T=0.5", "Sampling")
     shown = dict(_readouts(page))
     assert shown["Effective choices exp(H)"] == "2.95" and shown["Entropy H"] == "1.082 nats", shown  # the lesson
     assert f"{math.exp(1.082):.2f}" == "2.95"
