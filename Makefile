@@ -61,11 +61,13 @@ format: $(STAMP)
 # first's; then the browser tests alone, a test file per worker (each file has its own server). The browser and server
 # parts collect their own folder only (a collection of the whole suite costs each process 12 s); the first collects
 # everything and fails if a browser or server test lies outside its folder (tests/conftest.py), so that none is left
-# out of every part.
+# out of every part. Part 1's workers run torch on one thread each: with a worker per core and the server part beside
+# them, torch's default (a thread per core in each) oversubscribed the cores (its two slowest tests, beside one busy
+# loop: 27.9 s of wall time and 26.6 s of CPU with two threads, 23.0 s and 20.7 s with one).
 SERVER_LOG := test-artifacts/server-tests.log
 test: $(STAMP) chromium nginx $(AXE) lint
 	@mkdir -p test-artifacts; $(PY) -m pytest -m server tests/server > $(SERVER_LOG) 2>&1 & server=$$!; \
-	status=0; $(PY) -m pytest -n auto --maxprocesses=4 -m "not browser and not server" || status=$$?; \
+	status=0; OMP_NUM_THREADS=1 $(PY) -m pytest -n auto --maxprocesses=4 -m "not browser and not server" || status=$$?; \
 	wait $$server; server_status=$$?; echo "== the server tests (run beside the first part)"; cat $(SERVER_LOG); \
 	test $$status = 0 && test $$server_status = 0
 	$(PY) -m pytest -n auto --maxprocesses=4 --dist loadfile -m browser tests/browser
