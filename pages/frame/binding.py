@@ -255,10 +255,11 @@ export default function (component) {
     });
   };
   // the chart may be drawn after this piece mounts (plotly.js loading): look every frame until it is there, so
-  // that a drag started as soon as the figure shows reaches the link; then every 400 ms for a chart drawn anew
-  let frame = 0, timer = 0;
+  // that a drag started as soon as the figure shows reaches the link (for ten seconds at most, a chart that never
+  // comes costing nothing after); then every 400 ms for a chart drawn anew
+  let frame = 0, timer = 0, frames = 0;
   const first = () => { attach(); if (document.querySelector(selector)?.__lessonDrag === data.field) return;
-                        frame = requestAnimationFrame(first); };
+                        if (++frames < 600) frame = requestAnimationFrame(first); };
   first();
   timer = setInterval(attach, 400);
   return () => { cancelAnimationFrame(frame); clearInterval(timer); };
