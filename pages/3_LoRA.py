@@ -23,6 +23,7 @@ page = Page.setup(
     spec=view_of.SPEC,
     question=view_of.QUESTION,
     answer_phrases=view_of.ANSWER_PHRASES,
+    figure_tabs=True,
 )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
+from pages.frame.style import nav_height
 from views import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +56,15 @@ def navigation(current: str | None, carry: dict[str, str] | None) -> None:
         with st.expander(group, expanded=entry is not None and entry.group == group):
             for e in pages:
                 page_link(e.script, label=e.label, icon=e.icon, query_params=carry)
+
+
+def navigation_height(current: str | None) -> int:
+    """The compact height (px) of the sidebar's navigation on page ``current`` (its finder row, Home and the folds,
+    the current page's open): :func:`pages.frame.style.nav_height`."""
+    entry = catalog.by_url(current) if current else None
+    groups = [g for g in catalog.GROUPS if any((ROOT / e.script).exists() for e in catalog.in_group(g))]
+    open_links = sum((ROOT / e.script).exists() for e in catalog.in_group(entry.group)) if entry else 0
+    return nav_height(len(groups), open_links)
 
 
 def page_finder(carry: dict[str, str] | None) -> None:

@@ -44,6 +44,7 @@ from pages.frame.style import (
     PRESENTER_CHART_CLASS,
     PRESENTER_FIGURE_KEY,
     PRESENTER_READOUTS,
+    PRESENTER_READOUTS_KEY,
     READOUT_STRIP_CLASS,
     READOUTS_PER_ROW_MAX,
 )
@@ -81,6 +82,7 @@ class Page(AnswerSections):
     theme: str = "light"  # the viewer's theme, "light" or "dark": figures are drawn for it (viz.style)
     heading: bool = True  # the title and takeaway on top (the deck player draws its slide's title instead)
     figure_first: bool = True  # the page opens on a figure (the drills open on a card, whose figure may come later)
+    figure_tabs: bool = False  # the figure sits under a tab bar (presenter mode keeps the bar's room too)
     short_title: str = ""  # presenter mode's one-line title
     question: str = ""  # the page's interview question: with answers hidden it replaces the takeaway
     _predicting: bool = False  # answers held back by Predict first (no guess yet), not by hide=true
@@ -106,6 +108,7 @@ class Page(AnswerSections):
         question: str = "",
         answer_phrases: Sequence[str] = (),
         figure_first: bool = True,
+        figure_tabs: bool = False,
     ) -> Page:
         """Configure the page, read its link through its spec, draw the shared sidebar and the page's title.
 
@@ -118,7 +121,8 @@ class Page(AnswerSections):
         instead of the takeaway when answers are hidden (the takeaway states the answer, so it is not sent at all).
         ``answer_phrases``: the answer's key phrases and numbers (its view's ``ANSWER_PHRASES``); with answers hidden a
         readout's help that quotes one is left out. ``figure_first=False``: the page may open without a figure (the
-        drills), so presenter mode keeps no place for one.
+        drills), so presenter mode keeps no place for one. ``figure_tabs``: the page's figure sits under a tab bar
+        (:meth:`figure_area` draws tabs), so presenter mode keeps the bar's room above the figure's place too.
         """
         _page_config(f"{title} · LLM lesson explorer")
         problems = _enter(spec) if spec is not None else []
@@ -130,6 +134,7 @@ class Page(AnswerSections):
         page.theme = viewer_theme()
         page.heading = heading
         page.figure_first = figure_first
+        page.figure_tabs = figure_tabs
         page._heading()
         return page
 
@@ -198,10 +203,13 @@ class Page(AnswerSections):
             # below it (the takeaway's fold, the tab bars, the other folds) is drawn below the fold at once instead of
             # under the title, to be pushed down when the figure lands (a layout shift of 0.02-0.48, issue 30)
             hold = self.heading and self.figure_first
-            self._slots["figure"] = figure_column.container(key=PRESENTER_FIGURE_KEY if hold else None)
+            key = f"{PRESENTER_FIGURE_KEY}-tabs" if self.figure_tabs else PRESENTER_FIGURE_KEY
+            self._slots["figure"] = figure_column.container(key=key if hold else None)
             if hold:  # Streamlit draws no empty container: an element that takes no room (its CSS) has it drawn
                 self._slots["figure"].container(height=1, border=False, key=f"{PRESENTER_FIGURE_KEY}-anchor")
-            self._slots["readouts"] = readout_column.container()
+            self._slots["readouts"] = readout_column.container(key=PRESENTER_READOUTS_KEY)
+            if hold:  # its room too (PRESENTER_READOUTS_KEY's CSS), from the first paint: drawn, as the figure's
+                self._slots["readouts"].container(height=1, border=False, key=f"{PRESENTER_READOUTS_KEY}-anchor")
             if self.heading:
                 with st.expander(
                     "The question" if self.shown_takeaway != self.takeaway else "The takeaway", expanded=False

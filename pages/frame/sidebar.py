@@ -11,7 +11,7 @@ from streamlit.errors import StreamlitPageNotFoundError
 
 from core.device import device_summary
 from pages.frame.charts import plotly_preload
-from pages.frame.nav import navigation, page_finder
+from pages.frame.nav import navigation, navigation_height, page_finder
 from pages.frame.shims import _SEEN_THEME, frame_styled, history_shim, theme_watch
 from pages.frame.style import _BASE_CSS, _DARK_CSS, _PRESENTER_CSS, NAV_CLASS
 
@@ -49,7 +49,9 @@ def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
     Returns (presenter, image format, hide). A session's first run in presenter mode ends here, before the page's body,
     until the browser has the frame's CSS (:func:`frame_styled`: it reruns the page then)."""
     with st.sidebar:
-        nav = st.container(key=NAV_KEY, gap=None)  # filled after the switches: its links carry presenter mode and hide
+        # filled after the switches (its links carry presenter mode and hide), in a box as tall as it is once the
+        # frame's CSS has compacted it: the page's controls under it stay where they are when the CSS lands
+        nav = st.container(key=NAV_KEY, gap=None, height=navigation_height(current), border=False)
         with nav:  # the shims draw nothing (nor the CSS wait below): in a container without gaps, no room either
             history_shim()
             theme_watch(viewer_theme())

@@ -79,8 +79,14 @@ SHIFTS_JS = """(() => {
   // every box it moved lies in the sidebar (320 px wide at 1280 x 720), before and after
   const inSidebar = e => e.sources.every(s => [s.previousRect, s.currentRect]
     .every(r => r.width * r.height === 0 || r.x + r.width <= 330));
+  // what moved, for a failure's message: the element's test id (or class), its box's top and height before and after
+  const what = s => { const n = s.node && (s.node.nodeType === 1 ? s.node : s.node.parentElement);
+    const name = n ? (n.getAttribute('data-testid') || String(n.className).split(' ')[0] || n.tagName) : '?';
+    return [name, s.previousRect.y, s.previousRect.height, s.currentRect.y, s.currentRect.height].map(
+      v => typeof v === 'number' ? Math.round(v) : v).join(' '); };
   new PerformanceObserver(list => { for (const e of list.getEntries()) {
-    if (!e.hadRecentInput) window.__shifts.push([e.startTime, e.value, sideways(e) ? 1 : 0, inSidebar(e) ? 1 : 0]); } })
+    if (!e.hadRecentInput) window.__shifts.push([e.startTime, e.value, sideways(e) ? 1 : 0, inSidebar(e) ? 1 : 0,
+                                                 e.sources.slice(0, 3).map(what)]); } })
     .observe({type: 'layout-shift', buffered: true});
   const seen = () => { if (window.__titleAt === undefined
       && document.querySelector("[data-testid='stMain'] h1, [data-testid='stMain'] h2")) {
@@ -104,7 +110,7 @@ SHIFT_SUMS_JS = """() => {
   const boot = s => s[2] && window.__settledAt !== null && s[0] <= window.__settledAt + 100;
   return {cls_all: window.__shifts.reduce((a, s) => a + s[1], 0),
           cls_boot: window.__shifts.filter(boot).reduce((a, s) => a + s[1], 0), bare: window.__bare,
-          shifts: window.__shifts.map(s => s.map(v => +v.toFixed(3))),
+          shifts: window.__shifts.map(s => [...s.slice(0, 4).map(v => +v.toFixed(3)), s[4]]),
           cls_page: window.__shifts.filter(s => !boot(s) && !s[3]).reduce((a, s) => a + s[1], 0),
           cls_sidebar: window.__shifts.filter(s => !boot(s) && s[3]).reduce((a, s) => a + s[1], 0)};
 }"""
