@@ -1,6 +1,6 @@
 """Imports only go down: pages -> views -> viz -> core; decks and the drills read the views; study (cards, progress)
 and core import no layer of the app. Parses every module's imports (ast) and fails on one going up, and on any
-circle of imports, between files or between packages."""
+circle of imports, between files or between packages. And the frame's modules stay one idea each, small."""
 
 from __future__ import annotations
 
@@ -183,3 +183,14 @@ def test_no_circle_of_imports_between_packages() -> None:
     for module, targets in graph.items():
         top[module.split(".")[0]] |= {t.split(".")[0] for t in targets} - {module.split(".")[0]}
     assert _cycle(top) is None, _cycle(top)
+
+
+# The frame in modules of one idea each, each under about 400 lines (issue 29): a module that grows past this bound is
+# two ideas (page.py reached 544 lines on 2026-12-04 and its sections' layout became layout.py).
+FRAME_MODULE_LINES = 420
+
+
+def test_each_frame_module_holds_one_idea_in_under_about_400_lines() -> None:
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in (ROOT / "pages" / "frame").glob("*.py")}
+    assert len(sizes) >= 10, sizes  # the frame's modules were found
+    assert {name: n for name, n in sizes.items() if n > FRAME_MODULE_LINES} == {}, sizes

@@ -10,9 +10,11 @@ screen-sharing in a mock interview) quick checks and interview prompts show thei
 Every control of a page is bound to the URL (``bind="query-params"``), so the address bar is always a link to
 the exact figure; URL values that Streamlit refuses are reported on the page instead of silently ignored.
 
-One idea per module: ``page`` (the Page and its sections), ``binding`` (the state contract bound to widgets and the
-URL), ``sidebar`` (the shared sidebar, set-up, share link, deck collection), ``nav`` (the list of pages), ``style``
-(CSS), ``shims`` (the history and theme shims), ``charts`` (the live chart), ``alt`` (text alternatives), ``cache``.
+One idea per module: ``page`` (the Page: set-up, body, controls, figures), ``layout`` (where its sections go, the
+first screen's held places), ``answers`` (the sections that hold answers), ``binding`` (the state contract bound to
+widgets and the URL), ``sidebar`` (the shared sidebar, set-up, share link, deck collection), ``nav`` (the list of
+pages), ``style`` (CSS), ``shims`` (the history and theme shims), ``charts`` (the live chart), ``alt`` (text
+alternatives), ``cache``.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from pages.frame.binding import (
     preset_buttons,
 )
 from pages.frame.cache import CACHE_ENTRIES, cached, cached_figures, cached_view
+from pages.frame.layout import metric_row
 from pages.frame.nav import FINDER_KEY, PAGES, ROOT, existing_pages, page_link
-from pages.frame.page import BODY_CUTS, Page, metric_row
+from pages.frame.page import BODY_CUTS, Page
 from pages.frame.shims import history_shim, theme_watch
 from pages.frame.sidebar import (
     DECK_DRAFT,
