@@ -84,7 +84,7 @@ SERVERS: dict[str, subprocess.Popen] = {}
 
 @contextmanager
 def running_server(extra: tuple[str, ...] = (), script: str = "app.py") -> Iterator[str]:
-    """A healthy server on a free port (:func:`start_server`), as its base URL; stopped (killed after 10 s) on exit."""
+    """A healthy server on a free port (:func:`start_server`), as its base URL; killed on exit (:func:`stop_server`)."""
     port = free_port()
     proc = start_server(port, extra, script)
     url = f"http://127.0.0.1:{port}"

@@ -42,29 +42,35 @@ def page_link(script: str, **kwargs: object) -> None:
         pass
 
 
+def _groups(current: str | None) -> list[tuple[str, list[catalog.Entry], bool]]:
+    """The stage groups the navigation draws: (group, its pages whose script exists, whether it is open), in order;
+    the current page's group open (none for Home or an unknown page)."""
+    entry = catalog.by_url(current) if current else None
+    out = []
+    for group in catalog.GROUPS:
+        pages = [e for e in catalog.in_group(group) if (ROOT / e.script).exists()]
+        if pages:
+            out.append((group, pages, entry is not None and entry.group == group))
+    return out
+
+
 def navigation(current: str | None, carry: dict[str, str] | None) -> None:
     """The sidebar's navigation under the page finder (:func:`page_finder`): Home, then one fold per stage group, the
     current page's unfolded.
     ``current``: the current page's URL name ("" for Home, None when unknown). ``carry``: the link values every link
     carries (presenter mode, hidden answers)."""
     page_link(catalog.HOME.script, label=catalog.HOME.label, icon=catalog.HOME.icon, query_params=carry)
-    entry = catalog.by_url(current) if current else None
-    for group in catalog.GROUPS:
-        pages = [e for e in catalog.in_group(group) if (ROOT / e.script).exists()]
-        if not pages:
-            continue
-        with st.expander(group, expanded=entry is not None and entry.group == group):
+    for group, pages, unfolded in _groups(current):
+        with st.expander(group, expanded=unfolded):
             for e in pages:
                 page_link(e.script, label=e.label, icon=e.icon, query_params=carry)
 
 
-def navigation_height(current: str | None) -> int:
-    """The compact height (px) of the sidebar's navigation on page ``current`` (its finder row, Home and the folds,
-    the current page's open): :func:`pages.frame.style.nav_height`."""
-    entry = catalog.by_url(current) if current else None
-    groups = [g for g in catalog.GROUPS if any((ROOT / e.script).exists() for e in catalog.in_group(g))]
-    open_links = sum((ROOT / e.script).exists() for e in catalog.in_group(entry.group)) if entry else 0
-    return nav_height(len(groups), open_links)
+def navigation_height(current: str | None) -> float:
+    """The compact height (px, unrounded) of the sidebar's navigation on page ``current``: its finder row, Home and
+    the folds of :func:`navigation`, the current page's open (:func:`pages.frame.style.nav_height`)."""
+    groups = _groups(current)
+    return nav_height(len(groups), next((len(pages) for _, pages, unfolded in groups if unfolded), 0))
 
 
 def page_finder(carry: dict[str, str] | None) -> None:

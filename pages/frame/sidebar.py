@@ -4,6 +4,7 @@ the page's set-up, the link to the exact view and collecting views for a deck.""
 from __future__ import annotations
 
 import ipaddress
+import math
 import urllib.parse
 
 import streamlit as st
@@ -51,7 +52,7 @@ def _sidebar_frame(current: str | None = None) -> tuple[bool, str, bool]:
     with st.sidebar:
         # filled after the switches (its links carry presenter mode and hide), in a box as tall as it is once the
         # frame's CSS has compacted it: the page's controls under it stay where they are when the CSS lands
-        nav = st.container(key=NAV_KEY, gap=None, height=navigation_height(current), border=False)
+        nav = st.container(key=NAV_KEY, gap=None, height=math.ceil(navigation_height(current)), border=False)
         with nav:  # the shims draw nothing (nor the CSS wait below): in a container without gaps, no room either
             history_shim()
             theme_watch(viewer_theme())

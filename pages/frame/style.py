@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 # Presenter mode lays out the first screen for a projector (1280 x 720 and up): a one-line title, then the figure
@@ -20,12 +19,14 @@ PRESENTER_TAB_BAR_REM = 3.5
 PRESENTER_READOUTS = 5  # readouts beside the figure; the rest fold under them
 # presenter mode's readouts column beside the figure: a readout stands in as Streamlit's skeleton (2.5rem) until the
 # metric's lazily loaded script has run (1-2 s on a fresh tab), then grew to its height and pushed the readouts under it
-# down (PPO 0.017 a load); the skeleton now takes a one-line readout's height (label 33 px and value 46 px at 22 px)
+# down (PPO 0.017 a load); the skeleton now takes a one-line readout's height (78.5 px at 22 px, measured: the
+# readouts' pitch 100.5 px less the 1rem gap)
 PRESENTER_READOUTS_KEY = "lesson-present-readouts"
 PRESENTER_READOUT_REM = 3.57
 # and the column holds its readouts' room from the first paint: it is taller than the figure's place at 1280 x 720 (558
 # px against 475), and when it landed after the figure the folds under the row moved down 82 px (Serving 0.056, one
-# load in three). Room for PRESENTER_READOUTS one-line readouts, the 1rem gap under each, and the fold of the rest.
+# load in three). Room for PRESENTER_READOUTS one-line readouts, the 1rem gap under each, and the fold of the rest: a
+# page with fewer readouts keeps that room empty under them. Lesson pages only (the anchor: Page.sections).
 PRESENTER_READOUTS_REM = PRESENTER_READOUTS * (PRESENTER_READOUT_REM + 1) + 2.5
 # the first screen under the figure's top at 1280 x 720 (720 px less the 220 px of header, title and takeaway): held
 # in the main figure's place on a page's first run until the figure lands (Page.sections)
@@ -71,24 +72,26 @@ NAV_CLASS = "lesson-nav"
 # The navigation's height once this CSS has compacted it, in px at the theme's 17-px base (measured in chromium,
 # 2026-12-04): the finder's row and Home's link, a fold per stage group, and the open group's links. The sidebar draws
 # the navigation in a box of this height (pages/frame/sidebar.py) so that its compaction, when this CSS lands (0.1-1 s
-# after the sidebar), moves nothing under it; the CSS then lets the box take its content's height (within a pixel).
+# after the sidebar), moves nothing under it; the CSS then lets the box take its content's height (within a pixel). At
+# the sidebar's default width: a sidebar made narrower wraps long labels, and the box then follows its content once
+# the CSS is in.
 NAV_TOP_PX = 56.33
 NAV_FOLD_PX = 27.17
 NAV_LINK_PX = 30.81  # a link in the open fold
 NAV_OPEN_PX = -12.62  # the open fold's own padding less its first link's margins
 
 
-def nav_height(groups: int, open_links: int) -> int:
-    """The compact navigation's height (px, rounded up) with ``groups`` folds, the open one holding ``open_links``
-    links (0: none open)."""
+def nav_height(groups: int, open_links: int) -> float:
+    """The compact navigation's height (px) with ``groups`` folds, the open one holding ``open_links`` links (0: none
+    open)."""
     open_px = NAV_LINK_PX * open_links + NAV_OPEN_PX if open_links else 0.0
-    return math.ceil(NAV_TOP_PX + NAV_FOLD_PX * groups + open_px)
+    return NAV_TOP_PX + NAV_FOLD_PX * groups + open_px
 
 
 _NAV_CSS = (
     f"  [data-testid='stLayoutWrapper']:has(> .st-key-{NAV_CLASS}) {{ flex: 0 0 auto !important; "
     "height: auto !important; }\n"
-    f"  .st-key-{NAV_CLASS} {{ height: auto !important; }}\n"
+    f"  .st-key-{NAV_CLASS} {{ height: auto !important; overflow: visible !important; }}\n"
     f"  .st-key-{NAV_CLASS} [data-testid='stExpander'] details {{ border: none; margin: 0; }}\n"
     f"  .st-key-{NAV_CLASS} [data-testid='stExpander'] summary {{ padding: 0.1rem 0.4rem; min-height: 0; }}\n"
     f"  .st-key-{NAV_CLASS} [data-testid='stExpanderDetails'] {{ padding: 0 0 0.2rem 0.6rem; gap: 0; }}\n"
@@ -127,7 +130,8 @@ _PRESENTER_CSS = f"""
   [data-testid="stLayoutWrapper"]:has(> .st-key-{PRESENTER_FIGURE_KEY}-anchor),
   [data-testid="stLayoutWrapper"]:has(> .st-key-{PRESENTER_READOUTS_KEY}-anchor) {{ display: none; }}
   .st-key-{PRESENTER_READOUTS_KEY} [data-testid="stSkeleton"] {{ height: {PRESENTER_READOUT_REM}rem; }}
-  .st-key-{PRESENTER_READOUTS_KEY} {{ min-height: {PRESENTER_READOUTS_REM}rem; }}
+  .st-key-{PRESENTER_READOUTS_KEY}:has(.st-key-{PRESENTER_READOUTS_KEY}-anchor) {{
+        min-height: {PRESENTER_READOUTS_REM}rem; }}
 </style>
 """
 # Streamlit may draw the sidebar a moment after the page's first elements, and it pushes them aside (a layout shift of

@@ -81,7 +81,8 @@ SHIFTS_JS = """(() => {
     .every(r => r.width * r.height === 0 || r.x + r.width <= 330));
   // what moved, for a failure's message: the element's test id (or class), its box's top and height before and after
   const what = s => { const n = s.node && (s.node.nodeType === 1 ? s.node : s.node.parentElement);
-    const name = n ? (n.getAttribute('data-testid') || String(n.className).split(' ')[0] || n.tagName) : '?';
+    const name = n ? (n.getAttribute('data-testid') || (n.getAttribute('class') || '').split(' ')[0] || n.tagName)
+      : '?';
     return [name, s.previousRect.y, s.previousRect.height, s.currentRect.y, s.currentRect.height].map(
       v => typeof v === 'number' ? Math.round(v) : v).join(' '); };
   new PerformanceObserver(list => { for (const e of list.getEntries()) {

@@ -14,6 +14,7 @@ import pytest
 
 from decks import views
 from pages.frame import PAGES
+from pages.frame.style import PRESENTER_FIGURE_KEY
 from tests.browser.checks import OVERLAP_JS, SHIFT_SUMS_JS, SHIFTS_JS, luminance
 from tests.browser.conftest import NO_FIGURE_FIRST, next_frames, rerun, wait_app_idle
 from viz.style import READOUT
@@ -129,6 +130,7 @@ _FIGURE_JS = """() => {
                ...metrics.filter(e => covers(box(e))).map(e => "readout: " + e.textContent.slice(0, 40))],
     smallest_panel: areas.length ? Math.min(...areas.map(a => Math.min(a[2] - a[0], a[3] - a[1]))) : 0,
     in_tabs: chart.closest("[data-testid='stTabs']") !== null,
+    tabs_held: document.querySelector(".st-key-%s-tabs") !== null,  // the figure's place holds a tab bar's room
     readout_panels: [named.length, panels.length],  // named in the figure, found in the drawing
   };
 }"""
@@ -153,7 +155,7 @@ def presenter_geometry(page) -> dict:
         "title_font": float(page.eval_on_selector(heading, "e => getComputedStyle(e).fontSize")[:-2]),
         "sidebar_open": sidebar.get_attribute("aria-expanded") == "true",
         "clipped": page.evaluate(_CLIPPED_JS),
-        **page.evaluate(_FIGURE_JS % READOUT),
+        **page.evaluate(_FIGURE_JS % (READOUT, PRESENTER_FIGURE_KEY)),
     }
 
 
@@ -237,6 +239,9 @@ def test_presenter_mode_first_screen(tabs, base, name) -> None:
     assert g["smallest_panel"] >= HEATMAP_PANELS.get(name, 0) * height, g
     _no_overlap(page, name)
     in_tabs = g["in_tabs"]
+    # a page whose figure sits under a tab bar holds the bar's room from the first paint (Page.setup(figure_tabs=
+    # True)): without it the bar came on top of the held place and moved what is under the row (pass@k 0.04)
+    assert name == "Deck" or g["tabs_held"] == in_tabs, (name, g)
     before = _first_box(page)
     page.set_viewport_size({"width": big_width, "height": big_height})
     page.wait_for_function(_RESIZED_JS, arg=before, polling=200, timeout=30_000)
