@@ -369,6 +369,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     lessons = sum(1 for e in catalog.PAGES if e.group != "Practice")
     pairs = sum(len(v) for v in walks.pairs().values())
     share = page_share(((r.nodeid, r.duration) for r in reports), lessons, pairs, len(walks.ALL))
-    if share is not None and share.checked == len(catalog.PAGES):
+    if share is not None and share.checked == len(catalog.PAGES) + 1:  # every page's first screen, and Home's
         terminalreporter.section("a page's share")
         terminalreporter.write_line(share.line(len(workers) or 1))
