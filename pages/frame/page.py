@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -45,9 +45,6 @@ from pages.frame.style import (
 from views import Readout, View
 from views.state import Spec, State
 from viz.style import plotly_config
-
-if TYPE_CHECKING:  # pandas takes 0.6 s to import: a page imports it when it builds a table, not before
-    pass
 
 # For comparison only (bench/bench_body.py): LESSON_BODY=figure ends each page's body where its readouts would start
 # (the frame, the controls and the main figure stay), LESSON_BODY=readouts right after its readouts.
