@@ -39,7 +39,7 @@ def _body(page: Page) -> None:
     state = page.state()
     out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset(parts)))
     page.show_notices(out)
-    page.figure(out.figures["main"], key="fig-sampling", filename="sampling", drag="T", drag_values=out.facts["temps"])
+    page.figure(out.figures["main"], key="fig-sampling", filename="sampling")
     st.caption(
         f"Context: {out.facts['context']}. Drag the temperature slider under the bars: the bars and the panel change "
         "in the browser, and the readouts follow when you let go."

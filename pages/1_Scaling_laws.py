@@ -55,7 +55,7 @@ def _body(page: Page) -> None:
     page.show_notices(out)
     hidden = out.facts["predict"] == "hidden"  # Predict first, no guess yet: no text may give the answer away
     page.predict_first(hidden)
-    page.figure(out.figures["main"], key="isoflop", filename="isoflop-u-curve", drag="N", drag_values=study.slider.N)
+    page.figure(out.figures["main"], key="isoflop", filename="isoflop-u-curve")
     page.readouts(out.readouts)
 
     with page.views():

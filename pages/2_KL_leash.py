@@ -91,7 +91,7 @@ def _body(page: Page) -> None:
     st.session_state[LAST] = out.facts["answers"]
     page.show_notices(out)
     page.predict_first(out.facts["predict"] == "hidden")  # Predict first: the quick check quotes the answer
-    page.figure(out.figures["main"], key="bars", filename="kl-leash", drag="beta", drag_values=view_of.BETAS)
+    page.figure(out.figures["main"], key="bars", filename="kl-leash")
     page.readouts(out.readouts, per_row=len(out.readouts))
 
     with tabs[0]:

@@ -123,7 +123,7 @@ def _body(page: Page) -> None:
             page.chart(out.figures["predict"], "lora-predict", "lora-predict")
     if "heatmaps" in out.figures:
         with tab_rank:
-            page.chart(out.figures["heatmaps"], "heatmaps", "lora-rank-r", drag="rank", drag_values=out.facts["ranks"])
+            page.chart(out.figures["heatmaps"], "heatmaps", "lora-rank-r")
             st.caption(
                 "Drag the slider under the heatmaps: BA, the residual and the readout line change in the browser, "
                 "without a round trip. "

@@ -51,7 +51,7 @@ def _body(page: Page) -> None:
     out = figures(state, Options(theme=page.theme, presenter=page.presenter, parts=frozenset({"main", *open_parts})))
     page.show_notices(out)
     if "main" in out.figures:
-        page.figure(out.figures["main"], key="clip", filename="ppo-clip", drag="rho", drag_values=view_of.rho_grid())
+        page.figure(out.figures["main"], key="clip", filename="ppo-clip")
     page.readouts(out.readouts, per_row=3)
 
     with tabs[0]:

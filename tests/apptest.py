@@ -31,6 +31,7 @@ class Chart:
     alt: str
     id: str
     live: bool  # drawn by the frame's live chart (pages/frame/charts.py), not st.plotly_chart
+    sweep: str | None = None  # the live chart's drag row (JSON), where its figure's slider became one
 
 
 def _elements(node: Any) -> Iterator[Any]:
@@ -51,13 +52,29 @@ def charts(at: AppTest) -> list[Chart]:
             out.append(Chart(element.proto.spec, element.proto.alt, element.proto.id, live=False))
         elif kind == "bidi_component" and element.proto.component_name == LIVE_CHART:
             (data,) = json.loads(element.proto.json)  # the frame sends a component's data as a one-item list
-            out.append(Chart(data["figure"], data["alt"], element.proto.id, live=True))
+            out.append(Chart(data["figure"], data["alt"], element.proto.id, live=True, sweep=data.get("sweep")))
     return out
 
 
 def figures(at: AppTest) -> list[dict[str, Any]]:
-    """The plotly figures on the page, as JSON dicts, in page order."""
-    return [json.loads(chart.spec) for chart in charts(at)]
+    """The plotly figures on the page, as JSON dicts, in page order; a live chart's drag row under ``"sweep"``."""
+    out = []
+    for chart in charts(at):
+        fig = json.loads(chart.spec)
+        if chart.sweep is not None:
+            fig["sweep"] = json.loads(chart.sweep)
+        out.append(fig)
+    return out
+
+
+def slider_of(fig: dict[str, Any]) -> dict[str, Any]:
+    """The figure's drag control in plotly's slider form (``active``, ``steps`` of ``label``, ``method``,
+    ``args``): the drag row the browser got (``fig["sweep"]``), or plotly's own slider where the figure kept it."""
+    sweep = fig.get("sweep")
+    if sweep is None:
+        return fig["layout"]["sliders"][0]
+    steps = [step | {"label": label} for step, label in zip(sweep["steps"], sweep["labels"], strict=True)]
+    return {"active": sweep["active"], "steps": steps, "currentvalue": {"prefix": sweep["prefix"]}}
 
 
 def decode(value: Any) -> np.ndarray:

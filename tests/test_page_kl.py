@@ -6,7 +6,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.apptest import BAD_LINK_VALUES, choose_preset, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    choose_preset,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+    slider_of,
+    trace,
+)
 from views import kl_leash as view_of
 
 PAGE = "pages/2_KL_leash.py"
@@ -24,7 +34,7 @@ HACK = {
 def _bars(at) -> dict:
     """The bars figure: pi_ref, pi*, the in-figure readout, the slider's active step, the answers' labels."""
     fig = figures(at)[0]
-    slider = fig["layout"]["sliders"][0]
+    slider = slider_of(fig)
     return {
         "pi_ref": decode(trace(fig, "π_ref")["y"]),
         "pi": decode(trace(fig, "π*")["y"]),

@@ -21,6 +21,7 @@ from tests.apptest import (
     no_exception,
     open_page,
     opened,
+    slider_of,
     trace,
 )
 from views import lora as view_of
@@ -37,6 +38,8 @@ def _data(at) -> list:
             out += [decode(tr.get(axis, [])).tolist() for axis in ("x", "y", "z")]
         out += [a["text"] for a in fig["layout"].get("annotations", [])]
         out += [(s["active"], len(s["steps"])) for s in fig["layout"].get("sliders", [])]
+        if "sweep" in fig:
+            out.append((fig["sweep"]["active"], len(fig["sweep"]["steps"])))
         out += [fig["layout"].get("xaxis", {}).get("type"), fig["layout"].get("title", {}).get("text")]
     return out
 
@@ -80,7 +83,8 @@ def test_default_rank_view(default):
     assert default.warning.len == 0 and default.info.len == 0
     heat, curves = figures(default)
     assert [t["type"] for t in heat["data"]] == ["heatmap"] * 3
-    (slider,) = heat["layout"]["sliders"]
+    slider = slider_of(heat)
+    assert "sliders" not in heat["layout"]  # it became the drag row
     assert slider["steps"][slider["active"]]["label"] == "8"  # the slider starts at the page's r
     assert "r = 8</b> of min(d, k) = 64" in heat["layout"]["annotations"][-1]["text"]
     assert decode(heat["data"][0]["z"]).shape == (64, 64)  # 64 x 64: every entry, no block averaging

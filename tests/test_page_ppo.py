@@ -16,6 +16,7 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
 )
 from views import Options
 from views import ppo as view_of
@@ -51,13 +52,13 @@ def test_default_ratio_one_full_gradient_and_batch_tab(default):
     assert default.warning.len == 0
     figs = figures(default)
     assert len(figs) == 2  # the clip and the open tab's batch, nothing else
-    slider = figs[0]["layout"]["sliders"][0]
+    slider = slider_of(figs[0])
     assert len(slider["steps"]) == view_of.RHO_STEPS and slider["active"] == 50
 
 
 def test_slider_steps_match_the_drag_values(default):
     """The page wires drag="rho" with rho_grid(): step i of the figure's slider must be the value i."""
-    steps = figures(default)[0]["layout"]["sliders"][0]["steps"]
+    steps = slider_of(figures(default)[0])["steps"]
     grid = view_of.rho_grid()
     assert len(steps) == len(grid)
     for step, value in zip(steps, grid, strict=True):
@@ -89,7 +90,7 @@ def test_clip_presets_show_their_answers():
             assert m["A > 0: gradient d/dρ"] == "+1 · full" and m["A < 0: gradient d/dρ"] == "0 · clipped"
         if preset.startswith("DAPO"):  # 1.25 > 1.2 but < 1.28: the good token keeps its gradient
             assert m["Clip range"] == "[0.80, 1.28]" and m["A > 0: gradient d/dρ"] == "+1 · full"
-        slider = figures(at)[0]["layout"]["sliders"][0]
+        slider = slider_of(figures(at)[0])
         assert slider["steps"][slider["active"]]["args"][0]["x"][0] == [rho]  # the figure's marker sits at ρ
 
 
@@ -157,7 +158,7 @@ def test_link_reproduces_the_view():
     assert metrics(linked)["Clip range"] == "[0.90, 1.30]"
     a, b = figures(linked), figures(clicked)
     assert a[0]["layout"]["annotations"][0]["text"] == b[0]["layout"]["annotations"][0]["text"]
-    assert a[0]["layout"]["sliders"][0]["active"] == b[0]["layout"]["sliders"][0]["active"] == 75
+    assert slider_of(a[0])["active"] == slider_of(b[0])["active"] == 75
 
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)

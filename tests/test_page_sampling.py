@@ -17,6 +17,7 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
 )
 from views import Options
 from views import sampling as view_of
@@ -59,7 +60,7 @@ def test_default_readouts_match_a_plain_softmax(default):
 
 def test_temperature_slider_steps_are_the_drag_values(default):
     fig = figures(default)[0]
-    slider = fig["layout"]["sliders"][0]
+    slider = slider_of(fig)
     temps = view_of.figures(view_of.SPEC.defaults()).facts["temps"]
     assert [s["label"] for s in slider["steps"]] == [f"{t:g}" for t in temps]
     assert temps[slider["active"]] == 1.0

@@ -17,6 +17,7 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
     trace,
 )
 
@@ -28,7 +29,7 @@ def _u_curve(at) -> tuple[np.ndarray, np.ndarray, str, int]:
     fig = figures(at)[0]
     curve = trace(fig, "L(N, C/6N)")
     readout = fig["layout"]["annotations"][0]["text"]
-    return decode(curve["x"]), decode(curve["y"]), readout, fig["layout"]["sliders"][0]["active"]
+    return decode(curve["x"]), decode(curve["y"]), readout, slider_of(fig)["active"]
 
 
 def test_default_is_predict_question_one(default):
@@ -43,7 +44,7 @@ def test_default_is_predict_question_one(default):
     x, y, readout, active = _u_curve(default)
     assert x.shape == (241,) and np.all(np.isfinite(y))
     assert "N = 10.0B params" in readout and "2.0 tokens/param" in readout
-    slider = figures(default)[0]["layout"]["sliders"][0]
+    slider = slider_of(figures(default)[0])
     assert slider["steps"][active]["args"][0]["x"] == [[1e10]]
     assert len(slider["steps"]) == 98  # 97 log-spaced steps plus the plan itself
 

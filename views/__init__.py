@@ -46,6 +46,16 @@ class Options:
         return {"theme": self.theme, "presenter": self.presenter}
 
 
+@dataclass(frozen=True)
+class Drag:
+    """A figure's main control dragged in the browser: the figure carries a plotly slider (``layout.sliders[0]``)
+    whose step ``i`` shows the page at ``field = values[i]``; the page draws it as a drag row under the chart that
+    moves the figure with no server round trip and writes ``values[i]`` into ``field`` when the drag ends."""
+
+    field: str
+    values: tuple[Any, ...]
+
+
 @dataclass
 class View:
     """A page's output for one state: figures by name, readouts, messages and the tables behind the figures."""
@@ -55,6 +65,7 @@ class View:
     notices: list[tuple[str, str]] = field(default_factory=list)  # (kind, text): "warning" or "info"
     tables: dict[str, Callable[[], pd.DataFrame]] = field(default_factory=dict)
     facts: dict[str, Any] = field(default_factory=dict)  # numbers the page's texts quote
+    drags: dict[str, Drag] = field(default_factory=dict)  # figure name -> its in-browser drag
 
 
 DEFAULT = Options()

@@ -10,7 +10,7 @@ import pandas as pd
 
 from core import kl_leash
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
-from views import DEFAULT, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -175,6 +175,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         )
     elif options.wants("main"):
         view.figures["main"] = kl_leash_figure(sweep, beta, answers.names, **options.look)  # its slider steps: BETAS
+        view.drags["main"] = Drag("beta", BETAS)
 
     point = sweep.at(beta)
     view.facts["point"] = point

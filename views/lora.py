@@ -13,7 +13,7 @@ import pandas as pd
 
 from core import lora, lora_layer, lora_memory
 from core.model_spec import CATALOGUE, ModelSpec, param_count
-from views import DEFAULT, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -326,6 +326,7 @@ def _rank(
     else:
         frames = lora.display_frames(s, ranks)
         view.figures["heatmaps"] = lora_heatmaps_figure(frames, curves, r, height=470, **options.look)
+        view.drags["heatmaps"] = Drag("rank", tuple(int(x) for x in ranks))
         view.figures["curves"] = lora_curves_figure(curves, r, log_r=bool(state.logr), height=620, **options.look)
     view.facts.update(r=r, ranks=ranks, d=s.d, k=s.k, averaged=max(s.d, s.k) > lora.DISPLAY_SIDE, svd=s, curves=curves)
     ro = curves.readout(r)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from core import ppo
-from views import DEFAULT, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.ppo import (
@@ -166,6 +166,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.facts.update(curve=curve, grad=grad, objective=obj)
         if options.wants("main"):
             view.figures["main"] = ppo_clip_figure(curve, rho, **options.look)
+            view.drags["main"] = Drag("rho", tuple(rho_grid()))
         view.readouts = [
             Readout("Ratio ρ", f"{rho:.2f}", "π_θ(a|s) / π_old(a|s) of one token"),
             Readout("Clip range", f"[{1 - lo:.2f}, {1 + hi:.2f}]", "1 − ε_low to 1 + ε_high"),

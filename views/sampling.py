@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from core import sampling
-from views import DEFAULT, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views.state import Answer, Field, Spec, State
 from viz.sampling import DEFAULT_TEMPERATURES, generation_figure, order_figure, sampling_figure
 
@@ -195,6 +195,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     view.facts.update(temps=temps, tokens=tokens, logits=logits, context=context, final=final)
     if options.wants("main"):
         view.figures["main"] = sampling_figure(logits, tokens, T, order=order, temperatures=temps, **kw, **options.look)
+        view.drags["main"] = Drag("T", tuple(temps))
     if options.wants("order"):
         view.figures["order"] = order_figure(logits, tokens, T, **kw, **options.look)
     if options.wants("loops"):

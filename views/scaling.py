@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from core import scaling
 from core.model_spec import CATALOGUE, param_count
-from views import DEFAULT, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -207,6 +207,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             (scaling.FITS[study.other_fit].label, study.other.N_opt),
             **options.look,
         )
+        view.drags["main"] = Drag("N", tuple(float(n) for n in study.slider.N))
     family_study = None
     if options.wants("family") and predicting != "hidden":
         family_study = scaling.isoflop_study(C, scaling.chinchilla_optimum(C, fit_key)[0], fit_key)

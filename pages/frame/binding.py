@@ -14,7 +14,7 @@ whole numbers (``gpus=4``, not ``gpus=4.0``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import streamlit as st
@@ -268,21 +268,18 @@ export default function (component) {
 _drag_component = None
 
 
-def drag_sync(f: Field, chart_key: str, values: Sequence[Any] | None = None) -> None:
-    """Mount the listener that writes the value a plotly slider was dragged to into field ``f``.
-
-    ``values``: the field's value at each slider step, in order; without them the step's ``value`` is parsed.
-    """
-    global _drag_component
-    if _drag_component is None:
-        _drag_component = st.components.v2.component("lesson_drag_sync", js=_DRAG_JS)
-    key = f"drag-{chart_key}"
+def drag_writer(f: Field, state_key: str, values: Sequence[Any] | None = None) -> Callable[[], None]:
+    """The callback that writes the step a drag ended on into field ``f``: it reads the event the browser sent
+    (JSON ``{"index": i}`` or ``{"value": v}`` in ``st.session_state[state_key].value``) and writes
+    ``values[i]`` (or ``v``) when the field accepts it; anything else changes nothing."""
 
     def _on_drag() -> None:
-        result = st.session_state.get(key)
+        result = st.session_state.get(state_key)
         try:
             event = json.loads(getattr(result, "value", None) or "{}")
             index = event.get("index")
+            if values is not None and index is not None and not 0 <= int(index) < len(values):
+                return
             raw = values[int(index)] if values is not None and index is not None else event.get("value")
         except (TypeError, ValueError, IndexError, AttributeError):
             return  # a message the page cannot read changes nothing
@@ -292,6 +289,22 @@ def drag_sync(f: Field, chart_key: str, values: Sequence[Any] | None = None) -> 
         if problem is None:
             st.session_state[f.name] = _widget_value(f, value)
 
+    return _on_drag
+
+
+def drag_sync(f: Field, chart_key: str, values: Sequence[Any] | None = None) -> None:
+    """Mount the listener that writes the value a plotly slider was dragged to into field ``f`` (a chart drawn by
+    ``st.plotly_chart``; the live chart has its own drag row, :mod:`pages.frame.charts`).
+
+    ``values``: the field's value at each slider step, in order; without them the step's ``value`` is parsed.
+    """
+    global _drag_component
+    if _drag_component is None:
+        _drag_component = st.components.v2.component("lesson_drag_sync", js=_DRAG_JS)
+    key = f"drag-{chart_key}"
     _drag_component(
-        key=key, data=component_data({"chart": chart_key, "field": f.name}), on_value_change=_on_drag, height=0
+        key=key,
+        data=component_data({"chart": chart_key, "field": f.name}),
+        on_value_change=drag_writer(f, key, values),
+        height=0,
     )

@@ -30,6 +30,10 @@ from typing import Any
 import plotly
 import plotly.graph_objects as go
 import streamlit as st
+from plotly.io.json import to_json_plotly
+
+from pages.frame.drag import DRAG_CSS, DRAG_ROW_JS, DRAG_ROW_PX, DragRow, split_slider
+from pages.frame.style import CHART_CLASS
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = ROOT / "static"
@@ -41,8 +45,6 @@ CARTESIAN_TRACES = frozenset(
     {"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour", "image", "pie", "scatter",
      "scatterternary", "violin"}
 )  # fmt: skip
-# The class of the element that holds the chart: page CSS (presenter sizing), tests and benchmarks select it.
-CHART_CLASS = "lesson-chart"
 COMPONENT = "lesson_chart"  # the component's registered name
 
 # Loads plotly.js once per page (a script tag from the app's static folder); ``plotlyReady()`` resolves to it. Shared
@@ -71,6 +73,7 @@ function plotlyReady() {
 
 _JS = (
     _LOADER_JS
+    + DRAG_ROW_JS
     + """
 export default function (component) {
   const { parentElement } = component;
@@ -89,6 +92,8 @@ export default function (component) {
   };
   host.setAttribute("aria-label", data.alt || "");
   host.classList.toggle("__CLASS__-stretch", !!data.stretch);
+  const row = dragRow(component, host, data.sweep ? JSON.parse(data.sweep) : null);
+  host.classList.toggle("__CLASS__-dragged", !!row);
   const version = String(data.version) + (data.stretch ? "s" : "");
   // a rerun that left this figure as it was (another control, another tab's figure) costs nothing here
   if (host.dataset.drawn === version) return cleanup;
@@ -101,6 +106,7 @@ export default function (component) {
   const draw = (Plotly) => {
     if (host.dataset.version !== version) return;  // a newer figure came while plotly.js loaded
     Plotly.react(host, figure.data || [], layout, data.config).then(() => {
+      if (row) row.__settle();  // the drag's own step where the person is still dragging, else the server's
       if (!host.__lessonResize) {
         // follow the column's width; a chart that is not displayed (a closed tab, a blanked deck) is left alone
         host.__lessonResize = new ResizeObserver(() => {
@@ -119,10 +125,13 @@ export default function (component) {
 """.replace("__CLASS__", CHART_CLASS)
 )
 
-_CSS = f"""
+_CSS = (
+    f"""
 .{CHART_CLASS} {{ width: 100%; }}
 .{CHART_CLASS}.{CHART_CLASS}-stretch {{ height: 100%; }}
 """
+    + DRAG_CSS
+)
 
 _component: Any = None
 _ready: bool | None = None
@@ -213,19 +222,39 @@ def plotly_preload() -> None:
     _preload(key="lesson-plotly-preload", height=0)
 
 
-def live_chart(fig: go.Figure, key: str, config: dict[str, Any], alt: str = "", stretch: bool = False) -> None:
-    """Draw ``fig`` in the chart named ``key``: mounted on the first call, updated in place on later ones."""
+def live_chart(
+    fig: go.Figure,
+    key: str,
+    config: dict[str, Any],
+    alt: str = "",
+    stretch: bool = False,
+    drag: DragRow | None = None,
+) -> None:
+    """Draw ``fig`` in the chart named ``key``: mounted on the first call, updated in place on later ones.
+
+    ``drag``: the figure's plotly slider becomes the chart's drag row (:func:`split_slider`), whose steps are drawn
+    in the browser; the step a drag ends on is handed to ``drag.on_end`` (called with no argument, the value in
+    ``st.session_state[key].value``)."""
     global _component
     if _component is None:
         _component = st.components.v2.component(COMPONENT, js=_JS, css=_CSS, isolate_styles=False)
-    spec = fig.to_json()
+    height = figure_height(fig)
+    sweep = None
+    if drag is None:
+        spec = fig.to_json()
+    else:
+        figure, sweep = split_slider(fig.to_plotly_json(), drag.label)
+        if sweep is not None:
+            sweep |= {"ink": drag.ink, "accent": drag.accent, "rail": drag.rail}
+            height = int(figure["layout"].get("height", height)) + DRAG_ROW_PX
+        spec = to_json_plotly(figure)
     # what the browser compares to skip a redraw: the figure and its export settings (the image format)
     version = zlib.crc32((spec + json.dumps(config, sort_keys=True)).encode())
-    _component(
-        key=key,
-        data=component_data({"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": version}),
-        height="stretch" if stretch else figure_height(fig),
-    )
+    payload = {"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": version}
+    if sweep is not None:  # as JSON text, as the figure: plotly's encoder takes what its figures hold (numpy values)
+        payload["sweep"] = to_json_plotly(sweep)
+    callbacks = {"on_value_change": drag.on_end} if drag is not None else {}
+    _component(key=key, data=component_data(payload), height="stretch" if stretch else height, **callbacks)
 
 
 def figure_height(fig: go.Figure) -> int:

@@ -21,8 +21,8 @@ import streamlit as st
 
 from pages.frame.alt import figure_alt
 from pages.frame.answers import AnswerSections
-from pages.frame.binding import _enter, drag_sync, draw_field, preset_buttons, reset_button
-from pages.frame.charts import live_chart, live_chart_draws, live_chart_ready
+from pages.frame.binding import _enter, drag_sync, drag_writer, draw_field, preset_buttons, reset_button
+from pages.frame.charts import DragRow, live_chart, live_chart_draws, live_chart_ready
 from pages.frame.layout import SectionLayout, _BodyCut
 from pages.frame.nav import lesson_links
 from pages.frame.sidebar import (
@@ -42,9 +42,9 @@ from pages.frame.style import (
     CONTROLS_PER_ROW_MAX,
     PRESENTER_CHART_CLASS,
 )
-from views import Readout, View
+from views import Drag, Readout, View
 from views.state import Spec, State
-from viz.style import plotly_config
+from viz.style import get_theme, plotly_config
 
 # For comparison only (bench/bench_body.py): LESSON_BODY=figure ends each page's body where its readouts would start
 # (the frame, the controls and the main figure stay), LESSON_BODY=readouts right after its readouts.
@@ -305,24 +305,38 @@ class Page(SectionLayout, AnswerSections):
         ``slot``: a slot from :meth:`chart_slot` to draw into, so that a later call replaces the figure in place (a
         deck's sweep).
 
-        ``drag``: the field that the figure's plotly slider moves in the browser. When the drag ends, the
-        value of the step it ended on (``drag_values[step]``, or the step's own ``value``) is written into that
-        field, so the URL, the link and every readout follow.
+        ``drag``: the field that the figure's plotly slider moves in the browser, ``drag_values`` the field's value
+        at each step; by default the drag the page's view declares for this figure (``View.drags``). In a live chart
+        the slider becomes a drag row under the figure (:func:`pages.frame.charts.split_slider`); in Streamlit's
+        chart plotly draws it. When the drag ends, the value of the step it ended on (``drag_values[step]``, or the
+        step's own ``value``) is written into that field, so the URL, the link and every readout follow.
         """
+        if drag is None:
+            declared = self._drag_of(fig)
+            if declared is not None:
+                drag, drag_values = declared.field, declared.values
         if drag is not None:
             assert self.spec is not None, "drag needs a page spec"
-            drag_sync(self.spec[drag], key, drag_values)
-        kwargs.setdefault("alt", figure_alt(fig, drag is not None, self._readouts_of(fig)))
+        has_slider = bool(fig.layout.sliders)
+        kwargs.setdefault("alt", figure_alt(fig, drag is not None and has_slider, self._readouts_of(fig)))
         config = plotly_config(filename, image_format())  # the session's, which the body may have changed
         if slot is not None:
             height = {"height": "stretch"} if self.presenter else {}
             return slot.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
         # stays mounted, diffs each new figure in (a trace type the served plotly.js lacks: Streamlit's chart)
         live = set(kwargs) == {"alt"} and live_chart_ready() and live_chart_draws(fig)
+        row = None
+        if drag is not None and live:
+            f = self.spec[drag]
+            look = get_theme(self.theme)
+            on_end = drag_writer(f, key, drag_values)
+            row = DragRow(f.label, on_end, ink=look.text, accent=look.palette["highlight"], rail=look.axis)
+        elif drag is not None and has_slider:
+            drag_sync(self.spec[drag], key, drag_values)
 
         def draw(stretch: bool) -> Any:
             if live:
-                return live_chart(fig, key, config, kwargs["alt"], stretch=stretch)
+                return live_chart(fig, key, config, kwargs["alt"], stretch=stretch, drag=row)
             height = {"height": "stretch"} if stretch else {}
             return st.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
 
@@ -335,6 +349,16 @@ class Page(SectionLayout, AnswerSections):
         self._holding = False  # the chart replaces the held space in one step (a live chart's place has its height)
         with _place:
             return draw(stretch=False)
+
+    def _drag_of(self, fig: go.Figure) -> Drag | None:
+        """The drag the page's view declares for ``fig`` (``View.drags``), when ``fig`` is one of its figures."""
+        view = self._view
+        if view is None:
+            return None
+        for name, other in view.figures.items():
+            if fig is other:
+                return view.drags.get(name)
+        return None
 
     def _readouts_of(self, fig: go.Figure) -> Sequence[Readout]:
         """The readouts that go with ``fig``: the page's view's, when the figure is one of that view's."""

@@ -10,6 +10,8 @@ from collections.abc import Callable
 # chart is drawn with height="stretch" inside a keyed container whose height this sets). PRESENTER_TOP_PX is the
 # space above the chart: header, title and a tab bar.
 PRESENTER_CHART_CLASS = "present-chart"
+# The class of the element that holds a live chart: page CSS (presenter sizing), tests and benchmarks select it.
+CHART_CLASS = "lesson-chart"
 PRESENTER_TOP_PX = 245
 # presenter mode's figure column on a page that opens on a figure: as tall as its chart from the first paint
 PRESENTER_FIGURE_KEY = "lesson-present-figure"

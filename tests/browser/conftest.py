@@ -12,11 +12,23 @@ from typing import Any
 import pytest
 
 from bench.harness import running_server
+from pages.frame.charts import CHART_CLASS
 from pages.frame.shims import STYLED_GATE_KEY
 from views import catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
+
+# The drag row under a chart (pages/frame/charts.py): its class, the chart's class when it has one, the grip's width
+DRAG_ROW_CLASS = f"{CHART_CLASS}-drag"
+DRAGGED_CLASS = f"{CHART_CLASS}-dragged"
+GRIP_PX = 22
+# true once the first dragged chart has drawn the step its row's input is on
+DRAG_DRAWN_JS = f"""() => {{
+  const input = document.querySelector(".{DRAG_ROW_CLASS} input");
+  const host = document.querySelector(".{DRAGGED_CLASS}");
+  return !!input && !!host && host.dataset.dragIndex === input.value;
+}}"""
 
 
 @pytest.fixture(scope="session")
@@ -220,28 +232,30 @@ class PageWatch:
         wait_app_idle(self.page, timeout)
 
     def drag_slider(self, fractions: tuple[float, ...], read: Callable[[], Any]) -> list[Any]:
-        """Drag the first plotly slider's grip through ``fractions`` of its rail, calling ``read()`` after each
-        move while the mouse button is still down (plotly sliders update the figure during the drag)."""
+        """Drag the grip of the first chart's drag row (``pages/frame/charts.py``: a range input under the figure)
+        through ``fractions`` of its rail, calling ``read()`` after each move while the mouse button is still down,
+        once the figure has drawn the step the grip is on (the row applies its steps in the browser)."""
         page = self.page
-        grip = page.locator("g.slider-container rect.slider-grip-rect").first
-        rail = page.locator("g.slider-container rect.slider-rail-rect").first
-        grip.wait_for(timeout=30_000)
-        # the page's drag listener is on the chart (pages/frame/binding.py): a drag released before it attaches moves
-        # the figure but never reaches the link
-        page.wait_for_function(
-            "() => !!document.querySelector('g.slider-container')?.closest('.js-plotly-plot')?.__lessonDrag",
-            timeout=30_000,
-        )
-        grip.scroll_into_view_if_needed()
+        rail = page.locator(f".{DRAG_ROW_CLASS} input[type=range]").first
+        rail.wait_for(timeout=30_000)
+        # a step is drawn only into a chart that plotly has drawn
+        page.wait_for_function(f"() => !!document.querySelector('.{DRAGGED_CLASS}')?.dataset.drawn", timeout=30_000)
+        rail.scroll_into_view_if_needed()
         next_frames(page)
-        g, r = grip.bounding_box(), rail.bounding_box()
-        y = g["y"] + g["height"] / 2
-        page.mouse.move(g["x"] + g["width"] / 2, y)
+        r = rail.bounding_box()
+        value, top = (int(v) for v in rail.evaluate("(i) => [i.value, i.max]"))
+        y = r["y"] + r["height"] / 2
+
+        def x_at(frac: float) -> float:  # the grip's centre at a fraction of the rail (it stays inside the input)
+            return r["x"] + GRIP_PX / 2 + (r["width"] - GRIP_PX) * frac
+
+        page.mouse.move(x_at(value / max(top, 1)), y)
         page.mouse.down()
         seen = []
         for frac in fractions:
-            page.mouse.move(r["x"] + r["width"] * frac, y, steps=4)
-            next_frames(page)  # the slider's step drawn
+            page.mouse.move(x_at(frac), y, steps=4)
+            page.wait_for_function(DRAG_DRAWN_JS, timeout=30_000)  # the figure shows the grip's step
+            next_frames(page)
             seen.append(read())
         page.mouse.up()
         return seen

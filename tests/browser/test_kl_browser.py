@@ -1,7 +1,9 @@
 """In a real browser: the KL leash page opened by a deep link as a fresh server's first request, and beta dragged
-on plotly's slider under the bars, the orange bars and the readout panel changing while the button is down."""
+on the drag row under the bars, the orange bars and the readout panel changing while the button is down."""
 
 import pytest
+
+from tests.browser.conftest import DRAG_ROW_CLASS
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +28,7 @@ def test_deep_link_first_request_and_drag_beta(open_first):
     watch = open_first(DEEP_LINK)
     page = watch.page
     assert "KL leash" in page.title()
-    page.wait_for_selector("g.slider-container", timeout=30_000)
+    page.wait_for_selector(f".{DRAG_ROW_CLASS} input", timeout=30_000)
     before, heights_before = _panel(page), _bar_heights(page)
     assert "β = 0.5" in before and "E[r] − β·KL = 0.648" in before and "β·log Z = 0.648" in before, before
     assert "true E" in before  # the reward-hack link carries a true reward

@@ -1,12 +1,12 @@
 """In a real browser: the LoRA page opened by a deep link as a fresh server's first request, the rank r dragged
-on the heatmaps' plotly slider (BA, the residual and the readout change with no server round trip), and the
+on the heatmaps' drag row (BA, the residual and the readout change with no server round trip), and the
 memory calculator's preset; no request leaves the machine."""
 
 import re
 
 import pytest
 
-from tests.browser.conftest import choose_preset
+from tests.browser.conftest import DRAG_ROW_CLASS, choose_preset
 
 pytestmark = pytest.mark.browser
 
@@ -23,7 +23,7 @@ def test_deep_link_and_drag_r(open_first):
     watch = open_first(DEEP_LINK)
     page = watch.page
     assert "LoRA" in page.title()
-    page.wait_for_selector("g.slider-container", timeout=60_000)
+    page.wait_for_selector(f".{DRAG_ROW_CLASS} input", timeout=60_000)
     before = _readout(watch)
     assert "r = 8 of min(d, k) = 1024" in before and "trainable r(d+k) = 16,384" in before, before
     body = page.locator("[data-testid='stMain']").inner_text()

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from pages.frame import PREDICT_CAPTION
-from tests.browser.conftest import rerun
+from tests.browser.conftest import DRAG_ROW_CLASS, rerun
 
 pytestmark = pytest.mark.browser
 
@@ -17,15 +17,15 @@ TRUTH = "0.881"  # π*(y1) = e²/(e² + 1) at β = 0.5 for π_ref = (½, ½), r 
 def test_predict_first_hides_then_reveals(open_first):
     watch = open_first("/KL_leash?beta=0.5")
     page = watch.page
-    page.wait_for_selector("g.slider-container", timeout=30_000)  # normal mode: the β slider under the bars
+    page.wait_for_selector(f".{DRAG_ROW_CLASS} input", timeout=30_000)  # normal mode: the β drag row under the bars
     assert TRUTH in page.locator("[data-testid='stMain']").inner_text()
 
     page.locator("label:has-text('Predict first')").first.click()
     watch.wait_idle()
     page.wait_for_selector("text=Enter your guess in the sidebar", timeout=30_000)
-    # the answer's slider steps leave the page (plotly redraws the chart a moment after the rerun ends)
-    page.wait_for_function("document.querySelectorAll('g.slider-container').length === 0", timeout=15_000)
-    # and the answer's text with them: on a busy machine plotly's redraw can finish after the slider has gone
+    # the answer's drag row leaves the page (the chart is redrawn a moment after the rerun ends)
+    page.wait_for_function(f"document.querySelectorAll('.{DRAG_ROW_CLASS}').length === 0", timeout=15_000)
+    # and the answer's text with it: on a busy machine plotly's redraw can finish after the row has gone
     page.wait_for_function(f"() => !document.documentElement.outerHTML.includes('{TRUTH}')", timeout=15_000)
     assert TRUTH not in page.content()
     assert "predict_kl=true" in page.url

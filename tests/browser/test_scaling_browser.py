@@ -1,12 +1,12 @@
 """In a real browser: the scaling page opened by a deep link as a fresh server's first request, and the plan
-marker dragged along the curve with plotly's slider (no server round trip)."""
+marker dragged along the curve with the drag row under it (no server round trip)."""
 
 import urllib.parse
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import open_switches, rerun
+from tests.browser.conftest import DRAG_ROW_CLASS, open_switches, rerun
 from tests.browser.test_navigation_browser import _click, _fresh, _readouts
 
 pytestmark = pytest.mark.browser
@@ -23,7 +23,7 @@ def test_deep_link_first_request_and_drag(open_first):
     page = watch.page
     # The deep link went through the shared frame: page title, sidebar toggle, the figure.
     assert "Scaling laws" in page.title()
-    page.wait_for_selector("g.slider-container", timeout=30_000)
+    page.wait_for_selector(f".{DRAG_ROW_CLASS} input", timeout=30_000)
     # the figure may be drawn before the sidebar's last controls arrive
     open_switches(page)
     page.wait_for_selector("label:has-text('Presenter mode') input", state="attached", timeout=30_000)
@@ -46,7 +46,7 @@ def test_home_page_links_and_no_external_requests(open_shared):
     expect(page.get_by_text("The stages of training")).to_have_count(1, timeout=30_000)  # drawn once its code loads
     page.get_by_role("link", name="Scaling laws").first.click()
     watch.wait_idle()
-    page.wait_for_selector("g.slider-container", timeout=30_000)
+    page.wait_for_selector(f".{DRAG_ROW_CLASS} input", timeout=30_000)
     assert "Scaling_laws" in page.url
     watch.shot("home-then-scaling")
     assert page.locator("[data-testid='stException']").count() == 0
