@@ -23,7 +23,8 @@ DRAG_ROW_PX = 44  # the drag row's height under a chart with a sweep
 # applied by ``Plotly.update`` in the browser, one at a time (a step asked for while one is drawn waits, and only the
 # newest waiting one is drawn), so the figure follows every frame of a drag with no server round trip. The step the
 # drag ends on goes to the server (``setTriggerValue``) 300 ms after the last change (a key held down, a drag
-# released), so the link and the server's readouts follow once. ``host.dataset.dragSteps`` counts the steps drawn.
+# released), so the link and the server's readouts follow once. ``host.dataset.dragSteps`` counts the steps drawn,
+# ``host.__dragMs`` keeps the last 200 steps' ``Plotly.update`` times.
 DRAG_ROW_JS = """
 function dragRow(component, host, sweep) {
   const parent = host.parentElement;
@@ -48,11 +49,15 @@ function dragRow(component, host, sweep) {
       const step = row.__sweep.steps[i];
       if (!step || !window.Plotly || !host.dataset.drawn) { waiting = null; return; }
       busy = true;
+      const t0 = performance.now();
       const [a, b, c] = step.args;
       const done = step.method === "restyle" ? Plotly.restyle(host, a, b)
         : step.method === "relayout" ? Plotly.relayout(host, a) : Plotly.update(host, a, b, c);
       done.catch(() => {}).then(() => {
         busy = false;
+        const took = host.__dragMs || (host.__dragMs = []);  // each step's Plotly.update (ms), for tests and bench/
+        took.push(performance.now() - t0);
+        if (took.length > 200) took.shift();
         host.dataset.dragSteps = String((+host.dataset.dragSteps || 0) + 1);
         host.dataset.dragIndex = String(i);
         if (waiting !== null) { const next = waiting; waiting = null; draw(next); }
