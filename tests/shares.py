@@ -28,6 +28,7 @@ SHARED_FILES = frozenset(
 FIRST_SCREEN = "::test_the_first_screen_at_1280_by_720["
 PRESENTER = "::test_presenter_mode_first_screen["
 WALK_PAIRS = "::test_pairs_of_pages_with_back_and_forward["
+DRAG = "::test_the_main_control_drags_in_the_browser["
 
 
 @dataclass(frozen=True)
@@ -41,15 +42,17 @@ class Share:
     own: float
     shared: float  # what no page adds: the shared files' other tests, in all
     checked: int = 0  # the pages whose first screen the run checked
+    drag: float = 0.0  # its main control's drag (a lesson page)
 
     @property
     def per_page(self) -> float:
-        return self.first_screen + self.presenter + self.walks + self.own
+        return self.first_screen + self.presenter + self.walks + self.own + self.drag
 
     def line(self, workers: int) -> str:
         return (
             f"a page's share of this browser run, in seconds of a worker's time: first screen {self.first_screen:.1f}, "
-            f"presenter mode {self.presenter:.1f}, walks {self.walks:.1f} ({self.per_pair:.1f} a pair), its own "
+            f"presenter mode {self.presenter:.1f}, walks {self.walks:.1f} ({self.per_pair:.1f} a pair), its drag "
+            f"{self.drag:.1f}, its own "
             f"browser tests {self.own:.1f} (a lesson page); {self.per_page:.1f} in all, about "
             f"{self.per_page / max(workers, 1):.1f} s of wall time with {workers} workers, AppTest (part 1, about 5 s) "
             f"not included. Shared by every page: {self.shared:.0f} s. Budget: about 20 s of make test per page "
@@ -66,8 +69,8 @@ def page_share(durations: Iterable[tuple[str, float]], lesson_pages: int, pairs:
     """The share from ``(nodeid, seconds)`` of every phase (set-up, call, tear-down) of a run's browser tests;
     ``lesson_pages``: the pages with a browser file of their own; ``pairs``: the walks' pairs; ``pages``: every
     page, Home included. None when the run had no browser test."""
-    sums = {"first": 0.0, "presenter": 0.0, "walks": 0.0, "own": 0.0, "shared": 0.0}
-    first, presenter = set(), set()
+    sums = {"first": 0.0, "presenter": 0.0, "walks": 0.0, "own": 0.0, "shared": 0.0, "drag": 0.0}
+    first, presenter, dragged = set(), set(), set()
     seen = False
     for nodeid, seconds in durations:
         if not nodeid.startswith("tests/browser/"):
@@ -80,6 +83,9 @@ def page_share(durations: Iterable[tuple[str, float]], lesson_pages: int, pairs:
         elif (p := _param(nodeid, PRESENTER)) is not None:
             sums["presenter"] += seconds
             presenter.add(p)
+        elif (p := _param(nodeid, DRAG)) is not None:
+            sums["drag"] += seconds
+            dragged.add(p)
         elif _param(nodeid, WALK_PAIRS) is not None:
             sums["walks"] += seconds
         elif name in SHARED_FILES:
@@ -96,4 +102,5 @@ def page_share(durations: Iterable[tuple[str, float]], lesson_pages: int, pairs:
         own=sums["own"] / max(lesson_pages, 1),
         shared=sums["shared"],
         checked=len(first),
+        drag=sums["drag"] / max(len(dragged), 1),
     )

@@ -16,6 +16,9 @@ RUN = [
     ("tests/browser/test_navigation_browser.py::test_pairs_of_pages_with_back_and_forward[Home]", 12.0),
     ("tests/browser/test_navigation_browser.py::test_pairs_of_pages_with_back_and_forward[PPO]", 6.0),
     ("tests/browser/test_navigation_browser.py::test_a_drag_in_the_browser_ends_in_the_link[/PPO-rho-None]", 11.0),
+    ("tests/browser/test_drag_browser.py::test_the_main_control_drags_in_the_browser[PPO]", 5.0),
+    ("tests/browser/test_drag_browser.py::test_the_main_control_drags_in_the_browser[GRPO]", 3.0),
+    ("tests/browser/test_drag_browser.py::test_every_lesson_page_declares_a_drag", 0.5),
     ("tests/browser/test_rl_browser.py::test_ppo_deep_link_then_preset", 10.0),
     ("tests/browser/test_grpo_browser.py::test_deep_link_then_click_flips_a_reward", 8.0),
     ("tests/test_page_ppo.py::test_presets", 3.0),  # part 1: not the browser's
@@ -28,10 +31,12 @@ def test_each_kind_is_shared_over_its_pages() -> None:
     assert share.first_screen == pytest.approx((9 + 1 + 6) / 2)  # two pages checked
     assert share.presenter == pytest.approx(7.0)
     assert share.walks == pytest.approx((12 + 6) / 3) and share.per_pair == pytest.approx((12 + 6) / 4)
-    assert share.own == pytest.approx((10 + 8) / 2)
+    assert share.own == pytest.approx((10 + 8 + 0.5) / 2)  # the drag file's other test is its pages' own
+    assert share.drag == pytest.approx((5 + 3) / 2)
     assert share.shared == pytest.approx(8 + 15 + 11) and share.checked == 2
-    assert share.per_page == pytest.approx(8 + 7 + 6 + 9)
-    assert "30.0 in all, about 15.0 s of wall time with 2 workers" in share.line(2)
+    assert share.per_page == pytest.approx(8 + 7 + 6 + 9.25 + 4)
+    assert "its drag 4.0" in share.line(2)
+    assert "34.2 in all, about 17.1 s of wall time with 2 workers" in share.line(2)
 
 
 def test_a_run_without_browser_tests_has_no_share() -> None:
