@@ -313,7 +313,8 @@ class Page(SectionLayout, AnswerSections):
         """
         if drag is None:
             declared = self._drag_of(fig)
-            if declared is not None:
+            # the page's own field: a deck draws a lesson page's view, whose drag writes a field the deck has not
+            if declared is not None and self.spec is not None and declared.field in self.spec.by_name:
                 drag, drag_values = declared.field, declared.values
         if drag is not None:
             assert self.spec is not None, "drag needs a page spec"
