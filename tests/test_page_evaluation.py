@@ -20,6 +20,7 @@ from tests.apptest import (
     no_exception,
     open_page,
     opened,
+    slider_of,
     trace,
 )
 
@@ -55,6 +56,26 @@ def _view(view: str, query: dict | None = None):
 @pytest.fixture(scope="module")
 def reused():
     return {view: Reused(PAGE, {"eval_view": view}) for view in (ESTIMATORS, BIAS, COMPARE)}
+
+
+def test_the_k_drag_row_under_the_pass_at_k_curves(default):
+    """The pass@k curves are drawn live with a drag row: a step at every k = 1..10, starting at k = 5, whose step for
+    k = 8 moves the markers to 1 − C(7,8)/C(10,8) = 1 and 1 − 0.7⁸ and the label with them; the second figure keeps
+    no slider."""
+    chart, hat = charts(default)[:2]
+    curves = figures(default)[0]
+    assert chart.live and chart.sweep is not None and "sliders" not in curves["layout"]
+    assert hat.sweep is None and "sliders" not in figures(default)[1]["layout"]
+    slider = slider_of(curves)
+    assert [s["label"] for s in slider["steps"]] == [str(k) for k in range(1, 11)]
+    assert slider["active"] == 4 and slider["currentvalue"]["prefix"] == "k = "
+    traces, layout, _ = slider["steps"][7]["args"]
+    assert traces["x"][0] == [8, 8] and traces["y"][0] == pytest.approx([1.0, 1 - 0.7**8], abs=1e-12)
+    label = f"<b>k = 8</b><br>unbiased 1.000<br>plug-in {1 - 0.7**8:.3f}<br>gap {0.7**8:.3f}"
+    assert layout["annotations[0].text"] == label
+    at = open_page(PAGE, {"k": "8"})
+    assert slider_of(figures(at)[0])["active"] == 7
+    assert figures(at)[0]["layout"]["annotations"][0]["text"] == layout["annotations[0].text"]
 
 
 def test_default_is_worked_example_e(default):

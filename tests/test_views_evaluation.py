@@ -4,6 +4,8 @@ worked examples E and D come out in its readouts, bad inputs are clamped with a 
 from __future__ import annotations
 
 import ast
+import copy
+import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -12,6 +14,7 @@ import pytest
 import scipy.stats
 
 from core import evaluation
+from tests.apptest import decode
 from views import Options
 from views import evaluation as view_of
 
@@ -206,3 +209,121 @@ def test_where_worst_outside_the_exact_range_and_the_thresholds():
     assert set(thresholds) == {10, 100}
     for n, t in thresholds.items():  # the worst k is n just below the threshold and inside just above it
         assert _worst_k_by_scipy(n, t * 0.999) == n and _worst_k_by_scipy(n, t * 1.001) < n
+
+
+# ---------------------------------------------------------------------------------------------------- the k slider
+def _plain(obj):
+    """A figure's JSON with plotly's typed arrays decoded to lists, so that two figures compare with ==."""
+    if isinstance(obj, dict):
+        if "bdata" in obj:
+            return decode(obj).tolist()
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def _pass_at_k(state) -> tuple[dict, object]:
+    view = view_of.figures(state)
+    return _plain(json.loads(view.figures["pass-at-k"].to_json())), view.drags.get("pass-at-k")
+
+
+def _dragged(fig: dict, i: int) -> dict:
+    """``fig`` (plain JSON) after the browser applies slider step ``i`` (Plotly.update(gd, traces, layout, indices):
+    a trace attribute's list holds one value per listed trace; a layout key is a path), without its slider."""
+    out = copy.deepcopy(fig)
+    traces, layout, indices = out["layout"]["sliders"][0]["steps"][i]["args"]
+    for key, values in traces.items():
+        for pos, index in enumerate(indices):
+            out["data"][index][key] = values[pos % len(values)]
+    for path, value in layout.items():
+        head, key = path.split(".")
+        name, index = head[:-1].split("[")
+        out["layout"][name][int(index)][key] = value
+    del out["layout"]["sliders"]
+    return out
+
+
+def _without_slider(fig: dict) -> dict:
+    return {**fig, "layout": {k: v for k, v in fig["layout"].items() if k != "sliders"}}
+
+
+@pytest.mark.parametrize(
+    ("changes", "steps"),
+    [
+        ({}, 10),
+        ({"n": 200, "c": 20, "k": 10}, None),
+        ({"n": 120, "c": 0, "k": 120}, 120),
+        ({"n": 1, "c": 1, "k": 1}, 1),
+    ],
+)
+def test_each_k_step_draws_the_view_at_that_k(changes, steps):
+    """Step i of the slider turns the pass@k figure into the one the view draws at k = values[i]: the markers, the
+    dotted line and the label at k, nothing left over (the first, a middle and the last step)."""
+    state = DEFAULTS.replace(**changes)
+    fig, drag = _pass_at_k(state)
+    slider = fig["layout"]["sliders"][0]
+    assert drag.field == "k" and [s["label"] for s in slider["steps"]] == [f"{k:,}" for k in drag.values]
+    assert steps is None or len(drag.values) == steps
+    for i in sorted({0, len(drag.values) // 2, len(drag.values) - 1}):
+        there, _ = _pass_at_k(state.replace(k=drag.values[i]))
+        assert _dragged(fig, i) == _without_slider(there), drag.values[i]
+
+
+def test_a_thinned_curve_keeps_its_grid_and_each_step_moves_what_marks_k():
+    """n = 100,000: the curves show the display grid and the page's k (here off the grid); a step at another k
+    moves the markers, the line and the label to what the view draws there, and leaves the curves alone."""
+    state = DEFAULTS.replace(n=100_000, c=300, k=4321)
+    fig, drag = _pass_at_k(state)
+    assert 20 <= len(drag.values) <= 120 and {1, 4321, 100_000} <= set(drag.values)
+    grid = set(evaluation.display_k_grid(100_000).tolist())
+    assert 4321 not in grid and set(drag.values) - {4321} <= grid  # every other step on the curves' own grid
+    for i in (0, len(drag.values) // 3, len(drag.values) - 1):
+        there, _ = _pass_at_k(state.replace(k=drag.values[i]))
+        dragged = _dragged(fig, i)
+        assert dragged["data"][2:] == there["data"][2:]
+        assert dragged["layout"]["annotations"] == there["layout"]["annotations"]
+
+
+def test_k_steps_match_exact_binomials_at_the_printed_precision():
+    """Worked example E (n = 10, c = 3): pass@5 = 1 − C(7,5)/C(10,5) = 0.917 against the plug-in 1 − 0.7⁵ = 0.832;
+    at k = 8 every draw of 8 holds a correct sample (1 − C(7,8)/C(10,8) = 1); and n = 200, c = 20 at k = 50."""
+    for n, c, k in ((10, 3, 5), (10, 3, 8), (10, 3, 1), (200, 20, 50)):
+        fig, drag = _pass_at_k(DEFAULTS.replace(n=n, c=c, k=10 if n == 200 else 5))  # the step of k, from another k
+        step = fig["layout"]["sliders"][0]["steps"][drag.values.index(k)]
+        unbiased = 1 - Fraction(math.comb(n - c, k), math.comb(n, k))
+        plugin = 1 - (1 - Fraction(c, n)) ** k
+        text = (
+            f"<b>k = {k:,}</b><br>unbiased {float(unbiased):.3f}<br>plug-in {float(plugin):.3f}<br>"
+            f"gap {float(unbiased - plugin):.3f}"
+        )
+        traces, layout, indices = step["args"]
+        assert layout["annotations[0].text"] == text and list(indices) == [2, 3]
+        assert traces["x"] == [[k, k], [k, k]] and traces["name"] == [f"k = {k:,}"] * 2
+        assert traces["y"][0] == pytest.approx([float(unbiased), float(plugin)], abs=1e-12)
+    step = _pass_at_k(DEFAULTS.replace(k=2))[0]["layout"]["sliders"][0]["steps"][4]  # the lesson's numbers
+    assert step["args"][1]["annotations[0].text"] == "<b>k = 5</b><br>unbiased 0.917<br>plug-in 0.832<br>gap 0.085"
+
+
+@pytest.mark.parametrize("n", [1, 10, 121, 200, 5_000, 100_000])
+def test_the_k_drag_starts_at_the_pages_k_and_every_value_is_valid(n):
+    for k in sorted({1, max(1, n // 7), n}):
+        state = DEFAULTS.replace(n=n, c=n // 3, k=k)
+        view = view_of.figures(state)
+        drag = view.drags["pass-at-k"]
+        slider = view.figures["pass-at-k"].layout.sliders[0]
+        assert all(view_of.SPEC.check({"n": n, "k": v}) == [] and v <= n for v in drag.values)
+        assert all(type(v) is int for v in drag.values) and list(drag.values) == sorted(set(drag.values))
+        assert drag.values[slider.active] == k and drag.values[0] == 1 and drag.values[-1] == n
+        assert len(drag.values) == (n if n <= view_of.EVERY_K_STEPS else len(drag.values))
+        assert n <= view_of.EVERY_K_STEPS or 20 <= len(drag.values) <= 120
+        assert slider.currentvalue.prefix == "k = "
+
+
+def test_no_k_slider_while_the_answer_is_held_back():
+    hidden = view_of.figures(DEFAULTS.replace(predict_eval=True))
+    assert hidden.drags == {} and not hidden.figures["pass-at-k"].layout.sliders
+    revealed = view_of.figures(DEFAULTS.replace(predict_eval=True, guess_pass=0.8))
+    slider = revealed.figures["pass-at-k"].layout.sliders[0]  # the guess line is drawn on the same figure
+    assert revealed.drags["pass-at-k"].values[slider.active] == 5
+    assert not revealed.figures["pass-hat-k"].layout.sliders  # the drag is on the pass@k figure only

@@ -5,6 +5,8 @@ rewards it cannot read into a notice and worked example C, all without importing
 from __future__ import annotations
 
 import ast
+import copy
+import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -142,3 +144,117 @@ def test_the_open_tab_is_part_of_the_link():
     state = _state(grpo_view=view_of.BATCH)
     assert view_of.SPEC.query(state) == {"grpo_view": view_of.BATCH}
     assert view_of.SPEC.parse(view_of.SPEC.query(state)) == (state, [])
+
+
+# ---------------------------------------------------------------------------------------------------- the ε slider
+def _plain(obj):
+    """A figure's JSON with plotly's typed arrays decoded to lists, so that two figures compare with ==."""
+    if isinstance(obj, dict):
+        if "bdata" in obj:
+            return decode(obj).tolist()
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def _json(fig) -> dict:
+    return _plain(json.loads(fig.to_json()))
+
+
+def _dragged(fig: dict, i: int) -> dict:
+    """``fig`` (plain JSON) after the browser applies slider step ``i`` (Plotly.update(gd, traces, layout, indices):
+    a trace attribute's list holds one value per listed trace), without its slider."""
+    out = copy.deepcopy(fig)
+    traces, layout, indices = out["layout"]["sliders"][0]["steps"][i]["args"]
+    for key, values in traces.items():
+        for pos, index in enumerate(indices):
+            out["data"][index][key] = values[pos % len(values)]
+    assert layout == {}  # nothing outside the two bar traces quotes ε
+    del out["layout"]["sliders"]
+    return out
+
+
+def _without_slider(fig: dict) -> dict:
+    return {**fig, "layout": {k: v for k, v in fig["layout"].items() if k != "sliders"}}
+
+
+@pytest.mark.parametrize(
+    "values", [{}, {"std": "sample", "eps": "1e-4"}, {"rewards": "0.5 " * 7 + "0.501"}, {"rewards": "1" + ",0" * 20}]
+)
+def test_each_eps_step_draws_the_view_at_that_eps(values):
+    """Step i of the slider turns the figure into the one the view draws at ε = values[i]: bars, labels, hover
+    formula and customdata of both traces, nothing else left over (the first, a middle and the last step)."""
+    state = _state(**values)
+    view = view_of.figures(state)
+    drag = view.drags["main"]
+    fig = _json(view.figures["main"])
+    slider = fig["layout"]["sliders"][0]
+    assert drag.field == "eps" and drag.values == tuple(view_of.EPS)
+    assert [s["label"] for s in slider["steps"]] == list(drag.values)
+    for i in (0, len(drag.values) // 2, len(drag.values) - 1):
+        there = _json(view_of.figures(state.replace(eps=drag.values[i])).figures["main"])
+        assert _dragged(fig, i) == _without_slider(there), drag.values[i]
+        assert there["layout"]["sliders"][0]["active"] == i
+
+
+def _reference_labels(rewards: list[Fraction], eps: float, divisor: str = "population") -> list[str]:
+    """The bar labels at ε, from exact fractions: (r_i − mean) / (std + ε) to two decimals, signed."""
+    G = len(rewards)
+    mean = sum(rewards) / G
+    var = sum((r - mean) ** 2 for r in rewards) / (G if divisor == "population" else G - 1)
+    std = math.sqrt(var)
+    return [f"{float(r - mean) / (std + eps):+.2f}" for r in rewards]
+
+
+def test_eps_steps_match_a_reference_at_the_printed_precision():
+    """Worked example C at ε = 0.1 (+1.07 / −0.64), and the explanation's nearly equal scores: ε = 10⁻⁴ leaves the
+    odd answer +2.03, ε = 10⁻² brings it to +0.08; the hover quotes std + ε to four significant digits."""
+    steps = {s["label"]: s for s in _json(view_of.figures(_state()).figures["main"])["layout"]["sliders"][0]["steps"]}
+    example_c = [Fraction(r) for r in EXAMPLE_C]
+    assert steps["0.1"]["args"][0]["text"][1] == _reference_labels(example_c, 0.1)
+    assert _reference_labels(example_c, 0.1)[:2] == ["+1.07", "-0.64"]
+    assert f"/ {math.sqrt(15 / 64) + 0.1:.4g} =" in steps["0.1"]["args"][0]["hovertemplate"][1]
+
+    nearly = [Fraction(1, 2)] * 7 + [Fraction(501, 1000)]
+    view = view_of.figures(_state(rewards="0.5 " * 7 + "0.501"))
+    steps = {s["label"]: s for s in _json(view.figures["main"])["layout"]["sliders"][0]["steps"]}
+    for eps, odd in (("1e-4", "+2.03"), ("1e-2", "+0.08")):
+        labels = steps[eps]["args"][0]["text"][1]
+        assert labels == _reference_labels(nearly, float(eps)) and labels[-1] == odd
+        bars = steps[eps]["args"][0]["y"][1]
+        mean = sum(nearly) / 8
+        std = math.sqrt(sum((r - mean) ** 2 for r in nearly) / 8)  # 3.307e-4
+        assert bars[-1] == pytest.approx(float(nearly[-1] - mean) / (std + float(eps)), rel=1e-12)
+
+
+@pytest.mark.parametrize("eps", list(view_of.EPS))
+def test_the_eps_drag_starts_at_the_pages_eps_and_every_value_is_valid(eps):
+    view = view_of.figures(_state(eps=eps, std="sample"))
+    drag = view.drags["main"]
+    slider = view.figures["main"].layout.sliders[0]
+    assert all(view_of.SPEC["eps"].check(v) is None for v in drag.values)
+    assert drag.values[slider.active] == eps and 20 <= len(drag.values) <= 120
+    assert slider.currentvalue.prefix == "ε added to the std = "
+    # one y axis for every ε: the bars move, the axis does not
+    at_zero = view_of.figures(_state(std="sample")).figures["main"]
+    assert view.figures["main"].layout.yaxis.range == at_zero.layout.yaxis.range
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"predict_grpo": True},  # Predict first, no guess yet: the bars would give the answer away
+        {"std": "none"},  # no std: ε does not enter
+        {"rewards": "1,1,1,1"},  # no signal: every advantage is 0 whatever ε
+    ],
+)
+def test_no_eps_slider_where_eps_does_not_show(values):
+    view = view_of.figures(_state(**values))
+    assert view.drags == {} and not view.figures["main"].layout.sliders
+
+
+def test_a_revealed_guess_keeps_the_eps_slider():
+    view = view_of.figures(_state(predict_grpo=True, guess_adv=1.0, eps="1e-2"))
+    slider = view.figures["main"].layout.sliders[0]
+    assert view.drags["main"].values[slider.active] == "1e-2"

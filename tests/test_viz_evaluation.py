@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 from core import evaluation
@@ -12,6 +15,7 @@ from viz.evaluation import (
     comparison_figure,
     comparison_figure_of,
     curve_figures,
+    k_sweep_of,
     pass_at_k_figure,
     pass_hat_k_figure,
     simulation_figure,
@@ -205,3 +209,35 @@ def test_k_labels_stay_inside_the_plot():
     high = evaluation.pass_at_k_curves(10, 9, 2)  # both near 1: below
     at_k, hat_k = curve_figures(high)
     assert at_k.layout.annotations[0].ay > 0 and hat_k.layout.annotations[0].yanchor == "top"
+
+
+def test_the_k_slider_moves_the_marks_at_k_and_only_those():
+    r = evaluation.pass_at_k_curves(10, 3, 5)
+    at_k, hat = curve_figures(r, slider_ks=range(1, 11))
+    go.Figure(at_k.to_dict())  # the slider passes plotly's validation
+    plain = curve_figures(r)[0]
+    assert not plain.layout.sliders and not hat.layout.sliders  # pass^k keeps no slider
+    assert at_k.layout.height == plain.layout.height + 100  # what the slider takes under the plot
+    slider = at_k.layout.sliders[0]
+    assert slider.active == 4 and [s.label for s in slider.steps] == [str(k) for k in range(1, 11)]
+    traces, layout, indices = slider.steps[0].args
+    assert list(indices) == [2, 3]  # the markers at k and the dotted line; the curves stay
+    assert traces["x"] == [[1, 1], [1, 1]] and traces["y"] == [[0.3, 0.3], [0, 1]]
+    # k = 1 sits in the left half: the label goes right of its arrow, and below it (pass@1 = 0.3 < 0.5)
+    assert layout["annotations[0].xanchor"] == "left" and layout["annotations[0].yanchor"] == "bottom"
+    assert layout["annotations[0].text"] == "<b>k = 1</b><br>unbiased 0.300<br>plug-in 0.300<br>gap 0.000"
+    # the figure itself shows the active step, as plain builds it
+    assert json.loads(at_k.to_json())["data"] == json.loads(plain.to_json())["data"]
+    assert at_k.layout.annotations == plain.layout.annotations
+    presenter = curve_figures(r, slider_ks=range(1, 11), presenter=True)[0].layout.sliders[0]
+    assert presenter.pad.t > slider.pad.t
+
+
+def test_the_k_slider_on_a_log_axis_places_the_label_at_log10_k():
+    r = evaluation.pass_at_k_curves(200, 20, 10)
+    fig = curve_figures(r, slider_ks=[1, 10, 100, 200])[0]
+    assert fig.layout.xaxis.type == "log"
+    last = fig.layout.sliders[0].steps[-1].args[1]
+    assert last["annotations[0].x"] == pytest.approx(np.log10(200)) and last["annotations[0].xanchor"] == "right"
+    with pytest.raises(ValueError, match="grid"):
+        k_sweep_of(evaluation.pass_at_k_curves(100_000, 30, 10), [1, 10, 99_999])  # 99,999 is off the display grid

@@ -20,6 +20,7 @@ from viz.grpo import (
     NO_SIGNAL_TEXT,
     UP,
     ZERO,
+    EpsSweep,
     grpo_advantages_figure,
     grpo_batch_contrast_figure,
     grpo_difficulty_figure,
@@ -209,3 +210,47 @@ def test_every_builder_passes_plotly_validation():
         grpo_batch_contrast_figure(R, grpo_advantages(R), batch_normalised_advantages(R)),
     ):
         go.Figure(fig.to_dict())  # raises on an invalid property
+
+
+def _eps_fig(eps=(0.0, 0.01, 0.1), active=1, r=EXAMPLE_C, presenter=False):
+    s = group_stats(r)
+    denominators = s.std_population + np.asarray(eps)
+    sweep = EpsSweep(tuple(f"{e:g}" for e in eps), (r - s.mean) / denominators[:, None], denominators, active)
+    A = grpo_advantages(r, eps=eps[active])
+    fig = grpo_advantages_figure(
+        r, A, mean=s.mean, denominator=denominators[active], y_max=1.18 * np.abs(A).max(), eps_sweep=sweep,
+        presenter=presenter,
+    )  # fmt: skip
+    return fig, sweep
+
+
+def test_the_eps_slider_restyles_both_bar_traces_and_nothing_else():
+    fig, sweep = _eps_fig()
+    go.Figure(fig.to_dict())  # the slider passes plotly's validation
+    slot, bars = fig.data[0], fig.data[1]
+    np.testing.assert_array_equal(bars.y, sweep.advantages[1])  # the bars show the active step
+    slider = fig.layout.sliders[0]
+    assert slider.active == 1 and [s.label for s in slider.steps] == ["0", "0.01", "0.1"]
+    traces, layout, indices = slider.steps[2].args
+    assert list(indices) == [0, 1] and layout == {} and set(traces) == {"y", "customdata", "hovertemplate", "text"}
+    A = (EXAMPLE_C - 0.375) / (np.sqrt(0.375 * 0.625) + 0.1)  # the population std of 3 of 8 is sqrt(p (1 - p))
+    np.testing.assert_allclose(traces["y"][1], A, rtol=1e-12)
+    np.testing.assert_array_equal(traces["y"][0], slot.y)  # the slot's heights go along unchanged
+    for custom in traces["customdata"]:
+        np.testing.assert_array_equal(custom[:, :3], np.asarray(bars.customdata)[:, :3])  # index, r, r − mean
+        np.testing.assert_allclose(custom[:, 3], A, rtol=1e-12)
+    assert traces["text"][1] == [fmt.signed(a) for a in A] and traces["text"][1][:2] == ["+1.07", "-0.64"]
+    assert all(f"/ {np.sqrt(15 / 64) + 0.1:.4g} =" in h for h in traces["hovertemplate"])
+    assert slot.textposition == "none" and list(slot.text) == list(bars.text)  # the slot's copy is never drawn
+    # the figure grows by what the slider takes under it; presenter mode leaves more room for larger ticks
+    plain = _adv_fig(EXAMPLE_C)[0]
+    assert not plain.layout.sliders and plain.data[0].text is None
+    assert fig.layout.height == plain.layout.height + 90
+    assert _eps_fig(presenter=True)[0].layout.sliders[0].pad.t > slider.pad.t
+
+
+def test_a_large_group_steps_without_bar_labels():
+    r = np.array([1.0] + [0.0] * 20)
+    fig, _ = _eps_fig(r=r, active=0)
+    assert fig.data[1].text is None and fig.data[0].text is None
+    assert "text" not in fig.layout.sliders[0].steps[1].args[0]

@@ -8,10 +8,11 @@ from dataclasses import asdict
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from core import evaluation
-from views import DEFAULT, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -35,13 +36,22 @@ ESTIMATORS, BIAS, COMPARISON = VIEWS
 EVERY_K = "pass@k, every k"  # the lazy table of every k = 1..n, offered beside the curves when they are thinned
 SIMULATION_FIELDS = ("n", "k", "p", "problems", "sim_seed")  # all the bias simulation reads
 AXES = {"auto": None, "linear": False, "log": True}
+EVERY_K_STEPS = 120  # up to this n the k slider under the pass@k curves has a step at every k; above, about 100
 
 SPEC = Spec(
     "Evaluation",
     (
         Field("n", "n: samples drawn", "int", 10, lo=1, hi=evaluation.N_MAX, help=f"1 to {evaluation.N_MAX:,}"),
         Field("c", "c: samples correct", "int", 3, lo=0, hi=evaluation.N_MAX, help="0 to n"),
-        Field("k", "k: attempts allowed", "int", 5, lo=1, hi=evaluation.N_MAX, help="1 to n"),
+        Field(
+            "k",
+            "k: attempts allowed",
+            "int",
+            5,
+            lo=1,
+            hi=evaluation.N_MAX,
+            help="1 to n. The slider under the pass@k curves drags k in the browser.",
+        ),
         Field("axis", "k axis", "choice", "auto", choices=("auto", "linear", "log"), widget="segmented"),
         Field("p", "p: true chance one sample is correct", "float", 0.3, lo=0.0, hi=1.0, step=0.01, fmt="%.3f"),
         Field("problems", "Problems simulated", "int", 100_000, lo=1, hi=1e6, help="each with n samples; up to 10⁶"),
@@ -135,7 +145,7 @@ def figures(state: State, options: Options = DEFAULT, progress: Progress | None 
     if ESTIMATORS in parts and view.facts["predict"] == "hidden":
         _estimators_hidden(view, n, c, k, look)
     elif ESTIMATORS in parts:
-        _estimators(view, n, c, k, AXES.get(state.axis), look)
+        _estimators(view, n, c, k, AXES.get(state.axis), look, drag=True)
         if view.facts["predict"] == "revealed":
             _reveal(view, float(state.guess_pass), k, look)
     if BIAS in parts:
@@ -167,9 +177,24 @@ def where_worst(n: int, p: float) -> str:
     )
 
 
-def _estimators(view: View, n: int, c: int, k: int, log_x: bool | None, look: dict[str, Any]) -> None:
+def k_steps(n: int, k: int) -> tuple[int, ...]:
+    """The k slider's values for n samples: every k = 1..n up to :data:`EVERY_K_STEPS`, else about 100 log-spaced
+    k from 1 to n, each on the curves' display grid (:func:`core.evaluation.display_k_grid`); ``k`` always one."""
+    if n <= EVERY_K_STEPS:
+        return tuple(range(1, n + 1))
+    grid = evaluation.display_k_grid(n)  # the curves' k without the chosen one (every k up to 1,500)
+    at = np.minimum(np.searchsorted(grid, np.geomspace(1, n, 100)), grid.size - 1)  # the first grid k >= each
+    return tuple(int(x) for x in np.union1d(grid[at], [k]))
+
+
+def _estimators(
+    view: View, n: int, c: int, k: int, log_x: bool | None, look: dict[str, Any], drag: bool = False
+) -> None:
     r = evaluation.pass_at_k_curves(n, c, k)
-    view.figures.update(zip(("pass-at-k", "pass-hat-k"), curve_figures(r, log_x, **look), strict=True))
+    ks = k_steps(n, k) if drag else None  # a slider over k on the pass@k figure
+    view.figures.update(zip(("pass-at-k", "pass-hat-k"), curve_figures(r, log_x, slider_ks=ks, **look), strict=True))
+    if ks is not None:
+        view.drags["pass-at-k"] = Drag("k", ks)
     view.facts["curves"] = r
     view.readouts += [
         Readout(f"Unbiased pass@{k:,}", f"{r.unbiased_at_k:.4f}", "1 − C(n−c, k)/C(n, k)"),

@@ -3,14 +3,16 @@ prompts teach, PPO vs GRPO, and normalising within the group vs across the batch
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from core import grpo
-from views import DEFAULT, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.grpo import (
+    EpsSweep,
     grpo_advantages_figure,
     grpo_batch_contrast_figure,
     grpo_difficulty_figure,
@@ -34,7 +36,8 @@ VIEWS = ("Which prompts teach?", "PPO vs GRPO", "Within group vs batch")  # the 
 DIFFICULTY, PPO, BATCH = VIEWS
 SHORT = {"population": "population std, ÷G", "sample": "sample std, ÷(G−1)", "none": "no std, Dr. GRPO"}
 LENGTHS, MAX_LENGTH = (100, 200, 400, 1600), 2048  # the batch tab's length table: answer lengths, budget L_max
-EPS = {"0": 0.0, "1e-8": 1e-8, "1e-6": 1e-6, "1e-4": 1e-4, "1e-2": 1e-2, "0.1": 0.1}  # URL text -> ε
+# URL text -> ε: 0, then 1, 2 and 5 per decade from 10⁻⁸ to 0.1 (the steps of the ε slider under the bars)
+EPS = {"0": 0.0} | {f"{m}e-{d}": float(f"{m}e-{d}") for d in range(8, 1, -1) for m in (1, 2, 5)} | {"0.1": 0.1}
 
 
 def _preset(p: grpo.GroupPreset) -> dict[str, str]:
@@ -73,7 +76,7 @@ SPEC = Spec(
             "0",
             choices=tuple(EPS),
             widget="select_slider",
-            help="unused with no std",
+            help="Unused with no std. The slider under the bars drags ε in the browser.",
         ),
         Field("grpo_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
         ask.switch("predict_grpo"),
@@ -96,6 +99,19 @@ def group_of(state: State) -> tuple[grpo.GroupView, str | None]:
     except ValueError as err:
         fallback = grpo.group_view(tuple(inputs.parse_rewards(DEFAULT_REWARDS).tolist()), state.std, eps)
         return fallback, f"Rewards `{state.rewards[:80]}`: {err}. Showing worked example C instead."
+
+
+def eps_sweep(v: grpo.GroupView, eps: str) -> EpsSweep:
+    """The advantages of group ``v`` (a std mode) at every ε of :data:`EPS`, in one numpy pass: the slider's steps.
+
+    A_i = (r_i − mean) / (std + ε), with r_i − mean and the std (at ε = 0) from core; ``eps`` is the page's ε text,
+    the slider's active step.
+    """
+    values = np.fromiter(EPS.values(), dtype=np.float64)  # (S,)
+    centred = grpo.grpo_advantages(v.rewards, "none")  # (G,) r_i − mean
+    std = 1.0 / float(grpo.advantage_scale(v.rewards, v.std, 0.0))  # the group's std (÷G or ÷(G−1)), > 0 here
+    denominators = std + values  # (S,)
+    return EpsSweep(tuple(EPS), centred[None, :] / denominators[:, None], denominators, list(EPS).index(eps))
 
 
 def summary(v: grpo.GroupView, correct: str | None) -> str | None:
@@ -152,10 +168,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             question, x_title="answer", y_title="reward", traces=[slots], **options.look
         )
     elif options.wants("main"):
+        # ε changes the bars only for a std mode and a group with signal: then the slider under them drags ε
+        sweep = eps_sweep(v, state.eps) if std != "none" and s.has_signal else None
+        # one y axis for the three modes and every ε (the largest |A| is at ε = 0): the bars move, the axis does not
+        y_max = (v if eps == 0 else grpo.group_view(v.rewards, std, 0.0)).y_range
         view.figures["main"] = grpo_advantages_figure(
-            v.rewards, v.advantages, mean=s.mean, denominator=v.denominator, mode_label=SHORT[std], y_max=v.y_range,
-            **options.look,
+            v.rewards, v.advantages, mean=s.mean, denominator=v.denominator, mode_label=SHORT[std], y_max=y_max,
+            eps_sweep=sweep, **options.look,
         )  # fmt: skip
+        if sweep is not None:
+            view.drags["main"] = Drag("eps", sweep.labels)
     view.readouts = [
         Readout("Mean reward", f"{s.mean:.4g}", "the baseline mean(r₁..r_G), which PPO gets from its value model"),
         Readout("Std (÷G)", f"{s.std_population:.3g}", f"population std; sample std (÷(G−1)): {s.std_sample:.3g}"),

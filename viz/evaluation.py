@@ -1,5 +1,8 @@
 """Figures of the evaluation page: pass@k curves, pass^k beside pass@k, the bias simulation, model comparison.
 
+The pass@k figure takes an optional :class:`KSweep`: a plotly slider over k whose steps move the markers at k, the
+dotted line and the label with both estimates in the browser.
+
 Every builder takes numbers and numpy arrays computed by ``core.evaluation`` and does no heavy math. Colours follow
 the lesson: blue for the unbiased estimator, orange for the plug-in. Figures are plain dicts through
 :func:`viz.style.figure`; every builder takes ``theme`` ("light" or "dark") and ``presenter`` (larger type).
@@ -8,6 +11,7 @@ the lesson: blue for the unbiased estimator, orange for the plug-in. Figures are
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -70,6 +74,7 @@ def _k_line(k: int, t: Theme) -> dict[str, Any]:
         "x": [k, k],
         "y": [0, 1],
         "mode": "lines",
+        "name": f"k = {k:,}",
         "line": {"color": t.palette["neutral"], "dash": "dot", "width": 1},
         "hoverinfo": "skip",
         "showlegend": False,
@@ -96,6 +101,73 @@ def _check_curves(ks: ArrayLike, *curves: ArrayLike) -> tuple[np.ndarray, ...]:
     return (ks, *out)
 
 
+@dataclass(frozen=True)
+class KSweep:
+    """The k slider's steps for one (n, c): step i shows k = ``ks[i]`` with the estimates there.
+
+    ``ks`` (S,) are whole numbers 1..n, ``unbiased`` and ``plugin`` (S,) the two pass@k estimates at them, and
+    ``active`` the step of the page's k.
+    """
+
+    ks: np.ndarray
+    unbiased: np.ndarray
+    plugin: np.ndarray
+    active: int
+
+
+_K_LABEL_KEYS = ("x", "y", "text", "ax", "ay", "xanchor", "yanchor")  # what a step rewrites of the label at k
+
+
+def _k_label(n: int, k: int, unbiased_at_k: float, plugin_at_k: float, log_x: bool, t: Theme) -> dict[str, Any]:
+    """The label at the chosen k: both estimates and their gap, on an arrow from the unbiased curve."""
+    right = _label_right(n, k, log_x)
+    return {
+        "x": float(np.log10(k)) if log_x else k,
+        "y": unbiased_at_k,
+        "text": f"<b>k = {k:,}</b><br>unbiased {unbiased_at_k:.3f}<br>plug-in {plugin_at_k:.3f}<br>"
+        f"gap {unbiased_at_k - plugin_at_k:.3f}",
+        "showarrow": True,
+        "arrowhead": 2,
+        "arrowcolor": t.axis,
+        "ax": 40 if right else -40,
+        "ay": 30 if unbiased_at_k >= 0.5 else -30,  # the label away from the nearer edge of the plot
+        "xanchor": "left" if right else "right",  # the box starts at the arrow's tail
+        "yanchor": "top" if unbiased_at_k >= 0.5 else "bottom",
+        "align": "left",
+        "bgcolor": t.panel,
+        "bordercolor": t.axis,
+    }
+
+
+# room under the plot for the k ticks and the two-line axis title (title and display note) above the slider
+# (measured in chromium: 73 px on a log axis at 14/15/13 px type, 94 px at presenter size)
+_K_SLIDER_PAD, _K_SLIDER_PAD_PRESENTER = 82, 106
+_K_SLIDER_HEIGHT = 100  # the figure grows by what the slider takes beyond the axis title's own margin: the same plot
+
+
+def _k_slider(sweep: KSweep, n: int, log_x: bool, t: Theme, presenter: bool) -> dict[str, Any]:
+    """The plotly slider over k: step i moves the markers (trace 2) and the dotted line (trace 3) to ``ks[i]`` and
+    rewrites the label at k (annotation 0: its place, its side and both estimates)."""
+    steps = []
+    for k, u, p in zip(sweep.ks.tolist(), sweep.unbiased.tolist(), sweep.plugin.tolist(), strict=True):
+        label = _k_label(n, k, u, p, log_x, t)
+        traces = {"x": [[k, k], [k, k]], "y": [[u, p], [0, 1]], "name": [f"k = {k:,}"] * 2}
+        layout = {f"annotations[0].{key}": label[key] for key in _K_LABEL_KEYS}
+        steps.append({"method": "update", "label": f"{k:,}", "args": [traces, layout, [2, 3]]})
+    return {
+        "active": sweep.active,
+        "steps": steps,
+        "currentvalue": {"prefix": "k = "},
+        # up to about a hundred steps: too many to label under the rail; the current value above it says where k is
+        "font": {"color": "rgba(0,0,0,0)"},
+        "ticklen": 0,
+        "minorticklen": 0,
+        "pad": {"t": _K_SLIDER_PAD_PRESENTER if presenter else _K_SLIDER_PAD, "b": 10},
+        "len": 1.0,
+        "x": 0.0,
+    }
+
+
 def pass_at_k_figure(
     ks: ArrayLike,
     unbiased: ArrayLike,
@@ -108,6 +180,7 @@ def pass_at_k_figure(
     plugin_at_k: float,
     log_x: bool | None = None,
     max_points: int = MAX_POINTS,
+    k_sweep: KSweep | None = None,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
@@ -117,15 +190,18 @@ def pass_at_k_figure(
     and ``plugin`` the estimators there (``pass_at_k``, ``pass_at_k_plugin``), ``n``, ``c``, ``k`` the inputs,
     ``unbiased_at_k``/``plugin_at_k`` the exact values at k for the marker and its label. ``log_x`` defaults to
     a log axis for n > 100. Curves longer than ``max_points`` are thinned (log-spaced) and the figure says so.
+    ``k_sweep``: a plotly slider over k (:class:`KSweep`); the marker and label then show its active step (``k``
+    and the values at k are read from it), and each step moves them in the browser (:func:`_k_slider`).
     ``theme``: "light" or "dark"; ``presenter``: larger type for a room.
     """
+    if k_sweep is not None:
+        i = k_sweep.active
+        k, unbiased_at_k, plugin_at_k = int(k_sweep.ks[i]), float(k_sweep.unbiased[i]), float(k_sweep.plugin[i])
     ks, unbiased, plugin = _check_curves(ks, unbiased, plugin)
     ks, unbiased, plugin = _thin(ks, unbiased, plugin, max_points=max_points, keep=k)
     log_x = _use_log_x(n, log_x)
-    gap = unbiased_at_k - plugin_at_k
     t = get_theme(theme)
     pal = t.palette
-    right = _label_right(n, k, log_x)
     data = [
         _line(
             ks,
@@ -154,30 +230,19 @@ def pass_at_k_figure(
         },
         _k_line(k, t),
     ]
-    annotation = {
-        "x": float(np.log10(k)) if log_x else k,
-        "y": unbiased_at_k,
-        "text": f"<b>k = {k:,}</b><br>unbiased {unbiased_at_k:.3f}<br>plug-in {plugin_at_k:.3f}<br>gap {gap:.3f}",
-        "showarrow": True,
-        "arrowhead": 2,
-        "arrowcolor": t.axis,
-        "ax": 40 if right else -40,
-        "ay": 30 if unbiased_at_k >= 0.5 else -30,  # the label away from the nearer edge of the plot
-        "xanchor": "left" if right else "right",  # the box starts at the arrow's tail
-        "yanchor": "top" if unbiased_at_k >= 0.5 else "bottom",
-        "align": "left",
-        "bgcolor": t.panel,
-        "bordercolor": t.axis,
-    }
     layout = {
         "xaxis": _k_axis(n, log_x, f"n = {n:,} samples, c = {c:,} correct · {_display_note(n, ks.size)}", t),
         "yaxis": {"title": {"text": "pass@k (probability)"}, "range": [-0.02, 1.04]},
-        "annotations": [annotation],
+        "annotations": [_k_label(n, k, unbiased_at_k, plugin_at_k, log_x, t)],
         "uirevision": "pass_at_k",
         "hovermode": "closest",
         "meta": {"shown": int(ks.size), "n": int(n)},
     }
-    return figure(data, layout, theme=theme, presenter=presenter)
+    height = 460  # viz.style.figure's default
+    if k_sweep is not None:
+        layout["sliders"] = [_k_slider(k_sweep, n, log_x, t, presenter)]
+        height += _K_SLIDER_HEIGHT
+    return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
 def pass_hat_k_figure(
@@ -460,13 +525,30 @@ def comparison_figure(
 # ----------------------------------------------------------------------------------------------------------------
 
 
+def k_sweep_of(r: PassAtKCurves, ks: Sequence[int]) -> KSweep:
+    """The k slider's steps at ``ks`` (each on the curves' grid ``r.ks``, the page's k among them), read off the
+    curves: no estimate is computed again."""
+    k_arr = np.asarray(ks, dtype=np.int64)
+    at = np.searchsorted(r.ks, k_arr)
+    if np.any(at >= r.ks.size) or np.any(r.ks[np.minimum(at, r.ks.size - 1)] != k_arr):
+        raise ValueError("every k of the slider must be on the curves' grid")
+    return KSweep(k_arr, r.unbiased[at], r.plugin[at], int(np.flatnonzero(k_arr == r.k)[0]))
+
+
 def curve_figures(
-    r: PassAtKCurves, log_x: bool | None = None, *, theme: str = "light", presenter: bool = False
+    r: PassAtKCurves,
+    log_x: bool | None = None,
+    *,
+    slider_ks: Sequence[int] | None = None,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> tuple[go.Figure, go.Figure]:
-    """:func:`pass_at_k_figure` and :func:`pass_hat_k_figure` from a ``core.evaluation.PassAtKCurves``."""
+    """:func:`pass_at_k_figure` and :func:`pass_hat_k_figure` from a ``core.evaluation.PassAtKCurves``; with
+    ``slider_ks`` (on the curves' grid, ``r.k`` among them) the pass@k figure gets a slider over those k."""
     common = {"n": r.n, "c": r.c, "k": r.k, "log_x": log_x, "theme": theme, "presenter": presenter}
+    sweep = None if slider_ks is None else k_sweep_of(r, slider_ks)
     at_k = pass_at_k_figure(
-        r.ks, r.unbiased, r.plugin, unbiased_at_k=r.unbiased_at_k, plugin_at_k=r.plugin_at_k, **common
+        r.ks, r.unbiased, r.plugin, unbiased_at_k=r.unbiased_at_k, plugin_at_k=r.plugin_at_k, k_sweep=sweep, **common
     )
     hat_k = pass_hat_k_figure(
         r.ks,

@@ -3,7 +3,8 @@
 Builders take numbers computed by core.grpo (the page calls core, then these) and do no heavy math:
 
 - :func:`grpo_advantages_figure`: one bar per answer, blue when the answer is pushed up, orange when pushed
-  down; clicking a bar selects it (customdata[0] = answer index) so the page can flip that reward.
+  down; clicking a bar selects it (customdata[0] = answer index) so the page can flip that reward. Given an
+  :class:`EpsSweep`, a plotly slider over ε whose steps rewrite the bars, their labels and hover texts in the browser.
 - :func:`grpo_difficulty_figure`: signal probability and expected |advantage| against the success rate p.
 - :func:`ppo_vs_grpo_table` (a DataFrame for ``st.dataframe``/``st.table``) and :func:`ppo_vs_grpo_figure` (the
   models each method holds in memory, and the answers it samples per prompt).
@@ -17,6 +18,7 @@ builder's output. Every builder takes ``theme`` ("light" or "dark") and ``presen
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -67,6 +69,70 @@ def _legend_key(name: str, colour: str, outline: str | None = None) -> dict[str,
             "hoverinfo": "skip"}  # fmt: skip
 
 
+@dataclass(frozen=True)
+class EpsSweep:
+    """The ε slider's steps for one group: step i shows the advantages with ``eps[i]`` added to the std.
+
+    ``labels`` (S,) name the steps (the page's ε texts), ``advantages`` (S, G) are A_i = (r_i − mean) / (std + ε)
+    at each step, ``denominators`` (S,) the std + ε each step divides by, and ``active`` the step of the page's ε.
+    """
+
+    labels: tuple[str, ...]
+    advantages: np.ndarray
+    denominators: np.ndarray
+    active: int
+
+
+def _hover(mean: float, denominator: float | None) -> str:
+    """The bars' hover text: the formula with the group's mean and the divisor put in."""
+    if denominator is None:
+        formula = "A = r − mean = %{customdata[1]:.4g} − " + f"{mean:.4g}" + " = %{customdata[3]:+.3g}"
+    else:
+        formula = (
+            "A = (r − mean) / (std + ε) = (%{customdata[1]:.4g} − "
+            + f"{mean:.4g}) / {denominator:.4g}"
+            + " = %{customdata[3]:+.3g}"
+        )
+    return "answer %{x}<br>reward %{customdata[1]:.4g}<br>" + formula + "<extra></extra>"
+
+
+def _eps_slider(
+    sweep: EpsSweep, r: np.ndarray, centred: np.ndarray, mean: float, slot_y: np.ndarray, small: bool, presenter: bool
+) -> dict[str, Any]:
+    """The plotly slider over ε: step i restyles the slot (trace 0) and the bars (trace 1) with the advantages of
+    ``sweep.advantages[i]``: the bars' heights and labels, and both traces' customdata and hover formula (they quote
+    A and std + ε). The slot's heights do not change; they go along because one step updates both traces."""
+    A = sweep.advantages  # (S, G)
+    S, G = A.shape
+    custom = np.empty((S, G, 4))  # (S, G, 4): answer index, reward, r − mean, A, as on the traces
+    custom[..., 0], custom[..., 1], custom[..., 2], custom[..., 3] = np.arange(G), r, centred, A
+    steps = []
+    for i, label in enumerate(sweep.labels):
+        hover = _hover(mean, float(sweep.denominators[i]))
+        update: dict[str, Any] = {"y": [slot_y, A[i]], "customdata": [custom[i]] * 2, "hovertemplate": [hover] * 2}
+        if small:  # the slot's copy of the labels is never drawn (its textposition is "none")
+            update["text"] = [[fmt.signed(a) for a in A[i]]] * 2
+        steps.append({"method": "update", "label": label, "args": [update, {}, [0, 1]]})
+    return {
+        "active": sweep.active,
+        "steps": steps,
+        "currentvalue": {"prefix": "ε added to the std = "},
+        # the steps are too many to label under the rail; the current value above it says where ε is
+        "font": {"color": "rgba(0,0,0,0)"},
+        "ticklen": 0,
+        "minorticklen": 0,
+        "pad": {"t": _SLIDER_PAD_PRESENTER if presenter else _SLIDER_PAD, "b": 10},
+        "len": 1.0,
+        "x": 0.0,
+    }
+
+
+# room under the plot for the two-line tick labels ("3<br>r=1") and the x-axis title, above the slider (measured in
+# chromium: 62 px of ticks and title at 14/15 px type, 84 px at presenter size)
+_SLIDER_PAD, _SLIDER_PAD_PRESENTER = 76, 100
+_SLIDER_HEIGHT = 90  # the figure grows by about what the slider takes under the plot, so the bars keep their height
+
+
 def grpo_advantages_figure(
     rewards: Sequence[float] | np.ndarray,
     advantages: Sequence[float] | np.ndarray,
@@ -75,6 +141,7 @@ def grpo_advantages_figure(
     denominator: float | None = None,
     mode_label: str = "population std",
     y_max: float | None = None,
+    eps_sweep: EpsSweep | None = None,
     height: int = 440,
     theme: str = "light",
     presenter: bool = False,
@@ -87,6 +154,11 @@ def grpo_advantages_figure(
     The y axis spans +-1.18 max|A| (+-1 when all are 0) unless ``y_max`` fixes it, e.g. to the largest |A| over
     all three modes, so that switching modes visibly rescales the bars instead of the axis.
 
+    ``eps_sweep``: a plotly slider over ε (:class:`EpsSweep`, for a std mode and a group with signal); the bars
+    then show its active step (``advantages`` and ``denominator`` are read from it), and each step rewrites the
+    bars, their labels and the hover formula in the browser (:func:`_eps_slider`). Give it a ``y_max`` that holds
+    every step (the largest |A| is at ε = 0), so that the bars move and the axis does not.
+
     Trace 0 is a faint full-height column per answer (so an answer with advantage 0 can still be clicked), trace
     1 the advantages; on both, customdata[:, 0] is the answer index 0..G-1 (point index is the same). Layout:
     clickmode "event+select", dragmode False, constant uirevision. An annotation says so when every advantage
@@ -95,6 +167,9 @@ def grpo_advantages_figure(
     t = get_theme(theme)
     r = np.asarray(rewards, dtype=np.float64)
     A = np.asarray(advantages, dtype=np.float64)
+    if eps_sweep is not None:
+        A = np.asarray(eps_sweep.advantages[eps_sweep.active], dtype=np.float64)
+        denominator = float(eps_sweep.denominators[eps_sweep.active])
     if r.ndim != 1 or r.shape != A.shape:
         raise ValueError(f"rewards and advantages must be 1-D of the same length; got {r.shape} and {A.shape}")
     G = r.shape[0]
@@ -104,28 +179,24 @@ def grpo_advantages_figure(
     custom = np.column_stack([index, r, centred, A])  # (G, 4)
     peak = float(np.max(np.abs(A))) if G else 0.0
     ylim = float(y_max) if y_max is not None and y_max > 0 else (1.18 * peak if peak > 0 else 1.0)
-    if denominator is None:
-        formula = "A = r − mean = %{customdata[1]:.4g} − " + f"{mean:.4g}" + " = %{customdata[3]:+.3g}"
-    else:
-        formula = (
-            "A = (r − mean) / (std + ε) = (%{customdata[1]:.4g} − "
-            + f"{mean:.4g}) / {denominator:.4g}"
-            + " = %{customdata[3]:+.3g}"
-        )
-    hover = "answer %{x}<br>reward %{customdata[1]:.4g}<br>" + formula + "<extra></extra>"
+    hover = _hover(mean, denominator)
     small = G <= LABEL_LIMIT
+    labels = [fmt.signed(a) for a in A] if small else None
     keep = {"marker": {"opacity": 1}}  # a selected bar looks like the others: the click flips, it does not mark
+    slot_y = np.full(G, 2 * ylim)
     data: list[dict[str, Any]] = [
         {
-            "type": "bar", "x": x, "y": np.full(G, 2 * ylim), "base": -ylim,
+            "type": "bar", "x": x, "y": slot_y, "base": -ylim,
             "marker": {"color": SLOT, "line": {"width": 0}}, "customdata": custom, "hovertemplate": hover,
             "name": "answer slot (click to flip)", "showlegend": False, "selected": keep, "unselected": keep,
+            # with a slider, each step gives both traces the labels: the slot holds a copy it never draws
+            **({"text": labels, "textposition": "none"} if eps_sweep is not None and small else {}),
         },
         {
             "type": "bar", "x": x, "y": A, "marker": {"color": _colours(A, t), "line": {"width": 0}},
             "customdata": custom, "hovertemplate": hover, "cliponaxis": False, "name": "advantage",
             "showlegend": False, "selected": keep, "unselected": keep,
-            **({"text": [fmt.signed(a) for a in A], "textposition": "outside"} if small else {}),
+            **({"text": labels, "textposition": "outside"} if small else {}),
         },
         _legend_key("pushed up (A > 0)", t.palette["reference"]),
         _legend_key("pushed down (A < 0)", t.palette["optimised"]),
@@ -156,6 +227,9 @@ def grpo_advantages_figure(
         "hovermode": "closest",
         "uirevision": "grpo-advantages",
     }  # fmt: skip
+    if eps_sweep is not None:
+        layout["sliders"] = [_eps_slider(eps_sweep, r, centred, mean, slot_y, small, presenter)]
+        height += _SLIDER_HEIGHT
     title = f"Advantages of {G} answers to one prompt ({mode_label})"
     return _figure(data, layout, title, height, theme, presenter)
 
