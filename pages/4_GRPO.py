@@ -1,7 +1,5 @@
 """GRPO: one group's advantages (click a bar to flip its reward), the zero-signal groups, and prompt difficulty."""
 
-from functools import partial
-
 import streamlit as st
 
 from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
@@ -9,7 +7,6 @@ from views import Options, inputs
 from views import grpo as view_of
 
 DEFAULT = view_of.DEFAULT_REWARDS
-CLICKS = "grpo_clicks"  # counter in session_state: a new chart key after each click
 
 page = Page.setup(
     "GRPO: advantages relative to the group",
@@ -26,15 +23,13 @@ page = Page.setup(
 figures = cached_view(view_of.figures)
 
 
-def _on_click(chart_key: str) -> None:
-    """A click on a bar: flip that answer's reward in the (URL-bound) text box, and retire this chart key."""
-    points = st.session_state[chart_key].selection.points
-    st.session_state[CLICKS] = st.session_state.get(CLICKS, 0) + 1
-    try:  # the point index is the answer index on both bar traces (the browser sends customdata as a dict)
-        i = int(points[0]["point_index"])
+def _on_click(i: int) -> None:
+    """A click on a bar: flip that answer's reward in the (URL-bound) text box (the point index is the answer index
+    on both bar traces)."""
+    try:
         st.session_state["rewards"] = inputs.flip_in_text(st.session_state.get("rewards", DEFAULT), i, DEFAULT)
-    except (IndexError, KeyError, TypeError, ValueError):
-        pass  # an empty selection (a double click clears it) or an index outside the group: nothing to flip
+    except (IndexError, TypeError, ValueError):
+        pass  # an index outside the group: nothing to flip
 
 
 def _body(page: Page) -> None:
@@ -56,11 +51,7 @@ def _body(page: Page) -> None:
     page.show_notices(out)
     page.predict_first(out.facts["predict"] == "hidden")  # Predict first: the interview answer quotes the answer
 
-    chart_key = f"grpo-bars-{st.session_state.get(CLICKS, 0)}"
-    page.figure(
-        out.figures["main"], key=chart_key, filename="grpo-advantages",
-        on_select=partial(_on_click, chart_key), selection_mode="points",
-    )  # fmt: skip
+    page.figure(out.figures["main"], key="grpo-bars", filename="grpo-advantages", on_click=_on_click)
     page.readouts(out.readouts, per_row=3)
 
     with summary_slot:

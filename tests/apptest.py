@@ -67,6 +67,20 @@ def figures(at: AppTest) -> list[dict[str, Any]]:
     return out
 
 
+def trigger(at: AppTest, chart: Chart, event: str, value: str) -> AppTest:
+    """What the browser sends when a live chart's script calls ``setTriggerValue(event, value)`` (a drag row's
+    ``value`` at the end of a drag, a ``click`` on a point), then the rerun it starts."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id
+    from streamlit.proto.WidgetStates_pb2 import WidgetStates
+
+    states = WidgetStates()
+    states.CopyFrom(at._tree.get_widget_states())
+    state = states.widgets.add()
+    state.id = _make_trigger_id(chart.id, "events")
+    state.json_trigger_value = json.dumps([{"event": event, "value": value}])
+    return at._run(states)
+
+
 def slider_of(fig: dict[str, Any]) -> dict[str, Any]:
     """The figure's drag control in plotly's slider form (``active``, ``steps`` of ``label``, ``method``,
     ``args``): the drag row the browser got (``fig["sweep"]``), or plotly's own slider where the figure kept it."""

@@ -6,9 +6,21 @@ import math
 
 import numpy as np
 import pytest
-from streamlit.proto.WidgetStates_pb2 import WidgetStates
 
-from tests.apptest import BAD_LINK_VALUES, choose_preset, decode, figures, metrics, no_exception, open_page, trace
+from tests.apptest import (
+    BAD_LINK_VALUES,
+    charts,
+    choose_preset,
+    decode,
+    figures,
+    metrics,
+    no_exception,
+    open_page,
+    slider_of,
+    trace,
+    trigger,
+)
+from views import grpo as view_of
 
 PAGE = "pages/4_GRPO.py"
 EXAMPLE_C = [1, 0, 0, 1, 1, 0, 0, 0]
@@ -19,25 +31,10 @@ def _bars(at) -> np.ndarray:
     return decode(trace(figures(at)[0], "advantage")["y"])
 
 
-def _chart_id(at) -> str:
-    return at.get("plotly_chart")[0].proto.id
-
-
-def _click(at, i: int | None):
-    """What the browser sends when answer ``i``'s bar is clicked (None: an emptied selection), then a rerun.
-
-    Chromium sends the point's customdata as an object {"0": ..., "1": ...}, not a list; the page reads the
-    point index, which is the answer index on both bar traces.
-    """
-    states = WidgetStates()
-    states.CopyFrom(at._tree.get_widget_states())
-    points = [] if i is None else [{"curve_number": 1, "point_number": i, "point_index": i, "customdata": {"0": i}}]
-    selection = {"selection": {"points": points, "point_indices": [p["point_index"] for p in points], "box": [],
-                               "lasso": []}}  # fmt: skip
-    state = states.widgets.add()
-    state.id = _chart_id(at)
-    state.string_value = json.dumps(selection)
-    return at._run(states)
+def _click(at, i: object):
+    """What the browser sends when answer ``i``'s bar is clicked (the live chart's ``click`` event names the point
+    index, which is the answer index on both bar traces), then a rerun."""
+    return trigger(at, charts(at)[0], "click", json.dumps({"point": i, "trace": 1, "at": 1}))
 
 
 def test_default_is_worked_example_c(default):
@@ -58,14 +55,14 @@ def test_default_is_worked_example_c(default):
 
 def test_clicking_a_bar_flips_that_reward():
     at = open_page(PAGE)
-    key_before = _chart_id(at)
+    chart_before = charts(at)[0].id
     _click(at, 7)  # answer 8: wrong -> correct
     assert no_exception(at)
     assert at.text_input(key="rewards").value == "1,0,0,1,1,0,0,1"
     assert at.query_params["rewards"] == "1,0,0,1,1,0,0,1"  # the link follows the click
     assert metrics(at)["Correct answers"] == "4 of 8"
     np.testing.assert_allclose(_bars(at), [1, -1, -1, 1, 1, -1, -1, 1])
-    assert _chart_id(at) != key_before  # a fresh chart key: the old selection cannot fire again
+    assert charts(at)[0].id == chart_before  # the chart stays mounted; a click is an event, gone after its rerun
     at.run()  # a plain rerun (another control, a resize) leaves the group alone
     assert at.text_input(key="rewards").value == "1,0,0,1,1,0,0,1"
     _click(at, 7)  # and clicking the same bar again flips it back
@@ -75,7 +72,7 @@ def test_clicking_a_bar_flips_that_reward():
 
 def test_empty_or_odd_selections_change_nothing(default):
     at = open_page(PAGE)
-    for i in (None, 99):
+    for i in (None, 99, -1, "3", 2.5):
         _click(at, i)
         assert no_exception(at) and at.text_input(key="rewards").value == "1,0,0,1,1,0,0,0"
         np.testing.assert_array_equal(_bars(at), _bars(default))
@@ -123,6 +120,23 @@ def test_eps_changes_the_scale(default):
     scale = 1 / (math.sqrt(0.375 * 0.625) + 0.1)
     assert metrics(at)["Scale 1/(std + ε)"] == f"{scale:.4g}"
     np.testing.assert_allclose(_bars(at), (np.array(EXAMPLE_C) - 0.375) * scale, rtol=1e-12)
+
+
+def test_the_eps_slider_under_the_bars_steps_through_every_eps(default):
+    """The bars' slider (plotly's own: the chart takes clicks) has a step per ε choice, starts at the page's ε, and
+    its step for ε = 0.1 carries the bars the page draws once ε is 0.1."""
+    slider = slider_of(figures(default)[0])
+    assert [s["label"] for s in slider["steps"]] == list(view_of.EPS)
+    assert slider["active"] == 0 and slider["currentvalue"]["prefix"] == "ε added to the std = "
+    step = slider["steps"][list(view_of.EPS).index("0.1")]
+    assert step["method"] == "update" and step["args"][2] == [0, 1]
+    scale = 1 / (math.sqrt(0.375 * 0.625) + 0.1)
+    np.testing.assert_allclose(decode(step["args"][0]["y"][1]), (np.array(EXAMPLE_C) - 0.375) * scale, rtol=1e-12)
+    at = open_page(PAGE)
+    at.select_slider(key="eps").set_value("0.1").run()
+    np.testing.assert_array_equal(_bars(at), decode(step["args"][0]["y"][1]))
+    assert step["args"][0]["text"][1] == trace(figures(at)[0], "advantage")["text"]
+    assert slider_of(figures(at)[0])["active"] == list(view_of.EPS).index("0.1")
 
 
 def test_link_with_every_parameter_reproduces_the_group():

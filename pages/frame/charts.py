@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,8 @@ export default function (component) {
   host.setAttribute("aria-label", data.alt || "");
   host.classList.toggle("__CLASS__-stretch", !!data.stretch);
   const row = dragRow(component, host, data.sweep ? JSON.parse(data.sweep) : null);
+  host.__lessonComponent = component;  // the newest: a click's setTriggerValue reaches the server
+  host.__lessonClicks = !!data.clicks;
   host.classList.toggle("__CLASS__-dragged", !!row);
   const version = String(data.version) + (data.stretch ? "s" : "");
   // a rerun that left this figure as it was (another control, another tab's figure) costs nothing here
@@ -107,6 +110,15 @@ export default function (component) {
     if (host.dataset.version !== version) return;  // a newer figure came while plotly.js loaded
     Plotly.react(host, figure.data || [], layout, data.config).then(() => {
       if (row) row.__settle();  // the drag's own step where the person is still dragging, else the server's
+      if (!host.__lessonClickWired) {  // a click on a point goes to the server when the page listens for clicks
+        host.__lessonClickWired = true;
+        host.on("plotly_click", (event) => {
+          const point = event && event.points && event.points[0];
+          if (!host.__lessonClicks || !point) return;
+          host.__lessonComponent.setTriggerValue("click", JSON.stringify(
+            { point: point.pointIndex, trace: point.curveNumber, at: Date.now() }));
+        });
+      }
       if (!host.__lessonResize) {
         // follow the column's width; a chart that is not displayed (a closed tab, a blanked deck) is left alone
         host.__lessonResize = new ResizeObserver(() => {
@@ -229,12 +241,14 @@ def live_chart(
     alt: str = "",
     stretch: bool = False,
     drag: DragRow | None = None,
+    on_click: Callable[[], None] | None = None,
 ) -> None:
     """Draw ``fig`` in the chart named ``key``: mounted on the first call, updated in place on later ones.
 
     ``drag``: the figure's plotly slider becomes the chart's drag row (:func:`split_slider`), whose steps are drawn
     in the browser; the step a drag ends on is handed to ``drag.on_end`` (called with no argument, the value in
-    ``st.session_state[key].value``)."""
+    ``st.session_state[key].value``). ``on_click``: called when a point of the figure is clicked, the point in
+    ``st.session_state[key].click`` (JSON ``{"point": i, "trace": j}``)."""
     global _component
     if _component is None:
         _component = st.components.v2.component(COMPONENT, js=_JS, css=_CSS, isolate_styles=False)
@@ -253,8 +267,36 @@ def live_chart(
     payload = {"figure": spec, "config": config, "alt": alt, "stretch": stretch, "version": version}
     if sweep is not None:  # as JSON text, as the figure: plotly's encoder takes what its figures hold (numpy values)
         payload["sweep"] = to_json_plotly(sweep)
-    callbacks = {"on_value_change": drag.on_end} if drag is not None else {}
+    callbacks: dict[str, Callable[[], None]] = {}
+    if drag is not None:
+        callbacks["on_value_change"] = drag.on_end
+    if on_click is not None:
+        payload["clicks"] = True
+        callbacks["on_click_change"] = on_click
     _component(key=key, data=component_data(payload), height="stretch" if stretch else height, **callbacks)
+
+
+def click_handlers(key: str, on_click: Callable[[int], None]) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The callbacks that hand the index of a clicked point to ``on_click``: for the live chart (its ``click``
+    event, JSON) and for ``st.plotly_chart`` (its selection). A message that names no point changes nothing."""
+
+    def live() -> None:
+        try:
+            point = json.loads(getattr(st.session_state.get(key), "click", None) or "{}")["point"]
+        except (KeyError, TypeError, ValueError):
+            return
+        if isinstance(point, int) and not isinstance(point, bool) and point >= 0:
+            on_click(point)
+
+    def selected() -> None:
+        try:
+            point = st.session_state[key].selection.points[0]["point_index"]
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return  # an empty selection (a double click clears it)
+        if isinstance(point, int) and not isinstance(point, bool) and point >= 0:
+            on_click(point)
+
+    return live, selected
 
 
 def figure_height(fig: go.Figure) -> int:

@@ -22,7 +22,7 @@ import streamlit as st
 from pages.frame.alt import figure_alt
 from pages.frame.answers import AnswerSections
 from pages.frame.binding import _enter, drag_sync, drag_writer, draw_field, preset_buttons, reset_button
-from pages.frame.charts import DragRow, live_chart, live_chart_draws, live_chart_ready
+from pages.frame.charts import DragRow, click_handlers, live_chart, live_chart_draws, live_chart_ready
 from pages.frame.layout import SectionLayout, _BodyCut
 from pages.frame.nav import lesson_links
 from pages.frame.sidebar import (
@@ -276,13 +276,14 @@ class Page(SectionLayout, AnswerSections):
         filename: str,
         drag: str | None = None,
         drag_values: Sequence[Any] | None = None,
+        on_click: Callable[[int], None] | None = None,
         **kwargs: Any,
     ) -> Any:
         """Render a plotly figure in the figure section (see :meth:`chart`): the first one in the main figure's own
         place (one element: a second one there would replace it), any further one under it."""
         place, self._figure_place = self._figure_place, None
         with self._slots["figure"]:  # what goes with the chart (the drag's listener) goes under it
-            return self.chart(fig, key, filename, drag=drag, drag_values=drag_values, _place=place, **kwargs)
+            return self.chart(fig, key, filename, drag, drag_values, on_click=on_click, _place=place, **kwargs)
 
     def chart(
         self,
@@ -292,6 +293,7 @@ class Page(SectionLayout, AnswerSections):
         drag: str | None = None,
         drag_values: Sequence[Any] | None = None,
         slot: Any | None = None,
+        on_click: Callable[[int], None] | None = None,
         _place: Any | None = None,
         **kwargs: Any,
     ) -> Any:
@@ -303,7 +305,7 @@ class Page(SectionLayout, AnswerSections):
         presenter=page.presenter)``), and it is not mutated here (it may be shared through a cache).
 
         ``slot``: a slot from :meth:`chart_slot` to draw into, so that a later call replaces the figure in place (a
-        deck's sweep).
+        deck's sweep). ``on_click``: called with the index of a point clicked in the figure.
 
         ``drag``: the field that the figure's plotly slider moves in the browser, ``drag_values`` the field's value
         at each step; by default the drag the page's view declares for this figure (``View.drags``). In a live chart
@@ -326,6 +328,9 @@ class Page(SectionLayout, AnswerSections):
             return slot.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
         # stays mounted, diffs each new figure in (a trace type the served plotly.js lacks: Streamlit's chart)
         live = set(kwargs) == {"alt"} and live_chart_ready() and live_chart_draws(fig)
+        clicked, selected = click_handlers(key, on_click) if on_click is not None else (None, None)
+        if selected is not None and not live:
+            kwargs |= {"on_select": selected, "selection_mode": "points"}
         row = None
         if drag is not None and live:
             f = self.spec[drag]
@@ -337,7 +342,7 @@ class Page(SectionLayout, AnswerSections):
 
         def draw(stretch: bool) -> Any:
             if live:
-                return live_chart(fig, key, config, kwargs["alt"], stretch=stretch, drag=row)
+                return live_chart(fig, key, config, kwargs["alt"], stretch=stretch, drag=row, on_click=clicked)
             height = {"height": "stretch"} if stretch else {}
             return st.plotly_chart(fig, key=key, config=config, width="stretch", **height, **kwargs)
 
