@@ -290,6 +290,79 @@ def head_summary(result: ToyAttention, model_heads: int) -> HeadSummary:
     )
 
 
+@dataclass(frozen=True)
+class TemperatureSweep:
+    """The toy layer's weights at several softmax temperatures, from one batched pass (numpy, CPU): what a drag
+    over the temperature shows. Heads as in :class:`ToyAttention` (the model's heads, then the designed ones)."""
+
+    temperatures: np.ndarray  # (S,)
+    multipliers: np.ndarray  # (S,) the number the logits were multiplied by: scale / temperature
+    weights: np.ndarray  # (S, heads_shown, T, T) float32
+    entropy: np.ndarray  # (S, heads_shown) mean row entropy of each head, nats
+    logit_std: np.ndarray  # (S, heads_shown) std of the unmasked logits of each head
+    causal: bool = True
+
+    def summaries(self, model_heads: int) -> list[HeadSummary]:
+        """:func:`head_summary` of each step: averages over the first ``model_heads`` heads (the model's own)."""
+        _check_positive_int("model_heads", model_heads)
+        if model_heads > self.weights.shape[1]:
+            raise ValueError(f"the sweep has {self.weights.shape[1]} heads, not {model_heads}")
+        T = self.weights.shape[-1]
+        max_entropy = float(np.mean(row_entropy_bound(T, self.causal)))
+        entropy = self.entropy[:, :model_heads].mean(axis=1)  # (S,)
+        std = self.logit_std[:, :model_heads].mean(axis=1)  # (S,)
+        top = self.weights[:, :model_heads].max(axis=-1).mean(axis=(1, 2))  # (S,) mean largest weight of a row
+        return [
+            HeadSummary(
+                model_heads, float(s), float(e), max_entropy, float(e) / max_entropy if T > 1 else 1.0, float(w)
+            )
+            for s, e, w in zip(std, entropy, top, strict=True)
+        ]
+
+
+def temperature_sweep(
+    tokens: Sequence[str],
+    settings: ToyModelSettings,
+    scale: str,
+    temperatures: Sequence[float],
+    causal: bool = True,
+    designed: bool = True,
+    strength: float = DESIGNED_STRENGTH,
+    device: Any = None,
+) -> TemperatureSweep:
+    """The toy layer of :func:`toy_attention` at every temperature at once: the logits of all steps in one batched
+    matmul, one softmax over them.
+
+    A_h(T_s) = softmax(Q_h K_g(h)^T · scale/T_s + M),   s = 1..S
+
+    Step s equals ``toy_attention(tokens, settings, scale, temperatures[s], causal, designed)`` (the same
+    multiplier, the same operations in the same order).
+    """
+    if len(tokens) == 0:
+        raise ValueError("need at least one token")
+    temps = np.asarray(temperatures, dtype=float)
+    if temps.ndim != 1 or temps.size == 0:
+        raise ValueError("temperatures must be a non-empty list of numbers")
+    device = device or get_device()
+    # resolve_scale checks each temperature (finite, > 0) and gives toy_attention's multiplier to the last bit
+    multipliers = np.array([resolve_scale(scale, settings.d_k, settings.d_model, float(t)) for t in temps])
+    parts = [toy_qkv(tokens, settings, device)]
+    if designed:
+        parts.append(designed_qkv(tokens, settings, strength, device))
+    allowed = causal_mask(len(tokens), device=parts[0].q.device)  # (T, T)
+    weights, stds, entropies = [], [], []
+    for p in parts:  # model heads and designed heads have different key widths
+        m = torch.as_tensor(multipliers, dtype=p.q.dtype, device=p.q.device)[:, None, None, None]  # (S, 1, 1, 1)
+        k = repeat_kv(p.k, p.q.shape[0])  # (H, T, d_k)
+        logits = (p.q[None] * m) @ k.transpose(-2, -1)  # (S, H, T, T): Q K^T · multiplier, q scaled first
+        A = torch.softmax(logits.masked_fill(~allowed, float("-inf")) if causal else logits, dim=-1)  # (S, H, T, T)
+        weights.append(A)
+        stds.append(logits.flatten(2).std(dim=2, correction=0))  # (S, H)
+        entropies.append(row_entropy(A).mean(dim=-1))  # (S, H)
+    to_np = lambda ts: torch.cat(ts, dim=1).detach().cpu().numpy().astype(np.float32)  # noqa: E731
+    return TemperatureSweep(temps, multipliers, to_np(weights), to_np(entropies), to_np(stds), causal)
+
+
 def toy_mask_comparison(
     tokens: Sequence[str],
     settings: ToyModelSettings,

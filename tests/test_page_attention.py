@@ -15,6 +15,7 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
 )
 
 PAGE = "pages/6_Attention.py"
@@ -320,3 +321,34 @@ def test_answers_hidden_and_csv_downloads_present(default):
     assert "Reveal the answer" in labels and "Reveal a 60-90 second answer" in labels
     buttons = [b.proto.label for b in default.get("download_button")]
     assert any("Heads" in b for b in buttons) and any("KV cache" in b for b in buttons)
+
+
+def test_the_heads_figure_reaches_the_browser_with_its_temperature_drag(default):
+    """The live chart gets the heads' figure without plotly's slider and with the sweep of the view's declared
+    temperatures: the row starts on T = 1, and step i's panels are the page's at T = values[i]."""
+    from views import Options
+    from views import attention as view_of
+
+    fig = figures(default)[0]
+    assert "sliders" not in fig["layout"] and fig["sweep"]["label"] == "Temperature"
+    slider = slider_of(fig)
+    state = view_of.SPEC.defaults()
+    values = view_of.figures(state, Options(parts=frozenset({"Heads"}))).drags["Heads"].values
+    assert [s["label"] for s in slider["steps"]] == [f"{t:g}" for t in values]
+    assert values[slider["active"]] == default.session_state["temp"] == 1.0
+    assert slider["currentvalue"]["prefix"] == "T = "
+    i = len(values) - 1  # T = 20: nearly uniform rows
+    there = view_of.figures(state.replace(temp=values[i]), Options(parts=frozenset({"Heads"}))).figures["Heads"]
+    want = [decode(tr["z"]) for tr in json.loads(there.to_json())["data"]]
+    got = [decode(z) for z in slider["steps"][i]["args"][0]["z"]]
+    assert len(got) == 7 and all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))
+    assert "<b>T = 1</b>: logits × 0.25" in fig["layout"]["title"]["text"]
+
+
+def test_predict_first_sends_no_temperature_drag_until_the_guess():
+    at = open_page(PAGE, {"predict_attn": "true"})
+    assert no_exception(at)
+    fig = figures(at)[0]
+    assert "sweep" not in fig and "sliders" not in fig["layout"]
+    at = open_page(PAGE, {"predict_attn": "true", "guess_head": "2"})
+    assert no_exception(at) and len(slider_of(figures(at)[0])["steps"]) == 41

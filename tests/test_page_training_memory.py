@@ -1,6 +1,9 @@
 """The training-memory page in AppTest: the default view, every preset shows its answers, a link reproduces a
 view, bad link values and bad inputs give a message and never an exception, the traps show the wrong number."""
 
+import json
+
+import numpy as np
 import pytest
 
 from tests.apptest import (
@@ -13,6 +16,7 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
     trace,
 )
 from views import Options
@@ -159,3 +163,72 @@ def test_a10_12_preset_shows_the_seeds_numbers():
     assert "lost in extraction" in help_text and "$8.95M" in help_text and "90.77" in help_text
     assert r["GPUs for a one-month run"][0] == "6,197"  # "roughly 6000 cards" for a month
     assert r["Speed-up a one-month run needs"][0] == "3.026"  # "3x the compute"
+
+
+def _fig(state) -> dict:
+    return json.loads(view_of.figures(state, Options()).figures["main"].to_json())
+
+
+def test_the_sequence_length_drag_reaches_the_browser_and_each_step_is_the_page_at_that_length(default):
+    """The live chart gets the memory figure with the sweep of the view's declared lengths (the powers of two up to
+    2^20, the page's 4,096 among them and active); step i restyles the activations and rewrites the totals, the y
+    range and the readout to the figure the page draws at seq = values[i] (first, middle and last step)."""
+    fig = figures(default)[0]
+    assert "sliders" not in fig["layout"] and fig["sweep"]["label"] == "Sequence length"
+    slider = slider_of(fig)
+    state = view_of.SPEC.defaults()
+    view = view_of.figures(state, Options())
+    values = view.drags["main"].values
+    assert values == tuple(2**k for k in range(21)) and set(view.drags) == {"main"}
+    assert all(view_of.SPEC["seq"].check(v) is None and isinstance(v, int) for v in values)
+    assert values[slider["active"]] == default.session_state["seq"] == 4096
+    assert [s["label"] for s in slider["steps"]] == [f"{v:,}" for v in values]
+    assert slider["currentvalue"]["prefix"] == "sequence length = "
+    for i in (0, 10, 20):
+        restyle, relayout, traces = slider["steps"][i]["args"]
+        there = _fig(state.replace(seq=values[i]))
+        bars = {tr["name"]: tr for tr in there["data"]}
+        assert traces == [3] and there["data"][3]["name"] == "activations"  # the activations alone move
+        np.testing.assert_array_equal(restyle["y"][0], decode(bars["activations"]["y"]))
+        np.testing.assert_array_equal(restyle["customdata"][0], decode(bars["activations"]["customdata"]))
+        assert relayout["title.text"] == there["layout"]["title"]["text"]
+        assert relayout["yaxis.range"] == there["layout"]["yaxis"]["range"]
+        notes = there["layout"]["annotations"]
+        for k in range(1, 5):  # the card's label, then the four totals
+            assert relayout[f"annotations[{k}].text"] == notes[k]["text"]
+            assert relayout[f"annotations[{k}].y"] == notes[k]["y"]
+            assert relayout[f"annotations[{k}].font.color"] == notes[k]["font"]["color"]
+    # the figure as drawn is its active step
+    active = slider["steps"][slider["active"]]["args"][1]
+    assert active["title.text"] == fig["layout"]["title"]["text"]
+
+
+def test_the_sequence_length_steps_match_korthikantis_count_by_hand(default):
+    """Llama-3-8B with selective recomputation keeps 34·s·b·h bytes per layer (Korthikanti et al. 2022): at
+    s = 2^20, b = 1, h = 4,096 and 32 layers that is 4,352 GiB per GPU, far over the card."""
+    steps = slider_of(figures(default)[0])["steps"]
+    last = steps[-1]["args"]
+    acts = 34 * 2**20 * 1 * 4096 * 32
+    assert acts / GIB == 4352.0 and list(last[0]["y"][0]) == [4352.0] * 4
+    zero1 = N_LLAMA3_8B * 5.5 + acts  # 2 + 2 + 12/8 bytes per parameter over DP 8, plus the activations
+    assert last[1]["annotations[2].text"] == f"<b>{zero1 / GIB:,.1f} GiB</b> ✗" == "<b>4,393.1 GiB</b> ✗"
+    assert last[1]["title.text"] == (
+        f"seq 1,048,576: activations 4,352.0 GiB per GPU · ZeRO-1: {zero1 / GIB:,.1f} GiB, "
+        f"headroom {(80 * GIB - zero1) / GIB:+,.1f} GiB"
+    )
+    first = steps[0]["args"]  # s = 1: 34 · 4,096 · 32 bytes = 4.25 MiB
+    assert (
+        first[0]["y"][0][1] == pytest.approx(34 * 4096 * 32 / GIB) and "activations 0.0 GiB" in first[1]["title.text"]
+    )
+    assert first[1]["annotations[2].text"] == f"<b>{(N_LLAMA3_8B * 5.5 + 34 * 4096 * 32) / GIB:,.1f} GiB</b>"
+
+
+@pytest.mark.parametrize(
+    "query", [{"params": "7e9"}, {"tp": "3"}], ids=["bare parameter count: no activations", "a layout that fails"]
+)
+def test_no_drag_where_the_figure_shows_no_activations(query):
+    state, problems = view_of.SPEC.parse(query)
+    assert problems == []
+    view = view_of.figures(state, Options())
+    assert view.drags == {}
+    assert "main" not in view.figures or not view.figures["main"].layout.sliders

@@ -5,12 +5,15 @@ Llama-3-70B numbers)."""
 from __future__ import annotations
 
 import ast
+import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from core import attention_real, tokenizer, toy_attention
+from tests.apptest import decode
 from views import Options
 from views import attention as view_of
 
@@ -209,3 +212,124 @@ def test_the_kv_chart_draws_an_80_gb_gpu_at_80_gib_on_its_gib_axis() -> None:
     assert fig.layout.xaxis.title.text == "KV cache (GiB)"
     assert fig.layout.shapes[0].x0 == pytest.approx(80.0)  # 80 GiB, not 80e9 / 2**30 = 74.5
     assert "80 GB" in fig.layout.annotations[-1].text
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The heads' drag over the softmax temperature
+
+
+def _json(fig) -> dict:
+    return json.loads(fig.to_json())
+
+
+def _step_z(fig: dict, i: int) -> list[np.ndarray]:
+    return [decode(z) for z in fig["layout"]["sliders"][0]["steps"][i]["args"][0]["z"]]
+
+
+def _panels_z(fig: dict) -> list[np.ndarray]:
+    return [decode(tr["z"]) for tr in fig["data"] if tr["type"] == "heatmap"]
+
+
+def test_the_temperature_grid_is_log_spaced_from_0_05_to_20_with_1_in_the_middle() -> None:
+    grid = np.asarray(view_of.TEMPERATURES)
+    assert len(grid) == 41 and grid[0] == 0.05 and grid[-1] == 20.0 and grid[20] == 1.0
+    ratios = grid[1:] / grid[:-1]
+    np.testing.assert_allclose(ratios, 400 ** (1 / 40), rtol=1e-3)  # 4 significant digits
+
+
+@pytest.mark.parametrize("temp", [1.0, 0.7])
+def test_each_temperature_step_is_the_heads_figure_at_that_temperature(temp: float) -> None:
+    """Step i of the slider restyles every panel to the figure the page draws at T = values[i] (first, middle and
+    last step), and its title (the readout line) is that figure's; the page's own T is a step and the active one."""
+    state = DEFAULTS.replace(temp=temp)
+    view = view_of.figures(state, _parts("Heads"))
+    drag = view.drags["Heads"]
+    fig = _json(view.figures["Heads"])
+    slider = fig["layout"]["sliders"][0]
+    assert drag.field == "temp" and set(view.drags) == {"Heads"}
+    assert len(drag.values) == len(slider["steps"]) == (41 if temp == 1.0 else 42)
+    assert [s["label"] for s in slider["steps"]] == [f"{t:g}" for t in drag.values]
+    assert all(view_of.SPEC["temp"].check(t) is None for t in drag.values)
+    assert drag.values[slider["active"]] == temp and list(drag.values) == sorted(drag.values)
+    assert slider["currentvalue"]["prefix"] == "T = "
+    for i in (0, len(drag.values) // 2, len(drag.values) - 1):
+        step = slider["steps"][i]
+        assert step["method"] == "update" and step["args"][2] == list(range(7))  # the 7 panels, nothing else
+        there = _json(view_of.figures(state.replace(temp=drag.values[i]), _parts("Heads")).figures["Heads"])
+        for got, want in zip(_step_z(fig, i), _panels_z(there), strict=True):
+            assert np.array_equal(got, want)
+        assert step["args"][1] == {"title.text": there["layout"]["title"]["text"]}
+    # the figure as drawn is its active step
+    for got, want in zip(_step_z(fig, slider["active"]), _panels_z(fig), strict=True):
+        assert np.array_equal(got, want)
+
+
+def test_the_designed_heads_follow_the_temperature_as_by_hand() -> None:
+    """The previous-token head's q·k is 8·√d_k for key t − 1 and 0 for the others, so at temperature T row t (which
+    sees t + 1 keys) gives key t − 1 the weight e^(8/T) / (e^(8/T) + t); the readout's multiplier is 1/(4T)."""
+    view = view_of.figures(DEFAULTS, _parts("Heads"))
+    values = view.drags["Heads"].values
+    fig = _json(view.figures["Heads"])
+    for i in (0, 10, len(values) - 1):
+        T = values[i]
+        previous = _step_z(fig, i)[4]  # panel 5: the previous-token head
+        rows = np.arange(1, 11)
+        by_hand = [math.exp(8 / T) / (math.exp(8 / T) + t) for t in rows]
+        np.testing.assert_allclose(previous[rows, rows - 1], by_hand, rtol=1e-5)
+        title = fig["layout"]["sliders"][0]["steps"][i]["args"][1]["title.text"]
+        assert f"<b>T = {T:g}</b>: logits × {0.25 / T:.4g} ·" in title
+    assert values[-1] == 20 and "logits × 0.0125" in title  # 1/√16 ÷ 20
+    assert f"{math.exp(0.4) / (math.exp(0.4) + 10):.4f}" == "0.1298"  # row 10 at T = 20: nearly uniform over 11
+
+
+def test_the_readout_line_is_the_pages_readouts_at_each_step() -> None:
+    """The step's mean row entropy, its share of the uniform bound and the mean top weight, recomputed with numpy from
+    the step's own weights, at the printed precision; at the page's T they are the page's readouts."""
+    view = view_of.figures(DEFAULTS, _parts("Heads"))
+    fig = _json(view.figures["Heads"])
+    steps = fig["layout"]["sliders"][0]["steps"]
+    bound = np.mean([0.0] + [math.log(t) for t in range(2, 12)])  # causal row t sees t keys: log t, averaged
+    for i in (0, 20, 40):
+        model = np.stack(_step_z(fig, i)[:4]).astype(np.float64)  # the model's 4 heads
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = -np.nansum(np.where(model > 0, model * np.log(model), 0.0), axis=-1).mean()
+        top = model.max(axis=-1).mean()
+        text = steps[i]["args"][1]["title.text"]
+        assert f"mean row entropy {entropy:.2f} nats ({entropy / bound:.0%} of uniform)" in text, text
+        assert f"mean top weight {top:.2f}" in text
+    r = _readouts(view)
+    active = steps[fig["layout"]["sliders"][0]["active"]]["args"][1]["title.text"]
+    assert f"entropy {r['Row entropy']} (" in active and f"top weight {r['Largest weight per row']}" in active
+    assert f"logits × {r['Logits multiplied by']} ·" in active
+
+
+def test_predict_first_hides_the_drag_while_the_question_is_open() -> None:
+    hidden = view_of.figures(DEFAULTS.replace(predict_attn=True), _parts("Heads"))
+    assert hidden.facts["predict"] == "hidden"
+    assert hidden.drags == {} and not hidden.figures["Heads"].layout.sliders
+    assert "T = " not in hidden.figures["Heads"].layout.title.text  # no readout line either
+    # once the guess is in, the shuffled panels drag too: step i's panel j is the page's panel j at values[i]
+    state = DEFAULTS.replace(predict_attn=True, guess_head=2)
+    revealed = view_of.figures(state, _parts("Heads"))
+    values = revealed.drags["Heads"].values
+    fig = _json(revealed.figures["Heads"])
+    there = _json(view_of.figures(state.replace(temp=values[3]), _parts("Heads")).figures["Heads"])
+    for got, want in zip(_step_z(fig, 3), _panels_z(there), strict=True):
+        assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize(
+    ("changes", "steps"),
+    [
+        ({}, 41),  # the lesson sentence: 7 panels of 11 × 11
+        ({"dm": 256, "h": 8, "kv": 2}, 21),  # 11 panels: every other temperature
+        ({"src": "random", "tokens": 64}, 0),  # 7 panels of 64 × 64: no drag
+        ({"src": "random", "tokens": 512}, 0),
+    ],
+)
+def test_the_drag_keeps_the_figure_small_or_is_left_out(changes: dict, steps: int) -> None:
+    view = view_of.figures(DEFAULTS.replace(**changes), _parts("Heads"))
+    fig = view.figures["Heads"]
+    assert (len(fig.layout.sliders[0].steps) if fig.layout.sliders else 0) == steps
+    assert (len(view.drags["Heads"].values) if "Heads" in view.drags else 0) == steps
+    assert len(fig.to_json()) < 300_000

@@ -5,14 +5,18 @@ import plotly.graph_objects as go
 import pytest
 
 from core import attention, kv_cache, tokenizer, toy_attention
+from tests.apptest import decode, font_sizes
 from viz.attention import (
     SCALE_COLOURS,
     SCALE_NAMES,
+    SWEEP_CELL_BUDGET,
     attention_figure,
     attention_kv_cache_figure,
     attention_mask_figure,
     attention_outputs_figure,
     attention_scale_figure,
+    shown_cells,
+    sweep_steps,
 )
 from viz.style import DIVERGING, SEQUENTIAL
 
@@ -171,3 +175,65 @@ def test_kv_cache_figure_llama3_70b():
     assert fig.layout.shapes[0].x0 == pytest.approx(80e9 / 2**30)
     with pytest.raises(ValueError):
         attention_kv_cache_figure(["a"], [1, 2])
+
+
+def _sweep(temps=(0.5, 1.0, 2.0), **settings):
+    s = toy_attention.ToyModelSettings(**settings)
+    sweep = toy_attention.temperature_sweep(SENTENCE, s, "sqrt_dk", list(temps))
+    return s, sweep, sweep.summaries(s.heads)
+
+
+def test_core_temperature_sweep_is_toy_attention_at_each_temperature():
+    s, sweep, summaries = _sweep((0.05, 1.0, 20.0), heads=4, kv_heads=2)
+    for i, T in enumerate(sweep.temperatures):
+        one = toy_attention.toy_attention(SENTENCE, s, "sqrt_dk", float(T))
+        assert np.array_equal(sweep.weights[i], one.weights) and sweep.multipliers[i] == one.multiplier
+        assert np.array_equal(sweep.entropy[i], one.entropy) and np.array_equal(sweep.logit_std[i], one.logit_std)
+        assert summaries[i] == toy_attention.head_summary(one, 4)
+    with pytest.raises(ValueError, match="temperature"):
+        toy_attention.temperature_sweep(SENTENCE, s, "sqrt_dk", [1.0, 0.0])
+
+
+def test_head_grid_with_a_temperature_sweep_restyles_the_panels_and_the_readout():
+    _, sweep, summaries = _sweep()
+    fig = attention_figure(sweep.weights[1], SENTENCE, None, sweep=sweep, summaries=summaries, active=1)
+    go.Figure(fig.to_dict())  # validates every property, the slider's included
+    slider = fig.layout.sliders[0]
+    assert slider.active == 1 and [st.label for st in slider.steps] == ["0.5", "1", "2"]
+    assert slider.currentvalue.prefix == "T = " and slider.currentvalue.font.color and slider.font.color
+    for i, step in enumerate(slider.steps):
+        restyle, relayout, traces = step.args
+        assert step.method == "update" and list(traces) == list(range(7)) and set(relayout) == {"title.text"}
+        for h, z in enumerate(restyle["z"]):
+            assert z["dtype"] == "f4" and np.array_equal(decode(z), sweep.weights[i, h])
+        T = sweep.temperatures[i]
+        assert f"<b>T = {T:g}</b>: logits × {0.25 / T:.4g}" in relayout["title.text"]  # 1/√16 ÷ T
+    assert fig.layout.title.text == slider.steps[1].args[1]["title.text"]  # as drawn: the active step
+    # the panels keep their height: the figure grows by the readout line and what the slider takes under the plot
+    plain = attention_figure(sweep.weights[1], SENTENCE)
+    assert fig.layout.height == plain.layout.height + 20 + 76
+    big = attention_figure(sweep.weights[1], SENTENCE, sweep=sweep, summaries=summaries, active=1, presenter=True)
+    assert all(size >= 16 for _, size in font_sizes(big.to_plotly_json()["layout"]))
+    assert big.layout.title.pad.t == 6 + 20  # the readout line under the title, which plotly anchors by its first
+
+
+def test_head_grid_sweep_errors():
+    _, sweep, summaries = _sweep()
+    with pytest.raises(ValueError, match="shape"):
+        attention_figure(sweep.weights[1, :3], SENTENCE, sweep=sweep, summaries=summaries, active=1)
+    with pytest.raises(ValueError, match="summary"):
+        attention_figure(sweep.weights[1], SENTENCE, sweep=sweep, summaries=summaries[:2], active=1)
+    with pytest.raises(ValueError, match="active"):
+        attention_figure(sweep.weights[1], SENTENCE, sweep=sweep, summaries=summaries, active=3)
+
+
+def test_sweep_steps_fit_the_cell_budget():
+    grid = [0.05 * 400 ** (k / 40) for k in range(41)]
+    assert shown_cells(7, 11) == 7 * 121 and shown_cells(7, 512) == 7 * 64 * 64 and shown_cells(35, 512) == 35 * 61**2
+    assert sweep_steps(grid, 7, 11, grid[20]) == tuple(grid)
+    full = sweep_steps(grid, 7, 11, 0.7)
+    assert len(full) == 41 + 1 and 0.7 in full  # the page's value merged in
+    half = sweep_steps(grid, 11, 11, grid[20])  # 11 × 121 cells: 41 steps are over the budget, 21 are not
+    assert len(half) == 21 and half == tuple(sorted(grid[::2]))
+    assert 41 * 11 * 121 > SWEEP_CELL_BUDGET >= 21 * 11 * 121
+    assert sweep_steps(grid, 7, 64, 1.0) == ()  # 7 × 64² cells a step: no slider

@@ -58,3 +58,47 @@ def test_pipeline_bubble_figure_values():
     dot = fig.data[-1]
     assert dot.x[0] == 8 and dot.y[0] == pytest.approx(0.4667, abs=1e-4)
     assert fig.layout.shapes[0].y0 == 0.1
+
+
+def test_a_sequence_length_slider_moves_the_activations_the_totals_and_the_readout():
+    seqs = [1024, 2048, 4096]
+    acts = np.array([[a] * 4 for a in (5 * GIB, 10 * GIB, 80 * GIB)])  # (steps, bars)
+    trap = 80 * GB  # its line's label is annotation 1: the totals start at 2
+    fig = _memory_figure(chosen=1, gb_misread_bytes=trap, seqs=seqs, seq_components={"activations": acts}, active=1)
+    go.Figure(fig.to_dict())  # validates every property, the slider's included
+    plain = _memory_figure(chosen=1, gb_misread_bytes=trap)  # 10 GiB of activations: the same bars
+    assert [t.y.tolist() for t in fig.data] == [list(t.y) for t in plain.data]
+    assert fig.layout.height == plain.layout.height + 76  # the plot keeps its height under the drag row
+    slider = fig.layout.sliders[0]
+    assert slider.active == 1 and [s.label for s in slider.steps] == ["1,024", "2,048", "4,096"]
+    states1 = 7e9 * (2 + 2 + 12 / 8)  # ZeRO-1 over 8
+    for i, step in enumerate(slider.steps):
+        restyle, relayout, traces = step.args
+        assert list(traces) == [3]  # the activations' bars; weights, gradients and optimizer states stay
+        assert list(restyle["y"][0]) == [acts[i, 0] / GIB] * 4
+        assert list(restyle["customdata"][0]) == [acts[i, 0] / 1e9] * 4
+        total = states1 + acts[i, 1]
+        # annotation 0: the card's label, 1: the trap's, then one total per bar
+        assert relayout["annotations[3].text"].startswith(f"<b>{total / GIB:,.1f} GiB</b>")
+        assert relayout["annotations[3].y"] == pytest.approx(total / GIB)
+        assert ("✗" in relayout["annotations[3].text"]) == (total > 80 * GIB)
+        assert relayout["yaxis.range"][1] == pytest.approx(max(80, (7e9 * 16 + acts[i, 0]) / GIB) * 1.15)
+        assert relayout["title.text"] == (
+            f"seq {seqs[i]:,}: activations {acts[i, 1] / GIB:,.1f} GiB per GPU · ZeRO-1: {total / GIB:,.1f} GiB, "
+            f"headroom {(80 * GIB - total) / GIB:+,.1f} GiB"
+        )
+    assert fig.layout.title.text == slider.steps[1].args[1]["title.text"]
+    with pytest.raises(ValueError, match="shape"):
+        _memory_figure(chosen=1, seqs=seqs, seq_components={"activations": acts[:2]}, active=1)
+    with pytest.raises(ValueError, match="active"):
+        _memory_figure(chosen=1, seqs=seqs, seq_components={"activations": acts}, active=3)
+
+
+def test_the_slider_figure_in_presenter_mode_keeps_its_type_and_folds_the_y_title():
+    from tests.apptest import font_sizes
+
+    acts = np.full((2, 4), 10 * GIB)
+    fig = _memory_figure(chosen=1, seqs=[2048, 4096], seq_components={"activations": acts}, active=1, presenter=True)
+    assert all(size >= 16 for _, size in font_sizes(fig.to_plotly_json()["layout"]))
+    # the readout's line takes height from the plot: the y axis's title goes on two lines
+    assert fig.layout.yaxis.title.text == "memory per GPU (GiB,<br>1 GiB = 2³⁰ B = 1.074 GB)"

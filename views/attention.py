@@ -3,6 +3,7 @@ mask, the √d_k scale, the KV-cache calculator and a real model's heads (one ta
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -11,7 +12,7 @@ import plotly.graph_objects as go
 
 from core import attention, attention_real, kv_cache, tokenizer, toy_attention
 from core.model_spec import CATALOGUE, KIB, ModelSpec, kv_cache_bytes_per_token
-from views import DEFAULT, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -22,6 +23,7 @@ from viz.attention import (
     attention_mask_figure,
     attention_outputs_figure,
     attention_scale_figure,
+    sweep_steps,
 )
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
@@ -133,7 +135,17 @@ SPEC = Spec(
             widget="radio",
             extra=(("captions", [attention.SCALE_LABELS[c] for c in attention.SCALE_CHOICES]),),
         ),
-        Field("temp", "Temperature", "float", 1.0, lo=0.05, hi=20.0, step=0.1, help="logits ÷ T"),
+        Field(
+            "temp",
+            "Temperature",
+            "float",
+            1.0,
+            lo=0.05,
+            hi=20.0,
+            step=0.1,
+            help="logits ÷ T. The row under the heads' heatmaps drags T in the browser while the figure is small "
+            "(up to about 17 tokens with the 7 default heads: a larger one is too heavy to send at every T).",
+        ),
         Field("causal", "Causal mask", "bool", True),
         Field("designed", "Designed heads", "bool", True, help="previous token, first token, same word"),
         Field("L", "Layers L", "int", _70B["L"], lo=1, hi=_TOP["layers"]),
@@ -171,6 +183,10 @@ _CACHE = 32
 
 TOY_PARTS = ("Heads", "Outputs", "Mask", "Scale")
 SCALE_TOKENS = 128  # most tokens of the scale study (its draws are random q and k, not the page's tokens)
+# The heads' drag over the temperature: 41 log-spaced steps from 0.05 to 20 (a factor 400^(1/40) ≈ 1.16 apart, 4
+# significant digits), T = 1 the middle one; the page's own T is merged in. A larger figure gets every other step,
+# or no drag (viz.attention.sweep_steps keeps the steps' heatmaps within its cell budget).
+TEMPERATURES: tuple[float, ...] = tuple(float(f"{0.05 * 400 ** (k / 40):.4g}") for k in range(41))
 
 
 def tokens_of(state: State) -> tokenizer.Tokens:
@@ -206,10 +222,39 @@ def _toy(
 
 
 @functools.lru_cache(maxsize=_CACHE)
-def _heads_figure(toks, settings, scale, temperature, causal, designed, theme, presenter) -> go.Figure:
+def _sweep(
+    toks: tuple[str, ...],
+    settings: toy_attention.ToyModelSettings,
+    scale: str,
+    temps: tuple[float, ...],
+    causal: bool,
+    designed: bool,
+) -> toy_attention.TemperatureSweep:
+    return toy_attention.temperature_sweep(toks, settings, scale, temps, causal, designed)
+
+
+def _sweep_kwargs(key: tuple, temps: tuple[float, ...], order: np.ndarray | None = None) -> dict:
+    """attention_figure's weights and sweep arguments for the heads at ``temps`` (panels in ``order``)."""
+    toks, settings, scale, temperature, causal, designed = key
+    sweep = _sweep(toks, settings, scale, temps, causal, designed)
+    summaries = sweep.summaries(settings.heads)  # over the model's own heads, before any shuffle
+    if order is not None:
+        sweep = dataclasses.replace(
+            sweep, weights=sweep.weights[:, order], entropy=sweep.entropy[:, order], logit_std=sweep.logit_std[:, order]
+        )
+    active = temps.index(temperature)
+    return {"weights": sweep.weights[active], "sweep": sweep, "summaries": summaries, "active": active}
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _heads_figure(toks, settings, scale, temperature, causal, designed, temps, theme, presenter) -> go.Figure:
     res = _toy(toks, settings, scale, temperature, causal, designed)
     columns = 4 if len(res.head_names) <= 8 else 6
-    return attention_figure(res.weights, res.tokens, res.head_names, columns=columns, theme=theme, presenter=presenter)
+    key = (toks, settings, scale, temperature, causal, designed)
+    kw = _sweep_kwargs(key, temps) if temps else {"weights": res.weights}
+    return attention_figure(
+        tokens=res.tokens, head_names=res.head_names, columns=columns, theme=theme, presenter=presenter, **kw
+    )
 
 
 @functools.lru_cache(maxsize=_CACHE)
@@ -345,10 +390,15 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.notices.append(("info", "Predict first asks for the previous-token head: turn on the designed heads."))
         predicting = "off"
     view.facts["predict"] = predicting
+    # the drag over T: not while predict first hides the heads' names (the figure then has no slider)
+    drag = "Heads" in parts and predicting != "hidden"
+    temps = sweep_steps(TEMPERATURES, len(res.head_names), T, temperature) if drag else ()
     if "Heads" in parts and predicting != "off":
-        view.figures["Heads"] = _predict_heads(res, state, predicting, view, options)
+        view.figures["Heads"] = _predict_heads(res, state, predicting, view, options, key, temps)
     elif "Heads" in parts:
-        view.figures["Heads"] = _heads_figure(*key, *look)
+        view.figures["Heads"] = _heads_figure(*key, temps, *look)
+    if temps:
+        view.drags["Heads"] = Drag("temp", temps)
     if "Heads" in parts:
         summary = toy_attention.head_summary(res, settings.heads)
         view.facts["summary"] = summary
@@ -486,12 +536,20 @@ def previous_token_panel(res: toy_attention.ToyAttention, state: State) -> int:
 
 
 def _predict_heads(
-    res: toy_attention.ToyAttention, state: State, predicting: str, view: View, options: Options
+    res: toy_attention.ToyAttention,
+    state: State,
+    predicting: str,
+    view: View,
+    options: Options,
+    key: tuple,
+    temps: tuple[float, ...] = (),
 ) -> go.Figure:
-    """The heads' heatmaps as shuffled, anonymous panels; the question, or the truth beside the guess."""
+    """The heads' heatmaps as shuffled, anonymous panels; the question, or the truth beside the guess. ``temps``: the
+    drag's temperatures (none while the question is open)."""
     order, names = _panels(res, state, predicting)
     columns = 4 if len(names) <= 8 else 6
-    fig = attention_figure(res.weights[order], res.tokens, names, columns=columns, **options.look)
+    kw = _sweep_kwargs(key, temps, order) if temps else {"weights": res.weights[order]}
+    fig = attention_figure(tokens=res.tokens, head_names=names, columns=columns, **kw, **options.look)
     if predicting == "hidden":
         return fig
     truth, g = previous_token_panel(res, state), int(state.guess_head)

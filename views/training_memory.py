@@ -11,7 +11,7 @@ from core import training_memory
 from core.hardware import GB, GIB, GPUS
 from core.model_spec import CATALOGUE, ModelSpec, param_breakdown, param_count
 from core.systems_presets import PRESETS_BY_KEY
-from views import DEFAULT, Options, Readout, View
+from views import DEFAULT, Drag, Options, Readout, View
 from views.state import Field, Spec, State
 from views.systems_common import (
     NONE,
@@ -37,6 +37,9 @@ ANSWER_PHRASES = (
 )
 
 PROBLEMS = problem_keys("memory")
+# The memory figure's drag over the sequence length: the powers of two from 1 to 2^20 (the field's range), the
+# page's own value merged in.
+SEQS: tuple[int, ...] = tuple(2**k for k in range(21))
 TRAPS = ("GB instead of GiB", "sparse peak", "forgot the MFU", "MoE total instead of active")
 ZERO_LABELS = ("ZeRO-0 (plain DP)", "ZeRO-1 (optimizer)", "ZeRO-2 (+ gradients)", "ZeRO-3 (+ weights)")
 
@@ -67,7 +70,15 @@ FIELDS: tuple[Field, ...] = (
     Field("tp", "Tensor parallel (TP)", "int", 1, lo=1, hi=1024, help="must divide the attention heads"),
     Field("pp", "Pipeline stages (PP)", "int", 1, lo=1, hi=1024),
     Field("dp", "Data parallel (DP)", "int", 8, lo=1, hi=100_000, help="ZeRO shards over these replicas"),
-    Field("seq", "Sequence length", "int", 4096, lo=1, hi=1_048_576),
+    Field(
+        "seq",
+        "Sequence length",
+        "int",
+        4096,
+        lo=1,
+        hi=1_048_576,
+        help="Drag the row under the memory figure to move it through the powers of two in the browser.",
+    ),
     Field("mbs", "Micro-batch (sequences)", "int", 1, lo=1, hi=4096),
     Field(
         "recompute",
@@ -257,6 +268,19 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     view.facts.update(n_total=n_total, n_compute=n_compute)
 
     readouts: list[Readout] = []
+    # the drag over the sequence length: activations at each step (core's own function, once per length; they are
+    # the same for every ZeRO stage), when the figure shows activations at all
+    seqs: list[int] = []
+    if memories and state.params is None:
+        seqs = sorted(set(SEQS) | {int(state.seq)})
+        acts = [
+            training_memory.activation_bytes(
+                spec, s, state.mbs, state.tp, state.pp,
+                recompute=state.recompute, flash=state.flash, n_microbatches=state.micro,
+            )
+            for s in seqs
+        ]  # fmt: skip
+        seq_activations = np.repeat(np.asarray(acts)[:, None], 4, axis=1)  # (steps, ZeRO stages)
     if memories:
         w, g, o, a = memories[state.zero]
         total = w + g + o + a
@@ -284,8 +308,19 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 gpu.name,
                 chosen=state.zero,
                 gb_misread_bytes=gpu.memory_bytes_if_gb if "GB instead of GiB" in state.mem_traps else None,
+                **(
+                    {
+                        "seqs": seqs,
+                        "seq_components": {"activations": seq_activations},
+                        "active": seqs.index(int(state.seq)),
+                    }
+                    if seqs
+                    else {}
+                ),
                 **options.look,
             )
+            if seqs:
+                view.drags["main"] = Drag("seq", tuple(seqs))
         states = w + g + o
         readouts += [
             Readout(

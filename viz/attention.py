@@ -2,7 +2,10 @@
 row entropy against d_k, the output vectors, and the KV-cache sizes of MHA, GQA and MQA.
 
 Builders take numpy arrays computed by core.attention. Heatmaps larger than ``max_cells`` tokens a side are shown
-as blocks of tokens (the figure says so), which keeps the figure JSON small at 512 tokens. Each figure is
+as blocks of tokens (the figure says so), which keeps the figure JSON small at 512 tokens. The heads' figure can
+carry a plotly slider over the softmax temperature (core's :func:`~core.toy_attention.temperature_sweep`): each
+step replaces the heatmaps' weights and the readout line under the title in the browser (float32 base64 arrays,
+as on the LoRA page), while the figure is small enough (:func:`sweep_steps`). Each figure is
 assembled as plain dicts through :func:`viz.style.figure`, its subplots from :func:`viz.style.grid` (plotly's
 subplot helpers cost hundreds of milliseconds per grid). Every builder takes ``theme`` ("light" or "dark") and
 ``presenter`` (larger type for a room).
@@ -10,10 +13,11 @@ subplot helpers cost hundreds of milliseconds per grid). Every builder takes ``t
 
 from __future__ import annotations
 
+import base64
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -22,8 +26,15 @@ from core.arrays import block_edges, block_reduce
 from viz import format as fmt
 from viz.style import PALETTE, axis_key, colorscale, figure, get_theme, grid
 
+if TYPE_CHECKING:
+    from core.toy_attention import HeadSummary, TemperatureSweep
+
 MAX_CELLS = 64  # most heatmap cells a side
 CELL_BUDGET = 32 * 64 * 64  # most heatmap cells in one figure (about 700 kB of JSON)
+# Most heatmap cells over all the steps of a temperature slider: about 6.2 bytes each in the JSON (base64 float32
+# and each step's title), so at most about 280 kB of steps. The lesson sentence's 11 tokens and 7 heads (847 cells a
+# step) get all 41 steps of the page's grid; up to about 17 tokens at 7 heads, every other one.
+SWEEP_CELL_BUDGET = 45_000
 
 SCALE_ROLES: dict[str, str] = {"sqrt_dk": "optimum", "none": "negative", "sqrt_dmodel": "highlight"}
 SCALE_COLOURS: dict[str, str] = {choice: PALETTE[role] for choice, role in SCALE_ROLES.items()}  # light theme's
@@ -67,6 +78,48 @@ def _downsample(
     return a, _labels(tokens, edges), edges
 
 
+def _side(heads: int, max_cells: int = MAX_CELLS) -> int:
+    """Most cells a side of each of ``heads`` heatmap panels (within :data:`CELL_BUDGET`, at least 8)."""
+    return max(8, min(max_cells, math.isqrt(CELL_BUDGET // max(heads, 1))))
+
+
+def shown_cells(heads: int, tokens: int, max_cells: int = MAX_CELLS) -> int:
+    """The heatmap cells :func:`attention_figure` draws for ``heads`` panels of ``tokens`` tokens (blocks above
+    its cells a side)."""
+    return heads * min(tokens, _side(heads, max_cells)) ** 2
+
+
+def sweep_steps(grid: Sequence[float], heads: int, tokens: int, value: float) -> tuple[float, ...]:
+    """The temperatures a slider over the heads' figure can carry within :data:`SWEEP_CELL_BUDGET`: ``grid`` with the
+    page's ``value`` merged in, or every other grid value when that is too many cells, or none (no slider) when even
+    those are. Every other value keeps the grid's own middle value (T = 1 in the page's grid)."""
+    cells = shown_cells(heads, tokens)
+    for every in (1, 2):
+        temps = sorted({float(t) for t in grid[::every]} | {float(value)})
+        if len(temps) * cells <= SWEEP_CELL_BUDGET:
+            return tuple(temps)
+    return ()
+
+
+def _typed(z: np.ndarray) -> dict[str, str]:
+    """z as a plotly.js typed-array spec (float32, base64), which plotly.js decodes in a slider step's data too."""
+    a = np.ascontiguousarray(z, dtype="<f4")
+    return {
+        "dtype": "f4",
+        "bdata": base64.b64encode(a.tobytes()).decode("ascii"),
+        "shape": ", ".join(map(str, a.shape)),
+    }
+
+
+def heads_readout(temperature: float, multiplier: float, summary: HeadSummary) -> str:
+    """The heads' figure's readout line at one temperature: the multiplier and the model heads' mean row entropy and
+    largest weight (the page's readouts, at their precision)."""
+    return (
+        f"<b>T = {temperature:g}</b>: logits × {multiplier:.4g} · model heads' mean row entropy "
+        f"{summary.entropy:.2f} nats ({summary.entropy_share:.0%} of uniform), mean top weight {summary.max_weight:.2f}"
+    )
+
+
 def _check_square(weights: np.ndarray, tokens: Sequence[str], name: str = "weights") -> np.ndarray:
     w = np.asarray(weights, dtype=np.float32)
     if w.ndim == 2:
@@ -80,6 +133,12 @@ def _check_square(weights: np.ndarray, tokens: Sequence[str], name: str = "weigh
 
 
 TITLE_SIZE = 14  # the panel titles' font size
+# A temperature slider under the heads' panels. Its pad keeps the room that plotly's automargin gives the bottom
+# row's token labels (at -60 degrees, up to 13 characters; measured in chromium, without a slider: 89 px, 112 px in
+# presenter mode) less the 8 px the frame adds; plotly draws the slider about 84 px under its pad (SLIDER_BODY_PX
+# of pages/frame/drag.py, which takes the slider out again and keeps the pad and 8 px of the figure's height).
+_SLIDER_PAD_T = {False: 81, True: 104}
+_SLIDER_PX = 84
 
 
 def _line(axis: str, at: float, xid: str, yid: str, colour: str, dash: str = "dash", width: float = 1.5) -> dict:
@@ -121,24 +180,31 @@ def presenter_columns(n: int) -> int:
     return max(range(1, n + 1), key=lambda c: (min(w / c, h / math.ceil(n / c)), -c))
 
 
-def _presenter_heatmaps(layout: dict[str, Any], ids: list[tuple[str, str]], notes: Sequence[str]) -> None:
+def _presenter_heatmaps(layout: dict[str, Any], ids: list[tuple[str, str]], sub_lines: int) -> None:
     """Presenter mode's frame for a grid of heatmaps: the title pinned to the top, margins in pixels only for the type
     (plotly's automargin adds the tick labels' room), and no per-panel axis titles (the title names rows and
-    columns)."""
+    columns). ``sub_lines``: the small lines under the title (a readout, notes)."""
     for x, y in ids:
         for axis in (layout[axis_key(x)], layout[axis_key(y)]):
             axis.pop("title", None)
             axis["automargin"] = True
-    title_px = 36 + (22 if notes else 0)  # a 23 px line (and a line of notes) under a 6 px pad
+    title_px = 36 + 22 * sub_lines  # a 23 px line (and a line of readout or notes each) under a 6 px pad
     layout["margin"] = {"t": title_px + PRESENTER_VGAP_PX, "l": 10, "r": 10, "b": 10}
     # a thin colour bar with its title along it: the column it takes is the panels' width
     bar = layout["coloraxis"]["colorbar"]
     bar |= {"thickness": 14, "xpad": 6, "title": bar.get("title", {}) | {"side": "right"}}
-    layout["title"] |= {"y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": 6}}
+    # plotly anchors a title of several lines by its first: the small lines under it push it up unless padded
+    layout["title"] |= {"y": 1.0, "yref": "container", "yanchor": "top", "pad": {"t": 6 + 20 * sub_lines}}
 
 
-def _title(text: str, notes: Sequence[str]) -> dict[str, Any]:
-    return {"text": text + ("<br><sup>" + "; ".join(notes) + "</sup>" if notes else "")}
+def _title(text: str, notes: Sequence[str], readout: str | None = None) -> dict[str, Any]:
+    """The title, a readout line under it (a slider's live numbers) and a line of notes."""
+    lines = [text]
+    if readout:
+        lines.append(f"<sup>{readout}</sup>")
+    if notes:
+        lines.append("<sup>" + "; ".join(notes) + "</sup>")
+    return {"text": "<br>".join(lines)}
 
 
 # --- the figures ------------------------------------------------------------------------------------------------
@@ -153,6 +219,9 @@ def attention_figure(
     max_cells: int = MAX_CELLS,
     zmax: float | None = None,
     title: str | None = None,
+    sweep: TemperatureSweep | None = None,
+    summaries: Sequence[HeadSummary] | None = None,
+    active: int = 0,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
@@ -162,6 +231,12 @@ def attention_figure(
     hold more than CELL_BUDGET cells) tokens are grouped into blocks and the title says so; a shown block keeps
     rows summing to 1: the mean over its queries of the weight summed over its keys. The colour scale runs from 0
     to zmax (default 1; a smaller zmax brings out spread-out rows, and the title says so).
+
+    sweep: the same heads (in the panels' order) at several softmax temperatures (core's
+    :func:`~core.toy_attention.temperature_sweep`), with ``summaries`` (one :class:`~core.toy_attention.HeadSummary`
+    per step) and ``active``, the step that ``weights`` shows. The figure then carries a plotly slider over the
+    temperatures: step i replaces every panel's weights (trace i of the panels) and the readout line under the title
+    (T, the logits' multiplier, the model heads' mean row entropy and largest weight), in the browser.
     """
     w = _check_square(weights, tokens)
     H, T = w.shape[0], w.shape[1]
@@ -171,7 +246,7 @@ def attention_figure(
     zmax = 1.0 if zmax is None else float(zmax)
     if not (math.isfinite(zmax) and zmax > 0):
         raise ValueError(f"zmax must be > 0, got {zmax!r}")
-    cells = max(8, min(max_cells, math.isqrt(CELL_BUDGET // H)))
+    cells = _side(H, max_cells)
     z, labels, edges = _downsample(w, tokens, cells, mean_axes=(1,), sum_axes=(2,))
     cols = presenter_columns(H) if presenter else max(1, min(columns, H))
     rows = math.ceil(H / cols)
@@ -223,10 +298,26 @@ def attention_figure(
         )
     if zmax != 1.0:
         notes.append(f"colours run from 0 to {zmax:.3g}")
+    text = title or "Attention weights per head (rows: queries, columns: keys; each row sums to 1)"
+    readout = None
+    if sweep is not None:
+        readouts, steps = _temperature_steps(sweep, summaries, active, tokens, cells, w.shape)
+        readout = readouts[active]
+        for step, line in zip(steps, readouts, strict=True):
+            step["args"][1] = {"title.text": _title(text, notes, line)["text"]}
+        layout["sliders"] = [
+            {
+                "active": active,
+                "steps": steps,
+                "currentvalue": {"prefix": "T = "},
+                # under the tick labels of the bottom row (token labels at -60 degrees)
+                "pad": {"t": _SLIDER_PAD_T[presenter]},
+                "len": 1.0,
+                "x": 0.0,
+            }
+        ]
     layout |= {
-        "title": _title(
-            title or "Attention weights per head (rows: queries, columns: keys; each row sums to 1)", notes
-        ),
+        "title": _title(text, notes, readout),
         "coloraxis": {
             "colorscale": colorscale("sequential", theme),
             "cmin": 0.0,
@@ -235,10 +326,50 @@ def attention_figure(
         },
         "uirevision": "attention-heads",
     }
+    sub_lines = bool(notes) + bool(readout)
     if presenter:
-        _presenter_heatmaps(layout, ids, notes)
+        _presenter_heatmaps(layout, ids, sub_lines)
     height = max(360, 90 + rows * (300 if cols <= 2 else 240))
-    return _finish(data, layout, height, 110 if notes else 90, theme, presenter)
+    if sweep is not None:  # the panels keep their size: room for the readout line and for the slider under them
+        height += 20 + _SLIDER_PX - 8
+    return _finish(data, layout, height, 90 + 20 * sub_lines, theme, presenter)
+
+
+def _temperature_steps(
+    sweep: TemperatureSweep,
+    summaries: Sequence[HeadSummary] | None,
+    active: int,
+    tokens: Sequence[str],
+    cells: int,
+    shape: tuple[int, ...],
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Each step's readout line and the slider's steps: each step's panels (blocks as the figure shows them) as typed
+    arrays, and an empty layout update (``args[1]``) for the caller's title with that step's readout."""
+    S = len(sweep.temperatures)
+    sw = np.asarray(sweep.weights, dtype=np.float32)
+    if sw.shape != (S, *shape):
+        raise ValueError(f"the sweep's weights must have shape {(S, *shape)}, got {sw.shape}")
+    if summaries is None or len(summaries) != S:
+        raise ValueError(f"need one head summary per step ({S})")
+    if not 0 <= active < S:
+        raise ValueError(f"active step {active} is outside 0..{S - 1}")
+    zs, _, _ = _downsample(sw, tokens, cells, mean_axes=(2,), sum_axes=(3,))  # (S, H, rows, cols)
+    temps = [float(t) for t in sweep.temperatures]
+    heads = list(range(shape[0]))
+    steps = [
+        {
+            "method": "update",
+            "label": f"{t:g}",
+            "args": [
+                {"z": [_typed(zs[i, h]) for h in heads]},
+                {},
+                heads,
+            ],
+        }
+        for i, t in enumerate(temps)
+    ]
+    readouts = [heads_readout(t, float(m), s) for t, m, s in zip(temps, sweep.multipliers, summaries, strict=True)]
+    return readouts, steps
 
 
 def attention_mask_figure(
@@ -505,7 +636,7 @@ def attention_outputs_figure(
         "uirevision": "attention-outputs",
     }
     if presenter:
-        _presenter_heatmaps(layout, ids, notes)
+        _presenter_heatmaps(layout, ids, len(notes))
     return _finish(data, layout, max(320, 90 + rows * 240), 100, theme, presenter)
 
 

@@ -4,6 +4,10 @@ Builders take bytes and fractions that core.training_memory computed and only dr
 GiB (2^30 bytes: binary units, as nvidia-smi's MiB are); the axis title says so, and the GB-vs-GiB trap draws the
 card's label misread as decimal GB as a second, lower line.
 
+The memory figure can carry a plotly slider over the sequence length: each step replaces the bars that depend on it
+(activations), the totals over the bars (their value, height and ✗ where a bar does not fit), the y range and the
+readout line of the title, in the browser.
+
 Figures are assembled as plain dicts through :func:`viz.style.figure`; every builder takes ``theme`` ("light" or
 "dark") and ``presenter`` (larger type).
 """
@@ -51,6 +55,34 @@ def _hline(y: float, t: Theme, role: str, dash: str, text: str, position: str) -
     return shape, note
 
 
+def _total_label(total: float, gpu_bytes: float, t: Theme) -> tuple[str, str]:
+    """The text over a bar (its total in GiB, ✗ where it does not fit) and the text's colour."""
+    fits = total <= gpu_bytes
+    return f"<b>{total / GIB:,.1f} GiB</b>" + ("" if fits else " ✗"), t.text if fits else t.ink["negative"]
+
+
+def _y_top(totals: np.ndarray, capacity_gib: float) -> float:
+    return max(capacity_gib, float(totals.max()) / GIB if totals.size else 0.0) * 1.15
+
+
+def seq_readout(seq: int, label: str, activations: float, total: float, gpu_bytes: float) -> str:
+    """The memory figure's readout line at one sequence length: the outlined bar's activations, total and headroom
+    (the page's readouts, at their precision). ``label``: the outlined bar's, without a parenthesis."""
+    name = label.split(" (")[0]
+    return (
+        f"seq {seq:,}: activations {activations / GIB:,.1f} GiB per GPU · {name}: {total / GIB:,.1f} GiB, "
+        f"headroom {(gpu_bytes - total) / GIB:+,.1f} GiB"
+    )
+
+
+# A slider under the bars. Its pad keeps the room that plotly's automargin gives the x axis's labels and title
+# (measured in chromium, without a slider: 56 px, 67 px in presenter mode) less the 8 px the frame adds; plotly draws
+# the slider about 84 px under its pad (SLIDER_BODY_PX of pages/frame/drag.py, which takes the slider out again and
+# keeps the pad and 8 px of the figure's height).
+_SLIDER_PAD_T = {False: 48, True: 59}
+_SLIDER_PX = 84
+
+
 def training_memory_figure(
     labels: Sequence[str],
     components: Mapping[str, Sequence[float]],
@@ -59,6 +91,9 @@ def training_memory_figure(
     *,
     chosen: int | None = None,
     gb_misread_bytes: float | None = None,
+    seqs: Sequence[int] | None = None,
+    seq_components: Mapping[str, ArrayLike] | None = None,
+    active: int = 0,
     height: int = 460,
     theme: str = "light",
     presenter: bool = False,
@@ -68,9 +103,25 @@ def training_memory_figure(
     components: name ("weights", "gradients", "optimizer states", "activations") -> bytes per bar. gpu_bytes: the
     card's memory in bytes (its label read as GiB). chosen: index of the page's configuration (outlined and
     labelled). gb_misread_bytes: draw the trap's line, the label read as decimal GB.
+
+    seqs: the sequence lengths of a slider, with ``seq_components`` (name -> bytes of shape (steps, bars): the
+    components that depend on the sequence length, which replace those of ``components``) and ``active`` (the
+    step the figure shows, the page's own). Step i restyles those bars and rewrites the totals over the bars, the y
+    range and the title's readout (the outlined bar's activations, total and headroom), in the browser.
     """
     t = get_theme(theme)
     n = len(labels)
+    swept: dict[str, np.ndarray] = {}
+    if seqs is not None:
+        if not seq_components or chosen is None:
+            raise ValueError("a slider over the sequence length needs seq_components and the chosen bar")
+        if not 0 <= active < len(seqs):
+            raise ValueError(f"active step {active} is outside 0..{len(seqs) - 1}")
+        for name, values in seq_components.items():
+            swept[name] = np.asarray(values, dtype=float)
+            if name not in components or swept[name].shape != (len(seqs), n):
+                raise ValueError(f"{name}: expected one of the components, shape {(len(seqs), n)}")
+        components = {name: swept[name][active] if name in swept else v for name, v in components.items()}
     totals = np.zeros(n)
     data: list[dict[str, Any]] = []
     for name, values in components.items():
@@ -113,16 +164,17 @@ def training_memory_figure(
         note["yanchor"] = "top"
         shapes.append(shape)
         notes.append(note)
+    first_total = len(notes)  # annotation index of the first bar's total
     for i, total in enumerate(totals):
-        fits = total <= gpu_bytes
+        text, colour = _total_label(total, gpu_bytes, t)
         notes.append(
             {
                 "x": labels[i],
                 "y": total / GIB,
                 "yanchor": "bottom",
-                "text": f"<b>{total / GIB:,.1f} GiB</b>" + ("" if fits else " ✗"),
+                "text": text,
                 "showarrow": False,
-                "font": {"color": t.text if fits else t.ink["negative"]},
+                "font": {"color": colour},
             }
         )
     if chosen is not None:
@@ -139,8 +191,8 @@ def training_memory_figure(
                 "fillcolor": "rgba(0,0,0,0)",
             }
         )
-    top = max(capacity, float(totals.max()) / GIB if n else 0.0) * 1.15
-    layout = {
+    top = _y_top(totals, capacity)
+    layout: dict[str, Any] = {
         "barmode": "stack",
         "xaxis": {"title": {"text": "configuration (outlined: yours)"}, "type": "category"},
         "yaxis": {"title": {"text": "memory per GPU (GiB, 1 GiB = 2³⁰ B = 1.074 GB)"}, "range": [0, top]},
@@ -149,6 +201,52 @@ def training_memory_figure(
         "uirevision": "training-memory",
         "hovermode": "x unified",
     }
+    if seqs is not None:
+        names = list(components)
+        acts = swept.get("activations", np.zeros((len(seqs), n)))
+        step_totals = np.zeros((len(seqs), n))
+        for name, values in components.items():  # summed in the order of ``totals``: the same numbers at ``active``
+            step_totals += swept[name] if name in swept else np.asarray(values, dtype=float)[None, :]
+        steps = []
+        for i, seq in enumerate(seqs):
+            relayout: dict[str, Any] = {
+                "title.text": seq_readout(int(seq), labels[chosen], acts[i, chosen], step_totals[i, chosen], gpu_bytes),
+                "yaxis.range": [0, _y_top(step_totals[i], capacity)],
+            }
+            for j, total in enumerate(step_totals[i]):
+                text, colour = _total_label(total, gpu_bytes, t)
+                k = first_total + j
+                relayout |= {
+                    f"annotations[{k}].text": text,
+                    f"annotations[{k}].y": total / GIB,
+                    f"annotations[{k}].font.color": colour,
+                }
+            restyle = {
+                "y": [swept[name][i] / GIB for name in swept],
+                "customdata": [swept[name][i] / 1e9 for name in swept],
+            }
+            steps.append(
+                {
+                    "method": "update",
+                    "label": f"{int(seq):,}",
+                    "args": [restyle, relayout, [names.index(k) for k in swept]],
+                }
+            )
+        title = seq_readout(int(seqs[active]), labels[chosen], acts[active, chosen], totals[chosen], gpu_bytes)
+        layout["title"] = {"text": title, "font": {"size": 14}}
+        if presenter:  # the readout's line leaves the y axis's title too little height in one line
+            layout["yaxis"]["title"]["text"] = "memory per GPU (GiB,<br>1 GiB = 2³⁰ B = 1.074 GB)"
+        layout["sliders"] = [
+            {
+                "active": active,
+                "steps": steps,
+                "currentvalue": {"prefix": "sequence length = "},
+                "pad": {"t": _SLIDER_PAD_T[presenter]},
+                "len": 1.0,
+                "x": 0.0,
+            }
+        ]
+        height += _SLIDER_PX - 8  # the plot keeps its height
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
