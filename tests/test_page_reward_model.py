@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 
 import numpy as np
 import pytest
+from scipy import optimize, special
 
 from core.reward_model import sample_pairs
 from tests.apptest import (
@@ -18,9 +19,12 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
     trace,
 )
+from views import Options
 from views import reward_model as view_of
+from viz.style import READOUT
 
 PAGE = "pages/10_Reward_model.py"
 
@@ -131,8 +135,6 @@ def test_bad_link_values_give_a_warning_not_an_exception(default, bad):
 
 
 def test_tabs_build_only_when_open():
-    from views import Options
-
     s = view_of.SPEC.defaults()
     assert set(view_of.figures(s).figures) == {"main"}
     every = view_of.figures(s, Options(parts=frozenset({"main", "noise", "length", "dpo"})))
@@ -141,3 +143,79 @@ def test_tabs_build_only_when_open():
     m = metrics(at)
     assert "DPO loss" in m and "Held-out accuracy at flip 0.2" not in m and "True quality" not in m
     assert len(figures(at)) == 2
+
+
+NOISE = Options(parts=frozenset({"main", "noise"}))
+
+
+def _noise_fig(flip: str) -> dict:
+    return view_of.figures(view_of.SPEC.defaults().replace(flip=flip), NOISE).figures["noise"].to_dict()
+
+
+def test_flip_slider_steps_are_the_drag_values(default):
+    """The label-noise figure's drag: one step per flip rate (the field's choices), the page's 0.2 active; step i
+    draws the markers and the readout panel exactly as the view does at flip = values[i]. The main figure (the
+    Bradley-Terry fit) does not depend on the flip rate and has no drag."""
+    view = view_of.figures(view_of.SPEC.defaults(), NOISE)
+    assert set(view.drags) == {"noise"}
+    drag = view.drags["noise"]
+    assert drag.field == "flip" and drag.values == view_of.FLIP_TEXT
+    assert all(view_of.SPEC["flip"].check(v) is None for v in drag.values)
+    fig = figures(default)[1]  # the noise tab is open by default
+    slider = slider_of(fig)
+    assert [s["label"] for s in slider["steps"]] == list(drag.values)
+    assert drag.values[slider["active"]] == "0.2" and slider["currentvalue"]["prefix"] == "flip rate = "
+    markers = len(fig["data"]) - 1
+    assert {tuple(s["args"][2]) for s in slider["steps"]} == {(markers,)}  # only the markers move
+    for i in (0, 3, len(drag.values) - 1):
+        step, at = slider["steps"][i], _noise_fig(drag.values[i])
+        assert list(decode(step["args"][0]["x"][0])) == list(decode(at["data"][markers]["x"]))
+        assert list(decode(step["args"][0]["y"][0])) == list(decode(at["data"][markers]["y"]))
+        assert at["layout"]["annotations"][0]["name"] == READOUT
+        assert step["args"][1] == {"annotations[0].text": at["layout"]["annotations"][0]["text"]}
+
+
+def _pairs(r, n, flip, rng):
+    """The page's labels, written out: n pairs of distinct random answers i, j = i + U{1..K-1} mod K, i wins with
+    probability σ(r_i − r_j), then each label flipped with probability ``flip``; (winner, loser) rows."""
+    i = rng.integers(0, r.size, n)
+    j = (i + rng.integers(1, r.size, n)) % r.size
+    i_wins = (rng.random(n) < special.expit(r[i] - r[j])) ^ (rng.random(n) < flip)
+    return np.stack([np.where(i_wins, i, j), np.where(i_wins, j, i)], axis=1)
+
+
+def _fit(pairs, n, l2=1e-3):
+    """Bradley-Terry maximum likelihood with the page's small ridge, by scipy's BFGS (the page uses Newton)."""
+    loss = lambda r: np.sum(np.logaddexp(0.0, r[pairs[:, 1]] - r[pairs[:, 0]])) + l2 / 2 * np.sum(r**2)  # noqa: E731
+    return optimize.minimize(loss, np.zeros(n), method="BFGS", options={"gtol": 1e-10}).x
+
+
+def _right(r, pairs):
+    return 100 * float(np.mean(r[pairs[:, 0]] > r[pairs[:, 1]]))
+
+
+def test_flip_step_readout_against_an_independent_study():
+    """Step 0.4's readout at the printed precision: the study redone by hand (one generator, seed 0, 400 training
+    then 2,000 held-out pairs per flip rate in turn, twelve answers from −3 to 3), fitted with scipy."""
+    r = np.linspace(-3.0, 3.0, 12)
+    rng = np.random.default_rng(0)
+    for flip in view_of.FLIPS[:5]:  # the generator runs through the rates before 0.4
+        train, test = _pairs(r, 400, flip, rng), _pairs(r, 2000, flip, rng)
+    fit = _fit(train, r.size)
+    order = np.array([(a, b) if r[a] > r[b] else (b, a) for a in range(12) for b in range(a + 1, 12)])
+    held, ceiling, truth = _right(fit, test), _right(r, test), _right(fit, order)
+    view = view_of.figures(view_of.SPEC.defaults(), NOISE)
+    step = view.figures["noise"].layout.sliders[0].steps[view_of.FLIP_TEXT.index("0.4")]
+    text = step.args[1]["annotations[0].text"]
+    for shown in ("<b>flip rate 0.4</b>", f"held-out accuracy {held:.1f}%", f"ceiling {ceiling:.1f}%",
+                  f"order vs the truth {truth:.1f}%"):  # fmt: skip
+        assert shown in text, (shown, text)
+    # the markers: the ceiling, the true order and the held-out accuracy at 0.4, as fractions
+    np.testing.assert_allclose(step.args[0]["y"][0], [ceiling / 100, truth / 100, held / 100], atol=5e-4)
+    assert list(step.args[0]["x"][0]) == [0.4] * 3
+
+
+def test_the_noise_drag_is_declared_only_with_its_figure():
+    """The flip rate's figure is a tab's: closed (another tab open), no figure and no drag."""
+    view = view_of.figures(view_of.SPEC.defaults(), Options(parts=frozenset({"main", "length"})))
+    assert "noise" not in view.figures and view.drags == {}

@@ -15,10 +15,12 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
     trace,
 )
 from views import Options
 from views import serving as view_of
+from viz.style import READOUT
 
 PAGE = "pages/8_Serving.py"
 
@@ -131,3 +133,99 @@ def test_a10_11_batch1_decode_intensity_says_why_it_is_under_1():
     share = 2 * V * D / (2 * N + (8192 + 1) * 2 * L * 8 * 128 * 2)
     assert f"whole input-embedding table to every step ({100 * share:.1f}% of the bytes here)" in live
     assert "near 2B/2 = 1 at short context" in live
+
+
+# Llama-3-8B (the default model), written out: parameters, vocabulary, width, layers, query heads, KV heads, head dim
+N8, V8, D8, L8, NQ8, K8, H8 = 8_030_261_248, 128256, 4096, 32, 32, 8, 128
+H100_PEAK, H100_BW = 989e12, 3.35e12
+
+
+def _decode_step(batch: int, ctx: int) -> dict[str, float]:
+    """One bf16 decode step of Llama-3-8B on one H100 by hand: FLOPs = 2 x (weights but the input table and the norm
+    gains) + per layer 2 N_q (d_qk + d_v) per key over ctx + 1/2 keys (causal mean), per sequence; bytes = every
+    weight once + each sequence's ctx + 1 cached tokens of 2 L K H 2 bytes; time = max(bytes / BW, FLOPs / peak)."""
+    flops = batch * (2 * (N8 - V8 * D8 - (2 * L8 + 1) * D8) + 2 * L8 * NQ8 * 2 * H8 * (ctx + 0.5))
+    moved = 2 * N8 + batch * (ctx + 1) * 2 * L8 * K8 * H8 * 2
+    seconds = max(moved / H100_BW, flops / H100_PEAK)
+    return {
+        "intensity": flops / moved,
+        "tflops": flops / seconds / 1e12,
+        "ms": 1e3 * seconds,
+        "tokens": batch / seconds,
+    }
+
+
+def _moving(step: dict) -> int:
+    (index,) = step["args"][2]
+    return index
+
+
+def test_batch_slider_steps_are_the_drag_values(default):
+    """The roofline's drag: one step per batch of the grid and the page's own (active); step i draws the decode point
+    and the readout panel exactly as the view does at batch = values[i]."""
+    fig = figures(default)[0]
+    slider = slider_of(fig)
+    view = view_of.figures(view_of.SPEC.defaults())
+    drag = view.drags["main"]
+    assert drag.field == "batch" and drag.values == view_of.batch_steps(16) == view_of.BATCH_STEPS
+    assert all(isinstance(b, int) and view_of.SPEC["batch"].check(b) is None for b in drag.values)
+    assert len(drag.values) == 34 and (drag.values[0], drag.values[-1]) == (1, 4096)
+    assert {2**k for k in range(13)} <= set(drag.values)  # every power of two from 1 to 4,096
+    assert [s["label"] for s in slider["steps"]] == [f"{b:,}" for b in drag.values]
+    assert drag.values[slider["active"]] == 16 and slider["currentvalue"]["prefix"] == "decode batch = "
+    for i in (0, len(drag.values) // 2, len(drag.values) - 1):
+        step = slider["steps"][i]
+        at = view_of.figures(view_of.SPEC.defaults().replace(batch=drag.values[i])).figures["main"].to_dict()
+        k = _moving(step)
+        assert at["data"][k]["name"] == "decode, batch B" and at["layout"]["annotations"][0]["name"] == READOUT
+        assert list(decode(step["args"][0]["x"][0])) == list(decode(at["data"][k]["x"]))
+        assert list(decode(step["args"][0]["y"][0])) == list(decode(at["data"][k]["y"]))
+        assert step["args"][0]["hovertemplate"] == [at["data"][k]["hovertemplate"]]
+        assert step["args"][1] == {"annotations[0].text": at["layout"]["annotations"][0]["text"]}
+    # only the decode point moves: the roof, the ridge, the decode curve and the prefill point are not in the steps
+    assert {_moving(s) for s in slider["steps"]} == {len(fig["data"]) - 1}
+    # a batch off the grid is a step of its own, where the drag starts
+    odd = view_of.figures(view_of.SPEC.defaults().replace(batch=100))
+    assert odd.drags["main"].values == tuple(sorted({*view_of.BATCH_STEPS, 100}))
+    assert odd.figures["main"].layout.sliders[0].active == odd.drags["main"].values.index(100)
+
+
+@pytest.mark.parametrize(("batch", "ctx"), [(16, 8192), (4096, 1)])
+def test_batch_step_readout_against_the_roofline_by_hand(batch, ctx):
+    """A step's point and readout at the printed precision, from the roofline written out for Llama-3-8B on one H100:
+    batch 16 at 8k context is memory-bound, batch 4,096 at a context of 1 compute-bound at the 989 TFLOP/s peak."""
+    view = view_of.figures(view_of.SPEC.defaults().replace(srv_ctx=ctx))
+    slider = view.figures["main"].layout.sliders[0]
+    step = slider.steps[view.drags["main"].values.index(batch)]
+    hand = _decode_step(batch, ctx)
+    ridge = H100_PEAK / H100_BW
+    bound = "memory-bound" if hand["intensity"] < ridge else "compute-bound"
+    assert bound == ("memory-bound" if batch == 16 else "compute-bound")
+    ms = f"{hand['ms']:,.0f}" if hand["ms"] >= 100 else f"{hand['ms']:#.3g}".rstrip(".")
+    tflops = f"{hand['tflops']:,.0f}" if hand["tflops"] >= 100 else f"{hand['tflops']:#.3g}".rstrip(".")
+    assert step.args[1]["annotations[0].text"] == "<br>".join(
+        [
+            f"<b>decode, batch {batch:,}</b>",
+            f"{hand['intensity']:,.1f} FLOP/B",
+            bound,
+            f"{tflops} TFLOP/s per GPU",
+            f"step: a floor of {ms} ms",
+            f"at most {hand['tokens']:,.0f} tokens/s",
+        ]
+    )
+    if batch == 16:
+        assert f"{hand['intensity']:,.1f}" == "9.3" and f"{hand['tokens']:,.0f}" == "1,612"
+    else:  # compute-bound: the peak, and as many tokens per second as the peak has FLOPs for
+        assert tflops == "989"
+    x, y = step.args[0]["x"][0][0], step.args[0]["y"][0][0]
+    assert x == pytest.approx(hand["intensity"], rel=5e-4) and y == pytest.approx(hand["tflops"], rel=5e-4)
+    # the page's own readout of the same step says the same
+    intensity = {r.label: r.value for r in view.readouts}.get(f"Decode intensity, batch {batch:,}")
+    if batch == 16:
+        assert intensity == f"{hand['intensity']:,.1f} FLOP/B"
+
+
+def test_no_roofline_no_drag():
+    """A tensor-parallel size that does not divide the heads draws no roofline, and declares no drag."""
+    view = view_of.figures(view_of.SPEC.defaults().replace(srv_gpus=3))
+    assert "main" not in view.figures and view.drags == {}

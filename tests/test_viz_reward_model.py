@@ -12,8 +12,9 @@ from core.reward_model import (
     preference_probability,
     sample_pairs,
 )
+from tests.test_viz_style import _tick_and_title_px, contrast, marks, over, texts
 from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length_bias_figure
-from viz.style import PALETTE
+from viz.style import PALETTE, READOUT
 
 TRUE = np.array([-1.0, 0.0, 0.5, 1.5])
 
@@ -49,6 +50,43 @@ def test_accuracy_noise_figure():
     np.testing.assert_allclose(fig.data[2].y, s.true_accuracy)
     band = fig.layout.shapes[0]
     assert (band.y0, band.y1) == (0.6, 0.75)
+    assert not fig.layout.sliders and len(fig.data) == 3  # no flip rate given: no markers, no slider
+
+
+def test_accuracy_noise_figure_slider_moves_the_markers_and_the_readout():
+    s = accuracy_vs_noise(np.linspace(-2, 2, 8), flips=(0.0, 0.25, 0.5), n_train=200, n_test=500)
+    fig = accuracy_noise_figure(s, 0.25).to_dict()
+    slider = fig["layout"]["sliders"][0]
+    assert [st["label"] for st in slider["steps"]] == ["0", "0.25", "0.5"] and slider["active"] == 1
+    panel = fig["layout"]["annotations"][0]
+    assert panel["name"] == READOUT and panel["x"] == 1.0 and fig["layout"]["xaxis"]["domain"][1] < 0.8
+    for i, step in enumerate(slider["steps"]):
+        updates, relayout, indices = step["args"]
+        assert list(indices) == [3] and set(updates) == {"x", "y"} and set(relayout) == {"annotations[0].text"}
+        assert list(updates["x"][0]) == [s.flip[i]] * 3
+        np.testing.assert_allclose(updates["y"][0], [s.ceiling[i], s.true_accuracy[i], s.heldout_accuracy[i]],
+                                   atol=5e-6)  # fmt: skip
+        text = relayout["annotations[0].text"]
+        assert f"held-out accuracy {100 * s.heldout_accuracy[i]:.1f}%" in text
+        assert (
+            f"ceiling {100 * s.ceiling[i]:.1f}%" in text
+            and f"order vs the truth {100 * s.true_accuracy[i]:.1f}%" in text
+        )
+    assert panel["text"] == slider["steps"][1]["args"][1]["annotations[0].text"]
+    assert list(fig["data"][3]["x"]) == [0.25] * 3
+    with pytest.raises(ValueError):
+        accuracy_noise_figure(s, 0.3)  # not a rate of the study
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("presenter", [False, True])
+def test_accuracy_noise_figure_with_its_slider_is_valid_and_readable(theme, presenter):
+    s = accuracy_vs_noise(np.linspace(-2, 2, 6), flips=(0.0, 0.25, 0.5), n_train=60, n_test=60)
+    fig = accuracy_noise_figure(s, 0.0, theme=theme, presenter=presenter).to_dict()
+    go.Figure(fig)
+    low = [(w, c) for w, c, behind in texts(fig) if c is None or contrast(over(c, behind), behind) < 4.5]
+    assert not low and not [r for _, r in marks(fig) if r is not None and r < 3.0]
+    assert fig["layout"]["sliders"][0]["pad"]["t"] >= _tick_and_title_px(fig["layout"])
 
 
 def test_length_bias_figure_marks_the_page_beta():

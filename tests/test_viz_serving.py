@@ -8,7 +8,9 @@ import pytest
 from core import serving
 from core.hardware import GPUS
 from core.model_spec import CUSTOM, LLAMA3_8B, LLAMA3_70B
+from tests.test_viz_style import _tick_and_title_px, contrast, marks, over, texts
 from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+from viz.style import READOUT
 
 
 def test_roofline_figure():
@@ -99,3 +101,70 @@ def test_moe_router_figure():
     assert dropped.sum() == routing.dropped > 0  # skew 3 overloads the first experts
     assert fig.layout.shapes[0].y0 == 8
     assert f"{routing.dropped_tokens} tokens lost" in fig.layout.annotations[0].text
+
+
+def _swept_roofline(batch=16, **kw):
+    h, x = GPUS["H100"], np.logspace(-1, 4.7, 120)
+    sizes = (1, 2, 4, 16, 64, 256, 1024, 4096)
+    dec = serving.forward_step(LLAMA3_70B, "H100", np.array(sizes), 1, 1024, tp=4)
+    pre = serving.forward_step(LLAMA3_70B, "H100", 1, 2048, 0, tp=4)
+    return roofline_figure(
+        x,
+        serving.attainable_flops(x, "H100"),
+        h.peak_flops,
+        h.bandwidth,
+        "H100",
+        points=[("prefill 2,048", float(pre.intensity), float(pre.flops / (4 * pre.seconds)))],
+        decode_curve=(np.array(sizes), dec.intensity, dec.flops / (4 * dec.seconds)),
+        batch_sweep=(sizes, dec.intensity, dec.flops / (4 * dec.seconds), dec.seconds),
+        batch=batch,
+        n_gpus=4,
+        **kw,
+    ), dec
+
+
+def test_roofline_batch_slider_moves_the_decode_point_and_its_readout():
+    built, dec = _swept_roofline()
+    fig = built.to_dict()
+    slider = fig["layout"]["sliders"][0]
+    assert [s["label"] for s in slider["steps"]] == ["1", "2", "4", "16", "64", "256", "1,024", "4,096"]
+    assert slider["active"] == 3 and slider["currentvalue"]["prefix"] == "decode batch = "
+    moving = len(fig["data"]) - 1
+    assert fig["data"][moving]["name"] == "decode, batch B"  # one legend name at every step
+    for k, step in enumerate(slider["steps"]):
+        updates, relayout, indices = step["args"]
+        assert list(indices) == [moving] and set(updates) == {"x", "y", "hovertemplate"}
+        assert set(relayout) == {"annotations[0].text"}
+        assert updates["x"][0][0] == pytest.approx(float(dec.intensity[k]), rel=5e-4)  # 4 significant digits
+        assert updates["y"][0][0] == pytest.approx(float(dec.flops[k] / (4 * dec.seconds[k])) / 1e12, rel=5e-4)
+    # the figure as drawn is its active step
+    active = slider["steps"][3]["args"]
+    assert list(fig["data"][moving]["x"]) == list(active[0]["x"][0])
+    assert list(fig["data"][moving]["y"]) == list(active[0]["y"][0])
+    assert fig["layout"]["annotations"][0]["text"] == active[1]["annotations[0].text"]
+    panel = fig["layout"]["annotations"][0]
+    assert panel["name"] == READOUT and panel["x"] == 1.0 and panel["xanchor"] == "right"
+    assert fig["layout"]["xaxis"]["domain"][1] < 0.8  # the readout's column, right of the plot
+    # Llama-3-70B on 4 H100s at batch 16 and a 1,024-token context: memory-bound; the tokens of the four together
+    text = panel["text"]
+    assert "<b>decode, batch 16</b>" in text and "memory-bound" in text and "from the 4 GPUs together" in text
+    assert f"at most {16 / float(dec.seconds[3]):,.0f} tokens/s" in text
+    with pytest.raises(ValueError, match="batch"):
+        _swept_roofline(batch=None)
+    with pytest.raises(ValueError):
+        _swept_roofline(batch=3)  # not a step
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("presenter", [False, True])
+def test_roofline_with_its_slider_is_valid_readable_and_leaves_room_for_the_axis(theme, presenter):
+    fig = _swept_roofline(theme=theme, presenter=presenter)[0].to_dict()
+    go.Figure(fig)  # plotly's validation, slider steps included
+    layout = fig["layout"]
+    low = [(w, c) for w, c, behind in texts(fig) if c is None or contrast(over(c, behind), behind) < 4.5]
+    assert not low and not [r for _, r in marks(fig) if r is not None and r < 3.0]
+    # under the plot: the x-axis tick labels and title, then the drag row
+    assert layout["sliders"][0]["pad"]["t"] >= _tick_and_title_px(layout)
+    assert layout["sliders"][0]["font"]["color"] and layout["sliders"][0]["currentvalue"]["font"]["size"] >= (
+        16 if presenter else 15
+    )

@@ -229,6 +229,9 @@ RM_DEFAULTS = [
     Ref("Fitted order vs the true order: 89.4%", _NOISE["order"]),
     Ref("real reward models: about 60-75% held-out", RM_RANGE),
     Ref("labelers' flip rate (400 training pairs)", int(_RM["train_pairs"])),
+    # the label-noise figure's readout panel at the page's flip rate (the drag's active step)
+    Ref("flip rate 0.2 held-out accuracy 68.2% ceiling 71.1% order vs the truth 89.4%", float(_RM["flip"]),
+        _NOISE["heldout"], _NOISE["ceiling"], _NOISE["order"]),
 ]
 
 
@@ -331,6 +334,18 @@ def _bpe_tokens(train: str, text: str, vocab_size: int = 800) -> int:
 _N_BPE = _bpe_tokens(_TRAIN_TEXT, _HELDOUT)
 
 
+def _refs_merges(k: int) -> list[Ref]:
+    """The BPE merges figure's readout after k merges: the tokens of a BPE trained to 256 + k entries, and the one
+    byte model's total T·L = bpb · n_bytes · ln 2 over them (perplexity per token 2^(bpb · n_bytes / T))."""
+    T = _bpe_tokens(_TRAIN_TEXT, _HELDOUT, 256 + k)
+    return [
+        Ref(f"{k} merges (vocabulary {256 + k}) {T} tokens, {_N_BYTES / T:.2f} bytes each perplexity per token "
+            f"{2 ** (_BPB * _N_BYTES / T):.2f} bits per byte {_BPB:.4f}, the same at every count merge {k}:",
+            GIVEN, 256 + k, T, _N_BYTES / T, 2 ** (_BPB * _N_BYTES / T), _BPB, GIVEN),
+        Ref("BPE merges learned (vocabulary 256 + merges)", FORMULA),
+    ]
+
+
 def _refs_units(values: dict) -> list[Ref]:
     V, P, R = int(values["vocab_size"]), int(values["prompt_len"]), int(values["resp_len"])
     return [
@@ -352,6 +367,7 @@ LOSS_DEFAULTS = [
     Ref("Bits per byte, bigram models: 2.36 to 3.29", BIGRAMS),
     Ref("Bits per byte, bigram models help: one bigram model per tokenizer: a factor of 1.4", 3.29 / 2.36),
     Ref("bits per byte, T·L / (n_bytes ln 2)", FORMULA),
+    *_refs_merges(int(LU.defaults()["bpe_merges"])),
 ]
 
 

@@ -1143,6 +1143,19 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
         Ref("decode, batch 16", GIVEN),
         Ref("context 8,192", GIVEN),
     ]
+    # the roofline's readout panel at the page's batch (the drag's active step): the same step by hand
+    bound = "memory-bound" if now["flops"] / now["bytes"] < PEAK / bw else "compute-bound"
+    out["decode_readout"] = [
+        Ref(
+            f"decode, batch 16 9.3 FLOP/B {bound} 31.1 TFLOP/s per GPU step: a floor of 9.92 ms at most 1,612 tokens/s",
+            GIVEN,
+            now["flops"] / now["bytes"],
+            now["flops"] / (tp * now["seconds"]),  # FLOP/s: the check reads "TFLOP" as 10¹²
+            1e3 * now["seconds"],
+            B / now["seconds"],
+        ),
+        *([Ref("from the 4 GPUs together", GIVEN)] if tp > 1 else []),
+    ]
     return out
 
 
@@ -1152,7 +1165,7 @@ def _sv(name: str | None) -> dict:
 
 _SV_DEFAULTS = ("weights", "weights_help", "kv", "kv_help", "ridge", "ridge_help", "decode", "decode_help",
                 "intensity", "intensity_help", "prefill", "fit", "fit_help", "E", "E_help", "speedup", "speedup_help",
-                "router", "roofline")  # fmt: skip
+                "router", "roofline", "decode_readout")  # fmt: skip
 
 SERVING: dict[str, list[Ref]] = {
     "defaults": _pick(_serving(_sv(None)), *_SV_DEFAULTS),
@@ -1234,7 +1247,7 @@ def _sv_preset(key: str) -> dict:
 
 
 _SV_70B = ("weights", "weights_help", "kv", "decode", "decode_help", "decode_one", "intensity", "intensity_help",
-           "prefill", "fit", "fit_help", "speedup")
+           "prefill", "fit", "fit_help", "speedup", "decode_readout")
 KV70_TOKEN = 2 * 80 * 8 * 128 * 2  # bytes: K and V, 80 layers, 8 KV heads of 128, bf16
 W70_BYTES = 2 * L70["total"]
 A10_08_NOTE = "Note: fp8 KV doubles the count (A10-08 follow-up)."
@@ -1361,7 +1374,7 @@ _DS_NO_TABLE = _DS_ONE - _DSC["embedding"]  # fp8 bytes without the input table,
 SERVING |= {
     "preset A2.8-MoE: MoE: memory by total, FLOPs by active": [
         *_pick(_G, "weights", "weights_help", "kv", "ridge", "ridge_help", "decode", "intensity", "prefill", "fit",
-               "fit_help", "E", "E_help", "router"),
+               "fit_help", "E", "E_help", "router", "decode_readout"),
         Ref("if the matmuls themselves run in fp8 the peak doubles and the ridge is 412", 2 * PEAK / BANDWIDTH["H200"]),
         Ref("Decode, batch 1 help: a floor: " + MOE_READ + " / (8 × 4.8 TB/s), at most 1,023 tokens/s", GIVEN,
             *MOE_READ_VALUES, GIVEN, BANDWIDTH["H200"] / 1e12, 1 / _DS_FLOOR),

@@ -11,7 +11,7 @@ import pandas as pd
 from core import reward_model
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
 from core.kl_leash import beta_choices
-from views import DEFAULT, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views import kl_leash as kl_view
 from views.state import Answer, Field, Spec, State
 from viz.dpo import dpo_figure
@@ -139,7 +139,8 @@ def _noise(state: State, options: Options, view: View) -> None:
         view.notices.append(("warning", f"The label-noise study failed: {err}."))
         return
     i = FLIP_TEXT.index(state.flip)
-    view.figures["noise"] = accuracy_noise_figure(study, **options.look)
+    view.figures["noise"] = accuracy_noise_figure(study, FLIPS[i], **options.look)
+    view.drags["noise"] = Drag("flip", FLIP_TEXT)  # the figure's slider steps: one per flip rate of the study
     view.facts["noise"] = study
     view.facts["noise_readouts"] = [
         Readout(f"Held-out accuracy at flip {state.flip}", f"{100 * study.heldout_accuracy[i]:.1f}%",

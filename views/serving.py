@@ -20,7 +20,7 @@ from core.model_spec import (
     param_breakdown,
 )
 from core.systems_presets import PRESETS_BY_KEY
-from views import DEFAULT, Options, Readout, View
+from views import DEFAULT, Drag, Options, Readout, View
 from views.state import Field, Spec, State
 from views.systems_common import (
     NONE,
@@ -170,6 +170,15 @@ SPEC = Spec(
     },
     answers={preset_name(PRESETS_BY_KEY[k]): problem_answer(k) for k in PROBLEMS},
 )
+
+
+# The decode batches the roofline's drag steps through: 1 to 4,096 in powers of two and 1.25 and 1.5 times them
+BATCH_STEPS = tuple(sorted({b for k in range(13) for b in (2**k, 5 * 2**k // 4, 3 * 2**k // 2) if b <= 4096}))
+
+
+def batch_steps(batch: int) -> tuple[int, ...]:
+    """The drag's batches: :data:`BATCH_STEPS` and the page's own ``batch``, so that the drag starts exactly there."""
+    return tuple(sorted(set(BATCH_STEPS) | {int(batch)}))
 
 
 def _lengths(ctx: int, used_pct: int, n: int = 256) -> np.ndarray:
@@ -345,20 +354,26 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.facts.update(decode_ms=1e3 * bound, ridge=ridge, decode_intensity=float(now.intensity))
         if options.wants("main"):
             x = np.logspace(-1, 4.7, 240)
+            # the drag's steps: one decode step at every batch of the grid and the page's, in one pass
+            steps = batch_steps(int(state.batch))
+            swept = serving.forward_step(
+                spec, gpu, np.asarray(steps), 1, state.srv_ctx, weight_format=state.wfmt, kv_bytes_per_value=kvb, tp=tp
+            )
             view.figures["main"] = roofline_figure(
                 x,
                 serving.attainable_flops(x, gpu),
                 gpu.peak_flops,
                 gpu.bandwidth,
                 state.srv_gpu,
-                points=[
-                    (f"prefill of {state.prompt:,} tokens", float(pre.intensity), float(per_gpu(pre))),
-                    (f"decode, batch {state.batch:,}", float(now.intensity), float(per_gpu(now))),
-                ],
+                points=[(f"prefill of {state.prompt:,} tokens", float(pre.intensity), float(per_gpu(pre)))],
                 decode_curve=(batches, dec.intensity, per_gpu(dec)),
+                batch_sweep=(steps, swept.intensity, per_gpu(swept), swept.seconds),
+                batch=int(state.batch),
+                n_gpus=tp,
                 sparse_attainable=serving.attainable_flops(x, gpu, sparse=True) if "sparse peak" in traps else None,
                 **options.look,
             )
+            view.drags["main"] = Drag("batch", steps)
         one_token = float(serving.weight_bytes_read(spec, 1, state.wfmt))
         # an untied model's input-embedding table is counted whole, though a token's lookup reads one row of it (a
         # tied model reads the whole matrix anyway, as its output head)

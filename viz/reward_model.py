@@ -92,14 +92,41 @@ def bradley_terry_figure(
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
+# the plot's right edge when the readout column stands beside it (presenter type makes the column wider)
+_NOISE_PLOT_RIGHT = {False: 0.76, True: 0.68}
+
+
+def _noise_readout(study: NoiseStudy, i: int, ink: Any) -> str:
+    """The readout panel's text at the study's flip rate i: each accuracy in its curve's colour, as the page's
+    readouts print it."""
+    rows = (
+        ("held-out accuracy", study.heldout_accuracy[i], "optimised"),
+        ("ceiling", study.ceiling[i], "reference"),
+        ("order vs the truth", study.true_accuracy[i], "optimum"),
+    )
+    lines = [f"<b>flip rate {study.flip[i]:g}</b>"]
+    lines += [f'<span style="color:{ink[role]}">{label} {100 * v:.1f}%</span>' for label, v, role in rows]
+    return "<br>".join(lines)
+
+
 def accuracy_noise_figure(
-    study: NoiseStudy, *, height: int = 420, theme: str = "light", presenter: bool = False
+    study: NoiseStudy,
+    flip: float | None = None,
+    *,
+    height: int = 420,
+    theme: str = "light",
+    presenter: bool = False,
 ) -> go.Figure:
     """Held-out pair accuracy (orange), the true rewards' own accuracy on the same noisy labels (blue, the ceiling)
     and the fitted ordering against the true one (green) as the flip rate grows; the 60-75% band of real reward
     models (seed 003, Q7) and the 50% of a coin toss.
+
+    flip: the page's flip rate, one of ``study.flip``. With it, markers sit on the three curves at that rate (trace
+    3) and a readout panel right of the plot (annotation 0) gives the three accuracies; a plotly slider with one step
+    per flip rate of the study (labels ``f"{flip:g}"``) moves both in the browser.
     """
-    pal = get_theme(theme).palette
+    th = get_theme(theme)
+    pal = th.palette
     f = study.flip
     series = (
         ("fitted model on held-out noisy labels", study.heldout_accuracy, pal["optimised"], "solid"),
@@ -124,7 +151,7 @@ def accuracy_noise_figure(
         {"x": 0, "y": 0.5, "xref": "x domain", "yref": "y", "xanchor": "left", "yanchor": "top",
          "showarrow": False, "text": "coin toss"},
     ]  # fmt: skip
-    layout = {
+    layout: dict[str, Any] = {
         "xaxis": {"title": {"text": f"labelers' flip rate ({study.n_train} training pairs)"}},
         "yaxis": {"title": {"text": "pair accuracy"}, "range": [0.4, 1.02]},
         "shapes": shapes,
@@ -132,6 +159,47 @@ def accuracy_noise_figure(
         "uirevision": "rm-noise",
         "hovermode": "x unified",
     }
+    if flip is not None:
+        flips = [float(v) for v in f]
+        active = flips.index(float(flip))
+        # every step's markers and readout in one pass over the study's arrays (one fit per flip rate, done); the
+        # held-out accuracy, the subject, drawn last (on top where it meets the ceiling)
+        ys = np.round(np.stack([study.ceiling, study.true_accuracy, study.heldout_accuracy], axis=1), 5)  # (F, 3)
+        texts = [_noise_readout(study, i, th.ink) for i in range(len(flips))]
+        data.append(
+            {"type": "scatter", "x": [flips[active]] * 3, "y": ys[active], "mode": "markers", "showlegend": False,
+             "name": "at the chosen flip rate", "hoverinfo": "skip",
+             "marker": {"color": [pal["reference"], pal["optimum"], pal["optimised"]], "size": 13,
+                        "line": {"color": th.text, "width": 1}}}
+        )  # fmt: skip
+        right = _NOISE_PLOT_RIGHT[presenter]
+        layout["xaxis"]["domain"] = [0.0, right]
+        # the band's label moves beside the band, under the readout (across the narrower plot it crossed the curves)
+        annotations[0] |= {
+            "x": right + 0.01,
+            "y": 0.65,
+            "xref": "paper",
+            "xanchor": "left",
+            "yanchor": "middle",
+            "align": "left",
+            "text": "← real reward models:<br>about 60-75% held-out",
+        }
+        layout["annotations"] = [
+            {"text": texts[active], "xref": "paper", "yref": "paper", "x": 1.0, "y": 1.0, "xanchor": "right",
+             "yanchor": "top", "align": "left", "showarrow": False, "bgcolor": th.panel, "bordercolor": th.axis,
+             "borderwidth": 1, "borderpad": 6, "name": READOUT},
+            *annotations,
+        ]  # fmt: skip
+        steps = [
+            {"method": "update", "label": f"{v:g}",
+             "args": [{"x": [[v] * 3], "y": [ys[i]]}, {"annotations[0].text": texts[i]}, [len(data) - 1]]}
+            for i, v in enumerate(flips)
+        ]  # fmt: skip
+        # pad: the room the x-axis tick labels and title need under the plot
+        layout["sliders"] = [
+            {"active": active, "steps": steps, "currentvalue": {"prefix": "flip rate = "},
+             "pad": {"t": 80 if presenter else 64}, "len": 1.0, "x": 0.0}
+        ]  # fmt: skip
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 

@@ -15,13 +15,47 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from viz.style import figure, get_theme
+from viz.style import READOUT, figure, get_theme
 
 TERA = 1e12
 
 
 def _arr(x: ArrayLike) -> np.ndarray:
     return np.asarray(x, dtype=float)
+
+
+def _sig4(x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to 4 significant digits: what a marker needs, and a small slider payload."""
+    return np.array([float(f"{v:.4g}") for v in x])
+
+
+def _point_hover(name: str) -> str:
+    return f"{name}<br>%{{x:.4g}} FLOP/B<br>%{{y:.4g}} TFLOP/s<extra></extra>"
+
+
+# the roofline's right edge when a readout column stands beside it (presenter type makes the column wider)
+_PLOT_RIGHT = {False: 0.76, True: 0.66}
+
+
+def _decode_readout(batch: int, intensity: float, flops: float, seconds: float, ridge: float, n_gpus: int) -> str:
+    """The readout panel's text for one decode step of ``batch`` sequences: the roofline's numbers, the step time as
+    the floor it is, and the tokens per second that floor allows (all ``n_gpus`` GPUs together)."""
+    lines = [
+        f"<b>decode, batch {batch:,}</b>",
+        f"{intensity:,.1f} FLOP/B",
+        "memory-bound" if intensity < ridge else "compute-bound",
+        f"{_sig3(flops / TERA)} TFLOP/s per GPU",
+        f"step: a floor of {_sig3(1e3 * seconds)} ms",
+        f"at most {batch / seconds:,.0f} tokens/s",
+    ]
+    if n_gpus > 1:
+        lines.append(f"from the {n_gpus} GPUs together")
+    return "<br>".join(lines)
+
+
+def _sig3(x: float) -> str:
+    """Three significant digits, trailing zeros kept (60.0, 9.90), whole numbers with commas from 100 on."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:#.3g}".rstrip(".")
 
 
 def roofline_figure(
@@ -33,6 +67,9 @@ def roofline_figure(
     *,
     points: Sequence[tuple[str, float, float]] = (),
     decode_curve: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
+    batch_sweep: tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike] | None = None,
+    batch: int | None = None,
+    n_gpus: int = 1,
     sparse_attainable: ArrayLike | None = None,
     height: int = 460,
     theme: str = "light",
@@ -44,6 +81,11 @@ def roofline_figure(
     prefill and decode steps; the first point whose name starts with "prefill" is orange, the others blue.
     decode_curve: (batch sizes, intensity, attained FLOP/s) of decode as the batch grows. sparse_attainable: the
     trap's roof at the 2:4-sparse peak, dashed.
+
+    batch_sweep: (batch sizes, intensity, attained FLOP/s per GPU, step seconds) of one decode step at each batch
+    of a plotly slider, ``batch`` (one of those sizes) the page's. The decode point at ``batch`` (the last trace)
+    and a readout panel right of the plot (annotation 0: intensity, memory- or compute-bound, FLOP/s per GPU, the
+    step's floor and the tokens per second of the ``n_gpus`` GPUs) follow the slider's steps in the browser.
     """
     t = get_theme(theme)
     pal = t.palette
@@ -100,21 +142,108 @@ def roofline_figure(
                 "hovertemplate": "batch %{customdata:.0f}<br>%{x:.3g} FLOP/B<br>%{y:.4g} TFLOP/s<extra></extra>",
             }
         )
+
+    def point(name: str, i: float, f: float, colour: str) -> dict[str, Any]:
+        return {
+            "type": "scatter",
+            "x": [i],
+            "y": [f / TERA],
+            "mode": "markers",
+            "name": name,
+            "marker": {"color": colour, "size": 15, "line": {"color": t.text, "width": 1}},
+            "hovertemplate": _point_hover(name),
+        }
+
     for name, i, f in points:
-        colour = pal["optimised"] if name.startswith("prefill") else pal["reference"]
-        data.append(
+        data.append(point(name, i, f, pal["optimised"] if name.startswith("prefill") else pal["reference"]))
+    annotations: list[dict[str, Any]] = [
+        {
+            "xref": "paper",
+            "yref": "paper",
+            "x": 0.02,
+            "y": 0.98,
+            "xanchor": "left",
+            "yanchor": "top",
+            "showarrow": False,
+            "align": "left",
+            "text": "left of the ridge: memory-bound (bytes / bandwidth)<br>right of it: compute-bound (FLOPs / peak)",
+        }
+    ]
+    sliders: list[dict[str, Any]] = []
+    if batch_sweep is not None:
+        if batch is None:
+            raise ValueError("batch_sweep needs the page's batch")
+        # the readout column narrows the plot: the note in shorter lines, in its bottom-right corner (under the flat
+        # roof, where no step of prefill or decode falls), on the background so that the ridge's line stops at it
+        annotations[0] |= {
+            "x": _PLOT_RIGHT[presenter],
+            "y": 0.02,
+            "xanchor": "right",
+            "yanchor": "bottom",
+            "bgcolor": t.background,
+            "text": "left of the ridge: memory-bound<br>(bytes / bandwidth)<br>right of it: compute-bound<br>"
+            "(FLOPs / peak)",
+        }
+        sizes = [int(b) for b in np.asarray(batch_sweep[0])]
+        active = sizes.index(int(batch))
+        # the numbers as the readout prints them, to 4 significant digits on the figure (a small slider payload)
+        sweep_i, sweep_f, seconds = (_arr(v) for v in batch_sweep[1:])
+        xs, ys = _sig4(sweep_i), _sig4(sweep_f / TERA)
+        hovers = [_point_hover(f"decode, batch {b:,}") for b in sizes]
+        texts = [_decode_readout(b, sweep_i[k], sweep_f[k], seconds[k], ridge, n_gpus) for k, b in enumerate(sizes)]
+        # one legend name at every batch (a longer one could wrap the legend onto a second row mid-drag)
+        data.append(point("decode, batch B", xs[active], 0.0, pal["reference"]))
+        data[-1] |= {"y": [ys[active]], "hovertemplate": hovers[active]}  # as the active step draws it
+        moving = len(data) - 1
+        steps = [
             {
-                "type": "scatter",
-                "x": [i],
-                "y": [f / TERA],
-                "mode": "markers",
-                "name": name,
-                "marker": {"color": colour, "size": 15, "line": {"color": t.text, "width": 1}},
-                "hovertemplate": f"{name}<br>%{{x:.4g}} FLOP/B<br>%{{y:.4g}} TFLOP/s<extra></extra>",
+                "method": "update",
+                "label": f"{b:,}",
+                "args": [
+                    {"x": [[xs[k]]], "y": [[ys[k]]], "hovertemplate": [hovers[k]]},
+                    {"annotations[0].text": texts[k]},
+                    [moving],
+                ],
             }
+            for k, b in enumerate(sizes)
+        ]
+        # the readout panel: a column right of the plot, clear of the roof and the points
+        annotations.insert(
+            0,
+            {
+                "text": texts[active],
+                "xref": "paper",
+                "yref": "paper",
+                "x": 1.0,
+                "y": 1.0,
+                "xanchor": "right",
+                "yanchor": "top",
+                "align": "left",
+                "showarrow": False,
+                "bordercolor": t.axis,
+                "borderwidth": 1,
+                "borderpad": 6,
+                "bgcolor": t.panel,
+                "name": READOUT,
+            },
         )
+        sliders = [
+            {
+                "active": active,
+                "steps": steps,
+                "currentvalue": {"prefix": "decode batch = "},
+                # the room the x-axis tick labels and title need under the plot
+                "pad": {"t": 80 if presenter else 64},
+                "len": 1.0,
+                "x": 0.0,
+            }
+        ]
     layout = {
-        "xaxis": {"title": {"text": "arithmetic intensity (FLOP per byte moved)"}, "type": "log"},
+        "xaxis": {
+            "title": {"text": "arithmetic intensity (FLOP per byte moved)"},
+            "type": "log",
+            **({"domain": [0.0, _PLOT_RIGHT[presenter]]} if sliders else {}),
+        },
         "yaxis": {"title": {"text": "attainable TFLOP/s per GPU (dense bf16)"}, "type": "log"},
         "shapes": [
             {
@@ -127,23 +256,12 @@ def roofline_figure(
                 "line": {"color": pal["neutral"], "dash": "dot", "width": 1},
             }
         ],
-        "annotations": [
-            {
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0.02,
-                "y": 0.98,
-                "xanchor": "left",
-                "yanchor": "top",
-                "showarrow": False,
-                "align": "left",
-                "text": "left of the ridge: memory-bound (bytes / bandwidth)<br>"
-                "right of it: compute-bound (FLOPs / peak)",
-            }
-        ],
+        "annotations": annotations,
         "uirevision": "roofline",
         "hovermode": "closest",
     }
+    if sliders:
+        layout["sliders"] = sliders
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
