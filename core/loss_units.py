@@ -147,6 +147,51 @@ class Tokenizer:
         return [(_symbols_to_bytes(a), _symbols_to_bytes(b)) for a, b in pairs]
 
 
+def merge_prefix_counts(tokenizer: Tokenizer, text: str, n: int) -> NDArray[np.int64]:
+    """The number of tokens ``text`` is cut into by the first k merges of a BPE tokenizer, for k = 0..n (k = 0: its
+    UTF-8 bytes), all in one pass over the merges.
+
+    Encoding applies the merges in the order they were learned, and a merge's two tokens are bytes or tokens of
+    earlier merges, so the tokenizer of the first k merges (256 + k tokens: training stopped at that size learns the
+    same k) cuts a word as this one does after its k-th merge. Here each merge in turn joins every occurrence of its
+    pair, left to right, in each distinct word of the pre-tokenizer (a word keeps its leading space, as in GPT-2).
+    """
+    check_text(text)
+    if tokenizer._bpe_json is None:
+        raise ValueError(f"tokenizer {tokenizer.name!r} has no merges")
+    spec = json.loads(tokenizer._bpe_json)["model"]["merges"]
+    if isinstance(n, bool) or int(n) != n or not 0 <= n <= len(spec):
+        raise ValueError(f"n must be a whole number from 0 to the tokenizer's {len(spec)} merges, got {n!r}")
+    pairs = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in spec[: int(n)]]
+    # the distinct words, in GPT-2's byte symbols (one character per byte), with how often each occurs
+    words = Counter(w for w, _ in _load_bpe(tokenizer._bpe_json).pre_tokenizer.pre_tokenize_str(text))
+    tokens = {w: list(w) for w in words}
+    holding: dict[str, set[str]] = {}  # token -> the words it occurs in (a superset: merges leave stale entries)
+    for w in words:
+        for s in w:
+            holding.setdefault(s, set()).add(w)
+    counts = np.empty(int(n) + 1, dtype=np.int64)
+    total = sum(len(w) * c for w, c in words.items())
+    counts[0] = total
+    for k, (a, b) in enumerate(pairs, start=1):
+        ab = a + b
+        for w in holding.get(a, set()) & holding.get(b, set()):
+            old, new, i = tokens[w], [], 0
+            while i < len(old):
+                if i + 1 < len(old) and old[i] == a and old[i + 1] == b:
+                    new.append(ab)
+                    i += 2
+                else:
+                    new.append(old[i])
+                    i += 1
+            if len(new) < len(old):
+                total -= (len(old) - len(new)) * words[w]
+                tokens[w] = new
+                holding.setdefault(ab, set()).add(w)
+        counts[k] = total
+    return counts
+
+
 @lru_cache(maxsize=16)
 def _load_bpe(js: str):  # -> tokenizers.Tokenizer
     from tokenizers import Tokenizer as HFTokenizer

@@ -205,6 +205,137 @@ def kaplan_gap(
 
 
 # --------------------------------------------------------------------------------------------------------------
+# WSD runs that differ only in the length of their decay
+
+
+@dataclass(frozen=True)
+class WsdSweep:
+    """WSD runs of one length, one per decay length, sampled at some of their steps (more of them in the decay).
+
+    Row r: ``decay_steps[r]``, the 1-based steps ``at[r]`` it is sampled at (increasing, the last step included) and
+    the learning rate ``lr[r]`` and modelled loss ``loss[r]`` there."""
+
+    steps: int
+    decay_shape: str
+    decay_steps: tuple[int, ...]
+    at: tuple[NDArray[np.int64], ...]
+    lr: tuple[NDArray[np.float64], ...]
+    loss: tuple[NDArray[np.float64], ...]
+
+
+def _momentum(d: NDArray[np.float64], m0: NDArray[np.float64], lam: float) -> NDArray[np.float64]:
+    """m_k = lam · m_(k-1) + d_k along each row of d (R, K), from m_0 = m0 (R,): the recursion of
+    :meth:`AnnealingLossModel.areas`, vectorised. Within a block of steps m is lam^j times a cumulative sum of
+    d_i · lam^-i, the block short enough that lam^-i stays below 10^6 (256 steps for lam = 0.999: below 1.3), so
+    nothing overflows or cancels; the blocks are chained by their last values."""
+    block = 256 if lam >= 1.0 else 1 if lam <= 0.0 else max(1, min(256, int(13.8 / -math.log(lam))))
+    R, K = d.shape
+    nb = -(-K // block)
+    padded = np.zeros((R, nb * block))
+    padded[:, :K] = d
+    x = padded.reshape(R, nb, block)
+    j = np.arange(block, dtype=np.float64)
+    local = lam**j * np.cumsum(x * lam**-j, axis=2)  # (R, nb, block): each block's m from a start of 0
+    carry = np.empty((R, nb))  # m just before each block
+    c = np.asarray(m0, dtype=np.float64)
+    decay = lam**block
+    for b in range(nb):
+        carry[:, b] = c
+        c = decay * c + local[:, b, -1]
+    m = local + lam ** (j + 1) * carry[:, :, None]
+    return m.reshape(R, nb * block)[:, :K]
+
+
+def _sample_steps(steps: int, warmup: int, start: int, points: tuple[int, int]) -> NDArray[np.int64]:
+    """About points[0] steps spread over the whole run (those up to the decay's start kept), the warm-up's end and
+    the decay's start, and about points[1] steps spread over the decay (its last step, the run's, included)."""
+    spread = np.linspace(1, steps, min(steps, points[0])).round().astype(np.int64)
+    decay = start + np.linspace(0, steps - start, min(steps - start, points[1]) + 1).round().astype(np.int64)
+    return np.unique(np.concatenate([spread[spread < start], [1, max(warmup, 1), start], decay]))
+
+
+def wsd_sweep(
+    steps: int,
+    decay_steps: Sequence[int],
+    *,
+    warmup: int | None = None,
+    final_lr_frac: float = 0.1,
+    decay_shape: DecayShape = "linear",
+    model: AnnealingLossModel | None = None,
+    points: tuple[int, int] = (80, 100),
+) -> WsdSweep:
+    """The learning rate and the modelled loss of ``lr_schedule("wsd", steps, ...)`` for each of ``decay_steps``,
+    all in one pass, sampled at about points[0] steps before each decay and points[1] in it (``_sample_steps``).
+
+    Every WSD run is the constant schedule up to the start of its decay, so only the decays are computed: S1 and S2
+    go on from the constant run's at that step, and the annealing momentum m from its value there. The decays are
+    rows of arrays (blocks of up to eight rows of about one length, a million numbers at most), the momentum's
+    recursion vectorised along them (:func:`_momentum`), S2 from m in closed form, the loss only at the samples; a
+    linear decay (a constant drop per step) has eta, S1 and m in closed form too, at the samples alone. The same
+    numbers as ``model.loss(lr_schedule("wsd", ...))`` to rounding error.
+    """
+    model = DEFAULT_LOSS_MODEL if model is None else model
+    steps = _whole(steps, "steps", 2)
+    const = lr_schedule("constant", steps, warmup=warmup)  # checks steps and the warm-up
+    W = max(1, round(0.01 * steps)) if warmup is None else int(warmup)
+    Ds = [_whole(D, "decay_steps", 1) for D in decay_steps]
+    if not Ds or max(Ds) > steps - max(W, 1):  # a decay starts after a step at the peak (step 1 at the earliest)
+        raise ValueError(f"need decay lengths from 1 to {steps - max(W, 1)} (after the warm-up and a step at the peak)")
+    if not 0.0 <= final_lr_frac <= 1.0:
+        raise ValueError(f"final_lr_frac must lie in [0, 1], got {final_lr_frac!r}")
+    _decay(np.zeros(1), decay_shape)  # checks the shape
+    S1c, S2c = model.areas(const)
+    loss_c = model.L0 + model.A * np.power(np.maximum(S1c, 1e-12), -model.alpha) - model.C * S2c
+    m_c = np.diff(S2c, prepend=0.0)  # the constant run's momentum m after each step
+    lam = model.lam
+    found: dict[int, tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]] = {}
+
+    def keep(D: int, s: NDArray[np.int64], eta: NDArray, area: NDArray, gained: NDArray) -> None:
+        """Row D from the LR, S1 and S2 gained in the decay at its samples s (read where s is past its start)."""
+        start = steps - D
+        stable = s <= start
+        loss = model.L0 + model.A * np.power(S1c[start - 1] + area, -model.alpha) - model.C * (S2c[start - 1] + gained)
+        found[D] = (s, np.where(stable, const[s - 1], eta), np.where(stable, loss_c[s - 1], loss))
+
+    def s2(eta: NDArray, m: NDArray, m0: float) -> NDArray:
+        """S2 gained in the decay, sum of m_1..m_k: (1 - lam) sum m_i = sum d_i + lam (m_0 - m_k), and the d_i sum
+        to 1 - eta_k (lam < 1)."""
+        return (1.0 - eta + lam * (m0 - m)) / (1.0 - lam)
+
+    longest_first = sorted(set(Ds), reverse=True)
+    if decay_shape == "linear" and lam < 1.0:
+        # every drop d_k is (1 - floor) / D: eta, S1 and m in closed form at the samples alone
+        for D in longest_first:
+            start = steps - D
+            s = _sample_steps(steps, W, start, points)
+            k = np.maximum(s - start, 0).astype(np.float64)  # steps into the decay (0 before it)
+            c, m0, lam_k = (1.0 - final_lr_frac) / D, float(m_c[start - 1]), lam**k
+            eta, m = 1.0 - c * k, lam_k * m0 + c * (1.0 - lam_k) / (1.0 - lam)
+            keep(D, s, eta, k - c * k * (k + 1) / 2, s2(eta, m, m0))
+        longest_first = []
+    rows = max(1, min(8, 1_000_000 // max(Ds)))  # blocks of rows of about one length (little padding)
+    for b0 in range(0, len(longest_first), rows):
+        block = np.asarray(longest_first[b0 : b0 + rows])
+        k = np.arange(1, int(block[0]) + 1, dtype=np.float64)  # (K,): steps into the decay
+        # (B, K), the peak 1; a shorter row's entries past its decay are never read
+        eta = 1.0 - (1.0 - final_lr_frac) * _decay(np.minimum(k / block[:, None], 1.0), decay_shape)
+        d = np.empty_like(eta)  # eta_(k-1) - eta_k, with eta_0 = 1 (the last stable step's)
+        d[:, 0] = 1.0 - eta[:, 0]
+        np.subtract(eta[:, :-1], eta[:, 1:], out=d[:, 1:])
+        m0 = m_c[steps - block - 1]  # (B,)
+        m = _momentum(d, m0, lam)
+        area = np.cumsum(eta, axis=1)  # (B, K): S1 gained in the decay
+        if lam == 1.0:
+            gained = np.cumsum(m, axis=1)  # (B, K): S2 gained in the decay
+        for r, D in enumerate(int(x) for x in block):
+            s = _sample_steps(steps, W, steps - D, points)
+            i = np.maximum(s - (steps - D) - 1, 0)  # (P,): the sample's index into the decay's row
+            keep(D, s, eta[r, i], area[r, i], gained[r, i] if lam == 1.0 else s2(eta[r, i], m[r, i], m0[r]))
+    at, lrs, losses = zip(*(found[D] for D in Ds), strict=True)
+    return WsdSweep(steps, decay_shape, tuple(Ds), at, lrs, losses)
+
+
+# --------------------------------------------------------------------------------------------------------------
 # mid-training: the data mixture over the run
 
 

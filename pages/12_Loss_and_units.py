@@ -62,6 +62,12 @@ def _body(page: Page) -> None:
 
     if tabs["BPE merges"].open:
         with tabs["BPE merges"]:
+            page.chart(out.figures["BPE merges"], "fig-bpe", "bpe-merges")
+            st.caption(
+                "The text in the sidebar cut by the first merges of the page's largest BPE, and the blue bars' byte "
+                "model scored through each cut: the same total loss over fewer tokens, so the perplexity per token "
+                "rises while the bits per byte stay put."
+            )
             st.dataframe(out.facts["merge_table"], hide_index=True, height=260)
             st.markdown(
                 f"The text's first {len(out.facts['sample'])} characters after these {state.bpe_merges} merges "

@@ -14,6 +14,7 @@ from core.loss_units import (
     compare_tokenizers,
     example_lengths,
     get_tokenizer,
+    merge_prefix_counts,
     packing_attention_mask,
     padding_waste,
     perplexity,
@@ -67,6 +68,27 @@ def test_bpe_reaches_its_vocabulary_and_merges_in_learned_order():
     # longer vocabularies give fewer tokens
     n = [len(get_tokenizer(f"bpe-{v}").pieces(HELDOUT)) for v in BPE_VOCAB_SIZES]
     assert n == sorted(n, reverse=True) and n[0] < len(HELDOUT.encode())
+
+
+@pytest.mark.parametrize(
+    "text", [HELDOUT, TEXT, "naïve café — ünïcödé 日本: aaaa aaaaa tt ttt  \n\n  x " * 3, "lighthouse " * 3]
+)
+def test_merge_prefix_counts_are_the_tokens_of_each_smaller_bpe(text):
+    """The merge stepper's token counts after k merges, all from one pass over the largest BPE's merges, against a
+    BPE trained to 256 + k tokens encoding the text itself (the tokenizers package), for every k up to 60."""
+    counts = merge_prefix_counts(get_tokenizer("bpe-800"), text, 60)
+    assert counts[0] == len(text.encode("utf-8"))
+    assert list(counts[1:]) == [len(train_bpe(TEXT, 256 + k).pieces(text)) for k in range(1, 61)]
+    assert np.all(np.diff(counts) <= 0)  # a merge never adds a token
+
+
+def test_merge_prefix_counts_refuse_what_has_no_merges():
+    with pytest.raises(ValueError, match="no merges"):
+        merge_prefix_counts(get_tokenizer("bytes"), HELDOUT, 1)
+    with pytest.raises(ValueError, match="whole number"):
+        merge_prefix_counts(get_tokenizer("bpe-300"), HELDOUT, 45)  # bpe-300 learned 44
+    with pytest.raises(ValueError):
+        merge_prefix_counts(get_tokenizer("bpe-300"), "", 3)
 
 
 def _gpt2_words(text):

@@ -13,6 +13,7 @@ from core.schedules import (
     kaplan_gap,
     lr_schedule,
     wsd_branch,
+    wsd_sweep,
 )
 
 
@@ -100,6 +101,29 @@ def test_mixture_moves_to_the_best_data_during_the_decay():
     )
 
 
+@pytest.mark.parametrize("shape", ["linear", "cosine", "1-sqrt"])
+@pytest.mark.parametrize(
+    ("steps", "W", "floor", "decays", "model"),
+    [
+        (10_000, 100, 0.1, [100, 2000, 2000, 9899, 9900, 1], DEFAULT_LOSS_MODEL),
+        (777, 0, 0.0, [776, 300, 5], AnnealingLossModel(lam=0.9, C=1e-3)),
+        (3000, 30, 0.5, [1000, 2969], AnnealingLossModel(lam=1.0)),
+        (50, 1, 0.25, [49, 2], AnnealingLossModel(lam=0.0)),
+    ],
+)
+def test_wsd_sweep_matches_each_schedules_own_loss(shape, steps, W, floor, decays, model):
+    """The slider's WSD curves (one pass over every decay length) against lr_schedule and the loss model's plain
+    loop, one run at a time, at every sampled step: a decay as long as the run allows, one step long, repeated."""
+    sweep = wsd_sweep(steps, decays, warmup=W, final_lr_frac=floor, decay_shape=shape, model=model)
+    assert sweep.decay_steps == tuple(decays) and sweep.decay_shape == shape
+    for D, at, lr, loss in zip(decays, sweep.at, sweep.lr, sweep.loss, strict=True):
+        want = lr_schedule("wsd", steps, warmup=W, final_lr_frac=floor, decay_steps=D, decay_shape=shape)
+        assert np.all(np.diff(at) > 0) and at[0] == 1 and at[-1] == steps and steps - D in at
+        np.testing.assert_allclose(lr, want[at - 1], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(loss, model.loss(want)[at - 1], rtol=1e-12)
+        assert np.sum(at > steps - D) == min(D, 100)  # the decay's samples: every step of a short one
+
+
 @pytest.mark.parametrize(
     "call",
     [
@@ -117,6 +141,12 @@ def test_mixture_moves_to_the_best_data_during_the_decay():
         lambda: kaplan_gap(100, [200]),
         lambda: data_mixture(100, 100),
         lambda: data_mixture(100, 50, pretrain=(1.0, 0.0)),
+        lambda: wsd_sweep(100, [], warmup=10),
+        lambda: wsd_sweep(100, [91], warmup=10),  # no step at the peak before the decay
+        lambda: wsd_sweep(100, [100], warmup=0),
+        lambda: wsd_sweep(100, [0], warmup=10),
+        lambda: wsd_sweep(100, [20], warmup=10, decay_shape="sqrt"),
+        lambda: wsd_sweep(100, [20], warmup=10, final_lr_frac=1.5),
     ],
 )
 def test_bad_input_raises_value_error(call):

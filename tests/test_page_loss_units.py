@@ -17,6 +17,7 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
 )
 from views import Options
 from views import loss_units as view_of
@@ -132,3 +133,61 @@ def test_home_stage_table_links_the_loss_page_under_pretraining_and_sft():
     labels = [link.proto.label for link in at.get("page_link")]
     assert labels.count("Loss, units and SFT mask") == 3  # the sidebar, Pretraining and SFT
     assert labels.count("Sampling and decoding") == 2 and labels.count("LR schedules and mid-training") == 2
+
+
+def _merges_view(n: int):
+    state = view_of.SPEC.defaults().replace(bpe_merges=n)
+    return view_of.figures(state, Options(parts=frozenset({"main", "BPE merges"})))
+
+
+def test_bpe_merges_drag_steps_are_the_views_at_each_merge_count(default):
+    """The BPE tab's figure drags "BPE merges learned" over every count, 1 to 60: step i moves the two markers to
+    the view at values[i] and rewrites its readout panel; the curves over every count stay as they are."""
+    fig = figures(default)[1]
+    assert fig["layout"]["title"]["text"].startswith("One byte model")
+    slider = slider_of(fig)
+    drag = _merges_view(10).drags["BPE merges"]
+    field = view_of.SPEC["bpe_merges"]
+    assert drag.field == "bpe_merges" and drag.values == tuple(range(1, 61))
+    assert all(field.check(v) is None and isinstance(v, int) for v in drag.values)
+    assert drag.values[slider["active"]] == default.slider(key="bpe_merges").value == 10
+    assert [s["label"] for s in slider["steps"]] == [str(v) for v in drag.values]
+    assert slider["currentvalue"]["prefix"] == "BPE merges learned: "
+    for i in (0, 29, 59):
+        step = slider["steps"][i]
+        updates, layout, traces = step["args"]
+        assert traces == [2, 3] and list(layout) == ["annotations[0].text"]
+        drawn = _merges_view(drag.values[i]).figures["BPE merges"]
+        for k, trace in enumerate(traces):
+            assert decode(updates["x"][k]).tolist() == list(drawn.data[trace].x)
+            np.testing.assert_array_equal(decode(updates["y"][k]), drawn.data[trace].y)
+        assert layout["annotations[0].text"] == drawn.layout.annotations[0].text
+    # the curves (traces 0 and 1) are those of the page's figure at every count
+    np.testing.assert_array_equal(decode(fig["data"][0]["y"]), _merges_view(60).figures["BPE merges"].data[0].y)
+
+
+def test_bpe_merges_readout_against_a_bpe_trained_to_that_size(default):
+    """Step 44 (the main figure's bpe-300: 256 + 44 tokens) against the tokenizers package trained to 300 entries,
+    and the main figure's own bpe-300 bar: the same total loss over the same tokens."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    from core.sampling import bundled_text
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), special_tokens=[], show_progress=False
+    )
+    tok.train_from_iterator([bundled_text()], trainer=trainer)
+    T = len(tok.encode(view_of.HELDOUT).ids)
+    n_bytes = len(view_of.HELDOUT.encode("utf-8"))
+    main, fig = figures(default)[:2]
+    bpb = float(decode(main["data"][1]["y"])[0])  # the one byte model's bits per byte (every tokenizer's)
+    ppl = 2 ** (bpb * n_bytes / T)  # e^(T·L / T) with T·L = bpb · n_bytes · ln 2
+    text = slider_of(fig)["steps"][43]["args"][1]["annotations[0].text"]
+    assert text.startswith("<b>44 merges</b> (vocabulary 300)")
+    assert f"{T:,} tokens, {float(Fraction(n_bytes, T)):.2f} bytes each" in text
+    assert f"perplexity per token {ppl:.2f}" in text and f"bits per byte {bpb:.4f}" in text
+    assert float(decode(main["data"][0]["y"])[2]) == pytest.approx(ppl, rel=1e-9)  # the bpe-300 bar
+    tokens = slider_of(fig)["steps"][43]["args"][0]["y"][0]
+    assert decode(tokens).tolist() == [T]

@@ -15,7 +15,9 @@ from tests.apptest import (
     metrics,
     no_exception,
     open_page,
+    slider_of,
 )
+from tests.test_content_schedules import _loss
 from views import Options
 from views import schedules as view_of
 
@@ -98,3 +100,64 @@ def test_a_decay_as_long_as_the_run_still_leaves_a_branch_after_the_warm_up():
     assert any("cannot branch at step 4,584" in text for _, text in out.notices)
     branch = out.figures["WSD branches"].to_dict()["data"][1]
     assert decode(branch["x"])[0] == 22
+
+
+def _main(**values):
+    state = view_of.SPEC.defaults().replace(**values)
+    return view_of.figures(state, Options())
+
+
+def test_wsd_decay_drag_steps_are_the_views_at_each_share(default):
+    """The main figure drags the WSD decay's share from 0.01 to 1 (0.01, then every 0.02, and the page's own): step
+    i redraws the WSD schedule's two traces (points, legend name, hover) as the view at values[i] draws them and
+    leaves the cosine and constant runs alone; the whole figure stays under 300 kB."""
+    fig = figures(default)[0]
+    slider = slider_of(fig)
+    view = _main()
+    drag = view.drags["main"]
+    field = view_of.SPEC["wsd_decay"]
+    assert drag.field == "wsd_decay" and len(drag.values) == 51
+    assert drag.values[0] == 0.01 and drag.values[-1] == 1.0 and list(drag.values) == sorted(drag.values)
+    assert all(field.check(v) is None and isinstance(v, float) for v in drag.values)
+    assert drag.values[slider["active"]] == default.slider(key="wsd_decay").value == 0.2
+    assert slider["steps"][slider["active"]]["label"] == "0.20 of the run (2,000 steps)"
+    assert slider["currentvalue"]["prefix"] == "WSD decay: "
+    for i in (0, 25, 50):
+        updates, layout, traces = slider["steps"][i]["args"]
+        assert traces == [2, 3] and layout == {}
+        drawn = _main(wsd_decay=drag.values[i]).figures["main"]
+        for k, trace in enumerate(traces):
+            np.testing.assert_array_equal(decode(updates["x"][k]), drawn.data[trace].x)
+            np.testing.assert_array_equal(decode(updates["y"][k]), drawn.data[trace].y)
+            assert updates["name"][k] == drawn.data[trace].name
+            assert updates["hovertemplate"][k] == drawn.data[trace].hovertemplate
+    assert len(view.figures["main"].to_json()) < 300_000
+
+
+def test_wsd_decay_step_against_a_plain_loop(default):
+    """The step at half the run against the schedule and the loss model written out step by step: 100 warm-up
+    steps to the peak, the peak until step 5,000, then a straight line to 10% at step 10,000."""
+    slider = slider_of(figures(default)[0])
+    step = next(s for s in slider["steps"] if s["label"] == "0.50 of the run (5,000 steps)")
+    lr = [s / 100 if s <= 100 else 1.0 if s <= 5000 else 1.0 - 0.9 * (s - 5000) / 5000 for s in range(1, 10_001)]
+    loss = _loss(lr)
+    updates = step["args"][0]
+    x = decode(updates["x"][1]).astype(int)
+    assert x[-1] == 10_000 and 5000 in x and np.sum(x > 5000) == 100  # a hundred samples of the decay
+    np.testing.assert_allclose(decode(updates["y"][0]), [lr[s - 1] for s in x], atol=5e-5)  # 4 decimals
+    np.testing.assert_allclose(decode(updates["y"][1]), [loss[s - 1] for s in x], atol=5e-5)
+    assert updates["name"][0] == "WSD (5,000-step linear decay)"
+    # the end of the curve the step draws is the end loss the page's readout prints once the drag ends there
+    end = next(r.value for r in _main(wsd_decay=0.5).readouts if r.label == "Modelled end loss: WSD")
+    assert f"{decode(updates['y'][1])[-1]:.3f}" == f"{loss[-1]:.3f}" == end == "2.131"
+
+
+def test_a_share_off_the_grid_is_a_step_of_its_own():
+    at = open_page(PAGE, {"wsd_decay": "0.37", "wsd_shape": "1-sqrt"})
+    assert no_exception(at)
+    slider = slider_of(figures(at)[0])
+    assert len(slider["steps"]) == 52
+    assert slider["steps"][slider["active"]]["label"] == "0.37 of the run (3,700 steps)"
+    updates = slider["steps"][slider["active"]]["args"][0]
+    assert updates["name"] == ["WSD (3,700-step 1-sqrt decay)"] * 2
+    np.testing.assert_array_equal(decode(updates["y"][1]), decode(figures(at)[0]["data"][3]["y"]))

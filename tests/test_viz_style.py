@@ -72,7 +72,13 @@ from viz.evaluation import (
 from viz.grpo import grpo_advantages_figure, grpo_batch_contrast_figure, grpo_difficulty_figure, ppo_vs_grpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
 from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
-from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
+from viz.loss_units import (
+    bpe_merges_figure,
+    packing_mask_figure,
+    padding_figure,
+    sft_mask_figure,
+    tokenizer_units_figure,
+)
 from viz.ppo import (
     clip_batch_figure,
     gae_bias_variance_figure,
@@ -85,7 +91,7 @@ from viz.predict import predict_figure, with_guess
 from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length_bias_figure
 from viz.sampling import generation_figure, order_figure, sampling_figure
 from viz.scaling import isoflop_family_figure, isoflop_figure
-from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
+from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure, wsd_name
 from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
@@ -407,6 +413,11 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "order_figure": lambda **kw: order_figure(_VOCAB.logits, _VOCAB.tokens, 2.0, top_p=0.9, **kw),
     "generation_figure": _generations,
     "tokenizer_units_figure": lambda **kw: tokenizer_units_figure(*_tokenizers(), **kw),
+    "bpe_merges_figure": lambda **kw: (lambda tok, byte_model: bpe_merges_figure(
+        loss_units.merge_prefix_counts(tok, loss_units.bundled_text("lesson_text_heldout.txt"), 30),
+        [(a.decode(errors="replace"), b.decode(errors="replace")) for a, b in tok.merges(30)], 12,
+        byte_model.total_nll_nats, byte_model.n_bytes, **kw,
+    ))(loss_units.get_tokenizer("bpe-800"), _tokenizers()[0][0]),
     "sft_mask_figure": lambda **kw: sft_mask_figure(loss_units.sft_loss_weights(200, 50, mask_prompt=False), **kw),
     "packing_mask_figure": lambda **kw: packing_mask_figure([3, 2, 4], **kw),
     "padding_figure": lambda **kw: padding_figure(
@@ -417,6 +428,10 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         **kw,
     ),
     "schedule_figure": lambda **kw: schedule_figure(_LRS, **kw),
+    "schedule_figure:wsd sweep": lambda **kw: schedule_figure(
+        {"cosine": _LRS["cosine"], wsd_name(400, "linear"): _LRS["WSD"]},
+        sweep=schedules.wsd_sweep(2000, [100, 400, 1000]), active=1, labels=["0.05", "0.2", "0.5"], **kw,
+    ),
     "wsd_branch_figure": lambda **kw: wsd_branch_figure(2000, [600, 1200], 200, **kw),
     "kaplan_figure": lambda **kw: kaplan_figure(schedules.kaplan_gap(2000, [500, 1000]), 2000, **kw),
     "mixture_figure": lambda **kw: mixture_figure(

@@ -9,10 +9,16 @@ import pytest
 
 from core.loss_units import compare_tokenizers, example_lengths, padding_waste, sft_loss_weights
 from core.sampling import VOCAB_PRESETS, generate_markov, markov_logits, sample_filter
-from core.schedules import DEFAULT_LOSS_MODEL, data_mixture, kaplan_gap, lr_schedule, wsd_branch
-from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
+from core.schedules import DEFAULT_LOSS_MODEL, data_mixture, kaplan_gap, lr_schedule, wsd_branch, wsd_sweep
+from viz.loss_units import (
+    bpe_merges_figure,
+    packing_mask_figure,
+    padding_figure,
+    sft_mask_figure,
+    tokenizer_units_figure,
+)
 from viz.sampling import generation_figure, order_figure, sampling_figure
-from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
+from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure, wsd_name
 from viz.style import PALETTE
 
 P = VOCAB_PRESETS["keeper"]
@@ -129,6 +135,43 @@ def test_schedule_figures_carry_the_model():
     assert [t.stackgroup for t in fig.data[:4]] == ["mix"] * 4
     assert fig.data[3].y[-1] == pytest.approx(0.30) and fig.data[0].y[0] == pytest.approx(0.80)
     assert math.isclose(fig.data[4].y[-1], 0.1)
+
+
+def test_bpe_merges_figure_marks_the_count_and_escapes_the_tokens():
+    tokens = [12, 10, 9, 9]  # after 0..3 merges
+    merges = [("<", "b>"), ("a", "b"), ("ab", "&")]
+    total = 12 * math.log(3.0)  # perplexity 3 per byte
+    fig = bpe_merges_figure(tokens, merges, 1, total, 12)
+    _valid(fig)
+    assert list(fig.data[0].y) == tokens and fig.data[1].y[0] == pytest.approx(3.0)
+    assert (fig.data[2].x, fig.data[2].y, fig.data[3].y) == ((1,), (10,), (pytest.approx(3.0**1.2, abs=5e-5),))
+    panel = fig.layout.annotations[0].text
+    assert panel.startswith("<b>1 merge</b> (vocabulary 257)") and "merge 1: &lt; + b&gt; → &lt;b&gt;" in panel
+    assert "10 tokens, 1.20 bytes each" in panel and "bits per byte 1.5850" in panel  # log2(3)
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["1", "2", "3"] and fig.layout.sliders[0].active == 0
+    (T,), (ppl,) = steps[2].args[0]["y"]
+    assert (T, list(steps[2].args[2])) == (9, [2, 3]) and ppl == pytest.approx(3.0 ** (12 / 9), abs=5e-5)
+    with pytest.raises(ValueError):
+        bpe_merges_figure(tokens, merges, 4, total, 12)
+    with pytest.raises(ValueError):
+        bpe_merges_figure(tokens, merges[:2], 1, total, 12)
+
+
+def test_schedule_figure_draws_the_swept_wsd_from_its_sweep():
+    sweep = wsd_sweep(2000, [200, 1000], warmup=20)
+    lrs = {
+        "cosine": lr_schedule("cosine", 2000, warmup=20),
+        wsd_name(1000, "linear"): lr_schedule("wsd", 2000, warmup=20, decay_steps=1000),
+    }
+    fig = schedule_figure(lrs, sweep=sweep, active=1, labels=["0.1", "0.5"])
+    _valid(fig)
+    assert list(fig.data[2].x) == list(sweep.at[1]) and fig.data[3].y[-1] == pytest.approx(sweep.loss[1][-1], abs=5e-5)
+    assert [s.label for s in fig.layout.sliders[0].steps] == ["0.1", "0.5"]
+    assert fig.layout.sliders[0].steps[0].args[0]["name"] == [wsd_name(200, "linear")] * 2
+    assert fig.layout.height == 560 + 60 + 29  # the plot keeps its height above the slider
+    with pytest.raises(ValueError, match="not one of the schedules"):
+        schedule_figure(lrs, sweep=sweep, active=0)
 
 
 def test_sampling_readout_counts_tiny_kept_tokens_and_never_shows_minus_zero() -> None:

@@ -8,9 +8,15 @@ import pandas as pd
 
 from core import loss_units
 from core.sampling import bundled_text
-from views import DEFAULT, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views.state import Answer, Field, Spec, State
-from viz.loss_units import packing_mask_figure, padding_figure, sft_mask_figure, tokenizer_units_figure
+from viz.loss_units import (
+    bpe_merges_figure,
+    packing_mask_figure,
+    padding_figure,
+    sft_mask_figure,
+    tokenizer_units_figure,
+)
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "Model A has perplexity 12, model B 20 on the same text. Is A better?"
@@ -38,6 +44,7 @@ SECOND_EXAMPLE = (200, 300)  # (prompt, response) tokens of the batch's second e
 N_LENGTHS = 512  # the padding study's sequences (log-normal lengths, seed 0)
 MAX_PACKED = 256  # tokens of the packed sequence the mask figure draws
 STEP_SAMPLE_CHARS = 160  # characters of the text the merge stepper cuts into tokens
+MAX_MERGES = 60  # the merge stepper's range, 1..MAX_MERGES (each a prefix of the page's largest BPE's merges)
 
 SPEC = Spec(
     "Loss_and_units",
@@ -52,7 +59,7 @@ SPEC = Spec(
         ),
         Field("vocab_size", "Vocabulary size V (uniform baseline)", "int", 50_000, lo=2, hi=10_000_000, step=1000),
         Field("loss_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
-        Field("bpe_merges", "BPE merges learned", "int", 10, lo=1, hi=60, widget="slider"),
+        Field("bpe_merges", "BPE merges learned", "int", 10, lo=1, hi=MAX_MERGES, widget="slider"),
         Field("prompt_len", "Prompt tokens", "int", 2000, lo=0, hi=8192, step=50),
         Field("resp_len", "Response tokens", "int", 50, lo=1, hi=8192, step=10),
         Field("sft_mask", "Mask the prompt (m_t = 0)", "bool", True),
@@ -159,7 +166,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
     if options.wants("BPE merges"):
         n = int(state.bpe_merges)
-        merges = loss_units.get_tokenizer("bpe-800").merges(n)
+        bpe = loss_units.get_tokenizer("bpe-800")
+        learned = bpe.merges(MAX_MERGES)  # the first MAX_MERGES merges: those of every smaller vocabulary
+        merges = learned[:n]
         table = pd.DataFrame(
             {
                 "rank": np.arange(1, len(merges) + 1),
@@ -172,6 +181,18 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         sample = text[:STEP_SAMPLE_CHARS]
         pieces = small.pieces(sample)
         view.facts.update(merge_table=table, pieces=[_show(p) for p in pieces], sample=sample)
+        # the text's tokens after 0..MAX_MERGES merges, in one pass; the slider's steps are every count
+        tokens = loss_units.merge_prefix_counts(bpe, text, MAX_MERGES)
+        view.figures["BPE merges"] = bpe_merges_figure(
+            tokens,
+            [(_show(a), _show(b)) for a, b in learned],
+            n,
+            same[0].total_nll_nats,
+            same[0].n_bytes,
+            **options.look,
+        )
+        view.drags["BPE merges"] = Drag("bpe_merges", tuple(range(1, MAX_MERGES + 1)))
+        view.facts.update(merge_tokens=tokens)
         view.tables["BPE merges"] = lambda: table
 
     if options.wants("SFT mask"):

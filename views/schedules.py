@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 
 from core import schedules
-from views import DEFAULT, Options, Readout, View
+from views import DEFAULT, Drag, Options, Readout, View
 from views.state import Field, Spec, State
-from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure
+from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure, wsd_name
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = (
@@ -29,6 +29,8 @@ ANSWER_PHRASES = (
 VIEWS = ("WSD branches", "Kaplan's read-off", "Data mixture")
 SHAPES = schedules.DECAY_SHAPES  # linear, cosine, 1-sqrt (Hägele et al. 2024)
 KAPLAN_FRACTIONS = (0.1, 0.25, 0.5, 0.75)  # further short runs read off the long cosine, as fractions of it
+# the WSD decay's drag: 0.01 and every 0.02 to 1 (51 curves of the run, about 4 kB each), and the page's own share
+DECAY_SHARES = (0.01, *(round(0.02 * k, 2) for k in range(1, 51)))
 
 SPEC = Spec(
     "Schedules",
@@ -92,11 +94,16 @@ def _settings(state: State) -> tuple[int, int, int, list[tuple[str, str]]]:
         notices.append(
             ("warning", f"A warm-up of {state.warmup:,} steps does not fit a {steps:,}-step run; using {W}.")
         )
-    D = max(1, round(float(state.wsd_decay) * steps))
-    if D > steps - W - 1:  # at least one stable step after the warm-up, so that a decay can branch off it
-        D = steps - W - 1
+    D = _decay_steps(float(state.wsd_decay), steps, W)
+    if D < round(float(state.wsd_decay) * steps):
         notices.append(("info", f"The WSD decay was shortened to {D:,} steps to fit after the warm-up."))
     return steps, W, D, notices
+
+
+def _decay_steps(share: float, steps: int, W: int) -> int:
+    """The WSD decay's steps for a share of the run: at least one, and at least one stable step after the warm-up
+    (so that a decay can branch off it)."""
+    return min(max(1, round(share * steps)), steps - W - 1)
 
 
 def figures(state: State, options: Options = DEFAULT) -> View:
@@ -108,7 +115,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     try:
         lrs = {
             "warm-up + cosine": schedules.lr_schedule("cosine", steps, warmup=W, final_lr_frac=floor),
-            f"WSD ({D:,}-step {state.wsd_shape} decay)": schedules.lr_schedule(
+            wsd_name(D, state.wsd_shape): schedules.lr_schedule(
                 "wsd", steps, warmup=W, final_lr_frac=floor, decay_steps=D, decay_shape=state.wsd_shape
             ),
             "constant": schedules.lr_schedule("constant", steps, warmup=W),
@@ -129,7 +136,20 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     )
     view.facts.update(ends=ends, steps=steps, warmup=W, decay=D)
     if options.wants("main"):
-        view.figures["main"] = schedule_figure(lrs, model, **options.look)
+        share = float(state.wsd_decay)
+        shares = sorted({*DECAY_SHARES, share})
+        Ds = [_decay_steps(x, steps, W) for x in shares]
+        sweep = schedules.wsd_sweep(
+            steps, Ds, warmup=W, final_lr_frac=floor, decay_shape=state.wsd_shape, model=model
+        )  # every share's WSD curves in one pass
+        labels = [
+            f"{x:.2f} of the run ({D:,} steps)" if round(x, 2) == x else f"{x:g} of the run ({D:,} steps)"
+            for x, D in zip(shares, Ds, strict=True)
+        ]
+        view.figures["main"] = schedule_figure(
+            lrs, model, sweep=sweep, active=shares.index(share), labels=labels, **options.look
+        )
+        view.drags["main"] = Drag("wsd_decay", tuple(shares))
     view.readouts = [
         Readout("Modelled end loss: cosine", f"{ends[names[0]]:.3f}", "Tissue et al. 2024 form, illustrative"),
         Readout("Modelled end loss: WSD", f"{ends[names[1]]:.3f}", f"{D:,} decay steps, {state.wsd_shape}"),

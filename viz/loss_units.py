@@ -3,6 +3,8 @@ attention masks and padding waste.
 
 - :func:`tokenizer_units_figure`: per tokenizer, perplexity per token (left, log axis) and bits per byte (right),
   for one byte model scored through every tokenization (blue) and a bigram trained per tokenizer (orange).
+- :func:`bpe_merges_figure`: the text's tokens and the one byte model's perplexity per token against the number of
+  BPE merges learned, with a slider over the merges that moves the markers and the readout in the browser.
 - :func:`sft_mask_figure`: each example as a strip of tokens coloured by its loss weight (prompt, response, pad).
 - :func:`packing_mask_figure`: the causal mask of a packed sequence, naive and block-diagonal, side by side.
 - :func:`padding_figure`: the fraction of a batch's token slots that is padding, per batching scheme.
@@ -13,13 +15,16 @@ Figures are assembled as plain dicts through :func:`viz.style.figure`; every bui
 
 from __future__ import annotations
 
+import html
+import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
 from core.loss_units import PaddingReport, SftWeights, TokenizedScore, packing_attention_mask
-from viz.style import colorscale, figure, get_theme
+from viz.style import READOUT, colorscale, figure, get_theme, grid
 
 
 def tokenizer_units_figure(
@@ -81,6 +86,163 @@ def tokenizer_units_figure(
         "hovermode": "closest",
     }
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
+
+
+def _padded(values: Any, share: float = 0.08) -> list[float]:
+    """[min, max] of ``values`` widened by ``share`` of their span on each side."""
+    lo, hi = float(np.min(values)), float(np.max(values))
+    pad = share * (hi - lo) if hi > lo else 0.5
+    return [lo - pad, hi + pad]
+
+
+def _merges_readout(
+    k: int, tokens: int, n_bytes: int, perplexity: float, bits_per_byte: float, merge: tuple[str, str]
+) -> str:
+    """The readout panel's text after k merges."""
+    a, b = (html.escape(x) for x in merge)
+    return "<br>".join(
+        [
+            f"<b>{k} merge{'s' if k != 1 else ''}</b> (vocabulary {256 + k})",
+            f"{tokens:,} tokens, {n_bytes / tokens:.2f} bytes each",
+            f"perplexity per token {perplexity:.2f}",
+            f"bits per byte {bits_per_byte:.4f},",
+            "the same at every count",
+            f"merge {k}: {a} + {b} → {a}{b}",
+        ]
+    )
+
+
+def bpe_merges_figure(
+    tokens: Sequence[int],
+    merges: Sequence[tuple[str, str]],
+    n: int,
+    total_nll_nats: float,
+    n_bytes: int,
+    *,
+    height: int = 560,
+    theme: str = "light",
+    presenter: bool = False,
+) -> go.Figure:
+    """The text's tokens (top) and the one byte model's perplexity per token (bottom) after k = 0..K BPE merges,
+    with the page's count n marked; a slider over k = 1..K moves the markers and rewrites the readout panel.
+
+    tokens: the text's token count after k merges, k = 0..K (k = 0: its bytes; core's
+    :func:`~core.loss_units.merge_prefix_counts`). merges: the K merges as readable (left, right) strings, in learned
+    order. total_nll_nats and n_bytes: the one byte model's total loss on the text and the text's bytes; the
+    perplexity per token after k merges is e^(total / T_k), the bits per byte total / (n_bytes ln 2) at every k.
+    Traces: 0 tokens, 1 perplexity (the curves over every k), 2 and 3 the markers at the slider's k; each step
+    restyles traces 2 and 3 and rewrites annotation 0, the readout.
+    """
+    T = np.asarray(tokens, dtype=np.int64)
+    K = T.size - 1
+    if K < 1 or len(merges) != K:
+        raise ValueError(f"need the token counts after 0..K merges and the K merges, got {T.size} and {len(merges)}")
+    if not 1 <= n <= K:
+        raise ValueError(f"n must be 1..{K}, got {n}")
+    t = get_theme(theme)
+    pal = t.palette
+    k = np.arange(K + 1)
+    ppl = np.exp(total_nll_nats / T)  # (K + 1,): e^(T L / T_k), the same total over fewer tokens
+    ppl_shown = np.round(ppl, 4)
+    bpb = total_nll_nats / (n_bytes * math.log(2.0))
+
+    def marker(y: float, axis: tuple[str, str]) -> dict[str, Any]:
+        return {
+            "type": "scatter",
+            "mode": "markers",
+            "x": [n],
+            "y": [y],
+            "marker": {"color": pal["neutral"], "size": 11, "symbol": "circle-open", "line": {"width": 2.5}},
+            "showlegend": False,
+            "hoverinfo": "skip",
+            "xaxis": axis[0],
+            "yaxis": axis[1],
+        }
+
+    (top, bottom), layout = grid(2, 1, vgap=0.1)
+    data = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "x": k,
+            "y": T,
+            "name": "tokens in the text",
+            "line": {"color": pal["reference"], "width": 2.5},
+            "marker": {"size": 4},
+            "customdata": np.round(n_bytes / T, 3),
+            "hovertemplate": "%{x} merges: %{y:,} tokens, %{customdata:.2f} bytes per token<extra></extra>",
+            "xaxis": top[0],
+            "yaxis": top[1],
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "x": k,
+            "y": ppl_shown,
+            "name": "perplexity per token, one byte model",
+            "line": {"color": pal["optimised"], "width": 2.5},
+            "marker": {"size": 4},
+            "hovertemplate": "%{x} merges: perplexity %{y:.2f}<extra></extra>",
+            "xaxis": bottom[0],
+            "yaxis": bottom[1],
+        },
+        marker(float(T[n]), top),
+        marker(float(ppl_shown[n]), bottom),
+    ]
+    texts = [_merges_readout(j, int(T[j]), n_bytes, float(ppl[j]), bpb, merges[j - 1]) for j in range(1, K + 1)]
+    steps = [
+        {
+            "method": "update",
+            "label": str(j),
+            "args": [
+                {"x": [[j], [j]], "y": [[int(T[j])], [float(ppl_shown[j])]]},
+                {"annotations[0].text": texts[j - 1]},
+                [2, 3],
+            ],
+        }
+        for j in range(1, K + 1)
+    ]
+    right = 0.58 if presenter else 0.62  # the plots' width; the readout panel stands in the column right of them
+    # fixed ranges: the marker moves along the curves without the axes following it
+    x = {"domain": [0.0, right], "range": [-0.04 * K, 1.04 * K], "zeroline": False}
+    layout["xaxis"] |= x | {"matches": "x2", "showticklabels": False}
+    layout["xaxis2"] |= x | {"title": {"text": "BPE merges learned (vocabulary 256 + merges)"}}
+    layout["yaxis"] |= {"title": {"text": "tokens"}, "range": _padded(T)}
+    layout["yaxis2"] |= {"title": {"text": "perplexity per token"}, "range": _padded(ppl)}
+    layout |= {
+        "annotations": [
+            {
+                "text": texts[n - 1],
+                "xref": "paper",
+                "yref": "paper",
+                "x": 1.0,
+                "y": 1.0,
+                "xanchor": "right",
+                "yanchor": "top",
+                "align": "left",
+                "showarrow": False,
+                "bgcolor": t.panel,
+                "bordercolor": t.axis,
+                "borderwidth": 1,
+                "borderpad": 6,
+                "name": READOUT,
+            }
+        ],
+        "sliders": [
+            {
+                "active": n - 1,
+                "steps": steps,
+                "currentvalue": {"prefix": "BPE merges learned: "},
+                "pad": {"t": 80 if presenter else 64},
+                "len": 1.0,
+                "x": 0.0,
+            }
+        ],
+        "title": {"text": "One byte model's total loss, spread over fewer, longer tokens"},
+        "uirevision": "bpe-merges",
+        "hovermode": "closest",
+    }
+    return figure(data, layout, theme=theme, presenter=presenter, height=height, legend=False)
 
 
 def sft_mask_figure(

@@ -4,7 +4,8 @@ the data mixture over the run.
 The loss curves come from a model (Tissue et al. 2024, :class:`core.schedules.AnnealingLossModel`, illustrative
 constants); every figure's loss axis says so.
 
-- :func:`schedule_figure`: learning rate (top) and modelled loss (bottom) for several schedules.
+- :func:`schedule_figure`: learning rate (top) and modelled loss (bottom) for several schedules; with a
+  :class:`core.schedules.WsdSweep`, a slider over the WSD decay's length that redraws the WSD curves in the browser.
 - :func:`wsd_branch_figure`: one WSD run's stable phase with decays branched off at several steps.
 - :func:`kaplan_figure`: one long cosine run's loss curve, and the end losses of runs whose cosine fits their
   own length (lower): reading short runs off the long schedule overstates their loss.
@@ -21,7 +22,15 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from core.schedules import DEFAULT_LOSS_MODEL, AnnealingLossModel, KaplanGap, Mixture, lr_schedule, wsd_branch
+from core.schedules import (
+    DEFAULT_LOSS_MODEL,
+    AnnealingLossModel,
+    KaplanGap,
+    Mixture,
+    WsdSweep,
+    lr_schedule,
+    wsd_branch,
+)
 from viz.style import figure, get_theme
 
 MODEL_LABEL = "modelled loss (Tissue et al. 2024 form, illustrative constants)"
@@ -40,36 +49,76 @@ def _padded(values: Sequence[float], share: float = 0.12) -> list[float]:
     return [lo - pad, hi + pad]
 
 
+def wsd_name(decay_steps: int, decay_shape: str) -> str:
+    """The name of a WSD schedule in :func:`schedule_figure`'s legend (and the key the page gives it)."""
+    return f"WSD ({decay_steps:,}-step {decay_shape} decay)"
+
+
+def _loss_hover(name: str) -> str:
+    return f"step %{{x}}: loss %{{y:.3f}} ({name})<extra></extra>"
+
+
 def schedule_figure(
     schedules: Mapping[str, Sequence[float]],
     model: AnnealingLossModel = DEFAULT_LOSS_MODEL,
     *,
+    sweep: WsdSweep | None = None,
+    active: int = 0,
+    labels: Sequence[str] | None = None,
     height: int = 560,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
-    """LR (top panel) and modelled loss (bottom panel) against the step, one colour per schedule."""
+    """LR (top panel) and modelled loss (bottom panel) against the step, one colour per schedule.
+
+    Traces 2k and 2k + 1: the LR and the loss of the k-th schedule. ``sweep`` (core's
+    :func:`~core.schedules.wsd_sweep` of the same run): WSD runs with other decay lengths; the schedule named
+    ``wsd_name(sweep.decay_steps[active], sweep.decay_shape)`` is drawn from the sweep's row ``active`` (at its
+    sampled steps, denser in the decay), and a slider gets one step per row (``labels``, default the decay steps)
+    that restyles that schedule's two traces (points, name, hover) in the browser. The loss axis spans every row.
+    """
     t = get_theme(theme)
     if not schedules:
         raise ValueError("need at least one schedule")
+    swept = None
+    if sweep is not None:
+        swept = wsd_name(sweep.decay_steps[active], sweep.decay_shape)
+        if swept not in schedules:
+            raise ValueError(f"the sweep's active row ({swept}) is not one of the schedules")
+        if labels is not None and len(labels) != len(sweep.decay_steps):
+            raise ValueError("need one label per row of the sweep")
     data = []
     late: list[float] = []  # the modelled loss after the first tenth of each run: the range the schedules differ in
     for k, (name, lr) in enumerate(schedules.items()):
         lr = np.asarray(lr, dtype=np.float64)
-        loss = model.loss(lr)
-        late += [float(loss[lr.size // 10 :].min()), float(loss[lr.size // 10 :].max())]
-        i = _thin(lr.size)
         colour = t.sequence[k % len(t.sequence)]
-        common = {"type": "scatter", "mode": "lines", "x": i + 1, "legendgroup": name, "line": {"color": colour}}
-        data.append({**common, "y": lr[i], "name": name, "yaxis": "y", "hovertemplate": "step %{x}: lr %{y:.3g}"})
+        common = {"type": "scatter", "mode": "lines", "legendgroup": name, "line": {"color": colour}}
+        if name == swept:
+            assert sweep is not None
+            # 4 decimals (the hover prints 3): the slider's 2 x ~50 curves stay short in JSON; numpy arrays, not
+            # lists, keep plotly's copy of the layout fast (it copies a list item by item)
+            rows = [(np.round(y, 4), np.round(L, 4)) for y, L in zip(sweep.lr, sweep.loss, strict=True)]
+            ats = list(sweep.at)
+            for s, (_, L) in zip(ats, rows, strict=True):
+                tail = L[s > lr.size // 10]
+                late += [float(tail.min()), float(tail.max())]
+            swept_index = k
+            x, y_lr, y_loss = ats[active], *rows[active]
+        else:
+            loss = model.loss(lr)
+            late += [float(loss[lr.size // 10 :].min()), float(loss[lr.size // 10 :].max())]
+            i = _thin(lr.size)
+            x, y_lr, y_loss = i + 1, lr[i], loss[i]
+        common["x"] = x
+        data.append({**common, "y": y_lr, "name": name, "yaxis": "y", "hovertemplate": "step %{x}: lr %{y:.3g}"})
         data.append(
             {
                 **common,
-                "y": loss[i],
+                "y": y_loss,
                 "name": name,
                 "showlegend": False,
                 "yaxis": "y2",
-                "hovertemplate": f"step %{{x}}: loss %{{y:.3f}} ({name})<extra></extra>",
+                "hovertemplate": _loss_hover(name),
             }
         )
     layout = {
@@ -93,6 +142,40 @@ def schedule_figure(
         ],
         "hovermode": "x unified",
     }
+    if sweep is not None:
+        names = [wsd_name(D, sweep.decay_shape) for D in sweep.decay_steps]
+        steps = [
+            {
+                "method": "update",
+                "label": labels[r] if labels is not None else f"{D:,} steps",
+                "args": [
+                    {
+                        "x": [ats[r], ats[r]],
+                        "y": list(rows[r]),
+                        "name": [names[r], names[r]],
+                        "hovertemplate": ["step %{x}: lr %{y:.3g}", _loss_hover(names[r])],
+                    },
+                    {},
+                    [2 * swept_index, 2 * swept_index + 1],
+                ],
+            }
+            for r, D in enumerate(sweep.decay_steps)
+        ]
+        pad = 75 if presenter else 60  # the x-axis tick labels and title stand in it, above the drag row
+        layout["sliders"] = [
+            {
+                "active": active,
+                "steps": steps,
+                "currentvalue": {"prefix": "WSD decay: "},
+                "pad": {"t": pad},
+                "len": 1.0,
+                "x": 0.0,
+            }
+        ]
+        layout["uirevision"] = "schedules"
+        # the plot keeps its height: plotly's slider takes pad + 84 px where the margin was 55 (presenter mode
+        # scales the whole height by 1.2, which covers its larger pad)
+        height += 60 + 84 - 55
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
