@@ -22,10 +22,18 @@ pytestmark = pytest.mark.browser
 # lesson page (URL name) -> (the link that shows its dragged figure, the field the drag writes)
 DRAGS = {
     "Scaling_laws": ("/Scaling_laws?predict_scaling=false", "N"),
-    "KL_leash": ("/KL_leash", "beta"),
+    "Loss_and_units": ("/Loss_and_units", "bpe_merges"),
+    "Schedules": ("/Schedules", "wsd_decay"),
+    "Attention": ("/Attention", "temp"),
+    "Training_memory": ("/Training_memory", "seq"),
+    "Serving": ("/Serving", "batch"),
     "LoRA": ("/LoRA?rows=128&cols=128", "rank"),
+    "KL_leash": ("/KL_leash", "beta"),
+    "Reward_model": ("/Reward_model", "flip"),
     "PPO": ("/PPO", "rho"),
+    "GRPO": ("/GRPO", "eps"),
     "Sampling": ("/Sampling", "T"),
+    "Evaluation": ("/Evaluation", "k"),
 }
 STEPS = 20
 
@@ -106,16 +114,18 @@ def test_the_main_control_drags_in_the_browser(open_shared, page_name: str) -> N
     )
     page.mouse.move(x_at(start), y)
     page.mouse.down()
+    first = None
     for i in _path(STEPS, start, top):
         page.mouse.move(x_at(i), y, steps=2)
         page.wait_for_function(DRAG_DRAWN_JS, timeout=30_000)  # this step drawn
+        first = first or page.evaluate(_FIGURE_JS)
     assert page.evaluate("() => window.__lessonSent") == sent, "a message went to the server during the drag"
     shown = page.evaluate(_FIGURE_JS)
     steps_drawn, times = page.evaluate(
         f"() => {{ const h = document.querySelector('.{DRAGGED_CLASS}'); return [+h.dataset.dragSteps, h.__dragMs]; }}"
     )
     assert steps_drawn - drawn == STEPS
-    assert shown != before  # the figure moved
+    assert first != before  # the figure moved (a short sweep may bounce back to where it started)
     url_before = page.url
     page.mouse.up()
     released = time.monotonic()
