@@ -80,13 +80,16 @@ def test_every_lesson_page_declares_a_drag() -> None:
 
 
 def _path(steps: int, start: int, top: int) -> list[int]:
-    """``steps`` moves of one step each from ``start`` within 0..top: away from the nearer end, back when it is hit."""
+    """``steps`` moves of one step each from ``start`` within 0..top: away from the nearer end, back when it is hit,
+    the last one not onto ``start``."""
     out, i, way = [], start, 1 if start < top - start else -1
     for _ in range(steps):
         if not 0 <= i + way <= top:
             way = -way
         i += way
         out.append(i)
+    if out[-1] == start and 0 <= 2 * out[-2] - start <= top:  # end elsewhere, so that the link changes
+        out[-1] = 2 * out[-2] - start
     return out
 
 
