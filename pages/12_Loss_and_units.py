@@ -63,10 +63,11 @@ def _body(page: Page) -> None:
     if tabs["BPE merges"].open:
         with tabs["BPE merges"]:
             page.chart(out.figures["BPE merges"], "fig-bpe", "bpe-merges")
-            st.caption(
-                "The text in the sidebar cut by the first merges of the page's largest BPE, and the blue bars' byte "
-                "model scored through each cut: the same total loss over fewer tokens, so the perplexity per token "
-                "rises while the bits per byte stay put."
+            page.note(
+                "The text in the sidebar cut by the first merges of the page's largest BPE, and the one byte-level "
+                "model of the figure above (its blue bars) scored through each cut: the same total loss over fewer "
+                "tokens, so the loss per token, and with it the perplexity per token, rises while the bits per byte "
+                "stay put."
             )
             st.dataframe(out.facts["merge_table"], hide_index=True, height=260)
             st.markdown(

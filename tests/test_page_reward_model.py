@@ -207,8 +207,8 @@ def test_flip_step_readout_against_an_independent_study():
     view = view_of.figures(view_of.SPEC.defaults(), NOISE)
     step = view.figures["noise"].layout.sliders[0].steps[view_of.FLIP_TEXT.index("0.4")]
     text = step.args[1]["annotations[0].text"]
-    for shown in ("<b>flip rate 0.4</b>", f"held-out accuracy {held:.1f}%", f"ceiling {ceiling:.1f}%",
-                  f"order vs the truth {truth:.1f}%"):  # fmt: skip
+    for shown in ("<b>flip rate 0.4</b>", f"held-out accuracy {held:.1f}%", f"up to sampling noise) {ceiling:.1f}%",
+                  f"fitted order vs the true order {truth:.1f}%"):  # fmt: skip
         assert shown in text, (shown, text)
     # the markers: the ceiling, the true order and the held-out accuracy at 0.4, as fractions
     np.testing.assert_allclose(step.args[0]["y"][0], [ceiling / 100, truth / 100, held / 100], atol=5e-4)

@@ -161,3 +161,12 @@ def test_a_share_off_the_grid_is_a_step_of_its_own():
     updates = slider["steps"][slider["active"]]["args"][0]
     assert updates["name"] == ["WSD (3,700-step 1-sqrt decay)"] * 2
     np.testing.assert_array_equal(decode(updates["y"][1]), decode(figures(at)[0]["data"][3]["y"]))
+
+
+def test_a_decay_the_warm_up_shortens_is_named_so():
+    """With a 1,000-step warm-up in a 10,000-step run, a decay share of 1.0 would need 10,000 steps; it gets the
+    9,999 - 1,000 = 8,999 left after the warm-up and one stable step, and its step says so; 0.50 (5,000) fits."""
+    slider = _main(warmup=1000).figures["main"].layout.sliders[0]
+    labels = [step.label for step in slider.steps]
+    assert labels[-1] == "1.00 of the run, shortened to 8,999 steps (after the warm-up)"
+    assert "0.50 of the run (5,000 steps)" in labels

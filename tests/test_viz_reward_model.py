@@ -69,8 +69,8 @@ def test_accuracy_noise_figure_slider_moves_the_markers_and_the_readout():
         text = relayout["annotations[0].text"]
         assert f"held-out accuracy {100 * s.heldout_accuracy[i]:.1f}%" in text
         assert (
-            f"ceiling {100 * s.ceiling[i]:.1f}%" in text
-            and f"order vs the truth {100 * s.true_accuracy[i]:.1f}%" in text
+            f"true rewards (the ceiling, up to sampling noise) {100 * s.ceiling[i]:.1f}%" in text
+            and f"fitted order vs the true order {100 * s.true_accuracy[i]:.1f}%" in text
         )
     assert panel["text"] == slider["steps"][1]["args"][1]["annotations[0].text"]
     assert list(fig["data"][3]["x"]) == [0.25] * 3

@@ -230,7 +230,8 @@ RM_DEFAULTS = [
     Ref("real reward models: about 60-75% held-out", RM_RANGE),
     Ref("labelers' flip rate (400 training pairs)", int(_RM["train_pairs"])),
     # the label-noise figure's readout panel at the page's flip rate (the drag's active step)
-    Ref("flip rate 0.2 held-out accuracy 68.2% ceiling 71.1% order vs the truth 89.4%", float(_RM["flip"]),
+    Ref("flip rate 0.2 held-out accuracy 68.2% true rewards (the ceiling, up to sampling noise) 71.1% "
+        "fitted order vs the true order 89.4%", float(_RM["flip"]),
         _NOISE["heldout"], _NOISE["ceiling"], _NOISE["order"]),
 ]
 
@@ -340,7 +341,8 @@ def _refs_merges(k: int) -> list[Ref]:
     T = _bpe_tokens(_TRAIN_TEXT, _HELDOUT, 256 + k)
     return [
         Ref(f"{k} merges (vocabulary {256 + k}) {T} tokens, {_N_BYTES / T:.2f} bytes each perplexity per token "
-            f"{2 ** (_BPB * _N_BYTES / T):.2f} bits per byte {_BPB:.4f}, the same at every count merge {k}:",
+            f"{2 ** (_BPB * _N_BYTES / T):.2f} bits per byte {_BPB:.4f} (one byte-level model: the cut does not "
+            f"change it) merge {k}:",
             GIVEN, 256 + k, T, _N_BYTES / T, 2 ** (_BPB * _N_BYTES / T), _BPB, GIVEN),
         Ref("BPE merges learned (vocabulary 256 + merges)", FORMULA),
     ]

@@ -76,7 +76,8 @@ SPEC = Spec(
             "0",
             choices=tuple(EPS),
             widget="select_slider",
-            help="Unused with no std. The slider under the bars drags ε in the browser.",
+            help="Unused with no std. The slider under the bars drags ε in the browser (with a std, in a group whose "
+            "rewards differ).",
         ),
         Field("grpo_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
         ask.switch("predict_grpo"),

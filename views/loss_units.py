@@ -27,6 +27,7 @@ ANSWER_PHRASES = (
     "Only if they share a tokenizer",
     "divides the total loss by the bytes",
     "longer tokens raise it",
+    "the perplexity per token, rises",
 )
 
 VIEWS = ("BPE merges", "SFT mask", "Packing", "Padding")

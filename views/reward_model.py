@@ -145,7 +145,11 @@ def _noise(state: State, options: Options, view: View) -> None:
     view.facts["noise_readouts"] = [
         Readout(f"Held-out accuracy at flip {state.flip}", f"{100 * study.heldout_accuracy[i]:.1f}%",
                 "the fitted model on fresh, equally noisy labels"),
-        Readout("Ceiling: the true rewards", f"{100 * study.ceiling[i]:.1f}%", "on the same held-out labels"),
+        Readout(
+            "Ceiling: the true rewards",
+            f"{100 * study.ceiling[i]:.1f}%",
+            "on the same held-out labels: a ceiling in expectation, which a fit can beat by chance on a finite set",
+        ),
         Readout("Fitted order vs the true order", f"{100 * study.true_accuracy[i]:.1f}%", "all pairs of answers"),
     ]  # fmt: skip
     view.tables["Label noise"] = lambda: pd.DataFrame(

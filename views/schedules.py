@@ -106,6 +106,14 @@ def _decay_steps(share: float, steps: int, W: int) -> int:
     return min(max(1, round(share * steps)), steps - W - 1)
 
 
+def _decay_label(share: float, D: int, steps: int) -> str:
+    """The WSD trace's name at one decay share: the share and its steps, and when the warm-up shortened it."""
+    x = f"{share:.2f}" if round(share, 2) == share else f"{share:g}"
+    if D < round(share * steps):
+        return f"{x} of the run, shortened to {D:,} steps (after the warm-up)"
+    return f"{x} of the run ({D:,} steps)"
+
+
 def figures(state: State, options: Options = DEFAULT) -> View:
     """Schedules with their modelled loss (``main``) and one figure per tab."""
     view = View()
@@ -142,10 +150,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         sweep = schedules.wsd_sweep(
             steps, Ds, warmup=W, final_lr_frac=floor, decay_shape=state.wsd_shape, model=model
         )  # every share's WSD curves in one pass
-        labels = [
-            f"{x:.2f} of the run ({D:,} steps)" if round(x, 2) == x else f"{x:g} of the run ({D:,} steps)"
-            for x, D in zip(shares, Ds, strict=True)
-        ]
+        labels = [_decay_label(x, D, steps) for x, D in zip(shares, Ds, strict=True)]
         view.figures["main"] = schedule_figure(
             lrs, model, sweep=sweep, active=shares.index(share), labels=labels, **options.look
         )

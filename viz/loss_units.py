@@ -105,8 +105,8 @@ def _merges_readout(
             f"<b>{k} merge{'s' if k != 1 else ''}</b> (vocabulary {256 + k})",
             f"{tokens:,} tokens, {n_bytes / tokens:.2f} bytes each",
             f"perplexity per token {perplexity:.2f}",
-            f"bits per byte {bits_per_byte:.4f},",
-            "the same at every count",
+            f"bits per byte {bits_per_byte:.4f} (one byte-level",
+            "model: the cut does not change it)",
             f"merge {k}: {a} + {b} → {a}{b}",
         ]
     )

@@ -101,8 +101,8 @@ def _noise_readout(study: NoiseStudy, i: int, ink: Any) -> str:
     readouts print it."""
     rows = (
         ("held-out accuracy", study.heldout_accuracy[i], "optimised"),
-        ("ceiling", study.ceiling[i], "reference"),
-        ("order vs the truth", study.true_accuracy[i], "optimum"),
+        ("true rewards (the ceiling, up to sampling noise)", study.ceiling[i], "reference"),
+        ("fitted order vs the true order", study.true_accuracy[i], "optimum"),
     )
     lines = [f"<b>flip rate {study.flip[i]:g}</b>"]
     lines += [f'<span style="color:{ink[role]}">{label} {100 * v:.1f}%</span>' for label, v, role in rows]
