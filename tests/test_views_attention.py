@@ -282,20 +282,33 @@ def test_the_designed_heads_follow_the_temperature_as_by_hand() -> None:
     assert f"{math.exp(0.4) / (math.exp(0.4) + 10):.4f}" == "0.1298"  # row 10 at T = 20: nearly uniform over 11
 
 
-def test_the_readout_line_is_the_pages_readouts_at_each_step() -> None:
-    """The step's mean row entropy, its share of the uniform bound and the mean top weight, recomputed with numpy from
-    the step's own weights, at the printed precision; at the page's T they are the page's readouts."""
-    view = view_of.figures(DEFAULTS, _parts("Heads"))
+def _row_entropy(a: np.ndarray) -> np.ndarray:
+    """-Σ a log a over the last axis, in nats (0 log 0 = 0)."""
+    a = np.asarray(a, dtype=np.float64)
+    return -np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0).sum(axis=-1)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_the_readout_line_is_the_pages_readouts_at_each_step(causal: bool) -> None:
+    """The step's mean row entropy, its share of the uniform rows' mean entropy (as the line says) and the mean top
+    weight, recomputed with numpy from the step's own weights, at the printed precision, at T = 0.05, 1 and 20, with
+    and without the mask; at the page's T they are the page's readouts."""
+    view = view_of.figures(DEFAULTS.replace(causal=causal), _parts("Heads"))
     fig = _json(view.figures["Heads"])
     steps = fig["layout"]["sliders"][0]["steps"]
-    bound = np.mean([0.0] + [math.log(t) for t in range(2, 12)])  # causal row t sees t keys: log t, averaged
+    # rows uniform over the keys each may see: causal row t (from 0) over t + 1 keys, else over all 11
+    uniform = np.tril(np.ones((11, 11))) if causal else np.ones((11, 11))
+    bound = _row_entropy(uniform / uniform.sum(axis=-1, keepdims=True)).mean()
+    assert bound == pytest.approx(np.mean([math.log(t) for t in range(1, 12)]) if causal else math.log(11))
     for i in (0, 20, 40):
         model = np.stack(_step_z(fig, i)[:4]).astype(np.float64)  # the model's 4 heads
-        with np.errstate(divide="ignore", invalid="ignore"):
-            entropy = -np.nansum(np.where(model > 0, model * np.log(model), 0.0), axis=-1).mean()
+        entropy = _row_entropy(model).mean()
+        assert entropy <= bound + 1e-6  # no row beats its uniform row: the share is at most 100%
         top = model.max(axis=-1).mean()
         text = steps[i]["args"][1]["title.text"]
-        assert f"mean row entropy {entropy:.2f} nats ({entropy / bound:.0%} of uniform)" in text, text
+        assert f"<b>T = {view.drags['Heads'].values[i]:g}</b>" in text
+        share = f"({entropy / bound:.0%} of uniform rows' {bound:.2f})"
+        assert f"mean row entropy {entropy:.2f} nats {share}" in text, text
         assert f"mean top weight {top:.2f}" in text
     r = _readouts(view)
     active = steps[fig["layout"]["sliders"][0]["active"]]["args"][1]["title.text"]

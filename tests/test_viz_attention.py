@@ -15,6 +15,7 @@ from viz.attention import (
     attention_mask_figure,
     attention_outputs_figure,
     attention_scale_figure,
+    heads_readout,
     shown_cells,
     sweep_steps,
 )
@@ -215,6 +216,21 @@ def test_head_grid_with_a_temperature_sweep_restyles_the_panels_and_the_readout(
     big = attention_figure(sweep.weights[1], SENTENCE, sweep=sweep, summaries=summaries, active=1, presenter=True)
     assert all(size >= 16 for _, size in font_sizes(big.to_plotly_json()["layout"]))
     assert big.layout.title.pad.t == 6 + 20  # the readout line under the title, which plotly anchors by its first
+
+
+def test_the_readout_line_says_what_its_share_is_of_and_stays_one_line():
+    """The share is of the mean entropy of uniform rows (log t for causal row t, log T without the mask), the bound the
+    line prints; at the widest values of the page's grid (T and multiplier at 4 significant digits) the line keeps
+    to 120 characters (at the title's small type about 870 px in presenter mode, inside the 960 px figure)."""
+    for causal, bound in ((True, np.mean(np.log(np.arange(1, 12)))), (False, np.log(11))):
+        s = toy_attention.ToyModelSettings()
+        sweep = toy_attention.temperature_sweep(SENTENCE, s, "sqrt_dk", [0.05, 1.0, 20.0], causal=causal)
+        for t, m, summary in zip(sweep.temperatures, sweep.multipliers, sweep.summaries(4), strict=True):
+            line = heads_readout(float(t), float(m), summary)
+            assert summary.max_entropy == pytest.approx(bound) and summary.entropy <= summary.max_entropy + 1e-6
+            assert f"({summary.entropy / bound:.0%} of uniform rows' {bound:.2f})" in line
+    widest = heads_readout(0.05808, 4.304, toy_attention.HeadSummary(4, 1.0, 1.39, 1.59, 0.88, 0.45))
+    assert len(widest.replace("<b>", "").replace("</b>", "")) <= 120, widest
 
 
 def test_head_grid_sweep_errors():

@@ -5,7 +5,9 @@
 References are written here: exact binomial sums and fractions for pass@k, scipy's normal for the comparison, the
 seeded binomial draws of the bias simulation redone with torch's own generator, the published configs (config.json)
 of the KV-cache presets' models. The toy attention layer's statistics (hashed embeddings, seeded projections) would
-need the whole toy re-implemented; their reasons name the tests that check the toy independently.
+need the whole toy re-implemented; their reasons name the tests that check the toy independently. The heads' figure's
+readout line is recomputed with numpy from the toy layer's weights (core's output, as input data): the row entropies,
+the uniform rows' entropies and the top weights, averaged here.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from scipy import stats
 
 from core.attention_real import available as real_model_available  # which texts the page shows
 from core.device import get_device  # only which device the page's simulation draws on (torch's streams differ)
-from core.tokenizer import DEFAULT_TEXT  # input data: the page's default sentence
+from core.tokenizer import DEFAULT_TEXT, tokenize  # input data: the page's default sentence, split into words
+from core.toy_attention import ToyModelSettings, toy_attention  # input data: the toy layer's weights
 from tests import card_references as ref
 from tests.page_numbers import Ref
 from tests.test_page_numbers import COUNT, FORMULA, GIVEN, _preset
@@ -217,6 +220,24 @@ def _bound(T: int, causal: bool = True) -> float:
     return float(np.mean([ref.uniform_row_entropy(t) for t in range(1, T + 1)])) if causal else math.log(T)
 
 
+def _readout(p: dict, readout: str) -> Ref:
+    """The heads' figure's title and its readout line at the view's T: the multiplier scale/T, and over the model's own
+    heads (not the designed ones) the mean row entropy -Σ a log a in nats, its share of the mean entropy of rows uniform
+    over the keys each may see (:func:`_bound`), and the mean largest weight of a row; numpy on the toy layer's weights.
+    ``readout``: the line as the view prints it (its numbers are compared with these)."""
+    d_k = p["dk"] or p["dm"] // p["h"]
+    settings = ToyModelSettings(p["dm"], p["h"], d_k, p["kv"], p["layer_seed"])
+    tokens = tokenize(DEFAULT_TEXT, "word").tokens
+    w = toy_attention(tokens, settings, p["scale"], p["temp"], p["causal"], p["designed"]).weights
+    a = w[: p["h"]].astype(np.float64)  # (model heads, T, T)
+    entropy = float(-np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0).sum(axis=-1).mean())
+    bound = _bound(len(tokens), p["causal"])
+    top = float(a.max(axis=-1).mean())
+    return Ref("Attention weights per head (rows: queries, columns: keys; each row sums to 1) " + readout,
+               ROW_SUM, GIVEN, _multiplier(p["scale"], d_k, p["dm"], p["temp"]), entropy, 100 * entropy / bound, bound,
+               top)  # fmt: skip
+
+
 def _d_k(dm: int, h: int) -> list[Ref]:
     return [Ref(f"d_k per head: {dm // h}", Fraction(dm, h)), Ref(f"d_k per head help: d_model {dm} ÷ {h} heads",
                                                                     GIVEN, GIVEN)]
@@ -330,7 +351,8 @@ ATTENTION = {
         *_toy_stats(_T0),
         Ref("Largest weight per row help: mean over rows; 1 = one-hot", ONE_HOT),
         Ref("KV heads (MHA): 4", _A0["kv"]),
-        Ref("Attention weights per head (rows: queries, columns: keys; each row sums to 1)", ROW_SUM),
+        _readout(_A0, "T = 1 : logits × 0.25 · model heads' mean row entropy 1.39 nats (88% of uniform rows' 1.59), "
+                 "mean top weight 0.45"),
         Ref("head 1", COUNT),
     ],
     "tab Outputs": [],
@@ -369,6 +391,8 @@ ATTENTION = {
         *_d_k(_NO_SCALE["dm"], _NO_SCALE["h"]),
         Ref("Logits multiplied by: 1", _multiplier(_NO_SCALE["scale"], 128, _NO_SCALE["dm"])),
         *_toy_stats(_T0),
+        _readout(_NO_SCALE, "T = 1 : logits × 1 · model heads' mean row entropy 0.21 nats (13% of uniform rows' "
+                 "1.59), mean top weight 0.93"),
     ],
     "preset The trap: 1/√d_model with 16 heads": [
         _shape_caption(_TRAP["dm"], _TRAP["h"], _TRAP["kv"], "MHA"),
@@ -385,6 +409,8 @@ ATTENTION = {
         Ref("Logits multiplied by: 0.1768", _multiplier("sqrt_dk", _GQA["dm"] // _GQA["h"], _GQA["dm"])),
         *_toy_stats(_T0),
         Ref("KV heads (GQA): 2", _GQA["kv"]),
+        _readout(_GQA, "T = 1 : logits × 0.1768 · model heads' mean row entropy 1.44 nats (90% of uniform rows' "
+                 "1.59), mean top weight 0.42"),
         Ref("head 1 · KV 1", "a panel's head and the KV head it reads: consecutive groups of h/K query heads share one "
             "(test_core_attention.py::test_gqa_in_the_toy_model_shares_keys_within_groups)"),
     ],

@@ -144,7 +144,7 @@ SPEC = Spec(
             hi=20.0,
             step=0.1,
             help="logits ÷ T. The row under the heads' heatmaps drags T in the browser while the figure is small "
-            "(up to about 17 tokens with the 7 default heads: a larger one is too heavy to send at every T).",
+            "(a short text: more tokens or heads are too heavy to send at every T; then change T here).",
         ),
         Field("causal", "Causal mask", "bool", True),
         Field("designed", "Designed heads", "bool", True, help="previous token, first token, same word"),

@@ -113,10 +113,13 @@ def _typed(z: np.ndarray) -> dict[str, str]:
 
 def heads_readout(temperature: float, multiplier: float, summary: HeadSummary) -> str:
     """The heads' figure's readout line at one temperature: the multiplier and the model heads' mean row entropy and
-    largest weight (the page's readouts, at their precision)."""
+    largest weight (the page's readouts, at their precision). The entropy's share is of the mean entropy that rows
+    uniform over the keys each may see would have (``summary.max_entropy``: the mean over rows of log t under the
+    causal mask, log T without it), the same at every temperature."""
     return (
         f"<b>T = {temperature:g}</b>: logits × {multiplier:.4g} · model heads' mean row entropy "
-        f"{summary.entropy:.2f} nats ({summary.entropy_share:.0%} of uniform), mean top weight {summary.max_weight:.2f}"
+        f"{summary.entropy:.2f} nats ({summary.entropy_share:.0%} of uniform rows' {summary.max_entropy:.2f}), "
+        f"mean top weight {summary.max_weight:.2f}"
     )
 
 
