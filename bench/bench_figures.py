@@ -106,7 +106,7 @@ def page_figures(page: str, controls: int, keep_sliders: bool = False) -> list[t
 # promise and a forced layout; then times Plotly.react between the figure at the defaults and the server's figure at
 # the last step (the redraw a round trip brings), ``repeats`` times, and the same with plotly's own slider in the
 # figures (the redraw a round trip brought before the drag row).
-_DRAG_JS = """
+_DRAG_JS = r"""
 async ([figure, other, sweep, path, repeats, method, full, fullOther]) => {
   const host = document.getElementById("host");
   Plotly.purge(host);
@@ -120,6 +120,24 @@ async ([figure, other, sweep, path, repeats, method, full, fullOther]) => {
       await Plotly.animate(host, {data, traces: c},
                            {transition: {duration: 0}, frame: {duration: 0, redraw: false}, mode: "immediate"});
       if (Object.keys(b).length) await Plotly.relayout(host, b);
+    } else if (method === "react") {  // the step applied to a copy of the figure, drawn by Plotly.react
+      const data = host.data.slice();
+      c.forEach((t, j) => {
+        const patch = Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v[j]]));
+        data[t] = Object.assign({}, data[t], patch);
+      });
+      const layout = Object.assign({}, host.layout);
+      for (const [path, value] of Object.entries(b || {})) {
+        const keys = path.replace(/\[(\d+)\]/g, ".$1").split(".");
+        let node = layout;
+        for (let q = 0; q < keys.length - 1; q++) {
+          const next = node[keys[q]];
+          node[keys[q]] = Array.isArray(next) ? next.slice() : Object.assign({}, next);
+          node = node[keys[q]];
+        }
+        node[keys[keys.length - 1]] = value;
+      }
+      await Plotly.react(host, data, layout);
     } else if (method === "restyle") {  // the data alone (texts left as they are): what the texts cost
       await Plotly.restyle(host, a, c);
     } else {
@@ -158,8 +176,11 @@ def drag_figures(page: str, steps: int = 20) -> tuple[str, dict, dict, dict, lis
     from views.state import State
 
     view = importlib.import_module(f"views.{VIEWS[page]}")
-    defaults = dict(spec_of(page).defaults())
-    out = view.figures(State(defaults), Options(parts=frozenset({"main"})))
+    spec = spec_of(page)
+    defaults = dict(spec.defaults())
+    tabs = [str(f.default) for f in spec.fields if f.widget == "tabs"]  # the open tab, by its label or a word of it
+    parts = frozenset({"main", *tabs, *(word for tab in tabs for word in tab.lower().split())})
+    out = view.figures(State(defaults), Options(parts=parts))
     if not out.drags:
         return None
     name, drag = next(iter(out.drags.items()))
@@ -175,7 +196,7 @@ def drag_figures(page: str, steps: int = 20) -> tuple[str, dict, dict, dict, lis
         i += way
         path.append(i)
     values = dict(defaults) | {drag.field: drag.values[path[-1]]}
-    other_out = view.figures(State(values), Options(parts=frozenset({"main"})))
+    other_out = view.figures(State(values), Options(parts=parts))
     full_other = json.loads(other_out.figures[name].to_json())
     other, _ = split_slider(full_other, drag.field)
     return drag.field, figure, other, sweep, path, full, full_other
@@ -235,7 +256,10 @@ def main() -> None:
     parser.add_argument("--drag", action="store_true", help="time the drag rows' steps instead")
     parser.add_argument("--keep-sliders", action="store_true", help="draw the figures with plotly's own sliders")
     parser.add_argument(
-        "--method", default="update", choices=("update", "animate", "restyle"), help="how --drag applies a step"
+        "--method",
+        default="update",
+        choices=("update", "animate", "restyle", "react"),
+        help="how --drag applies a step",
     )
     args = parser.parse_args()
     if args.drag:
