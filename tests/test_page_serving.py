@@ -2,6 +2,8 @@
 tab builds its figure only when open, bad link values and bad inputs give a message and never an exception, the
 traps show the wrong number."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -148,6 +150,8 @@ def _decode_step(batch: int, ctx: int) -> dict[str, float]:
     moved = 2 * N8 + batch * (ctx + 1) * 2 * L8 * K8 * H8 * 2
     seconds = max(moved / H100_BW, flops / H100_PEAK)
     return {
+        "memory_s": moved / H100_BW,
+        "compute_s": flops / H100_PEAK,
         "intensity": flops / moved,
         "tflops": flops / seconds / 1e12,
         "ms": 1e3 * seconds,
@@ -177,7 +181,8 @@ def test_batch_slider_steps_are_the_drag_values(default):
         step = slider["steps"][i]
         at = view_of.figures(view_of.SPEC.defaults().replace(batch=drag.values[i])).figures["main"].to_dict()
         k = _moving(step)
-        assert at["data"][k]["name"] == "decode, batch B" and at["layout"]["annotations"][0]["name"] == READOUT
+        assert at["data"][k]["name"] == "decode at the dragged batch"
+        assert at["layout"]["annotations"][0]["name"] == READOUT
         assert list(decode(step["args"][0]["x"][0])) == list(decode(at["data"][k]["x"]))
         assert list(decode(step["args"][0]["y"][0])) == list(decode(at["data"][k]["y"]))
         assert step["args"][0]["hovertemplate"] == [at["data"][k]["hovertemplate"]]
@@ -193,22 +198,22 @@ def test_batch_slider_steps_are_the_drag_values(default):
 @pytest.mark.parametrize(("batch", "ctx"), [(16, 8192), (4096, 1)])
 def test_batch_step_readout_against_the_roofline_by_hand(batch, ctx):
     """A step's point and readout at the printed precision, from the roofline written out for Llama-3-8B on one H100:
-    batch 16 at 8k context is memory-bound, batch 4,096 at a context of 1 compute-bound at the 989 TFLOP/s peak."""
+    batch 16 at 8k context is memory-bound, batch 4,096 at a context of 1 compute-bound at the 989 TFLOP/s peak. Both
+    fit beside the weights (65 sequences of 8k, over half a million of 1 token): no over-capacity line."""
     view = view_of.figures(view_of.SPEC.defaults().replace(srv_ctx=ctx))
     slider = view.figures["main"].layout.sliders[0]
     step = slider.steps[view.drags["main"].values.index(batch)]
     hand = _decode_step(batch, ctx)
-    ridge = H100_PEAK / H100_BW
-    bound = "memory-bound" if hand["intensity"] < ridge else "compute-bound"
+    bound = "memory-bound" if hand["memory_s"] >= hand["compute_s"] else "compute-bound"  # the larger time
     assert bound == ("memory-bound" if batch == 16 else "compute-bound")
     ms = f"{hand['ms']:,.0f}" if hand["ms"] >= 100 else f"{hand['ms']:#.3g}".rstrip(".")
     tflops = f"{hand['tflops']:,.0f}" if hand["tflops"] >= 100 else f"{hand['tflops']:#.3g}".rstrip(".")
     assert step.args[1]["annotations[0].text"] == "<br>".join(
         [
-            f"<b>decode, batch {batch:,}</b>",
+            f"<b>decode, batch {batch:,},<br>context {ctx:,}</b>",
             f"{hand['intensity']:,.1f} FLOP/B",
             bound,
-            f"{tflops} TFLOP/s per GPU",
+            f"at most {tflops} TFLOP/s per GPU",
             f"step: a floor of {ms} ms",
             f"at most {hand['tokens']:,.0f} tokens/s",
         ]
@@ -223,9 +228,75 @@ def test_batch_step_readout_against_the_roofline_by_hand(batch, ctx):
     intensity = {r.label: r.value for r in view.readouts}.get(f"Decode intensity, batch {batch:,}")
     if batch == 16:
         assert intensity == f"{hand['intensity']:,.1f} FLOP/B"
+        help_text = {r.label: r.help for r in view.readouts}[f"Decode intensity, batch {batch:,}"]
+        assert help_text.startswith(f"at context {ctx:,}: {bound}. ")
 
 
 def test_no_roofline_no_drag():
     """A tensor-parallel size that does not divide the heads draws no roofline, and declares no drag."""
     view = view_of.figures(view_of.SPEC.defaults().replace(srv_gpus=3))
     assert "main" not in view.figures and view.drags == {}
+
+
+def _panel(state, batch: int) -> str:
+    """The roofline's readout panel at the drag's step for ``batch``."""
+    view = view_of.figures(state)
+    step = view.figures["main"].layout.sliders[0].steps[view.drags["main"].values.index(batch)]
+    return step.args[1]["annotations[0].text"]
+
+
+def test_a_batch_whose_kv_cache_does_not_fit_says_so_with_the_pages_capacity():
+    """At the defaults one 8,192-token sequence of Llama-3-8B holds 8,192 x 128 KiB = 1 GiB of K and V, and
+    (80 GiB - 2 x 8,030,261,248 bytes of weights) / 1 GiB = 65 of them fit: batch 64 and 65 fit, 66 and up do not
+    (their cache is B GiB), and the panel says so with the count the page's capacity readout shows."""
+    per_seq = 8192 * 2 * L8 * K8 * H8 * 2
+    assert per_seq == 2**30
+    fit = (80 * 2**30 - 2 * N8) // per_seq
+    assert fit == 65
+    state = view_of.SPEC.defaults()
+    shown = {r.label: r.value for r in view_of.figures(state).readouts}["Sequences of 8,192 tokens that fit"]
+    assert shown == f"{fit:,}"
+    for batch in (1, 16, 64):
+        assert "KV cache" not in _panel(state, batch) and "does not fit" not in _panel(state, batch)
+    assert "does not fit" not in _panel(state.replace(batch=fit), fit)  # the last batch that fits
+    for batch, size in ((fit + 1, "66 GiB"), (80, "80 GiB"), (4096, "4 TiB")):  # B x 1 GiB; 4,096 GiB = 4 TiB
+        at = state.replace(batch=batch) if batch == fit + 1 else state
+        assert batch * per_seq / 2**30 == float(size.split()[0]) * (1024 if "TiB" in size else 1)
+        assert _panel(at, batch).endswith(f"<br>✗ KV cache {size}<br>does not fit<br>({fit} sequences do)")
+    # weights that do not fit at all (Llama-3.1-405B's 756 GiB on one 80 GiB card): every step says so
+    big = state.replace(srv_model="Llama-3.1-405B")
+    assert all(_panel(big, b).endswith("<br>✗ the weights alone<br>do not fit") for b in (1, 16, 4096))
+
+
+# Llama-3-70B, written out: parameters, vocabulary, width, layers, query heads, KV heads, head dim
+N70, V70, D70, L70, NQ70, K70, H70 = 70_553_706_496, 128256, 8192, 80, 64, 8, 128
+
+
+def test_the_bound_comes_from_the_step_times_when_tensor_parallelism_copies_the_kv_cache():
+    """Llama-3-70B on 16 H100s (TP 16 over 8 KV heads: each KV head on two GPUs, the cache held twice) at context 512
+    and batch 512: the group's intensity, which counts the cache once, is past the 295 FLOP/B ridge, but each GPU's
+    memory time (its weights and its copied cache share) is longer than its compute time: memory-bound, with the
+    note, in the panel and in the page's readout alike."""
+    B, ctx, tp = 512, 512, 16
+    flops = B * (2 * (N70 - V70 * D70 - (2 * L70 + 1) * D70) + 2 * L70 * NQ70 * 2 * H70 * (ctx + 0.5))
+    kv = B * (ctx + 1) * 2 * L70 * K70 * H70 * 2
+    copies = tp * math.ceil(K70 / tp) / K70
+    memory_s = (2 * N70 + kv * copies) / (tp * H100_BW)
+    compute_s = flops / (tp * H100_PEAK)
+    intensity = flops / (2 * N70 + kv)
+    assert copies == 2 and intensity > H100_PEAK / H100_BW and memory_s > compute_s
+    state = view_of.SPEC.defaults().replace(srv_model="Llama-3-70B", srv_gpus=tp, srv_ctx=ctx, batch=B)
+    lines = _panel(state, B).split("<br>")
+    assert lines[2:6] == [
+        f"{intensity:,.1f} FLOP/B",
+        "memory-bound",
+        "(group intensity; each GPU",
+        "reads a copied KV share)",
+    ]
+    assert "compute-bound" not in lines and "from the 16 GPUs together" in lines
+    help_text = {r.label: r.help for r in view_of.figures(state).readouts}[f"Decode intensity, batch {B}"]
+    assert help_text.startswith(
+        "at context 512: memory-bound by the step's times, though this intensity is past the ridge: it counts the "
+        "cache once for the group, and each GPU reads a copied KV share (below)."
+    )
+    assert "with 16 GPUs over 8 KV heads the group reads 2 copies of the cache" in help_text

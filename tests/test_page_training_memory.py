@@ -46,7 +46,7 @@ ANSWERS = {
 ALSO = {
     "001-A": {"Training time": "24.0 h", "Per GPU (ZeRO-0)": "22.4 GiB"},
     "A10-12": {"Training time": "90.8 days", "Cost": "$8,923,155", "GPUs = TP × PP × DP": "2,048"},
-    "A10-10": {"Per GPU (ZeRO-1)": "8.0 GiB", "Pipeline bubble": "10.0%"},
+    "A10-10": {"Per GPU (ZeRO-1)": "8.00 GiB", "Pipeline bubble": "10.0%"},
     "A10-09": {"Per GPU (ZeRO-3)": f"{70e9 * 16 / 16 / 2**30:,.1f} GiB"},
 }
 
@@ -87,7 +87,7 @@ def test_link_reproduces_a_preset():
     linked = open_page(PAGE, view_of.SPEC.query(view_of.SPEC.state(view_of.SPEC.presets[name])))
     assert no_exception(linked) and linked.warning.len == 0
     assert metrics(linked) == metrics(clicked)
-    assert metrics(linked)["Per GPU (ZeRO-1)"] == "8.0 GiB"  # 100B / 64 x 5.5 B (002 A10-10)
+    assert metrics(linked)["Per GPU (ZeRO-1)"] == "8.00 GiB"  # 100B / 64 x 5.5 B (002 A10-10), 3 figures
     assert metrics(linked)["Pipeline bubble"] == "10.0%"  # p = 8, m = 63
 
 
@@ -205,22 +205,47 @@ def test_the_sequence_length_drag_reaches_the_browser_and_each_step_is_the_page_
 
 def test_the_sequence_length_steps_match_korthikantis_count_by_hand(default):
     """Llama-3-8B with selective recomputation keeps 34·s·b·h bytes per layer (Korthikanti et al. 2022): at
-    s = 2^20, b = 1, h = 4,096 and 32 layers that is 4,352 GiB per GPU, far over the card."""
+    s = 2^20, b = 1, h = 4,096 and 32 layers that is 4,352 GiB = 4.25 TiB per GPU, far over the card; at s = 1 it is
+    4.25 MiB, under 0.1 GiB. Three significant figures, in TiB past 1,000 GiB."""
     steps = slider_of(figures(default)[0])["steps"]
     last = steps[-1]["args"]
     acts = 34 * 2**20 * 1 * 4096 * 32
     assert acts / GIB == 4352.0 and list(last[0]["y"][0]) == [4352.0] * 4
     zero1 = N_LLAMA3_8B * 5.5 + acts  # 2 + 2 + 12/8 bytes per parameter over DP 8, plus the activations
-    assert last[1]["annotations[2].text"] == f"<b>{zero1 / GIB:,.1f} GiB</b> ✗" == "<b>4,393.1 GiB</b> ✗"
+    assert f"{zero1 / 2**40:.3g}" == "4.29" and f"{(zero1 - 80 * GIB) / 2**40:.3g}" == "4.21"
+    assert last[1]["annotations[2].text"] == "<b>4.29 TiB</b> ✗"
     assert last[1]["title.text"] == (
-        f"seq 1,048,576: activations 4,352.0 GiB per GPU · ZeRO-1: {zero1 / GIB:,.1f} GiB, "
-        f"headroom {(80 * GIB - zero1) / GIB:+,.1f} GiB"
+        "seq 1,048,576: activations 4.25 TiB per GPU<br>ZeRO-1 total 4.29 TiB per GPU, headroom −4.21 TiB of 80 GiB"
     )
     first = steps[0]["args"]  # s = 1: 34 · 4,096 · 32 bytes = 4.25 MiB
-    assert (
-        first[0]["y"][0][1] == pytest.approx(34 * 4096 * 32 / GIB) and "activations 0.0 GiB" in first[1]["title.text"]
+    assert first[0]["y"][0][1] == pytest.approx(34 * 4096 * 32 / GIB)
+    small = N_LLAMA3_8B * 5.5 + 34 * 4096 * 32
+    assert f"{small / GIB:.3g}" == "41.1" and f"{(80 * GIB - small) / GIB:.3g}" == "38.9"
+    assert first[1]["title.text"] == (
+        "seq 1: activations <0.1 GiB per GPU<br>ZeRO-1 total 41.1 GiB per GPU, headroom +38.9 GiB of 80 GiB"
     )
-    assert first[1]["annotations[2].text"] == f"<b>{(N_LLAMA3_8B * 5.5 + 34 * 4096 * 32) / GIB:,.1f} GiB</b>"
+    assert first[1]["annotations[2].text"] == "<b>41.1 GiB</b>"
+
+
+def test_a_million_tokens_without_recomputation_print_in_pib_with_three_figures():
+    """Without recomputation Korthikanti et al.'s count keeps s·b·h·(34 + 5·a·s/h) bytes per layer: at s = 2^20,
+    h = 4,096, a = 32 and 32 layers, 5,247,232 GiB = 5.00 PiB. The readout line, the bars and the page's readouts
+    print it in PiB (not '5,247,232.0 GiB'); the GB-as-GiB trap's headroom too."""
+    s, h, a, layers = 2**20, 4096, 32, 32
+    acts = s * h * (34 + 5 * a * s / h) * layers
+    assert acts / GIB == 5_247_232 and f"{acts / 2**50:.2f}" == "5.00"  # 5.004 PiB to three figures
+    state = view_of.SPEC.defaults().replace(seq=2**20, recompute="none", mem_traps=("GB instead of GiB",))
+    view = view_of.figures(state, Options())
+    fig = view.figures["main"].to_dict()
+    assert fig["layout"]["title"]["text"] == (
+        "seq 1,048,576: activations 5.00 PiB per GPU<br>ZeRO-1 total 5.00 PiB per GPU, headroom −5.00 PiB of 80 GiB"
+    )
+    # annotation 0: the card's label, 1: the trap's, then one total per bar
+    assert [n["text"] for n in fig["layout"]["annotations"][2:6]] == ["<b>5.00 PiB</b> ✗"] * 4
+    r = {x.label: x.value for x in view.readouts}
+    assert r["Activations per GPU"] == r["Per GPU (ZeRO-1)"] == "5.00 PiB"
+    assert r["Headroom on the card"] == r["✗ Headroom if the label were GB"] == "−5.00 PiB"
+    assert any("needs 5.00 PiB per GPU" in text for _, text in view.notices)
 
 
 @pytest.mark.parametrize(

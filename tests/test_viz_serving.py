@@ -9,7 +9,7 @@ from core import serving
 from core.hardware import GPUS
 from core.model_spec import CUSTOM, LLAMA3_8B, LLAMA3_70B
 from tests.test_viz_style import _tick_and_title_px, contrast, marks, over, texts
-from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+from viz.serving import decode_bound, kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
 from viz.style import READOUT
 
 
@@ -103,11 +103,12 @@ def test_moe_router_figure():
     assert f"{routing.dropped_tokens} tokens lost" in fig.layout.annotations[0].text
 
 
-def _swept_roofline(batch=16, **kw):
+def _swept_roofline(batch=16, context=1024, **kw):
     h, x = GPUS["H100"], np.logspace(-1, 4.7, 120)
     sizes = (1, 2, 4, 16, 64, 256, 1024, 4096)
     dec = serving.forward_step(LLAMA3_70B, "H100", np.array(sizes), 1, 1024, tp=4)
     pre = serving.forward_step(LLAMA3_70B, "H100", 1, 2048, 0, tp=4)
+    kw.setdefault("kv_fit", (1024 * 320 * 2**10, 603, 1.0))  # 320 KiB per token; (320 GiB - 131.4 GiB) / 0.3125 GiB
     return roofline_figure(
         x,
         serving.attainable_flops(x, "H100"),
@@ -116,8 +117,16 @@ def _swept_roofline(batch=16, **kw):
         "H100",
         points=[("prefill 2,048", float(pre.intensity), float(pre.flops / (4 * pre.seconds)))],
         decode_curve=(np.array(sizes), dec.intensity, dec.flops / (4 * dec.seconds)),
-        batch_sweep=(sizes, dec.intensity, dec.flops / (4 * dec.seconds), dec.seconds),
+        batch_sweep=(
+            sizes,
+            dec.intensity,
+            dec.flops / (4 * dec.seconds),
+            dec.seconds,
+            dec.memory_seconds,
+            dec.compute_seconds,
+        ),
         batch=batch,
+        context=context,
         n_gpus=4,
         **kw,
     ), dec
@@ -130,7 +139,7 @@ def test_roofline_batch_slider_moves_the_decode_point_and_its_readout():
     assert [s["label"] for s in slider["steps"]] == ["1", "2", "4", "16", "64", "256", "1,024", "4,096"]
     assert slider["active"] == 3 and slider["currentvalue"]["prefix"] == "decode batch = "
     moving = len(fig["data"]) - 1
-    assert fig["data"][moving]["name"] == "decode, batch B"  # one legend name at every step
+    assert fig["data"][moving]["name"] == "decode at the dragged batch"  # one legend name at every step
     for k, step in enumerate(slider["steps"]):
         updates, relayout, indices = step["args"]
         assert list(indices) == [moving] and set(updates) == {"x", "y", "hovertemplate"}
@@ -147,10 +156,18 @@ def test_roofline_batch_slider_moves_the_decode_point_and_its_readout():
     assert fig["layout"]["xaxis"]["domain"][1] < 0.8  # the readout's column, right of the plot
     # Llama-3-70B on 4 H100s at batch 16 and a 1,024-token context: memory-bound; the tokens of the four together
     text = panel["text"]
-    assert "<b>decode, batch 16</b>" in text and "memory-bound" in text and "from the 4 GPUs together" in text
+    assert "<b>decode, batch 16,<br>context 1,024</b>" in text and "memory-bound" in text
+    assert "from the 4 GPUs together" in text and "group intensity" not in text  # 4 GPUs split 8 KV heads
     assert f"at most {16 / float(dec.seconds[3]):,.0f} tokens/s" in text
+    assert f"at most {float(dec.flops[3] / (4 * dec.seconds[3])) / 1e12:.3g} TFLOP/s per GPU" in text
+    # 603 sequences fit: batch 1,024 does not, and its step says so (1,024 x 0.3125 GiB = 320 GiB); 256 does
+    over = slider["steps"][6]["args"][1]["annotations[0].text"]
+    assert over.endswith("<br>✗ KV cache 320 GiB<br>does not fit<br>(603 sequences do)")
+    assert "KV cache" not in slider["steps"][5]["args"][1]["annotations[0].text"]
     with pytest.raises(ValueError, match="batch"):
         _swept_roofline(batch=None)
+    with pytest.raises(ValueError, match="context"):
+        _swept_roofline(context=None)
     with pytest.raises(ValueError):
         _swept_roofline(batch=3)  # not a step
 
@@ -168,3 +185,37 @@ def test_roofline_with_its_slider_is_valid_readable_and_leaves_room_for_the_axis
     assert layout["sliders"][0]["font"]["color"] and layout["sliders"][0]["currentvalue"]["font"]["size"] >= (
         16 if presenter else 15
     )
+
+
+def test_the_bound_is_the_larger_time_and_the_panel_says_when_the_group_intensity_disagrees():
+    """Tensor parallelism past the KV heads copies the cache: each GPU reads more bytes per FLOP than the group's
+    intensity counts. The label follows the times; the group's intensity past the ridge gets a note."""
+    assert decode_bound(2.0, 1.0, 400.0, 295.0) == ("memory-bound", True)  # past the ridge, memory time larger
+    assert decode_bound(2.0, 1.0, 100.0, 295.0) == ("memory-bound", False)
+    assert decode_bound(1.0, 2.0, 400.0, 295.0) == ("compute-bound", False)
+    assert decode_bound(1.0, 1.0, 295.0, 295.0) == ("memory-bound", True)  # a tie: memory time >= compute time
+    h, x, sizes = GPUS["H100"], np.logspace(-1, 4.7, 40), (256, 512, 1024)
+    dec = serving.forward_step(LLAMA3_70B, "H100", np.array(sizes), 1, 512, tp=16)
+    fig = roofline_figure(
+        x,
+        serving.attainable_flops(x, "H100"),
+        h.peak_flops,
+        h.bandwidth,
+        "H100",
+        batch_sweep=(
+            sizes,
+            dec.intensity,
+            dec.flops / (16 * dec.seconds),
+            dec.seconds,
+            dec.memory_seconds,
+            dec.compute_seconds,
+        ),
+        batch=512,
+        context=512,
+        n_gpus=16,
+    ).to_dict()
+    texts = [s["args"][1]["annotations[0].text"].split("<br>") for s in fig["layout"]["sliders"][0]["steps"]]
+    # batch 512: the group's 316 FLOP/B is past the 295 ridge, yet the memory time is the larger (the cache twice)
+    assert texts[1][2:6] == ["316.3 FLOP/B", "memory-bound", "(group intensity; each GPU", "reads a copied KV share)"]
+    assert texts[0][3] == "memory-bound" and "group intensity" not in texts[0][4]  # 195 FLOP/B: below the ridge
+    assert texts[2][3] == "compute-bound"  # 459 FLOP/B and the compute time the larger

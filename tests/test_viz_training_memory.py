@@ -7,7 +7,7 @@ import pytest
 
 from core.hardware import GB, GIB, GPUS
 from core.training_memory import pipeline_bubble, state_memory
-from viz.training_memory import pipeline_bubble_figure, training_memory_figure
+from viz.training_memory import memory_text, pipeline_bubble_figure, training_memory_figure
 
 
 def _memory_figure(**kw):
@@ -37,7 +37,7 @@ def test_training_memory_bars_in_gib():
     assert lines[1].y0 == pytest.approx(80e9 / 2**30)  # the trap: 74.5 GiB
     texts = [a.text for a in fig.layout.annotations]
     assert any("80 GiB = 85.9 GB" in t for t in texts)
-    assert any("114.3 GiB" in t and "✗" in t for t in texts)  # ZeRO-0 does not fit
+    assert any("114 GiB" in t and "✗" in t for t in texts)  # ZeRO-0 does not fit: 104.3 + 10 GiB, 3 figures
     assert "GiB" in fig.layout.yaxis.title.text and "1.074 GB" in fig.layout.yaxis.title.text
     rect = next(s for s in fig.layout.shapes if s.type == "rect")
     assert rect.x0 == pytest.approx(0.52)
@@ -71,7 +71,12 @@ def test_a_sequence_length_slider_moves_the_activations_the_totals_and_the_reado
     assert fig.layout.height == plain.layout.height + 76  # the plot keeps its height under the drag row
     slider = fig.layout.sliders[0]
     assert slider.active == 1 and [s.label for s in slider.steps] == ["1,024", "2,048", "4,096"]
-    states1 = 7e9 * (2 + 2 + 12 / 8)  # ZeRO-1 over 8
+    states1 = 7e9 * (2 + 2 + 12 / 8)  # ZeRO-1 over 8: 35.86 GiB, and 5, 10 or 80 GiB of activations
+    shown = [  # (activations, ZeRO-1's total, headroom) to three significant figures
+        ("5.00 GiB", "40.9 GiB", "+39.1 GiB"),
+        ("10.0 GiB", "45.9 GiB", "+34.1 GiB"),
+        ("80.0 GiB", "116 GiB", "−35.9 GiB"),
+    ]
     for i, step in enumerate(slider.steps):
         restyle, relayout, traces = step.args
         assert list(traces) == [3]  # the activations' bars; weights, gradients and optimizer states stay
@@ -79,13 +84,15 @@ def test_a_sequence_length_slider_moves_the_activations_the_totals_and_the_reado
         assert list(restyle["customdata"][0]) == [acts[i, 0] / 1e9] * 4
         total = states1 + acts[i, 1]
         # annotation 0: the card's label, 1: the trap's, then one total per bar
-        assert relayout["annotations[3].text"].startswith(f"<b>{total / GIB:,.1f} GiB</b>")
+        headroom = (80 * GIB - total) / GIB
+        assert f"{total / GIB:.3g} GiB" == shown[i][1] and f"{headroom:+.3g} GiB" == shown[i][2].replace("−", "-")
+        assert relayout["annotations[3].text"].startswith(f"<b>{shown[i][1]}</b>")
         assert relayout["annotations[3].y"] == pytest.approx(total / GIB)
         assert ("✗" in relayout["annotations[3].text"]) == (total > 80 * GIB)
         assert relayout["yaxis.range"][1] == pytest.approx(max(80, (7e9 * 16 + acts[i, 0]) / GIB) * 1.15)
         assert relayout["title.text"] == (
-            f"seq {seqs[i]:,}: activations {acts[i, 1] / GIB:,.1f} GiB per GPU · ZeRO-1: {total / GIB:,.1f} GiB, "
-            f"headroom {(80 * GIB - total) / GIB:+,.1f} GiB"
+            f"seq {seqs[i]:,}: activations {shown[i][0]} per GPU<br>ZeRO-1 total {shown[i][1]} per GPU, "
+            f"headroom {shown[i][2]} of 80 GiB"
         )
     assert fig.layout.title.text == slider.steps[1].args[1]["title.text"]
     with pytest.raises(ValueError, match="shape"):
@@ -102,3 +109,19 @@ def test_the_slider_figure_in_presenter_mode_keeps_its_type_and_folds_the_y_titl
     assert all(size >= 16 for _, size in font_sizes(fig.to_plotly_json()["layout"]))
     # the readout's line takes height from the plot: the y axis's title goes on two lines
     assert fig.layout.yaxis.title.text == "memory per GPU (GiB,<br>1 GiB = 2³⁰ B = 1.074 GB)"
+
+
+def test_memory_text_three_figures_larger_units_and_tiny_amounts():
+    """Three significant figures in GiB; TiB, PiB, EiB once the unit below would print 1,000; '<0.1 GiB' for a
+    non-zero amount under 0.1 GiB (4.25 MiB of activations at a sequence of 1), a headroom with its sign."""
+    assert memory_text(0) == "0 GiB" and memory_text(34 * 4096 * 32) == "<0.1 GiB"
+    assert [memory_text(x * GIB) for x in (0.1, 0.125, 8, 17, 58.14, 523.4, 999.4)] == [
+        "0.100 GiB", "0.125 GiB", "8.00 GiB", "17.0 GiB", "58.1 GiB", "523 GiB", "999 GiB",
+    ]  # fmt: skip
+    assert memory_text(999.6 * GIB) == "0.976 TiB"  # 999.6 / 1,024: 1,000 GiB would be a fourth figure
+    assert memory_text(4393.1 * GIB) == "4.29 TiB" and memory_text(5_247_232 * GIB) == "5.00 PiB"
+    assert memory_text(1.15e20) == "99.7 EiB"  # 1.15e20 / 2^60
+    assert memory_text(21.94 * GIB, signed=True) == "+21.9 GiB" and memory_text(-4522 * GIB, signed=True) == "−4.42 TiB"
+    assert memory_text(0.05 * GIB, signed=True) == "+0.0500 GiB"  # a headroom keeps its figures and its sign
+    with pytest.raises(ValueError):
+        memory_text(float("nan"))

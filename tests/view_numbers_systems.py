@@ -175,6 +175,15 @@ def _act_formula(v: dict) -> str:
     return "s b h (34/t + 5 a s/(h t))"
 
 
+def _mem(n: float) -> tuple[str, float]:
+    """A byte count in the unit the training-memory page prints it at three significant figures: GiB, then TiB and
+    PiB once the unit below would print 1,000 or more; (unit, value in it)."""
+    for unit, scale in (("GiB", GIB), ("TiB", 2**40)):
+        if abs(n) / scale < 999.5:
+            return unit, n / scale
+    return "PiB", n / 2**50
+
+
 def _unit(seconds: float) -> str:
     return "h" if seconds < 3 * DAY else "days" if seconds < 2 * YEAR else "years"
 
@@ -200,12 +209,14 @@ def _memory(v: dict) -> dict[str, list[Ref]]:
     states = sum(_states(n, z, tp, pp, dp))
     seconds = _run_seconds(v)
     gpus = tp * pp * dp
+    card = CARD_GIB[v["mem_gpu"]] * GIB
+    (u_total, v_total), (u_room, v_room), (u_act, v_act) = _mem(total), _mem(card - total), _mem(act)
     out = {
         "per_gpu": [
-            Ref("Per GPU (ZeRO-1): 58.1 GiB", GIVEN, total / GIB),
+            Ref(f"Per GPU (ZeRO-1): 58.1 {u_total}", GIVEN, v_total),
             Ref("Per GPU (ZeRO-1) help: 62.4 GB: weights", GIVEN, total / GB),
         ],
-        "headroom": [Ref("Headroom on the card: +21.9 GiB", (80 * GIB - total) / GIB)],
+        "headroom": [Ref(f"Headroom on the card: +21.9 {u_room}", v_room)],
         "headroom_help": [Ref("Headroom on the card help: H100 SXM 80 GB: 80 GiB", GPU_NAME, 80)],
         "states": [
             Ref(
@@ -235,7 +246,7 @@ def _memory(v: dict) -> dict[str, list[Ref]]:
         ],
         "per_param": [Ref("Bytes/param on this GPU: 5.50", states / (n / (tp * pp)))],
         "per_param_help": [_zero_help(z, dp)],
-        "activations": [Ref("Activations per GPU: 17.0 GiB", act / GIB)],
+        "activations": [Ref(f"Activations per GPU: 17.0 {u_act}", v_act)],
         "act_help": [
             Ref("Activations per GPU help: Korthikanti et al. 2022 (a GPT-3 block with attention dropout", NAME),
             Ref(_act_formula(v), CITE),
@@ -270,11 +281,25 @@ def _memory(v: dict) -> dict[str, list[Ref]]:
         ],
         "bars": [
             *(
-                [Ref(f"^{t / GIB:,.1f} GiB ✗", t / GIB) for t in totals if t > 80 * GIB]
-                if sum(t > 80 * GIB for t in totals) <= 1
-                else [Ref("^1,043.1 GiB ✗", BARS)]
+                [Ref(f"^{_mem(t)[1]:.3g} {_mem(t)[0]} ✗", _mem(t)[1]) for t in totals if t > card]
+                if sum(t > card for t in totals) <= 1
+                else [Ref(f"^1.02 {u} ✗", BARS) for u in dict.fromkeys(_mem(t)[0] for t in totals if t > card)]
             ),
             Ref("^58.1 GiB", BARS),
+        ],
+        # the memory figure's readout line (its title) at the page's sequence length: the outlined bar's activations,
+        # its total and its headroom on the card, as the readouts above print them
+        "title": [
+            Ref(
+                f"seq 4,096: activations 17.0 {u_act} per GPU ZeRO-1 total 58.1 {u_total} per GPU, headroom +21.9 "
+                f"{u_room} of 80 GiB",
+                GIVEN,
+                v_act,
+                GIVEN,
+                v_total,
+                v_room,
+                CARD_GIB[v["mem_gpu"]],
+            )
         ],
         "gib_axis": [
             Ref("H100 SXM 80 GB: 80 GiB = 85.9 GB", GPU_NAME, GIVEN, 80 * GIB / GB),
@@ -352,7 +377,7 @@ def _tm(name: str | None) -> dict:
 
 
 _TM_ALL = ("per_gpu", "headroom", "headroom_help", "states", "recipe", "per_param", "per_param_help", "activations",
-           "act_help", "shape", "bubble", "gpus", "time", "cost", "bars", "gib_axis", "your_run")  # fmt: skip
+           "act_help", "shape", "bubble", "gpus", "time", "cost", "bars", "gib_axis", "your_run", "title")  # fmt: skip
 BARE = "A bare parameter count has no shape: activations are left out (choose a model to see them)."
 BARE_REFS = [Ref("Activations per GPU help: left out: a bare parameter count has no shape", GIVEN)]
 L70_LINE = Ref(
@@ -374,7 +399,7 @@ def _tm_70b(key: str, *extra: Ref) -> list[Ref]:
     """The Llama-3-70B presets at TP 8, PP 8: the same readouts, and the problem's answers."""
     g = _memory(_tm(_tm_preset(key)))
     return [L70_LINE, *_pick(g, "per_gpu", "headroom", "states", "activations", "act_help", "shape", "bubble", "gpus",
-                             "time", "cost", "bars", "your_run"), *extra]  # fmt: skip
+                             "time", "cost", "bars", "your_run", "title"), *extra]  # fmt: skip
 
 
 def _tm_bare(key: str, names: tuple[str, ...], *extra: Ref) -> list[Ref]:
@@ -886,8 +911,9 @@ def _step(name: str, gpu: str, tp: int, B: float, T: float, ctx: float, wb: floa
     weights = _weights_read(m, B * T, wb)
     kv = B * (ctx + T) * m["kv_values"] * kvb
     copies = tp * math.ceil(m["kv_heads"] / tp) / m["kv_heads"]
-    seconds = max((weights + kv * copies) / (tp * BANDWIDTH[gpu]), flops / (tp * PEAK))
-    return {"flops": flops, "bytes": weights + kv, "weights": weights, "seconds": seconds}
+    memory_s, compute_s = (weights + kv * copies) / (tp * BANDWIDTH[gpu]), flops / (tp * PEAK)
+    return {"flops": flops, "bytes": weights + kv, "weights": weights, "seconds": max(memory_s, compute_s),
+            "memory_s": memory_s, "compute_s": compute_s}  # fmt: skip
 
 
 def _expected(alpha: float, k: int) -> float:
@@ -1143,11 +1169,16 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
         Ref("decode, batch 16", GIVEN),
         Ref("context 8,192", GIVEN),
     ]
-    # the roofline's readout panel at the page's batch (the drag's active step): the same step by hand
-    bound = "memory-bound" if now["flops"] / now["bytes"] < PEAK / bw else "compute-bound"
+    # the roofline's readout panel at the page's batch (the drag's active step): the same step by hand; the bound is
+    # the larger of the step's two times (a copied KV cache can leave a step memory-bound past the ridge)
+    bound = "memory-bound" if now["memory_s"] >= now["compute_s"] else "compute-bound"
+    if bound == "memory-bound" and now["flops"] / now["bytes"] >= PEAK / bw:
+        bound += " (group intensity; each GPU reads a copied KV share)"
     out["decode_readout"] = [
         Ref(
-            f"decode, batch 16 9.3 FLOP/B {bound} 31.1 TFLOP/s per GPU step: a floor of 9.92 ms at most 1,612 tokens/s",
+            f"decode, batch 16, context 8,192 9.3 FLOP/B {bound} at most 31.1 TFLOP/s per GPU step: a floor of 9.92 "
+            "ms at most 1,612 tokens/s",
+            GIVEN,
             GIVEN,
             now["flops"] / now["bytes"],
             now["flops"] / (tp * now["seconds"]),  # FLOP/s: the check reads "TFLOP" as 10¹²

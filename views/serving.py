@@ -32,7 +32,7 @@ from views.systems_common import (
     problem_readouts,
 )
 from viz import format as fmt
-from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+from viz.serving import decode_bound, kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "Why is LLM decoding memory-bound, and what do you do about it?"
@@ -329,6 +329,29 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
         )
 
+    # ---- KV capacity at the page's context (the roofline's readout panel says when a batch's cache does not fit)
+    cap_error = ""
+    try:
+        cap = serving.kv_sequences_that_fit(
+            spec,
+            int(state.srv_ctx),
+            gpu=gpu,
+            n_gpus=tp,
+            weight_format=state.wfmt,
+            kv_bytes_per_value=kvb,
+            reserve_bytes=state.srv_reserve * GIB,
+            kv_budget_bytes=None if state.kv_budget is None else state.kv_budget * GIB,
+        )
+    except ValueError as e:
+        cap, cap_error = None, str(e)
+    kv_fit = None if cap is None else (cap.per_sequence_held, cap.sequences, cap.replication)
+    # the weights (and the reserve) alone fill the GPUs: no batch fits at all
+    unfit = (
+        "✗ the weights alone<br>do not fit"
+        if cap is None and weights + state.srv_reserve * GIB >= tp * gpu.memory_bytes
+        else None
+    )
+
     # ---- roofline (needs a TP that divides the heads)
     tp_ok = spec.n_heads % tp == 0
     if not tp_ok:
@@ -367,8 +390,18 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 state.srv_gpu,
                 points=[(f"prefill of {state.prompt:,} tokens", float(pre.intensity), float(per_gpu(pre)))],
                 decode_curve=(batches, dec.intensity, per_gpu(dec)),
-                batch_sweep=(steps, swept.intensity, per_gpu(swept), swept.seconds),
+                batch_sweep=(
+                    steps,
+                    swept.intensity,
+                    per_gpu(swept),
+                    swept.seconds,
+                    swept.memory_seconds,
+                    swept.compute_seconds,
+                ),
                 batch=int(state.batch),
+                context=int(state.srv_ctx),
+                kv_fit=kv_fit,
+                unfit=unfit,
                 n_gpus=tp,
                 sparse_attainable=serving.attainable_flops(x, gpu, sparse=True) if "sparse peak" in traps else None,
                 **options.look,
@@ -496,12 +529,21 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
         else:
             group = ""
+        # memory- or compute-bound by the larger of the step's two times, as the roofline's readout panel says
+        label, group_disagrees = decode_bound(
+            float(now.memory_seconds), float(now.compute_seconds), float(now.intensity), ridge
+        )
         readouts += [
             Readout(
                 f"Decode intensity, batch {state.batch:,}",
                 f"{float(now.intensity):,.1f} FLOP/B",
-                f"at context {state.srv_ctx:,}: "
-                + ("memory-bound" if float(now.intensity) < ridge else "compute-bound")
+                f"at context {state.srv_ctx:,}: {label}"
+                + (
+                    " by the step's times, though this intensity is past the ridge: it counts the cache once for "
+                    "the group, and each GPU reads a copied KV share (below)"
+                    if group_disagrees
+                    else ""
+                )
                 + f". Each weight read does 2 FLOPs per sequence, so a dense model with {bpp:.4g}-byte weights sits "
                 f"near 2B/{bpp:.4g} {near}"
                 + " at short context"
@@ -529,20 +571,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )
 
     # ---- KV capacity
-    try:
-        cap = serving.kv_sequences_that_fit(
-            spec,
-            int(state.srv_ctx),
-            gpu=gpu,
-            n_gpus=tp,
-            weight_format=state.wfmt,
-            kv_bytes_per_value=kvb,
-            reserve_bytes=state.srv_reserve * GIB,
-            kv_budget_bytes=None if state.kv_budget is None else state.kv_budget * GIB,
-        )
-    except ValueError as e:
-        cap = None
-        view.notices.append(("warning", f"{str(e)[0].upper()}{str(e)[1:]}."))
+    if cap_error:
+        view.notices.append(("warning", f"{cap_error[0].upper()}{cap_error[1:]}."))
     if cap is not None:
         if cap.replication > 1:
             why = (

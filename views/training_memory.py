@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from core import training_memory
-from core.hardware import GB, GIB, GPUS
+from core.hardware import GIB, GPUS
 from core.model_spec import CATALOGUE, ModelSpec, param_breakdown, param_count
 from core.systems_presets import PRESETS_BY_KEY
 from views import DEFAULT, Drag, Options, Readout, View
@@ -23,7 +23,7 @@ from views.systems_common import (
     problem_readouts,
 )
 from viz import format as fmt
-from viz.training_memory import pipeline_bubble_figure, training_memory_figure
+from viz.training_memory import memory_text, pipeline_bubble_figure, training_memory_figure
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "Why can't I fine-tune a 7B model with full Adam on one 80 GB GPU, and what would you change?"
@@ -290,7 +290,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             view.notices.append(
                 (
                     "warning",
-                    f"Does not fit: ZeRO-{state.zero} needs {total / GIB:,.1f} GiB per GPU and the {gpu.name} has "
+                    f"Does not fit: ZeRO-{state.zero} needs {memory_text(total)} per GPU and the {gpu.name} has "
                     f"{gpu.memory_bytes / GIB:,.0f} GiB. Raise the ZeRO stage, add GPUs (DP, TP or PP), recompute "
                     "activations, shorten the micro-batch or choose a larger card.",
                 )
@@ -322,15 +322,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             if seqs:
                 view.drags["main"] = Drag("seq", tuple(seqs))
         states = w + g + o
+        # memory as the figure's bars and readout print it (three significant figures, TiB and up past 1,000)
         readouts += [
             Readout(
                 f"Per GPU (ZeRO-{state.zero})",
-                f"{total / GIB:,.1f} GiB",
-                f"{total / GB:,.1f} GB: weights, gradients, optimizer states and activations on one GPU",
+                memory_text(total),
+                f"{fmt.nbytes(total)}: weights, gradients, optimizer states and activations on one GPU",
             ),
             Readout(
                 "Headroom on the card",
-                f"{headroom / GIB:+,.1f} GiB",
+                memory_text(headroom, signed=True),
                 f"{gpu.name}: {gpu.memory_bytes / GIB:,.0f} GiB; negative = does not fit",
             ),
             Readout(
@@ -350,7 +351,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             ),
             Readout(
                 "Activations per GPU",
-                f"{a / GIB:,.1f} GiB",
+                memory_text(a),
                 "left out: a bare parameter count has no shape"
                 if state.params is not None
                 else "Korthikanti et al. 2022 (a GPT-3 block with attention dropout; applied here to every model): "
@@ -371,9 +372,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             readouts.append(
                 Readout(
                     "✗ Headroom if the label were GB",
-                    f"{wrong / GIB:+,.1f} GiB",
+                    memory_text(wrong, signed=True),
                     f"reading {gpu.memory_label:g} GB as {gpu.memory_label:g}×10⁹ bytes loses 6.9%; "
-                    f"right: {headroom / GIB:+,.1f} GiB",
+                    f"right: {memory_text(headroom, signed=True)}",
                 )
             )
 

@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from viz.format import binary_bytes
 from viz.style import READOUT, figure, get_theme
 
 TERA = 1e12
@@ -33,23 +34,65 @@ def _point_hover(name: str) -> str:
     return f"{name}<br>%{{x:.4g}} FLOP/B<br>%{{y:.4g}} TFLOP/s<extra></extra>"
 
 
+# the legend's name of the decode point the slider moves (one name at every step)
+DRAGGED = "decode at the dragged batch"
+
 # the roofline's right edge when a readout column stands beside it (presenter type makes the column wider)
-_PLOT_RIGHT = {False: 0.76, True: 0.66}
+_PLOT_RIGHT = {False: 0.74, True: 0.64}
 
 
-def _decode_readout(batch: int, intensity: float, flops: float, seconds: float, ridge: float, n_gpus: int) -> str:
-    """The readout panel's text for one decode step of ``batch`` sequences: the roofline's numbers, the step time as
-    the floor it is, and the tokens per second that floor allows (all ``n_gpus`` GPUs together)."""
+def decode_bound(memory_seconds: float, compute_seconds: float, intensity: float, ridge: float) -> tuple[str, bool]:
+    """Which term sets a step's floor time: "memory-bound" when its memory time is at least its compute time, else
+    "compute-bound"; and whether the group's intensity against the ridge says otherwise. Tensor parallelism that
+    copies the KV cache (more GPUs than KV heads, MLA's latent) makes each GPU read more bytes per FLOP than the
+    group's intensity counts, so a step can be past the ridge and still memory-bound."""
+    memory = memory_seconds >= compute_seconds
+    return ("memory-bound" if memory else "compute-bound"), memory != (intensity < ridge)
+
+
+def _kv_lines(batch: int, kv_fit: tuple[float, int, float]) -> list[str]:
+    """The over-capacity lines of a step whose ``batch`` sequences' KV cache does not fit beside the weights (none
+    when it does). kv_fit: (bytes one sequence holds, all tensor-parallel copies together; sequences that fit;
+    copies)."""
+    held, fit, copies = kv_fit
+    if batch <= fit:
+        return []
+    do = "not one sequence fits" if fit == 0 else "1 sequence does" if fit == 1 else f"{fit:,} sequences do"
+    size = binary_bytes(batch * held)
+    return [f"✗ KV cache {size}", *(["with its TP copies"] if copies > 1 else []), "does not fit", f"({do})"]
+
+
+def _decode_readout(
+    batch: int,
+    context: int,
+    intensity: float,
+    flops: float,
+    seconds: float,
+    bound: tuple[str, bool],
+    n_gpus: int,
+    kv_fit: tuple[float, int, float] | None,
+    unfit: str | None,
+) -> str:
+    """The readout panel's text for one decode step of ``batch`` sequences at ``context``: the roofline's numbers,
+    which term sets the step time (``bound``, from :func:`decode_bound`), the step time as the floor it is, and the
+    FLOP/s and tokens per second that floor allows (the tokens of all ``n_gpus`` GPUs together); then, when the batch's
+    KV cache does not fit (``kv_fit``) or nothing does (``unfit``), that."""
+    label, group_disagrees = bound
     lines = [
-        f"<b>decode, batch {batch:,}</b>",
+        f"<b>decode, batch {batch:,},<br>context {context:,}</b>",
         f"{intensity:,.1f} FLOP/B",
-        "memory-bound" if intensity < ridge else "compute-bound",
-        f"{_sig3(flops / TERA)} TFLOP/s per GPU",
+        label,
+        *(["(group intensity; each GPU", "reads a copied KV share)"] if group_disagrees else []),
+        f"at most {_sig3(flops / TERA)} TFLOP/s per GPU",
         f"step: a floor of {_sig3(1e3 * seconds)} ms",
         f"at most {batch / seconds:,.0f} tokens/s",
     ]
     if n_gpus > 1:
         lines.append(f"from the {n_gpus} GPUs together")
+    if unfit:
+        lines.append(unfit)
+    elif kv_fit is not None:
+        lines += _kv_lines(batch, kv_fit)
     return "<br>".join(lines)
 
 
@@ -67,8 +110,11 @@ def roofline_figure(
     *,
     points: Sequence[tuple[str, float, float]] = (),
     decode_curve: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
-    batch_sweep: tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike] | None = None,
+    batch_sweep: tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike, ArrayLike, ArrayLike] | None = None,
     batch: int | None = None,
+    context: int | None = None,
+    kv_fit: tuple[float, int, float] | None = None,
+    unfit: str | None = None,
     n_gpus: int = 1,
     sparse_attainable: ArrayLike | None = None,
     height: int = 460,
@@ -82,10 +128,14 @@ def roofline_figure(
     decode_curve: (batch sizes, intensity, attained FLOP/s) of decode as the batch grows. sparse_attainable: the
     trap's roof at the 2:4-sparse peak, dashed.
 
-    batch_sweep: (batch sizes, intensity, attained FLOP/s per GPU, step seconds) of one decode step at each batch
-    of a plotly slider, ``batch`` (one of those sizes) the page's. The decode point at ``batch`` (the last trace)
-    and a readout panel right of the plot (annotation 0: intensity, memory- or compute-bound, FLOP/s per GPU, the
-    step's floor and the tokens per second of the ``n_gpus`` GPUs) follow the slider's steps in the browser.
+    batch_sweep: (batch sizes, intensity, attained FLOP/s per GPU, step seconds, memory seconds, compute seconds)
+    of one decode step of ``context`` cached tokens at each batch of a plotly slider, ``batch`` (one of those sizes)
+    the page's. The decode point at ``batch`` (the last trace) and a readout panel right of the plot (annotation 0:
+    intensity; memory- or compute-bound by the larger time, with a note where the group's intensity says otherwise;
+    the FLOP/s per GPU and the tokens per second of the ``n_gpus`` GPUs at the step's floor time) follow the slider's
+    steps in the browser. kv_fit: (bytes one sequence's KV cache holds, all tensor-parallel copies together;
+    sequences that fit beside the weights; copies): a step whose batch exceeds them says its cache does not fit.
+    unfit: a line every step shows instead (the weights alone do not fit).
     """
     t = get_theme(theme)
     pal = t.palette
@@ -171,8 +221,8 @@ def roofline_figure(
     ]
     sliders: list[dict[str, Any]] = []
     if batch_sweep is not None:
-        if batch is None:
-            raise ValueError("batch_sweep needs the page's batch")
+        if batch is None or context is None:
+            raise ValueError("batch_sweep needs the page's batch and context")
         # the readout column narrows the plot: the note in shorter lines, in its bottom-right corner (under the flat
         # roof, where no step of prefill or decode falls), on the background so that the ridge's line stops at it
         annotations[0] |= {
@@ -187,12 +237,25 @@ def roofline_figure(
         sizes = [int(b) for b in np.asarray(batch_sweep[0])]
         active = sizes.index(int(batch))
         # the numbers as the readout prints them, to 4 significant digits on the figure (a small slider payload)
-        sweep_i, sweep_f, seconds = (_arr(v) for v in batch_sweep[1:])
+        sweep_i, sweep_f, seconds, memory_s, compute_s = (_arr(v) for v in batch_sweep[1:])
         xs, ys = _sig4(sweep_i), _sig4(sweep_f / TERA)
         hovers = [_point_hover(f"decode, batch {b:,}") for b in sizes]
-        texts = [_decode_readout(b, sweep_i[k], sweep_f[k], seconds[k], ridge, n_gpus) for k, b in enumerate(sizes)]
+        texts = [
+            _decode_readout(
+                b,
+                int(context),
+                sweep_i[k],
+                sweep_f[k],
+                seconds[k],
+                decode_bound(memory_s[k], compute_s[k], sweep_i[k], ridge),
+                n_gpus,
+                kv_fit,
+                unfit,
+            )
+            for k, b in enumerate(sizes)
+        ]
         # one legend name at every batch (a longer one could wrap the legend onto a second row mid-drag)
-        data.append(point("decode, batch B", xs[active], 0.0, pal["reference"]))
+        data.append(point(DRAGGED, xs[active], 0.0, pal["reference"]))
         data[-1] |= {"y": [ys[active]], "hovertemplate": hovers[active]}  # as the active step draws it
         moving = len(data) - 1
         steps = [

@@ -6,7 +6,7 @@ card's label misread as decimal GB as a second, lower line.
 
 The memory figure can carry a plotly slider over the sequence length: each step replaces the bars that depend on it
 (activations), the totals over the bars (their value, height and ✗ where a bar does not fit), the y range and the
-readout line of the title, in the browser.
+readout of the title (two lines), in the browser.
 
 Figures are assembled as plain dicts through :func:`viz.style.figure`; every builder takes ``theme`` ("light" or
 "dark") and ``presenter`` (larger type).
@@ -14,6 +14,7 @@ Figures are assembled as plain dicts through :func:`viz.style.figure`; every bui
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -55,10 +56,39 @@ def _hline(y: float, t: Theme, role: str, dash: str, text: str, position: str) -
     return shape, note
 
 
+# binary units above GiB: a unit takes over once three significant figures of the one below would reach 1,000
+_LARGER = (("TiB", 2**40), ("PiB", 2**50), ("EiB", 2**60))
+
+
+def memory_text(n: float, *, signed: bool = False) -> str:
+    """Bytes as the memory figure and the page's readouts print them: three significant figures in GiB, in TiB, PiB
+    or EiB from 1,000 of the unit below on, "<0.1 GiB" for an amount under 0.1 GiB and "0 GiB" for none.
+
+    memory_text(62.4e9) -> '58.1 GiB'; memory_text(5.634e15) -> '5.00 PiB'; memory_text(4.5e6) -> '<0.1 GiB'.
+    signed: a headroom, with its sign ('+21.9 GiB', '−4.21 TiB'), three significant figures under 0.1 GiB too.
+    """
+    if not math.isfinite(n):
+        raise ValueError(f"a byte count must be finite, got {n!r}")
+    sign = ("+" if n >= 0 else "−") if signed else ("−" if n < 0 else "")
+    a = abs(n)
+    if a == 0:
+        return f"{sign}0 GiB"
+    if a < 0.1 * GIB and not signed:
+        return "<0.1 GiB"
+    unit, scale = "GiB", GIB
+    for name, size in _LARGER:
+        if float(f"{a / scale:.3g}") < 1000:
+            break
+        unit, scale = name, size
+    value = float(f"{a / scale:.3g}")  # three significant figures, then their trailing zeros kept
+    decimals = max(2 - math.floor(math.log10(value)), 0)
+    return f"{sign}{value:,.{decimals}f} {unit}"
+
+
 def _total_label(total: float, gpu_bytes: float, t: Theme) -> tuple[str, str]:
-    """The text over a bar (its total in GiB, ✗ where it does not fit) and the text's colour."""
+    """The text over a bar (its total, ✗ where it does not fit) and the text's colour."""
     fits = total <= gpu_bytes
-    return f"<b>{total / GIB:,.1f} GiB</b>" + ("" if fits else " ✗"), t.text if fits else t.ink["negative"]
+    return f"<b>{memory_text(total)}</b>" + ("" if fits else " ✗"), t.text if fits else t.ink["negative"]
 
 
 def _y_top(totals: np.ndarray, capacity_gib: float) -> float:
@@ -66,12 +96,13 @@ def _y_top(totals: np.ndarray, capacity_gib: float) -> float:
 
 
 def seq_readout(seq: int, label: str, activations: float, total: float, gpu_bytes: float) -> str:
-    """The memory figure's readout line at one sequence length: the outlined bar's activations, total and headroom
-    (the page's readouts, at their precision). ``label``: the outlined bar's, without a parenthesis."""
+    """The memory figure's readout at one sequence length, in two lines: the outlined bar's activations, then its
+    total and its headroom on the card (as the page's readouts print them, :func:`memory_text`). ``label``: the
+    outlined bar's; its name before a parenthesis is used."""
     name = label.split(" (")[0]
     return (
-        f"seq {seq:,}: activations {activations / GIB:,.1f} GiB per GPU · {name}: {total / GIB:,.1f} GiB, "
-        f"headroom {(gpu_bytes - total) / GIB:+,.1f} GiB"
+        f"seq {seq:,}: activations {memory_text(activations)} per GPU<br>{name} total {memory_text(total)} per GPU, "
+        f"headroom {memory_text(gpu_bytes - total, signed=True)} of {gpu_bytes / GIB:,.0f} GiB"
     )
 
 
