@@ -5,7 +5,7 @@ show the page at ``field = values[i]``. Plotly's own slider is costly to draw (i
 diffs every step's data on each ``Plotly.react``: on the scaling and KL pages it was about half of a figure's redraw,
 bench/bench_figures.py), so the live chart takes it out of the figure (:func:`split_slider`) and draws a native range
 input under the chart instead. Each step the input moves to is applied by ``Plotly.update`` in the browser, so the
-figure and its readout panel follow every frame of a drag; the step the drag ends on goes to the server once, and the
+figure and its readout panel follow the drag step by step; the step the drag ends on goes to the server once, and the
 page's field, link and readouts follow (``pages.frame.binding.drag_writer``).
 """
 
@@ -21,7 +21,7 @@ DRAG_ROW_PX = 44  # the drag row's height under a chart with a sweep
 
 # The drag row under a chart whose figure has a sweep (:func:`split_slider`): a native range input whose steps are
 # applied by ``Plotly.update`` in the browser, one at a time (a step asked for while one is drawn waits, and only the
-# newest waiting one is drawn), so the figure follows every frame of a drag with no server round trip. The step the
+# newest waiting one is drawn), so the figure follows the drag step by step with no server round trip. The step the
 # drag ends on goes to the server (``setTriggerValue``) 300 ms after the last change (a key held down, a drag
 # released), so the link and the server's readouts follow once. ``host.dataset.dragSteps`` counts the steps drawn,
 # ``host.__dragMs`` keeps the last 200 steps' ``Plotly.update`` times.
@@ -91,9 +91,11 @@ function dragRow(component, host, sweep) {
   }
   row.__component = component;  // the newest: its setTriggerValue reaches the server
   row.__sweep = sweep;
-  const input = row.querySelector("input");
+  const input = row.querySelector("input"), label = row.querySelector("output");
   input.max = String(sweep.steps.length - 1);
-  input.setAttribute("aria-label", sweep.label);
+  input.setAttribute("aria-label", sweep.label + ", under the figure");
+  // the label as wide as its longest step (in ch of the row's type), so that the rail does not move during a drag
+  label.style.width = "min(45%, " + Math.max(...sweep.labels.map((l) => (sweep.prefix + l).length)) + "ch)";
   if (performance.now() - row.__touched >= 1500) { input.value = String(sweep.active); row.__show(sweep.active); }
   row.style.setProperty("--lesson-drag-ink", sweep.ink || "inherit");
   row.style.setProperty("--lesson-drag-accent", sweep.accent || "currentColor");
@@ -108,7 +110,9 @@ DRAG_CSS = f"""
   display: flex; align-items: center; gap: 1rem; height: {DRAG_ROW_PX}px; box-sizing: border-box;
   padding: 0 20px 0 60px; color: var(--lesson-drag-ink); font-size: 16px;
 }}
-.{CHART_CLASS}-drag output {{ flex: 0 0 auto; min-width: 11em; font-variant-numeric: tabular-nums; }}
+.{CHART_CLASS}-drag output {{
+  flex: 0 0 auto; min-width: 8em; line-height: 1.2; font-variant-numeric: tabular-nums; overflow-wrap: anywhere;
+}}
 .{CHART_CLASS}-drag input[type=range] {{
   flex: 1 1 auto; min-width: 0; height: 28px; margin: 0; cursor: pointer; background: transparent;
   -webkit-appearance: none; appearance: none;

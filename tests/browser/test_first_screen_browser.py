@@ -35,17 +35,19 @@ from tests.browser.checks import (
     dark_backgrounds,
     wait_drawn_dark,
 )
-from tests.browser.conftest import NO_FIGURE_FIRST, choose_preset
+from tests.browser.conftest import DRAG_ROW_CLASS, NO_FIGURE_FIRST, choose_preset
 from views import catalog, serving
 
 pytestmark = pytest.mark.browser
 
 WIDTH, HEIGHT = 1280, 720
 PAGES = ["", *(e.url for e in catalog.PAGES)]  # Home ("") and every page
-# Each main figure's height (px) at 1280 x 720 before issue 30 moved it up (measured 2026-12-03): none may shrink.
+# Each main figure's height (px) at 1280 x 720 before issue 30 moved it up (measured 2026-12-03): none may shrink. A
+# figure with a drag row counts with its row: plotly's slider took 84 px and its pads under the plot, the row takes
+# 44 px, and the plot keeps its size (pages/frame/drag.py); those six were measured so on 2026-12-04.
 HEIGHTS = {
-    "Scaling_laws": 640, "Loss_and_units": 440, "Schedules": 560, "Attention": 570, "Training_memory": 460,
-    "LoRA": 470, "KL_leash": 540, "Reward_model": 440, "PPO": 620, "GRPO": 440, "Sampling": 520, "Serving": 460,
+    "Scaling_laws": 598, "Loss_and_units": 440, "Schedules": 560, "Attention": 570, "Training_memory": 460,
+    "LoRA": 438, "KL_leash": 498, "Reward_model": 440, "PPO": 588, "GRPO": 440, "Sampling": 488, "Serving": 428,
     "Evaluation": 460, "Deck": 475,
 }  # fmt: skip
 SHARE = 0.6  # of the main figure's height above the fold
@@ -63,7 +65,13 @@ _GEOMETRY_JS = (
     "[data-testid='stSelectbox'], [data-testid='stRadio'], [data-testid='stTextInput'], [data-testid='stTextArea'], " +
     "[data-testid='stCheckbox'], [data-testid='stButtonGroup'], [data-testid='stSelectSlider']")]
     .filter(w => start && (start.compareDocumentPosition(w) & Node.DOCUMENT_POSITION_FOLLOWING) && !start.contains(w));
-  const figure = document.querySelector("[data-testid='stMain'] .js-plotly-plot");
+  const plot = document.querySelector("[data-testid='stMain'] .js-plotly-plot");
+  // a figure with a drag row: the figure and its row (the row took the place of plotly's slider under the plot)
+  const row = plot && plot.parentElement.querySelector(":scope > .__DRAG__");
+  const figure = plot && { getBoundingClientRect: () => {
+    const a = plot.getBoundingClientRect(), b = row ? row.getBoundingClientRect() : a;
+    return { top: a.top, bottom: Math.max(a.bottom, b.bottom), height: Math.max(a.bottom, b.bottom) - a.top };
+  } };
   const label = widgets[0] ? widgets[0].innerText.split('\\n')[0] : null;
   // the navigation's content, from the box's top to its last drawn part's bottom (the box follows it once the
   // frame's CSS is in; measured on the content, so that a box stuck at its held height does not pass for it)
@@ -75,7 +83,7 @@ _GEOMETRY_JS = (
     + SHIFT_SUMS_JS
     + """)()};
 }"""
-).replace("NAV_CLASS", NAV_CLASS)
+).replace("NAV_CLASS", NAV_CLASS).replace("__DRAG__", DRAG_ROW_CLASS)
 
 
 @pytest.fixture(scope="module")
