@@ -54,7 +54,8 @@ SHARE = 0.6  # of the main figure's height above the fold
 CLS = 0.1
 
 _GEOMETRY_JS = (
-    """() => {
+    (
+        """() => {
   const box = e => { if (!e) return null; const r = e.getBoundingClientRect();
                      return {top: r.top, bottom: r.bottom, height: r.height}; };
   const sidebar = document.querySelector("[data-testid='stSidebar']");
@@ -80,10 +81,13 @@ _GEOMETRY_JS = (
   return {presets: box(presets), first: box(widgets[0]), first_label: label, figure: box(figure),
           nav: parts.length ? Math.max(...parts.map(r => r.bottom)) - nav.getBoundingClientRect().top : null,
           ...("""
-    + SHIFT_SUMS_JS
-    + """)()};
+        + SHIFT_SUMS_JS
+        + """)()};
 }"""
-).replace("NAV_CLASS", NAV_CLASS).replace("__DRAG__", DRAG_ROW_CLASS)
+    )
+    .replace("NAV_CLASS", NAV_CLASS)
+    .replace("__DRAG__", DRAG_ROW_CLASS)
+)
 
 
 @pytest.fixture(scope="module")
