@@ -22,7 +22,7 @@ import numpy as np
 import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
-from viz.style import Theme, figure, get_theme
+from viz.style import Theme, figure, font_size, get_theme
 
 GIB = 2**30
 COMPONENT_ROLES: dict[str, str] = {
@@ -264,7 +264,11 @@ def training_memory_figure(
                 }
             )
         title = seq_readout(int(seqs[active]), labels[chosen], acts[active, chosen], totals[chosen], gpu_bytes)
-        layout["title"] = {"text": title, "font": {"size": 14}}
+        # plotly anchors a title of several lines by its first line: each further line pushes it up, off the
+        # figure's top, unless the pad makes room for it (as viz/attention.py does)
+        lines = title.count("<br>") + 1
+        pad = 6 + round(1.35 * font_size(14, presenter)) * (lines - 1)
+        layout["title"] = {"text": title, "font": {"size": 14}, "y": 1, "yanchor": "top", "pad": {"t": pad}}
         if presenter:  # the readout's line leaves the y axis's title too little height in one line
             layout["yaxis"]["title"]["text"] = "memory per GPU (GiB,<br>1 GiB = 2³⁰ B = 1.074 GB)"
         layout["sliders"] = [
