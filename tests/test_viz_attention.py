@@ -7,6 +7,7 @@ import pytest
 from core import attention, kv_cache, tokenizer, toy_attention
 from tests.apptest import decode, font_sizes
 from viz.attention import (
+    PRESENTER_TICK_ANGLE,
     SCALE_COLOURS,
     SCALE_NAMES,
     SWEEP_CELL_BUDGET,
@@ -16,6 +17,7 @@ from viz.attention import (
     attention_outputs_figure,
     attention_scale_figure,
     heads_readout,
+    presenter_tick_room,
     shown_cells,
     sweep_steps,
 )
@@ -216,6 +218,30 @@ def test_head_grid_with_a_temperature_sweep_restyles_the_panels_and_the_readout(
     big = attention_figure(sweep.weights[1], SENTENCE, sweep=sweep, summaries=summaries, active=1, presenter=True)
     assert all(size >= 16 for _, size in font_sizes(big.to_plotly_json()["layout"]))
     assert big.layout.title.pad.t == 6 + 20  # the readout line under the title, which plotly anchors by its first
+
+
+def test_presenter_heads_grid_gives_the_panels_the_room_of_its_labels():
+    """Presenter mode's heads grid with its temperature slider: the panels are at least 0.15 of a 720 px screen tall
+    (tests/browser/test_presentation_browser.py) under a title with a readout line and over a drag row. The bottom
+    row's token labels lean at -40 degrees and the slider's pad is the room of the labels shown (the frame keeps the
+    pad and 8 px under the plot), not a fixed room for 13 characters; the panel titles sit right under the title's
+    lines."""
+    _, sweep, summaries = _sweep()
+    big = attention_figure(sweep.weights[1], SENTENCE, sweep=sweep, summaries=summaries, active=1, presenter=True)
+    layout = big.to_plotly_json()["layout"]
+    bottom = [layout[k] for k in layout if k.startswith("xaxis") and layout[k].get("showticklabels")]
+    assert bottom and all(axis["tickangle"] == PRESENTER_TICK_ANGLE == -40 for axis in bottom)
+    shown = list(bottom[0]["tickvals"])
+    assert shown == ["0:the", "3:on", "6:because", "9:was"]  # 4 of the 11 tokens at presenter size
+    # an independent estimate of the longest label's room: 9 characters at 0.5 em of 19 px, a 1.33 em line, leaning
+    # at 40 degrees, 13 px of tick and gap (chromium draws "6:because" in 83 px)
+    assert presenter_tick_room(shown) == 88 == round(13 + 0.6428 * 85.5 + 0.7660 * 25.27 + 0.5)
+    assert layout["sliders"][0]["pad"]["t"] == 88 - 8 < 104  # 104: the fixed pad for 13 characters at -60 degrees
+    assert presenter_tick_room([]) == 0 and presenter_tick_room(["10:abcdefghij"]) > presenter_tick_room(shown)
+    assert layout["margin"]["t"] == 36 + 22 + 24  # the title and its readout line, then the panel titles
+    # the normal layout keeps its fixed pad and -60 degrees
+    normal = attention_figure(sweep.weights[1], SENTENCE, sweep=sweep, summaries=summaries, active=1)
+    assert normal.layout.sliders[0].pad.t == 81 and normal.layout.xaxis.tickangle == -60
 
 
 def test_the_readout_line_says_what_its_share_is_of_and_stays_one_line():

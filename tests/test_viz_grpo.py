@@ -18,6 +18,7 @@ from viz import format as fmt
 from viz.grpo import (
     DOWN,
     NO_SIGNAL_TEXT,
+    PRESENTER_HEADROOM,
     UP,
     ZERO,
     EpsSweep,
@@ -85,6 +86,25 @@ def test_fixed_y_axis():
     A = grpo_advantages(EXAMPLE_C, "none")
     fig = grpo_advantages_figure(EXAMPLE_C, A, mean=0.375, y_max=1.5)
     assert fig.layout.yaxis.range == (-1.5, 1.5) and fig.data[0].base == -1.5
+
+
+def test_presenter_mode_gives_the_bar_labels_headroom_on_the_same_shared_axis():
+    """At presenter type the tallest bar's label (drawn above it) reached out of the 1.18 x |A| headroom into the
+    legend over the plot at 1280 x 720; presenter mode's axis is PRESENTER_HEADROOM times the page's, for every mode
+    and step alike (still one axis: the bars move, the axis does not)."""
+    A = grpo_advantages(EXAMPLE_C)
+    for y_max in (1.5, None):
+        plain = grpo_advantages_figure(EXAMPLE_C, A, mean=0.375, y_max=y_max)
+        big = grpo_advantages_figure(EXAMPLE_C, A, mean=0.375, y_max=y_max, presenter=True)
+        lo, hi = big.layout.yaxis.range
+        assert hi == pytest.approx(PRESENTER_HEADROOM * plain.layout.yaxis.range[1]) and lo == -hi
+        assert big.data[0].base == lo and max(big.data[0].y) == pytest.approx(2 * hi)  # the click slots span it
+    # the tallest bar (+1.29) leaves 0.32 of the half-axis above it: 37 px of a 114 px half at 1280 x 720, where
+    # its label takes 27 px
+    assert 1 - A.max() / (PRESENTER_HEADROOM * 1.18 * A.max()) > 0.3
+    # no signal: nothing to label, the axis stays +-1
+    flat = grpo_advantages_figure(np.ones(8), np.zeros(8), mean=1.0, presenter=True)
+    assert flat.layout.yaxis.range == (-1.0, 1.0)
 
 
 def test_large_group_drops_per_bar_labels_and_stays_small():

@@ -187,6 +187,16 @@ def test_roofline_with_its_slider_is_valid_readable_and_leaves_room_for_the_axis
     )
 
 
+def test_presenter_roofline_hangs_its_legend_from_the_figure_top():
+    """Presenter mode's legend is placed from the figure's top edge (plotly pushes the plot under it): one page load
+    serves 1280 x 720, where the legend takes two rows, and 1920 x 1080, one row; after that resize plotly.js drew
+    the default legend (its bottom over the plot) lower than the plot it had pushed, over the readout panel at the
+    plot's top right (tests/browser/test_presentation_browser.py)."""
+    legend = _swept_roofline(presenter=True)[0].to_dict()["layout"]["legend"]
+    assert (legend["yref"], legend["y"], legend["yanchor"], legend["orientation"]) == ("container", 1.0, "top", "h")
+    assert _swept_roofline()[0].to_dict()["layout"]["legend"].get("yref") is None  # normal mode: the default
+
+
 def test_the_bound_is_the_larger_time_and_the_panel_says_when_the_group_intensity_disagrees():
     """Tensor parallelism past the KV heads copies the cache: each GPU reads more bytes per FLOP than the group's
     intensity counts. The label follows the times; the group's intensity past the ridge gets a note."""

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 
 from core.arrays import block_edges, block_reduce
 from viz import format as fmt
-from viz.style import PALETTE, axis_key, colorscale, figure, get_theme, grid
+from viz.style import PALETTE, axis_key, colorscale, figure, font_size, get_theme, grid
 
 if TYPE_CHECKING:
     from core.toy_attention import HeadSummary, TemperatureSweep
@@ -137,11 +137,27 @@ def _check_square(weights: np.ndarray, tokens: Sequence[str], name: str = "weigh
 
 TITLE_SIZE = 14  # the panel titles' font size
 # A temperature slider under the heads' panels. Its pad keeps the room that plotly's automargin gives the bottom
-# row's token labels (at -60 degrees, up to 13 characters; measured in chromium, without a slider: 89 px, 112 px in
-# presenter mode) less the 8 px the frame adds; plotly draws the slider about 84 px under its pad (SLIDER_BODY_PX
-# of pages/frame/drag.py, which takes the slider out again and keeps the pad and 8 px of the figure's height).
-_SLIDER_PAD_T = {False: 81, True: 104}
+# row's token labels (at -60 degrees, up to 13 characters; measured in chromium, without a slider: 89 px) less the
+# 8 px the frame adds; plotly draws the slider about 84 px under its pad (SLIDER_BODY_PX of pages/frame/drag.py,
+# which takes the slider out again and keeps the pad and 8 px of the figure's height). Presenter mode's pad is the
+# room of the labels shown (:func:`presenter_tick_room`), so that the panels get the screen's height that a pad for
+# 13 characters would leave empty.
+_SLIDER_PAD_T = 81
 _SLIDER_PX = 84
+PRESENTER_TICK_ANGLE = -40  # the bottom row's labels in presenter mode: 0.64 of their length under it (0.87 at -60)
+
+
+def presenter_tick_room(labels: Sequence[str]) -> int:
+    """The px under a panel that the x tick labels ``labels`` take in presenter mode (at :data:`PRESENTER_TICK_ANGLE`
+    and 19 px type), from the longest label: half an em a character (Source Sans' lower case measures 0.43-0.47 em
+    in chromium), a 1.33 em line box, and 13 px for the tick and its gap. The lesson sentence's "6:because":
+    13 + 0.64 x 86 + 0.77 x 25 = 88 px (chromium draws it in 83). No labels: none."""
+    if not labels:
+        return 0
+    size = font_size(14, presenter=True)
+    lean = math.radians(abs(PRESENTER_TICK_ANGLE))
+    longest = max(len(str(label)) for label in labels)
+    return math.ceil(13 + math.sin(lean) * 0.5 * size * longest + math.cos(lean) * 1.33 * size)
 
 
 def _line(axis: str, at: float, xid: str, yid: str, colour: str, dash: str = "dash", width: float = 1.5) -> dict:
@@ -171,7 +187,11 @@ def _finish(
 # 1470 x 835 px at 1920 x 1080. Once the type has its margins and the colour bar its column, a grid of heatmaps has
 # about this landscape box at 1280 x 720 (px).
 PRESENTER_GRID_BOX = (780.0, 300.0)
-PRESENTER_VGAP_PX = 42  # between rows of panels: a panel title at presenter size, clear of the row above
+# between rows of panels: a panel title at presenter size (a 28 px box, 19 px type), clear of the row above; at
+# 1280 x 720 the heads' grid is about 255 px tall (the title, its readout line and the token labels take the
+# rest), where this leaves 31 px
+PRESENTER_VGAP_PX = 36
+PRESENTER_PANEL_TITLE_PX = 24  # the top row's panel titles (19 px type) under the title's lines
 
 
 def presenter_columns(n: int) -> int:
@@ -192,7 +212,7 @@ def _presenter_heatmaps(layout: dict[str, Any], ids: list[tuple[str, str]], sub_
             axis.pop("title", None)
             axis["automargin"] = True
     title_px = 36 + 22 * sub_lines  # a 23 px line (and a line of readout or notes each) under a 6 px pad
-    layout["margin"] = {"t": title_px + PRESENTER_VGAP_PX, "l": 10, "r": 10, "b": 10}
+    layout["margin"] = {"t": title_px + PRESENTER_PANEL_TITLE_PX, "l": 10, "r": 10, "b": 10}
     # a thin colour bar with its title along it: the column it takes is the panels' width
     bar = layout["coloraxis"]["colorbar"]
     bar |= {"thickness": 14, "xpad": 6, "title": bar.get("title", {}) | {"side": "right"}}
@@ -259,6 +279,11 @@ def attention_figure(
         gaps = {"hgap": 0.04 if T > 16 else 0.07, "vgap": min(0.12, 0.35 / rows)}
     ids, layout = grid(rows, cols, n=H, titles=names, title_size=TITLE_SIZE, **gaps)
     show_ticks = len(labels) <= 24
+    # every token's label only while they fit (6 to a panel side, 4 at presenter size); the title names rows and
+    # columns
+    fit = 4 if presenter else 6
+    shown = list(labels) if len(labels) <= fit else list(labels)[:: math.ceil(len(labels) / fit)]
+    ticks = shown if show_ticks else []  # the bottom row's labels
     what = "block weight" if edges is not None else "weight"
     data = []
     for h, (x, y) in enumerate(ids):
@@ -276,14 +301,10 @@ def attention_figure(
             }
         )
         bottom, left = h + cols >= H, h % cols == 0  # tick labels on the outer edge only
-        # every token's label only while they fit (6 to a panel side, 4 at presenter size); the title names rows
-        # and columns
-        fit = 4 if presenter else 6
-        shown = list(labels) if len(labels) <= fit else list(labels)[:: math.ceil(len(labels) / fit)]
         layout[axis_key(x)].update(
             type="category",
             showticklabels=show_ticks and bottom,
-            tickangle=-60,
+            tickangle=PRESENTER_TICK_ANGLE if presenter else -60,
             tickvals=shown,
         )
         layout[axis_key(y)].update(
@@ -313,8 +334,9 @@ def attention_figure(
                 "active": active,
                 "steps": steps,
                 "currentvalue": {"prefix": "T = "},
-                # under the tick labels of the bottom row (token labels at -60 degrees)
-                "pad": {"t": _SLIDER_PAD_T[presenter]},
+                # under the tick labels of the bottom row (token labels at -60 degrees; in presenter mode the
+                # room of the labels shown, less the 8 px that the frame adds)
+                "pad": {"t": max(0, presenter_tick_room(ticks) - 8) if presenter else _SLIDER_PAD_T},
                 "len": 1.0,
                 "x": 0.0,
             }

@@ -131,6 +131,10 @@ def _eps_slider(
 # chromium: 62 px of ticks and title at 14/15 px type, 84 px at presenter size)
 _SLIDER_PAD, _SLIDER_PAD_PRESENTER = 76, 100
 _SLIDER_HEIGHT = 90  # the figure grows by about what the slider takes under the plot, so the bars keep their height
+# Presenter mode's y axis spans this much more: at 1280 x 720 the plot is about 228 px tall, and the tallest bar's
+# label (a 27 px box at 19 px type, drawn above the bar) reached out of the 1.18 x |A| headroom into the legend row
+# over the plot; 1.25 x 1.18 leaves it 36 px.
+PRESENTER_HEADROOM = 1.25
 
 
 def grpo_advantages_figure(
@@ -152,7 +156,8 @@ def grpo_advantages_figure(
     ``mean`` and the ``denominator`` the centred rewards were divided by (std + eps; None for "no std"), used in
     the hover text, which shows the formula with the values put in; ``mode_label`` names the mode in the title.
     The y axis spans +-1.18 max|A| (+-1 when all are 0) unless ``y_max`` fixes it, e.g. to the largest |A| over
-    all three modes, so that switching modes visibly rescales the bars instead of the axis.
+    all three modes, so that switching modes visibly rescales the bars instead of the axis; presenter mode spans
+    :data:`PRESENTER_HEADROOM` times that (its larger bar labels stay clear of the legend over the plot).
 
     ``eps_sweep``: a plotly slider over ε (:class:`EpsSweep`, for a std mode and a group with signal); the bars
     then show its active step (``advantages`` and ``denominator`` are read from it), and each step rewrites the
@@ -179,6 +184,8 @@ def grpo_advantages_figure(
     custom = np.column_stack([index, r, centred, A])  # (G, 4)
     peak = float(np.max(np.abs(A))) if G else 0.0
     ylim = float(y_max) if y_max is not None and y_max > 0 else (1.18 * peak if peak > 0 else 1.0)
+    if presenter and peak > 0:  # larger type: the bar labels need more room above the bars (and below them)
+        ylim *= PRESENTER_HEADROOM
     hover = _hover(mean, denominator)
     small = G <= LABEL_LIMIT
     labels = [fmt.signed(a) for a in A] if small else None

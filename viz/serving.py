@@ -325,6 +325,11 @@ def roofline_figure(
     }
     if sliders:
         layout["sliders"] = sliders
+    if presenter:
+        # the legend from the figure's top edge, the plot under it: one page load serves 1280 x 720 (two rows of
+        # legend) and 1920 x 1080 (one row), and after such a resize plotly.js drew a legend above the plot (its
+        # default) lower than it pushed the plot, over the plot's top and the readout panel
+        layout["legend"] = {"yref": "container", "y": 1.0, "yanchor": "top"}
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
 
