@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -35,7 +36,9 @@ from bench.harness import running_server  # noqa: E402
 from bench.links import VIEWS as PAGES  # noqa: E402 (page URL name -> its view module)
 from bench.links import spec_of  # noqa: E402
 
-GOAL = 1.6  # each control step <= 1.6x the floor page's
+# issue 31: over every control of every page, the median step <= 2.5x the floor page's and the 95th percentile <= 4x
+# (issue 13's 1.6x for every control was withdrawn: docs/performance.md)
+MEDIAN_GOAL, P95_GOAL = 2.5, 4.0
 
 
 _OBSERVE_JS = """
@@ -266,7 +269,7 @@ def cold_starts(browser, runs: int) -> list[tuple[str, float, float, float]]:
 
 
 DEEP_LINK = "/Scaling_laws?C=2.73e%2B20&N=1.5e%2B09"
-COLD_GOAL = 1.15
+COLD_GOAL = 1.3  # issue 31 (issue 13 asked 1.15)
 
 
 def main() -> None:
@@ -279,7 +282,8 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    rows, raw = [], {}
+    rows, raw, ratios = [], {}, []
+    load_start = os.getloadavg()
     with (
         running_server(script="bench/floor_app.py") as floor_url,
         running_server() as app_url,
@@ -301,7 +305,7 @@ def main() -> None:
                         control,
                         f"{steps.median('view'):.0f}",
                         f"{fv:.0f}",
-                        f"{view_ratio:.2f}" + ("" if view_ratio <= GOAL else " (over)"),
+                        f"{view_ratio:.2f}" + ("" if view_ratio <= P95_GOAL else f" (over {P95_GOAL:g})"),
                         f"{steps.median():.0f}",
                         f"{steps.median('before'):.0f}",
                         f"{steps.median('run'):.0f}",
@@ -312,6 +316,7 @@ def main() -> None:
                 )
                 raw[f"{name}.{control}"] = {k: steps.median(k) for k in ("total", "before", "run", "redraw", "view")}
                 raw[f"{name}.{control}"] |= {"floor": f, "floor_view": fv, "ratio": ratio, "view_ratio": view_ratio}
+                ratios.append(view_ratio)
             print(f"  measured {name} at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
         cold = cold_starts(browser, args.cold) if args.cold else []
         browser.close()
@@ -322,12 +327,22 @@ def main() -> None:
             print(f"| {case} | {f:.2f} s | {a:.2f} s | {ratio:.2f} |")
         print()
     print(
-        f"| page | control | figure redrawn ms | floor | ratio (goal <= {GOAL}) "
+        f"| page | control | figure redrawn ms | floor | ratio (95th percentile goal <= {P95_GOAL:g}) "
         "| page settled ms | before run | run | redraw | floor | ratio |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    if ratios:
+        p95 = statistics.quantiles(ratios, n=20, method="inclusive")[-1] if len(ratios) > 1 else ratios[0]
+        print(
+            f"\nover {len(ratios)} controls: median {statistics.median(ratios):.2f}x the floor "
+            f"(goal <= {MEDIAN_GOAL:g}), 95th percentile {p95:.2f}x (goal <= {P95_GOAL:g}); load average "
+            + " / ".join(f"{a:.1f}" for a in load_start)
+            + " at the start, "
+            + " / ".join(f"{a:.1f}" for a in os.getloadavg())
+            + " at the end"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(raw, indent=1))
 
