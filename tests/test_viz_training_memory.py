@@ -68,7 +68,9 @@ def test_a_sequence_length_slider_moves_the_activations_the_totals_and_the_reado
     go.Figure(fig.to_dict())  # validates every property, the slider's included
     plain = _memory_figure(chosen=1, gb_misread_bytes=trap)  # 10 GiB of activations: the same bars
     assert [t.y.tolist() for t in fig.data] == [list(t.y) for t in plain.data]
-    assert fig.layout.height == plain.layout.height + 76  # the plot keeps its height under the drag row
+    # the plot keeps its height: 76 px for the drag row's slider, 12 between the readout title and the legend
+    assert fig.layout.height == plain.layout.height + 76 + 12
+    assert fig.layout.margin.t >= plain.layout.margin.t + 12
     slider = fig.layout.sliders[0]
     assert slider.active == 1 and [s.label for s in slider.steps] == ["1,024", "2,048", "4,096"]
     states1 = 7e9 * (2 + 2 + 12 / 8)  # ZeRO-1 over 8: 35.86 GiB, and 5, 10 or 80 GiB of activations

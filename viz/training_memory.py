@@ -112,6 +112,7 @@ def seq_readout(seq: int, label: str, activations: float, total: float, gpu_byte
 # keeps the pad and 8 px of the figure's height).
 _SLIDER_PAD_T = {False: 48, True: 59}
 _SLIDER_PX = 84
+_TITLE_GAP_PX = 12  # between the readout title's second line and the legend (the first-screen test's overlap check)
 
 
 def training_memory_figure(
@@ -282,7 +283,11 @@ def training_memory_figure(
             }
         ]
         height += _SLIDER_PX - 8  # the plot keeps its height
-    return figure(data, layout, theme=theme, presenter=presenter, height=height)
+    fig = figure(data, layout, theme=theme, presenter=presenter, height=height)
+    if seqs is not None:  # the two-line readout title and the legend under it: a gap (the plot keeps its height)
+        fig.layout.margin.t += _TITLE_GAP_PX
+        fig.layout.height += _TITLE_GAP_PX
+    return fig
 
 
 def pipeline_bubble_figure(
