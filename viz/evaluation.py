@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 
 from core.evaluation import EstimatorSimulation, ModelComparison, PassAtKCurves
 from viz import format as fmt
-from viz.style import Theme, figure, get_theme, grid
+from viz.style import Theme, figure, get_theme, grid, unlabelled_slider
 
 MAX_POINTS = 2000  # most points per curve sent to the browser
 _PASS_HAT = "highlight"  # role of the pass^k curves (reddish purple)
@@ -154,18 +154,8 @@ def _k_slider(sweep: KSweep, n: int, log_x: bool, t: Theme, presenter: bool) -> 
         traces = {"x": [[k, k], [k, k]], "y": [[u, p], [0, 1]], "name": [f"k = {k:,}"] * 2}
         layout = {f"annotations[0].{key}": label[key] for key in _K_LABEL_KEYS}
         steps.append({"method": "update", "label": f"{k:,}", "args": [traces, layout, [2, 3]]})
-    return {
-        "active": sweep.active,
-        "steps": steps,
-        "currentvalue": {"prefix": "k = "},
-        # up to about a hundred steps: too many to label under the rail; the current value above it says where k is
-        "font": {"color": "rgba(0,0,0,0)"},
-        "ticklen": 0,
-        "minorticklen": 0,
-        "pad": {"t": _K_SLIDER_PAD_PRESENTER if presenter else _K_SLIDER_PAD, "b": 10},
-        "len": 1.0,
-        "x": 0.0,
-    }
+    # up to about a hundred steps: too many to label under the rail
+    return unlabelled_slider(steps, sweep.active, "k = ", _K_SLIDER_PAD_PRESENTER if presenter else _K_SLIDER_PAD)
 
 
 def pass_at_k_figure(

@@ -26,7 +26,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from viz import format as fmt
-from viz.style import PALETTE, Theme, figure, get_theme, grid
+from viz.style import PALETTE, Theme, figure, get_theme, grid, unlabelled_slider
 
 UP = PALETTE["reference"]  # blue: this answer is pushed up (A > 0) (light theme; builders use their theme's shade)
 DOWN = PALETTE["optimised"]  # orange: pushed down (A < 0)
@@ -113,18 +113,8 @@ def _eps_slider(
         if small:  # the slot's copy of the labels is never drawn (its textposition is "none")
             update["text"] = [[fmt.signed(a) for a in A[i]]] * 2
         steps.append({"method": "update", "label": label, "args": [update, {}, [0, 1]]})
-    return {
-        "active": sweep.active,
-        "steps": steps,
-        "currentvalue": {"prefix": "ε added to the std = "},
-        # the steps are too many to label under the rail; the current value above it says where ε is
-        "font": {"color": "rgba(0,0,0,0)"},
-        "ticklen": 0,
-        "minorticklen": 0,
-        "pad": {"t": _SLIDER_PAD_PRESENTER if presenter else _SLIDER_PAD, "b": 10},
-        "len": 1.0,
-        "x": 0.0,
-    }
+    pad = _SLIDER_PAD_PRESENTER if presenter else _SLIDER_PAD
+    return unlabelled_slider(steps, sweep.active, "ε added to the std = ", pad)
 
 
 # room under the plot for the two-line tick labels ("3<br>r=1") and the x-axis title, above the slider (measured in

@@ -398,6 +398,23 @@ def grid(
 # kept for the page frame
 
 
+def unlabelled_slider(steps: list[dict[str, Any]], active: int, prefix: str, pad_top: int) -> dict[str, Any]:
+    """A plotly slider of too many steps to label under its rail: the steps' labels are drawn transparent and
+    tickless, and the current value above the rail (``prefix`` + the step's label) says where it is. ``pad_top``:
+    the room under the plot for the x axis's ticks and title."""
+    return {
+        "active": active,
+        "steps": steps,
+        "currentvalue": {"prefix": prefix},
+        "font": {"color": "rgba(0,0,0,0)"},
+        "ticklen": 0,
+        "minorticklen": 0,
+        "pad": {"t": pad_top, "b": 10},
+        "len": 1.0,
+        "x": 0.0,
+    }
+
+
 def figure_from_dict(data: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
     """A figure from plain dicts as they are, without validation and without the shared style (a cheap copy)."""
     return go.Figure({"data": data, "layout": layout}, _validate=False)
