@@ -294,7 +294,7 @@ def drag_writer(f: Field, state_key: str, values: Sequence[Any] | None = None) -
 
 def drag_sync(f: Field, chart_key: str, values: Sequence[Any] | None = None) -> None:
     """Mount the listener that writes the value a plotly slider was dragged to into field ``f`` (a chart drawn by
-    ``st.plotly_chart``; the live chart has its own drag row, :mod:`pages.frame.charts`).
+    ``st.plotly_chart``; the live chart has its own drag row, :mod:`pages.frame.drag`).
 
     ``values``: the field's value at each slider step, in order; without them the step's ``value`` is parsed.
     """

@@ -309,7 +309,7 @@ class Page(SectionLayout, AnswerSections):
 
         ``drag``: the field that the figure's plotly slider moves in the browser, ``drag_values`` the field's value
         at each step; by default the drag the page's view declares for this figure (``View.drags``). In a live chart
-        the slider becomes a drag row under the figure (:func:`pages.frame.charts.split_slider`); in Streamlit's
+        the slider becomes a drag row under the figure (:func:`pages.frame.drag.split_slider`); in Streamlit's
         chart plotly draws it. When the drag ends, the value of the step it ended on (``drag_values[step]``, or the
         step's own ``value``) is written into that field, so the URL, the link and every readout follow.
         """
