@@ -12,7 +12,7 @@ import pytest
 import streamlit as st
 
 from pages.frame.binding import drag_writer
-from pages.frame.drag import PLOTLY_MARGIN_B, PLOTLY_SLIDER_PAD_TOP, SLIDER_BODY_PX, split_slider
+from pages.frame.drag import PLOTLY_MARGIN_B, PLOTLY_SLIDER_PAD_TOP, SLIDER_BODY_PX, slider_label, split_slider
 from tests.apptest import charts, figures, open_page
 from views.state import Field
 
@@ -77,6 +77,20 @@ def test_figures_without_a_slider_or_steps_come_back_as_they_are():
     empty = _figure()
     empty["layout"]["sliders"][0]["steps"] = []
     assert split_slider(empty, "v") == (empty, None)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "label"),
+    [
+        ("plan: N = ", "plan: N"),
+        ("T = ", "T"),
+        ("BPE merges learned: ", "BPE merges learned"),
+        ("", "Step"),
+        (" = ", "Step"),
+    ],
+)
+def test_a_free_rows_name_is_its_sliders_prefix_without_the_equals_sign(prefix, label):
+    assert slider_label(prefix) == label
 
 
 def _writer(monkeypatch, values, event):

@@ -288,3 +288,20 @@ def test_a_predict_first_slide_shows_its_question_in_the_figure_not_a_notice_abo
     (fig,) = [f for f in figures(at)][:1]
     texts = " ".join(a.get("text", "") for a in fig["layout"].get("annotations", []))
     assert "Predict first" in texts and "bottom of the U-curve" in texts
+
+
+def test_a_slides_figure_comes_with_a_free_drag_row_instead_of_plotlys_slider() -> None:
+    """A lesson page's declared drag on a slide (slide 4: the scaling plan's N): the deck has no field N, so the
+    figure comes without plotly's slider and with a free row, whose steps the browser draws and which sends nothing
+    back; the page's own drag row writes its field (``free`` false)."""
+    player = open_page(PLAYER, {"deck": "lesson", "slide": "4"})
+    assert not player.exception
+    (fig,) = [f for f in figures(player) if "sweep" in f]
+    assert "sliders" not in fig["layout"]
+    sweep = fig["sweep"]
+    assert sweep["free"] is True and sweep["label"] == "plan: N" and sweep["prefix"] == "plan: N = "
+    assert len(sweep["steps"]) == len(sweep["labels"]) == 98
+    page = open_page("pages/1_Scaling_laws.py", {"predict_scaling": "false"})
+    (own,) = [f for f in figures(page) if "sweep" in f]
+    assert own["sweep"]["free"] is False and own["sweep"]["label"] == "Your plan: model size N (parameters)"
+    assert "N" not in player.session_state

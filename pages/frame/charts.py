@@ -246,9 +246,9 @@ def live_chart(
     """Draw ``fig`` in the chart named ``key``: mounted on the first call, updated in place on later ones.
 
     ``drag``: the figure's plotly slider becomes the chart's drag row (:func:`split_slider`), whose steps are drawn
-    in the browser; the step a drag ends on is handed to ``drag.on_end`` (called with no argument, the value in
-    ``st.session_state[key].value``). ``on_click``: called when a point of the figure is clicked, the point in
-    ``st.session_state[key].click`` (JSON ``{"point": i, "trace": j}``)."""
+    in the browser; the step a drag ends on is handed to ``drag.on_end`` where the row has one (called with no
+    argument, the value in ``st.session_state[key].value``). ``on_click``: called when a point of the figure is
+    clicked, the point in ``st.session_state[key].click`` (JSON ``{"point": i, "trace": j}``)."""
     global _component
     if _component is None:
         _component = st.components.v2.component(COMPONENT, js=_JS, css=_CSS, isolate_styles=False)
@@ -259,7 +259,7 @@ def live_chart(
     else:
         figure, sweep = split_slider(fig.to_plotly_json(), drag.label)
         if sweep is not None:
-            sweep |= {"ink": drag.ink, "accent": drag.accent, "rail": drag.rail}
+            sweep |= {"ink": drag.ink, "accent": drag.accent, "rail": drag.rail, "free": drag.on_end is None}
             height = int(figure["layout"].get("height", height)) + DRAG_ROW_PX
         spec = to_json_plotly(figure)
     # what the browser compares to skip a redraw: the figure and its export settings (the image format)
@@ -268,7 +268,7 @@ def live_chart(
     if sweep is not None:  # as JSON text, as the figure: plotly's encoder takes what its figures hold (numpy values)
         payload["sweep"] = to_json_plotly(sweep)
     callbacks: dict[str, Callable[[], None]] = {}
-    if drag is not None:
+    if drag is not None and drag.on_end is not None:
         callbacks["on_value_change"] = drag.on_end
     if on_click is not None:
         payload["clicks"] = True

@@ -72,6 +72,7 @@ function dragRow(component, host, sweep) {
     });
     input.addEventListener("change", () => {
       row.__touched = performance.now();
+      if (row.__sweep.free) return;  // a deck's or a drill's figure: the drag is the browser's alone
       clearTimeout(timer);
       timer = setTimeout(() => {
         row.__touched = performance.now();
@@ -82,7 +83,7 @@ function dragRow(component, host, sweep) {
     // reply to an earlier release), whose own step is drawn again on top
     row.__settle = () => {
       const s = row.__sweep, mine = +input.value;
-      if (mine !== s.active && performance.now() - row.__touched < 1500) { row.__go(mine); return; }
+      if (!s.free && mine !== s.active && performance.now() - row.__touched < 1500) { row.__go(mine); return; }
       input.value = String(s.active);
       show(s.active);
       host.dataset.dragIndex = String(s.active);
@@ -96,7 +97,11 @@ function dragRow(component, host, sweep) {
   input.setAttribute("aria-label", sweep.label + ", under the figure");
   // the label as wide as its longest step (in ch of the row's type), so that the rail does not move during a drag
   label.style.width = "min(45%, " + Math.max(...sweep.labels.map((l) => (sweep.prefix + l).length)) + "ch)";
-  if (performance.now() - row.__touched >= 1500) { input.value = String(sweep.active); row.__show(sweep.active); }
+  // a free row (no field behind it) is put back only by a redraw (__settle): a rerun that leaves the figure as it
+  // was, dragged in the browser, leaves the row where the person left it
+  if (!sweep.free && performance.now() - row.__touched >= 1500) {
+    input.value = String(sweep.active); row.__show(sweep.active);
+  }
   row.style.setProperty("--lesson-drag-ink", sweep.ink || "inherit");
   row.style.setProperty("--lesson-drag-accent", sweep.accent || "currentColor");
   row.style.setProperty("--lesson-drag-rail", sweep.rail || "rgba(128, 128, 128, 0.5)");
@@ -143,10 +148,12 @@ DRAG_CSS = f"""
 class DragRow:
     """A chart's drag row: ``label`` names the control (its field's label, read by screen readers), ``on_end`` is
     called when a drag ends; ``ink`` colours the row's text and the grip's ring, ``accent`` the grip, ``rail`` the
-    rail."""
+    rail. Without ``on_end`` the row is *free*: its steps are drawn in the browser and nothing goes to the server (a
+    deck's or a drill's figure, whose page has no field for the drag to write), and a rerun that leaves the figure as
+    it was leaves the row where it was dragged to."""
 
     label: str
-    on_end: Callable[[], None]
+    on_end: Callable[[], None] | None = None
     ink: str = "inherit"
     accent: str = "currentColor"
     rail: str = "rgba(128, 128, 128, 0.5)"
@@ -157,6 +164,12 @@ class DragRow:
 SLIDER_BODY_PX = 84
 PLOTLY_SLIDER_PAD_TOP = 20  # plotly's default ``sliders[].pad.t``
 PLOTLY_MARGIN_B = 80  # plotly's default ``layout.margin.b``
+
+
+def slider_label(prefix: str) -> str:
+    """A control's name from a plotly slider's current-value prefix ("plan: N = " gives "plan: N"), for a free row."""
+    name = prefix.strip().rstrip("=:").strip()
+    return name or "Step"
 
 
 def split_slider(figure: dict[str, Any], label: str) -> tuple[dict[str, Any], dict[str, Any] | None]:

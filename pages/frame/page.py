@@ -23,6 +23,7 @@ from pages.frame.alt import figure_alt
 from pages.frame.answers import AnswerSections
 from pages.frame.binding import _enter, drag_sync, drag_writer, draw_field, preset_buttons, reset_button
 from pages.frame.charts import DragRow, click_handlers, live_chart, live_chart_draws, live_chart_ready
+from pages.frame.drag import slider_label
 from pages.frame.layout import SectionLayout, _BodyCut
 from pages.frame.nav import lesson_links
 from pages.frame.sidebar import (
@@ -311,7 +312,9 @@ class Page(SectionLayout, AnswerSections):
         at each step; by default the drag the page's view declares for this figure (``View.drags``). In a live chart
         the slider becomes a drag row under the figure (:func:`pages.frame.drag.split_slider`); in Streamlit's
         chart plotly draws it. When the drag ends, the value of the step it ended on (``drag_values[step]``, or the
-        step's own ``value``) is written into that field, so the URL, the link and every readout follow.
+        step's own ``value``) is written into that field, so the URL, the link and every readout follow. A live
+        chart's slider that writes no field of this page (a deck draws a lesson page's figure) becomes a free drag
+        row: its steps are drawn in the browser and nothing goes to the server.
         """
         if drag is None:
             declared = self._drag_of(fig)
@@ -332,11 +335,13 @@ class Page(SectionLayout, AnswerSections):
         if selected is not None and not live:
             kwargs |= {"on_select": selected, "selection_mode": "points"}
         row = None
+        look = get_theme(self.theme)
+        colours = {"ink": look.text, "accent": look.palette["highlight"], "rail": look.axis}
         if drag is not None and live:
             f = self.spec[drag]
-            look = get_theme(self.theme)
-            on_end = drag_writer(f, key, drag_values)
-            row = DragRow(f.label, on_end, ink=look.text, accent=look.palette["highlight"], rail=look.axis)
+            row = DragRow(f.label, drag_writer(f, key, drag_values), **colours)
+        elif live and has_slider:  # a figure's slider that writes no field of this page (a deck's): a free row
+            row = DragRow(slider_label(fig.layout.sliders[0].currentvalue.prefix or ""), **colours)
         elif drag is not None and has_slider:
             drag_sync(self.spec[drag], key, drag_values)
 

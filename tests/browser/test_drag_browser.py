@@ -13,6 +13,7 @@ import time
 import urllib.parse
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.conftest import DRAG_DRAWN_JS, DRAG_ROW_CLASS, DRAGGED_CLASS, GRIP_PX, next_frames
 from views import catalog
@@ -152,4 +153,57 @@ def test_the_main_control_drags_in_the_browser(open_shared, page_name: str) -> N
         f"{page_name}: {STEPS} steps, Plotly.update median {statistics.median(times[-STEPS:]):.1f} ms, "
         f"max {max(times[-STEPS:]):.1f} ms; {field} = {value[0]} in the link {followed:.2f} s after the release"
     )
+    assert watch.errors == [] and watch.external == []
+
+
+# Counts the messages to the server that carry a drag row's release (its trigger's JSON, ``{"index": ...}``, sent as
+# a JSON string): the deck's warming sends fragment reruns of its own while a slide is shown, which ``__lessonSent``
+# counts too
+_COUNT_RELEASES_JS = r"""() => {
+  const proto = window.WebSocket.prototype, send = proto.send;
+  window.__dragReleases = 0;
+  proto.send = function (data) {
+    const bytes = ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+      : new Uint8Array(data);
+    if (/\\?"index\\?":/.test(new TextDecoder().decode(bytes))) window.__dragReleases += 1;  // JSON in JSON
+    return send.call(this, data);
+  };
+}"""
+
+
+def test_a_slides_figure_drags_in_the_browser_and_sends_nothing(open_shared) -> None:
+    """The deck has no field for a lesson page's drag (slide 4: the scaling plan's N), so its figure's row is free:
+    a mouse drag and the arrow keys on the row draw their steps, the slide stays, and no release goes to the server
+    (the page's own row sends one 300 ms after the drag ends)."""
+    watch = open_shared("/Deck?deck=lesson&slide=4", width=1280, height=720)
+    page = watch.page
+    rail = page.locator(f".{DRAG_ROW_CLASS} input[type=range]").first
+    rail.wait_for(timeout=60_000)
+    page.wait_for_function(f"() => !!document.querySelector('.{DRAGGED_CLASS}')?.dataset.drawn", timeout=60_000)
+    page.evaluate(_COUNT_RELEASES_JS)
+    assert rail.get_attribute("aria-label") == "plan: N, under the figure"
+    before = page.evaluate(_FIGURE_JS)
+    start, top = (int(v) for v in rail.evaluate("(i) => [i.value, i.max]"))
+    box = rail.bounding_box()
+    y = box["y"] + box["height"] / 2
+
+    def x_at(i: int) -> float:
+        return box["x"] + GRIP_PX / 2 + (box["width"] - GRIP_PX) * i / top
+
+    page.mouse.move(x_at(start), y)
+    page.mouse.down()
+    for i in _path(10, start, top):
+        page.mouse.move(x_at(i), y, steps=2)
+        page.wait_for_function(DRAG_DRAWN_JS, timeout=30_000)
+    page.mouse.up()
+    dragged = int(rail.evaluate("(i) => i.value"))
+    assert page.evaluate(_FIGURE_JS) != before
+    rail.focus()
+    page.keyboard.press("ArrowRight" if dragged < top else "ArrowLeft")
+    page.wait_for_function(DRAG_DRAWN_JS, timeout=30_000)
+    assert int(rail.evaluate("(i) => i.value")) != dragged  # the key moved the row, not the slide
+    # an absence, so a bound: the page's row sends its release 300 ms after the last change; five times that
+    with pytest.raises(PlaywrightTimeout):
+        page.wait_for_function("() => window.__dragReleases > 0", timeout=1_500)
+    assert "slide=4" in page.url and page.get_by_role("heading", name="Scaling in one picture").count() == 1
     assert watch.errors == [] and watch.external == []
