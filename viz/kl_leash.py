@@ -25,7 +25,7 @@ import plotly.graph_objects as go
 
 from core.kl_leash import LeashSweep, PolicyCloud
 from viz import format as fmt
-from viz.style import READOUT, Theme, figure, get_theme, grid
+from viz.style import Theme, figure, get_theme, grid, readout_panel
 
 _REF_OPACITY = 0.35  # the "faint" of the faint blue reference bars (deliberately below 0.5: pi* is the subject)
 _DASHES = ("solid", "dash", "dot", "dashdot")
@@ -141,24 +141,7 @@ def kl_leash_figure(
         # the tick labels name the answers and their rewards; never rotated (they would run into the slider)
         xaxis={"domain": [0.0, 0.68], "tickangle": 0, "tickfont": {"size": 12 if K >= _COMPACT_K else 14}},
         yaxis={"title": {"text": "probability"}, "range": [0, 1.12], "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-        annotations=[
-            {
-                "text": _readout(sweep, active),
-                "xref": "paper",
-                "yref": "paper",
-                "x": 1.0,  # right-aligned: larger type (presenter mode) grows the panel towards the bars' gap
-                "y": 1.0,
-                "xanchor": "right",
-                "yanchor": "top",
-                "align": "left",
-                "showarrow": False,
-                "bordercolor": t.axis,
-                "borderwidth": 1,
-                "borderpad": 6,
-                "bgcolor": t.panel,
-                "name": READOUT,
-            }
-        ],
+        annotations=[readout_panel(_readout(sweep, active), t)],
         sliders=[
             {
                 "active": active,

@@ -24,7 +24,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.loss_units import PaddingReport, SftWeights, TokenizedScore, packing_attention_mask
-from viz.style import READOUT, colorscale, figure, get_theme, grid
+from viz.style import colorscale, figure, get_theme, grid, readout_panel
 
 
 def tokenizer_units_figure(
@@ -210,24 +210,7 @@ def bpe_merges_figure(
     layout["yaxis"] |= {"title": {"text": "tokens"}, "range": _padded(T)}
     layout["yaxis2"] |= {"title": {"text": "perplexity per token"}, "range": _padded(ppl)}
     layout |= {
-        "annotations": [
-            {
-                "text": texts[n - 1],
-                "xref": "paper",
-                "yref": "paper",
-                "x": 1.0,
-                "y": 1.0,
-                "xanchor": "right",
-                "yanchor": "top",
-                "align": "left",
-                "showarrow": False,
-                "bgcolor": t.panel,
-                "bordercolor": t.axis,
-                "borderwidth": 1,
-                "borderpad": 6,
-                "name": READOUT,
-            }
-        ],
+        "annotations": [readout_panel(texts[n - 1], t)],
         "sliders": [
             {
                 "active": n - 1,

@@ -21,7 +21,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from core.sampling import Generation, effective_choices, entropy_nats, sample_filter
-from viz.style import READOUT, figure, get_theme
+from viz.style import figure, get_theme, readout_panel
 
 DEFAULT_TEMPERATURES: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(0, 41))  # 0, 0.05, ..., 2
 
@@ -129,24 +129,7 @@ def sampling_figure(
         # upright token names: at -45 degrees 30 of them at 1280 x 720 touched their neighbours
         "xaxis": {"tickangle": -45 if presenter else -90, "domain": [0.0, 0.74 if presenter else 0.78]},
         "yaxis": {"title": {"text": "probability"}, "range": [0, 1.05]},
-        "annotations": [
-            {
-                "text": _readout(temps[active], final_exact[active]),
-                "xref": "paper",
-                "yref": "paper",
-                "x": 1.0,
-                "y": 1.0,
-                "xanchor": "right",
-                "yanchor": "top",
-                "align": "left",
-                "showarrow": False,
-                "bgcolor": th.panel,
-                "bordercolor": th.axis,
-                "borderwidth": 1,
-                "borderpad": 6,
-                "name": READOUT,
-            }
-        ],
+        "annotations": [readout_panel(_readout(temps[active], final_exact[active]), th)],
         "sliders": [
             {
                 "active": active,

@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
 from viz.format import binary_bytes
-from viz.style import READOUT, figure, get_theme
+from viz.style import figure, get_theme, readout_panel
 
 TERA = 1e12
 
@@ -273,22 +273,7 @@ def roofline_figure(
         # the readout panel: a column right of the plot, clear of the roof and the points
         annotations.insert(
             0,
-            {
-                "text": texts[active],
-                "xref": "paper",
-                "yref": "paper",
-                "x": 1.0,
-                "y": 1.0,
-                "xanchor": "right",
-                "yanchor": "top",
-                "align": "left",
-                "showarrow": False,
-                "bordercolor": t.axis,
-                "borderwidth": 1,
-                "borderpad": 6,
-                "bgcolor": t.panel,
-                "name": READOUT,
-            },
+            readout_panel(texts[active], t),
         )
         sliders = [
             {

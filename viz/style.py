@@ -415,6 +415,28 @@ def unlabelled_slider(steps: list[dict[str, Any]], active: int, prefix: str, pad
     }
 
 
+def readout_panel(text: str, t: Theme) -> dict[str, Any]:
+    """The readout panel in a figure's top right corner: an annotation named :data:`READOUT` (a drag's steps
+    replace its text), left-aligned text in a framed box of the theme's panel colour, anchored at its top right
+    corner so that larger type (presenter mode) grows it towards the plot."""
+    return {
+        "text": text,
+        "xref": "paper",
+        "yref": "paper",
+        "x": 1.0,
+        "y": 1.0,
+        "xanchor": "right",
+        "yanchor": "top",
+        "align": "left",
+        "showarrow": False,
+        "bordercolor": t.axis,
+        "borderwidth": 1,
+        "borderpad": 6,
+        "bgcolor": t.panel,
+        "name": READOUT,
+    }
+
+
 def figure_from_dict(data: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
     """A figure from plain dicts as they are, without validation and without the shared style (a cheap copy)."""
     return go.Figure({"data": data, "layout": layout}, _validate=False)
