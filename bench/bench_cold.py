@@ -14,7 +14,7 @@ Alongside, Chrome's sampling profiler records the page's main thread from naviga
 (everything but idle) by script file, which names the work that the floor page does not do (plotly drawing a
 larger figure, React mounting more elements, KaTeX, markdown).
 
-Run: .venv/bin/python bench/bench_cold.py [--runs 3] [--json out.json]
+Run: .venv/bin/python bench/bench_cold.py [--runs 3] [--json out.json] [--pages all | Attention,LoRA]
 """
 
 from __future__ import annotations
@@ -87,15 +87,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="cold starts per case, taken in turn")
     parser.add_argument("--json", help="write the medians here")
+    parser.add_argument(
+        "--pages",
+        default="",
+        help="other lesson pages to start cold at their own address, comma-separated URL names, or 'all' (issue 31: "
+        "the slowest other lesson page)",
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    phases: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in CASES}
-    busy: dict[str, list[collections.Counter]] = {name: [] for name, _, _ in CASES}
+    from bench.links import VIEWS
+
+    others = (
+        [p for p in VIEWS if p != "Scaling_laws"] if args.pages == "all" else [p for p in args.pages.split(",") if p]
+    )
+    unknown = [p for p in others if p not in VIEWS]
+    if unknown:
+        parser.error(f"not lesson pages: {', '.join(unknown)}")
+    cases = CASES + tuple((p, "app.py", f"/{p}") for p in others)
+
+    phases: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in cases}
+    busy: dict[str, list[collections.Counter]] = {name: [] for name, _, _ in cases}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium")
         for _ in range(args.runs):
-            for name, script, path in CASES:
+            for name, script, path in cases:
                 t, b = one_cold_start(browser, script, path)
                 phases[name].append(t)
                 busy[name].append(b)
@@ -103,7 +119,7 @@ def main() -> None:
         browser.close()
 
     med = {name: {ph: statistics.median(run[ph] for run in runs) for ph in PHASES} for name, runs in phases.items()}
-    names = [name for name, _, _ in CASES]
+    names = [name for name, _, _ in cases]
     floor = med[names[0]]
     print(f"| phase (s from server start, median of {args.runs}) | " + " | ".join(names) + " |")
     print("|---" * (len(names) + 1) + "|")
