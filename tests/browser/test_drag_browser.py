@@ -94,24 +94,30 @@ def _path(steps: int, start: int, top: int) -> list[int]:
     return out
 
 
+def _rail(page, timeout: int = 30_000):
+    """The first drag row's input once its chart is drawn and on screen: (the input, its step, its last step, the x of
+    step i, the y of the rail)."""
+    rail = page.locator(f".{DRAG_ROW_CLASS} input[type=range]").first
+    rail.wait_for(timeout=timeout)
+    page.wait_for_function(f"() => !!document.querySelector('.{DRAGGED_CLASS}')?.dataset.drawn", timeout=timeout)
+    rail.scroll_into_view_if_needed()
+    next_frames(page)
+    start, top = (int(v) for v in rail.evaluate("(i) => [i.value, i.max]"))
+    box = rail.bounding_box()
+
+    def x_at(i: int) -> float:
+        return box["x"] + GRIP_PX / 2 + (box["width"] - GRIP_PX) * i / top
+
+    return rail, start, top, x_at, box["y"] + box["height"] / 2
+
+
 @pytest.mark.parametrize("page_name", list(DRAGS))
 def test_the_main_control_drags_in_the_browser(open_shared, page_name: str) -> None:
     path, field = DRAGS[page_name]
     watch = open_shared(path)
     page = watch.page
-    rail = page.locator(f".{DRAG_ROW_CLASS} input[type=range]").first
-    rail.wait_for(timeout=30_000)
-    page.wait_for_function(f"() => !!document.querySelector('.{DRAGGED_CLASS}')?.dataset.drawn", timeout=30_000)
-    rail.scroll_into_view_if_needed()
-    next_frames(page)
+    _, start, top, x_at, y = _rail(page)
     before = page.evaluate(_FIGURE_JS)
-    start, top = (int(v) for v in rail.evaluate("(i) => [i.value, i.max]"))
-    box = rail.bounding_box()
-    y = box["y"] + box["height"] / 2
-
-    def x_at(i: int) -> float:
-        return box["x"] + GRIP_PX / 2 + (box["width"] - GRIP_PX) * i / top
-
     sent, runs, drawn = page.evaluate(
         f"() => [window.__lessonSent, window.__lessonRuns, +(document.querySelector('.{DRAGGED_CLASS}')"
         ".dataset.dragSteps || 0)]"
@@ -177,19 +183,10 @@ def test_a_slides_figure_drags_in_the_browser_and_sends_nothing(open_shared) -> 
     (the page's own row sends one 300 ms after the drag ends)."""
     watch = open_shared("/Deck?deck=lesson&slide=4", width=1280, height=720)
     page = watch.page
-    rail = page.locator(f".{DRAG_ROW_CLASS} input[type=range]").first
-    rail.wait_for(timeout=60_000)
-    page.wait_for_function(f"() => !!document.querySelector('.{DRAGGED_CLASS}')?.dataset.drawn", timeout=60_000)
+    rail, start, top, x_at, y = _rail(page, timeout=60_000)
     page.evaluate(_COUNT_RELEASES_JS)
     assert rail.get_attribute("aria-label") == "plan: N, under the figure"
     before = page.evaluate(_FIGURE_JS)
-    start, top = (int(v) for v in rail.evaluate("(i) => [i.value, i.max]"))
-    box = rail.bounding_box()
-    y = box["y"] + box["height"] / 2
-
-    def x_at(i: int) -> float:
-        return box["x"] + GRIP_PX / 2 + (box["width"] - GRIP_PX) * i / top
-
     page.mouse.move(x_at(start), y)
     page.mouse.down()
     for i in _path(10, start, top):
