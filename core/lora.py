@@ -7,8 +7,9 @@ Symbols follow the lesson (section 3.5). A frozen weight W0 (d x k) maps x in R^
 so the update Delta W = s B A has rank at most r and costs r (d + k) trainable numbers instead of d k.
 
 Here: a reproducible Delta W with a chosen singular-value profile, checked matrices (:func:`validate_matrix`), one
-SVD per matrix (:func:`svd`, torch on core's device) and from it the error of the best rank-r approximation for
-every r (:func:`rank_curves`, Eckart-Young), and the block-averaged frames of the r slider (:func:`display_frames`).
+SVD per matrix (:func:`svd`: numpy at the page's sizes, torch on core's device above them) and from it the error of
+the best rank-r approximation for every r (:func:`rank_curves`, Eckart-Young), and the block-averaged frames of the r
+slider (:func:`display_frames`).
 What adapters cost at model scale is :mod:`core.lora_memory`; the LoRA layer and its training is
 :mod:`core.lora_layer`; uploads are read by :func:`views.inputs.load_matrix`.
 """
@@ -19,12 +20,15 @@ import math
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from core.arrays import block_centres, block_edges, block_reduce
 from core.device import as_tensor
+
+if TYPE_CHECKING:
+    import torch
 
 # ----------------------------------------------------------------------------------------------------------------
 # Targets Delta W and their singular values
@@ -39,6 +43,19 @@ PROFILE_LABELS: dict[str, str] = {
 BASES: tuple[str, ...] = ("random", "smooth")
 MAX_SIDE = 4096  # largest d or k accepted for a target or an upload
 MIN_SIDE = 2
+
+# A decomposition (the SVD of a d x k matrix, the QR of an n x m one) runs in numpy, LAPACK on the CPU, when its work
+# d k min(d, k) (n m^2 for the QR) is at most this, and in torch on core's device above it. Measured on a 2-core CPU
+# (numpy 2.4, torch 2.13, float64, n x n, best of 5, numpy / torch): SVD 0.7 / 1.0 ms at n = 64, 4.1 / 3.5 ms at 128,
+# 20 / 16 ms at 256, 115 / 85 ms at 512, 580 / 400 ms at 1024; QR 0.2 / 0.3, 1.9 / 0.7, 6.4 / 7.6, 34 / 16 and
+# 116 / 72 ms. Up to 256 x 256 (the page's default 64 x 64, its 256 x 256 presets) numpy costs at most a few ms
+# more and spares the 1.8 s import of torch; above it torch is faster on a CPU already and much faster on a GPU.
+NUMPY_MAX_WORK = 256**3
+
+
+def _in_numpy(n: int, k: int) -> bool:
+    """Whether an n x k decomposition runs in numpy (work n k min(n, k) <= NUMPY_MAX_WORK) rather than torch."""
+    return n * k * min(n, k) <= NUMPY_MAX_WORK
 
 
 def _check_side(name: str, n: object) -> int:
@@ -88,15 +105,30 @@ def singular_value_profile(
     return (i <= rank).astype(np.float64)
 
 
+def haar_columns(G: np.ndarray) -> np.ndarray:
+    """The orthonormal Q of G = Q R (n x m, n >= m) with R's diagonal positive: unique, so Haar for a Gaussian G.
+
+    numpy (LAPACK) for small G (:data:`NUMPY_MAX_WORK`), torch on core's device above; both give the same Q up to
+    rounding, since the sign fix leaves no freedom.
+    """
+    if _in_numpy(*G.shape):
+        q, rr = np.linalg.qr(G)  # (n, m), (m, m)
+        # Q diag(sign(R_ii)): R with a positive diagonal, the draw is Haar and unique
+        return q * np.sign(np.diagonal(rr))
+    import torch
+
+    q, rr = torch.linalg.qr(as_tensor(G))  # (n, m), (m, m) float64 (float32 on MPS)
+    # Q diag(sign(R_ii)): R with a positive diagonal, the draw is Haar and unique
+    q = q * torch.sign(torch.diagonal(rr))
+    return q.cpu().to(torch.float64).numpy()
+
+
 def _orthonormal_columns(n: int, m: int, basis: str, rng: np.random.Generator) -> np.ndarray:
     """n x m, orthonormal columns: Haar-random (QR of a Gaussian) or smooth (DCT-II, low frequencies first)."""
     if basis == "random":
-        # The Gaussian comes from numpy's seeded generator (the same numbers everywhere); the QR runs in torch on
-        # core's device, which on a CPU is also several times faster than numpy's threaded LAPACK under load.
-        G = as_tensor(rng.standard_normal((n, m)))  # (n, m) float64 (float32 on MPS)
-        q, rr = torch.linalg.qr(G)  # (n, m), (m, m)
-        q = q * torch.sign(torch.diagonal(rr))  # R with a positive diagonal: the draw is Haar and unique
-        return q.cpu().to(torch.float64).numpy()
+        # The Gaussian comes from numpy's seeded generator (the same numbers everywhere); :func:`haar_columns` runs
+        # the QR in numpy for small sizes and in torch on core's device for large ones.
+        return haar_columns(rng.standard_normal((n, m)))  # (n, m)
     # DCT-II basis vectors cos(pi (t + 1/2) j / n), j = 0..m-1: column j oscillates j / 2 times along the axis
     t = np.arange(n)[:, None] + 0.5  # (n, 1)
     j = np.arange(m)[None, :]  # (1, m)
@@ -126,7 +158,8 @@ def make_target(
     For "low_rank_noise" the rank-``rank`` signal gets a Gaussian matrix N with ||N||_F = noise ||signal||_F. The
     final scale (root-mean-square entry 1) only sets the colour bar; relative errors do not depend on it.
     The same arguments give the same matrix on every machine, up to rounding (numpy's seeded generator; the QR
-    of the random basis runs in torch on core's device).
+    of the random basis runs in numpy at small sizes and in torch on core's device at large ones, see
+    :func:`haar_columns`).
     """
     d, k = _check_side("d", d), _check_side("k", k)
     if basis not in BASES:
@@ -182,13 +215,18 @@ def validate_matrix(x: object) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SVD:
-    """Thin SVD Delta W = U diag(S) Vh, as numpy float64 (cheap to cache), plus where and how fast it ran."""
+    """Thin SVD Delta W = U diag(S) Vh, as numpy float64 (cheap to cache), plus where, with what and how fast it ran.
+
+    The signs of u_i and v_i (flipped together) depend on the LAPACK driver: what a page shows must not, so it uses
+    sign-invariant quantities only (S, the products u_i sigma_i v_i^T, reconstructions, energies).
+    """
 
     U: np.ndarray  # (d, m) orthonormal columns
     S: np.ndarray  # (m,)  sigma_1 >= ... >= sigma_m >= 0
     Vh: np.ndarray  # (m, k) orthonormal rows
     device: str = "cpu"
     seconds: float = 0.0
+    library: str = "torch"  # "numpy" or "torch": which one decomposed it
 
     @property
     def d(self) -> int:
@@ -204,12 +242,20 @@ class SVD:
 
 
 def svd(delta_w: np.ndarray, *, dtype: torch.dtype | None = None) -> SVD:
-    """The thin SVD of Delta W with ``torch.linalg.svd`` on core's device (the GPU when there is one).
+    """The thin SVD of Delta W: ``numpy.linalg.svd`` (float64, CPU) when d k min(d, k) <= :data:`NUMPY_MAX_WORK`,
+    else ``torch.linalg.svd`` on core's device (the GPU when there is one).
 
     Run it once per matrix and cache the result: every rank r is then read off it (:func:`rank_curves`,
-    :func:`reconstruct`). ``dtype`` defaults to float64 (float32 on MPS); float32 is about twice as fast on a CPU.
+    :func:`reconstruct`). ``dtype`` (a torch dtype) asks for torch at any size; torch's default is float64 (float32
+    on MPS), and float32 is about twice as fast on a CPU.
     """
     a = validate_matrix(delta_w)
+    if dtype is None and _in_numpy(*a.shape):
+        start = time.perf_counter()
+        U, S, Vh = np.linalg.svd(a, full_matrices=False)  # (d, m), (m,), (m, k)
+        return SVD(U=U, S=S, Vh=Vh, device="cpu", seconds=time.perf_counter() - start, library="numpy")
+    import torch
+
     t = as_tensor(a, dtype=dtype)  # (d, k) on core's device
     start = time.perf_counter()
     U, S, Vh = torch.linalg.svd(t, full_matrices=False)  # (d, m), (m,), (m, k)
@@ -217,7 +263,7 @@ def svd(delta_w: np.ndarray, *, dtype: torch.dtype | None = None) -> SVD:
         torch.cuda.synchronize(t.device)
     seconds = time.perf_counter() - start
     to_np = lambda x: x.detach().cpu().to(torch.float64).numpy()  # noqa: E731
-    return SVD(U=to_np(U), S=to_np(S), Vh=to_np(Vh), device=str(t.device), seconds=seconds)
+    return SVD(U=to_np(U), S=to_np(S), Vh=to_np(Vh), device=str(t.device), seconds=seconds, library="torch")
 
 
 def reconstruct(svd_result: SVD, r: int) -> np.ndarray:

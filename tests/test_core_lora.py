@@ -279,10 +279,104 @@ def test_display_frames_match_block_averaged_reconstructions():
 
 
 def test_svd_reports_device_and_time():
-    s = lora.svd(_random_matrix(10, 8, 0))
-    assert s.device == str(as_tensor(0.0).device)
+    s = lora.svd(_random_matrix(10, 8, 0))  # small: numpy on the CPU
+    assert (s.library, s.device) == ("numpy", "cpu")
     assert s.seconds >= 0 and (s.d, s.k, s.m) == (10, 8, 8)
     assert s.U.dtype == np.float64
+    t = lora.svd(_random_matrix(10, 8, 0), dtype=torch.float64)  # a torch dtype asks for torch on core's device
+    assert (t.library, t.device) == ("torch", str(as_tensor(0.0).device))
+    assert t.seconds >= 0 and t.U.dtype == np.float64
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# numpy at the page's sizes, torch above: the same numbers
+
+
+def test_numpy_up_to_256_squared_torch_above(monkeypatch):
+    # the page's default 64 x 64 and its 256 x 256 presets decompose in numpy; a larger matrix goes to torch
+    seen = []
+    real = np.linalg.svd
+    monkeypatch.setattr(np.linalg, "svd", lambda *a, **kw: seen.append(np.shape(a[0])) or real(*a, **kw))
+    assert lora.svd(np.ones((256, 256)) + np.eye(256)).library == "numpy"
+    assert lora.svd(np.ones((2, 4096)) + 1e-3 * _random_matrix(2, 4096, 0)).library == "numpy"  # work d k min(d, k)
+    assert seen == [(256, 256), (2, 4096)]
+    assert lora.svd(_random_matrix(257, 256, 0)).library == "torch"
+    assert seen == [(256, 256), (2, 4096)]  # torch's SVD did not go through numpy
+
+
+def _torch_only(monkeypatch):
+    """Every decomposition in torch on core's device, as above the threshold."""
+    monkeypatch.setattr(lora, "NUMPY_MAX_WORK", 0)
+
+
+@pytest.mark.parametrize("shape", [(64, 64), (96, 40), (300, 7)])
+def test_haar_columns_numpy_equals_torch(monkeypatch, shape):
+    G = np.random.default_rng(shape[1]).standard_normal(shape)  # (n, m)
+    Q = lora.haar_columns(G)  # numpy
+    np.testing.assert_allclose(Q.T @ Q, np.eye(shape[1]), atol=1e-12)
+    R = Q.T @ G  # G = Q R with R upper triangular and a positive diagonal
+    np.testing.assert_allclose(np.tril(R, -1), 0.0, atol=1e-12)
+    assert np.all(np.diagonal(R) > 0)
+    _torch_only(monkeypatch)
+    np.testing.assert_allclose(lora.haar_columns(G), Q, rtol=0, atol=1e-12)  # the sign fix leaves no freedom
+
+
+@pytest.mark.parametrize("args", [(64, 64, "exponential", 0), (96, 80, "power_law", 7), (40, 120, "low_rank_noise", 3)])
+def test_make_target_numpy_equals_torch(monkeypatch, args):
+    numpy_made = lora.make_target(*args)
+    _torch_only(monkeypatch)
+    torch_made = lora.make_target(*args)
+    np.testing.assert_allclose(numpy_made, torch_made, rtol=0, atol=1e-12 * np.abs(torch_made).max())
+
+
+def _same_shown(a: lora.SVD, b: lora.SVD, ranks: list[int]) -> None:
+    """What the page shows from an SVD, all of it independent of the signs of the singular vectors."""
+    scale = np.abs(lora.reconstruct(b, b.m)).max()
+    np.testing.assert_allclose(a.S, b.S, rtol=1e-12, atol=1e-13 * b.S[0])
+    ca, cb = lora.rank_curves(a), lora.rank_curves(b)
+    for name in ("rel_frobenius", "rel_spectral", "energy"):
+        np.testing.assert_allclose(getattr(ca, name), getattr(cb, name), rtol=1e-9, atol=1e-12)
+    for r in ranks:
+        np.testing.assert_allclose(lora.reconstruct(a, r), lora.reconstruct(b, r), rtol=0, atol=1e-11 * scale)
+    fa, fb = lora.display_frames(a, ranks), lora.display_frames(b, ranks)
+    np.testing.assert_allclose(fa.approx, fb.approx, rtol=0, atol=1e-11 * scale)
+    np.testing.assert_allclose(fa.residual, fb.residual, rtol=0, atol=1e-11 * scale)
+
+
+@pytest.mark.parametrize(
+    ("dw", "ranks"),
+    [
+        (lambda: lora.make_target(64, 64), [0, 1, 8, 20, 64]),  # the page's default
+        (lambda: lora.make_target(256, 256, "exponential", 0), [0, 8, 100, 256]),  # its "Fast decay" preset
+        (lambda: lora.make_target(96, 80, "power_law", 7, basis="smooth"), [0, 5, 80]),
+        (lambda: _random_matrix(30, 50, 1), [0, 3, 29, 30]),
+    ],
+)
+def test_svd_numpy_equals_torch(dw, ranks):
+    a = dw()
+    by_numpy, by_torch = lora.svd(a), lora.svd(a, dtype=torch.float64)
+    assert (by_numpy.library, by_torch.library) == ("numpy", "torch")
+    _same_shown(by_numpy, by_torch, ranks)
+    # distinct singular values above round-off: each singular vector is the same up to its sign (drivers may flip it)
+    clear = by_torch.S > 1e-6 * by_torch.S[0]  # (m,) below that, the vectors are lost in round-off
+    overlap = np.abs(np.sum(by_numpy.U * by_torch.U, axis=0))  # (m,) |u_i . u_i'|
+    np.testing.assert_allclose(overlap[clear], 1.0, atol=1e-6)
+
+
+def test_what_is_shown_does_not_depend_on_the_signs():
+    s = lora.svd(lora.make_target(48, 40, "power_law", 2))
+    flip = np.where(np.arange(s.m) % 3 == 0, -1.0, 1.0)  # (m,) u_i -> -u_i with v_i -> -v_i
+    flipped = lora.SVD(U=s.U * flip, S=s.S, Vh=flip[:, None] * s.Vh, device=s.device, library=s.library)
+    _same_shown(s, flipped, [0, 1, 7, 40])
+
+
+def test_flat_spectrum_curves_agree_between_libraries():
+    # sigma_i all equal: the singular vectors are any basis of the span, and numpy's and torch's drivers pick
+    # different ones (so the rank-r picture of a flat spectrum is one of many best approximations); the curves agree
+    a = lora.make_target(64, 64, "flat", 0)
+    ca, cb = lora.rank_curves(lora.svd(a)), lora.rank_curves(lora.svd(a, dtype=torch.float64))
+    for name in ("rel_frobenius", "rel_spectral", "energy"):
+        np.testing.assert_allclose(getattr(ca, name), getattr(cb, name), rtol=1e-9, atol=1e-12)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ real (worked example F, a rank readout against numpy's SVD), one SVD per matrix,
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +58,32 @@ def test_the_view_module_does_not_import_streamlit():
     imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     assert not any(name.split(".")[0] == "streamlit" for name in imported)
+
+
+def test_the_rank_and_cost_tabs_do_not_import_torch():
+    # a fresh interpreter: the view's import, its default figures (the rank tab with its drag sweep), the cost tab and
+    # the rank presets at 256 x 256 all run in numpy; only the initialisation traps (a torch layer) import torch
+    code = (
+        "import sys; from views import Options; from views import lora as v; "
+        "seen = ['torch' in sys.modules]; out = v.figures(v.SPEC.defaults()); seen.append('torch' in sys.modules); "
+        "v.figures(v.SPEC.defaults(), Options(parts=frozenset({'rank', 'cost'}))); "
+        "[v.figures(v.SPEC.state(v.SPEC.presets[p])) for p in v.SPEC.presets if p != 'Initialisation traps']; "
+        "seen.append('torch' in sys.modules); help = [r.help for r in out.readouts if r.label.startswith('SVD')]; "
+        "print(sorted(out.figures), sorted(out.drags), seen, help)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == (
+        "['curves', 'heatmaps'] ['heatmaps'] [False, False, False] ['numpy.linalg.svd on cpu; moving r reuses it']"
+    )
+
+
+def test_train_is_made_on_first_use():
+    assert view_of.TRAIN == lora_layer.TrainConfig(steps=view_of.TRAIN_STEPS) and view_of.TRAIN_STEPS == 200
+    assert view_of.train_defaults() is view_of.TRAIN
+    with pytest.raises(AttributeError):
+        view_of.NOT_A_NAME  # noqa: B018
 
 
 def test_only_the_requested_part_is_built(monkeypatch, svd_calls):

@@ -7,11 +7,12 @@ import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from core import lora, lora_layer, lora_memory
+from core import lora, lora_memory
 from core.model_spec import CATALOGUE, ModelSpec, param_count
 from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views import predict as ask
@@ -19,6 +20,9 @@ from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
 from viz.predict import predict_figure, with_guess
+
+if TYPE_CHECKING:  # core.lora_layer is a torch module: imported only where the initialisation traps need it
+    from core import lora_layer
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "LoRA or full fine-tuning? And what does LoRA actually save?"
@@ -143,7 +147,30 @@ SPEC = Spec(
 )
 
 # The demo layer of the initialisation traps: its size, data and steps; r, alpha, rsLoRA and seed come from the state.
-TRAIN = lora_layer.TrainConfig(steps=200)
+# It is core.lora_layer's TrainConfig, and that module imports torch, so ``TRAIN`` is made on first use (see
+# :func:`train_defaults`; the module's ``__getattr__`` makes ``views.lora.TRAIN`` work as before) and importing this
+# view or drawing its other tabs does not import torch.
+TRAIN: lora_layer.TrainConfig
+TRAIN_STEPS = 200
+
+
+def train_defaults() -> lora_layer.TrainConfig:
+    """``TRAIN``, made on first use (a test may have set it already)."""
+    global TRAIN
+    try:
+        return TRAIN
+    except NameError:
+        from core import lora_layer
+
+        TRAIN = lora_layer.TrainConfig(steps=TRAIN_STEPS)
+        return TRAIN
+
+
+def __getattr__(name: str) -> object:
+    if name == "TRAIN":
+        return train_defaults()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # The fields each part reads (``main`` also reads lora_view, to know which part it is).
 READS = {
@@ -186,7 +213,8 @@ class Analysis:
 
 
 def analyse(delta_w: np.ndarray) -> Analysis:
-    """The SVD of ΔW (core's device) and its rank curves. Uncached: see :func:`generated` and ``analysis=``."""
+    """The SVD of ΔW (numpy at the page's sizes, torch on core's device above them) and its rank curves.
+    Uncached: see :func:`generated` and ``analysis=``."""
     s = lora.svd(delta_w)
     return Analysis(s, lora.rank_curves(s))
 
@@ -219,6 +247,8 @@ def train(
     with _RUNS_LOCK:
         runs = _RUNS.get(config)
     if runs is None:
+        from core import lora_layer  # torch: only when the initialisation traps train
+
         runs = lora_layer.train_all_inits(config, progress=progress)
         with _RUNS_LOCK:
             _RUNS[config] = runs
@@ -338,7 +368,7 @@ def _rank(
         Readout(
             "SVD (once per matrix)",
             f"{1e3 * s.seconds:,.{0 if s.seconds >= 0.01 else 1}f} ms",
-            f"torch.linalg.svd on {s.device}; moving r reuses it",
+            f"{s.library}.linalg.svd on {s.device}; moving r reuses it",
         ),
     ]
     view.tables["Rank curves"] = lambda: pd.DataFrame(
@@ -430,10 +460,12 @@ def _cost(state: State, options: Options, view: View, notes: list[str]) -> None:
 def _init(
     state: State, options: Options, view: View, notes: list[str], progress: Callable[[float], None] | None
 ) -> None:
-    seed = _seed(state, notes)
-    r, more = inputs.clamp_field(state.rank, SPEC["rank"], lo=1, hi=min(TRAIN.d, TRAIN.k), name="r")
+    from core import lora_layer  # torch: this tab trains a torch layer
+
+    seed, defaults = _seed(state, notes), train_defaults()
+    r, more = inputs.clamp_field(state.rank, SPEC["rank"], lo=1, hi=min(defaults.d, defaults.k), name="r")
     notes += more
-    config = lora_layer.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=TRAIN.steps)
+    config = lora_layer.TrainConfig(r=r, alpha=state.alpha, rslora=state.rs, seed=seed, steps=defaults.steps)
     runs = train(config, progress)
     view.figures["training"] = lora_training_figure(runs, **options.look)
     view.facts.update(
