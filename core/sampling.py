@@ -18,10 +18,15 @@ last. ``order="filters_first"`` truncates the T = 1 distribution and applies the
 can keep a different set of tokens when T != 1 with top-p or min-p (the page shows the difference); top-k alone
 keeps the same tokens and gives the same distribution in either order, since temperature keeps the ranking.
 
-Everything is torch and vectorised over rows: logits of shape (V,) or (B, V) give probabilities of that shape, on
-the device of the logits (array-like input goes to core's device). Also here: entropy and the effective number of
-choices exp(H), seeded draws, a seeded Markov "model" for repetition loops, a word bigram model trained on the
-bundled text, and a preset vocabulary.
+Everything is vectorised over rows: logits of shape (V,) or (B, V) give probabilities of that shape.
+:func:`sample_filter` works in torch, on the device of the logits (array-like input goes to core's device);
+:func:`sample_filter_np` is the same filter in numpy (numpy in, numpy out), for the page's small vocabularies, so
+that drawing them never imports torch (about 2 s). Both run the same steps below; only the few array operations
+that differ between the libraries (softmax, sorting, the k-th largest, the one-hot argmax) have one line per library.
+Ties are broken towards the earlier token in both (a stable sort for top-p, the first argmax for greedy).
+Also here: entropy and the effective number of choices exp(H) (numpy in gives numpy out, a tensor gives a tensor),
+seeded draws, a seeded Markov "model" for repetition loops (torch), a word bigram model trained on the bundled text,
+and a preset vocabulary.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
@@ -36,6 +42,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+
+from core.device import loaded_torch
 
 if TYPE_CHECKING:
     import torch
@@ -77,6 +85,28 @@ def _check_settings(
     return T, top_k, top_p, min_p
 
 
+def _is_tensor(x: Any) -> bool:
+    torch = loaded_torch()  # a tensor cannot exist before torch is imported: numpy callers never import it
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _xp(z: Any) -> Any:
+    """The array library of ``z``: torch for a tensor, numpy otherwise."""
+    return sys.modules["torch"] if _is_tensor(z) else np
+
+
+def _check_logits(z: Any) -> Any:
+    """Shape (V,) or (B, V) with V >= 1; NaN and +inf rejected, -inf allowed (a banned token); array or tensor."""
+    xp = _xp(z)
+    if z.ndim not in (1, 2) or z.shape[-1] == 0:
+        raise ValueError(f"logits must have shape (V,) or (B, V) with V >= 1, got {tuple(z.shape)}")
+    if bool(xp.isnan(z).any()) or bool((z == math.inf).any()):
+        raise ValueError("logits must not be NaN or +infinity")
+    if not bool(xp.isfinite(z).any(-1).all()):
+        raise ValueError("every row of logits needs at least one finite value")
+    return z
+
+
 def _as_logits(logits: Any) -> torch.Tensor:
     """Logits as a floating tensor of shape (V,) or (B, V): NaN and +inf rejected, -inf allowed (a banned token)."""
     import torch
@@ -86,54 +116,107 @@ def _as_logits(logits: Any) -> torch.Tensor:
     if isinstance(logits, torch.Tensor):
         z = logits if logits.is_floating_point() else logits.to(default_dtype(logits.device))
     else:
-        try:
-            z = as_tensor(np.asarray(logits, dtype=np.float64))
-        except (TypeError, ValueError):
-            raise ValueError(f"logits must be numbers, got {logits!r}") from None
-    if z.ndim not in (1, 2) or z.shape[-1] == 0:
-        raise ValueError(f"logits must have shape (V,) or (B, V) with V >= 1, got {tuple(z.shape)}")
-    if bool(torch.isnan(z).any()) or bool((z == math.inf).any()):
-        raise ValueError("logits must not be NaN or +infinity")
-    if not bool(torch.isfinite(z).any(dim=-1).all()):
-        raise ValueError("every row of logits needs at least one finite value")
-    return z
+        z = as_tensor(_as_logits_np(logits))
+    return _check_logits(z)
+
+
+def _as_logits_np(logits: Any) -> np.ndarray:
+    """Logits as a float64 numpy array of shape (V,) or (B, V), checked as :func:`_as_logits` checks a tensor."""
+    try:
+        z = np.asarray(logits, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"logits must be numbers, got {logits!r}") from None
+    return _check_logits(z)
 
 
 # --------------------------------------------------------------------------------------------------------------
 # the filter
 
 
-def _top_k(z: torch.Tensor, k: int) -> torch.Tensor:
-    import torch
-
-    k = min(k, z.shape[-1])
-    kth = torch.topk(z, k, dim=-1).values[..., -1:]  # (B, 1) the k-th largest logit
-    return z.masked_fill(z < kth, -math.inf)  # (B, V) ties with the k-th survive
+# The array operations that differ between torch and numpy, one line per library; every rule below is written once
+# on top of them. z is a (B, V) float tensor or float64 array.
 
 
-def _top_p(z: torch.Tensor, p_top: float) -> torch.Tensor:
-    import torch
+def _row_max(z: Any) -> Any:
+    return z.amax(dim=-1, keepdim=True) if _is_tensor(z) else z.max(axis=-1, keepdims=True)  # (B, 1)
 
-    srt, idx = torch.sort(z, dim=-1, descending=True)  # (B, V)
-    probs = torch.softmax(srt, dim=-1)  # (B, V)
-    cum = torch.cumsum(probs, dim=-1)  # (B, V)
+
+def _softmax(z: Any) -> Any:
+    if _is_tensor(z):
+        return sys.modules["torch"].softmax(z, dim=-1)  # (B, V)
+    # p_i = exp(z_i - max z) / sum_j exp(z_j - max z)  (-inf gives exactly 0)
+    e = np.exp(z - _row_max(z))  # (B, V)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _log_softmax(z: Any) -> Any:
+    if _is_tensor(z):
+        return sys.modules["torch"].log_softmax(z, dim=-1)  # (B, V)
+    # log p_i = (z_i - max z) - log sum_j exp(z_j - max z)
+    s = z - _row_max(z)  # (B, V)
+    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))
+
+
+def _drop(z: Any, mask: Any) -> Any:
+    """z with the masked logits set to -inf (those tokens get probability 0)."""
+    return z.masked_fill(mask, -math.inf) if _is_tensor(z) else np.where(mask, -math.inf, z)
+
+
+def _kth_largest(z: Any, k: int) -> Any:
+    if _is_tensor(z):
+        return sys.modules["torch"].topk(z, k, dim=-1).values[..., -1:]  # (B, 1)
+    V = z.shape[-1]
+    return np.partition(z, V - k, axis=-1)[..., V - k : V - k + 1]  # (B, 1)
+
+
+def _sort_descending(z: Any) -> tuple[Any, Any]:
+    """(sorted logits, their vocabulary indices), largest first; ties keep the vocabulary order (stable)."""
+    if _is_tensor(z):
+        srt, idx = sys.modules["torch"].sort(z, dim=-1, descending=True, stable=True)  # (B, V), (B, V)
+        return srt, idx
+    idx = np.argsort(-z, axis=-1, kind="stable")  # (B, V)
+    return np.take_along_axis(z, idx, axis=-1), idx
+
+
+def _unsort(srt: Any, idx: Any) -> Any:
+    """Sorted values back in vocabulary order: out[idx[j]] = srt[j]."""
+    if _is_tensor(srt):
+        return sys.modules["torch"].full_like(srt, -math.inf).scatter(-1, idx, srt)  # (B, V)
+    out = np.empty_like(srt)  # (B, V)
+    np.put_along_axis(out, idx, srt, axis=-1)
+    return out
+
+
+def _one_hot_argmax(z: Any) -> Any:
+    """Greedy: all the mass on each row's largest logit, the first one on ties."""
+    if _is_tensor(z):
+        return sys.modules["torch"].zeros_like(z).scatter_(-1, z.argmax(dim=-1, keepdim=True), 1.0)  # (B, V)
+    return (np.arange(z.shape[-1]) == z.argmax(axis=-1)[:, None]).astype(z.dtype)  # (B, V)
+
+
+def _top_k(z: Any, k: int) -> Any:
+    kth = _kth_largest(z, min(k, z.shape[-1]))  # (B, 1) the k-th largest logit
+    return _drop(z, z < kth)  # (B, V) ties with the k-th survive
+
+
+def _top_p(z: Any, p_top: float) -> Any:
+    srt, idx = _sort_descending(z)  # (B, V)
+    probs = _softmax(srt)  # (B, V)
+    cum = _xp(z).cumsum(probs, -1)  # (B, V)
     # drop a token when the mass before it already reaches p_top: cum_i - p_i >= p_top (the crossing token stays)
     drop = cum - probs >= p_top  # (B, V)
     drop[..., 0] = False  # the top token always stays (guards p_top smaller than rounding of its own mass)
-    srt = srt.masked_fill(drop, -math.inf)
-    return torch.full_like(z, -math.inf).scatter(-1, idx, srt)  # (B, V) back in vocabulary order
+    return _unsort(_drop(srt, drop), idx)  # (B, V) back in vocabulary order
 
 
-def _min_p(z: torch.Tensor, m: float) -> torch.Tensor:
-    import torch
-
-    logp = torch.log_softmax(z, dim=-1)  # (B, V)
+def _min_p(z: Any, m: float) -> Any:
+    logp = _log_softmax(z)  # (B, V)
     # keep p_i >= min_p · p_max, i.e. log p_i >= log min_p + log p_max
-    thresh = math.log(m) + logp.max(dim=-1, keepdim=True).values if m > 0 else -math.inf  # (B, 1)
-    return z.masked_fill(logp < thresh, -math.inf)
+    thresh = math.log(m) + _row_max(logp) if m > 0 else -math.inf  # (B, 1)
+    return _drop(z, logp < thresh)
 
 
-def _truncate(z: torch.Tensor, top_k: int | None, top_p: float | None, min_p: float | None) -> torch.Tensor:
+def _truncate(z: Any, top_k: int | None, top_p: float | None, min_p: float | None) -> Any:
     if top_k is not None:
         z = _top_k(z, top_k)
     if top_p is not None and top_p < 1.0:
@@ -141,6 +224,16 @@ def _truncate(z: torch.Tensor, top_k: int | None, top_p: float | None, min_p: fl
     if min_p is not None and min_p > 0.0:
         z = _min_p(z, min_p)
     return z
+
+
+def _filtered(z: Any, T: float, top_k: int | None, top_p: float | None, min_p: float | None, order: str) -> Any:
+    """The filter on checked (B, V) logits (tensor or array) and checked settings: (B, V) probabilities."""
+    if T == 0.0:
+        return _one_hot_argmax(z)  # greedy: argmax, its own branch (no division by zero)
+    if order == "temperature_first":
+        return _softmax(_truncate(z / T, top_k, top_p, min_p))  # (B, V)
+    kept = _truncate(z, top_k, top_p, min_p)  # (B, V) truncated at T = 1
+    return _softmax(kept / T)  # (B, V)
 
 
 def sample_filter(
@@ -160,46 +253,55 @@ def sample_filter(
     min-p before top-k and top-p) or "filters_first" (truncate
     softmax(z), then temper the kept logits; llama.cpp's default chain tempers last). Returns probabilities of the
     logits' shape; dropped tokens are exactly 0. Raises ValueError for T < 0, top_k < 1, top_p outside (0, 1],
-    min_p outside [0, 1], NaN or empty logits.
+    min_p outside [0, 1], NaN or empty logits. :func:`sample_filter_np` is the same in numpy, without torch.
     """
-    import torch
-
     T, top_k, top_p, min_p = _check_settings(temperature, top_k, top_p, min_p, order)
     z = _as_logits(logits)
     squeeze = z.ndim == 1
-    z = z[None, :] if squeeze else z  # (B, V)
-    if T == 0.0:
-        # greedy: argmax, its own branch (no division by zero)
-        out = torch.zeros_like(z).scatter_(-1, z.argmax(dim=-1, keepdim=True), 1.0)  # (B, V)
-    elif order == "temperature_first":
-        out = torch.softmax(_truncate(z / T, top_k, top_p, min_p), dim=-1)  # (B, V)
-    else:
-        kept = _truncate(z, top_k, top_p, min_p)  # (B, V) truncated at T = 1
-        out = torch.softmax(kept / T, dim=-1)  # (B, V)
+    out = _filtered(z[None, :] if squeeze else z, T, top_k, top_p, min_p, order)  # (B, V)
+    return out[0] if squeeze else out
+
+
+def sample_filter_np(
+    logits: Any,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    min_p: float | None = None,
+    order: Order = "temperature_first",
+) -> np.ndarray:
+    """:func:`sample_filter` in numpy: array-like logits (V,) or (B, V) in, float64 probabilities out; no torch.
+
+    The same steps, settings, checks and errors (ties go to the earlier token in both); for the page's vocabularies
+    of a few dozen tokens, where importing torch would cost more than the whole computation.
+    """
+    T, top_k, top_p, min_p = _check_settings(temperature, top_k, top_p, min_p, order)
+    z = _as_logits_np(logits)
+    squeeze = z.ndim == 1
+    out = _filtered(z[None, :] if squeeze else z, T, top_k, top_p, min_p, order)  # (B, V)
     return out[0] if squeeze else out
 
 
 def kept_count(probs: Any) -> Any:
-    """How many tokens have non-zero probability (per row)."""
-    import torch
-
-    p = probs if isinstance(probs, torch.Tensor) else torch.as_tensor(np.asarray(probs))
-    return (p > 0).sum(dim=-1)
+    """How many tokens have non-zero probability (per row); numpy in gives numpy out, a tensor gives a tensor."""
+    p = probs if _is_tensor(probs) else np.asarray(probs)
+    return (p > 0).sum(-1)
 
 
 def entropy_nats(probs: Any) -> Any:
-    """H(p) = -sum_i p_i ln p_i in nats along the last axis (0 ln 0 = 0); tensor in, tensor out."""
-    import torch
-
-    p = probs if isinstance(probs, torch.Tensor) else torch.as_tensor(np.asarray(probs, dtype=np.float64))
+    """H(p) = -sum_i p_i ln p_i in nats along the last axis (0 ln 0 = 0); numpy in, numpy out; tensor in, tensor out."""
+    p = probs if _is_tensor(probs) else np.asarray(probs, dtype=np.float64)
+    xp = _xp(p)
     # H = -sum p log p, with the p = 0 terms counted as 0
-    plogp = torch.where(p > 0, p * torch.log(torch.where(p > 0, p, 1.0)), 0.0)  # (..., V)
-    return (-plogp.sum(dim=-1)).clamp_min(0.0)
+    plogp = xp.where(p > 0, p * xp.log(xp.where(p > 0, p, 1.0)), 0.0)  # (..., V)
+    H = -plogp.sum(-1)  # (...)
+    return H.clamp_min(0.0) if _is_tensor(H) else np.maximum(H, 0.0)
 
 
 def effective_choices(probs: Any) -> Any:
     """exp(H): the number of equally likely tokens with the same entropy (1 for greedy, V for uniform)."""
-    return entropy_nats(probs).exp()
+    H = entropy_nats(probs)
+    return _xp(H).exp(H)
 
 
 def draw(probs: Any, n: int, seed: int = 0) -> torch.Tensor:

@@ -1,5 +1,6 @@
-"""core.sampling: sample_filter against a plain reference of seed 002 A8.7's code, draws against the filtered
-distribution (chi-square), entropy, the Markov repetition loops and bad input."""
+"""core.sampling: sample_filter against a plain reference of seed 002 A8.7's code, its numpy twin sample_filter_np
+against it and against torch's own softmax and topk, draws against the filtered distribution (chi-square), entropy,
+the Markov repetition loops and bad input."""
 
 import math
 
@@ -18,6 +19,7 @@ from core.sampling import (
     kept_count,
     markov_logits,
     sample_filter,
+    sample_filter_np,
     word_bigram_model,
 )
 
@@ -68,6 +70,76 @@ def test_filter_equals_the_reference_on_random_logits(seed):
     # greedy puts all the mass on each row's largest logit
     greedy = sample_filter(torch.tensor(z), 0.0, 5, 0.9).cpu().numpy()
     np.testing.assert_array_equal(greedy, np.eye(V)[z.argmax(axis=1)])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_numpy_filter_equals_torch_and_the_reference(seed):
+    # random rows, one of them with banned tokens, every setting in both orders: numpy in gives numpy out, equal to
+    # torch's path (a tensor in) and to the plain reference to round-off
+    rng = np.random.default_rng(100 + seed)
+    B, V = 6, 25
+    z = rng.normal(0, 2.5, (B, V))
+    z[1, [3, 7]] = -math.inf
+    cases = [(1.0, None, None, None), (2.0, None, 0.9, None), (0.7, 5, 0.8, None), (1.5, None, 0.5, 0.05)]
+    cases += [(0.3, 12, None, 0.2), (1.0, 1, None, None), (0.0, 5, 0.9, None), (1.3, 3, 0.99, 1.0)]
+    for T, k, p, mp in cases:
+        for order in ("temperature_first", "filters_first"):
+            got = sample_filter_np(z, T, k, p, mp, order)
+            assert isinstance(got, np.ndarray) and got.dtype == np.float64 and got.shape == (B, V)
+            want = sample_filter(torch.tensor(z), T, k, p, mp, order).cpu().numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+            np.testing.assert_array_equal(got > 0, want > 0)  # the same tokens kept
+            for row, zrow in zip(got, z, strict=True):  # one row at a time: the (V,) shape
+                np.testing.assert_allclose(sample_filter_np(zrow, T, k, p, mp, order), row, rtol=1e-12, atol=1e-15)
+            if order == "temperature_first":
+                ref = np.array([reference_filter(r, T, k, p, mp) for r in z])
+                np.testing.assert_allclose(got, ref, atol=1e-12)
+
+
+def test_numpy_filter_against_torchs_own_softmax_and_topk():
+    # the page's defaults (the keeper preset at T = 1, no filters) and a non-default top-k at T = 0.6, with
+    # torch.softmax and torch.topk themselves as the reference
+    z = np.array(VOCAB_PRESETS["keeper"].logits)
+    zt = torch.tensor(z, dtype=torch.float64)
+    np.testing.assert_allclose(sample_filter_np(z), torch.softmax(zt, -1).numpy(), rtol=1e-13)
+    flat = np.array(VOCAB_PRESETS["flat"].logits)
+    want = torch.softmax(torch.tensor(flat / 0.6), -1).numpy()
+    np.testing.assert_allclose(sample_filter_np(flat, 0.6), want, rtol=1e-13)
+    vals, idx = torch.topk(zt / 0.6, 7)
+    want = torch.zeros_like(zt).scatter(0, idx, torch.softmax(vals, -1)).numpy()
+    np.testing.assert_allclose(sample_filter_np(z, 0.6, top_k=7), want, rtol=1e-13, atol=1e-300)
+    # the lesson's numbers: 20 tokens kept tempering first at T = 2, top-p 0.9, and 8 truncating first
+    for order, n in (("temperature_first", 20), ("filters_first", 8)):
+        got = sample_filter_np(z, 2.0, top_p=0.9, order=order)
+        np.testing.assert_allclose(got, sample_filter(zt, 2.0, top_p=0.9, order=order).numpy(), rtol=1e-12)
+        assert int(kept_count(got)) == n
+
+
+def test_ties_go_to_the_earlier_token_in_both_libraries():
+    # 300 logits in three tied levels (long rows: torch's default sort is not stable there); top-p cuts inside the
+    # second level, min-p and top-k keep whole levels; both libraries keep the earliest tied tokens
+    z = np.repeat([2.0, 1.0, 0.0], 100)[np.random.default_rng(0).permutation(300)]
+    for T, k, p, mp in [(1.0, None, 0.6, None), (0.5, None, 0.97, None), (1.0, 150, None, None), (1, None, None, 0.4)]:
+        got = sample_filter_np(z, T, k, p, mp)
+        want = sample_filter(torch.tensor(z), T, k, p, mp).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+        for level in (2.0, 1.0, 0.0):  # within a level the kept tokens are the first ones
+            kept = got[z == level] > 0
+            assert not (~kept[:-1] & kept[1:]).any(), (T, k, p, mp, level)
+    np.testing.assert_array_equal(sample_filter_np([1.0, 3.0, 3.0], 0.0), [0.0, 1.0, 0.0])  # greedy: the first max
+
+
+def test_entropy_kept_count_and_effective_choices_numpy_in_numpy_out():
+    rng = np.random.default_rng(5)
+    q = sample_filter_np(rng.normal(0, 2, (4, 30)), 0.8, top_p=0.9)
+    H, n, e = entropy_nats(q), kept_count(q), effective_choices(q)
+    assert isinstance(H, np.ndarray) and isinstance(n, np.ndarray) and isinstance(e, np.ndarray)
+    qt = torch.tensor(q)
+    np.testing.assert_allclose(H, entropy_nats(qt).numpy(), rtol=1e-13)
+    np.testing.assert_allclose(H, stats.entropy(q, axis=-1), rtol=1e-12)
+    np.testing.assert_array_equal(n, kept_count(qt).numpy())
+    np.testing.assert_allclose(e, effective_choices(qt).numpy(), rtol=1e-13)
+    assert float(entropy_nats([0.0, 1.0, 0.0])) == 0.0 and float(effective_choices([0.5, 0.5])) == pytest.approx(2)
 
 
 def test_the_crossing_token_is_kept():
@@ -171,12 +243,16 @@ def test_word_bigram_model_is_trained_on_the_bundled_text():
         ({"order": "sideways"}, "order"),
     ],
 )
-def test_bad_settings_raise_value_error(kwargs, match):
+@pytest.mark.parametrize("fn", [sample_filter, sample_filter_np])
+def test_bad_settings_raise_value_error(kwargs, match, fn):
     with pytest.raises(ValueError, match=match):
-        sample_filter([1.0, 2.0], **kwargs)
+        fn([1.0, 2.0], **kwargs)
 
 
-@pytest.mark.parametrize("logits", [[], [float("nan"), 1.0], [math.inf, 0.0], [-math.inf, -math.inf], "abc"])
-def test_bad_logits_raise_value_error(logits):
+@pytest.mark.parametrize("fn", [sample_filter, sample_filter_np])
+@pytest.mark.parametrize(
+    "logits", [[], [float("nan"), 1.0], [math.inf, 0.0], [-math.inf, -math.inf], "abc", [[1.0], [2.0, 3.0]], [[[1.0]]]]
+)
+def test_bad_logits_raise_value_error(logits, fn):
     with pytest.raises(ValueError):
-        sample_filter(logits)
+        fn(logits)

@@ -2,7 +2,11 @@
 link reproduces the view, the temperature slider's steps match the values the drag writes back, and bad link
 values give a warning, never an exception."""
 
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +28,7 @@ from views import sampling as view_of
 from views.state import check_unique
 
 PAGE = "pages/11_Sampling.py"
+ROOT = Path(__file__).resolve().parents[1]
 Z = np.array(VOCAB_PRESETS["keeper"].logits)
 
 
@@ -161,3 +166,35 @@ def test_the_presets_logits_as_text_round_trip():
     assert view_of.preset_logits_text("keeper") == view_of.logits_text(preset.tokens, preset.logits)
     with pytest.raises(ValueError, match="at most"):
         view_of.parse_logits(",".join(["1"] * (view_of.MAX_LOGITS + 1)))
+
+
+# In a fresh interpreter: import the view, draw what the page draws at its defaults (the bars with their temperature
+# slider, and the open "Order of the steps" tab), then every preset and a deep link the same way, recording whether
+# torch has been imported; then the Greedy loops tab, whose seeded Markov chain is torch's (so the probe sees torch).
+_NO_TORCH_PROBE = """
+import json, sys
+from views import Options, catalog
+from views import sampling as v
+rows = [["import", "torch" in sys.modules]]
+state = v.SPEC.defaults()
+view = v.figures(state, Options(parts=catalog.parts_for("Sampling", state)))
+rows.append(["defaults " + ",".join(sorted(view.figures)), "torch" in sys.modules])
+for name, preset in v.SPEC.presets.items():
+    v.figures(state.replace(**preset), Options(parts=frozenset({"main", "order"})))
+    rows.append([name, "torch" in sys.modules])
+link, problems = v.SPEC.parse({"T": "1.35", "top_p": "0.8", "min_p": "0.05", "top_k": "9", "order": "filters first"})
+v.figures(link, Options(parts=frozenset({"main", "order"})))
+rows.append(["deep link", "torch" in sys.modules and not problems])
+v.figures(state, Options(parts=frozenset({"main", "loops"})))
+rows.append(["loops", "torch" in sys.modules])
+print(json.dumps(rows))
+"""
+
+
+def test_the_first_figures_do_not_import_torch():
+    out = subprocess.run([sys.executable, "-c", _NO_TORCH_PROBE], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr[-3000:]
+    rows = json.loads(out.stdout.strip().splitlines()[-1])
+    assert rows[1][0] == "defaults main,order"  # the bars and the tab the defaults open
+    assert [name for name, loaded in rows[:-1] if loaded] == []
+    assert len(rows) == 4 + len(view_of.SPEC.presets) and rows[-1] == ["loops", True]

@@ -180,16 +180,15 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     kw = settings(state)
     order = core_order(state)
     try:
-        final = sampling.sample_filter(np.asarray(logits), state.T, order=order, **kw).cpu().numpy()
-        other = sampling.sample_filter(
-            np.asarray(logits), state.T, order=sampling.ORDERS[1 - sampling.ORDERS.index(order)], **kw
+        final = sampling.sample_filter_np(logits, state.T, order=order, **kw)
+        other = sampling.sample_filter_np(
+            logits, state.T, order=sampling.ORDERS[1 - sampling.ORDERS.index(order)], **kw
         )
-        other = other.cpu().numpy()
     except ValueError as err:
         view.notices.append(("warning", f"These settings cannot be sampled: {err}. Showing T = 1 with no filters."))
         state = state.replace(T=1.0, top_k=None, top_p=1.0, min_p=0.0)
         kw = settings(state)
-        final = other = sampling.sample_filter(np.asarray(logits), 1.0).cpu().numpy()
+        final = other = sampling.sample_filter_np(logits, 1.0)
     T = float(state.T)
     temps = sorted({float(t) for t in DEFAULT_TEMPERATURES} | {T})
     view.facts.update(temps=temps, tokens=tokens, logits=logits, context=context, final=final)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from core.sampling import Generation, effective_choices, entropy_nats, sample_filter
+from core.sampling import Generation, effective_choices, entropy_nats, sample_filter_np
 from viz.style import figure, get_theme, readout_panel
 
 DEFAULT_TEMPERATURES: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(0, 41))  # 0, 0.05, ..., 2
@@ -36,8 +36,9 @@ def _readout(T: float, final: np.ndarray) -> str:
 def _rows(logits: Sequence[float], temperatures: Sequence[float], top_k, top_p, min_p, order) -> tuple:
     """(tempered (S, V), final (S, V)) as numpy, one row per temperature.
 
-    With temperature first, all T > 0 go through core in one batched call: sample_filter(z / T, 1) equals
-    sample_filter(z, T) for that order. T = 0 and the other order go row by row.
+    With temperature first, all T > 0 go through core in one batched call: sample_filter_np(z / T, 1) equals
+    sample_filter_np(z, T) for that order. T = 0 and the other order go row by row. numpy throughout: drawing the
+    bars and the slider's steps never imports torch.
     """
     z = np.asarray(logits, dtype=np.float64)
     temps = np.asarray(temperatures, dtype=np.float64)
@@ -46,14 +47,14 @@ def _rows(logits: Sequence[float], temperatures: Sequence[float], top_k, top_p, 
     hot = temps > 0
     if order == "temperature_first" and hot.any():
         Z = z[None, :] / temps[hot, None]  # (S', V)
-        tempered[hot] = sample_filter(Z, 1.0).cpu().numpy()
-        final[hot] = sample_filter(Z, 1.0, top_k, top_p, min_p).cpu().numpy()
+        tempered[hot] = sample_filter_np(Z, 1.0)
+        final[hot] = sample_filter_np(Z, 1.0, top_k, top_p, min_p)
         rows = np.flatnonzero(~hot)
     else:
         rows = np.arange(temps.size)
     for i in rows:
-        tempered[i] = sample_filter(z, float(temps[i])).cpu().numpy()
-        final[i] = sample_filter(z, float(temps[i]), top_k, top_p, min_p, order).cpu().numpy()
+        tempered[i] = sample_filter_np(z, float(temps[i]))
+        final[i] = sample_filter_np(z, float(temps[i]), top_k, top_p, min_p, order)
     return tempered, final
 
 
@@ -163,8 +164,8 @@ def order_figure(
     if len(labels) != len(logits):
         raise ValueError(f"need one label per logit ({len(logits)}), got {len(labels)}")
     z = np.asarray(logits, dtype=np.float64)
-    first = sample_filter(z, temperature, top_k, top_p, min_p, "temperature_first").cpu().numpy()
-    after = sample_filter(z, temperature, top_k, top_p, min_p, "filters_first").cpu().numpy()
+    first = sample_filter_np(z, temperature, top_k, top_p, min_p, "temperature_first")
+    after = sample_filter_np(z, temperature, top_k, top_p, min_p, "filters_first")
     data = [
         {
             "type": "bar",
