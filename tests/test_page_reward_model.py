@@ -3,6 +3,9 @@ nothing, the 60-75% band of seed 003 Q7, the length hack as β falls and DPO's l
 the KL page; deep links, bad links, tabs built only when open."""
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 from urllib.parse import urlencode
 
 import numpy as np
@@ -27,6 +30,7 @@ from views import reward_model as view_of
 from viz.style import READOUT
 
 PAGE = "pages/10_Reward_model.py"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _nll(rewards, pairs) -> float:
@@ -219,3 +223,23 @@ def test_the_noise_drag_is_declared_only_with_its_figure():
     """The flip rate's figure is a tab's: closed (another tab open), no figure and no drag."""
     view = view_of.figures(view_of.SPEC.defaults(), Options(parts=frozenset({"main", "length"})))
     assert "noise" not in view.figures and view.drags == {}
+
+
+def test_the_first_figure_and_the_presets_do_not_import_torch():
+    """A fresh interpreter: the view's import, its default figures (the fit and the label-noise tab with its flip drag,
+    open by default on the page) and each preset with its tab leave torch unimported (the fit runs in numpy)."""
+    code = """if True:
+        import sys
+        from views import Options
+        from views import reward_model as v
+        parts = dict(zip(v.VIEWS, ("noise", "length", "dpo")))
+        out = v.figures(v.SPEC.defaults(), Options(parts=frozenset({"main", "noise"})))
+        seen = [sorted(out.figures), sorted(out.drags), "torch" in sys.modules]
+        states = [v.SPEC.state(p) for p in v.SPEC.presets.values()] + [v.SPEC.state({"rm_items": 3, "rm_pairs": 10})]
+        want = [frozenset({"main", parts[s.rm_view]}) for s in states]
+        ok = [set(v.figures(s, Options(parts=w)).figures) == w for s, w in zip(states, want)]
+        print(seen, all(ok), "torch" in sys.modules)
+    """
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[-2] == "[['main', 'noise'], ['noise'], False] True False"

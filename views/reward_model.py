@@ -116,7 +116,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout("Mean fitted reward", f"{mean:.3f}".replace("-", "−"), "whatever c says: arbitrary"),
             Readout("Training pairs ranked right", f"{100 * fit.train_accuracy:.1f}%"),
             Readout("Largest error vs the truth", f"{error:.3f}", "after centring both"),
-            Readout("Newton steps", f"{fit.iterations}", f"torch on {fit.device}"),
+            Readout("Newton steps", f"{fit.iterations}", f"{fit.backend} on {fit.device}"),
         ]
         view.tables["Fit"] = lambda: pd.DataFrame(
             {"answer": np.arange(1, r_true.size + 1), "true_centred": r_true - r_true.mean(), "fitted": fit.rewards}
