@@ -9,7 +9,9 @@ The one equation of the page::
     Attention(Q, K, V) = softmax(Q K^T · scale + M) V,   scale = 1/sqrt(d_k),   M_ij = -inf where j may not be seen
 
 Tensors follow the (..., heads, tokens, d_k) layout of nanoGPT. Functions given tensors compute on their device;
-anything else becomes a tensor on core's device (:mod:`core.device`).
+anything else becomes a tensor on core's device (:mod:`core.device`). The ``*_np`` functions compute the same
+quantities in numpy (float64) for small inputs such as the toy layer's, without importing torch (about 2 s); tests
+check them equal to the torch ones. torch is imported lazily, inside the functions that use it.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import torch
 
 from core.device import as_tensor, default_dtype, get_device
+
+if TYPE_CHECKING:
+    import torch
 
 # ---------------------------------------------------------------------------------------------------------------
 # The scale
@@ -94,6 +98,8 @@ def _check_positive_int(name: str, value: Any) -> None:
 
 def _tensors(*xs: Any) -> list[torch.Tensor]:
     """The inputs as floating tensors of one dtype on one device (tensors keep theirs; the rest go to core's)."""
+    import torch
+
     device = next((x.device for x in xs if isinstance(x, torch.Tensor)), None) or get_device()
     out = [x if isinstance(x, torch.Tensor) else as_tensor(x, device=device) for x in xs]
     if any(t.device != device for t in out):
@@ -106,9 +112,10 @@ def _tensors(*xs: Any) -> list[torch.Tensor]:
     return [t.to(dtype) for t in out]
 
 
-def _check_shapes(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor | None = None) -> None:
+def _check_shapes(q: Any, k: Any, v: Any = None) -> None:
+    """q, k (and v) as (..., tokens, d) tensors or arrays whose d_k and key tokens agree."""
     for name, t in (("q", q), ("k", k), ("v", v)):
-        if t is not None and t.dim() < 2:
+        if t is not None and len(t.shape) < 2:
             raise ValueError(f"{name} must have shape (..., tokens, d); got {tuple(t.shape)}")
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k need the same last dimension d_k, got {q.shape[-1]} and {k.shape[-1]}")
@@ -130,25 +137,40 @@ def _scale_value(scale: float | None, d_k: int) -> float:
     return float(scale)
 
 
-def repeat_kv(kv: torch.Tensor, query_heads: int) -> torch.Tensor:
+def repeat_kv(kv: torch.Tensor | np.ndarray, query_heads: int) -> torch.Tensor | np.ndarray:
     """Share each K (or V) head with a group of query heads: GQA's one line, ``repeat_interleave`` on the heads.
 
     kv has shape (..., kv_heads, tokens, d); the result (..., query_heads, tokens, d), where query head h reads
     KV head h // (query_heads / kv_heads). kv_heads = query_heads is MHA (nothing to do), kv_heads = 1 is MQA.
+    A numpy array gives a numpy array (``np.repeat``), a tensor a tensor.
     """
-    if kv.dim() < 3:
+    if len(kv.shape) < 3:
         raise ValueError(f"expected (..., kv_heads, tokens, d), got shape {tuple(kv.shape)}")
     kv_heads = kv.shape[-3]
     if kv_heads < 1 or query_heads % kv_heads:
         raise ValueError(f"{kv_heads} KV heads do not divide {query_heads} query heads evenly")
     n_rep = query_heads // kv_heads
-    return kv if n_rep == 1 else kv.repeat_interleave(n_rep, dim=-3)  # (..., query_heads, tokens, d)
+    if n_rep == 1:
+        return kv
+    if isinstance(kv, np.ndarray):
+        return np.repeat(kv, n_rep, axis=-3)  # (..., query_heads, tokens, d)
+    return kv.repeat_interleave(n_rep, dim=-3)  # (..., query_heads, tokens, d)
 
 
-def _match_heads(q: torch.Tensor, kv: torch.Tensor) -> torch.Tensor:
-    if q.dim() >= 3 and kv.dim() >= 3 and kv.shape[-3] != q.shape[-3]:
+def _match_heads(q: Any, kv: Any) -> Any:
+    if len(q.shape) >= 3 and len(kv.shape) >= 3 and kv.shape[-3] != q.shape[-3]:
         return repeat_kv(kv, q.shape[-3])
     return kv
+
+
+def _mask_shape(query_tokens: int, key_tokens: int | None) -> int:
+    """The checked number of key tokens of a causal mask (query_tokens when None)."""
+    key_tokens = query_tokens if key_tokens is None else key_tokens
+    _check_positive_int("query_tokens", query_tokens)
+    _check_positive_int("key_tokens", key_tokens)
+    if query_tokens > key_tokens:
+        raise ValueError(f"a causal mask needs query_tokens <= key_tokens, got {query_tokens} > {key_tokens}")
+    return key_tokens
 
 
 def causal_mask(query_tokens: int, key_tokens: int | None = None, device: Any = None) -> torch.Tensor:
@@ -159,17 +181,17 @@ def causal_mask(query_tokens: int, key_tokens: int | None = None, device: Any = 
     With T_q = T_k this is the lower triangle. With a KV cache the T_q new queries are the *last* T_q positions of
     the T_k keys, so the diagonal moves right by T_k - T_q (a plain tril there is the classic decoding bug).
     """
-    key_tokens = query_tokens if key_tokens is None else key_tokens
-    _check_positive_int("query_tokens", query_tokens)
-    _check_positive_int("key_tokens", key_tokens)
-    if query_tokens > key_tokens:
-        raise ValueError(f"a causal mask needs query_tokens <= key_tokens, got {query_tokens} > {key_tokens}")
+    import torch
+
+    key_tokens = _mask_shape(query_tokens, key_tokens)
     ones = torch.ones(query_tokens, key_tokens, dtype=torch.bool, device=device)
     return torch.tril(ones, diagonal=key_tokens - query_tokens)  # (T_q, T_k)
 
 
 def _scores(q: torch.Tensor, k: torch.Tensor, s: float, causal: bool, offset: int = 0) -> torch.Tensor:
     """Logits Q K^T · scale, with -inf where key j lies after query row i shifted by offset (j > i + offset)."""
+    import torch
+
     # S = Q K^T · scale  (scaling q costs T·d_k multiplications instead of T²)
     S = (q * s) @ k.transpose(-2, -1)  # (..., H, T_q, T_k)
     if causal:
@@ -201,7 +223,7 @@ def attention_weights(q: Any, k: Any, scale: float | None = None, causal: bool =
         raise ValueError(f"causal attention needs T_q <= T_k, got {q.shape[-2]} > {k.shape[-2]}")
     S = _scores(q, k, _scale_value(scale, q.shape[-1]), causal, k.shape[-2] - q.shape[-2])  # (..., H, T_q, T_k)
     # A = softmax(S) along the keys (torch subtracts the row maximum, so large logits do not overflow)
-    return torch.softmax(S, dim=-1)
+    return S.softmax(dim=-1)
 
 
 def attention(
@@ -214,6 +236,8 @@ def attention(
     None): rows of a softmax are independent, so this is exact. Under the causal mask each block reads only the
     keys it may see.
     """
+    import torch
+
     q, k, v = _tensors(q, k, v)
     _check_shapes(q, k, v)
     k, v = _match_heads(q, k), _match_heads(q, v)  # (..., H, T_k, d)
@@ -246,12 +270,14 @@ def masked_after_softmax_weights(q: Any, k: Any, scale: float | None = None) -> 
     q, k = _tensors(q, k)
     _check_shapes(q, k)
     k = _match_heads(q, k)
-    P = torch.softmax(_scores(q, k, _scale_value(scale, q.shape[-1]), False), dim=-1)  # (..., H, T_q, T_k)
+    P = _scores(q, k, _scale_value(scale, q.shape[-1]), False).softmax(dim=-1)  # (..., H, T_q, T_k)
     return P * causal_mask(q.shape[-2], k.shape[-2], device=P.device)  # (..., H, T_q, T_k)
 
 
 def row_entropy(weights: Any) -> torch.Tensor:
     """Entropy of each attention row in nats, H = -sum_j A_ij log A_ij (0 log 0 = 0); shape (..., T_q)."""
+    import torch
+
     (A,) = _tensors(weights)
     # H = -sum_j A_ij log A_ij
     return -torch.special.xlogy(A, A).sum(dim=-1)
@@ -286,6 +312,134 @@ def mask_comparison(q: Any, k: Any, scale: float | None = None) -> MaskCompariso
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# The same in numpy: small inputs (the toy layer) without importing torch
+# ---------------------------------------------------------------------------------------------------------------
+# Each function follows its torch twin above operation for operation (q scaled first, then Q K^T, -inf where masked,
+# a softmax with the row maximum subtracted), in float64 on the CPU; tests/test_core_attention.py checks the pairs
+# equal to round-off.
+
+
+def _arrays(*xs: Any) -> list[np.ndarray]:
+    """The inputs as float64 numpy arrays."""
+    return [np.asarray(x, dtype=np.float64) for x in xs]
+
+
+def causal_mask_np(query_tokens: int, key_tokens: int | None = None) -> np.ndarray:
+    """:func:`causal_mask` as a numpy boolean (T_q, T_k) array: allowed_ij = [ j <= i + (T_k - T_q) ]."""
+    key_tokens = _mask_shape(query_tokens, key_tokens)
+    return np.tri(query_tokens, key_tokens, key_tokens - query_tokens, dtype=bool)  # (T_q, T_k)
+
+
+def softmax_np(logits: np.ndarray) -> np.ndarray:
+    """softmax along the last axis, A_ij = e^(S_ij - max_j S_ij) / sum_j e^(S_ij - max_j S_ij); -inf gives 0.
+
+    Subtracting the row maximum keeps e^x <= 1, so large logits do not overflow (every row needs one finite logit).
+    """
+    # A = e^(S - max S) / sum e^(S - max S)  (in place on one new array: the toy's 512-token layer is 70 MB of it)
+    e = logits - logits.max(axis=-1, keepdims=True)  # (..., T_k)
+    np.exp(e, out=e)
+    e /= e.sum(axis=-1, keepdims=True)
+    return e  # (..., T_k)
+
+
+def attention_logits_np(q: Any, k: Any, scale: float | None = None) -> np.ndarray:
+    """:func:`attention_logits` in numpy: Q K^T · scale before any mask, shape (..., heads, T_q, T_k)."""
+    q, k = _arrays(q, k)
+    _check_shapes(q, k)
+    k = _match_heads(q, k)  # (..., H, T_k, d_k)
+    # S = Q K^T · scale  (scaling q costs T·d_k multiplications instead of T²)
+    return (q * _scale_value(scale, q.shape[-1])) @ np.swapaxes(k, -1, -2)  # (..., H, T_q, T_k)
+
+
+def attention_weights_np(q: Any, k: Any, scale: float | None = None, causal: bool = False) -> np.ndarray:
+    """:func:`attention_weights` in numpy: A = softmax(Q K^T · scale + M), shape (..., heads, T_q, T_k)."""
+    S = attention_logits_np(q, k, scale)  # (..., H, T_q, T_k)
+    if causal:
+        # M_ij = -inf where key j comes after query i (bottom-right aligned), added before the softmax
+        S = np.where(causal_mask_np(*S.shape[-2:]), S, -np.inf)
+    return softmax_np(S)  # (..., H, T_q, T_k)
+
+
+def attention_np(q: Any, k: Any, v: Any, scale: float | None = None, causal: bool = False) -> np.ndarray:
+    """:func:`attention` in numpy: softmax(Q K^T · scale + M) V, shape (..., heads, T_q, d_v)."""
+    q, k, v = _arrays(q, k, v)
+    _check_shapes(q, k, v)
+    # y = A V with A = softmax(Q K^T · scale + M)
+    return attention_weights_np(q, k, scale, causal) @ _match_heads(q, v)  # (..., H, T_q, d_v)
+
+
+def row_entropy_np(weights: Any) -> np.ndarray:
+    """:func:`row_entropy` in numpy: H = -sum_j A_ij log A_ij in nats (0 log 0 = 0), shape (..., T_q)."""
+    (A,) = _arrays(weights)
+    log_A = np.log(A, out=np.zeros_like(A), where=A > 0)  # (..., T_q, T_k), 0 where A_ij = 0 (0 log 0 = 0)
+    # H = -sum_j A_ij log A_ij
+    return -(A * log_A).sum(axis=-1)
+
+
+def mask_comparison_np(q: Any, k: Any, scale: float | None = None) -> MaskComparison:
+    """:func:`mask_comparison` in numpy: -inf before the softmax vs x 0 after it, for the same q, k."""
+    P = softmax_np(attention_logits_np(q, k, scale))  # (..., H, T_q, T_k) no mask
+    correct = attention_weights_np(q, k, scale, causal=True)  # (..., H, T_q, T_k)
+    # A_bug = softmax(Q K^T · scale) ⊙ tril
+    buggy = P * causal_mask_np(*P.shape[-2:])  # (..., H, T_q, T_k)
+    return MaskComparison(correct, buggy, correct.sum(-1), buggy.sum(-1))
+
+
+def torch_randn(seed: int, *sizes: int) -> list[np.ndarray]:
+    """The numbers of ``torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)`` for
+    each n in sizes in turn (one generator), drawn in numpy: seeded draws stay what they were with torch, without
+    importing it. The same bits and the same arithmetic; equal to round-off (bit for bit where numpy's log, cos and
+    sin agree with the C library's, as on this project's machines). tests/test_core_attention.py checks them against
+    torch itself, so a torch that changes its sampler fails that test.
+
+    torch's CPU sampler (torch 2.x): MT19937 seeded with the seed's low 32 bits; a float64 uniform takes two 32-bit
+    words (hi, lo) and keeps the low 53 bits of hi·2^32 + lo, u = bits / 2^53. For n >= 16, n uniforms become
+    normals in blocks of 16 by Box-Muller, u1 = 1 - u[j], u2 = u[j + 8] (j < 8):
+
+        z_j = sqrt(-2 log u1) cos(2π u2),   z_(j+8) = sqrt(-2 log u1) sin(2π u2)
+
+    and when 16 does not divide n the last 16 are made again from 16 uniforms drawn after the n. For n < 16 each
+    pair of uniforms (u1, u2) gives r cos θ and r sin θ, r = sqrt(-2 log(1 - u2)), θ = 2π u1, the second kept for the
+    next number.
+    """
+    key = np.random.RandomState(int(seed) & 0xFFFFFFFF).get_state()[1]  # MT19937's seeded state
+    bits = np.random.MT19937()
+    bits.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": 624}}
+
+    def uniforms(n: int) -> np.ndarray:
+        words = bits.random_raw(2 * n).reshape(n, 2)  # (n, 2): hi, lo
+        u53 = ((words[:, 0] << np.uint64(32)) | words[:, 1]) & np.uint64(2**53 - 1)
+        return u53.astype(np.float64) * 2.0**-53  # (n,) in [0, 1)
+
+    def blocks(u: np.ndarray) -> np.ndarray:
+        u = u.reshape(-1, 16)  # (n/16, 16)
+        # Box-Muller: r = sqrt(-2 log u1), θ = 2π u2, with u1 = 1 - u_j in (0, 1]
+        r, theta = np.sqrt(-2 * np.log(1 - u[:, :8])), 2.0 * np.pi * u[:, 8:]  # (n/16, 8)
+        return np.concatenate([r * np.cos(theta), r * np.sin(theta)], axis=1).reshape(-1)  # (n,)
+
+    out, spare = [], None  # spare: the sine the small-n sampler keeps for its next number
+    for n in sizes:
+        _check_positive_int("size", n)
+        if n >= 16:
+            z, whole = np.empty(n), n - n % 16
+            z[:whole] = blocks(uniforms(n)[:whole])  # all n uniforms are drawn, the whole blocks used
+            if whole < n:
+                z[n - 16 :] = blocks(uniforms(16))  # the last 16 again, from 16 new uniforms
+        else:
+            first = [] if spare is None else [spare]
+            pairs = (n - len(first) + 1) // 2
+            u = uniforms(2 * pairs).reshape(pairs, 2)  # (pairs, 2): u1, u2
+            # r = sqrt(-2 log(1 - u2)), θ = 2π u1: r cos θ now, r sin θ next
+            r, theta = np.sqrt(-2 * np.log1p(-u[:, 1])), 2.0 * np.pi * u[:, 0]  # (pairs,)
+            drawn = np.stack([r * np.cos(theta), r * np.sin(theta)], axis=1).reshape(-1)  # (2·pairs,)
+            z = np.concatenate([first, drawn])
+            spare = z[n] if z.size > n else None
+            z = z[:n]
+        out.append(z)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Why sqrt(d_k): statistics of random logits
 # ---------------------------------------------------------------------------------------------------------------
 
@@ -314,12 +468,12 @@ def logit_statistics(
     d_model: int | None = None,
     temperature: float = 1.0,
     seed: int = 0,
-    device: Any = None,
 ) -> LogitStatistics:
     """Measure Var(logit) and row entropy for random q, k ~ N(0, 1) (unit-variance components) at each d_k.
 
     The d_k-dimensional q, k are the first d_k components of one draw, so the curves are smooth in d_k. d_model
-    (for the 1/sqrt(d_model) trap) defaults to the largest d_k.
+    (for the 1/sqrt(d_model) trap) defaults to the largest d_k. In numpy (a few MB at the page's sizes); the draws
+    are torch.randn's for the seed (:func:`torch_randn`), q first, then k.
 
         logit = multiplier · sum_{i<=d_k} q_i k_i,   Var = d_k · multiplier²,   H(row) = -sum_j A_j log A_j
     """
@@ -330,23 +484,23 @@ def logit_statistics(
     _check_positive_int("samples", samples)
     d_model = int(d.max()) if d_model is None else d_model
     _check_positive_int("d_model", d_model)
-    device = torch.device(device or get_device())
-    gen = torch.Generator().manual_seed(seed)  # drawn on the CPU, so every device sees the same numbers
-    q = as_tensor(torch.randn(samples, tokens, int(d.max()), generator=gen, dtype=torch.float64), device=device)
-    k = as_tensor(torch.randn(samples, tokens, int(d.max()), generator=gen, dtype=torch.float64), device=device)
+    shape = (samples, tokens, int(d.max()))
+    q, k = (z.reshape(shape) for z in torch_randn(seed, math.prod(shape), math.prod(shape)))  # (S, T, d_max) each
     variance, expected, entropy, max_weight = {}, {}, {}, {}
     for choice in SCALE_CHOICES:
         variance[choice], entropy[choice], max_weight[choice] = (np.empty(d.size) for _ in range(3))
         expected[choice] = expected_logit_variance(d, choice, d_model, temperature)
     for n, d_k in enumerate(d.tolist()):  # a loop over the few d_k values, not over data
-        raw = q[..., :d_k] @ k[..., :d_k].transpose(-2, -1)  # (S, T, T)
+        raw = q[..., :d_k] @ np.swapaxes(k[..., :d_k], -1, -2)  # (S, T, T)
         for choice in SCALE_CHOICES:
             logits = raw * resolve_scale(choice, d_k, d_model, temperature)  # (S, T, T)
-            log_A = torch.log_softmax(logits, dim=-1)  # (S, T, T)
-            variance[choice][n] = logits.var().item()
+            # log A = S - max S - log sum e^(S - max S)  (log-softmax, stable)
+            shifted = logits - logits.max(axis=-1, keepdims=True)  # (S, T, T)
+            log_A = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))  # (S, T, T)
+            variance[choice][n] = logits.var(ddof=1)  # the unbiased variance over all logits
             # H = -sum_j A_j log A_j, averaged over rows
-            entropy[choice][n] = -(log_A.exp() * log_A).sum(-1).mean().item()
-            max_weight[choice][n] = log_A.max(dim=-1).values.exp().mean().item()
+            entropy[choice][n] = -(np.exp(log_A) * log_A).sum(-1).mean()
+            max_weight[choice][n] = np.exp(log_A.max(axis=-1)).mean()
     return LogitStatistics(d, tokens, d_model, temperature, variance, expected, entropy, max_weight, math.log(tokens))
 
 

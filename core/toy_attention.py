@@ -1,8 +1,10 @@
 """A small seeded toy attention layer whose heads a page can draw as heatmaps: hashed embeddings, sinusoidal
 positions, random or designed (previous token, first token, same word) heads, and the causality check.
 
-Tensors follow the (heads, tokens, d_k) layout of :mod:`core.attention`; functions create tensors on core's device
-(:mod:`core.device`) unless given one.
+Arrays follow the (heads, tokens, d_k) layout of :mod:`core.attention`. The toy is small (the page draws at most 512
+tokens and 35 heads), so it is numpy (float64, CPU) throughout, with core.attention's numpy functions: a page
+drawing it never imports torch. Its random projections are torch.randn's numbers for their seeds
+(:func:`core.attention.torch_randn`), so the heads are the ones the torch version of the toy drew.
 """
 
 from __future__ import annotations
@@ -12,24 +14,23 @@ import math
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
-import torch
 
 from core.attention import (
     MaskComparison,
     _check_positive_int,
-    attention,
-    attention_logits,
-    causal_mask,
-    mask_comparison,
+    attention_logits_np,
+    attention_np,
+    causal_mask_np,
+    mask_comparison_np,
     repeat_kv,
     resolve_scale,
-    row_entropy,
     row_entropy_bound,
+    row_entropy_np,
+    softmax_np,
+    torch_randn,
 )
-from core.device import as_tensor, default_dtype, get_device
 from core.tokenizer import word_key
 
 MAX_D_MODEL = 1024
@@ -69,17 +70,15 @@ class ToyModelSettings:
         return self.heads if self.kv_heads is None else self.kv_heads
 
 
-def sinusoidal_positions(tokens: int, d_model: int, device: Any = None) -> torch.Tensor:
+def sinusoidal_positions(tokens: int, d_model: int) -> np.ndarray:
     """The sinusoidal position signal of the original transformer, shape (tokens, d_model).
 
     PE[t, 2i] = sin(t / 10000^(2i/d_model)),   PE[t, 2i+1] = cos(t / 10000^(2i/d_model))
     """
-    device = device or get_device()
-    dtype = default_dtype(torch.device(device))
-    t = torch.arange(tokens, dtype=dtype, device=device)[:, None]  # (T, 1)
-    i = torch.arange(0, d_model, 2, dtype=dtype, device=device)  # (ceil(d/2),)
+    t = np.arange(tokens, dtype=np.float64)[:, None]  # (T, 1)
+    i = np.arange(0, d_model, 2, dtype=np.float64)  # (ceil(d/2),)
     angle = t / 10000 ** (i / d_model)  # (T, ceil(d/2))
-    pe = torch.stack([torch.sin(angle), torch.cos(angle)], dim=-1).reshape(tokens, -1)  # (T, 2·ceil(d/2))
+    pe = np.stack([np.sin(angle), np.cos(angle)], axis=-1).reshape(tokens, -1)  # (T, 2·ceil(d/2))
     return pe[:, :d_model]  # (T, d_model)
 
 
@@ -99,7 +98,7 @@ def _hashed_normal(keys: np.ndarray, dim: int, seed: int) -> np.ndarray:
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)  # (n, dim)
 
 
-def toy_embeddings(tokens: Sequence[str], settings: ToyModelSettings, device: Any = None) -> torch.Tensor:
+def toy_embeddings(tokens: Sequence[str], settings: ToyModelSettings) -> np.ndarray:
     """Token embeddings plus a position signal, each row scaled to unit root-mean-square, shape (T, d_model).
 
     The embedding of a token depends only on its word_key and the seed (hashed, no vocabulary), so the same word
@@ -109,53 +108,50 @@ def toy_embeddings(tokens: Sequence[str], settings: ToyModelSettings, device: An
     """
     if len(tokens) == 0:
         raise ValueError("need at least one token")
-    device = device or get_device()
     keys = np.array([zlib.crc32(word_key(t).encode("utf-8")) for t in tokens], dtype=np.uint64)
-    E = as_tensor(_hashed_normal(keys, settings.d_model, settings.seed), device=device)  # (T, d_model)
-    x = E + settings.position_strength * sinusoidal_positions(len(tokens), settings.d_model, device)  # (T, d_model)
-    return x / x.pow(2).mean(dim=-1, keepdim=True).sqrt()  # (T, d_model), unit RMS rows
+    E = _hashed_normal(keys, settings.d_model, settings.seed)  # (T, d_model)
+    x = E + settings.position_strength * sinusoidal_positions(len(tokens), settings.d_model)  # (T, d_model)
+    return x / np.sqrt((x**2).mean(axis=-1, keepdims=True))  # (T, d_model), unit RMS rows
 
 
 @dataclass(frozen=True)
 class QKV:
     """Queries, keys and values of one layer: q (heads, T, d_k); k, v (kv_heads, T, d_k)."""
 
-    q: torch.Tensor
-    k: torch.Tensor
-    v: torch.Tensor
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
 
 
 @functools.lru_cache(maxsize=64)
-def _projection_cpu(seed: int, which: int, d_model: int, cols: int) -> torch.Tensor:
-    """W with entries ~ N(0, 1/d_model), drawn on the CPU (every device sees the same numbers); kept, not redrawn:
-    drawing dominated a rerun at 64 tokens. Callers only read it."""
-    gen = torch.Generator().manual_seed(seed * 7919 + which)
-    return torch.randn(d_model, cols, generator=gen, dtype=torch.float64) / math.sqrt(d_model)  # (d_model, cols)
+def _projection_cpu(seed: int, which: int, d_model: int, cols: int) -> np.ndarray:
+    """W with entries ~ N(0, 1/d_model): torch.randn's numbers for the seed seed·7919 + which (what the toy drew with
+    torch), divided by sqrt(d_model); kept, not redrawn: drawing dominated a rerun at 64 tokens. Read-only."""
+    (z,) = torch_randn(seed * 7919 + which, d_model * cols)
+    W = z.reshape(d_model, cols) / math.sqrt(d_model)  # (d_model, cols)
+    W.flags.writeable = False
+    return W
 
 
-def _projection(settings: ToyModelSettings, which: int, cols: int, device: Any) -> torch.Tensor:
-    W = _projection_cpu(int(settings.seed), which, settings.d_model, cols)
-    return as_tensor(W, device=torch.device(device))  # (d_model, cols)
+def _projection(settings: ToyModelSettings, which: int, cols: int) -> np.ndarray:
+    return _projection_cpu(int(settings.seed), which, settings.d_model, cols)  # (d_model, cols)
 
 
-def toy_qkv(tokens: Sequence[str], settings: ToyModelSettings, device: Any = None) -> QKV:
+def toy_qkv(tokens: Sequence[str], settings: ToyModelSettings) -> QKV:
     """Q, K, V of the toy layer: seeded projections of the embeddings (entries ~ N(0, 1/d_model), so q and k have
     roughly unit-variance components).
 
         Q = x W_q,  K = x W_k,  V = x W_v,   then split into heads of width d_k
     """
-    device = device or get_device()
-    x = toy_embeddings(tokens, settings, device)  # (T, d_model)
+    x = toy_embeddings(tokens, settings)  # (T, d_model)
     T, H, H_kv, d_k = len(tokens), settings.heads, settings.n_kv_heads, settings.d_k
-    q = (x @ _projection(settings, 1, H * d_k, device)).view(T, H, d_k).transpose(0, 1)  # (H, T, d_k)
-    k = (x @ _projection(settings, 2, H_kv * d_k, device)).view(T, H_kv, d_k).transpose(0, 1)  # (H_kv, T, d_k)
-    v = (x @ _projection(settings, 3, H_kv * d_k, device)).view(T, H_kv, d_k).transpose(0, 1)  # (H_kv, T, d_k)
-    return QKV(q.contiguous(), k.contiguous(), v.contiguous())
+    q = (x @ _projection(settings, 1, H * d_k)).reshape(T, H, d_k).transpose(1, 0, 2)  # (H, T, d_k)
+    k = (x @ _projection(settings, 2, H_kv * d_k)).reshape(T, H_kv, d_k).transpose(1, 0, 2)  # (H_kv, T, d_k)
+    v = (x @ _projection(settings, 3, H_kv * d_k)).reshape(T, H_kv, d_k).transpose(1, 0, 2)  # (H_kv, T, d_k)
+    return QKV(np.ascontiguousarray(q), np.ascontiguousarray(k), np.ascontiguousarray(v))
 
 
-def designed_qkv(
-    tokens: Sequence[str], settings: ToyModelSettings, strength: float = DESIGNED_STRENGTH, device: Any = None
-) -> QKV:
+def designed_qkv(tokens: Sequence[str], settings: ToyModelSettings, strength: float = DESIGNED_STRENGTH) -> QKV:
     """Three hand-built heads with classic patterns: previous token, first token, same word (DESIGNED_PATTERNS).
 
     Their q and k are one-hot codes of length T (positions, or word ids for 'same word'), with q multiplied by
@@ -165,20 +161,19 @@ def designed_qkv(
     """
     if not math.isfinite(strength) or strength < 0:
         raise ValueError("strength must be finite and >= 0")
-    device = device or get_device()
-    x = toy_embeddings(tokens, settings, device)  # (T, d_model)
+    x = toy_embeddings(tokens, settings)  # (T, d_model)
     T = len(tokens)
-    eye = torch.eye(T, dtype=x.dtype, device=x.device)  # (T, T) one-hot codes
-    positions = torch.arange(T, device=x.device)
-    previous = (positions - 1).clamp(min=0)
+    eye = np.eye(T)  # (T, T) one-hot codes
+    positions = np.arange(T)
+    previous = np.maximum(positions - 1, 0)
     _, word_id = np.unique([word_key(t) for t in tokens], return_inverse=True)
-    word_id = torch.as_tensor(word_id.reshape(-1), device=x.device)
-    first = torch.zeros_like(positions)
+    word_id = word_id.reshape(-1)
+    first = np.zeros_like(positions)
     gain = strength * math.sqrt(settings.d_k)
-    q = gain * torch.stack([eye[previous], eye[first], eye[word_id]])  # (3, T, T)
-    k = torch.stack([eye, eye, eye[word_id]])  # (3, T, T)
-    v = (x @ _projection(settings, 4, 3 * settings.d_k, device)).view(T, 3, settings.d_k).transpose(0, 1)
-    return QKV(q, k, v.contiguous())  # v: (3, T, d_k)
+    q = gain * np.stack([eye[previous], eye[first], eye[word_id]])  # (3, T, T)
+    k = np.stack([eye, eye, eye[word_id]])  # (3, T, T)
+    v = (x @ _projection(settings, 4, 3 * settings.d_k)).reshape(T, 3, settings.d_k).transpose(1, 0, 2)
+    return QKV(q, k, np.ascontiguousarray(v))  # v: (3, T, d_k)
 
 
 @dataclass(frozen=True)
@@ -205,7 +200,6 @@ def toy_attention(
     causal: bool = True,
     designed: bool = True,
     strength: float = DESIGNED_STRENGTH,
-    device: Any = None,
 ) -> ToyAttention:
     """Run the toy layer (plus the designed heads when asked) on tokens and collect weights and outputs.
 
@@ -213,29 +207,28 @@ def toy_attention(
     """
     if len(tokens) == 0:
         raise ValueError("need at least one token")
-    device = device or get_device()
     multiplier = resolve_scale(scale, settings.d_k, settings.d_model, temperature)
-    parts = [toy_qkv(tokens, settings, device)]
+    parts = [toy_qkv(tokens, settings)]
     names = [f"head {h + 1}" for h in range(settings.heads)]
     group = settings.heads // settings.n_kv_heads
     kv_group = [h // group for h in range(settings.heads)]
     if settings.n_kv_heads != settings.heads:
         names = [f"{name} · KV {g + 1}" for name, g in zip(names, kv_group, strict=True)]
     if designed:
-        parts.append(designed_qkv(tokens, settings, strength, device))
+        parts.append(designed_qkv(tokens, settings, strength))
         names += list(DESIGNED_PATTERNS)
         kv_group += [-1] * len(DESIGNED_PATTERNS)
     weights, outputs, stds, entropies = [], [], [], []
-    allowed = causal_mask(len(tokens), device=parts[0].q.device)  # (T, T)
+    allowed = causal_mask_np(len(tokens))  # (T, T)
     for p in parts:  # model heads and designed heads have different key widths
-        logits = attention_logits(p.q, p.k, scale=multiplier)  # (H, T, T)
+        logits = attention_logits_np(p.q, p.k, scale=multiplier)  # (H, T, T)
         # A = softmax(S + M), the mask only when causal
-        A = torch.softmax(logits.masked_fill(~allowed, float("-inf")) if causal else logits, dim=-1)  # (H, T, T)
+        A = softmax_np(np.where(allowed, logits, -np.inf) if causal else logits)  # (H, T, T)
         weights.append(A)
         outputs.append(A @ repeat_kv(p.v, p.q.shape[0]))  # (H, T, d_k)
-        stds.append(logits.flatten(1).std(dim=1, correction=0))  # (H,)
-        entropies.append(row_entropy(A).mean(dim=-1))  # (H,)
-    to_np = lambda ts: torch.cat(ts).detach().cpu().numpy().astype(np.float32)  # noqa: E731
+        stds.append(logits.reshape(len(logits), -1).std(axis=1))  # (H,)
+        entropies.append(row_entropy_np(A).mean(axis=-1))  # (H,)
+    to_np = lambda ts: np.concatenate(ts).astype(np.float32)  # noqa: E731
     notes = []
     if multiplier != 1 / math.sqrt(settings.d_k):
         correct = 1 / math.sqrt(settings.d_k)
@@ -328,7 +321,6 @@ def temperature_sweep(
     causal: bool = True,
     designed: bool = True,
     strength: float = DESIGNED_STRENGTH,
-    device: Any = None,
 ) -> TemperatureSweep:
     """The toy layer of :func:`toy_attention` at every temperature at once: the logits of all steps in one batched
     matmul, one softmax over them.
@@ -343,23 +335,22 @@ def temperature_sweep(
     temps = np.asarray(temperatures, dtype=float)
     if temps.ndim != 1 or temps.size == 0:
         raise ValueError("temperatures must be a non-empty list of numbers")
-    device = device or get_device()
     # resolve_scale checks each temperature (finite, > 0) and gives toy_attention's multiplier to the last bit
     multipliers = np.array([resolve_scale(scale, settings.d_k, settings.d_model, float(t)) for t in temps])
-    parts = [toy_qkv(tokens, settings, device)]
+    parts = [toy_qkv(tokens, settings)]
     if designed:
-        parts.append(designed_qkv(tokens, settings, strength, device))
-    allowed = causal_mask(len(tokens), device=parts[0].q.device)  # (T, T)
+        parts.append(designed_qkv(tokens, settings, strength))
+    allowed = causal_mask_np(len(tokens))  # (T, T)
     weights, stds, entropies = [], [], []
+    m = multipliers[:, None, None, None]  # (S, 1, 1, 1)
     for p in parts:  # model heads and designed heads have different key widths
-        m = torch.as_tensor(multipliers, dtype=p.q.dtype, device=p.q.device)[:, None, None, None]  # (S, 1, 1, 1)
         k = repeat_kv(p.k, p.q.shape[0])  # (H, T, d_k)
-        logits = (p.q[None] * m) @ k.transpose(-2, -1)  # (S, H, T, T): Q K^T · multiplier, q scaled first
-        A = torch.softmax(logits.masked_fill(~allowed, float("-inf")) if causal else logits, dim=-1)  # (S, H, T, T)
+        logits = (p.q[None] * m) @ np.swapaxes(k, -1, -2)  # (S, H, T, T): Q K^T · multiplier, q scaled first
+        A = softmax_np(np.where(allowed, logits, -np.inf) if causal else logits)  # (S, H, T, T)
         weights.append(A)
-        stds.append(logits.flatten(2).std(dim=2, correction=0))  # (S, H)
-        entropies.append(row_entropy(A).mean(dim=-1))  # (S, H)
-    to_np = lambda ts: torch.cat(ts, dim=1).detach().cpu().numpy().astype(np.float32)  # noqa: E731
+        stds.append(logits.reshape(*logits.shape[:2], -1).std(axis=2))  # (S, H)
+        entropies.append(row_entropy_np(A).mean(axis=-1))  # (S, H)
+    to_np = lambda ts: np.concatenate(ts, axis=1).astype(np.float32)  # noqa: E731
     return TemperatureSweep(temps, multipliers, to_np(weights), to_np(entropies), to_np(stds), causal)
 
 
@@ -369,7 +360,6 @@ def toy_mask_comparison(
     head: int = 0,
     scale: str = "sqrt_dk",
     temperature: float = 1.0,
-    device: Any = None,
 ) -> MaskComparison:
     """Correct vs buggy causal weights of one head of the toy layer (the KV head it reads under GQA/MQA).
 
@@ -377,10 +367,10 @@ def toy_mask_comparison(
     """
     if not 0 <= head < settings.heads:
         raise ValueError(f"head {head} is outside 0..{settings.heads - 1}")
-    qkv = toy_qkv(tokens, settings, device)
+    qkv = toy_qkv(tokens, settings)
     g = head // (settings.heads // settings.n_kv_heads)
     multiplier = resolve_scale(scale, settings.d_k, settings.d_model, temperature)
-    return mask_comparison(qkv.q[head], qkv.k[g], scale=multiplier)  # q, k: (T, d_k)
+    return mask_comparison_np(qkv.q[head], qkv.k[g], scale=multiplier)  # q, k: (T, d_k)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -406,7 +396,6 @@ def causality_check(
     position: int = -1,
     new_token: str | None = None,
     scale: str = "sqrt_dk",
-    device: Any = None,
 ) -> CausalityCheck:
     """Replace the token at `position` (default the last) and compare the layer's outputs before and after.
 
@@ -425,13 +414,12 @@ def causality_check(
     if new_token is None:
         new_token = next(w for w in ("zebra", "banana", "quartz") if word_key(w) != word_key(old))
     edited = [*tokens[:position], new_token, *tokens[position + 1 :]]
-    device = device or get_device()
     s = resolve_scale(scale, settings.d_k, settings.d_model)
-    a, b = toy_qkv(tokens, settings, device), toy_qkv(edited, settings, device)
+    a, b = toy_qkv(tokens, settings), toy_qkv(edited, settings)
     change = {}
     for causal in (True, False):
-        ya = attention(a.q, a.k, a.v, scale=s, causal=causal)  # (H, T, d_k)
-        yb = attention(b.q, b.k, b.v, scale=s, causal=causal)  # (H, T, d_k)
-        diff = (ya - yb).abs().amax(dim=(0, 2))  # (T,) largest change at each position
-        change[causal] = (diff[:position].max().item(), diff[position:].max().item())
+        ya = attention_np(a.q, a.k, a.v, scale=s, causal=causal)  # (H, T, d_k)
+        yb = attention_np(b.q, b.k, b.v, scale=s, causal=causal)  # (H, T, d_k)
+        diff = np.abs(ya - yb).max(axis=(0, 2))  # (T,) largest change at each position
+        change[causal] = (float(diff[:position].max()), float(diff[position:].max()))
     return CausalityCheck(position, old, new_token, change[True][0], change[False][0], change[True][1])

@@ -3,6 +3,7 @@ numbers of the lesson, tokenisation of awkward text and the toy model."""
 
 import math
 import time
+import zlib
 
 import numpy as np
 import pytest
@@ -383,24 +384,24 @@ SENTENCE = tuple(tokenizer.DEFAULT_TEXT.split())
 def test_toy_model_is_reproducible_and_seeded():
     s = toy_attention.ToyModelSettings(d_model=32, heads=4, d_k=8, seed=1)
     a, b = toy_attention.toy_qkv(SENTENCE, s), toy_attention.toy_qkv(SENTENCE, s)
-    assert torch.equal(a.q, b.q) and torch.equal(a.k, b.k) and torch.equal(a.v, b.v)
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.k, b.k) and np.array_equal(a.v, b.v)
     c = toy_attention.toy_qkv(SENTENCE, toy_attention.ToyModelSettings(d_model=32, heads=4, d_k=8, seed=2))
-    assert not torch.allclose(a.q, c.q)
+    assert not np.allclose(a.q, c.q)
     assert a.q.shape == (4, len(SENTENCE), 8) and a.k.shape == (4, len(SENTENCE), 8)
 
 
 def test_same_word_same_embedding_and_unit_scale():
     s = toy_attention.ToyModelSettings(d_model=64, heads=4, d_k=16, position_strength=0.0)
     x = toy_attention.toy_embeddings(["The", "cat", "the", "dog"], s)
-    assert torch.allclose(x[0], x[2]) and not torch.allclose(x[0], x[1])
+    assert np.allclose(x[0], x[2]) and not np.allclose(x[0], x[1])
     x = toy_attention.toy_embeddings(
         list(tokenizer.random_tokens(256).tokens), toy_attention.ToyModelSettings(d_model=128, heads=4, d_k=32)
     )
-    assert _close(x.pow(2).mean(-1), torch.ones(256), atol=1e-12)  # unit RMS rows
+    np.testing.assert_allclose((x**2).mean(-1), np.ones(256), rtol=0, atol=1e-12)  # unit RMS rows
     q = toy_attention.toy_qkv(
         tokenizer.random_tokens(256).tokens, toy_attention.ToyModelSettings(d_model=128, heads=4, d_k=32)
     ).q
-    assert 0.7 < q.var().item() < 1.3  # roughly unit-variance components, as the sqrt(d_k) argument assumes
+    assert 0.7 < q.var() < 1.3  # roughly unit-variance components, as the sqrt(d_k) argument assumes
 
 
 def test_gqa_in_the_toy_model_shares_keys_within_groups():
@@ -410,7 +411,8 @@ def test_gqa_in_the_toy_model_shares_keys_within_groups():
     res = toy_attention.toy_attention(SENTENCE, s, designed=False)
     assert res.kv_group == (0, 0, 0, 0, 1, 1, 1, 1)
     assert res.head_names[5] == "head 6 · KV 2"
-    ref = F.scaled_dot_product_attention(qkv.q, qkv.k, qkv.v, is_causal=True, enable_gqa=True)
+    q, k, v = (torch.as_tensor(t) for t in (qkv.q, qkv.k, qkv.v))
+    ref = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
     assert np.allclose(res.outputs, ref.cpu().numpy(), atol=1e-5)
 
 
@@ -436,7 +438,8 @@ def test_toy_attention_matches_core_attention_and_notes_the_scale():
     qkv = toy_attention.toy_qkv(SENTENCE, s)
     mult = 1 / math.sqrt(48) / 1.5
     assert res.multiplier == pytest.approx(mult)
-    ref = F.scaled_dot_product_attention(qkv.q, qkv.k, qkv.v, scale=mult)
+    q, k, v = (torch.as_tensor(t) for t in (qkv.q, qkv.k, qkv.v))
+    ref = F.scaled_dot_product_attention(q, k, v, scale=mult)
     assert np.allclose(res.outputs, ref.cpu().numpy(), atol=1e-5)
     assert res.notes and "0.09623" in res.notes[0]
     assert res.weights.shape == (3, len(SENTENCE), len(SENTENCE)) and res.logit_std.shape == (3,)
@@ -471,10 +474,10 @@ def test_empty_token_list_is_refused():
 
 
 def test_sinusoidal_positions():
-    pe = toy_attention.sinusoidal_positions(5, 7).cpu()
+    pe = toy_attention.sinusoidal_positions(5, 7)
     assert pe.shape == (5, 7)
-    assert pe[3, 0].item() == pytest.approx(math.sin(3)) and pe[3, 1].item() == pytest.approx(math.cos(3))
-    assert pe[2, 2].item() == pytest.approx(math.sin(2 / 10000 ** (2 / 7)))
+    assert pe[3, 0] == pytest.approx(math.sin(3)) and pe[3, 1] == pytest.approx(math.cos(3))
+    assert pe[2, 2] == pytest.approx(math.sin(2 / 10000 ** (2 / 7)))
 
 
 # --- helpers the page reads (phase 2) -------------------------------------------------------------------------
@@ -573,7 +576,9 @@ def test_projections_are_cached_but_identical():
     a = toy_attention.toy_qkv(SENTENCE, s)
     toy_attention._projection_cpu.cache_clear()
     b = toy_attention.toy_qkv(SENTENCE, s)
-    assert torch.equal(a.q, b.q) and torch.equal(a.v, b.v)
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.v, b.v)
+    with pytest.raises(ValueError):  # the cached projection is shared: read-only
+        toy_attention._projection_cpu(5, 1, 32, 32)[0, 0] = 1.0
 
 
 def test_row_entropy_bound_is_log_t_under_the_causal_mask():
@@ -587,3 +592,142 @@ def test_row_entropy_bound_is_log_t_under_the_causal_mask():
     np.testing.assert_allclose(H.cpu().numpy(), attention.row_entropy_bound(T, causal=True), atol=1e-12)
     with pytest.raises(ValueError):
         attention.row_entropy_bound(0, causal=True)
+
+
+# --- the numpy functions equal the torch ones (the toy and the page's first figure never import torch) ----------
+
+
+@pytest.mark.parametrize("seed", [0, 5, 123_456_789 * 7919 + 4])  # the last is above 2^32: torch keeps its low bits
+@pytest.mark.parametrize("sizes", [(1,), (15,), (16,), (27,), (4096,), (3, 40, 1, 5, 17), (2, 1, 2)])
+def test_torch_randn_gives_torch_randns_numbers(seed, sizes):
+    # one generator for the sizes in turn: small draws keep a spare normal for the next small draw, as torch's do.
+    # The same uniforms go through log, cos and sin in both; numpy's SIMD versions of those (on AVX-512 machines)
+    # may differ from the C library's in the last bit, so equal to round-off rather than bit for bit
+    gen = torch.Generator().manual_seed(seed)
+    expected = [torch.randn(n, generator=gen, dtype=torch.float64).numpy() for n in sizes]
+    for ours, ref in zip(attention.torch_randn(seed, *sizes), expected, strict=True):
+        assert ours.shape == ref.shape
+        np.testing.assert_allclose(ours, ref, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("shape_q", "kv_heads", "t_k", "scale"),
+    [
+        ((4, 11, 16), None, None, None),  # the default toy's shape: 4 heads, the 11-word sentence, d_k = 16
+        ((2, 8, 5, 7), 2, 9, 0.3),  # a batch, GQA (4 query heads per KV head), T_q < T_k (a KV cache), a scale
+        ((3, 6, 4), 1, None, 4.0),  # MQA and logits large enough to need the row maximum subtracted
+    ],
+)
+@pytest.mark.parametrize("causal", [True, False])
+def test_numpy_attention_equals_the_torch_functions(shape_q, kv_heads, t_k, scale, causal):
+    q, k, v = (t.cpu() for t in _qkv(*shape_q, kv_heads=kv_heads, t_k=t_k, seed=sum(shape_q)))
+    qn, kn, vn = q.numpy(), k.numpy(), v.numpy()
+
+    def same(ours, ref, tol=1e-12):
+        assert isinstance(ours, np.ndarray)
+        np.testing.assert_allclose(ours, ref.cpu().double().numpy(), rtol=tol, atol=tol)
+
+    same(attention.attention_logits_np(qn, kn, scale), attention.attention_logits(q, k, scale))
+    A = attention.attention_weights(q, k, scale, causal=causal)
+    same(attention.attention_weights_np(qn, kn, scale, causal=causal), A)
+    same(attention.attention_np(qn, kn, vn, scale, causal=causal), attention.attention(q, k, v, scale, causal=causal))
+    same(attention.row_entropy_np(A.numpy()), attention.row_entropy(A))
+    same(attention.repeat_kv(kn, shape_q[-3]), attention.repeat_kv(k, shape_q[-3]), tol=0)
+    T_q, T_k = shape_q[-2], t_k or shape_q[-2]
+    assert np.array_equal(attention.causal_mask_np(T_q, T_k), attention.causal_mask(T_q, T_k).cpu().numpy())
+    ours, ref = attention.mask_comparison_np(qn, kn, scale), attention.mask_comparison(q, k, scale)
+    for name in ("correct", "buggy", "correct_row_sums", "buggy_row_sums"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(ref, name), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="do not divide"):
+        attention.attention_weights_np(np.zeros((3, 2, 4)), np.zeros((2, 2, 4)))  # 2 KV heads for 3 query heads
+    with pytest.raises(ValueError, match="same last dimension"):
+        attention.attention_np(qn, kn[..., :-1], vn)
+
+
+def _torch_toy_qkv(tokens, s: toy_attention.ToyModelSettings):
+    """The toy's Q, K, V computed as the torch version of core.toy_attention did: torch's sinusoids and RMS, the
+    projections drawn with torch.randn (seed · 7919 + which), reshaped into heads with view/transpose."""
+    keys = np.array([zlib.crc32(tokenizer.word_key(t).encode("utf-8")) for t in tokens], dtype=np.uint64)
+    E = torch.as_tensor(toy_attention._hashed_normal(keys, s.d_model, s.seed))  # (T, d_model), the hashed words
+    t = torch.arange(len(tokens), dtype=torch.float64)[:, None]
+    i = torch.arange(0, s.d_model, 2, dtype=torch.float64)
+    pe = torch.stack([torch.sin(t / 10000 ** (i / s.d_model)), torch.cos(t / 10000 ** (i / s.d_model))], dim=-1)
+    x = E + s.position_strength * pe.reshape(len(tokens), -1)[:, : s.d_model]
+    x = x / x.pow(2).mean(dim=-1, keepdim=True).sqrt()
+
+    def heads(which, n):
+        gen = torch.Generator().manual_seed(s.seed * 7919 + which)
+        W = torch.randn(s.d_model, n * s.d_k, generator=gen, dtype=torch.float64) / math.sqrt(s.d_model)
+        return (x @ W).view(len(tokens), n, s.d_k).transpose(0, 1)  # (n, T, d_k)
+
+    return heads(1, s.heads), heads(2, s.n_kv_heads), heads(3, s.n_kv_heads), heads(4, 3)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "settings", "scale", "temperature", "causal"),
+    [
+        (SENTENCE, toy_attention.ToyModelSettings(), "sqrt_dk", 1.0, True),  # the page's defaults
+        (
+            tokenizer.random_tokens(37, 4).tokens,
+            toy_attention.ToyModelSettings(d_model=40, heads=8, d_k=5, kv_heads=2, seed=9, position_strength=0.5),
+            "sqrt_dmodel",
+            2.5,
+            False,
+        ),
+        (SENTENCE[:3], toy_attention.ToyModelSettings(d_model=3, heads=1, d_k=3, seed=7), "none", 0.5, True),
+    ],
+)
+def test_the_numpy_toy_layer_equals_its_torch_forward(tokens, settings, scale, temperature, causal):
+    """The toy is numpy; torch (the projections torch.randn drew before, core.attention's torch functions) is the
+    reference: the same heads to round-off, so its pictures are the ones the torch toy drew."""
+    q, k, v, v_designed = _torch_toy_qkv(tokens, settings)
+    qkv = toy_attention.toy_qkv(tokens, settings)
+    for ours, ref in ((qkv.q, q), (qkv.k, k), (qkv.v, v)):
+        np.testing.assert_allclose(ours, ref.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(toy_attention.designed_qkv(tokens, settings).v, v_designed.numpy(), atol=1e-12)
+    res = toy_attention.toy_attention(tokens, settings, scale, temperature, causal, designed=True)
+    H = settings.heads
+    m = attention.resolve_scale(scale, settings.d_k, settings.d_model, temperature)
+    A = attention.attention_weights(q, k, scale=m, causal=causal)  # (H, T, T) torch, float64
+    y = attention.attention(q, k, v, scale=m, causal=causal)  # (H, T, d_k)
+    std = attention.attention_logits(q, k, scale=m).flatten(1).std(dim=1, correction=0)  # (H,)
+    for ours, ref in ((res.weights[:H], A), (res.outputs[:H], y), (res.entropy[:H], attention.row_entropy(A).mean(-1))):
+        np.testing.assert_allclose(ours, ref.numpy(), rtol=1e-6, atol=1e-7)  # the toy returns float32
+    np.testing.assert_allclose(res.logit_std[:H], std.numpy(), rtol=1e-6)
+    cmp = toy_attention.toy_mask_comparison(tokens, settings, head=H - 1, scale=scale, temperature=temperature)
+    ref = attention.mask_comparison(q[H - 1], k[-1], scale=m)  # the last head reads the last KV head
+    np.testing.assert_allclose(cmp.buggy, ref.buggy, rtol=1e-12, atol=1e-15)
+
+
+def _torch_logit_statistics(d_k_values, tokens, samples, d_model, temperature, seed):
+    """core.attention.logit_statistics as it was in torch (the draws, var, log_softmax): the reference."""
+    d = np.asarray(d_k_values)
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(samples, tokens, int(d.max()), generator=gen, dtype=torch.float64)
+    k = torch.randn(samples, tokens, int(d.max()), generator=gen, dtype=torch.float64)
+    out = {name: {c: np.empty(d.size) for c in attention.SCALE_CHOICES} for name in ("variance", "entropy", "top")}
+    for n, d_k in enumerate(d.tolist()):
+        raw = q[..., :d_k] @ k[..., :d_k].transpose(-2, -1)
+        for c in attention.SCALE_CHOICES:
+            logits = raw * attention.resolve_scale(c, d_k, d_model, temperature)
+            log_A = torch.log_softmax(logits, dim=-1)
+            out["variance"][c][n] = logits.var().item()
+            out["entropy"][c][n] = -(log_A.exp() * log_A).sum(-1).mean().item()
+            out["top"][c][n] = log_A.max(dim=-1).values.exp().mean().item()
+    return out
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"tokens": 11, "d_model": 64},  # the Scale tab at the page's defaults
+        {"d_k_values": (1, 3, 8, 40), "tokens": 5, "samples": 3, "d_model": 512, "temperature": 2.0, "seed": 4},
+    ],
+)
+def test_numpy_logit_statistics_equal_the_torch_computation(kwargs):
+    args = {"d_k_values": attention.DEFAULT_DK_VALUES, "samples": 8, "temperature": 1.0, "seed": 0} | kwargs
+    stats, ref = attention.logit_statistics(**args), _torch_logit_statistics(**args)
+    for c in attention.SCALE_CHOICES:
+        np.testing.assert_allclose(stats.variance[c], ref["variance"][c], rtol=1e-10)
+        np.testing.assert_allclose(stats.entropy[c], ref["entropy"][c], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(stats.max_weight[c], ref["top"][c], rtol=1e-10)

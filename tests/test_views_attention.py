@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +32,39 @@ def _heatmaps(fig) -> dict[str, np.ndarray]:
 
 def _readouts(view) -> dict[str, str]:
     return {r.label: r.value for r in view.readouts}
+
+
+_NO_TORCH = """
+import sys
+from views import Options
+from views import attention as v
+s = v.SPEC.defaults()
+first = v.figures(s)  # the page's first figure: the heads, with the drag's sweep over the temperature
+rows = [sorted(first.figures), sorted(first.drags), 'torch' in sys.modules]
+for name in ("Causal mask: −∞ before vs × 0 after", "The trap: 1/√d_model with 16 heads", "512 random tokens"):
+    out = v.figures(s.replace(**v.MAIN_PRESETS[name]), Options(parts=frozenset({"main", "Outputs"})))
+    rows.append([sorted(out.figures), 'torch' in sys.modules])
+print(rows)
+"""
+
+
+def test_the_first_figure_and_the_toy_tabs_do_not_import_torch() -> None:
+    # a fresh interpreter (torch takes about 2 s to import, which a cold start would pay): the view, its default
+    # figure with its drag, and deep links to the Mask and Scale tabs and to 512 tokens are numpy throughout
+    out = subprocess.run(
+        [sys.executable, "-c", _NO_TORCH], capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[1]
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip().splitlines()[-1] == str(
+        [
+            ["Heads", "main"],
+            ["Heads"],
+            False,
+            [["Mask", "Outputs", "main"], False],
+            [["Outputs", "Scale", "main"], False],
+            [["Heads", "Outputs", "main"], False],
+        ]
+    )
 
 
 def test_the_module_imports_no_streamlit() -> None:
@@ -79,7 +114,7 @@ def test_head_rows_sum_to_one_and_match_a_numpy_softmax() -> None:
     # head 1 recomputed by hand: softmax(q k^T / sqrt(d_k) + M) with the causal mask
     settings = view.facts["settings"]
     qkv = toy_attention.toy_qkv(view.facts["tokens"].tokens, settings)
-    q, k = qkv.q[0].double().cpu().numpy(), qkv.k[0].double().cpu().numpy()  # (T, d_k)
+    q, k = qkv.q[0], qkv.k[0]  # (T, d_k)
     s = q @ k.T / np.sqrt(settings.d_k)
     s[np.triu_indices_from(s, 1)] = -np.inf
     ref = np.exp(s - s.max(axis=1, keepdims=True))

@@ -360,7 +360,7 @@ ATTENTION = {
         Ref("Causality check: change token 10 'tired' → 'zebra' and rerun the layer. With the mask, every earlier "
             "output moves by 0 (nothing); without it, by up to 0.447.", _T0 - 1, 0.0, TOY_CAUSALITY),
         Ref("Correct row sums: 1.000", ROW_SUM),
-        Ref("Correct row sums help: largest error 2.2e-16", ROUNDING),
+        Ref("Correct row sums help: largest error 1.1e-16", ROUNDING),
         Ref("Buggy row sums: 0.021 – 1.000", TOY_BUGGY, ROW_SUM),  # the last row sees every key: nothing is lost
         Ref("Earlier outputs, masked: 0", 0.0),
         Ref("Earlier outputs, masked help: largest change, token 10 'tired' → 'zebra'", _T0 - 1),
