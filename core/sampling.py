@@ -255,11 +255,7 @@ def sample_filter(
     logits' shape; dropped tokens are exactly 0. Raises ValueError for T < 0, top_k < 1, top_p outside (0, 1],
     min_p outside [0, 1], NaN or empty logits. :func:`sample_filter_np` is the same in numpy, without torch.
     """
-    T, top_k, top_p, min_p = _check_settings(temperature, top_k, top_p, min_p, order)
-    z = _as_logits(logits)
-    squeeze = z.ndim == 1
-    out = _filtered(z[None, :] if squeeze else z, T, top_k, top_p, min_p, order)  # (B, V)
-    return out[0] if squeeze else out
+    return _sample_filter(_as_logits(logits), temperature, top_k, top_p, min_p, order)
 
 
 def sample_filter_np(
@@ -275,8 +271,13 @@ def sample_filter_np(
     The same steps, settings, checks and errors (ties go to the earlier token in both); for the page's vocabularies
     of a few dozen tokens, where importing torch would cost more than the whole computation.
     """
+    return _sample_filter(_as_logits_np(logits), temperature, top_k, top_p, min_p, order)
+
+
+def _sample_filter(z: Any, temperature: Any, top_k: Any, top_p: Any, min_p: Any, order: Any) -> Any:
+    """Both public filters once the logits are a checked (V,) or (B, V) tensor or array: check the settings, filter
+    row-wise, and return the logits' shape."""
     T, top_k, top_p, min_p = _check_settings(temperature, top_k, top_p, min_p, order)
-    z = _as_logits_np(logits)
     squeeze = z.ndim == 1
     out = _filtered(z[None, :] if squeeze else z, T, top_k, top_p, min_p, order)  # (B, V)
     return out[0] if squeeze else out
