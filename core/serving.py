@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from core.hardware import GIB, Gpu, get_gpu
 from core.model_spec import ModelSpec, forward_flops_per_token, kv_cache_bytes_per_token, param_breakdown
+from core.moe import Routing, expert_capacity, route_tokens, switch_aux_loss, toy_router_logits  # the router toy
 
 # ----------------------------------------------------------------------------------------------------------------
 # Number formats of weights and KV values
@@ -493,7 +494,7 @@ def speculative_sample(
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Mixture of experts: memory by total, compute by active, and a router toy
+# Mixture of experts: memory by total, compute by active (the router toy is core.moe's)
 
 
 @dataclass(frozen=True)
@@ -508,95 +509,6 @@ def moe_accounting(spec: ModelSpec, fmt: str | float = "bf16") -> MoEAccounting:
     """Memory scales with total parameters, compute with active ones (002 A2.8: DeepSeek-V3 671B / 37B)."""
     b = param_breakdown(spec)
     return MoEAccounting(b.total, b.active, b.total * _bpp(fmt), float(forward_flops_per_token(spec, 0)))
-
-
-@dataclass(frozen=True)
-class Routing:
-    """One batch through a top-k router with a capacity limit."""
-
-    probs: NDArray  # (T, E) router softmax
-    experts: NDArray  # (T, k) chosen experts, best first
-    load: NDArray  # (E,) assignments each expert received (before dropping)
-    kept: NDArray  # (T, k) bool: assignment processed (False = over capacity, token skips that expert)
-    capacity: int  # slots per expert
-    aux_loss: float  # Switch: E sum_e f_e P_e (1 at uniform routing)
-
-    @property
-    def dropped(self) -> int:
-        """Assignments dropped for lack of capacity."""
-        return int((~self.kept).sum())
-
-    @property
-    def processed(self) -> NDArray:
-        """(E,) assignments each expert processed (at most ``capacity``)."""
-        return np.bincount(self.experts[self.kept], minlength=self.load.size)
-
-    @property
-    def dropped_tokens(self) -> int:
-        """Tokens that lost at least one of their k experts."""
-        return int((~self.kept).any(axis=1).sum())
-
-
-def expert_capacity(n_tokens: int, n_experts: int, top_k: int, capacity_factor: float | None) -> int:
-    """Slots per expert: ceil(capacity factor x T k / E) (Fedus et al. 2022, with k assignments per token).
-    ``None``: no capacity limit (dropless routing, as in DeepSeek-V3): T slots, since a token picks an expert
-    at most once."""
-    if capacity_factor is None:
-        return int(n_tokens)
-    if capacity_factor <= 0:
-        raise ValueError(f"the capacity factor must be > 0, got {capacity_factor!r}")
-    return math.ceil(capacity_factor * n_tokens * top_k / n_experts - 1e-9)
-
-
-def switch_aux_loss(probs: ArrayLike, experts: ArrayLike) -> float:
-    """Switch Transformer's balance loss E sum_e f_e P_e (Fedus et al. 2022): f_e the share of assignments that go
-    to expert e, P_e its mean router probability. Equals 1 when both are uniform."""
-    P = np.asarray(probs, dtype=float)  # (T, E)
-    idx = np.asarray(experts)  # (T, k)
-    E = P.shape[1]
-    f = np.bincount(idx.ravel(), minlength=E) / idx.size  # (E,)
-    return float(E * np.sum(f * P.mean(axis=0)))
-
-
-def route_tokens(logits: ArrayLike, top_k: int = 1, capacity_factor: float | None = 1.25) -> Routing:
-    """Route T tokens (rows of ``logits``, (T, E)) to their top-k experts; each expert processes at most
-    ``capacity`` assignments in token order, the rest are dropped (the token passes on the residual stream).
-    ``capacity_factor=None`` sets no limit: nothing is dropped (dropless MoE; DeepSeek-V3 drops no tokens in
-    training or inference, DeepSeek-AI 2024 §2.1.2)."""
-    z = np.asarray(logits, dtype=float)
-    if z.ndim != 2 or not np.all(np.isfinite(z)):
-        raise ValueError("logits must be a finite (tokens, experts) array")
-    T, E = z.shape
-    if not 1 <= top_k <= E:
-        raise ValueError(f"top_k must be between 1 and the {E} experts, got {top_k}")
-    # softmax over experts, shifted by the row maximum for stability
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    probs = e / e.sum(axis=1, keepdims=True)  # (T, E)
-    experts = np.argsort(-probs, axis=1, kind="stable")[:, :top_k]  # (T, k)
-    cap = expert_capacity(T, E, top_k, capacity_factor)
-    # position of each assignment in its expert's queue, in token order (then rank order): a running count
-    flat = experts.ravel()  # (T k,)
-    onehot = np.eye(E, dtype=np.int64)[flat]  # (T k, E)
-    position = (np.cumsum(onehot, axis=0) - 1)[np.arange(flat.size), flat]  # (T k,)
-    kept = (position < cap).reshape(T, top_k)
-    return Routing(
-        probs=probs,
-        experts=experts,
-        load=np.bincount(flat, minlength=E),
-        kept=kept,
-        capacity=cap,
-        aux_loss=switch_aux_loss(probs, experts),
-    )
-
-
-def toy_router_logits(n_tokens: int, n_experts: int, skew: float = 0.0, seed: int = 0) -> NDArray:
-    """Seeded router logits (T, E): Gaussian noise plus a bias ``skew`` x (E-1-e)/(E-1) that favours low experts
-    (skew 0: balanced in expectation; large skew: collapse onto expert 0)."""
-    if n_tokens < 1 or n_experts < 2:
-        raise ValueError("need at least one token and two experts")
-    rng = np.random.default_rng(seed)
-    bias = skew * (n_experts - 1 - np.arange(n_experts)) / (n_experts - 1)  # (E,)
-    return rng.standard_normal((n_tokens, n_experts)) + bias
 
 
 __all__ = [
