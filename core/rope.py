@@ -11,7 +11,7 @@ The rotation. The d dimensions of a query or key are grouped into d/2 pairs; pai
 angle m·θ_i::
 
     (a, b)  ->  (a cos mθ_i − b sin mθ_i,   a sin mθ_i + b cos mθ_i)
-    θ_i = base^(−2i/d),   i = 0 .. d/2 − 1            (RoFormer section 3.2.2, counted from 0; base 10,000 there)
+    θ_i = base^(−2i/d),   i = 0 .. d/2 − 1            (RoFormer 3.2.2 counts i from 1, −2(i−1)/d; here from 0)
 
 Read a pair as the complex number z_i = a + i·b: the rotation is z_i · e^{i m θ_i}. For real vectors
 u·v = Re Σ_i u_i conj(v_i) over the pairs, so the score of a query rotated to m and a key rotated to n is
@@ -56,10 +56,11 @@ Long-context extension (:func:`rope_inv_freq`), s = the scaling factor, L = the 
               (Llama 3.1; Hugging Face ``_compute_llama3_parameters``, Meta's reference ``apply_scaling``)
 
 The formulas follow Hugging Face transformers' ``modeling_rope_utils.py`` (``_compute_*_parameters``), checked
-against its source. These functions only give the frequencies; how well a model then works at the new length is
-measured, not computed. PI and YaRN were published with a short fine-tune at the new length, NTK-aware and dynamic
-NTK were proposed for use without one; seed 002 (A8.10) says all of them need fine-tuning, which is stronger than
-their sources.
+against its source, for linear, dynamic, yarn and llama3; static NTK-aware is bloc97's base change (2023), which
+Hugging Face offers only in its dynamic form. These functions only give the frequencies; how well a model then works
+at the new length is measured, not computed. PI and YaRN were published with a short fine-tune at the new length,
+NTK-aware and dynamic NTK were proposed for use without one; seed 002 (A8.10) says all of them need fine-tuning,
+which is stronger than their sources.
 
 numpy everywhere except :func:`apply_rope` and :func:`rope_scores`, which follow their input's library (a torch
 tensor stays a tensor on its device); torch is never imported for numpy inputs.
@@ -130,7 +131,8 @@ def _check_inv_freq(inv_freq: Any) -> NDArray[np.float64]:
 
 @dataclass(frozen=True)
 class RopeScaling:
-    """A long-context scaling method and its parameters (Hugging Face's ``rope_scaling`` keys).
+    """A long-context scaling method and its parameters (Hugging Face's ``rope_scaling`` keys, and "ntk" for static
+    NTK-aware scaling, which Hugging Face does not offer).
 
     type: "linear", "ntk", "dynamic", "yarn" or "llama3".
     factor: s. None means the published default where there is one (llama3: 8, Llama 3.1); required otherwise.
@@ -144,8 +146,8 @@ class RopeScaling:
         default (gpt-oss sets False).
     ramp: yarn only. "code": linear in the pair index between the pairs that turn beta_fast and beta_slow times in
         L, as the YaRN reference code and Hugging Face compute it. "paper": linear in the number of rotations
-        r = L·θ_i/(2π), γ = clip((r − α)/(β − α), 0, 1), the paper's definition as I recall it (not checked against
-        the paper here; the two agree outside the ramp and differ inside it).
+        r = L·θ_i/(2π), γ = clip((r − α)/(β − α), 0, 1), the paper's definition (Peng et al. 2023, section 3.2: γ linear
+        in r = L/λ); the two agree outside the ramp and differ inside it.
     """
 
     type: str

@@ -43,7 +43,7 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("KV cache", ["Attention", "Serving"]),
         ("zero", ["Training_memory"]),
         ("GQA", ["Attention"]),
-        ("RoPE", []),  # no page teaches positions yet
+        ("RoPE", ["Positions"]),
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),
         ("pass@k", ["Evaluation"]),

@@ -44,6 +44,7 @@ from views import grpo as v_grpo
 from views import kl_leash as v_kl_leash
 from views import lora as v_lora
 from views import loss_units as v_loss_units
+from views import positions as v_positions
 from views import ppo as v_ppo
 from views import reward_model as v_reward_model
 from views import sampling as v_sampling
@@ -719,6 +720,64 @@ SCHEDULES = [
     Ref("The decay branched at step 5,000 ends at 2.175 (modelled)", GIVEN,
         ref.schedule_end_loss("wsd", 5000 + 2000, RUN["warmup"], RUN["final_lr_frac"], 2000, "linear")),
 ]
+
+# ======================================= 16. Positions (default: d = 128, base 10,000, L = 8,192, YaRN at s = 4)
+# λ_i = 2π·base^(2i/d) for i = 0 .. d/2 − 1 (θ_i = base^(−2i/d)); Llama 3's rope_theta 500,000 and Llama 3.1's
+# rope_scaling (factor 8, low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192,
+# max_position_embeddings 131,072) as meta-llama/Llama-3.1-8B's config.json gives them.
+LLAMA31_CONFIG = "Llama 3.1's config.json (rope_scaling factor 8, original 8,192; max_position_embeddings 131,072)"
+YARN_PAPER = "the YaRN paper's β and α (Peng et al. 2023, section 3.2)"
+
+
+def _rope_wavelengths(d: int, base: float) -> np.ndarray:
+    return np.array([2 * math.pi * base ** (2 * i / d) for i in range(d // 2)])
+
+
+_LAM_10K, _LAM_500K = _rope_wavelengths(128, 10_000.0), _rope_wavelengths(128, 500_000.0)
+_BEYOND_10K, _BEYOND_500K = int((_LAM_10K > 8192).sum()), int((_LAM_500K > 8192).sum())
+
+POSITIONS = [
+    Ref("Llama 3.1's scaling keep the short wavelengths", NAME),
+    Ref("groups the d dimensions of each query and key into d/2 pairs and turns pair i at position m by the angle "
+        "m·θ_i, with θ_i = base^(−2i/d)", FORMULA),
+    Ref("Pair i comes back to where it started every 2π/θ_i tokens. The fastest pair turns once every 2π tokens; the "
+        "slowest, at base 10,000 and d = 128, once every 54,410 tokens", FORMULA, FORMULA, GIVEN, GIVEN,
+        _LAM_10K[-1]),
+    Ref("Llama 3 raised the base to 500,000 (Llama 3 herd paper, 2024)", NAME,
+        "Llama 3's rope_theta (config.json)", NAME, "the paper's year"),
+    Ref("NTK-aware scaling (bloc97, 2023) raises the base to base·s^(d/(d−2))",
+        "the post's year", FORMULA),
+    Ref("keeps the pairs that turn many times in the trained context (β = 32), slows those that turn less than once "
+        "(α = 1) by s", YARN_PAPER),
+    Ref("multiplies q and k by 0.1·ln s + 1", FORMULA),
+    Ref("Llama 3.1's scaling splits the pairs the same way, by wavelength thresholds, with no attention factor: "
+        "wavelengths over L are slowed by s, those under L/4 kept", NAME, "Llama 3.1's high_freq_factor (config.json)"),
+    Ref("For independent zero-mean q and k the expected score is 0 at every distance", 0.0),
+    Ref("Llama 3 uses RoPE with base **500,000** and d = 128 per head, and its main pre-training used 8,192-token "
+        "sequences (before six long-context stages to 128K). How long is its longest wavelength, and how many of its "
+        "64 pairs turn less than once in 8,192 tokens?",
+        NAME, "Llama 3's rope_theta (config.json)", "its head dimension (config.json: hidden size / heads)",
+        "Llama 3's main pre-training sequence length (Meta 2024, section 3.4.1)",
+        "its final long-context length (Meta 2024, section 3.4.2)", 128 / 2, GIVEN),
+    Ref("2π·500,000^(126/128) ≈ **2.56 million tokens**", FORMULA, GIVEN, 128 - 2, GIVEN, _LAM_500K[-1] / 1e6),
+    Ref("A pair's wavelength 2π·500,000^(2i/128) exceeds 8,192 from i = 35 up: **29 of the 64 pairs**, against 14 at "
+        "base 10,000", FORMULA, GIVEN, FORMULA, GIVEN, GIVEN, int(np.argmax(_LAM_500K > 8192)), _BEYOND_500K, 128 / 2,
+        _BEYOND_10K, GIVEN),
+    Ref("Load the preset *Llama 3's base 500,000*", NAME, GIVEN),
+    Ref("At d = 128 and base 10,000 the wavelengths run from 2π to about 54,400 tokens, and 14 of the 64 pairs make "
+        "less than one full turn in an 8,192-token context; YaRN at s = 16 multiplies q and k by 0.1·ln 16 + 1 ≈ 1.28",
+        GIVEN, GIVEN, FORMULA, _LAM_10K[-1], _BEYOND_10K, 128 / 2, GIVEN, GIVEN, FORMULA, GIVEN, FORMULA,
+        0.1 * math.log(16) + 1),
+    Ref("Taking s·L as the served context: Llama 3.1's factor is 8 on an 8,192-token original context, and its "
+        "configuration allows 131,072 tokens", NAME, LLAMA31_CONFIG, LLAMA31_CONFIG, LLAMA31_CONFIG),
+    Ref("interleaved pairs (2i, 2i+1) and run with rotate_half pairs (i, i + d/2)", FORMULA),
+    Ref("and YaRN and Llama 3.1 keep the short wavelengths", NAME),
+    Ref("modeling_rope_utils.py for linear, dynamic, YaRN and Llama 3.1", NAME),
+    Ref("Pairs counted from 0", "the first pair's index (pairs are counted from 0)"),
+    Ref("pair i is dimensions (2i, 2i+1); Hugging Face's Llama pairs i with i + d/2", FORMULA),
+    Ref("\\theta_i = b^{-2i/d},\\quad \\lambda_i = 2\\pi/\\theta_i", FORMULA),
+    Ref("\\theta_i = b^{-2i/d}", FORMULA),
+]
 # fmt: on
 
 PAGES: dict[str, list[Ref]] = {
@@ -735,6 +794,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/11_Sampling.py": SAMPLING,
     "pages/12_Loss_and_units.py": LOSS_UNITS,
     "pages/13_Schedules.py": SCHEDULES,
+    "pages/16_Positions.py": POSITIONS,
 }
 
 
@@ -764,6 +824,7 @@ def test_the_bpe_caption_counts_its_pieces() -> None:
 BOUND = "a range bound or special value of the control (its field's lo or hi)"
 UNIT = "the unit's definition (1 GB = 10^9 bytes)"
 SEED_ID = "a seed's question id or section (001, 002 A10-xx)"
+BINARY_K_ROPE = "k = 1024 tokens: the context the preset sets (test_the_positions_presets_count_k_as_1024_tokens)"
 BINARY_K = "k = 1024 tokens: the preset's context is 128 × 1024 (test_the_kv_presets_count_k_as_1024_tokens)"
 SWIGLU = "SwiGLU's three matrices, gate, up and down (Shazeer 2020)"
 
@@ -796,6 +857,7 @@ TM, SV, PP, RMS, SA, LU, SH = (
     v_loss_units.SPEC,
     v_schedules.SPEC,
 )
+PO = v_positions.SPEC
 _C = "Worked example C (3 of 8 correct)"
 _C_REWARDS = [float(x) for x in _preset(GR, _C)["rewards"].split(",")]
 _QUICK = "Quick check: 0.5, 0.3, 0.2 at top-p 0.6"
@@ -981,6 +1043,26 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
         Ref("Long warm-up (10%)", 100 * _preset(SH, "Long warm-up (10%)")["warmup"]
             / _preset(SH, "Long warm-up (10%)")["run_steps"]),
     ]),
+    "pages/16_Positions.py": (PO, [
+        Ref("NTK-aware: base × s^(d/(d−2))", FORMULA),
+        Ref("Llama 3.1: by wavelength (factors 1 and 4)", NAME,
+            "Llama 3.1's low_freq_factor (config.json)", "its high_freq_factor (config.json)"),
+        Ref("Plain RoPE: d = 128, base 10,000, 8k context",
+            *(_preset(PO, "Plain RoPE: d = 128, base 10,000, 8k context")[f] for f in ("rope_d", "rope_base")),
+            BINARY_K_ROPE),
+        Ref("Llama 3's base 500,000", NAME, _preset(PO, "Llama 3's base 500,000")["rope_base"]),
+        Ref("Position interpolation, s = 4", _preset(PO, "Position interpolation, s = 4")["rope_s"]),
+        Ref("NTK-aware, s = 4", _preset(PO, "NTK-aware, s = 4")["rope_s"]),
+        Ref("A8.10: 8k to 128k with YaRN (s = 16)", BINARY_K_ROPE,
+            "k = 1024 tokens: s·L, the new context (test_the_positions_presets_count_k_as_1024_tokens)",
+            _preset(PO, "A8.10: 8k to 128k with YaRN (s = 16)")["rope_s"]),
+        Ref("Llama 3.1: factor 8 on base 500,000", NAME,
+            *(_preset(PO, "Llama 3.1: factor 8 on base 500,000")[f] for f in ("rope_s", "rope_base"))),
+        Ref("Only m − n matters: shift by 100,000", _preset(PO, "Only m − n matters: shift by 100,000")["rope_shift"]),
+        Ref("(Llama 3.1: 8, for 16 times its 8,192 tokens)", NAME, LLAMA31_CONFIG,
+            "131,072 / 8,192 (config.json: max_position_embeddings over original_max_position_embeddings)",
+            LLAMA31_CONFIG),
+    ]),
 }  # fmt: skip
 
 
@@ -998,6 +1080,15 @@ def test_the_kv_presets_count_k_as_1024_tokens() -> None:
     assert len(named) == 6
     for name, k in named.items():
         assert _preset(AT, name)["ctx"] == k * 1024, name
+
+
+def test_the_positions_presets_count_k_as_1024_tokens() -> None:
+    """The positions page's presets name contexts in binary thousands ("8k" = 8,192 tokens, "128k" = 131,072, as
+    the models' configs count them): the trained context a preset sets, and for the YaRN preset the new one s·L."""
+    plain = _preset(PO, "Plain RoPE: d = 128, base 10,000, 8k context")
+    yarn = _preset(PO, "A8.10: 8k to 128k with YaRN (s = 16)")
+    assert plain["rope_ctx"] == yarn["rope_ctx"] == 8 * 1024
+    assert yarn["rope_s"] * yarn["rope_ctx"] == 128 * 1024
 
 
 # -------------------------------------------------------------------------------------- the check itself can fail

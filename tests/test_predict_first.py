@@ -18,6 +18,7 @@ from views import evaluation as evaluation_view
 from views import grpo as grpo_view
 from views import kl_leash as kl_leash_view
 from views import lora as lora_view
+from views import positions as positions_view
 from views import scaling as scaling_view
 from viz.predict import GUESS_NAME
 
@@ -59,6 +60,7 @@ CASES = {
     "evaluation": ("pages/5_Evaluation.py", "predict_eval", "guess_pass", "0.8", {}),
     "lora": ("pages/3_LoRA.py", "predict_lora", "guess_rank", "10", {}),
     "attention": ("pages/6_Attention.py", "predict_attn", "guess_head", "1", {}),
+    "positions": ("pages/16_Positions.py", "predict_pos", "guess_pairs", "10", {}),
 }
 
 
@@ -75,6 +77,8 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
     adv = (1 - r.mean()) / r.std()
     # pass@5 from n = 10, c = 3: 1 - C(7,5)/C(10,5) = 1 - 21/252
     pass5 = 1 - math.comb(7, 5) / math.comb(10, 5)
+    # RoPE at d = 128, base 10,000: pairs i = 0..63 whose wavelength 2π·10000^(2i/128) exceeds 8,192 tokens
+    beyond = sum(2 * math.pi * 10000 ** (2 * i / 128) > 8192 for i in range(64))
     return {
         "scaling": ([f"{n_opt / 1e9:.2f}B"], n_opt),
         "kl": ([f"{pi:.3f}"], pi),
@@ -82,6 +86,7 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "evaluation": ([f"{pass5:.3f}", f"{pass5:.4f}"], pass5),
         "lora": (["Rank for 90% energy"], None),
         "attention": ([": previous token", "Previous-token head"], None),  # a panel named, the readout
+        "positions": ([f"{beyond} of 64"], None),  # a small count: the figures hold 14 px font sizes
     }
 
 
@@ -156,6 +161,7 @@ VIEWS = {
     "evaluation": evaluation_view,
     "lora": lora_view,
     "attention": attention_view,
+    "positions": positions_view,
 }
 
 

@@ -79,6 +79,7 @@ from viz.loss_units import (
     sft_mask_figure,
     tokenizer_units_figure,
 )
+from viz.positions import decay_figure, relative_figure, wavelength_figure
 from viz.ppo import (
     clip_batch_figure,
     gae_bias_variance_figure,
@@ -433,6 +434,15 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         sweep=schedules.wsd_sweep(2000, [100, 400, 1000]), active=1, labels=["0.05", "0.2", "0.5"], **kw,
     ),
     "wsd_branch_figure": lambda **kw: wsd_branch_figure(2000, [600, 1200], 200, **kw),
+    "wavelength_figure": lambda **kw: wavelength_figure(2 * np.pi * 1e4 ** (np.arange(8) / 8), 8192, **kw),
+    "wavelength_figure:drag over s": lambda **kw: wavelength_figure(
+        2 * np.pi * 1e4 ** (np.arange(8) / 8), 8192, scaled=np.outer([1, 2], 2 * np.pi * 1e4 ** (np.arange(8) / 8)),
+        new_context=[8192, 16384], panels=["s = 1", "s = 2"], s_values=[1.0, 2.0], active=1, method_label="PI",
+        **kw,
+    ),
+    "relative_figure": lambda **kw: relative_figure(np.eye(4), np.eye(4), 0, 100, **kw),
+    "decay_figure": lambda **kw: decay_figure(np.arange(1.0, 65.0), np.linspace(1, 0.1, 64), np.cos(np.arange(64.0)),
+                                              1024, **kw),
     "kaplan_figure": lambda **kw: kaplan_figure(schedules.kaplan_gap(2000, [500, 1000]), 2000, **kw),
     "mixture_figure": lambda **kw: mixture_figure(
         schedules.data_mixture(2000, 1600), schedules.lr_schedule("wsd", 2000), **kw

@@ -26,6 +26,7 @@ DRAGS = {
     "Loss_and_units": ("/Loss_and_units", "bpe_merges"),
     "Schedules": ("/Schedules", "wsd_decay"),
     "Attention": ("/Attention", "temp"),
+    "Positions": ("/Positions", "rope_s"),
     "Training_memory": ("/Training_memory", "seq"),
     "Serving": ("/Serving", "batch"),
     "LoRA": ("/LoRA?rows=128&cols=128", "rank"),
