@@ -924,3 +924,136 @@ def _speculative_expected_tokens(alpha: float, k: int) -> float:
 
 
 REFERENCES["speculative_expected_tokens"] = _speculative_expected_tokens
+
+
+# -- positions (topic owner: positions; positions-01 .. -07): RoPE's rotation, frequencies and wavelengths, ALiBi's
+# slopes, the long-context scalings and RoFormer's decay bound, each written out from its paper in plain Python (no
+# numpy, no core). Pairs are counted from i = 0: theta_i = base^(-2i/d), i = 0 .. d/2 - 1 (RoFormer, Su et al. 2021).
+
+
+def _orderings(n: int) -> float:
+    """n! orderings of n distinct tokens, as the product 1 * 2 * ... * n."""
+    return float(math.prod(range(1, n + 1)))
+
+
+def _rope_pair_score(
+    theta: float, m: float, n: float, q: tuple[float, float] = (1.0, 0.0), k: tuple[float, float] = (1.0, 0.0)
+) -> float:
+    """One pair of dimensions: the query (2-vector) rotated by m*theta, the key by n*theta, then their dot product,
+    with the 2 x 2 rotation matrix [[cos a, -sin a], [sin a, cos a]] written out (RoFormer eq. 13)."""
+
+    def rotate(v: tuple[float, float], a: float) -> tuple[float, float]:
+        return (math.cos(a) * v[0] - math.sin(a) * v[1], math.sin(a) * v[0] + math.cos(a) * v[1])
+
+    qr, kr = rotate(q, m * theta), rotate(k, n * theta)
+    return qr[0] * kr[0] + qr[1] * kr[1]
+
+
+def _rope_theta(d: int, base: float, i: int) -> float:
+    """theta_i = base^(-2i/d) radians per token."""
+    return base ** (-2 * i / d)
+
+
+def _rope_wavelength(d: int, base: float, i: int) -> float:
+    """lambda_i = 2 pi / theta_i = 2 pi base^(2i/d) tokens: the distance over which pair i turns once."""
+    return 2 * math.pi * base ** (2 * i / d)
+
+
+def _rope_pairs_longer_than(d: int, base: float, context: int) -> float:
+    """How many of the d/2 pairs have a wavelength above ``context`` tokens (turn less than once within it)."""
+    return float(sum(1 for i in range(d // 2) if _rope_wavelength(d, base, i) > context))
+
+
+def _alibi_slope(n_heads: int, head: int) -> float:
+    """ALiBi (Press et al. 2022): for n heads (a power of 2) the slopes are the geometric sequence that starts at
+    2^(-8/n) with that ratio, so head h (1-based) has 2^(-8h/n); for 8 heads 1/2, 1/4, ..., 1/256."""
+    start = 2 ** (-8 / n_heads)  # the first slope, and the ratio between neighbours
+    return start**head
+
+
+def _alibi_penalty(n_heads: int, head: int, distance: int) -> float:
+    """What ALiBi subtracts from the score of a key ``distance`` tokens before the query: slope * distance."""
+    return _alibi_slope(n_heads, head) * distance
+
+
+def _context_ratio(new: int, old: int) -> float:
+    return float(Fraction(new, old))
+
+
+def _pi_frequency(d: int, base: float, s: float, i: int) -> float:
+    """Position interpolation (Chen et al. 2023): positions m -> m/s, i.e. theta_i -> theta_i / s."""
+    return _rope_theta(d, base, i) / s
+
+
+def _ntk_base(base: float, s: float, d: int) -> float:
+    """NTK-aware scaling (bloc97, 2023): base' = base * s^(d/(d-2))."""
+    return base * s ** (d / (d - 2))
+
+
+def _ntk_slowdown(d: int, base: float, s: float, i: int) -> float:
+    """How many times longer pair i's wavelength is under NTK-aware scaling: lambda_i(base') / lambda_i(base)."""
+    return _rope_wavelength(d, _ntk_base(base, s, d), i) / _rope_wavelength(d, base, i)
+
+
+def _yarn_attention_factor(s: float) -> float:
+    """YaRN (Peng et al. 2023): sqrt(1/t) = 0.1 ln s + 1, the factor on q and on k."""
+    return 0.1 * math.log(s) + 1
+
+
+def _yarn_logit_multiplier(s: float) -> float:
+    """1/t = (0.1 ln s + 1)^2: what the q and k factors do to the logits q.k together."""
+    return _yarn_attention_factor(s) ** 2
+
+
+def _llama31_pair_count(
+    d: int, base: float, L: int, which: str, low_freq_factor: float = 1.0, high_freq_factor: float = 4.0
+) -> float:
+    """Llama 3.1's RoPE scaling (Meta's reference apply_scaling; Hugging Face's "llama3" rope type): a pair whose
+    wavelength exceeds L / low_freq_factor has its frequency divided by the factor ("slowed"), one below
+    L / high_freq_factor is left alone ("kept"), one in between is blended ("blended")."""
+    counts = {"slowed": 0, "kept": 0, "blended": 0}
+    for i in range(d // 2):
+        lam = _rope_wavelength(d, base, i)
+        if lam > L / low_freq_factor:
+            counts["slowed"] += 1
+        elif lam < L / high_freq_factor:
+            counts["kept"] += 1
+        else:
+            counts["blended"] += 1
+    return float(counts[which])
+
+
+def _roformer_relative_bound(d: int, base: float, distance: float) -> float:
+    """RoFormer's relative upper bound (Su et al. 2021, long-term decay): (1/(d/2)) sum_{j=1}^{d/2} |S_j|, with the
+    partial sums S_j = sum_{k=0}^{j-1} e^{i (m-n) theta_k}, in complex arithmetic (cmath)."""
+    import cmath
+
+    total, partial = 0.0, 0j
+    for k in range(d // 2):
+        partial += cmath.exp(1j * distance * _rope_theta(d, base, k))
+        total += abs(partial)
+    return total / (d // 2)
+
+
+def _rope_mean_score(d: int, base: float, distance: float, correlation: float = 1.0) -> float:
+    """E[q_m . k_n] for components of unit variance, q_j and k_j correlated by rho, independent otherwise: each pair
+    contributes E[q_a k_a + q_b k_b] cos((m-n) theta_i) = 2 rho cos((m-n) theta_i). rho = 1 is a vector with itself
+    (d at distance 0); rho = 0 is independent q and k (0 at every distance)."""
+    return math.fsum(2 * correlation * math.cos(distance * _rope_theta(d, base, i)) for i in range(d // 2))
+
+
+REFERENCES["orderings"] = _orderings
+REFERENCES["rope_pair_score"] = _rope_pair_score
+REFERENCES["rope_wavelength"] = _rope_wavelength
+REFERENCES["rope_pairs_longer_than"] = _rope_pairs_longer_than
+REFERENCES["alibi_slope"] = _alibi_slope
+REFERENCES["alibi_penalty"] = _alibi_penalty
+REFERENCES["context_ratio"] = _context_ratio
+REFERENCES["pi_frequency"] = _pi_frequency
+REFERENCES["ntk_base"] = _ntk_base
+REFERENCES["ntk_slowdown"] = _ntk_slowdown
+REFERENCES["yarn_attention_factor"] = _yarn_attention_factor
+REFERENCES["yarn_logit_multiplier"] = _yarn_logit_multiplier
+REFERENCES["llama31_pair_count"] = _llama31_pair_count
+REFERENCES["roformer_relative_bound"] = _roformer_relative_bound
+REFERENCES["rope_mean_score"] = _rope_mean_score

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import itertools
 import pkgutil
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from core import (
     lora_memory,
     loss_units,
     reward_model,
+    rope,
     scaling,
     schedules,
     serving,
@@ -233,6 +235,58 @@ QUANTITIES = {
     ),
     "ffn_share": lambda model: serving.param_breakdown(get_spec(model)).shares()["ffn"],
     "unembedding_params": lambda model: float(serving.param_breakdown(get_spec(model)).unembedding),
+}
+
+
+def _llama31_pair_count(d, base, L, which, low_freq_factor=1.0, high_freq_factor=4.0):
+    """Llama 3.1's scaling from core (factor 8): pairs whose frequency core divides by 8, keeps, or blends."""
+    plain = rope.rope_inv_freq(d, base)[0]
+    scaled = rope.rope_inv_freq(
+        d,
+        base,
+        {
+            "type": "llama3",
+            "factor": 8.0,
+            "original_max_position_embeddings": L,
+            "low_freq_factor": low_freq_factor,
+            "high_freq_factor": high_freq_factor,
+        },
+    )[0]
+    slowed, kept = np.isclose(scaled, plain / 8.0, rtol=1e-12), np.isclose(scaled, plain, rtol=1e-12)
+    return float({"slowed": slowed, "kept": kept, "blended": ~(slowed | kept)}[which].sum())
+
+
+QUANTITIES |= {
+    # positions (topic owner: positions): RoPE and long context against core/rope.py
+    "orderings": lambda n: float(len(list(itertools.permutations(range(n))))),
+    "rope_pair_score": lambda theta, m, n, q=(1.0, 0.0), k=(1.0, 0.0): float(
+        rope.rope_scores(np.array([q]), np.array([k]), [theta], [m], [n])[0, 0]
+    ),
+    "rope_wavelength": lambda d, base, i: float(rope.rope_wavelengths(rope.rope_inv_freq(d, base)[0])[i]),
+    "rope_pairs_longer_than": lambda d, base, context: float(
+        rope.wavelengths_beyond_context(rope.rope_inv_freq(d, base)[0], context).sum()
+    ),
+    "alibi_slope": lambda n_heads, head: 2.0 ** (-8 * head / n_heads),
+    "alibi_penalty": lambda n_heads, head, distance: 2.0 ** (-8 * head / n_heads) * distance,
+    "context_ratio": lambda new, old: new / old,
+    "pi_frequency": lambda d, base, s, i: float(rope.rope_inv_freq(d, base, {"type": "linear", "factor": s})[0][i]),
+    # base' from core's NTK frequencies: theta_1 = base'^(-2/d)
+    "ntk_base": lambda base, s, d: float(rope.rope_inv_freq(d, base, {"type": "ntk", "factor": s})[0][1] ** (-d / 2)),
+    "ntk_slowdown": lambda d, base, s, i: float(
+        rope.rope_inv_freq(d, base)[0][i] / rope.rope_inv_freq(d, base, {"type": "ntk", "factor": s})[0][i]
+    ),
+    "yarn_attention_factor": lambda s: rope.rope_inv_freq(
+        128, 10_000.0, {"type": "yarn", "factor": s, "original_max_position_embeddings": 4096}
+    )[1],
+    "yarn_logit_multiplier": lambda s: (
+        rope.rope_inv_freq(128, 10_000.0, {"type": "yarn", "factor": s, "original_max_position_embeddings": 4096})[1]
+        ** 2
+    ),
+    "llama31_pair_count": _llama31_pair_count,
+    "roformer_relative_bound": lambda d, base, distance: float(rope.relative_upper_bound([distance], d, base)[0]),
+    "rope_mean_score": lambda d, base, distance, correlation=1.0: float(
+        rope.expected_rotated_score([distance], d, base, correlation)[0]
+    ),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.
