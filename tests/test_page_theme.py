@@ -10,13 +10,13 @@ from apptest import figures, font_sizes, no_exception, open_page
 from pages.frame import PAGES
 from viz.style import DARK, FONT_SIZE, LIGHT, PRESENTER_MIN
 
-# pages 1-13 draw figures, and the deck player its first slide's; the drills page draws a card's figure only on
+# the lesson pages draw figures, and the deck player its first slide's; the drills page draws a card's figure only on
 # "Show me" (tests/test_page_drills.py)
 FIGURE_PAGES = [script for script, _, _ in PAGES if script.startswith("pages/") and not script.endswith("Drills.py")]
 
 
 def test_every_page_with_figures_is_covered():
-    assert len(FIGURE_PAGES) == 14  # pages 1-13 and the deck player
+    assert len(FIGURE_PAGES) == 15  # the 14 lesson pages and the deck player
 
 
 @pytest.mark.parametrize("page", FIGURE_PAGES)

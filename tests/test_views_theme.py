@@ -12,6 +12,7 @@ from views import Options, catalog
 from views import attention as attention_view
 from views import evaluation as evaluation_view
 from views import grpo as grpo_view
+from views import positions as positions_view
 from viz.style import DARK, PRESENTER_MIN
 
 VIEWS = tuple(e.view for e in catalog.PAGES if e.view is not None)  # every page's view, from the catalogue
@@ -20,10 +21,12 @@ PARTS = frozenset(
     {"main", "family", "Beta sweep", "Reward hacking", "Theorem check", "DPO", "rank", "cost", "bubble",
      "KV capacity", "Speculative decoding", "MoE router", "batch", "gae", "kl", "memory", "noise", "length", "dpo",
      "order", "loops", "SFT mask", "Packing", "Padding", "WSD branches", "Kaplan's read-off", "Data mixture",
-     grpo_view.DIFFICULTY, grpo_view.PPO, grpo_view.BATCH, *evaluation_view.VIEWS, *attention_view.VIEWS}
+     grpo_view.DIFFICULTY, grpo_view.PPO, grpo_view.BATCH, *evaluation_view.VIEWS, *attention_view.VIEWS,
+     *positions_view.VIEWS}
 )  # fmt: skip
 EXPECTED = {"scaling": 2, "kl_leash": 5, "lora": 3, "grpo": 4, "evaluation": 4, "attention": 6, "training_memory": 2,
-            "serving": 4, "ppo": 6, "reward_model": 4, "sampling": 3, "loss_units": 4, "schedules": 4}  # fmt: skip
+            "serving": 4, "ppo": 6, "reward_model": 4, "sampling": 3, "loss_units": 4, "schedules": 4,
+            "positions": 3}  # fmt: skip
 
 
 def test_every_view_has_its_figure_count():
