@@ -60,6 +60,7 @@ STAGES = [
             "pages/1_Scaling_laws.py",
             "pages/6_Attention.py",
             "pages/16_Positions.py",
+            "pages/17_FlashAttention.py",
             "pages/12_Loss_and_units.py",
             "pages/11_Sampling.py",
             "pages/7_Training_memory.py",
@@ -70,7 +71,7 @@ STAGES = [
         "a smaller, higher-quality mix (math, code, long documents) while the learning rate decays",
         "the same loss",
         "quality, skills, long context",
-        ["pages/13_Schedules.py", "pages/16_Positions.py"],
+        ["pages/13_Schedules.py", "pages/16_Positions.py", "pages/17_FlashAttention.py"],
     ),
     (
         "SFT",

@@ -1057,3 +1057,147 @@ REFERENCES["yarn_logit_multiplier"] = _yarn_logit_multiplier
 REFERENCES["llama31_pair_count"] = _llama31_pair_count
 REFERENCES["roformer_relative_bound"] = _roformer_relative_bound
 REFERENCES["rope_mean_score"] = _rope_mean_score
+
+
+# -- flash_attention (topic owner: flash_attention; flash_attention-01 .. -07): Dao et al. 2022 (arXiv 2205.14135)
+# Algorithm 0 read and written line by line, Algorithm 1's loads and stores summed over an explicit loop of its blocks
+# (block sizes by its line 1), Theorem 2's limit from those counts, the online softmax's sum by the direct formula
+# (Milakov & Gimelshein 2018), what the backward keeps (section 3.1; the release's float32 logsumexp), the matmul
+# FLOPs of exact attention (2abc per (a x b)(b x c) product), the causal blocks skipped, the decode step's reads.
+
+
+def _hbm_elements(
+    n: int,
+    d: int,
+    method: str,
+    sram_bytes: int | None = None,
+    bytes: int = 2,
+) -> float:
+    """Elements moved between HBM and SRAM by one head's forward over n tokens.
+
+    "standard", Algorithm 0 line by line: 1. read Q, K, write S; 2. read S, write P; 3. read P, V, write O.
+    "flash", Algorithm 1 with M = sram_bytes / bytes elements: line 2 writes O, l, m; for every key block j line 6
+    loads K_j, V_j and, for every query block i, line 8 loads Q_i, O_i, l_i, m_i and lines 12-13 store O_i, l_i, m_i.
+    """
+    if method == "standard":
+        Q = K = V = O = n * d  # noqa: E741
+        S = P = n * n
+        line_1, line_2, line_3 = (Q + K) + S, S + P, (P + V) + O
+        return float(line_1 + line_2 + line_3)
+    M = sram_bytes // bytes
+    B_c = -(-M // (4 * d))
+    B_r = min(B_c, d)
+    moved = n * d + 2 * n  # line 2: O, l, m
+    for c0 in range(0, n, B_c):
+        cols = min(B_c, n - c0)
+        moved += 2 * cols * d  # K_j, V_j
+        for r0 in range(0, n, B_r):
+            rows = min(B_r, n - r0)
+            moved += 2 * rows * d + 2 * rows  # load Q_i, O_i, l_i, m_i
+            moved += rows * d + 2 * rows  # store O_i, l_i, m_i
+    return float(moved)
+
+
+def _block_cols(d: int, sram_bytes: int, bytes: int) -> int:
+    """Algorithm 1 line 1: B_c = ceil(M / 4d), M the SRAM in elements."""
+    return math.ceil(Fraction(sram_bytes // bytes, 4 * d))
+
+
+def _flash_block_size(d: int, sram_bytes: int, bytes: int, which: str) -> float:
+    """B_c = ceil(M / 4d) ("cols") or B_r = min(ceil(M / 4d), d) ("rows")."""
+    B_c = _block_cols(d, sram_bytes, bytes)
+    return float(B_c if which == "cols" else min(B_c, d))
+
+
+def _hbm_ratio_limit(d: int, sram_bytes: int, bytes: int) -> float:
+    """Algorithm 0 over Algorithm 1 as n grows: 4n^2 against (n / B_c) passes moving 3nd + 4n each: 4 B_c / (3d + 4)."""
+    return float(Fraction(4 * _block_cols(d, sram_bytes, bytes), 3 * d + 4))
+
+
+def _online_softmax_sum(logits: tuple[float, ...], block: int) -> float:
+    """The softmax's denominator relative to the row max, sum_j e^(s_j - max s), summed at once (the online recurrence
+    over blocks of ``block`` logits must give the same; the split does not enter this direct sum)."""
+    top = max(logits)
+    return math.fsum(math.exp(s - top) for s in logits)
+
+
+def _matmul_flops(a: int, b: int, c: int) -> int:
+    return 2 * a * b * c
+
+
+def _attention_matmul_flops(n: int, d: int) -> dict[str, int]:
+    """One head's products: forward S = Q K^T and O = P V; standard backward dV = P^T dO, dP = dO V^T, dQ = dS K,
+    dK = dS^T Q; FlashAttention's backward also recomputes S = Q K^T (Dao et al. 2022, section 3.1)."""
+    S, PV = _matmul_flops(n, d, n), _matmul_flops(n, n, d)
+    dV, dP, dQ, dK = _matmul_flops(n, n, d), _matmul_flops(n, d, n), _matmul_flops(n, n, d), _matmul_flops(n, n, d)
+    forward, backward = S + PV, dV + dP + dQ + dK
+    return {"forward": forward, "backward": backward, "flash_backward": backward + S}
+
+
+def _causal_blocks_skipped(t: int, bq: int, bk: int) -> float:
+    """Tiles (query block i, key block j) whose first key comes after their last query (T_q = T_k = t)."""
+    return float(sum(1 for r0 in range(0, t, bq) for c0 in range(0, t, bk) if c0 > min(r0 + bq, t) - 1))
+
+
+def _probabilities_bytes(n: int, heads: int, bytes: int) -> int:
+    return heads * n * n * bytes
+
+
+def _flash_saved_bytes(n: int, d: int, heads: int, bytes: int, stats_bytes: int) -> int:
+    """O (n x d per head) and one logsumexp per row and head."""
+    return heads * n * d * bytes + heads * n * stats_bytes
+
+
+# the largest finite values (IEEE 754): fp32 (2 - 2^-23) 2^127, fp16 (2 - 2^-10) 2^15
+_FLOAT_MAX = {"float32": (2 - 2.0**-23) * 2.0**127, "float16": (2 - 2.0**-10) * 2.0**15}
+
+REFERENCES["hbm_elements"] = _hbm_elements
+REFERENCES["hbm_score_share_pct"] = lambda n, d: 100 * 4 * n * n / _hbm_elements(n, d, "standard")
+REFERENCES["standard_hbm_mib"] = lambda n, d, bytes: _hbm_elements(n, d, "standard") * bytes / 2**20
+REFERENCES["qkvo_mib"] = lambda n, d, bytes: 4 * n * d * bytes / 2**20  # read Q, K, V; write O
+REFERENCES["sram_elements"] = lambda sram_bytes, bytes: float(sram_bytes // bytes)
+REFERENCES["flash_block_size"] = _flash_block_size
+REFERENCES["flash_key_blocks"] = lambda n, d, sram_bytes, bytes: float(
+    math.ceil(Fraction(n, _block_cols(d, sram_bytes, bytes)))
+)
+REFERENCES["hbm_ratio"] = lambda n, d, sram_bytes, bytes: (
+    _hbm_elements(n, d, "standard") / _hbm_elements(n, d, "flash", sram_bytes, bytes)
+)
+REFERENCES["hbm_ratio_limit"] = _hbm_ratio_limit
+REFERENCES["online_softmax_sum"] = _online_softmax_sum
+REFERENCES["online_rescale"] = lambda m_old, m_new: math.exp(m_old - m_new)
+REFERENCES["exp_overflow_x"] = lambda dtype: math.log(_FLOAT_MAX[dtype])
+REFERENCES["probabilities_gib"] = lambda n, heads, bytes: _probabilities_bytes(n, heads, bytes) / 2**30
+REFERENCES["flash_saved_mib"] = lambda n, d, heads, bytes, stats_bytes: (
+    _flash_saved_bytes(n, d, heads, bytes, stats_bytes) / 2**20
+)
+REFERENCES["logsumexp_kib"] = lambda n, heads, stats_bytes: heads * n * stats_bytes / 2**10
+REFERENCES["saved_ratio"] = lambda n, d, heads, bytes, stats_bytes: (
+    _probabilities_bytes(n, heads, bytes) / _flash_saved_bytes(n, d, heads, bytes, stats_bytes)
+)
+REFERENCES["attention_forward_flops"] = lambda n, d: float(_attention_matmul_flops(n, d)["forward"])
+REFERENCES["attention_forward_flops_ratio"] = lambda n_from, n_to, d: (
+    _attention_matmul_flops(n_to, d)["forward"] / _attention_matmul_flops(n_from, d)["forward"]
+)
+REFERENCES["flash_backward_forward_flops"] = lambda n, d: (
+    _attention_matmul_flops(n, d)["flash_backward"] / _attention_matmul_flops(n, d)["forward"]
+)
+REFERENCES["recompute_extra_flops_pct"] = lambda n, d: (
+    100
+    * (
+        (_attention_matmul_flops(n, d)["forward"] + _attention_matmul_flops(n, d)["flash_backward"])
+        / (_attention_matmul_flops(n, d)["forward"] + _attention_matmul_flops(n, d)["backward"])
+        - 1
+    )
+)
+REFERENCES["causal_blocks_skipped"] = _causal_blocks_skipped
+# a decode step, one head: K and V of n cached tokens (n x d each) against one row of n scores
+REFERENCES["decode_kv_elements"] = lambda n, d: float(2 * n * d)
+REFERENCES["decode_kv_over_scores"] = lambda n, d: 2 * n * d / n
+UNITS["hbm_score_share_pct"] = Fraction(1, 100)
+UNITS["recompute_extra_flops_pct"] = Fraction(1, 100)
+UNITS["standard_hbm_mib"] = Fraction(2**20)
+UNITS["qkvo_mib"] = Fraction(2**20)
+UNITS["flash_saved_mib"] = Fraction(2**20)
+UNITS["probabilities_gib"] = Fraction(2**30)
+UNITS["logsumexp_kib"] = Fraction(2**10)

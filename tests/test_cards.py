@@ -19,6 +19,7 @@ from core import (
     attention,
     dpo,
     evaluation,
+    flash_attention,
     grpo,
     hardware,
     kl_leash,
@@ -287,6 +288,124 @@ QUANTITIES |= {
     "rope_mean_score": lambda d, base, distance, correlation=1.0: float(
         rope.expected_rotated_score([distance], d, base, correlation)[0]
     ),
+}
+
+
+def _flash_trace(n, bq, bk, causal=False):
+    """core's tiled forward on zero inputs of width 1 (the tiles it computes do not depend on the values or on d)."""
+    zeros = np.zeros((n, 1), dtype=np.float32)
+    return flash_attention.flash_attention_forward(zeros, zeros, zeros, bq, bk, causal=causal).trace
+
+
+@functools.cache
+def _flash_forward_flops(n, d):
+    """2 FLOPs per multiply-add over core's computed tiles: S_ij (B_r x d)(d x B_c) and P~ V_j (B_r x B_c)(B_c x d)."""
+    return float(
+        sum(2 * (s.rows[1] - s.rows[0]) * (s.cols[1] - s.cols[0]) * (d + d) for s in _flash_trace(n, 1024, 1024))
+    )
+
+
+def _attention_autograd_flops(n, d):
+    """Matmul FLOPs of plain attention by torch's FLOP counter: the forward's QK^T alone, the whole forward, and the
+    backward autograd runs (which reads P back instead of recomputing it)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    q, k, v = (torch.randn(n, d, dtype=torch.float64, requires_grad=True) for _ in range(3))
+    with FlopCounterMode(display=False) as scores:
+        q @ k.T
+    with FlopCounterMode(display=False) as forward:
+        out = torch.softmax(q @ k.T / d**0.5, dim=-1) @ v
+    with FlopCounterMode(display=False) as backward:
+        out.sum().backward()
+    return scores.get_total_flops(), forward.get_total_flops(), backward.get_total_flops()
+
+
+def _flash_backward_over_forward(n, d):
+    s, fwd, bwd = _attention_autograd_flops(n, d)
+    return (bwd + s) / fwd  # FlashAttention's backward: the plain one plus S = Q K^T recomputed
+
+
+def _recompute_extra_pct(n, d):
+    s, fwd, bwd = _attention_autograd_flops(n, d)
+    return 100 * s / (fwd + bwd)
+
+
+def _hbm_elements(n, d, method, sram_bytes=None, bytes=2):
+    if method == "standard":
+        return float(flash_attention.attention_hbm_traffic(n, d, "standard").total)
+    return float(flash_attention.attention_hbm_traffic(n, d, "flash", sram_elements=sram_bytes // bytes).total)
+
+
+def _flash_saved(n, d, heads, bytes, stats_bytes, stats_per_row=1):
+    return flash_attention.attention_activation_bytes(
+        n, d, heads, "flash", bytes, stats_per_row=stats_per_row, stats_bytes_per_element=stats_bytes
+    )
+
+
+def _probabilities(n, heads, bytes):
+    return flash_attention.attention_activation_bytes(n, 1, heads, "standard", bytes)
+
+
+QUANTITIES |= {
+    # flash_attention (topic owner: flash_attention): HBM traffic, block sizes, the online softmax, what the backward
+    # keeps, FLOPs, against core/flash_attention.py (the FLOP ratios of the backward by torch's FLOP counter)
+    "hbm_elements": _hbm_elements,
+    # the four N^2 terms: S written and read, P written and read (P's size from core's activation count)
+    "hbm_score_share_pct": lambda n, d: 100 * 4 * _probabilities(n, 1, 1) / _hbm_elements(n, d, "standard"),
+    "standard_hbm_mib": lambda n, d, bytes: flash_attention.attention_hbm_bytes(n, d, 1, "standard", bytes) / 2**20,
+    "qkvo_mib": lambda n, d, bytes: (
+        (flash_attention.attention_hbm_bytes(n, d, 1, "standard", bytes) - 4 * _probabilities(n, 1, bytes)) / 2**20
+    ),
+    "sram_elements": lambda sram_bytes, bytes: float(sram_bytes // bytes),
+    "flash_block_size": lambda d, sram_bytes, bytes, which: float(
+        flash_attention.flash_block_sizes(d, sram_bytes // bytes)[1 if which == "cols" else 0]
+    ),
+    "flash_key_blocks": lambda n, d, sram_bytes, bytes: float(
+        len({s.k_block for s in _flash_trace(n, *flash_attention.flash_block_sizes(d, sram_bytes // bytes))})
+    ),
+    "hbm_ratio": lambda n, d, sram_bytes, bytes: (
+        _hbm_elements(n, d, "standard") / _hbm_elements(n, d, "flash", sram_bytes, bytes)
+    ),
+    # the ratio's limit, read at n = 2^26 (within 1e-5 of it; larger n overflows int64 at d = 128)
+    "hbm_ratio_limit": lambda d, sram_bytes, bytes: (
+        _hbm_elements(2**26, d, "standard") / _hbm_elements(2**26, d, "flash", sram_bytes, bytes)
+    ),
+    # a row of logits as keys against one query of 1 (scale 1): core's final l, its sum of e^(s - max)
+    "online_softmax_sum": lambda logits, block: float(
+        flash_attention.flash_attention_forward(
+            np.ones((1, 1)), np.array(logits, dtype=float)[:, None], np.zeros((len(logits), 1)), 1, block, scale=1.0
+        ).l[0]
+    ),
+    # two keys in blocks of one: the second step's rescale of the first, e^(m_old - m_new) (m_old < m_new)
+    "online_rescale": lambda m_old, m_new: float(
+        flash_attention.flash_attention_forward(
+            np.ones((1, 1)), np.array([[m_old], [m_new]]), np.zeros((2, 1)), 1, 1, scale=1.0
+        )
+        .trace[1]
+        .rescale[0]
+    ),
+    "exp_overflow_x": lambda dtype: float(np.log(np.finfo(dtype).max)),
+    "probabilities_gib": lambda n, heads, bytes: _probabilities(n, heads, bytes) / 2**30,
+    "flash_saved_mib": lambda n, d, heads, bytes, stats_bytes: _flash_saved(n, d, heads, bytes, stats_bytes) / 2**20,
+    # one statistic per row: two per row less one per row
+    "logsumexp_kib": lambda n, heads, stats_bytes: (
+        (_flash_saved(n, 1, heads, 2, stats_bytes, 2) - _flash_saved(n, 1, heads, 2, stats_bytes, 1)) / 2**10
+    ),
+    "saved_ratio": lambda n, d, heads, bytes, stats_bytes: (
+        _probabilities(n, heads, bytes) / _flash_saved(n, d, heads, bytes, stats_bytes)
+    ),
+    "attention_forward_flops": _flash_forward_flops,
+    "attention_forward_flops_ratio": lambda n_from, n_to, d: (
+        _flash_forward_flops(n_to, d) / _flash_forward_flops(n_from, d)
+    ),
+    "flash_backward_forward_flops": _flash_backward_over_forward,
+    "recompute_extra_flops_pct": _recompute_extra_pct,
+    "causal_blocks_skipped": lambda t, bq, bk: float(sum(s.skipped for s in _flash_trace(t, bq, bk, causal=True))),
+    # a decode step, one head: core's KV cache of n tokens (one layer, one KV head, 1 byte a value) in elements,
+    # against the one row of n scores
+    "decode_kv_elements": lambda n, d: float(kv_cache.kv_cache_bytes(1, 1, d, 1, n)),
+    "decode_kv_over_scores": lambda n, d: kv_cache.kv_cache_bytes(1, 1, d, 1, n) / n,
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

@@ -58,7 +58,7 @@ def test_stage_table_links_each_stage_to_its_pages():
         if first and first[0].startswith("**") and i + 4 < len(cols):
             links[first[0].strip("*")] = {link.proto.page for link in cols[i + 4].get("page_link")}
     assert {"Sampling", "Loss_and_units"} <= links["Pretraining"]
-    assert links["Mid-training"] == {"Schedules", "Positions"}
+    assert links["Mid-training"] == {"Schedules", "Positions", "FlashAttention"}
     assert "Loss_and_units" in links["SFT"]
     assert {"Reward_model", "PPO", "KL_leash"} <= links["Preference tuning"]
     assert {"GRPO", "PPO"} <= links["RL with verifiable rewards"]

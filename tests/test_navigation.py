@@ -44,6 +44,7 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("zero", ["Training_memory"]),
         ("GQA", ["Attention"]),
         ("RoPE", ["Positions"]),
+        ("online softmax", ["FlashAttention"]),
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),
         ("pass@k", ["Evaluation"]),

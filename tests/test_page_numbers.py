@@ -40,6 +40,7 @@ from tests.test_page_sampling import Z as SAMPLING_Z  # input data only: the pag
 from tests.test_page_sampling import reference as sampling_reference  # its independent sampler
 from views import attention as v_attention
 from views import evaluation as v_evaluation
+from views import flash_attention as v_flash_attention
 from views import grpo as v_grpo
 from views import kl_leash as v_kl_leash
 from views import lora as v_lora
@@ -778,6 +779,55 @@ POSITIONS = [
     Ref("\\theta_i = b^{-2i/d},\\quad \\lambda_i = 2\\pi/\\theta_i", FORMULA),
     Ref("\\theta_i = b^{-2i/d}", FORMULA),
 ]
+
+# ================================ 17. FlashAttention (default: T = 16, d = 4, 4 × 4 tiles, causal, step 6)
+# Dao et al. 2022 (arXiv 2205.14135): Algorithm 0 (standard), Algorithm 1 (tiled), Theorem 2 (IO complexity),
+# section 3.1 (recomputation); FlashAttention-2 is Dao 2023. Algorithm 0 moves 4nd + 4n² values and Algorithm 1
+# 3nd + 2n + T_c(3nd + 4n) with T_c = ceil(n/B_c), B_c = ceil(M/4d): written out in
+# tests/test_views_flash_attention.py; the ratio's limit 4M/((12 + 16/d)d²) follows from T_c -> 4nd/M.
+PAPER = "a name in Dao et al. 2022 (Algorithm 0 or 1, Theorem 2, section 3.1) or FlashAttention-2"
+FLASH_M = 100 * 1024 // 2  # 100 KiB of fp16 values
+
+
+def _flat_ratio(d: int, M: int) -> float:
+    return 4 * M / ((12 + 16 / d) * d * d)
+
+
+FLASH = [
+    Ref("Algorithm 0 of Dao", PAPER),
+    Ref("Besides the N·d values of each of Q, K, V and O, that moves 4N² values per head",
+        "Algorithm 0's S and P, each written once and read once: 4 n² "
+        "(test_views_flash_attention.py::test_hbm_traffic_against_algorithms_0_and_1_counted_here)"),
+    Ref("With N in the thousands and d = 64 or 128", "common head sizes (GPT-2 and Llama: 64 and 128)",
+        "common head sizes (GPT-2 and Llama: 64 and 128)"),
+    Ref("by e^(m_old - m_new) ≤ 1, then add the tile's terms. Every exponent stays ≤ 0", 1.0, 0.0),
+    Ref("Algorithm 1 picks B_c = ⌈M/4d⌉ and B_r = min(⌈M/4d⌉, d)", PAPER, FORMULA, FORMULA),
+    Ref("FlashAttention-2 ( ) swaps the loops", PAPER),
+    Ref("Algorithm 1 has no mask", PAPER),
+    Ref("Theorem 2 of the paper", PAPER),
+    Ref("Counting Algorithm 1's loads and stores exactly, its traffic grows like (12 + 16/d)·N²d²/M, so its advantage "
+        "over the standard 4N² levels off at about 4M/((12 + 16/d)·d²)", PAPER, FORMULA, FORMULA, FORMULA, FORMULA,
+        FORMULA, FORMULA),
+    Ref("about 4× at d = 64 with 100 KiB of fp16 SRAM, about 1× at d = 128", _flat_ratio(64, FLASH_M), GIVEN, GIVEN,
+        _flat_ratio(128, FLASH_M), GIVEN),
+    Ref("FlashAttention-2's loop order", PAPER),
+    Ref("(section 3.1 of the paper)", PAPER),
+    Ref("One head, d = 64, values in fp16, and 100 KiB of SRAM (M = 51,200 values)", GIVEN, GIVEN, FLASH_M),
+    Ref("By about what factor does Algorithm 1 move", PAPER),
+    Ref("what does the same count give at d = 128?", GIVEN),
+    Ref("The ratio tends to 4M/((12 + 16/d)·d²): 204,800 / (12.25 × 4,096) ≈ **4.1×** at d = 64, and 204,800 / "
+        "(12.125 × 16,384) ≈ **1.03×** at d = 128", FORMULA, FORMULA, FORMULA, 4 * FLASH_M, 12 + 16 / 64, 64**2,
+        _flat_ratio(64, FLASH_M), GIVEN, 4 * FLASH_M, 12 + 16 / 128, 128**2, _flat_ratio(128, FLASH_M), GIVEN),
+    Ref("Load the presets *Theorem 2: d = 64, 100 KiB SRAM* and *d = 128: Algorithm 1 saves little*", PAPER, GIVEN,
+        GIVEN, GIVEN, PAPER),
+    Ref("The backward of 32 heads at N = 32,768 and d = 128 keeps 64 GiB of P per layer and sequence in the standard "
+        "way, against 260 MiB of O and logsumexp", GIVEN, GIVEN, GIVEN, 32 * 32_768**2 * 2 / 2**30,
+        32 * (32_768 * 128 * 2 + 32_768 * 4) / 2**20),
+    Ref("Reading Theorem 2's Θ(N²d²/M)", PAPER),
+    Ref("counted exactly, Algorithm 1's saving levels off at about 4M/((12 + 16/d)·d²), small at d = 128 with 100 KiB "
+        "of SRAM", PAPER, FORMULA, FORMULA, FORMULA, GIVEN, GIVEN),
+    Ref("The steps follow Algorithm 1 of Dao", PAPER),
+]
 # fmt: on
 
 PAGES: dict[str, list[Ref]] = {
@@ -795,6 +845,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/12_Loss_and_units.py": LOSS_UNITS,
     "pages/13_Schedules.py": SCHEDULES,
     "pages/16_Positions.py": POSITIONS,
+    "pages/17_FlashAttention.py": FLASH,
 }
 
 
@@ -858,6 +909,7 @@ TM, SV, PP, RMS, SA, LU, SH = (
     v_schedules.SPEC,
 )
 PO = v_positions.SPEC
+FA = v_flash_attention.SPEC
 _C = "Worked example C (3 of 8 correct)"
 _C_REWARDS = [float(x) for x in _preset(GR, _C)["rewards"].split(",")]
 _QUICK = "Quick check: 0.5, 0.3, 0.2 at top-p 0.6"
@@ -1063,6 +1115,18 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             "131,072 / 8,192 (config.json: max_position_embeddings over original_max_position_embeddings)",
             LLAMA31_CONFIG),
     ]),
+    "pages/17_FlashAttention.py": (FA, [
+        Ref("in Algorithm 1's order", PAPER),
+        Ref("values counted in 2-byte fp16", "fp16's width in bytes"),
+        Ref("Causal: T = 16, 4 × 4 blocks", *(_preset(FA, "Causal: T = 16, 4 × 4 blocks")[f]
+                                              for f in ("fa_tokens", "fa_bq", "fa_bk"))),
+        Ref("Theorem 2: d = 64, 100 KiB SRAM", PAPER, float(_preset(FA, "Theorem 2: d = 64, 100 KiB SRAM")["fa_hd"]),
+            _preset(FA, "Theorem 2: d = 64, 100 KiB SRAM")["fa_sram"]),
+        Ref("d = 128: Algorithm 1 saves little", float(_preset(FA, "d = 128: Algorithm 1 saves little")["fa_hd"]),
+            PAPER),
+        Ref("A8.8: what the backward keeps at 32k tokens",
+            "k = 1024 tokens: the preset's N is 32 × 1024 (test_the_flash_presets_count_k_as_1024_tokens)"),
+    ]),
 }  # fmt: skip
 
 
@@ -1089,6 +1153,11 @@ def test_the_positions_presets_count_k_as_1024_tokens() -> None:
     yarn = _preset(PO, "A8.10: 8k to 128k with YaRN (s = 16)")
     assert plain["rope_ctx"] == yarn["rope_ctx"] == 8 * 1024
     assert yarn["rope_s"] * yarn["rope_ctx"] == 128 * 1024
+
+
+def test_the_flash_presets_count_k_as_1024_tokens() -> None:
+    """The FlashAttention page's backward preset names its length in binary thousands ("32k" = 32,768 tokens)."""
+    assert _preset(FA, "A8.8: what the backward keeps at 32k tokens")["fa_n"] == 32 * 1024
 
 
 # -------------------------------------------------------------------------------------- the check itself can fail

@@ -15,6 +15,7 @@ from tests.apptest import decode, figures, metrics, no_exception, open_page
 from views import Options
 from views import attention as attention_view
 from views import evaluation as evaluation_view
+from views import flash_attention as flash_attention_view
 from views import grpo as grpo_view
 from views import kl_leash as kl_leash_view
 from views import lora as lora_view
@@ -61,6 +62,7 @@ CASES = {
     "lora": ("pages/3_LoRA.py", "predict_lora", "guess_rank", "10", {}),
     "attention": ("pages/6_Attention.py", "predict_attn", "guess_head", "1", {}),
     "positions": ("pages/16_Positions.py", "predict_pos", "guess_pairs", "10", {}),
+    "flash_attention": ("pages/17_FlashAttention.py", "predict_fa", "guess_skipped", "4", {}),
 }
 
 
@@ -79,6 +81,8 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
     pass5 = 1 - math.comb(7, 5) / math.comb(10, 5)
     # RoPE at d = 128, base 10,000: pairs i = 0..63 whose wavelength 2π·10000^(2i/128) exceeds 8,192 tokens
     beyond = sum(2 * math.pi * 10000 ** (2 * i / 128) > 8192 for i in range(64))
+    # causal tiles of T = 16 in 4 x 4 blocks skipped outright: those whose first key comes after their last query
+    skipped = sum(c0 > r0 + 3 for r0 in range(0, 16, 4) for c0 in range(0, 16, 4))
     return {
         "scaling": ([f"{n_opt / 1e9:.2f}B"], n_opt),
         "kl": ([f"{pi:.3f}"], pi),
@@ -87,6 +91,7 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "lora": (["Rank for 90% energy"], None),
         "attention": ([": previous token", "Previous-token head"], None),  # a panel named, the readout
         "positions": ([f"{beyond} of 64"], None),  # a small count: the figures hold 14 px font sizes
+        "flash_attention": ([f"{skipped} of 16"], None),  # a small count, as for positions
     }
 
 
@@ -162,6 +167,7 @@ VIEWS = {
     "lora": lora_view,
     "attention": attention_view,
     "positions": positions_view,
+    "flash_attention": flash_attention_view,
 }
 
 

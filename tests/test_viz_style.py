@@ -69,6 +69,7 @@ from viz.evaluation import (
     simulation_figure,
     simulation_figure_of,
 )
+from viz.flash_attention import backward_memory_figure, hbm_traffic_figure, tiles_figure
 from viz.grpo import grpo_advantages_figure, grpo_batch_contrast_figure, grpo_difficulty_figure, ppo_vs_grpo_figure
 from viz.kl_leash import kl_hacking_figure, kl_leash_figure, kl_sweep_figure, kl_theorem_figure
 from viz.lora import lora_curves_figure, lora_heatmaps_figure, lora_memory_figure, lora_training_figure
@@ -439,6 +440,16 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         2 * np.pi * 1e4 ** (np.arange(8) / 8), 8192, scaled=np.outer([1, 2], 2 * np.pi * 1e4 ** (np.arange(8) / 8)),
         new_context=[8192, 16384], panels=["s = 1", "s = 2"], s_values=[1.0, 2.0], active=1, method_label="PI",
         **kw,
+    ),
+    "tiles_figure": lambda **kw: tiles_figure(
+        np.where(np.tri(4, dtype=bool), np.eye(4), np.nan), [((0, 2), (0, 2)), ((2, 4), (0, 2)), ((0, 2), (2, 4)),
+        ((2, 4), (2, 4))], [((0, 2), (2, 4))], ["step 1", "step 2", "step 3", "step 4"], active=1, **kw,
+    ),
+    "hbm_traffic_figure": lambda **kw: hbm_traffic_figure(
+        np.array([256, 1024, 4096]), np.array([4e6, 6e7, 9e8]), np.array([2e6, 2e7, 2e8]), 1024, 4.08, 64, 100, **kw
+    ),
+    "backward_memory_figure": lambda **kw: backward_memory_figure(
+        np.array([256, 1024, 4096]), np.array([4e6, 6e7, 1e9]), np.array([1e6, 4e6, 1.6e7]), 4096, 32, 64, **kw
     ),
     "relative_figure": lambda **kw: relative_figure(np.eye(4), np.eye(4), 0, 100, **kw),
     "decay_figure": lambda **kw: decay_figure(np.arange(1.0, 65.0), np.linspace(1, 0.1, 64), np.cos(np.arange(64.0)),

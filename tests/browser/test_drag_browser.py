@@ -8,6 +8,7 @@ step never shows a number the page would not. Each step's ``Plotly.update`` time
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 import urllib.parse
@@ -27,6 +28,7 @@ DRAGS = {
     "Schedules": ("/Schedules", "wsd_decay"),
     "Attention": ("/Attention", "temp"),
     "Positions": ("/Positions", "rope_s"),
+    "FlashAttention": ("/FlashAttention", "fa_step"),
     "Training_memory": ("/Training_memory", "seq"),
     "Serving": ("/Serving", "batch"),
     "LoRA": ("/LoRA?rows=128&cols=128", "rank"),
@@ -54,10 +56,13 @@ _FIGURE_JS = f"""() => {{
 
 
 def _close(a: object, b: object) -> bool:
-    """Equal to 4 significant digits where both are numbers, exactly otherwise (recursively)."""
+    """Equal to 4 significant digits where both are numbers, exactly otherwise (recursively); NaN (a heatmap's masked
+    cell, the FlashAttention page's) equals NaN."""
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
         return abs(a - b) <= 5e-4 * max(abs(a), abs(b)) + 1e-12
     return a == b
 
