@@ -818,7 +818,7 @@ FLASH = [
     Ref("The ratio tends to 4M/((12 + 16/d)·d²): 204,800 / (12.25 × 4,096) ≈ **4.1×** at d = 64, and 204,800 / "
         "(12.125 × 16,384) ≈ **1.03×** at d = 128", FORMULA, FORMULA, FORMULA, 4 * FLASH_M, 12 + 16 / 64, 64**2,
         _flat_ratio(64, FLASH_M), GIVEN, 4 * FLASH_M, 12 + 16 / 128, 128**2, _flat_ratio(128, FLASH_M), GIVEN),
-    Ref("Load the presets *Theorem 2: d = 64, 100 KiB SRAM* and *d = 128: Algorithm 1 saves little*", PAPER, GIVEN,
+    Ref("Load the presets *Theorem 2: d = 64, 100 KiB SRAM* and *d = 128 with 100 KiB: the count as written saves little*", PAPER, GIVEN,
         GIVEN, GIVEN, PAPER),
     Ref("The backward of 32 heads at N = 32,768 and d = 128 keeps 64 GiB of P per layer and sequence in the standard "
         "way, against 260 MiB of O and logsumexp", GIVEN, GIVEN, GIVEN, 32 * 32_768**2 * 2 / 2**30,
@@ -1122,7 +1122,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
                                               for f in ("fa_tokens", "fa_bq", "fa_bk"))),
         Ref("Theorem 2: d = 64, 100 KiB SRAM", PAPER, float(_preset(FA, "Theorem 2: d = 64, 100 KiB SRAM")["fa_hd"]),
             _preset(FA, "Theorem 2: d = 64, 100 KiB SRAM")["fa_sram"]),
-        Ref("d = 128: Algorithm 1 saves little", float(_preset(FA, "d = 128: Algorithm 1 saves little")["fa_hd"]),
+        Ref("d = 128 with 100 KiB: the count as written saves little", float(_preset(FA, "d = 128 with 100 KiB: the count as written saves little")["fa_hd"]),
             PAPER),
         Ref("A8.8: what the backward keeps at 32k tokens",
             "k = 1024 tokens: the preset's N is 32 × 1024 (test_the_flash_presets_count_k_as_1024_tokens)"),

@@ -157,7 +157,7 @@ BACKWARD_CAPTION = Ref(
 P0 = FA.defaults()
 _NOMASK = _preset(FA, "A8.8: the online softmax, no mask")
 _ONE = _preset(FA, "One tile: plain softmax")
-_D128 = _preset(FA, "d = 128: Algorithm 1 saves little")
+_D128 = _preset(FA, "d = 128 with 100 KiB: the count as written saves little")
 _BACK = _preset(FA, "A8.8: what the backward keeps at 32k tokens")
 
 # fmt: off
@@ -171,7 +171,7 @@ FLASH: dict[str, list[Ref]] = {
     "tab Backward memory": [BACKWARD_CAPTION, *backward(P0)],
     "preset A8.8: the online softmax, no mask": [*tiles(_NOMASK), panel(_NOMASK)],
     "preset One tile: plain softmax": [*tiles(_ONE), Ref("Max |flash − plain|: 1e-16", ROUNDOFF), panel(_ONE)],
-    "preset d = 128: Algorithm 1 saves little": [HBM_CAPTION, *hbm(_D128)],
+    "preset d = 128 with 100 KiB: the count as written saves little": [HBM_CAPTION, *hbm(_D128)],
     "preset A8.8: what the backward keeps at 32k tokens": [BACKWARD_CAPTION, *backward(_BACK)],
 }
 # fmt: on

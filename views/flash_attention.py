@@ -21,7 +21,10 @@ from viz.flash_attention import backward_memory_figure, hbm_traffic_figure, tile
 from viz.predict import predict_figure, with_guess
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
-QUESTION = "FlashAttention does more FLOPs than standard attention. Why is it faster, and is it exact?"
+QUESTION = (
+    "FlashAttention's backward does more FLOPs than standard attention (with no mask). Why is it faster, and is it "
+    "exact?"
+)
 # the answer's key phrases: with answers hidden (hide=true) no text outside the figures and the readouts' values
 # quotes one (tests/test_hide_answers.py, at each page's defaults; each is there when shown)
 ANSWER_PHRASES = (
@@ -83,7 +86,7 @@ SPEC = Spec(
         ask.guess("guess_skipped", "Your guess: blocks skipped", "int", 0, 256),
     ),
     presets={
-        "A8.8: the online softmax, no mask": {"fa_causal": False, "fa_step": 2, "fa_view": TILES},
+        "A8.8: the online softmax, no mask": {"fa_causal": False, "fa_step": 6, "fa_view": TILES},
         "Causal: T = 16, 4 × 4 blocks": {
             "fa_causal": True,
             "fa_tokens": 16,
@@ -94,7 +97,12 @@ SPEC = Spec(
         },
         "One tile: plain softmax": {"fa_bq": 16, "fa_bk": 16, "fa_tokens": 16, "fa_step": 1, "fa_view": TILES},
         "Theorem 2: d = 64, 100 KiB SRAM": {"fa_hd": "64", "fa_sram": 100, "fa_n": 4096, "fa_view": HBM},
-        "d = 128: Algorithm 1 saves little": {"fa_hd": "128", "fa_sram": 100, "fa_n": 4096, "fa_view": HBM},
+        "d = 128 with 100 KiB: the count as written saves little": {
+            "fa_hd": "128",
+            "fa_sram": 100,
+            "fa_n": 4096,
+            "fa_view": HBM,
+        },
         "A8.8: what the backward keeps at 32k tokens": {
             "fa_n": 32_768,
             "fa_hd": "128",
@@ -348,7 +356,11 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         truth = skipped if causal else 0
         ask.reveal(
             view,
-            Readout("Blocks skipped (the answer)", f"{truth}", f"of {n}: the dashed tiles above the diagonal"),
+            Readout(
+                "Blocks skipped (the answer)",
+                f"{truth}",
+                f"of {n}: the dotted tiles above the diagonal" if causal else f"of {n}: no mask, none skipped",
+            ),
             f"{g}",
             f"{g - truth:+d}".replace("-", "−"),
             "your guess minus the answer",

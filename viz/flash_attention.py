@@ -214,7 +214,7 @@ def backward_memory_figure(
     ]  # fmt: skip
     layout = {
         "xaxis": {"title": {"text": "sequence length N (tokens)"}, "type": "log"},
-        "yaxis": {"title": {"text": "bytes kept, one layer (fp16)"}, "type": "log",
+        "yaxis": {"title": {"text": "bytes kept, one layer (fp16 values, fp32 logsumexp)"}, "type": "log",
                   "range": _log_range(float(f.min()), float(s.max()))},
         "title": {"text": f"What the backward keeps: {heads} heads, d = {d}, one sequence"},
         "hovermode": "closest",
