@@ -132,6 +132,21 @@ READOUTS_JS = """() => [...document.querySelectorAll("[data-testid='stMetric']")
     m.querySelector("[data-testid='stMetricValue']")?.innerText ?? ""])"""
 
 
+def metric_value(page, label: str) -> str:
+    """The value of the first readout whose text contains ``label``, as drawn now (no wait)."""
+    box = page.locator("[data-testid='stMetric']").filter(has_text=label).first
+    return box.locator("[data-testid='stMetricValue']").text_content().strip()
+
+
+def wait_metric(page, value: str) -> None:
+    """Wait until some readout shows exactly ``value`` (the next run's readouts have arrived)."""
+    page.wait_for_function(
+        "v => [...document.querySelectorAll('[data-testid=stMetricValue]')].some(e => e.textContent.trim() === v)",
+        arg=value,
+        timeout=30_000,
+    )
+
+
 def settled_readouts(page) -> list[tuple[str, str]]:
     """The page's readouts, (label, value) in page order, once they hold still: on a loaded machine Streamlit draws
     the metrics over several frames (their code is loaded on first use), so one read may catch a part of them."""

@@ -5,24 +5,11 @@ import re
 
 import pytest
 
-from tests.browser.conftest import choose_preset
+from tests.browser.conftest import choose_preset, metric_value, wait_metric
 
 pytestmark = pytest.mark.browser
 
 DEEP_LINK = "/Attention?text=the+dog+saw+the+dog&h=2&kv=1&dm=32&scale=none"
-
-
-def _metric(page, label: str) -> str:
-    box = page.locator("[data-testid='stMetric']").filter(has_text=label).first
-    return box.locator("[data-testid='stMetricValue']").text_content().strip()
-
-
-def _wait_metric(page, value: str) -> None:
-    page.wait_for_function(
-        "v => [...document.querySelectorAll('[data-testid=stMetricValue]')].some(e => e.textContent.trim() === v)",
-        arg=value,
-        timeout=30_000,
-    )
 
 
 def _titles(page) -> list[str]:
@@ -38,7 +25,7 @@ def test_deep_link_first_request_then_tab_and_text(open_first):
     # the link's shape reached the figure: 2 query heads sharing 1 KV head (MQA), plus the designed heads
     titles = _titles(page)
     assert "head 1 · KV 1" in titles and "head 2 · KV 1" in titles and "previous token" in titles, titles
-    assert _metric(page, "Tokens") == "5" and _metric(page, "Logits multiplied by") == "1"
+    assert metric_value(page, "Tokens") == "5" and metric_value(page, "Logits multiplied by") == "1"
     assert page.get_by_text("Logits are multiplied by 1").count() == 1  # the note about the missing scale
 
     page.get_by_role("tab", name="Mask").click()
@@ -46,14 +33,14 @@ def test_deep_link_first_request_then_tab_and_text(open_first):
     page.wait_for_selector(".js-plotly-plot .gtitle", timeout=30_000)
     assert "Causal mask" in page.locator(".js-plotly-plot .gtitle").first.text_content()
     assert re.search(r"[?&]attn_view=Mask", page.url), page.url  # the new name of `view`
-    assert _metric(page, "Earlier outputs, masked") == "0"
+    assert metric_value(page, "Earlier outputs, masked") == "0"
 
     box = page.get_by_label("Text", exact=True)
     box.fill("a b c d e f g")
     box.press("Enter")
     watch.wait_idle()
-    _wait_metric(page, "7")
-    assert _metric(page, "Tokens") == "7"
+    wait_metric(page, "7")
+    assert metric_value(page, "Tokens") == "7"
     assert "text=a+b+c+d+e+f+g" in page.url or "text=a%20b%20c" in page.url, page.url
     watch.shot("attention-mask-after-edit")
 
@@ -67,11 +54,11 @@ def test_kv_cache_preset(open_shared):
     page = watch.page
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)  # the readouts may come after the figure
-    assert _metric(page, "KV cache per token") == "320 KiB" and _metric(page, "At 131,072 tokens") == "40 GiB"
+    assert metric_value(page, "KV cache per token") == "320 KiB" and metric_value(page, "At 131,072 tokens") == "40 GiB"
     page.get_by_test_id("stSidebarUserContent").get_by_text("KV-cache calculator").click()
     choose_preset(page, "Llama-3.1-8B at 128k tokens")
-    _wait_metric(page, "16 GiB")
-    assert _metric(page, "KV cache per token") == "128 KiB"
+    wait_metric(page, "16 GiB")
+    assert metric_value(page, "KV cache per token") == "128 KiB"
     assert "Hq=32" in page.url and re.search(r"[?&]attn_view=KV", page.url), page.url
     watch.shot("attention-kv-preset")
     assert page.locator("[data-testid='stException']").count() == 0

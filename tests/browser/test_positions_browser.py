@@ -7,24 +7,11 @@ import re
 
 import pytest
 
-from tests.browser.conftest import DRAG_ROW_CLASS, choose_preset, rerun
+from tests.browser.conftest import DRAG_ROW_CLASS, choose_preset, metric_value, rerun, wait_metric
 
 pytestmark = pytest.mark.browser
 
 DEEP_LINK = "/Positions?rope_base=500000&rope_method=linear&rope_s=2"
-
-
-def _metric(page, label: str) -> str:
-    box = page.locator("[data-testid='stMetric']").filter(has_text=label).first
-    return box.locator("[data-testid='stMetricValue']").text_content().strip()
-
-
-def _wait_metric(page, value: str) -> None:
-    page.wait_for_function(
-        "v => [...document.querySelectorAll('[data-testid=stMetricValue]')].some(e => e.textContent.trim() === v)",
-        arg=value,
-        timeout=30_000,
-    )
 
 
 def _panel(page) -> str:
@@ -39,13 +26,13 @@ def test_deep_link_first_request_then_preset_and_drag(open_first):
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
     beyond = sum(2 * math.pi * 500_000 ** (2 * i / 128) > 8192 for i in range(64))
-    assert _metric(page, "Pairs with λ > L") == f"{beyond} of 64"
-    assert _metric(page, "s·L") == f"{2 * 8192:,} tokens"
+    assert metric_value(page, "Pairs with λ > L") == f"{beyond} of 64"
+    assert metric_value(page, "s·L") == f"{2 * 8192:,} tokens"
     assert page.locator(".js-plotly-plot .gtitle").first.text_content().startswith("RoPE: the wavelength")
 
     choose_preset(page, "A8.10: 8k to 128k with YaRN (s = 16)")
-    _wait_metric(page, f"{0.1 * math.log(16) + 1:.4f}")
-    assert _metric(page, "s·L") == f"{16 * 8192:,} tokens"
+    wait_metric(page, f"{0.1 * math.log(16) + 1:.4f}")
+    assert metric_value(page, "s·L") == f"{16 * 8192:,} tokens"
     assert re.search(r"[?&]rope_s=16", page.url) and "rope_method=linear" not in page.url, page.url
     watch.shot("positions-yarn-preset")
 
@@ -57,9 +44,9 @@ def test_deep_link_first_request_then_preset_and_drag(open_first):
         low, high = watch.drag_slider((0.0, 1.0), lambda: _panel(page))
     assert f"s = 1: s·L = {8192:,} tokens" in low and "attention factor 1.0000" in low, low
     assert f"s = 64: s·L = {64 * 8192:,} tokens" in high and f"attention factor {0.1 * math.log(64) + 1:.4f}" in high
-    _wait_metric(page, f"{64 * 8192:,} tokens")
+    wait_metric(page, f"{64 * 8192:,} tokens")
     assert re.search(r"[?&]rope_s=64(\.0)?(&|$)", page.url), page.url  # the widget writes a float as "64.0"
-    assert _metric(page, "YaRN attention factor") == f"{0.1 * math.log(64) + 1:.4f}"
+    assert metric_value(page, "YaRN attention factor") == f"{0.1 * math.log(64) + 1:.4f}"
 
     assert page.locator("[data-testid='stException']").count() == 0
     assert watch.external == [], f"requests left localhost: {watch.external}"
