@@ -139,12 +139,12 @@ of the paper): more FLOPs, and memory linear in N instead of quadratic.
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(
-            sentence="Standard attention is bound by HBM traffic: it writes S and P and reads them back. FlashAttention "
-            "tiles Q, K and V into SRAM, keeps each row's softmax online with a running max and sum, and never "
-            "writes or reads the N × N matrices, so it becomes compute-bound and is exact up to round-off.",
+            sentence="Standard attention is bound by HBM traffic: it writes S and P and reads them back. "
+            "FlashAttention tiles Q, K and V into SRAM, keeps each row's softmax online with a running max and sum, "
+            "and never writes or reads the N × N matrices, so it becomes compute-bound and is exact up to round-off.",
             equation=r"\ell' = e^{\tilde m-m'}\tilde\ell + e^{m-m'}\ell",
-            number="For the backward of 32 heads at N = 32,768 and d = 128, the standard forward keeps 64 GiB of fp16 P "
-            "per layer and sequence, against 260 MiB of O and logsumexp.",
+            number="For the backward of 32 heads at N = 32,768 and d = 128, the standard forward keeps 64 GiB of "
+            "fp16 P per layer and sequence, against 260 MiB of O and logsumexp.",
             trade_off="The backward recomputes S and P, more FLOPs for far less memory and traffic; the gain is "
             "largest where the N² term dominates, and a sliding window or sparse attention is a different model, "
             "while FlashAttention computes the same function.",
