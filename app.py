@@ -61,6 +61,7 @@ STAGES = [
             "pages/6_Attention.py",
             "pages/16_Positions.py",
             "pages/17_FlashAttention.py",
+            "pages/18_MoE.py",
             "pages/12_Loss_and_units.py",
             "pages/11_Sampling.py",
             "pages/7_Training_memory.py",

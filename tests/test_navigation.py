@@ -45,6 +45,7 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("GQA", ["Attention"]),
         ("RoPE", ["Positions"]),
         ("online softmax", ["FlashAttention"]),
+        ("capacity factor", ["MoE"]),
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),
         ("pass@k", ["Evaluation"]),

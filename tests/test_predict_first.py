@@ -19,6 +19,7 @@ from views import flash_attention as flash_attention_view
 from views import grpo as grpo_view
 from views import kl_leash as kl_leash_view
 from views import lora as lora_view
+from views import moe as moe_view
 from views import positions as positions_view
 from views import scaling as scaling_view
 from viz.predict import GUESS_NAME
@@ -63,6 +64,7 @@ CASES = {
     "attention": ("pages/6_Attention.py", "predict_attn", "guess_head", "1", {}),
     "positions": ("pages/16_Positions.py", "predict_pos", "guess_pairs", "10", {}),
     "flash_attention": ("pages/17_FlashAttention.py", "predict_fa", "guess_skipped", "4", {}),
+    "moe": ("pages/18_MoE.py", "predict_moe", "guess_dropped", "100", {}),
 }
 
 
@@ -92,6 +94,7 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "attention": ([": previous token", "Previous-token head"], None),  # a panel named, the readout
         "positions": ([f"{beyond} of 64"], None),  # a small count: the figures hold 14 px font sizes
         "flash_attention": ([f"{skipped} of 16"], None),  # a small count, as for positions
+        "moe": (["245 of 1024"], None),  # tests/test_views_moe.py counts the 245 with a plain loop
     }
 
 
@@ -168,6 +171,7 @@ VIEWS = {
     "attention": attention_view,
     "positions": positions_view,
     "flash_attention": flash_attention_view,
+    "moe": moe_view,
 }
 
 

@@ -13,6 +13,7 @@ from views import attention as attention_view
 from views import evaluation as evaluation_view
 from views import flash_attention as flash_view
 from views import grpo as grpo_view
+from views import moe as moe_view
 from views import positions as positions_view
 from viz.style import DARK, PRESENTER_MIN
 
@@ -23,11 +24,11 @@ PARTS = frozenset(
      "KV capacity", "Speculative decoding", "MoE router", "batch", "gae", "kl", "memory", "noise", "length", "dpo",
      "order", "loops", "SFT mask", "Packing", "Padding", "WSD branches", "Kaplan's read-off", "Data mixture",
      grpo_view.DIFFICULTY, grpo_view.PPO, grpo_view.BATCH, *evaluation_view.VIEWS, *attention_view.VIEWS,
-     *positions_view.VIEWS, *flash_view.VIEWS}
+     *positions_view.VIEWS, *flash_view.VIEWS, *moe_view.VIEWS}
 )  # fmt: skip
 EXPECTED = {"scaling": 2, "kl_leash": 5, "lora": 3, "grpo": 4, "evaluation": 4, "attention": 6, "training_memory": 2,
             "serving": 4, "ppo": 6, "reward_model": 4, "sampling": 3, "loss_units": 4, "schedules": 4,
-            "positions": 3, "flash_attention": 3}  # fmt: skip
+            "positions": 3, "flash_attention": 3, "moe": 3}  # fmt: skip
 
 
 def test_every_view_has_its_figure_count():

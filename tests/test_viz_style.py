@@ -80,6 +80,7 @@ from viz.loss_units import (
     sft_mask_figure,
     tokenizer_units_figure,
 )
+from viz.moe import balance_figure, parameters_figure, routing_figure
 from viz.positions import decay_figure, relative_figure, wavelength_figure
 from viz.ppo import (
     clip_batch_figure,
@@ -451,6 +452,14 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "backward_memory_figure": lambda **kw: backward_memory_figure(
         np.array([256, 1024, 4096]), np.array([4e6, 6e7, 1e9]), np.array([1e6, 4e6, 1.6e7]), 4096, 32, 64, **kw
     ),
+    "routing_figure": lambda **kw: routing_figure(
+        [np.array([3, 3, 2]), np.array([4, 3, 2])], [np.array([2, 0, 0]), np.array([1, 0, 0])], [3, 4], [1.0, 1.5],
+        ["factor 1", "factor 1.5"], active=0, **kw,
+    ),
+    "balance_figure": lambda **kw: balance_figure(
+        np.array([2.0, 1.5, 1.2]), np.array([2.0, 2.1, 1.9]), np.array([1.3, 1.1, 1.0]), np.array([1.3, 1.3, 1.3]), **kw
+    ),
+    "parameters_figure": lambda **kw: parameters_figure(["A", "B"], [46.7e9, 671e9], [12.9e9, 37.6e9], 1, **kw),
     "relative_figure": lambda **kw: relative_figure(np.eye(4), np.eye(4), 0, 100, **kw),
     "decay_figure": lambda **kw: decay_figure(np.arange(1.0, 65.0), np.linspace(1, 0.1, 64), np.cos(np.arange(64.0)),
                                               1024, **kw),

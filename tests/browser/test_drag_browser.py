@@ -29,6 +29,7 @@ DRAGS = {
     "Attention": ("/Attention", "temp"),
     "Positions": ("/Positions", "rope_s"),
     "FlashAttention": ("/FlashAttention", "fa_step"),
+    "MoE": ("/MoE", "moe_cf"),
     "Training_memory": ("/Training_memory", "seq"),
     "Serving": ("/Serving", "batch"),
     "LoRA": ("/LoRA?rows=128&cols=128", "rank"),

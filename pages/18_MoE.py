@@ -1,0 +1,120 @@
+"""Mixture of experts: top-k routing with a capacity limit, balancing with a loss or a bias, total vs active."""
+
+import streamlit as st
+
+from pages.frame import InterviewAnswer, Page, draw_tabs
+from views import Options
+from views import moe as view_of
+
+page = Page.setup(
+    "Mixture of experts",
+    ":material/hub:",
+    "A router sends each token to a few of many expert FFNs, so parameters grow with the number of experts while "
+    "the FLOPs per token stay about fixed. An expert with a fixed number of slots drops the assignments beyond them; "
+    "a balance loss or, in DeepSeek-V3, a selection-only bias keeps the loads even.",
+    r"\mathcal{L}_\text{aux} = \alpha\,E \sum_{e} f_e P_e",
+    spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
+    figure_tabs=True,
+)
+
+VIEWS = view_of.VIEWS
+
+
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        st.subheader("The toy router")
+        for name in ("moe_experts", "moe_top_k", "moe_tokens", "moe_skew", "moe_cf", "moe_seed"):
+            page.control(name)
+        st.subheader("Balancing")
+        for name in ("moe_gamma", "moe_steps"):
+            page.control(name)
+        st.subheader("Real models")
+        for name in ("moe_model", "moe_ep"):
+            page.control(name)
+        if page.control("predict_moe"):
+            page.control("guess_dropped")
+
+    with page.figure_area():
+        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["moe_view"]), strict=True))
+
+    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
+    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
+    page.show_notices(out)
+    page.predict_first(out.facts["predict"] == "hidden")
+
+    with tabs[view_of.ROUTING]:
+        if view_of.ROUTING in out.figures:
+            page.chart(out.figures[view_of.ROUTING], "fig-routing", "moe-routing")
+            st.caption(
+                "A seeded toy: Gaussian router logits plus a skew that favours the low experts, softmax, top k "
+                "(gates renormalised over the k for k > 1). Slots are filled token by token, each token's choices "
+                "best first."
+            )
+    with tabs[view_of.BALANCING]:
+        if view_of.BALANCING in out.figures:
+            page.chart(out.figures[view_of.BALANCING], "fig-balancing", "moe-balancing")
+            st.caption(
+                "Sigmoid affinities; the bias is added only to choose the top k, the gates come from the unbiased "
+                "affinities. The router itself never trains here: only the bias moves. No capacity limit "
+                "(DeepSeek-V3 drops no tokens)."
+            )
+    with tabs[view_of.PARAMETERS]:
+        if view_of.PARAMETERS in out.figures:
+            page.chart(out.figures[view_of.PARAMETERS], "fig-parameters", "moe-parameters")
+            st.caption("Parameter counts from the catalogue's configurations; DeepSeek-V3's without its MTP module.")
+
+    page.readouts(out.readouts)
+
+    @page.explain()
+    def _explanation() -> None:
+        st.markdown(
+            """
+**Routing.** The router scores each token's hidden state against E experts and sends it to its top-k experts.
+Each expert has C = ⌈capacity factor · T · k / E⌉ slots (Switch Transformer, Fedus et al. 2022); assignments
+over capacity are dropped: the token gets nothing from that expert, while its other experts and the residual
+stream still carry it.
+
+**The balance loss.** E · Σ f_e P_e, with f_e the fraction of dispatches that go to expert e and P_e the mean
+router probability of e. The gradient reaches the router through P only; f comes from the top-k selection.
+
+**DeepSeek-V3** (arXiv 2412.19437, §2.1.2) selects by sigmoid affinity plus a per-expert bias, gates with the
+unbiased affinities normalised over the selected experts, and nudges the bias down for overloaded experts and up
+for underloaded ones after each step; a small sequence-wise balance loss remains.
+"""
+        )
+
+    page.quick_check(
+        "A layer of E = 8 experts routes T = 512 tokens top-2 with a capacity factor of 1.25. How many slots does "
+        "each expert have, and how many assignments at most can the layer process?",
+        "C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so at most 8 × 160 = **1,280** of the 1,024 "
+        "assignments: enough room in total, yet a skewed router still drops assignments at its popular experts "
+        "(drag the capacity factor under the Routing figure).",
+    )
+    page.interview(
+        view_of.QUESTION,
+        InterviewAnswer(
+            sentence="A router sends each token to its top-k experts; an expert's assignments over capacity are "
+            "dropped; the balance loss multiplies each expert's fraction of dispatches by its mean router probability.",
+            equation=r"C = \lceil \text{cf}\cdot T k / E \rceil",
+            number="Mixtral 8x7B: about 46.7B parameters resident, about 12.9B active per token.",
+            trade_off="Memory follows total parameters, compute the active ones.",
+        ),
+    )
+    page.mistakes(
+        [
+            "Saying a dropped token skips the layer: with k > 1 it loses only the experts that were full; it keeps "
+            "its other experts, and the residual stream carries it either way.",
+            "Reading the router as gradient-free: the gate multiplies the expert's output, so the language-model loss "
+            "reaches the router through it; only the top-k selection has no gradient.",
+            "Counting memory from active parameters: every expert must be resident, so memory follows the total.",
+            "Calling DeepSeek-V3 free of any balance loss: a sequence-wise balance loss with a small weight remains.",
+        ]
+    )
+    page.download(out.tables, "moe")
+    page.finish()
+
+
+page.run(_body)

@@ -1,0 +1,133 @@
+"""The MoE page's view without Streamlit: its numbers against formulas written here (softmax, top k and the slots
+filled token by token counted with a plain loop, the Switch loss summed by hand, Mixtral's and DeepSeek-V3's
+parameters from their published configurations), not core.moe."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from views import Options
+from views import moe as view_of
+
+SPEC = view_of.SPEC
+ALL = Options(parts=frozenset({"main", *view_of.VIEWS}))
+
+
+def _readouts(state, options: Options = ALL) -> dict[str, str]:
+    return {r.label: r.value for r in view_of.figures(state, options).readouts}
+
+
+def _by_hand(T: int, E: int, k: int, skew: float, seed: int, cf: float) -> tuple[int, int, int, float]:
+    """(capacity, dropped assignments, tokens that lost one, E Σ f P) with a plain loop over tokens."""
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((T, E)) + skew * (E - 1 - np.arange(E)) / (E - 1)
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    cap = math.ceil(round(cf * T * k / E, 9))
+    used = [0] * E
+    dropped, lost, counts = 0, 0, [0] * E
+    for t in range(T):
+        order = sorted(range(E), key=lambda e: (-p[t, e], e))[:k]
+        any_lost = False
+        for e in order:
+            counts[e] += 1
+            if used[e] < cap:
+                used[e] += 1
+            else:
+                dropped += 1
+                any_lost = True
+        lost += any_lost
+    aux = E * sum(counts[e] / (T * k) * p[:, e].mean() for e in range(E))
+    return cap, dropped, lost, aux
+
+
+@pytest.mark.parametrize(
+    ("E", "k", "skew", "cf"), [(8, 2, 1.5, 1.0), (8, 1, 1.5, 1.25), (16, 2, 2.0, 0.5), (4, 1, 0.0, 3.0)]
+)
+def test_routing_against_a_loop(E: int, k: int, skew: float, cf: float) -> None:
+    state = SPEC.defaults().replace(moe_experts=E, moe_top_k=k, moe_skew=skew, moe_cf=f"{cf:g}")
+    cap, dropped, lost, aux = _by_hand(512, E, k, skew, 0, cf)
+    r = _readouts(state)
+    assert r["Capacity C"] == f"{cap}"
+    assert r["Assignments dropped"] == f"{dropped} of {512 * k}"
+    assert r["Tokens that lost an expert"] == f"{lost} of 512"
+    assert r["Balance loss E·Σ f·P"] == f"{aux:.3f}"
+
+
+def test_default_numbers() -> None:
+    r = _readouts(SPEC.defaults())
+    assert r["Capacity C"] == "128"  # ceil(1.0 · 512 · 2 / 8)
+    assert r["Assignments dropped"] == "245 of 1024"
+
+
+def test_the_drag_covers_every_capacity_factor() -> None:
+    view = view_of.figures(SPEC.defaults(), Options(parts=frozenset({"main"})))
+    drag = view.drags["main"]
+    assert drag.field == "moe_cf" and drag.values == view_of.CF_CHOICES
+    steps = view.figures["main"].layout.sliders[0].steps
+    assert len(steps) == len(view_of.FACTORS)
+    assert view.figures["main"].layout.sliders[0].active == view_of.FACTORS.index(1.0)
+
+
+def test_more_capacity_never_drops_more() -> None:
+    dropped = [
+        view_of.figures(SPEC.defaults().replace(moe_cf=f"{f:g}"), Options(parts=frozenset({"main"}))).facts["dropped"]
+        for f in view_of.FACTORS
+    ]
+    assert dropped == sorted(dropped, reverse=True)
+    assert dropped[-1] == 0  # factor 3 · T k / E = 384 slots, more than any expert receives here
+
+
+def test_bias_balancing_evens_the_loads() -> None:
+    facts = view_of.figures(SPEC.defaults(), ALL).facts
+    assert facts["imbalance_end"] < facts["imbalance_none"]
+    assert facts["imbalance_end"] < 1.5
+
+
+@pytest.mark.parametrize(
+    ("model", "total_b", "active_b"),
+    [("Mixtral-8x7B", 46.7, 12.9), ("DeepSeek-V3", 671.0, 37.6)],  # the published 46.7B/12.9B and 671B/37B
+)
+def test_total_and_active_parameters(model: str, total_b: float, active_b: float) -> None:
+    r = _readouts(SPEC.defaults().replace(moe_model=model))
+    assert r[f"{model}: total"] == f"{total_b:.1f}B"
+    assert r["Active per token"] == f"{active_b:.1f}B"
+
+
+def test_mixtral_by_its_config() -> None:
+    # Mixtral 8x7B: D 4096, 32 layers, 32 query and 8 KV heads of 128, FFN 14336 in 8 experts (top 2), vocab 32000
+    D, L, F, V = 4096, 32, 14_336, 32_000
+    attn = 2 * D * 32 * 128 + 2 * D * 8 * 128
+    per_layer = attn + 2 * D + D * 8
+    total = 2 * V * D + L * (per_layer + 8 * 3 * D * F) + D
+    active = 2 * V * D + L * (per_layer + 2 * 3 * D * F) + D
+    facts = view_of.figures(SPEC.defaults().replace(moe_model="Mixtral-8x7B"), ALL).facts
+    assert (facts["total"], facts["active"]) == (total, active)
+
+
+def test_all_to_all_per_token() -> None:
+    # DeepSeek-V3: D 7168, 8 experts per token, bf16 out and back, 64 devices: 8 · 2 · 7168 · 2 · (1 − 1/64) bytes
+    state = SPEC.defaults().replace(moe_model="DeepSeek-V3", moe_ep=64)
+    assert _readouts(state)["All-to-all per token and MoE layer"] == f"{8 * 2 * 7168 * 2 * 63 / 64 / 1024:.1f} KiB"
+
+
+def test_predict_first_hides_then_reveals() -> None:
+    hidden = view_of.figures(SPEC.defaults().replace(predict_moe=True), ALL)
+    assert hidden.facts["predict"] == "hidden"
+    assert "Assignments dropped" not in {r.label: r.value for r in hidden.readouts} or all(
+        "245" not in r.value for r in hidden.readouts if r.label == "Assignments dropped"
+    )
+
+
+def test_k_above_e_gives_a_note() -> None:
+    view = view_of.figures(SPEC.defaults().replace(moe_experts=2, moe_top_k=4), ALL)
+    assert any("more than the 2 experts" in text for _, text in view.notices)
+
+
+@pytest.mark.parametrize("name", list(SPEC.presets))
+def test_presets_build(name: str) -> None:
+    view = view_of.figures(SPEC.defaults().replace(**SPEC.presets[name]), Options(parts=frozenset({"main"})))
+    assert "main" in view.figures

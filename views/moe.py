@@ -1,0 +1,249 @@
+"""The MoE page's state and what it shows: the expert loads of a skewed top-k router against the capacity, kept and
+dropped (main, with a drag over the capacity factor), DeepSeek-V3's bias balancing against the same router without
+a bias, and total against active parameters with the expert-parallel all-to-all per token (one tab each, built only
+when open)."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from core import model_spec as ms
+from core import moe
+from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import predict as ask
+from views.state import Field, Spec, State
+from viz.moe import balance_figure, parameters_figure, routing_figure
+from viz.predict import predict_figure, with_guess
+
+QUESTION = (
+    "How does a mixture-of-experts layer route tokens, what is token dropping, and what does the auxiliary balance "
+    "loss balance?"
+)
+ANSWER_PHRASES = (
+    "top-k experts",
+    "over capacity",
+    "fraction of dispatches",
+)
+
+VIEWS = ("Routing", "Balancing", "Parameters")
+ROUTING, BALANCING, PARAMETERS = VIEWS
+FACTORS = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
+CF_CHOICES = tuple(f"{f:g}" for f in FACTORS)  # the field's choices: "0.5", ..., "1", ..., "3"
+MODELS = tuple(name for name, spec in ms.CATALOGUE.items() if spec.is_moe)
+BYTES_PER_PARAM = 2  # bf16 weights
+
+SPEC = Spec(
+    "MoE",
+    (
+        Field("moe_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
+        Field("moe_experts", "Experts E", "int", 8, lo=2, hi=64, step=1),
+        Field("moe_top_k", "Top k", "int", 2, lo=1, hi=8, step=1),
+        Field("moe_tokens", "Tokens in the batch T", "int", 512, lo=16, hi=4096, step=16),
+        Field(
+            "moe_skew",
+            "Router skew",
+            "float",
+            1.5,
+            lo=0.0,
+            hi=5.0,
+            step=0.25,
+            fmt="%.2f",
+            help="added to the logits, falling linearly from expert 0 to expert E − 1 (0: balanced on average)",
+        ),
+        Field(
+            "moe_cf",
+            "Capacity factor",
+            "choice",
+            "1",
+            choices=CF_CHOICES,
+            widget="segmented",
+            help="slots per expert C = ⌈factor · T · k / E⌉. The row under the figure drags it in the browser.",
+        ),
+        Field("moe_seed", "Seed of the toy router", "int", 0, lo=0, hi=9999, step=1),
+        Field("moe_gamma", "Bias update speed γ", "float", 0.01, lo=0.0, hi=0.1, step=0.001, fmt="%.3f"),
+        Field("moe_steps", "Steps", "int", 100, lo=10, hi=400, step=10),
+        Field("moe_model", "Model", "choice", MODELS[-1], choices=MODELS),
+        Field("moe_ep", "Expert-parallel devices", "int", 8, lo=1, hi=256, step=1),
+        ask.switch("predict_moe"),
+        ask.guess("guess_dropped", "Your guess: assignments dropped", "int", 0, 100_000),
+    ),
+    presets={
+        "A2.8: top-2 of 8, skewed, capacity factor 1.0": {
+            "moe_experts": 8,
+            "moe_top_k": 2,
+            "moe_skew": 1.5,
+            "moe_cf": "1",
+            "moe_view": ROUTING,
+        },
+        "Switch: top-1, capacity factor 1.25": {
+            "moe_experts": 8,
+            "moe_top_k": 1,
+            "moe_skew": 1.5,
+            "moe_cf": "1.25",
+            "moe_view": ROUTING,
+        },
+        "A3.3: DeepSeek-V3's bias balancing": {
+            "moe_experts": 16,
+            "moe_top_k": 2,
+            "moe_skew": 2.0,
+            "moe_gamma": 0.01,
+            "moe_view": BALANCING,
+        },
+        "A3.5: Mixtral 8x7B, total against active": {"moe_model": "Mixtral-8x7B", "moe_view": PARAMETERS},
+        "A3.3: DeepSeek-V3, 671B resident, 37B active": {
+            "moe_model": "DeepSeek-V3",
+            "moe_ep": 64,
+            "moe_view": PARAMETERS,
+        },
+    },
+)
+
+
+@functools.lru_cache(maxsize=32)
+def _routings(T: int, E: int, k: int, skew: float, seed: int) -> tuple[moe.Routing, ...]:
+    logits = moe.toy_router_logits(T, E, skew, seed)
+    return tuple(moe.route_tokens(logits, k, f, renormalize=k > 1) for f in FACTORS)
+
+
+def _panel(r: moe.Routing, f: float) -> str:
+    n = r.experts.size
+    return "<br>".join(
+        [
+            f"<b>capacity factor {f:g}</b>",
+            f"C = {r.capacity} slots per expert",
+            f"dropped: {r.dropped} of {n} assignments",
+            f"tokens that lost an expert: {r.dropped_tokens}",
+        ]
+    )
+
+
+@functools.lru_cache(maxsize=32)
+def _routing_fig(T: int, E: int, k: int, skew: float, seed: int, at: int, theme: str, pres: bool) -> go.Figure:
+    rs = _routings(T, E, k, skew, seed)
+    kept = [r.processed for r in rs]
+    dropped = [r.load - r.processed for r in rs]
+    panels = [_panel(r, f) for r, f in zip(rs, FACTORS, strict=True)]
+    return routing_figure(kept, dropped, [r.capacity for r in rs], FACTORS, panels, active=at, theme=theme,
+                          presenter=pres)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=16)
+def _trajectory(steps: int, T: int, E: int, k: int, skew: float, gamma: float, seed: int) -> moe.BalanceTrajectory:
+    return moe.balance_trajectory(steps, T, E, k, skew, gamma, seed)
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The figures of the tabs named in ``options.parts`` (``Routing``, ``Balancing``, ``Parameters``; ``main`` is the
+    open tab's), each tab's readouts, the notes on the input and the table behind the Routing figure.
+
+    Facts: ``dropped``, ``dropped_tokens``, ``capacity``, ``aux``, ``predict``; per tab ``imbalance_end``,
+    ``imbalance_none`` (Balancing), ``total``, ``active`` (Parameters). Bad input gives a note, never an exception.
+    """
+    parts = set(options.parts)
+    if "main" in parts:
+        parts.add(state.moe_view)
+    view = View()
+    T, E, k = int(state.moe_tokens), int(state.moe_experts), int(state.moe_top_k)
+    skew, seed = float(state.moe_skew), int(state.moe_seed)
+    if k > E:
+        view.notices.append(("info", f"Top k = {k} is more than the {E} experts: using k = {E}."))
+        k = E
+    f = float(state.moe_cf) if state.moe_cf in CF_CHOICES else 1.0
+    at = FACTORS.index(f)
+    r = _routings(T, E, k, skew, seed)[at]
+    n = r.experts.size
+    view.facts.update(dropped=r.dropped, dropped_tokens=r.dropped_tokens, capacity=r.capacity, aux=r.aux_loss)
+    predicting = ask.mode(state, "predict_moe", "guess_dropped")
+    view.facts["predict"] = predicting
+    question = (
+        f"{T} tokens, top-{k} of {E} experts, skew {skew:g}, capacity factor {f:g}: how many of the {n} "
+        "assignments are dropped?"
+    )
+    if ROUTING in parts:
+        if predicting == "hidden":
+            view.figures[ROUTING] = predict_figure(
+                question, x_title="expert", y_title="assignments (token, expert)", x_range=(-0.5, E - 0.5),
+                y_range=(0, max(1, int(r.load.max()))), **options.look,
+            )  # fmt: skip
+        else:
+            view.figures[ROUTING] = _routing_fig(T, E, k, skew, seed, at, options.theme, options.presenter)
+            view.drags[ROUTING] = Drag("moe_cf", CF_CHOICES)
+    view.readouts = [
+        Readout("Capacity C", f"{r.capacity}", f"⌈{f:g} · {T} · {k} / {E}⌉ slots per expert"),
+        Readout(
+            "Assignments dropped",
+            f"{r.dropped} of {n}",
+            "beyond C: the token gets nothing from that expert; its other experts and the residual still carry it",
+        ),
+        Readout("Tokens that lost an expert", f"{r.dropped_tokens} of {T}", None),
+        Readout(
+            "Balance loss E·Σ f·P",
+            f"{r.aux_loss:.3f}",
+            "Switch Transformer's loss without its α, f normalised to sum to 1: 1 at uniform routing",
+        ),
+    ]
+    if BALANCING in parts:
+        steps, gamma = int(state.moe_steps), float(state.moe_gamma)
+        tr = _trajectory(steps, T, E, k, skew, gamma, seed)
+        view.figures[BALANCING] = balance_figure(
+            tr.imbalance, tr.imbalance_without_bias, tr.aux_loss, tr.aux_loss_without_bias, **options.look
+        )
+        tail = max(1, steps // 10)
+        end, none = float(tr.imbalance[-tail:].mean()), float(tr.imbalance_without_bias[-tail:].mean())
+        view.facts.update(imbalance_end=end, imbalance_none=none)
+        view.readouts += [
+            Readout("Max ÷ mean load, no bias", f"{none:.2f}", f"mean of the last {tail} steps"),
+            Readout("Max ÷ mean load, bias", f"{end:.2f}", f"mean of the last {tail} steps, γ = {gamma:g}"),
+        ]
+    if PARAMETERS in parts:
+        name = state.moe_model if state.moe_model in MODELS else MODELS[-1]
+        specs = [ms.CATALOGUE[m] for m in MODELS]
+        totals = [ms.param_count(s) for s in specs]
+        actives = [ms.param_count(s, active=True) for s in specs]
+        i = MODELS.index(name)
+        spec = specs[i]
+        view.figures[PARAMETERS] = parameters_figure(MODELS, totals, actives, i, **options.look)
+        ep = int(state.moe_ep)
+        a2a = moe.all_to_all_bytes_per_token(spec.d_model, spec.top_k, ep_size=ep)
+        view.facts.update(total=totals[i], active=actives[i], a2a=a2a)
+        view.readouts += [
+            Readout(f"{name}: total", f"{totals[i] / 1e9:.1f}B",
+                    f"{totals[i] * BYTES_PER_PARAM / 1e9:,.0f} GB of weights in bf16"),
+            Readout("Active per token", f"{actives[i] / 1e9:.1f}B",
+                    f"about {2 * actives[i] / 1e9:.0f} GFLOPs per token forward (2 per active parameter)"),
+            Readout("All-to-all per token and MoE layer", f"{a2a / 1024:.1f} KiB",
+                    f"forward, dispatch and combine in bf16, {ep} devices, uniform routing: a floor of payload"),
+        ]  # fmt: skip
+    view.tables[ROUTING] = lambda: pd.DataFrame(
+        {
+            "expert": np.arange(E),
+            "assigned": r.load,
+            "kept": r.processed,
+            "dropped": r.load - r.processed,
+            "capacity": r.capacity,
+        }
+    )
+    if predicting == "hidden":
+        ask.hide(view, question, ("Assignments dropped", "Tokens that lost an expert"), tables=(ROUTING,))
+    elif predicting == "revealed":
+        g = int(state.guess_dropped)
+        if ROUTING in view.figures:
+            view.figures[ROUTING] = with_guess(
+                view.figures[ROUTING], g / max(E, 1), f"your guess: {g} dropped", axis="y", theme=options.theme
+            )
+        ask.reveal(
+            view,
+            Readout("Assignments dropped (the answer)", f"{r.dropped}", f"of {n}"),
+            f"{g}",
+            f"{g - r.dropped:+d}".replace("-", "−"),
+            "your guess minus the answer",
+        )
+    if "main" in parts and state.moe_view in view.figures:
+        view.figures["main"] = view.figures[state.moe_view]
+        if state.moe_view in view.drags:
+            view.drags["main"] = view.drags[state.moe_view]
+    return with_answers(SPEC, state, view)
