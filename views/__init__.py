@@ -67,6 +67,14 @@ class View:
     facts: dict[str, Any] = field(default_factory=dict)  # numbers the page's texts quote
     drags: dict[str, Drag] = field(default_factory=dict)  # figure name -> its in-browser drag
 
+    def show_as_main(self, name: str) -> None:
+        """Make the figure ``name`` (the open tab's) also the view's ``main`` figure, with its drag if it has one,
+        for the players and links that draw ``main``; nothing when that figure was not built."""
+        if name in self.figures:
+            self.figures["main"] = self.figures[name]
+            if name in self.drags:
+                self.drags["main"] = self.drags[name]
+
 
 DEFAULT = Options()
 

@@ -365,8 +365,6 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g - truth:+d}".replace("-", "−"),
             "your guess minus the answer",
         )
-    if "main" in parts and state.fa_view in view.figures:
-        view.figures["main"] = view.figures[state.fa_view]
-        if state.fa_view in view.drags:
-            view.drags["main"] = view.drags[state.fa_view]
+    if "main" in parts:
+        view.show_as_main(state.fa_view)
     return with_answers(SPEC, state, view)

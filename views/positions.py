@@ -398,8 +398,6 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g - beyond:+d}".replace("-", "−"),
             "your guess minus the answer",
         )
-    if "main" in parts and state.pos_view in view.figures:
-        view.figures["main"] = view.figures[state.pos_view]
-        if state.pos_view in view.drags:
-            view.drags["main"] = view.drags[state.pos_view]
+    if "main" in parts:
+        view.show_as_main(state.pos_view)
     return with_answers(SPEC, state, view)
