@@ -511,6 +511,87 @@ def balance_trajectory(
     )
 
 
+def aux_loss_gradient(logits: ArrayLike, offset: ArrayLike, top_k: int) -> tuple[float, NDArray[np.float64]]:
+    """The Switch balance loss of a softmax router with a learned per-expert logit offset c, and its gradient in c.
+
+    p_t = softmax(z_t + c), the top-k of p_t selected, f_e = count_e / (T k) (no gradient: it comes from a top-k),
+    P_e = mean_t p_{t,e}, L = E sum_e f_e P_e. The offset stands for the part of the router's weights that sets how
+    popular each expert is; the loss trains it through P only, as in Switch (Fedus et al. 2022, eq. 4-6)::
+
+        dL/dc_j = E · mean_t p_{t,j} (f_j - sum_e f_e p_{t,e})      (softmax Jacobian: dp_e/dc_j = p_e (1[e=j] - p_j))
+
+    Returns (L, dL/dc (E,)).
+    """
+    z = _scores_2d(logits, "logits")  # (T, E)
+    c = as_float_array(offset, "offset")
+    if c.shape != (z.shape[1],):
+        raise ValueError(f"offset must be an (E,) array with E = {z.shape[1]}; got shape {c.shape}")
+    top_k = _check_top_k(top_k, z.shape[1])
+    p = softmax_router_probs(z + c)  # (T, E)
+    T, E = p.shape
+    experts = np.argsort(-p, axis=1, kind="stable")[:, :top_k]  # (T, k)
+    # f_e = count_e / (T k)
+    f = np.bincount(experts.ravel(), minlength=E) / (T * top_k)  # (E,)
+    # L = E sum_e f_e P_e
+    loss = float(E * np.sum(f * p.mean(axis=0)))
+    # dL/dc_j = E mean_t p_{t,j} (f_j - p_t . f)
+    grad = E * np.mean(p * (f[None, :] - (p @ f)[:, None]), axis=0)  # (E,)
+    return loss, grad
+
+
+@dataclass(frozen=True)
+class AuxLossTrajectory:
+    """A softmax router's per-expert logit offset trained by the balance loss alone, one fresh batch per step."""
+
+    imbalance: NDArray  # (n,) max/mean load of the top-k selection with that step's offset
+    aux_loss: NDArray  # (n,) E sum f P of that selection (1 at balance)
+    prob_shift: NDArray  # (n,) mean over tokens of the total variation between p(z + c) and the router's own p(z)
+    offset: NDArray  # (n + 1, E) the offset before each step, and after the last
+
+
+def aux_loss_trajectory(
+    n_steps: int = 100,
+    n_tokens: int = 512,
+    n_experts: int = 16,
+    top_k: int = 2,
+    skew: float = 2.0,
+    step_size: float = 0.5,
+    seed: int = 0,
+) -> AuxLossTrajectory:
+    """Balance the skewed toy router with the auxiliary loss instead of a bias: gradient descent on a per-expert
+    logit offset c (c <- c - step_size · dL/dc, :func:`aux_loss_gradient`), on the same batches as
+    :func:`balance_trajectory` with the same arguments (the same seeds drawn in the same order), so that the two
+    runs compare one router. ``step_size`` stands for alpha times the learning rate (Switch: alpha = 1e-2); only the
+    balance loss trains c here, no language-model loss pulls back.
+
+    ``prob_shift`` is what the bias method leaves at 0: the aux loss balances by changing the router's
+    probabilities, so the gates change with them; the bias only changes which experts are selected, and the gates
+    stay the router's own (DeepSeek-AI 2024 §2.1.2; Wang et al. 2024 call the loss's gradient "interference").
+    """
+    n_steps = _check_positive_int("n_steps", n_steps)
+    n_tokens = _check_positive_int("n_tokens", n_tokens)
+    n_experts = _check_positive_int("n_experts", n_experts)
+    top_k = _check_top_k(top_k, n_experts)
+    step_size = _check_nonneg_real("step_size", step_size)
+    rng = np.random.default_rng(seed)
+    c = np.zeros(n_experts)
+    history, imb, aux, shift = [c], [], [], []
+    for _ in range(n_steps):
+        logits = toy_router_logits(n_tokens, n_experts, skew, seed=int(rng.integers(2**63 - 1)))  # (T, E)
+        loss, grad = aux_loss_gradient(logits, c, top_k)
+        p, p0 = softmax_router_probs(logits + c), softmax_router_probs(logits)  # (T, E)
+        experts = np.argsort(-p, axis=1, kind="stable")[:, :top_k]  # (T, k)
+        imb.append(load_imbalance(np.bincount(experts.ravel(), minlength=n_experts)))
+        aux.append(loss)
+        # TV(p, p0) = 1/2 sum_e |p_e - p0_e|, averaged over tokens
+        shift.append(float(0.5 * np.abs(p - p0).sum(axis=1).mean()))
+        c = c - step_size * grad
+        history.append(c)
+    return AuxLossTrajectory(
+        imbalance=np.array(imb), aux_loss=np.array(aux), prob_shift=np.array(shift), offset=np.array(history)
+    )
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Shared and fine-grained experts: parameters, and the expert-parallel all-to-all
 # ---------------------------------------------------------------------------------------------------------------
@@ -652,12 +733,15 @@ __all__ = [
     "AUX_FORMS",
     "DEEPSEEK_V3_LAYER",
     "PRIORITIES",
+    "AuxLossTrajectory",
     "BalanceTrajectory",
     "BiasRouting",
     "FineGrainedSplit",
     "MoELayerParams",
     "Routing",
     "all_to_all_bytes_per_token",
+    "aux_loss_gradient",
+    "aux_loss_trajectory",
     "balance_trajectory",
     "bias_balanced_routing",
     "expert_capacity",

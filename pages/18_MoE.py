@@ -29,10 +29,10 @@ def _body(page: Page) -> None:
         for name in ("moe_experts", "moe_top_k", "moe_tokens", "moe_skew", "moe_cf", "moe_seed"):
             page.control(name)
         st.subheader("Balancing")
-        for name in ("moe_gamma", "moe_steps"):
+        for name in ("moe_aux_step", "moe_gamma", "moe_steps"):
             page.control(name)
-        st.subheader("Real models")
-        for name in ("moe_model", "moe_ep"):
+        st.subheader("Expert design")
+        for name in ("moe_model", "moe_ep", "moe_split"):
             page.control(name)
         if page.control("predict_moe"):
             page.control("guess_dropped")
@@ -57,14 +57,20 @@ def _body(page: Page) -> None:
         if view_of.BALANCING in out.figures:
             page.chart(out.figures[view_of.BALANCING], "fig-balancing", "moe-balancing")
             st.caption(
-                "Sigmoid affinities; the bias is added only to choose the top k, the gates come from the unbiased "
-                "affinities. The router itself never trains here: only the bias moves. No capacity limit "
-                "(DeepSeek-V3 drops no tokens)."
+                "The same batches three ways. Auxiliary loss: softmax router, a per-expert logit offset trained by "
+                "gradient descent on E·Σ f·P alone (Switch Transformer's loss). Selection bias: sigmoid affinities, "
+                "the bias added only to choose the top k, gates from the unbiased affinities, the bias moved by γ "
+                "against each expert's load after every step (DeepSeek-V3). No capacity limit; no language-model "
+                "loss trains the router here."
             )
     with tabs[view_of.PARAMETERS]:
         if view_of.PARAMETERS in out.figures:
             page.chart(out.figures[view_of.PARAMETERS], "fig-parameters", "moe-parameters")
-            st.caption("Parameter counts from the catalogue's configurations; DeepSeek-V3's without its MTP module.")
+            st.caption(
+                "Parameter counts from each model's published configuration (DeepSeek-V3's without its MTP "
+                "module); the papers report 46.7B / 12.9B (Mixtral, Jiang et al. 2024) and 671B / 37B "
+                "(DeepSeek-AI 2024)."
+            )
 
     page.readouts(out.readouts)
 
@@ -80,9 +86,23 @@ stream still carry it.
 **The balance loss.** E · Σ f_e P_e, with f_e the fraction of dispatches that go to expert e and P_e the mean
 router probability of e. The gradient reaches the router through P only; f comes from the top-k selection.
 
-**DeepSeek-V3** (arXiv 2412.19437, §2.1.2) selects by sigmoid affinity plus a per-expert bias, gates with the
-unbiased affinities normalised over the selected experts, and nudges the bias down for overloaded experts and up
-for underloaded ones after each step; a small sequence-wise balance loss remains.
+**DeepSeek-V3** (DeepSeek-AI 2024, arXiv 2412.19437, §2.1.2; the method is Wang et al. 2024, arXiv 2408.15664)
+selects by sigmoid affinity plus a per-expert bias, gates with the unbiased affinities normalised over the selected
+experts, and after each step lowers the bias of overloaded experts and raises it for underloaded ones by γ; a
+sequence-wise balance loss with weight 0.0001 remains. The bias changes which experts a token reaches, never the
+weights its outputs are mixed with; a balance loss balances by moving the router's probabilities, and in training
+its gradient competes with the language-model loss's: a weight large enough to balance well costs quality (Wang et
+al. 2024; DeepSeek-V3 §2.1.2).
+
+**Shared and fine-grained experts** (DeepSeekMoE, Dai et al. 2024, arXiv 2401.06066). A shared expert sees every
+token, so common knowledge need not be copied into many routed experts; cutting each expert into m narrower ones
+and routing to m·k of them keeps parameters and FLOPs but multiplies the combinations a token can reach.
+DeepSeek-V3 has 1 shared and 256 routed experts of width 2,048 per MoE layer, 8 routed per token.
+
+**Memory and traffic.** Every expert is resident, so memory follows the total parameters, while a token's FLOPs
+follow the active ones. With experts spread over devices (expert parallelism), each token's hidden vector travels
+to its k experts and their outputs travel back: an all-to-all exchange in every MoE layer, twice the volume with
+the backward pass.
 """
         )
 

@@ -223,6 +223,47 @@ def test_bias_update_reduces_the_load_imbalance(E, k, skew):
     assert moe.load_imbalance(r0.load) == pytest.approx(max(loads) / (sum(loads) / E))
 
 
+@pytest.mark.parametrize(("T", "E", "k", "seed"), [(64, 8, 2, 0), (40, 5, 1, 3)])
+def test_aux_loss_gradient_against_autograd(T, E, k, seed):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(seed)
+    z, c = rng.standard_normal((T, E)), 0.3 * rng.standard_normal(E)
+    loss, grad = moe.aux_loss_gradient(z, c, k)
+    # reference: torch autograd through softmax, with f from the top-k detached (it comes from an argmax)
+    ct = torch.tensor(c, dtype=torch.float64, requires_grad=True)
+    p = torch.softmax(torch.tensor(z) + ct, dim=1)  # (T, E)
+    top = torch.topk(p.detach(), k, dim=1).indices  # (T, k)
+    f = torch.zeros(E, dtype=torch.float64).index_add_(0, top.reshape(-1), torch.ones(T * k, dtype=torch.float64))
+    ref = E * torch.sum(f / (T * k) * p.mean(dim=0))
+    ref.backward()
+    assert loss == pytest.approx(ref.item(), rel=1e-12)
+    np.testing.assert_allclose(grad, ct.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_aux_loss_trajectory_balances_on_the_bias_runs_batches():
+    kw = {"n_steps": 60, "n_tokens": 256, "n_experts": 8, "top_k": 2, "skew": 2.0, "seed": 4}
+    ax = moe.aux_loss_trajectory(step_size=1.0, **kw)
+    tr = moe.balance_trajectory(gamma=0.01, **kw)
+    # step 1 has no offset and no bias: the same batch gives the same loads
+    assert ax.imbalance[0] == tr.imbalance_without_bias[0] == tr.imbalance[0]
+    assert ax.imbalance[-10:].mean() < 0.7 * tr.imbalance_without_bias[-10:].mean()
+    assert ax.offset[-1][0] < 0 < ax.offset[-1][-1]  # the favoured expert's logit pushed down
+    # prob_shift of the last step by hand: regenerate its batch from the seed sequence, TV = 1/2 sum |p - p0|
+    rng = np.random.default_rng(4)
+    seeds = [int(rng.integers(2**63 - 1)) for _ in range(60)]
+    z = moe.toy_router_logits(256, 8, 2.0, seed=seeds[-1])
+    c = ax.offset[-2]
+    total = 0.0
+    for row in z:
+        e0 = [math.exp(v) for v in row]
+        e1 = [math.exp(v + o) for v, o in zip(row, c, strict=True)]
+        total += 0.5 * sum(abs(a / sum(e1) - b / sum(e0)) for a, b in zip(e1, e0, strict=True))
+    assert ax.prob_shift[-1] == pytest.approx(total / 256, rel=1e-10)
+    assert ax.prob_shift[0] == 0.0
+    # no step, no change
+    assert np.all(moe.aux_loss_trajectory(step_size=0.0, **kw).offset == 0)
+
+
 def test_sequence_balance_loss_at_uniform_and_against_the_formulas():
     T, E, k = 8, 4, 2
     s = np.full((T, E), 0.3)

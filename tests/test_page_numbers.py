@@ -45,6 +45,7 @@ from views import grpo as v_grpo
 from views import kl_leash as v_kl_leash
 from views import lora as v_lora
 from views import loss_units as v_loss_units
+from views import moe as v_moe
 from views import positions as v_positions
 from views import ppo as v_ppo
 from views import reward_model as v_reward_model
@@ -841,6 +842,31 @@ FLASH = [
 ]
 # fmt: on
 
+# ============================== 18. Mixture of experts (default: E = 8, top 2, T = 512, skew 1.5, capacity factor 1)
+# C = ceil(cf·T·k/E) (Switch Transformer, Fedus et al. 2022, eq. 3 with k assignments per token); DeepSeek-V3's
+# layer from its config_671B.json (n_shared_experts 1, n_routed_experts 256, moe_inter_dim 2048, 8 activated);
+# Mixtral 8x7B's 46.7B / 12.9B as Jiang et al. 2024 report them.
+ARXIV = "an arXiv identifier or a section of the cited paper"
+DEEPSEEK_CONFIG = "DeepSeek-V3's config_671B.json (1 shared, 256 routed experts of width 2,048, 8 routed per token)"
+_QUICK_MOE = (8, 512, 2, 1.25)  # E, T, k, cf of the quick check
+_SLOTS = math.ceil(_QUICK_MOE[3] * _QUICK_MOE[1] * _QUICK_MOE[2] / _QUICK_MOE[0])
+
+MOE = [
+    Ref("arXiv 2412.19437, §2.1.2; the method is Wang", ARXIV, ARXIV),
+    Ref("arXiv 2408.15664", ARXIV),
+    Ref("a sequence-wise balance loss with weight 0.0001 remains", "DeepSeek-V3's α (DeepSeek-AI 2024, §4.2)"),
+    Ref("(Wang et al. 2024; DeepSeek-V3 §2.1.2)", ARXIV),
+    Ref("arXiv 2401.06066", ARXIV),
+    Ref("DeepSeek-V3 has 1 shared and 256 routed experts of width 2,048 per MoE layer, 8 routed per token",
+        DEEPSEEK_CONFIG, DEEPSEEK_CONFIG, DEEPSEEK_CONFIG, DEEPSEEK_CONFIG),
+    Ref("A layer of E = 8 experts routes T = 512 tokens top-2 with a capacity factor of 1.25", *_QUICK_MOE),
+    Ref("C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so at most 8 × 160 = **1,280** of the 1,024 assignments",
+        GIVEN, GIVEN, GIVEN, GIVEN, _SLOTS, GIVEN, _SLOTS, _QUICK_MOE[0] * _SLOTS, _QUICK_MOE[1] * _QUICK_MOE[2]),
+    Ref("Mixtral 8x7B: about 46.7B parameters resident, about 12.9B active per token", NAME, CITE, CITE),
+    Ref("with k > 1 it loses only the experts", "top-1 against top-k: the case the sentence excludes"),
+    Ref("(gates renormalised over the k for k > 1)", "top-1 against top-k: the case the sentence excludes"),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -857,6 +883,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/13_Schedules.py": SCHEDULES,
     "pages/16_Positions.py": POSITIONS,
     "pages/17_FlashAttention.py": FLASH,
+    "pages/18_MoE.py": MOE,
 }
 
 
@@ -921,6 +948,7 @@ TM, SV, PP, RMS, SA, LU, SH = (
 )
 PO = v_positions.SPEC
 FA = v_flash_attention.SPEC
+MO = v_moe.SPEC
 _C = "Worked example C (3 of 8 correct)"
 _C_REWARDS = [float(x) for x in _preset(GR, _C)["rewards"].split(",")]
 _QUICK = "Quick check: 0.5, 0.3, 0.2 at top-p 0.6"
@@ -1138,6 +1166,22 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             _preset(FA, "d = 128 with 100 KiB: the count as written saves little")["fa_sram"]),
         Ref("A8.8: what the backward keeps at 32k tokens",
             "k = 1024 tokens: the preset's N is 32 × 1024 (test_the_flash_presets_count_k_as_1024_tokens)"),
+    ]),
+    "pages/18_MoE.py": (MO, [
+        Ref("falling linearly from expert 0 to expert E - 1 (0: balanced on average)", "the first expert's index",
+            FORMULA, MO["moe_skew"].lo),
+        Ref("into m of 1/m the width", FORMULA),
+        Ref("A2.8: top-2 of 8, skewed, capacity factor 1.0",
+            *(_preset(MO, "A2.8: top-2 of 8, skewed, capacity factor 1.0")[f] for f in ("moe_top_k", "moe_experts")),
+            float(_preset(MO, "A2.8: top-2 of 8, skewed, capacity factor 1.0")["moe_cf"])),
+        Ref("Switch: top-1, capacity factor 1.25", _preset(MO, "Switch: top-1, capacity factor 1.25")["moe_top_k"],
+            float(_preset(MO, "Switch: top-1, capacity factor 1.25")["moe_cf"])),
+        Ref("A3.3: DeepSeekMoE's fine-grained split, 16 experts top-2 cut in 4",
+            *(_preset(MO, "A3.3: DeepSeekMoE's fine-grained split, 16 experts top-2 cut in 4")[f]
+              for f in ("moe_experts", "moe_top_k")),
+            int(_preset(MO, "A3.3: DeepSeekMoE's fine-grained split, 16 experts top-2 cut in 4")["moe_split"])),
+        Ref("A3.5: Mixtral 8x7B, total against active", NAME),
+        Ref("A3.3: DeepSeek-V3, 671B resident, 37B active", CITE, CITE),
     ]),
 }  # fmt: skip
 

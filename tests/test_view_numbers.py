@@ -19,6 +19,7 @@ import pytest
 from tests import (
     view_numbers_flash_attention,
     view_numbers_lora,
+    view_numbers_moe,
     view_numbers_positions,
     view_numbers_prefs,
     view_numbers_rl,
@@ -32,7 +33,7 @@ from views import catalog
 # every lesson page (a page with a view) and its spec, from the catalogue of pages
 SPECS = {e.script: catalog.view_module(e.url).SPEC for e in catalog.PAGES if e.view is not None}
 GROUPS = (view_numbers_scaling, view_numbers_rl, view_numbers_prefs, view_numbers_systems, view_numbers_tokens,
-          view_numbers_lora, view_numbers_positions, view_numbers_flash_attention)  # fmt: skip
+          view_numbers_lora, view_numbers_positions, view_numbers_flash_attention, view_numbers_moe)  # fmt: skip
 TABLES = {page: table for group in GROUPS for page, table in group.TABLES.items()}
 
 

@@ -109,9 +109,86 @@ def test_mixtral_by_its_config() -> None:
 
 
 def test_all_to_all_per_token() -> None:
-    # DeepSeek-V3: D 7168, 8 experts per token, bf16 out and back, 64 devices: 8 · 2 · 7168 · 2 · (1 − 1/64) bytes
+    # DeepSeek-V3: D 7168, 8 experts per token, FP8 out (1 byte) and BF16 back (2), 64 devices: 8 · 7168 · 3 · 63/64
     state = SPEC.defaults().replace(moe_model="DeepSeek-V3", moe_ep=64)
-    assert _readouts(state)["All-to-all per token and MoE layer"] == f"{8 * 2 * 7168 * 2 * 63 / 64 / 1024:.1f} KiB"
+    assert _readouts(state)["All-to-all per token and MoE layer"] == f"{8 * 7168 * 3 * 63 / 64 / 1024:.1f} KiB"
+    # Mixtral: D 4096, top 2, BF16 both ways, 8 devices: 2 · 4096 · 4 · 7/8 bytes = 28 KiB
+    state = SPEC.defaults().replace(moe_model="Mixtral-8x7B", moe_ep=8)
+    assert _readouts(state)["All-to-all per token and MoE layer"] == "28.0 KiB"
+
+
+def test_forward_flops_per_token() -> None:
+    # Mixtral: 2 FLOPs per active weight, the input embedding (32000 · 4096) a lookup
+    D, L, F, V = 4096, 32, 14_336, 32_000
+    # the output head, then per layer attention, the router and 2 experts
+    matmul = V * D + L * (2 * D * 32 * 128 + 2 * D * 8 * 128 + D * 8 + 2 * 3 * D * F)
+    flops = 2 * (matmul + L * 2 * D + D)  # + the norm gains, 1 multiply each counted as the rest are
+    facts = view_of.figures(SPEC.defaults().replace(moe_model="Mixtral-8x7B"), ALL).facts
+    assert facts["flops"] == flops
+    r = {x.label: x.help for x in view_of.figures(SPEC.defaults().replace(moe_model="Mixtral-8x7B"), ALL).readouts}
+    assert r["Active per token"].startswith(f"about {flops / 1e9:.0f} GFLOPs")
+    assert f"{flops / 1e9:.0f}" == "25"
+
+
+@pytest.mark.parametrize(("E", "k", "m"), [(16, 2, 4), (8, 2, 2), (8, 1, 8)])
+def test_fine_grained_combinations(E: int, k: int, m: int) -> None:
+    state = SPEC.defaults().replace(moe_experts=E, moe_top_k=k, moe_split=str(m))
+    value = _readouts(state)[f"Split the toy's experts m = {m}"]
+    # C(n, r) = n! / (r! (n - r)!)
+    comb = lambda n, r: math.factorial(n) // (math.factorial(r) * math.factorial(n - r))  # noqa: E731
+    assert value == f"{comb(E, k):,} → {comb(m * E, m * k):,}"
+    if (E, k, m) == (16, 2, 4):
+        assert value == "120 → 4,426,165,368"  # DeepSeekMoE's example (Dai et al. 2024, §3.1)
+
+
+def test_experts_per_layer() -> None:
+    r = _readouts(SPEC.defaults().replace(moe_model="DeepSeek-V3"))
+    assert r["Experts per MoE layer"] == "1 shared (every token) + 8 of 256 routed"
+    r = _readouts(SPEC.defaults().replace(moe_model="Mixtral-8x7B"))
+    assert r["Experts per MoE layer"] == "2 of 8, no shared expert"
+
+
+def _loads_by_loop(z: np.ndarray, k: int, offset: np.ndarray) -> list[int]:
+    E = z.shape[1]
+    loads = [0] * E
+    for row in z:
+        for e in sorted(range(E), key=lambda j: (-(row[j] + offset[j]), j))[:k]:
+            loads[e] += 1
+    return loads
+
+
+def test_balancing_against_a_loop_with_autograd() -> None:
+    """The three imbalance readouts and the probabilities moved, rebuilt here: the batches from the seed sequence,
+    top-k by a loop, the aux loss's offset trained with torch autograd, the bias moved by the sign rule."""
+    torch = pytest.importorskip("torch")
+    T, E, k, skew, seed, steps, step, gamma = 128, 8, 2, 1.5, 0, 30, 1.0, 0.01
+    state = SPEC.defaults().replace(moe_tokens=T, moe_steps=steps, moe_view=view_of.BALANCING)
+    r = _readouts(state)
+    rng = np.random.default_rng(seed)
+    c, b = torch.zeros(E, dtype=torch.float64), np.zeros(E)
+    none, aux, bias, shift = [], [], [], []
+    for _ in range(steps):
+        g = np.random.default_rng(int(rng.integers(2**63 - 1)))
+        z = g.standard_normal((T, E)) + skew * (E - 1 - np.arange(E)) / (E - 1)
+        imb = lambda loads: max(loads) / (sum(loads) / E)  # noqa: E731
+        none.append(imb(_loads_by_loop(z, k, np.zeros(E))))
+        loads_b = _loads_by_loop(1 / (1 + np.exp(-z)), k, b)  # top-k of sigmoid(z) + b
+        bias.append(imb(loads_b))
+        b = b + gamma * np.sign(np.mean(loads_b) - np.array(loads_b))
+        ct = c.clone().requires_grad_(True)
+        p = torch.softmax(torch.tensor(z) + ct, dim=1)
+        loads_a = _loads_by_loop(p.detach().numpy(), k, np.zeros(E))
+        aux.append(imb(loads_a))
+        p0 = torch.softmax(torch.tensor(z), dim=1)
+        shift.append(0.5 * (p.detach() - p0).abs().sum(dim=1).mean().item())
+        loss = E * torch.sum(torch.tensor(loads_a, dtype=torch.float64) / (T * k) * p.mean(dim=0))
+        loss.backward()
+        c = c - step * ct.grad
+    tail = steps // 10
+    assert r["Max ÷ mean load, no balancing"] == f"{np.mean(none[-tail:]):.2f}"
+    assert r["Max ÷ mean load, auxiliary loss"] == f"{np.mean(aux[-tail:]):.2f}"
+    assert r["Max ÷ mean load, selection bias"] == f"{np.mean(bias[-tail:]):.2f}"
+    assert r["Router probabilities moved by the loss"] == f"{np.mean(shift[-tail:]):.2f}"
 
 
 def test_predict_first_hides_then_reveals() -> None:

@@ -34,7 +34,10 @@ ROUTING, BALANCING, PARAMETERS = VIEWS
 FACTORS = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 CF_CHOICES = tuple(f"{f:g}" for f in FACTORS)  # the field's choices: "0.5", ..., "1", ..., "3"
 MODELS = tuple(name for name, spec in ms.CATALOGUE.items() if spec.is_moe)
-BYTES_PER_PARAM = 2  # bf16 weights
+SPLITS = ("1", "2", "4", "8")
+# DeepSeek-V3 dispatches tokens to the experts in FP8 and combines their outputs in BF16 (DeepSeek-AI 2024,
+# §3.3.2); the other models: BF16 both ways, an assumption
+DISPATCH_BYTES = {"DeepSeek-V3": 1.0}
 
 SPEC = Spec(
     "MoE",
@@ -65,9 +68,29 @@ SPEC = Spec(
         ),
         Field("moe_seed", "Seed of the toy router", "int", 0, lo=0, hi=9999, step=1),
         Field("moe_gamma", "Bias update speed γ", "float", 0.01, lo=0.0, hi=0.1, step=0.001, fmt="%.3f"),
+        Field(
+            "moe_aux_step",
+            "Aux-loss step α·η",
+            "float",
+            1.0,
+            lo=0.0,
+            hi=5.0,
+            step=0.1,
+            fmt="%.1f",
+            help="the balance loss's weight times the learning rate of the per-expert logit offset it trains",
+        ),
         Field("moe_steps", "Steps", "int", 100, lo=10, hi=400, step=10),
         Field("moe_model", "Model", "choice", MODELS[-1], choices=MODELS),
         Field("moe_ep", "Expert-parallel devices", "int", 8, lo=1, hi=256, step=1),
+        Field(
+            "moe_split",
+            "Fine-grained split m",
+            "choice",
+            "1",
+            choices=SPLITS,
+            widget="segmented",
+            help="cut each of the toy's E experts into m of 1/m the width and route to m·k of them (DeepSeekMoE)",
+        ),
         ask.switch("predict_moe"),
         ask.guess("guess_dropped", "Your guess: assignments dropped", "int", 0, 100_000),
     ),
@@ -92,6 +115,12 @@ SPEC = Spec(
             "moe_skew": 2.0,
             "moe_gamma": 0.01,
             "moe_view": BALANCING,
+        },
+        "A3.3: DeepSeekMoE's fine-grained split, 16 experts top-2 cut in 4": {
+            "moe_experts": 16,
+            "moe_top_k": 2,
+            "moe_split": "4",
+            "moe_view": PARAMETERS,
         },
         "A3.5: Mixtral 8x7B, total against active": {"moe_model": "Mixtral-8x7B", "moe_view": PARAMETERS},
         "A3.3: DeepSeek-V3, 671B resident, 37B active": {
@@ -134,6 +163,11 @@ def _routing_fig(T: int, E: int, k: int, skew: float, seed: int, at: int, theme:
 @functools.lru_cache(maxsize=16)
 def _trajectory(steps: int, T: int, E: int, k: int, skew: float, gamma: float, seed: int) -> moe.BalanceTrajectory:
     return moe.balance_trajectory(steps, T, E, k, skew, gamma, seed)
+
+
+@functools.lru_cache(maxsize=16)
+def _aux_trajectory(steps: int, T: int, E: int, k: int, skew: float, step: float, seed: int) -> moe.AuxLossTrajectory:
+    return moe.aux_loss_trajectory(steps, T, E, k, skew, step, seed)
 
 
 def figures(state: State, options: Options = DEFAULT) -> View:
@@ -187,36 +221,66 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ),
     ]
     if BALANCING in parts:
-        steps, gamma = int(state.moe_steps), float(state.moe_gamma)
+        steps, gamma, step = int(state.moe_steps), float(state.moe_gamma), float(state.moe_aux_step)
         tr = _trajectory(steps, T, E, k, skew, gamma, seed)
+        ax = _aux_trajectory(steps, T, E, k, skew, step, seed)
         view.figures[BALANCING] = balance_figure(
-            tr.imbalance, tr.imbalance_without_bias, tr.aux_loss, tr.aux_loss_without_bias, **options.look
+            tr.imbalance_without_bias, ax.imbalance, tr.imbalance, ax.prob_shift, **options.look
         )
         tail = max(1, steps // 10)
         end, none = float(tr.imbalance[-tail:].mean()), float(tr.imbalance_without_bias[-tail:].mean())
-        view.facts.update(imbalance_end=end, imbalance_none=none)
+        aux_end, shift = float(ax.imbalance[-tail:].mean()), float(ax.prob_shift[-tail:].mean())
+        view.facts.update(imbalance_end=end, imbalance_none=none, imbalance_aux=aux_end, prob_shift=shift)
+        last = f"mean of the last {tail} steps"
         view.readouts += [
-            Readout("Max ÷ mean load, no bias", f"{none:.2f}", f"mean of the last {tail} steps"),
-            Readout("Max ÷ mean load, bias", f"{end:.2f}", f"mean of the last {tail} steps, γ = {gamma:g}"),
+            Readout("Max ÷ mean load, no balancing", f"{none:.2f}", last),
+            Readout("Max ÷ mean load, auxiliary loss", f"{aux_end:.2f}", f"{last}, α·η = {step:g}"),
+            Readout("Max ÷ mean load, selection bias", f"{end:.2f}", f"{last}, γ = {gamma:g}"),
+            Readout(
+                "Router probabilities moved by the loss",
+                f"{shift:.2f}",
+                f"{last}: mean total variation from the router's own; the bias moves them by 0",
+            ),
         ]
     if PARAMETERS in parts:
         name = state.moe_model if state.moe_model in MODELS else MODELS[-1]
         specs = [ms.CATALOGUE[m] for m in MODELS]
-        totals = [ms.param_count(s) for s in specs]
-        actives = [ms.param_count(s, active=True) for s in specs]
+        breakdowns = [ms.param_breakdown(s) for s in specs]
+        totals = [b.total for b in breakdowns]
+        actives = [b.active for b in breakdowns]
         i = MODELS.index(name)
-        spec = specs[i]
+        spec, b = specs[i], breakdowns[i]
         view.figures[PARAMETERS] = parameters_figure(MODELS, totals, actives, i, **options.look)
         ep = int(state.moe_ep)
-        a2a = moe.all_to_all_bytes_per_token(spec.d_model, spec.top_k, ep_size=ep)
-        view.facts.update(total=totals[i], active=actives[i], a2a=a2a)
+        dispatch = DISPATCH_BYTES.get(name, 2.0)
+        a2a = moe.all_to_all_bytes_per_token(spec.d_model, spec.top_k, dispatch, combine_bytes_per_value=2.0,
+                                             ep_size=ep)  # fmt: skip
+        # forward FLOPs per token ~ 2 per active weight that multiplies: the input embedding is a lookup
+        flops = 2 * (b.active - b.embedding)
+        m = int(state.moe_split) if state.moe_split in SPLITS else 1
+        split = moe.fine_grained_split(E, k, 1, m)
+        view.facts.update(total=totals[i], active=actives[i], a2a=a2a, flops=flops,
+                          combos=(split.combinations_before, split.combinations_after))  # fmt: skip
+        shared = (
+            f"{spec.n_shared_experts} shared (every token) + {spec.top_k} of {spec.n_experts} routed"
+            if spec.n_shared_experts
+            else f"{spec.top_k} of {spec.n_experts}, no shared expert"
+        )
+        precision = "FP8 out, BF16 back (§3.3.2)" if dispatch == 1.0 else "BF16 both ways (assumed)"
         view.readouts += [
             Readout(f"{name}: total", f"{totals[i] / 1e9:.1f}B",
-                    f"{totals[i] * BYTES_PER_PARAM / 1e9:,.0f} GB of weights in bf16"),
+                    f"{totals[i] * 2 / 1e9:,.0f} GB of weights in bf16, {totals[i] / 1e9:,.0f} GB in FP8: memory "
+                    "follows the total"),
             Readout("Active per token", f"{actives[i] / 1e9:.1f}B",
-                    f"about {2 * actives[i] / 1e9:.0f} GFLOPs per token forward (2 per active parameter)"),
+                    f"about {flops / 1e9:.0f} GFLOPs per token forward: 2 per active weight, the embedding lookup "
+                    "left out, attention over the context on top"),
+            Readout("Experts per MoE layer", shared, f"experts of width {spec.d_expert:,} (SwiGLU)"),
             Readout("All-to-all per token and MoE layer", f"{a2a / 1024:.1f} KiB",
-                    f"forward, dispatch and combine in bf16, {ep} devices, uniform routing: a floor of payload"),
+                    f"forward, dispatch and combine, {precision}, {ep} devices, uniform routing: payload only"),
+            Readout(f"Split the toy's experts m = {m}",
+                    f"{split.combinations_before:,} → {split.combinations_after:,}",
+                    f"expert combinations per token, C({E}, {k}) → C({split.n_experts}, {split.top_k}), at the "
+                    "same parameters and FLOPs (DeepSeekMoE, Dai et al. 2024)"),
         ]  # fmt: skip
     view.tables[ROUTING] = lambda: pd.DataFrame(
         {

@@ -88,48 +88,54 @@ def routing_figure(
 
 
 def balance_figure(
-    imbalance: np.ndarray,
-    imbalance_without_bias: np.ndarray,
-    aux: np.ndarray,
-    aux_without_bias: np.ndarray,
+    imbalance_none: np.ndarray,
+    imbalance_aux: np.ndarray,
+    imbalance_bias: np.ndarray,
+    shift_aux: np.ndarray,
     *,
     height: int = 470,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
-    """Top: max/mean expert load per step with the bias and for the same batches without it. Bottom: the balance
-    loss E·Σ f·P (1 at uniform routing) of each selection."""
+    """Top: max/mean expert load per step for one skewed router left alone, balanced by the auxiliary loss, and
+    balanced by a selection bias. Bottom: how far each method moved the router's own probabilities (mean total
+    variation; the bias leaves them untouched)."""
     pal = get_theme(theme).palette
-    steps = np.arange(1, len(imbalance) + 1)
-    ids, layout = grid(2, 1, heights=[1, 1], vgap=0.1)
+    steps = np.arange(1, len(imbalance_none) + 1)
+    ids, layout = grid(2, 1, heights=[1.4, 1], vgap=0.1)
     (x1, y1), (x2, y2) = ids
+    lines = (
+        ("no balancing", imbalance_none, pal["reference"], "solid"),
+        ("auxiliary loss", imbalance_aux, pal["highlight"], "dash"),
+        ("selection bias", imbalance_bias, pal["optimised"], "solid"),
+    )
     data = [
         {
-            "type": "scatter", "x": steps, "y": imbalance_without_bias, "mode": "lines", "name": "no bias",
-            "line": {"color": pal["reference"], "width": 2.5}, "xaxis": x1, "yaxis": y1,
-            "hovertemplate": "step %{x}: max/mean %{y:.2f}<extra>no bias</extra>",
+            "type": "scatter", "x": steps, "y": y, "mode": "lines", "name": name, "legendgroup": name,
+            "line": {"color": color, "width": 2.5, "dash": dash}, "xaxis": x1, "yaxis": y1,
+            "hovertemplate": f"step %{{x}}: max/mean %{{y:.2f}}<extra>{name}</extra>",
+        }
+        for name, y, color, dash in lines
+    ]  # fmt: skip
+    data += [
+        {
+            "type": "scatter", "x": steps, "y": shift_aux, "mode": "lines", "name": "auxiliary loss",
+            "legendgroup": "auxiliary loss", "showlegend": False,
+            "line": {"color": pal["highlight"], "width": 2.5, "dash": "dash"}, "xaxis": x2, "yaxis": y2,
+            "hovertemplate": "step %{x}: %{y:.3f}<extra>auxiliary loss</extra>",
         },
         {
-            "type": "scatter", "x": steps, "y": imbalance, "mode": "lines", "name": "bias balancing",
-            "line": {"color": pal["optimised"], "width": 2.5}, "xaxis": x1, "yaxis": y1,
-            "hovertemplate": "step %{x}: max/mean %{y:.2f}<extra>bias</extra>",
-        },
-        {
-            "type": "scatter", "x": steps, "y": aux_without_bias, "mode": "lines", "name": "balance loss, no bias",
-            "line": {"color": pal["reference"], "width": 2, "dash": "dot"}, "xaxis": x2, "yaxis": y2,
-            "hovertemplate": "step %{x}: %{y:.3f}<extra>no bias</extra>",
-        },
-        {
-            "type": "scatter", "x": steps, "y": aux, "mode": "lines", "name": "balance loss, bias",
-            "line": {"color": pal["optimised"], "width": 2, "dash": "dot"}, "xaxis": x2, "yaxis": y2,
-            "hovertemplate": "step %{x}: %{y:.3f}<extra>bias</extra>",
+            "type": "scatter", "x": steps, "y": np.zeros(len(steps)), "mode": "lines", "name": "selection bias",
+            "legendgroup": "selection bias", "showlegend": False,
+            "line": {"color": pal["optimised"], "width": 2.5}, "xaxis": x2, "yaxis": y2,
+            "hovertemplate": "step %{x}: 0 (the gates are the router's own)<extra>selection bias</extra>",
         },
     ]  # fmt: skip
     layout["xaxis"] |= {"showticklabels": False}
     layout["yaxis"] |= {"title": {"text": "max ÷ mean load"}, "rangemode": "tozero"}
     layout["xaxis2"] |= {"title": {"text": "step (a fresh batch each)"}, "matches": "x"}
-    layout["yaxis2"] |= {"title": {"text": "E·Σ f·P"}}
-    layout["title"] = {"text": "The same skewed router: a selection bias against none"}
+    layout["yaxis2"] |= {"title": {"text": "router probs moved"}, "rangemode": "tozero"}
+    layout["title"] = {"text": "One skewed router: the balance loss moves its probabilities, the bias does not"}
     layout["hovermode"] = "closest"
     layout["legend"] = {"y": 1.02}
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
