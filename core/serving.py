@@ -1,5 +1,5 @@
 """Inference and serving: the roofline of prefill and decode, KV-cache capacity, speculative decoding,
-quantisation and mixture-of-experts routing.
+quantisation and an MoE's memory against its compute (the router toy is core.moe's).
 
 Units: bytes, seconds, FLOP; bandwidth in bytes/s and peaks in FLOP/s (decimal, as spec sheets write them);
 memory sizes in bytes, shown as GiB = 2^30 by the pages (002 A10's convention). The roofline model: a step takes
@@ -16,7 +16,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from core.hardware import GIB, Gpu, get_gpu
 from core.model_spec import ModelSpec, forward_flops_per_token, kv_cache_bytes_per_token, param_breakdown
-from core.moe import Routing, expert_capacity, route_tokens, switch_aux_loss, toy_router_logits  # the router toy
 
 # ----------------------------------------------------------------------------------------------------------------
 # Number formats of weights and KV values
@@ -494,7 +493,7 @@ def speculative_sample(
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# Mixture of experts: memory by total, compute by active (the router toy is core.moe's)
+# Mixture of experts: memory by total, compute by active
 
 
 @dataclass(frozen=True)
@@ -516,7 +515,6 @@ __all__ = [
     "AllocationWaste",
     "KVCapacity",
     "MoEAccounting",
-    "Routing",
     "Step",
     "allocation_waste",
     "attainable_flops",
@@ -525,20 +523,16 @@ __all__ = [
     "decode_intensity",
     "decode_time_bound",
     "expected_tokens_per_forward",
-    "expert_capacity",
     "forward_step",
     "kv_replication",
     "kv_sequences_that_fit",
     "moe_accounting",
     "prefill_intensity",
-    "route_tokens",
     "sequences_by_allocator",
     "simple_intensity",
     "speculative_sample",
     "speculative_speedup",
     "speculative_speedup_vs_batch",
-    "switch_aux_loss",
-    "toy_router_logits",
     "weight_bytes",
     "weight_bytes_read",
 ]

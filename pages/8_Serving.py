@@ -1,10 +1,10 @@
 """Serving: why decode is memory-bound, how many sequences the KV cache lets a node serve, when speculative
-decoding pays, and how a mixture-of-experts router drops tokens."""
+decoding pays, and what an MoE holds against what it computes with (its router is the MoE page's)."""
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, cached_view, draw_tabs
-from views import Options
+from pages.frame import InterviewAnswer, Page, cached_view, carried_params, draw_tabs, page_link
+from views import Options, catalog
 from views import serving as view_of
 
 page = Page.setup(
@@ -39,8 +39,6 @@ def _body(page: Page) -> None:
             page.control("used")
         with tabs["Speculative decoding"]:
             page.control_row("accept", "draft_k", "draft")
-        with tabs["MoE router"]:
-            page.control_row("experts", "topk", "capf", "skew", "rtokens")
 
     state = page.state()
     open_parts = {name for name, tab in tabs.items() if tab.open}
@@ -86,17 +84,13 @@ def _body(page: Page) -> None:
                     "on the app's device) on a toy vocabulary: the kept tokens follow the target, not the draft."
                 )
                 page.chart(out.figures["Speculative decoding"], "spec", "speculative-decoding")
-        with tabs["MoE router"]:
-            if "MoE router" in out.figures:
-                st.caption(
-                    "Each token goes to its top-k experts; an expert processes at most ⌈capacity factor × T k / E⌉ "
-                    "assignments and drops the rest, which pass on through the residual stream (Fedus et al. 2022, "
-                    "Switch Transformers). A skewed router overloads a few experts; the balance loss pushes back. "
-                    "Capacity factor 0 sets no limit: dropless routing, as in DeepSeek-V3, which drops no tokens and "
-                    "balances load mainly with a per-expert routing bias, plus a very small sequence-wise balance "
-                    "loss (DeepSeek-AI 2024 §2.1.2)."
-                )
-                page.chart(out.figures["MoE router"], "router", "moe-router")
+        moe = catalog.by_url("MoE")
+        st.caption(
+            "Mixture of experts: this page counts what an MoE holds and reads (the total and active parameters, the "
+            "experts a decode step or a verify pass reads). The router itself, top-k routing with a capacity "
+            "factor, the tokens it drops, and load balancing with a loss or a bias, now lives on the MoE page."
+        )
+        page_link(moe.script, label=moe.label, icon=moe.icon, query_params=carried_params() or None)
 
     @page.explain()
     def _explanation() -> None:

@@ -1048,8 +1048,6 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
     "pages/8_Serving.py": (SV, [
         Ref("SwiGLU: 3 D d_ff weights", SWIGLU),
         Ref("custom = Llama-3.2-1B shape (Llama 3's tokenizer)", NAME),
-        Ref("capf help: 0: no capacity limit", SV["capf"].lo),
-        Ref("skew help: 0: balanced in expectation", SV["skew"].lo),
         Ref("A10-07: KV cache bytes per token", SEED_ID),
         Ref("A10-08: How many sequences fit on one node?", SEED_ID),
         Ref("A10-11: Arithmetic intensity of prefill vs decode", SEED_ID),

@@ -1,6 +1,6 @@
 """The serving page in AppTest: the default view, every preset shows its answers, a link reproduces a view, each
-tab builds its figure only when open, bad link values and bad inputs give a message and never an exception, the
-traps show the wrong number."""
+tab builds its figure only when open, bad link values and bad inputs give a message and never an exception (an old
+link to the router toy, now the MoE page's, too), the traps show the wrong number."""
 
 import math
 
@@ -69,18 +69,33 @@ def test_a10_08_link_reproduces_the_node():
     assert metrics(clicked) == m
 
 
-@pytest.mark.parametrize(("tab", "trace_name"), [("Speculative decoding", "k = 4"), ("MoE router", "dropped")])
-def test_tabs_build_their_figure(tab, trace_name):
-    at = open_page(PAGE, {"srv_view": tab})
+def test_the_speculative_tab_builds_its_figure():
+    at = open_page(PAGE, {"srv_view": "Speculative decoding"})
     assert no_exception(at) and at.warning.len == 0
     figs = figures(at)
     assert len(figs) == 2
-    tr = trace(figs[1], trace_name)
-    if tab == "Speculative decoding":
-        y = decode(tr["y"])
-        assert y[0] == 1.0 and y[-1] == 5.0  # alpha = 0 and alpha = 1 with k = 4
-    else:
-        assert decode(tr["y"]).sum() + decode(figs[1]["data"][0]["y"]).sum() == 256 * 2  # T k assignments
+    y = decode(trace(figs[1], "k = 4")["y"])
+    assert y[0] == 1.0 and y[-1] == 5.0  # alpha = 0 and alpha = 1 with k = 4
+
+
+def test_an_old_router_link_opens_the_defaults_and_points_to_the_moe_page(default):
+    """The router toy moved to the MoE page (issue 32): a link made before, with its tab and its controls, opens the
+    default view with a message for each value it could not use, and the page links to the MoE page."""
+    old = {"srv_view": "MoE router", "experts": "64", "topk": "4", "capf": "1.5", "skew": "2", "rtokens": "512"}
+    at = open_page(PAGE, old)
+    assert_bad_link_falls_back(at, default, "MoE router", warning="`srv_view=MoE router`")
+    warnings = [w.value for w in at.warning]
+    assert any("using `KV capacity` instead" in w for w in warnings), warnings
+    for name in ("experts", "topk", "capf", "skew", "rtokens"):
+        assert any(f"unknown link parameter `{name}={old[name]}`" in w for w in warnings), (name, warnings)
+    assert len(figures(at)) == 2  # the roofline and the KV capacity tab
+    assert not set(old) & set(at.query_params)  # the link no longer carries them
+    assert "Router: tokens that lost an expert" not in metrics(at)
+    assert {"experts", "topk", "capf", "skew", "rtokens"}.isdisjoint(view_of.SPEC.by_name)
+    assert view_of.VIEWS == ("KV capacity", "Speculative decoding")
+    moe = [link.proto for link in at.get("page_link") if link.proto.page == "MoE"]
+    assert moe and moe[0].label == "Mixture of experts"
+    assert any("now lives on the MoE page" in c.value for c in at.caption)
 
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)

@@ -79,10 +79,7 @@ def _widget_keys(block) -> list[str]:
         (
             "pages/8_Serving.py",
             {},
-            {
-                "controls-3-accept": ["accept", "draft_k", "draft"],
-                "controls-5-experts": ["experts", "topk", "capf", "skew", "rtokens"],
-            },
+            {"controls-3-accept": ["accept", "draft_k", "draft"]},
         ),
         (
             "pages/10_Reward_model.py",

@@ -1,5 +1,5 @@
 """viz.serving: the roofline bends at the ridge point, decode climbs it with the batch, speculative decoding's
-curves and break-even line, KV capacity under two allocators and the router's dropped tokens; plotly accepts all."""
+curves and break-even line and KV capacity under two allocators; plotly accepts all."""
 
 import numpy as np
 import plotly.graph_objects as go
@@ -9,7 +9,7 @@ from core import serving
 from core.hardware import GPUS
 from core.model_spec import CUSTOM, LLAMA3_8B, LLAMA3_70B
 from tests.test_viz_style import _tick_and_title_px, contrast, marks, over, texts
-from viz.serving import decode_bound, kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+from viz.serving import decode_bound, kv_capacity_figure, roofline_figure, speculative_figure
 from viz.style import READOUT
 
 
@@ -82,25 +82,6 @@ def test_kv_capacity_figure():
     assert paged.y[1] == pytest.approx(170 * 2**30 / (208 * kvpt))  # 200 tokens take 13 blocks of 16
     assert "95%" in fig.layout.annotations[0].text  # a 200-token answer in a 4,096 reservation (002 A8.4)
     assert fig.data[2].name == "trap: MHA" and fig.data[2].y[1] == pytest.approx(17.0)
-
-
-def test_moe_router_figure():
-    routing = serving.route_tokens(serving.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
-    fig = moe_router_figure(
-        routing.load,
-        routing.processed,
-        routing.capacity,
-        dropped_tokens=routing.dropped_tokens,
-        aux_loss=routing.aux_loss,
-    )
-    go.Figure(fig.to_dict())
-    kept, dropped = np.asarray(fig.data[0].y), np.asarray(fig.data[1].y)
-    assert routing.capacity == 8  # ceil(1.0 x 64 x 1 / 8)
-    assert kept.max() <= 8 and (kept + dropped).sum() == 64
-    assert kept.tolist() == [min(n, 8) for n in routing.load]  # experts keep the first 8, in token order
-    assert dropped.sum() == routing.dropped > 0  # skew 3 overloads the first experts
-    assert fig.layout.shapes[0].y0 == 8
-    assert f"{routing.dropped_tokens} tokens lost" in fig.layout.annotations[0].text
 
 
 def _swept_roofline(batch=16, context=1024, **kw):

@@ -95,7 +95,7 @@ from viz.reward_model import accuracy_noise_figure, bradley_terry_figure, length
 from viz.sampling import generation_figure, order_figure, sampling_figure
 from viz.scaling import isoflop_family_figure, isoflop_figure
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure, wsd_name
-from viz.serving import kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+from viz.serving import kv_capacity_figure, roofline_figure, speculative_figure
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
 THEMES = ("light", "dark")
@@ -270,14 +270,6 @@ def _kv_capacity(**kw):
     )  # fmt: skip
 
 
-def _router(**kw):
-    routing = serving.route_tokens(serving.toy_router_logits(64, 8, skew=3.0), top_k=1, capacity_factor=1.0)
-    return moe_router_figure(
-        routing.load, routing.processed, routing.capacity, dropped_tokens=routing.dropped_tokens,
-        aux_loss=routing.aux_loss, **kw,
-    )  # fmt: skip
-
-
 def _gae(**kw):
     p, lams = ppo.GAE_PRESETS["sparse"], [0.0, 0.5, 0.9, 0.95, 1.0]
     A = np.stack([ppo.gae(p.rewards, p.values, p.gamma, lm) for lm in lams])
@@ -393,7 +385,6 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "roofline_figure": _roofline,
     "speculative_figure": _speculative,
     "kv_capacity_figure": _kv_capacity,
-    "moe_router_figure": _router,
     "predict_figure": lambda **kw: predict_figure(
         "Where is the bottom of the U-curve?", x_title="N", y_title="loss", x_range=(1e6, 1e13), log_x=True, **kw
     ),

@@ -937,33 +937,6 @@ def _lengths(ctx: int, used_pct: int, n: int = 256) -> np.ndarray:
     return np.clip(np.round(ctx * used_pct / 100 * (0.5 + u)), 1, ctx).astype(np.int64)
 
 
-def _routing(v: dict) -> dict[str, float]:
-    """The page's seeded router logits (its input: Gaussian noise plus skew (E-1-e)/(E-1)) through top-k with a
-    capacity of ceil(f T k / E) per expert, assignments kept in token order (Fedus et al. 2022); the Switch balance
-    loss E sum f_e P_e. Written as loops over tokens."""
-    T, E, k, f = v["rtokens"], v["experts"], min(v["topk"], v["experts"]), v["capf"]
-    rng = np.random.default_rng(0)
-    logits = rng.standard_normal((T, E)) + v["skew"] * (E - 1 - np.arange(E)) / (E - 1)
-    capacity = math.ceil(f * T * k / E - 1e-9) if f > 0 else T
-    filled = [0] * E
-    lost, counts, probs = 0, [0] * E, np.zeros(E)
-    for row in logits:
-        p = np.exp(row - row.max())
-        p /= p.sum()
-        probs += p / T
-        chosen = sorted(range(E), key=lambda e: -p[e])[:k]
-        dropped = False
-        for e in chosen:
-            counts[e] += 1
-            if filled[e] < capacity:
-                filled[e] += 1
-            else:
-                dropped = True
-        lost += dropped
-    share = np.array(counts) / (T * k)
-    return {"capacity": capacity, "lost": lost, "aux": float(E * np.sum(share * probs))}
-
-
 def _toy_distributions() -> tuple[np.ndarray, np.ndarray]:
     """The page's seeded toy target p and draft q over 8 tokens (its input): logits N(0, 1.5), the draft's with
     N(0, 1) noise added."""
@@ -1134,26 +1107,6 @@ def _serving(v: dict) -> dict[str, list[Ref]]:
             ),
             Ref("weights; below ×1 it slows decoding down", FORMULA),
         ]
-    r = _routing(v)
-    out["router"] = [
-        Ref("Router: tokens that lost an expert: 40 of 256", r["lost"], GIVEN),
-        Ref(
-            "Router: tokens that lost an expert help: capacity ⌈1.25 × T k / E⌉ = 80 per expert: a Switch-style toy "
-            "(Fedus et al. 2022) with a softmax router",
-            GIVEN,
-            r["capacity"],
-        )
-        if v["capf"] > 0
-        else Ref(
-            "Router: tokens that lost an expert help: no capacity limit: every assignment is processed, none "
-            "dropped (dropless routing); DeepSeek-V3 itself drops no tokens in training or inference: it balances "
-            "load mainly with a per-expert bias on sigmoid affinities (auxiliary-loss-free balancing), plus a "
-            "very small sequence-wise balance loss (weight 0.0001; DeepSeek-AI 2024 §2.1.2, §4.2)",
-            NAME,
-            "the balance loss's weight (DeepSeek-AI 2024, section 4.2)",
-            "the report's sections",
-        ),
-    ]
     lengths = _lengths(ctx, v["used"])
     used = lengths.sum()
     paged = sum(-(-int(n) // 16) * 16 for n in lengths)  # PagedAttention's blocks of 16 tokens (vLLM's default)
@@ -1196,7 +1149,7 @@ def _sv(name: str | None) -> dict:
 
 _SV_DEFAULTS = ("weights", "weights_help", "kv", "kv_help", "ridge", "ridge_help", "decode", "decode_help",
                 "intensity", "intensity_help", "prefill", "fit", "fit_help", "E", "E_help", "speedup", "speedup_help",
-                "router", "roofline", "decode_readout")  # fmt: skip
+                "roofline", "decode_readout")  # fmt: skip
 
 SERVING: dict[str, list[Ref]] = {
     "defaults": _pick(_serving(_sv(None)), *_SV_DEFAULTS),
@@ -1205,7 +1158,6 @@ SERVING: dict[str, list[Ref]] = {
 SAMPLED = ("a seeded sample of the acceptance rule (torch, on the app's device); its rate and fit to the target are "
            "test_content_serving.py::test_sampled_acceptance_rule_follows_the_target")  # fmt: skip
 _P, _Q = _toy_distributions()
-_R = _routing(_sv(None))
 
 SERVING |= {
     "tab Speculative decoding": [
@@ -1255,19 +1207,6 @@ SERVING |= {
         Ref("below 1: slower than plain decoding", FORMULA),
         *[Ref(f"k = {k}", GIVEN) for k in (1, 2, 4, 8)],
         Ref("yours: α = 0.80, k = 4", GIVEN, GIVEN),
-    ],
-    "tab MoE router": [
-        Ref("an expert processes at most ⌈capacity factor × T k / E⌉ assignments", FORMULA),
-        Ref("Capacity factor 0 sets no limit", GIVEN),
-        Ref("plus a very small sequence-wise balance loss (DeepSeek-AI 2024 §2.1.2).", "the report's section"),
-        Ref(
-            "capacity 80 per expert: 40 tokens lost an expert; Switch balance loss E·Σ f·P = 1.122 (toy softmax "
-            "router; 1 = uniform)",
-            _R["capacity"],
-            _R["lost"],
-            _R["aux"],
-            FORMULA,
-        ),
     ],
 }
 
@@ -1405,7 +1344,7 @@ _DS_NO_TABLE = _DS_ONE - _DSC["embedding"]  # fp8 bytes without the input table,
 SERVING |= {
     "preset A2.8-MoE: MoE: memory by total, FLOPs by active": [
         *_pick(_G, "weights", "weights_help", "kv", "ridge", "ridge_help", "decode", "intensity", "prefill", "fit",
-               "fit_help", "E", "E_help", "router", "decode_readout"),
+               "fit_help", "E", "E_help", "decode_readout"),
         Ref("if the matmuls themselves run in fp8 the peak doubles and the ridge is 412", 2 * PEAK / BANDWIDTH["H200"]),
         Ref("Decode, batch 1 help: a floor: " + MOE_READ + " / (8 × 4.8 TB/s), at most 1,023 tokens/s", GIVEN,
             *MOE_READ_VALUES, GIVEN, BANDWIDTH["H200"] / 1e12, 1 / _DS_FLOOR),

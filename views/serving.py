@@ -1,6 +1,7 @@
 """The serving page's state and what it shows: the roofline of prefill and decode, KV-cache capacity under
-contiguous and paged allocation, speculative decoding, a mixture-of-experts router, the traps beside the right
-numbers, and seed 002's A10 serving problems as presets."""
+contiguous and paged allocation, speculative decoding, an MoE's total against active parameters, the traps beside the
+right numbers, and seed 002's A10 serving problems as presets. The mixture-of-experts router (capacity, dropped tokens,
+balancing) is the MoE page's (views/moe.py)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from views.systems_common import (
     problem_readouts,
 )
 from viz import format as fmt
-from viz.serving import decode_bound, kv_capacity_figure, moe_router_figure, roofline_figure, speculative_figure
+from viz.serving import decode_bound, kv_capacity_figure, roofline_figure, speculative_figure
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
 QUESTION = "Why is LLM decoding memory-bound, and what do you do about it?"
@@ -48,7 +49,7 @@ ANSWER_PHRASES = (
 
 PROBLEMS = problem_keys("serving")
 TRAPS = ("GB instead of GiB", "query heads for KV heads", "sparse peak")
-VIEWS = ("KV capacity", "Speculative decoding", "MoE router")
+VIEWS = ("KV capacity", "Speculative decoding")
 KV_BYTES = {"bf16": 2.0, "fp8": 1.0}
 SPEC_K = (1, 2, 4, 8)
 SAMPLES = 20_000  # draws of the acceptance-rule check
@@ -108,20 +109,6 @@ FIELDS: tuple[Field, ...] = (
         help="custom = Llama-3.2-1B shape (Llama 3's tokenizer); the draft must have the target's tokenizer (the "
         "same tokens with the same ids), not only a vocabulary of the same size",
     ),
-    Field("experts", "Experts E", "int", 8, lo=2, hi=256),
-    Field("topk", "Experts per token k", "int", 2, lo=1, hi=16),
-    Field(
-        "capf",
-        "Capacity factor",
-        "float",
-        1.25,
-        lo=0.0,
-        hi=8.0,
-        step=0.05,
-        help="0: no capacity limit, nothing is dropped (dropless routing; DeepSeek-V3 drops no tokens)",
-    ),
-    Field("skew", "Router skew", "float", 1.0, lo=0.0, hi=6.0, step=0.25, help="0: balanced in expectation"),
-    Field("rtokens", "Tokens in the batch", "int", 256, lo=8, hi=4096),
     Field("srv_traps", "Traps: show the wrong number too", "multi", (), choices=TRAPS),
     Field("srv_problem", "Problem", "choice", NONE, choices=(NONE, *PROBLEMS), help="seed 002's A10"),
 )
@@ -156,10 +143,6 @@ SPEC = Spec(
                 "srv_gpu": "H200",
                 "srv_gpus": 8,
                 "wfmt": "fp8",
-                "experts": 256,
-                "topk": 8,
-                # DeepSeek-V3 drops no tokens (DeepSeek-AI 2024 §2.1.2): no capacity limit
-                "capf": 0.0,
                 # its own MTP module drafts one token, accepted 85-90% of the time (DeepSeek-AI 2024 §5.4.3)
                 "draft": DEEPSEEK_V3_MTP.name,
                 "draft_k": 1,
@@ -284,7 +267,7 @@ def _moe_verify_note(
 
 
 def figures(state: State, options: Options = DEFAULT) -> View:
-    """The roofline (``main``) and the tabs' figures (``KV capacity``, ``Speculative decoding``, ``MoE router``)."""
+    """The roofline (``main``) and the tabs' figures (``KV capacity``, ``Speculative decoding``)."""
     view = View()
     spec, problem = model_of(state, "srv_model", "srv")
     if problem:
@@ -704,48 +687,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(
                 "MoE: total / active parameters",
                 f"{fmt.count(b.total)} / {fmt.count(b.active)}",
-                "memory holds every expert; each token's FLOPs use only the active ones",
+                "memory holds every expert; each token's FLOPs use only the active ones. The router that picks "
+                "them, its capacity and dropped tokens, and load balancing are on the MoE page",
             )
-        )
-    topk = int(state.topk)
-    if topk > state.experts:
-        view.notices.append(("warning", f"k = {topk} experts per token exceeds E = {state.experts}; using k = E."))
-        topk = int(state.experts)
-    capf = float(state.capf) if state.capf > 0 else None  # 0: no capacity limit (dropless)
-    routing = serving.route_tokens(
-        serving.toy_router_logits(int(state.rtokens), int(state.experts), float(state.skew)), topk, capf
-    )
-    view.facts["routing"] = routing
-    readouts.append(
-        Readout(
-            "Router: tokens that lost an expert",
-            f"{routing.dropped_tokens:,} of {state.rtokens:,}",
-            (
-                f"capacity ⌈{state.capf:g} × T k / E⌉ = {routing.capacity} per expert: a Switch-style toy "
-                "(Fedus et al. 2022) with a softmax router"
-                if capf is not None
-                else "no capacity limit: every assignment is processed, none dropped (dropless routing)"
-            )
-            + (
-                "; DeepSeek-V3 itself drops no tokens in training or inference: it balances load mainly with a "
-                "per-expert bias on sigmoid affinities (auxiliary-loss-free balancing), plus a very small "
-                "sequence-wise balance loss (weight 0.0001; DeepSeek-AI 2024 §2.1.2, §4.2)"
-                if spec.name == "DeepSeek-V3"
-                else ""
-            ),
-        )
-    )
-    if options.wants("MoE router"):
-        view.figures["MoE router"] = moe_router_figure(
-            routing.load,
-            routing.processed,
-            routing.capacity if capf is not None else None,
-            dropped_tokens=routing.dropped_tokens,
-            aux_loss=routing.aux_loss,
-            balance_note="DeepSeek-V3 itself balances with a per-expert routing bias (auxiliary-loss-free)"
-            if spec.name == "DeepSeek-V3"
-            else "",
-            **options.look,
         )
 
     # a problem's answers lead while the page shows the problem's own inputs (its preset); once a control moves,
@@ -770,12 +714,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             }
         )
 
-    def router_table() -> pd.DataFrame:
-        return pd.DataFrame(
-            {"expert": np.arange(routing.load.size), "assigned": routing.load, "processed": routing.processed}
-        )
-
-    view.tables = {"Decode roofline": decode_table, "Router": router_table}
+    view.tables = {"Decode roofline": decode_table}
     if "acceptance" in view.facts:
         view.tables["Acceptance rule"] = lambda: pd.DataFrame(view.facts["acceptance"])
     return view

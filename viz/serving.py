@@ -1,5 +1,5 @@
-"""Figures of the serving page: the roofline of prefill and decode, speculative decoding, KV-cache capacity and
-a mixture-of-experts router with a capacity limit.
+"""Figures of the serving page: the roofline of prefill and decode, speculative decoding and KV-cache capacity (the
+mixture-of-experts router is the MoE page's, viz.moe).
 
 Builders take arrays that core.serving computed and only draw them (unit changes aside: FLOP/s are shown as
 TFLOP/s, memory as GiB = 2^30 bytes). Figures are assembled as plain dicts through :func:`viz.style.figure`; every
@@ -507,92 +507,5 @@ def kv_capacity_figure(
         "annotations": annotations,
         "uirevision": "kv-capacity",
         "hovermode": "closest",
-    }
-    return figure(data, layout, theme=theme, presenter=presenter, height=height)
-
-
-_MOE_NOTE_SHIFT_PX = 62  # the router's note starts under the expert axis's tick labels and title
-
-
-def moe_router_figure(
-    load: ArrayLike,
-    kept: ArrayLike,
-    capacity: int | None,
-    *,
-    dropped_tokens: int | None = None,
-    aux_loss: float | None = None,
-    balance_note: str = "",
-    height: int = 420,
-    theme: str = "light",
-    presenter: bool = False,
-) -> go.Figure:
-    """Assignments per expert, split into processed (blue) and dropped over capacity (vermillion), with the
-    capacity line (none when ``capacity`` is None: dropless routing). dropped_tokens, aux_loss (Switch's balance
-    loss of the toy softmax router) and balance_note (e.g. how the real model balances instead) go in a note."""
-    t = get_theme(theme)
-    pal = t.palette
-    load_a, kept_a = _arr(load), _arr(kept)
-    experts = [f"E{i}" for i in range(load_a.size)]
-    data: list[dict[str, Any]] = [
-        {
-            "type": "bar",
-            "x": experts,
-            "y": kept_a,
-            "name": "processed",
-            "marker": {"color": pal["reference"]},
-            "hovertemplate": "%{x}: %{y:.0f} processed<extra></extra>",
-        },
-        {
-            "type": "bar",
-            "x": experts,
-            "y": load_a - kept_a,
-            "name": "dropped (over capacity)",
-            "marker": {"color": pal["negative"]},
-            "hovertemplate": "%{x}: %{y:.0f} dropped<extra></extra>",
-        },
-    ]
-    bits = []
-    if dropped_tokens is not None:
-        bits.append(f"{dropped_tokens} tokens lost an expert")
-    if aux_loss is not None:
-        bits.append(f"Switch balance loss E·Σ f·P = {aux_loss:.3f} (toy softmax router; 1 = uniform)")
-    if balance_note:
-        bits.append(balance_note)
-    layout = {
-        "barmode": "stack",
-        "xaxis": {"title": {"text": "expert"}, "type": "category"},
-        "yaxis": {"title": {"text": "token assignments"}, "rangemode": "tozero"},
-        "shapes": []
-        if capacity is None
-        else [
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                "y0": capacity,
-                "y1": capacity,
-                "line": {"color": t.text, "dash": "dash", "width": 2},
-            }
-        ],
-        # under the expert axis, one fact a line (on the capacity line it ran over the tallest bars)
-        "annotations": [
-            {
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": 0,
-                "yshift": -_MOE_NOTE_SHIFT_PX,
-                "xanchor": "left",
-                "yanchor": "top",
-                "align": "left",
-                "showarrow": False,
-                "text": ("no capacity limit (dropless)" if capacity is None else f"capacity {capacity} per expert")
-                + (": " + ";<br>".join(bits) if bits else ""),
-            }
-        ],
-        "margin": {"b": _MOE_NOTE_SHIFT_PX + 24 * max(1, len(bits)) + 8},
-        "uirevision": "moe-router",
-        "hovermode": "x unified",
     }
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
