@@ -1201,3 +1201,160 @@ UNITS["qkvo_mib"] = Fraction(2**20)
 UNITS["flash_saved_mib"] = Fraction(2**20)
 UNITS["probabilities_gib"] = Fraction(2**30)
 UNITS["logsumexp_kib"] = Fraction(2**10)
+
+
+# -- moe (topic owner: moe; moe-01 .. -07): top-k gating and its gradient (softmax written out, the derivative of a
+# renormalised gate by its closed form), Switch's capacity and balance loss (Fedus et al. 2022, eq. 3-6) counted
+# token by token, DeepSeek-V3's biased selection and unbiased gates (DeepSeek-AI 2024, §2.1.2, eq. 13-16), DeepSeekMoE's
+# combinations (math.comb and a product formula), parameters from the released configs term by term, and the
+# expert-parallel all-to-all payload per token (2 k D values, dispatch and combine). Plain Python: no numpy, no core.
+
+
+def _softmax(logits: tuple[float, ...]) -> list[float]:
+    top = max(logits)
+    e = [math.exp(z - top) for z in logits]
+    total = math.fsum(e)
+    return [x / total for x in e]
+
+
+def _top_k(scores: tuple[float, ...], k: int) -> list[int]:
+    """Indices of the k largest scores, best first, ties to the lower index."""
+    return sorted(range(len(scores)), key=lambda e: (-scores[e], e))[:k]
+
+
+def _moe_router_prob(logits: tuple[float, ...], index: int) -> float:
+    """p_e = softmax(z)_e (Switch eq. 1)."""
+    return _softmax(logits)[index]
+
+
+def _moe_topk_gate(logits: tuple[float, ...], k: int, rank: int) -> float:
+    """The gate of the rank-th selected expert (0 = best) renormalised over the k selected: p_e / sum_{j in S} p_j,
+    which equals a softmax over the k selected logits alone (Mixtral: Softmax(TopK(x W_g)))."""
+    sel = _top_k(logits, k)
+    z = [logits[e] for e in sel]
+    return _softmax(tuple(z))[rank]
+
+
+def _moe_gate_grad(logits: tuple[float, ...], k: int, rank: int, wrt: int) -> float:
+    """d g_i / d z_j for the renormalised gate of the rank-th selected expert i: g_i (1[i = j] - g_j) when j is
+    selected, 0 when it is not (the unselected logits do not enter the gates)."""
+    sel = _top_k(logits, k)
+    if wrt not in sel:
+        return 0.0
+    g = _softmax(tuple(logits[e] for e in sel))
+    i, j = rank, sel.index(wrt)
+    return g[i] * ((1.0 if i == j else 0.0) - g[j])
+
+
+def _moe_capacity(tokens: int, experts: int, top_k: int, cf: float) -> float:
+    """C = ceil(cf T k / E) slots per expert (Switch eq. 3 with k assignments per token, rounded up), exactly."""
+    return float(math.ceil(Fraction(str(cf)) * tokens * top_k / experts))
+
+
+def _moe_dropped(choices: tuple[int, ...], n_experts: int, cf: float) -> float:
+    """Top-1 assignments over capacity: tokens in order, each expert keeps its first C and drops the rest."""
+    cap = _moe_capacity(len(choices), n_experts, 1, cf)
+    seen = [0] * n_experts
+    dropped = 0
+    for e in choices:
+        seen[e] += 1
+        dropped += seen[e] > cap
+    return float(dropped)
+
+
+def _moe_aux_loss(probs: tuple[float, ...], n_experts: int, top_k: int = 1, form: str = "switch") -> float:
+    """E sum_e f_e P_e (Switch eq. 4-6 without alpha) with each token's top-k of its own probabilities: f_e = count_e
+    / (T k) ("switch") or count_e / T ("hf_topk", transformers' load_balancing_loss_func), P_e = mean_t p_{t,e}.
+    ``probs``: the T rows of E router probabilities, one after another (row-major)."""
+    E = n_experts
+    probs = tuple(tuple(probs[t * E : (t + 1) * E]) for t in range(len(probs) // E))
+    T = len(probs)
+    counts = [0] * E
+    for row in probs:
+        for e in _top_k(row, top_k):
+            counts[e] += 1
+    per = T * top_k if form == "switch" else T
+    P = [math.fsum(row[e] for row in probs) / T for e in range(E)]
+    return E * math.fsum(Fraction(counts[e], per) * P[e] for e in range(E))
+
+
+def _moe_bias_gate(affinities: tuple[float, ...], bias: tuple[float, ...], k: int, rank: int) -> float:
+    """DeepSeek-V3 (eq. 13, 16): select the top-k of s + b, gate with the unbiased s normalised over the selected."""
+    sel = _top_k(tuple(s + b for s, b in zip(affinities, bias, strict=True)), k)
+    return affinities[sel[rank]] / math.fsum(affinities[e] for e in sel)
+
+
+def _moe_bias_expert(affinities: tuple[float, ...], bias: tuple[float, ...], k: int, rank: int) -> float:
+    """The index of the rank-th expert that s + b selects."""
+    return float(_top_k(tuple(s + b for s, b in zip(affinities, bias, strict=True)), k)[rank])
+
+
+def _moe_bias_steps(shift: float, gamma: float) -> float:
+    """Steps of +-gamma a bias needs to move by ``shift`` (one step of gamma per training step at most)."""
+    return float(math.ceil(Fraction(str(shift)) / Fraction(str(gamma))))
+
+
+def _moe_combinations(experts: int, top_k: int, m: int = 1) -> float:
+    """C(m E, m k), the expert sets a token can use, as the product (n - k + 1) ... n / k! (DeepSeekMoE §3.1)."""
+    n, k = m * experts, m * top_k
+    return float(Fraction(math.prod(range(n - k + 1, n + 1)), math.prod(range(1, k + 1))))
+
+
+# Mixtral-8x7B's config.json (mistralai/Mixtral-8x7B-v0.1): layers, hidden, query heads, KV heads, head dim, expert
+# intermediate size, vocabulary, experts, experts per token; untied embeddings, no biases, a bias-free router
+MIXTRAL_CONFIG: tuple[int, int, int, int, int, int, int, int, int] = (32, 4096, 32, 8, 128, 14336, 32000, 8, 2)
+
+
+def _mixtral_params(active: bool = False) -> int:
+    """Per layer: W_q, W_o (D x 32*128 each), W_k, W_v (D x 8*128 each); E (or k) SwiGLU experts of 3 D F; the router
+    D x E; two RMSNorm gains (2 D). Then the input and output embeddings (2 V D) and the final norm (D)."""
+    L, D, H, K, hd, F, V, E, k = MIXTRAL_CONFIG
+    attention = 2 * D * H * hd + 2 * D * K * hd
+    experts = (k if active else E) * 3 * D * F
+    router = D * E
+    norms = 2 * D
+    return L * (attention + experts + router + norms) + 2 * V * D + D
+
+
+# DeepSeek-V3's sizes as its authors state them (DeepSeek-AI 2024, arXiv 2412.19437, abstract and §4.2; model card)
+DEEPSEEK_V3_PUBLISHED: tuple[float, float] = (671e9, 37e9)
+
+
+def _moe_expert_params(d_model: int, d_expert: int, experts: int = 1) -> float:
+    """``experts`` SwiGLU experts of width d_e: W_gate and W_up (D x d_e) and W_down (d_e x D) each, no biases."""
+    return float(experts * 3 * d_model * d_expert)
+
+
+def _moe_a2a_bytes(
+    d_model: int,
+    top_k: int,
+    dispatch_bytes: float = 2,
+    combine_bytes: float = 2,
+    ep: int | None = None,
+    layers: int = 1,
+) -> float:
+    """One token's payload over the expert-parallel all-to-all, forward: its D values sent to each of its k experts
+    (dispatch) and the k outputs sent back (combine), k D (b_dispatch + b_combine) bytes per MoE layer; with ``ep``
+    devices and uniform routing a selected expert is remote with probability (ep - 1) / ep."""
+    remote = Fraction(1) if ep is None else Fraction(ep - 1, ep)
+    per_layer = top_k * remote * d_model * (Fraction(str(dispatch_bytes)) + Fraction(str(combine_bytes)))
+    return float(layers * per_layer)
+
+
+REFERENCES["moe_router_prob"] = _moe_router_prob
+REFERENCES["moe_topk_gate"] = _moe_topk_gate
+REFERENCES["moe_gate_grad"] = _moe_gate_grad
+REFERENCES["moe_capacity"] = _moe_capacity
+REFERENCES["moe_dropped"] = _moe_dropped
+REFERENCES["moe_aux_loss"] = _moe_aux_loss
+REFERENCES["moe_bias_gate"] = _moe_bias_gate
+REFERENCES["moe_bias_expert"] = _moe_bias_expert
+REFERENCES["moe_bias_steps"] = _moe_bias_steps
+REFERENCES["moe_combinations"] = _moe_combinations
+REFERENCES["moe_expert_params"] = _moe_expert_params
+REFERENCES["mixtral_params"] = lambda active=False: float(_mixtral_params(active))
+REFERENCES["mixtral_weight_bytes"] = lambda bytes: float(_mixtral_params() * bytes)
+# forward FLOPs of the weights one token uses: 2 per active parameter (no attention-score term)
+REFERENCES["mixtral_active_flops"] = lambda: float(2 * _mixtral_params(active=True))
+REFERENCES["deepseek_v3_total_over_active"] = lambda: DEEPSEEK_V3_PUBLISHED[0] / DEEPSEEK_V3_PUBLISHED[1]
+REFERENCES["moe_a2a_bytes"] = _moe_a2a_bytes

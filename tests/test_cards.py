@@ -28,6 +28,7 @@ from core import (
     lora_layer,
     lora_memory,
     loss_units,
+    moe,
     reward_model,
     rope,
     scaling,
@@ -35,7 +36,7 @@ from core import (
     serving,
     training_memory,
 )
-from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token
+from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token, param_count
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 from tests.card_references import parse_shown, unit_of
 from views import drills
@@ -406,6 +407,79 @@ QUANTITIES |= {
     # against the one row of n scores
     "decode_kv_elements": lambda n, d: float(kv_cache.kv_cache_bytes(1, 1, d, 1, n)),
     "decode_kv_over_scores": lambda n, d: kv_cache.kv_cache_bytes(1, 1, d, 1, n) / n,
+}
+
+
+def _moe_gates(logits, k):
+    return moe.route_tokens(np.array([logits], dtype=float), k, None, renormalize=True).gates[0]
+
+
+def _moe_gate_grad(logits, k, rank, wrt, h=1e-6):
+    """d g / d z_wrt of core's renormalised gate by a central difference (the selection does not change within h)."""
+    up, down = np.array(logits, dtype=float), np.array(logits, dtype=float)
+    up[wrt] += h
+    down[wrt] -= h
+    return float((_moe_gates(up, k)[rank] - _moe_gates(down, k)[rank]) / (2 * h))
+
+
+def _moe_dropped(choices, n_experts, cf):
+    """Top-1 routing of one-hot logits (each token prefers its listed expert) under core's capacity."""
+    logits = 5.0 * np.eye(n_experts)[np.array(choices)]
+    return float(moe.route_tokens(logits, 1, cf).dropped)
+
+
+def _moe_aux_loss(probs, n_experts, top_k=1, form="switch"):
+    p = np.array(probs, dtype=float).reshape(-1, n_experts)  # (T, E) from the rows written one after another
+    return moe.switch_aux_loss(p, np.argsort(-p, axis=1, kind="stable")[:, :top_k], form=form)
+
+
+def _moe_bias_routing(affinities, bias, k):
+    return moe.bias_balanced_routing(np.array([affinities]), np.array(bias, dtype=float), k, inputs="affinities")
+
+
+def _moe_bias_steps(shift, gamma):
+    """Steps of core's bias update, an expert always underloaded, until its bias has risen by ``shift``."""
+    bias, steps = np.zeros(2), 0
+    while bias[0] < shift - 1e-12:
+        bias = moe.update_bias(bias, [0.0, 1.0], gamma)
+        steps += 1
+    return float(steps)
+
+
+def _moe_combinations(experts, top_k, m=1):
+    split = moe.fine_grained_split(experts, top_k, 2048, m)
+    return float(split.combinations_after if m > 1 else split.combinations_before)
+
+
+def _moe_a2a(d_model, top_k, dispatch_bytes=2, combine_bytes=2, ep=None, layers=1):
+    return layers * moe.all_to_all_bytes_per_token(
+        d_model, top_k, dispatch_bytes, combine_bytes_per_value=combine_bytes, ep_size=ep
+    )
+
+
+QUANTITIES |= {
+    # moe (topic owner: moe): routing, capacity, balance losses, parameters and the all-to-all against core/moe.py
+    # and core/model_spec.py
+    "moe_router_prob": lambda logits, index: float(moe.softmax_router_probs(np.array([logits], dtype=float))[0, index]),
+    "moe_topk_gate": lambda logits, k, rank: float(_moe_gates(logits, k)[rank]),
+    "moe_gate_grad": _moe_gate_grad,
+    "moe_capacity": lambda tokens, experts, top_k, cf: float(moe.expert_capacity(tokens, experts, top_k, cf)),
+    "moe_dropped": _moe_dropped,
+    "moe_aux_loss": _moe_aux_loss,
+    "moe_bias_gate": lambda affinities, bias, k, rank: float(_moe_bias_routing(affinities, bias, k).gates[0, rank]),
+    "moe_bias_expert": lambda affinities, bias, k, rank: float(_moe_bias_routing(affinities, bias, k).experts[0, rank]),
+    "moe_bias_steps": _moe_bias_steps,
+    "moe_combinations": _moe_combinations,
+    "moe_expert_params": lambda d_model, d_expert, experts=1: float(
+        moe.moe_layer_params(d_model, d_expert, experts, 1).routed
+    ),
+    "mixtral_params": lambda active=False: float(param_count(get_spec("Mixtral-8x7B"), active=active)),
+    "mixtral_weight_bytes": lambda bytes: float(param_count(get_spec("Mixtral-8x7B")) * bytes),
+    "mixtral_active_flops": lambda: float(2 * param_count(get_spec("Mixtral-8x7B"), active=True)),
+    "deepseek_v3_total_over_active": lambda: (
+        get_spec("DeepSeek-V3").published_params / get_spec("DeepSeek-V3").published_active
+    ),
+    "moe_a2a_bytes": _moe_a2a,
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.
