@@ -45,6 +45,7 @@ GUESSES = {
     "guess_rank": 77,
     "guess_pairs": 77,
     "guess_skipped": 77,
+    "guess_dropped": 777,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -97,10 +98,14 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "65,536": "one matrix's count at rank 8: checked in test_the_notes_arithmetic",
     },
     ("lesson", 23): {
+        "141": "the assignments dropped at the drag's step 1.25: checked in test_the_moe_slide_drag",
+        "1.25": "that step's capacity factor (a choice of the drag)",
+    },
+    ("lesson", 24): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 25): {
+    ("lesson", 26): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -358,6 +363,20 @@ def _near(value: float, written: str) -> bool:
     return abs(value - shown) <= tol * (1 + 1e-9)
 
 
+def test_the_moe_slide_drag() -> None:
+    """The MoE slide's notes quote the drag's steps: 141 dropped at capacity factor 1.25 and none from 2 on, counted
+    by tests/moe_reference.py's plain loop over tokens (not core.moe)."""
+    from tests.moe_reference import routing_by_hand
+
+    slide = DECKS["lesson"].slide(23)
+    assert slide.page == "MoE" and "141 dropped at 1.25, none from 2" in _flat(slide.notes)
+    s = slide.state
+    T, E, k, skew, seed = s.moe_tokens, s.moe_experts, s.moe_top_k, s.moe_skew, s.moe_seed
+    assert routing_by_hand(T, E, k, skew, seed, 1.25)[1] == 141
+    assert routing_by_hand(T, E, k, skew, seed, 1.75)[1] > 0
+    assert all(routing_by_hand(T, E, k, skew, seed, cf)[1] == 0 for cf in (2.0, 2.5, 3.0))
+
+
 def test_the_notes_arithmetic() -> None:
     # lesson 1: 10B on 20B tokens; the rule N = sqrt(C/120); the fit's minimum
     c = 6 * 10e9 * 20e9
@@ -438,7 +457,7 @@ def test_the_notes_arithmetic() -> None:
 
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(25).notes
+    notes = lesson.slide(26).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -551,7 +570,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(23).notes)
+    notes = _flat(DECKS["lesson"].slide(24).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -564,11 +583,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 25)):
+    for deck, n in (("interview", 4), ("lesson", 26)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(25)
+    lesson = DECKS["lesson"].slide(26)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -580,12 +599,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 25)):
+    for deck, n in (("interview", 4), ("lesson", 26)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(23).notes)
+    notes = _flat(DECKS["lesson"].slide(24).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes

@@ -36,7 +36,7 @@ CF_CHOICES = tuple(f"{f:g}" for f in FACTORS)  # the field's choices: "0.5", ...
 MODELS = tuple(name for name, spec in ms.CATALOGUE.items() if spec.is_moe)
 SPLITS = ("1", "2", "4", "8")
 # DeepSeek-V3 dispatches tokens to the experts in FP8 and combines their outputs in BF16 (DeepSeek-AI 2024,
-# §3.3.2); the other models: BF16 both ways, an assumption
+# §3.3, and DeepEP's README); the other models: BF16 both ways, an assumption
 DISPATCH_BYTES = {"DeepSeek-V3": 1.0}
 
 SPEC = Spec(
@@ -266,7 +266,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             if spec.n_shared_experts
             else f"{spec.top_k} of {spec.n_experts}, no shared expert"
         )
-        precision = "FP8 out, BF16 back (§3.3.2)" if dispatch == 1.0 else "BF16 both ways (assumed)"
+        precision = "FP8 out, BF16 back (DeepSeek-V3 §3.3; DeepEP)" if dispatch == 1.0 else "BF16 both ways (assumed)"
         view.readouts += [
             Readout(f"{name}: total", f"{totals[i] / 1e9:.1f}B",
                     f"{totals[i] * 2 / 1e9:,.0f} GB of weights in bf16, {totals[i] / 1e9:,.0f} GB in FP8: memory "
