@@ -18,6 +18,8 @@ from viz.style import figure, get_theme, grid, readout_panel, unlabelled_slider
 
 _SLIDER_PAD, _SLIDER_PAD_PRESENTER = 56, 72
 _SLIDER_HEIGHT = 80
+# the plot's share of the width: the readout panel stands in the column right of it (wider in presenter type)
+_PLOT_WIDTH, _PLOT_WIDTH_PRESENTER = 0.7, 0.6
 
 
 def routing_figure(
@@ -62,7 +64,7 @@ def routing_figure(
     top = max(peak, max(capacities)) * 1.1 + 1
     layout: dict[str, Any] = {
         "barmode": "stack",
-        "xaxis": {"title": {"text": "expert"}, "dtick": 1 if E <= 16 else None, "domain": [0.0, 0.7]},
+        "xaxis": {"title": {"text": "expert"}, "dtick": 1 if E <= 16 else None, "domain": [0.0, _PLOT_WIDTH_PRESENTER if presenter else _PLOT_WIDTH]},
         "yaxis": {"title": {"text": "assignments (token, expert)"}, "range": [0, top]},
         "title": {"text": "A skewed top-k router: each expert keeps at most C assignments"},
         "annotations": [readout_panel(panels[active], get_theme(theme))],
