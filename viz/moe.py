@@ -64,7 +64,12 @@ def routing_figure(
     top = max(peak, max(capacities)) * 1.1 + 1
     layout: dict[str, Any] = {
         "barmode": "stack",
-        "xaxis": {"title": {"text": "expert"}, "dtick": 1 if E <= 16 else None, "domain": [0.0, _PLOT_WIDTH_PRESENTER if presenter else _PLOT_WIDTH]},
+        "xaxis": {
+            "title": {"text": "expert"},
+            "dtick": 1 if E <= 16 else None,
+            "zeroline": False,
+            "domain": [0.0, _PLOT_WIDTH_PRESENTER if presenter else _PLOT_WIDTH],
+        },
         "yaxis": {"title": {"text": "assignments (token, expert)"}, "range": [0, top]},
         "title": {"text": "A skewed top-k router: each expert keeps at most C assignments"},
         "annotations": [readout_panel(panels[active], get_theme(theme))],
@@ -136,7 +141,7 @@ def balance_figure(
     layout["xaxis"] |= {"showticklabels": False}
     layout["yaxis"] |= {"title": {"text": "max ÷ mean load"}, "rangemode": "tozero"}
     layout["xaxis2"] |= {"title": {"text": "step (a fresh batch each)"}, "matches": "x"}
-    layout["yaxis2"] |= {"title": {"text": "router probs moved"}, "rangemode": "tozero"}
+    layout["yaxis2"] |= {"title": {"text": "p moved (TV)"}, "rangemode": "tozero"}
     layout["title"] = {"text": "One skewed router: the balance loss moves its probabilities, the bias does not"}
     layout["hovermode"] = "closest"
     layout["legend"] = {"y": 1.02}
@@ -171,7 +176,11 @@ def parameters_figure(
     ]  # fmt: skip
     layout: dict[str, Any] = {
         "barmode": "group",
-        "yaxis": {"title": {"text": "parameters (billions)"}, "type": "log"},
+        "yaxis": {
+            "title": {"text": "parameters (billions)"},
+            "type": "log",
+            "tickvals": [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+        },
         "xaxis": {"title": {"text": "model"}},
         "title": {"text": "Memory follows total parameters, FLOPs per token the active ones"},
         "legend": {"y": 1.02},
