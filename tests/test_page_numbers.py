@@ -908,6 +908,15 @@ def test_every_number_of_the_page_texts_is_checked_or_allowed(page: str) -> None
     assert not problems, f"{page}:\n" + "\n".join(problems)
 
 
+def test_every_lesson_page_has_its_tables() -> None:
+    """A new lesson page cannot go unchecked: every page of the catalogue with a view has a table of its texts
+    (PAGES) and of its controls' texts (CONTROLS)."""
+    from views import catalog
+
+    lesson = {e.script for e in catalog.PAGES if e.view is not None}
+    assert lesson - set(PAGES) == set() and lesson - set(CONTROLS) == set()
+
+
 def test_the_bpe_caption_counts_its_pieces() -> None:
     """The loss page's BPE stepper says how many characters and tokens the code block beneath it shows: the counts
     are of that block (its pieces joined by " · "), at the stepper's default of 10 merges."""
