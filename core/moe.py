@@ -462,6 +462,7 @@ class BalanceTrajectory:
     aux_loss: NDArray  # (n,) the switch-form balance loss of the biased selection (1 at balance)
     aux_loss_without_bias: NDArray  # (n,) what an auxiliary loss would see for this router with no bias
     bias: NDArray  # (n + 1, E) the bias before each step, and after the last
+    rerouted: NDArray  # (n,) share of the assignments outside the router's own top k (what the bias overrode)
 
 
 def balance_trajectory(
@@ -490,13 +491,14 @@ def balance_trajectory(
     rng = np.random.default_rng(seed)
     bias = np.zeros(n_experts)
     zero = np.zeros(n_experts)
-    history, imb, imb0, aux, aux0 = [bias], [], [], [], []
+    history, imb, imb0, aux, aux0, moved = [bias], [], [], [], [], []
     for _ in range(n_steps):
         logits = toy_router_logits(n_tokens, n_experts, skew, seed=int(rng.integers(2**63 - 1)))  # (T, E)
         routed = bias_balanced_routing(logits, bias, top_k)
         plain = bias_balanced_routing(logits, zero, top_k)
         imb.append(load_imbalance(routed.load))
         imb0.append(load_imbalance(plain.load))
+        moved.append(_rerouted_share(routed.experts, plain.experts, n_experts))
         s_norm = routed.affinities / routed.affinities.sum(axis=1, keepdims=True)  # (T, E)
         aux.append(switch_aux_loss(s_norm, routed.experts))
         aux0.append(switch_aux_loss(s_norm, plain.experts))
@@ -508,7 +510,16 @@ def balance_trajectory(
         aux_loss=np.array(aux),
         aux_loss_without_bias=np.array(aux0),
         bias=np.array(history),
+        rerouted=np.array(moved),
     )
+
+
+def _rerouted_share(experts: NDArray, own: NDArray, n_experts: int) -> float:
+    """The share of the (T, k) assignments ``experts`` that are not among the same token's ``own`` top k."""
+    T = experts.shape[0]
+    chosen = np.zeros((T, n_experts), dtype=bool)
+    chosen[np.arange(T)[:, None], own] = True  # (T, E) the router's own selection
+    return float(1.0 - chosen[np.arange(T)[:, None], experts].mean())
 
 
 def aux_loss_gradient(logits: ArrayLike, offset: ArrayLike, top_k: int) -> tuple[float, NDArray[np.float64]]:
@@ -547,6 +558,7 @@ class AuxLossTrajectory:
     aux_loss: NDArray  # (n,) E sum f P of that selection (1 at balance)
     prob_shift: NDArray  # (n,) mean over tokens of the total variation between p(z + c) and the router's own p(z)
     offset: NDArray  # (n + 1, E) the offset before each step, and after the last
+    rerouted: NDArray  # (n,) share of the assignments outside the router's own top k (of p(z))
 
 
 def aux_loss_trajectory(
@@ -565,8 +577,11 @@ def aux_loss_trajectory(
     balance loss trains c here, no language-model loss pulls back.
 
     ``prob_shift`` is what the bias method leaves at 0: the aux loss balances by changing the router's
-    probabilities, so the gates change with them; the bias only changes which experts are selected, and the gates
-    stay the router's own (DeepSeek-AI 2024 §2.1.2; Wang et al. 2024 call the loss's gradient "interference").
+    probabilities, so the affinities the gates are made of change with them; the bias only changes which experts
+    are selected (the gates are then the unbiased affinities normalised over that selection, so their values can
+    change too). ``rerouted`` counts what both methods override: the assignments outside the router's own top k.
+    Only the balance loss trains the toy, so neither number is a cost in quality; in real training the loss's
+    gradient competes with the language-model loss's (DeepSeek-AI 2024 §2.1.2; Wang et al. 2024).
     """
     n_steps = _check_positive_int("n_steps", n_steps)
     n_tokens = _check_positive_int("n_tokens", n_tokens)
@@ -575,12 +590,14 @@ def aux_loss_trajectory(
     step_size = _check_nonneg_real("step_size", step_size)
     rng = np.random.default_rng(seed)
     c = np.zeros(n_experts)
-    history, imb, aux, shift = [c], [], [], []
+    history, imb, aux, shift, moved = [c], [], [], [], []
     for _ in range(n_steps):
         logits = toy_router_logits(n_tokens, n_experts, skew, seed=int(rng.integers(2**63 - 1)))  # (T, E)
         loss, grad = aux_loss_gradient(logits, c, top_k)
         p, p0 = softmax_router_probs(logits + c), softmax_router_probs(logits)  # (T, E)
         experts = np.argsort(-p, axis=1, kind="stable")[:, :top_k]  # (T, k)
+        own = np.argsort(-p0, axis=1, kind="stable")[:, :top_k]  # (T, k)
+        moved.append(_rerouted_share(experts, own, n_experts))
         imb.append(load_imbalance(np.bincount(experts.ravel(), minlength=n_experts)))
         aux.append(loss)
         # TV(p, p0) = 1/2 sum_e |p_e - p0_e|, averaged over tokens
@@ -588,7 +605,11 @@ def aux_loss_trajectory(
         c = c - step_size * grad
         history.append(c)
     return AuxLossTrajectory(
-        imbalance=np.array(imb), aux_loss=np.array(aux), prob_shift=np.array(shift), offset=np.array(history)
+        imbalance=np.array(imb),
+        aux_loss=np.array(aux),
+        prob_shift=np.array(shift),
+        offset=np.array(history),
+        rerouted=np.array(moved),
     )
 
 

@@ -68,8 +68,8 @@ def _body(page: Page) -> None:
             page.chart(out.figures[view_of.PARAMETERS], "fig-parameters", "moe-parameters")
             st.caption(
                 "Parameter counts from each model's published configuration (DeepSeek-V3's without its MTP "
-                "module); the papers report 46.7B / 12.9B (Mixtral, Jiang et al. 2024) and 671B / 37B "
-                "(DeepSeek-AI 2024)."
+                "module). Mistral AI's announcement gives Mixtral 46.7B / 12.9B (its paper, Jiang et al. 2024, "
+                "rounds to 47B / 13B); DeepSeek-AI 2024 gives 671B / 37B."
             )
 
     page.readouts(out.readouts)
@@ -79,8 +79,9 @@ def _body(page: Page) -> None:
         st.markdown(
             """
 **Routing.** The router scores each token's hidden state against E experts and sends it to its top-k experts.
-Each expert has C = ⌈capacity factor · T · k / E⌉ slots (Switch Transformer, Fedus et al. 2022); assignments
-over capacity are dropped: the token gets nothing from that expert, while its other experts and the residual
+Each expert has C = ⌈capacity factor · T · k / E⌉ slots (Switch Transformer, Fedus et al. 2022, eq. 3, is T/E ·
+capacity factor for k = 1; k assignments per token multiply it, and this page rounds up); assignments over capacity
+are dropped: the token gets nothing from that expert, while its other experts and the residual
 stream still carry it.
 
 **The balance loss.** E · Σ f_e P_e, with f_e the fraction of dispatches that go to expert e and P_e the mean
@@ -89,14 +90,15 @@ router probability of e. The gradient reaches the router through P only; f comes
 **DeepSeek-V3** (DeepSeek-AI 2024, arXiv 2412.19437, §2.1.2; the method is Wang et al. 2024, arXiv 2408.15664)
 selects by sigmoid affinity plus a per-expert bias, gates with the unbiased affinities normalised over the selected
 experts, and after each step lowers the bias of overloaded experts and raises it for underloaded ones by γ; a
-sequence-wise balance loss with weight 0.0001 remains. The bias changes which experts a token reaches, never the
-weights its outputs are mixed with; a balance loss balances by moving the router's probabilities, and in training
-its gradient competes with the language-model loss's: a weight large enough to balance well costs quality (Wang et
-al. 2024; DeepSeek-V3 §2.1.2).
+sequence-wise balance loss with weight 0.0001 remains. The bias only chooses the experts and never enters a gate:
+each chosen expert is weighted by its own unbiased affinity, normalised over the experts chosen. A balance loss
+balances by moving the router's probabilities, and in training its gradient competes with the language-model loss's:
+too large a balance loss impairs the model, too small a one balances poorly (Wang et al. 2024; DeepSeek-V3 §2.1.2).
 
 **Shared and fine-grained experts** (DeepSeekMoE, Dai et al. 2024, arXiv 2401.06066). A shared expert sees every
 token, so common knowledge need not be copied into many routed experts; cutting each expert into m narrower ones
-and routing to m·k of them keeps parameters and FLOPs but multiplies the combinations a token can reach.
+and routing to m·k of them keeps the expert parameters and expert FLOPs (the router grows m-fold) but multiplies
+the combinations a token can reach.
 DeepSeek-V3 has 1 shared and 256 routed experts of width 2,048 per MoE layer, 8 routed per token.
 
 **Memory and traffic.** Every expert is resident, so memory follows the total parameters, while a token's FLOPs
@@ -108,10 +110,10 @@ the backward pass.
 
     page.quick_check(
         "A layer of E = 8 experts routes T = 512 tokens top-2 with a capacity factor of 1.25. How many slots does "
-        "each expert have, and how many assignments at most can the layer process?",
-        "C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so at most 8 × 160 = **1,280** of the 1,024 "
-        "assignments: enough room in total, yet a skewed router still drops assignments at its popular experts "
-        "(drag the capacity factor under the Routing figure).",
+        "each expert have, and how many does the layer have in all?",
+        "C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so 8 × 160 = **1,280** slots for the 1,024 "
+        "assignments: room for all of them in total, yet this page's skewed router still drops 141 at its popular "
+        "experts (drag the capacity factor under the Routing figure to 1.25).",
     )
     page.interview(
         view_of.QUESTION,
@@ -125,8 +127,9 @@ the backward pass.
     )
     page.mistakes(
         [
-            "Saying a dropped token skips the layer: with k > 1 it loses only the experts that were full; it keeps "
-            "its other experts, and the residual stream carries it either way.",
+            "Saying a dropped token skips the layer whatever k is: that holds for top-1 (Switch), but with k > 1 it "
+            "loses only the experts that were full and keeps its other experts; the residual stream carries it "
+            "either way.",
             "Reading the router as gradient-free: the gate multiplies the expert's output, so the language-model loss "
             "reaches the router through it; only the top-k selection has no gradient.",
             "Counting memory from active parameters: every expert must be resident, so memory follows the total.",

@@ -88,7 +88,7 @@ def _body(page: Page) -> None:
         st.caption(
             "Mixture of experts: this page counts what an MoE holds and reads (the total and active parameters, the "
             "experts a decode step or a verify pass reads). The router itself, top-k routing with a capacity "
-            "factor, the tokens it drops, and load balancing with a loss or a bias, now lives on the MoE page."
+            "factor, the assignments it drops, and load balancing with a loss or a bias, now lives on the MoE page."
         )
         page_link(moe.script, label=moe.label, icon=moe.icon, query_params=carried_params() or None)
 

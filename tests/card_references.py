@@ -1355,6 +1355,27 @@ REFERENCES["moe_expert_params"] = _moe_expert_params
 REFERENCES["mixtral_params"] = lambda active=False: float(_mixtral_params(active))
 REFERENCES["mixtral_weight_bytes"] = lambda bytes: float(_mixtral_params() * bytes)
 # forward FLOPs of the weights one token uses: 2 per active parameter (no attention-score term)
-REFERENCES["mixtral_active_flops"] = lambda: float(2 * _mixtral_params(active=True))
+# 2 FLOPs (a multiply and an add) per active weight that multiplies: the input embedding (V D) is a lookup
+REFERENCES["mixtral_active_flops"] = lambda: float(
+    2 * (_mixtral_params(active=True) - MIXTRAL_CONFIG[6] * MIXTRAL_CONFIG[1])
+)
 REFERENCES["deepseek_v3_total_over_active"] = lambda: DEEPSEEK_V3_PUBLISHED[0] / DEEPSEEK_V3_PUBLISHED[1]
 REFERENCES["moe_a2a_bytes"] = _moe_a2a_bytes
+
+
+def _moe_a2a_device_bytes(
+    d_model: int, top_k: int, experts: int, ep: int, dispatch_bytes: float = 2, combine_bytes: float = 2
+) -> float:
+    """The same payload when a token is sent once to each remote device holding one or more of its experts (and one
+    partial sum comes back from each): E/P experts per device, the k experts a uniform k-subset of E. A device holds
+    none of them with probability C(E - E/P, k) / C(E, k), counted here as a product of ratios, so the expected
+    remote devices are (P - 1)(1 - that)."""
+    per = experts // ep
+    miss = Fraction(1)
+    for i in range(top_k):  # C(E - E/P, k) / C(E, k) = prod_i (E - E/P - i) / (E - i)
+        miss *= Fraction(experts - per - i, experts - i)
+    devices = (ep - 1) * (1 - miss)
+    return float(devices * d_model * (Fraction(str(dispatch_bytes)) + Fraction(str(combine_bytes))))
+
+
+REFERENCES["moe_a2a_device_bytes"] = _moe_a2a_device_bytes

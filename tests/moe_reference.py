@@ -38,18 +38,31 @@ def routing_by_hand(T: int, E: int, k: int, skew: float, seed: int, cf: float) -
     return cap, dropped, lost, aux
 
 
+def _top(scores: np.ndarray, k: int, offset: np.ndarray) -> list[list[int]]:
+    """Each row's k best experts by score + offset, ties to the lower index."""
+    E = scores.shape[1]
+    return [sorted(range(E), key=lambda j: (-(row[j] + offset[j]), j))[:k] for row in scores]
+
+
 def _loads(scores: np.ndarray, k: int, offset: np.ndarray) -> list[int]:
     E = scores.shape[1]
     loads = [0] * E
-    for row in scores:
-        for e in sorted(range(E), key=lambda j: (-(row[j] + offset[j]), j))[:k]:
+    for chosen in _top(scores, k, offset):
+        for e in chosen:
             loads[e] += 1
     return loads
 
 
-def balancing_by_hand(p: dict) -> tuple[float, float, float, float]:
-    """(max ÷ mean load with no balancing, with the auxiliary loss, with the bias; the router probabilities moved),
-    each the mean of the run's last tenth of steps."""
+def _off_own(scores: np.ndarray, k: int, offset: np.ndarray, own: list[list[int]]) -> float:
+    """The share of the assignments (by score + offset) that are not among the token's ``own`` top k."""
+    chosen = _top(scores, k, offset)
+    return sum(e not in mine for row, mine in zip(chosen, own, strict=True) for e in row) / (len(own) * k)
+
+
+def balancing_by_hand(p: dict) -> tuple[float, float, float, float, float, float]:
+    """(max ÷ mean load with no balancing, with the auxiliary loss, with the bias; the router probabilities moved;
+    the share of assignments off the router's own top k with the loss and with the bias), each the mean of the run's
+    last tenth of steps."""
     import torch
 
     T, E, k, skew, seed = p["moe_tokens"], p["moe_experts"], min(p["moe_top_k"], p["moe_experts"]), p["moe_skew"], p[
@@ -57,7 +70,7 @@ def balancing_by_hand(p: dict) -> tuple[float, float, float, float]:
     steps, step, gamma = p["moe_steps"], p["moe_aux_step"], p["moe_gamma"]
     rng = np.random.default_rng(seed)
     c, b = torch.zeros(E, dtype=torch.float64), np.zeros(E)
-    none, aux, bias, shift = [], [], [], []
+    none, aux, bias, shift, off_aux, off_bias = [], [], [], [], [], []
 
     def imbalance(loads: list[int]) -> float:
         return max(loads) / (sum(loads) / E)
@@ -65,6 +78,8 @@ def balancing_by_hand(p: dict) -> tuple[float, float, float, float]:
     for _ in range(steps):
         z = logits(T, E, skew, int(rng.integers(2**63 - 1)))
         none.append(imbalance(_loads(z, k, np.zeros(E))))
+        own = _top(z, k, np.zeros(E))  # the router's own choice (softmax and sigmoid keep the order of z)
+        off_bias.append(_off_own(1 / (1 + np.exp(-z)), k, b, own))
         loads_b = _loads(1 / (1 + np.exp(-z)), k, b)  # top-k of sigmoid(z) + b
         bias.append(imbalance(loads_b))
         b = b + gamma * np.sign(np.mean(loads_b) - np.array(loads_b))
@@ -72,6 +87,7 @@ def balancing_by_hand(p: dict) -> tuple[float, float, float, float]:
         probs = torch.softmax(torch.tensor(z) + ct, dim=1)  # (T, E)
         loads_a = _loads(probs.detach().numpy(), k, np.zeros(E))
         aux.append(imbalance(loads_a))
+        off_aux.append(_off_own(probs.detach().numpy(), k, np.zeros(E), own))
         p0 = torch.softmax(torch.tensor(z), dim=1)
         shift.append(0.5 * (probs.detach() - p0).abs().sum(dim=1).mean().item())
         # L = E Σ f P, f from the top-k (no gradient), P the mean probability
@@ -79,4 +95,5 @@ def balancing_by_hand(p: dict) -> tuple[float, float, float, float]:
         loss.backward()
         c = c - step * ct.grad
     tail = max(1, steps // 10)
-    return tuple(float(np.mean(x[-tail:])) for x in (none, aux, bias, shift))  # type: ignore[return-value]
+    runs = (none, aux, bias, shift, off_aux, off_bias)
+    return tuple(float(np.mean(x[-tail:])) for x in runs)  # type: ignore[return-value]

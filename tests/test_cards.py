@@ -36,7 +36,7 @@ from core import (
     serving,
     training_memory,
 )
-from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token, param_count
+from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token, param_breakdown, param_count
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 from tests.card_references import parse_shown, unit_of
 from views import drills
@@ -475,11 +475,24 @@ QUANTITIES |= {
     ),
     "mixtral_params": lambda active=False: float(param_count(get_spec("Mixtral-8x7B"), active=active)),
     "mixtral_weight_bytes": lambda bytes: float(param_count(get_spec("Mixtral-8x7B")) * bytes),
-    "mixtral_active_flops": lambda: float(2 * param_count(get_spec("Mixtral-8x7B"), active=True)),
+    "mixtral_active_flops": lambda: float(
+        2 * (param_count(get_spec("Mixtral-8x7B"), active=True) - param_breakdown(get_spec("Mixtral-8x7B")).embedding)
+    ),
     "deepseek_v3_total_over_active": lambda: (
         get_spec("DeepSeek-V3").published_params / get_spec("DeepSeek-V3").published_active
     ),
     "moe_a2a_bytes": _moe_a2a,
+    "moe_a2a_device_bytes": lambda d_model, top_k, experts, ep, dispatch_bytes=2, combine_bytes=2: (
+        moe.all_to_all_bytes_per_token(
+            d_model,
+            top_k,
+            dispatch_bytes,
+            combine_bytes_per_value=combine_bytes,
+            ep_size=ep,
+            n_experts=experts,
+            dedup=True,
+        )
+    ),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

@@ -68,7 +68,7 @@ def test_each_tab_draws_its_figure(tab):
     at = open_page(PAGE, {"moe_view": tab})
     assert no_exception(at)
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
-    assert any({"Balancing": "balance loss moves", "Parameters": "total parameters"}[tab] in t for t in titles), titles
+    assert any({"Balancing": "balanced two ways", "Parameters": "total parameters"}[tab] in t for t in titles), titles
 
 
 def test_dark_theme_and_presenter_mode():

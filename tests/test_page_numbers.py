@@ -35,6 +35,7 @@ from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control ac
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
 from tests.apptest import opened
+from tests.moe_reference import routing_by_hand
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
 from tests.test_page_sampling import Z as SAMPLING_Z  # input data only: the page's default logits
 from tests.test_page_sampling import reference as sampling_reference  # its independent sampler
@@ -850,6 +851,9 @@ ARXIV = "an arXiv identifier or a section of the cited paper"
 DEEPSEEK_CONFIG = "DeepSeek-V3's config_671B.json (1 shared, 256 routed experts of width 2,048, 8 routed per token)"
 _QUICK_MOE = (8, 512, 2, 1.25)  # E, T, k, cf of the quick check
 _SLOTS = math.ceil(_QUICK_MOE[3] * _QUICK_MOE[1] * _QUICK_MOE[2] / _QUICK_MOE[0])
+_MO0 = v_moe.SPEC.defaults()  # the page's toy router (input data), its drops at 1.25 counted by a plain loop
+_DROPPED_125 = routing_by_hand(_MO0["moe_tokens"], _MO0["moe_experts"], _MO0["moe_top_k"], _MO0["moe_skew"],
+                               _MO0["moe_seed"], 1.25)[1]  # fmt: skip
 
 MOE = [
     Ref("arXiv 2412.19437, §2.1.2; the method is Wang", ARXIV, ARXIV),
@@ -866,7 +870,7 @@ MOE = [
     ),
     Ref("A layer of E = 8 experts routes T = 512 tokens top-2 with a capacity factor of 1.25", *_QUICK_MOE),
     Ref(
-        "C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so at most 8 × 160 = **1,280** of the 1,024 assignments",
+        "C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so 8 × 160 = **1,280** slots for the 1,024 assignments",
         GIVEN,
         GIVEN,
         GIVEN,
@@ -877,8 +881,23 @@ MOE = [
         _QUICK_MOE[0] * _SLOTS,
         _QUICK_MOE[1] * _QUICK_MOE[2],
     ),
+    Ref(
+        "this page's skewed router still drops 141 at its popular experts (drag the capacity factor under the Routing "
+        "figure to 1.25)",
+        _DROPPED_125,
+        GIVEN,
+    ),
+    Ref(
+        "(Switch Transformer, Fedus et al. 2022, eq. 3, is T/E · capacity factor for k = 1;",
+        ARXIV,
+        "top-1 against top-k: the case the sentence names",
+    ),
+    Ref(
+        "that holds for top-1 (Switch), but with k > 1",
+        "top-1 against top-k: the case the sentence names",
+        "top-1 against top-k: the case the sentence names",
+    ),
     Ref("Mixtral 8x7B: about 46.7B parameters resident, about 12.9B active per token", NAME, CITE, CITE),
-    Ref("with k > 1 it loses only the experts", "top-1 against top-k: the case the sentence excludes"),
     Ref("(gates renormalised over the k for k > 1)", "top-1 against top-k: the case the sentence excludes"),
 ]
 

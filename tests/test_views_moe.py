@@ -85,9 +85,16 @@ def test_mixtral_by_its_config() -> None:
 
 
 def test_all_to_all_per_token() -> None:
-    # DeepSeek-V3: D 7168, 8 experts per token, FP8 out (1 byte) and BF16 back (2), 64 devices: 8 · 7168 · 3 · 63/64
+    # DeepSeek-V3: D 7168, 8 of 256 experts per token, FP8 out (1 byte) and BF16 back (2), 64 devices of 4 experts.
+    # Once per remote device: (P - 1)(1 - C(252, 8) / C(256, 8)) devices; once per remote expert: 8 · 63/64
     state = SPEC.defaults().replace(moe_model="DeepSeek-V3", moe_ep=64)
-    assert _readouts(state)["All-to-all per token and MoE layer"] == f"{8 * 7168 * 3 * 63 / 64 / 1024:.1f} KiB"
+    view = view_of.figures(state, ALL)
+    devices = 63 * (1 - math.comb(252, 8) / math.comb(256, 8))
+    r = {x.label: (x.value, x.help) for x in view.readouts}
+    assert r["All-to-all per token and MoE layer"][0] == f"{devices * 7168 * 3 / 1024:.1f} KiB" == "158.7 KiB"
+    assert (
+        f"once per remote expert: {8 * 7168 * 3 * 63 / 64 / 1024:.1f} KiB" in r["All-to-all per token and MoE layer"][1]
+    )
     # Mixtral: D 4096, top 2, BF16 both ways, 8 devices: 2 · 4096 · 4 · 7/8 bytes = 28 KiB
     state = SPEC.defaults().replace(moe_model="Mixtral-8x7B", moe_ep=8)
     assert _readouts(state)["All-to-all per token and MoE layer"] == "28.0 KiB"
@@ -102,8 +109,8 @@ def test_forward_flops_per_token() -> None:
     facts = view_of.figures(SPEC.defaults().replace(moe_model="Mixtral-8x7B"), ALL).facts
     assert facts["flops"] == flops
     r = {x.label: x.help for x in view_of.figures(SPEC.defaults().replace(moe_model="Mixtral-8x7B"), ALL).readouts}
-    assert r["Active per token"].startswith(f"about {flops / 1e9:.0f} GFLOPs")
-    assert f"{flops / 1e9:.0f}" == "25"
+    assert r["Active per token"].startswith(f"about {flops / 1e9:.1f} GFLOPs")
+    assert f"{flops / 1e9:.1f}" == "25.5"
 
 
 @pytest.mark.parametrize(("E", "k", "m"), [(16, 2, 4), (8, 2, 2), (8, 1, 8)])
@@ -129,13 +136,14 @@ def test_balancing_against_a_loop_with_autograd() -> None:
     the seed sequence, top-k by a loop, the aux loss's offset trained with torch autograd, the bias moved by the sign
     rule."""
     state = SPEC.defaults().replace(moe_tokens=128, moe_steps=30, moe_view=view_of.BALANCING)
-    none, aux, bias, shift = balancing_by_hand(dict(state.items()))
+    none, aux, bias, shift, off_aux, off_bias = balancing_by_hand(dict(state.items()))
     r = _readouts(state)
     assert r["Max ÷ mean load, no balancing"] == f"{none:.2f}"
     assert r["Max ÷ mean load, auxiliary loss"] == f"{aux:.2f}"
     assert r["Max ÷ mean load, selection bias"] == f"{bias:.2f}"
     assert r["Router probabilities moved by the loss"] == f"{shift:.2f}"
-    assert aux < none and bias < none and shift > 0.05
+    assert r["Assignments off the router's own top k"] == f"{100 * off_aux:.0f}% / {100 * off_bias:.0f}%"
+    assert aux < none and bias < none and shift > 0.05 and off_aux > 0.05 and off_bias > 0.05
 
 
 def test_predict_first_hides_then_reveals() -> None:

@@ -80,7 +80,7 @@ from viz.loss_units import (
     sft_mask_figure,
     tokenizer_units_figure,
 )
-from viz.moe import balance_figure, parameters_figure, routing_figure
+from viz.moe import balance_figure, parameters_figure, routing_figure, with_panel_line
 from viz.positions import decay_figure, relative_figure, wavelength_figure
 from viz.ppo import (
     clip_batch_figure,
@@ -474,6 +474,9 @@ SHORTCUTS: dict[str, Callable[..., go.Figure]] = {
     ),
     "with_guess:y": lambda theme, presenter: with_guess(
         EXAMPLES["pass_at_k_figure"](theme=theme, presenter=presenter), 0.5, "your guess 0.500", axis="y", theme=theme
+    ),
+    "with_panel_line": lambda theme, presenter: with_panel_line(
+        EXAMPLES["routing_figure"](theme=theme, presenter=presenter), "<i>your guess: 3 dropped</i>"
     ),
     "with_guess:x3": lambda theme, presenter: with_guess(
         EXAMPLES["lora_curves_figure"](theme=theme, presenter=presenter), 4, "your guess r = 4", ref="x3", theme=theme

@@ -88,7 +88,7 @@ def routing(p: dict, panel: bool = True) -> list[Ref]:
 
 
 def balancing(p: dict) -> list[Ref]:
-    none, aux, bias, shift = balancing_by_hand(p)
+    none, aux, bias, shift, off_aux, off_bias = balancing_by_hand(p)
     tail = max(1, p["moe_steps"] // 10)
     return [
         Ref(f"Max ÷ mean load, no balancing: {none:.2f}", none),
@@ -101,7 +101,9 @@ def balancing(p: dict) -> list[Ref]:
             GIVEN),
         Ref(f"Router probabilities moved by the loss: {shift:.2f}", shift),
         Ref(f"Router probabilities moved by the loss help: mean of the last {tail} steps", TAIL),
-        Ref("the bias moves them by 0", "the gates come from the unbiased affinities: nothing moves them"),
+        Ref(f"Assignments off the router's own top k: {100 * off_aux:.0f}% / {100 * off_bias:.0f}%", 100 * off_aux,
+            100 * off_bias),
+        Ref(f"auxiliary loss / selection bias, mean of the last {tail} steps", TAIL),
     ]  # fmt: skip
 
 
@@ -117,13 +119,20 @@ def parameters(p: dict) -> list[Ref]:
         D, topk, out = 4096, 2, 2
         layer = [Ref("Experts per MoE layer: 2 of 8, no shared expert", "Mixtral's config.json", NAME),
                  Ref("experts of width 14,336 (SwiGLU)", "intermediate_size in Mixtral's config.json")]  # fmt: skip
-    a2a = topk * D * (out + 2) * (1 - 1 / ep)
+    n_exp = 256 if name == "DeepSeek-V3" else 8
+    if n_exp % ep:
+        ep = max(d for d in range(1, min(ep, n_exp) + 1) if n_exp % d == 0)
+    a2a_each = topk * D * (out + 2) * (1 - 1 / ep)
+    # a token sent once to each remote device holding one of its experts: (P − 1)(1 − C(E − E/P, k)/C(E, k)) devices
+    a2a = (ep - 1) * (1 - comb(n_exp - n_exp // ep, topk) / comb(n_exp, topk)) * D * (out + 2)
     flops = 2 * (active - embedding)
     mixtral = [NAME] if name.startswith("Mixtral") else []
-    precision = "FP8 out, BF16 back (DeepSeek-V3 §3.3; DeepEP)" if name == "DeepSeek-V3" else "BF16 both ways (assumed)"
+    precision = (
+        "FP8 out, BF16 back (DeepSeek-V3 §3.3.3; DeepEP)" if name == "DeepSeek-V3" else "BF16 both ways (assumed)"
+    )
     return [
-        Ref("the papers report 46.7B / 12.9B (Mixtral, Jiang", CITE, CITE),
-        Ref("and 671B / 37B", CITE, CITE),
+        Ref("Mistral AI's announcement gives Mixtral 46.7B / 12.9B (its paper, Jiang", CITE, CITE),
+        Ref("rounds to 47B / 13B); DeepSeek-AI 2024 gives 671B / 37B", CITE, CITE, CITE, CITE),
         Ref(f"{name}: total: {total / 1e9:.1f}B", *mixtral, total),
         Ref(f"{name}: total help: {total * 2 / 1e9:,.0f} GB of weights in bf16, {total / 1e9:,.0f} GB in FP8",
             *mixtral, total * 2 / 1e9, total / 1e9),
@@ -133,10 +142,12 @@ def parameters(p: dict) -> list[Ref]:
         *layer,
         Ref(f"All-to-all per token and MoE layer: {a2a / 1024:.1f} KiB", a2a / 1024),
         Ref(f"forward, dispatch and combine, {precision}, {ep} devices", *([SECTION] if out == 1 else []), GIVEN),
+        Ref(f"once per remote expert: {a2a_each / 1024:.1f} KiB", a2a_each / 1024),
         Ref(f"Split the toy's experts m = {m}: {comb(E, k):,} → {comb(m * E, m * k):,}", GIVEN, comb(E, k),
             comb(m * E, m * k)),
         Ref(f"Split the toy's experts m = {m} help: expert combinations per token, C({E}, {k}) → C({m * E}, {m * k})",
             GIVEN, GIVEN, GIVEN, m * E, m * k),
+        Ref(f"the router grows from D·{E} to D·{m * E} weights", GIVEN, m * E),
     ]  # fmt: skip
 
 

@@ -6,6 +6,7 @@ when open)."""
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pandas as pd
@@ -16,8 +17,8 @@ from core import moe
 from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
-from viz.moe import balance_figure, parameters_figure, routing_figure
-from viz.predict import predict_figure, with_guess
+from viz.moe import balance_figure, parameters_figure, routing_figure, with_panel_line
+from viz.predict import predict_figure
 
 QUESTION = (
     "How does a mixture-of-experts layer route tokens, what is token dropping, and what does the auxiliary balance "
@@ -77,7 +78,8 @@ SPEC = Spec(
             hi=5.0,
             step=0.1,
             fmt="%.1f",
-            help="the balance loss's weight times the learning rate of the per-expert logit offset it trains",
+            help="the balance loss's weight times the learning rate of the per-expert logit offset it trains: a toy "
+            "setting with no counterpart in a real run, where the router trains on the language-model loss too",
         ),
         Field("moe_steps", "Steps", "int", 100, lo=10, hi=400, step=10),
         Field("moe_model", "Model", "choice", MODELS[-1], choices=MODELS),
@@ -170,6 +172,11 @@ def _aux_trajectory(steps: int, T: int, E: int, k: int, skew: float, step: float
     return moe.aux_loss_trajectory(steps, T, E, k, skew, step, seed)
 
 
+def _count(n: int) -> str:
+    """A whole count with thousands separators, or in scientific notation above 10¹² (C(512, 64) has 80 digits)."""
+    return f"{n:,}" if n < 10**12 else f"{n:.3e}".replace("e+", "e")
+
+
 def figures(state: State, options: Options = DEFAULT) -> View:
     """The figures of the tabs named in ``options.parts`` (``Routing``, ``Balancing``, ``Parameters``; ``main`` is the
     open tab's), each tab's readouts, the notes on the input and the table behind the Routing figure.
@@ -201,7 +208,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         if predicting == "hidden":
             view.figures[ROUTING] = predict_figure(
                 question, x_title="expert", y_title="assignments (token, expert)", x_range=(-0.5, E - 0.5),
-                y_range=(0, max(1, int(r.load.max()))), **options.look,
+                y_range=(0, 3 * math.ceil(T * k / E)), **options.look,
             )  # fmt: skip
         else:
             view.figures[ROUTING] = _routing_fig(T, E, k, skew, seed, at, options.theme, options.presenter)
@@ -213,7 +220,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{r.dropped} of {n}",
             "beyond C: the token gets nothing from that expert; its other experts and the residual still carry it",
         ),
-        Readout("Tokens that lost an expert", f"{r.dropped_tokens} of {T}", None),
+        Readout(
+            "Tokens that lost an expert",
+            f"{r.dropped_tokens} of {T}",
+            "slots filled token by token, each token's choices best first; another order (all first choices "
+            "before any second, as GShard-style code does) gives another count, the dropped total stays",
+        ),
         Readout(
             "Balance loss E·Σ f·P",
             f"{r.aux_loss:.3f}",
@@ -230,18 +242,21 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         tail = max(1, steps // 10)
         end, none = float(tr.imbalance[-tail:].mean()), float(tr.imbalance_without_bias[-tail:].mean())
         aux_end, shift = float(ax.imbalance[-tail:].mean()), float(ax.prob_shift[-tail:].mean())
-        view.facts.update(imbalance_end=end, imbalance_none=none, imbalance_aux=aux_end, prob_shift=shift)
+        moved_aux, moved_bias = float(ax.rerouted[-tail:].mean()), float(tr.rerouted[-tail:].mean())
+        view.facts.update(imbalance_end=end, imbalance_none=none, imbalance_aux=aux_end, prob_shift=shift,
+                          rerouted=(moved_aux, moved_bias))  # fmt: skip
         last = f"mean of the last {tail} steps"
         view.readouts += [
             Readout("Max ÷ mean load, no balancing", f"{none:.2f}", last),
-            Readout("Max ÷ mean load, auxiliary loss", f"{aux_end:.2f}", f"{last}, α·η = {step:g}"),
+            Readout("Max ÷ mean load, auxiliary loss", f"{aux_end:.2f}",
+                    f"{last}, α·η = {step:g}: which method balances more here follows the two step sizes"),
             Readout("Max ÷ mean load, selection bias", f"{end:.2f}", f"{last}, γ = {gamma:g}"),
-            Readout(
-                "Router probabilities moved by the loss",
-                f"{shift:.2f}",
-                f"{last}: mean total variation from the router's own; the bias moves them by 0",
-            ),
-        ]
+            Readout("Assignments off the router's own top k", f"{100 * moved_aux:.0f}% / {100 * moved_bias:.0f}%",
+                    f"auxiliary loss / selection bias, {last}: both override the router to balance it"),
+            Readout("Router probabilities moved by the loss", f"{shift:.2f}",
+                    f"{last}: mean total variation from the router's own; the bias leaves the affinities as they "
+                    "are. No language-model loss trains this toy, so neither number is a cost in quality"),
+        ]  # fmt: skip
     if PARAMETERS in parts:
         name = state.moe_model if state.moe_model in MODELS else MODELS[-1]
         specs = [ms.CATALOGUE[m] for m in MODELS]
@@ -252,35 +267,54 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         spec, b = specs[i], breakdowns[i]
         view.figures[PARAMETERS] = parameters_figure(MODELS, totals, actives, i, **options.look)
         ep = int(state.moe_ep)
+        if spec.n_experts % ep:
+            fit = max(d for d in range(1, min(ep, spec.n_experts) + 1) if spec.n_experts % d == 0)
+            view.notices.append(
+                ("info", f"{spec.n_experts} experts do not split evenly over {ep} devices: using {fit}.")
+            )
+            ep = fit
         dispatch = DISPATCH_BYTES.get(name, 2.0)
-        a2a = moe.all_to_all_bytes_per_token(spec.d_model, spec.top_k, dispatch, combine_bytes_per_value=2.0,
-                                             ep_size=ep)  # fmt: skip
+        # a token is sent once to each remote device that holds one of its experts (DeepEP), or once per expert
+        a2a = moe.all_to_all_bytes_per_token(
+            spec.d_model,
+            spec.top_k,
+            dispatch,
+            combine_bytes_per_value=2.0,
+            ep_size=ep,
+            n_experts=spec.n_experts,
+            dedup=True,
+        )
+        a2a_each = moe.all_to_all_bytes_per_token(spec.d_model, spec.top_k, dispatch, combine_bytes_per_value=2.0,
+                                                  ep_size=ep)  # fmt: skip
         # forward FLOPs per token ~ 2 per active weight that multiplies: the input embedding is a lookup
         flops = 2 * (b.active - b.embedding)
         m = int(state.moe_split) if state.moe_split in SPLITS else 1
         split = moe.fine_grained_split(E, k, 1, m)
-        view.facts.update(total=totals[i], active=actives[i], a2a=a2a, flops=flops,
+        view.facts.update(total=totals[i], active=actives[i], a2a=a2a, a2a_each=a2a_each, flops=flops,
                           combos=(split.combinations_before, split.combinations_after))  # fmt: skip
         shared = (
             f"{spec.n_shared_experts} shared (every token) + {spec.top_k} of {spec.n_experts} routed"
             if spec.n_shared_experts
             else f"{spec.top_k} of {spec.n_experts}, no shared expert"
         )
-        precision = "FP8 out, BF16 back (DeepSeek-V3 §3.3; DeepEP)" if dispatch == 1.0 else "BF16 both ways (assumed)"
+        precision = "FP8 out, BF16 back (DeepSeek-V3 §3.3.3; DeepEP)" if dispatch == 1.0 else "BF16 both ways (assumed)"
         view.readouts += [
             Readout(f"{name}: total", f"{totals[i] / 1e9:.1f}B",
                     f"{totals[i] * 2 / 1e9:,.0f} GB of weights in bf16, {totals[i] / 1e9:,.0f} GB in FP8: memory "
                     "follows the total"),
             Readout("Active per token", f"{actives[i] / 1e9:.1f}B",
-                    f"about {flops / 1e9:.0f} GFLOPs per token forward: 2 per active weight, the embedding lookup "
+                    f"about {flops / 1e9:.1f} GFLOPs per token forward: 2 per active weight, the embedding lookup "
                     "left out, attention over the context on top"),
             Readout("Experts per MoE layer", shared, f"experts of width {spec.d_expert:,} (SwiGLU)"),
             Readout("All-to-all per token and MoE layer", f"{a2a / 1024:.1f} KiB",
-                    f"forward, dispatch and combine, {precision}, {ep} devices, uniform routing: payload only"),
+                    f"forward, dispatch and combine, {precision}, {ep} devices, uniform routing, a token sent once to "
+                    f"each remote device that holds one of its experts; once per remote expert: "
+                    f"{a2a_each / 1024:.1f} KiB. Payload only"),
             Readout(f"Split the toy's experts m = {m}",
-                    f"{split.combinations_before:,} → {split.combinations_after:,}",
+                    f"{_count(split.combinations_before)} → {_count(split.combinations_after)}",
                     f"expert combinations per token, C({E}, {k}) → C({split.n_experts}, {split.top_k}), at the "
-                    "same parameters and FLOPs (DeepSeekMoE, Dai et al. 2024)"),
+                    "same expert parameters and expert FLOPs (DeepSeekMoE, Dai et al. 2024); the router grows "
+                    f"from D·{E} to D·{split.n_experts} weights"),
         ]  # fmt: skip
     view.tables[ROUTING] = lambda: pd.DataFrame(
         {
@@ -292,13 +326,14 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         }
     )
     if predicting == "hidden":
-        ask.hide(view, question, ("Assignments dropped", "Tokens that lost an expert"), tables=(ROUTING,))
+        # the loads above the tabs and on the Balancing tab hint at the answer too (max ÷ mean load times T·k/E)
+        hints = ("Balance loss E·Σ f·P", "Max ÷ mean load, no balancing", "Max ÷ mean load, auxiliary loss",
+                 "Max ÷ mean load, selection bias", "Assignments off the router's own top k")  # fmt: skip
+        ask.hide(view, question, ("Assignments dropped", "Tokens that lost an expert", *hints), tables=(ROUTING,))
     elif predicting == "revealed":
         g = int(state.guess_dropped)
         if ROUTING in view.figures:
-            view.figures[ROUTING] = with_guess(
-                view.figures[ROUTING], g / max(E, 1), f"your guess: {g} dropped", axis="y", theme=options.theme
-            )
+            view.figures[ROUTING] = with_panel_line(view.figures[ROUTING], f"<i>your guess: {g} dropped</i>")
         ask.reveal(
             view,
             Readout("Assignments dropped (the answer)", f"{r.dropped}", f"of {n}"),

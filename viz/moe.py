@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.style import figure, get_theme, grid, readout_panel, unlabelled_slider
+from viz.style import figure, figure_from_dict, get_theme, grid, readout_panel, unlabelled_slider
 
 _SLIDER_PAD, _SLIDER_PAD_PRESENTER = 56, 72
 _SLIDER_HEIGHT = 80
@@ -94,6 +94,17 @@ def routing_figure(
     return figure(data, layout, theme=theme, presenter=presenter, height=height + _SLIDER_HEIGHT)
 
 
+def with_panel_line(fig: go.Figure, line: str) -> go.Figure:
+    """A copy of a routing figure with ``line`` added under its readout panel's text, at every step of its slider
+    (the Predict-first guess: a number of assignments dropped has no height on the per-expert axis to mark)."""
+    data = fig.to_dict()
+    layout = data["layout"]
+    layout["annotations"][0]["text"] += f"<br>{line}"
+    for step in layout.get("sliders", [{}])[0].get("steps", []):
+        step["args"][1]["annotations[0].text"] += f"<br>{line}"
+    return figure_from_dict(data["data"], layout)
+
+
 def balance_figure(
     imbalance_none: np.ndarray,
     imbalance_aux: np.ndarray,
@@ -135,14 +146,14 @@ def balance_figure(
             "type": "scatter", "x": steps, "y": np.zeros(len(steps)), "mode": "lines", "name": "selection bias",
             "legendgroup": "selection bias", "showlegend": False,
             "line": {"color": pal["optimised"], "width": 2.5}, "xaxis": x2, "yaxis": y2,
-            "hovertemplate": "step %{x}: 0 (the gates are the router's own)<extra>selection bias</extra>",
+            "hovertemplate": "step %{x}: 0 (the affinities are the router's own)<extra>selection bias</extra>",
         },
     ]  # fmt: skip
     layout["xaxis"] |= {"showticklabels": False}
     layout["yaxis"] |= {"title": {"text": "max ÷ mean load"}, "rangemode": "tozero"}
     layout["xaxis2"] |= {"title": {"text": "step (a fresh batch each)"}, "matches": "x"}
     layout["yaxis2"] |= {"title": {"text": "p moved (TV)"}, "rangemode": "tozero"}
-    layout["title"] = {"text": "One skewed router: the balance loss moves its probabilities, the bias does not"}
+    layout["title"] = {"text": "One skewed router balanced two ways: only the loss changes its probabilities"}
     layout["hovermode"] = "closest"
     layout["legend"] = {"y": 1.02}
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
