@@ -715,8 +715,8 @@ def all_to_all_bytes_per_token(
 
     The simple model: the token's hidden vector (D values) goes to each of its k experts and the k outputs come
     back, so 2 k D bytes_per_value (or k D (b_dispatch + b_combine): DeepSeek-V3 dispatches in FP8 and combines in
-    BF16, DeepSeek-AI 2024 §3.3, as I recall). It counts payload only: no routing metadata, no padding, and a floor
-    of traffic, not a time. The backward pass moves the same volume again.
+    BF16, DeepSeek-AI 2024 §3.3.3, and the DeepEP README). It counts payload only: no routing metadata, no padding,
+    and a floor of traffic, not a time. The backward pass moves the same volume again.
 
     ``ep_size`` = P devices holding E/P experts each, routing uniform (each token's k distinct experts equally
     likely to be any k): an expert is local with probability 1/P, so the expected volume is scaled by (1 - 1/P).

@@ -69,7 +69,8 @@ def _body(page: Page) -> None:
             st.caption(
                 "Parameter counts from each model's published configuration (DeepSeek-V3's without its MTP "
                 "module). Mistral AI's announcement gives Mixtral 46.7B / 12.9B (its paper, Jiang et al. 2024, "
-                "rounds to 47B / 13B); DeepSeek-AI 2024 gives 671B / 37B."
+                "rounds to 47B / 13B); DeepSeek-AI 2024 gives 671B / 37B, where the count here gives 37.6B with the "
+                "0.9B embedding table included."
             )
 
     page.readouts(out.readouts)
@@ -93,7 +94,8 @@ experts, and after each step lowers the bias of overloaded experts and raises it
 sequence-wise balance loss with weight 0.0001 remains. The bias only chooses the experts and never enters a gate:
 each chosen expert is weighted by its own unbiased affinity, normalised over the experts chosen. A balance loss
 balances by moving the router's probabilities, and in training its gradient competes with the language-model loss's:
-too large a balance loss impairs the model, too small a one balances poorly (Wang et al. 2024; DeepSeek-V3 §2.1.2).
+too large a balance loss impairs the model (DeepSeek-V3 §2.1.2, citing Wang et al. 2024), too small a one balances
+poorly (Wang et al. 2024).
 
 **Shared and fine-grained experts** (DeepSeekMoE, Dai et al. 2024, arXiv 2401.06066). A shared expert sees every
 token, so common knowledge need not be copied into many routed experts; cutting each expert into m narrower ones
@@ -112,8 +114,8 @@ the backward pass.
         "A layer of E = 8 experts routes T = 512 tokens top-2 with a capacity factor of 1.25. How many slots does "
         "each expert have, and how many does the layer have in all?",
         "C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so 8 × 160 = **1,280** slots for the 1,024 "
-        "assignments: room for all of them in total, yet this page's skewed router still drops 141 at its popular "
-        "experts (drag the capacity factor under the Routing figure to 1.25).",
+        "assignments: room for all of them in total, yet at the page's defaults (skew 1.5, seed 0) the skewed router "
+        "still drops 141 at its popular experts (drag the capacity factor under the Routing figure to 1.25).",
     )
     page.interview(
         view_of.QUESTION,
@@ -127,9 +129,9 @@ the backward pass.
     )
     page.mistakes(
         [
-            "Saying a dropped token skips the layer whatever k is: that holds for top-1 (Switch), but with k > 1 it "
-            "loses only the experts that were full and keeps its other experts; the residual stream carries it "
-            "either way.",
+            "Saying a dropped token skips the layer whatever k is: that holds for top-1 with no shared expert "
+            "(Switch), but with k > 1 it loses only the experts that were full and keeps its other experts; the "
+            "residual stream carries it either way.",
             "Reading the router as gradient-free: the gate multiplies the expert's output, so the language-model loss "
             "reaches the router through it; only the top-k selection has no gradient.",
             "Counting memory from active parameters: every expert must be resident, so memory follows the total.",

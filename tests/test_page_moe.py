@@ -24,7 +24,7 @@ PAGE = "pages/18_MoE.py"
 def test_default_shows_the_routing_with_its_capacity(default):
     m = metrics(default)
     assert m["Capacity C"] == f"{math.ceil(1.0 * 512 * 2 / 8)}"
-    assert m["Assignments dropped"] == "245 of 1024"  # counted with a plain loop in tests/test_views_moe.py
+    assert m["Assignments dropped"] == "245 of 1,024"  # counted with a plain loop in tests/test_views_moe.py
     fig = figures(default)[0]
     assert len(fig["data"]) == 3  # kept, dropped and the capacity line (the slider is the drag row)
 

@@ -859,7 +859,7 @@ MOE = [
     Ref("arXiv 2412.19437, §2.1.2; the method is Wang", ARXIV, ARXIV),
     Ref("arXiv 2408.15664", ARXIV),
     Ref("a sequence-wise balance loss with weight 0.0001 remains", "DeepSeek-V3's α (DeepSeek-AI 2024, §4.2)"),
-    Ref("(Wang et al. 2024; DeepSeek-V3 §2.1.2)", ARXIV),
+    Ref("(DeepSeek-V3 §2.1.2, citing Wang", ARXIV),
     Ref("arXiv 2401.06066", ARXIV),
     Ref(
         "DeepSeek-V3 has 1 shared and 256 routed experts of width 2,048 per MoE layer, 8 routed per token",
@@ -882,8 +882,10 @@ MOE = [
         _QUICK_MOE[1] * _QUICK_MOE[2],
     ),
     Ref(
-        "this page's skewed router still drops 141 at its popular experts (drag the capacity factor under the Routing "
-        "figure to 1.25)",
+        "at the page's defaults (skew 1.5, seed 0) the skewed router still drops 141 at its popular experts (drag the "
+        "capacity factor under the Routing figure to 1.25)",
+        _MO0["moe_skew"],
+        _MO0["moe_seed"],
         _DROPPED_125,
         GIVEN,
     ),
@@ -893,7 +895,7 @@ MOE = [
         "top-1 against top-k: the case the sentence names",
     ),
     Ref(
-        "that holds for top-1 (Switch), but with k > 1",
+        "that holds for top-1 with no shared expert (Switch), but with k > 1",
         "top-1 against top-k: the case the sentence names",
         "top-1 against top-k: the case the sentence names",
     ),
@@ -1209,6 +1211,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             "k = 1024 tokens: the preset's N is 32 × 1024 (test_the_flash_presets_count_k_as_1024_tokens)"),
     ]),
     "pages/18_MoE.py": (MO, [
+        Ref("not comparable to a real run's α (Switch: 0.01)", "Switch Transformer's α (Fedus et al. 2022, §2.2)"),
         Ref("falling linearly from expert 0 to expert E - 1 (0: balanced on average)", "the first expert's index",
             FORMULA, MO["moe_skew"].lo),
         Ref("into m of 1/m the width", FORMULA),

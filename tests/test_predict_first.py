@@ -94,7 +94,7 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "attention": ([": previous token", "Previous-token head"], None),  # a panel named, the readout
         "positions": ([f"{beyond} of 64"], None),  # a small count: the figures hold 14 px font sizes
         "flash_attention": ([f"{skipped} of 16"], None),  # a small count, as for positions
-        "moe": (["245 of 1024"], None),  # tests/test_views_moe.py counts the 245 with a plain loop
+        "moe": (["245 of 1,024"], None),  # tests/test_views_moe.py counts the 245 with a plain loop
     }
 
 

@@ -28,7 +28,7 @@ def test_routing_against_a_loop(E: int, k: int, skew: float, cf: float) -> None:
     cap, dropped, lost, aux = routing_by_hand(512, E, k, skew, 0, cf)
     r = _readouts(state)
     assert r["Capacity C"] == f"{cap}"
-    assert r["Assignments dropped"] == f"{dropped} of {512 * k}"
+    assert r["Assignments dropped"] == f"{dropped:,} of {512 * k:,}"
     assert r["Tokens that lost an expert"] == f"{lost} of 512"
     assert r["Balance loss E·Σ f·P"] == f"{aux:.3f}"
 
@@ -36,7 +36,7 @@ def test_routing_against_a_loop(E: int, k: int, skew: float, cf: float) -> None:
 def test_default_numbers() -> None:
     r = _readouts(SPEC.defaults())
     assert r["Capacity C"] == "128"  # ceil(1.0 · 512 · 2 / 8)
-    assert r["Assignments dropped"] == "245 of 1024"
+    assert r["Assignments dropped"] == "245 of 1,024"
 
 
 def test_the_drag_covers_every_capacity_factor() -> None:

@@ -68,6 +68,7 @@ def deepseek_params() -> tuple[int, int, int]:
 
 
 MODELS = {"Mixtral-8x7B": mixtral_params, "DeepSeek-V3": deepseek_params}
+V3_ACTIVE, V3_EMBEDDING = deepseek_params()[1], deepseek_params()[2]  # the caption quotes them for every model
 
 
 def routing(p: dict, panel: bool = True) -> list[Ref]:
@@ -77,13 +78,13 @@ def routing(p: dict, panel: bool = True) -> list[Ref]:
     refs = [
         Ref(f"Capacity C: {cap}", cap),
         Ref(f"Capacity C help: ⌈{cf:g} · {T} · {k} / {E}⌉ slots per expert", GIVEN, GIVEN, GIVEN, GIVEN),
-        Ref(f"Assignments dropped: {dropped} of {T * k}", dropped, T * k),
-        Ref(f"Tokens that lost an expert: {lost} of {T}", lost, COUNT),
+        Ref(f"Assignments dropped: {dropped:,} of {T * k:,}", dropped, T * k),
+        Ref(f"Tokens that lost an expert: {lost:,} of {T:,}", lost, COUNT),
         Ref(f"Balance loss E·Σ f·P: {aux:.3f}", aux),
         Ref("f normalised to sum to 1: 1 at uniform routing", FORMULA, UNIFORM),
     ]  # fmt: skip
-    text = (f"capacity factor {cf:g} C = {cap} slots per expert dropped: {dropped} of {T * k} assignments tokens that "
-            f"lost an expert: {lost}")  # fmt: skip
+    text = (f"capacity factor {cf:g} C = {cap} slots per expert dropped: {dropped:,} of {T * k:,} assignments "
+            f"tokens that lost an expert: {lost}")  # fmt: skip
     return refs + ([Ref(text, GIVEN, cap, dropped, T * k, lost)] if panel else [])
 
 
@@ -133,6 +134,7 @@ def parameters(p: dict) -> list[Ref]:
     return [
         Ref("Mistral AI's announcement gives Mixtral 46.7B / 12.9B (its paper, Jiang", CITE, CITE),
         Ref("rounds to 47B / 13B); DeepSeek-AI 2024 gives 671B / 37B", CITE, CITE, CITE, CITE),
+        Ref("where the count here gives 37.6B with the 0.9B embedding table included", V3_ACTIVE, V3_EMBEDDING),
         Ref(f"{name}: total: {total / 1e9:.1f}B", *mixtral, total),
         Ref(f"{name}: total help: {total * 2 / 1e9:,.0f} GB of weights in bf16, {total / 1e9:,.0f} GB in FP8",
             *mixtral, total * 2 / 1e9, total / 1e9),
@@ -147,7 +149,7 @@ def parameters(p: dict) -> list[Ref]:
             comb(m * E, m * k)),
         Ref(f"Split the toy's experts m = {m} help: expert combinations per token, C({E}, {k}) → C({m * E}, {m * k})",
             GIVEN, GIVEN, GIVEN, m * E, m * k),
-        Ref(f"the router grows from D·{E} to D·{m * E} weights", GIVEN, m * E),
+        *([Ref(f"the router grows from D·{E} to D·{m * E} weights", GIVEN, m * E)] if m > 1 else []),
     ]  # fmt: skip
 
 

@@ -37,7 +37,7 @@ CF_CHOICES = tuple(f"{f:g}" for f in FACTORS)  # the field's choices: "0.5", ...
 MODELS = tuple(name for name, spec in ms.CATALOGUE.items() if spec.is_moe)
 SPLITS = ("1", "2", "4", "8")
 # DeepSeek-V3 dispatches tokens to the experts in FP8 and combines their outputs in BF16 (DeepSeek-AI 2024,
-# §3.3, and DeepEP's README); the other models: BF16 both ways, an assumption
+# §3.3.3, and DeepEP's README); the other models: BF16 both ways, an assumption
 DISPATCH_BYTES = {"DeepSeek-V3": 1.0}
 
 SPEC = Spec(
@@ -78,8 +78,9 @@ SPEC = Spec(
             hi=5.0,
             step=0.1,
             fmt="%.1f",
-            help="the balance loss's weight times the learning rate of the per-expert logit offset it trains: a toy "
-            "setting with no counterpart in a real run, where the router trains on the language-model loss too",
+            help="the balance loss's weight times the learning rate of the per-expert logit offset it trains: not "
+            "comparable to a real run's α (Switch: 0.01) times its learning rate, where the loss trains the whole "
+            "router together with the language-model loss",
         ),
         Field("moe_steps", "Steps", "int", 100, lo=10, hi=400, step=10),
         Field("moe_model", "Model", "choice", MODELS[-1], choices=MODELS),
@@ -146,7 +147,7 @@ def _panel(r: moe.Routing, f: float) -> str:
         [
             f"<b>capacity factor {f:g}</b>",
             f"C = {r.capacity} slots per expert",
-            f"dropped: {r.dropped} of {n} assignments",
+            f"dropped: {r.dropped} of {n:,} assignments",
             f"tokens that lost an expert: {r.dropped_tokens}",
         ]
     )
@@ -173,7 +174,7 @@ def _aux_trajectory(steps: int, T: int, E: int, k: int, skew: float, step: float
 
 
 def _count(n: int) -> str:
-    """A whole count with thousands separators, or in scientific notation above 10¹² (C(512, 64) has 80 digits)."""
+    """A whole count with thousands separators, or in scientific notation above 10¹² (C(512, 64) has 83 digits)."""
     return f"{n:,}" if n < 10**12 else f"{n:.3e}".replace("e+", "e")
 
 
@@ -201,7 +202,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     predicting = ask.mode(state, "predict_moe", "guess_dropped")
     view.facts["predict"] = predicting
     question = (
-        f"{T} tokens, top-{k} of {E} experts, skew {skew:g}, capacity factor {f:g}: how many of the {n} "
+        f"{T:,} tokens, top-{k} of {E} experts, skew {skew:g}, capacity factor {f:g}: how many of the {n:,} "
         "assignments are dropped?"
     )
     if ROUTING in parts:
@@ -217,12 +218,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout("Capacity C", f"{r.capacity}", f"⌈{f:g} · {T} · {k} / {E}⌉ slots per expert"),
         Readout(
             "Assignments dropped",
-            f"{r.dropped} of {n}",
+            f"{r.dropped:,} of {n:,}",
             "beyond C: the token gets nothing from that expert; its other experts and the residual still carry it",
         ),
         Readout(
             "Tokens that lost an expert",
-            f"{r.dropped_tokens} of {T}",
+            f"{r.dropped_tokens:,} of {T:,}",
             "slots filled token by token, each token's choices best first; another order (all first choices "
             "before any second, as GShard-style code does) gives another count, the dropped total stays",
         ),
@@ -236,9 +237,15 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         steps, gamma, step = int(state.moe_steps), float(state.moe_gamma), float(state.moe_aux_step)
         tr = _trajectory(steps, T, E, k, skew, gamma, seed)
         ax = _aux_trajectory(steps, T, E, k, skew, step, seed)
-        view.figures[BALANCING] = balance_figure(
-            tr.imbalance_without_bias, ax.imbalance, tr.imbalance, ax.prob_shift, **options.look
-        )
+        if predicting == "hidden":  # its curves' hover gives the loads, a hint at the answer
+            view.figures[BALANCING] = predict_figure(
+                question, x_title="step (a fresh batch each)", y_title="max ÷ mean load", x_range=(1, steps),
+                y_range=(0, 3), **options.look,
+            )  # fmt: skip
+        else:
+            view.figures[BALANCING] = balance_figure(
+                tr.imbalance_without_bias, ax.imbalance, tr.imbalance, ax.prob_shift, **options.look
+            )
         tail = max(1, steps // 10)
         end, none = float(tr.imbalance[-tail:].mean()), float(tr.imbalance_without_bias[-tail:].mean())
         aux_end, shift = float(ax.imbalance[-tail:].mean()), float(ax.prob_shift[-tail:].mean())
@@ -252,7 +259,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                     f"{last}, α·η = {step:g}: which method balances more here follows the two step sizes"),
             Readout("Max ÷ mean load, selection bias", f"{end:.2f}", f"{last}, γ = {gamma:g}"),
             Readout("Assignments off the router's own top k", f"{100 * moved_aux:.0f}% / {100 * moved_bias:.0f}%",
-                    f"auxiliary loss / selection bias, {last}: both override the router to balance it"),
+                    f"auxiliary loss / selection bias, {last}: the share outside the top k of the unbalanced logits; "
+                    "the loss retrains the router, the bias overrides only the selection"),
             Readout("Router probabilities moved by the loss", f"{shift:.2f}",
                     f"{last}: mean total variation from the router's own; the bias leaves the affinities as they "
                     "are. No language-model loss trains this toy, so neither number is a cost in quality"),
@@ -269,9 +277,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         ep = int(state.moe_ep)
         if spec.n_experts % ep:
             fit = max(d for d in range(1, min(ep, spec.n_experts) + 1) if spec.n_experts % d == 0)
-            view.notices.append(
-                ("info", f"{spec.n_experts} experts do not split evenly over {ep} devices: using {fit}.")
+            note = (
+                f"{spec.n_experts} experts fill at most {spec.n_experts} devices: using {fit}."
+                if ep > spec.n_experts
+                else f"{spec.n_experts} experts do not split evenly over {ep} devices: using {fit}."
             )
+            view.notices.append(("info", note))
             ep = fit
         dispatch = DISPATCH_BYTES.get(name, 2.0)
         # a token is sent once to each remote device that holds one of its experts (DeepEP), or once per expert
@@ -313,8 +324,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(f"Split the toy's experts m = {m}",
                     f"{_count(split.combinations_before)} → {_count(split.combinations_after)}",
                     f"expert combinations per token, C({E}, {k}) → C({split.n_experts}, {split.top_k}), at the "
-                    "same expert parameters and expert FLOPs (DeepSeekMoE, Dai et al. 2024); the router grows "
-                    f"from D·{E} to D·{split.n_experts} weights"),
+                    "same expert parameters and expert FLOPs (DeepSeekMoE, Dai et al. 2024)"
+                    + (f"; the router grows from D·{E} to D·{split.n_experts} weights" if m > 1 else "")),
         ]  # fmt: skip
     view.tables[ROUTING] = lambda: pd.DataFrame(
         {
@@ -336,7 +347,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             view.figures[ROUTING] = with_panel_line(view.figures[ROUTING], f"<i>your guess: {g} dropped</i>")
         ask.reveal(
             view,
-            Readout("Assignments dropped (the answer)", f"{r.dropped}", f"of {n}"),
+            Readout("Assignments dropped (the answer)", f"{r.dropped}", f"of {n:,}"),
             f"{g}",
             f"{g - r.dropped:+d}".replace("-", "−"),
             "your guess minus the answer",

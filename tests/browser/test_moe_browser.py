@@ -30,7 +30,7 @@ def test_deep_link_first_request_then_preset_and_drag(open_first):
 
     choose_preset(page, "A2.8: top-2 of 8, skewed, capacity factor 1.0")
     wait_metric(page, f"{math.ceil(1.0 * 512 * 2 / 8)}")
-    assert metric_value(page, "Assignments dropped") == "245 of 1024"  # a plain loop in tests/test_views_moe.py
+    assert metric_value(page, "Assignments dropped") == "245 of 1,024"  # a plain loop in tests/test_views_moe.py
     assert "moe_cf" not in page.url, page.url  # the preset is the defaults
     watch.shot("moe-preset")
 
