@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, cached_view
+from pages.frame import InterviewAnswer, Page, cached, cached_view, metric_row
 from views import Options
 from views import scaling as view_of
 from viz import format as fmt
@@ -20,6 +20,8 @@ page = Page.setup(
     answer_phrases=view_of.ANSWER_PHRASES,
 )
 figures = cached_view(view_of.figures)
+flop_check = cached(view_of.flop_check)  # imports torch on its first call, the button's click
+FLOPS_COUNTED = "scaling_flops_counted"  # session state: the button was clicked, its readouts stay on reruns
 
 
 def _model_to_n() -> None:
@@ -27,6 +29,22 @@ def _model_to_n() -> None:
     n = view_of.model_params(st.session_state.get("scale_model", view_of.NO_MODEL))
     if n is not None:
         st.session_state["N"] = n
+
+
+def _count_flops() -> None:
+    st.session_state[FLOPS_COUNTED] = True
+
+
+def _flop_check() -> None:
+    """The lesson's 6ND check with torch's FLOP counter, folded below the figures: torch is imported on the click."""
+    with st.expander(view_of.FLOP_CHECK_TITLE, expanded=False):
+        st.markdown(view_of.FLOP_CHECK_TEXT)
+        st.button("Count with torch", key="flops-count", on_click=_count_flops)
+        if st.session_state.get(FLOPS_COUNTED):
+            with st.spinner("Counting (torch takes a second or two to import the first time)"):
+                readouts = flop_check(**view_of.FLOP_CHECK_SIZE)
+            metric_row(readouts)
+            st.code(view_of.FLOP_CHECK_CODE, language="python")
 
 
 def _body(page: Page) -> None:
@@ -61,6 +79,7 @@ def _body(page: Page) -> None:
     with page.views():
         if "family" in out.figures:
             page.chart(out.figures["family"], "family", "isoflop-family")
+        _flop_check()
 
     numbers = out.facts["text_numbers"]  # the fits' optima at the budgets the texts below quote
     tpp, epoch_tpp, optimum_N = (numbers[name] for name in ("tokens_per_param", "epoch_tokens_per_param", "optimum_N"))

@@ -145,6 +145,13 @@ SCALING = [
     Ref("\\frac{1}{\\alpha+\\beta}", FORMULA),
     Ref("C \\approx 6ND,\\qquad N_{\\text{opt}} \\approx \\sqrt{C/120}", FORMULA, 6 * 20),
     Ref("Hoffmann et al. 2022 (Chinchilla, approach 3)", NAME),
+    # the FLOP-counter check (its readouts, after the click: test_page_scaling's test_the_flop_check_counts_on_click)
+    Ref("Where does the 6 of C ≈ 6ND come from?", FORMULA, FORMULA),
+    Ref("(width d = 64 widened to 4d and back", "the lesson's width (seed 001, section 5)",
+        "the lesson's MLP widening, 4d (seed 001, section 5)"),
+    Ref("runs a batch of T = 128 tokens", "the lesson's batch of tokens (seed 001, section 5)"),
+    Ref("every matrix multiply 2·m·n·k FLOPs", FORMULA),
+    Ref("come on top of 6N per token", FORMULA),
 ]
 
 # ============================================================================ 2. KL leash (default: the lesson's toy)

@@ -192,17 +192,86 @@ def test_a_preset_after_a_deep_link_raises_no_false_warning():
     assert metrics(at)["Tokens per parameter"] == "1,875.0"
 
 
-def test_the_page_does_not_import_pandas_until_a_table_is_asked_for():
-    # pandas takes about 0.6 s to import; the scaling page builds its tables only when a download button is clicked,
-    # so neither its first run (a cold start) nor a control change should pay for it (README, Cold start)
+def test_the_page_imports_neither_pandas_nor_torch_until_asked():
+    # pandas takes about 0.6 s to import and torch about 1.8 s; the scaling page builds its tables only when a
+    # download button is clicked and counts FLOPs with torch only when its own button is clicked, so neither its
+    # first run (a cold start) nor a control change should pay for them (README, Cold start)
     code = (
         "import sys; from streamlit.testing.v1 import AppTest; "
         "at = AppTest.from_file('app.py', default_timeout=60); at.switch_page('pages/1_Scaling_laws.py'); at.run(); "
         "at.number_input(key='gpus').set_value(64).run(); "
-        "assert not at.exception, at.exception; before = 'pandas' in sys.modules; "
+        "assert not at.exception, at.exception; before = 'pandas' in sys.modules; print('torch' in sys.modules); "
         "from views import scaling; view = scaling.figures(scaling.SPEC.defaults()); "
         "frame = view.tables['U-curve'](); print(before, 'pandas' in sys.modules, type(frame).__name__, len(frame))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split()[-4:] == ["False", "True", "DataFrame", "241"]
+    assert out.stdout.split()[-5:] == ["False", "False", "True", "DataFrame", "241"]  # the click: the next test
+
+
+# The lesson's stack for the FLOP-counter check (seed 001, section 5), by hand: (fan_in, fan_out) of each bias-free
+# linear layer, d -> 4d -> d twice, over T tokens. An (m × k) by (k × n) matmul costs 2·m·n·k FLOPs.
+D_FLOP, T_FLOP = 64, 128
+FLOP_LAYERS = [(D_FLOP, 4 * D_FLOP), (4 * D_FLOP, D_FLOP)] * 2
+
+
+def _flops_by_hand() -> dict[str, int]:
+    T = T_FLOP
+    n = sum(a * b for a, b in FLOP_LAYERS)
+    forward = sum(2 * T * b * a for a, b in FLOP_LAYERS)  # Y = X·Wᵀ: (T × a) by (a × b)
+    weights = sum(2 * b * a * T for a, b in FLOP_LAYERS)  # dW = dYᵀ·X: (b × T) by (T × a)
+    inputs = [2 * T * a * b for a, b in FLOP_LAYERS]  # dX = dY·W: (T × b) by (b × a)
+    return {
+        "N": n,
+        "forward": forward,
+        "backward": weights + sum(inputs),
+        "frozen": weights + sum(inputs[1:]),  # x without grad: the first layer's dX is not computed
+        "skipped": inputs[0],
+    }
+
+
+def test_the_flop_check_counts_on_click():
+    at = open_page(PAGE)
+    (section,) = [e for e in at.expander if e.label == "Check 6ND with torch's FLOP counter"]
+    assert any("FlopCounterMode" in m.value for m in section.markdown)
+    assert [b.label for b in section.button] == ["Count with torch"]
+    assert "Parameters N" not in metrics(at) and not any(c.value for c in at.code)  # nothing before the click
+    at.button(key="flops-count").click().run()
+    assert no_exception(at)
+    h = _flops_by_hand()
+    N, T = h["N"], T_FLOP
+    per_token = {k: h[k] / (N * T) for k in ("forward", "backward", "frozen")}
+    expected = {
+        "Parameters N": (
+            f"{N:,}",
+            f"{len(FLOP_LAYERS)} bias-free linear layers in {len(FLOP_LAYERS) // 2} blocks of "
+            f"{D_FLOP} → {4 * D_FLOP} → {D_FLOP}: N = {N // D_FLOP**2}·d²",
+        ),
+        "Forward FLOPs per token ÷ N": (
+            f"{per_token['forward']:.1f}",
+            f"{h['forward']:,} FLOPs for {T} tokens: a multiply and an add per weight and token",
+        ),
+        "Backward FLOPs per token ÷ N": (
+            f"{per_token['backward']:.1f}",
+            f"{h['backward']:,} FLOPs: each layer does two matmuls the size of its forward one, for the gradient of "
+            "its weights (dW = dYᵀX) and of its input (dX = dY·W)",
+        ),
+        "Backward ÷ N, x without grad": (
+            f"{per_token['frozen']:.1f}",
+            f"{h['frozen']:,} FLOPs: with requires_grad=False on x the first layer computes no gradient for its "
+            f"input, {h['skipped']:,} FLOPs fewer. A layer deep inside a network needs it: the layers below learn "
+            "from it.",
+        ),
+        "Training FLOPs per token ÷ N": (
+            f"{per_token['forward'] + per_token['backward']:.1f}",
+            "forward plus backward: the 6 of 6ND",  # 2 + 4, the formula's constant
+        ),
+    }
+    shown = {m.label: (m.value, m.proto.help) for m in at.metric if m.label in expected}
+    assert shown == expected
+    assert [v for v, _ in shown.values()] == ["65,536", "2.0", "4.0", "3.5", "6.0"]  # the lesson's numbers
+    assert [c.value for c in at.code if c.value] == [
+        "with FlopCounterMode(display=False) as forward: y = model(x)  # forward.get_total_flops()"
+    ]
+    at.number_input(key="N").set_value(3e9).run()  # a rerun keeps the counts (session state and the cache)
+    assert {m.label: (m.value, m.proto.help) for m in at.metric if m.label in expected} == expected

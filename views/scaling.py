@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from core import scaling
+from core import flop_count, scaling
 from core.model_spec import CATALOGUE, param_count
 from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views import predict as ask
@@ -280,3 +280,51 @@ def _reveal(view: View, options: Options, guess_N: float, p: scaling.Plan, C: fl
         ask.ratio_text(guess_N, p.N_opt),
         f"a model of your size would land {penalty:.2f}% above the minimum loss",
     )
+
+
+# The lesson's check of 6ND (lesson 001, section 5 "In code"): torch's FLOP counter on a stack of bias-free linear
+# layers. The page runs it when its button is clicked (core.flop_count imports torch inside the count only).
+FLOP_CHECK_TITLE = "Check 6ND with torch's FLOP counter"
+FLOP_CHECK_SIZE = {"d": 64, "tokens": 128, "pairs": 2}  # width, tokens in the batch, Linear(d, 4d)-GELU-Linear(4d, d)
+FLOP_CHECK_TEXT = (
+    "Where does the 6 of C ≈ 6ND come from? The button builds the lesson's stack of four bias-free linear layers "
+    "(width d = 64 widened to 4d and back, with a GELU in between, twice), runs a batch of T = 128 tokens forward "
+    "and backward under PyTorch's `FlopCounterMode`, and divides each pass's FLOPs by N·T. The counter charges every "
+    "matrix multiply 2·m·n·k FLOPs (an m×k by k×n product: a multiply and an add per term) and skips elementwise work "
+    "such as GELU; the stack has no attention, whose matmuls grow with the context and come on top of 6N per token."
+)
+FLOP_CHECK_CODE = "with FlopCounterMode(display=False) as forward: y = model(x)  # forward.get_total_flops()"
+
+
+def flop_check(d: int = 64, tokens: int = 128, pairs: int = 2) -> list[Readout]:
+    """The lesson's FLOP count as readouts: N, the forward and backward FLOPs per token in units of N, the backward
+    pass with an input that needs no gradient, and their sum, the 6 of 6ND. Imports torch (core.flop_count)."""
+    full = flop_count.count_training_flops(d, tokens, pairs)
+    frozen_x = flop_count.count_training_flops(d, tokens, pairs, input_requires_grad=False)
+    forward, backward = full.ratios
+    skipped = full.backward - frozen_x.backward  # the first layer's input gradient, not computed
+    return [
+        Readout(
+            "Parameters N",
+            f"{full.n_params:,}",
+            f"{2 * pairs} bias-free linear layers in {pairs} blocks of {d} → {4 * d} → {d}: N = {8 * pairs}·d²",
+        ),
+        Readout(
+            "Forward FLOPs per token ÷ N",
+            f"{forward:.1f}",
+            f"{full.forward:,} FLOPs for {tokens} tokens: a multiply and an add per weight and token",
+        ),
+        Readout(
+            "Backward FLOPs per token ÷ N",
+            f"{backward:.1f}",
+            f"{full.backward:,} FLOPs: each layer does two matmuls the size of its forward one, for the gradient of "
+            "its weights (dW = dYᵀX) and of its input (dX = dY·W)",
+        ),
+        Readout(
+            "Backward ÷ N, x without grad",
+            f"{frozen_x.ratios[1]:.1f}",
+            f"{frozen_x.backward:,} FLOPs: with requires_grad=False on x the first layer computes no gradient for its "
+            f"input, {skipped:,} FLOPs fewer. A layer deep inside a network needs it: the layers below learn from it.",
+        ),
+        Readout("Training FLOPs per token ÷ N", f"{forward + backward:.1f}", "forward plus backward: the 6 of 6ND"),
+    ]
