@@ -24,8 +24,10 @@ def _body(page: Page) -> None:
     """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
     with page.controls():
         source = page.control("vocab")
+        if source == "tiny GPT":
+            page.control("gpt_prompt")
         page.control("logits")
-        if source != "bigram":
+        if source in view_of.sampling_presets():
             with st.expander("The preset's logits, to copy and edit"):
                 st.code(view_of.preset_logits_text(source), language=None, wrap_lines=True)
         if source == "bigram":

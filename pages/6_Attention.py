@@ -58,6 +58,10 @@ def _body(page: Page) -> None:
             real_slot = st.container()  # the figure goes above its layer and head, so that it starts the screen
             page.control_row("rl", "rh")
 
+    with tabs["Tiny GPT"]:
+        gpt_slot = st.container()  # the figure above its layer and head, as on the real model's tab
+        page.control_row("gpt_layer", "gpt_head")
+
     open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
     out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
     page.show_notices(out)
@@ -107,6 +111,17 @@ def _body(page: Page) -> None:
             st.caption(
                 "all-MiniLM-L6-v2, a 6-layer encoder (12 heads of d_k = 32), run offline from the installed package; "
                 "WordPiece tokens with [CLS] and [SEP]; no causal mask (an encoder sees both sides)."
+            )
+
+    with tabs["Tiny GPT"]:
+        if "Tiny GPT" in out.figures:
+            with gpt_slot:
+                page.chart(out.figures["Tiny GPT"], "fig-gpt", "attention-tiny-gpt")
+            st.caption(
+                f"The app's tiny GPT (the training lab's model): a byte-level decoder of {view_of.GPT.n_layer} "
+                f"layers with {view_of.GPT.n_head} heads of d_k = {view_of.GPT.head_dim}, trained on this app's "
+                "cards, decks and docs, run in numpy on the text in the sidebar. Its causal mask leaves every weight "
+                "above the diagonal at 0: a byte sees only itself and the bytes before it."
             )
 
     page.readouts(out.readouts)

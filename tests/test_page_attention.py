@@ -352,3 +352,63 @@ def test_predict_first_sends_no_temperature_drag_until_the_guess():
     assert "sweep" not in fig and "sliders" not in fig["layout"]
     at = open_page(PAGE, {"predict_attn": "true", "guess_head": "2"})
     assert no_exception(at) and len(slider_of(figures(at)[0])["steps"]) == 41
+
+
+def _gpt_reference(text: str) -> np.ndarray:
+    """The tiny GPT's attention over ``text``'s first 64 bytes: (layers, heads, T, T), from attention_numpy."""
+    from core import tiny_gpt
+
+    params, cfg, _ = tiny_gpt.load_checkpoint()
+    return tiny_gpt.attention_numpy(params, cfg, np.frombuffer(text.encode("utf-8")[:64], dtype=np.uint8))
+
+
+def test_tiny_gpt_view_shows_causal_heads_of_a_layer():
+    at = open_page(PAGE, {"attn_view": "Tiny GPT", "gpt_layer": "2"})
+    assert no_exception(at) and at.warning.len == 0
+    text = "the cat sat on the mat because the cat was tired"  # the page's default text: 48 bytes
+    ref = _gpt_reference(text)[1]  # layer 2, (heads, T, T)
+    z = _heatmaps(at)
+    assert list(z) == ["head 1", "head 2", "head 3", "head 4"]
+    for h, w in enumerate(z.values()):
+        assert w.shape == (48, 48)
+        np.testing.assert_allclose(w.sum(axis=1), 1, atol=1e-5)  # each row sums to 1
+        assert np.triu(w, 1).max() == 0.0  # nothing above the diagonal: the causal mask
+        np.testing.assert_allclose(w, ref[h], atol=1e-6)
+    labels = figures(at)[0]["data"][0]["x"]
+    assert labels[:4] == ["0:t", "1:h", "2:e", "3:␣"]
+    m = metrics(at)
+    assert m["Bytes"] == "48" and m["Weight on a later byte"] == "0"
+    previous = np.mean([ref[:, t, t - 1].mean() for t in range(1, 48)])
+    assert m["Weight on the previous byte, layer 2"] == f"{previous:.0%}"
+    assert "Tokens" not in m  # the toy model's readouts stay in the toy tabs
+    at.slider(key="gpt_head").set_value(3).run()
+    assert list(_heatmaps(at)) == ["head 3"]
+
+
+def test_tiny_gpt_view_cuts_a_long_text_and_reads_utf8():
+    text = "Die Aufmerksamkeit wählt für jede Abfrage eine Mischung der früheren Werte aus, nie der späteren."
+    at = open_page(PAGE, {"attn_view": "Tiny GPT", "text": text})
+    assert no_exception(at)
+    n = len(text.encode("utf-8"))
+    assert f"The tiny GPT tab reads the text's first 64 of its {n} bytes (one heatmap cell a byte)." in _notes(at)
+    w = list(_heatmaps(at).values())
+    np.testing.assert_allclose(w[0], _gpt_reference(text)[0, 0], atol=1e-6)
+    assert np.triu(w[0], 1).max() == 0.0
+
+
+def test_the_tiny_gpt_tab_does_not_import_torch():
+    """The tab's heatmaps come from core's numpy forward: building them in a fresh interpreter leaves torch out."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys\nfrom views import Options\nfrom views import attention as v\n"
+        "s = v.SPEC.defaults().replace(attn_view='Tiny GPT')\n"
+        "view = v.figures(s, Options(parts=frozenset({'main', 'Tiny GPT'})))\n"
+        "print(sorted(view.figures), 'torch' in sys.modules)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, cwd=root)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split("\n")[-2] == "['Tiny GPT', 'main'] False"

@@ -191,3 +191,17 @@ def test_bpe_merges_readout_against_a_bpe_trained_to_that_size(default):
     assert float(decode(main["data"][0]["y"])[2]) == pytest.approx(ppl, rel=1e-9)  # the bpe-300 bar
     tokens = slider_of(fig)["steps"][43]["args"][0]["y"][0]
     assert decode(tokens).tolist() == [T]
+
+
+def test_the_tiny_gpt_bits_per_byte_is_its_recomputed_held_out_loss(default):
+    """The readout ships the checkpoint's stored held-out loss (the page's first paint does not run the 1 s
+    evaluation); recomputed here with val_loss_numpy, it is the same number, and bits per byte = nats / ln 2."""
+    from core import tiny_gpt
+
+    params, cfg, meta = tiny_gpt.load_checkpoint()
+    nats = tiny_gpt.val_loss_numpy(params, cfg)
+    assert meta["val_loss"] == pytest.approx(nats, abs=1e-6)
+    assert tiny_gpt.SHIPPED_VAL_LOSS == pytest.approx(nats, abs=1e-4)
+    assert metrics(default)["Bits per byte, tiny GPT"] == f"{nats / math.log(2):.3f}"
+    help_text = next(m.proto.help for m in default.metric if m.label == "Bits per byte, tiny GPT")
+    assert help_text.startswith(f"{nats:.3f} nats per byte / ln 2")

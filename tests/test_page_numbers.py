@@ -30,6 +30,7 @@ import pytest
 import torch
 from scipy import optimize, special, stats
 
+from core import tiny_gpt  # the tiny GPT's shipped config (its context), an input of the sampling page
 from core.attention_real import available as real_model_available  # which texts the page shows
 from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control accepts (a range bound)
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
@@ -1063,6 +1064,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
     "pages/6_Attention.py": (AT, [
         Ref("d_k (0: d_model / heads)", AT["dk"].lo),
         Ref("Head (0: all 12)", AT["rh"].lo, 12),  # all-MiniLM-L6-v2: 12 heads per layer (its config.json)
+        Ref("Head (tiny GPT; 0: all 4)", AT["gpt_head"].lo, tiny_gpt.SHIPPED_CONFIG.n_head),
         Ref("1/√d_k (correct)", FORMULA),
         Ref("1/√d_model (the trap)", FORMULA),
         Ref("No scale at d_k = 128", _preset(AT, "No scale at d_k = 128: one-hot rows")["dm"]
@@ -1156,6 +1158,9 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             int((sampling_reference(SAMPLING_Z, 2.0, 0.9, True) > 0).sum())),
         Ref("preset note: The crossing token B is kept: 0.625 and 0.375.",
             _QUICK_P[0] / _QUICK_P[:2].sum(), _QUICK_P[1] / _QUICK_P[:2].sum()),
+        Ref("the model reads its UTF-8 bytes, at most the last 128 (its context)", NAME,
+            tiny_gpt.SHIPPED_CONFIG.ctx),
+        Ref("preset: Tiny GPT: its next byte, top-p 0.9", _preset(SA, "Tiny GPT: its next byte, top-p 0.9")["top_p"]),
     ]),
     "pages/12_Loss_and_units.py": (LU, [
         Ref("any text up to 20,000 characters", LU["eval_text"].max_chars),

@@ -198,3 +198,84 @@ def test_the_first_figures_do_not_import_torch():
     assert rows[1][0] == "defaults main,order"  # the bars and the tab the defaults open
     assert [name for name, loaded in rows[:-1] if loaded] == []
     assert len(rows) == 4 + len(view_of.SPEC.presets) and rows[-1] == ["loops", True]
+
+
+# ------------------------------------------------------------------------------------------------ the tiny GPT source
+def _gpt_reference(prompt: bytes) -> tuple[list[int], np.ndarray, float]:
+    """The tiny GPT's 30 likeliest next bytes after ``prompt`` (its last 128 bytes), their probabilities renormalised
+    among themselves (a plain softmax of logits_numpy's last row, computed here) and the share they hold of all 256."""
+    from core import tiny_gpt
+
+    params, cfg, _ = tiny_gpt.load_checkpoint()
+    z = tiny_gpt.logits_numpy(params, cfg, np.frombuffer(prompt[-cfg.ctx :], dtype=np.uint8))[-1].astype(float)
+    p = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+    top = sorted(range(256), key=lambda b: -p[b])[:30]
+    return top, p[top] / p[top].sum(), float(p[top].sum())
+
+
+def _label(b: int) -> str:
+    return "␣" if b == 32 else chr(b) if 33 <= b <= 126 else {10: "\\n", 9: "\\t", 13: "\\r"}.get(b, f"\\x{b:02x}")
+
+
+def test_the_tiny_gpt_bars_are_a_softmax_of_its_logits():
+    at = open_page(PAGE, {"vocab": "tiny GPT"})
+    assert no_exception(at) and at.warning.len == 0
+    top, p, mass = _gpt_reference(view_of.GPT_PROMPT.encode())
+    bars = figures(at)[0]
+    assert list(bars["data"][1]["x"]) == [_label(b) for b in top]
+    np.testing.assert_allclose(decode(bars["data"][1]["y"]), p, atol=1e-5)  # T = 1, no filters: all 30 sampled
+    m = metrics(at)
+    assert m["Top token"] == f"{_label(top[0])}: {p[0]:.3f}" and m["Kept tokens"] == "30 of 30"
+    assert m["Entropy H"] == f"{entropy(p):.3f} nats"
+    info = " ".join(i.value for i in at.info)
+    assert f"at T = 1 they hold {100 * mass:.1f}% of its probability" in info
+    assert "Context: the tiny GPT after “…model is only trustworthy near the answers it was trained on”" in " ".join(
+        c.value for c in at.caption
+    )
+
+
+def test_the_tiny_gpt_prompt_is_a_phrase_of_its_held_out_text():
+    from core import tiny_gpt
+
+    _, val = tiny_gpt.split_bytes(tiny_gpt.corpus_bytes())
+    assert view_of.GPT_PROMPT.encode() in bytes(val)
+
+
+def test_the_tiny_gpt_preset_shows_its_numbers():
+    at = open_page(PAGE)
+    choose_preset(at, "Sampling", "Tiny GPT: its next byte, top-p 0.9").run()
+    assert no_exception(at) and at.warning.len == 0
+    top, p, _ = _gpt_reference(view_of.GPT_PROMPT.encode())
+    keep = np.concatenate([[0.0], np.cumsum(p)[:-1]]) < 0.9  # the crossing byte stays (p is sorted)
+    final = np.where(keep, p, 0.0) / p[keep].sum()
+    m = metrics(at)
+    assert m["Kept tokens"] == f"{int(keep.sum())} of 30"
+    assert m["Top token"] == f"{_label(top[0])}: {final[0]:.3f}"
+    assert m["Least likely kept token"] == _label(top[int(keep.sum()) - 1])
+
+
+def test_bad_prompts_get_a_message_and_a_sane_default():
+    empty = view_of.figures(view_of.SPEC.defaults().replace(vocab="tiny GPT", gpt_prompt=""))
+    assert empty.notices[0] == ("warning", f"The prompt is empty; using the default phrase “{view_of.GPT_PROMPT}”.")
+    assert empty.facts["tokens"] == [_label(b) for b in _gpt_reference(view_of.GPT_PROMPT.encode())[0]]
+    long = "x" * 50 + "the attention weights of a causal model sum to one over the keys up to the query, and then " * 2
+    view = view_of.figures(view_of.SPEC.defaults().replace(vocab="tiny GPT", gpt_prompt=long))
+    assert ("info", f"Your prompt is {len(long)} bytes; the tiny GPT reads at most 128 (its context), so it sees "
+            "the last 128.") in view.notices  # fmt: skip
+    top, p, _ = _gpt_reference(long.encode())
+    assert view.facts["tokens"] == [_label(b) for b in top]
+    np.testing.assert_allclose(view.facts["final"], p, atol=1e-6)
+    accents = "Le modèle prédit l’octet suivant"
+    view = view_of.figures(view_of.SPEC.defaults().replace(vocab="tiny GPT", gpt_prompt=accents))
+    n = len(accents.encode("utf-8"))
+    assert ("info", f"Your prompt has characters outside ASCII: the model reads their UTF-8 bytes, {n} bytes for "
+            f"{len(accents)} characters.") in view.notices  # fmt: skip
+    np.testing.assert_allclose(view.facts["final"], _gpt_reference(accents.encode("utf-8"))[1], atol=1e-6)
+    assert view.facts["context"] == f"the tiny GPT after “{accents}”"
+
+
+def test_byte_labels_are_readable():
+    assert [view_of.byte_label(b) for b in (32, 65, 10, 9, 13, 7, 0xE2, 127)] == [
+        "␣", "A", "\\n", "\\t", "\\r", "\\x07", "\\xe2", "\\x7f",
+    ]  # fmt: skip
+    assert view_of.readable(b"a\nb c\xe2\x80") == "a\\nb c\\xe2\\x80"

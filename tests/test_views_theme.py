@@ -26,7 +26,7 @@ PARTS = frozenset(
      grpo_view.DIFFICULTY, grpo_view.PPO, grpo_view.BATCH, *evaluation_view.VIEWS, *attention_view.VIEWS,
      *positions_view.VIEWS, *flash_view.VIEWS, *moe_view.VIEWS}
 )  # fmt: skip
-EXPECTED = {"scaling": 2, "kl_leash": 5, "lora": 3, "grpo": 4, "evaluation": 4, "attention": 6, "training_memory": 2,
+EXPECTED = {"scaling": 2, "kl_leash": 5, "lora": 3, "grpo": 4, "evaluation": 4, "attention": 7, "training_memory": 2,
             "serving": 3, "ppo": 6, "reward_model": 4, "sampling": 3, "loss_units": 4, "schedules": 4,
             "positions": 3, "flash_attention": 3, "moe": 3}  # fmt: skip
 

@@ -358,6 +358,16 @@ def _refs_units(values: dict) -> list[Ref]:
     ]
 
 
+# the tiny GPT's held-out loss: recomputed with val_loss_numpy (1 s) once, by the test this names
+_TINY_GPT = "test_page_loss_units.py::test_the_tiny_gpt_bits_per_byte_is_its_recomputed_held_out_loss"
+
+
+def _tiny_gpt_heldout_bytes() -> int:
+    """The held-out split's size, the split's rule written out: 4,096-byte chunks, every 10th (i % 10 == 9)."""
+    n = (Path(__file__).resolve().parents[1] / "core" / "data" / "tiny_corpus.txt").stat().st_size
+    return sum(min(4096, n - start) for start in range(9 * 4096, n, 10 * 4096))
+
+
 LOSS_DEFAULTS = [
     *_refs_units(LU.defaults()),
     Ref("Bits per byte, one byte model: 2.3121", _BPB),
@@ -370,6 +380,11 @@ LOSS_DEFAULTS = [
     Ref("Bits per byte, bigram models help: one bigram model per tokenizer: a factor of 1.4", 3.29 / 2.36),
     Ref("bits per byte, T·L / (n_bytes ln 2)", FORMULA),
     *_refs_merges(int(LU.defaults()["bpe_merges"])),
+    Ref("Bits per byte, tiny GPT: 2.262", _TINY_GPT),
+    Ref("Bits per byte, tiny GPT help: 1.568 nats per byte / ln 2", _TINY_GPT, FORMULA),
+    Ref("on its own held-out text, every 10th 4 KB chunk of its corpus of this app's cards, decks and docs "
+        "(16,384 bytes)", "the split's rule, chunk i held out when i % 10 == 9 (core.tiny_gpt.split_bytes)",
+        "the chunk size, 4,096 bytes (core.tiny_gpt.CHUNK_BYTES)", _tiny_gpt_heldout_bytes()),
 ]
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from scipy import signal, special, stats
 
+from core import tiny_gpt  # the tiny GPT's checkpoint and numpy forward (its logits are core's tests' business)
 from core.sampling import VOCAB_PRESETS  # input data only: the presets' logits
 from core.schedules import MIX_ANNEAL, MIX_PRETRAIN  # input data only: the illustrative mixture's weights
 from tests import card_references as ref
@@ -242,6 +243,18 @@ def _bigram_logits(word: str) -> tuple[np.ndarray, int, str]:
     return np.log((counts + SMOOTHING) / (c_word + SMOOTHING * V)), V, after.most_common(1)[0][0]
 
 
+def _gpt_logits(prompt: str) -> tuple[np.ndarray, list[str], float]:
+    """The tiny GPT's 30 likeliest next bytes after ``prompt``'s last 128 UTF-8 bytes: their logits (logits_numpy's
+    last row), their labels (␣ a space, escapes for control bytes) and the share of the full softmax they hold."""
+    params, cfg, _ = tiny_gpt.load_checkpoint()
+    ids = np.frombuffer(prompt.encode("utf-8")[-cfg.ctx :], dtype=np.uint8)
+    z = tiny_gpt.logits_numpy(params, cfg, ids)[-1].astype(np.float64)
+    top = np.argsort(-z, kind="stable")[:SHOWN]
+    p = special.softmax(z)
+    labels = ["␣" if b == 32 else chr(b) if 33 <= b <= 126 else f"\\x{b:02x}" for b in top]
+    return z[top], labels, float(p[top].sum())
+
+
 def _logits(v: dict) -> tuple[np.ndarray, str]:
     """The logits of the view's source and the name of its likeliest token."""
     if v["logits"].strip():
@@ -251,6 +264,9 @@ def _logits(v: dict) -> tuple[np.ndarray, str]:
     if v["vocab"] == "bigram":
         z, _, top = _bigram_logits(v["word"])
         return z, top
+    if v["vocab"] == "tiny GPT":
+        z, labels, _ = _gpt_logits(v["gpt_prompt"])
+        return z, labels[0]
     preset = VOCAB_PRESETS[v["vocab"]]
     return np.array(preset.logits, dtype=float), preset.tokens[int(np.argmax(preset.logits))]
 
@@ -345,6 +361,18 @@ SAMPLING[f"preset {'Bigram model after “the”'}"].append(
     Ref("The bigram's 30 most likely tokens after “the” out of its 291 (words and punctuation marks)",
         "the bars' count, an input of the page",
         _bigram_logits("the")[1]))
+_TINY = "Tiny GPT: its next byte, top-p 0.9"
+SAMPLING[f"preset {_TINY}"] = [
+    *_pick(_refs_sampling(_preset(SA, _TINY)), "kept", "H", "exp H", "top", "other", "annotation", "legend temper",
+           "legend truncate"),
+    Ref("Temperature first keeps 4 tokens, truncation first 4. Truncating the T = 1 distribution",
+        int((_filtered(_gpt_logits(v_sampling.GPT_PROMPT)[0], 1.0, None, 0.9, 0.0, "temper") > 0).sum()),
+        int((_filtered(_gpt_logits(v_sampling.GPT_PROMPT)[0], 1.0, None, 0.9, 0.0, "truncate") > 0).sum()), GIVEN),
+    Ref("The tiny GPT's 30 most likely next bytes out of 256 (␣ is a space), renormalised among themselves: at T = 1 "
+        "they hold 99.9% of its probability. The model: 4 layers, 0.8M parameters",
+        "the bars' count, an input of the page", 2**8, GIVEN, 100 * _gpt_logits(v_sampling.GPT_PROMPT)[2],
+        tiny_gpt.SHIPPED_CONFIG.n_layer, tiny_gpt.n_params(tiny_gpt.SHIPPED_CONFIG)),
+]
 # fmt: on
 
 TABLES: dict[str, dict[str, list[Ref]]] = {

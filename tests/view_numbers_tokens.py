@@ -12,6 +12,7 @@ the uniform rows' entropies and the top weights, averaged here.
 
 from __future__ import annotations
 
+import json
 import math
 from fractions import Fraction
 
@@ -19,6 +20,7 @@ import numpy as np
 import torch
 from scipy import stats
 
+from core import tiny_gpt  # the tiny GPT's checkpoint and numpy attention
 from core.attention_real import available as real_model_available  # which texts the page shows
 from core.device import get_device  # only which device the page's simulation draws on (torch's streams differ)
 from core.tokenizer import DEFAULT_TEXT, tokenize  # input data: the page's default sentence, split into words
@@ -184,6 +186,29 @@ EVALUATION = {
     "preset D, paired": _refs_comparison(_D_PAIRED["accA"] / 100, _D_PAIRED["accB"] / 100, _D_PAIRED["questions"],
                                          _D_PAIRED["onlyA"], _D_PAIRED["onlyB"]),
 }
+
+
+# the shipped tiny GPT: its config as the checkpoint stores it (JSON), and its attention from core's numpy forward
+# (that forward against torch and a reference implementation is core's tests' business)
+_GPT = json.loads(bytes(np.load(tiny_gpt.CHECKPOINT_PATH)["config"]).decode("utf-8"))
+
+
+def _gpt_weights(text: str, layer: int) -> np.ndarray:
+    params, cfg, _ = tiny_gpt.load_checkpoint()
+    return tiny_gpt.attention_numpy(params, cfg, np.frombuffer(text.encode("utf-8")[:64], dtype=np.uint8))[layer - 1]
+
+
+def _gpt_future(text: str, layer: int) -> float:
+    """The largest weight a query gives a later key (strictly above the diagonal)."""
+    w = _gpt_weights(text, layer)
+    T = w.shape[1]
+    return float(max(w[h, i, j] for h in range(w.shape[0]) for i in range(T) for j in range(i + 1, T)))
+
+
+def _gpt_previous(text: str, layer: int) -> float:
+    """The weight on the byte just before, averaged over the heads and the queries after the first."""
+    w = _gpt_weights(text, layer)
+    return float(np.mean([[w[h, t, t - 1] for t in range(1, w.shape[1])] for h in range(w.shape[0])]))
 
 
 # ====================================================================== 6. Attention (default: d_k = 16, MHA 4 heads)
@@ -384,6 +409,18 @@ ATTENTION = {
         Ref("all-MiniLM-L6-v2, layer 1: attention per head", GIVEN),
         *[Ref(f"L1 head {i}", COUNT) for i in range(1, MINILM["heads"] + 1)],
     ] if real_model_available() else [],
+    "tab Tiny GPT": [
+        Ref("a byte-level decoder of 4 layers with 4 heads of d_k = 32", _GPT["n_layer"], _GPT["n_head"],
+            _GPT["d_model"] / _GPT["n_head"]),
+        Ref("leaves every weight above the diagonal at 0", _gpt_future(DEFAULT_TEXT, 1)),
+        Ref("Bytes: 48", len(DEFAULT_TEXT.encode("utf-8"))),
+        Ref("Bytes help: the text's UTF-8 bytes", "the encoding's name"),
+        Ref("Weight on a later byte: 0", _gpt_future(DEFAULT_TEXT, 1)),
+        Ref("Weight on the previous byte, layer 1: 48%", GIVEN, 100 * _gpt_previous(DEFAULT_TEXT, 1)),
+        Ref("Weight on the previous byte, layer 1 help: mean over its 4 heads and the queries after the first", GIVEN,
+            _GPT["n_head"]),
+        Ref("Tiny GPT, layer 1: causal attention", GIVEN),
+    ],
     "preset No scale at d_k = 128: one-hot rows": [
         _shape_caption(_NO_SCALE["dm"], _NO_SCALE["h"], _NO_SCALE["kv"], "MHA"),
         Ref("Logits are multiplied by 1; 1/√d_k at temperature 1 would be 0.08839.",

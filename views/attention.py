@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from core import attention, attention_real, kv_cache, tokenizer, toy_attention
+from core import attention, attention_real, kv_cache, tiny_gpt, tokenizer, toy_attention
 from core.model_spec import CATALOGUE, KIB, ModelSpec, kv_cache_bytes_per_token
 from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
 from views import predict as ask
@@ -38,8 +38,10 @@ ANSWER_PHRASES = (
     "√128 ≈ 11",
 )
 
-VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model")
+VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model", "Tiny GPT")
 DTYPES = tuple(kv_cache.BYTES_PER_VALUE)
+GPT = tiny_gpt.SHIPPED_CONFIG  # the shipped tiny GPT's shape (layers, heads) for the tab's controls
+GPT_BYTES = 64  # the tiny GPT tab reads the text's first 64 bytes: a heatmap's side without blocks (viz MAX_CELLS)
 _TOP = inputs.KV_LIMITS
 
 
@@ -157,6 +159,8 @@ SPEC = Spec(
         Field("B", "Sequences (batch)", "int", 1, lo=1, hi=_TOP["batch"]),
         Field("rl", "Layer", "int", 1, lo=1, hi=attention_real.LAYERS, widget="slider"),
         Field("rh", f"Head (0: all {attention_real.HEADS})", "int", 0, lo=0, hi=attention_real.HEADS, widget="slider"),
+        Field("gpt_layer", "Layer (tiny GPT)", "int", 1, lo=1, hi=GPT.n_layer, widget="slider"),
+        Field("gpt_head", f"Head (tiny GPT; 0: all {GPT.n_head})", "int", 0, lo=0, hi=GPT.n_head, widget="slider"),
         ask.switch("predict_attn"),
         ask.guess(
             "guess_head",
@@ -340,6 +344,52 @@ def _real_figure(
     return result, fig
 
 
+@functools.cache
+def _gpt_model() -> tuple[dict, tiny_gpt.GPTConfig]:
+    """The shipped tiny GPT (core/data/tiny_gpt.npz), loaded once; its numpy forward needs no torch."""
+    params, cfg, _ = tiny_gpt.load_checkpoint()
+    return params, cfg
+
+
+def gpt_bytes(state: State, toks: tuple[str, ...]) -> tuple[bytes, str | None]:
+    """The bytes the tiny GPT tab reads: the typed text (or the random tokens joined by spaces) as UTF-8, its first
+    GPT_BYTES bytes, and a note when it was cut."""
+    text = state.text if state.src == "text" and state.text.strip() else " ".join(toks)
+    data = text.encode("utf-8")
+    if len(data) <= GPT_BYTES:
+        return data, None
+    return data[:GPT_BYTES], (
+        f"The tiny GPT tab reads the text's first {GPT_BYTES} of its {len(data):,} bytes (one heatmap cell a byte)."
+    )
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def gpt_attention(data: bytes) -> np.ndarray:
+    """Every layer's and head's causal attention weights of the tiny GPT over ``data``: (n_layer, n_head, T, T)."""
+    params, cfg = _gpt_model()
+    return tiny_gpt.attention_numpy(params, cfg, np.frombuffer(data, dtype=np.uint8))
+
+
+@functools.lru_cache(maxsize=_CACHE)
+def _gpt_figure(data: bytes, layer: int, head: int, theme: str, presenter: bool) -> go.Figure:
+    w = gpt_attention(data)[layer - 1]  # (H, T, T)
+    heads = range(w.shape[0]) if head == 0 else [head - 1]
+    labels = [fmt.byte_label(b) for b in data]
+    title = (
+        f"Tiny GPT, layer {layer}: causal attention per head over bytes (rows: queries, columns: keys; nothing above "
+        "the diagonal)"
+    )
+    return attention_figure(
+        w[list(heads)],
+        labels,
+        [f"head {h + 1}" for h in heads],
+        columns=4 if head == 0 else 1,
+        title=title,
+        theme=theme,
+        presenter=presenter,
+    )
+
+
 def kv_comparison(state: State) -> tuple[kv_cache.KVComparison, tuple[str, ...]]:
     """The KV-cache calculator's shape next to MHA and MQA (bytes), and a note for every input that had to change."""
     counts, bytes_per_value, notes = inputs.kv_calculator_inputs(
@@ -470,6 +520,27 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 f"{attention_real.special_token_share(result, layer):.0%}",
                 "mean over heads and queries: heads with nothing to do often park their weight on these tokens (Clark "
                 "et al. 2019 found it in BERT)",
+            ),
+        ]
+    if "Tiny GPT" in parts:
+        data, note = gpt_bytes(state, toks)
+        if note:
+            view.notices.append(("info", note))
+        layer, head = int(state.gpt_layer), int(state.gpt_head)
+        w = gpt_attention(data)[layer - 1]  # (H, T, T)
+        view.figures["Tiny GPT"] = _gpt_figure(data, layer, head, *look)
+        view.facts.update(gpt_bytes=data, gpt_weights=w, gpt_layer=layer, gpt_head=head)
+        previous = float(np.mean([w[:, t, t - 1].mean() for t in range(1, len(data))])) if len(data) > 1 else 0.0
+        future = float(np.triu(w, 1).max()) if len(data) > 1 else 0.0
+        readouts["Tiny GPT"] = [
+            Readout("Bytes", f"{len(data)}", "the text's UTF-8 bytes, the tiny GPT's tokens"),
+            Readout(
+                "Weight on a later byte", f"{future:.3g}", "the largest weight above the diagonal: the causal mask"
+            ),
+            Readout(
+                f"Weight on the previous byte, layer {layer}",
+                f"{previous:.0%}",
+                f"mean over its {w.shape[0]} heads and the queries after the first",
             ),
         ]
     if "main" in parts and state.attn_view in view.figures:

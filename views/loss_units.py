@@ -3,10 +3,13 @@ baseline, BPE merges, the SFT loss mask, packing masks and padding waste."""
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 import pandas as pd
 
-from core import loss_units
+from core import loss_units, tiny_gpt
 from core.sampling import bundled_text
 from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views.state import Answer, Field, Spec, State
@@ -111,6 +114,15 @@ def scored_text(state: State) -> tuple[str, list[tuple[str, str]]]:
         return HELDOUT, [("warning", f"The text cannot be scored ({err}); scoring the held-out paragraph instead.")]
 
 
+@functools.cache
+def tiny_gpt_heldout() -> tuple[float, int]:
+    """(nats per byte, bytes) of the shipped tiny GPT on its own held-out split: the number its training stored in
+    the checkpoint's metadata (core.tiny_gpt.val_loss_numpy, about 1 s to recompute; tests/test_page_loss_units.py
+    recomputes it), and the split's size."""
+    _, _, meta = tiny_gpt.load_checkpoint()
+    return float(meta["val_loss"]), len(tiny_gpt.split_bytes(tiny_gpt.corpus_bytes())[1])
+
+
 def figures(state: State, options: Options = DEFAULT) -> View:
     """Units across tokenizers (``main``) and one figure per tab: ``SFT mask``, ``Packing``, ``Padding``."""
     view = View()
@@ -123,6 +135,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     ppl = [s.perplexity for s in per]
     bpb = [s.bits_per_byte for s in per]
     V = int(state.vocab_size)
+    gpt_nats, gpt_bytes = tiny_gpt_heldout()
+    view.facts.update(tiny_gpt_nats=gpt_nats)
     unmasked = loss_units.sft_loss_weights(int(state.prompt_len), int(state.resp_len), mask_prompt=False).prompt_share
     view.facts.update(unmasked_share=unmasked)
     view.readouts = [
@@ -146,6 +160,13 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             "Bits per byte, bigram models",
             f"{min(bpb):.2f} to {max(bpb):.2f}",
             f"one bigram model per tokenizer: a factor of {max(bpb) / min(bpb):.1f}",
+        ),
+        Readout(
+            "Bits per byte, tiny GPT",
+            f"{gpt_nats / math.log(2):.3f}",
+            f"{gpt_nats:.3f} nats per byte / ln 2: the app's tiny GPT (a byte-level transformer, the training lab's "
+            f"model) on its own held-out text, every 10th 4 KB chunk of its corpus of this app's cards, decks and "
+            f"docs ({gpt_bytes:,} bytes); not the text in the sidebar",
         ),
         Readout("Uniform loss ln V", f"{loss_units.uniform_loss(V):.2f} nats", f"perplexity e^(ln V) = V = {V:,}"),
         Readout(

@@ -3,14 +3,16 @@ order switch, and greedy loops against nucleus sampling."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pandas as pd
 
-from core import sampling
+from core import sampling, tiny_gpt
 from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views.state import Answer, Field, Spec, State
+from viz.format import byte_label
 from viz.sampling import DEFAULT_TEMPERATURES, generation_figure, order_figure, sampling_figure
 
 # the page's interview question: with answers hidden (hide=true) it stands in for the takeaway
@@ -25,10 +27,13 @@ ANSWER_PHRASES = (
     "keeps 20 tokens",
 )
 
-SOURCES = ("keeper", "flat", "bigram")
+SOURCES = ("keeper", "flat", "bigram", "tiny GPT")
 ORDERS = ("temperature first", "filters first")
 VIEWS = ("Order of the steps", "Greedy loops")
 BIGRAM_SHOWN = 30  # the bigram's most likely next words that the bars show
+GPT_SHOWN = 30  # the tiny GPT's most likely next bytes that the bars show
+# a phrase of the tiny GPT's held-out text (core.tiny_gpt.split_bytes: every 10th 4 KB chunk of its corpus)
+GPT_PROMPT = "The reward model is only trustworthy near the answers it was trained on"
 CHAIN_V, CHAIN_LEN = 12, 40
 MAX_LOGITS = 200
 
@@ -42,7 +47,8 @@ SPEC = Spec(
             "keeper",
             choices=SOURCES,
             help="keeper: a confident model after “…wiped the”; flat: an unsure one; bigram: a word bigram model "
-            "trained on the bundled text",
+            "trained on the bundled text; tiny GPT: the app's byte-level transformer (the training lab's model) "
+            "after your prompt",
         ),
         Field(
             "logits",
@@ -53,6 +59,15 @@ SPEC = Spec(
             help="e.g. `A=0.69, B=0.18, C=-0.22`; replaces the preset vocabulary",
         ),
         Field("word", "Previous word (bigram model)", "text", "the", max_chars=40),
+        Field(
+            "gpt_prompt",
+            "Prompt (tiny GPT: the bars are its next byte)",
+            "text",
+            GPT_PROMPT,
+            max_chars=1000,
+            help="Any text; the model reads its UTF-8 bytes, at most the last 128 (its context). The default is a "
+            "phrase of its held-out text.",
+        ),
         Field("T", "Temperature T", "float", 1.0, lo=0.0, hi=2.0, step=0.05, widget="slider", help="0 = greedy"),
         Field("top_k", "top-k (empty: off)", "int", None, lo=1, hi=1000, optional=True, step=1),
         Field("top_p", "top-p (1: off)", "float", 1.0, lo=0.01, hi=1.0, step=0.01, widget="slider"),
@@ -76,6 +91,15 @@ SPEC = Spec(
             "min_p": 0.0,
         },
         "Bigram model after “the”": {"vocab": "bigram", "word": "the", "logits": "", "T": 1.0, "top_p": 0.9},
+        "Tiny GPT: its next byte, top-p 0.9": {
+            "vocab": "tiny GPT",
+            "gpt_prompt": GPT_PROMPT,
+            "logits": "",
+            "T": 1.0,
+            "top_k": None,
+            "top_p": 0.9,
+            "min_p": 0.0,
+        },
     },
     preset_help={
         "Order matters: T = 2, top-p 0.9": "Tempering first keeps 20 tokens; truncating first keeps 8.",
@@ -97,6 +121,11 @@ SPEC = Spec(
 def logits_text(tokens: tuple[str, ...] | list[str], logits: tuple[float, ...] | list[float]) -> str:
     """The ``token=logit, ...`` text of a vocabulary (what the logits field reads), to copy and edit."""
     return ", ".join(f"{t}={z:g}" for t, z in zip(tokens, logits, strict=True))
+
+
+def sampling_presets() -> tuple[str, ...]:
+    """The sources that are a fixed vocabulary (core.sampling's presets): the page offers their logits as text."""
+    return tuple(sampling.VOCAB_PRESETS)
 
 
 def preset_logits_text(name: str) -> str:
@@ -131,6 +160,55 @@ def parse_logits(text: str) -> tuple[list[str], list[float]]:
     return tokens, logits
 
 
+def readable(data: bytes) -> str:
+    """Bytes as text for a caption: UTF-8 where it decodes, control bytes escaped, spaces kept."""
+    text = data.decode("utf-8", errors="backslashreplace")
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+@functools.cache
+def tiny_gpt_model() -> tuple[dict, tiny_gpt.GPTConfig]:
+    """The shipped tiny GPT's weights and config (core/data/tiny_gpt.npz, loaded once; numpy, no torch)."""
+    params, cfg, _ = tiny_gpt.load_checkpoint()
+    return params, cfg
+
+
+def prompt_bytes(prompt: str, ctx: int) -> tuple[bytes, list[tuple[str, str]]]:
+    """The bytes the tiny GPT reads for ``prompt`` and a notice per change: empty -> the default phrase; non-ASCII
+    -> its UTF-8 bytes; longer than ``ctx`` bytes -> the last ``ctx``."""
+    notices: list[tuple[str, str]] = []
+    if not prompt:
+        notices.append(("warning", f"The prompt is empty; using the default phrase “{GPT_PROMPT}”."))
+        prompt = GPT_PROMPT
+    data = prompt.encode("utf-8")
+    if len(data) != len(prompt):
+        notices.append(
+            (
+                "info",
+                f"Your prompt has characters outside ASCII: the model reads their UTF-8 bytes, {len(data):,} bytes "
+                f"for {len(prompt):,} characters.",
+            )
+        )
+    if len(data) > ctx:
+        notices.append(
+            (
+                "info",
+                f"Your prompt is {len(data):,} bytes; the tiny GPT reads at most {ctx} (its context), so it sees the "
+                f"last {ctx}.",
+            )
+        )
+        data = data[-ctx:]
+    return data, notices
+
+
+def gpt_next_byte(prompt: str) -> tuple[np.ndarray, bytes, list[tuple[str, str]]]:
+    """(the 256 next-byte logits after the prompt, the bytes read, notices) from the tiny GPT's numpy forward."""
+    params, cfg = tiny_gpt_model()
+    data, notices = prompt_bytes(prompt, cfg.ctx)
+    z = tiny_gpt.logits_numpy(params, cfg, np.frombuffer(data, dtype=np.uint8))[-1]  # (256,) after the last byte
+    return z.astype(np.float64), data, notices
+
+
 def candidates(state: State) -> tuple[list[str], list[float], str, list[tuple[str, str]]]:
     """(tokens, logits, context, notices) of the state's source."""
     notices: list[tuple[str, str]] = []
@@ -156,6 +234,25 @@ def candidates(state: State) -> tuple[list[str], list[float], str, list[tuple[st
             )
         )
         return [model.vocab[i] for i in top], [float(z[i]) for i in top], f"… {word}", notices
+    if state.vocab == "tiny GPT":
+        z, data, read = gpt_next_byte(state.gpt_prompt)
+        cfg = tiny_gpt_model()[1]
+        notices += read
+        top = np.argsort(-z, kind="stable")[:GPT_SHOWN]
+        p = np.exp(z - z.max())
+        mass = float(p[top].sum() / p.sum())
+        notices.append(
+            (
+                "info",
+                f"The tiny GPT's {GPT_SHOWN} most likely next bytes out of 256 (␣ is a space), renormalised among "
+                f"themselves: at T = 1 they hold {100 * mass:.1f}% of its probability. The model: {cfg.n_layer} "
+                f"layers, {tiny_gpt.n_params(cfg) / 1e6:.1f}M parameters, trained on this app's cards, decks and "
+                "docs.",
+            )
+        )
+        tail = readable(data)
+        context = f"the tiny GPT after “{'…' if len(tail) > 60 else ''}{tail[-60:]}”"
+        return [byte_label(int(i)) for i in top], [float(z[i]) for i in top], context, notices
     preset = sampling.VOCAB_PRESETS[state.vocab]
     return list(preset.tokens), list(preset.logits), preset.context, notices
 

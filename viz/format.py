@@ -157,3 +157,13 @@ def token_label(token: str, max_chars: int = 12) -> str:
     """A short, visible label for an axis: whitespace made visible, long tokens cut with an ellipsis."""
     label = _VISIBLE.get(token, token)
     return label if len(label) <= max_chars else label[: max_chars - 1] + "…"
+
+
+def byte_label(b: int) -> str:
+    """A byte as a readable label (a byte-level model's token): ␣ for a space, the character for printable ASCII, an
+    escape otherwise (\\n, \\t, \\r, \\x07; bytes 128-255, pieces of UTF-8 characters, as \\xe2)."""
+    if b == 32:
+        return "␣"
+    if 33 <= b <= 126:
+        return chr(b)
+    return {10: "\\n", 9: "\\t", 13: "\\r"}.get(b, f"\\x{b:02x}")

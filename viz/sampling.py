@@ -128,7 +128,12 @@ def sampling_figure(
         "bargap": 0.15,
         # the readout panel in the column right of the bars (wider at presenter size)
         # upright token names: at -45 degrees 30 of them at 1280 x 720 touched their neighbours
-        "xaxis": {"tickangle": -45 if presenter else -90, "domain": [0.0, 0.74 if presenter else 0.78]},
+        # category: a byte "1" or a token "2" is a name, never a number on a linear axis
+        "xaxis": {
+            "type": "category",
+            "tickangle": -45 if presenter else -90,
+            "domain": [0.0, 0.74 if presenter else 0.78],
+        },
         "yaxis": {"title": {"text": "probability"}, "range": [0, 1.05]},
         "annotations": [readout_panel(_readout(temps[active], final_exact[active]), th)],
         "sliders": [
@@ -184,7 +189,7 @@ def order_figure(
     ]
     layout = {
         "barmode": "group",
-        "xaxis": {"tickangle": -45},
+        "xaxis": {"type": "category", "tickangle": -45},
         "yaxis": {"title": {"text": "probability"}},
         "hovermode": "x unified",
     }
