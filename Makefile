@@ -99,7 +99,7 @@ real-model: $(STAMP)
 # The tiny GPT's shipped checkpoint (core/tiny_gpt.py, docs/tiny_gpt.md): trained on the CPU with 2 threads from the
 # shipped corpus snapshot; `$(PY) -m core.tiny_gpt --corpus` rebuilds the snapshot from the cards, decks and docs first.
 tiny-gpt: $(STAMP)
-	$(PY) -m core.tiny_gpt train --out core/data/tiny_gpt.npz
+	LESSON_DEVICE=cpu $(PY) -m core.tiny_gpt train --out core/data/tiny_gpt.npz
 
 # Screenshots of every page (light, dark, presenter at 1280 x 720) into docs/screenshots, for the README.
 screenshots: $(STAMP) chromium

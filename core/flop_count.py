@@ -47,9 +47,12 @@ def count_training_flops(
     ``input_requires_grad`` makes the batch a tensor that needs its gradient, as the input of a layer deep inside a
     network does; without it the first layer skips the matmul that computes its input's gradient.
 
-    What FlopCounterMode counts: the matrix multiplies (mm, addmm, bmm, convolutions, attention), each m×k by k×n
-    product as 2·m·n·k FLOPs (a multiply and an add per term). Elementwise work (GELU, the square, the mean, the
-    gradient's accumulation) is not counted, so the counts are exactly the matmuls' FLOPs.
+    What FlopCounterMode counts: the matrix-matrix products it has formulas for (mm, addmm, bmm, baddbmm,
+    convolutions; on CUDA also the fused flash, memory-efficient and cuDNN attention kernels, as full T×T products
+    with a backward of 2.5× the forward), each m×k by k×n product as 2·m·n·k FLOPs (a multiply and an add per term).
+    Fused attention on the CPU counts 0 in torch 2.13, and matrix-vector products are not counted. Elementwise work
+    (GELU, the square, the mean, the gradient's accumulation) is not counted either, so the counts here are exactly
+    the matmuls' FLOPs.
 
     ``device``: where the stack runs (core's device, core/device.py, by default); the counts do not depend on it.
     The weights and the batch are drawn on the CPU from a generator seeded with ``seed`` (the same numbers on every

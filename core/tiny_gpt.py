@@ -3,11 +3,11 @@
 The training lab's model, and a real causal model for the sampling, loss and attention pages. Run from the repository
 root::
 
-    python -m core.tiny_gpt train --out core/data/tiny_gpt.npz    # make tiny-gpt; 190 s on 2 idle CPU cores
+    python -m core.tiny_gpt train --out core/data/tiny_gpt.npz    # make tiny-gpt (CPU); 190 s here, measured once
     python -m core.tiny_gpt --corpus                              # rebuild core/data/tiny_corpus.txt from the repo
 
 The shipped checkpoint (``core/data/tiny_gpt.npz``, :data:`SHIPPED_CONFIG`, :data:`SHIPPED_TRAIN`) was trained by
-that command on 2 threads of a 2-core CPU in 190 s (600 steps of 32 x 128 bytes, 13,000 tokens/s; 820,352
+that command on 2 threads of a 2-vCPU machine in 190 s (600 steps of 32 x 128 bytes, 13,086 tokens/s; 820,352
 parameters); its held-out loss, :func:`val_loss_numpy`, is 1.568 nats per byte = 2.262 bits per byte
 (:data:`SHIPPED_VAL_LOSS`), its last training batch's 1.337 (docs/tiny_gpt.md).
 
@@ -36,29 +36,36 @@ pairs (2i, 2i+1), θ_i = 10000^(−2i/d_head) (:func:`core.rope.apply_rope`), wr
     S = Q K^T / sqrt(d_head);   S_ij = −inf for j > i;   A = softmax(S);   Y = A V
 
 so that ``torch.utils.flop_counter.FlopCounterMode`` counts it on every device (torch 2.13 counts no FLOPs for
-``scaled_dot_product_attention``'s fused CPU kernel). MLP: W2 GELU(W1 x) with GPT-2's tanh form of GELU (numpy has
-no erf), hidden width mlp_mult · d. Every linear map is bias-free and stored as (in, out): y = x W.
+``scaled_dot_product_attention``'s fused CPU kernel; on CUDA it counts the fused flash, memory-efficient and cuDNN
+kernels as full T x T products with a backward of 2.5x the forward, recomputation included). MLP: W2 GELU(W1 x) with
+GPT-2's tanh form of GELU (it keeps the numpy forward free of scipy; it differs from the erf form by at most 4.7e-4),
+hidden width mlp_mult · d. Every linear map is bias-free and stored as (in, out): y = x W.
 
 FLOPs (:func:`matmul_flops_per_token`). N_lin = n_layer (4 d² + 2 mlp_mult d²) + 256 d (the tied head; the
 embedding lookup is a gather, 0 FLOPs). A matmul of (m, k) by (k, n) is 2 m k n FLOPs (a multiply and an add).
 Forward per token: 2 N_lin for the linear maps plus 2 · 2 · T · d per layer for Q K^T and A V at sequence length T,
 with the full T x T matrices as written (the causal mask saves no multiplications here; a kernel that skips the
-masked half would do about half of it). The backward of every matmul costs twice its forward (dX = dY W^T and
+masked half would do about half of it; Kaplan et al. 2020 write the term as 2 · n_layer · n_ctx · d_attn per token,
+half of this full-matrix count). The backward of every matmul costs twice its forward (dX = dY W^T and
 dW = X^T dY); the first block's input gradient is needed too, because the (tied) embedding table is trained, so
 the backward is exactly 2x the forward and a training step 6 N_lin D + 3 · attention over D tokens. If the input
-were a frozen embedding, the first layer's dX would be skipped and the backward would fall short of 2x by that
-layer's share. Norms, softmax, GELU, RoPE and the loss are elementwise and FlopCounterMode does not count them.
+were a frozen embedding, W_q, W_k and W_v of the first block would skip their input gradients, 3 · 2d² FLOPs per
+token, and the backward would fall short of 2x by that much. Norms, softmax, GELU, RoPE and the loss are
+elementwise and FlopCounterMode does not count them.
 
 Training (:func:`train`): AdamW (β = 0.9, 0.95; weight decay 0.1 on matrices, the embedding included, none on the
 norm gains) or SGD with momentum; the schedules page's learning-rate shapes (:func:`core.schedules.lr_schedule`;
 "linear" is its WSD with the decay over the whole run after the warm-up), optional gradient clipping, batches drawn
-by a numpy Generator, torch seeded: the same config gives the same curve on the same device and thread count.
+by a numpy Generator, torch seeded: with one thread the same config gives the same curve on the same machine; with
+more, the embedding's gradient (the backward of a gather) is summed in a varying order and reruns differ in the last
+digits (the shipped 2-thread run: 1.5681 against a rerun's 1.5682).
 
 Checkpoint (:func:`save_checkpoint`, :func:`load_checkpoint`): a ``.npz`` of float32 arrays, the config and the
 training metadata stored as JSON in uint8 arrays, read with ``np.load(..., allow_pickle=False)``. Why not
 ``torch.save`` / ``torch.load(weights_only=True)``: one file serves both the numpy forward (pages that must not import
-torch, which costs 1-2 s) and the torch model (``torch.from_numpy``), and it holds no pickle at all, so loading
-it runs no code, with or without torch.
+torch, which costs 2-3 s here) and the torch model (``torch.from_numpy``), and it holds no pickle at all, so loading
+it runs no code, with or without torch (safetensors would also be pickle-free and numpy-readable; .npz needs no
+extra package).
 
 torch is imported inside functions only: importing this module and running :func:`logits_numpy` never imports it.
 """
@@ -355,7 +362,8 @@ def _log_softmax_np(z: NDArray) -> NDArray:
 
 def val_windows(val: NDArray[np.uint8], ctx: int) -> NDArray[np.int64]:
     """The held-out windows: consecutive, non-overlapping (n, ctx + 1) windows at stride ctx (the last byte of one is
-    the first of the next), so every byte after the first is predicted once, from the context inside its window."""
+        the first of the next), so each byte after the first is predicted at most once, from the context inside its window:
+    all but the last (n - 1) mod ctx bytes (127 of the shipped split's 16,384)."""
     n = (len(val) - 1) // ctx
     if n < 1:
         raise ValueError(f"the held-out split ({len(val)} bytes) is shorter than one window of {ctx + 1}")

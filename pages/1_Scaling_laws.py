@@ -41,7 +41,7 @@ def _flop_check() -> None:
         st.markdown(view_of.FLOP_CHECK_TEXT)
         st.button("Count with torch", key="flops-count", on_click=_count_flops)
         if st.session_state.get(FLOPS_COUNTED):
-            with st.spinner("Counting (torch takes a second or two to import the first time)"):
+            with st.spinner("Counting (torch takes a few seconds to import the first time)"):
                 readouts = flop_check(**view_of.FLOP_CHECK_SIZE)
             metric_row(readouts)
             st.code(view_of.FLOP_CHECK_CODE, language="python")

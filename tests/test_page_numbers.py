@@ -151,7 +151,9 @@ SCALING = [
     Ref("(width d = 64 widened to 4d and back", "the lesson's width (seed 001, section 5)",
         "the lesson's MLP widening, 4d (seed 001, section 5)"),
     Ref("runs a batch of T = 128 tokens", "the lesson's batch of tokens (seed 001, section 5)"),
-    Ref("every matrix multiply 2·m·n·k FLOPs", FORMULA),
+    Ref("every matrix-matrix product 2·m·n·k FLOPs", FORMULA),
+    # fvcore's multiply-add count is half the 2·m·n·k convention: the page's 2.0, 4.0 and 6.0 halved
+    Ref("would show 1, 2 and 3", 2.0 / 2, 4.0 / 2, 6.0 / 2),
     Ref("come on top of 6N per token", FORMULA),
 ]
 

@@ -290,8 +290,9 @@ FLOP_CHECK_TEXT = (
     "Where does the 6 of C ≈ 6ND come from? The button builds the lesson's stack of four bias-free linear layers "
     "(width d = 64 widened to 4d and back, with a GELU in between, twice), runs a batch of T = 128 tokens forward "
     "and backward under PyTorch's `FlopCounterMode`, and divides each pass's FLOPs by N·T. The counter charges every "
-    "matrix multiply 2·m·n·k FLOPs (an m×k by k×n product: a multiply and an add per term) and skips elementwise work "
-    "such as GELU; the stack has no attention, whose matmuls grow with the context and come on top of 6N per token."
+    "matrix-matrix product 2·m·n·k FLOPs (an m×k by k×n product: a multiply and an add per term; tools such as "
+    "fvcore count multiply-adds, half of this, and would show 1, 2 and 3) and skips elementwise work such as GELU; "
+    "the stack has no attention, whose matmuls grow with the context and come on top of 6N per token."
 )
 FLOP_CHECK_CODE = "with FlopCounterMode(display=False) as forward: y = model(x)  # forward.get_total_flops()"
 
