@@ -120,8 +120,9 @@ def _body(page: Page) -> None:
             st.caption(
                 f"The app's tiny GPT (the training lab's model): a byte-level decoder of {view_of.GPT.n_layer} "
                 f"layers with {view_of.GPT.n_head} heads of d_k = {view_of.GPT.head_dim}, trained on this app's "
-                "cards, decks and docs, run in numpy on the text in the sidebar. Its causal mask leaves every weight "
-                "above the diagonal at 0: a byte sees only itself and the bytes before it."
+                "cards, decks, README and docs/using.md, run in numpy on the sidebar's tokens as UTF-8 (their first "
+                "64 bytes). Its causal mask leaves every weight above the diagonal at 0: a byte sees only itself and "
+                "the bytes before it."
             )
 
     page.readouts(out.readouts)

@@ -228,7 +228,8 @@ def test_the_tiny_gpt_bars_are_a_softmax_of_its_logits():
     assert m["Top token"] == f"{_label(top[0])}: {p[0]:.3f}" and m["Kept tokens"] == "30 of 30"
     assert m["Entropy H"] == f"{entropy(p):.3f} nats"
     info = " ".join(i.value for i in at.info)
-    assert f"at T = 1 they hold {100 * mass:.1f}% of its probability" in info
+    assert f"At T = 1 they hold {100 * mass:.1f}% of its probability." in info  # no other T at the defaults
+    assert "so the kept counts are counts among these 30" in info
     assert "Context: the tiny GPT after “…model is only trustworthy near the answers it was trained on”" in " ".join(
         c.value for c in at.caption
     )

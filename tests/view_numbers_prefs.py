@@ -380,11 +380,12 @@ LOSS_DEFAULTS = [
     Ref("Bits per byte, bigram models help: one bigram model per tokenizer: a factor of 1.4", 3.29 / 2.36),
     Ref("bits per byte, T·L / (n_bytes ln 2)", FORMULA),
     *_refs_merges(int(LU.defaults()["bpe_merges"])),
-    Ref("Bits per byte, tiny GPT: 2.262", _TINY_GPT),
-    Ref("Bits per byte, tiny GPT help: 1.568 nats per byte / ln 2", _TINY_GPT, FORMULA),
-    Ref("on its own held-out text, every 10th 4 KB chunk of its corpus of this app's cards, decks and docs "
-        "(16,384 bytes)", "the split's rule, chunk i held out when i % 10 == 9 (core.tiny_gpt.split_bytes)",
-        "the chunk size, 4,096 bytes (core.tiny_gpt.CHUNK_BYTES)", _tiny_gpt_heldout_bytes()),
+    Ref("Bits per byte, tiny GPT (its own held-out text): 2.262", _TINY_GPT),
+    Ref("Bits per byte, tiny GPT (its own held-out text) help: 1.568 nats per byte / ln 2", _TINY_GPT, FORMULA),
+    Ref("every 10th 4 KiB (4,096-byte) chunk of that corpus (16,384 bytes, each byte predicted from the bytes before "
+        "it in its 128-byte window)", "the split's rule, chunk i held out when i % 10 == 9 (core.tiny_gpt.split_bytes)",
+        "the chunk size, 4 KiB (core.tiny_gpt.CHUNK_BYTES)", "the chunk size, 4,096 bytes (core.tiny_gpt.CHUNK_BYTES)",
+        _tiny_gpt_heldout_bytes(), "the tiny GPT's context (its config)"),
 ]
 
 

@@ -368,9 +368,11 @@ SAMPLING[f"preset {_TINY}"] = [
     Ref("Temperature first keeps 4 tokens, truncation first 4. Truncating the T = 1 distribution",
         int((_filtered(_gpt_logits(v_sampling.GPT_PROMPT)[0], 1.0, None, 0.9, 0.0, "temper") > 0).sum()),
         int((_filtered(_gpt_logits(v_sampling.GPT_PROMPT)[0], 1.0, None, 0.9, 0.0, "truncate") > 0).sum()), GIVEN),
-    Ref("The tiny GPT's 30 most likely next bytes out of 256 (␣ is a space), renormalised among themselves: at T = 1 "
-        "they hold 99.9% of its probability. The model: 4 layers, 0.8M parameters",
-        "the bars' count, an input of the page", 2**8, GIVEN, 100 * _gpt_logits(v_sampling.GPT_PROMPT)[2],
+    Ref("The tiny GPT's 30 most likely next bytes out of 256 (␣ is a space), renormalised among themselves: a top-30 "
+        "cut made before the temperature and the filters, so the kept counts are counts among these 30. At T = 1 they "
+        "hold 99.9% of its probability. The model: 4 layers, 0.8M parameters",
+        "the bars' count, an input of the page", 2**8, "the bars' count, an input of the page",
+        "the bars' count, an input of the page", GIVEN, 100 * _gpt_logits(v_sampling.GPT_PROMPT)[2],
         tiny_gpt.SHIPPED_CONFIG.n_layer, tiny_gpt.n_params(tiny_gpt.SHIPPED_CONFIG)),
 ]
 # fmt: on

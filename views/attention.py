@@ -530,17 +530,27 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         w = gpt_attention(data)[layer - 1]  # (H, T, T)
         view.figures["Tiny GPT"] = _gpt_figure(data, layer, head, *look)
         view.facts.update(gpt_bytes=data, gpt_weights=w, gpt_layer=layer, gpt_head=head)
-        previous = float(np.mean([w[:, t, t - 1].mean() for t in range(1, len(data))])) if len(data) > 1 else 0.0
-        future = float(np.triu(w, 1).max()) if len(data) > 1 else 0.0
+        T = len(data)
+        # each head's mean weight on the byte just before the query, over the queries after the first
+        per_head = [float(np.mean([w[h, t, t - 1] for t in range(1, T)])) if T > 1 else 0.0 for h in range(len(w))]
+        previous = per_head[head - 1] if head else float(np.mean(per_head))
+        uniform = float(np.mean([1 / (t + 1) for t in range(1, T)])) if T > 1 else 0.0  # query t sees t + 1 bytes
+        future = float(np.triu(w, 1).max()) if T > 1 else 0.0
+        which = (
+            f"head {head} of layer {layer}"
+            if head
+            else f"averaged over layer {layer}'s {len(w)} heads (from {min(per_head):.0%} to {max(per_head):.0%})"
+        )
         readouts["Tiny GPT"] = [
-            Readout("Bytes", f"{len(data)}", "the text's UTF-8 bytes, the tiny GPT's tokens"),
+            Readout("Bytes", f"{T}", "the bytes the tiny GPT reads (the text's first 64 at most), one token each"),
             Readout(
                 "Weight on a later byte", f"{future:.3g}", "the largest weight above the diagonal: the causal mask"
             ),
             Readout(
                 f"Weight on the previous byte, layer {layer}",
                 f"{previous:.0%}",
-                f"mean over its {w.shape[0]} heads and the queries after the first",
+                f"the weight a byte puts on the byte just before it, {which}, over the queries after the first; "
+                f"uniform attention over the visible bytes would give {uniform:.0%} on this text",
             ),
         ]
     if "main" in parts and state.attn_view in view.figures:

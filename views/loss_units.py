@@ -162,11 +162,13 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"one bigram model per tokenizer: a factor of {max(bpb) / min(bpb):.1f}",
         ),
         Readout(
-            "Bits per byte, tiny GPT",
+            "Bits per byte, tiny GPT (its own held-out text)",
             f"{gpt_nats / math.log(2):.3f}",
             f"{gpt_nats:.3f} nats per byte / ln 2: the app's tiny GPT (a byte-level transformer, the training lab's "
-            f"model) on its own held-out text, every 10th 4 KB chunk of its corpus of this app's cards, decks and "
-            f"docs ({gpt_bytes:,} bytes); not the text in the sidebar",
+            f"model, trained on this app's cards, decks, README and docs/using.md), scored on its own held-out split, "
+            f"every 10th 4 KiB (4,096-byte) chunk of that corpus ({gpt_bytes:,} bytes, each byte predicted from the "
+            "bytes before it in its 128-byte window). Other text and other training data than the rows above: not "
+            "comparable with them",
         ),
         Readout("Uniform loss ln V", f"{loss_units.uniform_loss(V):.2f} nats", f"perplexity e^(ln V) = V = {V:,}"),
         Readout(

@@ -32,7 +32,7 @@ ORDERS = ("temperature first", "filters first")
 VIEWS = ("Order of the steps", "Greedy loops")
 BIGRAM_SHOWN = 30  # the bigram's most likely next words that the bars show
 GPT_SHOWN = 30  # the tiny GPT's most likely next bytes that the bars show
-# a phrase of the tiny GPT's held-out text (core.tiny_gpt.split_bytes: every 10th 4 KB chunk of its corpus)
+# a phrase of the tiny GPT's held-out text (core.tiny_gpt.split_bytes: every 10th 4 KiB chunk of its corpus)
 GPT_PROMPT = "The reward model is only trustworthy near the answers it was trained on"
 CHAIN_V, CHAIN_LEN = 12, 40
 MAX_LOGITS = 200
@@ -77,7 +77,14 @@ SPEC = Spec(
         Field("chain_seed", "Markov chain seed", "int", 0, lo=0, hi=9999, step=1),
     ),
     presets={
-        "Order matters: T = 2, top-p 0.9": {"T": 2.0, "top_p": 0.9, "top_k": None, "min_p": 0.0},
+        "Order matters: T = 2, top-p 0.9": {
+            "vocab": "keeper",
+            "logits": "",
+            "T": 2.0,
+            "top_p": 0.9,
+            "top_k": None,
+            "min_p": 0.0,
+        },
         "Greedy: T = 0": {"T": 0.0, "top_p": 1.0, "top_k": None, "min_p": 0.0},
         "Sharp: T = 0.5": {"T": 0.5, "top_p": 1.0, "top_k": None, "min_p": 0.0},
         "Flat: T = 2": {"T": 2.0, "top_p": 1.0, "top_k": None, "min_p": 0.0},
@@ -241,13 +248,19 @@ def candidates(state: State) -> tuple[list[str], list[float], str, list[tuple[st
         top = np.argsort(-z, kind="stable")[:GPT_SHOWN]
         p = np.exp(z - z.max())
         mass = float(p[top].sum() / p.sum())
+        at_t = ""
+        if float(state.T) > 0 and float(state.T) != 1.0:
+            # the share at the page's temperature: softmax(z / T) over all 256 bytes
+            q = np.exp((z - z.max()) / float(state.T))
+            at_t = f", at T = {float(state.T):g} {100 * float(q[top].sum() / q.sum()):.1f}%"
         notices.append(
             (
                 "info",
                 f"The tiny GPT's {GPT_SHOWN} most likely next bytes out of 256 (␣ is a space), renormalised among "
-                f"themselves: at T = 1 they hold {100 * mass:.1f}% of its probability. The model: {cfg.n_layer} "
-                f"layers, {tiny_gpt.n_params(cfg) / 1e6:.1f}M parameters, trained on this app's cards, decks and "
-                "docs.",
+                f"themselves: a top-{GPT_SHOWN} cut made before the temperature and the filters, so the kept counts "
+                f"are counts among these {GPT_SHOWN}. At T = 1 they hold {100 * mass:.1f}% of its probability"
+                f"{at_t}. The model: {cfg.n_layer} layers, {tiny_gpt.n_params(cfg) / 1e6:.1f}M parameters, trained "
+                "on this app's cards, decks, README and docs/using.md.",
             )
         )
         tail = readable(data)
