@@ -362,8 +362,8 @@ def _log_softmax_np(z: NDArray) -> NDArray:
 
 def val_windows(val: NDArray[np.uint8], ctx: int) -> NDArray[np.int64]:
     """The held-out windows: consecutive, non-overlapping (n, ctx + 1) windows at stride ctx (the last byte of one is
-        the first of the next), so each byte after the first is predicted at most once, from the context inside its window:
-    all but the last (n - 1) mod ctx bytes (127 of the shipped split's 16,384)."""
+        the first of the next), so each byte after the first is predicted at most once, from the context inside its
+    window: all but the last (n - 1) mod ctx bytes (127 of the shipped split's 16,384)."""
     n = (len(val) - 1) // ctx
     if n < 1:
         raise ValueError(f"the held-out split ({len(val)} bytes) is shorter than one window of {ctx + 1}")

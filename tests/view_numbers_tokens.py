@@ -433,8 +433,9 @@ ATTENTION = {
         Ref("Weight on the previous byte, layer 1: 48%", GIVEN, 100 * _gpt_previous(DEFAULT_TEXT, 1)),
         Ref("Weight on the previous byte, layer 1 help: the weight a byte puts on the byte just before it, averaged "
             "over layer 1's 4 heads (from 32% to 66%), over the queries after the first; uniform attention over the "
-            "visible bytes would give 7% on this text", GIVEN, GIVEN, _GPT["n_head"], 100 * min(_gpt_per_head(DEFAULT_TEXT, 1)),
-            100 * max(_gpt_per_head(DEFAULT_TEXT, 1)), 100 * _uniform_previous(len(DEFAULT_TEXT.encode("utf-8")))),
+            "visible bytes would give 7% on this text", GIVEN, GIVEN, _GPT["n_head"],
+            100 * min(_gpt_per_head(DEFAULT_TEXT, 1)), 100 * max(_gpt_per_head(DEFAULT_TEXT, 1)),
+            100 * _uniform_previous(len(DEFAULT_TEXT.encode("utf-8")))),
         Ref("Tiny GPT, layer 1: causal attention", GIVEN),
     ],
     "preset No scale at d_k = 128: one-hot rows": [
