@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 # project again, and pytest rewrites every test module's asserts again (a collection took 26 s without them, 12 s with)
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt
+.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt lab-sweep
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -100,6 +100,11 @@ real-model: $(STAMP)
 # shipped corpus snapshot; `$(PY) -m core.tiny_gpt --corpus` rebuilds the snapshot from the cards, decks and docs first.
 tiny-gpt: $(STAMP)
 	LESSON_DEVICE=cpu $(PY) -m core.tiny_gpt train --out core/data/tiny_gpt.npz
+
+# The training lab's shipped curves (core/training_lab.py, docs/training_lab.md): the learning-rate sweep and the
+# presets' runs of the lab-sized tiny GPT, one thread each, one after another.
+lab-sweep: $(STAMP)
+	$(PY) -m core.training_lab sweep --out core/data/training_lab.npz
 
 # Screenshots of every page (light, dark, presenter at 1280 x 720) into docs/screenshots, for the README.
 screenshots: $(STAMP) chromium

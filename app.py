@@ -63,6 +63,7 @@ STAGES = [
             "pages/17_FlashAttention.py",
             "pages/18_MoE.py",
             "pages/12_Loss_and_units.py",
+            "pages/19_Training_lab.py",
             "pages/11_Sampling.py",
             "pages/7_Training_memory.py",
         ],

@@ -46,6 +46,7 @@ GUESSES = {
     "guess_pairs": 77,
     "guess_skipped": 77,
     "guess_dropped": 777,
+    "guess_lab_bits": 7.77,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -102,10 +103,13 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "1.25": "that step's capacity factor (a choice of the drag)",
     },
     ("lesson", 24): {
+        "256": "the bytes a byte-level model chooses from (its vocabulary of 256)",
+    },
+    ("lesson", 25): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 26): {
+    ("lesson", 27): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -457,7 +461,7 @@ def test_the_notes_arithmetic() -> None:
 
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(26).notes
+    notes = lesson.slide(27).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -570,7 +574,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(24).notes)
+    notes = _flat(DECKS["lesson"].slide(25).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -583,11 +587,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 26)):
+    for deck, n in (("interview", 4), ("lesson", 27)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(26)
+    lesson = DECKS["lesson"].slide(27)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -599,12 +603,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 26)):
+    for deck, n in (("interview", 4), ("lesson", 27)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(24).notes)
+    notes = _flat(DECKS["lesson"].slide(25).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes

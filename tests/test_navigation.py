@@ -46,6 +46,7 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("RoPE", ["Positions"]),
         ("online softmax", ["FlashAttention"]),
         ("capacity factor", ["MoE"]),
+        ("gradient clipping", ["Training_lab"]),
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),
         ("pass@k", ["Evaluation"]),

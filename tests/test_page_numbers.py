@@ -55,6 +55,7 @@ from views import sampling as v_sampling
 from views import scaling as v_scaling
 from views import schedules as v_schedules
 from views import serving as v_serving
+from views import training_lab as v_training_lab
 from views import training_memory as v_training_memory
 
 # ------------------------------------------------------------------------------------------------- shared reasons
@@ -913,6 +914,35 @@ MOE = [
     Ref("(gates renormalised over the k for k > 1)", "top-1 against top-k: the case the sentence excludes"),
 ]
 
+# ================================================== 19. Training lab (the shipped good run: peak LR 3e-3, 300 steps)
+UNIFORM_BITS = math.log2(256)  # a uniform guess over the 256 bytes, bits per byte
+LAB_CONFIG = "the lab model's shape and evaluation as the caption states them (core/training_lab.py)"
+# the lab model's parameters written out: per layer 4 d² (Q, K, V, O) + 2·4 d² (the MLP) + 2 d (two norm gains),
+# the tied embedding 256 d, the final norm d, at d = 64 and 2 layers
+LAB_PARAMS = 2 * (4 * 64**2 + 2 * 4 * 64**2 + 2 * 64) + 256 * 64 + 64
+
+# fmt: off
+TRAINING_LAB = [
+    Ref("here above the uniform guess's 8 bits per byte", UNIFORM_BITS),
+    Ref("\\theta_{t} = \\theta_{t-1}", FORMULA),
+    Ref("\\lambda\\,\\theta_{t-1}", FORMULA),
+    Ref("The lab's tiny GPT: 2 pre-norm layers of width 64, 4 heads, 64-byte windows, 115,008 parameters",
+        LAB_CONFIG, LAB_CONFIG, LAB_CONFIG, LAB_CONFIG, LAB_PARAMS),
+    Ref("held-out loss on 32 windows every 25 steps", LAB_CONFIG, LAB_CONFIG),
+    Ref("the held-out loss every 25 steps", LAB_CONFIG),
+    Ref("(here from the uniform guess, 8 bits per byte,", UNIFORM_BITS),
+    Ref("so even the sweep's 0.3 does not turn the loss into NaN here", GIVEN),
+    Ref("and the lab clips at norm 1", GIVEN),
+    Ref("pre-norm is what GPT-2 and Llama use", NAME),
+    Ref("At 2 layers of width 64 and 300 steps", GIVEN, GIVEN, GIVEN),
+    Ref("sits flat near 8 bits per byte", UNIFORM_BITS),
+    Ref("drag to 1e-4", "a step of the page's drag (the sweep's lowest learning rate)"),
+    Ref("A uniform guess over 256 bytes costs 8 bits per byte (ln 256 = 5.55 nats)", GIVEN, UNIFORM_BITS, GIVEN,
+        math.log(256)),
+    Ref("\\|g_p\\|^2", FORMULA),
+]
+# fmt: on
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -930,6 +960,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/16_Positions.py": POSITIONS,
     "pages/17_FlashAttention.py": FLASH,
     "pages/18_MoE.py": MOE,
+    "pages/19_Training_lab.py": TRAINING_LAB,
 }
 
 
@@ -1240,6 +1271,13 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             int(_preset(MO, "A3.3: DeepSeekMoE's fine-grained split, 16 experts top-2 cut in 4")["moe_split"])),
         Ref("A3.5: Mixtral 8x7B, total against active", NAME),
         Ref("A3.3: DeepSeek-V3, 671B resident, 37B active", CITE, CITE),
+    ]),
+    "pages/19_Training_lab.py": (v_training_lab.SPEC, [
+        Ref("each to 10% of the peak", "core/tiny_gpt.py's floor for cosine, WSD and linear (TrainConfig)"),
+        Ref("over the last 20%", "core/tiny_gpt.py's WSD decay share (TrainConfig), as the schedules page's default"),
+        Ref("AdamW: β = 0.9, 0.95, weight decay 0.1 on the matrices. SGD: momentum 0.9",
+            "core/tiny_gpt.py's optimizer settings (train)", "ibid.", "ibid.", "ibid."),
+        Ref("Batch (windows of 64 bytes)", "the lab model's context (core/training_lab.py LAB_MODEL)"),
     ]),
 }  # fmt: skip
 

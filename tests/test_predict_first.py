@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from views import lora as lora_view
 from views import moe as moe_view
 from views import positions as positions_view
 from views import scaling as scaling_view
+from views import training_lab as training_lab_view
 from viz.predict import GUESS_NAME
 
 
@@ -65,6 +67,7 @@ CASES = {
     "positions": ("pages/16_Positions.py", "predict_pos", "guess_pairs", "10", {}),
     "flash_attention": ("pages/17_FlashAttention.py", "predict_fa", "guess_skipped", "4", {}),
     "moe": ("pages/18_MoE.py", "predict_moe", "guess_dropped", "100", {}),
+    "training_lab": ("pages/19_Training_lab.py", "predict_lab", "guess_lab_bits", "4", {}),
 }
 
 
@@ -85,6 +88,12 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
     beyond = sum(2 * math.pi * 10000 ** (2 * i / 128) > 8192 for i in range(64))
     # causal tiles of T = 16 in 4 x 4 blocks skipped outright: those whose first key comes after their last query
     skipped = sum(c0 > r0 + 3 for r0 in range(0, 16, 4) for c0 in range(0, 16, 4))
+    # the training lab's good run: its last held-out loss read from the shipped file itself, nats / ln 2
+    with np.load(Path(__file__).resolve().parents[1] / "core/data/training_lab.npz", allow_pickle=False) as z:
+        index = json.loads(bytes(z["index"]).decode("utf-8"))["curves"]
+        (i,) = [i for i, e in enumerate(index) if e["settings"]["lr"] == 3e-3 and e["settings"]["layers"] == 2
+                and e["settings"]["warmup"] == 20 and e["settings"]["clip"] == 1.0]  # fmt: skip
+        lab_bits = float(z[f"c{i}/val_loss"][-1]) / math.log(2)
     return {
         "scaling": ([f"{n_opt / 1e9:.2f}B"], n_opt),
         "kl": ([f"{pi:.3f}"], pi),
@@ -95,6 +104,7 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "positions": ([f"{beyond} of 64"], None),  # a small count: the figures hold 14 px font sizes
         "flash_attention": ([f"{skipped} of 16"], None),  # a small count, as for positions
         "moe": (["245 of 1,024"], None),  # tests/test_views_moe.py counts the 245 with a plain loop
+        "training_lab": ([f"{lab_bits:.2f} bits/byte"], None),  # a 2-digit loss: the figures hold small font sizes
     }
 
 
@@ -172,6 +182,7 @@ VIEWS = {
     "positions": positions_view,
     "flash_attention": flash_attention_view,
     "moe": moe_view,
+    "training_lab": training_lab_view,
 }
 
 

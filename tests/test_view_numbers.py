@@ -26,6 +26,7 @@ from tests import (
     view_numbers_scaling,
     view_numbers_systems,
     view_numbers_tokens,
+    view_numbers_training_lab,
 )
 from tests.page_numbers import check_page, view_texts, views
 from views import catalog
@@ -33,7 +34,8 @@ from views import catalog
 # every lesson page (a page with a view) and its spec, from the catalogue of pages
 SPECS = {e.script: catalog.view_module(e.url).SPEC for e in catalog.PAGES if e.view is not None}
 GROUPS = (view_numbers_scaling, view_numbers_rl, view_numbers_prefs, view_numbers_systems, view_numbers_tokens,
-          view_numbers_lora, view_numbers_positions, view_numbers_flash_attention, view_numbers_moe)  # fmt: skip
+          view_numbers_lora, view_numbers_positions, view_numbers_flash_attention, view_numbers_moe,
+          view_numbers_training_lab)  # fmt: skip
 TABLES = {page: table for group in GROUPS for page, table in group.TABLES.items()}
 
 

@@ -96,6 +96,7 @@ from viz.sampling import generation_figure, order_figure, sampling_figure
 from viz.scaling import isoflop_family_figure, isoflop_figure
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure, wsd_name
 from viz.serving import kv_capacity_figure, roofline_figure, speculative_figure
+from viz.training_lab import lab_figure, series
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
 THEMES = ("light", "dark")
@@ -451,6 +452,15 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         np.array([2.0, 1.5, 1.2]), np.array([2.0, 2.1, 1.9]), np.array([1.3, 1.1, 1.0]), np.array([1.3, 1.3, 1.3]), **kw
     ),
     "parameters_figure": lambda **kw: parameters_figure(["A", "B"], [46.7e9, 671e9], [12.9e9, 37.6e9], 1, **kw),
+    "lab_figure": lambda **kw: lab_figure(
+        [series(np.arange(1, 4), np.array([8.0, 6.0, 5.0]), np.array([3]), np.array([5.1]), np.array([2.0, 1.0, 0.5]),
+                np.array([[1.0, 1.5], [0.5, 0.8], [0.3, 0.4]])),
+         series(np.arange(1, 4), np.array([8.0, 9.0, 6.0]), np.array([3]), np.array([6.2]), np.array([2.0, 9.0, 3.0]),
+                np.array([[1.0, 1.5], [5.0, 7.0], [2.0, 2.0]]))],
+        ["rate 1", "rate 2"], active=0, labels=["1e-3", "1e-2"], title="a run",
+        others=[("earlier run", series(np.arange(1, 4), np.array([8.0, 7.0, 6.5]), np.array([3]), np.array([6.6]),
+                                       np.array([1.0, 1.0, 1.0]), np.array([[0.5, 0.5]] * 3)))], **kw,
+    ),
     "relative_figure": lambda **kw: relative_figure(np.eye(4), np.eye(4), 0, 100, **kw),
     "decay_figure": lambda **kw: decay_figure(np.arange(1.0, 65.0), np.linspace(1, 0.1, 64), np.cos(np.arange(64.0)),
                                               1024, **kw),

@@ -30,6 +30,7 @@ DRAGS = {
     "Positions": ("/Positions", "rope_s"),
     "FlashAttention": ("/FlashAttention", "fa_step"),
     "MoE": ("/MoE", "moe_cf"),
+    "Training_lab": ("/Training_lab", "lab_lr"),
     "Training_memory": ("/Training_memory", "seq"),
     "Serving": ("/Serving", "batch"),
     "LoRA": ("/LoRA?rows=128&cols=128", "rank"),

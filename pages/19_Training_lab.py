@@ -1,0 +1,193 @@
+"""Training lab: a tiny GPT's loss curve and gradient norm, a shipped learning-rate sweep, presets and live runs."""
+
+import time
+
+import streamlit as st
+from streamlit.errors import StreamlitAPIException
+
+from pages.frame import InterviewAnswer, Page, cached_view
+from views import Options
+from views import training_lab as view_of
+
+page = Page.setup(
+    "Training lab: a tiny GPT",
+    ":material/science:",
+    "Read a run from its curves: the train and held-out loss should fall steeply and then smoothly, and the gradient "
+    "norm before clipping should settle. A learning rate too high shows as spikes, here above the uniform guess's 8 "
+    "bits per byte, and a worse end; log the gradient norm before clipping, since the clipped one is flat.",
+    r"\theta_{t} = \theta_{t-1} - \eta_t \Big(\frac{\hat m_t}{\sqrt{\hat v_t} + \epsilon} + \lambda\,\theta_{t-1}\Big)",
+    spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
+)
+
+HISTORY = "lab_history"  # the session's last two finished runs: [(label, curve)]
+JOB = "lab_job"  # the session's run in progress (views.training_lab.LiveRun), trained in its own thread
+POLL_S = 0.5  # how often the growing curve is redrawn
+
+
+@cached_view
+def _view(state, options):
+    return view_of.figures(state, options)
+
+
+def _stop() -> None:
+    job = st.session_state.get(JOB)
+    if job is not None:
+        job.stop.set()
+    else:
+        st.session_state["lab_nothing"] = True
+
+
+def _remember(label: str, curve) -> None:
+    history = [h for h in st.session_state.get(HISTORY, []) if h[1] is not curve]
+    st.session_state[HISTORY] = [(label, curve), *history][:2]
+
+
+def _finished(job) -> str | None:
+    """File a finished run among the session's last two; a message if it failed."""
+    st.session_state.pop(JOB, None)
+    if job.error is not None:
+        return job.error
+    curve = job.curve if job.curve is not None else job.partial()
+    if curve.steps_done:
+        _remember(job.label + (" (stopped)" if curve.stopped else ""), curve)
+    return None
+
+
+def _poll() -> None:
+    """Run this body again shortly (the growing curve), as a fragment where the page runs in one."""
+    time.sleep(POLL_S)
+    try:
+        st.rerun(scope="fragment")
+    except StreamlitAPIException:  # a whole-page run (AppTest, LESSON_FRAGMENT=off)
+        st.rerun()
+
+
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        st.subheader("The run")
+        for name in ("lab_lr", "lab_warmup", "lab_schedule", "lab_optimizer", "lab_batch", "lab_clip"):
+            page.control(name)
+        st.subheader("The model and the run's length")
+        for name in ("lab_norm", "lab_layers", "lab_steps", "lab_seed"):
+            page.control(name)
+        if page.control("predict_lab"):
+            page.control("guess_lab_bits")
+
+    state = page.state()
+    options = Options(theme=page.theme, presenter=page.presenter)
+    key = view_of.settings_key(state)
+    job = st.session_state.get(JOB)
+    failed = _finished(job) if job is not None and job.done.is_set() else None
+    job = st.session_state.get(JOB)
+    history = st.session_state.get(HISTORY, [])
+    live = view_of.DONE.get(key)
+    others = [(label, c) for label, c in history if c is not live]
+    if live is None and not others:
+        out = _view(state, options)
+    else:
+        out = view_of.figures(state, options, runs=others, live=live)
+    page.show_notices(out)
+    page.predict_first(out.facts["predict"] == "hidden")
+
+    page.figure(out.figures["main"], "fig-lab", "training-lab")
+    with page.figure_area():
+        st.caption(
+            "The lab's tiny GPT: 2 pre-norm layers of width 64, 4 heads, 64-byte windows, 115,008 parameters, trained "
+            "on the project's own cards, decks and docs (core/tiny_gpt.py); held-out loss on 32 windows every 25 "
+            "steps. The shipped curves come from make lab-sweep; Run trains on one CPU thread of this server."
+        )
+        row = st.columns(2)
+        run = row[0].button("Run", icon=":material/play_arrow:", key="lab_run", type="primary",
+                            help="train these settings here, at most 30 s")  # fmt: skip
+        row[1].button("Stop", icon=":material/stop:", key="lab_stop_button", on_click=_stop,
+                      help="end the run in progress; its curve so far is kept")  # fmt: skip
+        bar = st.empty()
+        slot = st.empty()
+    if failed is not None:
+        bar.error(f"The run failed: {failed}")
+    elif st.session_state.pop("lab_nothing", False):
+        bar.info("Nothing is running.")
+    if run and job is None:
+        if live is not None:
+            bar.info("These settings were trained already on this server: their curve is shown.")
+        else:
+            job = view_of.start_live(state)
+            if job is None:
+                bar.warning("Another session is training on this server: wait for it to finish, then press Run again.")
+            else:
+                st.session_state[JOB] = job
+    if job is not None:  # running: the progress and the curve so far, redrawn until it is done
+        n, steps = len(job.records), job.settings.steps
+        elapsed = time.perf_counter() - job.started
+        text = f"step {n} of {steps}, {elapsed:.1f} s" if n else "starting (importing torch)"
+        bar.progress(min(n / steps, 1.0), text=text)
+        growing = view_of.growing_figure(job, options)
+        if growing is not None:
+            slot.plotly_chart(growing, key="lab-growing", config={"displaylogo": False}, width="stretch")
+
+    page.readouts(out.readouts)
+
+    @page.explain()
+    def _explanation() -> None:
+        st.markdown(
+            """
+**The loop** (seed 002, A1.11): zero the gradients, run the model, take the cross-entropy of each next byte,
+backpropagate, clip the global gradient norm, step the optimizer and the schedule. The lab logs the loss, the held-out
+loss every 25 steps, and the gradient norm before clipping, for the whole model and for each layer.
+
+**What a good curve looks like** (seed 002, A4.4): a steep drop first (here from the uniform guess, 8 bits per byte,
+to the bytes' frequencies), then a long smooth stretch, and an extra drop while the learning rate decays. The held-out
+loss should follow the train loss; a held-out loss that stalls while the train loss keeps falling is overfitting.
+
+**Too high a learning rate** shows as spikes. A spike that recovers fast can be logged and the run continued; one
+that recovers slowly or never calls for a lower rate or a rollback (seed 002, A5.5, after Bekman's taxonomy).
+AdamW's step is about the learning rate whatever the gradient's size, and the lab clips at norm 1, so even the
+sweep's 0.3 does not turn the loss into NaN here: it ends worse instead.
+
+**Warm-up** (seed 002, A1.6) keeps the first steps small while Adam's second-moment estimate is built from few
+gradients. **Post-norm** puts the normalisation on the residual path, which makes deep models harder to train
+without warm-up (Xiong et al. 2020); pre-norm is what GPT-2 and Llama use. **Clipping** rescales the whole gradient
+when its norm exceeds the threshold; clipping on most steps hides a problem rather than fixing it (seed 002, A1.11).
+
+**Honest sizes.** At 2 layers of width 64 and 300 steps some effects are small: the presets' readouts give each
+effect as measured, and the twin run is drawn beside it.
+"""
+        )
+
+    page.quick_check(
+        "Your loss curve sits flat near 8 bits per byte for the first hundred steps, then drops. What is the likely "
+        "cause, and what do you check first?",
+        "A learning rate too low or a warm-up too long: the model has not left the uniform guess (seed 002, A4.4). "
+        "Print the learning rate the optimizer actually uses after the warm-up, not the config's value. On the sweep, "
+        "drag to 1e-4: the curve falls slowly and ends far above the others.",
+    )
+    page.interview(
+        view_of.QUESTION,
+        InterviewAnswer(
+            sentence="A healthy run falls steeply then smoothly with its held-out loss close behind; too high a "
+            "learning rate spikes the loss above the uniform guess and ends worse; log the gradient norm before "
+            "clipping, whose spikes come first.",
+            equation=r"\|g\| = \sqrt{\textstyle\sum_p \|g_p\|^2}",
+            number="A uniform guess over 256 bytes costs 8 bits per byte (ln 256 = 5.55 nats).",
+            trade_off="Warm-up and clipping cost little and buy stability; at this toy's size their effect is small.",
+        ),
+    )
+    page.mistakes(
+        [
+            "Logging the gradient norm after clipping: it is flat by construction and hides the warning (seed 002, "
+            "A4.4).",
+            "Lowering the learning rate first after a spike: classify it (fast, slow or no recovery) and look at the "
+            "steps before it (seed 002, A5.5).",
+            "Reading one run's bump as a law: rerun with another seed before blaming a setting.",
+        ]
+    )
+    page.download(out.tables, "training-lab")
+    page.finish()
+    if job is not None:
+        _poll()
+
+
+page.run(_body)
