@@ -29,6 +29,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -1379,3 +1380,114 @@ def _moe_a2a_device_bytes(
 
 
 REFERENCES["moe_a2a_device_bytes"] = _moe_a2a_device_bytes
+
+
+# -- training_lab (topic owner: training_lab; training_lab-01 .. -08): units of a byte-level loss (nats, bits,
+# perplexity), the tiny GPT's corpus split and byte frequencies read from the corpus file itself (no project module),
+# its shipped schedule (linear warm-up from peak/W, cosine to 10%: the _lr above), Adam's moments written out
+# (Kingma & Ba 2015, Algorithm 1 and §2.1, §3), clipping by the global norm (Pascanu et al. 2013, Algorithm 1),
+# decoupled weight decay as torch's AdamW applies it (theta <- theta (1 - lr lambda)), Goyal et al.'s linear scaling
+# rule and GPT-2's 1/sqrt(2L) residual initialisation. Plain Python and numpy.
+
+_TINY_CORPUS = Path(__file__).resolve().parents[1] / "core" / "data" / "tiny_corpus.txt"
+# the tiny GPT's split (docs/tiny_gpt.md): 4096-byte chunks, chunk i held out when i % 10 == 9
+_TINY_CHUNK, _TINY_EVERY = 4096, 10
+
+
+def _tiny_split(split: str) -> bytes:
+    data = _TINY_CORPUS.read_bytes()
+    chunks = [data[i : i + _TINY_CHUNK] for i in range(0, len(data), _TINY_CHUNK)]
+    held = split == "val"
+    return b"".join(c for i, c in enumerate(chunks) if (i % _TINY_EVERY == _TINY_EVERY - 1) == held)
+
+
+def _tiny_corpus_bytes(split: str) -> float:
+    return float(len(_tiny_split(split)))
+
+
+def _tiny_unigram_nats(split: str = "train") -> float:
+    """The entropy of the split's byte frequencies, nats per byte: the loss of a model that ignores the context and
+    predicts each byte with its frequency (scipy.stats.entropy of the byte counts)."""
+    counts = np.bincount(np.frombuffer(_tiny_split(split), dtype=np.uint8), minlength=256)
+    return float(stats.entropy(counts[counts > 0]))
+
+
+def _tiny_passes(steps: int, batch: int, ctx: int) -> float:
+    """Bytes read by training (steps x batch x ctx predicted bytes) over the training split's size."""
+    return steps * batch * ctx / _tiny_corpus_bytes("train")
+
+
+def _tiny_lr(step: int, steps: int = 600, warmup: int = 30, peak: float = 3e-3, final_lr_frac: float = 0.1) -> float:
+    """The learning rate at ``step`` (1-based) of a linear warm-up then cosine to final_lr_frac (the _lr above)."""
+    return peak * _lr("cosine", steps, warmup, final_lr_frac, None, "linear")[step - 1]
+
+
+def _weight_decay_shrink(
+    wd: float, steps: int = 600, warmup: int = 30, peak: float = 3e-3, final_lr_frac: float = 0.1
+) -> float:
+    """What is left of a weight that gets no gradient after the run: prod_t (1 - lr_t wd) (torch's AdamW)."""
+    out = 1.0
+    for s in range(1, steps + 1):
+        out *= 1 - _tiny_lr(s, steps, warmup, peak, final_lr_frac) * wd
+    return out
+
+
+def _adam_uncorrected_factor(beta1: float, beta2: float, t: int) -> float:
+    """Adam's step without bias correction over the corrected one, for a steady gradient: m_t / sqrt(v_t) with
+    m_t = (1 - beta1^t) g and v_t = (1 - beta2^t) g^2 (Kingma & Ba 2015, §3), against m_hat / sqrt(v_hat) = 1."""
+    return (1 - beta1**t) / math.sqrt(1 - beta2**t)
+
+
+def _adam_spike(field: str, spike: float, beta1: float = 0.9, beta2: float = 0.95) -> float:
+    """One coordinate whose gradient has been 1 long enough that m = v = 1 (bias corrections ~1), then one gradient
+    of ``spike``: the step over the learning rate ("step", eps = 0) and the new v ("v")."""
+    m = beta1 + (1 - beta1) * spike
+    v = beta2 + (1 - beta2) * spike**2
+    return {"step": m / math.sqrt(v), "v": v}[field]
+
+
+def _clip_scale(norm: float, max_norm: float) -> float:
+    """The factor clipping by global norm applies: min(1, c / ||g||)."""
+    return min(1.0, max_norm / norm)
+
+
+def _clipped_component(grads: tuple[float, ...], max_norm: float, index: int) -> float:
+    norm = math.sqrt(math.fsum(g * g for g in grads))
+    return grads[index] * _clip_scale(norm, max_norm)
+
+
+def _global_norm(norms: tuple[float, ...]) -> float:
+    """||g|| = sqrt(sum_l ||g_l||^2) from per-layer norms."""
+    return math.sqrt(math.fsum(n * n for n in norms))
+
+
+REFERENCES["nats_to_bits"] = lambda nats: nats / math.log(2)
+REFERENCES["prob_to_nats"] = lambda p: -math.log(p)
+REFERENCES["tiny_corpus_bytes"] = _tiny_corpus_bytes
+REFERENCES["tiny_unigram_nats"] = _tiny_unigram_nats
+REFERENCES["tiny_passes"] = _tiny_passes
+REFERENCES["tiny_lr"] = _tiny_lr
+REFERENCES["weight_decay_shrink"] = _weight_decay_shrink
+REFERENCES["ema_window"] = lambda beta: 1 / (1 - beta)  # sum_k beta^k, the EMA's effective number of steps
+REFERENCES["adam_uncorrected_factor"] = _adam_uncorrected_factor
+REFERENCES["adam_spike"] = _adam_spike
+REFERENCES["clip_scale"] = _clip_scale
+REFERENCES["clipped_component"] = _clipped_component
+REFERENCES["global_norm"] = _global_norm
+REFERENCES["norm_share_pct"] = lambda norms, index: 100 * norms[index] ** 2 / _global_norm(norms) ** 2
+REFERENCES["linear_scaling_lr"] = lambda base_lr, batch, base_batch: base_lr * batch / base_batch  # Goyal et al.
+REFERENCES["residual_init_std"] = lambda std, layers: std / math.sqrt(2 * layers)  # GPT-2, 2 residual layers a block
+# bits per byte from a per-token loss: L_token N_tokens / (N_bytes ln 2), N_bytes / N_tokens = bytes_per_token
+REFERENCES["bits_per_byte_from_tokens"] = lambda nats_per_token, bytes_per_token: (
+    nats_per_token / (bytes_per_token * math.log(2))
+)
+# an ideal arithmetic coder driven by the model: bits per byte over the 8 bits of a raw byte, in percent
+REFERENCES["ideal_code_share_pct"] = lambda nats: 100 * nats / math.log(2) / 8
+UNITS["norm_share_pct"] = Fraction(1, 100)
+UNITS["ideal_code_share_pct"] = Fraction(1, 100)
+# the shipped run's settings as docs/tiny_gpt.md states them (30 warm-up steps of 600; matrices start at N(0, 0.02^2))
+TINY_SHIPPED = {"warmup": 30, "steps": 600, "init_std": 0.02}
+REFERENCES["shipped_warmup_pct"] = lambda: 100 * TINY_SHIPPED["warmup"] / TINY_SHIPPED["steps"]
+REFERENCES["lr_over_init_std"] = lambda lr: lr / TINY_SHIPPED["init_std"]
+REFERENCES["decay_per_step"] = lambda lr, wd: lr * wd  # torch's AdamW: theta <- theta (1 - lr wd) before the step
+UNITS["shipped_warmup_pct"] = Fraction(1, 100)

@@ -34,6 +34,7 @@ from core import (
     scaling,
     schedules,
     serving,
+    tiny_gpt,
     training_memory,
 )
 from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token, param_breakdown, param_count
@@ -493,6 +494,116 @@ QUANTITIES |= {
             dedup=True,
         )
     ),
+}
+
+
+# -- training_lab (topic owner: training_lab): the tiny GPT's corpus, schedule and loss units through core
+# (core/tiny_gpt.py, core/loss_units.py); Adam, AdamW and clipping through torch's own optimizer and clip_grad_norm_,
+# the ones core.tiny_gpt.train uses; the uncorrected Adam step by running the moment recurrences from zero.
+
+
+@functools.cache
+def _tiny_split(split):
+    train, val = tiny_gpt.split_bytes(tiny_gpt.corpus_bytes())
+    return {"train": train, "val": val}[split]
+
+
+def _tiny_unigram_nats(split="train"):
+    counts = np.bincount(_tiny_split(split), minlength=256).astype(float)
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def _tiny_lr_curve(steps=600, warmup=30, peak=3e-3):
+    return tiny_gpt.lr_curve(tiny_gpt.TrainConfig(steps=steps, warmup=warmup, lr=peak, schedule="cosine"))
+
+
+def _adam_uncorrected(beta1, beta2, t):
+    m = v = 0.0
+    for _ in range(t):  # a steady gradient of 1: the moments' recurrences from m_0 = v_0 = 0, no correction
+        m, v = beta1 * m + (1 - beta1), beta2 * v + (1 - beta2)
+    return m / v**0.5
+
+
+def _adam_spike(field, spike, beta1=0.9, beta2=0.95):
+    """torch's AdamW (no decay, eps 0) fed a gradient of 1 for 3,000 steps at lr 0, then one of ``spike`` at lr 1."""
+    import torch
+
+    w = torch.zeros(1, requires_grad=True)
+    opt = torch.optim.AdamW([w], lr=0.0, betas=(beta1, beta2), eps=0.0, weight_decay=0.0)
+    for _ in range(3000):
+        w.grad = torch.ones(1)
+        opt.step()
+    w.grad = torch.full((1,), float(spike))
+    opt.param_groups[0]["lr"] = 1.0
+    before = w.detach().clone()
+    opt.step()
+    return {"step": float((before - w.detach())[0]), "v": float(opt.state[w]["exp_avg_sq"][0])}[field]
+
+
+def _torch_clip(grads, max_norm):
+    import torch
+
+    params = [torch.zeros(1, requires_grad=True) for _ in grads]
+    for p, g in zip(params, grads, strict=True):
+        p.grad = torch.tensor([float(g)])
+    norm = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+    return norm, [float(p.grad[0]) for p in params]
+
+
+def _residual_init_std(std, layers):
+    """The pooled standard deviation of the tiny GPT's initial W_o and W_2 (d_model 256, seed 0); std is core's 0.02."""
+    assert std == 0.02
+    params = tiny_gpt.init_params(tiny_gpt.GPTConfig(n_layer=layers, d_model=256, n_head=4), seed=0)
+    pooled = np.concatenate([params[f"h{i}.{n}"].ravel() for i in range(layers) for n in ("wo", "w2")])
+    return float(pooled.astype(np.float64).std())
+
+
+def _init_std():
+    """The pooled standard deviation of the tiny GPT's initial W_q, W_k, W_v (d_model 256, 4 layers, seed 0)."""
+    params = tiny_gpt.init_params(tiny_gpt.GPTConfig(n_layer=4, d_model=256, n_head=4), seed=0)
+    pooled = np.concatenate([params[f"h{i}.{n}"].ravel() for i in range(4) for n in ("wq", "wk", "wv")])
+    return float(pooled.astype(np.float64).std())
+
+
+def _decay_per_step(lr, wd):
+    """One torch AdamW step with a zero gradient on a weight of 1: what the decoupled decay removes."""
+    import torch
+
+    w = torch.ones(1, requires_grad=True)
+    opt = torch.optim.AdamW([w], lr=lr, weight_decay=wd)
+    w.grad = torch.zeros(1)
+    opt.step()
+    return float(1 - w.detach()[0])
+
+
+QUANTITIES |= {
+    "nats_to_bits": lambda nats: float(loss_units.bits_per_byte(nats, 1)),
+    # p = 1/V: the loss of a model that puts p on the right byte is the uniform loss over V outcomes
+    "prob_to_nats": lambda p: loss_units.uniform_loss(round(1 / p)),
+    "tiny_corpus_bytes": lambda split: float(len(_tiny_split(split))),
+    "tiny_unigram_nats": _tiny_unigram_nats,
+    "tiny_passes": lambda steps, batch, ctx: steps * batch * ctx / len(_tiny_split("train")),
+    "tiny_lr": lambda step, steps=600, warmup=30, peak=3e-3: float(_tiny_lr_curve(steps, warmup, peak)[step - 1]),
+    "weight_decay_shrink": lambda wd, steps=600, warmup=30, peak=3e-3: float(
+        np.prod(1 - wd * _tiny_lr_curve(steps, warmup, peak))
+    ),
+    "ema_window": lambda beta: float(np.sum(beta ** np.arange(200_000, dtype=float))),
+    "adam_uncorrected_factor": _adam_uncorrected,
+    "adam_spike": _adam_spike,
+    "clip_scale": lambda norm, max_norm: _torch_clip([norm], max_norm)[1][0] / norm,
+    "clipped_component": lambda grads, max_norm, index: _torch_clip(grads, max_norm)[1][index],
+    "global_norm": lambda norms: _torch_clip(norms, float("inf"))[0],
+    "norm_share_pct": lambda norms, index: 100 * norms[index] ** 2 / _torch_clip(norms, float("inf"))[0] ** 2,
+    "linear_scaling_lr": lambda base_lr, batch, base_batch: base_lr * (batch // base_batch),
+    "residual_init_std": _residual_init_std,
+    "bits_per_byte_from_tokens": lambda nats_per_token, bytes_per_token: float(
+        loss_units.bits_per_byte(nats_per_token * 1000, round(bytes_per_token * 1000))
+    ),
+    "ideal_code_share_pct": lambda nats: 100 * float(loss_units.bits_per_byte(nats, 1)) / 8,
+    "shipped_warmup_pct": lambda: 100 * tiny_gpt.SHIPPED_TRAIN.warmup / tiny_gpt.SHIPPED_TRAIN.steps,
+    "lr_over_init_std": lambda lr: lr / _init_std(),
+    "decay_per_step": _decay_per_step,
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.
