@@ -24,7 +24,8 @@ head. Each of the n_layer blocks, pre-norm (GPT-2, Llama)::
 
     x = x + Attn(RMSNorm(x));   x = x + MLP(RMSNorm(x))
 
-or post-norm (the original Transformer, BERT), the "post-norm at depth" preset::
+or post-norm (the original Transformer, BERT), the training lab's post-norm preset (which stalls at the bytes'
+frequencies in that toy: docs/training_lab.md)::
 
     x = RMSNorm(x + Attn(x));   x = RMSNorm(x + MLP(x))
 

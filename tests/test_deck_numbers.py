@@ -104,6 +104,10 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
     },
     ("lesson", 24): {
         "256": "the bytes a byte-level model chooses from (its vocabulary of 256)",
+        "1e-4": "a step of the slide's drag (the sweep's lowest peak learning rate)",
+        "3e-2": "a step of the slide's drag (the LR-too-high preset's peak)",
+        "5.73": "the 1e-4 curve's held-out loss in bits per byte: test_the_training_lab_slide",
+        "4.80": "the training split's byte entropy in bits per byte: test_the_training_lab_slide",
     },
     ("lesson", 25): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
@@ -457,6 +461,38 @@ def test_the_notes_arithmetic() -> None:
     assert _near(c21 / 6 / _optimum(c21) ** 2, "95") and _near(c21 / 6 / _optimum(c21, EPOCH) ** 2, "18")
     # lesson 3: ln V for V = 50,000
     assert _near(math.log(50_000), "10.8")
+
+
+def test_the_training_lab_slide() -> None:
+    """Lesson 24's notes: the 1e-4 curve ends at 5.73 bits per byte (read from the shipped file itself, nats / ln 2),
+    above the training split's byte entropy, 4.80 bits (the corpus file and its split written out, not core); at seed
+    0 the 3e-2 curve's train loss is above ln 256 for two steps."""
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    root = Path(__file__).resolve().parents[1]
+    default = {"lr": 3e-3, "warmup": 20, "schedule": "cosine", "optimizer": "adamw", "batch": 16, "norm": "pre",
+               "layers": 2, "clip": 1.0, "steps": 300, "seed": 0}  # fmt: skip
+    with np.load(root / "core/data/training_lab.npz", allow_pickle=False) as z:
+        index = json.loads(bytes(z["index"]).decode("utf-8"))["curves"]
+        at = {
+            e["settings"]["lr"]: i
+            for i, e in enumerate(index)
+            if e["settings"] == default | {"lr": e["settings"]["lr"]}
+        }
+        low = float(z[f"c{at[1e-4]}/val_loss"][-1]) / math.log(2)
+        high = z[f"c{at[3e-2]}/loss"]
+    data = (root / "core/data/tiny_corpus.txt").read_bytes()
+    chunks = [data[i : i + 4096] for i in range(0, len(data), 4096)]  # chunk i held out when i % 10 == 9
+    counts = np.bincount(
+        np.frombuffer(b"".join(c for i, c in enumerate(chunks) if i % 10 != 9), np.uint8), minlength=256
+    )
+    f = counts[counts > 0] / counts.sum()
+    unigram = float(-(f * np.log2(f)).sum())
+    assert _near(low, "5.73") and _near(unigram, "4.80") and low > unigram
+    assert int((high > math.log(256)).sum()) == 2
 
 
 def test_the_cross_references() -> None:

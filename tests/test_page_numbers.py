@@ -921,9 +921,41 @@ LAB_CONFIG = "the lab model's shape and evaluation as the caption states them (c
 # the tied embedding 256 d, the final norm d, at d = 64 and 2 layers
 LAB_PARAMS = 2 * (4 * 64**2 + 2 * 4 * 64**2 + 2 * 64) + 256 * 64 + 64
 
+
+def _lab_curve(**changes: object) -> dict[str, np.ndarray]:
+    """A shipped lab curve's stored arrays, read from core/data/training_lab.npz itself (its JSON index matched by the
+    settings written out here: the page's defaults with ``changes``), not through core.training_lab."""
+    import json
+    from pathlib import Path
+
+    want = {"lr": 3e-3, "warmup": 20, "schedule": "cosine", "optimizer": "adamw", "batch": 16, "norm": "pre",
+            "layers": 2, "clip": 1.0, "steps": 300, "seed": 0} | changes  # fmt: skip
+    path = Path(__file__).resolve().parents[1] / "core" / "data" / "training_lab.npz"
+    with np.load(path, allow_pickle=False) as z:
+        index = json.loads(bytes(z["index"]).decode("utf-8"))["curves"]
+        (i,) = [i for i, e in enumerate(index) if e["settings"] == want]
+        return {k: z[f"c{i}/{k}"] for k in ("loss", "grad_norm", "val_loss")}
+
+
+def _lab_bits(lr: float) -> float:
+    """The held-out loss at the end of the sweep's curve at peak ``lr``, bits per byte (nats / ln 2)."""
+    return float(_lab_curve(lr=lr)["val_loss"][-1]) / math.log(2)
+
+
+def _lab_clip_pct(lr: float) -> float:
+    """The share of the steps whose pre-clip gradient norm exceeds the threshold 1, in percent."""
+    return 100 * float((_lab_curve(lr=lr)["grad_norm"] > 1.0).mean())
+
+
+LAB_UNIGRAM_BITS = ref._tiny_unigram_nats("train") / math.log(2)  # the training split's byte entropy, from the file
+SEED0 = "the shipped curves' seed (core/training_lab.py DEFAULT)"
+SWEEP_STEP = "a step of the page's drag (a peak learning rate of the shipped sweep)"
+LAB_PRESET_LR = "the lab's LR-too-high preset's peak (core/training_lab.py PRESETS), a step of the sweep"
+
 # fmt: off
 TRAINING_LAB = [
-    Ref("here above the uniform guess's 8 bits per byte", UNIFORM_BITS),
+    Ref("at seed 0 the shipped 3e-2 run went above the uniform guess's 8 bits per byte",
+        SEED0, LAB_PRESET_LR, UNIFORM_BITS),
     Ref("\\theta_{t} = \\theta_{t-1}", FORMULA),
     Ref("\\lambda\\,\\theta_{t-1}", FORMULA),
     Ref("The lab's tiny GPT: 2 pre-norm layers of width 64, 4 heads, 64-byte windows, 115,008 parameters",
@@ -931,15 +963,28 @@ TRAINING_LAB = [
     Ref("held-out loss on 32 windows every 25 steps", LAB_CONFIG, LAB_CONFIG),
     Ref("the held-out loss every 25 steps", LAB_CONFIG),
     Ref("(here from the uniform guess, 8 bits per byte,", UNIFORM_BITS),
-    Ref("so even the sweep's 0.3 does not turn the loss into NaN here", GIVEN),
-    Ref("and the lab clips at norm 1", GIVEN),
-    Ref("pre-norm is what GPT-2 and Llama use", NAME),
+    Ref("on the sweep every peak above 3e-3 ends higher, and the 3e-2 preset", SWEEP_STEP, LAB_PRESET_LR),
+    Ref("at seed 0 the shipped 3e-2 run went above the uniform guess", SEED0, LAB_PRESET_LR),
+    Ref("while 1e-1 and 3e-1 never did", SWEEP_STEP, SWEEP_STEP),
+    Ref("the lab trains in float32", "the tiny GPT's dtype (core/tiny_gpt.py: float32 weights)"),
+    Ref("so even 0.3 gives no NaN here", SWEEP_STEP),
+    Ref("it ends worse instead (4.41 bits per byte)", _lab_bits(0.3)),
+    Ref("what GPT-2 and Llama use", NAME),
+    Ref("the unigram entropy of the training split, 4.80 bits per byte", LAB_UNIGRAM_BITS),
+    Ref("here the 1e-4 run clips on 100% of its steps and the 3e-2 run on 4%", SWEEP_STEP, _lab_clip_pct(1e-4),
+        LAB_PRESET_LR, _lab_clip_pct(3e-2)),
+    Ref("Loshchilov & Hutter's Algorithm 2", NAME),
+    Ref("the shipped curves are seed 0's", SEED0),
     Ref("At 2 layers of width 64 and 300 steps", GIVEN, GIVEN, GIVEN),
-    Ref("sits flat near 8 bits per byte", UNIFORM_BITS),
-    Ref("drag to 1e-4", "a step of the page's drag (the sweep's lowest learning rate)"),
+    Ref("loss falls from 8 bits per byte to about 4.80", UNIFORM_BITS, LAB_UNIGRAM_BITS),
+    Ref("4.80 bits per byte is the unigram entropy of the training split", LAB_UNIGRAM_BITS),
+    Ref("A curve flat at 8 bits would mean nothing learns", UNIFORM_BITS),
+    Ref("drag to 1e-4: the curve falls slowly and ends at 5.73 bits", SWEEP_STEP, _lab_bits(1e-4)),
+    Ref("here above the uniform guess at seed 0", SEED0),
     Ref("A uniform guess over 256 bytes costs 8 bits per byte (ln 256 = 5.55 nats)", GIVEN, UNIFORM_BITS, GIVEN,
         math.log(256)),
     Ref("\\|g_p\\|^2", FORMULA),
+    Ref("though in the good run only 18% of the steps clip", _lab_clip_pct(3e-3)),
 ]
 # fmt: on
 
@@ -1273,7 +1318,8 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
         Ref("A3.3: DeepSeek-V3, 671B resident, 37B active", CITE, CITE),
     ]),
     "pages/19_Training_lab.py": (v_training_lab.SPEC, [
-        Ref("each to 10% of the peak", "core/tiny_gpt.py's floor for cosine, WSD and linear (TrainConfig)"),
+        Ref("Cosine, WSD and linear each end at 10% of the peak",
+            "core/tiny_gpt.py's floor for cosine, WSD and linear (TrainConfig)"),
         Ref("over the last 20%", "core/tiny_gpt.py's WSD decay share (TrainConfig), as the schedules page's default"),
         Ref("AdamW: β = 0.9, 0.95, weight decay 0.1 on the matrices. SGD: momentum 0.9",
             "core/tiny_gpt.py's optimizer settings (train)", "ibid.", "ibid.", "ibid."),

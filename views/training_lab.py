@@ -25,12 +25,12 @@ from viz.predict import predict_figure, with_guess
 from viz.training_lab import lab_figure, series
 
 QUESTION = (
-    "What do a healthy loss curve and its gradient norm look like, and how do you tell a learning rate that is too "
-    "high, a missing warm-up and missing clipping apart on them?"
+    "What do a healthy loss curve and its gradient norm look like, and how does a learning rate that is too high "
+    "show on them?"
 )
 ANSWER_PHRASES = (
+    "ends worse",
     "above the uniform guess",
-    "shows as spikes",
     "log the gradient norm before clipping",
 )
 
@@ -42,12 +42,12 @@ CLIPS = ("off", "0.5", "1", "2")
 BATCHES = ("4", "8", "16", "32")
 BITS = lab.BITS
 UNIFORM_BITS = 8.0  # log2 256: a uniform guess over the bytes
-POST_MARGIN = 0.5  # nats: post-norm at depth ends at least this far above pre-norm at the same depth (measured 1.01)
+POST_MARGIN = 0.5  # nats: the post-norm preset ends at least this far above pre-norm at the same depth (measured 1.01)
 
 GOOD = "A4.4: a good run"
 LR_HIGH = "A5.5: learning rate too high"
 NO_WARMUP = "A1.6: no warm-up"
-POST_DEEP = "A1.6: post-norm at depth"
+POST_DEEP = "post-norm: stalls in this toy"
 NO_CLIP = "A1.11: no gradient clipping"
 # each preset's core settings and the shipped run it is compared with (its twin), named as the legend shows it
 PRESET_RUNS: dict[str, tuple[str, str | None, str]] = {
@@ -104,8 +104,9 @@ SPEC = Spec(
             "choice",
             "cosine",
             choices=lab.SCHEDULES,
-            help="the schedules page's shapes, each to 10% of the peak: cosine; WSD, flat then a linear decay over "
-            "the last 20%; linear, a decay over the whole run; constant",
+            help="the schedules page's shapes: cosine; WSD, flat then a linear decay over the last 20%; linear, a "
+            "decay over the whole run; constant. Cosine, WSD and linear each end at 10% of the peak; constant stays "
+            "at the peak",
         ),
         Field(
             "lab_optimizer",
@@ -174,6 +175,12 @@ def _top(c: lab.Curve) -> tuple[float, int]:
     return float(loss[i] * BITS), i + 1
 
 
+def _excursion(c: lab.Curve, diverged: str, spike: str, below: str) -> str:
+    """Which text fits ``c``: diverged (NaN/inf, or still above the uniform guess at the end), a spike above it that
+    recovered (seed 002, A5.5: fast recovery), or never above it."""
+    return diverged if lab.diverged(c) else spike if lab.above_uniform(c) else below
+
+
 def _panel(c: lab.Curve, head: str) -> str:
     top, at = _top(c)
     end = (
@@ -181,7 +188,12 @@ def _panel(c: lab.Curve, head: str) -> str:
         if not c.val_loss.size
         else f"held-out at step {int(c.val_steps[-1])}: {c.final_val * BITS:.2f} bits/byte"
     )
-    peak = "above the uniform guess: diverged" if lab.diverged(c) else "below the uniform guess"
+    peak = _excursion(
+        c,
+        "above the uniform guess: diverged",
+        "above the uniform guess, then back: a spike",
+        "never above the uniform guess",
+    )
     return "<br>".join([f"<b>{head}</b>", end, f"highest train loss: {top:.2f} bits (step {at})", peak])
 
 
@@ -196,8 +208,9 @@ def _readouts(c: lab.Curve, source: str, source_help: str) -> list[Readout]:
                            f"{lab.VAL_WINDOWS} held-out windows of 64 bytes"))  # fmt: skip
     out += [
         Readout("Highest train loss", f"{top:.2f} bits/byte",
-                f"at step {at}: " + ("above the uniform guess's 8 bits, the run diverged there" if lab.diverged(c)
-                                     else "never above the uniform guess's 8 bits")),
+                f"at step {at}: " + _excursion(c, "above the uniform guess's 8 bits: the run diverged",
+                                               "above the uniform guess's 8 bits, then back below: a spike with fast "
+                                               "recovery", "never above the uniform guess's 8 bits")),
         Readout("Peak gradient norm", f"{c.grad_norm[g]:.3g}" if c.steps_done else "—",
                 f"before clipping, at step {g + 1}; " + ("no clipping" if clip is None else f"clipped to {clip:g}")),
         Readout("Curve", source, source_help),
@@ -207,6 +220,32 @@ def _readouts(c: lab.Curve, source: str, source_help: str) -> list[Readout]:
 
 def _label(lr: float) -> str:
     return LR_CHOICES[lab.SWEEP_LRS.index(lr)]
+
+
+def describe(s: lab.Settings) -> str:
+    """The settings of a run in words: its peak learning rate and every other setting that differs from the page's
+    defaults (the predict-first question names them all)."""
+    d = lab.DEFAULT
+    parts = [f"a peak learning rate of {_label(s.lr)}"]
+    if s.warmup != d.warmup:
+        parts.append("no warm-up" if s.warmup == 0 else f"{s.warmup} warm-up steps")
+    if s.schedule != d.schedule:
+        parts.append(f"a {s.schedule} schedule")
+    if s.optimizer != d.optimizer:
+        parts.append({v: k for k, v in OPTIMIZERS.items()}[s.optimizer])
+    if s.batch != d.batch:
+        parts.append(f"a batch of {s.batch} windows")
+    if s.norm != d.norm:
+        parts.append({v: k for k, v in NORMS.items()}[s.norm])
+    if s.layers != d.layers:
+        parts.append(f"{s.layers} layers")
+    if s.clip != d.clip:
+        parts.append("no clipping" if s.clip is None else f"clipping at norm {s.clip:g}")
+    if s.steps != d.steps:
+        parts.append(f"{s.steps} steps")
+    if s.seed != d.seed:
+        parts.append(f"seed {s.seed}")
+    return ", ".join(parts)
 
 
 def _others(runs: Sequence[tuple[str, lab.Curve]]) -> list[tuple[str, dict[str, Any]]]:
@@ -223,8 +262,11 @@ def figures(
     curve with the run it is compared with, ``live`` (a run the page trained at these settings), or, for settings
     neither holds, the nearest shipped curve with a notice. ``runs``: the session's earlier runs, overlaid.
 
-    Facts: ``shipped`` (the settings have a shipped curve), ``curve`` (the curve shown), ``diverged``, ``predict``,
-    ``settings``. Bad input gives a note, never an exception."""
+    Facts: ``shipped`` (the settings have a shipped curve), ``curve`` (the curve shown), ``diverged``, ``spike`` (above
+    the uniform guess and back), ``predict``, ``settings``. Bad input gives a note, never an exception.
+
+    Predict first asks about the curve shown (its settings, every one that differs from the defaults named, and its
+    last evaluation's step), so that the answer is that curve's number."""
     view = View()
     s, notes = settings_of(state)
     view.notices += [("info", n) for n in notes]
@@ -258,22 +300,24 @@ def figures(
         )
         view.notices.append(("info", note))
         title = "Not precomputed: the nearest shipped curve"
-    view.facts.update(shipped=s.key() in curves, curve=c, diverged=lab.diverged(c), settings=s)
-    predicting = ask.mode(state, "predict_lab", "guess_lab_bits")
+    view.facts.update(shipped=s.key() in curves, curve=c, diverged=lab.diverged(c),
+                      spike=lab.above_uniform(c) and not lab.diverged(c), settings=s)  # fmt: skip
+    predicting = ask.mode(state, "predict_lab", "guess_lab_bits") if c.val_loss.size else "off"
     view.facts["predict"] = predicting
+    asked = int(c.val_steps[-1]) if c.val_loss.size else c.steps_done
     question = (
-        f"At a peak learning rate of {_label(s.lr)}, what held-out loss in bits per byte does the run reach after "
-        f"{s.steps} steps? A uniform guess over the 256 bytes is 8."
+        f"At {describe(c.settings)}, what held-out loss in bits per byte does the run reach at step {asked}? "
+        "A uniform guess over the 256 bytes is 8."
     )
     if predicting == "hidden":
         view.figures["main"] = predict_figure(question, x_title="step", y_title="loss (bits per byte)",
-                                              x_range=(0, s.steps), y_range=(0, 9), **look)  # fmt: skip
+                                              x_range=(0, c.settings.steps), y_range=(0, 9), **look)  # fmt: skip
     elif at_sweep and live is None:
         sweep = [curves[replace(lab.DEFAULT, lr=lr).key()] for lr in lab.SWEEP_LRS]
         panels = [_panel(x, f"peak LR {label}") for x, label in zip(sweep, LR_CHOICES, strict=True)]
         view.figures["main"] = lab_figure([_series(x) for x in sweep], panels, active=lab.SWEEP_LRS.index(s.lr),
                                           labels=LR_CHOICES, title="Loss and gradient norm by peak learning rate",
-                                          others=_others(runs), **look)  # fmt: skip
+                                          others=_others([*twin, *runs]), **look)  # fmt: skip
         view.drags["main"] = Drag("lab_lr", LR_CHOICES)
     else:
         head = {"live run": "this run", "shipped": "shipped curve"}.get(source, f"nearest: peak LR {_label(s.lr)}")
@@ -305,7 +349,7 @@ def figures(
         truth = c.final_val * BITS
         view.figures["main"] = with_guess(view.figures["main"], g, f"your guess: {g:.2f} bits/byte", axis="y",
                                           theme=options.theme)  # fmt: skip
-        answer = Readout("Held-out loss (the answer)", f"{truth:.2f} bits/byte", f"after {c.steps_done} steps")
+        answer = Readout("Held-out loss (the answer)", f"{truth:.2f} bits/byte", f"at step {asked}")
         error = f"{g - truth:+.2f}".replace("-", "−")
         ask.reveal(view, answer, f"{g:.2f}", error, "your guess minus the answer, bits per byte")
     return with_answers(SPEC, state, view)
@@ -367,10 +411,11 @@ def start_live(state: State) -> LiveRun | None:
     return job
 
 
-def growing_figure(job: LiveRun, options: Options = DEFAULT) -> go.Figure | None:
-    """The running curve's figure (None before its first step)."""
+def growing_figure(job: LiveRun, options: Options = DEFAULT, hidden: bool = False) -> go.Figure | None:
+    """The running curve's figure (None before its first step, and while predict first hides the answer: the curve
+    and its panel would print the held-out loss the question asks for)."""
     c = job.partial()
-    if not c.steps_done:
+    if not c.steps_done or hidden:
         return None
     head = f"step {c.steps_done} of {job.settings.steps}"
     return lab_figure([_series(c)], [_panel(c, head)], title="Training: the curve so far", **options.look)
