@@ -69,21 +69,3 @@ def test_each_tab_draws_its_figure(tab):
     assert no_exception(at)
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     assert any({"Balancing": "balanced two ways", "Parameters": "total parameters"}[tab] in t for t in titles), titles
-
-
-def test_dark_theme_and_presenter_mode():
-    at = open_page(PAGE, {"present": "true"})
-    assert no_exception(at)
-    fig = figures(at)[0]
-    assert fig["layout"]["font"]["size"] == 20  # presenter type
-    dark = view_of.figures(view_of.SPEC.defaults(), view_of.Options(theme="dark"))
-    assert dark.figures["main"].layout.paper_bgcolor.lower() == "#171614"
-
-
-def test_hide_true_keeps_the_question_and_drops_the_answers():
-    at = open_page(PAGE, {"hide": "true"})
-    assert no_exception(at)
-    text = " ".join(str(e.value) for kind in ("markdown", "caption", "info") for e in at.get(kind))
-    assert view_of.QUESTION in text
-    for phrase in view_of.ANSWER_PHRASES:
-        assert phrase not in text, phrase

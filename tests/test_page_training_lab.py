@@ -71,23 +71,6 @@ def test_every_preset_loads_its_shipped_curve(name):
     assert metrics(at)["Curve"] == "shipped", name
 
 
-def test_dark_theme_and_presenter_mode():
-    at = open_page(PAGE, {"present": "true"})
-    assert no_exception(at)
-    assert figures(at)[0]["layout"]["font"]["size"] == 20  # presenter type
-    dark = view_of.figures(view_of.SPEC.defaults(), view_of.Options(theme="dark"))
-    assert dark.figures["main"].layout.paper_bgcolor.lower() == "#171614"
-
-
-def test_hide_true_keeps_the_question_and_drops_the_answers():
-    at = open_page(PAGE, {"hide": "true"})
-    assert no_exception(at)
-    text = " ".join(str(e.value) for kind in ("markdown", "caption", "info") for e in at.get(kind))
-    assert view_of.QUESTION in text
-    for phrase in view_of.ANSWER_PHRASES:
-        assert phrase not in text, phrase
-
-
 def test_run_trains_live_then_serves_the_cache_and_stop_says_nothing_runs():
     at = open_page(PAGE, {"lab_steps": "10", "lab_warmup": "0", "lab_seed": "7"})
     at.button(key="lab_run").click().run(timeout=60)
