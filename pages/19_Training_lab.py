@@ -168,7 +168,8 @@ multiplies λ by the schedule multiplier only, so one λ means different strengt
 
 **Honest sizes.** At 2 layers of width 64 and 300 steps some effects are small and depend on the seed: the shipped
 curves are seed 0's, the presets' readouts give each effect and its twin's number, and the twin run is drawn beside
-it. Rerun other seeds before quoting any of them.
+it (for the learning rate too high, the twin is the sweep's 3e-3 step: drag to it). Rerun other seeds before quoting
+any of them.
 """
         )
 

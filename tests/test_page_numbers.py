@@ -954,6 +954,8 @@ LAB_PRESET_LR = "the lab's LR-too-high preset's peak (core/training_lab.py PRESE
 
 # fmt: off
 TRAINING_LAB = [
+    Ref("the twin is the sweep's 3e-3 step", "the good run's peak learning rate, the sweep's step the page's defaults "
+        "set (views.training_lab: lab.DEFAULT)"),
     Ref("at seed 0 the shipped 3e-2 run went above the uniform guess's 8 bits per byte",
         SEED0, LAB_PRESET_LR, UNIFORM_BITS),
     Ref("\\theta_{t} = \\theta_{t-1}", FORMULA),

@@ -244,10 +244,13 @@ def test_the_growing_figure_is_hidden_while_predicting() -> None:
     assert view_of.growing_figure(job) is not None and view_of.growing_figure(job, hidden=True) is None
 
 
-def test_the_lr_too_high_preset_draws_its_twin() -> None:
+def test_the_lr_too_high_preset_keeps_the_sweep_and_its_drag() -> None:
+    """Its twin is the sweep's 3e-3 step (a drag away) and a readout; the sweep figure draws no extra trace, which
+    the drag's steps could not carry (tests/browser/test_drag_browser.py compares each step with the view)."""
     view = view_of.figures(SPEC.state(SPEC.presets[view_of.LR_HIGH]))
-    assert "held-out, peak LR 3e-3" in [t.name for t in view.figures["main"].data]
-    assert "main" in view.drags  # still the sweep's figure, with its drag
+    default = view_of.figures(SPEC.defaults())
+    assert len(view.figures["main"].data) == len(default.figures["main"].data)
+    assert "main" in view.drags and "Its twin's held-out loss" in {r.label for r in view.readouts}
 
 
 def test_an_excursion_that_recovers_is_a_spike_and_one_that_stays_is_divergence() -> None:

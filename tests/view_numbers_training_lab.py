@@ -91,7 +91,8 @@ def preset(changes: dict, clip: float | None, twin: str, twin_values: tuple, twi
         Ref(f"Its twin's held-out loss: {tb:.2f} bits/byte", tb),
         Ref(f"Its twin's held-out loss help: {twin}", *twin_values),
     ]
-    refs.append(Ref(f"held-out, {twin}", *twin_values))  # the twin's legend entry, in the sweep's figure too
+    if not sweep:  # the twin's legend entry; a sweep step's twin is another step of the drag, not a trace of its own
+        refs.append(Ref(f"held-out, {twin}", *twin_values))
     if not sweep:
         refs.append(Ref("uniform guess, 8 bits/byte", UNIFORM))
     shown = {r.snippet for r in DEFAULTS}  # a preset's view lists only the texts the defaults do not show

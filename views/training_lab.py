@@ -315,9 +315,11 @@ def figures(
     elif at_sweep and live is None:
         sweep = [curves[replace(lab.DEFAULT, lr=lr).key()] for lr in lab.SWEEP_LRS]
         panels = [_panel(x, f"peak LR {label}") for x, label in zip(sweep, LR_CHOICES, strict=True)]
+        # no twin here: the sweep's drag swaps the traces of each step in the browser and cannot add one; the LR too
+        # high preset's twin is the sweep's own 3e-3 step, and its readout gives the twin's number
         view.figures["main"] = lab_figure([_series(x) for x in sweep], panels, active=lab.SWEEP_LRS.index(s.lr),
                                           labels=LR_CHOICES, title="Loss and gradient norm by peak learning rate",
-                                          others=_others([*twin, *runs]), **look)  # fmt: skip
+                                          others=_others(runs), **look)  # fmt: skip
         view.drags["main"] = Drag("lab_lr", LR_CHOICES)
     else:
         head = {"live run": "this run", "shipped": "shipped curve"}.get(source, f"nearest: peak LR {_label(s.lr)}")
