@@ -36,7 +36,6 @@ Problems read like ``cards/lora.toml, card 'lora-03': field 'answer.number' is m
 
 from __future__ import annotations
 
-import ast
 import re
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -50,25 +49,23 @@ CARD_DIR = Path(__file__).resolve().parents[1] / "cards"
 VIEWS_DIR = Path(__file__).resolve().parents[1] / "views"
 
 
+_SPEC_NAME = re.compile(r'^SPEC\s*=\s*Spec\(\s*"([^"]+)"', re.MULTILINE)  # SPEC = Spec("<page>", ...)
+_FIGURES = re.compile(r"^def figures\(", re.MULTILINE)
+
+
 def page_names(folder: str | Path = VIEWS_DIR) -> tuple[str, ...]:
     """URL names of the pages that draw an idea: every ``views/<module>.py`` holding both ``SPEC =
-    Spec("<page>", ...)`` and ``def figures(...)`` (the drills and deck pages have no figures of their own).
-    Read from the source (ast), so loading the cards imports no view, plotting or torch code."""
+    Spec("<page>", ...)`` and ``def figures(...)`` at its top level (the drills and deck pages have no figures of
+    their own). Read from the source text, so loading the cards imports no view, plotting or torch code. A regular
+    expression rather than ``ast.parse``: CPython 3.11's AST constructor can raise a spurious ``SystemError:
+    AST constructor recursion depth mismatch`` when another thread converts an AST at the same time (gh-106905; the
+    server test of twenty sessions met it on the Drills page)."""
     names = []
     for path in sorted(Path(folder).glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        has_figures = any(isinstance(n, ast.FunctionDef) and n.name == "figures" for n in tree.body)
-        for node in tree.body:
-            if (
-                has_figures
-                and isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == "SPEC" for t in node.targets)
-                and isinstance(node.value, ast.Call)
-                and node.value.args
-                and isinstance(node.value.args[0], ast.Constant)
-                and isinstance(node.value.args[0].value, str)
-            ):
-                names.append(node.value.args[0].value)
+        text = path.read_text(encoding="utf-8")
+        spec = _SPEC_NAME.search(text)
+        if spec and _FIGURES.search(text):
+            names.append(spec.group(1))
     return tuple(names)
 
 
