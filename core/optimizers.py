@@ -247,7 +247,8 @@ def trajectory(
                 # θ ← θ − η m̂ / (√v̂ + ε)
                 theta = theta - eta * (m / c1) / (np.sqrt(v / c2) + eps)
             pos[:, t] = theta
-    return Trajectory(lr, pos, surface.loss(pos))
+        losses = surface.loss(pos)
+    return Trajectory(lr, pos, losses)
 
 
 def lr_sweep(low: float, high: float, n: int) -> NDArray[np.float64]:
