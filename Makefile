@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 # project again, and pytest rewrites every test module's asserts again (a collection took 26 s without them, 12 s with)
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt lab-sweep
+.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt lab-sweep optim-data
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -105,6 +105,11 @@ tiny-gpt: $(STAMP)
 # presets' runs of the lab-sized tiny GPT, one thread each, one after another.
 lab-sweep: $(STAMP)
 	$(PY) -m core.training_lab sweep --out core/data/training_lab.npz
+
+# The optimizers page's shipped numbers (core/optimizers_data.py): gradient norms by depth at initialisation and muP's
+# coordinate check and learning-rate sweep, one thread, about 11 s.
+optim-data: $(STAMP)
+	$(PY) -m core.optimizers_data --out core/data/optimizers.npz
 
 # Screenshots of every page (light, dark, presenter at 1280 x 720) into docs/screenshots, for the README.
 screenshots: $(STAMP) chromium

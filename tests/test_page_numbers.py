@@ -35,6 +35,7 @@ from core.attention_real import available as real_model_available  # which texts
 from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control accepts (a range bound)
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
+from tests import optimizers_reference
 from tests.apptest import opened
 from tests.moe_reference import routing_by_hand
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
@@ -48,6 +49,7 @@ from views import kl_leash as v_kl_leash
 from views import lora as v_lora
 from views import loss_units as v_loss_units
 from views import moe as v_moe
+from views import optimizers as v_optimizers
 from views import positions as v_positions
 from views import ppo as v_ppo
 from views import reward_model as v_reward_model
@@ -990,6 +992,42 @@ TRAINING_LAB = [
 ]
 # fmt: on
 
+_UNCORRECTED_1 = 0.1 / math.sqrt(1 - 0.999)  # (1 − β1) / √(1 − β2) at t = 1, the page's default betas
+_ONE = "1 of a bias-correction factor 1 − β^t or of 1 − ηλ (the formula written beside it)"
+OPTIMIZERS: list[Ref] = [
+    Ref("it is stable only for η < 2/λ_max", FORMULA),
+    Ref("shrinks by only about 1 - 2λ_min/λ_max per step", FORMULA, FORMULA),
+    Ref("divides m by 1 - β1^t and v by 1 - β2^t", _ONE, _ONE),
+    Ref("m is biased toward zero by 1 - β1^t, but √v by √(1 - β2^t)", _ONE, _ONE),
+    Ref("so with β2 = 0.999 the first step is 3.16 η", "Adam's default β2 (Kingma and Ba 2015)", _UNCORRECTED_1),
+    Ref("(Kingma and Ba §3 warn", "a section of Kingma and Ba 2015"),
+    Ref("θ ← θ(1 - ηλ), then Adam", _ONE),
+    Ref(
+        "v̂ averages about n_eff gradients: 1 at the first step, about 100 at the hundredth with β2 = 0.999",
+        optimizers_reference.n_eff(1, 0.999),
+        optimizers_reference.n_eff(100, 0.999),
+        GIVEN,
+    ),
+    Ref("(Theorem 1, Xavier init", "a theorem's number in Xiong et al. 2020"),
+    Ref("Adam with β1 = 0.9, β2 = 0.999 and no bias correction", GIVEN),
+    Ref(
+        "m_1 = 0.1 g and √v_1 = √0.001 |g|, so the step is 0.1 / 0.0316 = **3.16 η**",
+        1 - 0.9,
+        1 - 0.999,
+        1 - 0.9,
+        math.sqrt(1 - 0.999),
+        _UNCORRECTED_1,
+    ),
+    Ref("Without correction the first step is 3.16 η at β2 = 0.999.", _UNCORRECTED_1, GIVEN),
+    Ref("at β2 = 0.999 the step is 3.16 η.", GIVEN, _UNCORRECTED_1),
+    Ref("under a small GPT-2 style init", NAME),
+    Ref(
+        r"\theta_t = \theta_{t-1} - \eta\,\frac{\hat m_t}{\sqrt{\hat v_t}+\epsilon} - \eta\lambda\,\theta_{t-1}",
+        "the previous step's index",
+    ),
+    Ref(r"\hat m_t = \frac{m_t}{1-\beta_1^t},\quad \hat v_t = \frac{v_t}{1-\beta_2^t}", _ONE),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -1008,6 +1046,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/17_FlashAttention.py": FLASH,
     "pages/18_MoE.py": MOE,
     "pages/19_Training_lab.py": TRAINING_LAB,
+    "pages/21_Optimizers.py": OPTIMIZERS,
 }
 
 
@@ -1088,6 +1127,31 @@ _QUICK = "Quick check: 0.5, 0.3, 0.2 at top-p 0.6"
 _QUICK_LOGITS = np.array([float(x.split("=")[1]) for x in _preset(SA, _QUICK)["logits"].split(",")])
 _QUICK_P = special.softmax(_QUICK_LOGITS)
 _LORA_F = 8 * (4096 + 4096) * 4 * 32  # Llama-2-7B, r = 8 on q, k, v, o: r(d_in + d_out) a matrix, 4 a layer, 32 layers
+
+OPTIMIZER_CONTROLS: list[Ref] = [
+    Ref(
+        "the valley f = (1 - x)² + 10 (y - x²)², Rosenbrock's with 10 for his 100",
+        "the valley's minimum x = 1 (core.optimizers.rosenbrock's a)",
+        "the page's b (core.optimizers.rosenbrock)",
+        "ibid.",
+        "Rosenbrock 1960's b",
+    ),
+    Ref("AdamW multiplies θ by 1 - ηλ each step", FORMULA),
+    Ref("embedding N(0, 1) (Xiong", "a standard normal's mean and variance"),
+    Ref("the tiny GPT's own N(0, 0.02²)", "the mean and the standard deviation of core/tiny_gpt.py's init_params"),
+    Ref(
+        "A1.5: SGD against Adam on a bowl of κ = 50",
+        _preset(v_optimizers.SPEC, "A1.5: SGD against Adam on a bowl of κ = 50")["opt_kappa"],
+    ),
+    Ref(
+        "A1.5.2: Adam's bias correction at β2 = 0.999",
+        _preset(v_optimizers.SPEC, "A1.5.2: Adam's bias correction at β2 = 0.999")["opt_beta2"],
+    ),
+    Ref(
+        "A1.6.1: pre-LN against post-LN at 12 blocks",
+        float(_preset(v_optimizers.SPEC, "A1.6.1: pre-LN against post-LN at 12 blocks")["opt_depth"]),
+    ),
+]
 
 CONTROLS: dict[str, tuple[object, list[Ref]]] = {
     "pages/1_Scaling_laws.py": (SC, [
@@ -1327,6 +1391,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             "core/tiny_gpt.py's optimizer settings (train)", "ibid.", "ibid.", "ibid."),
         Ref("Batch (windows of 64 bytes)", "the lab model's context (core/training_lab.py LAB_MODEL)"),
     ]),
+    "pages/21_Optimizers.py": (v_optimizers.SPEC, OPTIMIZER_CONTROLS),
 }  # fmt: skip
 
 

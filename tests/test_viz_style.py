@@ -81,6 +81,7 @@ from viz.loss_units import (
     tokenizer_units_figure,
 )
 from viz.moe import balance_figure, parameters_figure, routing_figure, with_panel_line
+from viz.optimizers import bias_figure, depth_figure, mup_figure, norm_figure, trajectory_figure, warmup_figure
 from viz.positions import decay_figure, relative_figure, wavelength_figure
 from viz.ppo import (
     clip_batch_figure,
@@ -460,6 +461,22 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         ["rate 1", "rate 2"], active=0, labels=["1e-3", "1e-2"], title="a run",
         others=[("earlier run", series(np.arange(1, 4), np.array([8.0, 7.0, 6.5]), np.array([3]), np.array([6.6]),
                                        np.array([1.0, 1.0, 1.0]), np.array([[0.5, 0.5]] * 3)))], **kw,
+    ),
+    "trajectory_figure": lambda **kw: trajectory_figure(
+        np.linspace(-2, 2, 5), np.linspace(-1, 1, 4), np.ones((4, 5)),
+        [[np.array([[-1.5, 1.0], [-1.0, 0.5]]), np.array([[-1.5, 1.0], [np.nan, np.nan]])]] * 2, ["SGD", "Adam"],
+        [0.0, 0.0], ["0.1", "0.2"], ["η = 0.1", "η = 0.2"], active=1, title="paths", **kw,
+    ),
+    "bias_figure": lambda **kw: bias_figure(np.arange(1, 4), np.ones(3), np.array([3.16, 4.2, 5.0]), "β", **kw),
+    "warmup_figure": lambda **kw: warmup_figure(
+        np.arange(1, 4), np.array([[0.1, 0.2, 0.3], [0.5, 0.8, 0.9], [3.0, 2.0, 1.5]]), np.array([1.41, 1.0, 0.8]),
+        np.array([1.4, 1.0, 0.8]), **kw,
+    ),
+    "norm_figure": lambda **kw: norm_figure(np.array([1.0, 3.0]), np.array([-1.0, 1.0]), np.array([0.45, 1.34]), **kw),
+    "depth_figure": lambda **kw: depth_figure(np.array([3.0, 2.0]), np.array([4.0, 4.0]), "xavier", **kw),
+    "mup_figure": lambda **kw: mup_figure(
+        np.array([32, 64]), np.array([0.2, 0.4]), np.array([0.2, 0.18]), np.array([0.3, 0.3]), np.array([32, 128]),
+        np.array([1e-3, 1e-2]), np.array([[0.2, 0.1], [0.1, np.nan]]), np.array([[0.2, 0.1], [0.2, 0.1]]), **kw,
     ),
     "relative_figure": lambda **kw: relative_figure(np.eye(4), np.eye(4), 0, 100, **kw),
     "decay_figure": lambda **kw: decay_figure(np.arange(1.0, 65.0), np.linspace(1, 0.1, 64), np.cos(np.arange(64.0)),
