@@ -64,6 +64,7 @@ STAGES = [
             "pages/18_MoE.py",
             "pages/12_Loss_and_units.py",
             "pages/19_Training_lab.py",
+            "pages/20_Number_formats.py",
             "pages/21_Optimizers.py",
             "pages/11_Sampling.py",
             "pages/7_Training_memory.py",

@@ -47,6 +47,7 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("online softmax", ["FlashAttention"]),
         ("capacity factor", ["MoE"]),
         ("gradient clipping", ["Training_lab"]),
+        ("loss scaling", ["Number_formats"]),
         ("bias correction", ["Optimizers"]),
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),

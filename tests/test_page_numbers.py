@@ -49,6 +49,7 @@ from views import kl_leash as v_kl_leash
 from views import lora as v_lora
 from views import loss_units as v_loss_units
 from views import moe as v_moe
+from views import number_formats as v_number_formats
 from views import optimizers as v_optimizers
 from views import positions as v_positions
 from views import ppo as v_ppo
@@ -992,6 +993,100 @@ TRAINING_LAB = [
 ]
 # fmt: on
 
+# ============================================================ 20. Number formats (independent: Fractions, math.ldexp)
+BITS = "a format's bit layout (IEEE 754-2019; OFP8, Micikevicius et al. 2022)"
+STD = "the standard's number (IEEE 754)"
+ARXIV = "an arXiv identifier"
+F16, BF, E4, E5 = (torch.finfo(d) for d in (torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2))
+# bf16's values around 1: 1 and 1 + 2⁻⁷ (7 stored mantissa bits); an addition below half the gap rounds back to 1
+BF16_GAP = float(BF.eps)
+BF16_ONE_PLUS = float(torch.tensor(1.003, dtype=torch.float64).to(torch.bfloat16).to(torch.float64))
+# a bf16 sum of ones: where 1 + s rounds back to s (torch's own additions, each rounded to bf16)
+_s = torch.tensor(0.0, dtype=torch.bfloat16)
+while bool(_s + 1 != _s):
+    _s = _s + 1
+BF16_ONES_STALL = float(_s)
+
+NUMBER_FORMATS = [
+    Ref(
+        "**The formats.** fp32 has 8 exponent and 23 mantissa bits, bf16 8 and 7 (the top half of fp32), fp16 5 and 10 "
+        "(IEEE 754 binary16); fp8 E4M3 has 4 and 3, E5M2 5 and 2 (Micikevicius et al. 2022, arXiv 2209.05433, "
+        "standardised as the OCP 8-bit floating point specification)",
+        BITS,
+        BITS,
+        BITS,
+        BITS,
+        BITS,
+        BITS,
+        STD,
+        BITS,
+        BITS,
+        BITS,
+        BITS,
+        ARXIV,
+        NAME,
+    ),
+    Ref("a format with p mantissa bits has 2^p equally spaced values between 2^e and 2^(e+1)", FORMULA),
+    Ref(
+        "so the relative error of a normal value is at most 2^−(p+1): 2^−8 for bf16, 2^−11 for fp16",
+        FORMULA,
+        FORMULA,
+        FORMULA,
+        math.log2(float(BF.eps) / 2),
+        FORMULA,
+        math.log2(float(F16.eps) / 2),
+    ),
+    Ref(
+        "Below the smallest normal value (2^−14 in fp16) the subnormals keep one fixed spacing (2^−24 in fp16)",
+        FORMULA,
+        math.log2(float(F16.tiny)),
+        FORMULA,
+        math.log2(float(F16.smallest_normal) * float(F16.eps)),
+    ),
+    Ref("A value that rounds above fp16's largest, 65,504, becomes inf (IEEE 754)", float(F16.max), STD),
+    Ref("its largest is 57,344, and a value that rounds above it becomes inf", float(E5.max)),
+    Ref(
+        "has no infinity and its largest value is 448; torch's CPU cast saturates every value above it to 448",
+        float(E4.max),
+        "pinned against torch's own cast: test_core_number_formats.py::test_overflow_behaviour_of_torch_casts_pinned",
+    ),
+    Ref("**Loss scaling** (Micikevicius et al. 2018, arXiv 1710.03740)", ARXIV),
+    Ref(
+        "torch.amp.GradScaler starts at S = 2^16, halves S and skips the step when a gradient is inf or NaN, and "
+        "doubles S after 2,000 steps in a row without one",
+        "GradScaler's init_scale 2^16 (torch/amp/grad_scaler.py)",
+        "ibid.",
+        "GradScaler's growth_interval (ibid.)",
+    ),
+    Ref("exp(x) overflows fp16 above ln 65,504", float(F16.max)),
+    Ref("keeps every exp at most 1", "e⁰ = 1 at the max"),
+    Ref("adding 1 again and again stops at 256", GIVEN, BF16_ONES_STALL),
+    Ref("In bf16, what is the spacing of the values just above 1, and does 1 + 0.003 survive?", GIVEN),
+    Ref(
+        "The spacing is 2⁻⁷ = **0.0078125** (7 mantissa bits). 0.003 is less than half of it, 0.0039, so 1 + 0.003 "
+        "rounds back to **1**",
+        "2⁻⁷: the power's base (its exponent is the 7 mantissa bits)",
+        BF16_GAP,
+        BITS,
+        GIVEN,
+        BF16_GAP / 2,
+        GIVEN,
+        GIVEN,
+        BF16_ONE_PLUS,
+    ),
+    Ref(
+        "fp16: largest 65,504, smallest normal 2⁻¹⁴; bf16: relative error at most 2⁻⁸",
+        float(F16.max),
+        "2⁻¹⁴ = torch.finfo(torch.float16).tiny: test_core_number_formats.py::test_limits_equal_torch_finfo",
+        "2⁻⁸ = bf16's unit roundoff eps / 2: test_core_number_formats.py::test_limits_equal_torch_finfo",
+    ),
+    Ref("it has 7 mantissa bits against 10", BITS),
+    Ref("torch's CPU cast saturates at 448", float(E4.max)),
+    Ref("x = (-1)^s\\,\\Big(1 + \\frac{m}{2^p}\\Big)\\,2^{e - \\text{bias}}", FORMULA),
+    Ref("\\text{ulp}(x) = 2^{\\lfloor \\log_2 |x|", FORMULA),
+]
+
+# ============================================================ 21. Optimizers and normalisation
 _UNCORRECTED_1 = 0.1 / math.sqrt(1 - 0.999)  # (1 − β1) / √(1 − β2) at t = 1, the page's default betas
 _ONE = "1 of a bias-correction factor 1 − β^t or of 1 − ηλ (the formula written beside it)"
 OPTIMIZERS: list[Ref] = [
@@ -1046,6 +1141,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/17_FlashAttention.py": FLASH,
     "pages/18_MoE.py": MOE,
     "pages/19_Training_lab.py": TRAINING_LAB,
+    "pages/20_Number_formats.py": NUMBER_FORMATS,
     "pages/21_Optimizers.py": OPTIMIZERS,
 }
 
@@ -1390,6 +1486,19 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
         Ref("AdamW: β = 0.9, 0.95, weight decay 0.1 on the matrices. SGD: momentum 0.9",
             "core/tiny_gpt.py's optimizer settings (train)", "ibid.", "ibid.", "ibid."),
         Ref("Batch (windows of 64 bytes)", "the lab model's context (core/training_lab.py LAB_MODEL)"),
+    ]),
+    "pages/20_Number_formats.py": (v_number_formats.SPEC, [
+        Ref("the value cast to each format (1, 2 and 5 per decade)", "the mantissas of the field's log grid (XS)"),
+        Ref("Loss scale S = 2^k: k", FORMULA),
+        Ref("(k = 0: no scaling)", "2⁰ = 1: the field's lower bound"),
+        Ref("A5.3.1: a small gradient, 1e-7, in fp16 and bf16",
+            float(_preset(v_number_formats.SPEC, "A5.3.1: a small gradient, 1e-7, in fp16 and bf16")["fmt_x"])),
+        Ref("A1.10: 100,000 in each format", float(_preset(
+            v_number_formats.SPEC, "A1.10: 100,000 in each format (fp16 and E5M2 overflow, E4M3 saturates)")["fmt_x"])),
+        Ref("A5.3: fp16 gradients under a loss scale S = 1,024", 2.0 ** _preset(
+            v_number_formats.SPEC, "A5.3: fp16 gradients under a loss scale S = 1,024")["fmt_scale_log2"]),
+        Ref("A1.10: softmax without the max, a logit of 12 in fp16", _preset(
+            v_number_formats.SPEC, "A1.10: softmax without the max, a logit of 12 in fp16")["fmt_logit_top"]),
     ]),
     "pages/21_Optimizers.py": (v_optimizers.SPEC, OPTIMIZER_CONTROLS),
 }  # fmt: skip

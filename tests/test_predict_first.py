@@ -21,6 +21,7 @@ from views import grpo as grpo_view
 from views import kl_leash as kl_leash_view
 from views import lora as lora_view
 from views import moe as moe_view
+from views import number_formats as number_formats_view
 from views import optimizers as optimizers_view
 from views import positions as positions_view
 from views import scaling as scaling_view
@@ -69,6 +70,7 @@ CASES = {
     "flash_attention": ("pages/17_FlashAttention.py", "predict_fa", "guess_skipped", "4", {}),
     "moe": ("pages/18_MoE.py", "predict_moe", "guess_dropped", "100", {}),
     "training_lab": ("pages/19_Training_lab.py", "predict_lab", "guess_lab_bits", "4", {}),
+    "number_formats": ("pages/20_Number_formats.py", "predict_fmt", "guess_fmt_err", "0.4", {}),
     "optimizers": ("pages/21_Optimizers.py", "predict_opt", "guess_opt_lr", "0.5", {"opt_kappa": "16"}),
 }
 
@@ -96,6 +98,8 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         (i,) = [i for i, e in enumerate(index) if e["settings"]["lr"] == 3e-3 and e["settings"]["layers"] == 2
                 and e["settings"]["warmup"] == 20 and e["settings"]["clip"] == 1.0]  # fmt: skip
         lab_bits = float(z[f"c{i}/val_loss"][-1]) / math.log(2)
+    # 0.1 in bf16 (8 significant bits): 0.1 = 1.6 · 2⁻⁴, the significand 1.6 · 2⁷ = 204.8 rounds to 205
+    bf16_tenth = 205 / 2**7 * 2**-4
     return {
         "scaling": ([f"{n_opt / 1e9:.2f}B"], n_opt),
         "kl": ([f"{pi:.3f}"], pi),
@@ -107,6 +111,7 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "flash_attention": ([f"{skipped} of 16"], None),  # a small count, as for positions
         "moe": (["245 of 1,024"], None),  # tests/test_views_moe.py counts the 245 with a plain loop
         "training_lab": ([f"{lab_bits:.2f} bits/byte"], None),  # a 2-digit loss: the figures hold small font sizes
+        "number_formats": ([f"{100 * abs(bf16_tenth - 0.1) / 0.1:.3g}%"], None),  # "0.0977%": a small number
         # SGD on f = ½(κx² + y²) at κ = 16: stable for η < 2/κ (the Hessian's largest eigenvalue is κ)
         "optimizers": ([f"{2 / 16:.3g}", "stable limit (the answer)"], None),
     }
@@ -187,6 +192,7 @@ VIEWS = {
     "flash_attention": flash_attention_view,
     "moe": moe_view,
     "training_lab": training_lab_view,
+    "number_formats": number_formats_view,
     "optimizers": optimizers_view,
 }
 
@@ -260,13 +266,14 @@ def test_predict_off_leaves_the_views_unchanged(name: str) -> None:
     for part in a.figures:
         named = name != "attention"
         assert sorted(_traces(c.figures[part], named)) == sorted(_traces(a.figures[part], named)), (name, part)
-    if name in ("moe", "optimizers"):
-        # a count of dropped assignments has no height on the per-expert axis, a learning rate none on the loss
-        # surface: the guess is a line of the readout panel, at every step of the drag
+    if name in ("moe", "number_formats", "optimizers"):
+        # a count of dropped assignments has no height on the per-expert axis, a relative error none on the spacing
+        # axis, a learning rate none on the loss surface: the guess is a line of the readout panel, at every step
+        # of the drag
         off, on = _marks(a.figures[guessed[0]]), _marks(c.figures[guessed[0]])
-        line = {"moe": f"<br><i>your guess: {value} dropped</i>", "optimizers": f"<br><i>your guess: η = {value}</i>"}[
-            name
-        ]
+        line = {"moe": f"<br><i>your guess: {value} dropped</i>",
+                "number_formats": f"<br><i>your guess: bf16 error {value}%</i>",
+                "optimizers": f"<br><i>your guess: η = {value}</i>"}[name]  # fmt: skip
         assert on["annotations"] == [off["annotations"][0] + line] and on["shapes"] == off["shapes"]
         steps = c.figures[guessed[0]].layout.sliders[0].steps
         assert steps and all(s.args[1]["annotations[0].text"].endswith(line) for s in steps)

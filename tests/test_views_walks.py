@@ -18,6 +18,8 @@ from views import Options, View
 
 STEPS = 20
 _NAN = re.compile(r"\b(nan|inf)\b", re.IGNORECASE)
+# the readouts whose NaN is the lesson itself (softmax without the max: ∞/∞), by page and label; no other may show one
+NAN_IS_THE_LESSON = {("Number_formats", "fp16 naive: top probability")}
 
 
 def _figures(page: str):
@@ -36,7 +38,8 @@ def test_views_along_a_random_walk(page: str) -> None:
         out = figures(state, Options(parts=frozenset(parts)))
         assert isinstance(out, View) and out.figures, query
         for r in out.readouts:
-            assert not _NAN.search(f"{r.value} {r.help or ''}"), (query, r)
+            if (page, r.label) not in NAN_IS_THE_LESSON:
+                assert not _NAN.search(f"{r.value} {r.help or ''}"), (query, r)
         for name, table in out.tables.items():
             frame = table() if callable(table) else table
             assert len(frame.columns) > 0, (query, name)

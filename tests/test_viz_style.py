@@ -81,6 +81,7 @@ from viz.loss_units import (
     tokenizer_units_figure,
 )
 from viz.moe import balance_figure, parameters_figure, routing_figure, with_panel_line
+from viz.number_formats import loss_scale_figure, running_sum_figure, softmax_figure, spacing_figure
 from viz.optimizers import bias_figure, depth_figure, mup_figure, norm_figure, trajectory_figure, warmup_figure
 from viz.positions import decay_figure, relative_figure, wavelength_figure
 from viz.ppo import (
@@ -461,6 +462,22 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         ["rate 1", "rate 2"], active=0, labels=["1e-3", "1e-2"], title="a run",
         others=[("earlier run", series(np.arange(1, 4), np.array([8.0, 7.0, 6.5]), np.array([3]), np.array([6.6]),
                                        np.array([1.0, 1.0, 1.0]), np.array([[0.5, 0.5]] * 3)))], **kw,
+    ),
+    "spacing_figure": lambda **kw: spacing_figure(
+        ["a", "b"], [(np.array([1e-3, 1.0, 2.0, 448.0]), np.array([1e-4, 0.125, 0.25, 32.0]))] * 2,
+        [(1e-3, 1e-2, 448.0), (1e-3, 1e-2, 448.0)], [0.1, 1.0], ["0.1", "1"], [[0.01, 0.02], [0.1, 0.2]],
+        ["x = 0.1", "x = 1"], x_range=(1e-4, 1e3), active=1, **kw,
+    ),
+    "loss_scale_figure": lambda **kw: loss_scale_figure(
+        np.linspace(-10.0, 6.0, 17), np.arange(16.0), [("flush", 3e-8), ("normal", 6.1e-5), ("inf", 65504.0)],
+        np.arange(1, 6), np.array([16.0, 16.0, 15.0, 15.0, 16.0]), np.array([False, True, False, False, False]),
+        scale_text="S·g", **kw,
+    ),
+    "softmax_figure": lambda **kw: softmax_figure(
+        np.arange(4), [("naive", np.array([np.nan, 0.0, 0.0, 0.0])), ("stable", np.array([0.6, 0.2, 0.1, 0.1]))], **kw
+    ),
+    "running_sum_figure": lambda **kw: running_sum_figure(
+        np.arange(4), [("bf16", np.array([0.0, 1.0, 2.0, 2.0])), ("exact", np.arange(4.0))], **kw
     ),
     "trajectory_figure": lambda **kw: trajectory_figure(
         np.linspace(-2, 2, 5), np.linspace(-1, 1, 4), np.ones((4, 5)),

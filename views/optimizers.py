@@ -302,13 +302,18 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(f"Output's mean |coordinate| after {COORD_STEPS} steps, muP",
                     f"{mup[0, 2]:.2f} → {mup[-1, 2]:.2f}", f"widths {int(cw[0])} → {int(cw[-1])}"),
         ]  # fmt: skip
+    def finite(parts: list[np.ndarray]) -> np.ndarray:
+        # a diverged path overflows to ±inf: the table leaves those cells empty, as the figure stops drawing them
+        a = np.concatenate(parts)
+        return np.where(np.isfinite(a), a, np.nan)
+
     view.tables[PATHS] = lambda: pd.DataFrame(
         {
             "optimizer": [n for n in NAMES for _ in range(steps + 1)],
             "step": np.tile(np.arange(steps + 1), len(NAMES)),
-            "x": np.concatenate([r[0][at, :, 0] for r in runs]),
-            "y": np.concatenate([r[0][at, :, 1] for r in runs]),
-            "loss": np.concatenate([r[1][at] for r in runs]),
+            "x": finite([r[0][at, :, 0] for r in runs]),
+            "y": finite([r[0][at, :, 1] for r in runs]),
+            "loss": finite([r[1][at] for r in runs]),
         }
     )
     if predicting == "hidden":

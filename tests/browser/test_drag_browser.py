@@ -31,6 +31,7 @@ DRAGS = {
     "FlashAttention": ("/FlashAttention", "fa_step"),
     "MoE": ("/MoE", "moe_cf"),
     "Training_lab": ("/Training_lab", "lab_lr"),
+    "Number_formats": ("/Number_formats", "fmt_x"),
     "Optimizers": ("/Optimizers", "opt_lr"),
     "Training_memory": ("/Training_memory", "seq"),
     "Serving": ("/Serving", "batch"),

@@ -51,6 +51,7 @@ HEIGHTS = {
     "Scaling_laws": 598, "Loss_and_units": 440, "Schedules": 560, "Attention": 570, "Positions": 508,
     "FlashAttention": 468, "MoE": 468, "Training_memory": 460, "LoRA": 438, "KL_leash": 498, "Reward_model": 440,
     "PPO": 588, "GRPO": 440, "Sampling": 488, "Serving": 428, "Evaluation": 460, "Deck": 475, "Training_lab": 558,
+    "Number_formats": 508,
     "Optimizers": 508,
 }  # fmt: skip
 SHARE = 0.6  # of the main figure's height above the fold

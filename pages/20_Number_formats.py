@@ -1,0 +1,137 @@
+"""Number formats and mixed precision: fp32, bf16, fp16 and fp8 on a log line, loss scaling, softmax, running sums."""
+
+import streamlit as st
+
+from pages.frame import InterviewAnswer, Page, draw_tabs
+from views import Options
+from views import number_formats as view_of
+
+page = Page.setup(
+    "Number formats and mixed precision",
+    ":material/decimal_increase:",
+    "bf16 keeps the same exponent range as fp32 and gives up mantissa bits; fp16 keeps more precision but not the "
+    "range, so its small gradients underflow and it needs a loss scale. fp8 needs a scale per tensor or per tile, "
+    "and sums, master weights and optimizer state stay in fp32.",
+    r"x = (-1)^s\,\Big(1 + \frac{m}{2^p}\Big)\,2^{e - \text{bias}}, \qquad \text{ulp}(x) = 2^{\lfloor \log_2 |x| "
+    r"\rfloor - p}",
+    spec=view_of.SPEC,
+    question=view_of.QUESTION,
+    answer_phrases=view_of.ANSWER_PHRASES,
+    figure_tabs=True,
+)
+
+VIEWS = view_of.VIEWS
+
+
+def _body(page: Page) -> None:
+    """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
+    with page.controls():
+        st.subheader("The number line")
+        page.control("fmt_x")
+        st.subheader("Loss scaling")
+        for name in ("fmt_scale_log2", "fmt_interval", "fmt_seed"):
+            page.control(name)
+        st.subheader("Stability")
+        for name in ("fmt_logit_top", "fmt_increment"):
+            page.control(name)
+        if page.control("predict_fmt"):
+            page.control("guess_fmt_err")
+
+    with page.figure_area():
+        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["fmt_view"]), strict=True))
+
+    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
+    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
+    page.show_notices(out)
+    page.predict_first(out.facts["predict"] == "hidden")
+
+    with tabs[view_of.LINE]:
+        if view_of.LINE in out.figures:
+            page.chart(out.figures[view_of.LINE], "fig-number-line", "number-line")
+            st.caption(
+                "Each line is a format's spacing between neighbouring values; a cross marks its smallest subnormal "
+                "and its largest finite value where the axis reaches them. Casts round to nearest, ties to even, "
+                "subnormals kept, checked against torch's own casts on the CPU."
+            )
+    with tabs[view_of.LOSS]:
+        if view_of.LOSS in out.figures:
+            page.chart(out.figures[view_of.LOSS], "fig-loss-scaling", "loss-scaling")
+            st.caption(
+                "A seeded toy, not data: gradient magnitudes log-normal around 1e-6, spread over decades. Below, "
+                "torch's GradScaler rule stepped over seeded per-step largest gradients with rare spikes: an inf "
+                "skips the step and halves S, a run of good steps doubles it."
+            )
+    with tabs[view_of.SOFTMAX]:
+        if view_of.SOFTMAX in out.figures:
+            page.chart(out.figures[view_of.SOFTMAX], "fig-softmax", "softmax")
+            st.caption("Logits x, x − 1, x − 2 and x − 3 for the largest logit x; each exp and the sum stored in fp16.")
+    with tabs[view_of.SUM]:
+        if view_of.SUM in out.figures:
+            page.chart(out.figures[view_of.SUM], "fig-running-sum", "running-sum")
+            st.caption("Each addition rounded to the format (round to nearest, ties to even), from 0.")
+
+    page.readouts(out.readouts)
+
+    @page.explain()
+    def _explanation() -> None:
+        st.markdown(
+            """
+**The formats.** fp32 has 8 exponent and 23 mantissa bits, bf16 8 and 7 (the top half of fp32), fp16 5 and 10
+(IEEE 754 binary16); fp8 E4M3 has 4 and 3, E5M2 5 and 2 (Micikevicius et al. 2022, arXiv 2209.05433, standardised
+as the OCP 8-bit floating point specification). The exponent bits set the range, the mantissa bits the spacing:
+a format with p mantissa bits has 2^p equally spaced values between 2^e and 2^(e+1). Rounding to nearest moves x
+by at most half a unit in the last place, so the relative error of a normal value is at most 2^−(p+1): 2^−8 for
+bf16, 2^−11 for fp16. Below the smallest normal value (2^−14 in fp16) the subnormals keep one fixed spacing
+(2^−24 in fp16), so the relative error grows until a value flushes to zero.
+
+**Overflow.** A value that rounds above fp16's largest, 65,504, becomes inf (IEEE 754). E5M2 follows the IEEE rules:
+its largest is 57,344, and a value that rounds above it becomes inf. E4M3 (torch.float8_e4m3fn) has no infinity and
+its largest value is 448; torch's CPU cast saturates every value above it to 448 (the tests pin it for the torch
+this project runs). The OFP8 specification also defines a non-saturating conversion, which gives NaN instead, and a
+GPU kernel does what its authors chose (scaled matmuls usually clamp to the range first).
+
+**Loss scaling** (Micikevicius et al. 2018, arXiv 1710.03740). fp16 needs it because small gradients underflow,
+not because they overflow: multiply the loss by S, and every gradient of the backward is S times larger; divide by
+S in fp32 before the optimizer step. torch.amp.GradScaler starts at S = 2^16, halves S and skips the step when a
+gradient is inf or NaN, and doubles S after 2,000 steps in a row without one. bf16 has fp32's exponent range, so
+its gradients need no scale (seed 002, A5.3).
+
+**Stability** (seed 002, A1.10). exp(x) overflows fp16 above ln 65,504, so a softmax that does not subtract the max
+turns a row with a logit above it into NaN at that logit (inf / inf). Softmax is unchanged by a shift, so
+subtracting the max keeps every exp at most 1; log-sum-exp, m + log Σ exp(x − m), does the same for the log. A
+running sum in bf16 stops growing once the increment is at most half a unit in the last place of the sum: adding 1
+again and again stops at 256. A weight's update smaller than half its spacing is lost the same way. This is why
+reductions, the master weights and Adam's moments stay in fp32 (Micikevicius et al. 2018).
+"""
+        )
+
+    page.quick_check(
+        "In bf16, what is the spacing of the values just above 1, and does 1 + 0.003 survive?",
+        "The spacing is 2⁻⁷ = **0.0078125** (7 mantissa bits). 0.003 is less than half of it, 0.0039, so 1 + 0.003 "
+        "rounds back to **1**: the update is lost (the Running sum tab shows the same with a sum).",
+    )
+    page.interview(
+        view_of.QUESTION,
+        InterviewAnswer(
+            sentence="bf16 has the same exponent range as fp32 with fewer mantissa bits, so training needs no loss "
+            "scale; in fp16 small gradients underflow, and a loss scale lifts them into range.",
+            equation=r"\text{ulp}(x) = 2^{\lfloor \log_2 |x| \rfloor - p}",
+            number="fp16: largest 65,504, smallest normal 2⁻¹⁴; bf16: relative error at most 2⁻⁸.",
+            trade_off="bf16 trades precision for range; fp8 needs a scale per tensor or per tile.",
+        ),
+    )
+    page.mistakes(
+        [
+            "Calling bf16 more precise than fp16: it has 7 mantissa bits against 10; it wins on range (seed 002, "
+            "A5.3).",
+            "Saying fp16 needs loss scaling because gradients overflow: they underflow; the scaler backs off on an "
+            "overflow only because its own scale pushed a gradient too far.",
+            "Assuming every fp8 cast overflows to inf: E4M3 has no infinity, and torch's CPU cast saturates at 448.",
+            "Keeping sums or master weights in bf16: an update below half the spacing rounds away.",
+        ]
+    )
+    page.download(out.tables, "number_formats")
+    page.finish()
+
+
+page.run(_body)

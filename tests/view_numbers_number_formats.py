@@ -1,0 +1,234 @@
+"""The tables of tests/test_view_numbers.py for the number-formats page: per view (tests/page_numbers.py ``views``), a
+list of ``Ref(passage, value or reason, ...)`` for every number the view's readouts and figure texts show.
+
+The references are written here, never from core/number_formats.py:
+- what each format stores: torch's own casts from float64 (``Tensor.to``, CPU), and torch.finfo for the limits;
+- the loss-scaling shares: the same seeded magnitudes redrawn with numpy's generator, cast to fp16 by torch and
+  classed by torch.finfo's limits; the dynamic scaler: GradScaler's rule written out, an overflow wherever S·max|g|
+  reaches 65,520 (halfway from fp16's largest 65,504 to 2^16, where round to nearest goes to inf);
+- softmax: torch's fp16 exp with the sum and the division rounded once, as the page describes; log-sum-exp by
+  math.fsum in float64;
+- running sums: torch's bf16, fp16 and fp32 additions, one at a time.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from tests.page_numbers import Ref
+from tests.test_page_numbers import FORMULA, GIVEN, _preset
+from views import number_formats as v_nf
+
+NF = v_nf.SPEC
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "fp8 E4M3": torch.float8_e4m3fn,
+          "fp8 E5M2": torch.float8_e5m2}  # fmt: skip
+F16 = torch.finfo(torch.float16)
+LIMIT = "a format's limit (torch.finfo), as the page's core tests check"
+SEEDED = "the toy's stated settings (views/number_formats.py GRADIENTS, STEPS; GradScaler's defaults)"
+COUNT = "a count of the toy: its steps or additions"
+
+
+def cast(x: float, name: str) -> float:
+    return float(torch.tensor(x, dtype=torch.float64).to(DTYPES[name]).to(torch.float64))
+
+
+def _stored(x: float, name: str) -> tuple[str, list[float | str]]:
+    """The panel's words for a cast, and the references of their numbers."""
+    r = cast(x, name)
+    if math.isinf(r):
+        return "∞ (overflow), —", []
+    if r == 0:
+        return "0 (flushed to zero), error 100%", ["a flush to zero: 0", "the whole of x lost: 100%"]
+    err = abs(r - x) / x
+    sat = " (saturated)" if name == "fp8 E4M3" and x > 448 else ""
+    tail = "exact" if err == 0 else f"error {100 * err:.3g}%"
+    return f"{r:.6g}{sat}, {tail}", [r] + ([] if err == 0 else [100 * err])
+
+
+def number_line(p: dict) -> list[Ref]:
+    x = float(p["fmt_x"])
+    f16, e4, e5 = (_stored(x, n) for n in ("fp16", "fp8 E4M3", "fp8 E5M2"))
+    bf = cast(x, "bf16")
+    refs = [
+        Ref(f"bf16 relative error at x: {100 * abs(bf - x) / x:.3g}%", 100 * abs(bf - x) / x),
+        Ref(f"fp16 stores: {f16[0].split(',')[0]}", *f16[1][:1]),
+        Ref(f"fp8 E4M3 stores: {e4[0].split(',')[0]}", *e4[1][:1]),
+        Ref(f"fp8 E5M2 stores: {e5[0].split(',')[0]}", *e5[1][:1]),
+    ]
+    words, values = [f"x = {p['fmt_x']}"], [x]
+    for name in DTYPES:
+        w, v = _stored(x, name)
+        words.append(f"{name}: {w}")
+        values += v
+    return [*refs, Ref(" ".join(words), *values)]
+
+
+HELPS = [
+    Ref("2⁻⁸ of x in the normal range", "bf16's unit roundoff 2⁻⁸ (eps / 2 of torch.finfo(torch.bfloat16))"),
+    Ref(
+        "fp16 stores help: 5 exponent bits: overflow above 65,504, normal down to 2⁻¹⁴",
+        "fp16's layout (IEEE 754)",
+        float(F16.max),
+        LIMIT,
+    ),
+    Ref("torch's CPU cast saturates at 448", float(torch.finfo(torch.float8_e4m3fn).max)),
+    Ref("largest 57,344; a value that rounds above it becomes ∞", float(torch.finfo(torch.float8_e5m2).max)),
+]
+
+
+@functools.cache
+def _gradients(seed: int) -> np.ndarray:
+    # log10 |g| ~ Normal(log10 1e-6, 1.5 decades), as the caption says
+    return 10.0 ** np.random.default_rng(seed).normal(-6.0, 1.5, size=v_nf.GRADIENTS)
+
+
+def _fate(g: np.ndarray, S: float, dtype: torch.dtype) -> tuple[float, float, float, float]:
+    r = torch.tensor(S * g, dtype=torch.float64).to(dtype).to(torch.float64).abs().numpy()
+    fi = torch.finfo(dtype)
+    over = np.isinf(r)
+    zero = r == 0
+    sub = ~zero & ~over & (r < fi.smallest_normal)
+    return tuple(float(m.mean()) for m in (zero, sub, ~zero & ~over & ~sub, over))  # type: ignore[return-value]
+
+
+def _scaler(interval: int, seed: int) -> tuple[int, float]:
+    """GradScaler's rule written out over the seeded per-step maxima: (skipped steps, the final scale)."""
+    rng = np.random.default_rng(seed)
+    g = 10.0 ** rng.normal(-3.0, 0.3, size=v_nf.STEPS)  # around 1e-3, 0.3 decades
+    g = np.where(rng.random(v_nf.STEPS) < 0.0005, g * 1e4, g)  # rare spikes of 10⁴
+    scale, good, skipped = 2.0**16, 0, 0
+    for gi in g:
+        if scale * gi >= 65520.0:
+            skipped, scale, good = skipped + 1, scale / 2, 0
+        else:
+            good += 1
+            if good == interval:
+                scale, good = scale * 2, 0
+    return skipped, scale
+
+
+def loss_scaling(p: dict) -> list[Ref]:
+    k, seed, interval = p["fmt_scale_log2"], p["fmt_seed"], p["fmt_interval"]
+    g = _gradients(seed)
+    zero, sub, normal, over = _fate(g, 2.0**k, torch.float16)
+    bf_zero = _fate(g, 1.0, torch.bfloat16)[0]
+    skipped, scale = _scaler(interval, seed)
+    return [
+        Ref("gradient magnitudes log-normal around 1e-6", SEEDED),
+        Ref(f"fp16: flushed to zero: {100 * zero:.1f}%", 100 * zero),
+        Ref(f"of the toy's gradients at S = 2^{k}", FORMULA, GIVEN),
+        Ref(f"fp16: subnormal: {100 * sub:.1f}%", 100 * sub),
+        Ref(f"fp16: normal: {100 * normal:.1f}%", 100 * normal),
+        Ref(f"fp16: overflow to ∞: {100 * over:.1f}%", 100 * over),
+        Ref(f"bf16: flushed to zero at S = 1: {100 * bf_zero:.1f}%", GIVEN, 100 * bf_zero),
+        Ref("bf16: flushed to zero at S = 1 help", GIVEN),
+        Ref(f"Dynamic scaler: steps skipped: {skipped:,} of {v_nf.STEPS:,}", skipped, SEEDED),
+        Ref(f"from S = 2^16, doubled after {interval:,} good steps", FORMULA, "GradScaler's init_scale 2^16", GIVEN),
+        Ref(f"Dynamic scaler: S at the end: 2^{math.log2(scale):g}", FORMULA, math.log2(scale)),
+    ]
+
+
+def _softmax_fp16(z: np.ndarray, subtract: bool) -> np.ndarray:
+    t = torch.tensor(z, dtype=torch.float64).to(torch.float16)
+    if subtract:
+        t = (t.double() - t.double().max()).to(torch.float16)
+    e = torch.exp(t.double()).to(torch.float16).double()
+    s = e.sum().to(torch.float16).double()
+    return (e / s).to(torch.float16).double().numpy()
+
+
+def softmax(p: dict) -> list[Ref]:
+    z = p["fmt_logit_top"] - np.array(v_nf.LOGITS)
+    naive, stable = _softmax_fp16(z, False), _softmax_fp16(z, True)
+    m = float(z.max())
+    lse = m + math.log(math.fsum(math.exp(v - m) for v in z))
+    top = "NaN (∞/∞)" if np.isnan(naive[0]) else f"{naive[0]:.4f}"
+    return [
+        Ref("Logits x, x − 1, x − 2 and x − 3", "the row's offsets (views/number_formats.py LOGITS)"),
+        Ref(f"fp16 naive: top probability: {top}", *([] if top.startswith("NaN") else [float(naive[0])])),
+        Ref("exp(x) overflows fp16 above ln 65,504", float(F16.max)),
+        Ref(f"exp overflows fp16 above: {math.log(F16.max):.2f}", math.log(F16.max)),
+        Ref(f"fp32: above {math.log(torch.finfo(torch.float32).max):.2f}", math.log(torch.finfo(torch.float32).max)),
+        Ref(f"fp16 with the max subtracted: {stable[0]:.4f}", float(stable[0])),
+        Ref("every exp at most e⁰ = 1", FORMULA),
+        Ref(f"log-sum-exp: {lse:.4f}", lse),
+    ]
+
+
+def _sum(inc: float, dtype: torch.dtype) -> tuple[float, int | None]:
+    """The sum after the additions, and how many additions counted before it stopped (None: it never stopped)."""
+    s = torch.tensor(0.0, dtype=dtype)
+    step = torch.tensor(inc, dtype=dtype)
+    for i in range(v_nf.ADDITIONS):
+        nxt = s + step
+        if bool(nxt == s):
+            return float(s), i
+        s = nxt
+    return float(s), None
+
+
+def running_sum(p: dict) -> list[Ref]:
+    inc = float(p["fmt_increment"])
+    bf, bf_n = _sum(inc, torch.bfloat16)
+    f16, _ = _sum(inc, torch.float16)
+    f32, _ = _sum(inc, torch.float32)
+    n = f"{v_nf.ADDITIONS:,}"
+    return [
+        Ref("from 0.", "the sum's start"),
+        Ref(f"bf16 sum after {n}: {bf:g}", COUNT, bf),
+        Ref(f"bf16 sum after {n} help: reached in {bf_n:,} additions", COUNT, bf_n),
+        Ref(f"fp16 sum after {n}: {f16:g}", COUNT, f16),
+        Ref(f"fp32 sum after {n}: {f32:g}", COUNT, f32),
+        Ref(f"fp32 sum after {n} help: exact: {v_nf.ADDITIONS * inc:g}", COUNT, v_nf.ADDITIONS * inc),
+        Ref(
+            "bf16 weight 1 plus an update of 0.001: "
+            + ("lost" if bool(torch.tensor(1.0, dtype=torch.bfloat16) + 1e-3 == 1) else "kept"),
+            GIVEN,
+        ),
+        Ref(
+            "bf16 weight 1 plus an update of 0.001 help: below half the spacing at 1 (2⁻⁸): the sum rounds back to 1",
+            GIVEN,
+            GIVEN,
+            GIVEN,
+            "half of bf16's eps 2⁻⁷ (torch.finfo)",
+            GIVEN,
+        ),
+    ]
+
+
+P0 = NF.defaults()
+
+
+def _p(name: str) -> dict:
+    return _preset(NF, name)
+
+
+_LINE0 = number_line(P0) + HELPS
+_SMALL = "A5.3.1: a small gradient, 1e-7, in fp16 and bf16"
+_BIG = "A1.10: 100,000 in each format (fp16 and E5M2 overflow, E4M3 saturates)"
+_SCALE = "A5.3: fp16 gradients under a loss scale S = 1,024"
+_SOFT = "A1.10: softmax without the max, a logit of 12 in fp16"
+_ONES = "A5.3: why the master weights stay fp32: a bf16 sum of ones"
+
+
+def _new(refs: list[Ref], shown: list[Ref]) -> list[Ref]:
+    return [r for r in refs if r.snippet not in {t.snippet for t in shown}]
+
+
+NUMBER_FORMATS: dict[str, list[Ref]] = {
+    "defaults": _LINE0,
+    "tab Loss scaling": loss_scaling(P0),
+    "tab Softmax": softmax(P0),
+    "tab Running sum": running_sum(P0),
+    f"preset {_SMALL}": _new(number_line(_p(_SMALL)), _LINE0),
+    f"preset {_BIG}": _new(number_line(_p(_BIG)), _LINE0),
+    f"preset {_SCALE}": loss_scaling(_p(_SCALE)),
+    f"preset {_SOFT}": softmax(_p(_SOFT)),
+    f"preset {_ONES}": running_sum(_p(_ONES)),
+}
+
+TABLES: dict[str, dict[str, list[Ref]]] = {"pages/20_Number_formats.py": NUMBER_FORMATS}

@@ -1,0 +1,314 @@
+"""The number-formats page's state and what it shows: fp32, bf16, fp16 and the two fp8 formats on one log number line
+(their spacing against x, where each overflows and underflows) with a value x dragged along a log grid and what each
+format stores for it (main); fp16 gradients under a loss scale and a dynamic scaler's run; softmax with and without
+the max subtracted; a running sum that stalls in bf16 (one tab each, built only when open)."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from core import number_formats as nf
+from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import predict as ask
+from views.state import Field, Spec, State
+from viz.number_formats import loss_scale_figure, running_sum_figure, softmax_figure, spacing_figure
+from viz.predict import predict_figure
+
+QUESTION = "Why did bf16 replace fp16 for training, and why does fp16 need loss scaling?"
+ANSWER_PHRASES = (
+    "same exponent range as fp32",
+    "small gradients underflow",
+    "half a unit in the last place",
+)
+
+VIEWS = ("Number line", "Loss scaling", "Softmax", "Running sum")
+LINE, LOSS, SOFTMAX, SUM = VIEWS
+# x along a log grid: 1, 2, 5 per decade from 1e-8 to 1e5 (the drag's steps)
+XS = (*(m * 10.0**e for e in range(-8, 5) for m in (1, 2, 5)), 1e5)
+X_CHOICES = tuple(f"{x:g}" for x in XS)
+X_RANGE = (1e-9, 1e6)  # the number line's x axis
+INCREMENTS = ("0.5", "1", "3", "0.001")
+ADDITIONS = 3000  # the running sum's additions
+GRADIENTS = 20_000  # seeded gradient magnitudes in the loss-scaling histogram
+STEPS = 20_000  # the dynamic scaler's steps
+LOGITS = (0.0, 1.0, 2.0, 3.0)  # the softmax row: the top logit minus these
+
+SPEC = Spec(
+    "Number_formats",
+    (
+        Field("fmt_view", "View", "choice", VIEWS[0], choices=VIEWS, widget="tabs"),
+        Field(
+            "fmt_x",
+            "Value x",
+            "choice",
+            "0.1",
+            choices=X_CHOICES,
+            widget="select_slider",
+            help="the value cast to each format (1, 2 and 5 per decade). The row under the figure drags it in the "
+            "browser.",
+        ),
+        Field(
+            "fmt_scale_log2",
+            "Loss scale S = 2^k: k",
+            "int",
+            0,
+            lo=0,
+            hi=24,
+            step=1,
+            help="the gradients are multiplied by S before the cast to fp16 (k = 0: no scaling)",
+        ),
+        Field(
+            "fmt_interval",
+            "Scaler growth interval",
+            "int",
+            2000,
+            lo=100,
+            hi=5000,
+            step=100,
+            help="steps without an overflow before the dynamic scaler doubles S (torch's GradScaler: 2000)",
+        ),
+        Field("fmt_seed", "Seed of the toy gradients", "int", 0, lo=0, hi=9999, step=1),
+        Field("fmt_logit_top", "Largest logit", "float", 8.0, lo=0.0, hi=30.0, step=0.5, fmt="%.1f"),
+        Field(
+            "fmt_increment",
+            "Increment added",
+            "choice",
+            "0.5",
+            choices=INCREMENTS,
+            widget="segmented",
+            help="the same value added again and again, the sum rounded to the format after every addition",
+        ),
+        ask.switch("predict_fmt"),
+        ask.guess("guess_fmt_err", "Your guess: bf16's relative error at x, in %", "float", 0.0, 100.0),
+    ),
+    presets={
+        "A5.3.1: a small gradient, 1e-7, in fp16 and bf16": {"fmt_x": "1e-07", "fmt_view": LINE},
+        "A1.10: 100,000 in each format (fp16 and E5M2 overflow, E4M3 saturates)": {"fmt_x": "100000", "fmt_view": LINE},
+        "A5.3: fp16 gradients under a loss scale S = 1,024": {"fmt_scale_log2": 10, "fmt_view": LOSS},
+        "A1.10: softmax without the max, a logit of 12 in fp16": {"fmt_logit_top": 12.0, "fmt_view": SOFTMAX},
+        "A5.3: why the master weights stay fp32: a bf16 sum of ones": {"fmt_increment": "1", "fmt_view": SUM},
+    },
+)
+
+
+def _value_text(x: float, r: float, fmt: nf.FloatFormat) -> str:
+    """What a cast of x to ``fmt`` stores, as text: the value, or what happened to it."""
+    if np.isnan(r):
+        return "NaN"
+    if np.isinf(r):
+        return "∞ (overflow)"
+    if r == 0 and x != 0:
+        return "0 (flushed to zero)"
+    if fmt.overflow == "saturate" and abs(x) > fmt.largest and abs(r) == fmt.largest:
+        return f"{r:g} (saturated)"
+    return f"{r:.6g}"
+
+
+def _error_text(x: float, r: float) -> str:
+    if not np.isfinite(r) or x == 0:
+        return "—"
+    err = abs(r - x) / abs(x)
+    return "exact" if err == 0 else f"error {100 * err:.3g}%"
+
+
+@functools.lru_cache(maxsize=1)
+def _grid() -> tuple[np.ndarray, np.ndarray]:
+    """(rounded, spacing): each format's cast of every x of the grid and its spacing there, (formats, xs)."""
+    xs = np.array(XS)
+    rounded = np.array([nf.round_to_format(xs, f) for f in nf.FORMATS])
+    spacing = np.array([np.where((xs >= f.smallest_subnormal / 2) & (xs <= f.largest), nf.ulp(xs, f), np.nan)
+                        for f in nf.FORMATS])  # fmt: skip
+    return rounded, spacing
+
+
+def _panel(j: int) -> str:
+    rounded, _ = _grid()
+    x = XS[j]
+    lines = [f"<b>x = {X_CHOICES[j]}</b>"]
+    for f, r in zip(nf.FORMATS, rounded[:, j], strict=True):
+        lines.append(f"{f.name}: {_value_text(x, float(r), f)}, {_error_text(x, float(r))}")
+    return "<br>".join(lines)
+
+
+def _stairs(fmt: nf.FloatFormat) -> tuple[np.ndarray, np.ndarray]:
+    """The spacing staircase of ``fmt`` over its range clipped to the axis: x at each binade start, ulp there."""
+    lo = max(fmt.smallest_subnormal, X_RANGE[0])
+    hi = min(fmt.largest, X_RANGE[1])
+    e_lo, e_hi = math.floor(math.log2(max(lo, fmt.smallest_normal))), math.floor(math.log2(hi))
+    x = [lo] + [2.0**e for e in range(e_lo, e_hi + 1) if lo < 2.0**e <= hi] + [hi]
+    x = np.array(sorted(set(x)))
+    return x, nf.ulp(x, fmt)
+
+
+@functools.lru_cache(maxsize=16)
+def _line_fig(at: int, theme: str, pres: bool, guess: str | None) -> go.Figure:
+    _, spacing = _grid()
+    limits = [(f.smallest_subnormal, f.smallest_normal, f.largest) for f in nf.FORMATS]
+    extra = f"<br><i>your guess: bf16 error {guess}%</i>" if guess is not None else ""
+    panels = [_panel(j) + extra for j in range(len(XS))]
+    return spacing_figure(
+        [f.name for f in nf.FORMATS], [_stairs(f) for f in nf.FORMATS], limits, XS, X_CHOICES,
+        [list(spacing[:, j]) for j in range(len(XS))], panels, x_range=X_RANGE, active=at, theme=theme, presenter=pres,
+    )  # fmt: skip
+
+
+@functools.lru_cache(maxsize=8)
+def _scaler(interval: int, seed: int) -> nf.LossScalerRun:
+    return nf.dynamic_loss_scaler(nf.seeded_gradient_maxima(STEPS, seed), nf.FP16, growth_interval=interval)
+
+
+@functools.lru_cache(maxsize=8)
+def _gradients(seed: int) -> np.ndarray:
+    return nf.seeded_gradient_magnitudes(GRADIENTS, seed)
+
+
+@functools.lru_cache(maxsize=8)
+def _sums(increment: str) -> dict[str, nf.RunningSum]:
+    return {f.name: nf.running_sum(float(increment), f, max_steps=ADDITIONS) for f in (nf.BF16, nf.FP16, nf.FP32)}
+
+
+def _padded(values: np.ndarray) -> np.ndarray:
+    """A running sum's values over all the additions: a stalled sum stays where it stopped."""
+    out = np.full(ADDITIONS + 1, values[-1])
+    out[: values.size] = values
+    return out
+
+
+def figures(state: State, options: Options = DEFAULT) -> View:
+    """The figures of the tabs named in ``options.parts`` (``Number line``, ``Loss scaling``, ``Softmax``,
+    ``Running sum``; ``main`` is the open tab's), the open tab's readouts and the table behind the number line.
+
+    Facts: ``predict``, ``rounded`` (format name -> the value stored for x), ``bf16_error``; per tab ``fate``,
+    ``skipped`` (Loss scaling), ``naive``, ``stable`` (Softmax), ``stall`` (Running sum).
+    """
+    parts = set(options.parts)
+    if "main" in parts:
+        parts.add(state.fmt_view)
+    view = View()
+    j = X_CHOICES.index(state.fmt_x) if state.fmt_x in X_CHOICES else X_CHOICES.index("0.1")
+    x = XS[j]
+    rounded, _ = _grid()
+    stored = {f.name: float(r) for f, r in zip(nf.FORMATS, rounded[:, j], strict=True)}
+    bf16_err = abs(stored["bf16"] - x) / x
+    view.facts.update(rounded=stored, bf16_error=bf16_err)
+    predicting = ask.mode(state, "predict_fmt", "guess_fmt_err")
+    view.facts["predict"] = predicting
+    question = f"x = {X_CHOICES[j]} cast to bf16: what is the relative error, in percent?"
+    # the open tab: the page names it in ``parts`` (its tab bar keeps the state); a player asks for ``main``
+    open_tab = state.fmt_view if state.fmt_view in parts else next((v for v in VIEWS if v in parts), LINE)
+    if LINE in parts:
+        if predicting == "hidden":
+            view.figures[LINE] = predict_figure(
+                question, x_title="x", y_title="spacing ulp(x)", x_range=X_RANGE, log_x=True, **options.look
+            )
+        else:
+            guess = None if predicting != "revealed" else f"{float(state.guess_fmt_err):g}"
+            view.figures[LINE] = _line_fig(j, options.theme, options.presenter, guess)
+            view.drags[LINE] = Drag("fmt_x", X_CHOICES)
+    if open_tab == LINE:
+        view.readouts = [
+            Readout("bf16 relative error at x", f"{100 * bf16_err:.3g}%",
+                    "|bf16(x) − x| / x: at most half the spacing over x, 2⁻⁸ of x in the normal range"),
+            Readout("fp16 stores", _value_text(x, stored["fp16"], nf.FP16),
+                    "5 exponent bits: overflow above 65,504, normal down to 2⁻¹⁴"),
+            Readout("fp8 E4M3 stores", _value_text(x, stored["fp8 E4M3"], nf.FP8_E4M3),
+                    "torch's CPU cast saturates at 448 (no infinity in E4M3)"),
+            Readout("fp8 E5M2 stores", _value_text(x, stored["fp8 E5M2"], nf.FP8_E5M2),
+                    "largest 57,344; a value that rounds above it becomes ∞"),
+        ]  # fmt: skip
+    if LOSS in parts or open_tab == LOSS:
+        k, interval, seed = int(state.fmt_scale_log2), int(state.fmt_interval), int(state.fmt_seed)
+        S = 2.0**k
+        g = _gradients(seed)
+        fate = nf.gradient_fate(g, nf.FP16, S)
+        bf16_zero = nf.gradient_fate(g, nf.BF16, 1.0).zero
+        run = _scaler(interval, seed)
+        view.facts.update(fate=fate, skipped=int(run.skipped.sum()), final_scale=run.final_scale, bf16_zero=bf16_zero)
+        if LOSS in parts:
+            lg = np.log10(S * g)
+            edges = np.linspace(-14.0, 8.0, 89)
+            counts, _ = np.histogram(np.clip(lg, edges[0], edges[-1]), edges)
+            bounds = [("flushed to zero", nf.FP16.smallest_subnormal / 2),
+                      ("normal from here", nf.FP16.smallest_normal), ("inf", nf.FP16.largest)]  # fmt: skip
+            view.figures[LOSS] = loss_scale_figure(
+                edges, counts, bounds, np.arange(1, STEPS + 1), np.log2(run.scales), run.skipped,
+                scale_text="gradients times S", **options.look,
+            )  # fmt: skip
+        if open_tab == LOSS:
+            view.readouts = [
+                Readout("fp16: flushed to zero", f"{100 * fate.zero:.1f}%", f"of the toy's gradients at S = 2^{k}"),
+                Readout("fp16: subnormal", f"{100 * fate.subnormal:.1f}%", "kept, with fewer significant bits"),
+                Readout("fp16: normal", f"{100 * fate.normal:.1f}%"),
+                Readout("fp16: overflow to ∞", f"{100 * fate.overflow:.1f}%", "GradScaler would skip this step"),
+                Readout("bf16: flushed to zero at S = 1", f"{100 * bf16_zero:.1f}%",
+                        "bf16 keeps fp32's exponent range: no loss scale needed"),
+                Readout("Dynamic scaler: steps skipped", f"{int(run.skipped.sum()):,} of {STEPS:,}",
+                        f"from S = 2^16, doubled after {interval:,} good steps, halved on an overflow"),
+                Readout("Dynamic scaler: S at the end", f"2^{math.log2(run.final_scale):g}"),
+            ]  # fmt: skip
+    if SOFTMAX in parts or open_tab == SOFTMAX:
+        top = float(state.fmt_logit_top)
+        z = top - np.array(LOGITS)
+        naive = nf.softmax_naive(z, nf.FP16)
+        stable = nf.softmax_stable(z, nf.FP16)
+        exact = np.exp(z - z.max()) / np.exp(z - z.max()).sum()
+        view.facts.update(naive=naive, stable=stable)
+        if SOFTMAX in parts:
+            view.figures[SOFTMAX] = softmax_figure(
+                np.arange(len(z)), [("fp16, no max subtracted", naive), ("fp16, max subtracted", stable),
+                                    ("float64", exact)], **options.look,
+            )  # fmt: skip
+        if open_tab == SOFTMAX:
+            view.readouts = [
+                Readout("fp16 naive: top probability", "NaN (∞/∞)" if np.isnan(naive[0]) else f"{naive[0]:.4f}",
+                        "exp(x) overflows fp16 above ln 65,504"),
+                Readout("exp overflows fp16 above", f"{nf.exp_overflow_threshold(nf.FP16):.2f}",
+                        f"fp32: above {nf.exp_overflow_threshold(nf.FP32):.2f}"),
+                Readout("fp16 with the max subtracted", f"{stable[0]:.4f}", "every exp at most e⁰ = 1"),
+                Readout("log-sum-exp", f"{float(nf.logsumexp(z)):.4f}", "m + log Σ exp(x − m), m the max"),
+            ]  # fmt: skip
+    if SUM in parts or open_tab == SUM:
+        inc = state.fmt_increment if state.fmt_increment in INCREMENTS else INCREMENTS[0]
+        sums = _sums(inc)
+        b = sums["bf16"]
+        view.facts["stall"] = (b.stall_step, b.stalled_at)
+        if SUM in parts:
+            steps = np.arange(ADDITIONS + 1)
+            series = [(f"{name} sum", _padded(s.values)) for name, s in sums.items()]
+            series.append(("exact", steps * float(inc)))
+            view.figures[SUM] = running_sum_figure(steps, series, **options.look)
+        if open_tab == SUM:
+            lost = bool(nf.update_is_lost(1.0, 1e-3, nf.BF16))
+            stall = (f"reached in {b.stall_step - 1:,} additions; every later one rounds back to it"
+                     if b.stall_step is not None else "still growing")  # fmt: skip
+            view.readouts = [
+                Readout(f"bf16 sum after {ADDITIONS:,}", f"{b.stalled_at:g}", stall),
+                Readout(f"fp16 sum after {ADDITIONS:,}", f"{sums['fp16'].stalled_at:g}"),
+                Readout(f"fp32 sum after {ADDITIONS:,}", f"{sums['fp32'].stalled_at:g}",
+                        f"exact: {ADDITIONS * float(inc):g}"),
+                Readout("bf16 weight 1 plus an update of 0.001", "lost" if lost else "kept",
+                        "below half the spacing at 1 (2⁻⁸): the sum rounds back to 1"),
+            ]  # fmt: skip
+    view.tables[LINE] = lambda: pd.DataFrame(
+        {"format": [f.name for f in nf.FORMATS], "x": x, "stored": list(stored.values()),
+         "largest": [f.largest for f in nf.FORMATS], "smallest normal": [f.smallest_normal for f in nf.FORMATS],
+         "smallest subnormal": [f.smallest_subnormal for f in nf.FORMATS]}
+    )  # fmt: skip
+    if predicting == "hidden":
+        ask.hide(view, question, ("bf16", "fp16", "fp8"), tables=(LINE,))
+    elif predicting == "revealed":
+        g = float(state.guess_fmt_err)
+        ask.reveal(
+            view,
+            Readout("bf16 relative error at x (the answer)", f"{100 * bf16_err:.3g}%"),
+            f"{g:g}%",
+            f"{g - 100 * bf16_err:+.3g} points".replace("-", "−"),
+            "your guess minus the answer, in percentage points",
+        )
+    view.show_as_main(open_tab)
+    return with_answers(SPEC, state, view)
