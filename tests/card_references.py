@@ -1491,3 +1491,179 @@ REFERENCES["shipped_warmup_pct"] = lambda: 100 * TINY_SHIPPED["warmup"] / TINY_S
 REFERENCES["lr_over_init_std"] = lambda lr: lr / TINY_SHIPPED["init_std"]
 REFERENCES["decay_per_step"] = lambda lr, wd: lr * wd  # torch's AdamW: theta <- theta (1 - lr wd) before the step
 UNITS["shipped_warmup_pct"] = Fraction(1, 100)
+
+
+# -- number_formats (topic owner: number_formats; number_formats-01 .. -06): every limit from torch.finfo or from
+# torch's own reading of a bit pattern, every rounding by torch's own cast or bf16/fp16 arithmetic (torch 2.13, CPU),
+# GradScaler's rule by torch's own _amp_update_scale_ with the defaults read from torch.amp.GradScaler's signature,
+# softmax, logsumexp, log_softmax and cross-entropy by torch's functions. Formats are named as the lesson names them.
+
+_TORCH_FORMATS = {
+    "fp32": "float32",
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "fp8 E4M3": "float8_e4m3fn",
+    "fp8 E5M2": "float8_e5m2",
+}
+
+
+def _fmt_dtype(fmt: str) -> Any:
+    import torch
+
+    return getattr(torch, _TORCH_FORMATS[fmt])
+
+
+def _fmt_cast_torch(x: float, fmt: str) -> Any:
+    """x (float64) cast by torch to the format, as a 0-d tensor of that format."""
+    import torch
+
+    return torch.tensor(float(x), dtype=torch.float64).to(_fmt_dtype(fmt))
+
+
+def _fmt_largest(fmt: str) -> float:
+    import torch
+
+    return float(torch.finfo(_fmt_dtype(fmt)).max)
+
+
+def _fmt_smallest_normal(fmt: str) -> float:
+    import torch
+
+    return float(torch.finfo(_fmt_dtype(fmt)).smallest_normal)
+
+
+def _fmt_smallest_subnormal(fmt: str) -> float:
+    """The bit pattern 0...01 (the smallest positive code) read as the format by torch."""
+    import torch
+
+    dtype = _fmt_dtype(fmt)
+    ints = {8: torch.uint8, 16: torch.int16, 32: torch.int32}[torch.finfo(dtype).bits]
+    return float(torch.tensor([1], dtype=ints).view(dtype).to(torch.float64)[0])
+
+
+def _fmt_unit_roundoff_pct(fmt: str) -> float:
+    """Round to nearest errs by at most half the spacing at 1 (torch.finfo's eps), in percent of the value."""
+    import torch
+
+    return 100 * torch.finfo(_fmt_dtype(fmt)).eps / 2
+
+
+def _fmt_cast(x: float, fmt: str) -> float:
+    import torch
+
+    return float(_fmt_cast_torch(x, fmt).to(torch.float64))
+
+
+def _fmt_cast_error_pct(x: float, fmt: str) -> float:
+    return 100 * abs(_fmt_cast(x, fmt) - x) / abs(x)
+
+
+def _fmt_spacing(x: float, fmt: str) -> float:
+    """The gap from x (cast to the format) to the next value up, by torch.nextafter in that format."""
+    import torch
+
+    t = _fmt_cast_torch(x, fmt)
+    up = torch.nextafter(t, torch.tensor(float("inf"), dtype=t.dtype))
+    return float(up.to(torch.float64) - t.to(torch.float64))
+
+
+def _fmt_add(a: float, b: float, fmt: str) -> float:
+    """a + b with both operands and the sum in the format (torch's arithmetic on tensors of that dtype)."""
+    import torch
+
+    return float((_fmt_cast_torch(a, fmt) + _fmt_cast_torch(b, fmt)).to(torch.float64))
+
+
+def _fmt_running_sum(increment: float, fmt: str, steps: int = 100_000) -> float:
+    """s <- s + increment in the format, ``steps`` times from 0 (stopping early once an addition leaves s unchanged,
+    after which every further one would too)."""
+    s, inc = _fmt_cast_torch(0.0, fmt), _fmt_cast_torch(increment, fmt)
+    for _ in range(steps):
+        nxt = s + inc
+        if bool(nxt == s):
+            break
+        s = nxt
+    return float(s)
+
+
+def _fmt_naive_mean_square(d: int, value: float, fmt: str) -> float:
+    """The mean of d squares, all value^2, summed one after another in the format (a naive accumulator), over d."""
+    return _fmt_running_sum(value * value, fmt, d) / d
+
+
+def _fmt_scaler_default(name: str) -> float:
+    import inspect
+
+    import torch
+
+    return float(inspect.signature(torch.amp.GradScaler.__init__).parameters[name].default)
+
+
+def _fmt_scaler_scale(overflows: int, good: int) -> float:
+    """GradScaler's scale after ``overflows`` steps with an inf in the gradients, then ``good`` steps without: torch's
+    own update (torch._amp_update_scale_, what GradScaler.update calls) from GradScaler's defaults."""
+    import torch
+
+    scale = torch.full((1,), _fmt_scaler_default("init_scale"))
+    tracker = torch.zeros(1, dtype=torch.int32)
+    growth, backoff = _fmt_scaler_default("growth_factor"), _fmt_scaler_default("backoff_factor")
+    interval = int(_fmt_scaler_default("growth_interval"))
+    for found_inf in [1.0] * overflows + [0.0] * good:
+        torch._amp_update_scale_(scale, tracker, torch.full((1,), found_inf), growth, backoff, interval)
+    return float(scale[0])
+
+
+def _fmt_softmax_prob(logits: tuple[float, ...], index: int, fmt: str) -> float:
+    """torch.softmax (which subtracts the max) on the logits cast to the format."""
+    import torch
+
+    z = torch.tensor(logits, dtype=torch.float64).to(_fmt_dtype(fmt))
+    return float(torch.softmax(z, dim=-1)[index].to(torch.float64))
+
+
+def _fmt_logsumexp(logits: tuple[float, ...]) -> float:
+    import torch
+
+    return float(torch.logsumexp(torch.tensor(logits, dtype=torch.float64), dim=-1))
+
+
+def _fmt_log_softmax(logits: tuple[float, ...], index: int) -> float:
+    import torch
+
+    return float(torch.log_softmax(torch.tensor(logits, dtype=torch.float32), dim=-1)[index])
+
+
+def _fmt_cross_entropy_nats(logits: tuple[float, ...], target: int) -> float:
+    import torch
+
+    z = torch.tensor([logits], dtype=torch.float32)
+    return float(torch.nn.functional.cross_entropy(z, torch.tensor([target])))
+
+
+REFERENCES["fmt_largest"] = _fmt_largest
+REFERENCES["fmt_smallest_normal"] = _fmt_smallest_normal
+REFERENCES["fmt_smallest_subnormal"] = _fmt_smallest_subnormal
+REFERENCES["fmt_unit_roundoff_pct"] = _fmt_unit_roundoff_pct
+REFERENCES["fmt_cast"] = _fmt_cast
+REFERENCES["fmt_cast_error_pct"] = _fmt_cast_error_pct
+REFERENCES["fmt_spacing"] = _fmt_spacing
+REFERENCES["fmt_half_spacing"] = lambda x, fmt: _fmt_spacing(x, fmt) / 2
+REFERENCES["fmt_add"] = _fmt_add
+# the decades a format spans, its largest finite value over its smallest subnormal
+REFERENCES["fmt_decades"] = lambda fmt: math.log10(_fmt_largest(fmt) / _fmt_smallest_subnormal(fmt))
+# e^x overflows above ln(largest finite value)
+REFERENCES["fmt_exp_overflow"] = lambda fmt: math.log(_fmt_largest(fmt))
+REFERENCES["fmt_running_sum"] = _fmt_running_sum
+REFERENCES["fmt_naive_mean_square"] = _fmt_naive_mean_square
+# RMSNorm's output over the right one: the true RMS over the naive one
+REFERENCES["fmt_naive_rms_factor"] = lambda d, value, fmt: math.sqrt(
+    value * value / _fmt_naive_mean_square(d, value, fmt)
+)
+REFERENCES["fmt_scaler_default"] = _fmt_scaler_default
+REFERENCES["fmt_scaler_scale"] = _fmt_scaler_scale
+REFERENCES["fmt_softmax_prob"] = _fmt_softmax_prob
+REFERENCES["fmt_logsumexp"] = _fmt_logsumexp
+REFERENCES["fmt_log_softmax"] = _fmt_log_softmax
+REFERENCES["fmt_cross_entropy_nats"] = _fmt_cross_entropy_nats
+UNITS["fmt_unit_roundoff_pct"] = Fraction(1, 100)
+UNITS["fmt_cast_error_pct"] = Fraction(1, 100)

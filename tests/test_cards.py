@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import inspect
 import itertools
 import pkgutil
 from pathlib import Path
@@ -29,6 +30,7 @@ from core import (
     lora_memory,
     loss_units,
     moe,
+    number_formats,
     reward_model,
     rope,
     scaling,
@@ -604,6 +606,52 @@ QUANTITIES |= {
     "shipped_warmup_pct": lambda: 100 * tiny_gpt.SHIPPED_TRAIN.warmup / tiny_gpt.SHIPPED_TRAIN.steps,
     "lr_over_init_std": lambda lr: lr / _init_std(),
     "decay_per_step": _decay_per_step,
+}
+
+
+def _fmt(name):
+    return number_formats.format_by_name(name)
+
+
+def _fmt_running_sum(increment, fmt, steps=100_000):
+    """core's running sum: the value after ``steps`` additions (a stalled sum stays where it stopped)."""
+    return float(number_formats.running_sum(increment, _fmt(fmt), max_steps=steps).values[-1])
+
+
+def _fmt_round(x, fmt):
+    return float(number_formats.round_to_format(x, _fmt(fmt)))
+
+
+QUANTITIES |= {
+    # number_formats (topic owner: number_formats): limits, rounding, the loss scaler, softmax and running sums
+    # against core/number_formats.py
+    "fmt_largest": lambda fmt: _fmt(fmt).largest,
+    "fmt_smallest_normal": lambda fmt: _fmt(fmt).smallest_normal,
+    "fmt_smallest_subnormal": lambda fmt: _fmt(fmt).smallest_subnormal,
+    "fmt_unit_roundoff_pct": lambda fmt: 100 * _fmt(fmt).unit_roundoff,
+    "fmt_cast": _fmt_round,
+    "fmt_cast_error_pct": lambda x, fmt: 100 * float(number_formats.relative_error(x, _fmt(fmt))),
+    "fmt_spacing": lambda x, fmt: float(number_formats.ulp(x, _fmt(fmt))),
+    "fmt_half_spacing": lambda x, fmt: float(number_formats.ulp(x, _fmt(fmt))) / 2,
+    "fmt_add": lambda a, b, fmt: _fmt_round(_fmt_round(a, fmt) + _fmt_round(b, fmt), fmt),
+    "fmt_decades": lambda fmt: _fmt(fmt).dynamic_range_decades,
+    "fmt_exp_overflow": lambda fmt: number_formats.exp_overflow_threshold(_fmt(fmt)),
+    "fmt_running_sum": _fmt_running_sum,
+    "fmt_naive_mean_square": lambda d, value, fmt: _fmt_running_sum(value * value, fmt, d) / d,
+    "fmt_naive_rms_factor": lambda d, value, fmt: float(
+        np.sqrt(value * value / (_fmt_running_sum(value * value, fmt, d) / d))
+    ),
+    "fmt_scaler_default": lambda name: float(
+        inspect.signature(number_formats.dynamic_loss_scaler).parameters[name].default
+    ),
+    # steps whose largest gradient overflows fp16 at any scale the rule reaches (1e10), then steps that never do (1e-3)
+    "fmt_scaler_scale": lambda overflows, good: (
+        number_formats.dynamic_loss_scaler([1e10] * overflows + [1e-3] * good).final_scale
+    ),
+    "fmt_softmax_prob": lambda logits, index, fmt: float(number_formats.softmax_stable(logits, _fmt(fmt))[index]),
+    "fmt_logsumexp": lambda logits: float(number_formats.logsumexp(logits)),
+    "fmt_log_softmax": lambda logits, index: float(number_formats.log_softmax(logits)[index]),
+    "fmt_cross_entropy_nats": lambda logits, target: -float(number_formats.log_softmax(logits)[target]),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

@@ -47,6 +47,7 @@ GUESSES = {
     "guess_skipped": 77,
     "guess_dropped": 777,
     "guess_lab_bits": 7.77,
+    "guess_fmt_err": 7.77,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -110,10 +111,17 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "4.80": "the training split's byte entropy in bits per byte: test_the_training_lab_slide",
     },
     ("lesson", 25): {
+        "7": "bf16's stored mantissa bits (torch.finfo(torch.bfloat16).eps = 2^-7): test_the_number_formats_slide",
+        "10": "fp16's stored mantissa bits (torch.finfo(torch.float16).eps = 2^-10): test_the_number_formats_slide",
+        "19.2": "fp16's error at the drag's step 1e-7, by torch's own cast: test_the_number_formats_slide",
+        "1e-8": "a step of the slide's drag, flushed to zero in fp16: test_the_number_formats_slide",
+        "100,000": "the drag's last step: fp16 and E5M2 overflow, E4M3 saturates: test_the_number_formats_slide",
+    },
+    ("lesson", 26): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 27): {
+    ("lesson", 28): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -495,9 +503,41 @@ def test_the_training_lab_slide() -> None:
     assert int((high > math.log(256)).sum()) == 2
 
 
+def test_the_number_formats_slide() -> None:
+    """Lesson 25's notes, by torch's own casts (torch 2.13, CPU) and torch.finfo, not core: bf16 and fp16 keep 7 and
+    10 mantissa bits (eps 2^-7 and 2^-10); along the drag, 1e-7 is an fp16 subnormal stored 19.2% off, 1e-8 flushes to
+    zero in fp16 while bf16 stays within 2^-8, and 100,000 overflows fp16 and E5M2 to inf while E4M3 saturates at
+    448; at 0.1 the errors the notes quote (the readouts and the figure show them too)."""
+    import torch
+
+    slide = DECKS["lesson"].slide(25)
+    notes = _flat(slide.notes)
+    assert slide.page == "Number_formats" and slide.state["fmt_x"] == "0.1"
+
+    def cast(x, dtype):
+        return float(torch.tensor(x, dtype=torch.float64).to(dtype).to(torch.float64))
+
+    def error_pct(x, dtype):
+        return 100 * abs(cast(x, dtype) - x) / x
+
+    bf16, fp16, e4m3, e5m2 = torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2
+    assert torch.finfo(bf16).eps == 2.0**-7 and torch.finfo(fp16).eps == 2.0**-10
+    assert "only 7 of its mantissa bits" in notes and "with 10 mantissa bits" in notes
+    assert _near(error_pct(0.1, bf16), "0.0977") and _near(cast(0.1, bf16), "0.100098")
+    assert error_pct(0.1, bf16) <= 100 * 2.0**-8
+    assert _near(cast(0.1, fp16), "0.0999756") and _near(error_pct(0.1, fp16), "0.0244")
+    assert _near(cast(0.1, e4m3), "0.101562") and _near(error_pct(0.1, e4m3), "1.56")
+    assert _near(cast(0.1, e5m2), "0.09375") and _near(error_pct(0.1, e5m2), "6.25")
+    assert 0 < cast(1e-7, fp16) < torch.finfo(fp16).smallest_normal and _near(error_pct(1e-7, fp16), "19.2")
+    assert cast(1e-8, fp16) == 0 and error_pct(1e-8, bf16) <= 100 * 2.0**-8
+    assert math.isinf(cast(1e5, fp16)) and math.isinf(cast(1e5, e5m2)) and cast(1e5, e4m3) == 448
+    assert {"1e-07", "1e-08", "100000"} <= set(slide.spec["fmt_x"].choices)
+    assert "At 1e-7 fp16 is among its subnormals (an error of 19.2%) and at 1e-8 it flushes to zero" in notes
+
+
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(27).notes
+    notes = lesson.slide(28).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -610,7 +650,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(25).notes)
+    notes = _flat(DECKS["lesson"].slide(26).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -623,11 +663,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 27)):
+    for deck, n in (("interview", 4), ("lesson", 28)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(27)
+    lesson = DECKS["lesson"].slide(28)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -639,12 +679,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 27)):
+    for deck, n in (("interview", 4), ("lesson", 28)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(25).notes)
+    notes = _flat(DECKS["lesson"].slide(26).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes
