@@ -1667,3 +1667,208 @@ REFERENCES["fmt_log_softmax"] = _fmt_log_softmax
 REFERENCES["fmt_cross_entropy_nats"] = _fmt_cross_entropy_nats
 UNITS["fmt_unit_roundoff_pct"] = Fraction(1, 100)
 UNITS["fmt_cast_error_pct"] = Fraction(1, 100)
+
+
+# -- optimizers (topic owner: optimizers; optimizers-01 .. -07): one-parameter steps through torch.optim's own Adam,
+# AdamW, SGD and RAdam; the L2-regularised minimum of the page's valley by scipy; SGD's and the heavy ball's rates on a
+# quadratic from the roots of each eigen-direction's characteristic polynomial (numpy.roots), not from the closed
+# forms; Adam's moments run from zero as recurrences (Kingma & Ba 2015, Algorithm 1); the weights of v-hat summed one
+# by one; LayerNorm and RMSNorm by torch.nn on the page's seeded vector; the shipped pre-/post-LN and muP arrays read
+# from core/data/optimizers.npz with numpy alone, as the page reads them (no core).
+
+_OPT_NPZ = Path(__file__).resolve().parents[1] / "core" / "data" / "optimizers.npz"
+
+
+def _opt_shipped(key: str) -> np.ndarray:
+    with np.load(_OPT_NPZ, allow_pickle=False) as z:
+        return np.asarray(z[key])
+
+
+def _torch_first_step(optimizer: str, theta: float, grad: float, lr: float, wd: float) -> float:
+    """How far one step of torch.optim.Adam (weight_decay: L2 in the gradient) or AdamW (decoupled) moves a single
+    weight at ``theta`` whose loss gradient is ``grad`` (betas 0.9, 0.999, eps 1e-8)."""
+    import torch
+
+    w = torch.tensor([float(theta)], dtype=torch.float64, requires_grad=True)
+    cls = {"adam_l2": torch.optim.Adam, "adamw": torch.optim.AdamW}[optimizer]
+    opt = cls([w], lr=lr, weight_decay=wd)
+    w.grad = torch.tensor([float(grad)], dtype=torch.float64)
+    opt.step()
+    return float(theta - w.detach()[0])
+
+
+def _valley_l2_minimum(wd: float, field: str) -> float:
+    """The minimiser of the page's valley plus the L2 term, (1 - x)^2 + 10 (y - x^2)^2 + (wd / 2)(x^2 + y^2), by
+    scipy: its x, its y, or the valley's own loss there ("loss")."""
+
+    def f(p):
+        return (1 - p[0]) ** 2 + 10 * (p[1] - p[0] ** 2) ** 2
+
+    res = optimize.minimize(lambda p: f(p) + wd / 2 * (p[0] ** 2 + p[1] ** 2), [0.5, 0.5], tol=1e-12)
+    return {"x": float(res.x[0]), "y": float(res.x[1]), "loss": float(f(res.x))}[field]
+
+
+def _bowl_eigenvalues(kappa: float) -> tuple[float, float]:
+    """The bowl f = (1/2)(kappa x^2 + y^2): Hessian eigenvalues kappa and 1."""
+    return float(kappa), 1.0
+
+
+def _radius(lam: float, lr: float, momentum: float = 0.0) -> float:
+    """The spectral radius of one eigen-direction under torch's SGD (v <- mu v + g, theta <- theta - lr v): the largest
+    root modulus of z^2 - (1 + mu - lr lam) z + mu (z - (1 - lr lam) when mu = 0)."""
+    coeffs = [1.0, -(1 + momentum - lr * lam), momentum] if momentum else [1.0, -(1 - lr * lam)]
+    return float(max(abs(r) for r in np.roots(coeffs)))
+
+
+def _sgd_stable_limit(kappa: float, momentum: float = 0.0) -> float:
+    """The largest learning rate at which every eigen-direction contracts (radius < 1), by bisection on the roots."""
+    lo, hi = 0.0, 10.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        ok = all(_radius(lam, mid, momentum) < 1 for lam in _bowl_eigenvalues(kappa))
+        lo, hi = (mid, hi) if ok else (lo, mid)
+    return lo
+
+
+def _sgd_best_rate(kappa: float) -> float:
+    """SGD's best contraction per step over the learning rate (bounded scalar search over the roots' radius)."""
+    lam = _bowl_eigenvalues(kappa)
+    res = optimize.minimize_scalar(
+        lambda lr: max(_radius(x, lr) for x in lam),
+        bounds=(0, 2 / max(lam)),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
+    return float(res.fun)
+
+
+def _heavy_ball_rate(kappa: float) -> float:
+    """The heavy ball's best contraction per step over (lr, mu) (Nelder-Mead from several starts over the roots)."""
+    lam = _bowl_eigenvalues(kappa)
+
+    def worst(p):
+        lr, mu = p
+        if not (0 < lr and 0 <= mu < 1):
+            return 10.0
+        return max(_radius(x, lr, mu) for x in lam)
+
+    starts = [(0.02, 0.5), (0.05, 0.7), (0.06, 0.6), (0.03, 0.9)]
+    best = min((optimize.minimize(worst, s, method="Nelder-Mead", options={"xatol": 1e-12, "fatol": 1e-12,
+                                                                           "maxiter": 20000}) for s in starts),
+               key=lambda r: r.fun)  # fmt: skip
+    return float(best.fun)
+
+
+def _bowl_final_loss(optimizer: str, kappa: float, lr: float, steps: int) -> float:
+    """torch.optim's SGD, SGD with momentum 0.9, or Adam (0.9, 0.999) on f = (1/2)(kappa x^2 + y^2) from (-1.5, 1)
+    with exact gradients: f after ``steps`` steps."""
+    import torch
+
+    p = torch.tensor([-1.5, 1.0], dtype=torch.float64, requires_grad=True)
+    scale = torch.tensor([float(kappa), 1.0], dtype=torch.float64)
+    opt = {
+        "sgd": lambda: torch.optim.SGD([p], lr=lr),
+        "momentum": lambda: torch.optim.SGD([p], lr=lr, momentum=0.9),
+        "adam": lambda: torch.optim.Adam([p], lr=lr),
+    }[optimizer]()
+    for _ in range(steps):
+        opt.zero_grad()
+        (0.5 * (scale * p * p).sum()).backward()
+        opt.step()
+    with torch.no_grad():
+        return float(0.5 * (scale * p * p).sum())
+
+
+def _adam_uncorrected_peak(beta1: float, beta2: float, field: str, steps: int = 5000) -> float:
+    """Over t = 1..steps, the largest uncorrected step m_t / sqrt(v_t) for a steady gradient of 1 (the recurrences run
+    from m_0 = v_0 = 0): its size ("value") or its step ("step")."""
+    m = v = 0.0
+    best, at = -1.0, 0
+    for t in range(1, steps + 1):
+        m, v = beta1 * m + (1 - beta1), beta2 * v + (1 - beta2)
+        if m / math.sqrt(v) > best:
+            best, at = m / math.sqrt(v), t
+    return float(at) if field == "step" else best
+
+
+def _adam_n_eff(t: int, beta2: float) -> float:
+    """v-hat_t's weights on g_1^2 .. g_t^2 go as beta2^(t - i): (sum w)^2 / sum w^2, summed term by term."""
+    w = [beta2 ** (t - i) for i in range(1, t + 1)]
+    return math.fsum(w) ** 2 / math.fsum(x * x for x in w)
+
+
+def _adam_v_rel_std_pct(t: int, beta2: float) -> float:
+    """For i.i.d. zero-mean Gaussian gradients, Var(g^2) = 2 E[g^2]^2, so v-hat's relative std is
+    sqrt(2 sum w^2) / sum w, in percent."""
+    w = [beta2 ** (t - i) for i in range(1, t + 1)]
+    return 100 * math.sqrt(2 * math.fsum(x * x for x in w)) / math.fsum(w)
+
+
+def _radam_first_adaptive_step(beta2: float) -> float:
+    """The first step at which RAdam uses its adaptive step: rho_t = rho_inf - 2 t beta2^t / (1 - beta2^t) with
+    rho_inf = 2 / (1 - beta2) - 1 (Liu et al. 2020, Algorithm 2), above torch.optim.RAdam's threshold of 5."""
+    rho_inf = 2 / (1 - beta2) - 1
+    t = 1
+    while rho_inf - 2 * t * beta2**t / (1 - beta2**t) <= 5:
+        t += 1
+    return float(t)
+
+
+def _norm_stat(which: str, stat: str, shift: float = 2.0, dim: int = 8) -> float:
+    """The page's vector (numpy's default_rng(0), ``dim`` standard normals, plus ``shift``), or torch.nn.LayerNorm
+    (eps 1e-5) or torch.nn.RMSNorm (eps None: float64's machine epsilon) of it, no affine: its mean or its RMS."""
+    import torch
+
+    x = torch.as_tensor(np.random.default_rng(0).standard_normal(dim) + shift, dtype=torch.float64)
+    y = {
+        "x": lambda: x,
+        "layernorm": lambda: torch.nn.LayerNorm(dim, eps=1e-5, elementwise_affine=False, dtype=torch.float64)(x),
+        "rmsnorm": lambda: torch.nn.RMSNorm(dim, elementwise_affine=False, dtype=torch.float64)(x),
+    }[which]()
+    return float(y.mean()) if stat == "mean" else float(torch.sqrt((y * y).mean()))
+
+
+def _depth_grad(init: str, norm: str, depth: int, block: int) -> float:
+    """The shipped gradient norm of one block (0 = first, -1 = last) at initialisation."""
+    return float(_opt_shipped(f"grad/{init}/{norm}/L{depth}")[block])
+
+
+def _mup_best_lr(param: str, width: int) -> float:
+    """The sweep's learning rate with the lowest final loss at ``width`` (numpy's nanargmin over the shipped row)."""
+    widths = [int(w) for w in _opt_shipped("sweep/widths")]
+    row = _opt_shipped(f"sweep/{param}")[widths.index(width)]
+    return float(_opt_shipped("sweep/lrs")[int(np.nanargmin(row))])
+
+
+def _mup_best_loss(param: str, width: int) -> float:
+    widths = [int(w) for w in _opt_shipped("sweep/widths")]
+    return float(np.nanmin(_opt_shipped(f"sweep/{param}")[widths.index(width)]))
+
+
+def _mup_coord(param: str, width: int, layer: int = 2, step: int = -1) -> float:
+    """The coordinate check's mean |coordinate| (layer 0, 1: the hidden layers, 2: the output) after a step."""
+    widths = [int(w) for w in _opt_shipped("coord/widths")]
+    return float(_opt_shipped(f"coord/{param}")[widths.index(width), step, layer])
+
+
+REFERENCES["opt_first_step"] = _torch_first_step
+REFERENCES["valley_l2_minimum"] = _valley_l2_minimum
+REFERENCES["sgd_stable_limit"] = _sgd_stable_limit
+REFERENCES["sgd_best_rate"] = _sgd_best_rate
+REFERENCES["heavy_ball_rate"] = _heavy_ball_rate
+REFERENCES["bowl_final_loss"] = _bowl_final_loss
+REFERENCES["adam_uncorrected_peak"] = _adam_uncorrected_peak
+REFERENCES["adam_n_eff"] = _adam_n_eff
+REFERENCES["adam_v_rel_std_pct"] = _adam_v_rel_std_pct
+REFERENCES["radam_first_adaptive_step"] = _radam_first_adaptive_step
+REFERENCES["norm_stat"] = _norm_stat
+REFERENCES["depth_grad"] = _depth_grad
+REFERENCES["depth_grad_ratio"] = lambda init, num, den, depth, num_block=-1, den_block=-1: (
+    _depth_grad(init, num, depth, num_block) / _depth_grad(init, den, depth, den_block)
+)
+REFERENCES["mup_best_lr"] = _mup_best_lr
+REFERENCES["mup_best_loss"] = _mup_best_loss
+REFERENCES["mup_coord"] = _mup_coord
+UNITS["adam_v_rel_std_pct"] = Fraction(1, 100)
+# the limit of n_eff as t grows: (1 + beta2) / (1 - beta2), exactly with fractions
+REFERENCES["adam_n_eff_limit"] = lambda beta2: float((1 + Fraction(str(beta2))) / (1 - Fraction(str(beta2))))

@@ -31,6 +31,7 @@ from core import (
     loss_units,
     moe,
     number_formats,
+    optimizers,
     reward_model,
     rope,
     scaling,
@@ -40,6 +41,7 @@ from core import (
     training_memory,
 )
 from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token, param_breakdown, param_count
+from core.optimizers_data import shipped as optimizers_shipped
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 from tests.card_references import parse_shown, unit_of
 from views import drills
@@ -652,6 +654,109 @@ QUANTITIES |= {
     "fmt_logsumexp": lambda logits: float(number_formats.logsumexp(logits)),
     "fmt_log_softmax": lambda logits, index: float(number_formats.log_softmax(logits)[index]),
     "fmt_cross_entropy_nats": lambda logits, target: -float(number_formats.log_softmax(logits)[target]),
+}
+
+
+# -- optimizers (topic owner: optimizers): core/optimizers.py's trajectories, bias correction, effective samples and
+# norms, and the shipped arrays through core.optimizers_data, as the page computes them; RAdam's first adaptive step
+# through torch.optim.RAdam itself (core has no RAdam).
+
+
+def _opt_run(surface, name, lr, steps, start=(-1.5, 1.0), wd=0.0, momentum=0.9):
+    return optimizers.trajectory(surface, name, [lr], steps, start, momentum=momentum, weight_decay=wd)
+
+
+def _core_first_step(optimizer, theta, grad, lr, wd):
+    """One weight as the x of a bowl whose x-curvature is grad / theta (y starts and stays at 0)."""
+    run = _opt_run(optimizers.quadratic(grad / theta), optimizer, lr, 1, (theta, 0.0), wd)
+    return float(theta - run.positions[0, 1, 0])
+
+
+def _core_valley_l2(wd, field, lr=0.1, steps=300):
+    run = _opt_run(optimizers.rosenbrock(1.0, 10.0), "adam_l2", lr, steps, wd=wd)
+    return {"x": run.positions[0, -1, 0], "y": run.positions[0, -1, 1], "loss": run.losses[0, -1]}[field]
+
+
+def _core_stable_limit(kappa, momentum=0.0):
+    """The largest step of a fine grid at which core's SGD (or heavy ball) ends below its starting loss."""
+    s = optimizers.quadratic(kappa)
+    hi = 2 * (1 + momentum) / kappa
+    lrs = np.linspace(0.9 * hi, 1.1 * hi, 2001)
+    name = "momentum" if momentum else "sgd"
+    run = optimizers.trajectory(s, name, lrs, 4000, (-1.5, 1.0), momentum=momentum)
+    ok = np.isfinite(run.losses[:, -1]) & (run.losses[:, -1] < run.losses[:, 0])
+    return float(lrs[ok].max())
+
+
+def _core_best_rate(kappa, momentum=False):
+    """Core's run at the classical best settings, its contraction per step measured over steps 1000 -> 1001."""
+    if momentum:
+        r = (np.sqrt(kappa) - 1) / (np.sqrt(kappa) + 1)
+        run = _opt_run(optimizers.quadratic(kappa), "momentum", 4 / (np.sqrt(kappa) + 1) ** 2, 1001, momentum=r * r)
+        a, b = run.positions[0, 1000], run.positions[0, 1001]
+    else:
+        run = _opt_run(optimizers.quadratic(kappa), "sgd", 2 / (kappa + 1), 41)
+        a, b = run.positions[0, 40], run.positions[0, 41]
+    return float(np.linalg.norm(b) / np.linalg.norm(a))
+
+
+def _torch_radam_first_adaptive(beta2):
+    """torch.optim.RAdam on a steady gradient of 1 at lr 1: the un-adapted step is m-hat = 1, the rectified adaptive
+    one is not; the first step whose size differs from 1."""
+    import torch
+
+    w = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.RAdam([w], lr=1.0, betas=(0.9, beta2), eps=0.0)
+    for t in range(1, 100):
+        before = float(w.detach()[0])
+        w.grad = torch.ones(1, dtype=torch.float64)
+        opt.step()
+        if abs((before - float(w.detach()[0])) - 1.0) > 1e-9:
+            return float(t)
+    raise AssertionError("RAdam never adapted")
+
+
+def _core_norm_stat(which, stat, shift=2.0, dim=8):
+    x = np.random.default_rng(0).standard_normal(dim) + shift  # the page's vector (views/optimizers.py)
+    y = {"x": x, "layernorm": optimizers.layer_norm(x), "rmsnorm": optimizers.rms_norm(x)}[which]
+    return float(y.mean()) if stat == "mean" else float(np.sqrt((y * y).mean()))
+
+
+def _core_mup(param, width, what):
+    data = optimizers_shipped()
+    row = data[f"sweep/{param}"][list(data["sweep/widths"]).index(width)]
+    return float(data["sweep/lrs"][int(np.nanargmin(row))]) if what == "lr" else float(np.nanmin(row))
+
+
+QUANTITIES |= {
+    "opt_first_step": _core_first_step,
+    "valley_l2_minimum": _core_valley_l2,
+    "sgd_stable_limit": _core_stable_limit,
+    "sgd_best_rate": lambda kappa: _core_best_rate(kappa),
+    "heavy_ball_rate": lambda kappa: _core_best_rate(kappa, momentum=True),
+    "bowl_final_loss": lambda optimizer, kappa, lr, steps: float(
+        _opt_run(optimizers.quadratic(kappa), optimizer, lr, steps).losses[0, -1]
+    ),
+    "adam_uncorrected_peak": lambda beta1, beta2, field: (
+        lambda bc: float(np.argmax(bc.uncorrected) + 1) if field == "step" else float(bc.uncorrected.max())
+    )(optimizers.bias_correction_steps(5000, beta1, beta2)),
+    "adam_n_eff": lambda t, beta2: float(optimizers.second_moment_effective_samples(t, beta2)[-1]),
+    "adam_v_rel_std_pct": lambda t, beta2: (
+        100 * float(np.sqrt(2 / optimizers.second_moment_effective_samples(t, beta2)[-1]))
+    ),
+    "adam_n_eff_limit": lambda beta2: float(optimizers.second_moment_effective_samples(100_000, beta2)[-1]),
+    "radam_first_adaptive_step": _torch_radam_first_adaptive,
+    "norm_stat": _core_norm_stat,
+    "depth_grad": lambda init, norm, depth, block: float(optimizers_shipped()[f"grad/{init}/{norm}/L{depth}"][block]),
+    "depth_grad_ratio": lambda init, num, den, depth, num_block=-1, den_block=-1: float(
+        optimizers_shipped()[f"grad/{init}/{num}/L{depth}"][num_block]
+        / optimizers_shipped()[f"grad/{init}/{den}/L{depth}"][den_block]
+    ),
+    "mup_best_lr": lambda param, width: _core_mup(param, width, "lr"),
+    "mup_best_loss": lambda param, width: _core_mup(param, width, "loss"),
+    "mup_coord": lambda param, width, layer=2, step=-1: float(
+        optimizers_shipped()[f"coord/{param}"][list(optimizers_shipped()["coord/widths"]).index(width), step, layer]
+    ),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

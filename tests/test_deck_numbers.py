@@ -48,6 +48,7 @@ GUESSES = {
     "guess_dropped": 777,
     "guess_lab_bits": 7.77,
     "guess_fmt_err": 7.77,
+    "guess_opt_lr": 0.0777,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -118,10 +119,14 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "100,000": "the drag's last step: fp16 and E5M2 overflow, E4M3 saturates: test_the_number_formats_slide",
     },
     ("lesson", 26): {
+        "0.0316": "a step of the slide's drag (the sweep's learning rates): test_the_optimizers_slide",
+        "0.076": "momentum's stable limit 2(1 + mu)/lambda_max at mu = 0.9: test_the_optimizers_slide",
+    },
+    ("lesson", 27): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 28): {
+    ("lesson", 29): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -535,9 +540,52 @@ def test_the_number_formats_slide() -> None:
     assert "At 1e-7 fp16 is among its subnormals (an error of 19.2%) and at 1e-8 it flushes to zero" in notes
 
 
+def test_the_optimizers_slide() -> None:
+    """Lesson 26's notes: on f = (1/2)(50 x^2 + y^2) plain SGD's limit is 2/50 = 0.04 and momentum 0.9's is
+    2(1 + 0.9)/50 = 0.076 (the largest root of each eigen-direction's recurrence crosses 1 there, numpy.roots); at
+    eta = 0.1 torch.optim's SGD and SGD with momentum diverge and its Adam ends at 0.052 after the slide's 60 steps;
+    0.0316 is a step of the page's drag, where torch's SGD converges."""
+    import numpy as np
+    import torch
+
+    from views.optimizers import LR_CHOICES
+
+    slide = DECKS["lesson"].slide(26)
+    assert slide.page == "Optimizers" and slide.state["opt_wd"] == 0.0 and slide.state["opt_kappa"] == 50.0
+    notes = _flat(slide.notes)
+    assert "2/λ_max = 0.04" in notes and "ends at 0.052" in notes and "= 0.076" in notes
+
+    def radius(lam: float, lr: float, mu: float) -> float:
+        return max(abs(r) for r in np.roots([1.0, -(1 + mu - lr * lam), mu]))
+
+    for mu, limit in ((0.0, "0.04"), (0.9, "0.076")):
+        exact = 2 * (1 + mu) / 50
+        assert _near(exact, limit)
+        assert radius(50, exact * (1 - 1e-6), mu) < 1 < radius(50, exact * (1 + 1e-6), mu)
+
+    def final_loss(lr: float, kind: str, steps: int = 60) -> float:
+        p = torch.tensor([-1.5, 1.0], dtype=torch.float64, requires_grad=True)
+        scale = torch.tensor([50.0, 1.0], dtype=torch.float64)
+        opt = {
+            "sgd": lambda: torch.optim.SGD([p], lr=lr),
+            "momentum": lambda: torch.optim.SGD([p], lr=lr, momentum=0.9),
+            "adam": lambda: torch.optim.Adam([p], lr=lr),
+        }[kind]()
+        for _ in range(steps):
+            opt.zero_grad()
+            (0.5 * (scale * p * p).sum()).backward()
+            opt.step()
+        return float(0.5 * (scale * p * p).detach().sum())
+
+    start = 0.5 * (50 * 1.5**2 + 1.0)
+    assert final_loss(0.1, "sgd") > 1e6 and final_loss(0.1, "momentum") > 1e6
+    assert _near(final_loss(0.1, "adam"), "0.052")
+    assert "0.0316" in LR_CHOICES and final_loss(float("0.0316"), "sgd") < start
+
+
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(28).notes
+    notes = lesson.slide(29).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -650,7 +698,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(26).notes)
+    notes = _flat(DECKS["lesson"].slide(27).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -663,11 +711,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 28)):
+    for deck, n in (("interview", 4), ("lesson", 29)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(28)
+    lesson = DECKS["lesson"].slide(29)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -679,12 +727,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 28)):
+    for deck, n in (("interview", 4), ("lesson", 29)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(26).notes)
+    notes = _flat(DECKS["lesson"].slide(27).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes
