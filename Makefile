@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 # project again, and pytest rewrites every test module's asserts again (a collection took 26 s without them, 12 s with)
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt lab-sweep optim-data
+.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt lab-sweep optim-data fmt-data
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -110,6 +110,11 @@ lab-sweep: $(STAMP)
 # coordinate check and learning-rate sweep, one thread, about 11 s.
 optim-data: $(STAMP)
 	$(PY) -m core.optimizers_data --out core/data/optimizers.npz
+
+# The number-formats page's shipped magnitudes (core/number_formats_data.py): 60 fp32 AdamW steps of the tiny GPT
+# from its checkpoint, the percentiles of its activations, weight gradients and Adam's v; CPU, one thread, 35-44 s here.
+fmt-data: $(STAMP)
+	LESSON_DEVICE=cpu $(PY) -m core.number_formats_data --out core/data/number_formats.npz
 
 # Screenshots of every page (light, dark, presenter at 1280 x 720) into docs/screenshots, for the README.
 screenshots: $(STAMP) chromium

@@ -23,7 +23,7 @@ def test_default_shows_the_number_line_and_what_each_format_stores(default):
     assert m["bf16 relative error at x"] == "0.0977%"  # 0.1 → 205 · 2⁻¹¹: tests/test_views_number_formats.py
     assert m["fp8 E4M3 stores"] == "0.101562"
     fig = figures(default)[0]
-    assert len(fig["data"]) == 8  # five staircases, the edges, the line at x and the markers at x
+    assert len(fig["data"]) == 10  # five staircases, the edges, the line and markers at x, the bands and medians
 
 
 def test_the_value_control_changes_its_readouts(reused):

@@ -1006,6 +1006,14 @@ _s = torch.tensor(0.0, dtype=torch.bfloat16)
 while bool(_s + 1 != _s):
     _s = _s + 1
 BF16_ONES_STALL = float(_s)
+# the tiny GPT's magnitudes: the shipped checkpoint's parameters counted from its arrays, the shipped run's steps read
+# from its own file (np.load, not core), the corpus snapshot's size on disk
+with np.load(tiny_gpt.CHECKPOINT_PATH) as _z:
+    TINY_PARAMS = sum(_z[k].size for k in _z.files if k.startswith("param/"))
+with np.load(tiny_gpt.DATA_DIR / "number_formats.npz") as _z:
+    FMT_STEPS = float(_z["steps"])
+CORPUS_MB = tiny_gpt.CORPUS_PATH.stat().st_size / 1e6
+POWER = "a power's base or exponent written as the example's input (a gradient of 10^-4)"
 
 NUMBER_FORMATS = [
     Ref(
@@ -1084,6 +1092,38 @@ NUMBER_FORMATS = [
     Ref("torch's CPU cast saturates at 448", float(E4.max)),
     Ref("x = (-1)^s\\,\\Big(1 + \\frac{m}{2^p}\\Big)\\,2^{e - \\text{bias}}", FORMULA),
     Ref("\\text{ulp}(x) = 2^{\\lfloor \\log_2 |x|", FORMULA),
+    Ref(
+        "The grey bands: where this project's tiny GPT (820,352 parameters) keeps its numbers after 60 more fp32 "
+        "AdamW steps from its shipped checkpoint, |x| from the 1st to the 99th percentile",
+        TINY_PARAMS,
+        FMT_STEPS,
+        "the percentiles the bands span (core/number_formats_data.py PERCENTILES)",
+        "ibid.",
+    ),
+    Ref(
+        "a share of its weight gradients lies below fp16's smallest normal, 2^−14",
+        "2^−14 = torch.finfo(torch.float16).tiny: test_core_number_formats.py::test_limits_equal_torch_finfo",
+        math.log2(float(F16.tiny)),
+    ),
+    Ref("loss scaling lifts (Micikevicius et al. 2018, arXiv 1710.03740)", ARXIV),
+    Ref(
+        "a gradient of 10^−4 gives a v near 10^−8, below fp16's smallest subnormal, 2^−24 ≈ 6.0 × 10^−8",
+        POWER,
+        POWER,
+        "10^−8 = (10^−4)²: its base",
+        2 * -4,
+        FORMULA,
+        math.log2(float(F16.smallest_normal) * float(F16.eps)),
+        float(F16.smallest_normal) * float(F16.eps) * 1e8,
+        "the power of ten of 6.0 × 10^−8 (its mantissa is checked beside it)",
+        -8,
+    ),
+    Ref("but to 8 significant bits", float(1 - math.log2(float(BF.eps)))),
+    Ref(
+        "the momentum and the variance, 12 bytes per parameter (Rajbhandari et al. 2020, ZeRO, arXiv 1910.02054)",
+        4 + 4 + 4,  # fp32 (4 bytes) for each of the three
+    ),
+    Ref("The tiny GPT has 0.82M parameters and trained on a 0.18 MB corpus", TINY_PARAMS, CORPUS_MB),
 ]
 
 # ============================================================ 21. Optimizers and normalisation

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import torch
 
+from core import number_formats_data as nfd
+from core import tiny_gpt
 from views import Options
 from views import number_formats as view_of
 
@@ -92,7 +94,10 @@ def test_a_bf16_sum_of_ones_stops_at_256():
 def test_predict_first_hides_the_answer_then_reveals_it():
     hidden = view_of.figures(view_of.SPEC.state({"predict_fmt": True}))
     assert hidden.facts["predict"] == "hidden" and "main" not in hidden.drags
-    assert all(r.value == "?" for r in hidden.readouts)
+    # what each format stores at x is held back; where the tiny GPT's numbers sit does not depend on x and stays
+    formats = [r for r in hidden.readouts if r.label.startswith(("bf16", "fp16", "fp8"))]
+    assert len(formats) == 4 and all(r.value == "?" for r in formats)
+    assert all(r.value != "?" for r in hidden.readouts if r not in formats)
     assert "0.0977" not in hidden.figures["main"].to_json()
     shown = view_of.figures(view_of.SPEC.state({"predict_fmt": True, "guess_fmt_err": 0.4}))
     r = _readouts(shown)
@@ -105,3 +110,89 @@ def test_bad_input_gives_the_defaults_not_an_exception():
     assert problems
     view = view_of.figures(state, ALL)
     assert view.figures["main"] is view.figures[view_of.LINE]
+
+
+# ------------------------------------------------------------------ the tiny GPT's magnitudes on the number line
+
+
+def _shipped() -> dict[str, np.ndarray]:
+    with np.load(nfd.DATA, allow_pickle=False) as z:
+        return {k: np.asarray(z[k]) for k in z.files}
+
+
+def test_the_shipped_magnitudes_file_holds_ordered_percentiles_and_shares():
+    d = _shipped()
+    assert (float(d["steps"]), float(d["batch"]), float(d["lr"])) == (60.0, 32.0, 3e-4)
+    assert list(d["percentiles"]) == [0.1, 1.0, 50.0, 99.0, 99.9]
+    assert list(d["thresholds"]) == [2.0**-133, 2.0**-126, 2.0**-24, 2.0**-14]
+    with np.load(tiny_gpt.CHECKPOINT_PATH) as z:
+        n_params = sum(z[k].size for k in z.files if k.startswith("param/"))
+    # the linear layers' inputs per token: 4 blocks x (W_qkv's, W_o's, W_1's: d each; W_2's: 4d) + the head's d
+    assert float(d["act/n"]) == 32 * 128 * (4 * 7 * 128 + 128)
+    assert float(d["grad/n"]) == float(d["v/n"]) == n_params
+    for key in ("act", "grad", "v"):
+        pct = d[f"{key}/pct"]
+        assert np.all(np.diff(pct) > 0) and pct[0] > 0, key
+        below = d[f"{key}/below"]
+        assert np.all(np.diff(below) >= 0) and 0 <= below[0] and below[-1] <= 1, key
+        # the share flushed by a cast to fp16 lies under the share below its smallest subnormal
+        assert float(d[f"{key}/fp16_zero"]) <= below[2] and 0 <= float(d[f"{key}/zero"]) < 1e-3, key
+        assert d[f"{key}/hist"].sum() == pytest.approx(float(d[f"{key}/n"]) * (1 - float(d[f"{key}/zero"])))
+    # Adam's v is an average of g²: its median sits within a small factor of the gradients' median squared
+    assert 0.5 < d["v/pct"][2] / d["grad/pct"][2] ** 2 < 4
+
+
+def test_the_command_at_a_small_scale_writes_the_same_keys(tmp_path):
+    out = tmp_path / "fmt.npz"
+    nfd.build(out, steps=2, batch=2, log=lambda _: None)
+    with np.load(out) as z:
+        assert set(z.files) == set(_shipped())
+        assert float(z["act/n"]) == 2 * 128 * (4 * 7 * 128 + 128) and float(z["steps"]) == 2
+        assert np.all(np.diff(z["v/pct"]) > 0) and np.all(np.diff(z["act/pct"]) > 0)
+
+
+def test_one_step_v_is_one_minus_beta2_times_g_squared_and_activations_are_the_linear_inputs():
+    raw = nfd.collect(steps=1, batch=2)
+    beta2 = nfd.BETAS[1]
+    for name, g in raw["grad"].items():
+        # torch's exp_avg_sq after one step from zero: v_1 = (1 − β2) g_1² (the gradient AdamW received)
+        np.testing.assert_allclose(raw["v"][name], (1 - beta2) * g.astype(np.float64) ** 2, rtol=1e-5, atol=0)
+    # the first linear input: the first block's RMSNorm of the embedded batch, from the checkpoint in numpy
+    params, cfg, _ = tiny_gpt.load_checkpoint()
+    train, _ = tiny_gpt.split_bytes(tiny_gpt.corpus_bytes())
+    starts = np.random.default_rng(nfd.SEED).integers(0, len(train) - cfg.ctx - 1, size=2)
+    ids = train.astype(np.int64)[starts[:, None] + np.arange(cfg.ctx)]  # (2, ctx) the inputs
+    x = params["wte"][ids].astype(np.float64)
+    normed = x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-5) * params["h0.norm1"]
+    first = raw["act"][: normed.size]
+    np.testing.assert_allclose(first, normed.ravel(), rtol=1e-4, atol=1e-6)
+    assert raw["act"].size == 2 * cfg.ctx * (cfg.n_layer * 7 * cfg.d_model + cfg.d_model)
+
+
+def test_the_bands_are_the_shipped_percentiles_and_the_same_at_every_drag_step():
+    d = _shipped()
+    default = view_of.figures(view_of.SPEC.defaults()).figures["main"]
+    names = [t.name for t in default.data]
+    assert names[-2:] == ["this project's tiny GPT: 1st to 99th percentile", "median"]
+    bands, medians = default.data[-2], default.data[-1]
+    assert list(medians.text) == ["activations", "weight gradients", "Adam's v"]
+    for i, key in enumerate(("act", "grad", "v")):
+        assert (bands.x[3 * i], bands.x[3 * i + 1]) == (d[f"{key}/pct"][1], d[f"{key}/pct"][3])
+        assert medians.x[i] == d[f"{key}/pct"][2]
+        assert view_of.X_RANGE[0] < d[f"{key}/pct"][1] and d[f"{key}/pct"][3] < view_of.X_RANGE[1]
+    steps = default.layout.sliders[0].steps
+    # every step restyles the line at x and the markers at x only, never the bands
+    assert all(list(s.args[2]) == [names.index("x"), names.index("spacing at x")] for s in steps)
+    for choice in ("1e-08", "100000"):
+        at = view_of.figures(view_of.SPEC.state({"fmt_x": choice})).figures["main"]
+        assert [t.name for t in at.data] == names
+        assert at.data[-2].to_plotly_json() == bands.to_plotly_json()
+        assert at.data[-1].to_plotly_json() == medians.to_plotly_json()
+
+
+def test_the_magnitude_readouts_read_the_shipped_shares():
+    d = _shipped()
+    r = _readouts(view_of.figures(view_of.SPEC.defaults()))
+    assert r["Weight gradients below fp16's smallest normal 2⁻¹⁴"] == f"{100 * d['grad/below'][3]:.3g}%"
+    assert r["Adam's v below fp16's smallest subnormal 2⁻²⁴"] == f"{100 * d['v/below'][2]:.3g}%"
+    assert r["Below bf16's smallest normal 2⁻¹²⁶"] == "0%"

@@ -8,13 +8,17 @@ The references are written here, never from core/number_formats.py:
   reaches 65,520 (halfway from fp16's largest 65,504 to 2^16, where round to nearest goes to inf);
 - softmax: torch's fp16 exp with the sum and the division rounded once, as the page describes; log-sum-exp by
   math.fsum in float64;
-- running sums: torch's bf16, fp16 and fp32 additions, one at a time.
+- running sums: torch's bf16, fp16 and fp32 additions, one at a time;
+- the tiny GPT's magnitudes: the shipped file core/data/number_formats.npz read with np.load (not core), its
+  thresholds found by value (2^-14, 2^-24, 2^-126); tests/test_views_number_formats.py reruns its command at a small
+  scale and checks what the file holds.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -65,6 +69,73 @@ def number_line(p: dict) -> list[Ref]:
         words.append(f"{name}: {w}")
         values += v
     return [*refs, Ref(" ".join(words), *values)]
+
+
+FMT_DATA = Path(__file__).resolve().parents[1] / "core" / "data" / "number_formats.npz"
+SHIPPED = "the shipped file core/data/number_formats.npz (np.load)"
+TWO = "the base 2 of fp16's or bf16's limit written beside it (2⁻¹⁴ = torch.finfo(torch.float16).tiny)"
+TINY = "the bound the view prints for a share below 10⁻⁵ (a few values of millions)"
+
+
+@functools.cache
+def _fmt_data() -> dict[str, np.ndarray]:
+    with np.load(FMT_DATA, allow_pickle=False) as z:
+        return {k: np.asarray(z[k]) for k in z.files}
+
+
+def _below(key: str, e: int) -> float:
+    d = _fmt_data()
+    return float(d[f"{key}/below"][list(d["thresholds"]).index(2.0**e)])
+
+
+def _median(key: str) -> float:
+    d = _fmt_data()
+    return float(d[f"{key}/pct"][list(d["percentiles"]).index(50.0)])
+
+
+def _pc(share: float) -> tuple[str, float | str]:
+    """A share as the page prints it (a passage naming fp16 is matched word for word) and its reference: 3
+    significant digits, a 4th where 3 would print a share below 1 as 100%."""
+    if 0 < share < 1e-5:
+        return "< 0.001%", TINY
+    text = f"{100 * share:.3g}"
+    return (f"{100 * share:.4g}" if text == "100" and share < 1 else text) + "%", 100 * share
+
+
+def _mag(x: float) -> str:
+    """A magnitude as the page prints it: 3 significant digits, as m.mm×10⁻ᵉ below 0.001."""
+    if x >= 1e-3:
+        return f"{x:.3g}"
+    e = math.floor(math.log10(x))
+    return f"{x / 10**e:.2f}×10" + str(e).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+def magnitudes() -> list[Ref]:
+    """The tiny GPT's activations, weight gradients and Adam's v against fp16's and bf16's limits (Number line)."""
+    d = _fmt_data()
+    a14, a24 = _pc(_below("act", -14)), _pc(_below("act", -24))
+    g14, g24, g0 = _pc(_below("grad", -14)), _pc(_below("grad", -24)), _pc(float(d["grad/fp16_zero"]))
+    v14, v24, v0 = _pc(_below("v", -14)), _pc(_below("v", -24)), _pc(float(d["v/fp16_zero"]))
+    bf = _pc(max(_below(k, -126) for k in ("act", "grad", "v")))
+    g2 = _median("grad") ** 2
+    return [
+        Ref(f"Activations below fp16's smallest normal 2⁻¹⁴: {a14[0]}", TWO, a14[1]),
+        Ref(f"Activations below fp16's smallest normal 2⁻¹⁴ help: share of the nonzero inputs of the tiny GPT's "
+            f"linear layers; below 2⁻²⁴: {a24[0]}; median {_mag(_median('act'))}", TWO, TWO, a24[1], _median("act")),
+        Ref(f"Weight gradients below fp16's smallest normal 2⁻¹⁴: {g14[0]}", TWO, g14[1]),
+        Ref(f"Weight gradients below fp16's smallest normal 2⁻¹⁴ help: below its smallest subnormal 2⁻²⁴: {g24[0]}; "
+            f"a cast to fp16 rounds {g0[0]} to 0; median {_mag(_median('grad'))}", TWO, TWO, g24[1], g0[1],
+            "0, what a flushed cast stores", _median("grad")),
+        Ref(f"Adam's v below fp16's smallest subnormal 2⁻²⁴: {v24[0]}", TWO, v24[1]),
+        Ref(f"Adam's v below fp16's smallest subnormal 2⁻²⁴ help: below its smallest normal 2⁻¹⁴: {v14[0]}; a cast to "
+            f"fp16 rounds {v0[0]} to 0; median {_mag(_median('v'))}; the gradients' median squared: {_mag(g2)}",
+            TWO, TWO, v14[1], v0[1], "0, what a flushed cast stores", _median("v"), g2),
+        Ref(f"Below bf16's smallest normal 2⁻¹²⁶: {bf[0]}", TWO, bf[1]),
+        Ref("Below bf16's smallest normal 2⁻¹²⁶ help: of any of the three: bf16 keeps fp32's 8 exponent bits", TWO,
+            "bf16's bit layout (8 exponent bits, as fp32's)"),
+        Ref("this project's tiny GPT: 1st to 99th percentile",
+            "the percentiles the bands span (core/number_formats_data.py PERCENTILES)", "ibid."),
+    ]  # fmt: skip
 
 
 HELPS = [
@@ -207,7 +278,7 @@ def _p(name: str) -> dict:
     return _preset(NF, name)
 
 
-_LINE0 = number_line(P0) + HELPS
+_LINE0 = number_line(P0) + HELPS + magnitudes()
 _SMALL = "A5.3.1: a small gradient, 1e-7, in fp16 and bf16"
 _BIG = "A1.10: 100,000 in each format (fp16 and E5M2 overflow, E4M3 saturates)"
 _SCALE = "A5.3: fp16 gradients under a loss scale S = 1,024"

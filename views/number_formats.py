@@ -1,7 +1,9 @@
 """The number-formats page's state and what it shows: fp32, bf16, fp16 and the two fp8 formats on one log number line
 (their spacing against x, where each overflows and underflows) with a value x dragged along a log grid and what each
-format stores for it (main); fp16 gradients under a loss scale and a dynamic scaler's run; softmax with and without
-the max subtracted; a running sum that stalls in bf16 (one tab each, built only when open)."""
+format stores for it, and bands where the tiny GPT's activations, weight gradients and Adam's v sit (read from
+core/data/number_formats.npz, shipped by ``make fmt-data``) (main); fp16 gradients under a loss scale and a dynamic
+scaler's run; softmax with and without the max subtracted; a running sum that stalls in bf16 (one tab each, built only
+when open)."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import number_formats as nf
+from core import number_formats_data as nfd
 from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
+from viz import format as fmt
 from viz.number_formats import loss_scale_figure, running_sum_figure, softmax_figure, spacing_figure
 from viz.predict import predict_figure
 
@@ -31,7 +35,12 @@ LINE, LOSS, SOFTMAX, SUM = VIEWS
 # x along a log grid: 1, 2, 5 per decade from 1e-8 to 1e5 (the drag's steps)
 XS = (*(m * 10.0**e for e in range(-8, 5) for m in (1, 2, 5)), 1e5)
 X_CHOICES = tuple(f"{x:g}" for x in XS)
-X_RANGE = (1e-9, 1e6)  # the number line's x axis
+X_RANGE = (1e-15, 1e6)  # the number line's x axis (down to Adam's v in the tiny GPT)
+# the tiny GPT's magnitudes (core/number_formats_data.py, shipped): the file's key and the band's label
+BANDS = (("act", "activations"), ("grad", "weight gradients"), ("v", "Adam's v"))
+BAND_SOURCE = "this project's tiny GPT"
+P1, P50, P99 = (nfd.PERCENTILES.index(p) for p in (1.0, 50.0, 99.0))
+BF16_NORMAL, FP16_SUB, FP16_NORMAL = (nfd.THRESHOLDS.index(2.0**e) for e in (-126, -24, -14))
 INCREMENTS = ("0.5", "1", "3", "0.001")
 ADDITIONS = 3000  # the running sum's additions
 GRADIENTS = 20_000  # seeded gradient magnitudes in the loss-scaling histogram
@@ -126,6 +135,56 @@ def _grid() -> tuple[np.ndarray, np.ndarray]:
     return rounded, spacing
 
 
+def _share(s: float) -> str:
+    """A share as a percentage to 3 significant digits, more where those would round a share below 1 up to 100%;
+    "< 0.001%" below 10⁻⁵ (a few values of millions)."""
+    if 0 < s < 1e-5:
+        return "< 0.001%"
+    digits = 3
+    while f"{100 * s:.{digits}g}" == "100" and s < 1:
+        digits += 1
+    return f"{100 * s:.{digits}g}%"
+
+
+def _magnitude(x: float) -> str:
+    """A magnitude to 3 significant digits: plain from 0.001 up, else as a power of ten (1.72×10⁻⁷)."""
+    return f"{x:.3g}" if x >= 1e-3 else fmt.sci(x)
+
+
+def _bands() -> list[tuple[str, float, float, float]]:
+    """(label, 1st percentile, median, 99th percentile) of each shipped quantity's nonzero magnitudes."""
+    d = nfd.shipped()
+    return [(label, *(float(d[f"{key}/pct"][i]) for i in (P1, P50, P99))) for key, label in BANDS]
+
+
+def _magnitude_readouts() -> list[Readout]:
+    """Where the tiny GPT's activations, weight gradients and Adam's v sit against fp16's and bf16's limits."""
+    d = nfd.shipped()
+
+    def below(key: str, i: int) -> str:
+        return _share(float(d[f"{key}/below"][i]))
+
+    def median(key: str) -> str:
+        return _magnitude(float(d[f"{key}/pct"][P50]))
+
+    flushed = {key: _share(float(d[f"{key}/fp16_zero"])) for key in ("grad", "v")}
+    bf16 = max(float(d[f"{key}/below"][BF16_NORMAL]) for key, _ in BANDS)
+    g_med = float(d["grad/pct"][P50])
+    return [
+        Readout("Activations below fp16's smallest normal 2⁻¹⁴", below("act", FP16_NORMAL),
+                f"share of the nonzero inputs of the tiny GPT's linear layers; below 2⁻²⁴: {below('act', FP16_SUB)}; "
+                f"median {median('act')}"),
+        Readout("Weight gradients below fp16's smallest normal 2⁻¹⁴", below("grad", FP16_NORMAL),
+                f"below its smallest subnormal 2⁻²⁴: {below('grad', FP16_SUB)}; a cast to fp16 rounds "
+                f"{flushed['grad']} to 0; median {median('grad')}"),
+        Readout("Adam's v below fp16's smallest subnormal 2⁻²⁴", below("v", FP16_SUB),
+                f"below its smallest normal 2⁻¹⁴: {below('v', FP16_NORMAL)}; a cast to fp16 rounds {flushed['v']} "
+                f"to 0; median {median('v')}; the gradients' median squared: {_magnitude(g_med**2)}"),
+        Readout("Below bf16's smallest normal 2⁻¹²⁶", _share(bf16),
+                "of any of the three: bf16 keeps fp32's 8 exponent bits"),
+    ]  # fmt: skip
+
+
 def _panel(j: int) -> str:
     rounded, _ = _grid()
     x = XS[j]
@@ -153,7 +212,8 @@ def _line_fig(at: int, theme: str, pres: bool, guess: str | None) -> go.Figure:
     panels = [_panel(j) + extra for j in range(len(XS))]
     return spacing_figure(
         [f.name for f in nf.FORMATS], [_stairs(f) for f in nf.FORMATS], limits, XS, X_CHOICES,
-        [list(spacing[:, j]) for j in range(len(XS))], panels, x_range=X_RANGE, active=at, theme=theme, presenter=pres,
+        [list(spacing[:, j]) for j in range(len(XS))], panels, x_range=X_RANGE, bands=_bands(), band_source=BAND_SOURCE,
+        active=at, theme=theme, presenter=pres,
     )  # fmt: skip
 
 
@@ -220,6 +280,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                     "torch's CPU cast saturates at 448 (no infinity in E4M3)"),
             Readout("fp8 E5M2 stores", _value_text(x, stored["fp8 E5M2"], nf.FP8_E5M2),
                     "largest 57,344; a value that rounds above it becomes ∞"),
+            *_magnitude_readouts(),
         ]  # fmt: skip
     if LOSS in parts or open_tab == LOSS:
         k, interval, seed = int(state.fmt_scale_log2), int(state.fmt_interval), int(state.fmt_seed)

@@ -37,6 +37,8 @@ def spacing_figure(
     panels: Sequence[str],
     *,
     x_range: tuple[float, float],
+    bands: Sequence[tuple[str, float, float, float]] = (),
+    band_source: str = "",
     active: int = 0,
     height: int = 470,
     theme: str = "light",
@@ -46,9 +48,12 @@ def spacing_figure(
     with its smallest subnormal and its largest finite value marked (``limits[i]`` = (smallest subnormal, smallest
     normal, largest)); a plotly slider over ``xs`` (labelled ``labels``, the page's at ``active``) moves the vertical
     line at x, the markers of each format's spacing there (``ulps[j][i]``, NaN where x is outside its range) and the
-    readout panel (``panels[j]``).
+    readout panel (``panels[j]``). ``bands``: (label, low, median, high) of a quantity's magnitudes (``band_source``
+    says whose), each drawn as a horizontal band from low to high near the top of the plot with its median marked
+    and labelled; they are the same at every step of the slider.
 
-    Traces 0..n-1: the staircases; n: the limits' markers; n+1: the line at x; n+2: the spacing markers at x.
+    Traces 0..n-1: the staircases; n: the limits' markers; n+1: the line at x; n+2: the spacing markers at x; with
+    ``bands``, n+3: the bands and n+4: their medians (the slider restyles n+1 and n+2 only).
     """
     t = get_theme(theme)
     pal = t.palette
@@ -83,6 +88,29 @@ def spacing_figure(
         "marker": {"size": 11, "color": [_color(pal, i) for i in range(n)], "line": {"width": 1, "color": t.text}},
         "text": list(names), "hovertemplate": "%{text}: spacing %{y:.3g} at x<extra></extra>", "showlegend": False,
     })  # fmt: skip
+    if bands:
+        # one row per quantity in the top decades of the plot, where the staircases have not reached yet
+        top = np.log10(y_hi)
+        ys = [10.0 ** (top - 1.5 - 2.2 * k) for k in range(len(bands))]
+        bx: list[float | None] = []
+        by: list[float | None] = []
+        bt: list[str] = []
+        for (label, lo, _mid, hi), y in zip(bands, ys, strict=True):
+            bx += [lo, hi, None]
+            by += [y, y, None]
+            bt += [f"{label}: 1st percentile {lo:.3g}", f"{label}: 99th percentile {hi:.3g}", ""]
+        data.append({
+            "type": "scatter", "x": bx, "y": by, "mode": "lines", "name": f"{band_source}: 1st to 99th percentile",
+            "line": {"color": pal["neutral"], "width": 9}, "opacity": 0.55, "text": bt,
+            "hovertemplate": "%{text}<extra></extra>",
+        })  # fmt: skip
+        data.append({
+            "type": "scatter", "x": [b[2] for b in bands], "y": ys, "mode": "markers+text", "name": "median",
+            "marker": {"symbol": "diamond", "size": 11, "color": t.text}, "text": [b[0] for b in bands],
+            "textposition": "top center", "textfont": {"color": t.text},
+            "customdata": [f"{b[0]}: median {b[2]:.3g}" for b in bands],
+            "hovertemplate": "%{customdata}<extra></extra>",
+        })  # fmt: skip
     layout: dict[str, Any] = {
         "xaxis": {
             "title": {"text": "x"}, "type": "log", "range": [np.log10(x_range[0]), np.log10(x_range[1])],
