@@ -32,16 +32,19 @@ decayed hardest).
 
 Bias correction (:func:`bias_correction_steps`): for a constant gradient g, m_t = (1 − β1^t) g and
 v_t = (1 − β2^t) g², so the uncorrected step is η (1 − β1^t) / √(1 − β2^t) (ε → 0) and the corrected one exactly η.
-With β2 > β1 (the 0.9, 0.999 default) the uncorrected first steps are LARGER than η (3.16 η at t = 1), not smaller:
-only m is biased toward zero by a factor, v by a larger one under the square root. With β2 = 0.95 the first step is
-0.45 η. Kingma and Ba §3 make the same point: without correcting v, β2 near 1 gives very large first steps.
+The first uncorrected step (1 − β1)/√(1 − β2) exceeds η only when β2 > 1 − (1 − β1)² (0.99 at β1 = 0.9): at the
+0.9, 0.999 default it is 3.16 η, LARGER than η, and stays above η for thousands of steps; at β2 = 0.95 it is 0.45 η
+and reaches η only at t = 9. Kingma and Ba §3 make the point for β2 near 1: without correcting v, the first steps
+are very large.
 
 Warm-up (:func:`second_moment_effective_samples`, :func:`second_moment_noise`): the bias-corrected v̂_t is a weighted
 mean of g_1², ..., g_t² with weights ∝ β2^(t−i); its effective number of samples is
 n_eff = (Σw)² / Σw² = (1 − β2^t)² (1 + β2) / ((1 − β2)(1 − β2^(2t))), 1 at t = 1 and (1 + β2)/(1 − β2) ≈ 1999 for
 β2 = 0.999 in the limit. For zero-mean Gaussian gradients Var(g²) = 2 σ⁴, so v̂'s relative standard deviation is
-√(2 / n_eff): 141 % at t = 1. A v̂ that happens to be small makes the step m̂/√v̂ large; warm-up keeps η small while
-n_eff grows (Liu et al. 2020, RAdam, make this argument).
+√(2 / n_eff): 141 % at t = 1. Liu et al. 2020 (RAdam) blame warm-up's need on this variance. But m̂ is made of the
+same gradients, so the step |m̂/√v̂| is not large when v̂ is small: it is exactly 1 (in units of η) at t = 1 and never
+above √(Σ a_i²/b_i) (:func:`adam_step_bound`, Cauchy–Schwarz; 1.04 at t = 10 for 0.9, 0.999). Ma and Yarats 2021
+(AAAI) explain warm-up by the update's size instead.
 
 Normalisation (:func:`layer_norm`, :func:`rms_norm`), over the last axis of x (…, d)::
 
@@ -50,7 +53,8 @@ Normalisation (:func:`layer_norm`, :func:`rms_norm`), over the last axis of x (�
 
 var is the biased (population) variance, as in torch.nn.LayerNorm. eps: LayerNorm's torch default 1e-5;
 torch.nn.RMSNorm's default eps=None means torch.finfo(dtype).eps (1.19e-7 for float32), which is what ``eps=None``
-means here too.
+means here too; for bf16 and fp16 inputs torch uses float32's eps (measured with torch 2.13 on CPU), not the input
+dtype's.
 
 Pre-LN vs post-LN (:func:`grad_norm_by_depth`): the tiny GPT's own blocks (core/tiny_gpt.py: RMSNorm, a final
 RMSNorm in both variants, tied head), at initialisation, one seeded batch of random bytes, the next-byte
@@ -62,9 +66,11 @@ tiny GPT's matrices Glorot normal, embedding N(0, 1), and there the direction ho
 post/pre = 1.6 at 4 layers, 5.3 at 12; the ratio grows with depth as the √L predicts in direction). Two things do
 not carry over: post-LN's norms here are flat across depth rather than rising toward the top (Xiong et al. Fig. 3),
 and pre-LN's fall with depth rather than staying flat. Under the tiny GPT's own GPT-2 init (``init="gpt2"``) the
-direction REVERSES (12 layers: pre 0.73 vs post 0.026 at the last block): the 0.02-scale residual stream is
-multiplied by about 1/0.02 by the final RMSNorm in pre-LN, while post-LN renormalises it to unit scale after every
-sublayer, so the init scale, not the norm placement, sets the size. The figure should say which init it shows.
+direction REVERSES (12 layers: pre 0.72 vs post 0.026 at the last block): the 0.02-scale embedding keeps pre-LN's
+residual stream at RMS 0.028 before the final RMSNorm (1.0 under post-LN, which renormalises after every sublayer),
+so the final norm scales every block's gradient up by about 1/0.028 ≈ 35. That is where the norm sits, but it is a
+uniform rescale across blocks, which Adam undoes; it says nothing about Xiong et al.'s mechanism. The figure should
+say which init it shows.
 
 muP (:func:`mup_lr_sweep`, :func:`mup_coord_check`; Yang et al. 2022, Tensor Programs V, arXiv 2203.03466) on a
 16 -> n -> n -> 4 ReLU MLP trained with Adam on a fixed random teacher's MSE (seeded). Both parameterisations draw
@@ -74,13 +80,14 @@ every matrix N(0, 1/fan_in); with r = n / 32 (base width 32, where the two coinc
     output:                 y = (h W_out) / r      (the output multiplier 1/width)
 
 which is the form of the ``mup`` package (MuReadout's 1/width_mult multiplier, MuAdam's LR / width_mult for
-matrix-like parameters) and, as I recall the paper, its Table 8 (Table 3 writes the same muP with the output's init
-variance 1/fan_in² and Adam LR 1/fan_in instead of the multiplier); check the table numbers before quoting them.
-SP: every LR η, no multiplier. Measured once here (150 steps, batch 64, widths 32/128/512, 7 LRs from 1e-3 to 0.1):
-the best LR moved 0.01 -> 0.0046 -> 0.001 under SP and 0.01 -> 0.022 -> 0.022 under muP; 27 s on 1 thread, so the
-page's figure must be precomputed. Coordinate check at LR 0.01 after 5 steps, widths 32..256: the output's mean
-|coordinate| grew 0.19 -> 0.77 under SP; under muP the hidden layers stayed within 5 % and 25 % (no trend with
-width; the output fell 0.19 -> 0.12: its init part shrinks as 1/√n, its update part is width-independent).
+matrix-like parameters). SP: every LR η, no multiplier. The shipped sweep (core/optimizers_data.py: 150 steps,
+batch 64, widths 32/128/512, 13 LRs from 1e-4 to 0.1, the mean over seeds 0, 1, 2): the best LR moved
+0.018 -> 0.0056 -> 0.0018 under SP and 0.018 -> 0.01 -> 0.018 under muP, on curves that are flat near their
+minima; the robust signal is at large η, where SP's loss grows with width (0.25 -> 0.53 -> 0.56 at η = 0.1) and
+muP's falls (0.25 -> 0.13 -> 0.11). Coordinate check at LR 0.01, widths 32..256, recorded at each step's forward
+pass (index 4 is after 4 updates): the output's mean |coordinate| grew 0.19 -> 0.77 under SP; under muP the hidden
+layers showed no trend with width and the output fell 0.19 -> 0.12 (its init part shrinks as 32/n under the 1/r
+multiplier, its update part is width-independent).
 
 Everything but :func:`grad_norm_by_depth` and the muP functions is numpy (float64) and never imports torch.
 """
@@ -297,6 +304,18 @@ def second_moment_effective_samples(steps: int, beta2: float = 0.999) -> NDArray
     return a * a * (1.0 + beta2) / ((1.0 - beta2) * a2)
 
 
+def adam_step_bound(t: int, beta1: float = 0.9, beta2: float = 0.999) -> float:
+    """The largest |m̂_t / √v̂_t| any gradients g_1..g_t can give (ε = 0), in units of η: m̂_t = Σ a_i g_i and
+    v̂_t = Σ b_i g_i² with a_i = (1 − β1) β1^(t−i) / (1 − β1^t) and b_i = (1 − β2) β2^(t−i) / (1 − β2^t), so by
+    Cauchy–Schwarz |m̂_t| ≤ √(Σ a_i² / b_i) √v̂_t, with equality for g_i ∝ a_i / b_i. 1 at t = 1."""
+    if t < 1 or not (0 <= beta1 < 1 and 0 < beta2 < 1):
+        raise ValueError("need t >= 1, 0 <= beta1 < 1 and 0 < beta2 < 1")
+    k = np.arange(t)[::-1]  # t − i for i = 1..t
+    a = (1.0 - beta1) * beta1**k / (1.0 - beta1**t)
+    b = (1.0 - beta2) * beta2**k / (1.0 - beta2**t)
+    return float(np.sqrt(np.sum(a * a / b)))
+
+
 @dataclass(frozen=True)
 class SecondMomentNoise:
     """Across runs, per step t: quantiles (q, steps) of v̂_t / E[g²] and of the per-coordinate step |m̂/√v̂|
@@ -447,7 +466,8 @@ def _mup_problem(seed: int, batch: int, steps: int) -> tuple[NDArray[np.float32]
 
 def _mup_run(width: int, lr: float, param: str, steps: int, batch: int, seed: int) -> tuple[list[float], list[Any]]:
     """Train the 16 -> width -> width -> 4 ReLU MLP with Adam (β 0.9, 0.999) for ``steps`` steps on the teacher's
-    MSE; returns the losses and, per step, the mean |coordinate| of the two hidden activations and the output."""
+    MSE; returns the losses and, per step, the mean |coordinate| of the two hidden activations and the output at
+    that step's forward pass, before its update."""
     import torch
 
     r = width / MUP_BASE_WIDTH  # width multiplier relative to the base
@@ -488,8 +508,9 @@ def mup_coord_check(
     seed: int = 0,
 ) -> NDArray[np.float64]:
     """The coordinate check (Yang et al. 2022; the ``mup`` package's coord_check): the mean |coordinate| of hidden
-    layer 1, hidden layer 2 and the output after each of ``steps`` Adam steps, (n_widths, steps, 3). Under muP the
-    hidden columns stay flat across widths; under SP the output grows with width."""
+    layer 1, hidden layer 2 and the output at the forward pass of each of ``steps`` Adam steps, before that step's
+    update (index 0 at initialisation, index k after k updates), (n_widths, steps, 3). Under muP the hidden columns
+    stay flat across widths; under SP the output grows with width."""
     import torch
 
     with torch.random.fork_rng():
@@ -503,13 +524,20 @@ def mup_lr_sweep(
     steps: int = 200,
     batch: int = 64,
     seed: int = 0,
+    seeds: int = 1,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Final training loss (mean of the last 20 steps; nan if it diverged) for each width and learning rate,
-    (n_widths, n_lrs), and the lrs. The best LR per width drifts under SP and stays put under muP."""
+    """Final training loss (mean of the last 20 steps, then the mean over ``seeds`` seeds ``seed``, ``seed + 1``,
+    ...; each seed draws its own teacher, data and init; nan if any run diverged) for each width and learning rate,
+    (n_widths, n_lrs), and the lrs."""
     lrs = np.geomspace(1e-4, 1e-1, 13) if lrs is None else np.asarray(lrs, dtype=np.float64)
+    if seeds < 1:
+        raise ValueError(f"seeds must be >= 1, got {seeds}")
     out = np.empty((len(np.atleast_1d(widths)), lrs.size))
     for i, w in enumerate(np.atleast_1d(widths)):
         for j, lr in enumerate(lrs):
-            tail = np.array(_mup_run(int(w), float(lr), param, steps, batch, seed)[0][-20:])
-            out[i, j] = tail.mean() if np.all(np.isfinite(tail)) else np.nan
+            tails = [
+                np.array(_mup_run(int(w), float(lr), param, steps, batch, seed + k)[0][-20:]) for k in range(seeds)
+            ]
+            ok = all(np.all(np.isfinite(tail)) for tail in tails)
+            out[i, j] = float(np.mean([tail.mean() for tail in tails])) if ok else np.nan
     return out, lrs

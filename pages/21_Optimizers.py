@@ -10,9 +10,9 @@ from views import optimizers as view_of
 page = Page.setup(
     "Optimizers and normalisation",
     ":material/route:",
-    "SGD steps against the gradient, so its learning rate is capped by the steepest direction; momentum averages the "
-    "gradients; Adam divides each coordinate's step by the root of its second moment, and AdamW takes the weight "
-    "decay outside that division. Normalisation fixes each vector's scale (LayerNorm also its mean).",
+    "SGD steps against the gradient, so its learning rate is capped by the steepest direction; momentum sums past "
+    "gradients with weights μ^k; Adam divides each coordinate's step by the root of its second moment, and AdamW "
+    "takes the weight decay outside that division. Normalisation fixes each vector's scale (LayerNorm also its mean).",
     r"\theta_t = \theta_{t-1} - \eta\,\frac{\hat m_t}{\sqrt{\hat v_t}+\epsilon} - \eta\lambda\,\theta_{t-1}",
     spec=view_of.SPEC,
     question=view_of.QUESTION,
@@ -47,9 +47,14 @@ def _body(page: Page) -> None:
         if view_of.PATHS in out.figures:
             page.chart(out.figures[view_of.PATHS], "fig-paths", "optimizer-paths")
             st.caption(
-                "Every optimizer in torch.optim's form (SGD, SGD with momentum, Adam, Adam with weight_decay, AdamW), "
-                "the same η and start, exact gradients. The contours are log-spaced. A run that leaves the plot or "
-                "overflows shows as diverged."
+                "Every optimizer in torch.optim's form (SGD and SGD with momentum without weight decay, Adam, Adam "
+                "with weight_decay, AdamW), the same η and start, exact gradients; the weight-decay control applies "
+                "to Adam + L2 and AdamW only. The contours are log-spaced. A run whose loss passes 10⁶ or overflows "
+                "shows as diverged. In the A1.5.1 preset (the valley, η = 0.1, λ = 0.5, 300 steps) Adam + L2 ends "
+                "at (0.678, 0.449), the minimum of f + (λ/2)|θ|², where f = 0.105; AdamW ends at (0.395, 0.147), "
+                "with a higher f, because its decay ηλθ is not divided by √v̂: while v̂ still remembers the steep "
+                "early gradients, Adam's own step is small beside it (A1.5.1's point). The ranking of the end losses "
+                "shows where each decay pulls, not which optimizer is better."
             )
     with tabs[view_of.BIAS]:
         if view_of.BIAS in out.figures:
@@ -77,19 +82,26 @@ def _body(page: Page) -> None:
             st.caption(
                 "The tiny GPT's blocks (RMSNorm, width 64, 4 heads) at initialisation, one batch of seeded random "
                 "bytes, the next-byte loss; shipped in core/data/optimizers.npz (make optim-data). Under Xavier "
-                "init the top block's gradient is larger under post-LN, the direction of Xiong et al. 2020; under "
-                "the tiny GPT's own GPT-2 init the order reverses, because the init's scale, not where the norm "
-                "sits, then sets the size. Unlike Xiong et al.'s Fig. 3, post-LN's norms here are flat across depth "
-                "and pre-LN's fall toward the top."
+                "init the top block's gradient is larger under post-LN, the direction of Xiong et al. 2020. In this "
+                "toy, under its GPT-2 init the order reverses: the 0.02-scale embedding keeps pre-LN's residual "
+                "stream small (RMS 0.028 before the final norm, against 1.0 under post-LN), and the final norm "
+                "scales every block's gradient up by about 1/0.028 ≈ 35; post-LN renormalises after each sublayer. "
+                "A uniform rescale like this is undone by Adam, so it says nothing about Xiong et al.'s mechanism. "
+                "Xiong et al.'s Fig. 3 plots single weight matrices' gradient norms layer by layer, the page each "
+                "whole block's; unlike their figure, post-LN's norms here are flat across depth and pre-LN's fall "
+                "toward the top."
             )
     with tabs[view_of.MUP]:
         if view_of.MUP in out.figures:
             page.chart(out.figures[view_of.MUP], "fig-mup", "mup")
             st.caption(
-                "A ReLU MLP with two hidden layers of width n, Adam, a fixed random teacher's MSE, seeded. muP here: "
-                "the hidden matrix's η divided by n / 32 and the output multiplied by 32 / n (the mup package's "
-                "MuAdam and MuReadout); at width 32 both agree. Shipped in core/data/optimizers.npz (make "
-                "optim-data, about 11 s on one thread)."
+                "A ReLU MLP with two hidden layers of width n, Adam, a fixed random teacher's MSE. muP here: the "
+                "hidden matrix's η divided by n / 32 and the output multiplied by 32 / n (the mup package's MuAdam "
+                "and MuReadout); at width 32 both agree. The sweep: 150 steps, the final loss averaged over 3 seeds "
+                "(each its own teacher, data and init); near each width's best η the curves are flat, so a one-step "
+                "difference in the best η is not a result. The coordinate check records each layer at a step's "
+                "forward pass, before its update, seed 0. Shipped in core/data/optimizers.npz (make optim-data, "
+                "about 54 s on one thread)."
             )
 
     page.readouts(out.readouts)
@@ -101,27 +113,42 @@ def _body(page: Page) -> None:
 **SGD and momentum.** SGD takes θ ← θ − η g. On a bowl whose Hessian has eigenvalues λ_max and λ_min it is stable
 only for η < 2/λ_max, and at that η the flat direction shrinks by only about 1 − 2λ_min/λ_max per step: the
 condition number κ = λ_max/λ_min sets how slowly it crawls. Momentum (Polyak's heavy ball, torch's v ← μv + g,
-θ ← θ − ηv) averages the gradients, so the oscillation across the valley cancels and the drift along it adds up.
+θ ← θ − ηv; the β1 control sets μ) sums past gradients with weights μ^k, about 1/(1 − μ) times a steady gradient,
+so the oscillation across the valley cancels and the drift along it adds up; on a quadratic it is stable for
+η < 2(1 + μ)/λ_max (0.38 on the bowl at κ = 10, μ = 0.9).
 
 **Adam** (Kingma and Ba 2015) keeps running means of g and g², m and v, and steps η m̂/(√v̂ + ε) per coordinate:
-while a coordinate's gradient is steady its step is about η whatever its curvature, so the steep direction no
-longer caps η. **Bias
-correction** divides m by 1 − β1^t and v by 1 − β2^t: both start at zero. Without it the first step is not small:
-m is biased toward zero by 1 − β1^t, but √v by √(1 − β2^t), which is smaller, so with β2 = 0.999 the first step
-is 3.16 η (Kingma and Ba §3 warn of large initial steps). The interview bank's answer (002 A1.5.2) names only m's
-bias; the step is the ratio.
+while a coordinate's gradient is steady its step is about η whatever its curvature. That frees η from the steep
+direction only when the Hessian's eigen-directions are the coordinate axes, as on the bowl: the rescaling is per
+coordinate, so a rotated ill-conditioned quadratic still caps η. On the axis-aligned bowl Adam + L2 follows Adam's
+path exactly (ε aside): L2 multiplies each coordinate's gradient by the constant 1 + λ/a_i, and m̂/√v̂ is unchanged.
+
+**Bias correction** divides m by 1 − β1^t and v by 1 − β2^t: both start at zero. Without it the first step is
+(1 − β1)/√(1 − β2) η: m is biased toward zero by 1 − β1^t, but √v by √(1 − β2^t), which is smaller when
+β2 > 1 − (1 − β1)², 0.99 at β1 = 0.9. With β1 = 0.9, β2 = 0.999 the first step is 3.16 η (Kingma and Ba §3 warn of
+large initial steps); with the β2 = 0.95 of LLaMA (Touvron et al. 2023) it is 0.45 η, and reaches η only at step 9.
+The interview bank's answer (002 A1.5.2) says the uncorrected steps are tiny for the first few hundred iterations:
+that holds only if m alone goes uncorrected (0.1 η at t = 1). At β2 = 0.999 the uncorrected step stays above η for
+thousands of steps (3.24 η at t = 100, 1.26 η at t = 1,000, above 1.1 η until t = 1,750); at β2 = 0.95 it is below
+η for the first 8 steps only.
 
 **AdamW** (Loshchilov and Hutter 2019) takes the decay out of the adaptive step: θ ← θ(1 − ηλ), then Adam. With
 L2 in Adam the decay λθ is added to g and divided by √v̂ like the rest, so parameters with large gradients are
-barely decayed. torch.optim.AdamW multiplies λ by η; the paper's λ is not multiplied by the step size.
+decayed less (by λθ/√v̂). torch.optim.AdamW multiplies λ by η; the paper's Algorithm 2 multiplies it only by the
+schedule multiplier η_t, not by the step size α.
 
 **Warm-up.** At step t, v̂ averages about n_eff gradients: 1 at the first step, about 100 at the hundredth with
-β2 = 0.999. A v̂ that happens to be small makes a large step; a small η during the first steps keeps those steps
-small while n_eff grows (the argument of Liu et al. 2020, RAdam).
+β2 = 0.999, so a v̂ from few gradients is noisy; Liu et al. 2020 (RAdam) blame warm-up's need on this variance. But
+m̂ comes from the same gradients and shares the noise: Adam's early step |m̂/√v̂| is about η per coordinate at most
+(exactly η at t = 1; by Cauchy–Schwarz never above 1.04 η at t = 10 with β1 = 0.9, β2 = 0.999), so a small v̂ does
+not make a large step. Ma and Yarats 2021 explain the need for warm-up by the size of the update instead, and Adam's
+first steps do move every coordinate by about η, whatever its gradient's size. The seed's answer to A1.6.1 says the
+effective step can be enormous; this simulation does not support that.
 
 **LayerNorm and RMSNorm.** LayerNorm (Ba et al. 2016) subtracts each vector's mean and divides by its standard
-deviation; RMSNorm (Zhang and Sennrich 2019) only divides by the root mean square, keeping the mean, with one
-reduction less. Both then multiply by a learned gain (LayerNorm also adds a bias).
+deviation; RMSNorm (Zhang and Sennrich 2019) only divides by the root mean square, with one reduction less: the
+mean is not subtracted, it is divided by the RMS like every coordinate. Both then multiply by a learned gain
+(LayerNorm also adds a bias).
 
 **Pre-LN and post-LN.** Post-LN normalises after the residual add, pre-LN inside the branch. Xiong et al. 2020
 (Theorem 1, Xavier init, L layers of width d) bound the last layer's gradient under post-LN by O(d √ln d),
@@ -134,10 +161,10 @@ a small width transfers to a large one.
         )
 
     page.quick_check(
-        "Adam with β1 = 0.9, β2 = 0.999 and no bias correction sees a constant gradient. How large is its first step, "
+        "Adam with β1 = 0.9, β2 = 0.98 and no bias correction sees a constant gradient. How large is its first step, "
         "in units of η?",
-        "m_1 = 0.1 g and √v_1 = √0.001 |g|, so the step is 0.1 / 0.0316 = **3.16 η**: larger than η, not smaller "
-        "(the Bias correction tab).",
+        "m_1 = 0.1 g and √v_1 = √0.02 |g| = 0.141 |g|, so the step is 0.1 / 0.141 = **0.71 η**: smaller than η "
+        "here, because β2 < 1 − (1 − β1)² = 0.99; at β2 = 0.999 it would be 3.16 η (the Bias correction tab).",
     )
     page.interview(
         view_of.QUESTION,
@@ -145,17 +172,19 @@ a small width transfers to a large one.
             sentence="Adam divides each coordinate's step by the root of its second moment; both moments start "
             "biased toward zero, which bias correction removes; AdamW applies the decay outside the adaptive step.",
             equation=r"\hat m_t = \frac{m_t}{1-\beta_1^t},\quad \hat v_t = \frac{v_t}{1-\beta_2^t}",
-            number="Without correction the first step is 3.16 η at β2 = 0.999.",
+            number="Without correction the first step is 3.16 η at β1 = 0.9, β2 = 0.999 (0.45 η at β2 = 0.95).",
             trade_off="Adam holds two extra values per parameter; SGD with momentum one.",
         ),
     )
     page.mistakes(
         [
-            "Saying the uncorrected first step is too small: m is biased toward zero, but √v more so; at β2 = 0.999 "
-            "the step is 3.16 η.",
+            "Saying the uncorrected first step is always too small: at β1 = 0.9, β2 = 0.999 it is 3.16 η (at "
+            "β2 = 0.95, 0.45 η).",
+            "Saying a small early v̂ makes Adam's step enormous: m̂ shares v̂'s noise, so the step stays about η per "
+            "coordinate (exactly η at t = 1).",
             "Treating L2 in Adam as weight decay: the decay term is divided by √v̂ with the gradient.",
             "Reading post-LN's larger top-layer gradient as a law of any initialisation: under a small GPT-2 style "
-            "init the order reverses here.",
+            "init the order reverses here (a uniform rescale by the final norm, not Xiong et al.'s mechanism).",
         ]
     )
     page.download(out.tables, "optimizers")

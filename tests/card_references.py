@@ -1869,6 +1869,52 @@ REFERENCES["depth_grad_ratio"] = lambda init, num, den, depth, num_block=-1, den
 REFERENCES["mup_best_lr"] = _mup_best_lr
 REFERENCES["mup_best_loss"] = _mup_best_loss
 REFERENCES["mup_coord"] = _mup_coord
+
+
+def _adam_uncorrected_below_eta(beta1: float, beta2: float, field: str = "count", steps: int = 5000) -> float:
+    """With a steady gradient, the uncorrected step m_t / sqrt(v_t) by the moment loop (g = 1): how many of the first
+    steps are below eta ("count"), or the first step at or above eta ("first_at_eta")."""
+    m = v = 0.0
+    for t in range(1, steps + 1):
+        m, v = beta1 * m + (1 - beta1), beta2 * v + (1 - beta2)
+        if m / math.sqrt(v) >= 1:
+            return float(t - 1 if field == "count" else t)
+    raise AssertionError("never reached eta")
+
+
+def _adam_step_bound(t: int, beta1: float, beta2: float) -> float:
+    """The largest bias-corrected |m_hat_t / sqrt(v_hat_t)| over all gradient sequences: maximise numerically with
+    scipy over g_1..g_t (started from a few seeded points), no closed form."""
+    rng = np.random.default_rng(0)
+
+    def neg_step(g):
+        m = v = 0.0
+        for x in g:
+            m, v = beta1 * m + (1 - beta1) * x, beta2 * v + (1 - beta2) * x * x
+        return -abs(m / (1 - beta1**t)) / math.sqrt(v / (1 - beta2**t))
+
+    return max(-optimize.minimize(neg_step, rng.standard_normal(t) + 1, tol=1e-12).fun for _ in range(4))
+
+
+def _tiny_gpt_residual_rms(norm: str) -> float:
+    """The RMS of the tiny GPT's residual stream entering its final norm (12 blocks, d 64, its own init, seed 0, the
+    depth tab's seeded batch), by a forward hook (tests/optimizers_reference.py)."""
+    from tests.optimizers_reference import residual_rms_before_final_norm
+
+    return residual_rms_before_final_norm(norm)
+
+
+def _mup_loss_at_lr(param: str, width: int, lr_index: int) -> float:
+    """The shipped sweep's final loss (the mean over its seeds) at one learning rate of the sweep."""
+    widths = [int(w) for w in _opt_shipped("sweep/widths")]
+    return float(_opt_shipped(f"sweep/{param}")[widths.index(width), lr_index])
+
+
+REFERENCES["adam_beta2_threshold"] = lambda beta1: 1 - (1 - beta1) ** 2  # (1 - b1)/sqrt(1 - b2) > 1 iff b2 > this
+REFERENCES["adam_uncorrected_below_eta"] = _adam_uncorrected_below_eta
+REFERENCES["adam_step_bound"] = _adam_step_bound
+REFERENCES["tiny_gpt_residual_rms"] = _tiny_gpt_residual_rms
+REFERENCES["mup_loss_at_lr"] = _mup_loss_at_lr
 UNITS["adam_v_rel_std_pct"] = Fraction(1, 100)
 # the limit of n_eff as t grows: (1 + beta2) / (1 - beta2), exactly with fractions
 REFERENCES["adam_n_eff_limit"] = lambda beta2: float((1 + Fraction(str(beta2))) / (1 - Fraction(str(beta2))))

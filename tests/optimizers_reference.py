@@ -13,6 +13,7 @@ from core/optimizers.py or views/optimizers.py:
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -77,6 +78,15 @@ def stable_limit(surface: str, kappa: float) -> float:
     return 2 / lam[-1], lam[-1] / lam[0]
 
 
+def start_lambda_max(surface: str, kappa: float) -> float:
+    """The largest eigenvalue of the Hessian at the start (−1.5, 1), written out by hand."""
+    x, y = START
+    if surface == "bowl":
+        return max(kappa, 1.0)
+    h = np.array([[2 - 40 * (y - x * x) + 80 * x * x, -40 * x], [-40 * x, 20.0]])
+    return float(np.linalg.eigvalsh(h)[-1])
+
+
 def uncorrected_steps(n: int, b1: float, b2: float) -> list[float]:
     """|Δθ_t|/η without bias correction under g = 1, by the moment loop."""
     m = v = 0.0
@@ -111,3 +121,58 @@ def norm_stats(shift: float) -> dict[str, tuple[float, float]]:
 def shipped(key: str) -> np.ndarray:
     with np.load(SHIPPED, allow_pickle=False) as z:
         return np.asarray(z[key])
+
+
+def first_at_or_above(b1: float, b2: float, level: float = 1.0, n: int = 5000) -> int:
+    """The first t at which the uncorrected step (moment loop, g = 1) reaches ``level`` η."""
+    return next(t for t, u in enumerate(uncorrected_steps(n, b1, b2), start=1) if u >= level)
+
+
+def last_above(b1: float, b2: float, level: float, n: int = 20000) -> int:
+    """The last t at which the uncorrected step is above ``level`` η."""
+    return max(t for t, u in enumerate(uncorrected_steps(n, b1, b2), start=1) if u > level)
+
+
+def step_bound(t: int, b1: float, b2: float) -> float:
+    """max |m̂_t/√v̂_t| over all gradient sequences: write m̂ = Σ a_i g_i, v̂ = Σ b_i g_i² by unrolling the moment
+    updates term by term; Cauchy–Schwarz gives √(Σ a_i²/b_i), reached at g_i = a_i/b_i (checked here by evaluating
+    the moments' own loop on that sequence)."""
+    a = [(1 - b1) * b1 ** (t - i) / (1 - b1**t) for i in range(1, t + 1)]
+    b = [(1 - b2) * b2 ** (t - i) / (1 - b2**t) for i in range(1, t + 1)]
+    bound = math.sqrt(sum(x * x / y for x, y in zip(a, b, strict=True)))
+    m = v = 0.0
+    for i, g in enumerate([x / y for x, y in zip(a, b, strict=True)], start=1):
+        m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+        if i == t:
+            attained = abs(m / (1 - b1**t)) / math.sqrt(v / (1 - b2**t))
+    assert abs(attained - bound) < 1e-9 * bound
+    return bound
+
+
+def valley_l2_minimum(wd: float) -> tuple[float, float, float]:
+    """The minimiser of (1 − x)² + 10(y − x²)² + (wd/2)(x² + y²) by scipy, and the valley's own f there."""
+    from scipy import optimize
+
+    def f(p):
+        return (1 - p[0]) ** 2 + 10 * (p[1] - p[0] ** 2) ** 2
+
+    res = optimize.minimize(lambda p: f(p) + wd / 2 * (p[0] ** 2 + p[1] ** 2), [0.5, 0.5], tol=1e-12)
+    return float(res.x[0]), float(res.x[1]), float(f(res.x))
+
+
+@functools.cache
+def residual_rms_before_final_norm(norm: str, n_layer: int = 12) -> float:
+    """The RMS of the tiny GPT's residual stream entering its final RMSNorm, at its own (GPT-2 style) init, seed 0,
+    on the shipped depth batch (4 × 32 seeded random bytes, rng seed 1), by a forward hook on the torch model."""
+    import torch
+
+    from core.tiny_gpt import GPTConfig, init_params, torch_model
+
+    cfg = GPTConfig(n_layer=n_layer, d_model=64, n_head=4, ctx=32, norm=norm)
+    model = torch_model(cfg, init_params(cfg, seed=0))
+    seen = {}
+    model.norm_f.register_forward_hook(lambda mod, args, out: seen.__setitem__("x", args[0].detach()))
+    ids = torch.as_tensor(np.random.default_rng(1).integers(0, 256, size=(4, 33)), dtype=torch.int64)
+    with torch.no_grad():
+        model(ids[:, :-1])
+    return float(seen["x"].double().pow(2).mean().sqrt())

@@ -1127,35 +1127,124 @@ NUMBER_FORMATS = [
 ]
 
 # ============================================================ 21. Optimizers and normalisation
-_UNCORRECTED_1 = 0.1 / math.sqrt(1 - 0.999)  # (1 − β1) / √(1 − β2) at t = 1, the page's default betas
 _ONE = "1 of a bias-correction factor 1 − β^t or of 1 − ηλ (the formula written beside it)"
+_O = optimizers_reference
+_U = _O.uncorrected_steps(20000, 0.9, 0.999)  # the uncorrected step by the moment loop, g = 1, t = 1, 2, ...
+_U95 = _O.uncorrected_steps(20, 0.9, 0.95)
+_L2X, _L2Y, _L2F = _O.valley_l2_minimum(0.5)
+_ADAMW_END = _O.run("valley", 10.0, "adamw", 0.1, 300, wd=0.5)
+_A151 = "the A1.5.1 preset's own values (views.optimizers SPEC)"
 OPTIMIZERS: list[Ref] = [
     Ref("it is stable only for η < 2/λ_max", FORMULA),
     Ref("shrinks by only about 1 - 2λ_min/λ_max per step", FORMULA, FORMULA),
+    Ref("sums past gradients with weights μ^k, about 1/(1 - μ) times a steady gradient", FORMULA, FORMULA),
+    Ref(
+        "it is stable for η < 2(1 + μ)/λ_max (0.38 on the bowl at κ = 10, μ = 0.9)",
+        FORMULA,
+        FORMULA,
+        2 * (1 + 0.9) / 10,
+        GIVEN,
+        GIVEN,
+    ),
+    Ref("by the constant 1 + λ/a_i", FORMULA),
     Ref("divides m by 1 - β1^t and v by 1 - β2^t", _ONE, _ONE),
+    Ref("Without it the first step is (1 - β1)/√(1 - β2) η", _ONE, _ONE),
     Ref("m is biased toward zero by 1 - β1^t, but √v by √(1 - β2^t)", _ONE, _ONE),
-    Ref("so with β2 = 0.999 the first step is 3.16 η", "Adam's default β2 (Kingma and Ba 2015)", _UNCORRECTED_1),
+    Ref("which is smaller when β2 > 1 - (1 - β1)², 0.99 at β1 = 0.9", _ONE, _ONE, 1 - (1 - 0.9) ** 2, GIVEN),
+    Ref(
+        "With β1 = 0.9, β2 = 0.999 the first step is 3.16 η",
+        "Adam's default β1 (Kingma and Ba 2015)",
+        "Adam's default β2 (Kingma and Ba 2015)",
+        _U[0],
+    ),
     Ref("(Kingma and Ba §3 warn", "a section of Kingma and Ba 2015"),
+    Ref(
+        "with the β2 = 0.95 of LLaMA (Touvron et al. 2023) it is 0.45 η, and reaches η only at step 9",
+        "LLaMA's β2 (Touvron et al. 2023, section 2.3)",
+        _U95[0],
+        _O.first_at_or_above(0.9, 0.95),
+    ),
+    Ref("(0.1 η at t = 1)", 1 - 0.9, "the first step"),
+    Ref(
+        "At β2 = 0.999 the uncorrected step stays above η for thousands of steps (3.24 η at t = 100, 1.26 η at "
+        "t = 1,000, above 1.1 η until t = 1,750); at β2 = 0.95 it is below η for the first 8 steps only",
+        GIVEN,
+        _U[99],
+        GIVEN,
+        _U[999],
+        GIVEN,
+        GIVEN,
+        _O.last_above(0.9, 0.999, 1.1),
+        GIVEN,
+        _O.first_at_or_above(0.9, 0.95) - 1,
+    ),
     Ref("θ ← θ(1 - ηλ), then Adam", _ONE),
+    Ref("the paper's Algorithm 2", "an algorithm's number in Loshchilov and Hutter 2019"),
     Ref(
         "v̂ averages about n_eff gradients: 1 at the first step, about 100 at the hundredth with β2 = 0.999",
         optimizers_reference.n_eff(1, 0.999),
         optimizers_reference.n_eff(100, 0.999),
         GIVEN,
     ),
-    Ref("(Theorem 1, Xavier init", "a theorem's number in Xiong et al. 2020"),
-    Ref("Adam with β1 = 0.9, β2 = 0.999 and no bias correction", GIVEN),
     Ref(
-        "m_1 = 0.1 g and √v_1 = √0.001 |g|, so the step is 0.1 / 0.0316 = **3.16 η**",
-        1 - 0.9,
-        1 - 0.999,
-        1 - 0.9,
-        math.sqrt(1 - 0.999),
-        _UNCORRECTED_1,
+        "(exactly η at t = 1; by Cauchy-Schwarz never above 1.04 η at t = 10 with β1 = 0.9, β2 = 0.999)",
+        "the first step",
+        _O.step_bound(10, 0.9, 0.999),
+        GIVEN,
+        GIVEN,
+        GIVEN,
     ),
-    Ref("Without correction the first step is 3.16 η at β2 = 0.999.", _UNCORRECTED_1, GIVEN),
-    Ref("at β2 = 0.999 the step is 3.16 η.", GIVEN, _UNCORRECTED_1),
+    Ref("(Theorem 1, Xavier init", "a theorem's number in Xiong et al. 2020"),
+    Ref("Adam with β1 = 0.9, β2 = 0.98 and no bias correction", GIVEN, GIVEN),
+    Ref(
+        "m_1 = 0.1 g and √v_1 = √0.02 |g| = 0.141 |g|, so the step is 0.1 / 0.141 = **0.71 η**",
+        1 - 0.9,
+        1 - 0.98,
+        math.sqrt(1 - 0.98),
+        1 - 0.9,
+        math.sqrt(1 - 0.98),
+        (1 - 0.9) / math.sqrt(1 - 0.98),
+    ),
+    Ref(
+        "because β2 < 1 - (1 - β1)² = 0.99; at β2 = 0.999 it would be 3.16 η",
+        _ONE,
+        _ONE,
+        1 - (1 - 0.9) ** 2,
+        GIVEN,
+        _U[0],
+    ),
+    Ref(
+        "Without correction the first step is 3.16 η at β1 = 0.9, β2 = 0.999 (0.45 η at β2 = 0.95).",
+        _U[0],
+        GIVEN,
+        GIVEN,
+        _U95[0],
+        GIVEN,
+    ),
+    Ref(
+        "at β1 = 0.9, β2 = 0.999 it is 3.16 η (at β2 = 0.95, 0.45 η).",
+        GIVEN,
+        GIVEN,
+        _U[0],
+        GIVEN,
+        _U95[0],
+    ),
+    Ref("(exactly η at t = 1).", "the first step"),
     Ref("under a small GPT-2 style init", NAME),
+    Ref("A run whose loss passes 1e6 or overflows", "the page's divergence threshold (views.optimizers DIVERGED)"),
+    Ref(
+        "In the A1.5.1 preset (the valley, η = 0.1, λ = 0.5, 300 steps) Adam + L2 ends at (0.678, 0.449), the "
+        "minimum of f + (λ/2)|θ|², where f = 0.105; AdamW ends at (0.395, 0.147)",
+        _A151,
+        _A151,
+        _A151,
+        _L2X,
+        _L2Y,
+        FORMULA,
+        _L2F,
+        _ADAMW_END[0],
+        _ADAMW_END[1],
+    ),
     Ref(
         r"\theta_t = \theta_{t-1} - \eta\,\frac{\hat m_t}{\sqrt{\hat v_t}+\epsilon} - \eta\lambda\,\theta_{t-1}",
         "the previous step's index",
@@ -1273,7 +1362,7 @@ OPTIMIZER_CONTROLS: list[Ref] = [
         "Rosenbrock 1960's b",
     ),
     Ref("AdamW multiplies θ by 1 - ηλ each step", FORMULA),
-    Ref("embedding N(0, 1) (Xiong", "a standard normal's mean and variance"),
+    Ref("an embedding N(0, 1), which the tied head reuses", "a standard normal's mean and variance"),
     Ref("the tiny GPT's own N(0, 0.02²)", "the mean and the standard deviation of core/tiny_gpt.py's init_params"),
     Ref(
         "A1.5: SGD against Adam on a bowl of κ = 50",

@@ -35,7 +35,7 @@ def test_the_panel_against_plain_loops(surface: str, kappa: float, lr: str, step
     panel = view.figures["main"].layout.annotations[0].text
     exact = ref.LR_STEPS[view_of.LR_CHOICES.index(lr)]  # the label is rounded to 3 digits, the step is 10^(i/4 - 3)
     for name, key in zip(view_of.NAMES, view_of.OPTIMIZERS, strict=True):
-        final = ref.run(surface, kappa, key, exact, steps, wd=0.0 if key == "adam" else wd)[2]
+        final = ref.run(surface, kappa, key, exact, steps, wd=wd if key in ("adam_l2", "adamw") else 0.0)[2]
         assert f"{name}: {ref.loss_text(final)}" in panel, (name, panel)
     limit, cond = ref.stable_limit(surface, kappa)
     r = {x.label: x.value for x in view.readouts}
@@ -47,6 +47,18 @@ def test_sgd_converges_below_its_limit_and_diverges_above() -> None:
     state = SPEC.defaults()
     finals = {lr: view_of.figures(state.replace(opt_lr=lr)).facts["finals"][0] for lr in ("0.178", "0.316")}
     assert finals["0.178"] < 1e-3 and not (finals["0.316"] < 1e6)  # limit 2/10 = 0.2 between the two steps
+
+
+def test_sgd_and_momentum_are_plain_whatever_the_weight_decay() -> None:
+    """The weight-decay control reaches Adam + L2 and AdamW only: at κ = 11 the stated limit 2/11 = 0.182 holds for
+    SGD at η = 0.178 even with λ = 1 (L2 would make the limit 2/(11 + 1) = 0.167 and SGD diverge)."""
+    state = SPEC.defaults().replace(opt_kappa=11.0, opt_wd=1.0, opt_lr="0.178", opt_steps=300)
+    out = view_of.figures(state)
+    assert out.facts["limit"] == pytest.approx(2 / 11)
+    sgd, momentum = out.facts["finals"][:2]
+    assert sgd == pytest.approx(ref.run("bowl", 11.0, "sgd", ref.LR_STEPS[9], 300, wd=0.0)[2]) and sgd < 1e-3
+    assert momentum == pytest.approx(ref.run("bowl", 11.0, "momentum", ref.LR_STEPS[9], 300, wd=0.0)[2])
+    assert not ref.run("bowl", 11.0, "sgd", ref.LR_STEPS[9], 300, wd=1.0)[2] < 1e6  # what L2 would have done
 
 
 def test_the_drag_covers_the_sweep() -> None:
@@ -98,9 +110,10 @@ def test_mup_best_learning_rates_from_the_shipped_file() -> None:
     lrs = ref.shipped("sweep/lrs")
     for p, label in (("sp", "Best η, SP"), ("mup", "Best η, muP")):
         best = [lrs[int(np.nanargmin(row))] for row in ref.shipped(f"sweep/{p}")]
-        assert r[label] == f"{best[0]:.2g} → {best[-1]:.2g}"  # widths 32 and 512
-    assert r["Best η, SP"] == "0.01 → 0.001"
-    assert r["Best η, muP"] == "0.01 → 0.022"
+        assert r[label] == f"{best[0]:.2g} → {best[-1]:.2g}"  # widths 32 and 512, neither at the sweep's edge
+        assert lrs[0] < min(best) and max(best) < lrs[-1]
+    assert r["Best η, SP"] == "0.018 → 0.0018"
+    assert r["Best η, muP"] == "0.018 → 0.018"
 
 
 def test_the_shipped_gradient_norms_rerun() -> None:
@@ -133,12 +146,18 @@ def test_bad_input_gives_no_exception() -> None:
 
 
 def test_the_warm_up_quantile_by_a_loop() -> None:
-    """The 5th percentile of v̂ ÷ E[g²] at t = 10 over the 2,000 seeded runs, by a loop over the first ten steps."""
+    """The 95th percentile of Adam's step |m̂/√v̂| at t = 2 and 10 over the 2,000 seeded runs, by a loop over the
+    first ten steps of the same gradients; and the Cauchy–Schwarz bound at t = 10 (tests/optimizers_reference)."""
     rng = np.random.default_rng(0)
     g = rng.standard_normal((2000, 200))[:, :10]
-    v = np.zeros(2000)
+    m, v, step = np.zeros(2000), np.zeros(2000), {}
     for t in range(1, 11):
+        m = 0.9 * m + 0.1 * g[:, t - 1]
         v = 0.999 * v + 0.001 * g[:, t - 1] ** 2
-    ratio = v / (1 - 0.999**10)  # E[g²] = 1
+        step[t] = np.abs(m / (1 - 0.9**t)) / np.sqrt(v / (1 - 0.999**t))
+    np.testing.assert_allclose(step[1], 1.0)  # exactly η at the first step
     r = _readouts(SPEC.defaults())
-    assert r["5th percentile of v̂ ÷ E[g²] at t = 10"] == f"{np.quantile(ratio, 0.05):.2f}"
+    want = f"{np.quantile(step[2], 0.95):.2f} η, {np.quantile(step[10], 0.95):.2f} η"
+    assert r["Adam's step |m̂/√v̂|, 95th percentile at t = 2, 10"] == want == "1.00 η, 0.62 η"
+    assert step[10].max() <= ref.step_bound(10, 0.9, 0.999)
+    assert r["Largest possible step at t = 10"] == f"{ref.step_bound(10, 0.9, 0.999):.2f} η" == "1.04 η"

@@ -44,12 +44,25 @@ def paths(values: dict, *, readouts: bool = True, figure: bool = True) -> list[R
     lr = v_opt.LR_CHOICES.index(s["opt_lr"])
     exact = R.LR_STEPS[lr]
     limit, cond = R.stable_limit(surface, kappa)
-    ends = [R.run(surface, kappa, k, exact, steps, wd=0.0 if k == "adam" else wd) for k in v_opt.OPTIMIZERS]
+    ends = [R.run(surface, kappa, k, exact, steps, wd=wd if k in v_opt.DECAYED else 0.0) for k in v_opt.OPTIMIZERS]
     out: list[Ref] = []
     if readouts:
         out += [
             Ref(f"SGD's stable limit 2/λ_max: {limit:.3g}", FORMULA, limit),
             Ref("SGD's stable limit 2/λ_max help", FORMULA),
+            *(
+                [
+                    Ref("SGD's stable limit 2/λ_max help: near the minimum", FORMULA),
+                    Ref(
+                        f"at the start λ_max is {R.start_lambda_max(surface, kappa):.0f} and the local limit "
+                        f"{2 / R.start_lambda_max(surface, kappa):.2g}",
+                        R.start_lambda_max(surface, kappa),
+                        2 / R.start_lambda_max(surface, kappa),
+                    ),
+                ]
+                if surface == "valley"
+                else []
+            ),
             Ref(f"Condition number κ = λ_max/λ_min: {cond:.3g}", cond),
             Ref(f"after {steps} steps, from the same start", STEPS),
         ]
@@ -89,6 +102,14 @@ def bias(b1: float = 0.9, b2: float = 0.999) -> list[Ref]:
         Ref("the step without correction is η (1 - β1^t) / √(1 - β2^t)", ONE, ONE),
         Ref(f"Uncorrected first step: {u[0]:.2f} η", u[0]),
         Ref("Uncorrected first step help: (1 - β1) / √(1 - β2)", ONE, ONE),
+        Ref(
+            f"above η only when β2 > 1 - (1 - β1)² ({1 - (1 - b1) ** 2:.4g} at β1 = {b1:g})",
+            ONE,
+            ONE,
+            1 - (1 - b1) ** 2,
+            GIVEN,
+        ),
+        Ref(f"the uncorrected step starts at {u[0]:.2f} η", u[0]),
         Ref(f"Largest uncorrected step: {u[peak]:.2f} η at t = {peak + 1}", u[peak], peak + 1),
         Ref("Largest uncorrected step help: (1 - β1^t) / √(1 - β2^t)", ONE, ONE),
         Ref(f"Adam's first steps, β1 = {b1:g}, β2 = {b2:g}", GIVEN, GIVEN),
@@ -121,19 +142,28 @@ def warmup(b2: float = 0.999) -> list[Ref]:
             (1 + b2) / (1 - b2),
         ),
         Ref(
-            "5th percentile of v̂ ÷ E[g²] at t = 10: 0.42",
+            "Adam's step |m̂/√v̂|, 95th percentile at t = 2, 10: 1.00 η, 0.62 η",
             LABEL,
+            "the step",
             "the step",
             "a simulation's quantile (2,000 seeded runs), checked against its own loop in "
             "test_views_optimizers.py::test_the_warm_up_quantile_by_a_loop",
+            "ibid.",
         ),
         Ref(
-            "5th percentile of v̂ ÷ E[g²] at t = 10 help: over 2,000 seeded runs: one run in 20",
+            "Adam's step |m̂/√v̂|, 95th percentile at t = 2, 10 help: a seeded estimate over 2,000 runs",
             LABEL,
             "the step",
-            "the number of simulated runs (views.optimizers)",
-            "the 5th percentile: one in 20",
+            "the step",
+            "the number of simulated runs (views.optimizers RUNS)",
         ),
+        Ref("at t = 1 the step is exactly η", "the first step"),
+        Ref(
+            f"Largest possible step at t = 10: {R.step_bound(10, 0.9, b2):.2f} η",
+            "the step",
+            R.step_bound(10, 0.9, b2),
+        ),
+        Ref("Largest possible step at t = 10 help", "the step"),
         Ref("^95th percentile", LABEL),
         Ref("^5th percentile", LABEL),
         Ref("^√(2 / n_eff)", "Var(g²) = 2σ⁴ for a zero-mean Gaussian"),
@@ -148,6 +178,7 @@ def norms(shift: float = 2.0) -> list[Ref]:
         Ref("LayerNorm(x): mean, RMS: {:.2f}, {:.2f}".format(*s["ln"]), *s["ln"]),
         Ref("(eps 1e-5)", "torch.nn.LayerNorm's default eps"),
         Ref("RMSNorm(x): mean, RMS: {:.2f}, {:.2f}".format(*s["rms"]), *s["rms"]),
+        Ref("like every coordinate ({:.2f} → {:.2f})".format(s["x"][0], s["rms"][0]), s["x"][0], s["rms"][0]),
     ]
 
 
@@ -155,8 +186,20 @@ def depth(init: str = "xavier", blocks: str = "12") -> list[Ref]:
     pre, post = R.shipped(f"grad/{init}/pre/L{blocks}"), R.shipped(f"grad/{init}/post/L{blocks}")
     return [
         Ref("The tiny GPT's blocks (RMSNorm, width 64, 4 heads)", SHIPPED, SHIPPED),
-        Ref("under the tiny GPT's own GPT-2 init", "a name (GPT-2)"),
-        Ref("Unlike Xiong et al.'s Fig. 3", "a figure's number in Xiong et al. 2020"),
+        Ref("under its GPT-2 init", "a name (GPT-2)"),
+        Ref("the 0.02-scale embedding", "the standard deviation of core/tiny_gpt.py's init_params"),
+        Ref(
+            "(RMS 0.028 before the final norm, against 1.0 under post-LN)",
+            R.residual_rms_before_final_norm("pre"),
+            R.residual_rms_before_final_norm("post"),
+        ),
+        Ref(
+            "by about 1/0.028 ≈ 35",
+            FORMULA,
+            R.residual_rms_before_final_norm("pre"),
+            1 / R.residual_rms_before_final_norm("pre"),
+        ),
+        Ref("Xiong et al.'s Fig. 3 plots", "a figure's number in Xiong et al. 2020"),
         Ref(f"Last block: post-LN ÷ pre-LN: {post[-1] / pre[-1]:.2g}", float(post[-1] / pre[-1])),
         Ref(f"Pre-LN: first block ÷ last: {pre[0] / pre[-1]:.2f}", float(pre[0] / pre[-1])),
         Ref(f"Gradient norm by depth at initialisation, {blocks} blocks", GIVEN),
@@ -166,8 +209,19 @@ def depth(init: str = "xavier", blocks: str = "12") -> list[Ref]:
 
 def mup() -> list[Ref]:
     lrs = R.shipped("sweep/lrs")
-    best = {p: [float(lrs[int(np.nanargmin(row))]) for row in R.shipped(f"sweep/{p}")] for p in ("sp", "mup")}
+    loss = {p: R.shipped(f"sweep/{p}") for p in ("sp", "mup")}
+    at = {p: [int(np.nanargmin(row)) for row in loss[p]] for p in ("sp", "mup")}
+    best = {p: [float(lrs[i]) for i in at[p]] for p in ("sp", "mup")}
+    assert all(0 < i < len(lrs) - 1 for p in at for i in at[p])  # no best at the sweep's edge: no "≤" to check
+    span = {p: max(at[p]) - min(at[p]) for p in at}
+    top = float(lrs[-1])
     sp, mp = R.shipped("coord/sp")[:, -1, 2], R.shipped("coord/mup")[:, -1, 2]
+    seeds = "the sweep's seeds (core/optimizers_data.py SWEEP_SEEDS)"
+    updates = "the coordinate check's updates: 5 forward passes, the last after 4 updates"
+
+    def arrow(v: list[float]) -> str:
+        return " → ".join(f"{x:.2g}" for x in v)
+
     return [
         Ref(
             "the hidden matrix's η divided by n / 32 and the output multiplied by 32 / n",
@@ -175,49 +229,58 @@ def mup() -> list[Ref]:
             "ibid.",
         ),
         Ref("at width 32 both agree", "muP's base width here"),
-        Ref("about 11 s on one thread", float(R.shipped("seconds"))),
-        Ref("Best η, SP: " + " → ".join(f"{x:.2g}" for x in best["sp"][::2]), *best["sp"][::2]),
+        Ref("The sweep: 150 steps, the final loss averaged over 3 seeds", SHIPPED, seeds),
+        Ref("before its update, seed 0", "the coordinate check's seed (core/optimizers_data.py)"),
+        Ref("about 54 s on one thread", float(R.shipped("seconds"))),
+        Ref("Best η, SP: " + arrow(best["sp"][::2]), *best["sp"][::2]),
         Ref(
-            "Best η, SP help: standard parameterisation, widths 32, 128, 512: "
-            + " → ".join(f"{x:.2g}" for x in best["sp"]),
+            "Best η, SP help: standard parameterisation, widths 32, 128, 512 (the mean loss over 3 seeds): "
+            + arrow(best["sp"])
+            + f", spanning {span['sp']} steps of the sweep (a quarter decade each)",
             WIDTH,
             WIDTH,
             WIDTH,
+            seeds,
             *best["sp"],
+            span["sp"],
         ),
-        Ref("Best η, muP: " + " → ".join(f"{x:.2g}" for x in best["mup"][::2]), *best["mup"][::2]),
+        Ref("Best η, muP: " + arrow(best["mup"][::2]), *best["mup"][::2]),
         Ref(
-            "Best η, muP help: widths 32, 128, 512: " + " → ".join(f"{x:.2g}" for x in best["mup"]),
+            "Best η, muP help: widths 32, 128, 512: "
+            + arrow(best["mup"])
+            + f", spanning {span['mup']} step{'s' if span['mup'] != 1 else ''} of the sweep (a quarter decade each)",
             WIDTH,
             WIDTH,
             WIDTH,
             *best["mup"],
+            span["mup"],
         ),
         Ref(
-            f"Output's mean |coordinate| after 5 steps, SP: {sp[0]:.2f} → {sp[-1]:.2f}",
-            "the coordinate check's steps",
+            f"Loss at η = {top:.2g}, SP: " + " → ".join(f"{x:.2f}" for x in loss["sp"][:, -1]), STEP, *loss["sp"][:, -1]
+        ),
+        Ref(f"Loss at η = {top:.2g}, SP help: widths 32, 128, 512", STEP, WIDTH, WIDTH, WIDTH),
+        Ref(
+            f"Loss at η = {top:.2g}, muP: " + " → ".join(f"{x:.2f}" for x in loss["mup"][:, -1]),
+            STEP,
+            *loss["mup"][:, -1],
+        ),
+        Ref(f"Loss at η = {top:.2g}, muP help: widths 32, 128, 512", STEP, WIDTH, WIDTH, WIDTH),
+        Ref(
+            f"Output's mean |coordinate| after 4 updates, SP: {sp[0]:.2f} → {sp[-1]:.2f}",
+            updates,
             float(sp[0]),
             float(sp[-1]),
         ),
+        Ref("Output's mean |coordinate| after 4 updates, SP help: widths 32 → 256", updates, WIDTH, WIDTH),
         Ref(
-            "Output's mean |coordinate| after 5 steps, SP help: widths 32 → 256",
-            "the coordinate check's steps",
-            WIDTH,
-            WIDTH,
-        ),
-        Ref(
-            f"Output's mean |coordinate| after 5 steps, muP: {mp[0]:.2f} → {mp[-1]:.2f}",
-            "the coordinate check's steps",
+            f"Output's mean |coordinate| after 4 updates, muP: {mp[0]:.2f} → {mp[-1]:.2f}",
+            updates,
             float(mp[0]),
             float(mp[-1]),
         ),
-        Ref(
-            "Output's mean |coordinate| after 5 steps, muP help: widths 32 → 256",
-            "the coordinate check's steps",
-            WIDTH,
-            WIDTH,
-        ),
+        Ref("Output's mean |coordinate| after 4 updates, muP help: widths 32 → 256", updates, WIDTH, WIDTH),
         Ref("^hidden layer 2, muP", LABEL),
+        Ref("^hidden layer 2, SP", LABEL),
         Ref("^width 32, SP", WIDTH),
         Ref("^width 32, muP", WIDTH),
         Ref("^width 128, SP", WIDTH),

@@ -12,7 +12,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import optimizers as opt
-from core.optimizers_data import COORD_STEPS, shipped
+from core.optimizers_data import COORD_STEPS, SWEEP_SEEDS, shipped
 from views import DEFAULT, Drag, Options, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
@@ -35,12 +35,14 @@ PATHS, BIAS, WARMUP, NORMS, DEPTH, MUP = VIEWS
 SURFACES = ("Ill-conditioned bowl", "Curved valley")
 OPTIMIZERS = ("sgd", "momentum", "adam", "adam_l2", "adamw")
 NAMES = ("SGD", "SGD + momentum", "Adam", "Adam + L2", "AdamW")
+DECAYED = ("adam_l2", "adamw")  # the optimizers the weight-decay control applies to; SGD and momentum stay plain
 LRS = tuple(float(x) for x in opt.lr_sweep(1e-3, 1.0, 13))  # a quarter decade apart
 LR_CHOICES = tuple(f"{x:.3g}" for x in LRS)
 START = (-1.5, 1.0)
 BOX = {"Ill-conditioned bowl": ((-2.0, 2.0), (-1.5, 1.5)), "Curved valley": ((-2.0, 2.0), (-1.0, 3.0))}
 DIVERGED = 1e6  # a final loss above this, or not finite, is shown as diverged
 NORM_DIM = 8
+RUNS = 2000  # the warm-up tab's simulated runs
 
 SPEC = Spec(
     "Optimizers",
@@ -78,7 +80,8 @@ SPEC = Spec(
             hi=1.0,
             step=0.05,
             fmt="%.2f",
-            help="torch's convention: Adam + L2 adds λθ to the gradient; AdamW multiplies θ by 1 − ηλ each step",
+            help="for Adam + L2 and AdamW only (SGD and SGD + momentum are always plain, without decay); torch's "
+            "convention: Adam + L2 adds λθ to the gradient; AdamW multiplies θ by 1 − ηλ each step",
         ),
         Field(
             "opt_shift",
@@ -99,8 +102,9 @@ SPEC = Spec(
             "xavier",
             choices=("xavier", "gpt2"),
             widget="segmented",
-            help="xavier: Glorot normal matrices, embedding N(0, 1) (Xiong et al.'s setting); gpt2: the tiny GPT's "
-            "own N(0, 0.02²) with the residual projections scaled down by depth",
+            help="xavier: Glorot normal weight matrices and an embedding N(0, 1), which the tied head reuses (so the "
+            "initial logits are large); gpt2: the tiny GPT's own N(0, 0.02²) with the residual projections scaled "
+            "down by depth",
         ),
         ask.switch("predict_opt"),
         ask.guess(
@@ -140,11 +144,15 @@ def _surface(name: str, kappa: float) -> opt.Surface:
     return opt.quadratic(kappa) if name == SURFACES[0] else opt.rosenbrock(1.0, 10.0)
 
 
-def _hessian_at_minimum(s: opt.Surface) -> np.ndarray:
+def _hessian(s: opt.Surface, p: tuple[float, float]) -> np.ndarray:
     if s.kind == "quadratic":
         return np.diag([s.a, s.b])
-    x = s.a  # at (a, a²): f_xx = 2 + 8 b x², f_xy = −4 b x, f_yy = 2 b
-    return np.array([[2 + 8 * s.b * x * x, -4 * s.b * x], [-4 * s.b * x, 2 * s.b]])
+    x, y = p  # f_xx = 2 − 4 b (y − x²) + 8 b x², f_xy = −4 b x, f_yy = 2 b
+    return np.array([[2 - 4 * s.b * (y - x * x) + 8 * s.b * x * x, -4 * s.b * x], [-4 * s.b * x, 2 * s.b]])
+
+
+def _hessian_at_minimum(s: opt.Surface) -> np.ndarray:
+    return _hessian(s, (s.a, s.a * s.a) if s.kind == "rosenbrock" else (0.0, 0.0))
 
 
 @functools.lru_cache(maxsize=16)
@@ -154,7 +162,7 @@ def _paths(surface: str, kappa: float, steps: int, beta1: float, beta2: float, w
     out = []
     for name in OPTIMIZERS:
         tr = opt.trajectory(s, name, LRS, steps, START, momentum=beta1, betas=(beta1, beta2),  # type: ignore[arg-type]
-                            weight_decay=0.0 if name == "adam" else wd)  # fmt: skip
+                            weight_decay=wd if name in DECAYED else 0.0)  # fmt: skip
         out.append((tr.positions, tr.losses))
     return tuple(out)
 
@@ -203,6 +211,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     s = _surface(surface, kappa)
     lam = np.linalg.eigvalsh(_hessian_at_minimum(s))
     limit = 2.0 / float(lam[-1])
+    lam_start = float(np.linalg.eigvalsh(_hessian(s, START))[-1])
     runs = _paths(surface, kappa, steps, b1, b2, wd)
     finals = [float(r[1][at, -1]) for r in runs]
     view.facts.update(finals=finals, limit=limit)
@@ -221,8 +230,11 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     best = min(range(len(NAMES)), key=lambda k: finals[k] if np.isfinite(finals[k]) else np.inf)
     view.readouts = [
         Readout("SGD's stable limit 2/λ_max", f"{limit:.3g}",
-                "the Hessian's largest eigenvalue at the minimum: above this η plain SGD overshoots further each "
-                "step along that direction"),
+                ("the Hessian's largest eigenvalue (the bowl's is the same everywhere): above this η plain SGD "
+                 "overshoots further each step along that direction" if surface == SURFACES[0] else
+                 f"near the minimum, from the Hessian there: above this η plain SGD overshoots further each step "
+                 f"along its steep direction; at the start λ_max is {lam_start:.0f} and the local limit "
+                 f"{2.0 / lam_start:.2g}")),
         Readout("Condition number κ = λ_max/λ_min", f"{lam[-1] / lam[0]:.3g}",
                 "of the Hessian at the minimum: SGD's η is capped by the steep direction and crawls along the flat"),
         Readout("Lowest loss at this η", NAMES[best], f"after {steps} steps, from the same start"),
@@ -232,10 +244,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         peak = int(np.argmax(bc.uncorrected))
         view.facts.update(first_step=float(bc.uncorrected[0]), peak=(peak + 1, float(bc.uncorrected[peak])))
         view.figures[BIAS] = bias_figure(bc.t, bc.corrected, bc.uncorrected, f"β1 = {b1:g}, β2 = {b2:g}",
-                                         **options.look)  # fmt: skip
+                                         float(bc.uncorrected[0]), **options.look)  # fmt: skip
+        above = 1.0 - (1.0 - b1) ** 2  # (1 − β1)/√(1 − β2) > 1  ⇔  β2 > 1 − (1 − β1)²
         view.readouts += [
             Readout("Uncorrected first step", f"{bc.uncorrected[0]:.2f} η",
-                    "(1 − β1) / √(1 − β2) for a constant gradient: m is biased toward zero, but √v more so"),
+                    f"(1 − β1) / √(1 − β2) for a constant gradient: above η only when β2 > 1 − (1 − β1)² "
+                    f"({above:.4g} at β1 = {b1:g})"),
             Readout("Largest uncorrected step", f"{bc.uncorrected[peak]:.2f} η at t = {peak + 1}",
                     "(1 − β1^t) / √(1 − β2^t); with the correction every step is η"),
         ]  # fmt: skip
@@ -250,9 +264,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                     "√(2 / n_eff) for zero-mean Gaussian gradients; n_eff = 1 at the first step"),
             Readout("At t = 100", f"{100 * noise.rel_std_closed_form[99]:.0f}%",
                     f"n_eff = {n_eff[-1]:.1f} gradients behind v̂ (at most {(1 + b2) / (1 - b2):,.0f})"),
-            Readout("5th percentile of v̂ ÷ E[g²] at t = 10", f"{noise.v_ratio[0, 9]:.2f}",
-                    "over 2,000 seeded runs: one run in 20 divides its step by a √v̂ this far below the true RMS "
-                    "gradient, or further, and steps that much larger"),
+            Readout("Adam's step |m̂/√v̂|, 95th percentile at t = 2, 10",
+                    f"{noise.step[-1, 1]:.2f} η, {noise.step[-1, 9]:.2f} η",
+                    f"a seeded estimate over {RUNS:,} runs on the same gradients: m̂ shares v̂'s noise, so a small v̂ "
+                    "does not make a large step; at t = 1 the step is exactly η"),
+            Readout("Largest possible step at t = 10", f"{opt.adam_step_bound(10, b1, b2):.2f} η",
+                    "for any gradients, by Cauchy–Schwarz on m̂ = Σ a_i g_i and v̂ = Σ b_i g_i²: √(Σ a_i² / b_i)"),
         ]  # fmt: skip
     if NORMS in parts:
         x = np.random.default_rng(0).standard_normal(NORM_DIM) + float(state.opt_shift)
@@ -265,8 +282,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.readouts += [
             Readout("Input x: mean, RMS", stats(x)),
             Readout("LayerNorm(x): mean, RMS", stats(ln), "mean removed, then scaled to unit variance (eps 1e-5)"),
-            Readout("RMSNorm(x): mean, RMS", stats(rms), "scaled to unit RMS; the mean is kept"),
-        ]
+            Readout("RMSNorm(x): mean, RMS", stats(rms),
+                    f"scaled to unit RMS; the mean is not subtracted: it is divided by the RMS like every coordinate "
+                    f"({x.mean():.2f} → {rms.mean():.2f})"),
+        ]  # fmt: skip
     if DEPTH in parts:
         depth = state.opt_depth if state.opt_depth in ("4", "12") else "12"
         init = state.opt_init if state.opt_init in ("xavier", "gpt2") else "xavier"
@@ -284,24 +303,42 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         cw, sw, lrs = data["coord/widths"], data["sweep/widths"], data["sweep/lrs"]
         sp, mup = data["coord/sp"][:, -1, :], data["coord/mup"][:, -1, :]
         view.figures[MUP] = mup_figure(cw, sp[:, 2], mup[:, 2], mup[:, 1], sw, lrs, data["sweep/sp"],
-                                       data["sweep/mup"], **options.look)  # fmt: skip
-        best = {p: [float(lrs[int(np.nanargmin(row))]) for row in data[f"sweep/{p}"]] for p in ("sp", "mup")}
+                                       data["sweep/mup"], sp_hidden=sp[:, 1], **options.look)  # fmt: skip
+        at = {p: [int(np.nanargmin(row)) for row in data[f"sweep/{p}"]] for p in ("sp", "mup")}
+        best = {p: [float(lrs[i]) for i in at[p]] for p in ("sp", "mup")}
         view.facts["best"] = best
         widths = ", ".join(f"{int(w)}" for w in sw)
+        top = len(lrs) - 1
 
-        def arrow(v: list[float]) -> str:
-            return " → ".join(f"{x:.2g}" for x in v)
+        def lr_text(i: int) -> str:
+            # a best η at either end of the sweep is a bound, not an optimum
+            edge = " (the sweep's edge)"
+            return f"≤ {lrs[i]:.2g}{edge}" if i == 0 else f"≥ {lrs[i]:.2g}{edge}" if i == top else f"{lrs[i]:.2g}"
+
+        def arrow(idx: list[int]) -> str:
+            return " → ".join(lr_text(i) for i in idx)
+
+        def moves(idx: list[int]) -> str:
+            span = max(idx) - min(idx)
+            return f"spanning {span} step{'s' if span != 1 else ''} of the sweep (a quarter decade each)"
+
+        def losses(p: str, j: int) -> str:
+            return " → ".join(f"{x:.2f}" for x in data[f"sweep/{p}"][:, j])
 
         view.readouts += [
-            Readout("Best η, SP", arrow(best["sp"][::2]),
-                    f"standard parameterisation, widths {widths}: {arrow(best['sp'])}, drifting down"),
-            Readout("Best η, muP", arrow(best["mup"][::2]),
-                    f"widths {widths}: {arrow(best['mup'])}, one step of the sweep apart at most"),
-            Readout(f"Output's mean |coordinate| after {COORD_STEPS} steps, SP",
+            Readout("Best η, SP", arrow(at["sp"][::2]),
+                    f"standard parameterisation, widths {widths} (the mean loss over {SWEEP_SEEDS} seeds): "
+                    f"{arrow(at['sp'])}, {moves(at['sp'])}"),
+            Readout("Best η, muP", arrow(at["mup"][::2]), f"widths {widths}: {arrow(at['mup'])}, {moves(at['mup'])}"),
+            Readout(f"Loss at η = {lrs[top]:.2g}, SP", losses("sp", top),
+                    f"widths {widths}: the robust signal; near each width's best η the curves are flat"),
+            Readout(f"Loss at η = {lrs[top]:.2g}, muP", losses("mup", top), f"widths {widths}"),
+            Readout(f"Output's mean |coordinate| after {COORD_STEPS - 1} updates, SP",
                     f"{sp[0, 2]:.2f} → {sp[-1, 2]:.2f}", f"widths {int(cw[0])} → {int(cw[-1])}: grows with width"),
-            Readout(f"Output's mean |coordinate| after {COORD_STEPS} steps, muP",
+            Readout(f"Output's mean |coordinate| after {COORD_STEPS - 1} updates, muP",
                     f"{mup[0, 2]:.2f} → {mup[-1, 2]:.2f}", f"widths {int(cw[0])} → {int(cw[-1])}"),
         ]  # fmt: skip
+
     def finite(parts: list[np.ndarray]) -> np.ndarray:
         # a diverged path overflows to ±inf: the table leaves those cells empty, as the figure stops drawing them
         a = np.concatenate(parts)
@@ -331,4 +368,4 @@ def figures(state: State, options: Options = DEFAULT) -> View:
 
 @functools.lru_cache(maxsize=8)
 def _noise(b1: float, b2: float) -> opt.SecondMomentNoise:
-    return opt.second_moment_noise(200, b1, b2, runs=2000, seed=0, quantiles=(0.05, 0.5, 0.95))
+    return opt.second_moment_noise(200, b1, b2, runs=RUNS, seed=0, quantiles=(0.05, 0.5, 0.95))

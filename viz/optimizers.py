@@ -97,10 +97,11 @@ def trajectory_figure(
 
 
 def bias_figure(
-    t: np.ndarray, corrected: np.ndarray, uncorrected: np.ndarray, betas: str, *, theme: str = "light",
-    presenter: bool = False,
+    t: np.ndarray, corrected: np.ndarray, uncorrected: np.ndarray, betas: str, first: float, *,
+    theme: str = "light", presenter: bool = False,
 ) -> go.Figure:  # fmt: skip
-    """Adam's step in units of η under a constant gradient, with and without bias correction, per step."""
+    """Adam's step in units of η under a constant gradient, with and without bias correction, per step; ``first``
+    is the uncorrected first step (units of η), which the title states."""
     pal = get_theme(theme).palette
     data = [
         {"type": "scatter", "x": t, "y": uncorrected, "mode": "lines+markers", "name": "without bias correction",
@@ -113,7 +114,7 @@ def bias_figure(
     layout = {
         "xaxis": {"title": {"text": "step t"}},
         "yaxis": {"title": {"text": "step size ÷ η (constant gradient)"}, "rangemode": "tozero"},
-        "title": {"text": f"Adam's first steps, {betas}: the uncorrected step starts large, not small"},
+        "title": {"text": f"Adam's first steps, {betas}: the uncorrected step starts at {first:.2f} η"},
         "legend": {"y": 1.02},
     }
     return figure(data, layout, theme=theme, presenter=presenter, height=430)
@@ -148,7 +149,7 @@ def warmup_figure(
     axes[f"xaxis{a1[1:]}"] |= {"title": {"text": "step t"}}
     axes[f"xaxis{a2[1:]}"] |= {"title": {"text": "step t"}}
     axes[f"yaxis{b2[1:]}"] |= {"type": "log"}
-    layout = {**axes, "title": {"text": "Adam's second moment from few gradients: why warm-up helps"},
+    layout = {**axes, "title": {"text": "Adam's second moment from few gradients: one argument for warm-up"},
               "legend": {"y": -0.18, "yanchor": "top", "orientation": "h"}}  # fmt: skip
     return figure(data, layout, theme=theme, presenter=presenter, height=450)
 
@@ -210,11 +211,13 @@ def mup_figure(
     sp_loss: np.ndarray,
     mup_loss: np.ndarray,
     *,
+    sp_hidden: np.ndarray | None = None,
     theme: str = "light",
     presenter: bool = False,
 ) -> go.Figure:
-    """Left: the coordinate check (the output's mean |coordinate| after the steps against width, SP and muP, and
-    muP's second hidden layer); right: final training loss against the LR per width, SP dashed, muP solid."""
+    """Left: the coordinate check (the output's mean |coordinate| against width, SP and muP, and the second hidden
+    layer's, muP's and, given ``sp_hidden``, SP's); right: final training loss against the LR per width, SP dashed,
+    muP solid."""
     t = get_theme(theme)
     pal = t.palette
     ids, axes = grid(1, 2, hgap=0.12, titles=["coordinate check", "final loss against learning rate"])
@@ -230,6 +233,12 @@ def mup_figure(
          "line": {"color": pal["optimised"], "width": 2, "dash": "dot"}, "xaxis": a1, "yaxis": b1,
          "hovertemplate": "width %{x}: %{y:.3f}<extra>hidden 2, muP</extra>"},
     ]  # fmt: skip
+    if sp_hidden is not None:
+        data.append({
+            "type": "scatter", "x": widths, "y": sp_hidden, "mode": "lines+markers", "name": "hidden layer 2, SP",
+            "line": {"color": pal["reference"], "width": 2, "dash": "dot"}, "xaxis": a1, "yaxis": b1,
+            "hovertemplate": "width %{x}: %{y:.3f}<extra>hidden 2, SP</extra>",
+        })  # fmt: skip
     seq = t.sequence
     for i, w in enumerate(sweep_widths):
         c = seq[(i + 2) % len(seq)]
@@ -244,6 +253,7 @@ def mup_figure(
     axes[f"yaxis{b1[1:]}"] |= {"title": {"text": "mean |coordinate|"}, "rangemode": "tozero"}
     axes[f"xaxis{a2[1:]}"] |= {"title": {"text": "Adam learning rate η"}, "type": "log"}
     axes[f"yaxis{b2[1:]}"] |= {"title": {"text": "final training loss (MSE)"}, "type": "log"}
-    layout = {**axes, "title": {"text": "muP: activations and the best learning rate stay put as the width grows"},
+    title = "muP: hidden activations stay put; SP's loss at large η worsens with width, muP's does not"
+    layout = {**axes, "title": {"text": title},
               "legend": {"y": -0.2, "yanchor": "top", "orientation": "h"}}  # fmt: skip
     return figure(data, layout, theme=theme, presenter=presenter, height=500)
