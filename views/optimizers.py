@@ -302,6 +302,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(f"Output's mean |coordinate| after {COORD_STEPS} steps, muP",
                     f"{mup[0, 2]:.2f} → {mup[-1, 2]:.2f}", f"widths {int(cw[0])} → {int(cw[-1])}"),
         ]  # fmt: skip
+
     def finite(parts: list[np.ndarray]) -> np.ndarray:
         # a diverged path overflows to ±inf: the table leaves those cells empty, as the figure stops drawing them
         a = np.concatenate(parts)
