@@ -301,7 +301,7 @@ class GradientFate:
     """Where gradient magnitudes land once multiplied by a loss scale and cast to a format (fractions sum to 1)."""
 
     scale: float
-    zero: float  # flushed to zero: |S g| at or below half the smallest subnormal
+    zero: float  # rounded to zero (underflow): |S g| at or below half the smallest subnormal
     subnormal: float  # kept with fewer significant bits: below the smallest normal
     normal: float  # full precision
     overflow: float  # above the largest finite: inf (fp16), which makes GradScaler skip the step

@@ -11,9 +11,9 @@ page = Page.setup(
     ":material/decimal_increase:",
     "bf16 keeps the same exponent range as fp32 and gives up mantissa bits; fp16 keeps more precision but not the "
     "range, so its small gradients underflow and it needs a loss scale. fp8 needs a scale per tensor or per tile, "
-    "and sums, master weights and optimizer state stay in fp32.",
+    "and in the usual recipe sums and master weights stay in fp32.",
     r"x = (-1)^s\,\Big(1 + \frac{m}{2^p}\Big)\,2^{e - \text{bias}}, \qquad \text{ulp}(x) = 2^{\lfloor \log_2 |x| "
-    r"\rfloor - p}",
+    r"\rfloor - p}\ \ \text{for normal } x; \text{ below } 2^{e_{\min}} \text{ the spacing is } 2^{e_{\min} - p}",
     spec=view_of.SPEC,
     question=view_of.QUESTION,
     answer_phrases=view_of.ANSWER_PHRASES,
@@ -81,18 +81,23 @@ def _body(page: Page) -> None:
         st.markdown(
             """
 **The formats.** fp32 has 8 exponent and 23 mantissa bits, bf16 8 and 7 (the top half of fp32), fp16 5 and 10
-(IEEE 754 binary16); fp8 E4M3 has 4 and 3, E5M2 5 and 2 (Micikevicius et al. 2022, arXiv 2209.05433, standardised
-as the OCP 8-bit floating point specification). The exponent bits set the range, the mantissa bits the spacing:
+(IEEE 754 binary16); fp8 E4M3 has 4 and 3, E5M2 5 and 2 (Micikevicius et al. 2022, arXiv 2209.05433, specified in
+the OCP 8-bit floating point specification, OFP8). The exponent bits set the range, the mantissa bits the spacing:
 a format with p mantissa bits has 2^p equally spaced values between 2^e and 2^(e+1). Rounding to nearest moves x
-by at most half a unit in the last place, so the relative error of a normal value is at most 2^−(p+1): 2^−8 for
-bf16, 2^−11 for fp16. Below the smallest normal value (2^−14 in fp16) the subnormals keep one fixed spacing
-(2^−24 in fp16), so the relative error grows until a value flushes to zero.
+by at most half a unit in the last place, so the relative error of a normal value is at most 2^−(p+1) (the unit
+roundoff; torch.finfo's eps is 2^−p, the gap above 1): 2^−8 for bf16, 2^−11 for fp16. Below the smallest normal
+value (2^−14 in fp16) the subnormals keep one fixed spacing (2^−24 in fp16), so the relative error grows until a
+value rounds to zero.
 
-**Overflow.** A value that rounds above fp16's largest, 65,504, becomes inf (IEEE 754). E5M2 follows the IEEE rules:
-its largest is 57,344, and a value that rounds above it becomes inf. E4M3 (torch.float8_e4m3fn) has no infinity and
-its largest value is 448; torch's CPU cast saturates every value above it to 448 (the tests pin it for the torch
-this project runs). The OFP8 specification also defines a non-saturating conversion, which gives NaN instead, and a
-GPU kernel does what its authors chose (scaled matmuls usually clamp to the range first).
+**Overflow.** A value that rounds above fp16's largest, 65,504, becomes inf (IEEE 754): every value from 65,520 up.
+E5M2 has an infinity too: its largest is 57,344, and torch's cast, IEEE-style (the OFP8 non-saturating mode), gives
+inf from 61,440, what rounds above it. E4M3 (torch.float8_e4m3fn) has no infinity and its largest value is 448;
+torch 2.13's CPU cast saturates every value above it to 448, ±inf included (the tests pin it for the torch this
+project runs), while older torch casts and the OFP8 non-saturating conversion give NaN instead. NVIDIA's conversions
+(cuda_fp8.h, __NV_SATFINITE) and the OFP8 specification also offer a saturating mode for both fp8 formats, which
+gives the largest finite value. FP8 training code often clamps to the format's range before the cast (torchao's
+float8 does, in to_fp8_saturated, whose docstring says PyTorch's default casts to the two fp8 types did not
+saturate).
 
 **Loss scaling** (Micikevicius et al. 2018, arXiv 1710.03740). fp16 needs it because small gradients underflow,
 not because they overflow: multiply the loss by S, and every gradient of the backward is S times larger; divide by
@@ -100,12 +105,17 @@ S in fp32 before the optimizer step. torch.amp.GradScaler starts at S = 2^16, ha
 gradient is inf or NaN, and doubles S after 2,000 steps in a row without one. bf16 has fp32's exponent range, so
 its gradients need no scale (seed 002, A5.3).
 
-**Stability** (seed 002, A1.10). exp(x) overflows fp16 above ln 65,504, so a softmax that does not subtract the max
-turns a row with a logit above it into NaN at that logit (inf / inf). Softmax is unchanged by a shift, so
-subtracting the max keeps every exp at most 1; log-sum-exp, m + log Σ exp(x − m), does the same for the log. A
-running sum in bf16 stops growing once the increment is at most half a unit in the last place of the sum: adding 1
-again and again stops at 256. A weight's update smaller than half its spacing is lost the same way. This is why
-reductions, the master weights and Adam's moments stay in fp32 (Micikevicius et al. 2018).
+**Stability** (seed 002, A1.10). Without the max, a softmax in fp16 breaks in two steps. First the sum: once Σ
+exp(x) rounds above 65,504 (from 65,520), it is inf and every share becomes 0, though no single exp has overflowed;
+for this row, x, x − 1, x − 2, x − 3, that happens at a top logit above about 10.65. Then a single exp: above
+ln 65,520 = 11.09 the top logit's exp is inf on its own, and its share is NaN (∞/∞). Softmax is unchanged by a
+shift, so subtracting the max keeps every exp at most 1; log-sum-exp, m + log Σ exp(x − m), does the same for the
+log. A running sum in bf16 stops growing once the increment is below half an ulp of the sum (at exactly half, when
+the tie rounds back to an even sum): adding 1 stops at 256. A weight's update smaller than half the spacing on the
+side it moves is lost the same way. In the standard recipe, reductions and the master weights stay in fp32
+(Micikevicius et al. 2018), and so do Adam's moments (the 16-bytes-per-parameter count of Rajbhandari et al. 2020).
+DeepSeek-V3 keeps the moments in bf16 (arXiv 2412.19437, section 3.3.3), and 8-bit optimizers exist (Dettmers et
+al. 2022, arXiv 2110.02861).
 
 **Where a model's numbers sit** (the grey bands: this project's tiny GPT, measured by `make fmt-data`). Almost all
 of its activations lie inside fp16's normal range; a share of its weight gradients lies below fp16's smallest
@@ -113,25 +123,34 @@ normal, 2^−14, the underflow that loss scaling lifts (Micikevicius et al. 2018
 moment v is an exponential moving average of g², so it sits near the square of the gradients' magnitudes: a gradient
 of 10^−4 gives a v near 10^−8, below fp16's smallest subnormal, 2^−24 ≈ 6.0 × 10^−8. A loss scale does not reach
 it, because the optimizer steps on the unscaled gradients (GradScaler unscales them first). bf16 would hold v, with
-fp32's exponent range, but to 8 significant bits. This is one reason the optimizer state stays in fp32 beside the
-master weights (Micikevicius et al. 2018): mixed-precision Adam keeps an fp32 copy of the weights, the momentum and
-the variance, 12 bytes per parameter (Rajbhandari et al. 2020, ZeRO, arXiv 1910.02054). The tiny GPT has 0.82M
-parameters and trained on a 0.18 MB corpus: where a large model's tensors sit is not measured here.
+fp32's exponent range, but to 8 significant bits. That fits the usual recipe, which keeps the optimizer state in
+fp32 beside the master weights: ZeRO's count of mixed-precision Adam has an fp32 copy of the weights, the momentum
+and the variance, 12 bytes per parameter on top of the fp16 weights and gradients (Rajbhandari et al. 2020, ZeRO,
+arXiv 1910.02054). It is a convention, not a law: DeepSeek-V3's bf16 moments, it reports, cost no observable
+performance. The tiny GPT has 0.82M parameters
+and trained on a 0.18 MB corpus: where a large model's tensors sit is not measured here.
 """
         )
 
     page.quick_check(
         "In bf16, what is the spacing of the values just above 1, and does 1 + 0.003 survive?",
         "The spacing is 2⁻⁷ = **0.0078125** (7 mantissa bits). 0.003 is less than half of it, 0.0039, so 1 + 0.003 "
-        "rounds back to **1**: the update is lost (the Running sum tab shows the same with a sum).",
+        "rounds back to **1**: the update is lost (the Running sum tab shows the same with a sum). Seed 002 (A5.3) "
+        "puts the limit at 0.4% of w: that is the worst case, at a power of two. The condition is an update below "
+        "half the spacing, between 2⁻⁹ and 2⁻⁸ of w depending on where w sits between two powers of two. Just "
+        "below one, at "
+        "w = 0.99609375 (bf16's largest value below 1), an update of 0.2% of w (0.00199) already survives: it "
+        "rounds to 1.",
     )
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(
-            sentence="bf16 has the same exponent range as fp32 with fewer mantissa bits, so training needs no loss "
-            "scale; in fp16 small gradients underflow, and a loss scale lifts them into range.",
-            equation=r"\text{ulp}(x) = 2^{\lfloor \log_2 |x| \rfloor - p}",
-            number="fp16: largest 65,504, smallest normal 2⁻¹⁴; bf16: relative error at most 2⁻⁸.",
+            sentence="bf16 has the same exponent range as fp32, so small gradients do not underflow (no loss scale) "
+            "and activations and logits do not overflow at 65,504; in fp16 small gradients underflow, and a loss "
+            "scale lifts them into range.",
+            equation=r"\text{ulp}(x) = 2^{\lfloor \log_2 |x| \rfloor - p}\ \ (\text{normal } x)",
+            number="fp16: largest 65,504, smallest normal 2⁻¹⁴; bf16: relative error at most 2⁻⁸ (the unit "
+            "roundoff; torch.finfo's eps is 2⁻⁷).",
             trade_off="bf16 trades precision for range; fp8 needs a scale per tensor or per tile.",
         ),
     )
@@ -140,9 +159,12 @@ parameters and trained on a 0.18 MB corpus: where a large model's tensors sit is
             "Calling bf16 more precise than fp16: it has 7 mantissa bits against 10; it wins on range (seed 002, "
             "A5.3).",
             "Saying fp16 needs loss scaling because gradients overflow: they underflow; the scaler backs off on an "
-            "overflow only because its own scale pushed a gradient too far.",
-            "Assuming every fp8 cast overflows to inf: E4M3 has no infinity, and torch's CPU cast saturates at 448.",
-            "Keeping sums or master weights in bf16: an update below half the spacing rounds away.",
+            "inf or NaN, usually because the scale pushed a large gradient past 65,504, sometimes because the "
+            "forward pass itself overflowed.",
+            "Assuming every fp8 cast overflows to inf: E4M3 has no infinity (torch 2.13's CPU cast saturates at "
+            "448), and saturating conversions exist for E5M2 too.",
+            "Keeping sums or master weights in bf16: an update below half the spacing on the side it moves rounds "
+            "away.",
         ]
     )
     page.download(out.tables, "number_formats")

@@ -1621,6 +1621,21 @@ def _fmt_softmax_prob(logits: tuple[float, ...], index: int, fmt: str) -> float:
     return float(torch.softmax(z, dim=-1)[index].to(torch.float64))
 
 
+def _fmt_naive_softmax_prob(logits: tuple[float, ...], index: int, fmt: str) -> float:
+    """softmax without the max subtracted, by torch's own ops in the format: each exp and their sum stored in it
+    (an inf sum makes every finite share 0; an inf exp makes its share inf/inf = NaN)."""
+    import torch
+
+    dt = _fmt_dtype(fmt)
+    e = torch.exp(torch.tensor(logits, dtype=torch.float64).to(dt).to(torch.float64)).to(dt)
+    s = e.to(torch.float64).sum().to(dt)
+    return float((e.to(torch.float64) / s.to(torch.float64)).to(dt)[index].to(torch.float64))
+
+
+def _fmt_exp(x: float) -> float:
+    return math.exp(x)
+
+
 def _fmt_logsumexp(logits: tuple[float, ...]) -> float:
     import torch
 
@@ -1663,6 +1678,8 @@ REFERENCES["fmt_scaler_default"] = _fmt_scaler_default
 REFERENCES["fmt_scaler_scale"] = _fmt_scaler_scale
 REFERENCES["fmt_softmax_prob"] = _fmt_softmax_prob
 REFERENCES["fmt_logsumexp"] = _fmt_logsumexp
+REFERENCES["fmt_naive_softmax_prob"] = _fmt_naive_softmax_prob
+REFERENCES["fmt_exp"] = _fmt_exp
 REFERENCES["fmt_log_softmax"] = _fmt_log_softmax
 REFERENCES["fmt_cross_entropy_nats"] = _fmt_cross_entropy_nats
 UNITS["fmt_unit_roundoff_pct"] = Fraction(1, 100)

@@ -651,6 +651,8 @@ QUANTITIES |= {
         number_formats.dynamic_loss_scaler([1e10] * overflows + [1e-3] * good).final_scale
     ),
     "fmt_softmax_prob": lambda logits, index, fmt: float(number_formats.softmax_stable(logits, _fmt(fmt))[index]),
+    "fmt_naive_softmax_prob": lambda logits, index, fmt: float(number_formats.softmax_naive(logits, _fmt(fmt))[index]),
+    "fmt_exp": lambda x: float(np.exp(x)),
     "fmt_logsumexp": lambda logits: float(number_formats.logsumexp(logits)),
     "fmt_log_softmax": lambda logits, index: float(number_formats.log_softmax(logits)[index]),
     "fmt_cross_entropy_nats": lambda logits, target: -float(number_formats.log_softmax(logits)[target]),

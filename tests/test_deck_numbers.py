@@ -115,8 +115,9 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "7": "bf16's stored mantissa bits (torch.finfo(torch.bfloat16).eps = 2^-7): test_the_number_formats_slide",
         "10": "fp16's stored mantissa bits (torch.finfo(torch.float16).eps = 2^-10): test_the_number_formats_slide",
         "19.2": "fp16's error at the drag's step 1e-7, by torch's own cast: test_the_number_formats_slide",
-        "1e-8": "a step of the slide's drag, flushed to zero in fp16: test_the_number_formats_slide",
-        "100,000": "the drag's last step: fp16 and E5M2 overflow, E4M3 saturates: test_the_number_formats_slide",
+        "1e-8": "a step of the slide's drag, rounded to zero in fp16: test_the_number_formats_slide",
+        "100,000": "the drag's last step: torch's casts give inf in fp16 and E5M2, 448 in E4M3: "
+        "test_the_number_formats_slide",
     },
     ("lesson", 26): {
         "0.0316": "a step of the slide's drag (the sweep's learning rates): test_the_optimizers_slide",
@@ -510,9 +511,9 @@ def test_the_training_lab_slide() -> None:
 
 def test_the_number_formats_slide() -> None:
     """Lesson 25's notes, by torch's own casts (torch 2.13, CPU) and torch.finfo, not core: bf16 and fp16 keep 7 and
-    10 mantissa bits (eps 2^-7 and 2^-10); along the drag, 1e-7 is an fp16 subnormal stored 19.2% off, 1e-8 flushes to
-    zero in fp16 while bf16 stays within 2^-8, and 100,000 overflows fp16 and E5M2 to inf while E4M3 saturates at
-    448; at 0.1 the errors the notes quote (the readouts and the figure show them too)."""
+    10 mantissa bits (eps 2^-7 and 2^-10); along the drag, 1e-7 is an fp16 subnormal stored 19.2% off, 1e-8 rounds to
+    zero in fp16 while bf16 stays within 2^-8, and torch's casts take 100,000 to inf in fp16 and E5M2 while E4M3
+    saturates at 448; at 0.1 the errors the notes quote (the readouts and the figure show them too)."""
     import torch
 
     slide = DECKS["lesson"].slide(25)
@@ -537,7 +538,7 @@ def test_the_number_formats_slide() -> None:
     assert cast(1e-8, fp16) == 0 and error_pct(1e-8, bf16) <= 100 * 2.0**-8
     assert math.isinf(cast(1e5, fp16)) and math.isinf(cast(1e5, e5m2)) and cast(1e5, e4m3) == 448
     assert {"1e-07", "1e-08", "100000"} <= set(slide.spec["fmt_x"].choices)
-    assert "At 1e-7 fp16 is among its subnormals (an error of 19.2%) and at 1e-8 it flushes to zero" in notes
+    assert "At 1e-7 fp16 is among its subnormals (an error of 19.2%) and at 1e-8 it rounds to zero" in notes
 
 
 def test_the_optimizers_slide() -> None:

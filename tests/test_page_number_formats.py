@@ -35,7 +35,7 @@ def test_the_value_control_changes_its_readouts(reused):
 
 def test_link_reproduces_the_figure():
     linked = assert_link_reproduces(PAGE, {"fmt_x": "5e-05"}, lambda at: figures(at)[0]["data"])
-    assert metrics(linked)["fp8 E4M3 stores"] == "0 (flushed to zero)"
+    assert metrics(linked)["fp8 E4M3 stores"] == "0 (underflow: rounds to 0)"
 
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)
@@ -59,6 +59,6 @@ def test_each_tab_draws_its_figure_and_its_readouts(tab):
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     words = {"Loss scaling": "loss scale", "Softmax": "Softmax in fp16", "Running sum": "stops growing"}[tab]
     assert any(words in t for t in titles), titles
-    first = {"Loss scaling": "fp16: flushed to zero", "Softmax": "fp16 naive: top probability",
+    first = {"Loss scaling": "fp16: rounded to zero", "Softmax": "fp16 naive: top probability",
              "Running sum": "bf16 sum after 3,000"}[tab]  # fmt: skip
     assert first in metrics(at)

@@ -1001,6 +1001,22 @@ F16, BF, E4, E5 = (torch.finfo(d) for d in (torch.float16, torch.bfloat16, torch
 # bf16's values around 1: 1 and 1 + 2⁻⁷ (7 stored mantissa bits); an addition below half the gap rounds back to 1
 BF16_GAP = float(BF.eps)
 BF16_ONE_PLUS = float(torch.tensor(1.003, dtype=torch.float64).to(torch.bfloat16).to(torch.float64))
+# bf16's largest value below 1 (torch.nextafter in bf16), and what an update of 0.2% of it gives (torch's own addition)
+BF16_BELOW_ONE = float(
+    torch.nextafter(torch.tensor(1.0, dtype=torch.bfloat16), torch.tensor(0.0, dtype=torch.bfloat16))
+)
+BF16_BELOW_ONE_PLUS = float(
+    torch.tensor(BF16_BELOW_ONE, dtype=torch.bfloat16) + torch.tensor(0.002 * BF16_BELOW_ONE, dtype=torch.bfloat16)
+)
+# where a cast gives inf: halfway from the largest finite value to the next power of two, 2^16 (round to nearest,
+# ties to even); checked against torch's own casts just below and at it
+F16_INF_FROM = (float(F16.max) + 2.0**16) / 2
+E5_INF_FROM = (float(E5.max) + 2.0**16) / 2
+for _d, _at in ((torch.float16, F16_INF_FROM), (torch.float8_e5m2, E5_INF_FROM)):
+    assert math.isinf(float(torch.tensor(_at, dtype=torch.float64).to(_d).double()))
+    assert math.isfinite(float(torch.tensor(_at - 1.0, dtype=torch.float64).to(_d).double()))
+# the naive fp16 softmax's sum overflows once e^top (1 + e^-1 + e^-2 + e^-3) reaches F16_INF_FROM
+SOFTMAX_SUM_TOP = math.log(F16_INF_FROM / math.fsum(math.exp(-k) for k in range(4)))
 # a bf16 sum of ones: where 1 + s rounds back to s (torch's own additions, each rounded to bf16)
 _s = torch.tensor(0.0, dtype=torch.bfloat16)
 while bool(_s + 1 != _s):
@@ -1019,7 +1035,7 @@ NUMBER_FORMATS = [
     Ref(
         "**The formats.** fp32 has 8 exponent and 23 mantissa bits, bf16 8 and 7 (the top half of fp32), fp16 5 and 10 "
         "(IEEE 754 binary16); fp8 E4M3 has 4 and 3, E5M2 5 and 2 (Micikevicius et al. 2022, arXiv 2209.05433, "
-        "standardised as the OCP 8-bit floating point specification)",
+        "specified in the OCP 8-bit floating point specification, OFP8)",
         BITS,
         BITS,
         BITS,
@@ -1036,9 +1052,12 @@ NUMBER_FORMATS = [
     ),
     Ref("a format with p mantissa bits has 2^p equally spaced values between 2^e and 2^(e+1)", FORMULA),
     Ref(
-        "so the relative error of a normal value is at most 2^−(p+1): 2^−8 for bf16, 2^−11 for fp16",
+        "so the relative error of a normal value is at most 2^−(p+1) (the unit roundoff; torch.finfo's eps is 2^−p, "
+        "the gap above 1): 2^−8 for bf16, 2^−11 for fp16",
         FORMULA,
         FORMULA,
+        FORMULA,
+        "1 + eps is the next value above 1: torch.finfo's definition of eps",
         FORMULA,
         math.log2(float(BF.eps) / 2),
         FORMULA,
@@ -1051,13 +1070,26 @@ NUMBER_FORMATS = [
         FORMULA,
         math.log2(float(F16.smallest_normal) * float(F16.eps)),
     ),
-    Ref("A value that rounds above fp16's largest, 65,504, becomes inf (IEEE 754)", float(F16.max), STD),
-    Ref("its largest is 57,344, and a value that rounds above it becomes inf", float(E5.max)),
     Ref(
-        "has no infinity and its largest value is 448; torch's CPU cast saturates every value above it to 448",
+        "A value that rounds above fp16's largest, 65,504, becomes inf (IEEE 754): every value from 65,520 up",
+        float(F16.max),
+        STD,
+        F16_INF_FROM,
+    ),
+    Ref(
+        "its largest is 57,344, and torch's cast, IEEE-style (the OFP8 non-saturating mode), gives inf from 61,440",
+        float(E5.max),
+        E5_INF_FROM,
+    ),
+    Ref(
+        "has no infinity and its largest value is 448; torch 2.13's CPU cast saturates every value above it to 448",
         float(E4.max),
+        "the torch this project runs (torch.__version__, pinned in pyproject.toml)",
         "pinned against torch's own cast: test_core_number_formats.py::test_overflow_behaviour_of_torch_casts_pinned",
     ),
+    Ref("cuda_fp8.h", NAME),
+    Ref("gives the largest finite value. FP8 training code", BITS),
+    Ref("for both fp8 formats", BITS),
     Ref("**Loss scaling** (Micikevicius et al. 2018, arXiv 1710.03740)", ARXIV),
     Ref(
         "torch.amp.GradScaler starts at S = 2^16, halves S and skips the step when a gradient is inf or NaN, and "
@@ -1066,9 +1098,36 @@ NUMBER_FORMATS = [
         "ibid.",
         "GradScaler's growth_interval (ibid.)",
     ),
-    Ref("exp(x) overflows fp16 above ln 65,504", float(F16.max)),
+    Ref(
+        "in fp16 breaks in two steps. First the sum: once Σ exp(x) rounds above 65,504 (from 65,520), it is inf and "
+        "every share becomes 0",
+        float(F16.max),
+        F16_INF_FROM,
+        "an inf sum divides every finite exp to 0",
+    ),
+    Ref(
+        "for this row, x, x − 1, x − 2, x − 3, that happens at a top logit above about 10.65",
+        "the row's offsets (views/number_formats.py LOGITS)",
+        "ibid.",
+        "ibid.",
+        SOFTMAX_SUM_TOP,
+    ),
+    Ref("above ln 65,520 = 11.09 the top logit's exp is inf on its own", F16_INF_FROM, math.log(F16_INF_FROM)),
     Ref("keeps every exp at most 1", "e⁰ = 1 at the max"),
-    Ref("adding 1 again and again stops at 256", GIVEN, BF16_ONES_STALL),
+    Ref("(at exactly half, when the tie rounds back to an even sum): adding 1 stops at 256", GIVEN, BF16_ONES_STALL),
+    Ref(
+        "(Micikevicius et al. 2018), and so do Adam's moments (the 16-bytes-per-parameter count of Rajbhandari et al. "
+        "2020)",
+        2 + 2 + 4 + 4 + 4,
+    ),  # fp16 weights and gradients, fp32 master copy and two moments
+    Ref(
+        "DeepSeek-V3 keeps the moments in bf16 (arXiv 2412.19437, section 3.3.3), and 8-bit optimizers exist (Dettmers "
+        "et al. 2022, arXiv 2110.02861)",
+        ARXIV,
+        "the cited paper's section (3.3.3, Low-Precision Storage)",
+        "8-bit: the optimizers' state width (Dettmers et al. 2022)",
+        ARXIV,
+    ),
     Ref("In bf16, what is the spacing of the values just above 1, and does 1 + 0.003 survive?", GIVEN),
     Ref(
         "The spacing is 2⁻⁷ = **0.0078125** (7 mantissa bits). 0.003 is less than half of it, 0.0039, so 1 + 0.003 "
@@ -1089,7 +1148,34 @@ NUMBER_FORMATS = [
         "2⁻⁸ = bf16's unit roundoff eps / 2: test_core_number_formats.py::test_limits_equal_torch_finfo",
     ),
     Ref("it has 7 mantissa bits against 10", BITS),
-    Ref("torch's CPU cast saturates at 448", float(E4.max)),
+    Ref(
+        "Seed 002 (A5.3) puts the limit at 0.4% of w: that is the worst case, at a power of two",
+        "the seed (002)",
+        100 * BF16_GAP / 2,
+    ),  # the seed's 0.4%: half of bf16's gap above 1, as a share of 1
+    Ref("between 2⁻⁹ and 2⁻⁸ of w", "2⁻⁹ and 2⁻⁸: half the gap 2⁻⁷ over w in [1, 2), at w → 2 and w = 1", "ibid."),
+    Ref(
+        "Just below one, at w = 0.99609375 (bf16's largest value below 1), an update of 0.2% of w (0.00199) already "
+        "survives: it rounds to 1",
+        BF16_BELOW_ONE,
+        "1: the value it sits below",
+        0.2,
+        0.002 * BF16_BELOW_ONE,
+        BF16_BELOW_ONE_PLUS,
+    ),
+    Ref("and activations and logits do not overflow at 65,504", float(F16.max)),
+    Ref("(the unit roundoff; torch.finfo's eps is 2⁻⁷)", "2⁻⁷: the base of torch.finfo(torch.bfloat16).eps"),
+    Ref("usually because the scale pushed a large gradient past 65,504", float(F16.max)),
+    Ref(
+        "E4M3 has no infinity (torch 2.13's CPU cast saturates at 448)",
+        "the torch this project runs (torch.__version__, pinned in pyproject.toml)",
+        float(E4.max),
+    ),
+    Ref(
+        r"\ \ \text{for normal } x; \text{ below } 2^{e_{\min}} \text{ the spacing is } 2^{e_{\min} - p}",
+        FORMULA,
+        FORMULA,
+    ),
     Ref("x = (-1)^s\\,\\Big(1 + \\frac{m}{2^p}\\Big)\\,2^{e - \\text{bias}}", FORMULA),
     Ref("\\text{ulp}(x) = 2^{\\lfloor \\log_2 |x|", FORMULA),
     Ref(
@@ -1120,7 +1206,8 @@ NUMBER_FORMATS = [
     ),
     Ref("but to 8 significant bits", float(1 - math.log2(float(BF.eps)))),
     Ref(
-        "the momentum and the variance, 12 bytes per parameter (Rajbhandari et al. 2020, ZeRO, arXiv 1910.02054)",
+        "the momentum and the variance, 12 bytes per parameter on top of the fp16 weights and gradients (Rajbhandari "
+        "et al. 2020, ZeRO, arXiv 1910.02054)",
         4 + 4 + 4,  # fp32 (4 bytes) for each of the three
     ),
     Ref("The tiny GPT has 0.82M parameters and trained on a 0.18 MB corpus", TINY_PARAMS, CORPUS_MB),
@@ -1622,8 +1709,13 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
         Ref("(k = 0: no scaling)", "2⁰ = 1: the field's lower bound"),
         Ref("A5.3.1: a small gradient, 1e-7, in fp16 and bf16",
             float(_preset(v_number_formats.SPEC, "A5.3.1: a small gradient, 1e-7, in fp16 and bf16")["fmt_x"])),
-        Ref("A1.10: 100,000 in each format", float(_preset(
-            v_number_formats.SPEC, "A1.10: 100,000 in each format (fp16 and E5M2 overflow, E4M3 saturates)")["fmt_x"])),
+        Ref("A1.10: 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)", float(_preset(
+            v_number_formats.SPEC, "A1.10: 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)"
+        )["fmt_x"]), float(torch.finfo(torch.float8_e4m3fn).max)),
+        Ref("A1.10: softmax without the max, a logit of 11 in fp16", _preset(
+            v_number_formats.SPEC, "A1.10: softmax without the max, a logit of 11 in fp16: the sum overflows first"
+        )["fmt_logit_top"]),
+        Ref("A1.7.2 / A5.3: a bf16 sum of ones stalls at 256", BF16_ONES_STALL),
         Ref("A5.3: fp16 gradients under a loss scale S = 1,024", 2.0 ** _preset(
             v_number_formats.SPEC, "A5.3: fp16 gradients under a loss scale S = 1,024")["fmt_scale_log2"]),
         Ref("A1.10: softmax without the max, a logit of 12 in fp16", _preset(

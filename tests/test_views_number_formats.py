@@ -99,6 +99,11 @@ def test_predict_first_hides_the_answer_then_reveals_it():
     assert len(formats) == 4 and all(r.value == "?" for r in formats)
     assert all(r.value != "?" for r in hidden.readouts if r not in formats)
     assert "0.0977" not in hidden.figures["main"].to_json()
+    # the other tabs' readouts do not hold the answer: shown, though their labels start with a format's name
+    for tab in (view_of.LOSS, view_of.SOFTMAX, view_of.SUM):
+        other = view_of.figures(view_of.SPEC.state({"predict_fmt": True, "fmt_view": tab}))
+        assert other.facts["predict"] == "hidden" and other.readouts
+        assert all(r.value != "?" for r in other.readouts), tab
     shown = view_of.figures(view_of.SPEC.state({"predict_fmt": True, "guess_fmt_err": 0.4}))
     r = _readouts(shown)
     assert r["bf16 relative error at x (the answer)"] == "0.0977%" and r["Your guess"] == "0.4%"
@@ -135,7 +140,7 @@ def test_the_shipped_magnitudes_file_holds_ordered_percentiles_and_shares():
         assert np.all(np.diff(pct) > 0) and pct[0] > 0, key
         below = d[f"{key}/below"]
         assert np.all(np.diff(below) >= 0) and 0 <= below[0] and below[-1] <= 1, key
-        # the share flushed by a cast to fp16 lies under the share below its smallest subnormal
+        # the share a cast to fp16 rounds to zero lies under the share below its smallest subnormal
         assert float(d[f"{key}/fp16_zero"]) <= below[2] and 0 <= float(d[f"{key}/zero"]) < 1e-3, key
         assert d[f"{key}/hist"].sum() == pytest.approx(float(d[f"{key}/n"]) * (1 - float(d[f"{key}/zero"])))
     # Adam's v is an average of g²: its median sits within a small factor of the gradients' median squared

@@ -31,6 +31,7 @@ NF = v_nf.SPEC
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "fp8 E4M3": torch.float8_e4m3fn,
           "fp8 E5M2": torch.float8_e5m2}  # fmt: skip
 F16 = torch.finfo(torch.float16)
+BF = torch.finfo(torch.bfloat16)
 LIMIT = "a format's limit (torch.finfo), as the page's core tests check"
 SEEDED = "the toy's stated settings (views/number_formats.py GRADIENTS, STEPS; GradScaler's defaults)"
 COUNT = "a count of the toy: its steps or additions"
@@ -46,7 +47,11 @@ def _stored(x: float, name: str) -> tuple[str, list[float | str]]:
     if math.isinf(r):
         return "∞ (overflow), —", []
     if r == 0:
-        return "0 (flushed to zero), error 100%", ["a flush to zero: 0", "the whole of x lost: 100%"]
+        return "0 (underflow: rounds to 0), error 100%", [
+            "an underflow: 0",
+            "what it rounds to: 0",
+            "the whole of x lost: 100%",
+        ]
     err = abs(r - x) / x
     sat = " (saturated)" if name == "fp8 E4M3" and x > 448 else ""
     tail = "exact" if err == 0 else f"error {100 * err:.3g}%"
@@ -125,11 +130,11 @@ def magnitudes() -> list[Ref]:
         Ref(f"Weight gradients below fp16's smallest normal 2⁻¹⁴: {g14[0]}", TWO, g14[1]),
         Ref(f"Weight gradients below fp16's smallest normal 2⁻¹⁴ help: below its smallest subnormal 2⁻²⁴: {g24[0]}; "
             f"a cast to fp16 rounds {g0[0]} to 0; median {_mag(_median('grad'))}", TWO, TWO, g24[1], g0[1],
-            "0, what a flushed cast stores", _median("grad")),
+            "0, what an underflowing cast stores", _median("grad")),
         Ref(f"Adam's v below fp16's smallest subnormal 2⁻²⁴: {v24[0]}", TWO, v24[1]),
         Ref(f"Adam's v below fp16's smallest subnormal 2⁻²⁴ help: below its smallest normal 2⁻¹⁴: {v14[0]}; a cast to "
             f"fp16 rounds {v0[0]} to 0; median {_mag(_median('v'))}; the gradients' median squared: {_mag(g2)}",
-            TWO, TWO, v14[1], v0[1], "0, what a flushed cast stores", _median("v"), g2),
+            TWO, TWO, v14[1], v0[1], "0, what an underflowing cast stores", _median("v"), g2),
         Ref(f"Below bf16's smallest normal 2⁻¹²⁶: {bf[0]}", TWO, bf[1]),
         Ref("Below bf16's smallest normal 2⁻¹²⁶ help: of any of the three: bf16 keeps fp32's 8 exponent bits", TWO,
             "bf16's bit layout (8 exponent bits, as fp32's)"),
@@ -138,16 +143,33 @@ def magnitudes() -> list[Ref]:
     ]  # fmt: skip
 
 
+# where a cast gives ∞: halfway from the largest finite value to 2^16 (round to nearest, the tie to the even 2^16)
+F16_INF_FROM = (float(F16.max) + 2.0**16) / 2
+E5_INF_FROM = (float(torch.finfo(torch.float8_e5m2).max) + 2.0**16) / 2
 HELPS = [
-    Ref("2⁻⁸ of x in the normal range", "bf16's unit roundoff 2⁻⁸ (eps / 2 of torch.finfo(torch.bfloat16))"),
     Ref(
-        "fp16 stores help: 5 exponent bits: overflow above 65,504, normal down to 2⁻¹⁴",
+        "so in the normal range the relative error is at most 2⁻⁸ ≈ 0.39%",
+        "bf16's unit roundoff 2⁻⁸ (eps / 2 of torch.finfo(torch.bfloat16))",
+        100 * float(BF.eps) / 2,
+    ),
+    Ref(
+        "fp16 stores help: 5 exponent bits: ∞ from 65,520 (what rounds above the largest, 65,504), normal down to 2⁻¹⁴",
         "fp16's layout (IEEE 754)",
+        F16_INF_FROM,
         float(F16.max),
         LIMIT,
     ),
-    Ref("torch's CPU cast saturates at 448", float(torch.finfo(torch.float8_e4m3fn).max)),
-    Ref("largest 57,344; a value that rounds above it becomes ∞", float(torch.finfo(torch.float8_e5m2).max)),
+    Ref(
+        "torch 2.13's CPU cast saturates at 448, ±∞ included",
+        "the torch this project runs (torch.__version__)",
+        float(cast(float("inf"), "fp8 E4M3")),
+    ),
+    Ref(
+        "largest 57,344; torch's cast (IEEE-style, the OCP non-saturating mode) gives ∞ from 61,440",
+        float(torch.finfo(torch.float8_e5m2).max),
+        E5_INF_FROM,
+    ),
+    Ref("saturating conversions give 57,344", float(torch.finfo(torch.float8_e5m2).max)),
 ]
 
 
@@ -190,13 +212,13 @@ def loss_scaling(p: dict) -> list[Ref]:
     skipped, scale = _scaler(interval, seed)
     return [
         Ref("gradient magnitudes log-normal around 1e-6", SEEDED),
-        Ref(f"fp16: flushed to zero: {100 * zero:.1f}%", 100 * zero),
+        Ref(f"fp16: rounded to zero: {100 * zero:.1f}%", 100 * zero),
         Ref(f"of the toy's gradients at S = 2^{k}", FORMULA, GIVEN),
         Ref(f"fp16: subnormal: {100 * sub:.1f}%", 100 * sub),
         Ref(f"fp16: normal: {100 * normal:.1f}%", 100 * normal),
         Ref(f"fp16: overflow to ∞: {100 * over:.1f}%", 100 * over),
-        Ref(f"bf16: flushed to zero at S = 1: {100 * bf_zero:.1f}%", GIVEN, 100 * bf_zero),
-        Ref("bf16: flushed to zero at S = 1 help", GIVEN),
+        Ref(f"bf16: rounded to zero at S = 1: {100 * bf_zero:.1f}%", GIVEN, 100 * bf_zero),
+        Ref("bf16: rounded to zero at S = 1 help", GIVEN),
         Ref(f"Dynamic scaler: steps skipped: {skipped:,} of {v_nf.STEPS:,}", skipped, SEEDED),
         Ref(f"from S = 2^16, doubled after {interval:,} good steps", FORMULA, "GradScaler's init_scale 2^16", GIVEN),
         Ref(f"Dynamic scaler: S at the end: 2^{math.log2(scale):g}", FORMULA, math.log2(scale)),
@@ -218,12 +240,36 @@ def softmax(p: dict) -> list[Ref]:
     m = float(z.max())
     lse = m + math.log(math.fsum(math.exp(v - m) for v in z))
     top = "NaN (∞/∞)" if np.isnan(naive[0]) else f"{naive[0]:.4f}"
+    row = math.fsum(math.exp(-k) for k in range(4))  # e⁰ + e⁻¹ + e⁻² + e⁻³
+    f32_inf = float(torch.finfo(torch.float32).max) + 2.0 ** (127 - 23) / 2  # half fp32's top spacing above its max
+    # the state the help names, from torch's own exps: NaN where an exp is inf, all 0 where only the sum is
+    e = torch.exp(torch.tensor(z, dtype=torch.float64).to(torch.float16).double()).to(torch.float16).double()
+    if bool(torch.isinf(e).any()):
+        state = "fp16 naive: top probability help: exp overflowed: exp(x) of the top logit is ∞, and ∞/∞ is NaN"
+    elif math.isinf(float(e.sum().to(torch.float16))):
+        state = (
+            "fp16 naive: top probability help: the sum overflowed: Σ exp(x) rounds to ∞ though no exp does, so every "
+            "share is 0"
+        )
+    else:
+        state = "fp16 naive: top probability help: no overflow: every exp and their sum stay finite in fp16"
     return [
         Ref("Logits x, x − 1, x − 2 and x − 3", "the row's offsets (views/number_formats.py LOGITS)"),
         Ref(f"fp16 naive: top probability: {top}", *([] if top.startswith("NaN") else [float(naive[0])])),
-        Ref("exp(x) overflows fp16 above ln 65,504", float(F16.max)),
-        Ref(f"exp overflows fp16 above: {math.log(F16.max):.2f}", math.log(F16.max)),
-        Ref(f"fp32: above {math.log(torch.finfo(torch.float32).max):.2f}", math.log(torch.finfo(torch.float32).max)),
+        Ref(state, *(["0: a finite exp over an ∞ sum"] if "sum overflowed" in state else [])),
+        Ref(
+            f"Σ exp(x) overflows fp16 for a top logit above: {math.log(F16_INF_FROM / row):.2f}",
+            math.log(F16_INF_FROM / row),
+        ),
+        Ref(
+            f"ln(65,520 / {row:.3f}): {row:.3f} = e⁰ + e⁻¹ + e⁻² + e⁻³, this row's sum over e^top",
+            F16_INF_FROM,
+            row,
+            row,
+        ),
+        Ref(f"exp overflows fp16 above: {math.log(F16_INF_FROM):.2f}", math.log(F16_INF_FROM)),
+        Ref("ln 65,520, where exp rounds above the largest, 65,504", F16_INF_FROM, float(F16.max)),
+        Ref(f"fp32: above {math.log(f32_inf):.2f}", math.log(f32_inf)),
         Ref(f"fp16 with the max subtracted: {stable[0]:.4f}", float(stable[0])),
         Ref("every exp at most e⁰ = 1", FORMULA),
         Ref(f"log-sum-exp: {lse:.4f}", lse),
@@ -261,9 +307,12 @@ def running_sum(p: dict) -> list[Ref]:
             GIVEN,
         ),
         Ref(
-            "bf16 weight 1 plus an update of 0.001 help: below half the spacing at 1 (2⁻⁸): the sum rounds back to 1",
+            "bf16 weight 1 plus an update of 0.001 help: the gap above 1 is 2⁻⁷; 0.001 is below half of it, 2⁻⁸, so "
+            "the sum rounds back to 1",
             GIVEN,
             GIVEN,
+            GIVEN,
+            "2⁻⁷: bf16's eps, the gap above 1 (torch.finfo(torch.bfloat16).eps)",
             GIVEN,
             "half of bf16's eps 2⁻⁷ (torch.finfo)",
             GIVEN,
@@ -280,10 +329,11 @@ def _p(name: str) -> dict:
 
 _LINE0 = number_line(P0) + HELPS + magnitudes()
 _SMALL = "A5.3.1: a small gradient, 1e-7, in fp16 and bf16"
-_BIG = "A1.10: 100,000 in each format (fp16 and E5M2 overflow, E4M3 saturates)"
+_BIG = "A1.10: 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)"
 _SCALE = "A5.3: fp16 gradients under a loss scale S = 1,024"
 _SOFT = "A1.10: softmax without the max, a logit of 12 in fp16"
-_ONES = "A5.3: why the master weights stay fp32: a bf16 sum of ones"
+_SOFT_SUM = "A1.10: softmax without the max, a logit of 11 in fp16: the sum overflows first"
+_ONES = "A1.7.2 / A5.3: a bf16 sum of ones stalls at 256 (why accumulators and master weights stay fp32)"
 
 
 def _new(refs: list[Ref], shown: list[Ref]) -> list[Ref]:
@@ -299,6 +349,7 @@ NUMBER_FORMATS: dict[str, list[Ref]] = {
     f"preset {_BIG}": _new(number_line(_p(_BIG)), _LINE0),
     f"preset {_SCALE}": loss_scaling(_p(_SCALE)),
     f"preset {_SOFT}": softmax(_p(_SOFT)),
+    f"preset {_SOFT_SUM}": softmax(_p(_SOFT_SUM)),
     f"preset {_ONES}": running_sum(_p(_ONES)),
 }
 

@@ -46,6 +46,8 @@ ADDITIONS = 3000  # the running sum's additions
 GRADIENTS = 20_000  # seeded gradient magnitudes in the loss-scaling histogram
 STEPS = 20_000  # the dynamic scaler's steps
 LOGITS = (0.0, 1.0, 2.0, 3.0)  # the softmax row: the top logit minus these
+# the Number line's per-format readouts: what predict-first holds back (the other tabs' readouts stay)
+LINE_FORMAT_READOUTS = ("bf16 relative error at x", "fp16 stores", "fp8 E4M3 stores", "fp8 E5M2 stores")
 
 SPEC = Spec(
     "Number_formats",
@@ -97,12 +99,31 @@ SPEC = Spec(
     ),
     presets={
         "A5.3.1: a small gradient, 1e-7, in fp16 and bf16": {"fmt_x": "1e-07", "fmt_view": LINE},
-        "A1.10: 100,000 in each format (fp16 and E5M2 overflow, E4M3 saturates)": {"fmt_x": "100000", "fmt_view": LINE},
+        "A1.10: 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)": {
+            "fmt_x": "100000",
+            "fmt_view": LINE,
+        },
         "A5.3: fp16 gradients under a loss scale S = 1,024": {"fmt_scale_log2": 10, "fmt_view": LOSS},
+        "A1.10: softmax without the max, a logit of 11 in fp16: the sum overflows first": {
+            "fmt_logit_top": 11.0,
+            "fmt_view": SOFTMAX,
+        },
         "A1.10: softmax without the max, a logit of 12 in fp16": {"fmt_logit_top": 12.0, "fmt_view": SOFTMAX},
-        "A5.3: why the master weights stay fp32: a bf16 sum of ones": {"fmt_increment": "1", "fmt_view": SUM},
+        "A1.7.2 / A5.3: a bf16 sum of ones stalls at 256 (why accumulators and master weights stay fp32)": {
+            "fmt_increment": "1",
+            "fmt_view": SUM,
+        },
     },
 )
+
+
+def _inf_from(fmt: nf.FloatFormat) -> float:
+    """Where a cast to ``fmt`` gives ∞: half a spacing above its largest finite value (round to nearest, the tie to
+    the even 2^(emax+1))."""
+    return fmt.largest + float(nf.ulp(fmt.largest, fmt)) / 2
+
+
+_INF_FROM = (_inf_from(nf.FP16), _inf_from(nf.FP32))  # 65,520 and 2^128 (1 − 2⁻²⁵)
 
 
 def _value_text(x: float, r: float, fmt: nf.FloatFormat) -> str:
@@ -112,7 +133,7 @@ def _value_text(x: float, r: float, fmt: nf.FloatFormat) -> str:
     if np.isinf(r):
         return "∞ (overflow)"
     if r == 0 and x != 0:
-        return "0 (flushed to zero)"
+        return "0 (underflow: rounds to 0)"
     if fmt.overflow == "saturate" and abs(x) > fmt.largest and abs(r) == fmt.largest:
         return f"{r:g} (saturated)"
     return f"{r:.6g}"
@@ -273,13 +294,16 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if open_tab == LINE:
         view.readouts = [
             Readout("bf16 relative error at x", f"{100 * bf16_err:.3g}%",
-                    "|bf16(x) − x| / x: at most half the spacing over x, 2⁻⁸ of x in the normal range"),
+                    "|bf16(x) − x| / x. Rounding moves x by at most half the spacing, so in the normal range the "
+                    "relative error is at most 2⁻⁸ ≈ 0.39%"),
             Readout("fp16 stores", _value_text(x, stored["fp16"], nf.FP16),
-                    "5 exponent bits: overflow above 65,504, normal down to 2⁻¹⁴"),
+                    "5 exponent bits: ∞ from 65,520 (what rounds above the largest, 65,504), normal down to 2⁻¹⁴"),
             Readout("fp8 E4M3 stores", _value_text(x, stored["fp8 E4M3"], nf.FP8_E4M3),
-                    "torch's CPU cast saturates at 448 (no infinity in E4M3)"),
+                    "torch 2.13's CPU cast saturates at 448, ±∞ included (no infinity in E4M3; older torch casts and "
+                    "the OCP non-saturating mode give its not-a-number code, S.1111.111)"),
             Readout("fp8 E5M2 stores", _value_text(x, stored["fp8 E5M2"], nf.FP8_E5M2),
-                    "largest 57,344; a value that rounds above it becomes ∞"),
+                    "largest 57,344; torch's cast (IEEE-style, the OCP non-saturating mode) gives ∞ from 61,440 (what "
+                    "rounds above it); saturating conversions give 57,344"),
             *_magnitude_readouts(),
         ]  # fmt: skip
     if LOSS in parts or open_tab == LOSS:
@@ -294,7 +318,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             lg = np.log10(S * g)
             edges = np.linspace(-14.0, 8.0, 89)
             counts, _ = np.histogram(np.clip(lg, edges[0], edges[-1]), edges)
-            bounds = [("flushed to zero", nf.FP16.smallest_subnormal / 2),
+            bounds = [("rounds to zero", nf.FP16.smallest_subnormal / 2),
                       ("normal from here", nf.FP16.smallest_normal), ("inf", nf.FP16.largest)]  # fmt: skip
             view.figures[LOSS] = loss_scale_figure(
                 edges, counts, bounds, np.arange(1, STEPS + 1), np.log2(run.scales), run.skipped,
@@ -302,11 +326,12 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             )  # fmt: skip
         if open_tab == LOSS:
             view.readouts = [
-                Readout("fp16: flushed to zero", f"{100 * fate.zero:.1f}%", f"of the toy's gradients at S = 2^{k}"),
+                Readout("fp16: rounded to zero", f"{100 * fate.zero:.1f}%", f"of the toy's gradients at S = 2^{k}"),
                 Readout("fp16: subnormal", f"{100 * fate.subnormal:.1f}%", "kept, with fewer significant bits"),
                 Readout("fp16: normal", f"{100 * fate.normal:.1f}%"),
-                Readout("fp16: overflow to ∞", f"{100 * fate.overflow:.1f}%", "GradScaler would skip this step"),
-                Readout("bf16: flushed to zero at S = 1", f"{100 * bf16_zero:.1f}%",
+                Readout("fp16: overflow to ∞", f"{100 * fate.overflow:.1f}%",
+                        "any overflow makes GradScaler skip the step"),
+                Readout("bf16: rounded to zero at S = 1", f"{100 * bf16_zero:.1f}%",
                         "bf16 keeps fp32's exponent range: no loss scale needed"),
                 Readout("Dynamic scaler: steps skipped", f"{int(run.skipped.sum()):,} of {STEPS:,}",
                         f"from S = 2^16, doubled after {interval:,} good steps, halved on an overflow"),
@@ -325,11 +350,21 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                                     ("float64", exact)], **options.look,
             )  # fmt: skip
         if open_tab == SOFTMAX:
+            if np.isnan(naive).any():
+                state_help = "exp overflowed: exp(x) of the top logit is ∞, and ∞/∞ is NaN"
+            elif not naive.any():
+                state_help = "the sum overflowed: Σ exp(x) rounds to ∞ though no exp does, so every share is 0"
+            else:
+                state_help = "no overflow: every exp and their sum stay finite in fp16"
+            row = math.fsum(math.exp(-d) for d in LOGITS)  # Σ exp(x) = e^top · row
             view.readouts = [
                 Readout("fp16 naive: top probability", "NaN (∞/∞)" if np.isnan(naive[0]) else f"{naive[0]:.4f}",
-                        "exp(x) overflows fp16 above ln 65,504"),
-                Readout("exp overflows fp16 above", f"{nf.exp_overflow_threshold(nf.FP16):.2f}",
-                        f"fp32: above {nf.exp_overflow_threshold(nf.FP32):.2f}"),
+                        state_help),
+                Readout("Σ exp(x) overflows fp16 for a top logit above", f"{math.log(_INF_FROM[0] / row):.2f}",
+                        f"ln(65,520 / {row:.3f}): {row:.3f} = e⁰ + e⁻¹ + e⁻² + e⁻³, this row's sum over e^top"),
+                Readout("exp overflows fp16 above", f"{math.log(_INF_FROM[0]):.2f}",
+                        "ln 65,520, where exp rounds above the largest, 65,504; fp32: above "
+                        f"{math.log(_INF_FROM[1]):.2f}"),
                 Readout("fp16 with the max subtracted", f"{stable[0]:.4f}", "every exp at most e⁰ = 1"),
                 Readout("log-sum-exp", f"{float(nf.logsumexp(z)):.4f}", "m + log Σ exp(x − m), m the max"),
             ]  # fmt: skip
@@ -353,7 +388,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                 Readout(f"fp32 sum after {ADDITIONS:,}", f"{sums['fp32'].stalled_at:g}",
                         f"exact: {ADDITIONS * float(inc):g}"),
                 Readout("bf16 weight 1 plus an update of 0.001", "lost" if lost else "kept",
-                        "below half the spacing at 1 (2⁻⁸): the sum rounds back to 1"),
+                        "the gap above 1 is 2⁻⁷; 0.001 is below half of it, 2⁻⁸, so the sum rounds back to 1"),
             ]  # fmt: skip
     view.tables[LINE] = lambda: pd.DataFrame(
         {"format": [f.name for f in nf.FORMATS], "x": x, "stored": list(stored.values()),
@@ -361,7 +396,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
          "smallest subnormal": [f.smallest_subnormal for f in nf.FORMATS]}
     )  # fmt: skip
     if predicting == "hidden":
-        ask.hide(view, question, ("bf16", "fp16", "fp8"), tables=(LINE,))
+        ask.hide(view, question, LINE_FORMAT_READOUTS, tables=(LINE,))
     elif predicting == "revealed":
         g = float(state.guess_fmt_err)
         ask.reveal(

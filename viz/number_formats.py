@@ -195,7 +195,7 @@ def loss_scale_figure(
     layout["yaxis"] |= {"title": {"text": "gradients"}}
     layout["xaxis2"] |= {"title": {"text": "step"}}
     layout["yaxis2"] |= {"title": {"text": "log2 S"}}
-    layout["title"] = {"text": "A loss scale lifts fp16 gradients out of the underflow"}
+    layout["title"] = {"text": "fp16 gradients under a loss scale S"}
     layout["legend"] = {"y": 1.02}
     layout["hovermode"] = "closest"
     layout["bargap"] = 0
@@ -225,7 +225,7 @@ def softmax_figure(
         "barmode": "group",
         "xaxis": {"title": {"text": "logit index"}, "dtick": 1},
         "yaxis": {"title": {"text": "probability"}, "range": [0, 1]},
-        "title": {"text": "Softmax in fp16: without the max, exp overflows and the top logit's share is NaN"},
+        "title": {"text": "Softmax in fp16, with and without the max subtracted"},
         "legend": {"y": 1.02},
         "hovermode": "closest",
     }

@@ -38,7 +38,7 @@ def test_deep_link_first_request_then_preset_and_drag(open_first):
     assert "x = 1e-07" in _panel(page)
     with rerun(page):
         low, high = watch.drag_slider((0.0, 1.0), lambda: _panel(page))
-    assert "x = 1e-08" in low and "fp16: 0 (flushed to zero)" in low, low
+    assert "x = 1e-08" in low and "fp16: 0 (underflow: rounds to 0)" in low, low
     assert "x = 100000" in high and "fp8 E4M3: 448 (saturated)" in high, high
     wait_metric(page, "448 (saturated)")
     assert re.search(r"[?&]fmt_x=100000(&|$)", page.url), page.url
