@@ -1913,14 +1913,6 @@ def _adam_step_bound(t: int, beta1: float, beta2: float) -> float:
     return max(-optimize.minimize(neg_step, rng.standard_normal(t) + 1, tol=1e-12).fun for _ in range(4))
 
 
-def _tiny_gpt_residual_rms(norm: str) -> float:
-    """The RMS of the tiny GPT's residual stream entering its final norm (12 blocks, d 64, its own init, seed 0, the
-    depth tab's seeded batch), by a forward hook (tests/optimizers_reference.py)."""
-    from tests.optimizers_reference import residual_rms_before_final_norm
-
-    return residual_rms_before_final_norm(norm)
-
-
 def _mup_loss_at_lr(param: str, width: int, lr_index: int) -> float:
     """The shipped sweep's final loss (the mean over its seeds) at one learning rate of the sweep."""
     widths = [int(w) for w in _opt_shipped("sweep/widths")]
@@ -1930,7 +1922,6 @@ def _mup_loss_at_lr(param: str, width: int, lr_index: int) -> float:
 REFERENCES["adam_beta2_threshold"] = lambda beta1: 1 - (1 - beta1) ** 2  # (1 - b1)/sqrt(1 - b2) > 1 iff b2 > this
 REFERENCES["adam_uncorrected_below_eta"] = _adam_uncorrected_below_eta
 REFERENCES["adam_step_bound"] = _adam_step_bound
-REFERENCES["tiny_gpt_residual_rms"] = _tiny_gpt_residual_rms
 REFERENCES["mup_loss_at_lr"] = _mup_loss_at_lr
 UNITS["adam_v_rel_std_pct"] = Fraction(1, 100)
 # the limit of n_eff as t grows: (1 + beta2) / (1 - beta2), exactly with fractions

@@ -724,12 +724,6 @@ def _core_norm_stat(which, stat, shift=2.0, dim=8):
     return float(y.mean()) if stat == "mean" else float(np.sqrt((y * y).mean()))
 
 
-def _tiny_gpt_residual_rms(norm):
-    from tests.optimizers_reference import residual_rms_before_final_norm
-
-    return residual_rms_before_final_norm(norm)
-
-
 def _core_mup(param, width, what):
     data = optimizers_shipped()
     row = data[f"sweep/{param}"][list(data["sweep/widths"]).index(width)]
@@ -770,7 +764,6 @@ QUANTITIES |= {
         lambda u: float(np.argmax(u >= 1) + (0 if field == "count" else 1))
     )(optimizers.bias_correction_steps(5000, beta1, beta2).uncorrected),
     "adam_step_bound": lambda t, beta1, beta2: optimizers.adam_step_bound(t, beta1, beta2),
-    "tiny_gpt_residual_rms": lambda norm: _tiny_gpt_residual_rms(norm),
     "mup_loss_at_lr": lambda param, width, lr_index: float(
         optimizers_shipped()[f"sweep/{param}"][list(optimizers_shipped()["sweep/widths"]).index(width), lr_index]
     ),
