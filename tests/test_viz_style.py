@@ -484,7 +484,7 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         [[np.array([[-1.5, 1.0], [-1.0, 0.5]]), np.array([[-1.5, 1.0], [np.nan, np.nan]])]] * 2, ["SGD", "Adam"],
         [0.0, 0.0], ["0.1", "0.2"], ["η = 0.1", "η = 0.2"], active=1, title="paths", **kw,
     ),
-    "bias_figure": lambda **kw: bias_figure(np.arange(1, 4), np.ones(3), np.array([3.16, 4.2, 5.0]), "β", **kw),
+    "bias_figure": lambda **kw: bias_figure(np.arange(1, 4), np.ones(3), np.array([3.16, 4.2, 5.0]), "β", 3.16, **kw),
     "warmup_figure": lambda **kw: warmup_figure(
         np.arange(1, 4), np.array([[0.1, 0.2, 0.3], [0.5, 0.8, 0.9], [3.0, 2.0, 1.5]]), np.array([1.41, 1.0, 0.8]),
         np.array([1.4, 1.0, 0.8]), **kw,
