@@ -68,9 +68,10 @@ not carry over: post-LN's norms here are flat across depth rather than rising to
 and pre-LN's fall with depth rather than staying flat. Under the tiny GPT's own GPT-2 init (``init="gpt2"``) the
 direction REVERSES (12 layers: pre 0.72 vs post 0.026 at the last block): the 0.02-scale embedding keeps pre-LN's
 residual stream at RMS 0.028 before the final RMSNorm (1.0 under post-LN, which renormalises after every sublayer),
-so the final norm scales every block's gradient up by about 1/0.028 ≈ 35. That is where the norm sits, but it is a
-uniform rescale across blocks, which Adam undoes; it says nothing about Xiong et al.'s mechanism. The figure should
-say which init it shows.
+so the final norm scales every block's gradient up by about 1/0.028 ≈ 35. That is the mechanism Xiong et al. invoke
+(the final norm divides every gradient by its input's scale, their Lemma 3), with a residual stream far below unit
+scale instead of one growing with L; a uniform rescale across blocks like this is largely undone by Adam. The figure
+should say which init it shows.
 
 muP (:func:`mup_lr_sweep`, :func:`mup_coord_check`; Yang et al. 2022, Tensor Programs V, arXiv 2203.03466) on a
 16 -> n -> n -> 4 ReLU MLP trained with Adam on a fixed random teacher's MSE (seeded). Both parameterisations draw

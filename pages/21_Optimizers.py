@@ -86,10 +86,11 @@ def _body(page: Page) -> None:
                 "toy, under its GPT-2 init the order reverses: the 0.02-scale embedding keeps pre-LN's residual "
                 "stream small (RMS 0.028 before the final norm, against 1.0 under post-LN), and the final norm "
                 "scales every block's gradient up by about 1/0.028 ≈ 35; post-LN renormalises after each sublayer. "
-                "A uniform rescale like this is undone by Adam, so it says nothing about Xiong et al.'s mechanism. "
-                "Xiong et al.'s Fig. 3 plots single weight matrices' gradient norms layer by layer, the page each "
-                "whole block's; unlike their figure, post-LN's norms here are flat across depth and pre-LN's fall "
-                "toward the top."
+                "This is the mechanism Xiong et al. invoke (the final norm divides every gradient by its input's "
+                "scale, their Lemma 3), with a residual stream far below unit scale instead of one growing with L; a "
+                "uniform rescale across blocks like this is largely undone by Adam. Xiong et al.'s Fig. 3 plots "
+                "single weight matrices' gradient norms layer by layer, the page each whole block's; unlike their "
+                "figure, post-LN's norms here are flat across depth and pre-LN's fall toward the top."
             )
     with tabs[view_of.MUP]:
         if view_of.MUP in out.figures:
@@ -97,11 +98,11 @@ def _body(page: Page) -> None:
             st.caption(
                 "A ReLU MLP with two hidden layers of width n, Adam, a fixed random teacher's MSE. muP here: the "
                 "hidden matrix's η divided by n / 32 and the output multiplied by 32 / n (the mup package's MuAdam "
-                "and MuReadout); at width 32 both agree. The sweep: 150 steps, the final loss averaged over 3 seeds "
-                "(each its own teacher, data and init); near each width's best η the curves are flat, so a one-step "
-                "difference in the best η is not a result. The coordinate check records each layer at a step's "
-                "forward pass, before its update, seed 0. Shipped in core/data/optimizers.npz (make optim-data, "
-                "about 54 s on one thread)."
+                "and MuReadout); at width 32 both agree. The sweep: 150 steps; its loss is the mean over the last 20 "
+                "steps, then the mean over 3 seeds (each its own teacher, data and init); near each width's best η "
+                "the curves are flat, so a one-step difference in the best η is not a result. The coordinate check "
+                "records each layer at a step's forward pass, before its update, seed 0. Shipped in "
+                "core/data/optimizers.npz (make optim-data, about 54 s on one thread)."
             )
 
     page.readouts(out.readouts)
@@ -124,12 +125,14 @@ coordinate, so a rotated ill-conditioned quadratic still caps η. On the axis-al
 path exactly (ε aside): L2 multiplies each coordinate's gradient by the constant 1 + λ/a_i, and m̂/√v̂ is unchanged.
 
 **Bias correction** divides m by 1 − β1^t and v by 1 − β2^t: both start at zero. Without it the first step is
-(1 − β1)/√(1 − β2) η: m is biased toward zero by 1 − β1^t, but √v by √(1 − β2^t), which is smaller when
-β2 > 1 − (1 − β1)², 0.99 at β1 = 0.9. With β1 = 0.9, β2 = 0.999 the first step is 3.16 η (Kingma and Ba §3 warn of
-large initial steps); with the β2 = 0.95 of LLaMA (Touvron et al. 2023) it is 0.45 η, and reaches η only at step 9.
-The interview bank's answer (002 A1.5.2) says the uncorrected steps are tiny for the first few hundred iterations:
-that holds only if m alone goes uncorrected (0.1 η at t = 1). At β2 = 0.999 the uncorrected step stays above η for
-thousands of steps (3.24 η at t = 100, 1.26 η at t = 1,000, above 1.1 η until t = 1,750); at β2 = 0.95 it is below
+(1 − β1)/√(1 − β2) η: m is biased toward zero by 1 − β1^t, but √v by √(1 − β2^t), which at t = 1 is the smaller
+of the two when β2 > 1 − (1 − β1)², 0.99 at β1 = 0.9. With β1 = 0.9, β2 = 0.999 the first step is 3.16 η (Kingma and
+Ba 2015, §6.4 and Fig. 4: with β2 close to 1 and no correction, training was unstable, especially in the first few
+epochs); with the β2 = 0.95 of LLaMA (Touvron et al. 2023) it is 0.45 η, and reaches η only at step 9.
+The interview bank's answer (002 A1.5.2) says the uncorrected steps are tiny for the first few hundred iterations.
+That does not hold: even if m alone went uncorrected, the step would be (1 − β1^t) η, 0.1 η at t = 1 but 0.65 η by
+t = 10 and 0.99 η by t = 44 (small for tens of steps, not hundreds). At β2 = 0.999 the uncorrected step stays above
+η for thousands of steps (3.24 η at t = 100, 1.26 η at t = 1,000, above 1.1 η until t = 1,750); at β2 = 0.95 it is below
 η for the first 8 steps only.
 
 **AdamW** (Loshchilov and Hutter 2019) takes the decay out of the adaptive step: θ ← θ(1 − ηλ), then Adam. With
@@ -138,12 +141,15 @@ decayed less (by λθ/√v̂). torch.optim.AdamW multiplies λ by η; the paper'
 schedule multiplier η_t, not by the step size α.
 
 **Warm-up.** At step t, v̂ averages about n_eff gradients: 1 at the first step, about 100 at the hundredth with
-β2 = 0.999, so a v̂ from few gradients is noisy; Liu et al. 2020 (RAdam) blame warm-up's need on this variance. But
-m̂ comes from the same gradients and shares the noise: Adam's early step |m̂/√v̂| is about η per coordinate at most
-(exactly η at t = 1; by Cauchy–Schwarz never above 1.04 η at t = 10 with β1 = 0.9, β2 = 0.999), so a small v̂ does
-not make a large step. Ma and Yarats 2021 explain the need for warm-up by the size of the update instead, and Adam's
-first steps do move every coordinate by about η, whatever its gradient's size. The seed's answer to A1.6.1 says the
-effective step can be enormous; this simulation does not support that.
+β2 = 0.999, so a v̂ from few gradients is noisy. Liu et al. 2020 attribute warm-up's need to the large early variance
+of the adaptive learning rate 1/√v̂, which they argue leads to bad optima (their Adam-2k experiment, which updates
+only v̂ for the first 2,000 steps, supports it), and RAdam rectifies it. What the data here rule out is the stronger
+claim of the seed's answer to A1.6.1, that the effective step can be enormous: m̂ comes from the same gradients and
+shares v̂'s noise, so the bias-corrected step |m̂/√v̂| is at most about η per coordinate over the first steps
+(exactly η at t = 1; by Cauchy–Schwarz never above 1.04 η at t = 10 with β1 = 0.9, β2 = 0.999), and smaller where
+the gradients are noisy. Ma and Yarats 2021 dispute Liu et al.'s analysis and explain warm-up by the update's size:
+Adam's first step moves every coordinate by exactly η, whatever its gradient's size, and a steady gradient keeps it
+near η.
 
 **LayerNorm and RMSNorm.** LayerNorm (Ba et al. 2016) subtracts each vector's mean and divides by its standard
 deviation; RMSNorm (Zhang and Sennrich 2019) only divides by the root mean square, with one reduction less: the
@@ -169,8 +175,11 @@ a small width transfers to a large one.
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(
-            sentence="Adam divides each coordinate's step by the root of its second moment; both moments start "
-            "biased toward zero, which bias correction removes; AdamW applies the decay outside the adaptive step.",
+            sentence="SGD steps against the gradient, and momentum against a running sum of past gradients; Adam "
+            "divides each coordinate's step by the root of its second moment; both moments start biased toward zero, "
+            "which bias correction removes; AdamW applies the decay outside the adaptive step; warm-up keeps Adam's "
+            "early steps, each at most about η per coordinate, small while its moments rest on few gradients; "
+            "LayerNorm removes each vector's mean and scale, RMSNorm only its scale.",
             equation=r"\hat m_t = \frac{m_t}{1-\beta_1^t},\quad \hat v_t = \frac{v_t}{1-\beta_2^t}",
             number="Without correction the first step is 3.16 η at β1 = 0.9, β2 = 0.999 (0.45 η at β2 = 0.95).",
             trade_off="Adam holds two extra values per parameter; SGD with momentum one.",
@@ -180,11 +189,13 @@ a small width transfers to a large one.
         [
             "Saying the uncorrected first step is always too small: at β1 = 0.9, β2 = 0.999 it is 3.16 η (at "
             "β2 = 0.95, 0.45 η).",
-            "Saying a small early v̂ makes Adam's step enormous: m̂ shares v̂'s noise, so the step stays about η per "
-            "coordinate (exactly η at t = 1).",
+            "Saying a small early v̂ makes Adam's step enormous: m̂ shares v̂'s noise, so the step is at most about η "
+            "per coordinate over the first steps (exactly η at t = 1, ≤ 1.04 η at t = 10), and smaller where the "
+            "gradients are noisy.",
             "Treating L2 in Adam as weight decay: the decay term is divided by √v̂ with the gradient.",
             "Reading post-LN's larger top-layer gradient as a law of any initialisation: under a small GPT-2 style "
-            "init the order reverses here (a uniform rescale by the final norm, not Xiong et al.'s mechanism).",
+            "init the order reverses here (the final norm's rescaling, Xiong et al.'s own mechanism, run with a tiny "
+            "residual stream).",
         ]
     )
     page.download(out.tables, "optimizers")

@@ -1919,6 +1919,21 @@ def _mup_loss_at_lr(param: str, width: int, lr_index: int) -> float:
     return float(_opt_shipped(f"sweep/{param}")[widths.index(width), lr_index])
 
 
+def _adam_m_only_uncorrected(beta1: float, t: int = 1, field: str = "step", level: float = 0.99) -> float:
+    """Adam's step over eta with m left uncorrected and v-hat corrected, for a steady gradient of 1: sqrt(v-hat_t) is
+    exactly 1, so the step is m_t, by the moment loop from m_0 = 0; ``first_at``: the first step where it reaches
+    ``level``."""
+    m = 0.0
+    for step in range(1, 100_000):
+        m = beta1 * m + (1 - beta1)
+        if field == "step" and step == t:
+            return m
+        if field == "first_at" and m >= level:
+            return float(step)
+    raise AssertionError("not reached")
+
+
+REFERENCES["adam_m_only_uncorrected"] = _adam_m_only_uncorrected
 REFERENCES["adam_beta2_threshold"] = lambda beta1: 1 - (1 - beta1) ** 2  # (1 - b1)/sqrt(1 - b2) > 1 iff b2 > this
 REFERENCES["adam_uncorrected_below_eta"] = _adam_uncorrected_below_eta
 REFERENCES["adam_step_bound"] = _adam_step_bound

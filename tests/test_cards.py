@@ -760,6 +760,9 @@ QUANTITIES |= {
         optimizers_shipped()[f"coord/{param}"][list(optimizers_shipped()["coord/widths"]).index(width), step, layer]
     ),
     "adam_beta2_threshold": lambda beta1: 1 - (1 - beta1) ** 2,
+    "adam_m_only_uncorrected": lambda beta1, t=1, field="step", level=0.99: (
+        1 - beta1**t if field == "step" else float(np.ceil(np.log(1 - level) / np.log(beta1)))
+    ),  # m_t = (1 - beta1^t) g from m_0 = 0; no core function computes it (core corrects both or neither)
     "adam_uncorrected_below_eta": lambda beta1, beta2, field="count": (
         lambda u: float(np.argmax(u >= 1) + (0 if field == "count" else 1))
     )(optimizers.bias_correction_steps(5000, beta1, beta2).uncorrected),

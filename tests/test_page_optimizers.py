@@ -20,7 +20,7 @@ PAGE = "pages/21_Optimizers.py"
 
 def test_default_shows_the_paths_with_sgds_limit(default):
     m = metrics(default)
-    assert m["SGD's stable limit 2/λ_max"] == f"{2 / 10:.3g}"  # the bowl's Hessian diag(10, 1)
+    assert m["SGD's stable limit η_max"] == f"{2 / 10:.3g}"  # the bowl's Hessian diag(10, 1)
     fig = figures(default)[0]
     assert len(fig["data"]) == 7  # contours, five paths, the minimum (the slider is the drag row)
 
@@ -28,8 +28,8 @@ def test_default_shows_the_paths_with_sgds_limit(default):
 @pytest.mark.parametrize(
     ("widget", "key", "value", "label", "expected"),
     [
-        ("number_input", "opt_kappa", 40.0, "SGD's stable limit 2/λ_max", f"{2 / 40:.3g}"),
-        ("segmented_control", "opt_surface", view_of.SURFACES[1], "Condition number κ = λ_max/λ_min", "258"),
+        ("number_input", "opt_kappa", 40.0, "SGD's stable limit η_max", f"{2 / 40:.3g}"),
+        ("segmented_control", "opt_surface", view_of.SURFACES[1], "Condition number κ", "258"),
     ],
 )
 def test_each_control_changes_its_readout(reused, widget, key, value, label, expected):
@@ -41,7 +41,7 @@ def test_each_control_changes_its_readout(reused, widget, key, value, label, exp
 def test_link_reproduces_the_figure():
     query = {"opt_kappa": "25", "opt_lr": "0.0316", "opt_steps": "40", "opt_wd": "0.3"}
     linked = assert_link_reproduces(PAGE, query, lambda at: figures(at)[0]["data"])
-    assert metrics(linked)["SGD's stable limit 2/λ_max"] == f"{2 / 25:.3g}"
+    assert metrics(linked)["SGD's stable limit η_max"] == f"{2 / 25:.3g}"
 
 
 @pytest.mark.parametrize("bad", BAD_LINK_VALUES)

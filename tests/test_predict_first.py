@@ -112,8 +112,9 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "moe": (["245 of 1,024"], None),  # tests/test_views_moe.py counts the 245 with a plain loop
         "training_lab": ([f"{lab_bits:.2f} bits/byte"], None),  # a 2-digit loss: the figures hold small font sizes
         "number_formats": ([f"{100 * abs(bf16_tenth - 0.1) / 0.1:.3g}%"], None),  # "0.0977%": a small number
-        # SGD on f = ½(κx² + y²) at κ = 16: stable for η < 2/κ (the Hessian's largest eigenvalue is κ)
-        "optimizers": ([f"{2 / 16:.3g}", "stable limit (the answer)"], None),
+        # SGD on f = ½(κx² + y²) at κ = 16: stable for η < 2/κ (the Hessian's largest eigenvalue is κ); the formula
+        # 2/λ_max is the answer too: it is in the readout's help, never in its label
+        "optimizers": ([f"{2 / 16:.3g}", "stable limit (the answer)", "2/λ_max", "2 / λ_max"], None),
     }
 
 

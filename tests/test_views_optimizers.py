@@ -39,8 +39,8 @@ def test_the_panel_against_plain_loops(surface: str, kappa: float, lr: str, step
         assert f"{name}: {ref.loss_text(final)}" in panel, (name, panel)
     limit, cond = ref.stable_limit(surface, kappa)
     r = {x.label: x.value for x in view.readouts}
-    assert r["SGD's stable limit 2/λ_max"] == f"{limit:.3g}"
-    assert r["Condition number κ = λ_max/λ_min"] == f"{cond:.3g}"
+    assert r["SGD's stable limit η_max"] == f"{limit:.3g}"
+    assert r["Condition number κ"] == f"{cond:.3g}"
 
 
 def test_sgd_converges_below_its_limit_and_diverges_above() -> None:
@@ -82,6 +82,28 @@ def test_bias_correction_and_warm_up() -> None:
     assert r["At t = 100"] == f"{100 * np.sqrt(2 / ref.n_eff(100, 0.999)):.0f}%"
     r2 = _readouts(SPEC.defaults().replace(opt_beta2=0.95))
     assert r2["Uncorrected first step"] == f"{0.1 / np.sqrt(0.05):.2f} η" == "0.45 η"
+
+
+@pytest.mark.parametrize(
+    ("b1", "b2", "expected"),
+    [(0.9, 0.5, "never above η (rises toward η)"), (0.9, 0.9, "never above η (rises toward η)"),
+     (0.5, 0.501, "at most 1.00 η (rises toward η)"), (0.9, 0.98, "1.55 η at t = 14")],
+)  # fmt: skip
+def test_the_largest_uncorrected_step_is_no_false_peak(b1: float, b2: float, expected: str) -> None:
+    """With β2 ≤ β1 the uncorrected step (1 − β1^t)/√(1 − β2^t) stays below η for every t, so there is no peak to
+    print (argmax over the computed steps would land where it has rounded to 1 in floats: 1.00 η at t = 356 for
+    β2 = 0.5); just above β1 the excess is below what two decimals show. At β2 = 0.98 it peaks inside the range."""
+    steps = ref.uncorrected_steps(5000, b1, b2)
+    peak = int(np.argmax(steps))
+    if b2 <= b1:
+        assert max(steps) <= 1.0  # by the moment loop: never above η
+    elif expected.startswith("at most"):
+        assert 1.0 <= max(steps) < 1.005
+    else:
+        assert expected == f"{steps[peak]:.2f} η at t = {peak + 1}"
+    bias = Options(parts=frozenset({view_of.BIAS}))
+    r = _readouts(SPEC.defaults().replace(opt_beta1=b1, opt_beta2=b2), bias)
+    assert r["Largest uncorrected step"] == expected
 
 
 @pytest.mark.parametrize("shift", [2.0, -3.5, 0.0])

@@ -48,11 +48,11 @@ def paths(values: dict, *, readouts: bool = True, figure: bool = True) -> list[R
     out: list[Ref] = []
     if readouts:
         out += [
-            Ref(f"SGD's stable limit 2/λ_max: {limit:.3g}", FORMULA, limit),
-            Ref("SGD's stable limit 2/λ_max help", FORMULA),
+            Ref(f"SGD's stable limit η_max: {limit:.3g}", limit),
+            Ref("SGD's stable limit η_max help: 2/λ_max", FORMULA),
             *(
                 [
-                    Ref("SGD's stable limit 2/λ_max help: near the minimum", FORMULA),
+                    Ref("SGD's stable limit η_max help: 2/λ_max near the minimum", FORMULA),
                     Ref(
                         f"at the start λ_max is {R.start_lambda_max(surface, kappa):.0f} and the local limit "
                         f"{2 / R.start_lambda_max(surface, kappa):.2g}",
@@ -63,7 +63,7 @@ def paths(values: dict, *, readouts: bool = True, figure: bool = True) -> list[R
                 if surface == "valley"
                 else []
             ),
-            Ref(f"Condition number κ = λ_max/λ_min: {cond:.3g}", cond),
+            Ref(f"Condition number κ: {cond:.3g}", cond),
             Ref(f"after {steps} steps, from the same start", STEPS),
         ]
     if figure:
@@ -200,6 +200,7 @@ def depth(init: str = "xavier", blocks: str = "12") -> list[Ref]:
             1 / R.residual_rms_before_final_norm("pre"),
         ),
         Ref("Xiong et al.'s Fig. 3 plots", "a figure's number in Xiong et al. 2020"),
+        Ref("their Lemma 3)", "a lemma's number in Xiong et al. 2020"),
         Ref(f"Last block: post-LN ÷ pre-LN: {post[-1] / pre[-1]:.2g}", float(post[-1] / pre[-1])),
         Ref(f"Pre-LN: first block ÷ last: {pre[0] / pre[-1]:.2f}", float(pre[0] / pre[-1])),
         Ref(f"Gradient norm by depth at initialisation, {blocks} blocks", GIVEN),
@@ -229,7 +230,12 @@ def mup() -> list[Ref]:
             "ibid.",
         ),
         Ref("at width 32 both agree", "muP's base width here"),
-        Ref("The sweep: 150 steps, the final loss averaged over 3 seeds", SHIPPED, seeds),
+        Ref(
+            "The sweep: 150 steps; its loss is the mean over the last 20 steps, then the mean over 3 seeds",
+            SHIPPED,
+            "the steps the sweep's loss averages (core/optimizers.py mup_lr_sweep)",
+            seeds,
+        ),
         Ref("before its update, seed 0", "the coordinate check's seed (core/optimizers_data.py)"),
         Ref("about 54 s on one thread", float(R.shipped("seconds"))),
         Ref("Best η, SP: " + arrow(best["sp"][::2]), *best["sp"][::2]),

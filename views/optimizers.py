@@ -196,9 +196,9 @@ def _paths_fig(surface: str, kappa: float, steps: int, b1: float, b2: float, wd:
 def figures(state: State, options: Options = DEFAULT) -> View:
     """The figures of the tabs named in ``options.parts`` (``main`` is the open tab's), their readouts and notes.
 
-    Facts: ``finals`` (each optimizer's last loss at the page's η), ``limit`` (SGD's 2/λ_max), ``predict``; per tab
-    ``first_step``, ``peak`` (Bias correction), ``rel_std`` (Warm-up), ``ratio`` (Pre-LN vs post-LN), ``best``
-    (muP). Bad input gives a note, never an exception."""
+    Facts: ``finals`` (each optimizer's last loss at the page's η), ``limit`` (SGD's stable limit 2/λ_max),
+    ``predict``; per tab ``first_step``, ``peak`` (Bias correction), ``rel_std`` (Warm-up), ``ratio`` (Pre-LN vs
+    post-LN), ``best`` (muP). Bad input gives a note, never an exception."""
     parts = set(options.parts)
     if "main" in parts:
         parts.add(state.opt_view)
@@ -229,14 +229,15 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             view.drags[PATHS] = Drag("opt_lr", LR_CHOICES)
     best = min(range(len(NAMES)), key=lambda k: finals[k] if np.isfinite(finals[k]) else np.inf)
     view.readouts = [
-        Readout("SGD's stable limit 2/λ_max", f"{limit:.3g}",
-                ("the Hessian's largest eigenvalue (the bowl's is the same everywhere): above this η plain SGD "
-                 "overshoots further each step along that direction" if surface == SURFACES[0] else
-                 f"near the minimum, from the Hessian there: above this η plain SGD overshoots further each step "
-                 f"along its steep direction; at the start λ_max is {lam_start:.0f} and the local limit "
+        Readout("SGD's stable limit η_max", f"{limit:.3g}",
+                ("2/λ_max, from the Hessian's largest eigenvalue (the bowl's is the same everywhere): above this η "
+                 "plain SGD overshoots further each step along that direction" if surface == SURFACES[0] else
+                 f"2/λ_max near the minimum, from the Hessian there: above this η plain SGD overshoots further each "
+                 f"step along its steep direction; at the start λ_max is {lam_start:.0f} and the local limit "
                  f"{2.0 / lam_start:.2g}")),
-        Readout("Condition number κ = λ_max/λ_min", f"{lam[-1] / lam[0]:.3g}",
-                "of the Hessian at the minimum: SGD's η is capped by the steep direction and crawls along the flat"),
+        Readout("Condition number κ", f"{lam[-1] / lam[0]:.3g}",
+                "λ_max/λ_min of the Hessian at the minimum: SGD's η is capped by the steep direction and crawls "
+                "along the flat"),
         Readout("Lowest loss at this η", NAMES[best], f"after {steps} steps, from the same start"),
     ]  # fmt: skip
     if BIAS in parts:
@@ -250,8 +251,9 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout("Uncorrected first step", f"{bc.uncorrected[0]:.2f} η",
                     f"(1 − β1) / √(1 − β2) for a constant gradient: above η only when β2 > 1 − (1 − β1)² "
                     f"({above:.4g} at β1 = {b1:g})"),
-            Readout("Largest uncorrected step", f"{bc.uncorrected[peak]:.2f} η at t = {peak + 1}",
-                    "(1 − β1^t) / √(1 − β2^t); with the correction every step is η"),
+            Readout("Largest uncorrected step", _peak_text(b1, b2, float(bc.uncorrected[peak]), peak + 1),
+                    "(1 − β1^t) / √(1 − β2^t); it never exceeds η when β2 ≤ β1; with the correction every step "
+                    "is η"),
         ]  # fmt: skip
     if WARMUP in parts:
         noise = _noise(b1, b2)
@@ -364,6 +366,17 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if "main" in parts:
         view.show_as_main(state.opt_view)
     return with_answers(SPEC, state, view)
+
+
+def _peak_text(b1: float, b2: float, value: float, step: int) -> str:
+    """The largest uncorrected step, or, where it never rises visibly above η, that: with β2 ≤ β1 the factor
+    (1 − β1^t) / √(1 − β2^t) stays below 1 for every t (√(1 − β2^t) ≥ 1 − β2^t ≥ 1 − β1^t), and its maximum over the
+    computed steps is only where it has rounded to 1 in floats, not a peak."""
+    if b2 <= b1:
+        return "never above η (rises toward η)"
+    if f"{value:.2f}" == "1.00":
+        return "at most 1.00 η (rises toward η)"
+    return f"{value:.2f} η at t = {step}"
 
 
 @functools.lru_cache(maxsize=8)

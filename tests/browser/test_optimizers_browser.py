@@ -25,7 +25,7 @@ def test_deep_link_first_request_then_preset_and_drag(open_first):
     assert "Optimizers and normalisation" in page.title()
     page.wait_for_selector(".js-plotly-plot", timeout=30_000)
     page.wait_for_selector("[data-testid='stMetric']", timeout=30_000)
-    assert metric_value(page, "SGD's stable limit 2/λ_max") == f"{2 / 25:.3g}"  # the bowl's Hessian diag(25, 1)
+    assert metric_value(page, "SGD's stable limit η_max") == f"{2 / 25:.3g}"  # the bowl's Hessian diag(25, 1)
     assert page.locator(".js-plotly-plot .gtitle").first.text_content().startswith("Five optimizers")
 
     choose_preset(page, "A1.5: SGD against Adam on a bowl of κ = 50")
