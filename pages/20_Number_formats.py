@@ -94,10 +94,10 @@ E5M2 has an infinity too: its largest is 57,344, and torch's cast, IEEE-style (t
 inf from 61,440, what rounds above it. E4M3 (torch.float8_e4m3fn) has no infinity and its largest value is 448;
 torch 2.13's CPU cast saturates every value above it to 448, ±inf included (the tests pin it for the torch this
 project runs), while older torch casts and the OFP8 non-saturating conversion give NaN instead. NVIDIA's conversions
-(cuda_fp8.h, __NV_SATFINITE) and the OFP8 specification also offer a saturating mode for both fp8 formats, which
-gives the largest finite value. FP8 training code often clamps to the format's range before the cast (torchao's
-float8 does, in to_fp8_saturated, whose docstring says PyTorch's default casts to the two fp8 types did not
-saturate).
+(cuda_fp8.h, __NV_SATFINITE) offer a saturating mode for both fp8 formats, which gives the largest finite value (the
+OFP8 specification describes saturating and non-saturating conversions, as secondary sources report). FP8 training
+code often clamps to the format's range before the cast (torchao's float8 does, in to_fp8_saturated, whose docstring
+says PyTorch's default casts to the two fp8 types did not saturate).
 
 **Loss scaling** (Micikevicius et al. 2018, arXiv 1710.03740). fp16 needs it because small gradients underflow,
 not because they overflow: multiply the loss by S, and every gradient of the backward is S times larger; divide by
@@ -126,9 +126,9 @@ it, because the optimizer steps on the unscaled gradients (GradScaler unscales t
 fp32's exponent range, but to 8 significant bits. That fits the usual recipe, which keeps the optimizer state in
 fp32 beside the master weights: ZeRO's count of mixed-precision Adam has an fp32 copy of the weights, the momentum
 and the variance, 12 bytes per parameter on top of the fp16 weights and gradients (Rajbhandari et al. 2020, ZeRO,
-arXiv 1910.02054). It is a convention, not a law: DeepSeek-V3's bf16 moments, it reports, cost no observable
-performance. The tiny GPT has 0.82M parameters
-and trained on a 0.18 MB corpus: where a large model's tensors sit is not measured here.
+arXiv 1910.02054). It is a convention, not a law: DeepSeek-V3's bf16 moments came, it reports, without
+observable performance degradation (section 3.3.3). The tiny GPT has 0.82M parameters and trained on a 0.18 MB
+corpus: where a large model's tensors sit is not measured here.
 """
         )
 
@@ -149,8 +149,8 @@ and trained on a 0.18 MB corpus: where a large model's tensors sit is not measur
             "and activations and logits do not overflow at 65,504; in fp16 small gradients underflow, and a loss "
             "scale lifts them into range.",
             equation=r"\text{ulp}(x) = 2^{\lfloor \log_2 |x| \rfloor - p}\ \ (\text{normal } x)",
-            number="fp16: largest 65,504, smallest normal 2⁻¹⁴; bf16: relative error at most 2⁻⁸ (the unit "
-            "roundoff; torch.finfo's eps is 2⁻⁷).",
+            number="fp16: largest 65,504, smallest normal 2⁻¹⁴; bf16: relative error at most 2⁻⁸ in the normal "
+            "range (the unit roundoff; torch.finfo's eps is 2⁻⁷).",
             trade_off="bf16 trades precision for range; fp8 needs a scale per tensor or per tile.",
         ),
     )
@@ -160,11 +160,12 @@ and trained on a 0.18 MB corpus: where a large model's tensors sit is not measur
             "A5.3).",
             "Saying fp16 needs loss scaling because gradients overflow: they underflow; the scaler backs off on an "
             "inf or NaN, usually because the scale pushed a large gradient past 65,504, sometimes because the "
-            "forward pass itself overflowed.",
+            "forward pass itself overflowed (seed 002's A5.3.1 answer says bf16 keeps gradients from overflowing; "
+            "what fp16 loses is the small end, below 2⁻¹⁴).",
             "Assuming every fp8 cast overflows to inf: E4M3 has no infinity (torch 2.13's CPU cast saturates at "
             "448), and saturating conversions exist for E5M2 too.",
-            "Keeping sums or master weights in bf16: an update below half the spacing on the side it moves rounds "
-            "away.",
+            "Keeping sums or master weights in bf16: an update below half the spacing on the side it moves is "
+            "rounded off: the weight does not change.",
         ]
     )
     page.download(out.tables, "number_formats")

@@ -1655,6 +1655,48 @@ def _fmt_cross_entropy_nats(logits: tuple[float, ...], target: int) -> float:
     return float(torch.nn.functional.cross_entropy(z, torch.tensor([target])))
 
 
+def _fmt_inf_from(fmt: str) -> float:
+    """The largest finite value plus half the gap from the value below it (torch.nextafter toward 0)."""
+    import torch
+
+    top = torch.tensor(torch.finfo(_fmt_dtype(fmt)).max, dtype=_fmt_dtype(fmt))
+    below = torch.nextafter(top, torch.zeros((), dtype=top.dtype))
+    t, b = float(top.to(torch.float64)), float(below.to(torch.float64))
+    return t + (t - b) / 2
+
+
+def _fmt_min_relative_half_spacing_pct(fmt: str) -> float:
+    """At the format's largest value below 2 (torch.nextafter from 2 toward 0): half the gap above it, over it."""
+    import torch
+
+    two = torch.tensor(2.0, dtype=_fmt_dtype(fmt))
+    w = torch.nextafter(two, torch.zeros((), dtype=two.dtype))
+    return 100 * _fmt_spacing(float(w.to(torch.float64)), fmt) / 2 / float(w.to(torch.float64))
+
+
+def _fmt_ema_step_pct(beta: float) -> float:
+    """torch.optim.Adam's own update of exp_avg_sq (v, stored without bias correction): v set to 1 after a first step,
+    then one step with g^2 = 2; the change over v, in percent, is (1 - beta2)(g^2 - v) / v = 1 - beta2."""
+    import torch
+
+    w = torch.zeros(1, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([w], lr=0.0, betas=(0.9, beta))
+    w.grad = torch.full((1,), math.sqrt(2.0), dtype=torch.float64)
+    opt.step()
+    opt.state[w]["exp_avg_sq"].fill_(1.0)
+    opt.step()
+    return 100 * (float(opt.state[w]["exp_avg_sq"][0]) - 1.0)
+
+
+_FMT_NPZ = Path(__file__).resolve().parents[1] / "core" / "data" / "number_formats.npz"
+
+
+def _fmt_tiny_grad_pct(pct: float) -> float:
+    """The shipped npz's weight-gradient percentiles, read with numpy, at the percentile it lists."""
+    with np.load(_FMT_NPZ, allow_pickle=False) as z:
+        return float(z["grad/pct"][list(z["percentiles"]).index(pct)])
+
+
 REFERENCES["fmt_largest"] = _fmt_largest
 REFERENCES["fmt_smallest_normal"] = _fmt_smallest_normal
 REFERENCES["fmt_smallest_subnormal"] = _fmt_smallest_subnormal
@@ -1666,8 +1708,14 @@ REFERENCES["fmt_half_spacing"] = lambda x, fmt: _fmt_spacing(x, fmt) / 2
 REFERENCES["fmt_add"] = _fmt_add
 # the decades a format spans, its largest finite value over its smallest subnormal
 REFERENCES["fmt_decades"] = lambda fmt: math.log10(_fmt_largest(fmt) / _fmt_smallest_subnormal(fmt))
-# e^x overflows above ln(largest finite value)
-REFERENCES["fmt_exp_overflow"] = lambda fmt: math.log(_fmt_largest(fmt))
+# e^x is inf once it reaches where a cast gives inf: the largest finite value plus half the gap below it (the tie
+# goes to the even 2^(emax+1), which is inf)
+REFERENCES["fmt_inf_from"] = _fmt_inf_from
+REFERENCES["fmt_exp_overflow"] = lambda fmt: math.log(_fmt_inf_from(fmt))
+# half the gap at the largest value below 2, over that value: the smallest relative half-spacing, in percent
+REFERENCES["fmt_min_relative_half_spacing_pct"] = _fmt_min_relative_half_spacing_pct
+REFERENCES["fmt_ema_step_pct"] = _fmt_ema_step_pct
+REFERENCES["fmt_tiny_grad_pct"] = _fmt_tiny_grad_pct
 REFERENCES["fmt_running_sum"] = _fmt_running_sum
 REFERENCES["fmt_naive_mean_square"] = _fmt_naive_mean_square
 # RMSNorm's output over the right one: the true RMS over the naive one
@@ -1684,6 +1732,8 @@ REFERENCES["fmt_log_softmax"] = _fmt_log_softmax
 REFERENCES["fmt_cross_entropy_nats"] = _fmt_cross_entropy_nats
 UNITS["fmt_unit_roundoff_pct"] = Fraction(1, 100)
 UNITS["fmt_cast_error_pct"] = Fraction(1, 100)
+UNITS["fmt_ema_step_pct"] = Fraction(1, 100)
+UNITS["fmt_min_relative_half_spacing_pct"] = Fraction(1, 100)
 
 
 # -- optimizers (topic owner: optimizers; optimizers-01 .. -07): one-parameter steps through torch.optim's own Adam,

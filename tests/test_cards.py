@@ -41,6 +41,8 @@ from core import (
     training_memory,
 )
 from core.model_spec import forward_flops_per_token, get_spec, kv_cache_bytes_per_token, param_breakdown, param_count
+from core.number_formats_data import PERCENTILES as FMT_PERCENTILES
+from core.number_formats_data import shipped as fmt_shipped
 from core.optimizers_data import shipped as optimizers_shipped
 from study.cards import ANSWER_PARTS, PAGES, load_cards
 from tests.card_references import parse_shown, unit_of
@@ -620,6 +622,11 @@ def _fmt_running_sum(increment, fmt, steps=100_000):
     return float(number_formats.running_sum(increment, _fmt(fmt), max_steps=steps).values[-1])
 
 
+def _fmt_inf_from(fmt):
+    f = _fmt(fmt)
+    return f.largest + float(number_formats.ulp(f.largest, f)) / 2
+
+
 def _fmt_round(x, fmt):
     return float(number_formats.round_to_format(x, _fmt(fmt)))
 
@@ -637,7 +644,15 @@ QUANTITIES |= {
     "fmt_half_spacing": lambda x, fmt: float(number_formats.ulp(x, _fmt(fmt))) / 2,
     "fmt_add": lambda a, b, fmt: _fmt_round(_fmt_round(a, fmt) + _fmt_round(b, fmt), fmt),
     "fmt_decades": lambda fmt: _fmt(fmt).dynamic_range_decades,
-    "fmt_exp_overflow": lambda fmt: number_formats.exp_overflow_threshold(_fmt(fmt)),
+    # e^x is inf from ln(where a cast gives inf): the largest finite value plus half its spacing (the tie to even)
+    "fmt_inf_from": lambda fmt: _fmt_inf_from(fmt),
+    "fmt_exp_overflow": lambda fmt: float(np.log(_fmt_inf_from(fmt))),
+    # half the spacing over the value just below a power of two: the smallest relative half-spacing, 2^-(p+2)
+    "fmt_min_relative_half_spacing_pct": lambda fmt: 50 * _fmt(fmt).unit_roundoff,
+    # an exponential moving average's per-step weight on the new value, 1 - beta, in percent
+    "fmt_ema_step_pct": lambda beta: 100 * (1 - beta),
+    # the tiny GPT's weight-gradient magnitudes at a percentile (core.number_formats_data's shipped arrays)
+    "fmt_tiny_grad_pct": lambda pct: float(fmt_shipped()["grad/pct"][FMT_PERCENTILES.index(pct)]),
     "fmt_running_sum": _fmt_running_sum,
     "fmt_naive_mean_square": lambda d, value, fmt: _fmt_running_sum(value * value, fmt, d) / d,
     "fmt_naive_rms_factor": lambda d, value, fmt: float(

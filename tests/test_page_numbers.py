@@ -1031,6 +1031,8 @@ with np.load(tiny_gpt.DATA_DIR / "number_formats.npz") as _z:
 CORPUS_MB = tiny_gpt.CORPUS_PATH.stat().st_size / 1e6
 POWER = "a power's base or exponent written as the example's input (a gradient of 10^-4)"
 
+_FMT_BIG = "Derived (A1.10's overflow): 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)"
+
 NUMBER_FORMATS = [
     Ref(
         "**The formats.** fp32 has 8 exponent and 23 mantissa bits, bf16 8 and 7 (the top half of fp32), fp16 5 and 10 "
@@ -1088,7 +1090,7 @@ NUMBER_FORMATS = [
         "pinned against torch's own cast: test_core_number_formats.py::test_overflow_behaviour_of_torch_casts_pinned",
     ),
     Ref("cuda_fp8.h", NAME),
-    Ref("gives the largest finite value. FP8 training code", BITS),
+    Ref("as secondary sources report). FP8 training code", BITS),
     Ref("for both fp8 formats", BITS),
     Ref("**Loss scaling** (Micikevicius et al. 2018, arXiv 1710.03740)", ARXIV),
     Ref(
@@ -1166,6 +1168,15 @@ NUMBER_FORMATS = [
     Ref("and activations and logits do not overflow at 65,504", float(F16.max)),
     Ref("(the unit roundoff; torch.finfo's eps is 2⁻⁷)", "2⁻⁷: the base of torch.finfo(torch.bfloat16).eps"),
     Ref("usually because the scale pushed a large gradient past 65,504", float(F16.max)),
+    Ref(
+        "(seed 002's A5.3.1 answer says bf16 keeps gradients from overflowing; what fp16 loses is the small end, "
+        "below 2⁻¹⁴)",
+        "2⁻¹⁴ = torch.finfo(torch.float16).tiny: test_core_number_formats.py::test_limits_equal_torch_finfo",
+    ),
+    Ref(
+        "without observable performance degradation (section 3.3.3)",
+        "the cited paper's section (3.3.3, Low-Precision Storage)",
+    ),
     Ref(
         "E4M3 has no infinity (torch 2.13's CPU cast saturates at 448)",
         "the torch this project runs (torch.__version__, pinned in pyproject.toml)",
@@ -1741,9 +1752,8 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
         Ref("(k = 0: no scaling)", "2⁰ = 1: the field's lower bound"),
         Ref("A5.3.1: a small gradient, 1e-7, in fp16 and bf16",
             float(_preset(v_number_formats.SPEC, "A5.3.1: a small gradient, 1e-7, in fp16 and bf16")["fmt_x"])),
-        Ref("A1.10: 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)", float(_preset(
-            v_number_formats.SPEC, "A1.10: 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)"
-        )["fmt_x"]), float(torch.finfo(torch.float8_e4m3fn).max)),
+        Ref(_FMT_BIG, float(_preset(v_number_formats.SPEC, _FMT_BIG)["fmt_x"]),
+            float(torch.finfo(torch.float8_e4m3fn).max)),
         Ref("A1.10: softmax without the max, a logit of 11 in fp16", _preset(
             v_number_formats.SPEC, "A1.10: softmax without the max, a logit of 11 in fp16: the sum overflows first"
         )["fmt_logit_top"]),

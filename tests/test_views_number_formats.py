@@ -198,6 +198,6 @@ def test_the_bands_are_the_shipped_percentiles_and_the_same_at_every_drag_step()
 def test_the_magnitude_readouts_read_the_shipped_shares():
     d = _shipped()
     r = _readouts(view_of.figures(view_of.SPEC.defaults()))
-    assert r["Weight gradients below fp16's smallest normal 2⁻¹⁴"] == f"{100 * d['grad/below'][3]:.3g}%"
-    assert r["Adam's v below fp16's smallest subnormal 2⁻²⁴"] == f"{100 * d['v/below'][2]:.3g}%"
-    assert r["Below bf16's smallest normal 2⁻¹²⁶"] == "0%"
+    assert r["Tiny GPT: weight gradients below fp16's smallest normal 2⁻¹⁴"] == f"{100 * d['grad/below'][3]:.3g}%"
+    assert r["Tiny GPT: Adam's v below fp16's smallest subnormal 2⁻²⁴"] == f"{100 * d['v/below'][2]:.3g}%"
+    assert r["Tiny GPT: any of the three below bf16's smallest normal 2⁻¹²⁶"] == "0%"

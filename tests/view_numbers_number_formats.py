@@ -124,20 +124,21 @@ def magnitudes() -> list[Ref]:
     bf = _pc(max(_below(k, -126) for k in ("act", "grad", "v")))
     g2 = _median("grad") ** 2
     return [
-        Ref(f"Activations below fp16's smallest normal 2⁻¹⁴: {a14[0]}", TWO, a14[1]),
-        Ref(f"Activations below fp16's smallest normal 2⁻¹⁴ help: share of the nonzero inputs of the tiny GPT's "
-            f"linear layers; below 2⁻²⁴: {a24[0]}; median {_mag(_median('act'))}", TWO, TWO, a24[1], _median("act")),
-        Ref(f"Weight gradients below fp16's smallest normal 2⁻¹⁴: {g14[0]}", TWO, g14[1]),
-        Ref(f"Weight gradients below fp16's smallest normal 2⁻¹⁴ help: below its smallest subnormal 2⁻²⁴: {g24[0]}; "
-            f"a cast to fp16 rounds {g0[0]} to 0; median {_mag(_median('grad'))}", TWO, TWO, g24[1], g0[1],
-            "0, what an underflowing cast stores", _median("grad")),
-        Ref(f"Adam's v below fp16's smallest subnormal 2⁻²⁴: {v24[0]}", TWO, v24[1]),
-        Ref(f"Adam's v below fp16's smallest subnormal 2⁻²⁴ help: below its smallest normal 2⁻¹⁴: {v14[0]}; a cast to "
-            f"fp16 rounds {v0[0]} to 0; median {_mag(_median('v'))}; the gradients' median squared: {_mag(g2)}",
-            TWO, TWO, v14[1], v0[1], "0, what an underflowing cast stores", _median("v"), g2),
-        Ref(f"Below bf16's smallest normal 2⁻¹²⁶: {bf[0]}", TWO, bf[1]),
-        Ref("Below bf16's smallest normal 2⁻¹²⁶ help: of any of the three: bf16 keeps fp32's 8 exponent bits", TWO,
-            "bf16's bit layout (8 exponent bits, as fp32's)"),
+        Ref(f"Tiny GPT: activations below fp16's smallest normal 2⁻¹⁴: {a14[0]}", TWO, a14[1]),
+        Ref(f"Tiny GPT: activations below fp16's smallest normal 2⁻¹⁴ help: share of the nonzero inputs of the "
+            f"tiny GPT's linear layers; below 2⁻²⁴: {a24[0]}; median {_mag(_median('act'))}",
+            TWO, TWO, a24[1], _median("act")),
+        Ref(f"Tiny GPT: weight gradients below fp16's smallest normal 2⁻¹⁴: {g14[0]}", TWO, g14[1]),
+        Ref(f"Tiny GPT: weight gradients below fp16's smallest normal 2⁻¹⁴ help: below its smallest subnormal "
+            f"2⁻²⁴: {g24[0]}; a cast to fp16 rounds {g0[0]} to 0; median {_mag(_median('grad'))}",
+            TWO, TWO, g24[1], g0[1], "0, what an underflowing cast stores", _median("grad")),
+        Ref(f"Tiny GPT: Adam's v below fp16's smallest subnormal 2⁻²⁴: {v24[0]}", TWO, v24[1]),
+        Ref(f"Tiny GPT: Adam's v below fp16's smallest subnormal 2⁻²⁴ help: below its smallest normal 2⁻¹⁴: "
+            f"{v14[0]}; a cast to fp16 rounds {v0[0]} to 0; median {_mag(_median('v'))}; the gradients' median "
+            f"squared: {_mag(g2)}", TWO, TWO, v14[1], v0[1], "0, what an underflowing cast stores", _median("v"), g2),
+        Ref(f"Tiny GPT: any of the three below bf16's smallest normal 2⁻¹²⁶: {bf[0]}", TWO, bf[1]),
+        Ref("Tiny GPT: any of the three below bf16's smallest normal 2⁻¹²⁶ help: the largest of the three shares; bf16 "
+            "keeps fp32's 8 exponent bits", TWO, "bf16's bit layout (8 exponent bits, as fp32's)"),
         Ref("this project's tiny GPT: 1st to 99th percentile",
             "the percentiles the bands span (core/number_formats_data.py PERCENTILES)", "ibid."),
     ]  # fmt: skip
@@ -329,7 +330,7 @@ def _p(name: str) -> dict:
 
 _LINE0 = number_line(P0) + HELPS + magnitudes()
 _SMALL = "A5.3.1: a small gradient, 1e-7, in fp16 and bf16"
-_BIG = "A1.10: 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)"
+_BIG = "Derived (A1.10's overflow): 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)"
 _SCALE = "A5.3: fp16 gradients under a loss scale S = 1,024"
 _SOFT = "A1.10: softmax without the max, a logit of 12 in fp16"
 _SOFT_SUM = "A1.10: softmax without the max, a logit of 11 in fp16: the sum overflows first"

@@ -99,7 +99,7 @@ SPEC = Spec(
     ),
     presets={
         "A5.3.1: a small gradient, 1e-7, in fp16 and bf16": {"fmt_x": "1e-07", "fmt_view": LINE},
-        "A1.10: 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)": {
+        "Derived (A1.10's overflow): 100,000 in each format (torch's casts: fp16 and E5M2 → ∞, E4M3 → 448)": {
             "fmt_x": "100000",
             "fmt_view": LINE,
         },
@@ -192,17 +192,17 @@ def _magnitude_readouts() -> list[Readout]:
     bf16 = max(float(d[f"{key}/below"][BF16_NORMAL]) for key, _ in BANDS)
     g_med = float(d["grad/pct"][P50])
     return [
-        Readout("Activations below fp16's smallest normal 2⁻¹⁴", below("act", FP16_NORMAL),
+        Readout("Tiny GPT: activations below fp16's smallest normal 2⁻¹⁴", below("act", FP16_NORMAL),
                 f"share of the nonzero inputs of the tiny GPT's linear layers; below 2⁻²⁴: {below('act', FP16_SUB)}; "
                 f"median {median('act')}"),
-        Readout("Weight gradients below fp16's smallest normal 2⁻¹⁴", below("grad", FP16_NORMAL),
+        Readout("Tiny GPT: weight gradients below fp16's smallest normal 2⁻¹⁴", below("grad", FP16_NORMAL),
                 f"below its smallest subnormal 2⁻²⁴: {below('grad', FP16_SUB)}; a cast to fp16 rounds "
                 f"{flushed['grad']} to 0; median {median('grad')}"),
-        Readout("Adam's v below fp16's smallest subnormal 2⁻²⁴", below("v", FP16_SUB),
+        Readout("Tiny GPT: Adam's v below fp16's smallest subnormal 2⁻²⁴", below("v", FP16_SUB),
                 f"below its smallest normal 2⁻¹⁴: {below('v', FP16_NORMAL)}; a cast to fp16 rounds {flushed['v']} "
                 f"to 0; median {median('v')}; the gradients' median squared: {_magnitude(g_med**2)}"),
-        Readout("Below bf16's smallest normal 2⁻¹²⁶", _share(bf16),
-                "of any of the three: bf16 keeps fp32's 8 exponent bits"),
+        Readout("Tiny GPT: any of the three below bf16's smallest normal 2⁻¹²⁶", _share(bf16),
+                "the largest of the three shares; bf16 keeps fp32's 8 exponent bits"),
     ]  # fmt: skip
 
 
