@@ -74,7 +74,7 @@ def spacing_figure(
             mx.append(top), my.append(float(sy[-1])), mt.append(f"{name}: largest finite {top:,.6g}")
     data.append({
         "type": "scatter", "x": mx, "y": my, "mode": "markers", "name": "underflow / overflow edge",
-        "marker": {"symbol": "x", "size": 10, "color": pal["neutral"]},
+        "marker": {"symbol": "x", "size": 10, "color": pal["neutral"]}, "showlegend": not presenter,
         "text": mt, "hovertemplate": "%{text}<extra></extra>",
     })  # fmt: skip
     y_lo = min(float(np.nanmin(sy)) for _, sy in stairs)
@@ -101,12 +101,13 @@ def spacing_figure(
             bt += [f"{label}: 1st percentile {lo:.3g}", f"{label}: 99th percentile {hi:.3g}", ""]
         data.append({
             "type": "scatter", "x": bx, "y": by, "mode": "lines", "name": f"{band_source}: 1st to 99th percentile",
-            "line": {"color": pal["neutral"], "width": 9}, "opacity": 0.55, "text": bt,
+            "line": {"color": pal["neutral"], "width": 9}, "opacity": 0.55, "text": bt, "showlegend": not presenter,
             "hovertemplate": "%{text}<extra></extra>",
         })  # fmt: skip
         data.append({
             "type": "scatter", "x": [b[2] for b in bands], "y": ys, "mode": "markers+text", "name": "median",
             "marker": {"symbol": "diamond", "size": 11, "color": t.text}, "text": [b[0] for b in bands],
+            "showlegend": not presenter,
             "textposition": "top center", "textfont": {"color": t.text},
             "customdata": [f"{b[0]}: median {b[2]:.3g}" for b in bands],
             "hovertemplate": "%{customdata}<extra></extra>",
@@ -119,7 +120,13 @@ def spacing_figure(
         "yaxis": {"title": {"text": "spacing ulp(x)"}, "type": "log", "exponentformat": "power"},
         "title": {"text": "Five formats on one log line: range across, spacing up"},
         "annotations": [readout_panel(panels[active], t)],
-        "legend": {"y": 1.02},
+        # under the readout panel, beside the plot (above it, its eight entries took most of the height): one column;
+        # in presenter mode, whose larger panel and type leave less room, the five formats only, reaching down beside
+        # the x axis's labels (the bands and medians are labelled on the plot, the edges' crosses in the caption)
+        "legend": {
+            "orientation": "v", "x": (_PLOT_WIDTH_PRESENTER if presenter else _PLOT_WIDTH) + 0.03, "xanchor": "left",
+            "y": -0.18 if presenter else 0.0, "yanchor": "bottom",
+        },
         "hovermode": "closest",
         "uirevision": "fmt-line",
     }  # fmt: skip
