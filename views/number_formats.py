@@ -319,7 +319,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             edges = np.linspace(-14.0, 8.0, 89)
             counts, _ = np.histogram(np.clip(lg, edges[0], edges[-1]), edges)
             bounds = [("rounds to zero", nf.FP16.smallest_subnormal / 2),
-                      ("normal from here", nf.FP16.smallest_normal), ("inf", nf.FP16.largest)]  # fmt: skip
+                      ("normal from here", nf.FP16.smallest_normal), ("overflow to ∞", nf.FP16.largest)]  # fmt: skip
             view.figures[LOSS] = loss_scale_figure(
                 edges, counts, bounds, np.arange(1, STEPS + 1), np.log2(run.scales), run.skipped,
                 scale_text="gradients times S", **options.look,

@@ -165,7 +165,9 @@ def loss_scale_figure(
     steps marked."""
     t = get_theme(theme)
     pal = t.palette
-    ids, layout = grid(2, 1, heights=[1.2, 1], vgap=0.16)
+    ids, layout = grid(
+        2, 1, heights=[1.2, 1], vgap=0.22 if presenter else 0.16
+    )  # presenter mode: room for the larger axis title
     (x1, y1), (x2, y2) = ids
     centres = (edges[:-1] + edges[1:]) / 2
     data: list[dict[str, Any]] = [
@@ -181,7 +183,7 @@ def loss_scale_figure(
         },
         {
             "type": "scatter", "x": steps[skipped], "y": log2_scales[skipped], "mode": "markers",
-            "name": "skipped step (inf in the gradients)", "marker": {"symbol": "x", "size": 8,
+            "name": "skipped step (∞ or NaN in the gradients)", "marker": {"symbol": "x", "size": 8,
             "color": pal["highlight"]}, "xaxis": x2, "yaxis": y2,
             "hovertemplate": "step %{x}: overflow, skipped, S halved<extra></extra>",
         },
@@ -192,8 +194,11 @@ def loss_scale_figure(
         for _, v in bounds
     ]  # fmt: skip
     notes = [
-        {"text": name, "xref": x1, "yref": f"{y1} domain", "x": np.log10(v), "y": 1.0, "yanchor": "bottom",
-         "showarrow": False, "textangle": -90 if i == 1 else 0, "xanchor": "left" if i != 1 else "center"}
+        # inside the plot's top, beside each line (above it they ran into the title and the legend): the first
+        # bound's name on its left, the others' on their right but the last's, on its left (the plot's edge is near)
+        {"text": name, "xref": x1, "yref": f"{y1} domain", "x": np.log10(v), "y": 0.98, "yanchor": "top",
+         "showarrow": False, "xanchor": "right" if i in (0, len(bounds) - 1) else "left", "xshift": -4 if i in
+         (0, len(bounds) - 1) else 4}
         for i, (name, v) in enumerate(bounds)
     ]  # fmt: skip
     layout["shapes"] = shapes
