@@ -12,8 +12,9 @@ page = Page.setup(
     "bf16 keeps the same exponent range as fp32 and gives up mantissa bits; fp16 keeps more precision but not the "
     "range, so its small gradients underflow and it needs a loss scale. fp8 needs a scale per tensor or per tile, "
     "and in the usual recipe sums and master weights stay in fp32.",
-    r"x = (-1)^s\,\Big(1 + \frac{m}{2^p}\Big)\,2^{e - \text{bias}}, \qquad \text{ulp}(x) = 2^{\lfloor \log_2 |x| "
-    r"\rfloor - p}\ \ \text{for normal } x; \text{ below } 2^{e_{\min}} \text{ the spacing is } 2^{e_{\min} - p}",
+    # one formula for both ranges: below 2^e_min (the subnormals) the spacing stays 2^(e_min − p)
+    r"x = (-1)^s\,\Big(1 + \frac{m}{2^p}\Big)\,2^{e - \text{bias}}, \qquad "
+    r"\text{ulp}(x) = 2^{\max(\lfloor \log_2 |x| \rfloor,\ e_{\min}) - p}",
     spec=view_of.SPEC,
     question=view_of.QUESTION,
     answer_phrases=view_of.ANSWER_PHRASES,

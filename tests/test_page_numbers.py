@@ -1182,12 +1182,8 @@ NUMBER_FORMATS = [
         "the torch this project runs (torch.__version__, pinned in pyproject.toml)",
         float(E4.max),
     ),
-    Ref(
-        r"\ \ \text{for normal } x; \text{ below } 2^{e_{\min}} \text{ the spacing is } 2^{e_{\min} - p}",
-        FORMULA,
-        FORMULA,
-    ),
     Ref("x = (-1)^s\\,\\Big(1 + \\frac{m}{2^p}\\Big)\\,2^{e - \\text{bias}}", FORMULA),
+    Ref(r"\text{ulp}(x) = 2^{\max(\lfloor \log_2 |x| \rfloor,\ e_{\min}) - p}", FORMULA),
     Ref("\\text{ulp}(x) = 2^{\\lfloor \\log_2 |x|", FORMULA),
     Ref(
         "The grey bands: where this project's tiny GPT (820,352 parameters) keeps its numbers after 60 more fp32 "

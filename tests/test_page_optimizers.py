@@ -29,7 +29,7 @@ def test_default_shows_the_paths_with_sgds_limit(default):
     ("widget", "key", "value", "label", "expected"),
     [
         ("number_input", "opt_kappa", 40.0, "SGD's stable limit η_max", f"{2 / 40:.3g}"),
-        ("segmented_control", "opt_surface", view_of.SURFACES[1], "Condition number κ", "258"),
+        ("selectbox", "opt_surface", view_of.SURFACES[1], "Condition number κ", "258"),
     ],
 )
 def test_each_control_changes_its_readout(reused, widget, key, value, label, expected):

@@ -53,8 +53,7 @@ SPEC = Spec(
             "Loss surface",
             "choice",
             SURFACES[0],
-            choices=SURFACES,
-            widget="segmented",
+            choices=SURFACES,  # a select box: the two segments wrapped onto two lines and pushed the sidebar down
             help="the bowl f = ½(κ x² + y²); the valley f = (1 − x)² + 10 (y − x²)², Rosenbrock's with 10 for his 100",
         ),
         Field("opt_kappa", "Condition number κ of the bowl", "float", 10.0, lo=1.0, hi=100.0, step=1.0, fmt="%.0f"),

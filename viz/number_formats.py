@@ -91,7 +91,7 @@ def spacing_figure(
     if bands:
         # one row per quantity in the top decades of the plot, where the staircases have not reached yet
         top = np.log10(y_hi)
-        ys = [10.0 ** (top - 1.5 - 2.2 * k) for k in range(len(bands))]
+        ys = [10.0 ** (top - 1.5 - 3.3 * k) for k in range(len(bands))]  # rows apart by more than a label's height
         bx: list[float | None] = []
         by: list[float | None] = []
         bt: list[str] = []
