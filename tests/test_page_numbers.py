@@ -51,6 +51,7 @@ from views import loss_units as v_loss_units
 from views import moe as v_moe
 from views import number_formats as v_number_formats
 from views import optimizers as v_optimizers
+from views import policy_gradient as v_policy_gradient
 from views import positions as v_positions
 from views import ppo as v_ppo
 from views import reward_model as v_reward_model
@@ -1163,6 +1164,37 @@ OPTIMIZERS: list[Ref] = [
     Ref(r"\hat m_t = \frac{m_t}{1-\beta_1^t},\quad \hat v_t = \frac{v_t}{1-\beta_2^t}", _ONE),
 ]
 
+_SHRINK = "the 1 of (G − 1)/G, the group mean's factor written beside it"
+_01 = "the two rewards of a checker, 0 and 1"
+POLICY_GRADIENT: list[Ref] = [
+    Ref("shrinks the expected gradient by (G - 1)/G; RLOO's", _SHRINK),
+    Ref("b ∇ Σ_a π(a) = b ∇1 = 0", "Σ_a π(a) = 1, a probability's total", "the gradient of a constant"),
+    Ref("so the expected gradient is (G - 1)/G ∇J", _SHRINK),
+    Ref(
+        "its advantage is G/(G - 1) times the group mean's, so its variance is (G/(G - 1))² times larger",
+        _SHRINK,
+        _SHRINK,
+    ),
+    Ref("the expected gradient is neither (G - 1)/G ∇J nor parallel to it; with 0/1 rewards", _SHRINK, _01, _01),
+    Ref("arXiv 2503.20783", "an arXiv identifier"),
+    Ref("GRPO samples G = 8 answers per prompt", GIVEN),
+    Ref("(G - 1)/G = 7/8 = **0.875** of ∇J", _SHRINK, 8 - 1, 8, 7 / 8),
+    Ref("RLOO gives exactly **∇J**, with (8/7)² ≈ 1.31 times the variance", 8, 8 - 1, (8 / 7) ** 2),
+    Ref("adds b ∇Σπ = 0", "the gradient of the constant Σπ = 1"),
+    Ref("scales the gradient by (G - 1)/G", _SHRINK),
+    Ref(
+        "G = 4: the group mean gives 0.75 ∇J; RLOO gives ∇J with (4/3)² ≈ 1.78 times the variance",
+        GIVEN,
+        3 / 4,
+        4,
+        4 - 1,
+        (4 / 3) ** 2,
+    ),
+    Ref("which shrinks the expected gradient by (G - 1)/G", _SHRINK),
+    Ref("and with 0/1 rewards it weights prompts", _01, _01),
+    Ref(r"\textstyle\sum_a \pi(a) = 0", "the gradient of the constant Σπ = 1"),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -1183,6 +1215,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/19_Training_lab.py": TRAINING_LAB,
     "pages/20_Number_formats.py": NUMBER_FORMATS,
     "pages/21_Optimizers.py": OPTIMIZERS,
+    "pages/22_Policy_gradient.py": POLICY_GRADIENT,
 }
 
 
@@ -1287,6 +1320,11 @@ OPTIMIZER_CONTROLS: list[Ref] = [
         "A1.6.1: pre-LN against post-LN at 12 blocks",
         float(_preset(v_optimizers.SPEC, "A1.6.1: pre-LN against post-LN at 12 blocks")["opt_depth"]),
     ),
+]
+
+POLICY_GRADIENT_CONTROLS: list[Ref] = [
+    Ref("a checker's are 0/1", _01, _01),
+    Ref("preset: Dr. GRPO: with 0/1 rewards", _01, _01),
 ]
 
 CONTROLS: dict[str, tuple[object, list[Ref]]] = {
@@ -1541,6 +1579,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             v_number_formats.SPEC, "A1.10: softmax without the max, a logit of 12 in fp16")["fmt_logit_top"]),
     ]),
     "pages/21_Optimizers.py": (v_optimizers.SPEC, OPTIMIZER_CONTROLS),
+    "pages/22_Policy_gradient.py": (v_policy_gradient.SPEC, POLICY_GRADIENT_CONTROLS),
 }  # fmt: skip
 
 
