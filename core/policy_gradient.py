@@ -18,7 +18,9 @@ sum, then sum_a grad pi_a = grad 1 = 0). It changes the variance only. Four sing
     "constant"  b given by the caller
     "mean"      b = E[r] = J (what a perfect value model would return for this one prompt, as PPO's critic tries to)
     "optimal"   b* = E[r |s|^2] / E[|s|^2], s = e_a - pi: the one constant that minimises the trace of the
-                covariance (derived below; a separate b for every parameter would do slightly better still)
+                covariance (derived below). A separate b_k for every parameter can do much better: at the page's
+                defaults (pi = 0.1, 0.2, 0.3, 0.4, rewards 1, 0.6, 0.3, 0) one answer's tr Cov falls from 0.0574
+                at b* to 0.0192, three times lower
 
 Three group baselines, from G answers sampled for the same prompt (the estimate averages A_i (e_{a_i} - pi) over
 the group)::
@@ -36,7 +38,7 @@ mean has no r_i in it and is exactly unbiased. Dividing by the group's std is a 
 the sampled rewards: its expected gradient is not (G-1)/G grad J and in general not even parallel to it. For two
 reward values (checker rewards 0/1) it stays parallel within one prompt, with the factor
 :func:`group_norm_scale_binary` that depends on the success rate p: that is the difficulty weighting across
-prompts that Dr. GRPO removes; with three or more distinct reward values the direction turns as well.
+prompts that Dr. GRPO removes; with three or more distinct reward values the direction can turn as well.
 
 The exact moments of the group estimators are sums over the multisets of G answers (the estimate does not depend
 on the order of the samples): C(G+K-1, K-1) count vectors with multinomial weights, not K^G ordered tuples. The
@@ -181,9 +183,12 @@ def optimal_baseline(theta: ArrayLike, rewards: ArrayLike) -> float:
 
         b* = E[r |s|^2] / E[|s|^2],    |s_a|^2 = 1 - 2 pi_a + sum_k pi_k^2,   E[|s|^2] = 1 - sum_k pi_k^2
 
-    a reward average weighted by how large each answer's score is: not E[r] in general (the standard result, e.g.
-    Greensmith, Bartlett and Baxter 2004, JMLR, for the scalar case; derived here). When pi is one-hot to
-    rounding, E[|s|^2] = 0, every b gives the same (zero) variance, and E[r] is returned.
+    a reward average weighted by how large each answer's score is: E[r] for every reward vector only when every
+    |s_a|^2 is the same (the uniform policy), and far from it with a peaked policy (pi = 0.7, 0.1, 0.1, 0.1 with
+    rewards 1, 0, 0, 0: b* = 0.175, E[r] = 0.7). This is the bandit case of the optimal baseline of Greensmith,
+    Bartlett and Baxter 2004 (JMLR), who also show that the average reward can be a suboptimal baseline; derived
+    here. b* depends on the parameterisation through s = grad_theta log pi (here theta are the logits). When pi is
+    one-hot to rounding, E[|s|^2] = 0, every b gives the same (zero) variance, and E[r] is returned.
     """
     t = _logits(theta)
     pi = softmax_policy(t)
@@ -429,6 +434,10 @@ def group_norm_scale_binary(p: ArrayLike, G: int, std: str = "population", eps: 
     p -> 0 or 1, where only groups with a single odd answer out have signal). Across prompts the std re-weights the
     gradient by difficulty, which is the bias Dr. GRPO removes. Groups with c = 0
     or c = G add 0.
+
+    The rewards here are exactly 0 and 1. For two other values r_lo < r_hi (with eps = 0) the advantages are the
+    same as for 0/1 (the std division removes the scale) while grad J is (r_hi - r_lo) times larger, so the factor
+    is this one divided by r_hi - r_lo.
     """
     G = _check_int("G", G, 2)
     _check_std(std)

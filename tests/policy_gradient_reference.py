@@ -66,6 +66,21 @@ def group_moments(pi, r, kind: str, G: int) -> tuple[list[float], float]:
     return mean, var
 
 
+def projected_sd(pi, r, kind: str, G: int, b: float = 0.0) -> float:
+    """The standard deviation of ⟨g, ∇J⟩ / |∇J|², the estimate projected on ∇J in its units, by every ordered group of
+    G answers: ``kind`` a group baseline, or "single" for the mean of G independent (r_a − b)(e_a − π)."""
+    K, g = len(pi), gradient(pi, r)
+    gg = dot(g, g)
+    first = second = 0.0
+    for answers in itertools.product(range(K), repeat=G):
+        p = math.prod(pi[a] for a in answers)
+        rs = [r[a] for a in answers]
+        A = [x - b for x in rs] if kind == "single" else _advantages(rs, kind)
+        x = sum(A[i] * dot(score(a, pi), g) for i, a in enumerate(answers)) / G / gg
+        first, second = first + p * x, second + p * x * x
+    return math.sqrt(max(second - first * first, 0.0))
+
+
 def on_gradient(pi, r, vec) -> float:
     """The projection of ``vec`` on ∇J in units of |∇J|: ⟨vec, ∇J⟩ / |∇J|²."""
     g = gradient(pi, r)

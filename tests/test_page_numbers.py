@@ -36,6 +36,7 @@ from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control ac
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
 from tests import optimizers_reference
+from tests import policy_gradient_reference as pg_ref
 from tests.apptest import opened
 from tests.moe_reference import routing_by_hand
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
@@ -1166,32 +1167,74 @@ OPTIMIZERS: list[Ref] = [
 
 _SHRINK = "the 1 of (G − 1)/G, the group mean's factor written beside it"
 _01 = "the two rewards of a checker, 0 and 1"
+_MOSTLY, _CHECKER = v_policy_gradient.POLICIES["mostly right: 0.7, 0.1, 0.1, 0.1"], (1.0, 0.0, 0.0, 0.0)
+# the std-normalised estimate with 0/1 rewards: one factor for every p at G = 2 and 3 (population std), not at G = 4;
+# at G = 2 it equals RLOO's estimate (advantages ±1 either way), so its mean lands on ∇J
+assert abs(pg_ref.binary_scale(0.3, 2) - pg_ref.binary_scale(0.7, 2)) < 1e-12
+assert abs(pg_ref.binary_scale(0.3, 3) - pg_ref.binary_scale(0.7, 3)) < 1e-12
+assert abs(pg_ref.binary_scale(0.5, 4) - pg_ref.binary_scale(0.1, 4)) > 0.05
+assert (
+    max(
+        abs(x - y)
+        for x, y in zip(
+            pg_ref.group_moments((0.1, 0.2, 0.3, 0.4), _CHECKER, "group_norm", 2)[0],
+            pg_ref.gradient((0.1, 0.2, 0.3, 0.4), _CHECKER),
+            strict=True,
+        )
+    )
+    < 1e-12
+)
+# with the mostly-right policy and checker rewards E[r] is a worse baseline than none at all
+assert pg_ref.single_variance(_MOSTLY, _CHECKER, pg_ref.objective(_MOSTLY, _CHECKER)) > pg_ref.single_variance(
+    _MOSTLY, _CHECKER, 0.0
+)
+_G_SIZES = "group sizes checked by enumeration above (binary_scale)"
 POLICY_GRADIENT: list[Ref] = [
-    Ref("shrinks the expected gradient by (G - 1)/G; RLOO's", _SHRINK),
     Ref("b ∇ Σ_a π(a) = b ∇1 = 0", "Σ_a π(a) = 1, a probability's total", "the gradient of a constant"),
     Ref("so the expected gradient is (G - 1)/G ∇J", _SHRINK),
     Ref(
-        "its advantage is G/(G - 1) times the group mean's, so its variance is (G/(G - 1))² times larger",
+        "(mostly right, checker: b* = 0.175, E[r] = 0.700;",
+        pg_ref.best_baseline(_MOSTLY, _CHECKER),
+        pg_ref.objective(_MOSTLY, _CHECKER),
+    ),
+    Ref(
+        "RLOO's estimate is G/(G - 1) times the group mean's, draw by draw: unbiased, with (G/(G - 1))² the covariance",
         _SHRINK,
         _SHRINK,
     ),
-    Ref("the expected gradient is neither (G - 1)/G ∇J nor parallel to it; with 0/1 rewards", _SHRINK, _01, _01),
-    Ref("arXiv 2503.20783", "an arXiv identifier"),
-    Ref("GRPO samples G = 8 answers per prompt", GIVEN),
-    Ref("(G - 1)/G = 7/8 = **0.875** of ∇J", _SHRINK, 8 - 1, 8, 7 / 8),
-    Ref("RLOO gives exactly **∇J**, with (8/7)² ≈ 1.31 times the variance", 8, 8 - 1, (8 / 7) ** 2),
-    Ref("adds b ∇Σπ = 0", "the gradient of the constant Σπ = 1"),
-    Ref("scales the gradient by (G - 1)/G", _SHRINK),
     Ref(
-        "G = 4: the group mean gives 0.75 ∇J; RLOO gives ∇J with (4/3)² ≈ 1.78 times the variance",
+        "in general the expected gradient is neither (G - 1)/G ∇J nor parallel to it; with 0/1 rewards",
+        _SHRINK,
+        _01,
+        _01,
+    ),
+    Ref("for G ≥ 4, depends on the prompt's success rate (at G = 2 and 3,", _G_SIZES, _G_SIZES, _G_SIZES),
+    Ref("arXiv 2503.20783", "an arXiv identifier"),
+    Ref("GRPO's group mean with G = 8 answers per prompt", GIVEN),
+    Ref("(G - 1)/G = 7/8 = **0.875** of ∇J", _SHRINK, 8 - 1, 8, 7 / 8),
+    Ref(
+        "its estimate is 8/7 times the group mean's, draw by draw, so (8/7)² ≈ 1.31 times",
+        8,
+        8 - 1,
+        8,
+        8 - 1,
+        (8 / 7) ** 2,
+    ),
+    Ref("adds b ∇Σπ = 0", "the gradient of the constant Σπ = 1"),
+    Ref("scales the expected gradient to (G - 1)/G of ∇J, a", _SHRINK),
+    Ref(
+        "G = 4: the group mean gives 0.75 ∇J; RLOO gives ∇J with (4/3)² ≈ 1.78 times the group mean's",
         GIVEN,
         3 / 4,
         4,
         4 - 1,
         (4 / 3) ** 2,
     ),
-    Ref("which shrinks the expected gradient by (G - 1)/G", _SHRINK),
-    Ref("and with 0/1 rewards it weights prompts", _01, _01),
+    Ref("the same estimate scaled by 4/3.", 4, 4 - 1),
+    Ref("which shrinks the expected gradient to (G - 1)/G of ∇J.", _SHRINK),
+    Ref("differ only by the factor G/(G - 1) (a step size)", _SHRINK),
+    Ref("and with 0/1 rewards (G ≥ 4) it weights prompts", _01, _01, _G_SIZES),
+    Ref("(0/1 rewards at G = 2, where it equals RLOO)", _01, _01, "checked by enumeration above"),
     Ref(r"\textstyle\sum_a \pi(a) = 0", "the gradient of the constant Σπ = 1"),
 ]
 

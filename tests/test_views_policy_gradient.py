@@ -40,6 +40,34 @@ def test_the_spread_readouts_against_enumeration(G: int) -> None:
     assert r["tr Cov, no baseline"] == f"{v[0]:.2f}" and r["tr Cov, best constant b*"] == f"{v[3]:.2f}"
 
 
+@pytest.mark.parametrize("G", [2, 4])
+def test_the_bars_are_the_projections_own_sd_against_enumeration(G: int) -> None:
+    """Each bar spans the exact mean ± the sd of ⟨g, ∇J⟩ / |∇J|², the spread of the points it stands beside (not
+    √tr Cov / |∇J|, which also counts the directions orthogonal to ∇J)."""
+    fig = view_of.figures(SPEC.defaults().replace(pg_G=str(G)), Options(parts=frozenset({"main"}))).figures["main"]
+    bars = [t for t in fig.data if t.legendgroup == "sd"]
+    assert bars[0].name == "exact mean ± 1 sd along ∇J" and len(bars) == len(view_of.ORDER)
+    J, bstar = ref.objective(PI, R), ref.best_baseline(PI, R)
+    kinds = [("single", 0.0), ("single", 0.5), ("single", J), ("single", bstar), ("group_mean", 0.0),
+             ("leave_one_out", 0.0), ("group_norm", 0.0)]  # fmt: skip
+    for bar, (kind, b) in zip(bars, kinds, strict=True):
+        half = (bar.x[1] - bar.x[0]) / 2
+        assert half == pytest.approx(ref.projected_sd(PI, R, kind, G, b), rel=1e-9), (kind, b)
+
+
+def test_b_star_equals_the_mean_reward_only_for_the_uniform_policy() -> None:
+    helps = {r.label: r.help for r in view_of.figures(SPEC.defaults().replace(pg_policy="uniform: 0.25 each"),
+                                                       ALL).readouts}  # fmt: skip
+    assert helps["Best constant b*"].endswith("equals E[r] here (every |s_a|² is the same)")
+    uniform = (0.25,) * 4
+    assert ref.best_baseline(uniform, R) == pytest.approx(ref.objective(uniform, R))
+    helps = {r.label: r.help for r in view_of.figures(SPEC.defaults(), ALL).readouts}
+    assert helps["Best constant b*"].endswith(f"not E[r] = {ref.objective(PI, R):.3f}")
+    mostly, checker = (0.7, 0.1, 0.1, 0.1), (1.0, 0.0, 0.0, 0.0)  # the explanation's example
+    assert f"{ref.best_baseline(mostly, checker):.3f}, {ref.objective(mostly, checker):.3f}" == "0.175, 0.700"
+    assert ref.single_variance(mostly, checker, 0.7) > ref.single_variance(mostly, checker, 0.0)
+
+
 def test_graded_rewards_turn_the_std_normalised_gradient_and_0_1_rewards_do_not() -> None:
     graded = view_of.figures(SPEC.defaults(), Options(parts=frozenset({"main"}))).readouts
     checker = view_of.figures(SPEC.defaults().replace(pg_rewards="checker: 1, 0, 0, 0")).readouts

@@ -1,8 +1,9 @@
 """The policy-gradient page's state and what it shows: REINFORCE on a bandit of four answers, where every expectation
 is a finite sum. The main figure is each estimator's spread for one update (its exact mean against the true gradient
-and its exact standard deviation, seeded draws as points), dragged over the group size G; the tabs show the baseline's
-expected contribution summed answer by answer beside the variance against the baseline, the group baselines' bias
-against G and with 0/1 rewards, and learning curves (each built only when open)."""
+and the exact standard deviation of its projection on that gradient, seeded draws as points), dragged over the group
+size G; the tabs show the baseline's expected contribution summed answer by answer beside the variance against the
+baseline, the group baselines' bias against G and with 0/1 rewards, and learning curves (each built only when
+open)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ ANSWER_PHRASES = (
     "log-derivative trick",
     "does not depend on the action",
     "leave-one-out",
+    "(G − 1)/G",
 )
 
 VIEWS = ("Spread", "Zero in expectation", "Group baselines", "Learning")
@@ -108,9 +110,9 @@ SPEC = Spec(
     presets={
         "A6.4: REINFORCE, the score-function estimator": {"pg_view": SPREAD, "pg_G": "4"},
         "A6.5: why a baseline is unbiased": {"pg_view": ZERO, "pg_b": 1.0},
-        "A6.5: which baseline minimises the variance": {"pg_view": ZERO, "pg_b": 0.0},
-        "A6.7: GRPO's group mean shrinks the gradient": {"pg_view": GROUP, "pg_G": "4"},
-        "RLOO: unbiased, with a larger variance at small G": {"pg_view": SPREAD, "pg_G": "2"},
+        "A6.5: which baseline minimises the variance": {"pg_view": ZERO, "pg_b": 0.3},
+        "A6.5 follow-up / A6.7: what GRPO's group mean does to the gradient": {"pg_view": GROUP, "pg_G": "4"},
+        "RLOO: unbiased, the group mean's signal-to-noise": {"pg_view": SPREAD, "pg_G": "2"},
         "Dr. GRPO: with 0/1 rewards the std weights each prompt": {
             "pg_view": GROUP,
             "pg_rewards": "checker: 1, 0, 0, 0",
@@ -135,8 +137,9 @@ def _moments(pi: tuple, r: tuple, G: int, b: float) -> dict[str, pg.EstimatorMom
 
 @functools.lru_cache(maxsize=16)
 def _sweep(pi: tuple, r: tuple, b: float, seed: int) -> tuple:
-    """For every G of the drag: the draws, exact means and standard deviations projected on ∇J in its units, and
-    the panel's numbers. The same whatever the page's G, so that a drag step is the page at that G."""
+    """For every G of the drag: the draws, exact means and standard deviations projected on ∇J in its units (the
+    projection's own sd, √(∇Jᵀ Cov ∇J) / |∇J|², the spread the points show), and the panel's numbers. The same
+    whatever the page's G, so that a drag step is the page at that G."""
     theta, rv = np.log(np.array(pi)), np.array(r)
     grad = pg.policy_gradient(theta, rv)
     gg = float(grad @ grad)
@@ -146,7 +149,7 @@ def _sweep(pi: tuple, r: tuple, b: float, seed: int) -> tuple:
         sim = pg.simulate_estimators(theta, rv, ORDER, G, DRAWS, seed, b=b)
         points.append(np.array([sim[e].samples @ grad / gg for e in ORDER]))
         means.append(np.array([float(m[e].mean @ grad) / gg for e in ORDER]))
-        sds.append(np.array([math.sqrt(max(m[e].total_variance, 0.0) / gg) for e in ORDER]))
+        sds.append(np.array([math.sqrt(max(float(grad @ m[e].covariance @ grad), 0.0)) / gg for e in ORDER]))
         cos, scale = pg.alignment(m["group_norm"].mean, grad)
         facts.append(
             {
@@ -229,13 +232,13 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout(
             "RLOO: variance ÷ the group mean's",
             f"{f['rloo_ratio']:.2f}",
-            f"(G/(G − 1))² at G = {G}: RLOO's advantage is G/(G − 1) times the group mean's; unbiased is not lower "
-            "variance",
+            f"(G/(G − 1))² at G = {G}: RLOO's estimate is G/(G − 1) times the group mean's, draw by draw: the same "
+            "direction and signal-to-noise, a step size that a learning rate absorbs",
         ),
         Readout(
             "Mean and std: E[g] on ∇J, cosine",
             f"{f['norm_scale']:.2f}, {f['norm_cos']:.3f}",
-            "the std divides each group by its own spread: with three or more distinct rewards E[g] also turns; "
+            "the std divides each group by its own spread: with three or more distinct rewards E[g] can also turn; "
             "with 0/1 rewards the cosine is 1",
         ),
         Readout("tr Cov, no baseline", f"{v[0]:.2f}", f"in units of |∇J|², one update of G = {G} answers"),
@@ -267,7 +270,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.readouts += [
             Readout("Σ_a π_a b (e_a − π)", "0", "every component: the terms cancel exactly (to floating-point "
                     "rounding here), whatever b is"),
-            Readout("Best constant b*", f"{b_star:.3f}", f"E[r |s|²] / E[|s|²] with s = e_a − π: not E[r] = {J:.3f}"),
+            Readout("Best constant b*", f"{b_star:.3f}", "E[r |s|²] / E[|s|²] with s = e_a − π: " + (
+                "equals E[r] here (every |s_a|² is the same)" if abs(b_star - J) < 5e-4 else f"not E[r] = {J:.3f}")),
             Readout("One answer: tr Cov at your b", f"{v_b:.4f}", f"b = {b:g}; with no baseline {v_none:.4f}"),
             Readout("One answer: tr Cov at b*", f"{v_star:.4f}", "the lowest point of the parabola"),
         ]  # fmt: skip
@@ -312,13 +316,18 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             Readout(f"J after {steps} exact steps: group mean", f"{ex.expected_reward['group_mean'][-1]:.3f}",
                     f"steps of (G − 1)/G ∇J at G = {G}"),
             Readout(f"J after {steps} exact steps: mean and std", f"{ex.expected_reward['group_norm'][-1]:.3f}",
-                    "larger steps where the group's rewards spread little"),
+                    "its steps are about 1/std times longer (the std is at most 0.5 with rewards in [0, 1]; the first "
+                    f"expected step is {f['norm_scale']:.1f} ∇J here), like a larger learning rate: where it ends is "
+                    "not a comparison of estimators"),
         ]  # fmt: skip
     view.tables[SPREAD] = lambda: pd.DataFrame(
         {
             "estimator": [ROW_LABELS[e] for e in ORDER],
             "mean_on_gradient": means[at],
-            "sd_in_gradient_units": sds[at],
+            "sd_along_gradient_in_gradient_units": sds[at],
+            "tr_cov_in_gradient_units_squared": [
+                _moments(pi_t, r_t, G, b)[e].total_variance / float(grad @ grad) for e in ORDER
+            ],
         }
     )
     if predicting == "hidden":

@@ -1,7 +1,7 @@
 """Figures of the policy-gradient page: the spread of each gradient estimator on a bandit of a few answers (its exact
-mean and standard deviation against the true gradient, seeded draws as points, a plotly slider over the group size),
-the baseline's expected contribution summed answer by answer beside the variance against the baseline, the group
-baselines' bias against G and with 0/1 rewards, and learning curves.
+mean against the true gradient and the exact standard deviation of its projection on it, seeded draws as points, a
+plotly slider over the group size), the baseline's expected contribution summed answer by answer beside the variance
+against the baseline, the group baselines' bias against G and with 0/1 rewards, and learning curves.
 
 Builders take numbers computed by core.policy_gradient (the view calls core, then these) and do no math beyond laying
 them out. Every builder takes ``theme`` ("light" or "dark") and ``presenter`` (larger type).
@@ -40,8 +40,10 @@ def spread_figure(
 ) -> go.Figure:
     """One row per estimator (``labels``, top to bottom): its seeded draws as points, its exact mean as a diamond and
     the exact mean ± one standard deviation as a bar, all projected on the true gradient and in its units (the true
-    gradient at 1, a dashed line). A plotly slider over the group sizes (``steps_labels``, the page's at ``active``)
-    moves the points, the means, the bars and the readout panel (``panels``).
+    gradient at 1, a dashed line). ``sds`` is the projection's own standard deviation, √(∇Jᵀ Cov ∇J) / |∇J|², the
+    spread the points show (not √tr Cov, which counts the directions orthogonal to ∇J too). A plotly slider over the
+    group sizes (``steps_labels``, the page's at ``active``) moves the points, the means, the bars and the readout
+    panel (``panels``).
 
     ``points[i]``: (estimators, draws) projections at step i; ``means[i]``, ``sds[i]``: (estimators,).
     ``jitter``: (draws,) vertical offsets of the points within a row, the same at every step.
@@ -70,7 +72,7 @@ def spread_figure(
     ]  # fmt: skip
     data += [
         {
-            "type": "scatter", "x": x, "y": [rows[j], rows[j]], "mode": "lines", "name": "exact mean ± 1 sd",
+            "type": "scatter", "x": x, "y": [rows[j], rows[j]], "mode": "lines", "name": "exact mean ± 1 sd along ∇J",
             "legendgroup": "sd", "showlegend": j == 0, "line": {"color": t.text, "width": 2.5}, "hoverinfo": "skip",
         }
         for j, x in enumerate(bars(active))

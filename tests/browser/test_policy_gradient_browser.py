@@ -27,7 +27,7 @@ def test_deep_link_first_request_then_preset_and_drag(open_first):
     assert metric_value(page, "Group mean: E[g] on ∇J") == f"{7 / 8:.3f}"  # (G − 1)/G at G = 8
     assert page.locator(".js-plotly-plot .gtitle").first.text_content().startswith("One update's gradient estimate")
 
-    choose_preset(page, "RLOO: unbiased, with a larger variance at small G")
+    choose_preset(page, "RLOO: unbiased, the group mean's signal-to-noise")
     wait_metric(page, f"{(2 / 1) ** 2:.2f}")  # RLOO's variance over the group mean's, (G/(G − 1))² at G = 2
     assert metric_value(page, "Group mean: E[g] on ∇J") == f"{1 / 2:.3f}"
     watch.shot("policy-gradient-preset")
