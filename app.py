@@ -89,14 +89,14 @@ STAGES = [
         "pairs of a chosen and a rejected answer",
         "reward model + PPO, or DPO",
         "which of the possible answers people prefer",
-        ["pages/10_Reward_model.py", "pages/9_PPO.py", "pages/2_KL_leash.py"],
+        ["pages/10_Reward_model.py", "pages/22_Policy_gradient.py", "pages/9_PPO.py", "pages/2_KL_leash.py"],
     ),
     (
         "RL with verifiable rewards",
         "prompts with a checker (a math answer, unit tests)",
         "reward 1 if correct, else 0",
         "reasoning: longer, self-checking solutions",
-        ["pages/4_GRPO.py", "pages/9_PPO.py"],
+        ["pages/22_Policy_gradient.py", "pages/4_GRPO.py", "pages/9_PPO.py"],
     ),
     (
         "Evaluation",

@@ -49,6 +49,7 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("gradient clipping", ["Training_lab"]),
         ("loss scaling", ["Number_formats"]),
         ("bias correction", ["Optimizers"]),
+        ("REINFORCE", ["Policy_gradient"]),
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),
         ("pass@k", ["Evaluation"]),

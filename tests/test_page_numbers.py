@@ -36,6 +36,7 @@ from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control ac
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
 from tests import optimizers_reference
+from tests import policy_gradient_reference as pg_ref
 from tests.apptest import opened
 from tests.moe_reference import routing_by_hand
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
@@ -51,6 +52,7 @@ from views import loss_units as v_loss_units
 from views import moe as v_moe
 from views import number_formats as v_number_formats
 from views import optimizers as v_optimizers
+from views import policy_gradient as v_policy_gradient
 from views import positions as v_positions
 from views import ppo as v_ppo
 from views import reward_model as v_reward_model
@@ -1378,6 +1380,79 @@ OPTIMIZERS: list[Ref] = [
     Ref(r"\hat m_t = \frac{m_t}{1-\beta_1^t},\quad \hat v_t = \frac{v_t}{1-\beta_2^t}", _ONE),
 ]
 
+_SHRINK = "the 1 of (G − 1)/G, the group mean's factor written beside it"
+_01 = "the two rewards of a checker, 0 and 1"
+_MOSTLY, _CHECKER = v_policy_gradient.POLICIES["mostly right: 0.7, 0.1, 0.1, 0.1"], (1.0, 0.0, 0.0, 0.0)
+# the std-normalised estimate with 0/1 rewards: one factor for every p at G = 2 and 3 (population std), not at G = 4;
+# at G = 2 it equals RLOO's estimate (advantages ±1 either way), so its mean lands on ∇J
+assert abs(pg_ref.binary_scale(0.3, 2) - pg_ref.binary_scale(0.7, 2)) < 1e-12
+assert abs(pg_ref.binary_scale(0.3, 3) - pg_ref.binary_scale(0.7, 3)) < 1e-12
+assert abs(pg_ref.binary_scale(0.5, 4) - pg_ref.binary_scale(0.1, 4)) > 0.05
+assert (
+    max(
+        abs(x - y)
+        for x, y in zip(
+            pg_ref.group_moments((0.1, 0.2, 0.3, 0.4), _CHECKER, "group_norm", 2)[0],
+            pg_ref.gradient((0.1, 0.2, 0.3, 0.4), _CHECKER),
+            strict=True,
+        )
+    )
+    < 1e-12
+)
+# with the mostly-right policy and checker rewards E[r] is a worse baseline than none at all
+assert pg_ref.single_variance(_MOSTLY, _CHECKER, pg_ref.objective(_MOSTLY, _CHECKER)) > pg_ref.single_variance(
+    _MOSTLY, _CHECKER, 0.0
+)
+_G_SIZES = "group sizes checked by enumeration above (binary_scale)"
+POLICY_GRADIENT: list[Ref] = [
+    Ref("b ∇ Σ_a π(a) = b ∇1 = 0", "Σ_a π(a) = 1, a probability's total", "the gradient of a constant"),
+    Ref("so the expected gradient is (G - 1)/G ∇J", _SHRINK),
+    Ref(
+        "(mostly right, checker: b* = 0.175, E[r] = 0.700;",
+        pg_ref.best_baseline(_MOSTLY, _CHECKER),
+        pg_ref.objective(_MOSTLY, _CHECKER),
+    ),
+    Ref(
+        "RLOO's estimate is G/(G - 1) times the group mean's, draw by draw: unbiased, with (G/(G - 1))² the covariance",
+        _SHRINK,
+        _SHRINK,
+    ),
+    Ref(
+        "in general the expected gradient is neither (G - 1)/G ∇J nor parallel to it; with 0/1 rewards",
+        _SHRINK,
+        _01,
+        _01,
+    ),
+    Ref("for G ≥ 4, depends on the prompt's success rate (at G = 2 and 3,", _G_SIZES, _G_SIZES, _G_SIZES),
+    Ref("arXiv 2503.20783", "an arXiv identifier"),
+    Ref("GRPO's group mean with G = 8 answers per prompt", GIVEN),
+    Ref("(G - 1)/G = 7/8 = **0.875** of ∇J", _SHRINK, 8 - 1, 8, 7 / 8),
+    Ref(
+        "its estimate is 8/7 times the group mean's, draw by draw, so (8/7)² ≈ 1.31 times",
+        8,
+        8 - 1,
+        8,
+        8 - 1,
+        (8 / 7) ** 2,
+    ),
+    Ref("adds b ∇Σπ = 0", "the gradient of the constant Σπ = 1"),
+    Ref("scales the expected gradient to (G - 1)/G of ∇J, a", _SHRINK),
+    Ref(
+        "G = 4: the group mean gives 0.75 ∇J; RLOO gives ∇J with (4/3)² ≈ 1.78 times the group mean's",
+        GIVEN,
+        3 / 4,
+        4,
+        4 - 1,
+        (4 / 3) ** 2,
+    ),
+    Ref("the same estimate scaled by 4/3.", 4, 4 - 1),
+    Ref("which shrinks the expected gradient to (G - 1)/G of ∇J.", _SHRINK),
+    Ref("differ only by the factor G/(G - 1) (a step size)", _SHRINK),
+    Ref("and with 0/1 rewards (G ≥ 4) it weights prompts", _01, _01, _G_SIZES),
+    Ref("(0/1 rewards at G = 2, where it equals RLOO)", _01, _01, "checked by enumeration above"),
+    Ref(r"\textstyle\sum_a \pi(a) = 0", "the gradient of the constant Σπ = 1"),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -1398,6 +1473,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/19_Training_lab.py": TRAINING_LAB,
     "pages/20_Number_formats.py": NUMBER_FORMATS,
     "pages/21_Optimizers.py": OPTIMIZERS,
+    "pages/22_Policy_gradient.py": POLICY_GRADIENT,
 }
 
 
@@ -1502,6 +1578,11 @@ OPTIMIZER_CONTROLS: list[Ref] = [
         "A1.6.1: pre-LN against post-LN at 12 blocks",
         float(_preset(v_optimizers.SPEC, "A1.6.1: pre-LN against post-LN at 12 blocks")["opt_depth"]),
     ),
+]
+
+POLICY_GRADIENT_CONTROLS: list[Ref] = [
+    Ref("a checker's are 0/1", _01, _01),
+    Ref("preset: Dr. GRPO: with 0/1 rewards", _01, _01),
 ]
 
 CONTROLS: dict[str, tuple[object, list[Ref]]] = {
@@ -1760,6 +1841,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             v_number_formats.SPEC, "A1.10: softmax without the max, a logit of 12 in fp16")["fmt_logit_top"]),
     ]),
     "pages/21_Optimizers.py": (v_optimizers.SPEC, OPTIMIZER_CONTROLS),
+    "pages/22_Policy_gradient.py": (v_policy_gradient.SPEC, POLICY_GRADIENT_CONTROLS),
 }  # fmt: skip
 
 

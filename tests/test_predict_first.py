@@ -23,6 +23,7 @@ from views import lora as lora_view
 from views import moe as moe_view
 from views import number_formats as number_formats_view
 from views import optimizers as optimizers_view
+from views import policy_gradient as policy_gradient_view
 from views import positions as positions_view
 from views import scaling as scaling_view
 from views import training_lab as training_lab_view
@@ -72,6 +73,7 @@ CASES = {
     "training_lab": ("pages/19_Training_lab.py", "predict_lab", "guess_lab_bits", "4", {}),
     "number_formats": ("pages/20_Number_formats.py", "predict_fmt", "guess_fmt_err", "0.4", {}),
     "optimizers": ("pages/21_Optimizers.py", "predict_opt", "guess_opt_lr", "0.5", {"opt_kappa": "16"}),
+    "policy_gradient": ("pages/22_Policy_gradient.py", "predict_pg", "guess_pg_scale", "0.5", {}),
 }
 
 
@@ -115,6 +117,8 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         # SGD on f = ½(κx² + y²) at κ = 16: stable for η < 2/κ (the Hessian's largest eigenvalue is κ); the formula
         # 2/λ_max is the answer too: it is in the readout's help, never in its label
         "optimizers": ([f"{2 / 16:.3g}", "stable limit (the answer)", "2/λ_max", "2 / λ_max"], None),
+        # the group mean's E[g] over ∇J at G = 4: E[(r_i − mean) s_i] = (1 − 1/G) ∇J (a_j independent, E[s] = 0)
+        "policy_gradient": ([f"{(4 - 1) / 4:.3f}"], (4 - 1) / 4),
     }
 
 
@@ -195,6 +199,7 @@ VIEWS = {
     "training_lab": training_lab_view,
     "number_formats": number_formats_view,
     "optimizers": optimizers_view,
+    "policy_gradient": policy_gradient_view,
 }
 
 

@@ -83,6 +83,7 @@ from viz.loss_units import (
 from viz.moe import balance_figure, parameters_figure, routing_figure, with_panel_line
 from viz.number_formats import loss_scale_figure, running_sum_figure, softmax_figure, spacing_figure
 from viz.optimizers import bias_figure, depth_figure, mup_figure, norm_figure, trajectory_figure, warmup_figure
+from viz.policy_gradient import group_figure, learning_figure, spread_figure, zero_figure
 from viz.positions import decay_figure, relative_figure, wavelength_figure
 from viz.ppo import (
     clip_batch_figure,
@@ -478,6 +479,21 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     ),
     "running_sum_figure": lambda **kw: running_sum_figure(
         np.arange(4), [("bf16", np.array([0.0, 1.0, 2.0, 2.0])), ("exact", np.arange(4.0))], **kw
+    ),
+    "spread_figure": lambda **kw: spread_figure(
+        ["none", "group mean"], [np.ones((2, 3)), np.zeros((2, 3))], [np.ones(2), np.array([1.0, 0.5])],
+        [np.ones(2), np.ones(2)], np.zeros(3), ["2", "4"], ["G = 2", "G = 4"], active=1, **kw,
+    ),
+    "zero_figure": lambda **kw: zero_figure(
+        np.array([[0.1, -0.1], [-0.1, 0.1]]), np.zeros(2), ["A", "B"], np.linspace(-1, 2, 4), np.array([3, 1, 0.5, 1]),
+        0.5, 0.4, 0.3, **kw,
+    ),
+    "group_figure": lambda **kw: group_figure(
+        np.array([2, 3]), {"group mean": np.array([0.5, 0.67]), "RLOO": np.ones(2)}, 2, np.array([0.1, 0.5]),
+        np.array([1.0, 1.0]), **kw,
+    ),
+    "learning_figure": lambda **kw: learning_figure(
+        np.arange(3), {"a": np.array([0.3, 0.5, 0.6])}, {"a": np.array([0.0, 0.1, 0.1])}, "sampled", 1.0, **kw,
     ),
     "trajectory_figure": lambda **kw: trajectory_figure(
         np.linspace(-2, 2, 5), np.linspace(-1, 1, 4), np.ones((4, 5)),

@@ -33,6 +33,7 @@ DRAGS = {
     "Training_lab": ("/Training_lab", "lab_lr"),
     "Number_formats": ("/Number_formats", "fmt_x"),
     "Optimizers": ("/Optimizers", "opt_lr"),
+    "Policy_gradient": ("/Policy_gradient", "pg_G"),
     "Training_memory": ("/Training_memory", "seq"),
     "Serving": ("/Serving", "batch"),
     "LoRA": ("/LoRA?rows=128&cols=128", "rank"),
