@@ -58,6 +58,7 @@ from views import sampling as v_sampling
 from views import scaling as v_scaling
 from views import schedules as v_schedules
 from views import serving as v_serving
+from views import test_time_compute as v_ttc
 from views import training_lab as v_training_lab
 from views import training_memory as v_training_memory
 
@@ -1163,6 +1164,54 @@ OPTIMIZERS: list[Ref] = [
     Ref(r"\hat m_t = \frac{m_t}{1-\beta_1^t},\quad \hat v_t = \frac{v_t}{1-\beta_2^t}", _ONE),
 ]
 
+_HALF = "one half: more than half the votes, the threshold of a vote between two answers"
+TTC: list[Ref] = [
+    Ref("correct: 1 - (1 - p)ⁿ, which is pass@n", FORMULA, FORMULA),
+    Ref("arXiv 2407.21787", ARXIV),
+    Ref("by KL = log n - (n - 1)/n (Stiennon", FORMULA),
+    Ref("arXiv 2401.01879", ARXIV),
+    Ref("arXiv 2210.10760", ARXIV),
+    Ref("peaks at d = α / 2β", "the derivative α − 2βd of d(α − βd) vanishes there"),
+    Ref("Their gold was a 6B reward model", CITE),
+    Ref("arXiv 2203.11171", ARXIV),
+    Ref("so it amplifies p > 0.5 and ruins p < 0.5", _HALF, _HALF),
+    Ref("costs about 2N FLOPs per token", FORMULA),
+    Ref("arXiv 2408.03314", ARXIV),
+    Ref("can beat a 14 times larger model", CITE),
+    Ref("arXiv 2401.00448", ARXIV),
+    Ref("at best-of-64 are different products", "the seed's example (002 A11.3.1)"),
+    Ref("One sample solves a problem with probability p = 0.1.", GIVEN),
+    Ref("give at least a 90% chance of solving it?", GIVEN),
+    Ref(
+        "1 - 0.9ⁿ ≥ 0.9 needs 0.9ⁿ ≤ 0.1, so n ≥ ln 0.1 / ln 0.9 = 21.9",
+        FORMULA,
+        1 - 0.1,
+        0.9,
+        1 - 0.1,
+        1 - 0.9,
+        1 - 0.9,
+        1 - 0.1,
+        math.log(0.1) / math.log(0.9),
+    ),
+    Ref("**22 samples** (1 - 0.9²² = 0.902)", math.ceil(math.log(0.1) / math.log(0.9)), FORMULA, 1 - 0.1, 1 - 0.9**22),
+    Ref("gets less from the same 22.", math.ceil(math.log(0.1) / math.log(0.9))),
+    Ref(
+        "With a verifier and p = 0.1, 22 samples solve a problem 90% of the time",
+        GIVEN,
+        math.ceil(math.log(0.1) / math.log(0.9)),
+        100 * (1 - 0.9**22),
+    ),
+    Ref("Saying a majority vote needs p > 0.5", _HALF),
+    Ref("Reading log n - (n - 1)/n as the exact KL", FORMULA),
+    Ref(
+        r"P_\text{verifier}(n) = 1 - (1-p)^n,\quad \mathrm{KL}_\text{bon} = \log n - \tfrac{n-1}{n}",
+        FORMULA,
+        FORMULA,
+        FORMULA,
+    ),
+    Ref(r"1 - (1-p)^n \quad\text{vs}\quad \mathrm{KL} = \log n - \tfrac{n-1}{n}", FORMULA, FORMULA, FORMULA),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -1183,6 +1232,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/19_Training_lab.py": TRAINING_LAB,
     "pages/20_Number_formats.py": NUMBER_FORMATS,
     "pages/21_Optimizers.py": OPTIMIZERS,
+    "pages/24_Test_time_compute.py": TTC,
 }
 
 
@@ -1286,6 +1336,54 @@ OPTIMIZER_CONTROLS: list[Ref] = [
     Ref(
         "A1.6.1: pre-LN against post-LN at 12 blocks",
         float(_preset(v_optimizers.SPEC, "A1.6.1: pre-LN against post-LN at 12 blocks")["opt_depth"]),
+    ),
+]
+
+_TT = v_ttc.SPEC
+TTC_CONTROLS: list[Ref] = [
+    Ref("Small model's pass@1", NAME),
+    Ref("Large model's pass@1", NAME),
+    Ref("a forward pass costs about 2N FLOPs per token", FORMULA),
+    Ref(
+        "A7.1: the third axis, best-of-n with a verifier at p = 0.05",
+        _preset(_TT, "A7.1: the third axis, best-of-n with a verifier at p = 0.05")["ttc_p"],
+    ),
+    Ref(
+        "A11.3: over-optimisation, best-of-512 against a reward model",
+        int(_preset(_TT, "A11.3: over-optimisation, best-of-512 against a reward model")["ttc_n"]),
+    ),
+    Ref(
+        "A7.1.2: a majority vote over 25 samples at p = 0.3, 1,000 wrong answers",
+        *(
+            _preset(_TT, "A7.1.2: a majority vote over 25 samples at p = 0.3, 1,000 wrong answers")[f]
+            for f in ("ttc_vote_n", "ttc_vote_p")
+        ),
+        int(_preset(_TT, "A7.1.2: a majority vote over 25 samples at p = 0.3, 1,000 wrong answers")["ttc_m"]),
+    ),
+    Ref(
+        "A11.3: a majority vote with one wrong answer at p = 0.45",
+        _preset(_TT, "A11.3: a majority vote with one wrong answer at p = 0.45")["ttc_vote_p"],
+    ),
+    Ref(
+        "A7.2: RL needs an occasional success, pass@1 = 0.01",
+        NAME,
+        _preset(_TT, "A7.2: RL needs an occasional success, pass@1 = 0.01")["ttc_p_small"],
+    ),
+    Ref(
+        "A7.3: a 10 times cheaper model on problems it rarely solves, pass@1 = 0.005",
+        _preset(_TT, "A7.3: a 10 times cheaper model on problems it rarely solves, pass@1 = 0.005")["ttc_ratio"],
+        NAME,
+        _preset(_TT, "A7.3: a 10 times cheaper model on problems it rarely solves, pass@1 = 0.005")["ttc_p_small"],
+    ),
+    Ref(
+        "A7.4: 1e8 queries on 1e23 FLOPs",
+        float(_preset(_TT, "A7.4: 10⁸ queries on 10²³ FLOPs")["ttc_queries"]),
+        float(_preset(_TT, "A7.4: 10⁸ queries on 10²³ FLOPs")["ttc_budget"]),
+    ),
+    Ref(
+        "A7.4: 1e10 queries on 1e23 FLOPs",
+        float(_preset(_TT, "A7.4: 10¹⁰ queries on 10²³ FLOPs")["ttc_queries"]),
+        float(_preset(_TT, "A7.4: 10¹⁰ queries on 10²³ FLOPs")["ttc_budget"]),
     ),
 ]
 
@@ -1541,6 +1639,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             v_number_formats.SPEC, "A1.10: softmax without the max, a logit of 12 in fp16")["fmt_logit_top"]),
     ]),
     "pages/21_Optimizers.py": (v_optimizers.SPEC, OPTIMIZER_CONTROLS),
+    "pages/24_Test_time_compute.py": (v_ttc.SPEC, TTC_CONTROLS),
 }  # fmt: skip
 
 
