@@ -36,6 +36,7 @@ from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control ac
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
 from tests import optimizers_reference
+from tests import ttc_reference as ttc_ref
 from tests.apptest import opened
 from tests.moe_reference import routing_by_hand
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
@@ -1165,20 +1166,36 @@ OPTIMIZERS: list[Ref] = [
 ]
 
 _HALF = "one half: more than half the votes, the threshold of a vote between two answers"
+_PLURALITY = "the formula's constant: p > (1 - p)/m, the right answer above each of m equally likely wrong ones"
+# the compute-split toy rewritten from its assumptions (tests/ttc_reference.py) at 1e23 FLOPs, T = 1,000 tokens
+_TTC_7, _TTC_8, _TTC_10 = (ttc_ref.split(1e23, r, 1000) for r in (1e7, 1e8, 1e10))
 TTC: list[Ref] = [
     Ref("correct: 1 - (1 - p)ⁿ, which is pass@n", FORMULA, FORMULA),
     Ref("arXiv 2407.21787", ARXIV),
-    Ref("by KL = log n - (n - 1)/n (Stiennon", FORMULA),
+    Ref("by at most log n - (n - 1)/n (Stiennon", FORMULA),
     Ref("arXiv 2401.01879", ARXIV),
     Ref("arXiv 2210.10760", ARXIV),
     Ref("peaks at d = α / 2β", "the derivative α − 2βd of d(α − βd) vanishes there"),
     Ref("Their gold was a 6B reward model", CITE),
     Ref("arXiv 2203.11171", ARXIV),
     Ref("so it amplifies p > 0.5 and ruins p < 0.5", _HALF, _HALF),
+    Ref("with m equally likely wrong answers, p > 1/(m + 1) as n grows", _PLURALITY, _PLURALITY),
+    Ref("levelling off after one to several hundred samples on GSM8K", "a dataset's name (GSM8K)"),
     Ref("costs about 2N FLOPs per token", FORMULA),
     Ref("arXiv 2408.03314", ARXIV),
     Ref("can beat a 14 times larger model", CITE),
     Ref("arXiv 2401.00448", ARXIV),
+    Ref(
+        "Between 1e8 and 1e10 queries on 1e23 FLOPs its best model shrinks (2.5B → 1.8B)",
+        GIVEN,
+        GIVEN,
+        GIVEN,
+        _TTC_8["params"],
+        _TTC_10["params"],
+    ),
+    Ref("(about 1,100 → 1,800 tokens per parameter)", _TTC_8["tokens_per_param"], _TTC_10["tokens_per_param"]),
+    Ref("falls (42.5% → 35%)", 100 * _TTC_8["share"], 100 * _TTC_10["share"]),
+    Ref("from 1e7 to 1e9 queries the model stays at 2.5B", GIVEN, GIVEN, _TTC_7["params"]),
     Ref("at best-of-64 are different products", "the seed's example (002 A11.3.1)"),
     Ref("One sample solves a problem with probability p = 0.1.", GIVEN),
     Ref("give at least a 90% chance of solving it?", GIVEN),
@@ -1203,13 +1220,14 @@ TTC: list[Ref] = [
     ),
     Ref("Saying a majority vote needs p > 0.5", _HALF),
     Ref("Reading log n - (n - 1)/n as the exact KL", FORMULA),
+    Ref("two equally likely outputs with different rewards never exceed log 2 ≈ 0.69 nats", GIVEN, math.log(2)),
     Ref(
-        r"P_\text{verifier}(n) = 1 - (1-p)^n,\quad \mathrm{KL}_\text{bon} = \log n - \tfrac{n-1}{n}",
+        r"P_\text{verifier}(n) = 1 - (1-p)^n,\quad \mathrm{KL}_\text{bon} \le \log n - \tfrac{n-1}{n}",
         FORMULA,
         FORMULA,
         FORMULA,
     ),
-    Ref(r"1 - (1-p)^n \quad\text{vs}\quad \mathrm{KL} = \log n - \tfrac{n-1}{n}", FORMULA, FORMULA, FORMULA),
+    Ref(r"1 - (1-p)^n \quad\text{vs}\quad \mathrm{KL} \le \log n - \tfrac{n-1}{n}", FORMULA, FORMULA, FORMULA),
 ]
 
 PAGES: dict[str, list[Ref]] = {
@@ -1340,6 +1358,11 @@ OPTIMIZER_CONTROLS: list[Ref] = [
 ]
 
 _TT = v_ttc.SPEC
+_TTC_OVER = "A7.1.2: best-of-512 against a reward model, past the gold score's peak (illustrative α = 1, β = 0.25)"
+_TTC_BEST_CASE = "A7.1.2: a majority vote's best case, 1,000 equally likely wrong answers, 25 samples at p = 0.3"
+_TTC_SYSTEMATIC = "A7.1.2: two wrong answers at 0.35 each beat the right one at p = 0.3 (m = 2): the vote falls with n"
+_TTC_GROUP = "A7.2: a group of 8 rollouts at pass@1 = 0.01 holds a success 7.7% of the time"
+_TTC_RARE = "A7.4: on problems the small model rarely solves (pass@1 = 0.005), the 10× larger one wins per FLOP"
 TTC_CONTROLS: list[Ref] = [
     Ref("Small model's pass@1", NAME),
     Ref("Large model's pass@1", NAME),
@@ -1349,31 +1372,39 @@ TTC_CONTROLS: list[Ref] = [
         _preset(_TT, "A7.1: the third axis, best-of-n with a verifier at p = 0.05")["ttc_p"],
     ),
     Ref(
-        "A11.3: over-optimisation, best-of-512 against a reward model",
-        int(_preset(_TT, "A11.3: over-optimisation, best-of-512 against a reward model")["ttc_n"]),
+        "A7.1.2: best-of-512 against a reward model, past the gold score's peak (illustrative α = 1, β = 0.25)",
+        int(_preset(_TT, _TTC_OVER)["ttc_n"]),
+        _preset(_TT, _TTC_OVER)["ttc_alpha"],
+        _preset(_TT, _TTC_OVER)["ttc_beta"],
     ),
     Ref(
-        "A7.1.2: a majority vote over 25 samples at p = 0.3, 1,000 wrong answers",
-        *(
-            _preset(_TT, "A7.1.2: a majority vote over 25 samples at p = 0.3, 1,000 wrong answers")[f]
-            for f in ("ttc_vote_n", "ttc_vote_p")
-        ),
-        int(_preset(_TT, "A7.1.2: a majority vote over 25 samples at p = 0.3, 1,000 wrong answers")["ttc_m"]),
+        "A7.1.2: a majority vote's best case, 1,000 equally likely wrong answers, 25 samples at p = 0.3",
+        int(_preset(_TT, _TTC_BEST_CASE)["ttc_m"]),
+        _preset(_TT, _TTC_BEST_CASE)["ttc_vote_n"],
+        _preset(_TT, _TTC_BEST_CASE)["ttc_vote_p"],
     ),
     Ref(
-        "A11.3: a majority vote with one wrong answer at p = 0.45",
-        _preset(_TT, "A11.3: a majority vote with one wrong answer at p = 0.45")["ttc_vote_p"],
+        "A7.1.2: two wrong answers at 0.35 each beat the right one at p = 0.3 (m = 2): the vote falls with n",
+        (1 - _preset(_TT, _TTC_SYSTEMATIC)["ttc_vote_p"]) / int(_preset(_TT, _TTC_SYSTEMATIC)["ttc_m"]),
+        _preset(_TT, _TTC_SYSTEMATIC)["ttc_vote_p"],
+        int(_preset(_TT, _TTC_SYSTEMATIC)["ttc_m"]),
     ),
     Ref(
-        "A7.2: RL needs an occasional success, pass@1 = 0.01",
+        "A7.1.2: a majority vote with one wrong answer at p = 0.45",
+        _preset(_TT, "A7.1.2: a majority vote with one wrong answer at p = 0.45")["ttc_vote_p"],
+    ),
+    Ref(
+        "A7.2: a group of 8 rollouts at pass@1 = 0.01 holds a success 7.7% of the time",
+        _preset(_TT, _TTC_GROUP)["ttc_k"] * _preset(_TT, _TTC_GROUP)["ttc_ratio"],
         NAME,
-        _preset(_TT, "A7.2: RL needs an occasional success, pass@1 = 0.01")["ttc_p_small"],
+        _preset(_TT, _TTC_GROUP)["ttc_p_small"],
+        100 * (1 - (1 - _preset(_TT, _TTC_GROUP)["ttc_p_small"]) ** _preset(_TT, _TTC_GROUP)["ttc_k"]),
     ),
     Ref(
-        "A7.3: a 10 times cheaper model on problems it rarely solves, pass@1 = 0.005",
-        _preset(_TT, "A7.3: a 10 times cheaper model on problems it rarely solves, pass@1 = 0.005")["ttc_ratio"],
+        "A7.4: on problems the small model rarely solves (pass@1 = 0.005), the 10× larger one wins per FLOP",
         NAME,
-        _preset(_TT, "A7.3: a 10 times cheaper model on problems it rarely solves, pass@1 = 0.005")["ttc_p_small"],
+        _preset(_TT, _TTC_RARE)["ttc_p_small"],
+        _preset(_TT, _TTC_RARE)["ttc_ratio"],
     ),
     Ref(
         "A7.4: 1e8 queries on 1e23 FLOPs",

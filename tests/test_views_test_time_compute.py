@@ -103,3 +103,91 @@ def test_predict_first_hides_the_peak_then_reveals_it() -> None:
 def test_presets_build(name: str) -> None:
     view = view_of.figures(SPEC.defaults().replace(**SPEC.presets[name]), MAIN)
     assert "main" in view.figures
+
+
+def test_the_peak_notice_shows_only_on_the_best_of_n_tab_and_never_before_a_guess() -> None:
+    """At β = 0.2 the peak lies past the figure's 1,024: the notice names it on the Best-of-n tab, but not while the
+    learner is asked to predict it, nor on another tab (it would give away the answer)."""
+    low = SPEC.defaults().replace(ttc_beta=0.2)
+    star = f"{ref.peak_n(1.0, 0.2):,}"
+    assert 1024 < ref.peak_n(1.0, 0.2) < 10**7
+
+    def said(state, options: Options) -> bool:
+        return any(star in text for _, text in view_of.figures(state, options).notices)
+
+    assert said(low, MAIN) and said(low, Options(parts=frozenset({view_of.BEST})))
+    for tab in view_of.VIEWS[1:]:
+        assert not said(low.replace(ttc_view=tab), MAIN)
+        assert not said(low, Options(parts=frozenset({tab})))
+    hidden = view_of.figures(low.replace(predict_ttc=True), ALL)
+    assert hidden.facts["predict"] == "hidden"
+    assert all(star not in text for _, text in hidden.notices)
+    assert all(star not in r.value and star not in (r.help or "") for r in hidden.readouts)
+
+
+def test_two_equally_likely_outputs_stay_under_log_2() -> None:
+    """Beirami et al. 2024's counterexample, without ties: two outputs of probability ½ with different rewards. The
+    best of n is the better one with probability q = 1 − 2^−n, so KL = q log 2q + (1 − q) log 2(1 − q) < log 2, while
+    the formula the page quotes (its upper bound) passes log 2 from n = 4 and reads 1.835 at n = 16."""
+    for n in view_of.N_STEPS[1:]:
+        r = 0.5**n  # 1 − q, kept apart: q rounds to 1 at large n
+        exact = (1 - r) * math.log(2 * (1 - r)) + r * math.log(2 * r)
+        assert exact <= math.log(2) and exact <= ref.kl(n) + 1e-12
+    assert f"{ref.kl(16):.3f}" == "1.835"
+
+
+def _preset_state(name: str):
+    return SPEC.defaults().replace(**SPEC.presets[name])
+
+
+def test_a_systematic_wrong_answer_beats_the_vote_as_n_grows() -> None:
+    """m = 2 at p = 0.3: each wrong answer (0.35) is likelier than the right one, so the vote falls 0.30 → 0.22 →
+    0.10 at n = 1, 25 and 150 while a verifier tends to 1; the best case (1,000 wrong answers) at 25 samples wins."""
+    name = next(k for k in SPEC.presets if "(m = 2)" in k)
+    state = _preset_state(name)
+    assert (state.ttc_m, state.ttc_vote_p) == ("2", 0.3)
+    falls = [ref.plurality(0.3, n, 2) for n in (1, 25, 150)]
+    assert [f"{v:.2f}" for v in falls] == ["0.30", "0.22", "0.10"]
+    shown = [view_of.figures(state.replace(ttc_vote_n=n), ALL).facts["vote"] for n in (1, 25, 150)]
+    assert [v[0] for v in shown] == pytest.approx(falls, abs=1e-9)
+    assert shown[-1][3] > 0.999  # the verifier's ceiling
+    best = _preset_state(next(k for k in SPEC.presets if "best case" in k))
+    assert view_of.figures(best, ALL).facts["vote"][0] > 0.5
+
+
+def test_the_pass_at_k_presets_show_what_they_name() -> None:
+    """A7.2: a group of 8 rollouts at pass@1 = 0.01 holds a success 1 − 0.99⁸ = 7.7% of the time (the small model
+    at cost ratio 1). A7.4: at pass@1 = 0.005 against 0.1 for a model 10 times the cost, the larger one wins at the
+    preset's compute and at every compute (0.995^10 > 0.9 per large-sample's worth)."""
+    group = _preset_state(next(k for k in SPEC.presets if k.startswith("A7.2")))
+    r = _readouts(group)
+    assert r["Small model, pass@8 at the same compute"] == f"{1 - 0.99**8:.3f}" == "0.077"
+    rare = _preset_state(next(k for k in SPEC.presets if k.startswith("A7.4: on problems")))
+    small, large = view_of.figures(rare, ALL).facts["pass"]
+    assert (rare.ttc_p_small, rare.ttc_p_large, rare.ttc_ratio, rare.ttc_tokens) == (0.005, 0.1, 10, 1000)
+    assert large > small
+    assert all(0.9**x < 0.995 ** (10 * x) for x in (0.1, 1, 10, 100, 1000))  # P(all fail): the large one lower
+    assert all(_preset_state(k).ttc_tokens == 1000 for k in SPEC.presets if k.startswith("A7.4"))
+
+
+def test_the_over_optimisation_preset_is_past_the_peak_it_names() -> None:
+    name = next(k for k in SPEC.presets if "best-of-512" in k)
+    state = _preset_state(name)
+    assert (state.ttc_alpha, state.ttc_beta, state.ttc_n) == (1.0, 0.25, "512")
+    assert ref.peak_n(1.0, 0.25) < 512 and ref.gold(512) < ref.gold(ref.peak_n())
+
+
+def test_the_toy_split_moves_as_the_explanation_says() -> None:
+    """The page's explanation: from 10⁷ to 10⁹ queries on 10²³ FLOPs the toy's model stays at 2.5B; at 10¹⁰ it is
+    1.8B and trained on about 1,800 tokens per parameter (from about 1,100), its training share 42.5% → 35%."""
+    s7, s8, s9, s10 = (ref.split(1e23, r, 1000) for r in (1e7, 1e8, 1e9, 1e10))
+    assert s7["params"] == s8["params"] == s9["params"] > s10["params"]
+    assert s10["tokens_per_param"] > s8["tokens_per_param"] and s10["share"] < s8["share"]
+
+
+def test_the_toy_trains_past_1000_tokens_per_parameter() -> None:
+    """The caption's "1,000+ tokens per parameter": the toy's best model at its A7.4 presets."""
+    for name in (k for k in SPEC.presets if k.startswith("A7.4: 10")):
+        state = _preset_state(name)
+        s = ref.split(float(state.ttc_budget), float(state.ttc_queries), state.ttc_tokens)
+        assert s["tokens_per_param"] > 1000, name

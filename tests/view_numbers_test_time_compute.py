@@ -17,7 +17,7 @@ from tests.test_page_numbers import FORMULA, GIVEN, _preset
 from views import test_time_compute as v_ttc
 
 TT = v_ttc.SPEC
-BOUND = "one half: more than half the votes"
+DN_FLOOR = "a floor under the toy's best D/N at its A7.4 presets (test_the_toy_trains_past_1000_tokens_per_parameter)"
 SEED = "the seed's number (002 A7.4: Chinchilla's tokens per parameter)"
 
 
@@ -36,7 +36,8 @@ def best(p: dict) -> list[Ref]:
         Ref(f"Gold score, reward model help: d (α - β d) with d = √KL = {math.sqrt(kl):.2f}, α = {a:g}, β = {b:g}",
             math.sqrt(kl), GIVEN, GIVEN),
         Ref(f"Gold score's peak: n* = {star}", star),
-        Ref(f"Gold score's peak help: KL* = (α / 2β)² = {kl_star:.3g} nats, gold α²/4β = {a * a / (4 * b):.3g}",
+        Ref(f"Gold score's peak help: n from the KL formula (an upper bound, so the true n is at least this); "
+            f"KL* = (α / 2β)² = {kl_star:.3g} nats, gold α²/4β = {a * a / (4 * b):.3g}",
             FORMULA, kl_star, FORMULA, a * a / (4 * b)),
         Ref(f"n = {n} verifier: {s:.3f} KL: {kl:.2f} nats gold: +{g:.3f}", GIVEN, s, kl, g),
     ]  # fmt: skip
@@ -53,7 +54,7 @@ def vote(p: dict) -> list[Ref]:
             *([] if m == "∞" else [GIVEN]), GIVEN, GIVEN),
         Ref(f"A verifier instead: {ref.success(vp, n):.3f}", ref.success(vp, n)),
         Ref(f"A verifier instead help: 1 - (1 - {vp:g})^{n}", FORMULA, FORMULA, GIVEN, GIVEN),
-        Ref("let a plurality win below 50%", BOUND),
+        Ref("with m equally likely wrong answers, a plurality wins once p > 1/(m + 1)", FORMULA, FORMULA),
         Ref(f"n: samples voted on (p = {vp:g})", GIVEN),
         Ref(f"p: one sample's accuracy (n = {n})", GIVEN),
         *([Ref("one wrong answer (m = 1)", "one wrong answer")] if m != "1" else []),
@@ -75,8 +76,8 @@ def pass_at_k(p: dict) -> list[Ref]:
         Ref(f"Large model, pass@{k}: {large:.3f}", GIVEN, large),
         Ref(f"Large model, pass@{k} help: 1 - (1 - {pl:g})^{k}", GIVEN, FORMULA, FORMULA, GIVEN, GIVEN),
         Ref(f"Small model, pass@{k * r} at the same compute: {small:.3f}", k * r, small),
-        Ref(f"Small model, pass@{k * r} at the same compute help: 1 - (1 - {ps:g})^{k * r}: {r} small samples",
-            k * r, FORMULA, FORMULA, GIVEN, k * r, GIVEN),
+        Ref(f"Small model, pass@{k * r} at the same compute help: 1 - (1 - {ps:g})^{k * r}: {r} small "
+            + ("sample costs" if r == 1 else "samples cost"), k * r, FORMULA, FORMULA, GIVEN, k * r, GIVEN),
     ]  # fmt: skip
 
 
@@ -85,6 +86,7 @@ def split(p: dict) -> list[Ref]:
     s = ref.split(C, R, T)
     return [
         Ref("training costs 6ND, each sampled answer 2N FLOPs per token", FORMULA, FORMULA),
+        Ref("At 1,000+ tokens per parameter the Hoffmann fit", DN_FLOOR),
         Ref(f"Best share on training (toy): {100 * s['share']:.1f}%", 100 * s["share"]),
         Ref("on a grid of half a percent", FORMULA),
         Ref(f"Its model: {s['params'] / 1e9:.2f}B parameters", s["params"]),
@@ -107,7 +109,7 @@ def _new(refs: list[Ref], shown: list[Ref]) -> list[Ref]:
 P0 = TT.defaults()
 _BEST0 = best(P0)
 _P = {name: _preset(TT, name) for name in TT.presets}
-_A71, _A113, _A712, _A113V, _A72, _A73, _A74, _A74B = TT.presets
+_A71, _OVER, _BEST_CASE, _SYSTEMATIC, _ONE_WRONG, _A72, _A74P, _A74, _A74B = TT.presets
 
 TTC: dict[str, list[Ref]] = {
     "defaults": _BEST0,
@@ -115,11 +117,12 @@ TTC: dict[str, list[Ref]] = {
     f"tab {v_ttc.PASS}": pass_at_k(P0),
     "tab Compute split": split(P0),
     f"preset {_A71}": _new(best(_P[_A71]), _BEST0),
-    f"preset {_A113}": _new(best(_P[_A113]), _BEST0),
-    f"preset {_A712}": _new(vote(_P[_A712]), _BEST0),
-    f"preset {_A113V}": _new(vote(_P[_A113V]), _BEST0),
+    f"preset {_OVER}": _new(best(_P[_OVER]), _BEST0),
+    f"preset {_BEST_CASE}": _new(vote(_P[_BEST_CASE]), _BEST0),
+    f"preset {_SYSTEMATIC}": _new(vote(_P[_SYSTEMATIC]), _BEST0),
+    f"preset {_ONE_WRONG}": _new(vote(_P[_ONE_WRONG]), _BEST0),
     f"preset {_A72}": _new(pass_at_k(_P[_A72]), _BEST0),
-    f"preset {_A73}": _new(pass_at_k(_P[_A73]), _BEST0),
+    f"preset {_A74P}": _new(pass_at_k(_P[_A74P]), _BEST0),
     f"preset {_A74B}": split(_P[_A74B]),
 }
 

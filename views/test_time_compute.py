@@ -65,7 +65,17 @@ SPEC = Spec(
             fmt="%.2f",
             help="gold = d (α − β d), d = √KL: Gao et al. 2022's form for best-of-n; the values are illustrative",
         ),
-        Field("ttc_beta", "Gold score's β", "float", ttc.GOLD_BETA, lo=0.1, hi=1.0, step=0.05, fmt="%.2f"),
+        Field(
+            "ttc_beta",
+            "Gold score's β",
+            "float",
+            ttc.GOLD_BETA,
+            lo=0.1,
+            hi=1.0,
+            step=0.05,
+            fmt="%.2f",
+            help="illustrative, not Gao et al.'s fit",
+        ),
         Field("ttc_vote_p", "p: one sample's accuracy (vote)", "float", 0.35, lo=0.0, hi=1.0, step=0.01, fmt="%.2f"),
         Field(
             "ttc_m",
@@ -87,7 +97,8 @@ SPEC = Spec(
             lo=1,
             hi=100,
             step=1,
-            help="about the ratio of their parameters: a forward pass costs about 2N FLOPs per token",
+            help="a forward pass costs about 2N FLOPs per token (plus attention over the context), so at equal answer "
+            "lengths the cost ratio is about the parameter ratio",
         ),
         Field("ttc_k", "k: large-model samples", "int", 4, lo=1, hi=100, step=1),
         Field("ttc_budget", "Total budget (FLOPs)", "choice", "1e23", choices=BUDGETS, widget="segmented"),
@@ -102,27 +113,56 @@ SPEC = Spec(
             "ttc_n": "64",
             "ttc_view": BEST,
         },
-        "A11.3: over-optimisation, best-of-512 against a reward model": {"ttc_n": "512", "ttc_view": BEST},
-        "A7.1.2: a majority vote over 25 samples at p = 0.3, 1,000 wrong answers": {
+        "A7.1.2: best-of-512 against a reward model, past the gold score's peak (illustrative α = 1, β = 0.25)": {
+            "ttc_n": "512",
+            "ttc_alpha": 1.0,
+            "ttc_beta": 0.25,
+            "ttc_view": BEST,
+        },
+        "A7.1.2: a majority vote's best case, 1,000 equally likely wrong answers, 25 samples at p = 0.3": {
             "ttc_vote_p": 0.3,
             "ttc_m": "1000",
             "ttc_vote_n": 25,
             "ttc_view": VOTE,
         },
-        "A11.3: a majority vote with one wrong answer at p = 0.45": {
+        "A7.1.2: two wrong answers at 0.35 each beat the right one at p = 0.3 (m = 2): the vote falls with n": {
+            "ttc_vote_p": 0.3,
+            "ttc_m": "2",
+            "ttc_vote_n": 25,
+            "ttc_view": VOTE,
+        },
+        "A7.1.2: a majority vote with one wrong answer at p = 0.45": {
             "ttc_vote_p": 0.45,
             "ttc_m": "1",
             "ttc_vote_n": 25,
             "ttc_view": VOTE,
         },
-        "A7.2: RL needs an occasional success, pass@1 = 0.01": {"ttc_p_small": 0.01, "ttc_k": 8, "ttc_view": PASS},
-        "A7.3: a 10 times cheaper model on problems it rarely solves, pass@1 = 0.005": {
-            "ttc_p_small": 0.005,
-            "ttc_ratio": 10,
+        "A7.2: a group of 8 rollouts at pass@1 = 0.01 holds a success 7.7% of the time": {
+            "ttc_p_small": 0.01,
+            "ttc_ratio": 1,
+            "ttc_k": 8,
             "ttc_view": PASS,
         },
-        "A7.4: 10⁸ queries on 10²³ FLOPs": {"ttc_budget": "1e23", "ttc_queries": "1e8", "ttc_view": SPLIT},
-        "A7.4: 10¹⁰ queries on 10²³ FLOPs": {"ttc_budget": "1e23", "ttc_queries": "1e10", "ttc_view": SPLIT},
+        "A7.4: on problems the small model rarely solves (pass@1 = 0.005), the 10× larger one wins per FLOP": {
+            "ttc_p_small": 0.005,
+            "ttc_p_large": 0.1,
+            "ttc_ratio": 10,
+            "ttc_k": 4,
+            "ttc_tokens": 1000,
+            "ttc_view": PASS,
+        },
+        "A7.4: 10⁸ queries on 10²³ FLOPs": {
+            "ttc_budget": "1e23",
+            "ttc_queries": "1e8",
+            "ttc_tokens": 1000,
+            "ttc_view": SPLIT,
+        },
+        "A7.4: 10¹⁰ queries on 10²³ FLOPs": {
+            "ttc_budget": "1e23",
+            "ttc_queries": "1e10",
+            "ttc_tokens": 1000,
+            "ttc_view": SPLIT,
+        },
     },
 )
 
@@ -221,7 +261,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if BEST in parts:
         if predicting == "hidden":
             view.figures[BEST] = predict_figure(
-                question, x_title="n: samples drawn", y_title="gold score", x_range=(1, 1024),
+                question, x_title="n: samples drawn", y_title="gold score (illustrative α, β)", x_range=(1, 1024),
                 y_range=(0, 1.1), log_x=True, **options.look,
             )  # fmt: skip
         else:
@@ -232,16 +272,17 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         Readout("Best-of-n with a verifier", f"{success:.3f}",
                 f"P(at least one of n = {n} samples is correct) = 1 − (1 − {p:g})^{n}: pass@{n}"),
         Readout("KL from the base policy", f"{kl:.2f} nats",
-                f"log n − (n − 1)/n at n = {n}: exact for a reward with no ties, an upper bound otherwise "
-                "(Beirami et al. 2024)"),
+                f"log n − (n − 1)/n at n = {n}: an upper bound on the KL of best-of-n (Beirami et al. 2024), exact "
+                "only for a continuous reward and close when every output is individually unlikely."),
         Readout("Gold score, reward model", f"{gold:+.3f}".replace("-", "−"),
                 f"d (α − β d) with d = √KL = {math.sqrt(kl):.2f}, α = {alpha:g}, β = {beta:g}: illustrative "
                 "coefficients in Gao et al. 2022's form"),
         Readout("Gold score's peak", f"n* = {n_peak}",
+                "n from the KL formula (an upper bound, so the true n is at least this); "
                 f"KL* = (α / 2β)² = {peak.kl:.3g} nats, gold α²/4β = {peak.gold:.3g}; beyond it the proxy keeps "
                 "rising while the gold score falls"),
     ]  # fmt: skip
-    if peak.n_best > N_STEPS[-1]:
+    if BEST in parts and predicting != "hidden" and peak.n_best > N_STEPS[-1]:  # the answer, on its own tab only
         view.notices.append(("info", f"The gold score peaks at n ≈ {n_peak}, beyond the figure's 1,024."))
     if VOTE in parts:
         vp, m, vn = (
@@ -258,7 +299,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
                     f"P(the plurality of n = {vn} samples is right) at p = {vp:g}, ties broken at random: the exact "
                     "multinomial sum"),
             *([] if m == 1 else [Readout("Majority vote, one wrong answer", f"{v_1:.3f}",
-                                          "m = 1: right only with more than half the votes")]),
+                                          "m = 1: right only with more than half the votes (an even split is a "
+                                          "coin flip)")]),
             Readout("A verifier instead", f"{v_best:.3f}", f"1 − (1 − {vp:g})^{vn}: the ceiling of any selector"),
         ]  # fmt: skip
     if PASS in parts:
@@ -275,7 +317,8 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         view.readouts += [
             Readout(f"Large model, pass@{k}", f"{large_at:.3f}", f"1 − (1 − {pl:g})^{k}"),
             Readout(f"Small model, pass@{k * ratio} at the same compute", f"{small_at:.3f}",
-                    f"1 − (1 − {ps:g})^{k * ratio}: {ratio} small samples cost one large one"),
+                    f"1 − (1 − {ps:g})^{k * ratio}: {ratio} small "
+                    f"{'sample costs' if ratio == 1 else 'samples cost'} one large one"),
         ]  # fmt: skip
     if SPLIT in parts:
         budget = float(state.ttc_budget if state.ttc_budget in BUDGETS else "1e23")

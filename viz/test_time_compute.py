@@ -63,8 +63,9 @@ def best_of_n_figure(
         {"type": "scatter", "x": [steps_n[active]], "y": [steps_success[active]], "mode": "markers",
          "name": "this n", "marker": {"color": pal["highlight"], "size": 13}, "xaxis": x1, "yaxis": y1,
          "hovertemplate": "n = %{x}: %{y:.3f}<extra>this n</extra>"},
-        {"type": "scatter", "x": n_curve, "y": gold, "mode": "lines", "name": "reward model (gold)",
-         "line": {"color": pal["reference"], "width": 3}, "xaxis": x2, "yaxis": y2,
+        {"type": "scatter", "x": n_curve, "y": gold, "mode": "lines",
+         "name": "reward model (gold, illustrative α, β)", "line": {"color": pal["reference"], "width": 3},
+         "xaxis": x2, "yaxis": y2,
          "hovertemplate": "n = %{x}: gold %{y:.3f}<extra></extra>"},
         {"type": "scatter", "x": [peak_n], "y": [peak_gold], "mode": "markers", "name": "peak",
          "marker": {"color": pal["reference"], "size": 12, "symbol": "star"}, "xaxis": x2, "yaxis": y2,
@@ -78,7 +79,7 @@ def best_of_n_figure(
     layout["yaxis"] |= {"title": {"text": "P(success)"}, "range": [0, 1.05]}
     top = max(float(np.max(gold)), peak_gold)
     bottom = min(float(np.min(gold)), 0.0)
-    layout["yaxis2"] |= {"title": {"text": "gold score"},
+    layout["yaxis2"] |= {"title": {"text": "gold score (illustrative α, β)"},
                          "range": [bottom - 0.05 * (top - bottom), top + 0.12 * (top - bottom)]}  # fmt: skip
     layout["annotations"] = [readout_panel(panels[active], get_theme(theme))]
     layout["title"] = {"text": "Best-of-n: a verifier keeps paying, a reward model's gold score turns down"}
@@ -147,7 +148,9 @@ def vote_figure(
         {"type": "line", "xref": x1, "x0": n, "x1": n, "yref": "y domain", "y0": 0, "y1": 1,
          "line": {"color": pal["neutral"], "width": 1, "dash": "dash"}},
     ]  # fmt: skip
-    layout["title"] = {"text": "Majority voting: scattered wrong answers let a plurality win below 50%"}
+    layout["title"] = {
+        "text": "Majority voting: with m equally likely wrong answers, a plurality wins once p > 1/(m + 1)"
+    }
     layout["legend"] = {"y": 1.02}
     layout["hovermode"] = "closest"
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
