@@ -96,14 +96,14 @@ STAGES = [
         "prompts with a checker (a math answer, unit tests)",
         "reward 1 if correct, else 0",
         "reasoning: longer, self-checking solutions",
-        ["pages/22_Policy_gradient.py", "pages/4_GRPO.py", "pages/9_PPO.py"],
+        ["pages/22_Policy_gradient.py", "pages/4_GRPO.py", "pages/9_PPO.py", "pages/24_Test_time_compute.py"],
     ),
     (
         "Evaluation",
         "held-out benchmarks, human or model judges",
         "none: it measures",
         "the decision whether a change helped",
-        ["pages/5_Evaluation.py"],
+        ["pages/5_Evaluation.py", "pages/24_Test_time_compute.py"],
     ),
     (
         "Serving",

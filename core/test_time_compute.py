@@ -15,12 +15,13 @@ policy is quoted as (Stiennon et al. 2020, arXiv 2009.01325; Gao et al. 2022, ar
 
     KL(pi_bon || pi) = log n - (n - 1) / n
 
-which is exact when the reward has a continuous distribution (no ties, no atoms: the chosen sample's reward
-quantile is the maximum of n uniforms, density n u^(n-1), and E[log(n U^(n-1))] = log n - (n-1)/n), and an upper
-bound for any distribution: Beirami et al. 2024 (arXiv 2401.01879, "Theoretical guarantees on the best-of-n
-alignment policy") show it is not exact in general (two equally likely outputs: the KL stays below log 2 while the
-formula grows without bound). :func:`best_of_n_distribution` and :func:`best_of_n_kl` compute the exact
-best-of-n distribution and KL for a discrete distribution, ties included.
+which is exact only when the reward has a continuous distribution (no single output with positive probability:
+the chosen sample's reward quantile is the maximum of n uniforms, density n u^(n-1), and E[log(n U^(n-1))] =
+log n - (n-1)/n), and an upper bound for any distribution: Beirami et al. 2024 (arXiv 2401.01879, "Theoretical
+guarantees on the best-of-n alignment policy") show it is not exact in general, ties or none (two equally likely
+outputs with different rewards: the KL stays below log 2 = 0.693 while the formula grows without bound, 1.835 at
+n = 16); it is close when every output is individually unlikely. :func:`best_of_n_distribution` and
+:func:`best_of_n_kl` compute the exact best-of-n distribution and KL for a discrete distribution, ties included.
 
 Over-optimisation (Gao et al. 2022, best-of-n form): with d = sqrt(KL), the gold reward model's score follows::
 
@@ -31,8 +32,10 @@ coefficients here are illustrative, not their fitted values. The proxy score kee
 
 Majority voting (self-consistency, Wang et al. 2023, arXiv 2203.11171): sample n answers, return the most frequent.
 A stated model of the errors: each sample is correct with probability p, else one of m distractors chosen
-uniformly; the plurality wins, ties broken uniformly at random among the tied answers. With many distinct wrong
-answers, the correct answer can win the plurality with p < 1/2; with m = 1 (one wrong answer) it needs p > 1/2.
+uniformly; the plurality wins, ties broken uniformly at random among the tied answers. With m equally likely wrong
+answers the correct one wins the plurality as n grows once p > (1 - p)/m, i.e. p > 1/(m + 1), which can be well
+under 1/2; with m = 1 (one wrong answer) it needs p > 1/2. One wrong answer more likely than the right one defeats
+the vote however large n is.
 
 The split of a fixed budget between training and inference (A7.4) is a toy model with stated assumptions and
 illustrative constants; see :func:`compute_split`. Everything is numpy; torch is never imported.
@@ -54,7 +57,7 @@ VOTE_N_MAX = 150  # the most samples majority_vote_accuracy sums over exactly (t
 VOTE_M_MAX = 1000  # the most distractors it takes as a number (math.inf stands for "every wrong answer distinct")
 
 # Illustrative over-optimisation coefficients (not Gao et al.'s fits): the gold score peaks at d* = 2, KL* = 4 nats,
-# n* ~ 148 under the best-of-n KL formula.
+# n* = 147.4 (147 the best whole n) under the best-of-n KL formula.
 GOLD_ALPHA = 1.0
 GOLD_BETA = 0.25
 
@@ -109,8 +112,9 @@ def best_of_n_success(p: ArrayLike, n: ArrayLike) -> float | NDArray:
 
 
 def best_of_n_kl_formula(n: ArrayLike) -> float | NDArray:
-    """log n - (n - 1)/n: the KL of best-of-n from the base policy, exact for a continuous reward distribution and
-    an upper bound for every distribution (Beirami et al. 2024). 0 at n = 1; grows like log n - 1."""
+    """log n - (n - 1)/n: an upper bound on the KL of best-of-n from the base policy for every reward distribution
+    (Beirami et al. 2024), exact only for a continuous one (no output with positive probability). 0 at n = 1; grows
+    like log n - 1."""
     a = _count(n, "n")
     # KL = log n - (n - 1)/n
     return _out(np.log(a) - (a - 1.0) / a)

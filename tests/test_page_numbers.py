@@ -37,6 +37,7 @@ from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
 from tests import optimizers_reference
 from tests import policy_gradient_reference as pg_ref
+from tests import ttc_reference as ttc_ref
 from tests.apptest import opened
 from tests.moe_reference import routing_by_hand
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
@@ -60,6 +61,7 @@ from views import sampling as v_sampling
 from views import scaling as v_scaling
 from views import schedules as v_schedules
 from views import serving as v_serving
+from views import test_time_compute as v_ttc
 from views import training_lab as v_training_lab
 from views import training_memory as v_training_memory
 
@@ -1453,6 +1455,72 @@ POLICY_GRADIENT: list[Ref] = [
     Ref(r"\textstyle\sum_a \pi(a) = 0", "the gradient of the constant Σπ = 1"),
 ]
 
+
+_HALF = "one half: more than half the votes, the threshold of a vote between two answers"
+_PLURALITY = "the formula's constant: p > (1 - p)/m, the right answer above each of m equally likely wrong ones"
+# the compute-split toy rewritten from its assumptions (tests/ttc_reference.py) at 1e23 FLOPs, T = 1,000 tokens
+_TTC_7, _TTC_8, _TTC_10 = (ttc_ref.split(1e23, r, 1000) for r in (1e7, 1e8, 1e10))
+TTC: list[Ref] = [
+    Ref("correct: 1 - (1 - p)ⁿ, which is pass@n", FORMULA, FORMULA),
+    Ref("arXiv 2407.21787", ARXIV),
+    Ref("by at most log n - (n - 1)/n (Stiennon", FORMULA),
+    Ref("arXiv 2401.01879", ARXIV),
+    Ref("arXiv 2210.10760", ARXIV),
+    Ref("peaks at d = α / 2β", "the derivative α − 2βd of d(α − βd) vanishes there"),
+    Ref("Their gold was a 6B reward model", CITE),
+    Ref("arXiv 2203.11171", ARXIV),
+    Ref("so it amplifies p > 0.5 and ruins p < 0.5", _HALF, _HALF),
+    Ref("with m equally likely wrong answers, p > 1/(m + 1) as n grows", _PLURALITY, _PLURALITY),
+    Ref("levelling off after one to several hundred samples on GSM8K", "a dataset's name (GSM8K)"),
+    Ref("costs about 2N FLOPs per token", FORMULA),
+    Ref("arXiv 2408.03314", ARXIV),
+    Ref("can beat a 14 times larger model", CITE),
+    Ref("arXiv 2401.00448", ARXIV),
+    Ref(
+        "Between 1e8 and 1e10 queries on 1e23 FLOPs its best model shrinks (2.5B → 1.8B)",
+        GIVEN,
+        GIVEN,
+        GIVEN,
+        _TTC_8["params"],
+        _TTC_10["params"],
+    ),
+    Ref("(about 1,100 → 1,800 tokens per parameter)", _TTC_8["tokens_per_param"], _TTC_10["tokens_per_param"]),
+    Ref("falls (42.5% → 35%)", 100 * _TTC_8["share"], 100 * _TTC_10["share"]),
+    Ref("from 1e7 to 1e9 queries the model stays at 2.5B", GIVEN, GIVEN, _TTC_7["params"]),
+    Ref("at best-of-64 are different products", "the seed's example (002 A11.3.1)"),
+    Ref("One sample solves a problem with probability p = 0.1.", GIVEN),
+    Ref("give at least a 90% chance of solving it?", GIVEN),
+    Ref(
+        "1 - 0.9ⁿ ≥ 0.9 needs 0.9ⁿ ≤ 0.1, so n ≥ ln 0.1 / ln 0.9 = 21.9",
+        FORMULA,
+        1 - 0.1,
+        0.9,
+        1 - 0.1,
+        1 - 0.9,
+        1 - 0.9,
+        1 - 0.1,
+        math.log(0.1) / math.log(0.9),
+    ),
+    Ref("**22 samples** (1 - 0.9²² = 0.902)", math.ceil(math.log(0.1) / math.log(0.9)), FORMULA, 1 - 0.1, 1 - 0.9**22),
+    Ref("gets less from the same 22.", math.ceil(math.log(0.1) / math.log(0.9))),
+    Ref(
+        "With a verifier and p = 0.1, 22 samples solve a problem 90% of the time",
+        GIVEN,
+        math.ceil(math.log(0.1) / math.log(0.9)),
+        100 * (1 - 0.9**22),
+    ),
+    Ref("Saying a majority vote needs p > 0.5", _HALF),
+    Ref("Reading log n - (n - 1)/n as the exact KL", FORMULA),
+    Ref("two equally likely outputs with different rewards never exceed log 2 ≈ 0.69 nats", GIVEN, math.log(2)),
+    Ref(
+        r"P_\text{verifier}(n) = 1 - (1-p)^n,\quad \mathrm{KL}_\text{bon} \le \log n - \tfrac{n-1}{n}",
+        FORMULA,
+        FORMULA,
+        FORMULA,
+    ),
+    Ref(r"1 - (1-p)^n \quad\text{vs}\quad \mathrm{KL} \le \log n - \tfrac{n-1}{n}", FORMULA, FORMULA, FORMULA),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -1474,6 +1542,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/20_Number_formats.py": NUMBER_FORMATS,
     "pages/21_Optimizers.py": OPTIMIZERS,
     "pages/22_Policy_gradient.py": POLICY_GRADIENT,
+    "pages/24_Test_time_compute.py": TTC,
 }
 
 
@@ -1583,6 +1652,68 @@ OPTIMIZER_CONTROLS: list[Ref] = [
 POLICY_GRADIENT_CONTROLS: list[Ref] = [
     Ref("a checker's are 0/1", _01, _01),
     Ref("preset: Dr. GRPO: with 0/1 rewards", _01, _01),
+]
+
+
+_TT = v_ttc.SPEC
+_TTC_OVER = "A7.1.2: best-of-512 against a reward model, past the gold score's peak (illustrative α = 1, β = 0.25)"
+_TTC_BEST_CASE = "A7.1.2: a majority vote's best case, 1,000 equally likely wrong answers, 25 samples at p = 0.3"
+_TTC_SYSTEMATIC = "A7.1.2: two wrong answers at 0.35 each beat the right one at p = 0.3 (m = 2): the vote falls with n"
+_TTC_GROUP = "A7.2: a group of 8 rollouts at pass@1 = 0.01 holds a success 7.7% of the time"
+_TTC_RARE = "A7.4: on problems the small model rarely solves (pass@1 = 0.005), the 10× larger one wins per FLOP"
+TTC_CONTROLS: list[Ref] = [
+    Ref("Small model's pass@1", NAME),
+    Ref("Large model's pass@1", NAME),
+    Ref("a forward pass costs about 2N FLOPs per token", FORMULA),
+    Ref(
+        "A7.1: the third axis, best-of-n with a verifier at p = 0.05",
+        _preset(_TT, "A7.1: the third axis, best-of-n with a verifier at p = 0.05")["ttc_p"],
+    ),
+    Ref(
+        "A7.1.2: best-of-512 against a reward model, past the gold score's peak (illustrative α = 1, β = 0.25)",
+        int(_preset(_TT, _TTC_OVER)["ttc_n"]),
+        _preset(_TT, _TTC_OVER)["ttc_alpha"],
+        _preset(_TT, _TTC_OVER)["ttc_beta"],
+    ),
+    Ref(
+        "A7.1.2: a majority vote's best case, 1,000 equally likely wrong answers, 25 samples at p = 0.3",
+        int(_preset(_TT, _TTC_BEST_CASE)["ttc_m"]),
+        _preset(_TT, _TTC_BEST_CASE)["ttc_vote_n"],
+        _preset(_TT, _TTC_BEST_CASE)["ttc_vote_p"],
+    ),
+    Ref(
+        "A7.1.2: two wrong answers at 0.35 each beat the right one at p = 0.3 (m = 2): the vote falls with n",
+        (1 - _preset(_TT, _TTC_SYSTEMATIC)["ttc_vote_p"]) / int(_preset(_TT, _TTC_SYSTEMATIC)["ttc_m"]),
+        _preset(_TT, _TTC_SYSTEMATIC)["ttc_vote_p"],
+        int(_preset(_TT, _TTC_SYSTEMATIC)["ttc_m"]),
+    ),
+    Ref(
+        "A7.1.2: a majority vote with one wrong answer at p = 0.45",
+        _preset(_TT, "A7.1.2: a majority vote with one wrong answer at p = 0.45")["ttc_vote_p"],
+    ),
+    Ref(
+        "A7.2: a group of 8 rollouts at pass@1 = 0.01 holds a success 7.7% of the time",
+        _preset(_TT, _TTC_GROUP)["ttc_k"] * _preset(_TT, _TTC_GROUP)["ttc_ratio"],
+        NAME,
+        _preset(_TT, _TTC_GROUP)["ttc_p_small"],
+        100 * (1 - (1 - _preset(_TT, _TTC_GROUP)["ttc_p_small"]) ** _preset(_TT, _TTC_GROUP)["ttc_k"]),
+    ),
+    Ref(
+        "A7.4: on problems the small model rarely solves (pass@1 = 0.005), the 10× larger one wins per FLOP",
+        NAME,
+        _preset(_TT, _TTC_RARE)["ttc_p_small"],
+        _preset(_TT, _TTC_RARE)["ttc_ratio"],
+    ),
+    Ref(
+        "A7.4: 1e8 queries on 1e23 FLOPs",
+        float(_preset(_TT, "A7.4: 10⁸ queries on 10²³ FLOPs")["ttc_queries"]),
+        float(_preset(_TT, "A7.4: 10⁸ queries on 10²³ FLOPs")["ttc_budget"]),
+    ),
+    Ref(
+        "A7.4: 1e10 queries on 1e23 FLOPs",
+        float(_preset(_TT, "A7.4: 10¹⁰ queries on 10²³ FLOPs")["ttc_queries"]),
+        float(_preset(_TT, "A7.4: 10¹⁰ queries on 10²³ FLOPs")["ttc_budget"]),
+    ),
 ]
 
 CONTROLS: dict[str, tuple[object, list[Ref]]] = {
@@ -1842,6 +1973,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
     ]),
     "pages/21_Optimizers.py": (v_optimizers.SPEC, OPTIMIZER_CONTROLS),
     "pages/22_Policy_gradient.py": (v_policy_gradient.SPEC, POLICY_GRADIENT_CONTROLS),
+    "pages/24_Test_time_compute.py": (v_ttc.SPEC, TTC_CONTROLS),
 }  # fmt: skip
 
 

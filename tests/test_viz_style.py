@@ -99,6 +99,7 @@ from viz.sampling import generation_figure, order_figure, sampling_figure
 from viz.scaling import isoflop_family_figure, isoflop_figure
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure, wsd_name
 from viz.serving import kv_capacity_figure, roofline_figure, speculative_figure
+from viz.test_time_compute import best_of_n_figure, pass_per_compute_figure, split_figure, vote_figure
 from viz.training_lab import lab_figure, series
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
@@ -510,6 +511,20 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "mup_figure": lambda **kw: mup_figure(
         np.array([32, 64]), np.array([0.2, 0.4]), np.array([0.2, 0.18]), np.array([0.3, 0.3]), np.array([32, 128]),
         np.array([1e-3, 1e-2]), np.array([[0.2, 0.1], [0.1, np.nan]]), np.array([[0.2, 0.1], [0.2, 0.1]]), **kw,
+    ),
+    "best_of_n_figure": lambda **kw: best_of_n_figure(
+        np.array([1.0, 2.0, 4.0]), np.array([0.1, 0.19, 0.34]), 0.1, np.array([0.0, 0.4, 0.7]), 147.0, 1.0,
+        [1, 4], [0.1, 0.34], [0.0, 0.7], ["n = 1", "n = 4"], active=1, **kw,
+    ),
+    "vote_figure": lambda **kw: vote_figure(
+        np.array([1.0, 5.0]), [("majority vote, m = 10", np.array([0.35, 0.6])), ("verifier", np.array([0.35, 0.9]))],
+        np.array([0.0, 1.0]), [("majority vote, m = 10", np.array([0.0, 1.0]))], 5, 0.35, **kw,
+    ),
+    "pass_per_compute_figure": lambda **kw: pass_per_compute_figure(
+        np.array([1.0, 10.0]), np.array([0.05, 0.4]), np.array([0.3, 0.97]), 10.0, 4, 0.87, 0.76, **kw,
+    ),
+    "split_figure": lambda **kw: split_figure(
+        np.array([0.1, 0.5]), np.array([0.5, 0.9]), np.array([100.0, 1000.0]), 0.5, 0.9, **kw,
     ),
     "relative_figure": lambda **kw: relative_figure(np.eye(4), np.eye(4), 0, 100, **kw),
     "decay_figure": lambda **kw: decay_figure(np.arange(1.0, 65.0), np.linspace(1, 0.1, 64), np.cos(np.arange(64.0)),

@@ -30,6 +30,7 @@ DRAGS = {
     "Positions": ("/Positions", "rope_s"),
     "FlashAttention": ("/FlashAttention", "fa_step"),
     "MoE": ("/MoE", "moe_cf"),
+    "Test_time_compute": ("/Test_time_compute", "ttc_n"),
     "Training_lab": ("/Training_lab", "lab_lr"),
     "Number_formats": ("/Number_formats", "fmt_x"),
     "Optimizers": ("/Optimizers", "opt_lr"),
