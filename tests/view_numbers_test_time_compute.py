@@ -17,7 +17,10 @@ from tests.test_page_numbers import FORMULA, GIVEN, _preset
 from views import test_time_compute as v_ttc
 
 TT = v_ttc.SPEC
-DN_FLOOR = "a floor under the toy's best D/N at its A7.4 presets (test_the_toy_trains_past_1000_tokens_per_parameter)"
+DN_FLOOR = (
+    "a floor under the toy's best D/N at its A7.4 presets "
+    "(test_views_test_time_compute.py::test_the_toy_trains_past_1000_tokens_per_parameter)"
+)
 SEED = "the seed's number (002 A7.4: Chinchilla's tokens per parameter)"
 
 
