@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, carried_params, draw_tabs, page_link
-from views import Options, catalog
+from pages.frame import InterviewAnswer, Page, carried_params, page_link
+from views import catalog
 from views import policy_gradient as view_of
 
 page = Page.setup(
@@ -36,13 +36,9 @@ def _body(page: Page) -> None:
         if page.control("predict_pg"):
             page.control("guess_pg_scale")
 
-    with page.figure_area():
-        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["pg_view"]), strict=True))
+    tabs = page.view_tabs("pg_view", VIEWS)
 
-    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-    page.show_notices(out)
-    page.predict_first(out.facts["predict"] == "hidden")
+    out = page.open_view(view_of.figures, tabs)
 
     with tabs[view_of.SPREAD]:
         if view_of.SPREAD in out.figures:

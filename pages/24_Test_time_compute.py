@@ -3,8 +3,8 @@ of one budget between training and inference."""
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, carried_params, draw_tabs, page_link
-from views import Options, catalog
+from pages.frame import InterviewAnswer, Page, carried_params, page_link
+from views import catalog
 from views import test_time_compute as view_of
 
 page = Page.setup(
@@ -41,13 +41,9 @@ def _body(page: Page) -> None:
         if page.control("predict_ttc"):
             page.control("guess_ttc_peak")
 
-    with page.figure_area():
-        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["ttc_view"]), strict=True))
+    tabs = page.view_tabs("ttc_view", VIEWS)
 
-    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-    page.show_notices(out)
-    page.predict_first(out.facts["predict"] == "hidden")
+    out = page.open_view(view_of.figures, tabs)
 
     with tabs[view_of.BEST]:
         if view_of.BEST in out.figures:
