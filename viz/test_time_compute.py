@@ -79,7 +79,8 @@ def best_of_n_figure(
     layout["yaxis"] |= {"title": {"text": "P(success)"}, "range": [0, 1.05]}
     top = max(float(np.max(gold)), peak_gold)
     bottom = min(float(np.min(gold)), 0.0)
-    layout["yaxis2"] |= {"title": {"text": "gold score (illustrative α, β)"},
+    # the legend names the coefficients illustrative (a longer axis title ran into the legend in presenter mode)
+    layout["yaxis2"] |= {"title": {"text": "gold score"},
                          "range": [bottom - 0.05 * (top - bottom), top + 0.12 * (top - bottom)]}  # fmt: skip
     layout["annotations"] = [readout_panel(panels[active], get_theme(theme))]
     layout["title"] = {"text": "Best-of-n: a verifier keeps paying, a reward model's gold score turns down"}
