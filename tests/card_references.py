@@ -1991,3 +1991,148 @@ REFERENCES["mup_loss_at_lr"] = _mup_loss_at_lr
 UNITS["adam_v_rel_std_pct"] = Fraction(1, 100)
 # the limit of n_eff as t grows: (1 + beta2) / (1 - beta2), exactly with fractions
 REFERENCES["adam_n_eff_limit"] = lambda beta2: float((1 + Fraction(str(beta2))) / (1 - Fraction(str(beta2))))
+
+
+# -- policy_gradient (topic owner: policy_gradient; policy_gradient-01 .. -07): REINFORCE on a bandit over K answers
+# with a softmax policy over the logits (score e_a - pi: d log pi_a / d theta_k = [a = k] - pi_k). Every moment is an
+# exact sum written out with plain loops: over the K answers, or over the K^G ordered groups of G answers, each with
+# probability prod pi_{a_i}; the best constant baselines by scipy's minimize_scalar on that sum, not by a formula.
+
+
+def _pg_score(pi: tuple, a: int, k: int) -> float:
+    return (1.0 if a == k else 0.0) - pi[k]
+
+
+def _pg_advantages(rs: list[float], kind: str, pi: tuple, r: tuple, b: float) -> list[float]:
+    """Each sampled answer's weight in its group: the reward minus a baseline (or GRPO's centred and scaled reward)."""
+    G = len(rs)
+    m = sum(rs) / G
+    if kind == "none":
+        return list(rs)
+    if kind == "constant":
+        return [x - b for x in rs]
+    if kind == "mean":
+        J = sum(p * x for p, x in zip(pi, r, strict=True))
+        return [x - J for x in rs]
+    if kind == "optimal":
+        return [x - _pg_best_constant(pi, r) for x in rs]
+    if kind == "group_mean":
+        return [x - m for x in rs]
+    if kind == "leave_one_out":
+        return [x - (sum(rs) - x) / (G - 1) for x in rs]
+    if kind == "group_norm":  # population std, no epsilon; an all-equal group has advantage 0
+        sd = math.sqrt(sum((x - m) ** 2 for x in rs) / G)
+        return [0.0 if sd == 0 else (x - m) / sd for x in rs]
+    raise ValueError(f"unknown estimator {kind!r}")
+
+
+_PG_CACHE: dict[tuple, tuple[list[float], list[list[float]]]] = {}
+
+
+def _pg_moments(pi, r, kind: str, G: int = 1, b: float = 0.0) -> tuple[list[float], list[list[float]]]:
+    """E[g] and Cov[g] of g = (1/G) sum_i A_i (e_{a_i} - pi), summed over every ordered group of G answers."""
+    from itertools import product
+
+    pi, r = tuple(float(x) for x in pi), tuple(float(x) for x in r)
+    key = (pi, r, kind, G, b)
+    if key not in _PG_CACHE:
+        K = len(pi)
+        mean, second = [0.0] * K, [[0.0] * K for _ in range(K)]
+        for group in product(range(K), repeat=G):
+            p = math.prod(pi[a] for a in group)
+            adv = _pg_advantages([r[a] for a in group], kind, pi, r, b)
+            g = [sum(A * _pg_score(pi, a, k) for A, a in zip(adv, group, strict=True)) / G for k in range(K)]
+            for k in range(K):
+                mean[k] += p * g[k]
+                for j in range(K):
+                    second[k][j] += p * g[k] * g[j]
+        _PG_CACHE[key] = (mean, [[second[k][j] - mean[k] * mean[j] for j in range(K)] for k in range(K)])
+    return _PG_CACHE[key]
+
+
+def _pg_true_gradient(pi, r) -> list[float]:
+    """grad J = sum_a pi_a r_a (e_a - pi), the sum itself."""
+    return [sum(pi[a] * r[a] * _pg_score(tuple(pi), a, k) for a in range(len(pi))) for k in range(len(pi))]
+
+
+def _pg_trace(pi, r, kind: str, G: int = 1, b: float = 0.0) -> float:
+    cov = _pg_moments(pi, r, kind, G, b)[1]
+    return sum(cov[k][k] for k in range(len(pi)))
+
+
+def _pg_best_constant(pi, r) -> float:
+    """The constant b with the lowest tr Cov of one answer's (r_a - b)(e_a - pi), found numerically."""
+    pi, r = tuple(pi), tuple(r)
+    return float(optimize.minimize_scalar(lambda b: _pg_trace(pi, r, "constant", 1, float(b)), bracket=(-1, 2)).x)
+
+
+def _pg_trcov(pi, r, estimator: str, G: int = 1, b: float = 0.0, per: str = "abs") -> float:
+    """tr Cov[g] of one update of G answers; per="grad": in units of |grad J|^2."""
+    tr = _pg_trace(pi, r, estimator, G, b)
+    return tr / sum(x * x for x in _pg_true_gradient(pi, r)) if per == "grad" else tr
+
+
+def _pg_on_grad(pi, r, estimator: str, G: int = 1, field: str = "scale") -> float:
+    """E[g] against grad J: the projection <E g, grad J> / |grad J|^2 ("scale"), the cosine, or the projection's mean
+    over its own standard deviation along grad J ("snr")."""
+    mean, cov = _pg_moments(pi, r, estimator, G)
+    grad = _pg_true_gradient(pi, r)
+    gg = sum(x * x for x in grad)
+    scale = sum(m * x for m, x in zip(mean, grad, strict=True)) / gg
+    if field == "scale":
+        return scale
+    if field == "cosine":
+        return scale * math.sqrt(gg) / math.sqrt(sum(m * m for m in mean))
+    sd = math.sqrt(sum(grad[k] * cov[k][j] * grad[j] for k in range(len(pi)) for j in range(len(pi)))) / gg
+    return scale / sd
+
+
+def _pg_per_parameter_trcov(pi, r) -> float:
+    """tr Cov of one answer when each logit k has its own best constant b_k (each component's variance minimised
+    numerically on its own)."""
+    K = len(pi)
+
+    def var_k(k: int, b: float) -> float:
+        m = sum(pi[a] * (r[a] - b) * _pg_score(tuple(pi), a, k) for a in range(K))
+        return sum(pi[a] * ((r[a] - b) * _pg_score(tuple(pi), a, k)) ** 2 for a in range(K)) - m * m
+
+    best = [optimize.minimize_scalar(lambda b, k=k: var_k(k, float(b)), bracket=(-1, 2)) for k in range(K)]
+    return sum(float(res.fun) for res in best)
+
+
+def _pg_baseline_sum(pi, b: float, k: int) -> float:
+    """sum_a pi_a b ([a = k] - pi_k) in exact fractions (the probabilities as written, which sum to 1)."""
+    P = [Fraction(str(x)) for x in pi]
+    assert sum(P) == 1
+    B = Fraction(str(b))
+    return float(sum(P[a] * B * ((1 if a == k else 0) - P[k]) for a in range(len(P))))
+
+
+def _pg_norm_binary(p: float, G: int, std: str = "population") -> float:
+    """E[g] / grad J for GRPO's mean-and-std advantage with 0/1 rewards: a two-answer bandit (right with probability
+    p), every ordered group of G answers; std="sample" rescales each advantage by sqrt((G - 1) / G)."""
+    scale = _pg_on_grad((p, 1 - p), (1.0, 0.0), "group_norm", G)
+    return scale * (math.sqrt((G - 1) / G) if std == "sample" else 1.0)
+
+
+REFERENCES["pg_expected_reward"] = lambda pi, r: sum(p * x for p, x in zip(pi, r, strict=True))
+REFERENCES["pg_gradient"] = lambda pi, r, k: _pg_true_gradient(pi, r)[k]
+REFERENCES["pg_score"] = lambda pi, a, k: _pg_score(tuple(pi), a, k)
+REFERENCES["pg_score_sq_norm"] = lambda pi, a: sum(_pg_score(tuple(pi), a, k) ** 2 for k in range(len(pi)))
+REFERENCES["pg_score_sq_mean"] = lambda pi: sum(
+    pi[a] * sum(_pg_score(tuple(pi), a, k) ** 2 for k in range(len(pi))) for a in range(len(pi))
+)
+REFERENCES["pg_baseline_term"] = lambda pi, b, a, k: pi[a] * b * _pg_score(tuple(pi), a, k)
+REFERENCES["pg_baseline_sum"] = _pg_baseline_sum
+REFERENCES["pg_optimal_baseline"] = _pg_best_constant
+REFERENCES["pg_trcov"] = _pg_trcov
+REFERENCES["pg_trcov_gap"] = lambda pi, r, estimator, other, G=1: (
+    _pg_trcov(pi, r, estimator, G) - _pg_trcov(pi, r, other, G)
+)
+REFERENCES["pg_trcov_ratio"] = lambda pi, r, num, den, G: _pg_trcov(pi, r, num, G) / _pg_trcov(pi, r, den, G)
+REFERENCES["pg_on_grad"] = _pg_on_grad
+REFERENCES["pg_per_parameter_trcov"] = _pg_per_parameter_trcov
+REFERENCES["pg_norm_binary"] = _pg_norm_binary
+REFERENCES["pg_norm_binary_ratio"] = lambda p, q, G: _pg_norm_binary(p, G) / _pg_norm_binary(q, G)
+REFERENCES["pg_norm_binary_limit"] = lambda G: math.sqrt(G - 1)  # one odd answer out of G: sqrt(q(1-q)) G / G
+REFERENCES["pg_sample_std_factor"] = lambda G: math.sqrt(G / (G - 1))  # Bessel's correction on the std

@@ -32,6 +32,7 @@ from core import (
     moe,
     number_formats,
     optimizers,
+    policy_gradient,
     reward_model,
     rope,
     scaling,
@@ -784,6 +785,68 @@ QUANTITIES |= {
     "adam_step_bound": lambda t, beta1, beta2: optimizers.adam_step_bound(t, beta1, beta2),
     "mup_loss_at_lr": lambda param, width, lr_index: float(
         optimizers_shipped()[f"sweep/{param}"][list(optimizers_shipped()["sweep/widths"]).index(width), lr_index]
+    ),
+}
+
+# -- policy_gradient (topic owner: policy_gradient): core/policy_gradient.py's exact moments on the page's bandit
+# (theta = log pi, so that softmax(theta) = pi, as views/policy_gradient.py sets it).
+
+
+def _pg(pi, r=None):
+    theta = np.log(np.array(pi, dtype=float))
+    return (theta,) if r is None else (theta, np.array(r, dtype=float))
+
+
+def _pg_moments(pi, r, estimator, G=1, b=0.0):
+    return policy_gradient.estimator_moments(*_pg(pi, r), estimator, G, b=b)
+
+
+def _pg_trcov(pi, r, estimator, G=1, b=0.0, per="abs"):
+    tr = _pg_moments(pi, r, estimator, G, b).total_variance
+    grad = policy_gradient.policy_gradient(*_pg(pi, r))
+    return tr / float(grad @ grad) if per == "grad" else tr
+
+
+def _pg_on_grad(pi, r, estimator, G=1, field="scale"):
+    m = _pg_moments(pi, r, estimator, G)
+    grad = policy_gradient.policy_gradient(*_pg(pi, r))
+    cosine, scale = policy_gradient.alignment(m.mean, grad)
+    if field != "snr":
+        return scale if field == "scale" else cosine
+    return scale / (float(np.sqrt(grad @ m.covariance @ grad)) / float(grad @ grad))
+
+
+def _pg_per_parameter_trcov(pi, r):
+    """Each logit's own best constant b_k = E[r s_k^2] / E[s_k^2] (core has one constant only), from core's score."""
+    (theta, rv), p = _pg(pi, r), policy_gradient.softmax_policy(_pg(pi)[0])
+    s = policy_gradient.score_function(theta)  # (answer, logit)
+    w = p[:, None] * s**2
+    b = (w * rv[:, None]).sum(axis=0) / w.sum(axis=0)
+    grad = policy_gradient.policy_gradient(theta, rv)
+    return float(((w * (rv[:, None] - b[None, :]) ** 2).sum(axis=0) - grad**2).sum())
+
+
+QUANTITIES |= {
+    "pg_expected_reward": lambda pi, r: policy_gradient.expected_reward(*_pg(pi, r)),
+    "pg_gradient": lambda pi, r, k: float(policy_gradient.policy_gradient(*_pg(pi, r))[k]),
+    "pg_score": lambda pi, a, k: float(policy_gradient.score_function(*_pg(pi))[a, k]),
+    "pg_score_sq_norm": lambda pi, a: float((policy_gradient.score_function(*_pg(pi))[a] ** 2).sum()),
+    "pg_score_sq_mean": lambda pi: float(np.array(pi) @ (policy_gradient.score_function(*_pg(pi)) ** 2).sum(axis=1)),
+    "pg_baseline_term": lambda pi, b, a, k: pi[a] * b * float(policy_gradient.score_function(*_pg(pi))[a, k]),
+    "pg_baseline_sum": lambda pi, b, k: float(policy_gradient.baseline_contribution(*_pg(pi), b)[k]),
+    "pg_optimal_baseline": lambda pi, r: policy_gradient.optimal_baseline(*_pg(pi, r)),
+    "pg_trcov": _pg_trcov,
+    "pg_trcov_gap": lambda pi, r, estimator, other, G=1: _pg_trcov(pi, r, estimator, G) - _pg_trcov(pi, r, other, G),
+    "pg_trcov_ratio": lambda pi, r, num, den, G: _pg_trcov(pi, r, num, G) / _pg_trcov(pi, r, den, G),
+    "pg_on_grad": _pg_on_grad,
+    "pg_per_parameter_trcov": _pg_per_parameter_trcov,
+    "pg_norm_binary": lambda p, G, std="population": float(policy_gradient.group_norm_scale_binary(p, G, std)),
+    "pg_norm_binary_ratio": lambda p, q, G: float(
+        policy_gradient.group_norm_scale_binary(p, G) / policy_gradient.group_norm_scale_binary(q, G)
+    ),
+    "pg_norm_binary_limit": lambda G: float(policy_gradient.group_norm_scale_binary(1e-9, G)),
+    "pg_sample_std_factor": lambda G: float(
+        policy_gradient.group_norm_scale_binary(0.5, G) / policy_gradient.group_norm_scale_binary(0.5, G, "sample")
     ),
 }
 

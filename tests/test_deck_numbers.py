@@ -49,6 +49,7 @@ GUESSES = {
     "guess_lab_bits": 7.77,
     "guess_fmt_err": 7.77,
     "guess_opt_lr": 0.0777,
+    "guess_pg_scale": 0.777,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -124,10 +125,14 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "0.076": "momentum's stable limit 2(1 + mu)/lambda_max at mu = 0.9: test_the_optimizers_slide",
     },
     ("lesson", 27): {
+        "0.938": "the group mean's (G - 1)/G at the drag's step G = 16: test_the_policy_gradient_slide",
+        "16": "a step of the slide's drag (the page's largest group size): test_the_policy_gradient_slide",
+    },
+    ("lesson", 28): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 29): {
+    ("lesson", 30): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -584,9 +589,77 @@ def test_the_optimizers_slide() -> None:
     assert "0.0316" in LR_CHOICES and final_loss(float("0.0316"), "sgd") < start
 
 
+def test_the_policy_gradient_slide() -> None:
+    """Lesson 27's notes, by exact sums over every ordered group of answers written out here (not core): on the page's
+    bandit (rewards 1, 0.6, 0.3, 0; pi = 0.1, 0.2, 0.3, 0.4; softmax logits, score e_a - pi) the group mean's expected
+    update is 0.750 of grad J at G = 4 and 0.5 at G = 2 (and (G - 1)/G at G = 3, the formula the notes' 0.938 at
+    G = 16 uses); RLOO's is grad J, with (4/3)^2 = 1.78 times the group mean's total variance and the same ratio of
+    mean to standard deviation along grad J; the std-normalised estimate (population std) is 2.69 on grad J with
+    cosine 0.986; J = 0.310, and four answers without a baseline have tr Cov 1.81 |grad J|^2."""
+    from itertools import product
+
+    from views.policy_gradient import G_CHOICES
+
+    slide = DECKS["lesson"].slide(27)
+    assert slide.page == "Policy_gradient" and slide.state["pg_G"] == "4" and slide.state["predict_pg"] is True
+    assert slide.state["pg_rewards"].startswith("graded") and slide.state["pg_policy"].startswith("untrained")
+    notes = _flat(slide.notes)
+    assert "(G − 1)/G = 0.750" in notes and "(4/3)² = 1.78" in notes and "0.938 ∇J at G = 16" in notes
+    assert "0.5 ∇J at G = 2" in notes and "2.69 ∇J with cosine 0.986" in notes
+    assert {"2", "16"} <= set(G_CHOICES)
+    pi, r = [0.1, 0.2, 0.3, 0.4], [1.0, 0.6, 0.3, 0.0]
+    J = sum(p * x for p, x in zip(pi, r, strict=True))
+    grad = [pi[k] * (r[k] - J) for k in range(4)]
+    gg = sum(x * x for x in grad)
+
+    def moments(G: int, kind: str) -> tuple[list[float], list[list[float]]]:
+        """E[g] and E[g g^T] of g = (1/G) sum_i A_i (e_{a_i} - pi) over the 4^G ordered groups."""
+        mean, second = [0.0] * 4, [[0.0] * 4 for _ in range(4)]
+        for group in product(range(4), repeat=G):
+            p = math.prod(pi[a] for a in group)
+            rs = [r[a] for a in group]
+            m = sum(rs) / G
+            if kind == "none":
+                adv = rs
+            elif kind == "group_mean":
+                adv = [x - m for x in rs]
+            elif kind == "rloo":
+                adv = [x - (sum(rs) - x) / (G - 1) for x in rs]
+            else:  # the group's mean and population std
+                sd = math.sqrt(sum((x - m) ** 2 for x in rs) / G)
+                adv = [0.0 if sd == 0 else (x - m) / sd for x in rs]
+            g = [sum(A * ((a == k) - pi[k]) for A, a in zip(adv, group, strict=True)) / G for k in range(4)]
+            for k in range(4):
+                mean[k] += p * g[k]
+                for j in range(4):
+                    second[k][j] += p * g[k] * g[j]
+        return mean, [[second[k][j] - mean[k] * mean[j] for j in range(4)] for k in range(4)]
+
+    def on_grad(v: list[float]) -> float:
+        return sum(a * b for a, b in zip(v, grad, strict=True)) / gg
+
+    def sd_along(cov: list[list[float]]) -> float:
+        return math.sqrt(sum(grad[k] * cov[k][j] * grad[j] for k in range(4) for j in range(4))) / gg
+
+    for G in (2, 3, 4):
+        assert on_grad(moments(G, "group_mean")[0]) == pytest.approx((G - 1) / G, abs=1e-12)
+    assert _near(on_grad(moments(2, "group_mean")[0]), "0.5") and _near(15 / 16, "0.938")
+    mean_gm, cov_gm = moments(4, "group_mean")
+    mean_lo, cov_lo = moments(4, "rloo")
+    assert _near(on_grad(mean_gm), "0.750") and on_grad(mean_lo) == pytest.approx(1.0, abs=1e-12)
+    trace_gm, trace_lo = (sum(c[k][k] for k in range(4)) for c in (cov_gm, cov_lo))
+    assert _near(trace_lo / trace_gm, "1.78") and _near((4 / 3) ** 2, "1.78")
+    assert on_grad(mean_gm) / sd_along(cov_gm) == pytest.approx(on_grad(mean_lo) / sd_along(cov_lo), rel=1e-9)
+    mean_n, _ = moments(4, "norm")
+    cosine = sum(a * b for a, b in zip(mean_n, grad, strict=True)) / math.sqrt(sum(x * x for x in mean_n) * gg)
+    assert _near(on_grad(mean_n), "2.69") and _near(cosine, "0.986")
+    _, cov_none = moments(4, "none")
+    assert _near(J, "0.310") and _near(sum(cov_none[k][k] for k in range(4)) / gg, "1.81")
+
+
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(29).notes
+    notes = lesson.slide(30).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -699,7 +772,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(27).notes)
+    notes = _flat(DECKS["lesson"].slide(28).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -712,11 +785,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 29)):
+    for deck, n in (("interview", 4), ("lesson", 30)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(29)
+    lesson = DECKS["lesson"].slide(30)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -728,12 +801,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 29)):
+    for deck, n in (("interview", 4), ("lesson", 30)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(27).notes)
+    notes = _flat(DECKS["lesson"].slide(28).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes
