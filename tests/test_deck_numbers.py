@@ -49,6 +49,7 @@ GUESSES = {
     "guess_lab_bits": 7.77,
     "guess_fmt_err": 7.77,
     "guess_opt_lr": 0.0777,
+    "guess_ttc_peak": 777,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -126,6 +127,9 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
     ("lesson", 27): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
+    },
+    ("lesson", 30): {
+        "6B": "Gao et al. 2022's gold reward model (the paper's number), not on the page's figure",
     },
     ("lesson", 29): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
@@ -582,6 +586,33 @@ def test_the_optimizers_slide() -> None:
     assert final_loss(0.1, "sgd") > 1e6 and final_loss(0.1, "momentum") > 1e6
     assert _near(final_loss(0.1, "adam"), "0.052")
     assert "0.0316" in LR_CHOICES and final_loss(float("0.0316"), "sgd") < start
+
+
+def test_the_test_time_compute_slide() -> None:
+    """The test-time compute slide's notes, by math alone (not core): the gold score d (alpha - beta d) at the preset's
+    alpha = 1, beta = 0.25 peaks at d = alpha / (2 beta) = 2, KL = 4 nats; log n - (n - 1)/n reaches 4 at n = 147.4
+    (bisection on the increasing formula), and 147 is the best whole n; at the preset's n = 512 the formula gives 5.24
+    nats and the gold score 0.979, below the peak's 1."""
+    slide = next(s for s in DECKS["lesson"].slides if s.page == "Test_time_compute")
+    notes = _flat(slide.notes)
+    assert slide.state["ttc_alpha"] == 1.0 and slide.state["ttc_beta"] == 0.25 and slide.state["ttc_n"] == "512"
+    alpha, beta = 1.0, 0.25
+
+    def kl(n: float) -> float:
+        return math.log(n) - (n - 1) / n
+
+    def gold(n: float) -> float:
+        return math.sqrt(kl(n)) * (alpha - beta * math.sqrt(kl(n)))
+
+    d = alpha / (2 * beta)
+    lo, hi = 1.0, 1e6
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if kl(mid) < d * d else (lo, mid)
+    best = max(range(1, 1025), key=gold)
+    assert _near(d, "2") and _near(d * d, "4") and 147 < lo < 148 and best == 147
+    assert _near(kl(512), "5.24") and _near(gold(512), "0.979") and gold(512) < alpha**2 / (4 * beta)
+    assert "n* = 147" in notes and "= 2, a KL of 4 nats" in notes and "5.24 nats and a gold score of +0.979" in notes
 
 
 def test_the_cross_references() -> None:
