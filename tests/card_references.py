@@ -2136,3 +2136,116 @@ REFERENCES["pg_norm_binary"] = _pg_norm_binary
 REFERENCES["pg_norm_binary_ratio"] = lambda p, q, G: _pg_norm_binary(p, G) / _pg_norm_binary(q, G)
 REFERENCES["pg_norm_binary_limit"] = lambda G: math.sqrt(G - 1)  # one odd answer out of G: sqrt(q(1-q)) G / G
 REFERENCES["pg_sample_std_factor"] = lambda G: math.sqrt(G / (G - 1))  # Bessel's correction on the std
+
+
+# -- test-time compute (topic owner: test_time_compute; test_time_compute-01 .. -07): best-of-n with a perfect verifier
+# as 1 - (1 - p)^n in exact fractions; the formula log n - (n - 1)/n (Stiennon et al. 2020; an upper bound on the KL of
+# best-of-n, Beirami et al. 2024) by math; the exact KL of best-of-n on a discrete distribution by enumerating every
+# tuple of n samples (itertools.product, ties shared evenly); the gold score d (alpha - beta d), d = sqrt(KL) (Gao et
+# al. 2022's best-of-n form) with its peak by calculus and the best whole n by a scan; the majority vote by summing
+# over the integer partitions of the wrong votes (fractions; ties broken uniformly); 6ND against 2N per token.
+
+
+def _ttc_verifier_success(p: float, n: int) -> float:
+    return float(1 - (1 - Fraction(str(p))) ** n)
+
+
+def _ttc_samples_needed(p: float, target: float, field: str = "whole") -> float:
+    """The n at which 1 - (1 - p)^n first reaches ``target``: the real root ln(1 - target) / ln(1 - p), or the
+    smallest whole n found by counting up."""
+    if field == "real":
+        return math.log(1 - target) / math.log(1 - p)
+    n, miss = 0, Fraction(1)
+    while 1 - miss < Fraction(str(target)):
+        n, miss = n + 1, miss * (1 - Fraction(str(p)))
+    return float(n)
+
+
+def _ttc_bon_kl_formula(n: int) -> float:
+    return math.log(n) - (n - 1) / n
+
+
+def _ttc_bon_kl_exact(probs: list[float], rewards: list[float], n: int) -> float:
+    """KL(best-of-n || base) by enumeration: every tuple of n draws, its probability, the chosen output (the highest
+    reward; among tied samples each equally likely)."""
+    import itertools
+
+    k = len(probs)
+    chosen = [0.0] * k
+    for draw in itertools.product(range(k), repeat=n):
+        weight = math.prod(probs[i] for i in draw)
+        top = max(rewards[i] for i in draw)
+        tied = [i for i in draw if rewards[i] == top]
+        for i in tied:
+            chosen[i] += weight / len(tied)
+    return sum(q * math.log(q / p) for q, p in zip(chosen, probs, strict=True) if q > 0)
+
+
+def _ttc_gold(n: int, alpha: float = 1.0, beta: float = 0.25) -> float:
+    d = math.sqrt(_ttc_bon_kl_formula(n))
+    return d * (alpha - beta * d)
+
+
+def _ttc_gold_peak(field: str, alpha: float = 1.0, beta: float = 0.25) -> float:
+    """d (alpha - beta d) peaks where its derivative alpha - 2 beta d is 0: d* = alpha / (2 beta), KL* = d*^2, score
+    alpha^2 / (4 beta); ``n``: the real n whose formula KL is KL* (scipy's brentq), ``n_best``: the best whole n."""
+    d = alpha / (2 * beta)
+    if field == "d":
+        return d
+    if field == "kl":
+        return d * d
+    if field == "gold":
+        return alpha * alpha / (4 * beta)
+    n_real = optimize.brentq(lambda x: math.log(x) - (x - 1) / x - d * d, 1.0, 1e12)
+    if field == "n":
+        return n_real
+    return float(max(range(1, int(n_real) + 3), key=lambda m: _ttc_gold(m, alpha, beta)))
+
+
+def _partitions(w: int, most: int, parts: int) -> Any:
+    """The partitions of w into at most ``parts`` parts, each at most ``most`` (non-increasing tuples)."""
+    if w == 0:
+        yield ()
+        return
+    if parts == 0:
+        return
+    for first in range(min(w, most), 0, -1):
+        for rest in _partitions(w - first, first, parts - 1):
+            yield (first, *rest)
+
+
+def _ttc_majority_vote(p: float, n: int, m: float) -> float:
+    """P(the correct answer is the plurality of n votes): c correct ~ Binomial(n, p); the w = n - c wrong votes fall
+    uniformly on m wrong answers. For each partition of w (the wrong answers' vote counts, sorted) its probability is
+    m!/((m - k)! prod mult!) * w!/prod(parts!) / m^w (k non-empty answers); the correct answer wins outright above
+    every part and with probability 1/(1 + J) when J parts tie it. ``m = inf``: every wrong vote is its own answer."""
+    pf = Fraction(str(p))
+    total = Fraction(0)
+    for c in range(1, n + 1):
+        w = n - c
+        weight = math.comb(n, c) * pf**c * (1 - pf) ** w
+        if math.isinf(m):
+            win = Fraction(1) if (c >= 2 or w == 0) else Fraction(1, n)
+        else:
+            mi = int(m)
+            win = Fraction(0)
+            for part in _partitions(w, c, mi):
+                k = len(part)
+                ways = math.perm(mi, k) // math.prod(math.factorial(part.count(v)) for v in set(part))
+                ways *= math.factorial(w) // math.prod(math.factorial(v) for v in part)
+                win += Fraction(ways, mi**w) / (1 + part.count(c))
+        total += weight * win
+    return float(total)
+
+
+REFERENCES["ttc_verifier_success"] = _ttc_verifier_success
+REFERENCES["ttc_samples_needed"] = _ttc_samples_needed
+REFERENCES["ttc_bon_kl_formula"] = _ttc_bon_kl_formula
+REFERENCES["ttc_bon_kl_exact"] = _ttc_bon_kl_exact
+REFERENCES["ttc_gold"] = _ttc_gold
+REFERENCES["ttc_gold_peak"] = _ttc_gold_peak
+REFERENCES["ttc_majority_vote"] = _ttc_majority_vote
+REFERENCES["ttc_plurality_threshold"] = lambda m: float(Fraction(1, int(m) + 1))  # p > (1 - p)/m  <=>  p > 1/(m + 1)
+# training 6 N D once against 2 N per generated token: equal after 3 D generated tokens, whatever N
+REFERENCES["ttc_breakeven_tokens"] = lambda D: 6 * D / 2
+REFERENCES["ttc_breakeven_answers"] = lambda D, T: 3 * D / T  # the break-even tokens 3 D, in answers of T tokens

@@ -38,6 +38,7 @@ from core import (
     scaling,
     schedules,
     serving,
+    test_time_compute,
     tiny_gpt,
     training_memory,
 )
@@ -848,6 +849,32 @@ QUANTITIES |= {
     "pg_sample_std_factor": lambda G: float(
         policy_gradient.group_norm_scale_binary(0.5, G) / policy_gradient.group_norm_scale_binary(0.5, G, "sample")
     ),
+}
+
+
+def _ttc_samples_needed(p, target, field="whole"):
+    """The smallest whole n whose best-of-n success (core) reaches ``target``, or the real n where it equals it (core's
+    1 - (1 - p)^n for a real n)."""
+    if field == "real":
+        return brentq(lambda n: float(evaluation.pass_at_k_true(p, n)) - target, 1, 1e6)  # real n: core's pass@n
+    return next(n for n in range(1, 10**6) if float(test_time_compute.best_of_n_success(p, n)) >= target)
+
+
+QUANTITIES |= {
+    "ttc_verifier_success": lambda p, n: float(test_time_compute.best_of_n_success(p, n)),
+    "ttc_samples_needed": _ttc_samples_needed,
+    "ttc_bon_kl_formula": lambda n: float(test_time_compute.best_of_n_kl_formula(n)),
+    "ttc_bon_kl_exact": lambda probs, rewards, n: test_time_compute.best_of_n_kl(probs, rewards, n),
+    "ttc_gold": lambda n, alpha=1.0, beta=0.25: float(
+        test_time_compute.over_optimisation_curve([n], alpha, beta).gold[0]
+    ),
+    "ttc_gold_peak": lambda field, alpha=1.0, beta=0.25: float(
+        getattr(test_time_compute.over_optimisation_peak(alpha, beta), field)
+    ),
+    "ttc_majority_vote": lambda p, n, m: float(test_time_compute.majority_vote_accuracy(p, n, m)),
+    "ttc_plurality_threshold": lambda m: 1 / (m + 1),
+    "ttc_breakeven_tokens": lambda D: float(scaling.training_flops(1.0, D)) / scaling.SERVING_FLOPS_PER_PARAM,
+    "ttc_breakeven_answers": lambda D, T: float(scaling.training_flops(1.0, D)) / scaling.SERVING_FLOPS_PER_PARAM / T,
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

@@ -50,6 +50,7 @@ GUESSES = {
     "guess_fmt_err": 7.77,
     "guess_opt_lr": 0.0777,
     "guess_pg_scale": 0.777,
+    "guess_ttc_peak": 777,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -129,10 +130,13 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "16": "a step of the slide's drag (the page's largest group size): test_the_policy_gradient_slide",
     },
     ("lesson", 28): {
+        "6B": "Gao et al. 2022's gold reward model (the paper's number), not on the page's figure",
+    },
+    ("lesson", 29): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 30): {
+    ("lesson", 31): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -657,9 +661,36 @@ def test_the_policy_gradient_slide() -> None:
     assert _near(J, "0.310") and _near(sum(cov_none[k][k] for k in range(4)) / gg, "1.81")
 
 
+def test_the_test_time_compute_slide() -> None:
+    """The test-time compute slide's notes, by math alone (not core): the gold score d (alpha - beta d) at the preset's
+    alpha = 1, beta = 0.25 peaks at d = alpha / (2 beta) = 2, KL = 4 nats; log n - (n - 1)/n reaches 4 at n = 147.4
+    (bisection on the increasing formula), and 147 is the best whole n; at the preset's n = 512 the formula gives 5.24
+    nats and the gold score 0.979, below the peak's 1."""
+    slide = next(s for s in DECKS["lesson"].slides if s.page == "Test_time_compute")
+    notes = _flat(slide.notes)
+    assert slide.state["ttc_alpha"] == 1.0 and slide.state["ttc_beta"] == 0.25 and slide.state["ttc_n"] == "512"
+    alpha, beta = 1.0, 0.25
+
+    def kl(n: float) -> float:
+        return math.log(n) - (n - 1) / n
+
+    def gold(n: float) -> float:
+        return math.sqrt(kl(n)) * (alpha - beta * math.sqrt(kl(n)))
+
+    d = alpha / (2 * beta)
+    lo, hi = 1.0, 1e6
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if kl(mid) < d * d else (lo, mid)
+    best = max(range(1, 1025), key=gold)
+    assert _near(d, "2") and _near(d * d, "4") and 147 < lo < 148 and best == 147
+    assert _near(kl(512), "5.24") and _near(gold(512), "0.979") and gold(512) < alpha**2 / (4 * beta)
+    assert "n* = 147" in notes and "= 2, a KL of 4 nats" in notes and "5.24 nats and a gold score of +0.979" in notes
+
+
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(30).notes
+    notes = lesson.slide(31).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -772,7 +803,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(28).notes)
+    notes = _flat(DECKS["lesson"].slide(29).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -785,11 +816,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 30)):
+    for deck, n in (("interview", 4), ("lesson", 31)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(30)
+    lesson = DECKS["lesson"].slide(31)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -801,12 +832,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 30)):
+    for deck, n in (("interview", 4), ("lesson", 31)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(28).notes)
+    notes = _flat(DECKS["lesson"].slide(29).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes
