@@ -110,8 +110,8 @@ are illustrative, not their fits.
 final answer wins. With one wrong answer it is right only when more than half the samples are, so it amplifies
 p > 0.5 and ruins p < 0.5. When the wrong answers scatter over many values, a plurality can be right with p well
 under one half, provided the right answer is more likely than each single wrong one (with m equally likely wrong
-answers, p > 1/(m + 1) as n grows). Brown et al. 2024 report majority voting and reward models levelling off after
-one to several hundred samples on GSM8K and MATH, where coverage still rises.
+answers, p > 1/(m + 1) as n grows). Brown et al. 2024 report majority voting and reward models plateauing beyond
+several hundred samples on GSM8K and MATH, where coverage still rises.
 
 **Per FLOP, not per sample.** A sample of a model with N parameters costs about 2N FLOPs per token (plus attention
 over the context), so at equal answer lengths the cost ratio is about the parameter ratio, and at one budget a smaller

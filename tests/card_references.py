@@ -23,6 +23,7 @@ Known limits of independence (also in the report of issue 28):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import statistics
@@ -2246,6 +2247,38 @@ REFERENCES["ttc_gold"] = _ttc_gold
 REFERENCES["ttc_gold_peak"] = _ttc_gold_peak
 REFERENCES["ttc_majority_vote"] = _ttc_majority_vote
 REFERENCES["ttc_plurality_threshold"] = lambda m: float(Fraction(1, int(m) + 1))  # p > (1 - p)/m  <=>  p > 1/(m + 1)
-# training 6 N D once against 2 N per generated token: equal after 3 D generated tokens, whatever N
+# training 6 N D once against about 2 N per token processed at inference: equal after 3 D tokens, whatever N
 REFERENCES["ttc_breakeven_tokens"] = lambda D: 6 * D / 2
 REFERENCES["ttc_breakeven_answers"] = lambda D, T: 3 * D / T  # the break-even tokens 3 D, in answers of T tokens
+REFERENCES["ttc_all_miss"] = lambda p, n: float((1 - Fraction(str(p))) ** n)  # all n samples wrong: (1 - p)^n
+
+
+@functools.cache
+def _ttc_split_toy(budget: float, queries: float, tokens: float) -> tuple[float, float, float]:
+    """The compute-split toy of A7.4 rewritten from its stated assumptions (not core): shares f = 0.005..0.995 by
+    0.005, model sizes 10^7..10^13 on 121 log-spaced points, f C = 6 N D with D >= N, (1 - f) C = R k 2 N T with at
+    least one sample per query (k >= 1), Hoffmann et al. 2022's fit L = 1.69 + 406.4/N^0.34 + 410.7/D^0.28, 41
+    problem thresholds h over 2.1 +- 0.3, one sample's success sigmoid((h - L)/0.05), a problem solved with
+    1 - (1 - p)^k; the best accuracy, the first (smallest) share reaching it: (share, N, D/N)."""
+    h = np.linspace(1.8, 2.4, 41)
+    best = (-1.0, 0.0, 0.0, 0.0)
+    for f in np.linspace(0.005, 0.995, 199):
+        for N in np.logspace(7, 13, 121):
+            D = f * budget / (6 * N)
+            k = (1 - f) * budget / (2 * N * tokens * queries)
+            if k < 1 or D < N:
+                continue
+            loss = 1.69 + 406.4 / N**0.34 + 410.7 / D**0.28
+            p = special.expit((h - loss) / 0.05)
+            acc = float(np.mean(1 - (1 - np.minimum(p, 1 - 1e-16)) ** k))
+            if acc > best[0]:
+                best = (acc, float(f), float(N), float(D / N))
+    return best[1], best[2], best[3]
+
+
+def _ttc_split(budget: float, queries: float, field: str, tokens: float = 1000.0) -> float:
+    share, N, dn = _ttc_split_toy(float(budget), float(queries), float(tokens))
+    return {"share": share, "params": N, "tokens_per_param": dn}[field]
+
+
+REFERENCES["ttc_split"] = _ttc_split

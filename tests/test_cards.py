@@ -860,8 +860,23 @@ def _ttc_samples_needed(p, target, field="whole"):
     return next(n for n in range(1, 10**6) if float(test_time_compute.best_of_n_success(p, n)) >= target)
 
 
+@functools.cache
+def _ttc_split(budget, queries, tokens=1000.0):
+    """Core's compute-split toy at one budget and query count: the best share, and its model's size and tokens per
+    parameter at the highest accuracy (the page's readouts)."""
+    s = test_time_compute.compute_split(budget, queries, tokens)
+    i = int(np.nanargmax(s.accuracy))
+    return {
+        "share": float(s.best_share),
+        "params": float(s.params[i]),
+        "tokens_per_param": float(s.tokens_per_param[i]),
+    }
+
+
 QUANTITIES |= {
     "ttc_verifier_success": lambda p, n: float(test_time_compute.best_of_n_success(p, n)),
+    "ttc_all_miss": lambda p, n: 1.0 - float(test_time_compute.best_of_n_success(p, n)),
+    "ttc_split": lambda budget, queries, field, tokens=1000.0: _ttc_split(budget, queries, tokens)[field],
     "ttc_samples_needed": _ttc_samples_needed,
     "ttc_bon_kl_formula": lambda n: float(test_time_compute.best_of_n_kl_formula(n)),
     "ttc_bon_kl_exact": lambda probs, rewards, n: test_time_compute.best_of_n_kl(probs, rewards, n),

@@ -1471,7 +1471,7 @@ TTC: list[Ref] = [
     Ref("arXiv 2203.11171", ARXIV),
     Ref("so it amplifies p > 0.5 and ruins p < 0.5", _HALF, _HALF),
     Ref("with m equally likely wrong answers, p > 1/(m + 1) as n grows", _PLURALITY, _PLURALITY),
-    Ref("levelling off after one to several hundred samples on GSM8K", "a dataset's name (GSM8K)"),
+    Ref("plateauing beyond several hundred samples on GSM8K", "a dataset's name (GSM8K)"),
     Ref("costs about 2N FLOPs per token", FORMULA),
     Ref("arXiv 2408.03314", ARXIV),
     Ref("can beat a 14 times larger model", CITE),
