@@ -110,18 +110,17 @@ right, checker: b* = 0.175, E[r] = 0.700; there E[r] gives more variance than no
 parameterisation, through s = ∇_θ log π: here θ are the logits. PPO learns V(s) to play E[r]'s part.
 
 **Group baselines.** GRPO (Shao et al. 2024) samples G answers per prompt and uses their mean reward. That mean
-contains the answer's own reward, so the expected gradient is (G − 1)/G ∇J: the same direction, a shorter step.
-The leave-one-out mean of RLOO (Kool et al. 2019; Ahmadian et al. 2024) does not depend on the answer and is exactly
+contains the answer's own reward, so the expected gradient is (G − 1)/G ∇J: the same direction, a shorter step. The
+leave-one-out mean of RLOO (Kool et al. 2019; Ahmadian et al. 2024) does not depend on the answer and is exactly
 unbiased. RLOO's estimate is G/(G − 1) times the group mean's, draw by draw: unbiased, with (G/(G − 1))² the
 covariance and the same signal-to-noise ratio. The group mean's bias and RLOO's extra variance are the same
-rescaling, which a learning rate (or Adam) absorbs. Dividing by the group's std makes the weight depend on the sampled
-rewards: in general the expected gradient is neither (G − 1)/G ∇J nor parallel to it; with 0/1 rewards it stays
-parallel within a prompt, scaled by a factor that, for G ≥ 4, depends on the prompt's success rate (at G = 2 and 3,
-with the population std, the factor is the same for every success rate), which across prompts weights some prompts
-more than others (Dr. GRPO, Liu et al. 2025, arXiv 2503.20783, drops the std division for this reason, with the
-length normalisation).
-"""
-        )
+rescaling, which a learning rate (or Adam, whose step ignores a whole-gradient rescale) absorbs when the KL penalty
+is folded into the reward; with GRPO's KL term in the loss it also acts like rescaling β by G/(G − 1). Dividing by
+the group's std makes the weight depend on the sampled rewards: in general the expected gradient is neither (G −
+1)/G ∇J nor parallel to it; with 0/1 rewards it stays parallel within a prompt, scaled by a factor that, for G ≥ 4,
+depends on the prompt's success rate (at G = 2 and 3, with the population std, the factor is the same for every
+success rate), which across prompts weights some prompts more than others (Dr. GRPO, Liu et al. 2025, arXiv
+2503.20783, drops the std division for this reason, with the length normalisation). """ )
 
     page.quick_check(
         "On this bandit (one answer, one action; no clip, no per-answer length averaging), GRPO's group mean with "
@@ -147,8 +146,8 @@ length normalisation).
         [
             "Using the sampled answer's own reward in its baseline and calling it unbiased: GRPO's group mean "
             "includes it, which shrinks the expected gradient to (G − 1)/G of ∇J.",
-            "Reading unbiased as better: RLOO and the group mean differ only by the factor G/(G − 1) (a step size), "
-            "not in signal-to-noise.",
+            "Reading unbiased as better: RLOO and the group mean differ only by the factor G/(G − 1) (a step size, "
+            "and with a KL term in the loss a β), not in signal-to-noise.",
             "Calling E[r] the variance-minimising baseline: the best constant weights each reward by its score's "
             "squared norm; E[r] can be close to it or far from it.",
             "Thinking the std division only rescales: with graded rewards it can also turn the expected gradient, "

@@ -233,7 +233,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             "RLOO: variance ÷ the group mean's",
             f"{f['rloo_ratio']:.2f}",
             f"(G/(G − 1))² at G = {G}: RLOO's estimate is G/(G − 1) times the group mean's, draw by draw: the same "
-            "direction and signal-to-noise, a step size that a learning rate absorbs",
+            "direction and signal-to-noise, a step size (with a KL term in the loss, also a β)",
         ),
         Readout(
             "Mean and std: E[g] on ∇J, cosine",
