@@ -116,11 +116,13 @@ unbiased. RLOO's estimate is G/(G − 1) times the group mean's, draw by draw: u
 covariance and the same signal-to-noise ratio. The group mean's bias and RLOO's extra variance are the same
 rescaling, which a learning rate (or Adam, whose step ignores a whole-gradient rescale) absorbs when the KL penalty
 is folded into the reward; with GRPO's KL term in the loss it also acts like rescaling β by G/(G − 1). Dividing by
-the group's std makes the weight depend on the sampled rewards: in general the expected gradient is neither (G −
-1)/G ∇J nor parallel to it; with 0/1 rewards it stays parallel within a prompt, scaled by a factor that, for G ≥ 4,
-depends on the prompt's success rate (at G = 2 and 3, with the population std, the factor is the same for every
+the group's std makes the weight depend on the sampled rewards: in general the expected gradient is neither
+(G − 1)/G ∇J nor parallel to it; with 0/1 rewards it stays parallel within a prompt, scaled by a factor that, for G
+≥ 4, depends on the prompt's success rate (at G = 2 and 3, with the population std, the factor is the same for every
 success rate), which across prompts weights some prompts more than others (Dr. GRPO, Liu et al. 2025, arXiv
-2503.20783, drops the std division for this reason, with the length normalisation). """ )
+2503.20783, drops the std division for this reason, with the length normalisation).
+"""
+        )
 
     page.quick_check(
         "On this bandit (one answer, one action; no clip, no per-answer length averaging), GRPO's group mean with "
