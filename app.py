@@ -82,7 +82,7 @@ STAGES = [
         "10⁴–10⁶ (prompt, response) demonstrations",
         "cross-entropy on the response tokens only",
         "the format: following instructions, chat template, tool calls",
-        ["pages/3_LoRA.py", "pages/12_Loss_and_units.py"],
+        ["pages/3_LoRA.py", "pages/12_Loss_and_units.py", "pages/23_Distillation.py"],
     ),
     (
         "Preference tuning",

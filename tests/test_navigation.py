@@ -50,6 +50,7 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("loss scaling", ["Number_formats"]),
         ("bias correction", ["Optimizers"]),
         ("REINFORCE", ["Policy_gradient"]),
+        ("mode-seeking", ["Distillation"]),
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),
         ("pass@k", ["Evaluation"]),

@@ -35,6 +35,7 @@ from core.attention_real import available as real_model_available  # which texts
 from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control accepts (a range bound)
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
 from tests import card_references as ref
+from tests import distillation_reference as dist_ref
 from tests import optimizers_reference
 from tests import policy_gradient_reference as pg_ref
 from tests import ttc_reference as ttc_ref
@@ -44,6 +45,7 @@ from tests.page_numbers import Ref, check_page, control_texts, page_texts
 from tests.test_page_sampling import Z as SAMPLING_Z  # input data only: the page's default logits
 from tests.test_page_sampling import reference as sampling_reference  # its independent sampler
 from views import attention as v_attention
+from views import distillation as v_distillation
 from views import evaluation as v_evaluation
 from views import flash_attention as v_flash_attention
 from views import grpo as v_grpo
@@ -1522,6 +1524,45 @@ TTC: list[Ref] = [
     Ref(r"1 - (1-p)^n \quad\text{vs}\quad \mathrm{KL} \le \log n - \tfrac{n-1}{n}", FORMULA, FORMULA, FORMULA),
 ]
 
+
+def _peaks(d: float) -> int:
+    """Local maxima of the equal two-mode teacher (width 1) on the page's grid, by scipy's pdf."""
+    p = dist_ref.teacher(d)
+    return int(np.sum((p[1:-1] > p[:-2]) & (p[1:-1] >= p[2:])))
+
+
+def _dist_jump() -> tuple[float, float]:
+    """The reverse fit of one Gaussian to equal modes: in the middle at d = 5.5, on a mode at d = 6 (scipy)."""
+    assert abs(dist_ref.reverse_fit(5.5)[0]) < 1e-3 and abs(dist_ref.reverse_fit(6.0)[0]) > 2.5
+    assert _peaks(2.0) == 1 and _peaks(2.1) == 2 and _peaks(4.0) == 2  # bimodal beyond d = 2 widths
+    return 5.5, 6.0
+
+
+_WIDTH = "the teacher's modes' width, 1 (the unit of x)"
+_HALF = "the halves of ±d/2, the modes' positions"
+_POWER = "the 1 of 1/T², a power law's form"
+_DLOG2 = "log 2 = −log of the mode's weight 1/2, the mass the reverse fit leaves out"
+DISTILLATION: list[Ref] = [
+    Ref("with a reverse KL of about log 2 (the mass it leaves out)", _DLOG2),
+    Ref("at d = 4 the teacher has two peaks", 4 if _peaks(4.0) == 2 else math.nan),
+    Ref("softmax(v / T) at T > 1 show", "the unsoftened temperature, 1"),
+    Ref("which shrinks about as 1/T² when T is large", _POWER),
+    Ref(
+        "Two equal modes 8 widths apart: the reverse fit sits on one with KL(q‖p) ≈ log 2 = 0.693",
+        GIVEN,
+        _DLOG2,
+        dist_ref.reverse_kls(8.0)[1],
+    ),
+    Ref("the soft term's gradient then shrinks about as 1/T²", _POWER),
+    Ref(r"\tfrac{1}{T}", FORMULA),
+    Ref("The teacher is two Gaussians of width 1 at -d/2 and +d/2", _WIDTH, _HALF, _HALF),
+    Ref(
+        "two peaks (beyond d = 2), and jumps onto one mode only between d = 5.5 and 6",
+        2 if _peaks(2.1) == 2 else math.nan,
+        *_dist_jump(),
+    ),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -1543,6 +1584,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/20_Number_formats.py": NUMBER_FORMATS,
     "pages/21_Optimizers.py": OPTIMIZERS,
     "pages/22_Policy_gradient.py": POLICY_GRADIENT,
+    "pages/23_Distillation.py": DISTILLATION,
     "pages/24_Test_time_compute.py": TTC,
 }
 
@@ -1714,6 +1756,17 @@ TTC_CONTROLS: list[Ref] = [
         "A7.4: 1e10 queries on 1e23 FLOPs",
         float(_preset(_TT, "A7.4: 10¹⁰ queries on 10²³ FLOPs")["ttc_queries"]),
         float(_preset(_TT, "A7.4: 10¹⁰ queries on 10²³ FLOPs")["ttc_budget"]),
+    ),
+]
+
+DISTILLATION_CONTROLS: list[Ref] = [
+    Ref("dist_d help: the teacher is two Gaussians of width 1 at -d/2 and +d/2", _WIDTH, _HALF, _HALF),
+    Ref("the right mode has 1 - w", "the teacher's total mass, 1"),
+    Ref("dist_k help: 1: one Gaussian, which cannot represent two modes; 2: a mixture of two", COUNT, COUNT),
+    Ref(
+        "at 0 the student gives the teacher's other sequences probability 0",
+        "ε = 0: no smoothing",
+        "a probability of zero",
     ),
 ]
 
@@ -1974,6 +2027,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
     ]),
     "pages/21_Optimizers.py": (v_optimizers.SPEC, OPTIMIZER_CONTROLS),
     "pages/22_Policy_gradient.py": (v_policy_gradient.SPEC, POLICY_GRADIENT_CONTROLS),
+    "pages/23_Distillation.py": (v_distillation.SPEC, DISTILLATION_CONTROLS),
     "pages/24_Test_time_compute.py": (v_ttc.SPEC, TTC_CONTROLS),
 }  # fmt: skip
 

@@ -15,6 +15,7 @@ from core import lora, scaling
 from tests.apptest import decode, figures, metrics, no_exception, open_page
 from views import Options
 from views import attention as attention_view
+from views import distillation as distillation_view
 from views import evaluation as evaluation_view
 from views import flash_attention as flash_attention_view
 from views import grpo as grpo_view
@@ -76,6 +77,7 @@ CASES = {
     "number_formats": ("pages/20_Number_formats.py", "predict_fmt", "guess_fmt_err", "0.4", {}),
     "optimizers": ("pages/21_Optimizers.py", "predict_opt", "guess_opt_lr", "0.5", {"opt_kappa": "16"}),
     "policy_gradient": ("pages/22_Policy_gradient.py", "predict_pg", "guess_pg_scale", "0.5", {}),
+    "distillation": ("pages/23_Distillation.py", "predict_dist", "guess_dist_mean", "2", {}),
 }
 
 
@@ -128,6 +130,9 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "optimizers": ([f"{2 / 16:.3g}", "stable limit (the answer)", "2/λ_max", "2 / λ_max"], None),
         # the group mean's E[g] over ∇J at G = 4: E[(r_i − mean) s_i] = (1 − 1/G) ∇J (a_j independent, E[s] = 0)
         "policy_gradient": ([f"{(4 - 1) / 4:.3f}"], (4 - 1) / 4),
+        # the reverse-KL Gaussian at d = 4 sits in the middle (tests/test_views_distillation.py checks its 0.00
+        # against scipy): a distance of 0 is a number every figure holds, so the readout's label is the truth here
+        "distillation": (["midpoint (the answer)"], None),
     }
 
 
@@ -210,6 +215,7 @@ VIEWS = {
     "number_formats": number_formats_view,
     "optimizers": optimizers_view,
     "policy_gradient": policy_gradient_view,
+    "distillation": distillation_view,
 }
 
 

@@ -59,6 +59,7 @@ from viz.attention import (
     attention_outputs_figure,
     attention_scale_figure,
 )
+from viz.distillation import kl_figure, sequence_figure, temperature_figure
 from viz.dpo import dpo_figure
 from viz.evaluation import (
     comparison_figure,
@@ -480,6 +481,18 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     ),
     "running_sum_figure": lambda **kw: running_sum_figure(
         np.arange(4), [("bf16", np.array([0.0, 1.0, 2.0, 2.0])), ("exact", np.arange(4.0))], **kw
+    ),
+    "kl_figure": lambda **kw: kl_figure(
+        np.linspace(-2, 2, 5), [np.ones(5)] * 2, [np.ones(5)] * 2, [np.zeros(5)] * 2, ["1", "2"], ["d = 1", "d = 2"],
+        active=1, **kw,
+    ),
+    "temperature_figure": lambda **kw: temperature_figure(
+        np.array([1.0, 2.0]), np.array([[0.7, 0.3], [0.6, 0.4]]), ["a", "b"], np.array([0.6, 0.67]), 0.69,
+        np.array([0.1, 0.05]), np.array([0.1, 0.2]), 0.25, 1.5, **kw,
+    ),
+    "sequence_figure": lambda **kw: sequence_figure(
+        ["A A", "B B"], np.array([0.5, 0.5]), {"token-level": np.array([0.4, 0.6])}, {"token-level": (0.1, 0.2)},
+        0.05, **kw,
     ),
     "spread_figure": lambda **kw: spread_figure(
         ["none", "group mean"], [np.ones((2, 3)), np.zeros((2, 3))], [np.ones(2), np.array([1.0, 0.5])],
