@@ -35,6 +35,7 @@ DRAGS = {
     "Number_formats": ("/Number_formats", "fmt_x"),
     "Optimizers": ("/Optimizers", "opt_lr"),
     "Policy_gradient": ("/Policy_gradient", "pg_G"),
+    "Calibration": ("/Calibration", "cal_kappa"),
     "Training_memory": ("/Training_memory", "seq"),
     "Serving": ("/Serving", "batch"),
     "LoRA": ("/LoRA?rows=128&cols=128", "rank"),
