@@ -89,7 +89,13 @@ STAGES = [
         "pairs of a chosen and a rejected answer",
         "reward model + PPO, or DPO",
         "which of the possible answers people prefer",
-        ["pages/10_Reward_model.py", "pages/22_Policy_gradient.py", "pages/9_PPO.py", "pages/2_KL_leash.py"],
+        [
+            "pages/10_Reward_model.py",
+            "pages/22_Policy_gradient.py",
+            "pages/9_PPO.py",
+            "pages/2_KL_leash.py",
+            "pages/25_Calibration.py",
+        ],
     ),
     (
         "RL with verifiable rewards",
@@ -103,7 +109,7 @@ STAGES = [
         "held-out benchmarks, human or model judges",
         "none: it measures",
         "the decision whether a change helped",
-        ["pages/5_Evaluation.py", "pages/24_Test_time_compute.py"],
+        ["pages/5_Evaluation.py", "pages/24_Test_time_compute.py", "pages/25_Calibration.py"],
     ),
     (
         "Serving",

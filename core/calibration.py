@@ -533,3 +533,14 @@ def emergence_curves(
         threshold=float(threshold),
         crossing=exact_match_crossing(threshold, k, alpha, x0),
     )
+
+
+def tuned_logits(before: ArrayLike, kappa: float) -> NDArray[np.float64]:
+    """The toy's tuned model as two-class logits (n, 2): [κ · logit c, 0], whose softmax gives class 0 (the option
+    is right) the stated probability sigmoid(κ logit c). Built from the pre-trained c, so a stated probability that
+    rounds to 0 or 1 in floating point keeps a finite logit (temperature scaling fits T on these)."""
+    c = as_float_array(before, "before").reshape(-1)
+    if np.any((c <= 0) | (c >= 1)):
+        raise ValueError("the pre-trained probabilities must lie strictly between 0 and 1")
+    z = _positive("kappa", kappa) * _logit(c)
+    return np.column_stack([z, np.zeros_like(z)])

@@ -206,3 +206,17 @@ def test_importing_the_module_leaves_torch_out():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.strip()) is False
+
+
+def test_tuned_logits_give_the_stated_probability_and_temperature_kappa_undoes_them():
+    """softmax([κ logit c, 0])[0] = sigmoid(κ logit c) = sharpen(c, κ) (scipy's expit and softmax), and fitting T on
+    a large sample of the calibrated toy recovers T ≈ κ: the tuning is exactly a logit scale of κ."""
+    c = np.array([0.01, 0.3, 0.5, 0.9, 0.999999])
+    z = C.tuned_logits(c, 2.5)
+    assert special.softmax(z, axis=1)[:, 0] == pytest.approx(special.expit(2.5 * special.logit(c)), rel=1e-12)
+    assert C.sharpen(c, 2.5) == pytest.approx(special.expit(2.5 * special.logit(c)), rel=1e-12)
+    toy = C.preference_tuning_toy(n=50_000, kappa=3.0, seed=5)
+    t = C.fit_temperature(C.tuned_logits(toy.before, 3.0), (1 - toy.correct).astype(np.int64))
+    assert t == pytest.approx(3.0, rel=0.05)
+    with pytest.raises(ValueError):
+        C.tuned_logits([0.0, 0.5], 2.0)

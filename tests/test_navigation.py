@@ -54,6 +54,7 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),
         ("pass@k", ["Evaluation"]),
+        ("reliability diagram", ["Calibration"]),
         ("self-consistency", ["Test_time_compute"]),
         ("no such topic", []),
     ],

@@ -46,6 +46,7 @@ from tests.test_page_sampling import Z as SAMPLING_Z  # input data only: the pag
 from tests.test_page_sampling import reference as sampling_reference  # its independent sampler
 from views import attention as v_attention
 from views import distillation as v_distillation
+from views import calibration as v_calibration
 from views import evaluation as v_evaluation
 from views import flash_attention as v_flash_attention
 from views import grpo as v_grpo
@@ -1563,6 +1564,41 @@ DISTILLATION: list[Ref] = [
     ),
 ]
 
+
+_UNIT = "the ends of the probability interval [0, 1]"
+_POS = "a sign condition: T > 0 keeps every argmax"
+_GAP = 0.9 - 72 / 100  # the quick check's bin: stated 0.9, 72 of 100 right
+_T2 = 1 / (1 + math.exp(-math.log(0.9 / 0.1) / 2))  # sigmoid(logit(0.9) / 2), scipy-free
+CALIBRATION: list[Ref] = [
+    Ref("(Guo et al. 2017, arXiv 1706.04599", ARXIV),
+    Ref("Equal-width bins cut [0, 1] into", _UNIT, _UNIT),
+    Ref("has an ECE of 0 in one bin", "one bin: its accuracy is the base rate the model states, a gap of 0"),
+    Ref("(at M = 5, (0.4, 0.6])", GIVEN, 2 / 5, 3 / 5),
+    Ref("The GPT-4 technical report (OpenAI 2023, arXiv 2303.08774, Fig. 8)", NAME, ARXIV, COUNT),
+    Ref("a 0/1 reward says nothing", "a binary reward's two values", "a binary reward's two values"),
+    Ref("(Guo et al. 2017, §4.2)", "a section number of the paper"),
+    Ref("by one T > 0 fitted", _POS),
+    Ref("Wei et al. 2022 (arXiv 2206.07682)", ARXIV),
+    Ref("and Koyejo 2023 (arXiv 2304.15004)", ARXIV),
+    Ref("the token edit distance k (1 - p)", FORMULA),
+    Ref("once p is close to 1", "the ceiling of a probability"),
+    Ref("where exact match still reads 0", "the floor of a probability"),
+    Ref(
+        "a product that works 20% of the time against one that works 80%",
+        "the seed's example (002 A11.6)",
+        "the seed's example (002 A11.6)",
+    ),
+    Ref("A model states 0.9 on 100 answers and gets 72 of them right.", GIVEN, GIVEN, GIVEN),
+    Ref("with T = 2 make of a stated 0.9 (two options)?", GIVEN, GIVEN),
+    Ref("The gap is 0.9 - 0.72 = **0.18**", GIVEN, 72 / 100, _GAP),
+    Ref("0.9 is the logit ln 9; divided by 2 it is ln 3", GIVEN, 0.9 / (1 - 0.9), GIVEN, math.sqrt(0.9 / 0.1)),
+    Ref("becomes 3/(3 + 1) = **0.75**", math.sqrt(9), math.sqrt(9), FORMULA, _T2),
+    Ref("A bin stated at 0.9 with 72 of 100 right has a gap of 0.18", GIVEN, GIVEN, GIVEN, _GAP),
+    Ref("states the base rate has an ECE of 0.", "one bin: its accuracy is the base rate the model states, a gap of 0"),
+    Ref("as a finding of the GPT-4 report", NAME),
+    Ref("dividing by T > 0 keeps every argmax", _POS),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -1586,6 +1622,7 @@ PAGES: dict[str, list[Ref]] = {
     "pages/22_Policy_gradient.py": POLICY_GRADIENT,
     "pages/23_Distillation.py": DISTILLATION,
     "pages/24_Test_time_compute.py": TTC,
+    "pages/25_Calibration.py": CALIBRATION,
 }
 
 
@@ -1768,6 +1805,35 @@ DISTILLATION_CONTROLS: list[Ref] = [
         "ε = 0: no smoothing",
         "a probability of zero",
     ),
+]
+
+
+_CS = v_calibration.SPEC
+_CAL_ONE = "1: the value at which nothing changes (calibrated)"
+CALIBRATION_CONTROLS: list[Ref] = [
+    Ref("(κ = 1: no change)", _CAL_ONE),
+    Ref("Your guess: accuracy at a stated 0.9", "the question's stated probability (views/calibration.py STATED)"),
+    Ref("γ > 1 overconfident, γ < 1 underconfident, γ = 1 calibrated", _CAL_ONE, _CAL_ONE, _CAL_ONE),
+    Ref("T₀ > 1 overconfident, T₀ < 1 underconfident", _CAL_ONE, _CAL_ONE),
+    Ref(
+        "A13.3: ECE after strong tuning (κ = 4)",
+        float(_preset(_CS, "A13.3: ECE after strong tuning (κ = 4) with equal-width bins")["cal_kappa"]),
+    ),
+    Ref("A13.3: 5 equal-mass bins", int(_preset(_CS, next(k for k in _CS.presets if "5 equal-mass" in k))["cal_bins"])),
+    Ref(
+        "A13.3: ECE's upward bias on 500 predictions",
+        int(_preset(_CS, "A13.3: ECE's upward bias on 500 predictions")["cal_n"]),
+    ),
+    Ref(
+        "the temperature that undoes it (κ = 6)",
+        float(_preset(_CS, next(k for k in _CS.presets if "(κ = 6)" in k))["cal_kappa"]),
+    ),
+    Ref(
+        "temperature scaling of a 10-class model whose logits are 3 times too large",
+        "the simulated model's number of classes (views/calibration.py N_CLASSES)",
+        _preset(_CS, next(k for k in _CS.presets if "3 times" in k))["cal_t0"],
+    ),
+    Ref("A11.6: exact match on 10-token answers", _preset(_CS, "A11.6: exact match on 10-token answers")["cal_k"]),
 ]
 
 CONTROLS: dict[str, tuple[object, list[Ref]]] = {
@@ -2029,6 +2095,7 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
     "pages/22_Policy_gradient.py": (v_policy_gradient.SPEC, POLICY_GRADIENT_CONTROLS),
     "pages/23_Distillation.py": (v_distillation.SPEC, DISTILLATION_CONTROLS),
     "pages/24_Test_time_compute.py": (v_ttc.SPEC, TTC_CONTROLS),
+    "pages/25_Calibration.py": (v_calibration.SPEC, CALIBRATION_CONTROLS),
 }  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from tests.apptest import decode, figures, metrics, no_exception, open_page
 from views import Options
 from views import attention as attention_view
 from views import distillation as distillation_view
+from views import calibration as calibration_view
 from views import evaluation as evaluation_view
 from views import flash_attention as flash_attention_view
 from views import grpo as grpo_view
@@ -73,6 +74,7 @@ CASES = {
     "flash_attention": ("pages/17_FlashAttention.py", "predict_fa", "guess_skipped", "4", {}),
     "moe": ("pages/18_MoE.py", "predict_moe", "guess_dropped", "100", {}),
     "test_time_compute": ("pages/24_Test_time_compute.py", "predict_ttc", "guess_ttc_peak", "100", {}),
+    "calibration": ("pages/25_Calibration.py", "predict_cal", "guess_cal_acc", "0.8", {}),
     "training_lab": ("pages/19_Training_lab.py", "predict_lab", "guess_lab_bits", "4", {}),
     "number_formats": ("pages/20_Number_formats.py", "predict_fmt", "guess_fmt_err", "0.4", {}),
     "optimizers": ("pages/21_Optimizers.py", "predict_opt", "guess_opt_lr", "0.5", {"opt_kappa": "16"}),
@@ -109,6 +111,7 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
     # best-of-n's gold score d (1 - d/4), d = sqrt(log n - (n - 1)/n), highest over whole n by a plain search
     gold = lambda n: math.sqrt(math.log(n) - (n - 1) / n) * (1 - 0.25 * math.sqrt(math.log(n) - (n - 1) / n))  # noqa: E731
     n_peak = max(range(1, 5000), key=gold)
+    cal_acc = 1 / (1 + 9 ** (-1 / 2.5))
     return {
         "scaling": ([f"{n_opt / 1e9:.2f}B"], n_opt),
         "kl": ([f"{pi:.3f}"], pi),
@@ -133,6 +136,8 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         # the reverse-KL Gaussian at d = 4 sits in the middle (tests/test_views_distillation.py checks its 0.00
         # against scipy): a distance of 0 is a number every figure holds, so the readout's label is the truth here
         "distillation": (["midpoint (the answer)"], None),
+        # the toy's accuracy at a stated 0.9 after tuning with κ = 2.5: 1 / (1 + 9^(-1/2.5)), logit(0.9) = ln 9
+        "calibration": ([f"{cal_acc:.3f}"], cal_acc),
     }
 
 
@@ -211,6 +216,7 @@ VIEWS = {
     "flash_attention": flash_attention_view,
     "moe": moe_view,
     "test_time_compute": ttc_view,
+    "calibration": calibration_view,
     "training_lab": training_lab_view,
     "number_formats": number_formats_view,
     "optimizers": optimizers_view,

@@ -60,6 +60,7 @@ from viz.attention import (
     attention_scale_figure,
 )
 from viz.distillation import kl_figure, sequence_figure, temperature_figure
+from viz.calibration import emergence_figure, power_figure, reliability_figure, temperature_scaling_figure
 from viz.dpo import dpo_figure
 from viz.evaluation import (
     comparison_figure,
@@ -535,6 +536,26 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     ),
     "pass_per_compute_figure": lambda **kw: pass_per_compute_figure(
         np.array([1.0, 10.0]), np.array([0.05, 0.4]), np.array([0.3, 0.97]), 10.0, 4, 0.87, 0.76, **kw,
+    ),
+    "reliability_figure": lambda **kw: reliability_figure(
+        (np.array([0.25, 0.75]), np.array([0.25, 0.75])), [(np.array([0.2, 0.8]), np.array([0.3, 0.7]))] * 2,
+        [(np.array([0.25, 0.75]), np.array([0.25, 0.75]))] * 2, np.linspace(0.1, 0.9, 5),
+        [np.linspace(0.2, 0.8, 5)] * 2,
+        np.array([0.25, 0.75]), np.array([5, 5]), [np.array([5, 5])] * 2, [np.array([5, 5])] * 2, [1.0, 2.0],
+        ["κ = 1", "κ = 2"], active=1, **kw,
+    ),
+    "power_figure": lambda **kw: power_figure(
+        (np.array([0.5, 0.9]), np.array([0.3, 0.8])), (np.array([0.5, 0.9]), np.array([0.3, 0.8])),
+        np.linspace(0, 1, 5), np.linspace(0, 1, 5) ** 2, 2.0, np.array([1.0, 2.0]), np.array([0.1, 0.1]),
+        np.array([0.1, 0.1]), 0.1, 10, **kw,
+    ),
+    "temperature_scaling_figure": lambda **kw: temperature_scaling_figure(
+        np.array([0.5, 1.0, 2.0]), np.array([1.5, 1.2, 1.3]), np.array([1.5, 1.2, 1.3]), 1.0, 1.0,
+        (np.array([0.5, 0.9]), np.array([0.4, 0.7])), (np.array([0.5, 0.9]), np.array([0.5, 0.9])), **kw,
+    ),
+    "emergence_figure": lambda **kw: emergence_figure(
+        np.array([20.0, 22.0, 24.0]), np.array([0.1, 0.4, 0.9]), np.array([0.0, 0.01, 0.6]), np.array([4.5, 3.0, 0.5]),
+        5, 0.5, 23.7, 22.3, **kw,
     ),
     "split_figure": lambda **kw: split_figure(
         np.array([0.1, 0.5]), np.array([0.5, 0.9]), np.array([100.0, 1000.0]), 0.5, 0.9, **kw,

@@ -36,6 +36,7 @@ DRAGS = {
     "Optimizers": ("/Optimizers", "opt_lr"),
     "Policy_gradient": ("/Policy_gradient", "pg_G"),
     "Distillation": ("/Distillation", "dist_d"),
+    "Calibration": ("/Calibration", "cal_kappa"),
     "Training_memory": ("/Training_memory", "seq"),
     "Serving": ("/Serving", "batch"),
     "LoRA": ("/LoRA?rows=128&cols=128", "rank"),

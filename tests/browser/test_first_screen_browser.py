@@ -48,7 +48,8 @@ PAGES = ["", *(e.url for e in catalog.PAGES)]  # Home ("") and every page
 # (added later: a plot of 470 px and its drag row), FlashAttention and MoE (each a plot of 430 px and its drag row)
 # were measured on 2026-12-05; Optimizers (a plot of 470 px and its drag row) too; Policy_gradient (the same
 # plot and row) is the same sum, to be measured. Test_time_compute (a plot of 430 px and its drag row, as MoE's)
-# takes MoE's; Distillation (the same plot and row) too, to be measured.
+# takes MoE's; Distillation (the same plot and row) too, to be measured. Calibration (a plot of 470 px and its drag
+# row, as Optimizers') takes theirs, to be measured.
 HEIGHTS = {
     "Scaling_laws": 598, "Loss_and_units": 440, "Schedules": 560, "Attention": 570, "Positions": 508,
     "FlashAttention": 468, "MoE": 468, "Training_memory": 460, "LoRA": 438, "KL_leash": 498, "Reward_model": 440,
@@ -58,6 +59,7 @@ HEIGHTS = {
     "Policy_gradient": 508,
     "Test_time_compute": 468,
     "Distillation": 468,
+    "Calibration": 508,
 }  # fmt: skip
 SHARE = 0.6  # of the main figure's height above the fold
 CLS = 0.1
