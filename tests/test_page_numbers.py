@@ -45,8 +45,8 @@ from tests.page_numbers import Ref, check_page, control_texts, page_texts
 from tests.test_page_sampling import Z as SAMPLING_Z  # input data only: the page's default logits
 from tests.test_page_sampling import reference as sampling_reference  # its independent sampler
 from views import attention as v_attention
-from views import distillation as v_distillation
 from views import calibration as v_calibration
+from views import distillation as v_distillation
 from views import evaluation as v_evaluation
 from views import flash_attention as v_flash_attention
 from views import grpo as v_grpo

@@ -15,8 +15,8 @@ from core import lora, scaling
 from tests.apptest import decode, figures, metrics, no_exception, open_page
 from views import Options
 from views import attention as attention_view
-from views import distillation as distillation_view
 from views import calibration as calibration_view
+from views import distillation as distillation_view
 from views import evaluation as evaluation_view
 from views import flash_attention as flash_attention_view
 from views import grpo as grpo_view

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests import (
-    view_numbers_distillation,
     view_numbers_calibration,
+    view_numbers_distillation,
     view_numbers_flash_attention,
     view_numbers_lora,
     view_numbers_moe,

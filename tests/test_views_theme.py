@@ -10,8 +10,8 @@ from apptest import font_sizes
 
 from views import Options, catalog
 from views import attention as attention_view
-from views import distillation as distillation_view
 from views import calibration as calibration_view
+from views import distillation as distillation_view
 from views import evaluation as evaluation_view
 from views import flash_attention as flash_view
 from views import grpo as grpo_view

@@ -59,8 +59,8 @@ from viz.attention import (
     attention_outputs_figure,
     attention_scale_figure,
 )
-from viz.distillation import kl_figure, sequence_figure, temperature_figure
 from viz.calibration import emergence_figure, power_figure, reliability_figure, temperature_scaling_figure
+from viz.distillation import kl_figure, sequence_figure, temperature_figure
 from viz.dpo import dpo_figure
 from viz.evaluation import (
     comparison_figure,
