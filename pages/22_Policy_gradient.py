@@ -27,7 +27,7 @@ VIEWS = view_of.VIEWS
 def _body(page: Page) -> None:
     """The controls, figures and texts: a change of one of these controls reruns this alone (Page.run)."""
     with page.controls():
-        st.subheader("The bandit")
+        # no heading above the first control: with Post-training's six pages listed, one pushed it below 720 px
         for name in ("pg_rewards", "pg_policy", "pg_G", "pg_b", "pg_seed"):
             page.control(name)
         st.subheader("Learning")

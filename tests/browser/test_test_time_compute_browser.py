@@ -33,7 +33,7 @@ def test_deep_link_first_request_then_preset_and_drag(open_first):
     assert metric_value(page, "Best-of-n with a verifier") == f"{1 - 0.8**16:.3f}"
     assert page.locator(".js-plotly-plot .gtitle").first.text_content().startswith("Best-of-n")
 
-    choose_preset(page, "A11.3: over-optimisation, best-of-512 against a reward model")
+    choose_preset(page, "A7.1.2: best-of-512 against a reward model, past the gold score's peak")
     wait_metric(page, _kl(512))
     assert "ttc_n=512" in page.url, page.url
     watch.shot("test-time-compute-preset")
