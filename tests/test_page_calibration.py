@@ -67,3 +67,22 @@ def test_each_tab_draws_its_figure(tab):
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     words = {"Known miscalibration": "c^γ", "Temperature scaling": "Temperature scaling", "Emergence": "metrics"}[tab]
     assert any(words in t for t in titles), titles
+
+
+def _captions(at) -> str:
+    return "\n".join(str(c.value) for c in at.caption)
+
+
+def test_predict_first_holds_back_the_dotted_curves_formula_until_the_guess():
+    """Before the guess the caption keeps the toy's description but not sigmoid(logit c / κ), which with κ from the
+    question gives the answer; after it the whole caption is back."""
+    toy = "the tuning states sigmoid(κ · logit c) instead and changes nothing that is right."
+    answer = "sigmoid(logit c / κ)"
+    hidden = open_page(PAGE, {"predict_cal": "true"})
+    assert no_exception(hidden)
+    text = _captions(hidden)
+    assert toy in text and answer not in text
+    shown = open_page(PAGE, {"predict_cal": "true", "guess_cal_acc": "0.8"})
+    assert no_exception(shown)
+    assert toy in _captions(shown) and answer in _captions(shown)
+    assert "Guo et al.'s ECE bins only the predicted class's confidence" in _captions(shown)

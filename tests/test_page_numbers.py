@@ -34,6 +34,7 @@ from core import tiny_gpt  # the tiny GPT's shipped config (its context), an inp
 from core.attention_real import available as real_model_available  # which texts the page shows
 from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control accepts (a range bound)
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
+from tests import calibration_reference as _calref
 from tests import card_references as ref
 from tests import distillation_reference as dist_ref
 from tests import optimizers_reference
@@ -1595,7 +1596,19 @@ CALIBRATION: list[Ref] = [
     Ref("becomes 3/(3 + 1) = **0.75**", math.sqrt(9), math.sqrt(9), FORMULA, _T2),
     Ref("A bin stated at 0.9 with 72 of 100 right has a gap of 0.18", GIVEN, GIVEN, GIVEN, _GAP),
     Ref("states the base rate has an ECE of 0.", "one bin: its accuracy is the base rate the model states, a gap of 0"),
-    Ref("as a finding of the GPT-4 report", NAME),
+    Ref("Citing the GPT-4 report for why", NAME),
+    Ref(
+        "a larger upward bias (the 500-prediction preset)",
+        int(v_calibration.SPEC.presets["A13.3: ECE's upward bias on 500 predictions"]["cal_n"]),
+    ),
+    Ref("as the GPT-4 report's Fig. 8 does. Guo", NAME, "the report's figure number"),
+    Ref("as the GPT-4 report's Fig. 8 does. Guo", NAME, "the report's figure number"),
+    Ref(
+        "stays near 0 until p is close to 1, so over a limited range of scales it reads 0",
+        "the floor of a probability",
+        "the ceiling of a probability",
+        "the floor of a probability",
+    ),
     Ref("dividing by T > 0 keeps every argmax", _POS),
 ]
 
@@ -1820,6 +1833,13 @@ CALIBRATION_CONTROLS: list[Ref] = [
         float(_preset(_CS, "A13.3: ECE after strong tuning (κ = 4) with equal-width bins")["cal_kappa"]),
     ),
     Ref("A13.3: 5 equal-mass bins", int(_preset(_CS, next(k for k in _CS.presets if "5 equal-mass" in k))["cal_bins"])),
+    Ref("as the GPT-4 report's Fig. 8 does; Guo", NAME, "the report's figure number"),
+    Ref(
+        "the diagonal: ECE 0.106, against 0.121 with 10 equal-width bins",
+        _calref.toy(2.5, 5, "mass")["tuned"],
+        _calref.toy(2.5, 10, "width")["tuned"],
+        10,
+    ),
     Ref(
         "A13.3: ECE's upward bias on 500 predictions",
         int(_preset(_CS, "A13.3: ECE's upward bias on 500 predictions")["cal_n"]),

@@ -66,7 +66,7 @@ def test_the_known_miscalibration_against_quad_and_a_loop() -> None:
     state = SPEC.defaults().replace(cal_view=view_of.POWER, cal_gamma=2.0, cal_n="2000")
     view = view_of.figures(state, ALL)
     r = {x.label: x.value for x in view.readouts}
-    assert r["Expected ECE (closed form)"] == f"{ref.expected_ece_power(2.0):.4f}"
+    assert r["ECE of infinitely many predictions (closed form)"] == f"{ref.expected_ece_power(2.0):.4f}"
     c, a = ref.power_sample(2000, 2.0)
     assert r["Sample ECE, 2,000 predictions"] == f"{ref.loop_ece(c, a, 10):.4f}"
     # while every bin's gap has one sign the sample ECE is |mean c − accuracy| for both binnings; on 2,000
@@ -83,7 +83,7 @@ def test_the_expected_ece_is_the_same_for_every_binning_at_large_n() -> None:
 
 
 def test_the_bias_shows_when_bins_of_both_signs_appear() -> None:
-    """γ = 1 (calibrated) on 500 predictions: the expected ECE is 0, the sample's grows with the number of bins."""
+    """γ = 1 (calibrated) on 500 predictions: the population ECE is 0, the sample's grows with the number of bins."""
     p = view_of.figures(SPEC.defaults().replace(cal_view=view_of.POWER, cal_gamma=1.0, cal_n="500"), ALL)
     p = p.facts["power"]
     assert p["expected"] == 0.0

@@ -52,7 +52,7 @@ def power(p: dict) -> list[Ref]:
     expected = ref.expected_ece_power(g)
     return [
         Ref("Confidences drawn from Beta(5, 2)", BETA, BETA),
-        Ref(f"Expected ECE (closed form): {expected:.4f}", expected),
+        Ref(f"ECE of infinitely many predictions (closed form): {expected:.4f}", expected),
         Ref(f"for c ~ Beta(5, 2), γ = {g:g}:", BETA, BETA, GIVEN),
         Ref(f"Sample ECE, {n:,} predictions: {width:.4f}", GIVEN, width),
         Ref(f"Sample ECE, {n:,} predictions help: equal width, M = {m}; equal mass: {mass:.4f}", GIVEN, GIVEN, mass),
@@ -96,6 +96,7 @@ def emerge(p: dict) -> list[Ref]:
         Ref(f"log10(k)/α with α = {ref.ALPHA:g}:", "the toy's illustrative slope α"),
         Ref(f"exact match, {k}-token answers (p^{k})", GIVEN, GIVEN),
         Ref(f"token edit distance k (1 - p), k = {k}", FORMULA, GIVEN),
+        Ref("a straight line once p nears 1", "the ceiling of a probability"),
     ]  # fmt: skip
 
 

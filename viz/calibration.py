@@ -84,7 +84,10 @@ def reliability_figure(
     ):  # fmt: skip
         data.append({"type": "bar", "x": centers + (j - 1) * width, "y": counts, "width": width, "name": name,
                      "showlegend": False, "marker": {"color": color}, "xaxis": x2, "yaxis": y2,
-                     "hovertemplate": f"bin at %{{x:.2f}}: %{{y}} predictions<extra>{name}</extra>"})  # fmt: skip
+                     # the bin's centre: x is offset so the three bars stand side by side
+                     "customdata": centers,
+                     "hovertemplate": f"bin at %{{customdata:.2f}}: %{{y}} predictions<extra>{name}</extra>",
+                     })  # fmt: skip
     layout["xaxis"] |= {"range": [0, 1], "title": {"text": "confidence (mean per bin)"}}
     layout["yaxis"] |= {"range": [0, 1], "title": {"text": "accuracy per bin"}}
     layout["xaxis2"] |= {"range": [0, 1], "title": {"text": "confidence (equal-width bins)"}}
@@ -132,7 +135,7 @@ def power_figure(
     presenter: bool = False,
 ) -> go.Figure:
     """Left: a seeded sample's reliability diagram (equal-width and equal-mass bins) against the curve c^γ. Right:
-    the sample's ECE against the number of bins for both binnings, and the closed-form expected ECE (flat)."""
+    the sample's ECE against the number of bins for both binnings, and the closed-form population ECE (flat)."""
     pal = get_theme(theme).palette
     ids, layout = grid(1, 2, hgap=0.12)
     (x1, y1), (x2, y2) = ids
@@ -151,7 +154,7 @@ def power_figure(
          "marker": {"size": 5}, "xaxis": x2, "yaxis": y2,
          "hovertemplate": "M = %{x}: ECE %{y:.4f}<extra>equal mass</extra>"},
         {"type": "scatter", "x": [float(bins[0]), float(bins[-1])], "y": [expected, expected], "mode": "lines",
-         "name": "expected ECE (closed form, any binning)", "line": {"color": pal["negative"], "width": 2,
+         "name": "population ECE (closed form, any binning)", "line": {"color": pal["negative"], "width": 2,
                                                                        "dash": "dash"},
          "xaxis": x2, "yaxis": y2, "hoverinfo": "skip"},
     ]  # fmt: skip
@@ -160,7 +163,7 @@ def power_figure(
     layout["xaxis2"] |= {"title": {"text": "M: number of bins"}}
     top = float(np.nanmax(np.r_[ece_width, ece_mass, expected]))
     layout["yaxis2"] |= {"title": {"text": "ECE"}, "range": [0, 1.15 * top]}
-    layout["title"] = {"text": "A known miscalibration: accuracy = c^γ, one expected ECE for every binning"}
+    layout["title"] = {"text": "accuracy = c^γ: one infinite-sample ECE for every binning"}
     layout["legend"] = {"y": 1.02}
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
 
@@ -251,6 +254,9 @@ def emergence_figure(
     layout["yaxis"] |= {"range": [0, 1.02], "title": {"text": "accuracy"}}
     layout["xaxis2"] |= {"title": {"text": "log10 compute (illustrative)"}}
     layout["yaxis2"] |= {"type": "log", "title": {"text": "wrong tokens per answer (log)"}}
-    layout["title"] = {"text": "One smooth model, two metrics: exact match looks sudden, edit distance does not"}
+    layout["title"] = {
+        "text": "One smooth model, two metrics: exact match rises late; on log axes the edit distance "
+        "falls smoothly, a straight line once p nears 1"
+    }
     layout["legend"] = {"y": 1.02}
     return figure(data, layout, theme=theme, presenter=presenter, height=height)
