@@ -23,7 +23,8 @@ The lesson context is seed 002, A6.10 (distillation) and A1.9 (forward vs revers
    with L-BFGS-B, and the best is returned; for k > 1 the starts are the forward fit and all components on each
    of the teacher's modes or spread over them. Which optimum is returned: the lowest reverse KL; ties within
    1e-9 nats (a symmetric teacher, whose two mode-seeking optima are mirror images) go to the smaller mean (the
-   left mode). ``local_optima`` lists all the distinct ones found. With well-separated modes, the student sitting
+   left mode). ``local_optima`` lists the distinct ones found; the search is coarse, not exhaustive (at d = 5 and
+   w = 0.5 it finds only the middle optimum, not the two on the modes). With well-separated modes, the student sitting
    on mode j has reverse KL close to -log w_j, so the heavier mode wins when the weights differ.
    Mode-seeking vs mode-covering: for k = 1 and two equal modes of width s, the reverse fit sits between the modes
    while they are close (the mixture is unimodal for d <= 2s) and on one of them once they are far apart; the
@@ -53,14 +54,18 @@ The lesson context is seed 002, A6.10 (distillation) and A1.9 (forward vs revers
    factorised, q(y1) q(y2), and cannot make its second token depend on its first. Three ways to train it:
 
    token-level (word-level KD, Kim and Rush 2016, arXiv 1606.07947, §3.1): match the teacher's next-token
-       distribution at each position on the teacher's prefixes: sum_t E_{y<t ~ p} CE(p(.|y<t), q_t). For the
+       distribution at each position on the data's prefixes (the toy takes the data to be the teacher, so on the
+       teacher's prefixes): sum_t E_{y<t ~ p} CE(p(.|y<t), q_t). For the
        factorised student the optimum is the teacher's per-position marginals.
    sequence-level (Kim and Rush §3.2): train on the teacher's mode sequence ŷ = argmax p (beam search
        approximates it; here it is exact): maximise log q(ŷ). The optimum puts all its mass on ŷ.
-   on-policy (Agarwal et al. 2024, GKD, arXiv 2306.13649): the student samples its own sequences and the teacher
-       scores each of its tokens; with the reverse KL per token (one of GKD's divergences; its generalised JSD
-       spans forward to reverse) the objective sum_t E_{y<t ~ q} KL(q(.|y<t) || p(.|y<t)) equals KL(q || p) over
-       whole sequences (the chain rule). Minimised numerically from several starts (the best is returned).
+   on-policy, whole-sequence reverse KL (MiniLLM's objective, Gu et al. 2024, arXiv 2306.08543): the student's
+       own sequences scored by KL(q || p) over whole sequences, which by the chain rule is
+       sum_t E_{y<t ~ q} KL(q(.|y<t) || p(.|y<t)); minimised exactly (numerically, from several starts; the best is
+       returned), so the gradient through the student's sampling is included, as in MiniLLM's policy gradient. GKD
+       (Agarwal et al. 2024, arXiv 2306.13649) scores the student's samples token by token without differentiating
+       through the sampling: its fixed point differs (here q(y1) stays the teacher's marginal). The dict key stays
+       "on-policy"; the page labels this student "whole-sequence reverse KL (MiniLLM's objective)".
 
    Each student is scored on the teacher's prefixes (what off-policy training sees) and on its own prefixes (what
    it meets when it generates): the expected per-token KL(p(.|y1) || q2). This is a toy: the factorised student
@@ -682,8 +687,9 @@ def sequence_distillation(joint: ArrayLike = TOY_TEACHER, smoothing: float = 0.0
     sequence-level: all mass on the teacher's mode ŷ = argmax p (argmax of log q(ŷ)); ties: the first in
     row-major order. ``smoothing`` ε in [0, 1) keeps ε/V on every token at each position (label smoothing, a
     stand-in for a student not trained to the limit); with ε = 0 its forward KL is infinite, as it should be.
-    on-policy: argmin over factorised q of KL(q || p) = sum_t E_{y<t ~ q} KL(q_t || p(.|y<t)) (reverse KL per
-    token on the student's own prefixes), by L-BFGS-B on softmax parameters from a start next to each of the V²
+    on-policy: argmin over factorised q of the whole-sequence KL(q || p) = sum_t E_{y<t ~ q} KL(q_t || p(.|y<t))
+    (MiniLLM's objective: the gradient through the student's sampling included, unlike GKD's), by L-BFGS-B on
+    softmax parameters from a start next to each of the V²
     sequences and from the uniform student; the lowest KL is returned (ties: the first start).
     """
     from scipy.optimize import minimize  # lazy: only the on-policy student needs it

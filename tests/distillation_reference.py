@@ -2,8 +2,8 @@
 teacher and the students on the page's grid, ``scipy.stats.entropy`` for every KL, the mixture's closed-form moments
 for the forward fit, ``scipy.optimize`` from several starts for the reverse fit, ``scipy.special.softmax`` for the
 soft targets with the gradient (q_T − p_T) / T (Hinton et al. 2015, eq. 2; tests/test_core_distillation.py checks it
-against torch autograd), and direct sums over the toy's four sequences (the on-policy student by a scan of its two
-free probabilities, then refined)."""
+against torch autograd), and direct sums over the toy's four sequences (the whole-sequence reverse-KL student,
+MiniLLM's objective, by a scan of its two free probabilities, then refined; GKD's fixed point in closed form)."""
 
 from __future__ import annotations
 
@@ -137,3 +137,23 @@ def students(eps: float) -> dict[str, dict[str, float]]:
     a, b = r.x
     on = _score(np.array([a, 1 - a]), np.array([b, 1 - b]))
     return {"token-level": token, "sequence-level": seq, "on-policy": on}
+
+
+def reverse_local_fit(d: float, w: float, start: float) -> tuple[float, float]:
+    """The local minimum of KL(q || p) that Nelder-Mead reaches from a unit-width Gaussian at ``start``: (mean, KL)."""
+    p = teacher(d, w)
+
+    def f(theta: np.ndarray) -> float:
+        return float(stats.entropy(gaussian(theta[0], math.exp(theta[1])), p))
+
+    r = optimize.minimize(f, (start, 0.0), method="Nelder-Mead", options={"xatol": 1e-7, "fatol": 1e-12})
+    return float(r.x[0]), float(r.fun)
+
+
+def gkd_fixed_point() -> np.ndarray:
+    """The factorised student where GKD's per-token reverse KL on the student's samples, differentiated without the
+    sampling, stops: q(y1) the teacher's first-token marginal, q(y2) ∝ exp(E_{y1 ~ q1} log p(y2 | y1)); the joint."""
+    q1 = TEACHER.sum(axis=1)
+    cond = TEACHER / TEACHER.sum(axis=1, keepdims=True)
+    q2 = special.softmax(q1 @ np.log(cond))
+    return np.outer(q1, q2)

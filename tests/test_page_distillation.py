@@ -63,3 +63,19 @@ def test_each_tab_draws_its_figure(tab):
     titles = [f["layout"]["title"]["text"] for f in figures(at)]
     want = {view_of.TEMPERATURE: "Temperature softens", view_of.SEQUENCE: "A toy"}[tab]
     assert any(want in t for t in titles), titles
+
+
+def test_the_kl_caption_waits_for_the_guess():
+    """The caption under the KL figure says where the reverse fit sits, the predict-first question's answer: with the
+    guess open (or hide=true) a caption saying why stands in its place; after the guess the caption is back."""
+    said = "the reverse fit stays in the middle"
+    hidden = open_page(PAGE, {"predict_dist": "true"})
+    assert no_exception(hidden)
+    captions = [c.value for c in hidden.caption]
+    assert not any(said in c for c in captions)
+    assert any("the note under this figure states the answer" in c for c in captions)
+    screen = open_page(PAGE, {"hide": "true"})
+    assert not any(said in c.value for c in screen.caption)
+    shown = open_page(PAGE, {"predict_dist": "true", "guess_dist_mean": "1"})
+    assert no_exception(shown)
+    assert any(said in c.value for c in shown.caption)

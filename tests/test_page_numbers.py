@@ -1540,12 +1540,24 @@ def _dist_jump() -> tuple[float, float]:
     return 5.5, 6.0
 
 
+def _dist_heavier() -> float:
+    """w = 0.4 on the drag's steps: the reverse fit's best optimum is in the middle at d = 5 and on the heavier (right)
+    mode at d = 5.5, where a fit started on the lighter mode stops there, a local optimum with a higher KL (scipy)."""
+    assert abs(dist_ref.reverse_fit(5.0, 0.4)[0]) < 1.0 and dist_ref.reverse_fit(5.5, 0.4)[0] > 2.5
+    light, light_kl = dist_ref.reverse_local_fit(5.5, 0.4, -2.75)
+    heavy, heavy_kl = dist_ref.reverse_local_fit(5.5, 0.4, 2.75)
+    assert light < -2.5 and heavy > 2.5 and light_kl > heavy_kl
+    return 5.5
+
+
 _WIDTH = "the teacher's modes' width, 1 (the unit of x)"
 _HALF = "the halves of ±d/2, the modes' positions"
 _POWER = "the 1 of 1/T², a power law's form"
 _DLOG2 = "log 2 = −log of the mode's weight 1/2, the mass the reverse fit leaves out"
 DISTILLATION: list[Ref] = [
-    Ref("with a reverse KL of about log 2 (the mass it leaves out)", _DLOG2),
+    Ref("with a reverse KL of about -log 0.5 = log 2: minus the log of the teacher's mass", GIVEN, _DLOG2),
+    Ref("(w = 0.4: from d = 5.5 of the drag's steps)", GIVEN, _dist_heavier()),
+    Ref("(Gemma 2's pretraining)", NAME),
     Ref("at d = 4 the teacher has two peaks", 4 if _peaks(4.0) == 2 else math.nan),
     Ref("softmax(v / T) at T > 1 show", "the unsoftened temperature, 1"),
     Ref("which shrinks about as 1/T² when T is large", _POWER),
@@ -1555,7 +1567,7 @@ DISTILLATION: list[Ref] = [
         _DLOG2,
         dist_ref.reverse_kls(8.0)[1],
     ),
-    Ref("the soft term's gradient then shrinks about as 1/T²", _POWER),
+    Ref("at high T the soft term's gradient shrinks about as 1/T²", _POWER),
     Ref(r"\tfrac{1}{T}", FORMULA),
     Ref("The teacher is two Gaussians of width 1 at -d/2 and +d/2", _WIDTH, _HALF, _HALF),
     Ref(
@@ -1810,6 +1822,10 @@ TTC_CONTROLS: list[Ref] = [
 ]
 
 DISTILLATION_CONTROLS: list[Ref] = [
+    Ref(
+        "preset: Two clear peaks (d = 5)",
+        float(_preset(v_distillation.SPEC, "Two clear peaks (d = 5): where does the reverse fit sit?")["dist_d"]),
+    ),
     Ref("dist_d help: the teacher is two Gaussians of width 1 at -d/2 and +d/2", _WIDTH, _HALF, _HALF),
     Ref("the right mode has 1 - w", "the teacher's total mass, 1"),
     Ref("dist_k help: 1: one Gaussian, which cannot represent two modes; 2: a mixture of two", COUNT, COUNT),

@@ -5,6 +5,8 @@ page at each distance."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests import distillation_reference as ref
@@ -74,8 +76,14 @@ def test_sequence_readouts_against_direct_sums() -> None:
     r = _readouts(SPEC.defaults().replace(dist_view=view_of.SEQUENCE, dist_smooth=0.05))
     st = ref.students(0.05)
     for m in view_of.METHODS:
-        assert r[f"{m}: KL(p‖q), KL(q‖p)"] == f"{st[m]['forward']:.3f}, {st[m]['reverse']:.3f}"
-        assert r[f"{m}: q(A A), q(A A or B B)"] == f"{st[m]['mode']:.3f}, {st[m]['coherent']:.3f}"
+        name = view_of.LABELS[m]
+        assert r[f"{name}: KL(p‖q), KL(q‖p)"] == f"{st[m]['forward']:.3f}, {st[m]['reverse']:.3f}"
+        assert r[f"{name}: q(A A), q(A A or B B)"] == f"{st[m]['mode']:.3f}, {st[m]['coherent']:.3f}"
+    # the third student minimises the whole-sequence KL(q‖p), sampling's gradient included: MiniLLM's objective, not
+    # GKD's, whose fixed point (q(y1) at the teacher's marginal) puts less on A A
+    assert view_of.LABELS["on-policy"] == "whole-sequence reverse KL (MiniLLM's objective)"
+    assert not any("GKD" in label for label in r)
+    assert st["on-policy"]["mode"] > ref.gkd_fixed_point()[0, 0] + 0.1
     zero = _readouts(SPEC.defaults().replace(dist_view=view_of.SEQUENCE, dist_smooth=0.0))
     assert zero["sequence-level: KL(p‖q), KL(q‖p)"].startswith("∞, ")  # smoothing 0: infinite forward KL
 
@@ -96,3 +104,12 @@ def test_the_reverse_objective_has_a_local_minimum_on_a_mode_before_the_jump() -
     assert ref.reverse_optima(5.0) == 3 and ref.reverse_optima(4.0) == 1
     r = _readouts(SPEC.defaults().replace(dist_d="5"))
     assert r["Reverse fit: mean, sd"].startswith("0.00, ")
+
+
+@pytest.mark.parametrize("k", ["1", "2"])
+def test_the_predict_question_names_the_student_it_asks_about(k: str) -> None:
+    """The question names the student the capacity control sets: one Gaussian, or a two-Gaussian mixture."""
+    fig = view_of.figures(SPEC.defaults().replace(predict_dist=True, dist_k=k), MAIN).figures["main"]
+    text = json.dumps(fig.to_dict()["layout"], ensure_ascii=False)
+    assert ("A single Gaussian is fitted" in text) == (k == "1")
+    assert ("A two-Gaussian mixture is fitted" in text) == (k == "2")

@@ -64,10 +64,10 @@ def sequence(p: dict) -> list[Ref]:
     teacher = ref.TEACHER
     refs = [Ref(f"smoothing ε = {eps:g}", GIVEN), Ref(f"sequence-level (ε = {eps:g})", GIVEN)]
     for m in v_dist.METHODS:
-        s = st[m]
+        s, name = st[m], v_dist.LABELS[m]
         refs += [
-            Ref(f"{m}: KL(p‖q), KL(q‖p): {s['forward']:.3f}, {s['reverse']:.3f}", s["forward"], s["reverse"]),
-            Ref(f"{m}: q(A A), q(A A or B B): {s['mode']:.3f}, {s['coherent']:.3f}", s["mode"], s["coherent"]),
+            Ref(f"{name}: KL(p‖q), KL(q‖p): {s['forward']:.3f}, {s['reverse']:.3f}", s["forward"], s["reverse"]),
+            Ref(f"{name}: q(A A), q(A A or B B): {s['mode']:.3f}, {s['coherent']:.3f}", s["mode"], s["coherent"]),
         ]
     refs.append(
         Ref("the teacher gives its mode A A 0.50 and the two consistent answers 0.90", teacher[0, 0],
@@ -77,17 +77,19 @@ def sequence(p: dict) -> list[Ref]:
 
 
 _SEQ_CAPTION = [
+    Ref("its fixed point here keeps q(y1) at the teacher's marginal and puts 0.32 on A A", ref.gkd_fixed_point()[0, 0]),
     Ref("with a small smoothing ε, since at ε = 0 the student gives every other sequence probability 0", "ε = 0: no "
         "smoothing", "a probability of zero"),
 ]  # fmt: skip
 _TEMP_CAPTION = [
+    Ref("Middle: their entropy rises toward log 5, the most five classes", len(ref.V)),
     Ref("and falls about as 1/T² once T is large", "the 1 of 1/T², a power law's form"),
     Ref("Hinton, Vinyals and Dean 2015, §2.1", "a section of the paper"),
 ]
 
 P0 = SPEC.defaults()
 _FAR = _preset(SPEC, "A1.9.2 / A6.10: forward vs reverse KL, modes far apart")
-_PEAKS = _preset(SPEC, "Two clear peaks, and the reverse fit still in the middle")
+_PEAKS = _preset(SPEC, "Two clear peaks (d = 5): where does the reverse fit sit?")
 _HEAVY = _preset(SPEC, "Reverse KL picks the heavier mode")
 _TWO = _preset(SPEC, "Capacity: a two-component student fits both ways")
 _TEMP = _preset(SPEC, "A6.10: the temperature and the T² factor")
@@ -98,7 +100,7 @@ DISTILLATION: dict[str, list[Ref]] = {
     "tab Temperature": [*temperature(P0), *_TEMP_CAPTION],
     "tab Sequence vs on-policy": [*sequence(P0), *_SEQ_CAPTION],
     "preset A1.9.2 / A6.10: forward vs reverse KL, modes far apart": kl(_FAR),
-    "preset Two clear peaks, and the reverse fit still in the middle": kl(_PEAKS),
+    "preset Two clear peaks (d = 5): where does the reverse fit sit?": kl(_PEAKS),
     "preset Reverse KL picks the heavier mode": kl(_HEAVY),
     "preset Capacity: a two-component student fits both ways": kl(_TWO),
     "preset A6.10: the temperature and the T² factor": [*temperature(_TEMP), *_TEMP_CAPTION],

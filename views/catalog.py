@@ -95,7 +95,7 @@ PAGES: tuple[Entry, ...] = (
           ("group advantage", "Dr. GRPO", "DAPO", "RLVR", "verifiable rewards"), "grpo"),
     Entry("pages/23_Distillation.py", "Distillation", "Distillation", ":material/school:", "Post-training and RL",
           ("distillation", "forward KL", "reverse KL", "mode-seeking", "mode-covering", "soft targets",
-           "temperature", "on-policy distillation", "GKD", "sequence-level"), "distillation"),
+           "temperature", "on-policy distillation", "GKD", "MiniLLM", "sequence-level"), "distillation"),
     Entry("pages/11_Sampling.py", "Sampling", "Sampling and decoding", ":material/casino:", "Inference",
           ("temperature", "top-k", "top-p", "nucleus", "min-p", "greedy"), "sampling"),
     Entry("pages/8_Serving.py", "Serving", "Serving", ":material/rocket_launch:", "Inference",

@@ -23,9 +23,9 @@ QUESTION = (
     "What is distillation, why does the direction of the KL matter, and what do the temperature, sequence-level and "
     "on-policy distillation change?"
 )
-ANSWER_PHRASES = (
-    "mode-covering",
-    "mode-seeking",
+ANSWER_PHRASES = (  # not the bare "mode-covering" / "mode-seeking": the catalogue's search keywords name them
+    "forward KL is mode-covering",
+    "reverse KL is mode-seeking",
     "multiplies the soft loss by T²",
     "its own prefixes",
 )
@@ -43,7 +43,11 @@ STUDENT_LOGITS = (1.0, 0.2, -1.3, 2.1, 0.4)
 CLASSES = ("class 1", "class 2", "class 3", "class 4", "class 5")
 T_SWEEP = tuple(float(t) for t in np.geomspace(0.25, 40.0, 81))
 SEQUENCES = ("A A", "A B", "B A", "B B")  # row-major over (y1, y2)
-METHODS = ("token-level", "sequence-level", "on-policy")
+METHODS = ("token-level", "sequence-level", "on-policy")  # core.distillation.sequence_distillation's keys
+# What the page calls each student: the third minimises the whole-sequence KL(q || p) exactly, gradient through the
+# student's sampling included, which is MiniLLM's objective (Gu et al. 2024), not GKD's (no gradient through sampling)
+LABELS = {"token-level": "token-level", "sequence-level": "sequence-level",
+          "on-policy": "whole-sequence reverse KL (MiniLLM's objective)"}  # fmt: skip
 
 SPEC = Spec(
     "Distillation",
@@ -106,7 +110,7 @@ SPEC = Spec(
     ),
     presets={
         "A1.9.2 / A6.10: forward vs reverse KL, modes far apart": {"dist_view": KL, "dist_d": "8"},
-        "Two clear peaks, and the reverse fit still in the middle": {"dist_view": KL, "dist_d": "5"},
+        "Two clear peaks (d = 5): where does the reverse fit sit?": {"dist_view": KL, "dist_d": "5"},
         "Reverse KL picks the heavier mode": {"dist_view": KL, "dist_d": "8", "dist_w": "0.3"},
         "Capacity: a two-component student fits both ways": {"dist_view": KL, "dist_d": "8", "dist_k": "2"},
         "A6.10: the temperature and the T² factor": {"dist_view": TEMPERATURE, "dist_T": 10.0},
@@ -194,8 +198,10 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     predicting = ask.mode(state, "predict_dist", "guess_dist_mean")
     view.facts["predict"] = predicting
     question = (
-        f"The teacher's two modes are d = {f.distance:g} widths apart. A single Gaussian is fitted by reverse KL, "
-        "KL(q‖p). How far from the midpoint between the modes does its mean sit, in teacher widths?"
+        f"The teacher's two modes are d = {f.distance:g} widths apart. "
+        + ("A single Gaussian" if k == 1 else "A two-Gaussian mixture")
+        + " is fitted by reverse KL, KL(q‖p). How far from the midpoint between the modes does its mean sit, "
+        "in teacher widths?"
     )
     view.readouts = [
         Readout(
@@ -263,22 +269,23 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         st = _students(eps)
         teacher = np.asarray(dist.TOY_TEACHER, dtype=float)
         view.figures[SEQUENCE] = sequence_figure(
-            SEQUENCES, teacher.ravel(), {m: st[m].joint.ravel() for m in METHODS},
-            {m: (st[m].kl_on_teacher_prefixes, st[m].kl_on_own_prefixes) for m in METHODS}, eps, **options.look,
+            SEQUENCES, teacher.ravel(), {LABELS[m]: st[m].joint.ravel() for m in METHODS},
+            {LABELS[m]: (st[m].kl_on_teacher_prefixes, st[m].kl_on_own_prefixes) for m in METHODS}, eps,
+            **options.look,
         )  # fmt: skip
         view.readouts += [
-            Readout(f"{m}: KL(p‖q), KL(q‖p)", f"{_num(st[m].forward_kl)}, {_num(st[m].reverse_kl)}",
+            Readout(f"{LABELS[m]}: KL(p‖q), KL(q‖p)", f"{_num(st[m].forward_kl)}, {_num(st[m].reverse_kl)}",
                     "over whole two-token sequences, nats" + (f"; smoothing ε = {eps:g}" if m == "sequence-level"
                                                                else ""))
             for m in METHODS
         ]  # fmt: skip
         view.readouts += [
-            Readout(f"{m}: q(A A), q(A A or B B)", f"{st[m].mode_mass:.3f}, {st[m].coherent_mass:.3f}",
+            Readout(f"{LABELS[m]}: q(A A), q(A A or B B)", f"{st[m].mode_mass:.3f}, {st[m].coherent_mass:.3f}",
                     "the teacher gives its mode A A 0.50 and the two consistent answers 0.90")
             for m in METHODS
         ]  # fmt: skip
         view.tables[SEQUENCE] = lambda: pd.DataFrame(
-            {"sequence": SEQUENCES, "teacher": teacher.ravel()} | {m: st[m].joint.ravel() for m in METHODS}
+            {"sequence": SEQUENCES, "teacher": teacher.ravel()} | {LABELS[m]: st[m].joint.ravel() for m in METHODS}
         )
     view.tables[KL] = lambda: pd.DataFrame({"x": f.x, "teacher_p": f.p, "forward_fit_q": fw.q, "reverse_fit_q": rv.q})
     if predicting == "hidden":

@@ -42,6 +42,8 @@ def kl_figure(
     t = get_theme(theme)
     pal = t.palette
     student = "one Gaussian" if components == 1 else f"{components} Gaussians"
+    # one Gaussian: the fits show the two behaviours; two components represent the teacher, and both fits are it
+    covering, seeking = (": mode-covering", ": mode-seeking") if components == 1 else ("", "")
     data: list[dict[str, Any]] = [
         {
             "type": "scatter", "x": x, "y": teacher[active], "mode": "lines", "name": "teacher p",
@@ -50,13 +52,13 @@ def kl_figure(
         },
         {
             "type": "scatter", "x": x, "y": forward[active], "mode": "lines",
-            "name": f"forward KL(p‖q) fit, {student}: mode-covering",
+            "name": f"forward KL(p‖q) fit, {student}{covering}",
             "line": {"color": pal["reference"], "width": 3},
             "hovertemplate": "x = %{x:.2f}: %{y:.3f}<extra>forward fit</extra>",
         },
         {
             "type": "scatter", "x": x, "y": reverse[active], "mode": "lines",
-            "name": f"reverse KL(q‖p) fit, {student}: mode-seeking",
+            "name": f"reverse KL(q‖p) fit, {student}{seeking}",
             "line": {"color": pal["negative"], "width": 3, "dash": "dash"},
             "hovertemplate": "x = %{x:.2f}: %{y:.3f}<extra>reverse fit</extra>",
         },
@@ -189,7 +191,7 @@ def sequence_figure(
     ids, layout = grid(1, 2, widths=[1.3, 1.0], hgap=0.12,
                        titles=["probability of each sequence", "second token's KL(p(·|y1) ‖ q)"])  # fmt: skip
     (x1, y1), (x2, y2) = ids
-    colours = {"token-level": pal["reference"], "sequence-level": pal["optimised"], "on-policy": pal["optimum"]}
+    colours = dict(zip(students, (pal["reference"], pal["optimised"], pal["optimum"]), strict=False))
     label = {"sequence-level": f"sequence-level (ε = {smoothing:g})"}
     data: list[dict[str, Any]] = [
         {
@@ -209,12 +211,13 @@ def sequence_figure(
     methods = list(step_two)
     data += [
         {
-            "type": "bar", "x": methods, "y": [step_two[m][j] for m in methods], "name": name,
+            "type": "bar", "x": [m.replace(" (", "<br>(") for m in methods], "y": [step_two[m][j] for m in methods],
+            "name": name,
             "marker": {"color": colour, "pattern": {"shape": shape}}, "xaxis": x2, "yaxis": y2,
             "hovertemplate": f"%{{x}}: %{{y:.3f}} nats<extra>{name}</extra>",
         }
         for j, (name, colour, shape) in enumerate(
-            (("on the teacher's prefixes (what off-policy training sees)", pal["rule"], ""),
+            (("on the teacher's prefixes", pal["rule"], ""),
              ("on its own prefixes (what it meets when generating)", pal["negative"], "/"))
         )
     ]  # fmt: skip

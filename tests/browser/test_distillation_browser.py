@@ -33,7 +33,7 @@ def test_deep_link_first_request_then_preset_and_drag(open_first):
     assert metric_value(page, "Reverse fit: KL(p‖q), KL(q‖p)") == _kls(8.0)
     assert page.locator(".js-plotly-plot .gtitle").first.text_content().startswith("Fitting a student")
 
-    choose_preset(page, "Two clear peaks, and the reverse fit still in the middle")
+    choose_preset(page, "Two clear peaks (d = 5): where does the reverse fit sit?")
     wait_metric(page, _kls(5.0))
     watch.shot("distillation-preset")
 
