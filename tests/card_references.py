@@ -2282,3 +2282,123 @@ def _ttc_split(budget: float, queries: float, field: str, tokens: float = 1000.0
 
 
 REFERENCES["ttc_split"] = _ttc_split
+
+
+# -- distillation (distillation-01..07): the two-mode teacher on its grid, the soft targets and the two-token toy,
+# rewritten from the page's stated definitions with scipy.stats and fractions (not core) --
+_DIST_GRID = np.linspace(-25.0, 25.0, 1001)  # the page's grid (spacing 0.05), on which every KL is a sum
+
+
+def _dist_gauss(m: float, s: float) -> np.ndarray:
+    q = stats.norm.pdf(_DIST_GRID, m, s)
+    return q / q.sum()
+
+
+def _dist_teacher(d: float, w: float) -> np.ndarray:
+    p = w * stats.norm.pdf(_DIST_GRID, -d / 2, 1.0) + (1 - w) * stats.norm.pdf(_DIST_GRID, d / 2, 1.0)
+    return p / p.sum()
+
+
+@functools.cache
+def _dist_reverse_local(d: float, w: float, start: str) -> tuple[float, float, float]:
+    """A local minimum of KL(q || p) over one Gaussian q (mean, sd, KL): from the left or right mode (mean and sd
+    free, Nelder-Mead), or the middle one (mean held at 0, the symmetric optimum for w = 0.5; sd free)."""
+    p = _dist_teacher(d, w)
+    if start == "middle":
+        r = optimize.minimize_scalar(
+            lambda ls: stats.entropy(_dist_gauss(0.0, math.exp(ls)), p), bounds=(-1.0, 2.5), method="bounded",
+            options={"xatol": 1e-10},
+        )  # fmt: skip
+        return 0.0, math.exp(r.x), float(r.fun)
+    m0 = -d / 2 if start == "left" else d / 2
+    r = optimize.minimize(
+        lambda t: stats.entropy(_dist_gauss(t[0], math.exp(t[1])), p), [m0, 0.0], method="Nelder-Mead",
+        options={"xatol": 1e-9, "fatol": 1e-13, "maxiter": 4000},
+    )  # fmt: skip
+    return float(r.x[0]), math.exp(r.x[1]), float(r.fun)
+
+
+def _dist_fit_kl(d: float, w: float, fit: str, direction: str) -> float:
+    """KL(p || q) ("forward") or KL(q || p) ("reverse") of the forward fit (moment matching: the mixture's mean
+    w(-d/2) + (1-w) d/2 and variance 1 + w(1-w) d²) or of the best reverse fit (the lowest of the local minima)."""
+    p = _dist_teacher(d, w)
+    if fit == "forward":
+        q = _dist_gauss(w * (-d / 2) + (1 - w) * d / 2, math.sqrt(1 + w * (1 - w) * d * d))
+    else:
+        m, s, _ = min((_dist_reverse_local(d, w, a) for a in ("left", "right", "middle")), key=lambda o: o[2])
+        q = _dist_gauss(m, s)
+    return float(stats.entropy(p, q) if direction == "forward" else stats.entropy(q, p))
+
+
+def _dist_jump(w: float = 0.5) -> float:
+    """The d at which the reverse fit's mode optimum becomes lower than its middle optimum (brentq on the gap)."""
+    return float(
+        optimize.brentq(
+            lambda d: _dist_reverse_local(d, w, "left")[2] - _dist_reverse_local(d, w, "middle")[2], 5.0, 6.5,
+            xtol=1e-6,
+        )
+    )  # fmt: skip
+
+
+def _dist_soft(logits: list[float], T: float) -> np.ndarray:
+    return special.softmax(np.asarray(logits, dtype=float) / T)
+
+
+def _dist_grad_norm(student: list[float], teacher: list[float], T: float, scaled: bool) -> float:
+    """|d/dz of T^s KL(p_T || q_T)|: (q_T - p_T)/T, times T² when scaled (Hinton et al. 2015, eq. 2)."""
+    g = (_dist_soft(student, T) - _dist_soft(teacher, T)) / T
+    return float(np.linalg.norm(g * T * T if scaled else g))
+
+
+def _dist_limit_grad_norm(student: list[float], teacher: list[float]) -> float:
+    """|z - v| / N for the centred logits: the T²-scaled gradient's high-T limit (Hinton et al. 2015, eq. 4)."""
+    z, v = np.asarray(student, dtype=float), np.asarray(teacher, dtype=float)
+    return float(np.linalg.norm((z - z.mean()) - (v - v.mean())) / len(z))
+
+
+_DIST_TOY = ((Fraction(1, 2), Fraction(1, 20)), (Fraction(1, 20), Fraction(2, 5)))  # p(A A), p(A B); p(B A), p(B B)
+
+
+def _dist_toy_mass(method: str, which: str, eps: float = 0.0) -> float:
+    """q(A A) ("mode") or q(A A) + q(B B) ("coherent") of a factorised student on the page's toy teacher:
+    token-level, the teacher's marginals; sequence-level, (1 - eps) on the mode A A's tokens plus eps/2 on each;
+    whole-sequence reverse KL, argmin over q1 q2 of KL(q || p) (scipy, several starts); gkd, q1 = the teacher's first
+    marginal and q2 = argmin E_{y1 ~ q1} KL(q2 || p(.|y1)), which is q2 ∝ exp(E_{y1 ~ q1} log p(.|y1))."""
+    p = np.array([[float(x) for x in row] for row in _DIST_TOY])
+    if method == "token-level":
+        a = (_DIST_TOY[0][0] + _DIST_TOY[0][1], _DIST_TOY[1][0] + _DIST_TOY[1][1])
+        b = (_DIST_TOY[0][0] + _DIST_TOY[1][0], _DIST_TOY[0][1] + _DIST_TOY[1][1])
+        mode, coherent = a[0] * b[0], a[0] * b[0] + a[1] * b[1]
+        return float(mode if which == "mode" else coherent)
+    if method == "sequence-level":
+        e = Fraction(str(eps))
+        on, off = 1 - e + e / 2, e / 2
+        return float(on * on if which == "mode" else on * on + off * off)
+    if method == "gkd":
+        q1 = p.sum(axis=1)
+        cond = p / q1[:, None]
+        q2 = special.softmax(q1 @ np.log(cond))
+    else:
+
+        def rev(t: np.ndarray) -> float:
+            q = np.outer(special.softmax(t[:2]), special.softmax(t[2:]))
+            return float(stats.entropy(q.ravel(), p.ravel()))
+
+        starts = [np.zeros(4), np.array([2.0, 0, 2, 0]), np.array([0, 2.0, 0, 2]), np.array([2.0, 0, 0, 2])]
+        best = min((optimize.minimize(rev, s, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14,
+                                                                             "maxiter": 8000}) for s in starts),
+                   key=lambda r: r.fun)  # fmt: skip
+        q1, q2 = special.softmax(best.x[:2]), special.softmax(best.x[2:])
+    q = np.outer(q1, q2)
+    return float(q[0, 0] if which == "mode" else q[0, 0] + q[1, 1])
+
+
+REFERENCES["dist_forward_sd"] = lambda d, w=0.5: math.sqrt(1 + w * (1 - w) * d * d)  # moment matching, width 1
+REFERENCES["dist_fit_kl"] = lambda d, fit, direction, w=0.5: _dist_fit_kl(float(d), float(w), fit, direction)
+REFERENCES["dist_reverse_local_kl"] = lambda d, w, start: _dist_reverse_local(float(d), float(w), start)[2]
+REFERENCES["dist_reverse_jump"] = lambda w=0.5: _dist_jump(float(w))
+REFERENCES["dist_soft_top"] = lambda logits, T: float(_dist_soft(logits, T).max())
+REFERENCES["dist_soft_entropy"] = lambda logits, T: float(stats.entropy(_dist_soft(logits, T)))
+REFERENCES["dist_grad_norm"] = _dist_grad_norm
+REFERENCES["dist_limit_grad_norm"] = _dist_limit_grad_norm
+REFERENCES["dist_toy_mass"] = _dist_toy_mass

@@ -18,6 +18,7 @@ from scipy.optimize import brentq
 import views
 from core import (
     attention,
+    distillation,
     dpo,
     evaluation,
     flash_attention,
@@ -890,6 +891,63 @@ QUANTITIES |= {
     "ttc_plurality_threshold": lambda m: 1 / (m + 1),
     "ttc_breakeven_tokens": lambda D: float(scaling.training_flops(1.0, D)) / scaling.SERVING_FLOPS_PER_PARAM,
     "ttc_breakeven_answers": lambda D, T: float(scaling.training_flops(1.0, D)) / scaling.SERVING_FLOPS_PER_PARAM / T,
+}
+
+
+@functools.cache
+def _dist_fits(d, w=0.5, k=1):
+    return distillation.kl_fits(float(d), weight=float(w), components=int(k))
+
+
+def _dist_local_kl(d, w, start):
+    """Core's reverse-KL local optimum (one Gaussian) on the left mode, the right mode or in the middle."""
+    side = {"left": lambda m: m < -1, "right": lambda m: m > 1, "middle": lambda m: abs(m) <= 1}[start]
+    return next(kl for m, _, kl in _dist_fits(d, w).reverse.local_optima if side(m))
+
+
+def _dist_jump(w=0.5, lo=5.5, hi=6.0):
+    """Bisection on d for where core's best reverse fit leaves the middle (the page's drag steps bracket it)."""
+    for _ in range(9):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if abs(_dist_fits(mid, w).reverse.mean) < 1 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _dist_toy_mass(method, which, eps=0.0):
+    """q(A A) or q(A A) + q(B B) of core's students; "gkd": q1 the teacher's marginal, q2 the minimiser of the
+    expected token-level reverse KL on those prefixes (core's kl_divergence)."""
+    if method == "gkd":
+        from scipy.optimize import minimize_scalar
+
+        p = np.asarray(distillation.TOY_TEACHER, dtype=float)
+        q1, cond = p.sum(axis=1), p / p.sum(axis=1, keepdims=True)
+
+        def loss(a):
+            return sum(q1[i] * distillation.kl_divergence([a, 1 - a], cond[i]) for i in range(2))
+
+        a = minimize_scalar(loss, bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-12}).x
+        q = np.outer(q1, [a, 1 - a])
+        return float(q[0, 0] if which == "mode" else np.trace(q))
+    key = {"token-level": "token-level", "sequence-level": "sequence-level", "whole-sequence": "on-policy"}[method]
+    st = distillation.sequence_distillation(distillation.TOY_TEACHER, smoothing=eps)[key]
+    return st.mode_mass if which == "mode" else st.coherent_mass
+
+
+QUANTITIES |= {
+    # distillation (topic owner: distillation): the fits, the soft targets and the toy against core/distillation.py
+    "dist_forward_sd": lambda d, w=0.5: float(np.sqrt(_dist_fits(d, w).forward.variance)),
+    "dist_fit_kl": lambda d, fit, direction, w=0.5: float(getattr(getattr(_dist_fits(d, w), fit), f"{direction}_kl")),
+    "dist_reverse_local_kl": _dist_local_kl,
+    "dist_reverse_jump": _dist_jump,
+    "dist_soft_top": lambda logits, T: float(distillation.soft_targets(logits, T).max()),
+    "dist_soft_entropy": lambda logits, T: float(distillation.soft_target_entropy(logits, T)),
+    "dist_grad_norm": lambda student, teacher, T, scaled: float(
+        np.linalg.norm(distillation.soft_loss_gradient(student, teacher, T, scaled=scaled))
+    ),
+    "dist_limit_grad_norm": lambda student, teacher: float(
+        distillation.temperature_sweep(student, teacher, [1.0]).limit_grad_norm
+    ),
+    "dist_toy_mass": _dist_toy_mass,
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

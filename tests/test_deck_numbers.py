@@ -51,6 +51,7 @@ GUESSES = {
     "guess_opt_lr": 0.0777,
     "guess_pg_scale": 0.777,
     "guess_ttc_peak": 777,
+    "guess_dist_mean": 7.77,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -133,10 +134,16 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "6B": "Gao et al. 2022's gold reward model (the paper's number), not on the page's figure",
     },
     ("lesson", 29): {
+        "5.6": "the d at which the on-mode optimum overtakes the middle one: test_the_distillation_slide",
+        "5.5": "a step of the slide's drag (the page's distances): test_the_distillation_slide",
+        "6": "a step of the slide's drag (the page's distances): test_the_distillation_slide",
+        "10.1": "Bishop 2006's section 10.1.2, a source's section number",
+    },
+    ("lesson", 30): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 31): {
+    ("lesson", 32): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -688,9 +695,46 @@ def test_the_test_time_compute_slide() -> None:
     assert "n* = 147" in notes and "= 2, a KL of 4 nats" in notes and "5.24 nats and a gold score of +0.979" in notes
 
 
+def test_the_distillation_slide() -> None:
+    """The distillation slide's notes, by scipy alone (not core): the teacher, two equal Gaussians of width 1 at -d/2
+    and +d/2 on the page's grid (-25..25, 1001 points, normalised there); at d = 5 the best one-Gaussian reverse
+    fit is centred (mean 0) with sd 2.39, below the forward fit's sqrt(1 + d^2/4) = 2.69; the on-mode optimum's
+    KL(q || p) falls below the middle one's between the drag's steps 5.5 and 6, at d = 5.6 (brentq), and tends to
+    log 2 for far modes."""
+    import numpy as np
+    from scipy import optimize, stats
+
+    slide = next(s for s in DECKS["lesson"].slides if s.page == "Distillation")
+    notes = _flat(slide.notes)
+    assert slide.state["dist_d"] == "5" and slide.state["dist_w"] == "0.5" and slide.state["dist_k"] == "1"
+    x = np.linspace(-25.0, 25.0, 1001)
+
+    def gauss(m: float, s: float) -> np.ndarray:
+        g = stats.norm.pdf(x, m, s)
+        return g / g.sum()
+
+    def middle(d: float) -> tuple[float, float]:
+        p = (gauss(-d / 2, 1.0) + gauss(d / 2, 1.0)) / 2
+        r = optimize.minimize_scalar(lambda ls: stats.entropy(gauss(0.0, math.exp(ls)), p), bounds=(-1, 2.5),
+                                     method="bounded", options={"xatol": 1e-10})  # fmt: skip
+        return math.exp(r.x), float(r.fun)
+
+    def on_mode(d: float) -> float:
+        p = (gauss(-d / 2, 1.0) + gauss(d / 2, 1.0)) / 2
+        r = optimize.minimize(lambda t: stats.entropy(gauss(t[0], math.exp(t[1])), p), [-d / 2, 0.0],
+                              method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-13})  # fmt: skip
+        return float(r.fun)
+
+    sd5, kl5 = middle(5.0)
+    assert kl5 < on_mode(5.0) and _near(sd5, "2.39") and _near(math.sqrt(1 + 25 / 4), "2.69")
+    jump = optimize.brentq(lambda d: on_mode(d) - middle(d)[1], 5.5, 6.0, xtol=1e-6)
+    assert _near(jump, "5.6") and abs(on_mode(12.0) - math.log(2)) < 1e-3
+    assert "The answer is 0.00" in notes and "sd 2.39" in notes and "near d = 5.6" in notes
+
+
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(31).notes
+    notes = lesson.slide(32).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -803,7 +847,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(29).notes)
+    notes = _flat(DECKS["lesson"].slide(30).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -816,11 +860,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 31)):
+    for deck, n in (("interview", 4), ("lesson", 32)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(31)
+    lesson = DECKS["lesson"].slide(32)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -832,12 +876,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 31)):
+    for deck, n in (("interview", 4), ("lesson", 32)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(29).notes)
+    notes = _flat(DECKS["lesson"].slide(30).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes
