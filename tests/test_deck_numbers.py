@@ -51,6 +51,7 @@ GUESSES = {
     "guess_opt_lr": 0.0777,
     "guess_pg_scale": 0.777,
     "guess_ttc_peak": 777,
+    "guess_cal_acc": 0.777,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -131,6 +132,9 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
     },
     ("lesson", 28): {
         "6B": "Gao et al. 2022's gold reward model (the paper's number), not on the page's figure",
+    },
+    ("lesson", 32): {
+        "4": "the model's name, GPT-4 (OpenAI 2023, arXiv 2303.08774), not a number of the slide",
     },
     ("lesson", 29): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
@@ -686,6 +690,19 @@ def test_the_test_time_compute_slide() -> None:
     assert _near(d, "2") and _near(d * d, "4") and 147 < lo < 148 and best == 147
     assert _near(kl(512), "5.24") and _near(gold(512), "0.979") and gold(512) < alpha**2 / (4 * beta)
     assert "n* = 147" in notes and "= 2, a KL of 4 nats" in notes and "5.24 nats and a gold score of +0.979" in notes
+
+
+def test_the_calibration_slide() -> None:
+    """The calibration slide's answer by math alone (not core): the toy states sigmoid(kappa logit c), so at a stated
+    0.9 the accuracy is sigmoid(logit(0.9) / kappa) = 9^(1/kappa) / (9^(1/kappa) + 1), 0.707 at the slide's kappa = 2.5;
+    the readouts' sampled ECEs and fitted T are the view's (checked on the slide by the test above)."""
+    slide = next(s for s in DECKS["lesson"].slides if s.page == "Calibration")
+    notes = _flat(slide.notes)
+    assert slide.state["cal_kappa"] == "2.5" and slide.state["predict_cal"] is True
+    kappa = 2.5
+    odds = 9 ** (1 / kappa)  # logit(0.9) = ln 9
+    assert _near(odds / (odds + 1), "0.707") and _near(expit(math.log(9) / kappa), "0.707")
+    assert "The answer is 0.707" in notes and "κ = 2.5" in notes
 
 
 def test_the_cross_references() -> None:
