@@ -2402,3 +2402,66 @@ REFERENCES["dist_soft_entropy"] = lambda logits, T: float(stats.entropy(_dist_so
 REFERENCES["dist_grad_norm"] = _dist_grad_norm
 REFERENCES["dist_limit_grad_norm"] = _dist_limit_grad_norm
 REFERENCES["dist_toy_mass"] = _dist_toy_mass
+
+
+# -- calibration (topic owner: calibration; calibration-01 .. -06): ECE from per-bin counts in exact fractions (Guo et
+# al. 2017 eq. 3); the population ECE of accuracy c^gamma for c ~ Beta(a, b) as |E[c] - E[c^gamma]| by scipy's beta
+# function (no bins at all: the reference ignores n_bins, which is the identity the card states); the expected ECE of
+# one bin of n calibrated predictions at confidence c by summing the binomial distribution in fractions; the toy's
+# sigmoid(kappa logit c) and its inverse, temperature scaling of a softmax, the Brier score of a constant forecast; the
+# emergence toy's exact-match crossing x0 - log10(-ln(tau) / k) / alpha (Schaeffer et al. 2023's power law, written in
+# log10-compute as the page does) and its shift log10(k) / alpha.
+
+
+def _cal_ece_bins(counts: list[int], confidences: list[float], right: list[int]) -> float:
+    n = sum(counts)
+    return float(
+        sum(
+            Fraction(m, n) * abs(Fraction(r, m) - Fraction(str(c)))
+            for m, c, r in zip(counts, confidences, right, strict=True)
+        )
+    )
+
+
+def _cal_power_population_ece(gamma: float, a: float = 5.0, b: float = 2.0, n_bins: int = 10) -> float:
+    """|E[c] - E[c^gamma]| for c ~ Beta(a, b): E[c^g] = B(a + g, b) / B(a, b). The same for every n_bins (unused)."""
+    return abs(a / (a + b) - float(special.beta(a + gamma, b) / special.beta(a, b)))
+
+
+def _cal_single_bin_bias(n: int, c: float = 0.5) -> float:
+    """E|k/n - c| for k ~ Binomial(n, c): the expected ECE of n calibrated predictions at confidence c, one bin."""
+    q = Fraction(str(c))
+    return float(sum(math.comb(n, k) * q**k * (1 - q) ** (n - k) * abs(Fraction(k, n) - q) for k in range(n + 1)))
+
+
+def _cal_logit_scale(p: float, scale: float) -> float:
+    """sigmoid(scale * logit p) = p^s / (p^s + (1 - p)^s)."""
+    return p**scale / (p**scale + (1 - p) ** scale)
+
+
+def _cal_softmax_top(logits: list[float], T: float = 1.0) -> float:
+    e = [math.exp(z / T) for z in logits]
+    return max(e) / sum(e)
+
+
+def _cal_brier_constant(c: float, rate: float) -> float:
+    """Mean (c - a)^2 of a forecast that states c on every question when a share ``rate`` of them is right."""
+    q, r = Fraction(str(c)), Fraction(str(rate))
+    return float(r * (1 - q) ** 2 + (1 - r) * q**2)
+
+
+def _cal_em_crossing(tau: float, k: int, alpha: float = 0.5, x0: float = 22.0) -> float:
+    """Where exp(-k 10^(-alpha (x - x0))) = tau: 10^(-alpha (x - x0)) = -ln(tau) / k."""
+    return x0 - math.log10(-math.log(tau) / k) / alpha
+
+
+REFERENCES["cal_ece_bins"] = _cal_ece_bins
+REFERENCES["cal_power_population_ece"] = _cal_power_population_ece
+REFERENCES["cal_single_bin_bias"] = _cal_single_bin_bias
+REFERENCES["cal_tuned_accuracy"] = lambda stated, kappa: _cal_logit_scale(stated, 1 / kappa)
+REFERENCES["cal_sharpen"] = lambda c, kappa: _cal_logit_scale(c, kappa)
+REFERENCES["cal_softmax_top"] = _cal_softmax_top
+REFERENCES["cal_brier_constant"] = _cal_brier_constant
+REFERENCES["cal_em_crossing"] = _cal_em_crossing
+REFERENCES["cal_em_delay"] = lambda k, alpha=0.5: math.log10(k) / alpha  # p^k(x) = p(x - log10(k) / alpha)
+REFERENCES["cal_em_per_token"] = lambda tau, k: tau ** (1 / k)

@@ -18,6 +18,7 @@ from scipy.optimize import brentq
 import views
 from core import (
     attention,
+    calibration,
     distillation,
     dpo,
     evaluation,
@@ -948,6 +949,50 @@ QUANTITIES |= {
         distillation.temperature_sweep(student, teacher, [1.0]).limit_grad_norm
     ),
     "dist_toy_mass": _dist_toy_mass,
+}
+
+
+def _cal_ece_bins(counts, confidences, right):
+    """Core's ECE (10 equal-width bins) on the predictions the per-bin counts describe."""
+    c = np.concatenate([np.full(m, conf) for m, conf in zip(counts, confidences, strict=True)])
+    a = np.concatenate([np.r_[np.ones(r), np.zeros(m - r)] for m, r in zip(counts, right, strict=True)])
+    return calibration.expected_calibration_error(c, a, 10)
+
+
+def _cal_single_bin_bias(n, c=0.5):
+    """Core's one-bin ECE of n predictions at c with k right, averaged over k ~ Binomial(n, c) (scipy's pmf)."""
+    from scipy.stats import binom
+
+    conf = np.full(n, c)
+    return sum(
+        binom.pmf(k, n, c) * calibration.expected_calibration_error(conf, np.r_[np.ones(k), np.zeros(n - k)], 1)
+        for k in range(n + 1)
+    )
+
+
+def _cal_brier_constant(c, rate):
+    """The Brier score of a constant forecast c on 1,000 questions, a share ``rate`` right (core has no Brier)."""
+    right = np.r_[np.ones(round(1000 * rate)), np.zeros(1000 - round(1000 * rate))]
+    return float(np.mean((c - right) ** 2))
+
+
+QUANTITIES |= {
+    "cal_ece_bins": _cal_ece_bins,
+    "cal_power_population_ece": lambda gamma, a=5.0, b=2.0, n_bins=10: calibration.expected_ece_power(
+        gamma, a, b, n_bins
+    ),
+    "cal_single_bin_bias": _cal_single_bin_bias,
+    "cal_tuned_accuracy": lambda stated, kappa: float(calibration.tuned_accuracy(stated, kappa)),
+    "cal_sharpen": lambda c, kappa: float(calibration.sharpen(c, kappa)),
+    "cal_softmax_top": lambda logits, T=1.0: float(calibration.confidences(np.array([logits]), np.array([0]), T)[0][0]),
+    "cal_brier_constant": _cal_brier_constant,
+    "cal_em_crossing": lambda tau, k, alpha=0.5, x0=22.0: calibration.exact_match_crossing(tau, k, alpha, x0),
+    "cal_em_delay": lambda k, alpha=0.5: (
+        calibration.exact_match_crossing(0.5, k, alpha) - calibration.exact_match_crossing(0.5, 1, alpha)
+    ),
+    "cal_em_per_token": lambda tau, k: float(
+        calibration.per_token_accuracy(calibration.exact_match_crossing(tau, k), 0.5, 22.0)
+    ),
 }
 
 # Each page's state spec: a card's link must parse without a problem, as the page would open it.

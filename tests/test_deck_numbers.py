@@ -52,6 +52,7 @@ GUESSES = {
     "guess_pg_scale": 0.777,
     "guess_ttc_peak": 777,
     "guess_dist_mean": 7.77,
+    "guess_cal_acc": 0.777,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -133,17 +134,20 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
     ("lesson", 28): {
         "6B": "Gao et al. 2022's gold reward model (the paper's number), not on the page's figure",
     },
+    ("lesson", 30): {
+        "4": "the model's name, GPT-4 (OpenAI 2023, arXiv 2303.08774), not a number of the slide",
+    },
     ("lesson", 29): {
         "5.6": "the d at which the on-mode optimum overtakes the middle one: test_the_distillation_slide",
         "5.5": "a step of the slide's drag (the page's distances): test_the_distillation_slide",
         "6": "a step of the slide's drag (the page's distances): test_the_distillation_slide",
         "10.1": "Bishop 2006's section 10.1.2, a source's section number",
     },
-    ("lesson", 30): {
+    ("lesson", 31): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 32): {
+    ("lesson", 33): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -732,9 +736,22 @@ def test_the_distillation_slide() -> None:
     assert "The answer is 0.00" in notes and "sd 2.39" in notes and "near d = 5.6" in notes
 
 
+def test_the_calibration_slide() -> None:
+    """The calibration slide's answer by math alone (not core): the toy states sigmoid(kappa logit c), so at a stated
+    0.9 the accuracy is sigmoid(logit(0.9) / kappa) = 9^(1/kappa) / (9^(1/kappa) + 1), 0.707 at the slide's kappa = 2.5;
+    the readouts' sampled ECEs and fitted T are the view's (checked on the slide by the test above)."""
+    slide = next(s for s in DECKS["lesson"].slides if s.page == "Calibration")
+    notes = _flat(slide.notes)
+    assert slide.state["cal_kappa"] == "2.5" and slide.state["predict_cal"] is True
+    kappa = 2.5
+    odds = 9 ** (1 / kappa)  # logit(0.9) = ln 9
+    assert _near(odds / (odds + 1), "0.707") and _near(expit(math.log(9) / kappa), "0.707")
+    assert "The answer is 0.707" in notes and "κ = 2.5" in notes
+
+
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(32).notes
+    notes = lesson.slide(33).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -847,7 +864,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(30).notes)
+    notes = _flat(DECKS["lesson"].slide(31).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -860,11 +877,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 32)):
+    for deck, n in (("interview", 4), ("lesson", 33)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(32)
+    lesson = DECKS["lesson"].slide(33)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -876,12 +893,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 32)):
+    for deck, n in (("interview", 4), ("lesson", 33)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(30).notes)
+    notes = _flat(DECKS["lesson"].slide(31).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes
