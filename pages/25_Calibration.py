@@ -128,8 +128,9 @@ above the diagonal below ½, below it above ½, with what is right unchanged.
 negative log-likelihood. Every argmax stays, so accuracy does not move; only confidence does. The toy's distortion
 is exactly a logit scale, so the fitted T comes out near κ and undoes it everywhere. A real model's distortion need
 not be one scale: the seed's point that one T fixes average calibration, not the high-confidence tail, is about
-that case. It cannot fix a distortion that differs between inputs or classes, and it cannot change which answers rank
-as most confident: no gain in accuracy, AUROC or risk-coverage. It holds only on the distribution T was fitted on (Guo
+that case. It cannot fix a distortion that differs between inputs or classes, and it keeps every input's argmax, so
+accuracy cannot move; with two options it keeps the order of confidences too, and with more classes it can reorder
+them only slightly, so it is no fix for AUROC or risk-coverage. It holds only on the distribution T was fitted on (Guo
 et al. assume validation and test are drawn from the same distribution).
 
 **Emergence as a metric choice** (seed 002, A11.6). Wei et al. 2022 (arXiv 2206.07682) called an ability emergent

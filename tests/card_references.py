@@ -2462,6 +2462,10 @@ REFERENCES["cal_tuned_accuracy"] = lambda stated, kappa: _cal_logit_scale(stated
 REFERENCES["cal_sharpen"] = lambda c, kappa: _cal_logit_scale(c, kappa)
 REFERENCES["cal_softmax_top"] = _cal_softmax_top
 REFERENCES["cal_brier_constant"] = _cal_brier_constant
+# Brier 1950's own score sums the squared error over both outcomes: (c - a)^2 + ((1 - c) - (1 - a))^2, twice the binary
+REFERENCES["cal_brier_two_class"] = lambda c, rate: float(
+    Fraction(str(rate)) * (2 * (1 - Fraction(str(c))) ** 2) + (1 - Fraction(str(rate))) * 2 * Fraction(str(c)) ** 2
+)
 REFERENCES["cal_em_crossing"] = _cal_em_crossing
 REFERENCES["cal_em_delay"] = lambda k, alpha=0.5: math.log10(k) / alpha  # p^k(x) = p(x - log10(k) / alpha)
 REFERENCES["cal_em_per_token"] = lambda tau, k: tau ** (1 / k)

@@ -986,6 +986,7 @@ QUANTITIES |= {
     "cal_sharpen": lambda c, kappa: float(calibration.sharpen(c, kappa)),
     "cal_softmax_top": lambda logits, T=1.0: float(calibration.confidences(np.array([logits]), np.array([0]), T)[0][0]),
     "cal_brier_constant": _cal_brier_constant,
+    "cal_brier_two_class": lambda c, rate: 2 * _cal_brier_constant(c, rate),
     "cal_em_crossing": lambda tau, k, alpha=0.5, x0=22.0: calibration.exact_match_crossing(tau, k, alpha, x0),
     "cal_em_delay": lambda k, alpha=0.5: (
         calibration.exact_match_crossing(0.5, k, alpha) - calibration.exact_match_crossing(0.5, 1, alpha)
