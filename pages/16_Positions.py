@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, draw_tabs
-from views import Options
+from pages.frame import InterviewAnswer, Page
 from views import positions as view_of
 
 page = Page.setup(
@@ -37,16 +36,12 @@ def _body(page: Page) -> None:
         if page.control("predict_pos"):
             page.control("guess_pairs")
 
-    with page.figure_area():
-        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["pos_view"]), strict=True))
+    tabs = page.view_tabs("pos_view", VIEWS)
     with tabs[view_of.RELATIVE]:
         rel_slot = st.container()
         page.control_row("rope_shift")
 
-    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-    page.show_notices(out)
-    page.predict_first(out.facts["predict"] == "hidden")  # Predict first: no answer in any text
+    out = page.open_view(view_of.figures, tabs)  # Predict first: no answer in any text
 
     with tabs[view_of.WAVES]:
         if view_of.WAVES in out.figures:

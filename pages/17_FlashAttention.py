@@ -3,8 +3,7 @@
 import streamlit as st
 from streamlit.errors import StreamlitPageNotFoundError
 
-from pages.frame import InterviewAnswer, Page, draw_tabs
-from views import Options
+from pages.frame import InterviewAnswer, Page
 from views import flash_attention as view_of
 
 page = Page.setup(
@@ -45,13 +44,9 @@ def _body(page: Page) -> None:
         if page.control("predict_fa"):
             page.control("guess_skipped")
 
-    with page.figure_area():
-        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["fa_view"]), strict=True))
+    tabs = page.view_tabs("fa_view", VIEWS)
 
-    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-    page.show_notices(out)
-    page.predict_first(out.facts["predict"] == "hidden")  # Predict first: no answer in any text
+    out = page.open_view(view_of.figures, tabs)  # Predict first: no answer in any text
 
     with tabs[view_of.TILES]:
         if view_of.TILES in out.figures:

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, draw_tabs
-from views import Options
+from pages.frame import InterviewAnswer, Page
 from views import moe as view_of
 
 page = Page.setup(
@@ -37,13 +36,9 @@ def _body(page: Page) -> None:
         if page.control("predict_moe"):
             page.control("guess_dropped")
 
-    with page.figure_area():
-        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["moe_view"]), strict=True))
+    tabs = page.view_tabs("moe_view", VIEWS)
 
-    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-    page.show_notices(out)
-    page.predict_first(out.facts["predict"] == "hidden")
+    out = page.open_view(view_of.figures, tabs)
 
     with tabs[view_of.ROUTING]:
         if view_of.ROUTING in out.figures:

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, draw_tabs
-from views import Options
+from pages.frame import InterviewAnswer, Page
 from views import number_formats as view_of
 
 page = Page.setup(
@@ -38,13 +37,9 @@ def _body(page: Page) -> None:
         if page.control("predict_fmt"):
             page.control("guess_fmt_err")
 
-    with page.figure_area():
-        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["fmt_view"]), strict=True))
+    tabs = page.view_tabs("fmt_view", VIEWS)
 
-    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-    page.show_notices(out)
-    page.predict_first(out.facts["predict"] == "hidden")
+    out = page.open_view(view_of.figures, tabs)
 
     with tabs[view_of.LINE]:
         if view_of.LINE in out.figures:

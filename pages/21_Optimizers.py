@@ -3,8 +3,7 @@ and RMSNorm, pre-LN and post-LN, muP."""
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, draw_tabs
-from views import Options
+from pages.frame import InterviewAnswer, Page
 from views import optimizers as view_of
 
 page = Page.setup(
@@ -35,13 +34,9 @@ def _body(page: Page) -> None:
         if page.control("predict_opt"):
             page.control("guess_opt_lr")
 
-    with page.figure_area():
-        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["opt_view"]), strict=True))
+    tabs = page.view_tabs("opt_view", VIEWS)
 
-    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-    page.show_notices(out)
-    page.predict_first(out.facts["predict"] == "hidden")
+    out = page.open_view(view_of.figures, tabs)
 
     with tabs[view_of.PATHS]:
         if view_of.PATHS in out.figures:

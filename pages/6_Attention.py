@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from pages.frame import InterviewAnswer, Page, draw_tabs, preset_buttons
-from views import Options
+from pages.frame import InterviewAnswer, Page, preset_buttons
 from views import attention as view_of
 
 page = Page.setup(
@@ -50,8 +49,7 @@ def _body(page: Page) -> None:
             for name in ("L", "Hq", "Hkv", "hd", "dtype", "ctx", "B"):
                 page.control(name)
 
-    with page.figure_area():
-        tabs = dict(zip(VIEWS, draw_tabs(view_of.SPEC["attn_view"]), strict=True))
+    tabs = page.view_tabs("attn_view", VIEWS)
     real_slot = None
     if view_of.real_available():
         with tabs["Real model"]:
@@ -62,10 +60,7 @@ def _body(page: Page) -> None:
         gpt_slot = st.container()  # the figure above its layer and head, as on the real model's tab
         page.control_row("gpt_layer", "gpt_head")
 
-    open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
-    out = view_of.figures(page.state(), Options(theme=page.theme, presenter=page.presenter, parts=open_tabs))
-    page.show_notices(out)
-    page.predict_first(out.facts["predict"] == "hidden")  # Predict first: no answer in any text
+    out = page.open_view(view_of.figures, tabs)  # Predict first: no answer in any text
     facts = out.facts
 
     with tabs["Heads"]:

@@ -8,12 +8,13 @@ readouts' strips, the equation and the explanation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
 
+from pages.frame.binding import draw_tabs
 from pages.frame.style import (
     FIGURE_HOLD_PX,
     PRESENTER_FIGURE_KEY,
@@ -22,8 +23,8 @@ from pages.frame.style import (
     READOUT_STRIP_CLASS,
     READOUTS_PER_ROW_MAX,
 )
-from views import Readout
-from views.state import Spec
+from views import Options, Readout, View
+from views.state import Spec, State
 
 
 class _BodyCut(Exception):
@@ -146,6 +147,21 @@ class SectionLayout:
         self._release_hold()
         with self._slots["figure"]:
             yield
+
+    def view_tabs(self, field: str, names: Sequence[str]) -> dict[str, Any]:
+        """The figure area's tabs of the spec's ``field`` (a ``widget="tabs"`` choice), keyed by ``names``: the open
+        one is drawn now, the others only when a user opens them."""
+        with self.figure_area():
+            return dict(zip(names, draw_tabs(self.spec[field]), strict=True))
+
+    def open_view(self, figures: Callable[[State, Options], View], tabs: Mapping[str, Any]) -> View:
+        """The page's view for the open tabs only (``figures``, a views module's, on the page's state and look), its
+        notices shown, and predict-first's hiding set when no guess is in yet."""
+        open_tabs = frozenset(name for name, tab in tabs.items() if tab.open)
+        out = figures(self.state(), Options(theme=self.theme, presenter=self.presenter, parts=open_tabs))
+        self.show_notices(out)
+        self.predict_first(out.facts["predict"] == "hidden")
+        return out
 
     def readouts(self, items: Sequence[Readout], per_row: int = 4) -> None:
         """The live numbers: one wrapping strip, ``per_row`` to a line (at most READOUTS_PER_ROW_MAX); in presenter
