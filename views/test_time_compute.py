@@ -183,6 +183,7 @@ def _panel(n: int, success: float, kl: float, gold: float) -> str:
             f"verifier: {success:.3f}",
             f"KL: {kl:.2f} nats",
             f"gold: {gold:+.3f}".replace("-", "−"),
+            "(α, β illustrative)",
         ]
     )
 

@@ -32,7 +32,7 @@ def _points(x: np.ndarray, y: np.ndarray, name: str, color: str, xa: str, ya: st
     return {"type": "scatter", "x": x, "y": y, "mode": "lines+markers", "name": name,
             "line": {"color": color, "width": 2}, "marker": {"color": color, "size": 8}, "xaxis": xa, "yaxis": ya,
             "connectgaps": True,
-            "hovertemplate": f"confidence %{{x:.3f}}: accuracy %{{y:.3f}}<extra>{name}</extra>"} | more  # fmt: skip
+            "hovertemplate": f"bin mean %{{x:.3f}}: accuracy %{{y:.3f}}<extra>{name}</extra>"} | more  # fmt: skip
 
 
 def reliability_figure(
@@ -88,7 +88,9 @@ def reliability_figure(
                      "customdata": centers,
                      "hovertemplate": f"bin at %{{customdata:.2f}}: %{{y}} predictions<extra>{name}</extra>",
                      })  # fmt: skip
-    layout["xaxis"] |= {"range": [0, 1], "title": {"text": "confidence (mean per bin)"}}
+    # one x title, under the bars: the top panel's ran into the bars in presenter mode (both share the scale; a point
+    # stands at its bin's mean confidence, as its hover says)
+    layout["xaxis"] |= {"range": [0, 1]}
     layout["yaxis"] |= {"range": [0, 1], "title": {"text": "accuracy per bin"}}
     layout["xaxis2"] |= {"range": [0, 1], "title": {"text": "confidence (equal-width bins)"}}
     layout["yaxis2"] |= {"title": {"text": "predictions"}, "rangemode": "tozero", "nticks": 3}

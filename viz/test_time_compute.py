@@ -64,7 +64,7 @@ def best_of_n_figure(
          "name": "this n", "marker": {"color": pal["highlight"], "size": 13}, "xaxis": x1, "yaxis": y1,
          "hovertemplate": "n = %{x}: %{y:.3f}<extra>this n</extra>"},
         {"type": "scatter", "x": n_curve, "y": gold, "mode": "lines",
-         "name": "reward model (gold, illustrative α, β)", "line": {"color": pal["reference"], "width": 3},
+         "name": "reward model (gold)", "line": {"color": pal["reference"], "width": 3},
          "xaxis": x2, "yaxis": y2,
          "hovertemplate": "n = %{x}: gold %{y:.3f}<extra></extra>"},
         {"type": "scatter", "x": [peak_n], "y": [peak_gold], "mode": "markers", "name": "peak",
@@ -79,7 +79,8 @@ def best_of_n_figure(
     layout["yaxis"] |= {"title": {"text": "P(success)"}, "range": [0, 1.05]}
     top = max(float(np.max(gold)), peak_gold)
     bottom = min(float(np.min(gold)), 0.0)
-    # the legend names the coefficients illustrative (a longer axis title ran into the legend in presenter mode)
+    # the readout panel names the coefficients illustrative: a longer axis title ran into the legend in presenter mode,
+    # and a longer legend entry wrapped the legend (legend_rows reserved five rows, a blank band above the plot)
     layout["yaxis2"] |= {"title": {"text": "gold score"},
                          "range": [bottom - 0.05 * (top - bottom), top + 0.12 * (top - bottom)]}  # fmt: skip
     layout["annotations"] = [readout_panel(panels[active], get_theme(theme))]
