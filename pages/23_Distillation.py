@@ -94,10 +94,10 @@ def _body(page: Page) -> None:
             r"""
 **Forward vs reverse KL.** KL(p‖q) = Σ p log(p/q) is weighted by the teacher p: wherever p has mass and q has almost
 none, log(p/q) is huge, so the student must cover every mode: mode-covering (the seed says "mean-covering"). For one
-Gaussian the optimum is moment matching: the teacher's mean and variance, which puts
-the student's peak in the gap between two modes. KL(q‖p) = Σ q log(q/p) is weighted by the student: it pays for mass
-where p has little and nothing for a mode it ignores, mode-seeking. With two far-apart equal modes, the reverse fit
-sits on one of them with a reverse KL of about −log 0.5 = log 2: minus the log of the teacher's mass on the mode it
+Gaussian the optimum is moment matching: the teacher's mean and variance, which puts the student's peak in the gap
+between two modes. KL(q‖p) = Σ q log(q/p) is weighted by the student: it pays for mass where p has little and only a
+bounded price for a mode it ignores, mode-seeking. With two far-apart equal modes, the reverse fit sits on one
+of them with a reverse KL of about −log 0.5 = log 2: minus the log of the teacher's mass on the mode it
 covers, while the forward fit's reverse KL keeps growing. It is not "one mode as soon as there are two": at d = 4 the
 teacher has two peaks and the reverse fit still sits in the middle, wider than one mode. With unequal modes far enough
 apart (w = 0.4: from d = 5.5 of the drag's steps), its best optimum is on the heavier mode; the lighter mode stays a
@@ -142,7 +142,8 @@ little on B B, and less on the incoherent pairs than the token-level student.
             equation=r"\nabla_z\,\mathrm{KL}(p_T\,\|\,q_T) = \tfrac{1}{T}\,(q_T - p_T)",
             number="Two equal modes 8 widths apart: the reverse fit sits on one with KL(q‖p) ≈ log 2 = 0.693.",
             trade_off="For a student too small to represent the teacher, mode-covering keeps diversity but puts "
-            "mass where the teacher has none; mode-seeking often generates better but drops modes.",
+            "mass where the teacher has none; mode-seeking drops modes and can generate better (MiniLLM, Gu et al. "
+            "2024).",
         ),
     )
     page.mistakes(
@@ -154,7 +155,7 @@ little on B B, and less on the incoherent pairs than the token-level student.
             "shrinks about as 1/T², so the hard-label term dominates and changing T silently changes the mix.",
             "Covering only Hinton-style soft targets: much of what is called distillation for LLMs (R1's distilled "
             "Qwen and Llama models, for one) is sequence-level SFT on a teacher's outputs; logit distillation is "
-            "used where the teacher's logits are in-house (Gemma 2's pretraining).",
+            "used where the teacher's logits are in-house (the pretraining of Gemma 2's 2B and 9B models).",
         ]
     )
     page.download(out.tables, "distillation")

@@ -130,8 +130,8 @@ is exactly a logit scale, so the fitted T comes out near κ and undoes it everyw
 not be one scale: the seed's point that one T fixes average calibration, not the high-confidence tail, is about
 that case. It cannot fix a distortion that differs between inputs or classes, and it keeps every input's argmax, so
 accuracy cannot move; with two options it keeps the order of confidences too, and with more classes it can reorder
-them only slightly, so it is no fix for AUROC or risk-coverage. It holds only on the distribution T was fitted on (Guo
-et al. assume validation and test are drawn from the same distribution).
+them across inputs, but it is not designed to improve AUROC or a risk-coverage curve. It holds only on the distribution
+T was fitted on (Guo et al. assume training, validation and test sets drawn from the same distribution, §4).
 
 **Emergence as a metric choice** (seed 002, A11.6). Wei et al. 2022 (arXiv 2206.07682) called an ability emergent
 when it is not present in smaller models but is present in larger ones, so that it cannot be predicted by

@@ -1557,7 +1557,12 @@ _DLOG2 = "log 2 = −log of the mode's weight 1/2, the mass the reverse fit leav
 DISTILLATION: list[Ref] = [
     Ref("with a reverse KL of about -log 0.5 = log 2: minus the log of the teacher's mass", GIVEN, _DLOG2),
     Ref("(w = 0.4: from d = 5.5 of the drag's steps)", GIVEN, _dist_heavier()),
-    Ref("(Gemma 2's pretraining)", NAME),
+    Ref(
+        "(the pretraining of Gemma 2's 2B and 9B models)",
+        NAME,
+        "model sizes in the models' names (Gemma Team 2024)",
+        "model sizes in the models' names (Gemma Team 2024)",
+    ),
     Ref("at d = 4 the teacher has two peaks", 4 if _peaks(4.0) == 2 else math.nan),
     Ref("softmax(v / T) at T > 1 show", "the unsoftened temperature, 1"),
     Ref("which shrinks about as 1/T² when T is large", _POWER),
@@ -1590,6 +1595,7 @@ CALIBRATION: list[Ref] = [
     Ref("The GPT-4 technical report (OpenAI 2023, arXiv 2303.08774, Fig. 8)", NAME, ARXIV, COUNT),
     Ref("a 0/1 reward says nothing", "a binary reward's two values", "a binary reward's two values"),
     Ref("(Guo et al. 2017, §4.2)", "a section number of the paper"),
+    Ref("drawn from the same distribution, §4)", "a section number of the paper"),
     Ref("by one T > 0 fitted", _POS),
     Ref("Wei et al. 2022 (arXiv 2206.07682)", ARXIV),
     Ref("and Koyejo 2023 (arXiv 2304.15004)", ARXIV),
