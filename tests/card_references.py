@@ -23,6 +23,7 @@ Known limits of independence (also in the report of issue 28):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import statistics
@@ -1991,3 +1992,480 @@ REFERENCES["mup_loss_at_lr"] = _mup_loss_at_lr
 UNITS["adam_v_rel_std_pct"] = Fraction(1, 100)
 # the limit of n_eff as t grows: (1 + beta2) / (1 - beta2), exactly with fractions
 REFERENCES["adam_n_eff_limit"] = lambda beta2: float((1 + Fraction(str(beta2))) / (1 - Fraction(str(beta2))))
+
+
+# -- policy_gradient (topic owner: policy_gradient; policy_gradient-01 .. -07): REINFORCE on a bandit over K answers
+# with a softmax policy over the logits (score e_a - pi: d log pi_a / d theta_k = [a = k] - pi_k). Every moment is an
+# exact sum written out with plain loops: over the K answers, or over the K^G ordered groups of G answers, each with
+# probability prod pi_{a_i}; the best constant baselines by scipy's minimize_scalar on that sum, not by a formula.
+
+
+def _pg_score(pi: tuple, a: int, k: int) -> float:
+    return (1.0 if a == k else 0.0) - pi[k]
+
+
+def _pg_advantages(rs: list[float], kind: str, pi: tuple, r: tuple, b: float) -> list[float]:
+    """Each sampled answer's weight in its group: the reward minus a baseline (or GRPO's centred and scaled reward)."""
+    G = len(rs)
+    m = sum(rs) / G
+    if kind == "none":
+        return list(rs)
+    if kind == "constant":
+        return [x - b for x in rs]
+    if kind == "mean":
+        J = sum(p * x for p, x in zip(pi, r, strict=True))
+        return [x - J for x in rs]
+    if kind == "optimal":
+        return [x - _pg_best_constant(pi, r) for x in rs]
+    if kind == "group_mean":
+        return [x - m for x in rs]
+    if kind == "leave_one_out":
+        return [x - (sum(rs) - x) / (G - 1) for x in rs]
+    if kind == "group_norm":  # population std, no epsilon; an all-equal group has advantage 0
+        sd = math.sqrt(sum((x - m) ** 2 for x in rs) / G)
+        return [0.0 if sd == 0 else (x - m) / sd for x in rs]
+    raise ValueError(f"unknown estimator {kind!r}")
+
+
+_PG_CACHE: dict[tuple, tuple[list[float], list[list[float]]]] = {}
+
+
+def _pg_moments(pi, r, kind: str, G: int = 1, b: float = 0.0) -> tuple[list[float], list[list[float]]]:
+    """E[g] and Cov[g] of g = (1/G) sum_i A_i (e_{a_i} - pi), summed over every ordered group of G answers."""
+    from itertools import product
+
+    pi, r = tuple(float(x) for x in pi), tuple(float(x) for x in r)
+    key = (pi, r, kind, G, b)
+    if key not in _PG_CACHE:
+        K = len(pi)
+        mean, second = [0.0] * K, [[0.0] * K for _ in range(K)]
+        for group in product(range(K), repeat=G):
+            p = math.prod(pi[a] for a in group)
+            adv = _pg_advantages([r[a] for a in group], kind, pi, r, b)
+            g = [sum(A * _pg_score(pi, a, k) for A, a in zip(adv, group, strict=True)) / G for k in range(K)]
+            for k in range(K):
+                mean[k] += p * g[k]
+                for j in range(K):
+                    second[k][j] += p * g[k] * g[j]
+        _PG_CACHE[key] = (mean, [[second[k][j] - mean[k] * mean[j] for j in range(K)] for k in range(K)])
+    return _PG_CACHE[key]
+
+
+def _pg_true_gradient(pi, r) -> list[float]:
+    """grad J = sum_a pi_a r_a (e_a - pi), the sum itself."""
+    return [sum(pi[a] * r[a] * _pg_score(tuple(pi), a, k) for a in range(len(pi))) for k in range(len(pi))]
+
+
+def _pg_trace(pi, r, kind: str, G: int = 1, b: float = 0.0) -> float:
+    cov = _pg_moments(pi, r, kind, G, b)[1]
+    return sum(cov[k][k] for k in range(len(pi)))
+
+
+def _pg_best_constant(pi, r) -> float:
+    """The constant b with the lowest tr Cov of one answer's (r_a - b)(e_a - pi), found numerically."""
+    pi, r = tuple(pi), tuple(r)
+    return float(optimize.minimize_scalar(lambda b: _pg_trace(pi, r, "constant", 1, float(b)), bracket=(-1, 2)).x)
+
+
+def _pg_trcov(pi, r, estimator: str, G: int = 1, b: float = 0.0, per: str = "abs") -> float:
+    """tr Cov[g] of one update of G answers; per="grad": in units of |grad J|^2."""
+    tr = _pg_trace(pi, r, estimator, G, b)
+    return tr / sum(x * x for x in _pg_true_gradient(pi, r)) if per == "grad" else tr
+
+
+def _pg_on_grad(pi, r, estimator: str, G: int = 1, field: str = "scale") -> float:
+    """E[g] against grad J: the projection <E g, grad J> / |grad J|^2 ("scale"), the cosine, or the projection's mean
+    over its own standard deviation along grad J ("snr")."""
+    mean, cov = _pg_moments(pi, r, estimator, G)
+    grad = _pg_true_gradient(pi, r)
+    gg = sum(x * x for x in grad)
+    scale = sum(m * x for m, x in zip(mean, grad, strict=True)) / gg
+    if field == "scale":
+        return scale
+    if field == "cosine":
+        return scale * math.sqrt(gg) / math.sqrt(sum(m * m for m in mean))
+    sd = math.sqrt(sum(grad[k] * cov[k][j] * grad[j] for k in range(len(pi)) for j in range(len(pi)))) / gg
+    return scale / sd
+
+
+def _pg_per_parameter_trcov(pi, r) -> float:
+    """tr Cov of one answer when each logit k has its own best constant b_k (each component's variance minimised
+    numerically on its own)."""
+    K = len(pi)
+
+    def var_k(k: int, b: float) -> float:
+        m = sum(pi[a] * (r[a] - b) * _pg_score(tuple(pi), a, k) for a in range(K))
+        return sum(pi[a] * ((r[a] - b) * _pg_score(tuple(pi), a, k)) ** 2 for a in range(K)) - m * m
+
+    best = [optimize.minimize_scalar(lambda b, k=k: var_k(k, float(b)), bracket=(-1, 2)) for k in range(K)]
+    return sum(float(res.fun) for res in best)
+
+
+def _pg_baseline_sum(pi, b: float, k: int) -> float:
+    """sum_a pi_a b ([a = k] - pi_k) in exact fractions (the probabilities as written, which sum to 1)."""
+    P = [Fraction(str(x)) for x in pi]
+    assert sum(P) == 1
+    B = Fraction(str(b))
+    return float(sum(P[a] * B * ((1 if a == k else 0) - P[k]) for a in range(len(P))))
+
+
+def _pg_norm_binary(p: float, G: int, std: str = "population") -> float:
+    """E[g] / grad J for GRPO's mean-and-std advantage with 0/1 rewards: a two-answer bandit (right with probability
+    p), every ordered group of G answers; std="sample" rescales each advantage by sqrt((G - 1) / G)."""
+    scale = _pg_on_grad((p, 1 - p), (1.0, 0.0), "group_norm", G)
+    return scale * (math.sqrt((G - 1) / G) if std == "sample" else 1.0)
+
+
+REFERENCES["pg_expected_reward"] = lambda pi, r: sum(p * x for p, x in zip(pi, r, strict=True))
+REFERENCES["pg_gradient"] = lambda pi, r, k: _pg_true_gradient(pi, r)[k]
+REFERENCES["pg_score"] = lambda pi, a, k: _pg_score(tuple(pi), a, k)
+REFERENCES["pg_score_sq_norm"] = lambda pi, a: sum(_pg_score(tuple(pi), a, k) ** 2 for k in range(len(pi)))
+REFERENCES["pg_score_sq_mean"] = lambda pi: sum(
+    pi[a] * sum(_pg_score(tuple(pi), a, k) ** 2 for k in range(len(pi))) for a in range(len(pi))
+)
+REFERENCES["pg_baseline_term"] = lambda pi, b, a, k: pi[a] * b * _pg_score(tuple(pi), a, k)
+REFERENCES["pg_baseline_sum"] = _pg_baseline_sum
+REFERENCES["pg_optimal_baseline"] = _pg_best_constant
+REFERENCES["pg_trcov"] = _pg_trcov
+REFERENCES["pg_trcov_gap"] = lambda pi, r, estimator, other, G=1: (
+    _pg_trcov(pi, r, estimator, G) - _pg_trcov(pi, r, other, G)
+)
+REFERENCES["pg_trcov_ratio"] = lambda pi, r, num, den, G: _pg_trcov(pi, r, num, G) / _pg_trcov(pi, r, den, G)
+REFERENCES["pg_on_grad"] = _pg_on_grad
+REFERENCES["pg_per_parameter_trcov"] = _pg_per_parameter_trcov
+REFERENCES["pg_norm_binary"] = _pg_norm_binary
+REFERENCES["pg_norm_binary_ratio"] = lambda p, q, G: _pg_norm_binary(p, G) / _pg_norm_binary(q, G)
+REFERENCES["pg_norm_binary_limit"] = lambda G: math.sqrt(G - 1)  # one odd answer out of G: sqrt(q(1-q)) G / G
+REFERENCES["pg_sample_std_factor"] = lambda G: math.sqrt(G / (G - 1))  # Bessel's correction on the std
+
+
+# -- test-time compute (topic owner: test_time_compute; test_time_compute-01 .. -07): best-of-n with a perfect verifier
+# as 1 - (1 - p)^n in exact fractions; the formula log n - (n - 1)/n (Stiennon et al. 2020; an upper bound on the KL of
+# best-of-n, Beirami et al. 2024) by math; the exact KL of best-of-n on a discrete distribution by enumerating every
+# tuple of n samples (itertools.product, ties shared evenly); the gold score d (alpha - beta d), d = sqrt(KL) (Gao et
+# al. 2022's best-of-n form) with its peak by calculus and the best whole n by a scan; the majority vote by summing
+# over the integer partitions of the wrong votes (fractions; ties broken uniformly); 6ND against 2N per token.
+
+
+def _ttc_verifier_success(p: float, n: int) -> float:
+    return float(1 - (1 - Fraction(str(p))) ** n)
+
+
+def _ttc_samples_needed(p: float, target: float, field: str = "whole") -> float:
+    """The n at which 1 - (1 - p)^n first reaches ``target``: the real root ln(1 - target) / ln(1 - p), or the
+    smallest whole n found by counting up."""
+    if field == "real":
+        return math.log(1 - target) / math.log(1 - p)
+    n, miss = 0, Fraction(1)
+    while 1 - miss < Fraction(str(target)):
+        n, miss = n + 1, miss * (1 - Fraction(str(p)))
+    return float(n)
+
+
+def _ttc_bon_kl_formula(n: int) -> float:
+    return math.log(n) - (n - 1) / n
+
+
+def _ttc_bon_kl_exact(probs: list[float], rewards: list[float], n: int) -> float:
+    """KL(best-of-n || base) by enumeration: every tuple of n draws, its probability, the chosen output (the highest
+    reward; among tied samples each equally likely)."""
+    import itertools
+
+    k = len(probs)
+    chosen = [0.0] * k
+    for draw in itertools.product(range(k), repeat=n):
+        weight = math.prod(probs[i] for i in draw)
+        top = max(rewards[i] for i in draw)
+        tied = [i for i in draw if rewards[i] == top]
+        for i in tied:
+            chosen[i] += weight / len(tied)
+    return sum(q * math.log(q / p) for q, p in zip(chosen, probs, strict=True) if q > 0)
+
+
+def _ttc_gold(n: int, alpha: float = 1.0, beta: float = 0.25) -> float:
+    d = math.sqrt(_ttc_bon_kl_formula(n))
+    return d * (alpha - beta * d)
+
+
+def _ttc_gold_peak(field: str, alpha: float = 1.0, beta: float = 0.25) -> float:
+    """d (alpha - beta d) peaks where its derivative alpha - 2 beta d is 0: d* = alpha / (2 beta), KL* = d*^2, score
+    alpha^2 / (4 beta); ``n``: the real n whose formula KL is KL* (scipy's brentq), ``n_best``: the best whole n."""
+    d = alpha / (2 * beta)
+    if field == "d":
+        return d
+    if field == "kl":
+        return d * d
+    if field == "gold":
+        return alpha * alpha / (4 * beta)
+    n_real = optimize.brentq(lambda x: math.log(x) - (x - 1) / x - d * d, 1.0, 1e12)
+    if field == "n":
+        return n_real
+    return float(max(range(1, int(n_real) + 3), key=lambda m: _ttc_gold(m, alpha, beta)))
+
+
+def _partitions(w: int, most: int, parts: int) -> Any:
+    """The partitions of w into at most ``parts`` parts, each at most ``most`` (non-increasing tuples)."""
+    if w == 0:
+        yield ()
+        return
+    if parts == 0:
+        return
+    for first in range(min(w, most), 0, -1):
+        for rest in _partitions(w - first, first, parts - 1):
+            yield (first, *rest)
+
+
+def _ttc_majority_vote(p: float, n: int, m: float) -> float:
+    """P(the correct answer is the plurality of n votes): c correct ~ Binomial(n, p); the w = n - c wrong votes fall
+    uniformly on m wrong answers. For each partition of w (the wrong answers' vote counts, sorted) its probability is
+    m!/((m - k)! prod mult!) * w!/prod(parts!) / m^w (k non-empty answers); the correct answer wins outright above
+    every part and with probability 1/(1 + J) when J parts tie it. ``m = inf``: every wrong vote is its own answer."""
+    pf = Fraction(str(p))
+    total = Fraction(0)
+    for c in range(1, n + 1):
+        w = n - c
+        weight = math.comb(n, c) * pf**c * (1 - pf) ** w
+        if math.isinf(m):
+            win = Fraction(1) if (c >= 2 or w == 0) else Fraction(1, n)
+        else:
+            mi = int(m)
+            win = Fraction(0)
+            for part in _partitions(w, c, mi):
+                k = len(part)
+                ways = math.perm(mi, k) // math.prod(math.factorial(part.count(v)) for v in set(part))
+                ways *= math.factorial(w) // math.prod(math.factorial(v) for v in part)
+                win += Fraction(ways, mi**w) / (1 + part.count(c))
+        total += weight * win
+    return float(total)
+
+
+REFERENCES["ttc_verifier_success"] = _ttc_verifier_success
+REFERENCES["ttc_samples_needed"] = _ttc_samples_needed
+REFERENCES["ttc_bon_kl_formula"] = _ttc_bon_kl_formula
+REFERENCES["ttc_bon_kl_exact"] = _ttc_bon_kl_exact
+REFERENCES["ttc_gold"] = _ttc_gold
+REFERENCES["ttc_gold_peak"] = _ttc_gold_peak
+REFERENCES["ttc_majority_vote"] = _ttc_majority_vote
+REFERENCES["ttc_plurality_threshold"] = lambda m: float(Fraction(1, int(m) + 1))  # p > (1 - p)/m  <=>  p > 1/(m + 1)
+# training 6 N D once against about 2 N per token processed at inference: equal after 3 D tokens, whatever N
+REFERENCES["ttc_breakeven_tokens"] = lambda D: 6 * D / 2
+REFERENCES["ttc_breakeven_answers"] = lambda D, T: 3 * D / T  # the break-even tokens 3 D, in answers of T tokens
+REFERENCES["ttc_all_miss"] = lambda p, n: float((1 - Fraction(str(p))) ** n)  # all n samples wrong: (1 - p)^n
+
+
+@functools.cache
+def _ttc_split_toy(budget: float, queries: float, tokens: float) -> tuple[float, float, float]:
+    """The compute-split toy of A7.4 rewritten from its stated assumptions (not core): shares f = 0.005..0.995 by
+    0.005, model sizes 10^7..10^13 on 121 log-spaced points, f C = 6 N D with D >= N, (1 - f) C = R k 2 N T with at
+    least one sample per query (k >= 1), Hoffmann et al. 2022's fit L = 1.69 + 406.4/N^0.34 + 410.7/D^0.28, 41
+    problem thresholds h over 2.1 +- 0.3, one sample's success sigmoid((h - L)/0.05), a problem solved with
+    1 - (1 - p)^k; the best accuracy, the first (smallest) share reaching it: (share, N, D/N)."""
+    h = np.linspace(1.8, 2.4, 41)
+    best = (-1.0, 0.0, 0.0, 0.0)
+    for f in np.linspace(0.005, 0.995, 199):
+        for N in np.logspace(7, 13, 121):
+            D = f * budget / (6 * N)
+            k = (1 - f) * budget / (2 * N * tokens * queries)
+            if k < 1 or D < N:
+                continue
+            loss = 1.69 + 406.4 / N**0.34 + 410.7 / D**0.28
+            p = special.expit((h - loss) / 0.05)
+            acc = float(np.mean(1 - (1 - np.minimum(p, 1 - 1e-16)) ** k))
+            if acc > best[0]:
+                best = (acc, float(f), float(N), float(D / N))
+    return best[1], best[2], best[3]
+
+
+def _ttc_split(budget: float, queries: float, field: str, tokens: float = 1000.0) -> float:
+    share, N, dn = _ttc_split_toy(float(budget), float(queries), float(tokens))
+    return {"share": share, "params": N, "tokens_per_param": dn}[field]
+
+
+REFERENCES["ttc_split"] = _ttc_split
+
+
+# -- distillation (distillation-01..07): the two-mode teacher on its grid, the soft targets and the two-token toy,
+# rewritten from the page's stated definitions with scipy.stats and fractions (not core) --
+_DIST_GRID = np.linspace(-25.0, 25.0, 1001)  # the page's grid (spacing 0.05), on which every KL is a sum
+
+
+def _dist_gauss(m: float, s: float) -> np.ndarray:
+    q = stats.norm.pdf(_DIST_GRID, m, s)
+    return q / q.sum()
+
+
+def _dist_teacher(d: float, w: float) -> np.ndarray:
+    p = w * stats.norm.pdf(_DIST_GRID, -d / 2, 1.0) + (1 - w) * stats.norm.pdf(_DIST_GRID, d / 2, 1.0)
+    return p / p.sum()
+
+
+@functools.cache
+def _dist_reverse_local(d: float, w: float, start: str) -> tuple[float, float, float]:
+    """A local minimum of KL(q || p) over one Gaussian q (mean, sd, KL): from the left or right mode (mean and sd
+    free, Nelder-Mead), or the middle one (mean held at 0, the symmetric optimum for w = 0.5; sd free)."""
+    p = _dist_teacher(d, w)
+    if start == "middle":
+        r = optimize.minimize_scalar(
+            lambda ls: stats.entropy(_dist_gauss(0.0, math.exp(ls)), p), bounds=(-1.0, 2.5), method="bounded",
+            options={"xatol": 1e-10},
+        )  # fmt: skip
+        return 0.0, math.exp(r.x), float(r.fun)
+    m0 = -d / 2 if start == "left" else d / 2
+    r = optimize.minimize(
+        lambda t: stats.entropy(_dist_gauss(t[0], math.exp(t[1])), p), [m0, 0.0], method="Nelder-Mead",
+        options={"xatol": 1e-9, "fatol": 1e-13, "maxiter": 4000},
+    )  # fmt: skip
+    return float(r.x[0]), math.exp(r.x[1]), float(r.fun)
+
+
+def _dist_fit_kl(d: float, w: float, fit: str, direction: str) -> float:
+    """KL(p || q) ("forward") or KL(q || p) ("reverse") of the forward fit (moment matching: the mixture's mean
+    w(-d/2) + (1-w) d/2 and variance 1 + w(1-w) d²) or of the best reverse fit (the lowest of the local minima)."""
+    p = _dist_teacher(d, w)
+    if fit == "forward":
+        q = _dist_gauss(w * (-d / 2) + (1 - w) * d / 2, math.sqrt(1 + w * (1 - w) * d * d))
+    else:
+        m, s, _ = min((_dist_reverse_local(d, w, a) for a in ("left", "right", "middle")), key=lambda o: o[2])
+        q = _dist_gauss(m, s)
+    return float(stats.entropy(p, q) if direction == "forward" else stats.entropy(q, p))
+
+
+def _dist_jump(w: float = 0.5) -> float:
+    """The d at which the reverse fit's mode optimum becomes lower than its middle optimum (brentq on the gap)."""
+    return float(
+        optimize.brentq(
+            lambda d: _dist_reverse_local(d, w, "left")[2] - _dist_reverse_local(d, w, "middle")[2], 5.0, 6.5,
+            xtol=1e-6,
+        )
+    )  # fmt: skip
+
+
+def _dist_soft(logits: list[float], T: float) -> np.ndarray:
+    return special.softmax(np.asarray(logits, dtype=float) / T)
+
+
+def _dist_grad_norm(student: list[float], teacher: list[float], T: float, scaled: bool) -> float:
+    """|d/dz of T^s KL(p_T || q_T)|: (q_T - p_T)/T, times T² when scaled (Hinton et al. 2015, eq. 2)."""
+    g = (_dist_soft(student, T) - _dist_soft(teacher, T)) / T
+    return float(np.linalg.norm(g * T * T if scaled else g))
+
+
+def _dist_limit_grad_norm(student: list[float], teacher: list[float]) -> float:
+    """|z - v| / N for the centred logits: the T²-scaled gradient's high-T limit (Hinton et al. 2015, eq. 4)."""
+    z, v = np.asarray(student, dtype=float), np.asarray(teacher, dtype=float)
+    return float(np.linalg.norm((z - z.mean()) - (v - v.mean())) / len(z))
+
+
+_DIST_TOY = ((Fraction(1, 2), Fraction(1, 20)), (Fraction(1, 20), Fraction(2, 5)))  # p(A A), p(A B); p(B A), p(B B)
+
+
+def _dist_toy_mass(method: str, which: str, eps: float = 0.0) -> float:
+    """q(A A) ("mode") or q(A A) + q(B B) ("coherent") of a factorised student on the page's toy teacher:
+    token-level, the teacher's marginals; sequence-level, (1 - eps) on the mode A A's tokens plus eps/2 on each;
+    whole-sequence reverse KL, argmin over q1 q2 of KL(q || p) (scipy, several starts); gkd, q1 = the teacher's first
+    marginal and q2 = argmin E_{y1 ~ q1} KL(q2 || p(.|y1)), which is q2 ∝ exp(E_{y1 ~ q1} log p(.|y1))."""
+    p = np.array([[float(x) for x in row] for row in _DIST_TOY])
+    if method == "token-level":
+        a = (_DIST_TOY[0][0] + _DIST_TOY[0][1], _DIST_TOY[1][0] + _DIST_TOY[1][1])
+        b = (_DIST_TOY[0][0] + _DIST_TOY[1][0], _DIST_TOY[0][1] + _DIST_TOY[1][1])
+        mode, coherent = a[0] * b[0], a[0] * b[0] + a[1] * b[1]
+        return float(mode if which == "mode" else coherent)
+    if method == "sequence-level":
+        e = Fraction(str(eps))
+        on, off = 1 - e + e / 2, e / 2
+        return float(on * on if which == "mode" else on * on + off * off)
+    if method == "gkd":
+        q1 = p.sum(axis=1)
+        cond = p / q1[:, None]
+        q2 = special.softmax(q1 @ np.log(cond))
+    else:
+
+        def rev(t: np.ndarray) -> float:
+            q = np.outer(special.softmax(t[:2]), special.softmax(t[2:]))
+            return float(stats.entropy(q.ravel(), p.ravel()))
+
+        starts = [np.zeros(4), np.array([2.0, 0, 2, 0]), np.array([0, 2.0, 0, 2]), np.array([2.0, 0, 0, 2])]
+        best = min((optimize.minimize(rev, s, method="Nelder-Mead", options={"xatol": 1e-10, "fatol": 1e-14,
+                                                                             "maxiter": 8000}) for s in starts),
+                   key=lambda r: r.fun)  # fmt: skip
+        q1, q2 = special.softmax(best.x[:2]), special.softmax(best.x[2:])
+    q = np.outer(q1, q2)
+    return float(q[0, 0] if which == "mode" else q[0, 0] + q[1, 1])
+
+
+REFERENCES["dist_forward_sd"] = lambda d, w=0.5: math.sqrt(1 + w * (1 - w) * d * d)  # moment matching, width 1
+REFERENCES["dist_fit_kl"] = lambda d, fit, direction, w=0.5: _dist_fit_kl(float(d), float(w), fit, direction)
+REFERENCES["dist_reverse_local_kl"] = lambda d, w, start: _dist_reverse_local(float(d), float(w), start)[2]
+REFERENCES["dist_reverse_jump"] = lambda w=0.5: _dist_jump(float(w))
+REFERENCES["dist_soft_top"] = lambda logits, T: float(_dist_soft(logits, T).max())
+REFERENCES["dist_soft_entropy"] = lambda logits, T: float(stats.entropy(_dist_soft(logits, T)))
+REFERENCES["dist_grad_norm"] = _dist_grad_norm
+REFERENCES["dist_limit_grad_norm"] = _dist_limit_grad_norm
+REFERENCES["dist_toy_mass"] = _dist_toy_mass
+
+
+# -- calibration (topic owner: calibration; calibration-01 .. -06): ECE from per-bin counts in exact fractions (Guo et
+# al. 2017 eq. 3); the population ECE of accuracy c^gamma for c ~ Beta(a, b) as |E[c] - E[c^gamma]| by scipy's beta
+# function (no bins at all: the reference ignores n_bins, which is the identity the card states); the expected ECE of
+# one bin of n calibrated predictions at confidence c by summing the binomial distribution in fractions; the toy's
+# sigmoid(kappa logit c) and its inverse, temperature scaling of a softmax, the Brier score of a constant forecast; the
+# emergence toy's exact-match crossing x0 - log10(-ln(tau) / k) / alpha (Schaeffer et al. 2023's power law, written in
+# log10-compute as the page does) and its shift log10(k) / alpha.
+
+
+def _cal_ece_bins(counts: list[int], confidences: list[float], right: list[int]) -> float:
+    n = sum(counts)
+    return float(
+        sum(
+            Fraction(m, n) * abs(Fraction(r, m) - Fraction(str(c)))
+            for m, c, r in zip(counts, confidences, right, strict=True)
+        )
+    )
+
+
+def _cal_power_population_ece(gamma: float, a: float = 5.0, b: float = 2.0, n_bins: int = 10) -> float:
+    """|E[c] - E[c^gamma]| for c ~ Beta(a, b): E[c^g] = B(a + g, b) / B(a, b). The same for every n_bins (unused)."""
+    return abs(a / (a + b) - float(special.beta(a + gamma, b) / special.beta(a, b)))
+
+
+def _cal_single_bin_bias(n: int, c: float = 0.5) -> float:
+    """E|k/n - c| for k ~ Binomial(n, c): the expected ECE of n calibrated predictions at confidence c, one bin."""
+    q = Fraction(str(c))
+    return float(sum(math.comb(n, k) * q**k * (1 - q) ** (n - k) * abs(Fraction(k, n) - q) for k in range(n + 1)))
+
+
+def _cal_logit_scale(p: float, scale: float) -> float:
+    """sigmoid(scale * logit p) = p^s / (p^s + (1 - p)^s)."""
+    return p**scale / (p**scale + (1 - p) ** scale)
+
+
+def _cal_softmax_top(logits: list[float], T: float = 1.0) -> float:
+    e = [math.exp(z / T) for z in logits]
+    return max(e) / sum(e)
+
+
+def _cal_brier_constant(c: float, rate: float) -> float:
+    """Mean (c - a)^2 of a forecast that states c on every question when a share ``rate`` of them is right."""
+    q, r = Fraction(str(c)), Fraction(str(rate))
+    return float(r * (1 - q) ** 2 + (1 - r) * q**2)
+
+
+def _cal_em_crossing(tau: float, k: int, alpha: float = 0.5, x0: float = 22.0) -> float:
+    """Where exp(-k 10^(-alpha (x - x0))) = tau: 10^(-alpha (x - x0)) = -ln(tau) / k."""
+    return x0 - math.log10(-math.log(tau) / k) / alpha
+
+
+REFERENCES["cal_ece_bins"] = _cal_ece_bins
+REFERENCES["cal_power_population_ece"] = _cal_power_population_ece
+REFERENCES["cal_single_bin_bias"] = _cal_single_bin_bias
+REFERENCES["cal_tuned_accuracy"] = lambda stated, kappa: _cal_logit_scale(stated, 1 / kappa)
+REFERENCES["cal_sharpen"] = lambda c, kappa: _cal_logit_scale(c, kappa)
+REFERENCES["cal_softmax_top"] = _cal_softmax_top
+REFERENCES["cal_brier_constant"] = _cal_brier_constant
+# Brier 1950's own score sums the squared error over both outcomes: (c - a)^2 + ((1 - c) - (1 - a))^2, twice the binary
+REFERENCES["cal_brier_two_class"] = lambda c, rate: float(
+    Fraction(str(rate)) * (2 * (1 - Fraction(str(c))) ** 2) + (1 - Fraction(str(rate))) * 2 * Fraction(str(c)) ** 2
+)
+REFERENCES["cal_em_crossing"] = _cal_em_crossing
+REFERENCES["cal_em_delay"] = lambda k, alpha=0.5: math.log10(k) / alpha  # p^k(x) = p(x - log10(k) / alpha)
+REFERENCES["cal_em_per_token"] = lambda tau, k: tau ** (1 / k)

@@ -18,6 +18,8 @@ from scipy.optimize import brentq
 import views
 from core import (
     attention,
+    calibration,
+    distillation,
     dpo,
     evaluation,
     flash_attention,
@@ -32,11 +34,13 @@ from core import (
     moe,
     number_formats,
     optimizers,
+    policy_gradient,
     reward_model,
     rope,
     scaling,
     schedules,
     serving,
+    test_time_compute,
     tiny_gpt,
     training_memory,
 )
@@ -784,6 +788,211 @@ QUANTITIES |= {
     "adam_step_bound": lambda t, beta1, beta2: optimizers.adam_step_bound(t, beta1, beta2),
     "mup_loss_at_lr": lambda param, width, lr_index: float(
         optimizers_shipped()[f"sweep/{param}"][list(optimizers_shipped()["sweep/widths"]).index(width), lr_index]
+    ),
+}
+
+# -- policy_gradient (topic owner: policy_gradient): core/policy_gradient.py's exact moments on the page's bandit
+# (theta = log pi, so that softmax(theta) = pi, as views/policy_gradient.py sets it).
+
+
+def _pg(pi, r=None):
+    theta = np.log(np.array(pi, dtype=float))
+    return (theta,) if r is None else (theta, np.array(r, dtype=float))
+
+
+def _pg_moments(pi, r, estimator, G=1, b=0.0):
+    return policy_gradient.estimator_moments(*_pg(pi, r), estimator, G, b=b)
+
+
+def _pg_trcov(pi, r, estimator, G=1, b=0.0, per="abs"):
+    tr = _pg_moments(pi, r, estimator, G, b).total_variance
+    grad = policy_gradient.policy_gradient(*_pg(pi, r))
+    return tr / float(grad @ grad) if per == "grad" else tr
+
+
+def _pg_on_grad(pi, r, estimator, G=1, field="scale"):
+    m = _pg_moments(pi, r, estimator, G)
+    grad = policy_gradient.policy_gradient(*_pg(pi, r))
+    cosine, scale = policy_gradient.alignment(m.mean, grad)
+    if field != "snr":
+        return scale if field == "scale" else cosine
+    return scale / (float(np.sqrt(grad @ m.covariance @ grad)) / float(grad @ grad))
+
+
+def _pg_per_parameter_trcov(pi, r):
+    """Each logit's own best constant b_k = E[r s_k^2] / E[s_k^2] (core has one constant only), from core's score."""
+    (theta, rv), p = _pg(pi, r), policy_gradient.softmax_policy(_pg(pi)[0])
+    s = policy_gradient.score_function(theta)  # (answer, logit)
+    w = p[:, None] * s**2
+    b = (w * rv[:, None]).sum(axis=0) / w.sum(axis=0)
+    grad = policy_gradient.policy_gradient(theta, rv)
+    return float(((w * (rv[:, None] - b[None, :]) ** 2).sum(axis=0) - grad**2).sum())
+
+
+QUANTITIES |= {
+    "pg_expected_reward": lambda pi, r: policy_gradient.expected_reward(*_pg(pi, r)),
+    "pg_gradient": lambda pi, r, k: float(policy_gradient.policy_gradient(*_pg(pi, r))[k]),
+    "pg_score": lambda pi, a, k: float(policy_gradient.score_function(*_pg(pi))[a, k]),
+    "pg_score_sq_norm": lambda pi, a: float((policy_gradient.score_function(*_pg(pi))[a] ** 2).sum()),
+    "pg_score_sq_mean": lambda pi: float(np.array(pi) @ (policy_gradient.score_function(*_pg(pi)) ** 2).sum(axis=1)),
+    "pg_baseline_term": lambda pi, b, a, k: pi[a] * b * float(policy_gradient.score_function(*_pg(pi))[a, k]),
+    "pg_baseline_sum": lambda pi, b, k: float(policy_gradient.baseline_contribution(*_pg(pi), b)[k]),
+    "pg_optimal_baseline": lambda pi, r: policy_gradient.optimal_baseline(*_pg(pi, r)),
+    "pg_trcov": _pg_trcov,
+    "pg_trcov_gap": lambda pi, r, estimator, other, G=1: _pg_trcov(pi, r, estimator, G) - _pg_trcov(pi, r, other, G),
+    "pg_trcov_ratio": lambda pi, r, num, den, G: _pg_trcov(pi, r, num, G) / _pg_trcov(pi, r, den, G),
+    "pg_on_grad": _pg_on_grad,
+    "pg_per_parameter_trcov": _pg_per_parameter_trcov,
+    "pg_norm_binary": lambda p, G, std="population": float(policy_gradient.group_norm_scale_binary(p, G, std)),
+    "pg_norm_binary_ratio": lambda p, q, G: float(
+        policy_gradient.group_norm_scale_binary(p, G) / policy_gradient.group_norm_scale_binary(q, G)
+    ),
+    "pg_norm_binary_limit": lambda G: float(policy_gradient.group_norm_scale_binary(1e-9, G)),
+    "pg_sample_std_factor": lambda G: float(
+        policy_gradient.group_norm_scale_binary(0.5, G) / policy_gradient.group_norm_scale_binary(0.5, G, "sample")
+    ),
+}
+
+
+def _ttc_samples_needed(p, target, field="whole"):
+    """The smallest whole n whose best-of-n success (core) reaches ``target``, or the real n where it equals it (core's
+    1 - (1 - p)^n for a real n)."""
+    if field == "real":
+        return brentq(lambda n: float(evaluation.pass_at_k_true(p, n)) - target, 1, 1e6)  # real n: core's pass@n
+    return next(n for n in range(1, 10**6) if float(test_time_compute.best_of_n_success(p, n)) >= target)
+
+
+@functools.cache
+def _ttc_split(budget, queries, tokens=1000.0):
+    """Core's compute-split toy at one budget and query count: the best share, and its model's size and tokens per
+    parameter at the highest accuracy (the page's readouts)."""
+    s = test_time_compute.compute_split(budget, queries, tokens)
+    i = int(np.nanargmax(s.accuracy))
+    return {
+        "share": float(s.best_share),
+        "params": float(s.params[i]),
+        "tokens_per_param": float(s.tokens_per_param[i]),
+    }
+
+
+QUANTITIES |= {
+    "ttc_verifier_success": lambda p, n: float(test_time_compute.best_of_n_success(p, n)),
+    "ttc_all_miss": lambda p, n: 1.0 - float(test_time_compute.best_of_n_success(p, n)),
+    "ttc_split": lambda budget, queries, field, tokens=1000.0: _ttc_split(budget, queries, tokens)[field],
+    "ttc_samples_needed": _ttc_samples_needed,
+    "ttc_bon_kl_formula": lambda n: float(test_time_compute.best_of_n_kl_formula(n)),
+    "ttc_bon_kl_exact": lambda probs, rewards, n: test_time_compute.best_of_n_kl(probs, rewards, n),
+    "ttc_gold": lambda n, alpha=1.0, beta=0.25: float(
+        test_time_compute.over_optimisation_curve([n], alpha, beta).gold[0]
+    ),
+    "ttc_gold_peak": lambda field, alpha=1.0, beta=0.25: float(
+        getattr(test_time_compute.over_optimisation_peak(alpha, beta), field)
+    ),
+    "ttc_majority_vote": lambda p, n, m: float(test_time_compute.majority_vote_accuracy(p, n, m)),
+    "ttc_plurality_threshold": lambda m: 1 / (m + 1),
+    "ttc_breakeven_tokens": lambda D: float(scaling.training_flops(1.0, D)) / scaling.SERVING_FLOPS_PER_PARAM,
+    "ttc_breakeven_answers": lambda D, T: float(scaling.training_flops(1.0, D)) / scaling.SERVING_FLOPS_PER_PARAM / T,
+}
+
+
+@functools.cache
+def _dist_fits(d, w=0.5, k=1):
+    return distillation.kl_fits(float(d), weight=float(w), components=int(k))
+
+
+def _dist_local_kl(d, w, start):
+    """Core's reverse-KL local optimum (one Gaussian) on the left mode, the right mode or in the middle."""
+    side = {"left": lambda m: m < -1, "right": lambda m: m > 1, "middle": lambda m: abs(m) <= 1}[start]
+    return next(kl for m, _, kl in _dist_fits(d, w).reverse.local_optima if side(m))
+
+
+def _dist_jump(w=0.5, lo=5.5, hi=6.0):
+    """Bisection on d for where core's best reverse fit leaves the middle (the page's drag steps bracket it)."""
+    for _ in range(9):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if abs(_dist_fits(mid, w).reverse.mean) < 1 else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _dist_toy_mass(method, which, eps=0.0):
+    """q(A A) or q(A A) + q(B B) of core's students; "gkd": q1 the teacher's marginal, q2 the minimiser of the
+    expected token-level reverse KL on those prefixes (core's kl_divergence)."""
+    if method == "gkd":
+        from scipy.optimize import minimize_scalar
+
+        p = np.asarray(distillation.TOY_TEACHER, dtype=float)
+        q1, cond = p.sum(axis=1), p / p.sum(axis=1, keepdims=True)
+
+        def loss(a):
+            return sum(q1[i] * distillation.kl_divergence([a, 1 - a], cond[i]) for i in range(2))
+
+        a = minimize_scalar(loss, bounds=(1e-9, 1 - 1e-9), method="bounded", options={"xatol": 1e-12}).x
+        q = np.outer(q1, [a, 1 - a])
+        return float(q[0, 0] if which == "mode" else np.trace(q))
+    key = {"token-level": "token-level", "sequence-level": "sequence-level", "whole-sequence": "on-policy"}[method]
+    st = distillation.sequence_distillation(distillation.TOY_TEACHER, smoothing=eps)[key]
+    return st.mode_mass if which == "mode" else st.coherent_mass
+
+
+QUANTITIES |= {
+    # distillation (topic owner: distillation): the fits, the soft targets and the toy against core/distillation.py
+    "dist_forward_sd": lambda d, w=0.5: float(np.sqrt(_dist_fits(d, w).forward.variance)),
+    "dist_fit_kl": lambda d, fit, direction, w=0.5: float(getattr(getattr(_dist_fits(d, w), fit), f"{direction}_kl")),
+    "dist_reverse_local_kl": _dist_local_kl,
+    "dist_reverse_jump": _dist_jump,
+    "dist_soft_top": lambda logits, T: float(distillation.soft_targets(logits, T).max()),
+    "dist_soft_entropy": lambda logits, T: float(distillation.soft_target_entropy(logits, T)),
+    "dist_grad_norm": lambda student, teacher, T, scaled: float(
+        np.linalg.norm(distillation.soft_loss_gradient(student, teacher, T, scaled=scaled))
+    ),
+    "dist_limit_grad_norm": lambda student, teacher: float(
+        distillation.temperature_sweep(student, teacher, [1.0]).limit_grad_norm
+    ),
+    "dist_toy_mass": _dist_toy_mass,
+}
+
+
+def _cal_ece_bins(counts, confidences, right):
+    """Core's ECE (10 equal-width bins) on the predictions the per-bin counts describe."""
+    c = np.concatenate([np.full(m, conf) for m, conf in zip(counts, confidences, strict=True)])
+    a = np.concatenate([np.r_[np.ones(r), np.zeros(m - r)] for m, r in zip(counts, right, strict=True)])
+    return calibration.expected_calibration_error(c, a, 10)
+
+
+def _cal_single_bin_bias(n, c=0.5):
+    """Core's one-bin ECE of n predictions at c with k right, averaged over k ~ Binomial(n, c) (scipy's pmf)."""
+    from scipy.stats import binom
+
+    conf = np.full(n, c)
+    return sum(
+        binom.pmf(k, n, c) * calibration.expected_calibration_error(conf, np.r_[np.ones(k), np.zeros(n - k)], 1)
+        for k in range(n + 1)
+    )
+
+
+def _cal_brier_constant(c, rate):
+    """The Brier score of a constant forecast c on 1,000 questions, a share ``rate`` right (core has no Brier)."""
+    right = np.r_[np.ones(round(1000 * rate)), np.zeros(1000 - round(1000 * rate))]
+    return float(np.mean((c - right) ** 2))
+
+
+QUANTITIES |= {
+    "cal_ece_bins": _cal_ece_bins,
+    "cal_power_population_ece": lambda gamma, a=5.0, b=2.0, n_bins=10: calibration.expected_ece_power(
+        gamma, a, b, n_bins
+    ),
+    "cal_single_bin_bias": _cal_single_bin_bias,
+    "cal_tuned_accuracy": lambda stated, kappa: float(calibration.tuned_accuracy(stated, kappa)),
+    "cal_sharpen": lambda c, kappa: float(calibration.sharpen(c, kappa)),
+    "cal_softmax_top": lambda logits, T=1.0: float(calibration.confidences(np.array([logits]), np.array([0]), T)[0][0]),
+    "cal_brier_constant": _cal_brier_constant,
+    "cal_brier_two_class": lambda c, rate: 2 * _cal_brier_constant(c, rate),
+    "cal_em_crossing": lambda tau, k, alpha=0.5, x0=22.0: calibration.exact_match_crossing(tau, k, alpha, x0),
+    "cal_em_delay": lambda k, alpha=0.5: (
+        calibration.exact_match_crossing(0.5, k, alpha) - calibration.exact_match_crossing(0.5, 1, alpha)
+    ),
+    "cal_em_per_token": lambda tau, k: float(
+        calibration.per_token_accuracy(calibration.exact_match_crossing(tau, k), 0.5, 22.0)
     ),
 }
 

@@ -49,6 +49,10 @@ GUESSES = {
     "guess_lab_bits": 7.77,
     "guess_fmt_err": 7.77,
     "guess_opt_lr": 0.0777,
+    "guess_pg_scale": 0.777,
+    "guess_ttc_peak": 777,
+    "guess_dist_mean": 7.77,
+    "guess_cal_acc": 0.777,
 }
 
 # Numbers of the notes that are not shown on their slide, by (deck, slide): the number as the notes print it, and why.
@@ -124,10 +128,26 @@ ALLOWED: dict[tuple[str, int], dict[str, str]] = {
         "0.076": "momentum's stable limit 2(1 + mu)/lambda_max at mu = 0.9: test_the_optimizers_slide",
     },
     ("lesson", 27): {
+        "0.938": "the group mean's (G - 1)/G at the drag's step G = 16: test_the_policy_gradient_slide",
+        "16": "a step of the slide's drag (the page's largest group size): test_the_policy_gradient_slide",
+    },
+    ("lesson", 28): {
+        "6B": "Gao et al. 2022's gold reward model (the paper's number), not on the page's figure",
+    },
+    ("lesson", 30): {
+        "4": "the model's name, GPT-4 (OpenAI 2023, arXiv 2303.08774), not a number of the slide",
+    },
+    ("lesson", 29): {
+        "5.6": "the d at which the on-mode optimum overtakes the middle one: test_the_distillation_slide",
+        "5.5": "a step of the slide's drag (the page's distances): test_the_distillation_slide",
+        "6": "a step of the slide's drag (the page's distances): test_the_distillation_slide",
+        "10.1": "Bishop 2006's section 10.1.2, a source's section number",
+    },
+    ("lesson", 31): {
         "1,900": "Llama 3 8B's real ratio, over 15T tokens on 8.03B (Meta 2024): checked in test_the_notes_arithmetic",
         "8.03B": "Llama 3 8B's parameter count (Meta 2024); the preset rounds it to 8B",
     },
-    ("lesson", 29): {
+    ("lesson", 33): {
         "14": "a reference to slide 14 (pass@k): test_the_cross_references",
         "17": "a reference to slide 17 (worked example D): test_the_cross_references",
         "8": "a reference to slide 8 (the SFT mask): test_the_cross_references",
@@ -584,9 +604,154 @@ def test_the_optimizers_slide() -> None:
     assert "0.0316" in LR_CHOICES and final_loss(float("0.0316"), "sgd") < start
 
 
+def test_the_policy_gradient_slide() -> None:
+    """Lesson 27's notes, by exact sums over every ordered group of answers written out here (not core): on the page's
+    bandit (rewards 1, 0.6, 0.3, 0; pi = 0.1, 0.2, 0.3, 0.4; softmax logits, score e_a - pi) the group mean's expected
+    update is 0.750 of grad J at G = 4 and 0.5 at G = 2 (and (G - 1)/G at G = 3, the formula the notes' 0.938 at
+    G = 16 uses); RLOO's is grad J, with (4/3)^2 = 1.78 times the group mean's total variance and the same ratio of
+    mean to standard deviation along grad J; the std-normalised estimate (population std) is 2.69 on grad J with
+    cosine 0.986; J = 0.310, and four answers without a baseline have tr Cov 1.81 |grad J|^2."""
+    from itertools import product
+
+    from views.policy_gradient import G_CHOICES
+
+    slide = DECKS["lesson"].slide(27)
+    assert slide.page == "Policy_gradient" and slide.state["pg_G"] == "4" and slide.state["predict_pg"] is True
+    assert slide.state["pg_rewards"].startswith("graded") and slide.state["pg_policy"].startswith("untrained")
+    notes = _flat(slide.notes)
+    assert "(G − 1)/G = 0.750" in notes and "(4/3)² = 1.78" in notes and "0.938 ∇J at G = 16" in notes
+    assert "0.5 ∇J at G = 2" in notes and "2.69 ∇J with cosine 0.986" in notes
+    assert {"2", "16"} <= set(G_CHOICES)
+    pi, r = [0.1, 0.2, 0.3, 0.4], [1.0, 0.6, 0.3, 0.0]
+    J = sum(p * x for p, x in zip(pi, r, strict=True))
+    grad = [pi[k] * (r[k] - J) for k in range(4)]
+    gg = sum(x * x for x in grad)
+
+    def moments(G: int, kind: str) -> tuple[list[float], list[list[float]]]:
+        """E[g] and E[g g^T] of g = (1/G) sum_i A_i (e_{a_i} - pi) over the 4^G ordered groups."""
+        mean, second = [0.0] * 4, [[0.0] * 4 for _ in range(4)]
+        for group in product(range(4), repeat=G):
+            p = math.prod(pi[a] for a in group)
+            rs = [r[a] for a in group]
+            m = sum(rs) / G
+            if kind == "none":
+                adv = rs
+            elif kind == "group_mean":
+                adv = [x - m for x in rs]
+            elif kind == "rloo":
+                adv = [x - (sum(rs) - x) / (G - 1) for x in rs]
+            else:  # the group's mean and population std
+                sd = math.sqrt(sum((x - m) ** 2 for x in rs) / G)
+                adv = [0.0 if sd == 0 else (x - m) / sd for x in rs]
+            g = [sum(A * ((a == k) - pi[k]) for A, a in zip(adv, group, strict=True)) / G for k in range(4)]
+            for k in range(4):
+                mean[k] += p * g[k]
+                for j in range(4):
+                    second[k][j] += p * g[k] * g[j]
+        return mean, [[second[k][j] - mean[k] * mean[j] for j in range(4)] for k in range(4)]
+
+    def on_grad(v: list[float]) -> float:
+        return sum(a * b for a, b in zip(v, grad, strict=True)) / gg
+
+    def sd_along(cov: list[list[float]]) -> float:
+        return math.sqrt(sum(grad[k] * cov[k][j] * grad[j] for k in range(4) for j in range(4))) / gg
+
+    for G in (2, 3, 4):
+        assert on_grad(moments(G, "group_mean")[0]) == pytest.approx((G - 1) / G, abs=1e-12)
+    assert _near(on_grad(moments(2, "group_mean")[0]), "0.5") and _near(15 / 16, "0.938")
+    mean_gm, cov_gm = moments(4, "group_mean")
+    mean_lo, cov_lo = moments(4, "rloo")
+    assert _near(on_grad(mean_gm), "0.750") and on_grad(mean_lo) == pytest.approx(1.0, abs=1e-12)
+    trace_gm, trace_lo = (sum(c[k][k] for k in range(4)) for c in (cov_gm, cov_lo))
+    assert _near(trace_lo / trace_gm, "1.78") and _near((4 / 3) ** 2, "1.78")
+    assert on_grad(mean_gm) / sd_along(cov_gm) == pytest.approx(on_grad(mean_lo) / sd_along(cov_lo), rel=1e-9)
+    mean_n, _ = moments(4, "norm")
+    cosine = sum(a * b for a, b in zip(mean_n, grad, strict=True)) / math.sqrt(sum(x * x for x in mean_n) * gg)
+    assert _near(on_grad(mean_n), "2.69") and _near(cosine, "0.986")
+    _, cov_none = moments(4, "none")
+    assert _near(J, "0.310") and _near(sum(cov_none[k][k] for k in range(4)) / gg, "1.81")
+
+
+def test_the_test_time_compute_slide() -> None:
+    """The test-time compute slide's notes, by math alone (not core): the gold score d (alpha - beta d) at the preset's
+    alpha = 1, beta = 0.25 peaks at d = alpha / (2 beta) = 2, KL = 4 nats; log n - (n - 1)/n reaches 4 at n = 147.4
+    (bisection on the increasing formula), and 147 is the best whole n; at the preset's n = 512 the formula gives 5.24
+    nats and the gold score 0.979, below the peak's 1."""
+    slide = next(s for s in DECKS["lesson"].slides if s.page == "Test_time_compute")
+    notes = _flat(slide.notes)
+    assert slide.state["ttc_alpha"] == 1.0 and slide.state["ttc_beta"] == 0.25 and slide.state["ttc_n"] == "512"
+    alpha, beta = 1.0, 0.25
+
+    def kl(n: float) -> float:
+        return math.log(n) - (n - 1) / n
+
+    def gold(n: float) -> float:
+        return math.sqrt(kl(n)) * (alpha - beta * math.sqrt(kl(n)))
+
+    d = alpha / (2 * beta)
+    lo, hi = 1.0, 1e6
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if kl(mid) < d * d else (lo, mid)
+    best = max(range(1, 1025), key=gold)
+    assert _near(d, "2") and _near(d * d, "4") and 147 < lo < 148 and best == 147
+    assert _near(kl(512), "5.24") and _near(gold(512), "0.979") and gold(512) < alpha**2 / (4 * beta)
+    assert "n* = 147" in notes and "= 2, a KL of 4 nats" in notes and "5.24 nats and a gold score of +0.979" in notes
+
+
+def test_the_distillation_slide() -> None:
+    """The distillation slide's notes, by scipy alone (not core): the teacher, two equal Gaussians of width 1 at -d/2
+    and +d/2 on the page's grid (-25..25, 1001 points, normalised there); at d = 5 the best one-Gaussian reverse
+    fit is centred (mean 0) with sd 2.39, below the forward fit's sqrt(1 + d^2/4) = 2.69; the on-mode optimum's
+    KL(q || p) falls below the middle one's between the drag's steps 5.5 and 6, at d = 5.6 (brentq), and tends to
+    log 2 for far modes."""
+    import numpy as np
+    from scipy import optimize, stats
+
+    slide = next(s for s in DECKS["lesson"].slides if s.page == "Distillation")
+    notes = _flat(slide.notes)
+    assert slide.state["dist_d"] == "5" and slide.state["dist_w"] == "0.5" and slide.state["dist_k"] == "1"
+    x = np.linspace(-25.0, 25.0, 1001)
+
+    def gauss(m: float, s: float) -> np.ndarray:
+        g = stats.norm.pdf(x, m, s)
+        return g / g.sum()
+
+    def middle(d: float) -> tuple[float, float]:
+        p = (gauss(-d / 2, 1.0) + gauss(d / 2, 1.0)) / 2
+        r = optimize.minimize_scalar(lambda ls: stats.entropy(gauss(0.0, math.exp(ls)), p), bounds=(-1, 2.5),
+                                     method="bounded", options={"xatol": 1e-10})  # fmt: skip
+        return math.exp(r.x), float(r.fun)
+
+    def on_mode(d: float) -> float:
+        p = (gauss(-d / 2, 1.0) + gauss(d / 2, 1.0)) / 2
+        r = optimize.minimize(lambda t: stats.entropy(gauss(t[0], math.exp(t[1])), p), [-d / 2, 0.0],
+                              method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-13})  # fmt: skip
+        return float(r.fun)
+
+    sd5, kl5 = middle(5.0)
+    assert kl5 < on_mode(5.0) and _near(sd5, "2.39") and _near(math.sqrt(1 + 25 / 4), "2.69")
+    jump = optimize.brentq(lambda d: on_mode(d) - middle(d)[1], 5.5, 6.0, xtol=1e-6)
+    assert _near(jump, "5.6") and abs(on_mode(12.0) - math.log(2)) < 1e-3
+    assert "The answer is 0.00" in notes and "sd 2.39" in notes and "near d = 5.6" in notes
+
+
+def test_the_calibration_slide() -> None:
+    """The calibration slide's answer by math alone (not core): the toy states sigmoid(kappa logit c), so at a stated
+    0.9 the accuracy is sigmoid(logit(0.9) / kappa) = 9^(1/kappa) / (9^(1/kappa) + 1), 0.707 at the slide's kappa = 2.5;
+    the readouts' sampled ECEs and fitted T are the view's (checked on the slide by the test above)."""
+    slide = next(s for s in DECKS["lesson"].slides if s.page == "Calibration")
+    notes = _flat(slide.notes)
+    assert slide.state["cal_kappa"] == "2.5" and slide.state["predict_cal"] is True
+    kappa = 2.5
+    odds = 9 ** (1 / kappa)  # logit(0.9) = ln 9
+    assert _near(odds / (odds + 1), "0.707") and _near(expit(math.log(9) / kappa), "0.707")
+    assert "The answer is 0.707" in notes and "κ = 2.5" in notes
+
+
 def test_the_cross_references() -> None:
     lesson = DECKS["lesson"]
-    notes = lesson.slide(29).notes
+    notes = lesson.slide(33).notes
     refs = {int(n): what for what, n in re.findall(r"([^,(]+?) \(slide (\d+)\)", " ".join(notes.split()))}
     assert set(refs) == {8, 10, 14, 17}
     assert "pass@k" in lesson.slide(14).title and "Worked example D" in lesson.slide(17).title
@@ -699,7 +864,7 @@ def test_review3_n1_the_loss_gap_names_its_budget_and_the_compute_saving_is_the_
 
 
 def test_review3_n2_recomputation_is_priced_into_the_mfu_not_left_out_of_6nd() -> None:
-    notes = _flat(DECKS["lesson"].slide(27).notes)
+    notes = _flat(DECKS["lesson"].slide(31).notes)
     assert "attention's FLOPs at long context and recomputation" not in notes
     assert "Recomputation is not a missing term" in notes and "lower MFU" in notes and "Chowdhery et al. 2022" in notes
 
@@ -712,11 +877,11 @@ def test_review3_n3_an_all_equal_group_is_zero_over_zero_without_epsilon() -> No
     with np.errstate(invalid="ignore"):
         assert np.isnan(centred / (std + 0.0)).all()  # epsilon = 0: 0/0
     assert (centred / (std + 1e-4) == 0).all()  # TRL's std + 1e-4: exactly 0
-    for deck, n in (("interview", 4), ("lesson", 29)):
+    for deck, n in (("interview", 4), ("lesson", 33)):
         slide = DECKS[deck].slide(n)
         notes = _flat(slide.notes)
         assert "0/0" in notes and "std + 1e-4" in notes and slide.state["eps"] in ("0", 0, 0.0)
-    lesson = DECKS["lesson"].slide(29)
+    lesson = DECKS["lesson"].slide(33)
     _, view = rendered(lesson)
     assert not [r for r in lesson.shown_readouts(view) if r.label.startswith("Scale")]  # 1/(0 + 0) is not 0
 
@@ -728,12 +893,12 @@ def test_review3_n4_slide_1_names_the_fit_once() -> None:
 
 # ---------------------------------------------------------------------- the fourth review of the decks
 def test_review4_n2_an_all_equal_group_leaves_only_a_kl_term_where_the_loss_has_one() -> None:
-    for deck, n in (("interview", 4), ("lesson", 29)):
+    for deck, n in (("interview", 4), ("lesson", 33)):
         notes = _flat(DECKS[deck].slide(n).notes)
         assert "where the loss has one" in notes and "DAPO" in notes and "TRL" in notes, f"{deck} slide {n}"
     assert "Shao et al. 2024: β = 0.04" in _flat(DECKS["interview"].slide(4).notes)
 
 
 def test_review4_n3_the_rate_is_mfu_times_peak_not_the_mfu() -> None:
-    notes = _flat(DECKS["lesson"].slide(27).notes)
+    notes = _flat(DECKS["lesson"].slide(31).notes)
     assert "the achieved rate, the MFU" not in notes and "achieved rate, MFU × peak FLOP/s" in notes

@@ -49,9 +49,13 @@ def test_the_pages_are_in_lesson_order_group_by_group() -> None:
         ("gradient clipping", ["Training_lab"]),
         ("loss scaling", ["Number_formats"]),
         ("bias correction", ["Optimizers"]),
+        ("REINFORCE", ["Policy_gradient"]),
+        ("mode-seeking", ["Distillation"]),
         ("dpo", ["KL_leash"]),
         ("top-p", ["Sampling"]),
         ("pass@k", ["Evaluation"]),
+        ("reliability diagram", ["Calibration"]),
+        ("self-consistency", ["Test_time_compute"]),
         ("no such topic", []),
     ],
 )

@@ -34,14 +34,20 @@ from core import tiny_gpt  # the tiny GPT's shipped config (its context), an inp
 from core.attention_real import available as real_model_available  # which texts the page shows
 from core.grpo import G_MAX, G_MIN  # the group sizes the GRPO page's control accepts (a range bound)
 from core.sampling import VOCAB_PRESETS  # input data only: the preset's logits
+from tests import calibration_reference as _calref
 from tests import card_references as ref
+from tests import distillation_reference as dist_ref
 from tests import optimizers_reference
+from tests import policy_gradient_reference as pg_ref
+from tests import ttc_reference as ttc_ref
 from tests.apptest import opened
 from tests.moe_reference import routing_by_hand
 from tests.page_numbers import Ref, check_page, control_texts, page_texts
 from tests.test_page_sampling import Z as SAMPLING_Z  # input data only: the page's default logits
 from tests.test_page_sampling import reference as sampling_reference  # its independent sampler
 from views import attention as v_attention
+from views import calibration as v_calibration
+from views import distillation as v_distillation
 from views import evaluation as v_evaluation
 from views import flash_attention as v_flash_attention
 from views import grpo as v_grpo
@@ -51,6 +57,7 @@ from views import loss_units as v_loss_units
 from views import moe as v_moe
 from views import number_formats as v_number_formats
 from views import optimizers as v_optimizers
+from views import policy_gradient as v_policy_gradient
 from views import positions as v_positions
 from views import ppo as v_ppo
 from views import reward_model as v_reward_model
@@ -58,6 +65,7 @@ from views import sampling as v_sampling
 from views import scaling as v_scaling
 from views import schedules as v_schedules
 from views import serving as v_serving
+from views import test_time_compute as v_ttc
 from views import training_lab as v_training_lab
 from views import training_memory as v_training_memory
 
@@ -1378,6 +1386,250 @@ OPTIMIZERS: list[Ref] = [
     Ref(r"\hat m_t = \frac{m_t}{1-\beta_1^t},\quad \hat v_t = \frac{v_t}{1-\beta_2^t}", _ONE),
 ]
 
+_SHRINK = "the 1 of (G − 1)/G, the group mean's factor written beside it"
+_01 = "the two rewards of a checker, 0 and 1"
+_MOSTLY, _CHECKER = v_policy_gradient.POLICIES["mostly right: 0.7, 0.1, 0.1, 0.1"], (1.0, 0.0, 0.0, 0.0)
+# the std-normalised estimate with 0/1 rewards: one factor for every p at G = 2 and 3 (population std), not at G = 4;
+# at G = 2 it equals RLOO's estimate (advantages ±1 either way), so its mean lands on ∇J
+assert abs(pg_ref.binary_scale(0.3, 2) - pg_ref.binary_scale(0.7, 2)) < 1e-12
+assert abs(pg_ref.binary_scale(0.3, 3) - pg_ref.binary_scale(0.7, 3)) < 1e-12
+assert abs(pg_ref.binary_scale(0.5, 4) - pg_ref.binary_scale(0.1, 4)) > 0.05
+assert (
+    max(
+        abs(x - y)
+        for x, y in zip(
+            pg_ref.group_moments((0.1, 0.2, 0.3, 0.4), _CHECKER, "group_norm", 2)[0],
+            pg_ref.gradient((0.1, 0.2, 0.3, 0.4), _CHECKER),
+            strict=True,
+        )
+    )
+    < 1e-12
+)
+# with the mostly-right policy and checker rewards E[r] is a worse baseline than none at all
+assert pg_ref.single_variance(_MOSTLY, _CHECKER, pg_ref.objective(_MOSTLY, _CHECKER)) > pg_ref.single_variance(
+    _MOSTLY, _CHECKER, 0.0
+)
+_G_SIZES = "group sizes checked by enumeration above (binary_scale)"
+POLICY_GRADIENT: list[Ref] = [
+    Ref("b ∇ Σ_a π(a) = b ∇1 = 0", "Σ_a π(a) = 1, a probability's total", "the gradient of a constant"),
+    Ref("so the expected gradient is (G - 1)/G ∇J", _SHRINK),
+    Ref(
+        "(mostly right, checker: b* = 0.175, E[r] = 0.700;",
+        pg_ref.best_baseline(_MOSTLY, _CHECKER),
+        pg_ref.objective(_MOSTLY, _CHECKER),
+    ),
+    Ref(
+        "RLOO's estimate is G/(G - 1) times the group mean's, draw by draw: unbiased, with (G/(G - 1))² the covariance",
+        _SHRINK,
+        _SHRINK,
+    ),
+    Ref(
+        "in general the expected gradient is neither (G - 1)/G ∇J nor parallel to it; with 0/1 rewards",
+        _SHRINK,
+        _01,
+        _01,
+    ),
+    Ref("for G ≥ 4, depends on the prompt's success rate (at G = 2 and 3,", _G_SIZES, _G_SIZES, _G_SIZES),
+    Ref("arXiv 2503.20783", "an arXiv identifier"),
+    Ref("GRPO's group mean with G = 8 answers per prompt", GIVEN),
+    Ref("(G - 1)/G = 7/8 = **0.875** of ∇J", _SHRINK, 8 - 1, 8, 7 / 8),
+    Ref(
+        "its estimate is 8/7 times the group mean's, draw by draw, so (8/7)² ≈ 1.31 times",
+        8,
+        8 - 1,
+        8,
+        8 - 1,
+        (8 / 7) ** 2,
+    ),
+    Ref("adds b ∇Σπ = 0", "the gradient of the constant Σπ = 1"),
+    Ref("scales the expected gradient to (G - 1)/G of ∇J, a", _SHRINK),
+    Ref(
+        "G = 4: the group mean gives 0.75 ∇J; RLOO gives ∇J with (4/3)² ≈ 1.78 times the group mean's",
+        GIVEN,
+        3 / 4,
+        4,
+        4 - 1,
+        (4 / 3) ** 2,
+    ),
+    Ref("the same estimate scaled by 4/3.", 4, 4 - 1),
+    Ref("which shrinks the expected gradient to (G - 1)/G of ∇J.", _SHRINK),
+    Ref("differ only by the factor G/(G - 1) (a step size,", _SHRINK),
+    Ref("it also acts like rescaling β by G/(G - 1)", _SHRINK),
+    Ref("and with 0/1 rewards (G ≥ 4) it weights prompts", _01, _01, _G_SIZES),
+    Ref("(0/1 rewards at G = 2, where it equals RLOO)", _01, _01, "checked by enumeration above"),
+    Ref(r"\textstyle\sum_a \pi(a) = 0", "the gradient of the constant Σπ = 1"),
+]
+
+
+_HALF = "one half: more than half the votes, the threshold of a vote between two answers"
+_PLURALITY = "the formula's constant: p > (1 - p)/m, the right answer above each of m equally likely wrong ones"
+# the compute-split toy rewritten from its assumptions (tests/ttc_reference.py) at 1e23 FLOPs, T = 1,000 tokens
+_TTC_7, _TTC_8, _TTC_10 = (ttc_ref.split(1e23, r, 1000) for r in (1e7, 1e8, 1e10))
+TTC: list[Ref] = [
+    Ref("correct: 1 - (1 - p)ⁿ, which is pass@n", FORMULA, FORMULA),
+    Ref("arXiv 2407.21787", ARXIV),
+    Ref("by at most log n - (n - 1)/n (Stiennon", FORMULA),
+    Ref("arXiv 2401.01879", ARXIV),
+    Ref("arXiv 2210.10760", ARXIV),
+    Ref("peaks at d = α / 2β", "the derivative α − 2βd of d(α − βd) vanishes there"),
+    Ref("Their gold was a 6B reward model", CITE),
+    Ref("arXiv 2203.11171", ARXIV),
+    Ref("so it amplifies p > 0.5 and ruins p < 0.5", _HALF, _HALF),
+    Ref("with m equally likely wrong answers, p > 1/(m + 1) as n grows", _PLURALITY, _PLURALITY),
+    Ref("plateauing beyond several hundred samples on GSM8K", "a dataset's name (GSM8K)"),
+    Ref("costs about 2N FLOPs per token", FORMULA),
+    Ref("arXiv 2408.03314", ARXIV),
+    Ref("can beat a 14 times larger model", CITE),
+    Ref("arXiv 2401.00448", ARXIV),
+    Ref(
+        "Between 1e8 and 1e10 queries on 1e23 FLOPs its best model shrinks (2.5B → 1.8B)",
+        GIVEN,
+        GIVEN,
+        GIVEN,
+        _TTC_8["params"],
+        _TTC_10["params"],
+    ),
+    Ref("(about 1,100 → 1,800 tokens per parameter)", _TTC_8["tokens_per_param"], _TTC_10["tokens_per_param"]),
+    Ref("falls (42.5% → 35%)", 100 * _TTC_8["share"], 100 * _TTC_10["share"]),
+    Ref("from 1e7 to 1e9 queries the model stays at 2.5B", GIVEN, GIVEN, _TTC_7["params"]),
+    Ref("at best-of-64 are different products", "the seed's example (002 A11.3.1)"),
+    Ref("One sample solves a problem with probability p = 0.1.", GIVEN),
+    Ref("give at least a 90% chance of solving it?", GIVEN),
+    Ref(
+        "1 - 0.9ⁿ ≥ 0.9 needs 0.9ⁿ ≤ 0.1, so n ≥ ln 0.1 / ln 0.9 = 21.9",
+        FORMULA,
+        1 - 0.1,
+        0.9,
+        1 - 0.1,
+        1 - 0.9,
+        1 - 0.9,
+        1 - 0.1,
+        math.log(0.1) / math.log(0.9),
+    ),
+    Ref("**22 samples** (1 - 0.9²² = 0.902)", math.ceil(math.log(0.1) / math.log(0.9)), FORMULA, 1 - 0.1, 1 - 0.9**22),
+    Ref("gets less from the same 22.", math.ceil(math.log(0.1) / math.log(0.9))),
+    Ref(
+        "With a verifier and p = 0.1, 22 samples solve a problem 90% of the time",
+        GIVEN,
+        math.ceil(math.log(0.1) / math.log(0.9)),
+        100 * (1 - 0.9**22),
+    ),
+    Ref("Saying a majority vote needs p > 0.5", _HALF),
+    Ref("Reading log n - (n - 1)/n as the exact KL", FORMULA),
+    Ref("two equally likely outputs with different rewards never exceed log 2 ≈ 0.69 nats", GIVEN, math.log(2)),
+    Ref(
+        r"P_\text{verifier}(n) = 1 - (1-p)^n,\quad \mathrm{KL}_\text{bon} \le \log n - \tfrac{n-1}{n}",
+        FORMULA,
+        FORMULA,
+        FORMULA,
+    ),
+    Ref(r"1 - (1-p)^n \quad\text{vs}\quad \mathrm{KL} \le \log n - \tfrac{n-1}{n}", FORMULA, FORMULA, FORMULA),
+]
+
+
+def _peaks(d: float) -> int:
+    """Local maxima of the equal two-mode teacher (width 1) on the page's grid, by scipy's pdf."""
+    p = dist_ref.teacher(d)
+    return int(np.sum((p[1:-1] > p[:-2]) & (p[1:-1] >= p[2:])))
+
+
+def _dist_jump() -> tuple[float, float]:
+    """The reverse fit of one Gaussian to equal modes: in the middle at d = 5.5, on a mode at d = 6 (scipy)."""
+    assert abs(dist_ref.reverse_fit(5.5)[0]) < 1e-3 and abs(dist_ref.reverse_fit(6.0)[0]) > 2.5
+    assert _peaks(2.0) == 1 and _peaks(2.1) == 2 and _peaks(4.0) == 2  # bimodal beyond d = 2 widths
+    return 5.5, 6.0
+
+
+def _dist_heavier() -> float:
+    """w = 0.4 on the drag's steps: the reverse fit's best optimum is in the middle at d = 5 and on the heavier (right)
+    mode at d = 5.5, where a fit started on the lighter mode stops there, a local optimum with a higher KL (scipy)."""
+    assert abs(dist_ref.reverse_fit(5.0, 0.4)[0]) < 1.0 and dist_ref.reverse_fit(5.5, 0.4)[0] > 2.5
+    light, light_kl = dist_ref.reverse_local_fit(5.5, 0.4, -2.75)
+    heavy, heavy_kl = dist_ref.reverse_local_fit(5.5, 0.4, 2.75)
+    assert light < -2.5 and heavy > 2.5 and light_kl > heavy_kl
+    return 5.5
+
+
+_WIDTH = "the teacher's modes' width, 1 (the unit of x)"
+_HALF = "the halves of ±d/2, the modes' positions"
+_POWER = "the 1 of 1/T², a power law's form"
+_DLOG2 = "log 2 = −log of the mode's weight 1/2, the mass the reverse fit leaves out"
+DISTILLATION: list[Ref] = [
+    Ref("with a reverse KL of about -log 0.5 = log 2: minus the log of the teacher's mass", GIVEN, _DLOG2),
+    Ref("(w = 0.4: from d = 5.5 of the drag's steps)", GIVEN, _dist_heavier()),
+    Ref(
+        "(the pretraining of Gemma 2's 2B and 9B models)",
+        NAME,
+        "model sizes in the models' names (Gemma Team 2024)",
+        "model sizes in the models' names (Gemma Team 2024)",
+    ),
+    Ref("at d = 4 the teacher has two peaks", 4 if _peaks(4.0) == 2 else math.nan),
+    Ref("softmax(v / T) at T > 1 show", "the unsoftened temperature, 1"),
+    Ref("which shrinks about as 1/T² when T is large", _POWER),
+    Ref(
+        "Two equal modes 8 widths apart: the reverse fit sits on one with KL(q‖p) ≈ log 2 = 0.693",
+        GIVEN,
+        _DLOG2,
+        dist_ref.reverse_kls(8.0)[1],
+    ),
+    Ref("at high T the soft term's gradient shrinks about as 1/T²", _POWER),
+    Ref(r"\tfrac{1}{T}", FORMULA),
+    Ref("The teacher is two Gaussians of width 1 at -d/2 and +d/2", _WIDTH, _HALF, _HALF),
+    Ref(
+        "two peaks (beyond d = 2), and jumps onto one mode only between d = 5.5 and 6",
+        2 if _peaks(2.1) == 2 else math.nan,
+        *_dist_jump(),
+    ),
+]
+
+
+_UNIT = "the ends of the probability interval [0, 1]"
+_POS = "a sign condition: T > 0 keeps every argmax"
+_GAP = 0.9 - 72 / 100  # the quick check's bin: stated 0.9, 72 of 100 right
+_T2 = 1 / (1 + math.exp(-math.log(0.9 / 0.1) / 2))  # sigmoid(logit(0.9) / 2), scipy-free
+CALIBRATION: list[Ref] = [
+    Ref("(Guo et al. 2017, arXiv 1706.04599", ARXIV),
+    Ref("Equal-width bins cut [0, 1] into", _UNIT, _UNIT),
+    Ref("has an ECE of 0 in one bin", "one bin: its accuracy is the base rate the model states, a gap of 0"),
+    Ref("(at M = 5, (0.4, 0.6])", GIVEN, 2 / 5, 3 / 5),
+    Ref("The GPT-4 technical report (OpenAI 2023, arXiv 2303.08774, Fig. 8)", NAME, ARXIV, COUNT),
+    Ref("a 0/1 reward says nothing", "a binary reward's two values", "a binary reward's two values"),
+    Ref("(Guo et al. 2017, §4.2)", "a section number of the paper"),
+    Ref("drawn from the same distribution, §4)", "a section number of the paper"),
+    Ref("by one T > 0 fitted", _POS),
+    Ref("Wei et al. 2022 (arXiv 2206.07682)", ARXIV),
+    Ref("and Koyejo 2023 (arXiv 2304.15004)", ARXIV),
+    Ref("the token edit distance k (1 - p)", FORMULA),
+    Ref("once p is close to 1", "the ceiling of a probability"),
+    Ref("where exact match still reads 0", "the floor of a probability"),
+    Ref(
+        "a product that works 20% of the time against one that works 80%",
+        "the seed's example (002 A11.6)",
+        "the seed's example (002 A11.6)",
+    ),
+    Ref("A model states 0.9 on 100 answers and gets 72 of them right.", GIVEN, GIVEN, GIVEN),
+    Ref("with T = 2 make of a stated 0.9 (two options)?", GIVEN, GIVEN),
+    Ref("The gap is 0.9 - 0.72 = **0.18**", GIVEN, 72 / 100, _GAP),
+    Ref("0.9 is the logit ln 9; divided by 2 it is ln 3", GIVEN, 0.9 / (1 - 0.9), GIVEN, math.sqrt(0.9 / 0.1)),
+    Ref("becomes 3/(3 + 1) = **0.75**", math.sqrt(9), math.sqrt(9), FORMULA, _T2),
+    Ref("A bin stated at 0.9 with 72 of 100 right has a gap of 0.18", GIVEN, GIVEN, GIVEN, _GAP),
+    Ref("states the base rate has an ECE of 0.", "one bin: its accuracy is the base rate the model states, a gap of 0"),
+    Ref("Citing the GPT-4 report for why", NAME),
+    Ref(
+        "a larger upward bias (the 500-prediction preset)",
+        int(v_calibration.SPEC.presets["A13.3: ECE's upward bias on 500 predictions"]["cal_n"]),
+    ),
+    Ref("as the GPT-4 report's Fig. 8 does. Guo", NAME, "the report's figure number"),
+    Ref("as the GPT-4 report's Fig. 8 does. Guo", NAME, "the report's figure number"),
+    Ref(
+        "stays near 0 until p is close to 1, so over a limited range of scales it reads 0",
+        "the floor of a probability",
+        "the ceiling of a probability",
+        "the floor of a probability",
+    ),
+    Ref("dividing by T > 0 keeps every argmax", _POS),
+]
+
 PAGES: dict[str, list[Ref]] = {
     "pages/1_Scaling_laws.py": SCALING,
     "pages/2_KL_leash.py": KL,
@@ -1398,6 +1650,10 @@ PAGES: dict[str, list[Ref]] = {
     "pages/19_Training_lab.py": TRAINING_LAB,
     "pages/20_Number_formats.py": NUMBER_FORMATS,
     "pages/21_Optimizers.py": OPTIMIZERS,
+    "pages/22_Policy_gradient.py": POLICY_GRADIENT,
+    "pages/23_Distillation.py": DISTILLATION,
+    "pages/24_Test_time_compute.py": TTC,
+    "pages/25_Calibration.py": CALIBRATION,
 }
 
 
@@ -1502,6 +1758,124 @@ OPTIMIZER_CONTROLS: list[Ref] = [
         "A1.6.1: pre-LN against post-LN at 12 blocks",
         float(_preset(v_optimizers.SPEC, "A1.6.1: pre-LN against post-LN at 12 blocks")["opt_depth"]),
     ),
+]
+
+POLICY_GRADIENT_CONTROLS: list[Ref] = [
+    Ref("a checker's are 0/1", _01, _01),
+    Ref("preset: Dr. GRPO: with 0/1 rewards", _01, _01),
+]
+
+
+_TT = v_ttc.SPEC
+_TTC_OVER = "A7.1.2: best-of-512 against a reward model, past the gold score's peak (illustrative α = 1, β = 0.25)"
+_TTC_BEST_CASE = "A7.1.2: a majority vote's best case, 1,000 equally likely wrong answers, 25 samples at p = 0.3"
+_TTC_SYSTEMATIC = "A7.1.2: two wrong answers at 0.35 each beat the right one at p = 0.3 (m = 2): the vote falls with n"
+_TTC_GROUP = "A7.2: a group of 8 rollouts at pass@1 = 0.01 holds a success 7.7% of the time"
+_TTC_RARE = "A7.4: on problems the small model rarely solves (pass@1 = 0.005), the 10× larger one wins per FLOP"
+TTC_CONTROLS: list[Ref] = [
+    Ref("Small model's pass@1", NAME),
+    Ref("Large model's pass@1", NAME),
+    Ref("a forward pass costs about 2N FLOPs per token", FORMULA),
+    Ref(
+        "A7.1: the third axis, best-of-n with a verifier at p = 0.05",
+        _preset(_TT, "A7.1: the third axis, best-of-n with a verifier at p = 0.05")["ttc_p"],
+    ),
+    Ref(
+        "A7.1.2: best-of-512 against a reward model, past the gold score's peak (illustrative α = 1, β = 0.25)",
+        int(_preset(_TT, _TTC_OVER)["ttc_n"]),
+        _preset(_TT, _TTC_OVER)["ttc_alpha"],
+        _preset(_TT, _TTC_OVER)["ttc_beta"],
+    ),
+    Ref(
+        "A7.1.2: a majority vote's best case, 1,000 equally likely wrong answers, 25 samples at p = 0.3",
+        int(_preset(_TT, _TTC_BEST_CASE)["ttc_m"]),
+        _preset(_TT, _TTC_BEST_CASE)["ttc_vote_n"],
+        _preset(_TT, _TTC_BEST_CASE)["ttc_vote_p"],
+    ),
+    Ref(
+        "A7.1.2: two wrong answers at 0.35 each beat the right one at p = 0.3 (m = 2): the vote falls with n",
+        (1 - _preset(_TT, _TTC_SYSTEMATIC)["ttc_vote_p"]) / int(_preset(_TT, _TTC_SYSTEMATIC)["ttc_m"]),
+        _preset(_TT, _TTC_SYSTEMATIC)["ttc_vote_p"],
+        int(_preset(_TT, _TTC_SYSTEMATIC)["ttc_m"]),
+    ),
+    Ref(
+        "A7.1.2: a majority vote with one wrong answer at p = 0.45",
+        _preset(_TT, "A7.1.2: a majority vote with one wrong answer at p = 0.45")["ttc_vote_p"],
+    ),
+    Ref(
+        "A7.2: a group of 8 rollouts at pass@1 = 0.01 holds a success 7.7% of the time",
+        _preset(_TT, _TTC_GROUP)["ttc_k"] * _preset(_TT, _TTC_GROUP)["ttc_ratio"],
+        NAME,
+        _preset(_TT, _TTC_GROUP)["ttc_p_small"],
+        100 * (1 - (1 - _preset(_TT, _TTC_GROUP)["ttc_p_small"]) ** _preset(_TT, _TTC_GROUP)["ttc_k"]),
+    ),
+    Ref(
+        "A7.4: on problems the small model rarely solves (pass@1 = 0.005), the 10× larger one wins per FLOP",
+        NAME,
+        _preset(_TT, _TTC_RARE)["ttc_p_small"],
+        _preset(_TT, _TTC_RARE)["ttc_ratio"],
+    ),
+    Ref(
+        "A7.4: 1e8 queries on 1e23 FLOPs",
+        float(_preset(_TT, "A7.4: 10⁸ queries on 10²³ FLOPs")["ttc_queries"]),
+        float(_preset(_TT, "A7.4: 10⁸ queries on 10²³ FLOPs")["ttc_budget"]),
+    ),
+    Ref(
+        "A7.4: 1e10 queries on 1e23 FLOPs",
+        float(_preset(_TT, "A7.4: 10¹⁰ queries on 10²³ FLOPs")["ttc_queries"]),
+        float(_preset(_TT, "A7.4: 10¹⁰ queries on 10²³ FLOPs")["ttc_budget"]),
+    ),
+]
+
+DISTILLATION_CONTROLS: list[Ref] = [
+    Ref(
+        "preset: Two clear peaks (d = 5)",
+        float(_preset(v_distillation.SPEC, "Two clear peaks (d = 5): where does the reverse fit sit?")["dist_d"]),
+    ),
+    Ref("dist_d help: the teacher is two Gaussians of width 1 at -d/2 and +d/2", _WIDTH, _HALF, _HALF),
+    Ref("the right mode has 1 - w", "the teacher's total mass, 1"),
+    Ref("dist_k help: 1: one Gaussian, which cannot represent two modes; 2: a mixture of two", COUNT, COUNT),
+    Ref(
+        "at 0 the student gives the teacher's other sequences probability 0",
+        "ε = 0: no smoothing",
+        "a probability of zero",
+    ),
+]
+
+
+_CS = v_calibration.SPEC
+_CAL_ONE = "1: the value at which nothing changes (calibrated)"
+CALIBRATION_CONTROLS: list[Ref] = [
+    Ref("(κ = 1: no change)", _CAL_ONE),
+    Ref("Your guess: accuracy at a stated 0.9", "the question's stated probability (views/calibration.py STATED)"),
+    Ref("γ > 1 overconfident, γ < 1 underconfident, γ = 1 calibrated", _CAL_ONE, _CAL_ONE, _CAL_ONE),
+    Ref("T₀ > 1 overconfident, T₀ < 1 underconfident", _CAL_ONE, _CAL_ONE),
+    Ref(
+        "A13.3: ECE after strong tuning (κ = 4)",
+        float(_preset(_CS, "A13.3: ECE after strong tuning (κ = 4) with equal-width bins")["cal_kappa"]),
+    ),
+    Ref("A13.3: 5 equal-mass bins", int(_preset(_CS, next(k for k in _CS.presets if "5 equal-mass" in k))["cal_bins"])),
+    Ref("as the GPT-4 report's Fig. 8 does; Guo", NAME, "the report's figure number"),
+    Ref(
+        "the diagonal: ECE 0.106, against 0.121 with 10 equal-width bins",
+        _calref.toy(2.5, 5, "mass")["tuned"],
+        _calref.toy(2.5, 10, "width")["tuned"],
+        10,
+    ),
+    Ref(
+        "A13.3: ECE's upward bias on 500 predictions",
+        int(_preset(_CS, "A13.3: ECE's upward bias on 500 predictions")["cal_n"]),
+    ),
+    Ref(
+        "the temperature that undoes it (κ = 6)",
+        float(_preset(_CS, next(k for k in _CS.presets if "(κ = 6)" in k))["cal_kappa"]),
+    ),
+    Ref(
+        "temperature scaling of a 10-class model whose logits are 3 times too large",
+        "the simulated model's number of classes (views/calibration.py N_CLASSES)",
+        _preset(_CS, next(k for k in _CS.presets if "3 times" in k))["cal_t0"],
+    ),
+    Ref("A11.6: exact match on 10-token answers", _preset(_CS, "A11.6: exact match on 10-token answers")["cal_k"]),
 ]
 
 CONTROLS: dict[str, tuple[object, list[Ref]]] = {
@@ -1760,6 +2134,10 @@ CONTROLS: dict[str, tuple[object, list[Ref]]] = {
             v_number_formats.SPEC, "A1.10: softmax without the max, a logit of 12 in fp16")["fmt_logit_top"]),
     ]),
     "pages/21_Optimizers.py": (v_optimizers.SPEC, OPTIMIZER_CONTROLS),
+    "pages/22_Policy_gradient.py": (v_policy_gradient.SPEC, POLICY_GRADIENT_CONTROLS),
+    "pages/23_Distillation.py": (v_distillation.SPEC, DISTILLATION_CONTROLS),
+    "pages/24_Test_time_compute.py": (v_ttc.SPEC, TTC_CONTROLS),
+    "pages/25_Calibration.py": (v_calibration.SPEC, CALIBRATION_CONTROLS),
 }  # fmt: skip
 
 

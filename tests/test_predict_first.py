@@ -15,6 +15,8 @@ from core import lora, scaling
 from tests.apptest import decode, figures, metrics, no_exception, open_page
 from views import Options
 from views import attention as attention_view
+from views import calibration as calibration_view
+from views import distillation as distillation_view
 from views import evaluation as evaluation_view
 from views import flash_attention as flash_attention_view
 from views import grpo as grpo_view
@@ -23,8 +25,10 @@ from views import lora as lora_view
 from views import moe as moe_view
 from views import number_formats as number_formats_view
 from views import optimizers as optimizers_view
+from views import policy_gradient as policy_gradient_view
 from views import positions as positions_view
 from views import scaling as scaling_view
+from views import test_time_compute as ttc_view
 from views import training_lab as training_lab_view
 from viz.predict import GUESS_NAME
 
@@ -69,9 +73,13 @@ CASES = {
     "positions": ("pages/16_Positions.py", "predict_pos", "guess_pairs", "10", {}),
     "flash_attention": ("pages/17_FlashAttention.py", "predict_fa", "guess_skipped", "4", {}),
     "moe": ("pages/18_MoE.py", "predict_moe", "guess_dropped", "100", {}),
+    "test_time_compute": ("pages/24_Test_time_compute.py", "predict_ttc", "guess_ttc_peak", "100", {}),
+    "calibration": ("pages/25_Calibration.py", "predict_cal", "guess_cal_acc", "0.8", {}),
     "training_lab": ("pages/19_Training_lab.py", "predict_lab", "guess_lab_bits", "4", {}),
     "number_formats": ("pages/20_Number_formats.py", "predict_fmt", "guess_fmt_err", "0.4", {}),
     "optimizers": ("pages/21_Optimizers.py", "predict_opt", "guess_opt_lr", "0.5", {"opt_kappa": "16"}),
+    "policy_gradient": ("pages/22_Policy_gradient.py", "predict_pg", "guess_pg_scale", "0.5", {}),
+    "distillation": ("pages/23_Distillation.py", "predict_dist", "guess_dist_mean", "2", {}),
 }
 
 
@@ -100,6 +108,10 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         lab_bits = float(z[f"c{i}/val_loss"][-1]) / math.log(2)
     # 0.1 in bf16 (8 significant bits): 0.1 = 1.6 · 2⁻⁴, the significand 1.6 · 2⁷ = 204.8 rounds to 205
     bf16_tenth = 205 / 2**7 * 2**-4
+    # best-of-n's gold score d (1 - d/4), d = sqrt(log n - (n - 1)/n), highest over whole n by a plain search
+    gold = lambda n: math.sqrt(math.log(n) - (n - 1) / n) * (1 - 0.25 * math.sqrt(math.log(n) - (n - 1) / n))  # noqa: E731
+    n_peak = max(range(1, 5000), key=gold)
+    cal_acc = 1 / (1 + 9 ** (-1 / 2.5))
     return {
         "scaling": ([f"{n_opt / 1e9:.2f}B"], n_opt),
         "kl": ([f"{pi:.3f}"], pi),
@@ -109,12 +121,23 @@ def _truths() -> dict[str, tuple[list[str], float | None]]:
         "attention": ([": previous token", "Previous-token head"], None),  # a panel named, the readout
         "positions": ([f"{beyond} of 64"], None),  # a small count: the figures hold 14 px font sizes
         "flash_attention": ([f"{skipped} of 16"], None),  # a small count, as for positions
-        "moe": (["245 of 1,024"], None),  # tests/test_views_moe.py counts the 245 with a plain loop
+        "moe": (["245 of 1,024"], None),
+        "test_time_compute": (
+            [f"n* = {n_peak}"],
+            None,
+        ),  # a whole n: the figures hold many small numbers  # tests/test_views_moe.py counts the 245 with a plain loop
         "training_lab": ([f"{lab_bits:.2f} bits/byte"], None),  # a 2-digit loss: the figures hold small font sizes
         "number_formats": ([f"{100 * abs(bf16_tenth - 0.1) / 0.1:.3g}%"], None),  # "0.0977%": a small number
         # SGD on f = ½(κx² + y²) at κ = 16: stable for η < 2/κ (the Hessian's largest eigenvalue is κ); the formula
         # 2/λ_max is the answer too: it is in the readout's help, never in its label
         "optimizers": ([f"{2 / 16:.3g}", "stable limit (the answer)", "2/λ_max", "2 / λ_max"], None),
+        # the group mean's E[g] over ∇J at G = 4: E[(r_i − mean) s_i] = (1 − 1/G) ∇J (a_j independent, E[s] = 0)
+        "policy_gradient": ([f"{(4 - 1) / 4:.3f}"], (4 - 1) / 4),
+        # the reverse-KL Gaussian at d = 4 sits in the middle (tests/test_views_distillation.py checks its 0.00
+        # against scipy): a distance of 0 is a number every figure holds, so the readout's label is the truth here
+        "distillation": (["midpoint (the answer)"], None),
+        # the toy's accuracy at a stated 0.9 after tuning with κ = 2.5: 1 / (1 + 9^(-1/2.5)), logit(0.9) = ln 9
+        "calibration": ([f"{cal_acc:.3f}"], cal_acc),
     }
 
 
@@ -192,9 +215,13 @@ VIEWS = {
     "positions": positions_view,
     "flash_attention": flash_attention_view,
     "moe": moe_view,
+    "test_time_compute": ttc_view,
+    "calibration": calibration_view,
     "training_lab": training_lab_view,
     "number_formats": number_formats_view,
     "optimizers": optimizers_view,
+    "policy_gradient": policy_gradient_view,
+    "distillation": distillation_view,
 }
 
 

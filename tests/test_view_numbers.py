@@ -17,16 +17,20 @@ from pathlib import Path
 import pytest
 
 from tests import (
+    view_numbers_calibration,
+    view_numbers_distillation,
     view_numbers_flash_attention,
     view_numbers_lora,
     view_numbers_moe,
     view_numbers_number_formats,
     view_numbers_optimizers,
+    view_numbers_policy_gradient,
     view_numbers_positions,
     view_numbers_prefs,
     view_numbers_rl,
     view_numbers_scaling,
     view_numbers_systems,
+    view_numbers_test_time_compute,
     view_numbers_tokens,
     view_numbers_training_lab,
 )
@@ -37,7 +41,9 @@ from views import catalog
 SPECS = {e.script: catalog.view_module(e.url).SPEC for e in catalog.PAGES if e.view is not None}
 GROUPS = (view_numbers_scaling, view_numbers_rl, view_numbers_prefs, view_numbers_systems, view_numbers_tokens,
           view_numbers_lora, view_numbers_positions, view_numbers_flash_attention, view_numbers_moe,
-          view_numbers_training_lab, view_numbers_number_formats, view_numbers_optimizers)  # fmt: skip
+          view_numbers_training_lab, view_numbers_number_formats, view_numbers_optimizers,
+          view_numbers_policy_gradient, view_numbers_test_time_compute, view_numbers_distillation,
+          view_numbers_calibration)  # fmt: skip
 TABLES = {page: table for group in GROUPS for page, table in group.TABLES.items()}
 
 

@@ -10,13 +10,17 @@ from apptest import font_sizes
 
 from views import Options, catalog
 from views import attention as attention_view
+from views import calibration as calibration_view
+from views import distillation as distillation_view
 from views import evaluation as evaluation_view
 from views import flash_attention as flash_view
 from views import grpo as grpo_view
 from views import moe as moe_view
 from views import number_formats as number_formats_view
 from views import optimizers as optimizers_view
+from views import policy_gradient as policy_gradient_view
 from views import positions as positions_view
+from views import test_time_compute as ttc_view
 from viz.style import DARK, PRESENTER_MIN
 
 VIEWS = tuple(e.view for e in catalog.PAGES if e.view is not None)  # every page's view, from the catalogue
@@ -27,12 +31,14 @@ PARTS = frozenset(
      "order", "loops", "SFT mask", "Packing", "Padding", "WSD branches", "Kaplan's read-off", "Data mixture",
      grpo_view.DIFFICULTY, grpo_view.PPO, grpo_view.BATCH, *evaluation_view.VIEWS, *attention_view.VIEWS,
      *positions_view.VIEWS, *flash_view.VIEWS, *moe_view.VIEWS, *number_formats_view.VIEWS,
-     *optimizers_view.VIEWS}
+     *optimizers_view.VIEWS, *policy_gradient_view.VIEWS, *ttc_view.VIEWS,
+     *distillation_view.VIEWS, *calibration_view.VIEWS}
 )  # fmt: skip
 EXPECTED = {"scaling": 2, "kl_leash": 5, "lora": 3, "grpo": 4, "evaluation": 4, "attention": 7, "training_memory": 2,
             "serving": 3, "ppo": 6, "reward_model": 4, "sampling": 3, "loss_units": 4, "schedules": 4,
             "positions": 3, "flash_attention": 3, "moe": 3, "training_lab": 1,
-            "number_formats": 4, "optimizers": 6}  # fmt: skip
+            "number_formats": 4, "optimizers": 6, "policy_gradient": 4, "test_time_compute": 4,
+            "distillation": 3, "calibration": 4}  # fmt: skip
 
 
 def test_every_view_has_its_figure_count():

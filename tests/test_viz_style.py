@@ -59,6 +59,8 @@ from viz.attention import (
     attention_outputs_figure,
     attention_scale_figure,
 )
+from viz.calibration import emergence_figure, power_figure, reliability_figure, temperature_scaling_figure
+from viz.distillation import kl_figure, sequence_figure, temperature_figure
 from viz.dpo import dpo_figure
 from viz.evaluation import (
     comparison_figure,
@@ -83,6 +85,7 @@ from viz.loss_units import (
 from viz.moe import balance_figure, parameters_figure, routing_figure, with_panel_line
 from viz.number_formats import loss_scale_figure, running_sum_figure, softmax_figure, spacing_figure
 from viz.optimizers import bias_figure, depth_figure, mup_figure, norm_figure, trajectory_figure, warmup_figure
+from viz.policy_gradient import group_figure, learning_figure, spread_figure, zero_figure
 from viz.positions import decay_figure, relative_figure, wavelength_figure
 from viz.ppo import (
     clip_batch_figure,
@@ -98,6 +101,7 @@ from viz.sampling import generation_figure, order_figure, sampling_figure
 from viz.scaling import isoflop_family_figure, isoflop_figure
 from viz.schedules import kaplan_figure, mixture_figure, schedule_figure, wsd_branch_figure, wsd_name
 from viz.serving import kv_capacity_figure, roofline_figure, speculative_figure
+from viz.test_time_compute import best_of_n_figure, pass_per_compute_figure, split_figure, vote_figure
 from viz.training_lab import lab_figure, series
 from viz.training_memory import pipeline_bubble_figure, training_memory_figure
 
@@ -479,6 +483,33 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "running_sum_figure": lambda **kw: running_sum_figure(
         np.arange(4), [("bf16", np.array([0.0, 1.0, 2.0, 2.0])), ("exact", np.arange(4.0))], **kw
     ),
+    "kl_figure": lambda **kw: kl_figure(
+        np.linspace(-2, 2, 5), [np.ones(5)] * 2, [np.ones(5)] * 2, [np.zeros(5)] * 2, ["1", "2"], ["d = 1", "d = 2"],
+        active=1, **kw,
+    ),
+    "temperature_figure": lambda **kw: temperature_figure(
+        np.array([1.0, 2.0]), np.array([[0.7, 0.3], [0.6, 0.4]]), ["a", "b"], np.array([0.6, 0.67]), 0.69,
+        np.array([0.1, 0.05]), np.array([0.1, 0.2]), 0.25, 1.5, **kw,
+    ),
+    "sequence_figure": lambda **kw: sequence_figure(
+        ["A A", "B B"], np.array([0.5, 0.5]), {"token-level": np.array([0.4, 0.6])}, {"token-level": (0.1, 0.2)},
+        0.05, **kw,
+    ),
+    "spread_figure": lambda **kw: spread_figure(
+        ["none", "group mean"], [np.ones((2, 3)), np.zeros((2, 3))], [np.ones(2), np.array([1.0, 0.5])],
+        [np.ones(2), np.ones(2)], np.zeros(3), ["2", "4"], ["G = 2", "G = 4"], active=1, **kw,
+    ),
+    "zero_figure": lambda **kw: zero_figure(
+        np.array([[0.1, -0.1], [-0.1, 0.1]]), np.zeros(2), ["A", "B"], np.linspace(-1, 2, 4), np.array([3, 1, 0.5, 1]),
+        0.5, 0.4, 0.3, **kw,
+    ),
+    "group_figure": lambda **kw: group_figure(
+        np.array([2, 3]), {"group mean": np.array([0.5, 0.67]), "RLOO": np.ones(2)}, 2, np.array([0.1, 0.5]),
+        np.array([1.0, 1.0]), **kw,
+    ),
+    "learning_figure": lambda **kw: learning_figure(
+        np.arange(3), {"a": np.array([0.3, 0.5, 0.6])}, {"a": np.array([0.0, 0.1, 0.1])}, "sampled", 1.0, **kw,
+    ),
     "trajectory_figure": lambda **kw: trajectory_figure(
         np.linspace(-2, 2, 5), np.linspace(-1, 1, 4), np.ones((4, 5)),
         [[np.array([[-1.5, 1.0], [-1.0, 0.5]]), np.array([[-1.5, 1.0], [np.nan, np.nan]])]] * 2, ["SGD", "Adam"],
@@ -494,6 +525,40 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
     "mup_figure": lambda **kw: mup_figure(
         np.array([32, 64]), np.array([0.2, 0.4]), np.array([0.2, 0.18]), np.array([0.3, 0.3]), np.array([32, 128]),
         np.array([1e-3, 1e-2]), np.array([[0.2, 0.1], [0.1, np.nan]]), np.array([[0.2, 0.1], [0.2, 0.1]]), **kw,
+    ),
+    "best_of_n_figure": lambda **kw: best_of_n_figure(
+        np.array([1.0, 2.0, 4.0]), np.array([0.1, 0.19, 0.34]), 0.1, np.array([0.0, 0.4, 0.7]), 147.0, 1.0,
+        [1, 4], [0.1, 0.34], [0.0, 0.7], ["n = 1", "n = 4"], active=1, **kw,
+    ),
+    "vote_figure": lambda **kw: vote_figure(
+        np.array([1.0, 5.0]), [("majority vote, m = 10", np.array([0.35, 0.6])), ("verifier", np.array([0.35, 0.9]))],
+        np.array([0.0, 1.0]), [("majority vote, m = 10", np.array([0.0, 1.0]))], 5, 0.35, **kw,
+    ),
+    "pass_per_compute_figure": lambda **kw: pass_per_compute_figure(
+        np.array([1.0, 10.0]), np.array([0.05, 0.4]), np.array([0.3, 0.97]), 10.0, 4, 0.87, 0.76, **kw,
+    ),
+    "reliability_figure": lambda **kw: reliability_figure(
+        (np.array([0.25, 0.75]), np.array([0.25, 0.75])), [(np.array([0.2, 0.8]), np.array([0.3, 0.7]))] * 2,
+        [(np.array([0.25, 0.75]), np.array([0.25, 0.75]))] * 2, np.linspace(0.1, 0.9, 5),
+        [np.linspace(0.2, 0.8, 5)] * 2,
+        np.array([0.25, 0.75]), np.array([5, 5]), [np.array([5, 5])] * 2, [np.array([5, 5])] * 2, [1.0, 2.0],
+        ["κ = 1", "κ = 2"], active=1, **kw,
+    ),
+    "power_figure": lambda **kw: power_figure(
+        (np.array([0.5, 0.9]), np.array([0.3, 0.8])), (np.array([0.5, 0.9]), np.array([0.3, 0.8])),
+        np.linspace(0, 1, 5), np.linspace(0, 1, 5) ** 2, 2.0, np.array([1.0, 2.0]), np.array([0.1, 0.1]),
+        np.array([0.1, 0.1]), 0.1, 10, **kw,
+    ),
+    "temperature_scaling_figure": lambda **kw: temperature_scaling_figure(
+        np.array([0.5, 1.0, 2.0]), np.array([1.5, 1.2, 1.3]), np.array([1.5, 1.2, 1.3]), 1.0, 1.0,
+        (np.array([0.5, 0.9]), np.array([0.4, 0.7])), (np.array([0.5, 0.9]), np.array([0.5, 0.9])), **kw,
+    ),
+    "emergence_figure": lambda **kw: emergence_figure(
+        np.array([20.0, 22.0, 24.0]), np.array([0.1, 0.4, 0.9]), np.array([0.0, 0.01, 0.6]), np.array([4.5, 3.0, 0.5]),
+        5, 0.5, 23.7, 22.3, **kw,
+    ),
+    "split_figure": lambda **kw: split_figure(
+        np.array([0.1, 0.5]), np.array([0.5, 0.9]), np.array([100.0, 1000.0]), 0.5, 0.9, **kw,
     ),
     "relative_figure": lambda **kw: relative_figure(np.eye(4), np.eye(4), 0, 100, **kw),
     "decay_figure": lambda **kw: decay_figure(np.arange(1.0, 65.0), np.linspace(1, 0.1, 64), np.cos(np.arange(64.0)),

@@ -46,13 +46,19 @@ PAGES = ["", *(e.url for e in catalog.PAGES)]  # Home ("") and every page
 # figure with a drag row counts with its row: plotly's slider took 84 px and its pads under the plot, the row takes
 # 44 px, and the plot keeps its size (pages/frame/drag.py); those six were measured so on 2026-12-04. Positions
 # (added later: a plot of 470 px and its drag row), FlashAttention and MoE (each a plot of 430 px and its drag row)
-# were measured on 2026-12-05; Optimizers (a plot of 470 px and its drag row) too.
+# were measured on 2026-12-05; Optimizers (a plot of 470 px and its drag row) too; Policy_gradient and Calibration
+# (the same plot and row) and Test_time_compute and Distillation (a plot of 430 px and its drag row, as MoE's)
+# were measured so on 2026-12-05 (508 and 468).
 HEIGHTS = {
     "Scaling_laws": 598, "Loss_and_units": 440, "Schedules": 560, "Attention": 570, "Positions": 508,
     "FlashAttention": 468, "MoE": 468, "Training_memory": 460, "LoRA": 438, "KL_leash": 498, "Reward_model": 440,
     "PPO": 588, "GRPO": 440, "Sampling": 488, "Serving": 428, "Evaluation": 460, "Deck": 475, "Training_lab": 558,
     "Number_formats": 508,
     "Optimizers": 508,
+    "Policy_gradient": 508,
+    "Test_time_compute": 468,
+    "Distillation": 468,
+    "Calibration": 508,
 }  # fmt: skip
 SHARE = 0.6  # of the main figure's height above the fold
 CLS = 0.1
