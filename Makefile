@@ -13,7 +13,7 @@ STAMP := $(VENV)/.installed
 # project again, and pytest rewrites every test module's asserts again (a collection took 26 s without them, 12 s with)
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt lab-sweep optim-data fmt-data
+.PHONY: redis run test test-busy test-walks lint format bench chromium npm clean real-model nginx serve wheelhouse offline-install screenshots tiny-gpt lab-sweep optim-data fmt-data
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,17 @@ chromium:
 	  echo "Installing Debian's chromium for the browser tests"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q chromium; }
+
+# Debian's redis-server for the class-mode tests, which start their own server on a free loopback port with persistence
+# off (tests/class_mode/conftest.py); the packaged service is never used (the package's install does not start it
+# where there is no init system; where there is one, it is stopped and disabled so that nothing listens unasked)
+redis:
+	@command -v redis-server >/dev/null 2>&1 || test -x /usr/bin/redis-server || { \
+	  echo "Installing Debian's redis-server for the class-mode tests"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && $$SUDO apt-get install -y -q redis-server; \
+	  if command -v systemctl >/dev/null 2>&1 && systemctl is-system-running >/dev/null 2>&1; then \
+	    $$SUDO systemctl disable --now redis-server || true; fi; }
 
 npm:
 	@command -v npm >/dev/null 2>&1 || { \
@@ -65,7 +76,7 @@ format: $(STAMP)
 # them, torch's default (a thread per core in each) oversubscribed the cores (its two slowest tests, beside one busy
 # loop: 27.9 s of wall time and 26.6 s of CPU with two threads, 23.0 s and 20.7 s with one).
 SERVER_LOG := test-artifacts/server-tests.log
-test: $(STAMP) chromium nginx $(AXE) lint
+test: $(STAMP) chromium nginx redis $(AXE) lint
 	@mkdir -p test-artifacts; $(PY) -m pytest -m server tests/server > $(SERVER_LOG) 2>&1 & server=$$!; \
 	status=0; OMP_NUM_THREADS=1 $(PY) -m pytest -n auto --maxprocesses=4 -m "not browser and not server" || status=$$?; \
 	wait $$server; server_status=$$?; echo "== the server tests (run beside the first part)"; cat $(SERVER_LOG); \

@@ -1,6 +1,7 @@
-"""Imports only go down: pages -> views -> viz -> core; decks and the drills read the views; study (cards, progress)
-and core import no layer of the app. Parses every module's imports (ast) and fails on one going up, and on any
-circle of imports, between files or between packages. And the frame's modules stay one idea each, small."""
+"""Imports only go down: pages -> views -> viz -> core; decks and the drills read the views; study (cards, progress),
+classroom (class mode's store and rules) and core import no layer of the app. Parses every module's imports (ast)
+and fails on one going up, and on any circle of imports, between files or between packages. And the frame's modules
+stay one idea each, small."""
 
 from __future__ import annotations
 
@@ -20,11 +21,13 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "viz": frozenset({"views", "pages", "decks", "study", "streamlit"}) | HARNESS,
     "views": frozenset({"pages", "decks", "streamlit"}) | HARNESS,
     "decks": frozenset({"pages", "streamlit"}) | HARNESS,
-    "study": frozenset({"views", "viz", "pages", "decks", "streamlit", "plotly"}) | HARNESS,
+    "study": frozenset({"views", "viz", "pages", "decks", "streamlit", "plotly", "classroom"}) | HARNESS,
+    # class mode's store and rules: beside study (whose data folder it shares), below the pages, no UI
+    "classroom": frozenset({"views", "viz", "pages", "decks", "core", "streamlit", "plotly"}) | HARNESS,
     "pages": HARNESS,
     "bench": frozenset({"tests"}),
 }
-PACKAGES = ("pages", "views", "viz", "core", "decks", "study", "bench", "tests")
+PACKAGES = ("pages", "views", "viz", "core", "decks", "study", "classroom", "bench", "tests")
 
 
 @functools.cache

@@ -14,7 +14,7 @@ One idea per module: ``page`` (the Page: set-up, body, controls, figures), ``lay
 first screen's held places), ``answers`` (the sections that hold answers), ``binding`` (the state contract bound to
 widgets and the URL), ``sidebar`` (the shared sidebar, set-up, share link, deck collection), ``nav`` (the list of
 pages), ``style`` (CSS), ``shims`` (the history and theme shims), ``charts`` (the live chart), ``alt`` (text
-alternatives), ``cache``.
+alternatives), ``cache``, ``follow`` (class mode's follow signal).
 """
 
 from __future__ import annotations
