@@ -25,7 +25,7 @@ ARG PIP_INSTALL_ARGS="--extra-index-url https://download.pytorch.org/whl/cpu"
 # Dependencies first, in their own layer. The build context is mounted (not copied) for this step, so that an
 # optional wheelhouse/ in it serves the offline build without landing in the image.
 COPY pyproject.toml README.md LICENSE ./
-RUN --mount=type=bind,source=.,target=/ctx pip install $PIP_INSTALL_ARGS . && rm -rf build *.egg-info
+RUN --mount=type=bind,source=.,target=/ctx pip install $PIP_INSTALL_ARGS ".[class]" && rm -rf build *.egg-info
 
 COPY . .
 # Pre-compress Streamlit's static files now (gzip -9 twins for nginx's gzip_static), not at every start.

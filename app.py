@@ -31,13 +31,16 @@ c3.markdown(
 )
 
 st.header("Practise")
-practise = [entry for entry in existing_pages() if entry[0] in ("pages/14_Drills.py", "pages/15_Deck.py")]
+PRACTISE = ("pages/14_Drills.py", "pages/15_Deck.py", "pages/26_Class.py")
+practise = [entry for entry in existing_pages() if entry[0] in PRACTISE]
 left, right = st.columns([3, 1])
 left.markdown(
     "Interview cards, one at a time: answer aloud against a countdown, reveal the model answer part by part, "
     "grade yourself and let the schedule bring each card back when it is due. An interviewer's view adds "
     "follow-ups, traps and a rubric. **Lecture decks** play the lesson in about 20 views with the keyboard, with a "
-    "speaker view in a second tab and an offline HTML handout; add any view to your own deck from its sidebar."
+    "speaker view in a second tab and an offline HTML handout; add any view to your own deck from its sidebar. "
+    "**Join a class** when a teacher runs one: type the code from the projector, follow the slides on your phone "
+    "and answer the questions before the answer is shown."
 )
 with right:
     for path, label, icon in practise:

@@ -52,6 +52,16 @@ MIN_INTERVAL = 0.05
 STREAM_PATH = "/_stcore/stream"
 
 
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0-100) of ``values``, linear between order statistics; NaN if there are none."""
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    cuts = statistics.quantiles(values, n=1000, method="inclusive")
+    return cuts[min(max(round(q * 10) - 1, 0), len(cuts) - 1)]
+
+
 @dataclass
 class LoadResult:
     """What one load run measured. Times in seconds."""
@@ -80,13 +90,8 @@ class LoadResult:
         return self.sent - self.reruns
 
     def percentile(self, q: float) -> float:
-        """The q-th percentile (0-100) of the rerun latencies, linear between order statistics; NaN if none."""
-        if not self.latencies:
-            return float("nan")
-        if len(self.latencies) == 1:
-            return self.latencies[0]
-        cuts = statistics.quantiles(self.latencies, n=1000, method="inclusive")
-        return cuts[min(max(round(q * 10) - 1, 0), len(cuts) - 1)]
+        """The q-th percentile (0-100) of the rerun latencies (:func:`percentile`)."""
+        return percentile(self.latencies, q)
 
     @property
     def p50(self) -> float:

@@ -1,16 +1,18 @@
 """What a class is: starting one, joining it, following the teacher's slide, answering, revealing, exporting, expiring.
 
 A class has three secrets of different reach:
-- the join code, on the projector: 8 characters from 31 (no 0, 1, I, L or O), 31^8 ≈ 8.5 × 10^11 codes. Failed
-  joins are rate-limited per browser session and for the whole deployment (the store counts them, so every worker
-  shares one limit): at the deployment's limit of 60 failures a minute, guessing any one of 100 open classes takes
-  about 8.5 × 10^11 / 100 / 60 minutes, some 270 years, on average;
+- the class code, on the projector: 8 characters from 31 (no 0, 1, I, L or O), 31^8 ≈ 8.5 × 10^11 codes. Failed
+  joins are rate-limited per page session (a reload starts a new one, so this only slows a person down) and for the
+  whole deployment (the store counts them, so every worker shares the limit, the bound that counts): at 60 failures
+  a minute, guessing any one of 100 open classes takes about 8.5 × 10^11 / 100 / 60 minutes, some 270 years, on
+  average;
 - the student token (128 random bits) in a student's own link, which makes a reload or a phone that slept rejoin as
   the same student;
-- the teacher key (192 random bits), in the teacher's link only; the store keeps its SHA-256, never the key.
+- the teacher key (192 random bits), kept in the teacher's session and a cookie of the teacher's browser, never in
+  a link; the store keeps its SHA-256, never the key.
 
-Every step takes the store and the time (seconds since the epoch) and returns what happened or raises ClassError
-with a message a person can act on; nothing here draws anything.
+Every step takes the store and, where expiry matters, the time (seconds since the epoch), and returns what happened
+or raises ClassError with a message a person can act on; nothing here draws anything.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from classroom.store import ClassRecord, ClassStore, Outcome
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"  # 31 characters: no 0/O, 1/I/L to misread
@@ -42,6 +46,7 @@ CLASS_ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{22}")
 JOIN_FAILURES_PER_SESSION = 5
 JOIN_FAILURES_PER_DEPLOYMENT = 60
 WINDOW_S = 60
+BAD_LINK = "This link is not valid (it may be cut short): join again with the class code on the projector."
 
 Status = Literal["open", "closed", "expired"]
 
@@ -61,6 +66,9 @@ class Question:
     lo: float = -math.inf
     hi: float = math.inf
     options: tuple[str, ...] = ()
+    step: float | None = None  # a number's input step and printf format (the page's guess field's)
+    fmt: str | None = None
+    log: bool = False  # a positive range of several decades: guesses binned on a log scale
 
     def __post_init__(self) -> None:
         if self.kind == "choice":
@@ -74,8 +82,8 @@ class Question:
 
 @dataclass(frozen=True)
 class Started:
-    """A class just started: the teacher's link carries ``class_id`` and ``teacher_key``; the projector shows
-    ``code``."""
+    """A class just started: the teacher's link carries ``class_id`` (as ``teach=``), ``teacher_key`` goes to the
+    teacher's session and a cookie, the projector shows ``code``."""
 
     class_id: str
     code: str
@@ -119,7 +127,7 @@ def normal_code(text: object) -> str:
     if not code:
         raise ClassError("Type the class code shown on the projector.")
     if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
-        raise ClassError(f"A class code is {CODE_LENGTH} letters and digits, like K7M2-PQ9X.")
+        raise ClassError(f"A class code is {CODE_LENGTH} letters and digits (no 0, 1, I, L or O), like K7M2-PQ9X.")
     return code
 
 
@@ -143,7 +151,7 @@ def parse_answer(question: Question, raw: object) -> str:
             raise ClassError(f"Pick one of the {len(question.options)} options.")
         return str(int(text))
     try:
-        value = float(text.replace("−", "-").replace(",", ""))
+        value = float(text.replace("−", "-"))  # a comma is refused: 0,5 and 1,000 read differently by country
     except ValueError:
         raise ClassError(f"{text!r} is not a number.") from None
     if not math.isfinite(value) or not (question.lo <= value <= question.hi):
@@ -163,7 +171,7 @@ _ENDED = {"closed": "This class has been closed by its teacher.", "expired": "Th
 def start_class(store: ClassStore, deck: str, now: float, hours: float = DEFAULT_HOURS, slide: int = 0) -> Started:
     """A new class on ``deck`` at ``slide``, open for ``hours`` (at most MAX_HOURS)."""
     if not (isinstance(hours, (int, float)) and math.isfinite(hours) and 0 < hours <= MAX_HOURS):
-        raise ClassError(f"A class lasts from a few minutes to {MAX_HOURS:g} hours; got {hours!r}.")
+        raise ClassError(f"A class is open for more than 0 and at most {MAX_HOURS:g} hours; got {hours!r}.")
     key = secrets.token_urlsafe(24)
     for _ in range(8):  # a code already in use is drawn again (31^8 codes: a second draw is all but never needed)
         record = ClassRecord(secrets.token_urlsafe(16), new_code(), key_hash(key), deck, int(slide), False, now,
@@ -175,10 +183,12 @@ def start_class(store: ClassStore, deck: str, now: float, hours: float = DEFAULT
 
 def _record(store: ClassStore, class_id: object) -> ClassRecord:
     if not isinstance(class_id, str) or not CLASS_ID_PATTERN.fullmatch(class_id):
-        raise ClassError("This class link is not valid: ask the teacher for the code.")
+        raise ClassError(
+            "This link is not valid (it may be cut short): join again with the class code on the projector."
+        )
     record = store.get(class_id)
     if record is None:
-        raise ClassError("This class no longer exists: ask the teacher for the code.")
+        raise ClassError("This class no longer exists; if your teacher started a new one, join with its class code.")
     return record
 
 
@@ -207,9 +217,9 @@ def open_record(store: ClassStore, class_id: object, now: float) -> ClassRecord:
 def join(store: ClassStore, code_text: object, name: object, client: str, now: float) -> Joined:
     """A student joins the class of ``code_text`` as a new student. ``client`` names the browser session for the
     rate limit. Raises ClassError (a wrong code, an ended class, too many failed tries)."""
-    window = int(now // WINDOW_S)
+    window = int(now // WINDOW_S) * WINDOW_S  # the minute's start, in seconds (the store purges counters by age)
     if store.hits(f"join-fail:{client}", window) >= JOIN_FAILURES_PER_SESSION:
-        raise ClassError("Too many wrong codes from this browser: wait a minute, then try again.")
+        raise ClassError("Too many wrong codes in a row: wait a minute, then try again.")
     if store.hits("join-fail:*", window) >= JOIN_FAILURES_PER_DEPLOYMENT:
         raise ClassError("Too many wrong codes have been tried on this server: wait a minute, then try again.")
     try:
@@ -232,10 +242,12 @@ def rejoin(store: ClassStore, class_id: object, token: object, now: float) -> Jo
     """A student back with the class and token of their link (a reload, a phone that slept)."""
     record = open_record(store, class_id, now)
     if not isinstance(token, str) or not TOKEN_PATTERN.fullmatch(token):
-        raise ClassError("This student link is not valid: join again with the code.")
+        raise ClassError(
+            "This link is not valid (it may be cut short): join again with the class code on the projector."
+        )
     student = store.student(record.class_id, token)
     if student is None:
-        raise ClassError("This class does not know this link: join again with the code.")
+        raise ClassError("This link is not one of this class's: join again with the class code.")
     return Joined(record.class_id, token, student.name)
 
 
@@ -255,7 +267,7 @@ def submit(store: ClassStore, class_id: str, token: str, question: Question, raw
         "duplicate": "You have already answered this question: an answer cannot be changed.",
         "locked": "The answer has been revealed: answers are closed.",
         "closed": _ENDED["closed"],
-        "gone": "This class no longer exists.",
+        "gone": "This class no longer exists; if your teacher started a new one, join with its class code.",
     }
     if outcome != "ok":
         raise ClassError(messages[outcome])
@@ -274,6 +286,24 @@ def tally(store: ClassStore, class_id: str, question: Question) -> Tally:
         counts = Counter(int(v) for v in values)
         return Tally(len(values), per_option=tuple(counts.get(i, 0) for i in range(len(question.options))))
     return Tally(len(values), numbers=tuple(sorted(float(v) for v in values)))
+
+
+def guess_histogram(numbers: tuple[float, ...], truth: float, log: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Bin edges and counts of the class's numeric guesses for the projector: from ceil(sqrt(n)) to 20 bins (at least
+    5) of equal width over the guesses and the true value together, so that the truth is always on the axis. With
+    every guess and the truth equal, one bin of width 1 centred on them. ``log``: positive guesses binned by log10
+    (equal widths in decades), the edges returned as values."""
+    if log:
+        edges, counts = guess_histogram(tuple(math.log10(max(v, 1e-300)) for v in numbers),
+                                        math.log10(max(truth, 1e-300)))  # fmt: skip
+        return 10.0**edges, counts
+    values = np.asarray(numbers, dtype=np.float64)
+    lo, hi = float(min(values.min(initial=truth), truth)), float(max(values.max(initial=truth), truth))
+    if hi == lo:
+        return np.array([lo - 0.5, lo + 0.5]), np.array([values.size])
+    bins = int(min(20, max(5, math.ceil(math.sqrt(values.size)))))
+    counts, edges = np.histogram(values, bins=bins, range=(lo, hi))
+    return edges, counts
 
 
 def own_answer(store: ClassStore, class_id: str, token: str, question: Question) -> str | None:

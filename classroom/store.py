@@ -42,7 +42,7 @@ class StoreUnavailable(RuntimeError):
 class ClassRecord:
     """One class as stored. ``version`` grows with every change a student's screen follows (slide, reveal, close)."""
 
-    class_id: str  # unguessable, never shown on the projector
+    class_id: str  # unguessable, never drawn by the app (a student's link and the teacher's teach= carry it)
     code: str  # the join code
     teacher_hash: str  # sha256 of the teacher key, never the key itself
     deck: str
@@ -70,7 +70,7 @@ class Answer:
 
 
 class ClassStore(Protocol):
-    """What class mode needs from a store; both backends pass the same tests (tests/test_classroom_store.py)."""
+    """What class mode needs from a store; both backends pass the same tests (tests/class_mode/test_store.py)."""
 
     def ping(self) -> None: ...
     def create(self, record: ClassRecord, now: float) -> bool: ...
@@ -292,7 +292,7 @@ class SqliteStore:
             for class_id in gone:
                 for table in ("answers", "students", "reveals", "classes"):
                     db.execute(f"DELETE FROM {table} WHERE class_id = ?", (class_id,))
-            db.execute("DELETE FROM hits WHERE window < ?", (int(now) - 86_400,))
+            db.execute("DELETE FROM hits WHERE window < ?", (int(now) - 86_400,))  # windows are in seconds
             return gone
 
     def hit(self, key: str, window: int) -> int:

@@ -89,7 +89,7 @@ def main() -> None:
                             && !document.querySelector(".st-key-{STYLED_GATE_KEY}")""",
                         timeout=90_000,
                     )
-                    if path != "app.py" and "Drills" not in path:
+                    if path != "app.py" and "Drills" not in path and "Class" not in path:  # (a form first)
                         page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
                     page.wait_for_timeout(800)
                     target = OUT / f"{name or 'Home'}-{mode}.png"

@@ -150,12 +150,7 @@ instead of 6%, against 68% unsorted.
 """
         )
 
-    page.quick_check(
-        "A tokenizer with longer tokens cuts the same 1,000-byte text into half as many tokens, and the model's total "
-        "loss on the text does not change. What happens to perplexity and to bits per byte?",
-        "The loss per token doubles, so the perplexity is squared (e^{2L} = (e^L)²). Bits per byte, the total divided "
-        "by 1,000 · ln 2, does not change (the definitions of seed 001, section 3.1).",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -16,6 +16,8 @@ from dataclasses import replace
 
 import streamlit as st
 
+from classroom import classes
+from classroom.store import StoreUnavailable
 from decks import (
     TALKS,
     Deck,
@@ -27,11 +29,13 @@ from decks import (
     parts_for,
     slide_from_link,
 )
+from decks.class_questions import predict_fields
 from decks.warm import SlideCache, Warming
-from pages.frame import DECK_DRAFT, HIDDEN_CAPTION, PRESENT_KEY, Page, draw_field
+from pages.frame import DECK_DRAFT, HIDDEN_CAPTION, PRESENT_KEY, Page, class_ui, draw_field
 from views import Options, View
 from views import deck as view_of
 from views.state import State
+from viz.class_guesses import guesses_figure
 
 _NONCE = "_deck_nonce"  # bumped by every move: the slide's controls are drawn afresh with its prepared values
 _PLAY = "_deck_play"
@@ -304,6 +308,7 @@ if deck is None:
 
 size = len(deck)
 warming = SLIDES.warm(deck, page.theme, page.presenter, page.hide)
+teach_link = bool(st.query_params.get("teach"))  # a class runs (its keys join the list)
 with st.sidebar:
     st.html(_HIDE_EXTRA_KEYS)
     number = page.control("slide")
@@ -321,11 +326,27 @@ with st.sidebar:
     st.caption(
         "Keys: → space PgDn next · ← PgUp previous · a number then Enter jumps · b blanks · p plays the sweep · "
         "v reveals a withheld view"
+        + (" · in a class: j the class code, v reveals the guesses, k the quick check" if teach_link else "")
     )
     _keys_component(key="deck-jump", on_value_change=lambda: _jump(size), height=0)
 
 slide = deck.slide(number)
 TALKS.update(talk_id, deck, number, blank)
+
+# ---------------------------------------------------------------------- a class following the deck (class mode)
+teaching, question, class_problem = None, None, None
+try:
+    teach_id = (st.query_params.get("teach") or "").strip()
+    teaching = class_ui.teaching(teach_id) if teach_id else None
+    with st.sidebar:
+        lost = bool(teach_id) and teaching is None
+        teaching = class_ui.teacher_sidebar(teaching, deck.name, number, draft=deck.name == "draft", lost=lost)
+    if teaching is not None:
+        teaching = class_ui.Teaching(class_ui.sync_slide(teaching, number), teaching.key)
+        question = class_ui.slide_question(deck.name, number)
+except StoreUnavailable as exc:
+    class_problem = f"Class mode is off: {exc}. The deck works as before."
+class_revealed = teaching is not None and question is not None and question.qid in teaching.record.revealed
 # A slide that asks the room first (withhold = true) opens with its title alone; v reveals its view until the next move.
 withheld = slide.withhold and st.session_state.get(_SHOWN) != (deck.name, number)
 
@@ -344,6 +365,8 @@ with st.sidebar:
             g = replace(f, name=key, default=slide.state[f.name], widget=widget)
             touched[f.name] = draw_field(g, bind=None)
     state = State(touched)
+    if class_revealed and (asked := predict_fields(slide)) is not None:  # revealed to the class: the answer on screen
+        state = state.replace(**{asked[0].name: False})
     if state != slide.state:
         st.button(
             "↺ Back to the slide's values",
@@ -432,6 +455,35 @@ if not blank:
         with page.views():
             for j, fig in enumerate(figs[1:], start=1):
                 page.chart(fig, f"deck-fig-{j}", f"{deck.name}-{number}-{j}")
+    if class_problem:
+        st.error(class_problem)
+    check = class_ui.slide_check(deck.name, number) if teaching is not None else None
+    if teaching is not None:
+        store = class_ui.service().store()
+        if question is not None and class_revealed:
+            tally = classes.tally(store, teaching.class_id, question)
+            edges, counts = classes.guess_histogram(tally.numbers, question.answer)
+            page.chart(guesses_figure(edges, counts, question.answer, theme=page.theme, presenter=page.presenter),
+                       "class-guesses", f"class-{deck.name}-{number}")  # fmt: skip
+        if check is not None and check.qid in teaching.record.revealed:  # the page's quick check, answered
+            fig = class_ui.check_result(store, teaching.class_id, check, class_ui.check_text(deck.name, number)[1],
+                                        own=None, theme=page.theme, presenter=page.presenter)  # fmt: skip
+            page.chart(fig, "class-check", f"class-{deck.name}-{number}-check")
+        asked = [("guesses", question, "v")] if question is not None and not class_revealed else []
+        if check is not None and check.qid not in teaching.record.revealed:
+            asked.append(("quick check", check, "k"))
+        if asked:
+            class_ui.count_badge(teaching, asked)
+        if question is not None and not class_revealed:
+            # v, as a withheld view's reveal (R is Streamlit's rerun): a slide is withheld or asks the class, not both
+            st.button("Reveal the guesses to the class (v)", key="class-reveal", shortcut=None if withheld else "v",
+                      type="primary", on_click=classes.reveal,
+                      args=(store, teaching.class_id, teaching.key, question))  # fmt: skip
+        if check is not None and check.qid not in teaching.record.revealed:
+            st.button("Reveal the quick check (k)", key="class-reveal-check", shortcut="k", on_click=classes.reveal,
+                      args=(store, teaching.class_id, teaching.key, check))  # fmt: skip
+    if teaching is not None and st.session_state.get("class-card"):
+        class_ui.join_card(teaching)
     page.readouts(slide.shown_readouts(view))
     if playing and figs:
         sweep = slide.sweep

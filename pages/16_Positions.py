@@ -108,13 +108,7 @@ and for q = k it oscillates and goes negative (the *Decay* tab draws all three).
 """
         )
 
-    page.quick_check(
-        "Llama 3 uses RoPE with base **500,000** and d = 128 per head, and its main pre-training used 8,192-token "
-        "sequences (before six long-context stages to 128K). How long is its longest wavelength, and how many of "
-        "its 64 pairs turn less than once in 8,192 tokens?",
-        "2π·500,000^(126/128) ≈ **2.56 million tokens**. A pair's wavelength 2π·500,000^(2i/128) exceeds 8,192 from "
-        "i = 35 up: **29 of the 64 pairs**, against 14 at base 10,000. Load the preset *Llama 3's base 500,000*.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

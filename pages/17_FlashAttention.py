@@ -123,14 +123,7 @@ of the paper): more FLOPs, and memory linear in N instead of quadratic.
 """
         )
 
-    page.quick_check(
-        "One head, d = 64, values in fp16, and 100 KiB of SRAM (M = 51,200 values). By about what factor does "
-        "Algorithm 1 move fewer bytes than standard attention at long N, and what does the same count give at "
-        "d = 128?",
-        "The ratio tends to 4M/((12 + 16/d)·d²): 204,800 / (12.25 × 4,096) ≈ **4.1×** at d = 64, and "
-        "204,800 / (12.125 × 16,384) ≈ **1.03×** at d = 128. Load the presets *Theorem 2: d = 64, 100 KiB SRAM* and "
-        "*d = 128 with 100 KiB: the count as written saves little*.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -105,13 +105,7 @@ the backward pass.
 """
         )
 
-    page.quick_check(
-        "A layer of E = 8 experts routes T = 512 tokens top-2 with a capacity factor of 1.25. How many slots does "
-        "each expert have, and how many does the layer have in all?",
-        "C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so 8 × 160 = **1,280** slots for the 1,024 "
-        "assignments: room for all of them in total, yet at the page's defaults (skew 1.5, seed 0) the skewed router "
-        "still drops 141 at its popular experts (drag the capacity factor under the Routing figure to 1.25).",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -173,16 +173,7 @@ any of them.
 """
         )
 
-    page.quick_check(
-        "Your byte-level model's loss falls from 8 bits per byte to about 4.80 and then sits flat there for hundreds "
-        "of steps. What does the plateau mean, and what do you check first?",
-        "4.80 bits per byte is the unigram entropy of the training split: the model predicts each byte by its "
-        "frequency and ignores the context (seed 002, A4.4). A learning rate too low or a warm-up too long are the "
-        "usual causes: print the learning rate the optimizer actually uses after the warm-up, not the config's value. "
-        "A curve flat at 8 bits would mean nothing learns at all (a zero learning rate, gradients not reaching the "
-        "weights). On the sweep, drag to 1e-4: the curve falls slowly and ends at 5.73 bits, still above the bytes' "
-        "frequencies; the post-norm preset stalls at them.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -121,12 +121,7 @@ approaches 1 and 2. Quote 20 tokens per parameter, and treat the approach-3 curv
 """
         )
 
-    page.quick_check(
-        "A model with **1B parameters** is trained on **100B tokens**. About how many FLOPs does training cost?",
-        "C ≈ 6·N·D = 6 · 10⁹ · 10¹¹ = **6×10²⁰ FLOPs** (set C = 6e20 and N = 1e9 to see it: 100 tokens per "
-        f"parameter, a little *left* of the Hoffmann fit's minimum at {fmt.count(optimum_N[6e20])} "
-        "parameters: a smaller model on more tokens than that fit's optimum).",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -128,16 +128,7 @@ corpus: where a large model's tensors sit is not measured here.
 """
         )
 
-    page.quick_check(
-        "In bf16, what is the spacing of the values just above 1, and does 1 + 0.003 survive?",
-        "The spacing is 2⁻⁷ = **0.0078125** (7 mantissa bits). 0.003 is less than half of it, 0.0039, so 1 + 0.003 "
-        "rounds back to **1**: the update is lost (the Running sum tab shows the same with a sum). Seed 002 (A5.3) "
-        "puts the limit at 0.4% of w: that is the worst case, at a power of two. The condition is an update below "
-        "half the spacing, between 2⁻⁹ and 2⁻⁸ of w depending on where w sits between two powers of two. Just "
-        "below one, at "
-        "w = 0.99609375 (bf16's largest value below 1), an update of 0.2% of w (0.00199) already survives: it "
-        "rounds to 1.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -161,12 +161,7 @@ a small width transfers to a large one.
 """
         )
 
-    page.quick_check(
-        "Adam with β1 = 0.9, β2 = 0.98 and no bias correction sees a constant gradient. How large is its first step, "
-        "in units of η?",
-        "m_1 = 0.1 g and √v_1 = √0.02 |g| = 0.141 |g|, so the step is 0.1 / 0.141 = **0.71 η**: smaller than η "
-        "here, because β2 < 1 − (1 − β1)² = 0.99; at β2 = 0.999 it would be 3.16 η (the Bias correction tab).",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

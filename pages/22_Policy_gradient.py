@@ -124,14 +124,7 @@ success rate), which across prompts weights some prompts more than others (Dr. G
 """
         )
 
-    page.quick_check(
-        "On this bandit (one answer, one action; no clip, no per-answer length averaging), GRPO's group mean with "
-        "G = 8 answers per prompt is subtracted from each reward, without dividing by the std. What multiple of the "
-        "true policy gradient is the expected update, and what does RLOO give?",
-        "(G − 1)/G = 7/8 = **0.875** of ∇J: the answer's own reward is in the mean. RLOO gives exactly **∇J**: its "
-        "estimate is 8/7 times the group mean's, draw by draw, so (8/7)² ≈ 1.31 times the group mean's variance and "
-        "the same signal-to-noise.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

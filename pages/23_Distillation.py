@@ -126,12 +126,7 @@ little on B B, and less on the incoherent pairs than the token-level student.
 """
         )
 
-    page.quick_check(
-        "A teacher has two equal, well-separated modes and the student is a single Gaussian. Which KL direction "
-        "puts the student on one mode, and which puts it between the modes?",
-        "Reverse KL(q‖p) puts it on **one mode** (mode-seeking); forward KL(p‖q) puts it **between** them with the "
-        "teacher's mean and variance (mode-covering).",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -136,12 +136,7 @@ best-of-64 are different products. Report the budget with the score, or a curve 
 """
         )
 
-    page.quick_check(
-        "One sample solves a problem with probability p = 0.1. With a perfect verifier, how many samples give at "
-        "least a 90% chance of solving it?",
-        "1 − 0.9ⁿ ≥ 0.9 needs 0.9ⁿ ≤ 0.1, so n ≥ ln 0.1 / ln 0.9 = 21.9: **22 samples** (1 − 0.9²² = 0.902). "
-        "A majority vote or a reward model gets less from the same 22.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

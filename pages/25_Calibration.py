@@ -146,13 +146,7 @@ time against one that works 80%), and only the smooth metric extrapolates from s
 """
         )
 
-    page.quick_check(
-        "A model states 0.9 on 100 answers and gets 72 of them right. What is that bin's gap, and what does "
-        "temperature scaling with T = 2 make of a stated 0.9 (two options)?",
-        "The gap is 0.9 − 0.72 = **0.18**: overconfident. With two options, 0.9 is the logit ln 9; divided by 2 it is "
-        "ln 3, so the stated probability becomes 3/(3 + 1) = **0.75**. Whether the model chose that option does not "
-        "change.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -141,12 +141,7 @@ J(π) = β·log Z − β·KL(π ‖ π*). **DPO** turns the same formula around 
 """
         )
 
-    page.quick_check(
-        "In the lesson's toy (π_ref = (0.5, 0.5), rewards (1, 0)), β = 1 gives π* = (0.731, 0.269). "
-        "**Halve β to 0.5.** What probability does the better answer get?",
-        "π* ∝ (0.5·e², 0.5·e⁰), so π*(better) = e²/(e² + 1) = **0.881**. Halving β doubles every r/β: the same "
-        "reward difference now buys twice the log-odds. Set β = 0.5 in the sidebar to see it.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

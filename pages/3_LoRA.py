@@ -186,13 +186,7 @@ silences both for good. After training, merging W₀ + sBA gives the adapter pat
 """
         )
 
-    page.quick_check(
-        "A colleague initialises a LoRA layer with **A = 0 and B = 0**, “to start exactly at the pretrained model”. "
-        "What happens during training?",
-        "Nothing trains. ∂L/∂B = s g (Ax)ᵀ is zero because A = 0, and ∂L/∂A = s Bᵀ g xᵀ is zero because B = 0, at "
-        "every step. The start is right (ΔW = 0), but one factor must be non-zero: B = 0 with A random. See the grey "
-        "line in the *Initialisation traps* tab: its loss never moves.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

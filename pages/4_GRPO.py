@@ -136,15 +136,7 @@ G answers contains both right and wrong ones (1 − pᴳ − (1 − p)ᴳ) and h
 """
         )
 
-    page.quick_check(
-        "A group of **4 answers** to one prompt is **all correct**. What policy-gradient signal does the group give, "
-        "and what can you do about it?",
-        "**None.** Every reward equals the mean, so every advantage is 0 in every mode; only the KL term acts, where "
-        "the loss has one (DeepSeekMath's β = 0.04; DAPO has none, and the group then adds nothing to the gradient). "
-        "Vanilla GRPO keeps the group anyway: it still counts in the loss's normaliser and still feels the KL term. "
-        "Drop such groups and sample other prompts (DAPO's dynamic sampling, Yu et al. 2025), or pick prompts of "
-        "medium difficulty for the current model. Try the preset *All correct (no signal)*.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -145,12 +145,7 @@ longer answers and their own outputs (Zheng et al. 2023).
 """
         )
 
-    page.quick_check(
-        "A model scores **70%** on a benchmark of **1,000** independent questions. What is the standard error of "
-        "this accuracy, in percentage points?",
-        "√(0.7 · 0.3 / 1000) ≈ 0.0145, so about **1.4 points**; a 95% interval is roughly ±2.8 points. (Set A to "
-        "70% and N to 1,000 in the comparison tab.)",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

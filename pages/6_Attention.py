@@ -156,13 +156,7 @@ the memory traffic, and the gain in speed grows with batch size and context leng
 """
         )
 
-    page.quick_check(
-        "A 70B model has 80 layers, 8 KV heads of dimension 128, and caches in bf16. How much KV cache does one "
-        "sequence of **32k tokens** (32,768) need?",
-        "2 · 80 · 8 · 128 · 2 bytes = 327,680 bytes = **320 KiB per token**; × 32,768 tokens = **10 GiB**. With one "
-        "KV head per query head (64, MHA) it would be 80 GiB: load the preset “Llama-3.1-70B at 128k tokens” and "
-        "set the context to 32768.",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

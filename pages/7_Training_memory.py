@@ -95,13 +95,7 @@ Each bar is one GPU's memory under one ZeRO stage; the outlined bar is your choi
                 f"({out.facts['spec'].source})."
             )
 
-    page.quick_check(
-        "A **7B** model trains with mixed-precision AdamW on **8 GPUs** with ZeRO-1. How many bytes of model states "
-        "does each GPU hold?",
-        "Weights and gradients stay whole: 2 + 2 = 4 bytes per parameter. The 12 optimizer bytes are split 8 ways: "
-        "1.5. So 5.5 bytes × 7×10⁹ = **38.5 GB** per GPU (35.9 GiB), against 112 GB without sharding. "
-        "(The preset *001-3.2* shows it.)",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

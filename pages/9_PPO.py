@@ -181,14 +181,7 @@ good token can still be pushed up further; that keeps the policy's entropy from 
 """
         )
 
-    page.quick_check(
-        "ε = 0.2 and a token has ratio ρ = 1.3. What is the gradient of its objective with respect to ρ if A = +1? "
-        "If A = −1?",
-        "**0** for A = +1: it is past 1 + ε in the direction its advantage favours, so the clipped term is the "
-        "minimum and it is flat. **−1** (the full A) for A = −1: the min keeps ρA = −1.3 < −1.2, the unclipped term. "
-        "In θ that token's gradient is ρ·A·∇_θ log π_θ = −1.3·∇_θ log π_θ. Press the preset *Ratio 1.3: above "
-        "1 + ε* to see both (seed 002, A6.6).",
-    )
+    page.quick_check(view_of.QUICK_CHECK)
     page.interview(
         view_of.QUESTION,
         InterviewAnswer(

@@ -15,6 +15,7 @@ WRITTEN = {
     "GRPO": GRPO_LINK,
     "Deck": "/Deck?slide=2",
     "Drills": "/Drills?role=interviewer&seconds=60",
+    "Class": "/Class?code=K7M2-PQ9X",  # a code no class has: the join form, with the code filled in
 }
 
 

@@ -72,7 +72,7 @@ def test_the_quick_check_perplexity_squared_bits_per_byte_unchanged(texts):
     assert loss_units.bits_per_byte(total, n_bytes) == pytest.approx(total / (n_bytes * math.log(2)))
     assert loss_units.perplexity(L_long) == pytest.approx(loss_units.perplexity(L_short) ** 2)
     assert math.exp(L_long) == pytest.approx(math.exp(L_short) ** 2)
-    assert "the perplexity is squared" in texts["quick check"] and "does not change" in texts["quick check"]
+    assert "the per-token perplexity is squared" in texts["quick check"] and "does not change" in texts["quick check"]
 
 
 def test_the_numbers_quoted(texts, explain):

@@ -14,7 +14,8 @@ from google.protobuf.json_format import MessageToDict
 from pages.frame import HIDDEN_CAPTION, PAGES
 from views import catalog
 
-LESSON_PAGES = [s for s, _, _ in PAGES if s.startswith("pages/") and not s.endswith(("Drills.py", "Deck.py"))]
+PLAYERS = ("Drills.py", "Deck.py", "Class.py")  # they hold back answers on their own (the class until its reveal)
+LESSON_PAGES = [s for s, _, _ in PAGES if s.startswith("pages/") and not s.endswith(PLAYERS)]
 REVEALS = ("Reveal the answer", "Reveal a 60-90 second answer")
 
 
@@ -76,14 +77,23 @@ def _strings(node: object) -> Iterator[str]:
             yield from _strings(value)
 
 
+# The quick check's options (a radio keyed "quick-check-<page title>") are its question: they are sent with answers
+# hidden too, the right one among them unmarked (only the reveal names it, and hide=true does not send the reveal), so
+# an answer phrase that is also one of the options ("38.5 GB") is not a leak. The radio's other strings are read.
+QUICK_CHECK_KEY = "quick-check-"
+
+
 def sent_outside_the_figure(at) -> str:
     """Every string of every element the page sent, the figures aside: texts, readouts (label, value, help), widget
-    labels, helps and options, links, captions, code."""
+    labels, helps and options (not the quick check's options: QUICK_CHECK_KEY), links, captions, code."""
     out = []
     for node in _elements(at._tree):
         proto = getattr(node, "proto", None)
         if proto is not None and proto.DESCRIPTOR.name not in FIGURE_PROTOS:
-            out += _strings(MessageToDict(proto))
+            sent = MessageToDict(proto)
+            if str(getattr(node, "key", None) or "").startswith(QUICK_CHECK_KEY):
+                sent.pop("options", None)
+            out += _strings(sent)
     return "\n".join(out)
 
 

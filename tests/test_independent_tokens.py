@@ -22,8 +22,12 @@ CARDS = {c.id: c for c in load_cards(ROOT / "cards")[0]}
 
 
 def _page(name: str) -> str:
-    """A page's source with its string pieces joined (adjacent literals and line breaks read as one text)."""
+    """A page's source and its view module's (which holds the page's quick check), with their string pieces joined
+    (adjacent literals and line breaks read as one text)."""
     text = (ROOT / "pages" / name).read_text(encoding="utf-8")
+    view = re.search(r"^from views import (\w+) as view_of$", text, re.M)
+    if view:
+        text += "\n" + (ROOT / "views" / f"{view.group(1)}.py").read_text(encoding="utf-8")
     text = re.sub(r'"\s*\n\s*(?:r|f|rf)?"', "", text)  # "... " "..." -> one string
     return re.sub(r"\s*\n\s*", " ", text)
 

@@ -207,7 +207,7 @@ def test_hide_true_removes_lesson_answers_and_carries_across_a_page_switch():
     assert sum(c.value == "Answers hidden for screen-sharing (hide=true)" for c in at.caption) == 2
     assert sum(c.value.startswith("Answers hidden for screen-sharing (hide=true): ") for c in at.caption) == 2
     assert at.toggle(key="hide").value is True
-    assert any(s.value.startswith("A model with **1B parameters**") for s in at.markdown)  # the question stays
+    assert any(s.value.startswith("A dense model with **1B parameters**") for s in at.markdown)  # the question stays
 
     at.switch_page("pages/2_KL_leash.py").run()
     assert no_exception(at)

@@ -11,8 +11,9 @@ from pages.frame import PAGES
 from viz.style import DARK, FONT_SIZE, LIGHT, PRESENTER_MIN
 
 # the lesson pages draw figures, and the deck player its first slide's; the drills page draws a card's figure only on
-# "Show me" (tests/test_page_drills.py)
-FIGURE_PAGES = [script for script, _, _ in PAGES if script.startswith("pages/") and not script.endswith("Drills.py")]
+# "Show me" (tests/test_page_drills.py), the class page a slide's only once a student has joined (tests/class_mode)
+FIGURE_PAGES = [script for script, _, _ in PAGES
+                if script.startswith("pages/") and not script.endswith(("Drills.py", "Class.py"))]  # fmt: skip
 
 
 def test_every_page_with_figures_is_covered():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -311,6 +312,42 @@ def test_predict_off_leaves_the_views_unchanged(name: str) -> None:
         assert [s.get("name") for s in on["shapes"][len(off["shapes"]) :]] == [GUESS_NAME]
     else:
         assert sum("(your guess)" in (t or "") for t in _marks(c.figures[guessed[0]])["annotations"]) == 1
+
+
+ZERO_ERROR = re.compile(r"[+−-]?0(\.0+)?( points)?|spot on|right")  # the forms each page prints for no error
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_truth_is_a_number_in_the_guess_fields_unit(name: str) -> None:
+    """``facts["truth"]`` (what class mode compares a class's guesses with) is a finite number, and a guess equal to
+    it reads as no error: it is in the guess field's unit (parameters, not billions; %, not a fraction; a panel, a
+    count or a whole n where the field takes whole numbers)."""
+    from decks import parts_for
+
+    _, switch, guess, value, extra = CASES[name]
+    mod = VIEWS[name]
+    field = mod.SPEC.by_name[guess]
+
+    def revealed(text: str):
+        state, problems = mod.SPEC.parse({**extra, switch: "true", guess: text})
+        assert problems == [] and state[guess] is not None, (name, problems)
+        tabs = [choice for f in mod.SPEC.fields if f.widget == "tabs" for choice in f.choices]
+        view = mod.figures(state, Options(parts=parts_for(mod.SPEC.page, state, tabs)))
+        assert view.facts["predict"] == "revealed", name
+        return view
+
+    truth = revealed(value).facts["truth"]
+    assert type(truth) is float and math.isfinite(truth), (name, truth)
+    assert field.lo <= truth <= field.hi, (name, truth)
+    if TRUTHS[name][1] is not None:
+        assert truth == pytest.approx(TRUTHS[name][1], rel=2e-3), name
+    if field.kind == "int":  # a discrete field (a count, a rank, a panel, a whole n): the truth is one of its values
+        assert truth.is_integer(), (name, truth)
+        text = str(int(truth))
+    else:  # the exact float, as a link may carry it: no page rounds the guess it reads
+        text = repr(truth)
+    error = {r.label: r.value for r in revealed(text).readouts}["Error"]
+    assert ZERO_ERROR.fullmatch(error), (name, truth, error)
 
 
 def test_the_grpo_difficulty_tab_places_no_group_marker_before_the_guess() -> None:

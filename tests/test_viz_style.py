@@ -60,6 +60,7 @@ from viz.attention import (
     attention_scale_figure,
 )
 from viz.calibration import emergence_figure, power_figure, reliability_figure, temperature_scaling_figure
+from viz.class_guesses import choices_figure, guesses_figure
 from viz.distillation import kl_figure, sequence_figure, temperature_figure
 from viz.dpo import dpo_figure
 from viz.evaluation import (
@@ -549,6 +550,10 @@ EXAMPLES: dict[str, Callable[..., go.Figure]] = {
         np.linspace(0, 1, 5), np.linspace(0, 1, 5) ** 2, 2.0, np.array([1.0, 2.0]), np.array([0.1, 0.1]),
         np.array([0.1, 0.1]), 0.1, 10, **kw,
     ),
+    "guesses_figure": lambda **kw: guesses_figure(
+        np.array([0.0, 0.5, 1.0, 1.5]), np.array([2, 5, 1]), 0.75, own=1.2, **kw
+    ),
+    "choices_figure": lambda **kw: choices_figure(["A", "B", "C"], [4, 9, 2], 1, own=0, **kw),
     "temperature_scaling_figure": lambda **kw: temperature_scaling_figure(
         np.array([0.5, 1.0, 2.0]), np.array([1.5, 1.2, 1.3]), np.array([1.5, 1.2, 1.3]), 1.0, 1.0,
         (np.array([0.5, 0.9]), np.array([0.4, 0.7])), (np.array([0.5, 0.9]), np.array([0.5, 0.9])), **kw,

@@ -47,6 +47,26 @@ class Options:
 
 
 @dataclass(frozen=True)
+class QuickCheck:
+    """A page's quick check: a question, 2 to 5 options with the right one among them (``right``, counted from 0),
+    and the worked answer shown once revealed. A lesson page lets its reader pick an option before revealing; a class
+    answers it on the page's slides (docs/class-mode.md)."""
+
+    question: str
+    options: tuple[str, ...]
+    right: int
+    answer: str
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.options) <= 5:
+            raise ValueError(f"a quick check has 2 to 5 options, not {len(self.options)}: {self.question[:60]}")
+        if not 0 <= self.right < len(self.options):
+            raise ValueError(f"the right option must be one of the {len(self.options)}: {self.question[:60]}")
+        if len(set(self.options)) != len(self.options):
+            raise ValueError(f"two options read the same: {self.question[:60]}")
+
+
+@dataclass(frozen=True)
 class Drag:
     """A figure's main control dragged in the browser: the figure carries a plotly slider (``layout.sliders[0]``)
     whose step ``i`` shows the page at ``field = values[i]``; the page draws it as a drag row under the chart that

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from core import attention, attention_real, kv_cache, tiny_gpt, tokenizer, toy_attention
 from core.model_spec import CATALOGUE, KIB, ModelSpec, kv_cache_bytes_per_token
-from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -36,6 +36,25 @@ ANSWER_PHRASES = (
     "mixes the values",
     "nearly one-hot",
     "√128 ≈ 11",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A 70B model has 80 layers, 64 query heads and 8 KV heads of dimension 128, and caches in bf16. How much KV "
+        "cache does one sequence of **32k tokens** (32,768) need?"
+    ),
+    options=(
+        "128 MiB",
+        "5 GiB",
+        "10 GiB",
+        "80 GiB",
+    ),
+    right=2,
+    answer=(
+        "2 · 80 · 8 · 128 · 2 bytes = 327,680 bytes = **320 KiB per token**; × 32,768 tokens = **10 GiB**. With one "
+        "KV head per query head (64, MHA) it would be 80 GiB: load the preset “Llama-3.1-70B at 128k tokens” and "
+        "set the context to 32768."
+    ),
 )
 
 VIEWS = ("Heads", "Outputs", "Mask", "Scale", "KV cache", "Real model", "Tiny GPT")
@@ -590,7 +609,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
     if predicting == "hidden":  # the table names the heads
         ask.hide(view, PREDICT_QUESTION, tables=("Heads",))
     elif "predict_reveal" in view.facts:
-        ask.reveal(view, *view.facts["predict_reveal"])
+        ask.reveal(view, *view.facts["predict_reveal"], value=previous_token_panel(res, state))
     return with_answers(SPEC, state, view)
 
 

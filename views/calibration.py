@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import calibration as cal
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz.calibration import emergence_figure, power_figure, reliability_figure, temperature_scaling_figure
@@ -33,6 +33,26 @@ ANSWER_PHRASES = (
     "confidence matches accuracy",
     "a logit scale",
     "the metric, not the model",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A model states 0.9 on 100 answers and gets 72 of them right. Is it over- or underconfident, and what does "
+        "temperature scaling with T = 2 make of a stated 0.9 on a two-class question (the other class gets 0.1), "
+        "logits divided by T?"
+    ),
+    options=(
+        "Underconfident; 0.9 becomes 0.99",
+        "Overconfident; 0.9 becomes 0.75",
+        "Underconfident; 0.9 becomes 0.75",
+        "Overconfident; 0.9 becomes 0.99",
+    ),
+    right=1,
+    answer=(
+        "The gap is 0.9 − 0.72 = **0.18**: accuracy below confidence, overconfident. With two classes, 0.9 is the "
+        "logit ln 9; divided by 2 it is ln 3, so the stated probability becomes 3/(3 + 1) = **0.75**. Whether the "
+        "model chose that class does not change."
+    ),
 )
 
 VIEWS = ("Reliability", "Known miscalibration", "Temperature scaling", "Emergence")
@@ -397,6 +417,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g:.3f}",
             f"{g - truth:+.3f}".replace("-", "−"),
             "your guess minus the answer",
+            value=truth,
         )
     if "main" in parts and state.cal_view in view.figures:
         view.show_as_main(state.cal_view)

@@ -113,6 +113,8 @@ PAGES: tuple[Entry, ...] = (
           ("interview cards", "flashcards", "FSRS", "mock interview")),
     Entry("pages/15_Deck.py", "Deck", "Lecture decks", ":material/slideshow:", "Practice",
           ("lecture", "slides", "presenter", "handout")),
+    Entry("pages/26_Class.py", "Class", "Join a class", ":material/groups:", "Practice",
+          ("class mode", "students", "join code", "peer instruction", "lecture")),
 )  # fmt: skip
 
 # Pages whose figures() names a tab's part differently from the tab's label (the page scripts hold the same map).

@@ -1,4 +1,5 @@
-"""The deck player's state: which deck, which slide, a blanked screen, the talk shared with a speaker view."""
+"""The deck player's state: which deck, which slide, a blanked screen, the talk shared with a speaker view, the class
+it runs."""
 
 from __future__ import annotations
 
@@ -14,5 +15,8 @@ SPEC = Spec(
         Field("blank", "Blank screen (b)", "bool", False),
         Field("talk", "Talk id", "text", "", max_chars=40, help="shared by this tab and its speaker view"),
         Field("speaker", "Speaker view", "bool", False),
+        Field(
+            "teach", "Class", "text", "", max_chars=22, help="the class this deck runs (its key stays in your browser)"
+        ),
     ),
 )

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import distillation as dist
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz.distillation import kl_figure, sequence_figure, temperature_figure
@@ -28,6 +28,24 @@ ANSWER_PHRASES = (  # not the bare "mode-covering" / "mode-seeking": the catalog
     "reverse KL is mode-seeking",
     "multiplies the soft loss by T²",
     "its own prefixes",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A teacher has two equal, well-separated modes and the student is a single Gaussian (p = teacher, "
+        "q = student). Which KL direction puts the student on one mode, and which puts it between the modes?"
+    ),
+    options=(
+        "Reverse KL(q‖p): on one mode; forward KL(p‖q): between them",
+        "Forward KL(p‖q): on one mode; reverse KL(q‖p): between them",
+        "Both between them: either fit matches the teacher's mean",
+        "Both on one mode: neither fit puts mass where the teacher has none",
+    ),
+    right=0,
+    answer=(
+        "Reverse KL(q‖p) puts it on **one mode** (mode-seeking); forward KL(p‖q) puts it **between** them with the "
+        "teacher's mean and variance (mode-covering)."
+    ),
 )
 
 VIEWS = ("Forward vs reverse KL", "Temperature", "Sequence vs on-policy")
@@ -304,6 +322,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g:g}",
             f"{g - offset:+.2f}".replace("-", "−"),
             "your guess minus the answer",
+            value=offset,
         )
     if "main" in parts:
         view.show_as_main(state.dist_view)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from core import evaluation
-from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -29,6 +29,24 @@ ANSWER_PHRASES = (
     "k-subsets",
     "too low",
     "biased low",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A model scores **70%** on a benchmark of **1,000** independent questions. What is the standard error of "
+        "this accuracy, in percentage points?"
+    ),
+    options=(
+        "2.8 points",
+        "0.046 points",
+        "46 points",
+        "1.4 points",
+    ),
+    right=3,
+    answer=(
+        "√(0.7 · 0.3 / 1000) ≈ 0.0145, so about **1.4 points**; a 95% interval is roughly ±2.8 points. (Set A to "
+        "70% and N to 1,000 in the comparison tab.)"
+    ),
 )
 
 VIEWS = ("Estimators", "Bias simulation", "Model comparison")  # tab labels, also the link's values and the parts
@@ -237,6 +255,7 @@ def _reveal(view: View, guess_pass: float, k: int, look: dict[str, Any]) -> None
         f"{guess_pass:.3f}",
         f"{guess_pass - r.unbiased_at_k:+.4f}",
         f"your guess minus pass@{k:,}; the plug-in's error is {r.plugin_at_k - r.unbiased_at_k:+.4f}",
+        value=r.unbiased_at_k,
     )
 
 

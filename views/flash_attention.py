@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import flash_attention as fa
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz import format as fmt
@@ -31,6 +31,27 @@ ANSWER_PHRASES = (
     "never writes the N × N",
     "running max and a running sum",
     "recomputes the scores",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "One head, d = 64, fp16, 100 KiB of SRAM (M = 51,200 values). Count HBM reads and writes (in values, ℓ and "
+        "m included) exactly as written in Algorithm 1 of Dao et al. 2022 (B_c = ⌈M/4d⌉, B_r = min(B_c, d)), "
+        "against standard attention's 4N² reads and writes of S and P. By about what factor does Algorithm 1 move "
+        "fewer values at long N, and what does the same count give at d = 128?"
+    ),
+    options=(
+        "About 12.5× at d = 64 and 3.1× at d = 128",
+        "About 8.2× at d = 64 and 2.1× at d = 128",
+        "About 4.1× at d = 64 and 1.03× at d = 128",
+    ),
+    right=2,
+    answer=(
+        "The ratio tends to 4M/((12 + 16/d)·d²): 204,800 / (12.25 × 4,096) ≈ **4.1×** at d = 64, and "
+        "204,800 / (12.125 × 16,384) ≈ **1.03×** at d = 128. Theorem 2's Θ(N²d²/M) drops the constants; read as a "
+        "ratio it gives M/d² = 12.5×. Load the presets *Theorem 2: d = 64, 100 KiB SRAM* and *d = 128 with 100 KiB: "
+        "the count as written saves little*."
+    ),
 )
 
 VIEWS = ("Tiles", "HBM traffic", "Backward memory")
@@ -364,6 +385,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g}",
             f"{g - truth:+d}".replace("-", "−"),
             "your guess minus the answer",
+            value=truth,
         )
     if "main" in parts:
         view.show_as_main(state.fa_view)

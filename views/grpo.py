@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from core import grpo
-from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -29,6 +29,27 @@ ANSWER_PHRASES = (
     "group's mean reward is the baseline",
     "teaches nothing",
     "second trainable full-size model",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "In GRPO, a group of **4 answers** to one prompt all get **reward 1** (binary correctness reward, nothing "
+        "else). What policy-gradient signal does the group give, and what can you do about it?"
+    ),
+    options=(
+        "None: every advantage is 0; drop such groups and sample other prompts",
+        "A positive one: all 4 answers are reinforced; keep the group as it is",
+        "None with the std division; drop the std (Dr. GRPO) to get a positive one",
+    ),
+    right=0,
+    answer=(
+        "**None.** Every reward equals the mean, so every advantage is 0 in every mode (r − mean is 0 before any "
+        "division, so dropping the std, as Dr. GRPO does, changes nothing); only the KL term acts, where the loss has "
+        "one (DeepSeekMath's β = 0.04; DAPO has none, and the group then adds nothing to the gradient). "
+        "Vanilla GRPO keeps the group anyway: it still counts in the loss's normaliser and still feels the KL term. "
+        "Drop such groups and sample other prompts (DAPO's dynamic sampling, Yu et al. 2025), or pick prompts of "
+        "medium difficulty for the current model. Try the preset *All correct (no signal)*."
+    ),
 )
 
 DEFAULT_REWARDS = "1,0,0,1,1,0,0,0"  # worked example C
@@ -261,6 +282,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{guess_adv:+.2f}",
             f"{guess_adv - truth:+.2f}",
             "your guess minus the advantage",
+            value=truth,
         )
     return with_answers(SPEC, state, view)
 

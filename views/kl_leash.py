@@ -10,7 +10,7 @@ import pandas as pd
 
 from core import kl_leash
 from core.dpo import DPO_PRESETS, dpo_curve, dpo_loss
-from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -28,6 +28,23 @@ ANSWER_PHRASES = (
     "only trustworthy near",
     "0.88",
     "chases the reward model's mistakes",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "In the lesson's toy (π_ref = (0.5, 0.5), rewards (1, 0); π* maximises E[r] − β·KL(π‖π_ref)), β = 1 gives "
+        "π* = (0.731, 0.269). **Halve β to 0.5.** What probability does the better answer get?"
+    ),
+    options=(
+        "0.622",
+        "0.881",
+        "0.962",
+    ),
+    right=1,
+    answer=(
+        "π* ∝ (0.5·e², 0.5·e⁰), so π*(better) = e²/(e² + 1) = **0.881**. Halving β doubles every r/β: the same "
+        "reward difference now buys twice the log-odds. Set β = 0.5 in the sidebar to see it."
+    ),
 )
 
 BETAS = tuple(f"{b:g}" for b in kl_leash.beta_choices())
@@ -212,6 +229,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{guess_pi:.3f}",
             f"{guess_pi - truth:+.3f}",
             "your guess minus π*",
+            value=truth,
         )
 
     if options.wants("Beta sweep"):

@@ -14,7 +14,7 @@ import pandas as pd
 
 from core import lora, lora_memory
 from core.model_spec import CATALOGUE, ModelSpec, param_count
-from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, inputs, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -33,6 +33,25 @@ ANSWER_PHRASES = (
     "one base can serve many adapters",
     "the memory saved is",
     "8,388,608",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A colleague initialises a LoRA layer with **A = 0 and B = 0**, “to start exactly at the pretrained model”. "
+        "What happens during training?"
+    ),
+    options=(
+        "It trains as usual, from exactly the pretrained model",
+        "Only B trains at first; A follows once B is non-zero",
+        "Only A trains at first; B follows once A is non-zero",
+        "Nothing trains: both gradients stay 0 at every step",
+    ),
+    right=3,
+    answer=(
+        "Nothing trains. ∂L/∂B = s g (Ax)ᵀ is zero because A = 0, and ∂L/∂A = s Bᵀ g xᵀ is zero because B = 0, at "
+        "every step. The start is right (ΔW = 0), but one factor must be non-zero: B = 0 with A random. See the grey "
+        "line in the *Initialisation traps* tab: its loss never moves."
+    ),
 )
 
 VIEWS = ("Rank-r approximation", "What LoRA costs", "Initialisation traps")  # tab labels = the link's values
@@ -391,6 +410,7 @@ def _rank(
             f"{guess_r:,}",
             f"{guess_r - truth:+,}",
             f"your r keeps {fmt.percent(kept)} of the energy",
+            value=truth,
         )
 
 

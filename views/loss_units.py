@@ -11,7 +11,7 @@ import pandas as pd
 
 from core import loss_units, tiny_gpt
 from core.sampling import bundled_text
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views.state import Answer, Field, Spec, State
 from viz.loss_units import (
     bpe_merges_figure,
@@ -31,6 +31,25 @@ ANSWER_PHRASES = (
     "divides the total loss by the bytes",
     "longer tokens raise it",
     "the perplexity per token, rises",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A tokenizer with longer tokens cuts the same 1,000-byte text into half as many tokens, and the model's total "
+        "loss on the text does not change. What happens to per-token perplexity and to bits per byte?"
+    ),
+    options=(
+        "Perplexity doubles; bits per byte do not change",
+        "Neither changes: the total loss is the same",
+        "Perplexity is squared; bits per byte do not change",
+        "Perplexity is squared; bits per byte double",
+        "Perplexity doubles; bits per byte double",
+    ),
+    right=2,
+    answer=(
+        "The loss per token doubles, so the per-token perplexity is squared (e^{2L} = (e^L)²). Bits per byte, the "
+        "total divided by 1,000 · ln 2, does not change (the definitions of seed 001, section 3.1)."
+    ),
 )
 
 VIEWS = ("BPE merges", "SFT mask", "Packing", "Padding")

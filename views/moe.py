@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from core import model_spec as ms
 from core import moe
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz.moe import balance_figure, parameters_figure, routing_figure, with_panel_line
@@ -28,6 +28,27 @@ ANSWER_PHRASES = (
     "top-k experts",
     "over capacity",
     "fraction of dispatches",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A layer of E = 8 experts routes T = 512 tokens top-2 with a capacity factor of 1.25, each expert's capacity "
+        "being 1.25× its even share of the token–expert assignments. How many slots does each expert have, and how "
+        "many does the layer have in all?"
+    ),
+    options=(
+        "128 per expert, 1,024 in all",
+        "160 per expert, 1,280 in all",
+        "80 per expert, 640 in all",
+        "40 per expert, 320 in all",
+    ),
+    right=1,
+    answer=(
+        "C = ⌈1.25 × 512 × 2 / 8⌉ = **160** slots per expert, so 8 × 160 = **1,280** slots for the 1,024 "
+        "assignments: room for all of them in total, yet at the page's defaults (skew 1.5, seed 0) the skewed router "
+        "still drops 141 of the 1,024 assignments at its popular experts (128 tokens lose one or both of their "
+        "experts; drag the capacity factor under the Routing figure to 1.25)."
+    ),
 )
 
 VIEWS = ("Routing", "Balancing", "Parameters")
@@ -351,6 +372,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g}",
             f"{g - r.dropped:+d}".replace("-", "−"),
             "your guess minus the answer",
+            value=r.dropped,
         )
     if "main" in parts and state.moe_view in view.figures:
         view.figures["main"] = view.figures[state.moe_view]

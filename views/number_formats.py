@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from core import number_formats as nf
 from core import number_formats_data as nfd
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz import format as fmt
@@ -28,6 +28,27 @@ ANSWER_PHRASES = (
     "same exponent range as fp32",
     "small gradients underflow",
     "half a unit in the last place",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "In bf16 (round to nearest), what is the spacing of the values just above 1, and does 1 + 0.003 survive?"
+    ),
+    options=(
+        "2⁻⁷ = 0.0078125; no: it rounds back to 1",
+        "2⁻⁸ ≈ 0.0039; yes: 0.003 is more than half of it",
+        "2⁻¹⁰ ≈ 0.00098; yes: it survives",
+    ),
+    right=0,
+    answer=(
+        "The spacing is 2⁻⁷ = **0.0078125** (7 mantissa bits). 0.003 is less than half of it, 0.0039, so 1 + 0.003 "
+        "rounds back to **1**: the update is lost (the Running sum tab shows the same with a sum). Seed 002 (A5.3) "
+        "puts the limit at 0.4% of w: that is the worst case, at a power of two. The condition is an update below "
+        "half the spacing, between 2⁻⁹ and 2⁻⁸ of w depending on where w sits between two powers of two. Just "
+        "below one, at "
+        "w = 0.99609375 (bf16's largest value below 1), an update of 0.2% of w (0.00199) already survives: it "
+        "rounds to 1."
+    ),
 )
 
 VIEWS = ("Number line", "Loss scaling", "Softmax", "Running sum")
@@ -405,6 +426,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g:g}%",
             f"{g - 100 * bf16_err:+.3g} points".replace("-", "−"),
             "your guess minus the answer, in percentage points",
+            value=100 * bf16_err,  # the guess is in %, bf16_err a fraction
         )
     view.show_as_main(open_tab)
     return with_answers(SPEC, state, view)

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from core import optimizers as opt
 from core.optimizers_data import COORD_STEPS, SWEEP_SEEDS, shipped
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz.moe import with_panel_line
@@ -28,6 +28,24 @@ ANSWER_PHRASES = (
     "by the root of its second moment",
     "biased toward zero",
     "decay outside the adaptive step",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "Adam with β1 = 0.9, β2 = 0.98 and no bias correction sees a constant gradient. How large is its first step, "
+        "in units of η?"
+    ),
+    options=(
+        "1 η",
+        "5 η",
+        "0.71 η",
+        "3.16 η",
+    ),
+    right=2,
+    answer=(
+        "m_1 = 0.1 g and √v_1 = √0.02 |g| = 0.141 |g|, so the step is 0.1 / 0.141 = **0.71 η**: smaller than η "
+        "here, because β2 < 1 − (1 − β1)² = 0.99; at β2 = 0.999 it would be 3.16 η (the Bias correction tab)."
+    ),
 )
 
 VIEWS = ("Paths", "Bias correction", "Warm-up", "LayerNorm vs RMSNorm", "Pre-LN vs post-LN", "muP")
@@ -361,7 +379,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
         if PATHS in view.figures:
             view.figures[PATHS] = with_panel_line(view.figures[PATHS], f"<i>your guess: η = {g:.3g}</i>")
         ask.reveal(view, Readout("SGD's stable limit (the answer)", f"{limit:.3g}", "2 / λ_max"), f"{g:.3g}",
-                   ask.ratio_text(g, limit), "your guess against the answer")  # fmt: skip
+                   ask.ratio_text(g, limit), "your guess against the answer", value=limit)  # fmt: skip
     if "main" in parts:
         view.show_as_main(state.opt_view)
     return with_answers(SPEC, state, view)

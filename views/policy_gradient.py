@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import policy_gradient as pg
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz.policy_gradient import group_figure, learning_figure, spread_figure, zero_figure
@@ -27,6 +27,26 @@ ANSWER_PHRASES = (
     "does not depend on the action",
     "leave-one-out",
     "(G − 1)/G",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "On this bandit (one answer, one action; no clip, no per-answer length averaging), GRPO's group mean with "
+        "G = 8 answers per prompt is subtracted from each reward, without dividing by the std. What multiple of the "
+        "true policy gradient is the expected update, and what does RLOO give?"
+    ),
+    options=(
+        "Exactly ∇J; RLOO gives 7/8 of ∇J",
+        "7/8 of ∇J; RLOO gives exactly ∇J",
+        "8/7 of ∇J; RLOO gives exactly ∇J",
+        "7/8 of ∇J; RLOO gives 7/8 of ∇J too",
+    ),
+    right=1,
+    answer=(
+        "(G − 1)/G = 7/8 = **0.875** of ∇J: the answer's own reward is in the mean. RLOO gives exactly **∇J**: its "
+        "estimate is 8/7 times the group mean's, draw by draw, so (8/7)² ≈ 1.31 times the group mean's variance and "
+        "the same signal-to-noise."
+    ),
 )
 
 VIEWS = ("Spread", "Zero in expectation", "Group baselines", "Learning")
@@ -342,6 +362,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g:g}",
             f"{g - f['group_mean']:+.3f}".replace("-", "−"),
             "your guess minus the answer",
+            value=f["group_mean"],
         )
     if "main" in parts:
         view.show_as_main(state.pg_view)

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import rope
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz.positions import decay_figure, relative_figure, wavelength_figure
@@ -25,6 +25,27 @@ ANSWER_PHRASES = (
     "depends only on m − n",
     "less than one full turn",
     "keep the short wavelengths",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "Llama 3 uses RoPE with base **500,000** and d = 128 per head, and is pre-trained on 8,192-token sequences. "
+        "Before any long-context scaling, how long is its longest wavelength, and how many of its 64 pairs turn less "
+        "than once in 8,192 tokens?"
+    ),
+    options=(
+        "About 2.56 million tokens; 29 of the 64 pairs",
+        "About 3.14 million tokens; 29 of the 64 pairs",
+        "About 2.56 million tokens; 35 of the 64 pairs",
+        "About 0.41 million tokens; 35 of the 64 pairs",
+    ),
+    right=0,
+    answer=(
+        "2π·500,000^(126/128) ≈ **2.56 million tokens**. A pair's wavelength 2π·500,000^(2i/128) exceeds 8,192 from "
+        "i = 35 up: **29 of the 64 pairs**, against 14 at base 10,000. Llama 3.1's scaling multiplies exactly these "
+        "29 pairs' wavelengths by 8 (longest ≈ 20.5 million tokens) and blends those between 2,048 and 8,192. Load "
+        "the preset *Llama 3's base 500,000*."
+    ),
 )
 
 VIEWS = ("Wavelengths", "Relative position", "Decay")
@@ -397,6 +418,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"{g}",
             f"{g - beyond:+d}".replace("-", "−"),
             "your guess minus the answer",
+            value=beyond,
         )
     if "main" in parts:
         view.show_as_main(state.pos_view)

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from core import ppo
-from views import DEFAULT, Drag, Options, Readout, View, inputs, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, inputs, with_answers
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
 from viz.ppo import (
@@ -28,6 +28,26 @@ ANSWER_PHRASES = (
     "switches a token's gradient off",
     "pessimistic",
     "full corrective gradient",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "ε = 0.2 and a token has ratio ρ = 1.3. What is the gradient of PPO's clipped objective "
+        "min(ρA, clip(ρ, 1 − ε, 1 + ε)A) (maximised) with respect to ρ if A = +1? If A = −1?"
+    ),
+    options=(
+        "0 for A = +1; −1.3 for A = −1",
+        "+1 for A = +1; 0 for A = −1",
+        "0 for both: ρ lies outside [0.8, 1.2]",
+        "0 for A = +1; −1 for A = −1",
+    ),
+    right=3,
+    answer=(
+        "**0** for A = +1: it is past 1 + ε in the direction its advantage favours, so the clipped term is the "
+        "minimum and it is flat. **−1** (the full A) for A = −1: the min keeps ρA = −1.3 < −1.2, the unclipped term. "
+        "In θ that token's gradient is ρ·A·∇_θ log π_θ = −1.3·∇_θ log π_θ. Press the preset *Ratio 1.3: above "
+        "1 + ε* to see both (seed 002, A6.6)."
+    ),
 )
 
 VIEWS = ("Token batch", "GAE", "KL estimators", "Memory")

@@ -60,8 +60,13 @@ def hide(view: View, question: str, readouts: Iterable[str] = (), tables: Iterab
     view.facts["predict"] = "hidden"
 
 
-def reveal(view: View, truth: Readout, guess_text: str, error: str, error_help: str | None = None) -> None:
-    """The truth, the guess and the error, first among the readouts; ``facts["predict"]`` = ``revealed``."""
+def reveal(
+    view: View, truth: Readout, guess_text: str, error: str, error_help: str | None = None, *, value: float
+) -> None:
+    """The truth, the guess and the error, first among the readouts; ``facts["predict"]`` = ``revealed``.
+
+    ``value`` is the answer as a number, in the unit of the page's guess field (a guess equal to it has no error), so
+    that a class's guesses can be compared with it: ``facts["truth"]``."""
     view.readouts = [
         truth,
         Readout("Your guess", guess_text, "as committed (it is in the link)"),
@@ -69,6 +74,7 @@ def reveal(view: View, truth: Readout, guess_text: str, error: str, error_help: 
         *view.readouts,
     ]
     view.facts["predict"] = "revealed"
+    view.facts["truth"] = float(value)
 
 
 def ratio_text(guess_value: float, truth: float) -> str:

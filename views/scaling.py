@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from core import flop_count, scaling
 from core.model_spec import CATALOGUE, param_count
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Answer, Field, Spec, State
 from viz import format as fmt
@@ -25,6 +25,26 @@ ANSWER_PHRASES = (
     "trade against each other",
     "1.5B model on 30B tokens",
     "cheaper to serve",
+)
+
+_QUICK_OPTIMUM_N = float(scaling.chinchilla_optimum(6e20)[0])  # the Hoffmann fit's optimal N at 6e20 FLOPs
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A dense model with **1B parameters** is trained on **100B tokens**. Counting a multiply-add as 2 FLOPs, "
+        "about how many FLOPs does training (forward and backward) cost?"
+    ),
+    options=(
+        "6×10²⁰ FLOPs",
+        "2×10²⁰ FLOPs",
+        "3×10²⁰ FLOPs",
+    ),
+    right=0,
+    answer=(
+        "C ≈ 6·N·D = 6 · 10⁹ · 10¹¹ = **6×10²⁰ FLOPs** (set C = 6e20 and N = 1e9 to see it: 100 tokens per "
+        f"parameter, a little *left* of the Hoffmann fit's minimum at {fmt.count(_QUICK_OPTIMUM_N)} "
+        "parameters: a smaller model on more tokens than that fit's optimum). A counter that counts a multiply-add "
+        "as one FLOP (fvcore) would report 3×10²⁰."
+    ),
 )
 
 if TYPE_CHECKING:
@@ -279,6 +299,7 @@ def _reveal(view: View, options: Options, guess_N: float, p: scaling.Plan, C: fl
         fmt.count(guess_N),
         ask.ratio_text(guess_N, p.N_opt),
         f"a model of your size would land {penalty:.2f}% above the minimum loss",
+        value=p.N_opt,  # in parameters, as the guess (the readout writes billions: "1.98B")
     )
 
 

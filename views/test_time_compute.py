@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import test_time_compute as ttc
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz.predict import predict_figure, with_guess
@@ -27,6 +27,24 @@ ANSWER_PHRASES = (
     "the verifier, not the sampler",
     "over-optimises",
     "depends on the number of queries",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "One sample solves a problem with probability p = 0.1. With a perfect verifier, how many independent samples, "
+        "at the fewest, give at least a 90% chance of solving it?"
+    ),
+    options=(
+        "10",
+        "22",
+        "9",
+        "21",
+    ),
+    right=1,
+    answer=(
+        "1 − 0.9ⁿ ≥ 0.9 needs 0.9ⁿ ≤ 0.1, so n ≥ ln 0.1 / ln 0.9 = 21.9: **22 samples** (1 − 0.9²² = 0.902). "
+        "A majority vote or a reward model gets no more (usually less) from the same 22."
+    ),
 )
 
 VIEWS = ("Best-of-n", "Majority vote", "Per FLOP", "Compute split")
@@ -369,6 +387,7 @@ def figures(state: State, options: Options = DEFAULT) -> View:
             f"n = {g}",
             ask.ratio_text(g, peak.n_best),
             "your guess against the answer",
+            value=peak.n_best,  # the best whole n, as the guess field and the error (not the curve's real peak.n)
         )
     if "main" in parts and state.ttc_view in view.figures:
         view.show_as_main(state.ttc_view)

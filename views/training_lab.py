@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core import training_lab as lab
-from views import DEFAULT, Drag, Options, Readout, View, with_answers
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View, with_answers
 from views import predict as ask
 from views.state import Field, Spec, State
 from viz.predict import predict_figure, with_guess
@@ -32,6 +32,31 @@ ANSWER_PHRASES = (
     "ends worse",
     "above the uniform guess",
     "log the gradient norm before clipping",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "Your byte-level model's training loss falls from 8 bits per byte to about 4.80 and sits flat for hundreds of "
+        "steps. Predicting each byte by its frequency alone gives 4.80 bits on this text. What does the plateau "
+        "mean, and what do you check first?"
+    ),
+    options=(
+        "It has learned all it can at this size: train a bigger model",
+        "Nothing learns at all: check that gradients reach the weights",
+        "It predicts each byte by its frequency alone: check the LR in use",
+        "It overfits the training split: add more data or dropout",
+    ),
+    right=2,
+    answer=(
+        "4.80 bits per byte is the unigram entropy of the training split: the model predicts each byte by its "
+        "frequency and ignores the context (seed 002, A4.4). A learning rate too low or a warm-up too long are the "
+        "usual causes: print the learning rate the optimizer actually uses after the warm-up, not the config's value. "
+        "A curve flat at 8 bits would mean nothing learns at all (a zero learning rate, gradients not reaching the "
+        "weights). In this toy a low rate alone does not stall there: drag the sweep to 1e-4 and its held-out loss "
+        "ends at 5.73 bits, still falling. The preset *post-norm: stalls in this toy* (6 layers at the good run's "
+        "3e-3) does stall near 4.8, at a normal rate. And a data pipeline whose inputs carry no information about the "
+        "targets (a label or shift bug) leaves only the frequencies to learn (seed 002, A4.4's follow-up)."
+    ),
 )
 
 LR_CHOICES = ("1e-4", "3e-4", "1e-3", "3e-3", "1e-2", "3e-2", "1e-1", "3e-1")
@@ -353,7 +378,7 @@ def figures(
                                           theme=options.theme)  # fmt: skip
         answer = Readout("Held-out loss (the answer)", f"{truth:.2f} bits/byte", f"at step {asked}")
         error = f"{g - truth:+.2f}".replace("-", "−")
-        ask.reveal(view, answer, f"{g:.2f}", error, "your guess minus the answer, bits per byte")
+        ask.reveal(view, answer, f"{g:.2f}", error, "your guess minus the answer, bits per byte", value=truth)
     return with_answers(SPEC, state, view)
 
 

@@ -11,7 +11,7 @@ from core import training_memory
 from core.hardware import GIB, GPUS
 from core.model_spec import CATALOGUE, ModelSpec, param_breakdown, param_count
 from core.systems_presets import PRESETS_BY_KEY
-from views import DEFAULT, Drag, Options, Readout, View
+from views import DEFAULT, Drag, Options, QuickCheck, Readout, View
 from views.state import Field, Spec, State
 from views.systems_common import (
     NONE,
@@ -34,6 +34,26 @@ ANSWER_PHRASES = (
     "two Adam moments",
     "fp32 master weights",
     "38.5 GB",
+)
+
+QUICK_CHECK = QuickCheck(
+    question=(
+        "A **7×10⁹-parameter** model trains with mixed-precision AdamW on **8 GPUs** with ZeRO-1: bf16 weights and "
+        "gradients (2 + 2 bytes per parameter) and 12 bytes of fp32 optimizer state (master weights, m, v). How many "
+        "GB (10⁹ bytes) of model states does each GPU hold?"
+    ),
+    options=(
+        "112 GB",
+        "14 GB",
+        "26.25 GB",
+        "38.5 GB",
+    ),
+    right=3,
+    answer=(
+        "Weights and gradients stay whole: 2 + 2 = 4 bytes per parameter. The 12 optimizer bytes are split 8 ways: "
+        "1.5. So 5.5 bytes × 7×10⁹ = **38.5 GB** per GPU (35.9 GiB), against 112 GB without sharding. "
+        "(The preset *001-3.2* shows it.)"
+    ),
 )
 
 PROBLEMS = problem_keys("memory")

@@ -437,6 +437,26 @@ def readout_panel(text: str, t: Theme) -> dict[str, Any]:
     }
 
 
+def phone_copy(fig: go.Figure) -> go.Figure:
+    """A copy of ``fig`` for a phone's narrow column (class mode's student page): no title (the slide's title stands
+    above it), the readout panel hidden (the readouts stand under it; a drag's steps still write its text), and the
+    plots widened into the panel's room (every x domain scaled so that the rightmost ends at 1)."""
+    out = go.Figure(fig)
+    layout = out.layout
+    layout.title = None
+    for annotation in layout.annotations or ():
+        if annotation.name == READOUT:
+            annotation.visible = False
+    axes = [k for k in layout.to_plotly_json() if k.startswith("xaxis")]
+    right = max((float(layout[k].domain[1]) for k in axes if layout[k].domain), default=1.0)
+    if 0 < right < 1:
+        for k in axes:
+            if layout[k].domain:
+                lo, hi = layout[k].domain
+                layout[k].domain = [lo / right, min(hi / right, 1.0)]
+    return out
+
+
 def figure_from_dict(data: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
     """A figure from plain dicts as they are, without validation and without the shared style (a cheap copy)."""
     return go.Figure({"data": data, "layout": layout}, _validate=False)

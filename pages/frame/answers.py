@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
+from views import QuickCheck
+
 if TYPE_CHECKING:  # pandas takes 0.6 s to import: a page imports it when it builds a table, not before
     import pandas as pd
 
@@ -29,17 +31,29 @@ class AnswerSections:
     hide: bool
     _slots: dict[str, Any]
     hidden_caption: str  # why an answer is held back (hide=true, or Predict first before a guess)
+    title: str
 
-    def quick_check(self, question: str, answer: str) -> None:
-        """A question with its answer hidden until revealed (not sent at all when answers are hidden)."""
+    def quick_check(self, question: str | QuickCheck, answer: str = "") -> None:
+        """A question with its answer hidden until revealed (not sent at all when answers are hidden). A
+        :class:`~views.QuickCheck` (multiple choice) shows its options to pick from first (A, B, ...); the revealed
+        answer names the right one, then works it out."""
+        check = question if isinstance(question, QuickCheck) else None
         with self._slots["checks"]:
             st.subheader("Quick check")
-            st.markdown(question)
+            st.markdown(check.question if check else question)
+            # Predict first before a guess: the options wait too (one of them may be the figure's held-back answer,
+            # as KL leash's 0.881 at β = 0.5 is)
+            if check is not None and not getattr(self, "_predicting", False):
+                letters = [f"{chr(65 + i)}. {o}" for i, o in enumerate(check.options)]
+                st.radio("Your answer", letters, index=None, key=f"quick-check-{self.title}",
+                         label_visibility="collapsed")  # fmt: skip
             if self.hide:
                 st.caption(self.hidden_caption)
                 return
             with st.expander("Reveal the answer", expanded=False):
-                st.markdown(answer)
+                if check is not None:
+                    st.markdown(f"**{chr(65 + check.right)}. {check.options[check.right]}**")
+                st.markdown(check.answer if check else answer)
 
     def interview(self, prompt: str, answer: InterviewAnswer) -> None:
         """'Say it in an interview': a prompt (the page's question, its view's ``QUESTION``, shown in quotes), and a

@@ -1,4 +1,4 @@
-"""Class mode's follow signal: a student's page reruns when the teacher changes the class, and at no other time.
+"""Class mode's follow signal: the follower reruns a student's page only when the teacher changes the class.
 
 One watcher thread per server process reads, every ``POLL_S``, the version of each class that has a student session
 in this process (one store read per class, however many students it has) and asks Streamlit to rerun exactly the
@@ -6,7 +6,8 @@ sessions that have drawn an older version. A rerun is the one Streamlit itself s
 changes with ``runOnSave`` (``AppSession.request_rerun`` with the session's last client state, on the server's event
 loop): it reruns the page the student has open with their widgets as they are. So a class costs nothing per student
 while the teacher waits, and one rerun per student per change, which the student needs anyway to draw the new
-slide. Sessions that are gone are dropped at the next poll; a store that cannot be read is tried again at the next.
+slide. A session that is gone is dropped when the next change tries to rerun it; a store that cannot be read is
+tried again at the next poll.
 
 The rerun goes through Streamlit's runtime (``Runtime.instance()``, its sessions and event loop), which is not a
 documented API: :func:`available` says whether it is there, and a page without it falls back to a fragment that

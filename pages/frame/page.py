@@ -396,11 +396,11 @@ class Page(SectionLayout, AnswerSections):
         self._release_hold()
         if self.spec is not None:
             st.session_state[self._drawn_key] = True
-        if self.spec is not None and not self._in_body:  # a page without a body (the players): here
+        if self.spec is not None and not self._in_body and "data" in self._slots:  # a player without a body: here
             with self._slots["data"]:
                 lesson_links(self.spec.page, carried_params() or None)
         with st.sidebar:
             share_link()
-            if self.spec is not None and self.spec.page not in ("Deck", "Drills"):  # views, not players
+            if self.spec is not None and self.spec.page not in ("Deck", "Drills", "Class"):  # views, not players
                 add_to_deck(self.spec.page, self.spec.query(self.state()))
         sidebar_footer()

@@ -288,8 +288,9 @@ class PageWatch:
 
 # The URL pages (Home is "") whose first screen may have no figure: the home page has none; the drills draw the
 # current card's figure beside the card, but before its answer only when the card's page can hold the answer back
-# (Predict first). Every other page, the deck player included, opens on a figure.
-NO_FIGURE_FIRST = ("", "Drills")
+# (Predict first); the class page is a join form until a student joins. Every other page, the deck player included,
+# opens on a figure.
+NO_FIGURE_FIRST = ("", "Drills", "Class")
 
 _OPENED: set[str] = set()  # the servers (base URLs) a test has opened a tab on
 

@@ -88,8 +88,9 @@ def _check(page, url_page: str) -> None:
     params = set(urllib.parse.parse_qs(url.query, keep_blank_values=True))
     allowed = set(APP_PARAMS) | ({f.name for f in SPECS[url_page].fields} if url_page else set())
     assert params <= allowed, (page.url, params - allowed)
-    if url_page and url_page != "Deck":  # the page's own reset button: the script running is the address bar's
-        assert page.locator(f".st-key-reset-{url_page}").count() == 1, page.url
+    if url_page and url_page != "Deck":  # the page's own marker (a lesson page's reset button): the address bar's page
+        marker = {"Class": ".st-key-class-page"}.get(url_page, f".st-key-reset-{url_page}")
+        assert page.locator(marker).count() == 1, page.url
 
 
 def _open_deep(open_shared, link: str, url_page: str, figure: str = ".js-plotly-plot g.annotation-text-g"):
@@ -143,7 +144,8 @@ _ARRIVED_JS = """([path, marker, title]) =>
 
 def _arrive(page, url_page: str) -> None:
     """Wait until ``url_page`` is in the address bar and its own run has finished (no fixed sleep)."""
-    marker = {"": None, "Deck": ".st-key-deck"}.get(url_page, f".st-key-reset-{url_page}")
+    players = {"": None, "Deck": ".st-key-deck", "Class": ".st-key-class-page"}  # pages without a preset row
+    marker = players.get(url_page, f".st-key-reset-{url_page}")
     page.wait_for_function(_ARRIVED_JS, arg=["/" + url_page if url_page else "", marker, HOME_TITLE], timeout=60_000)
 
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from classroom.store import ClassRecord, RedisStore, SqliteStore, StoreUnavailable, open_store
-from tests.class_mode.conftest import free_port
+from tests.redis_server import free_port
 
 T0 = 1_000_000.0  # a fake clock's start: far from today, so nothing may read the real clock
 
@@ -153,3 +153,20 @@ def test_open_store_picks_the_backend_by_its_url(tmp_path, redis_url) -> None:
     assert isinstance(open_store("", data_dir=tmp_path), SqliteStore)
     assert (tmp_path / "classes.sqlite3").exists()
     assert isinstance(open_store(redis_url), RedisStore)
+
+
+def test_a_purge_keeps_the_current_minutes_failed_joins(store) -> None:
+    """Counters are kept a day by the time of their window's start (in seconds): a purge, which starting a class
+    runs, must not reset the deployment's limit."""
+    now = T0 + 30
+    window = int(now // 60) * 60
+    for _ in range(5):
+        store.hit("join-fail:*", window)
+    store.purge(now)
+    assert store.hits("join-fail:*", window) == 5
+    old = window - 2 * 86_400
+    store.hit("join-fail:*", old)
+    store.purge(now)
+    assert store.hits("join-fail:*", window) == 5
+    if isinstance(store, SqliteStore):  # (Redis lets its counters expire by themselves, after a day)
+        assert store.hits("join-fail:*", old) == 0
