@@ -4,16 +4,19 @@ kept per card, and a summary (and the candidate's grades) comes out at the end.
 An interview is a class of the class store (classroom/store.py) with one seat: the record's ``deck`` is
 :data:`DECK`, the teacher key is the interviewer's key (kept as its SHA-256, never in a link), and the candidate's
 seat is a student token made at the start and carried by the one link the interviewer sends. What the two screens
-share lives in the class's named documents (short JSON texts); a write the candidate's screen must follow bumps the
-class's version, so the follow signal (pages/frame/follow.py) reruns it; the interviewer's rubric, notes and grades
-do not bump it: the candidate's screen has nothing to redraw for them and never receives them.
+share lives in the class's named documents (short texts, some of them JSON); a write the candidate's screen must
+follow bumps the class's version, so the follow signal (pages/frame/follow.py) reruns it; the interviewer's rubric,
+notes and grades do not bump it: the candidate's screen has nothing to redraw for them, and receives them only at
+the end, in the summary, if the interviewer shares it.
 
-The one countdown: the store keeps when the current card was asked (server time), and both screens count down from
-it, so the two browsers agree to within the time a rerun takes to reach them, whatever their clocks say.
+The one countdown: the store keeps when the current card was asked (the server's time), and both screens count down
+from it, so the two browsers agree to within the time a rerun takes to reach them, whatever their own clocks say
+(across machines, the servers' clocks must agree).
 
-Every step takes the store and, where time matters, the time (seconds since the epoch: a fake clock in tests),
-checks who asks (the interviewer's key, or the candidate's seat), and raises ClassError with a message a person can
-act on; nothing here draws anything.
+Every step takes the store and, where time matters, the time (seconds since the epoch: a fake clock in tests). The
+interviewer's steps check the key; the candidate's take a session that the caller read with the candidate's seat
+(:func:`as_candidate`). A refusal raises ClassError with a message a person can act on; nothing here draws
+anything.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ CANDIDATE = "candidate"  # the seat's display name
 DEFAULT_HOURS = 3.0
 NOTE_MAX = 2000  # characters of a note per card
 VIEW_MAX = 4000  # characters of a driven page's link values, as JSON
-SECONDS_RANGE = (30, 300)  # the countdown's length
+SECONDS_RANGE = (60, 90)  # the countdown's length (the drills' slider)
 CARD_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 PAGE_PATTERN = re.compile(r"[A-Za-z0-9_ -]{1,60}")
 GRADES = ("again", "hard", "good", "easy")
@@ -60,7 +63,7 @@ class Kept:
     """What the interviewer kept for one card."""
 
     order: int  # 1 for the first card asked
-    spent: float = 0.0  # seconds the card was on screen, over its finished turns
+    spent: float = 0.0  # seconds the card was the current one (a lesson page shown meanwhile included), finished turns
     ticks: tuple[str, ...] = ()  # rubric parts the candidate covered
     note: str = ""
     grade: str = ""  # "" until graded; one of GRADES
@@ -175,13 +178,18 @@ def read(store: ClassStore, record: ClassRecord) -> Session:
 
 def _interview(record: ClassRecord) -> ClassRecord:
     if record.deck != DECK:
-        raise cl.ClassError("This link is not an interview's.")
+        raise cl.ClassError("This link is for a class, not an interview.")
     return record
 
 
 def as_interviewer(store: ClassStore, class_id: object, key: object) -> Session:
     """The session, if ``key`` is its interviewer's key (ClassError otherwise, not saying whether it exists)."""
-    return read(store, _interview(cl.teacher_record(store, class_id, key)))
+    try:
+        record = cl.teacher_record(store, class_id, key)
+    except cl.ClassError:
+        raise cl.ClassError("This interview no longer exists, or this browser's key for it is not valid: start a new "
+                            "shared interview.") from None  # fmt: skip
+    return read(store, _interview(record))
 
 
 def as_candidate(store: ClassStore, class_id: object, seat: object) -> Session:
@@ -192,15 +200,17 @@ def as_candidate(store: ClassStore, class_id: object, seat: object) -> Session:
         raise cl.ClassError("This interview link is not valid (it may be cut short): ask the interviewer for it again.")
     record = store.get(class_id)
     if record is None or record.deck != DECK or store.student(class_id, seat) is None:
-        raise cl.ClassError("This interview no longer exists: ask the interviewer for a new link.")
+        raise cl.ClassError("This interview link does not work (the interview may have ended and been deleted): ask "
+                            "the interviewer for a new link.")  # fmt: skip
     return read(store, record)
 
 
-def _open(session: Session, now: float) -> None:
+def _open(session: Session, now: float, candidate: bool = False) -> None:
     if session.ended:
         raise cl.ClassError("This interview has ended.")
     if now >= session.record.expires_at:
-        raise cl.ClassError("This interview has expired: start a new one.")
+        raise cl.ClassError("This interview has expired: " + ("ask the interviewer for a new link." if candidate
+                                                               else "start a new one."))  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------- the interviewer's steps
@@ -353,13 +363,13 @@ def to_grade(session: Session) -> list[tuple[str, str]]:
 
 
 def _pulse(store: ClassStore, session: Session) -> None:
-    """Tell the interviewer's screen that the candidate took a step (it polls this, one read per interview)."""
+    """Tell the interviewer's screen that the candidate took a step (its screen polls for it)."""
     store.put(session.class_id, "pulse", secrets.token_hex(4))
 
 
 def show_figure(store: ClassStore, session: Session, card: str, now: float, by_candidate: bool = False) -> None:
     """Open ``card``'s figure on both screens (either side may; the caller has checked who asks)."""
-    _open(session, now)
+    _open(session, now, candidate=by_candidate)
     if session.show != _card(card):
         store.put(session.class_id, "show", card, bump=True)
         if by_candidate:
@@ -374,14 +384,16 @@ def seen(store: ClassStore, session: Session) -> None:
 
 
 def set_profile(store: ClassStore, session: Session, name: str) -> str:
-    """The candidate's drill profile, where the interviewer's grades go at the end. Raises ClassError for a name the
-    drills would refuse."""
+    """The candidate's name on the drills page, where the interviewer's grades go at the end ("" for none). Raises
+    ClassError for a name the drills would refuse."""
     from study.progress import validate_profile
 
-    try:
-        name = validate_profile(name.strip() if isinstance(name, str) else name)
-    except ValueError as exc:
-        raise cl.ClassError(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
+    name = name.strip() if isinstance(name, str) else name
+    if name != "":
+        try:
+            name = validate_profile(name)
+        except ValueError as exc:
+            raise cl.ClassError(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
     if session.ended:
         raise cl.ClassError("This interview has ended.")
     store.put(session.class_id, "profile", name)
@@ -427,6 +439,7 @@ def clock(seconds: float) -> str:
 def _cell(text: str) -> str:
     """Text in a Markdown table cell: pipes escaped, line breaks as <br>, no HTML of the writer's."""
     safe = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", r"\|")
+    safe = safe.replace("[", r"\[").replace("]", r"\]")  # no link or image of a note's is followed in a preview
     return "<br>".join(safe.splitlines()) if safe else ""
 
 
@@ -437,7 +450,7 @@ def summary_markdown(session: Session, rows: Sequence[Row], now: float) -> str:
     lines = [
         "# Mock interview summary",
         "",
-        f"Started {started}; {len(rows)} card{'' if len(rows) == 1 else 's'} asked in {clock(total)}."
+        f"Started {started}; {len(rows)} card{'' if len(rows) == 1 else 's'}, {clock(total)} on them in all."
         + (f" Candidate's profile: {session.profile}." if session.profile else ""),
         "",
         "| # | Card | Question | Time | Rubric | Score | Grade | Note |",
@@ -450,8 +463,9 @@ def summary_markdown(session: Session, rows: Sequence[Row], now: float) -> str:
 
 
 def _safe(text: str) -> str:
-    """A spreadsheet runs a cell that starts with = + - @ as a formula: such text is quoted with a '."""
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+    """A spreadsheet may run a cell that starts with = + - @ (or a tab or carriage return before one) as a formula:
+    such text is quoted with a '."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
 def summary_csv(rows: Sequence[Row]) -> str:

@@ -8,10 +8,10 @@ pods).
 
 The store keeps records and does the steps that must be atomic: a class created only under a free code, an answer
 stored once per (class, question, student) and refused once its question is revealed or its class closed, a counter
-per time window, and a class's named documents (a mock interview's current card, rubric and notes: short JSON texts
-that classroom/interviews.py reads and writes), each write bumping the version when a follower must see it. What a
-class means (codes, keys, who may do what) is classroom/classes.py's. Times are seconds since the epoch given by the
-caller (a fake clock in tests); the store never reads the clock.
+per time window, and a class's named documents (a mock interview's current card, rubric and notes: short texts,
+some of them JSON, that classroom/interviews.py reads and writes; a write bumps the version when its caller asks).
+What a class means (codes, keys, who may do what) is classroom/classes.py's. Times are seconds since the epoch given
+by the caller (a fake clock in tests); the store never reads the clock.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ class StoreUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class ClassRecord:
-    """One class as stored. ``version`` grows with every change a student's screen follows (slide, reveal, close)."""
+    """One class as stored. ``version`` grows with every change a student's screen follows (slide, reveal, close, and
+    a document written with ``bump=True``)."""
 
     class_id: str  # unguessable, never drawn by the app (a student's link and the teacher's teach= carry it)
     code: str  # the join code

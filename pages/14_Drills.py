@@ -164,15 +164,25 @@ def _import(learner: str, name: str, data: bytes) -> None:
 
 # A shared session's link: this browser is its interviewer (it holds the key) or its candidate (the link's seat)
 seat: interview_ui.Seat | None = None
+seat_problem = ""
 try:
     seat = interview_ui.seat_of_link()
 except cl.ClassError as err:
-    page.notice(str(err))
+    seat_problem = str(err)
 except StoreUnavailable:
-    page.notice(interview_ui.STORE_DOWN)
+    seat_problem = interview_ui.CANDIDATE_DOWN if interview_ui.link_values()[1] else interview_ui.STORE_DOWN
+if seat_problem and interview_ui.link_values()[1]:  # the candidate's link does not work: say so, nothing else
+    page.notice(seat_problem)
+    page.finish()
+    st.stop()
+elif seat_problem:
+    page.notice(seat_problem)
 leading = seat if seat is not None and seat.role == "interviewer" else None
-if leading is not None:  # a reload or a new tab of the interviewer: the session's card and countdown, not the deck's
-    if leading.session.card and not st.session_state.get("card"):
+SEEDED = "_interview_seeded"  # the interview whose card and countdown this session took over (once)
+if leading is not None and st.session_state.get(SEEDED) != leading.session.class_id:
+    # a reload or a new tab of the interviewer: the session's card and countdown, not the deck's first
+    st.session_state[SEEDED] = leading.session.class_id
+    if leading.session.card and "card" not in st.query_params:
         st.session_state["card"] = leading.session.card
     if "seconds" not in st.query_params:
         st.session_state["seconds"] = min(90, max(60, leading.session.seconds))
@@ -192,8 +202,9 @@ def _start_session(seconds: int) -> None:
     try:
         started = interview_ui.start(seconds)
     except (cl.ClassError, StoreUnavailable) as err:
-        _flash("error", f"No shared session: {str(err).rstrip('.')}.")
+        _flash("error", f"No shared interview: {str(err).rstrip('.')}.")
         return
+    st.session_state[SEEDED] = started.class_id  # this screen's card and countdown are the session's first
     st.query_params[interview_ui.LINK_KEY] = started.class_id
 
 
@@ -210,24 +221,33 @@ def _candidate_step(step, *args) -> None:
 
 
 def _end_session(class_id: str, key: str) -> None:
-    """End the interview; the grades kept go into the candidate's profile, once."""
-    store = interview_ui.store()
+    """End the interview; the grades kept go into the candidate's drills progress, once."""
     try:
+        store = interview_ui.store()
         session = iv.end(store, class_id, key, time.time(), share=bool(st.session_state.get("interview-share")))
-        pending = iv.to_grade(session)
-        if session.profile and pending:
+    except cl.ClassError as err:
+        _flash("error", f"Not ended: {err}")
+        return
+    except StoreUnavailable:
+        _flash("error", f"Not ended: {interview_ui.STORE_DOWN}")
+        return
+    pending = iv.to_grade(session)
+    n = f"{len(pending)} grade{'' if len(pending) == 1 else 's'}"
+    if not pending:
+        _flash("success", "The interview has ended.")
+    elif not session.profile:
+        _flash("success", f"The interview has ended. The candidate named no drills name: the {n} stay in the summary.")
+    else:
+        try:
             progress = ProgressStore()
             for card_id, rating in pending:
                 progress.grade(session.profile, card_id, rating)
             iv.mark_graded(store, session, [c for c, _ in pending])
-            _flash("success", f"The interview has ended; {len(pending)} grade{'' if len(pending) == 1 else 's'} went "
-                              f"into {session.profile}'s schedule.")  # fmt: skip
-        else:
-            _flash("success", "The interview has ended.")
-    except (cl.ClassError, ValueError, OSError) as err:
-        _flash("error", f"Not ended: {err}")
-    except StoreUnavailable:
-        _flash("error", interview_ui.STORE_DOWN)
+        except (ValueError, OSError, StoreUnavailable) as err:
+            _flash("error", f"The interview has ended, but the grades could not be saved to {session.profile}'s "
+                            f"progress: {err}. They are in the summary.")  # fmt: skip
+            return
+        _flash("success", f"The interview has ended; {n} went into {session.profile}'s drills progress.")
 
 
 def _new_session() -> None:
@@ -237,7 +257,8 @@ def _new_session() -> None:
 
 with page.controls():
     if seat is None or seat.role != "candidate":
-        page.control("role", disabled=leading is not None, help="A shared session is the interviewer's view.")
+        page.control("role", **({"disabled": True, "help": "Fixed to interviewer while a shared interview runs."}
+                                if leading is not None else {}))  # fmt: skip
     if seat is not None and seat.role == "candidate":
         pass  # the candidate's screen follows the interviewer: no controls of its own but the profile below
     else:
@@ -262,8 +283,12 @@ with page.controls():
 state = page.state()
 if leading is not None:
     state = state.replace(role="interviewer")
-    if leading.session.profile and state.due:  # "due" means the candidate's schedule
+    if state.due and leading.session.profile:  # "due" means the candidate's schedule
         state = state.replace(learner=leading.session.profile)
+        page.notice(f"Due cards: the candidate's ({leading.session.profile}) schedule.", "info")
+    elif state.due:
+        page.notice("“Due today only” uses the candidate's schedule once they type their drills name on their "
+                    "screen; until then, your own name's.", "info")  # fmt: skip
 learner = state.learner.strip()
 valid_learner = ""
 if learner:
@@ -372,13 +397,14 @@ def previous_and_next(deck: Sequence[str], card_id: str) -> None:
 def candidate_link(card: Card) -> None:
     """A shared session to start (the candidate's screen follows this one), or a link to this card alone."""
     st.markdown("**Interview someone**")
-    st.button("Start a shared session", key="interview-start", type="primary", icon=":material/cast:",
+    st.button("Start a shared interview", key="interview-start", type="primary", icon=":material/cast:",
               on_click=_start_session, args=(state.seconds,),
               help="One link for the candidate: their screen follows your cards, one countdown for both, and your "
-              "rubric and notes are kept per card, with a summary at the end.")  # fmt: skip
+              f"rubric and notes are kept per card, with a summary at the end. It lasts {iv.DEFAULT_HOURS:g} hours, "
+              "then it is deleted.")  # fmt: skip
     query = {k: st.query_params.get(k) for k in st.query_params}
     base = str(getattr(st.context, "url", "") or "").split("?")[0]
-    with st.expander("Or a link to this card alone (no session)"):
+    with st.expander("Or a link to this card alone (it does not follow you)"):
         st.code(view_of.candidate_link(base, query, card.id), language=None, wrap_lines=True)
         loopback_warning(base)
         st.caption(
@@ -494,8 +520,8 @@ def summary_table(session: iv.Session) -> None:
         return
     st.table(
         [
-            {"#": r.order, "Card": r.card, "Question": r.question, "Time": iv.clock(r.seconds), "Score": r.score,
-             "Rubric": "; ".join(r.ticks), "Grade": r.grade, "Note": r.note}
+            {"#": r.order, "Card": r.card, "Question": r.question, "Time": iv.clock(r.seconds),
+             "Rubric": "; ".join(r.ticks), "Score": r.score, "Grade": r.grade.capitalize(), "Note": r.note}
             for r in rows
         ]
     )  # fmt: skip
@@ -503,7 +529,7 @@ def summary_table(session: iv.Session) -> None:
 
 def follow_session(seat: interview_ui.Seat) -> None:
     """Rerun this screen when the other side changes the session. The candidate's is pushed by the server (else
-    polled). The interviewer's polls the candidate's steps (one store read per PULSE_S): a push would also answer
+    polled). The interviewer's polls the candidate's steps (two store reads per PULSE_S): a push would also answer
     the interviewer's own writes, and a rerun pushed while the interviewer's Next still ran replaced it."""
     if seat.role == "candidate" and interview_ui.follow(seat):
         return
@@ -528,31 +554,45 @@ def session_panel(seat: interview_ui.Seat) -> None:
     s = seat.session
     with st.container(border=True, key="interview-panel"):
         who = "the candidate has opened the link" if s.seen else "waiting for the candidate to open the link"
-        profile = f" · grades go to **{s.profile}**'s schedule" if s.profile else ""
-        st.markdown(f"**Shared session** · {who}{profile}")
+        profile = f" · grades go to **{s.profile}**'s drills progress" if s.profile else ""
+        st.markdown(f"**Shared interview** · {who}{profile}")
         if s.ended:
-            st.caption("This session has ended: nothing more can be asked. The summary stays until it expires.")
+            st.caption(
+                "This interview has ended: nothing more can be asked. The summary stays here until the "
+                f"interview expires, {iv.DEFAULT_HOURS:g} hours after it started: download it to keep it."
+            )
         else:
             interview_ui.keep_key(seat)
             st.markdown("**The candidate's link** (send it once: their screen follows yours)")
-            st.code(interview_ui.candidate_url(seat), language=None, wrap_lines=True)
+            try:
+                st.code(interview_ui.candidate_url(seat), language=None, wrap_lines=True)
+            except StoreUnavailable:
+                st.warning(interview_ui.STORE_DOWN)
             loopback_warning(str(getattr(st.context, "url", "") or "").split("?")[0])
             if s.screen == "view":
                 st.markdown(f"The candidate sees your view of **{s.view_page.replace('_', ' ')}**.")
             with st.container(horizontal=True, gap="small"):
-                st.button("Restart the countdown", key="interview-restart", on_click=_session_step,
-                          args=(iv.restart_countdown, s.class_id, seat.key, time.time()),
-                          help="A new countdown on both screens")  # fmt: skip
+                st.button(
+                    "Restart the countdown",
+                    key="interview-restart",
+                    help="A new countdown on both screens",
+                    on_click=lambda: _session_step(iv.restart_countdown, s.class_id, seat.key, time.time()),
+                )
                 if s.screen == "view":
-                    st.button("Back to the card", key="interview-back", on_click=_session_step,
-                              args=(iv.ask, s.class_id, seat.key, s.card, time.time()), type="primary")  # fmt: skip
+                    st.button(
+                        "Back to the card",
+                        key="interview-back",
+                        type="primary",
+                        on_click=lambda: _session_step(iv.ask, s.class_id, seat.key, s.card, time.time()),
+                    )
             st.toggle(
                 "The candidate sees the lesson pages I open",
                 value=interview_ui.driving() == s.class_id,
                 key="interview-drive",
                 on_change=lambda: interview_ui.drive(seat, bool(st.session_state.get("interview-drive"))),
-                help="Open any lesson page from the sidebar: its view (presets, controls) shows on the candidate's "
-                "screen, its answers hidden. “Back to the card” here brings both screens back.",
+                help="Open any lesson page from the sidebar: its figures and readouts, for the values you set there, "
+                "show on the candidate's screen with its answers hidden. Turning this off, or “Stop showing my pages” "
+                "in that page's sidebar, brings both screens back to the card.",
             )
         rows = session_rows(s)
         with st.container(horizontal=True, gap="small"):
@@ -563,12 +603,13 @@ def session_panel(seat: interview_ui.Seat) -> None:
                                file_name="interview-summary.csv", mime="text/csv", key="interview-csv",
                                on_click="ignore", disabled=not rows, icon=":material/download:")  # fmt: skip
             if s.ended:
-                st.button("Start a new session", key="interview-new", on_click=_new_session)
+                st.button("Leave this interview", key="interview-new", on_click=_new_session)
             else:
                 with st.popover("End the interview"):
-                    st.checkbox("Show the summary (rubric and notes) to the candidate", value=True,
+                    st.checkbox("Show the candidate the summary (rubric, grades, times and your notes)", value=False,
                                 key="interview-share")  # fmt: skip
-                    graded = "; the grades kept go into their schedule" if s.profile else ""
+                    graded = (f"; the grades go into {s.profile}'s drills progress" if s.profile else
+                              ". The candidate named no drills name: the grades stay in the summary only")  # fmt: skip
                     st.caption(f"The candidate's screen says it ended{graded}.")
                     st.button("End it now", key="interview-end", type="primary", on_click=_end_session,
                               args=(s.class_id, seat.key))  # fmt: skip
@@ -589,22 +630,32 @@ def interviewer_card(card: Card, seat: interview_ui.Seat) -> None:
     """The card on the interviewer's screen of a shared session: the shared countdown, the figure once either side
     opened it, the model answer, the rubric, a note and a grade kept with the session."""
     s = seat.session
-    shared_countdown(s)
+    if not s.ended:
+        shared_countdown(s)
     if d.deck and not s.ended:
         previous_and_next(d.deck, card.id)
+    held = view_of.card_figure(card, False)  # what the candidate's screen can draw before the reveal
     if s.show == card.id:
         figure_beside(card, True)
+        if held is None and s.reveal != card.id:
+            st.caption("The candidate sees this figure once you reveal the answer: it shows the answer.")
+        elif held is not None and s.reveal != card.id:
+            st.caption("The candidate sees this figure with its answer held back (Predict first) and a box for a "
+                       "guess.")  # fmt: skip
     elif card.view.page and not s.ended:
         st.button("Show me: the figure on both screens", key="interview-show", icon=":material/visibility:",
-                  on_click=_session_step, args=(iv.show_figure, s, card.id, time.time()))  # fmt: skip
+                  on_click=lambda: _session_step(iv.show_figure, s, card.id, time.time()))  # fmt: skip
     st.subheader("Model answer")
     model_answer(card)
     if not s.ended:
         if s.reveal == card.id:
             st.caption("The candidate sees the model answer, the follow-ups and the traps.")
         else:
-            st.button("Reveal the answer to the candidate", key="interview-reveal", on_click=_session_step,
-                      args=(iv.reveal_answer, s.class_id, seat.key, card.id, time.time()))  # fmt: skip
+            st.button(
+                "Reveal the answer to the candidate",
+                key="interview-reveal",
+                on_click=lambda: _session_step(iv.reveal_answer, s.class_id, seat.key, card.id, time.time()),
+            )
     kept = s.kept.get(card.id) or iv.Kept(0)
     st.markdown("**Rubric**: tick what the candidate said (kept with the session)")
     ticks = [
@@ -621,10 +672,10 @@ def interviewer_card(card: Card, seat: interview_ui.Seat) -> None:
     kept_note = f" · note kept ({len(kept.note)} characters)" if kept.note else ""
     st.caption(f"Score: {sum(ticks)} of {len(ticks)} · on this card for {iv.clock(s.spent(card.id, time.time()))}"
                f"{kept_note}")  # fmt: skip
-    st.text_area("Your note on this card (the candidate does not see it unless you share the summary)",
+    st.text_area("Your note on this card (the candidate sees it only if you share the summary at the end)",
                  value=kept.note, max_chars=iv.NOTE_MAX, key=f"interview-note-{card.id}", disabled=s.ended,
                  on_change=_note_session, args=(s.class_id, seat.key, card.id))  # fmt: skip
-    st.segmented_control("Grade (goes into the candidate's schedule at the end, if they name a profile)",
+    st.segmented_control("Grade (goes into the candidate's drills progress at the end, if they type their name)",
                          view_of.GRADES, default=kept.grade or None, key=f"interview-grade-{card.id}",
                          format_func=str.capitalize, disabled=s.ended,
                          on_change=lambda: _session_step(iv.keep, s.class_id, seat.key, card.id,
@@ -644,8 +695,9 @@ def candidate_screen(seat: interview_ui.Seat) -> None:
     if not s.seen:
         _candidate_step(iv.seen)
     st.caption("Mock interview · your screen follows the interviewer's")
-    if s.ended:
-        st.info("This interview has ended. Thank you!")
+    if s.ended or time.time() >= s.record.expires_at:
+        st.info("This interview has ended. Thank you!" if s.ended else
+                "This interview has expired: ask the interviewer for a new link.")  # fmt: skip
         if s.shared:
             st.markdown("**The interviewer's summary**")
             summary_table(s)
@@ -665,29 +717,37 @@ def candidate_screen(seat: interview_ui.Seat) -> None:
             for r in shown.readouts:
                 st.metric(r.label, r.value, help=r.help)
             st.caption(HIDDEN_CAPTION)
-    elif not s.card or s.card not in view_of.BY_ID:
+    elif not s.card:
         st.info("Waiting for the interviewer's first question.")
+    elif s.card not in view_of.BY_ID:
+        st.warning(f"The interviewer's card {s.card} is not among this app's cards: tell the interviewer.")
     else:
         card = view_of.BY_ID[s.card]
         st.caption(f"{card.topic} · {card.id}")
         st.markdown(f"### {_md(card.question)}")
         shared_countdown(s)
         revealed = s.reveal == card.id
+        drawable = revealed or view_of.card_figure(card, False) is not None
         if s.show == card.id:
             figure_beside(card, revealed, link=False)
+        elif card.view.page and drawable:
+            st.button("Show me", key="interview-show", icon=":material/visibility:",
+                      on_click=lambda: _candidate_step(iv.show_figure, card.id, time.time(), True),
+                      help="Opens the card's figure on both screens (yours holds its answer back)")  # fmt: skip
         elif card.view.page:
-            st.button("Show me", key="interview-show", icon=":material/visibility:", on_click=_candidate_step,
-                      args=(iv.show_figure, card.id, time.time(), True),
-                      help="Opens the figure on both screens")  # fmt: skip
+            st.caption("This card's figure shows the answer: it appears once the interviewer reveals it.")
         if revealed:
             st.subheader("Model answer")
             model_answer(card)
         else:
-            st.caption(HIDDEN_CAPTION)
-    with st.expander("Keep your grades (optional)"):
-        st.caption("Name your drill profile: the interviewer's grades go into its schedule at the end.")
-        st.text_input("Your profile name", value=s.profile, max_chars=40, key="interview-profile",
+            st.caption("The interviewer reveals the model answer when you are done.")
+    with st.expander("Save the interviewer's grades to your drills progress (optional)"):
+        st.caption("Type the name you use on the drills page: the interviewer's grades go into its schedule when "
+                   "the interview ends. Empty: nothing is saved.")  # fmt: skip
+        st.text_input("Your name on the drills page", value=s.profile, max_chars=40, key="interview-profile",
                       placeholder="e.g. ada", on_change=_profile, args=("interview-profile",))  # fmt: skip
+        if s.profile:
+            st.caption(f"Saved under {s.profile}.")
 
 
 if seat is not None and seat.role == "candidate":

@@ -80,9 +80,9 @@ SPEC = Spec(
         Field("reveal", "Answer parts revealed", "int", 0, lo=0, hi=len(ANSWER_PARTS), widget="slider"),
         Field("seconds", "Seconds to answer", "int", 75, lo=60, hi=90, step=5, widget="slider"),
         Field("interview", "Shared session", "text", "", max_chars=22,
-              help="the shared mock-interview session this link belongs to (set when the interviewer starts one)"),
+              help="The shared mock interview this link belongs to (set when the interviewer starts one)."),
         Field("seat", "Candidate's seat", "text", "", max_chars=22,
-              help="the candidate's place in the shared session (in the link the interviewer sends)"),
+              help="The candidate's place in the shared interview (in the link the interviewer sends)."),
     ),
 )  # fmt: skip
 

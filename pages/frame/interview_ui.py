@@ -18,14 +18,17 @@ import streamlit as st
 
 from classroom import classes as cl
 from classroom import interviews as iv
-from classroom.store import StoreUnavailable
-from pages.frame import class_ui
+from classroom.store import ClassStore, StoreUnavailable
+from pages.frame.class_ui import KEYS, TEACHER_COOKIE, service, set_cookie, teacher_key
+from pages.frame.class_ui import follow as follow_class
+from pages.frame.class_ui import leave as leave_class
 from views import Options, Readout, View, catalog
 
 LINK_KEY = "interview"  # the link parameter naming the interview (both sides)
 SEAT_KEY = "seat"  # the candidate's seat in their link
 DRIVE = "_interview_drive"  # session: the interview whose candidate follows the lesson pages this browser opens
-STORE_DOWN = "The interview store cannot be reached: the shared session is paused; the drills work on their own."
+STORE_DOWN = "The interview store cannot be reached: the shared interview is paused; the drills work on their own."
+CANDIDATE_DOWN = "The interview cannot be reached right now: reload this page in a moment."
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,8 @@ class Seat:
     seat: str = ""
 
 
-def store() -> class_ui.ClassStore:
-    return class_ui.service().store()
+def store() -> ClassStore:
+    return service().store()
 
 
 def link_values() -> tuple[str, str]:
@@ -56,11 +59,11 @@ def seat_of_link() -> Seat | None:
         return None
     if seat:
         return Seat("candidate", iv.as_candidate(store(), class_id, seat), seat=seat)
-    key = class_ui.teacher_key(class_id)
+    key = teacher_key(class_id)
     if not key:
         raise cl.ClassError(
             "This browser does not hold the key of the interview in the link (started in another browser, or its "
-            "cookie was cleared). Start a new shared session, or open the candidate's link if you are the candidate."
+            "cookie was cleared). Start a new shared interview, or open the candidate's link if you are the candidate."
         )
     return Seat("interviewer", iv.as_interviewer(store(), class_id, key), key=key)
 
@@ -71,38 +74,44 @@ def start(seconds: int) -> iv.Started:
     now = time.time()
     cl.purge(s, now)
     started = iv.start(s, now, seconds=seconds)
-    st.session_state.setdefault(class_ui.KEYS, {})[started.class_id] = started.key
+    st.session_state.setdefault(KEYS, {})[started.class_id] = started.key
     return started
 
 
 def keep_key(seat: Seat) -> None:
     """The interviewer's key in a cookie of this browser, for as long as the interview lasts (a reload keeps it)."""
     left = max(1, int(seat.session.record.expires_at - time.time()))
-    class_ui.set_cookie(class_ui.TEACHER_COOKIE + seat.session.class_id.replace("-", "_"), seat.key, left)
+    set_cookie(TEACHER_COOKIE + seat.session.class_id.replace("-", "_"), seat.key, left)
 
 
 def candidate_url(seat: Seat) -> str:
-    """The one link the interviewer sends: the drills page, this interview, the candidate's seat, answers hidden."""
+    """The one link the interviewer sends: the drills page, this interview, the candidate's seat, answers hidden.
+    Raises StoreUnavailable."""
     base = str(getattr(st.context, "url", "") or "").split("?")[0]
     token = next((s.token for s in store().students(seat.session.class_id)), "")
     return f"{base}?{LINK_KEY}={seat.session.class_id}&{SEAT_KEY}={token}&hide=true"
 
 
 def follow(seat: Seat) -> bool:
-    """Rerun this screen when the other side changes the session (the version read now, after this run's writes)."""
-    record = store().get(seat.session.class_id)
-    return class_ui.follow(seat.session.class_id, record.version if record is not None else -1)
+    """Rerun this screen when the other side changes the session (the version read now, after this run's writes).
+    False when it cannot be pushed (the caller polls)."""
+    try:
+        record = store().get(seat.session.class_id)
+    except StoreUnavailable:
+        return False
+    return follow_class(seat.session.class_id, record.version if record is not None else -1)
 
 
 # ------------------------------------------------------------------------------ driving a lesson page's view
 
 
 def drive(seat: Seat, on: bool) -> None:
-    """The lesson pages this browser opens from now on show on the candidate's screen (``on``), or no longer."""
+    """The lesson pages this browser opens from now on show on the candidate's screen (``on``), or no longer (both
+    screens back to the card)."""
     if on:
         st.session_state[DRIVE] = seat.session.class_id
     else:
-        st.session_state.pop(DRIVE, None)
+        _stop_driving()
 
 
 def driving() -> str | None:
@@ -111,7 +120,7 @@ def driving() -> str | None:
 
 def _stop_driving() -> None:
     class_id = st.session_state.pop(DRIVE, None)
-    key = class_ui.teacher_key(class_id) if class_id else None
+    key = teacher_key(class_id) if class_id else None
     if class_id and key:
         try:
             s = iv.as_interviewer(store(), class_id, key)
@@ -127,7 +136,7 @@ def publish(page: str, query: Mapping[str, str]) -> None:
     class_id = driving()
     if not class_id:
         return
-    key = class_ui.teacher_key(class_id)
+    key = teacher_key(class_id)
     try:
         if not key:
             raise cl.ClassError("This browser no longer holds the interview's key.")
@@ -138,8 +147,15 @@ def publish(page: str, query: Mapping[str, str]) -> None:
             st.warning(f"The candidate's screen no longer follows this page: {exc}")
         return
     with st.sidebar:
-        st.info("Mock interview: the candidate's screen shows this view, its answers hidden.", icon=":material/cast:")
-        st.button("Stop showing my pages", key="interview-stop-drive", on_click=_stop_driving, width="stretch")
+        st.info("Mock interview: the candidate's screen shows this page's figures and readouts for the values you "
+                "set, its answers hidden.", icon=":material/cast:")  # fmt: skip
+        st.button("Stop showing my pages", key="interview-stop-drive", on_click=_stop_driving, width="stretch",
+                  help="Both screens go back to the card")  # fmt: skip
+        try:
+            st.page_link("pages/14_Drills.py", label="Back to the interview", icon=":material/arrow_back:",
+                         query_params={LINK_KEY: class_id, "role": "interviewer"})  # fmt: skip
+        except Exception:  # a page script run on its own (AppTest) has no other pages
+            pass
 
 
 @dataclass(frozen=True)
@@ -183,7 +199,7 @@ def lesson_view(page: str, query: Mapping[str, str], theme: str, figures_of) -> 
 
 def leave() -> None:
     """This screen no longer follows pushes (the interviewer's polls instead)."""
-    class_ui.leave()
+    leave_class()
 
 
 def drive_off() -> None:

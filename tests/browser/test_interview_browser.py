@@ -82,7 +82,7 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         boss = ctx.new_page()
         boss.goto(f"{url}/Drills?role=interviewer&card=scaling-01", wait_until="domcontentloaded")
         boss.wait_for_selector(f"{IDLE} .st-key-interview-start", timeout=90_000)
-        boss.get_by_role("button", name="Start a shared session").click()
+        boss.get_by_role("button", name="Start a shared interview").click()
         _has(boss, "The candidate's link", timeout=60)
         link = boss.locator(".st-key-interview-panel [data-testid='stCode']").inner_text().strip()
         assert "seat=" in link and "interview=" in link and "hide=true" in link
@@ -155,29 +155,32 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         boss.locator(".st-key-interview-drive label").click()
         boss.wait_for_selector(f"{IDLE} .st-key-interview-panel")
         boss.get_by_role("link", name=re.compile("Previous: Calibration")).click()
-        _has(boss, "the candidate's screen shows this view", timeout=60)
+        _has(boss, "the candidate's screen shows this page's figures", timeout=60)
         _has(cand, "Calibration")
         _has(cand, "Question:")
         cand.wait_for_selector(".js-plotly-plot", timeout=40_000)
+        assert boss.get_by_role("link", name="Back to the interview").count() == 1  # the way back besides Back
         boss.get_by_role("button", name="Stop showing my pages").click()
         _has(cand, first.question)
 
         boss.go_back(wait_until="domcontentloaded")  # Back to the drills: the session's panel again
-        _has(boss, "Shared session", timeout=60)
+        _has(boss, "Shared interview", timeout=60)
         cand.bring_to_front()  # the candidate names their profile: the grade goes there at the end
-        cand.get_by_text("Keep your grades (optional)").click()
-        box = cand.get_by_label("Your profile name")
+        cand.get_by_text("Save the interviewer's grades to your drills progress (optional)").click()
+        box = cand.get_by_label("Your name on the drills page")
         box.fill("cand_e2e")
         box.press("Enter")
+        _has(cand, "Saved under cand_e2e.")
         boss.bring_to_front()
         _has(boss, "cand_e2e")
         boss.get_by_role("button", name="End the interview").click()
+        boss.get_by_text("Show the candidate the summary (rubric, grades, times and your notes)").click()
         boss.get_by_role("button", name="End it now").click()
-        _has(boss, "1 grade went into cand_e2e's schedule")
+        _has(boss, "1 grade went into cand_e2e's drills progress")
         _has(cand, "This interview has ended")
         _has(cand, NOTE)  # the summary was shared at the end
         assert "scaling-01" in ProgressStore(data_dir).states("cand_e2e")
-        _has(boss, "This session has ended")
+        _has(boss, "This interview has ended: nothing more can be asked")
         boss.wait_for_selector(f"{IDLE} .st-key-interview-new")  # the ended panel, drawn whole
 
         with boss.expect_download() as got:

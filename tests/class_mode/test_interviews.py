@@ -28,9 +28,9 @@ def test_an_interview_has_one_seat_and_only_its_keys_open_each_side(store) -> No
     assert [st.name for st in store.students(s.class_id)] == ["candidate"]
     assert iv.as_interviewer(store, s.class_id, s.key).class_id == s.class_id
     assert iv.as_candidate(store, s.class_id, s.seat).class_id == s.class_id
-    with pytest.raises(ClassError, match="teacher link is not valid"):
+    with pytest.raises(ClassError, match="key for it is not valid"):
         iv.as_interviewer(store, s.class_id, s.seat + "x" * 10)  # the seat is not the key
-    with pytest.raises(ClassError, match="no longer exists"):
+    with pytest.raises(ClassError, match="link does not work"):
         iv.as_candidate(store, s.class_id, "A" * 22)  # a well-formed seat of nobody
     with pytest.raises(ClassError, match="not valid"):
         iv.as_candidate(store, s.class_id, s.seat[:10])  # cut short
@@ -43,7 +43,7 @@ def test_a_class_is_not_an_interview(store) -> None:
     from classroom import classes as cl
 
     c = cl.start_class(store, "lesson", T0)
-    with pytest.raises(ClassError, match="not an interview"):
+    with pytest.raises(ClassError, match="for a class, not an interview"):
         iv.as_interviewer(store, c.class_id, c.teacher_key)
 
 
@@ -96,6 +96,8 @@ def test_the_candidates_steps_change_the_pulse_the_interviewer_watches(store) ->
     boss = iv.as_interviewer(store, s.class_id, s.key)
     pulses.append(boss.pulse)
     assert len(set(pulses)) == 3 and boss.seen and boss.profile == "ada_1"
+    iv.set_profile(store, iv.as_candidate(store, s.class_id, s.seat), "")  # taken back: nothing is saved
+    assert iv.as_interviewer(store, s.class_id, s.key).profile == ""
     assert store.get(s.class_id).version == 0  # nothing the candidate's own screen must follow
 
 
@@ -120,7 +122,7 @@ def test_bad_rubric_input_is_refused_with_a_message(store) -> None:
         iv.keep(store, s.class_id, s.key, "scaling-01", grade="superb")
     with pytest.raises(ClassError, match="no such card"):
         iv.ask(store, s.class_id, s.key, "<script>", T0)
-    with pytest.raises(ClassError, match="30 to 300"):
+    with pytest.raises(ClassError, match="60 to 90"):
         iv.set_seconds(store, s.class_id, s.key, 5)
     with pytest.raises(ClassError, match="no such page"):
         iv.drive(store, s.class_id, s.key, "../etc", {}, T0)
@@ -189,7 +191,7 @@ def test_the_summary_as_markdown_and_csv(store) -> None:
     iv.ask(store, s.class_id, s.key, "scaling-01", T0)
     iv.keep(store, s.class_id, s.key, "scaling-01", ticks=["sentence", "number"], note="a | b\n=SUM(A1)", grade="good")
     iv.ask(store, s.class_id, s.key, "lora-02", T0 + 95)
-    iv.keep(store, s.class_id, s.key, "lora-02", note="<b>bold</b>")
+    iv.keep(store, s.class_id, s.key, "lora-02", note="<b>bold</b> ![x](http://e.test/p.png)")
     ended = iv.end(store, s.class_id, s.key, T0 + 95 + 61, share=False)
     questions = {"scaling-01": "What does Chinchilla say?", "lora-02": "=2+2 parameters?"}
     rows = iv.summary(ended, questions, PARTS, T0 + 500)
@@ -199,14 +201,17 @@ def test_the_summary_as_markdown_and_csv(store) -> None:
     ]
     assert rows[0].ticks == ("In one sentence", "One number")  # in the rubric's order
     md = iv.summary_markdown(ended, rows, T0 + 500)
-    assert "2 cards asked in 2:36." in md  # 95 s + 61 s
+    assert "2 cards, 2:36 on them in all." in md  # 95 s + 61 s
     assert "| 1 | scaling-01 | What does Chinchilla say? | 1:35 | In one sentence; One number | 2 of 4 | good | " in md
     assert r"a \| b<br>=SUM(A1)" in md and "&lt;b&gt;bold&lt;/b&gt;" in md and "<b>" not in md
+    assert r"!\[x\](http://e.test/p.png)" in md  # no image is fetched when the file is previewed
     table = list(csv.reader(io.StringIO(iv.summary_csv(rows))))
     assert table[0] == ["order", "card", "question", "seconds", "rubric", "score", "grade", "note"]
     assert table[1] == ["1", "scaling-01", "What does Chinchilla say?", "95", "In one sentence; One number", "2 of 4",
                         "good", "a | b\n=SUM(A1)"]  # fmt: skip
     assert table[2][2] == "'=2+2 parameters?"  # a formula cell is quoted
+    tab = iv.summary_csv([iv.Row(1, "c", "\t=1+1", 0.0, (), "0 of 4", "", "")])
+    assert list(csv.reader(io.StringIO(tab)))[1][2] == "'\t=1+1"
 
 
 def test_an_interview_expires_and_is_purged_like_a_class(store) -> None:
@@ -215,7 +220,7 @@ def test_an_interview_expires_and_is_purged_like_a_class(store) -> None:
     with pytest.raises(ClassError, match="expired"):
         iv.ask(store, s.class_id, s.key, "lora-02", T0 + 2 * 3600)
     assert store.purge(T0 + 2 * 3600) == [s.class_id]
-    with pytest.raises(ClassError, match="no longer exists"):
+    with pytest.raises(ClassError, match="link does not work"):
         iv.as_candidate(store, s.class_id, s.seat)
     assert store.docs(s.class_id) == {}
 
