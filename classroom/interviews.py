@@ -138,7 +138,8 @@ def _kept(raw: str | None) -> Kept | None:
     d = _json(raw, {})
     if not d:
         return None
-    ticks = tuple(t for t in d.get("ticks", ()) if isinstance(t, str))
+    raw_ticks = d.get("ticks")
+    ticks = tuple(t for t in raw_ticks if isinstance(t, str)) if isinstance(raw_ticks, list) else ()
     grade = d.get("grade") if d.get("grade") in GRADES else ""
     note = d.get("note") if isinstance(d.get("note"), str) else ""
     return Kept(int(_number(d.get("order"), 0)), max(0.0, _number(d.get("spent"), 0.0)), ticks, note[:NOTE_MAX], grade)
@@ -392,8 +393,9 @@ def set_profile(store: ClassStore, session: Session, name: str) -> str:
     if name != "":
         try:
             name = validate_profile(name)
-        except ValueError as exc:
-            raise cl.ClassError(f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
+        except ValueError:
+            raise cl.ClassError(f"A drills name is 1 to 40 letters, digits, '-' or '_' (no spaces); {name[:40]!r} is "
+                                "not one.") from None  # fmt: skip
     if session.ended:
         raise cl.ClassError("This interview has ended.")
     store.put(session.class_id, "profile", name)
@@ -451,14 +453,14 @@ def summary_markdown(session: Session, rows: Sequence[Row], now: float) -> str:
         "# Mock interview summary",
         "",
         f"Started {started}; {len(rows)} card{'' if len(rows) == 1 else 's'}, {clock(total)} on them in all."
-        + (f" Candidate's profile: {session.profile}." if session.profile else ""),
+        + (f" Candidate's drills name: {session.profile}." if session.profile else ""),
         "",
-        "| # | Card | Question | Time | Rubric | Score | Grade | Note |",
+        "| No. | Card | Question | Time | Rubric | Score | Grade | Note |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(f"| {r.order} | {r.card} | {_cell(r.question)} | {clock(r.seconds)} | {_cell('; '.join(r.ticks))} "
-                     f"| {r.score} | {r.grade} | {_cell(r.note)} |")  # fmt: skip
+                     f"| {r.score} | {r.grade.capitalize()} | {_cell(r.note)} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -30,7 +30,7 @@ from pages.frame import (
 from pages.frame.follow import FALLBACK_POLL_S
 from study.cards import Card
 from study.progress import ProgressStore, validate_profile
-from views import Options, View
+from views import Options, View, catalog
 from views import drills as view_of
 from views.state import Field, State
 
@@ -95,6 +95,8 @@ page = Page.setup(
     "Then grade yourself, and the schedule brings the card back when you are about to forget it.",
     spec=view_of.SPEC,
     figure_first=False,
+    # a candidate's screen of a shared interview has a heading of its own (the takeaway is about grading oneself)
+    heading=not st.query_params.get("seat"),
 )
 page.sections()
 SCRIPT_OF = {Path(path).stem.split("_", 1)[1]: path for path, _, _ in PAGES if path.startswith("pages/")}
@@ -236,7 +238,8 @@ def _end_session(class_id: str, key: str) -> None:
     if not pending:
         _flash("success", "The interview has ended.")
     elif not session.profile:
-        _flash("success", f"The interview has ended. The candidate named no drills name: the {n} stay in the summary.")
+        stay = "the grade stays" if len(pending) == 1 else f"the {len(pending)} grades stay"
+        _flash("success", f"The interview has ended. The candidate typed no drills name: {stay} in the summary only.")
     else:
         try:
             progress = ProgressStore()
@@ -520,7 +523,7 @@ def summary_table(session: iv.Session) -> None:
         return
     st.table(
         [
-            {"#": r.order, "Card": r.card, "Question": r.question, "Time": iv.clock(r.seconds),
+            {"No.": r.order, "Card": r.card, "Question": r.question, "Time": iv.clock(r.seconds),
              "Rubric": "; ".join(r.ticks), "Score": r.score, "Grade": r.grade.capitalize(), "Note": r.note}
             for r in rows
         ]
@@ -570,7 +573,9 @@ def session_panel(seat: interview_ui.Seat) -> None:
                 st.warning(interview_ui.STORE_DOWN)
             loopback_warning(str(getattr(st.context, "url", "") or "").split("?")[0])
             if s.screen == "view":
-                st.markdown(f"The candidate sees your view of **{s.view_page.replace('_', ' ')}**.")
+                entry = catalog.by_url(s.view_page)
+                shown = entry.label if entry is not None else s.view_page.replace("_", " ")
+                st.markdown(f"The candidate sees your view of **{shown}**.")
             with st.container(horizontal=True, gap="small"):
                 st.button(
                     "Restart the countdown",
@@ -586,13 +591,14 @@ def session_panel(seat: interview_ui.Seat) -> None:
                         on_click=lambda: _session_step(iv.ask, s.class_id, seat.key, s.card, time.time()),
                     )
             st.toggle(
-                "The candidate sees the lesson pages I open",
+                "Show the candidate the lesson pages you open",
                 value=interview_ui.driving() == s.class_id,
                 key="interview-drive",
                 on_change=lambda: interview_ui.drive(seat, bool(st.session_state.get("interview-drive"))),
                 help="Open any lesson page from the sidebar: its figures and readouts, for the values you set there, "
-                "show on the candidate's screen with its answers hidden. Turning this off, or “Stop showing my pages” "
-                "in that page's sidebar, brings both screens back to the card.",
+                "show on the candidate's screen with its answers hidden. Turning this off brings the candidate's "
+                "screen back to the card, as does “Stop showing my pages” in that page's sidebar (“Back to the "
+                "interview” there brings you back here).",
             )
         rows = session_rows(s)
         with st.container(horizontal=True, gap="small"):
@@ -609,7 +615,7 @@ def session_panel(seat: interview_ui.Seat) -> None:
                     st.checkbox("Show the candidate the summary (rubric, grades, times and your notes)", value=False,
                                 key="interview-share")  # fmt: skip
                     graded = (f"; the grades go into {s.profile}'s drills progress" if s.profile else
-                              ". The candidate named no drills name: the grades stay in the summary only")  # fmt: skip
+                              ". The candidate typed no drills name: the grades stay in the summary only")  # fmt: skip
                     st.caption(f"The candidate's screen says it ended{graded}.")
                     st.button("End it now", key="interview-end", type="primary", on_click=_end_session,
                               args=(s.class_id, seat.key))  # fmt: skip
@@ -628,7 +634,7 @@ def _note_session(class_id: str, key: str, card_id: str) -> None:
 
 def interviewer_card(card: Card, seat: interview_ui.Seat) -> None:
     """The card on the interviewer's screen of a shared session: the shared countdown, the figure once either side
-    opened it, the model answer, the rubric, a note and a grade kept with the session."""
+    opened it, the model answer, the rubric, a note and a grade kept with the interview."""
     s = seat.session
     if not s.ended:
         shared_countdown(s)
@@ -641,7 +647,7 @@ def interviewer_card(card: Card, seat: interview_ui.Seat) -> None:
             st.caption("The candidate sees this figure once you reveal the answer: it shows the answer.")
         elif held is not None and s.reveal != card.id:
             st.caption("The candidate sees this figure with its answer held back (Predict first) and a box for a "
-                       "guess.")  # fmt: skip
+                       "guess: a committed guess shows them the answer.")  # fmt: skip
     elif card.view.page and not s.ended:
         st.button("Show me: the figure on both screens", key="interview-show", icon=":material/visibility:",
                   on_click=lambda: _session_step(iv.show_figure, s, card.id, time.time()))  # fmt: skip
@@ -657,7 +663,7 @@ def interviewer_card(card: Card, seat: interview_ui.Seat) -> None:
                 on_click=lambda: _session_step(iv.reveal_answer, s.class_id, seat.key, card.id, time.time()),
             )
     kept = s.kept.get(card.id) or iv.Kept(0)
-    st.markdown("**Rubric**: tick what the candidate said (kept with the session)")
+    st.markdown("**Rubric**: tick what the candidate said (kept with the interview)")
     ticks = [
         st.checkbox(
             label,
@@ -672,7 +678,7 @@ def interviewer_card(card: Card, seat: interview_ui.Seat) -> None:
     kept_note = f" · note kept ({len(kept.note)} characters)" if kept.note else ""
     st.caption(f"Score: {sum(ticks)} of {len(ticks)} · on this card for {iv.clock(s.spent(card.id, time.time()))}"
                f"{kept_note}")  # fmt: skip
-    st.text_area("Your note on this card (the candidate sees it only if you share the summary at the end)",
+    st.text_area("Your note on this card (the candidate sees it only if you show them the summary at the end)",
                  value=kept.note, max_chars=iv.NOTE_MAX, key=f"interview-note-{card.id}", disabled=s.ended,
                  on_change=_note_session, args=(s.class_id, seat.key, card.id))  # fmt: skip
     st.segmented_control("Grade (goes into the candidate's drills progress at the end, if they type their name)",
@@ -694,7 +700,7 @@ def candidate_screen(seat: interview_ui.Seat) -> None:
     follow_session(seat)
     if not s.seen:
         _candidate_step(iv.seen)
-    st.caption("Mock interview · your screen follows the interviewer's")
+    st.title("Mock interview", anchor=False)
     if s.ended or time.time() >= s.record.expires_at:
         st.info("This interview has ended. Thank you!" if s.ended else
                 "This interview has expired: ask the interviewer for a new link.")  # fmt: skip
@@ -702,6 +708,7 @@ def candidate_screen(seat: interview_ui.Seat) -> None:
             st.markdown("**The interviewer's summary**")
             summary_table(s)
         return
+    st.caption("Your screen follows the interviewer's.")
     if s.screen == "view":
         shown = interview_ui.lesson_view(s.view_page, s.view_query, page.theme, card_view)
         if shown is None:
@@ -725,6 +732,7 @@ def candidate_screen(seat: interview_ui.Seat) -> None:
         card = view_of.BY_ID[s.card]
         st.caption(f"{card.topic} · {card.id}")
         st.markdown(f"### {_md(card.question)}")
+        st.caption("Answer aloud before the countdown ends.")
         shared_countdown(s)
         revealed = s.reveal == card.id
         drawable = revealed or view_of.card_figure(card, False) is not None
@@ -733,9 +741,12 @@ def candidate_screen(seat: interview_ui.Seat) -> None:
         elif card.view.page and drawable:
             st.button("Show me", key="interview-show", icon=":material/visibility:",
                       on_click=lambda: _candidate_step(iv.show_figure, card.id, time.time(), True),
-                      help="Opens the card's figure on both screens (yours holds its answer back)")  # fmt: skip
+                      help="Opens the card's figure on both screens"
+                      + ("" if revealed else " (yours holds its answer back until you commit a guess)"))  # fmt: skip
         elif card.view.page:
-            st.caption("This card's figure shows the answer: it appears once the interviewer reveals it.")
+            st.caption(
+                "This card's figure shows the answer: open it with Show me once the interviewer reveals the answer."
+            )
         if revealed:
             st.subheader("Model answer")
             model_answer(card)
@@ -747,7 +758,7 @@ def candidate_screen(seat: interview_ui.Seat) -> None:
         st.text_input("Your name on the drills page", value=s.profile, max_chars=40, key="interview-profile",
                       placeholder="e.g. ada", on_change=_profile, args=("interview-profile",))  # fmt: skip
         if s.profile:
-            st.caption(f"Saved under {s.profile}.")
+            st.caption(f"The interviewer's grades go into {s.profile}'s drills progress when the interview ends.")
 
 
 if seat is not None and seat.role == "candidate":

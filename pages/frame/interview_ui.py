@@ -149,8 +149,13 @@ def publish(page: str, query: Mapping[str, str]) -> None:
     with st.sidebar:
         st.info("Mock interview: the candidate's screen shows this page's figures and readouts for the values you "
                 "set, its answers hidden.", icon=":material/cast:")  # fmt: skip
-        st.button("Stop showing my pages", key="interview-stop-drive", on_click=_stop_driving, width="stretch",
-                  help="Both screens go back to the card")  # fmt: skip
+        st.button(
+            "Stop showing my pages",
+            key="interview-stop-drive",
+            on_click=_stop_driving,
+            width="stretch",
+            help="The candidate's screen goes back to the card; “Back to the interview” takes you there",
+        )
         try:
             st.page_link("pages/14_Drills.py", label="Back to the interview", icon=":material/arrow_back:",
                          query_params={LINK_KEY: class_id, "role": "interviewer"})  # fmt: skip

@@ -95,7 +95,7 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         cand.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(
             f if isinstance(f, bytes) else f.encode())))  # fmt: skip
         cand.goto(link, wait_until="domcontentloaded")
-        _has(cand, "your screen follows the interviewer", timeout=60)
+        _has(cand, "Your screen follows the interviewer's", timeout=60)
         _has(cand, first.question)
         boss.bring_to_front()
         _has(boss, "the candidate has opened the link")
@@ -152,7 +152,7 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         assert secrets["model answer"] in sent and NOTE not in sent and secrets["rubric"] not in sent
 
         # a lesson page the interviewer opens shows on the candidate's screen
-        boss.locator(".st-key-interview-drive label").click()
+        boss.locator(".st-key-interview-drive label").click()  # Show the candidate the lesson pages you open
         boss.wait_for_selector(f"{IDLE} .st-key-interview-panel")
         boss.get_by_role("link", name=re.compile("Previous: Calibration")).click()
         _has(boss, "the candidate's screen shows this page's figures", timeout=60)
@@ -170,7 +170,7 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         box = cand.get_by_label("Your name on the drills page")
         box.fill("cand_e2e")
         box.press("Enter")
-        _has(cand, "Saved under cand_e2e.")
+        _has(cand, "grades go into cand_e2e's drills progress when the interview ends")
         boss.bring_to_front()
         _has(boss, "cand_e2e")
         boss.get_by_role("button", name="End the interview").click()
@@ -187,7 +187,7 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
             boss.get_by_role("button", name="Summary (Markdown)").click()
         md = Path(got.value.path()).read_text()
         assert "| 1 | scaling-01 |" in md and "| 2 | scaling-02 |" in md
-        assert "In one sentence; One number | 2 of 4 | good |" in md and NOTE in md
+        assert "In one sentence; One number | 2 of 4 | Good |" in md and NOTE in md
         boss.wait_for_selector(f"{IDLE} .st-key-interview-new")
         with boss.expect_download() as got:
             boss.get_by_role("button", name="Summary (CSV)").click()

@@ -128,7 +128,7 @@ def test_bad_rubric_input_is_refused_with_a_message(store) -> None:
         iv.drive(store, s.class_id, s.key, "../etc", {}, T0)
     with pytest.raises(ClassError, match="too long"):
         iv.drive(store, s.class_id, s.key, "Scaling", {"x": "y" * 5000}, T0)
-    with pytest.raises(ClassError, match=r"Profile name .ada lovelace.: use only letters"):
+    with pytest.raises(ClassError, match=r"A drills name is 1 to 40 letters.*'ada lovelace' is not one"):
         iv.set_profile(store, iv.as_candidate(store, s.class_id, s.seat), "ada lovelace")
 
 
@@ -137,9 +137,12 @@ def test_damaged_documents_read_as_defaults(store) -> None:
     store.put(s.class_id, "cur", "{not json")
     store.put(s.class_id, "k:scaling-01", '{"order": "x", "spent": NaN, "grade": "superb", "ticks": [1, "number"]}')
     store.put(s.class_id, "seconds", '"many"')
+    store.put(s.class_id, "k:lora-02", '{"order": 2, "ticks": null}')
+    store.put(s.class_id, "k:kl-01", '{"order": 3, "ticks": 5, "note": 7}')
     got = iv.as_interviewer(store, s.class_id, s.key)
     assert (got.card, got.seconds) == ("", 75)
     assert got.kept["scaling-01"] == iv.Kept(0, 0.0, ("number",), "", "")
+    assert got.kept["lora-02"] == iv.Kept(2) and got.kept["kl-01"] == iv.Kept(3)
 
 
 def test_driving_a_lesson_view_moves_both_screens_and_asking_brings_them_back(store) -> None:
@@ -202,7 +205,7 @@ def test_the_summary_as_markdown_and_csv(store) -> None:
     assert rows[0].ticks == ("In one sentence", "One number")  # in the rubric's order
     md = iv.summary_markdown(ended, rows, T0 + 500)
     assert "2 cards, 2:36 on them in all." in md  # 95 s + 61 s
-    assert "| 1 | scaling-01 | What does Chinchilla say? | 1:35 | In one sentence; One number | 2 of 4 | good | " in md
+    assert "| 1 | scaling-01 | What does Chinchilla say? | 1:35 | In one sentence; One number | 2 of 4 | Good | " in md
     assert r"a \| b<br>=SUM(A1)" in md and "&lt;b&gt;bold&lt;/b&gt;" in md and "<b>" not in md
     assert r"!\[x\](http://e.test/p.png)" in md  # no image is fetched when the file is previewed
     table = list(csv.reader(io.StringIO(iv.summary_csv(rows))))
