@@ -8,8 +8,10 @@ pods).
 
 The store keeps records and does the steps that must be atomic: a class created only under a free code, an answer
 stored once per (class, question, student) and refused once its question is revealed or its class closed, a counter
-per time window. What a class means (codes, keys, who may do what) is classroom/classes.py's. Times are seconds
-since the epoch given by the caller (a fake clock in tests); the store never reads the clock.
+per time window, and a class's named documents (a mock interview's current card, rubric and notes: short texts,
+some of them JSON, that classroom/interviews.py reads and writes; a write bumps the version when its caller asks).
+What a class means (codes, keys, who may do what) is classroom/classes.py's. Times are seconds since the epoch given
+by the caller (a fake clock in tests); the store never reads the clock.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ class StoreUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class ClassRecord:
-    """One class as stored. ``version`` grows with every change a student's screen follows (slide, reveal, close)."""
+    """One class as stored. ``version`` grows with every change a student's screen follows (slide, reveal, close, and
+    a document written with ``bump=True``)."""
 
     class_id: str  # unguessable, never drawn by the app (a student's link and the teacher's teach= carry it)
     code: str  # the join code
@@ -90,6 +93,8 @@ class ClassStore(Protocol):
     def purge(self, now: float) -> list[str]: ...
     def hit(self, key: str, window: int) -> int: ...
     def hits(self, key: str, window: int) -> int: ...
+    def put(self, class_id: str, name: str, value: str, bump: bool = False) -> bool: ...
+    def docs(self, class_id: str) -> dict[str, str]: ...
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -128,6 +133,12 @@ CREATE TABLE IF NOT EXISTS answers (
     at REAL NOT NULL,
     PRIMARY KEY (class_id, question, token)   -- one answer per (class, question, student)
 );
+CREATE TABLE IF NOT EXISTS docs (
+    class_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (class_id, name)
+);
 CREATE TABLE IF NOT EXISTS hits (
     key TEXT NOT NULL,
     window INTEGER NOT NULL,
@@ -135,6 +146,9 @@ CREATE TABLE IF NOT EXISTS hits (
     PRIMARY KEY (key, window)
 );
 """
+
+
+_CLASS_TABLES = ("answers", "students", "reveals", "docs", "classes")  # what a class's deletion deletes
 
 
 class SqliteStore:
@@ -283,14 +297,14 @@ class SqliteStore:
 
     def delete(self, class_id: str) -> None:
         with self._tx() as db:
-            for table in ("answers", "students", "reveals", "classes"):
+            for table in _CLASS_TABLES:
                 db.execute(f"DELETE FROM {table} WHERE class_id = ?", (class_id,))
 
     def purge(self, now: float) -> list[str]:
         with self._tx() as db:
             gone = [c for (c,) in db.execute("SELECT class_id FROM classes WHERE expires_at <= ?", (now,))]
             for class_id in gone:
-                for table in ("answers", "students", "reveals", "classes"):
+                for table in _CLASS_TABLES:
                     db.execute(f"DELETE FROM {table} WHERE class_id = ?", (class_id,))
             db.execute("DELETE FROM hits WHERE window < ?", (int(now) - 86_400,))  # windows are in seconds
             return gone
@@ -307,6 +321,18 @@ class SqliteStore:
     def hits(self, key: str, window: int) -> int:
         rows = self._read("SELECT count FROM hits WHERE key = ? AND window = ?", (key, int(window)))
         return int(rows[0][0]) if rows else 0
+
+    def put(self, class_id: str, name: str, value: str, bump: bool = False) -> bool:
+        """Set the class's document ``name`` (and bump its version when ``bump``); False when there is no class."""
+        with self._tx() as db:
+            if not db.execute("SELECT 1 FROM classes WHERE class_id = ?", (class_id,)).fetchone():
+                return False
+            db.execute("INSERT INTO docs VALUES (?, ?, ?) ON CONFLICT (class_id, name) DO UPDATE SET value = "
+                       "excluded.value", (class_id, name, value))  # fmt: skip
+            return self._bump(db, class_id) if bump else True
+
+    def docs(self, class_id: str) -> dict[str, str]:
+        return dict(self._read("SELECT name, value FROM docs WHERE class_id = ?", (class_id,)))
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -340,6 +366,15 @@ local ttl = redis.call('TTL', KEYS[1])
 if ttl > 0 then redis.call('EXPIRE', KEYS[2], ttl) end
 return 1
 """
+# KEYS: class hash, documents hash. ARGV: name, value, bump ('1' or '0'). 1 if the class exists.
+_PUT_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+if ARGV[3] == '1' then redis.call('HINCRBY', KEYS[1], 'version', 1) end
+local ttl = redis.call('TTL', KEYS[1])
+if ttl > 0 then redis.call('EXPIRE', KEYS[2], ttl) end
+return 1
+"""
 # KEYS: class hash, students hash. ARGV: token, student (JSON). 1 if newly joined.
 _JOIN_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -368,6 +403,7 @@ class RedisStore:
         self._bump = self.r.register_script(_BUMP_LUA)
         self._reveal = self.r.register_script(_REVEAL_LUA)
         self._join = self.r.register_script(_JOIN_LUA)
+        self._put = self.r.register_script(_PUT_LUA)
 
     def _k(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
@@ -478,7 +514,8 @@ class RedisStore:
     def _class_keys(self, class_id: str) -> list[str]:
         questions = self.r.smembers(self._k("c", class_id, "questions"))
         keys = [self._k("c", class_id), self._k("c", class_id, "rev"), self._k("c", class_id, "students"),
-                self._k("c", class_id, "questions"), *(self._k("c", class_id, "a", q) for q in questions)]  # fmt: skip
+                self._k("c", class_id, "questions"), self._k("c", class_id, "docs"),
+                *(self._k("c", class_id, "a", q) for q in questions)]  # fmt: skip
         code = self.r.hget(self._k("c", class_id), "code")
         if code is not None and self.r.get(self._k("code", code)) == class_id:
             keys.append(self._k("code", code))
@@ -508,6 +545,15 @@ class RedisStore:
     def hits(self, key: str, window: int) -> int:
         with self._guard():
             return int(self.r.get(self._k("hit", key, str(int(window)))) or 0)
+
+    def put(self, class_id: str, name: str, value: str, bump: bool = False) -> bool:
+        keys = [self._k("c", class_id), self._k("c", class_id, "docs")]
+        with self._guard():
+            return bool(self._put(keys=keys, args=[name, value, "1" if bump else "0"]))
+
+    def docs(self, class_id: str) -> dict[str, str]:
+        with self._guard():
+            return dict(self.r.hgetall(self._k("c", class_id, "docs")))
 
 
 def _redacted(url: str) -> str:

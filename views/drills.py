@@ -79,8 +79,12 @@ SPEC = Spec(
         ),
         Field("reveal", "Answer parts revealed", "int", 0, lo=0, hi=len(ANSWER_PARTS), widget="slider"),
         Field("seconds", "Seconds to answer", "int", 75, lo=60, hi=90, step=5, widget="slider"),
+        Field("interview", "Shared session", "text", "", max_chars=22,
+              help="The shared mock interview this link belongs to (set when the interviewer starts one)."),
+        Field("seat", "Candidate's seat", "text", "", max_chars=22,
+              help="The candidate's place in the shared interview (in the link the interviewer sends)."),
     ),
-)
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,7 @@ def next_card(deck: Sequence[str], current: str, due_ids: Sequence[str]) -> str:
     return step(deck, current, 1)
 
 
-_NOT_FOR_CANDIDATE = frozenset({"role", "reveal", "card", "learner", "profile", "due", "hide"})
+_NOT_FOR_CANDIDATE = frozenset({"role", "reveal", "card", "learner", "profile", "due", "hide", "interview", "seat"})
 
 
 def candidate_query(query: Mapping[str, str], card_id: str) -> dict[str, str]:

@@ -403,4 +403,8 @@ class Page(SectionLayout, AnswerSections):
             share_link()
             if self.spec is not None and self.spec.page not in ("Deck", "Drills", "Class"):  # views, not players
                 add_to_deck(self.spec.page, self.spec.query(self.state()))
+                if st.session_state.get("_interview_drive"):  # a mock interview's candidate follows this view
+                    from pages.frame.interview_ui import publish
+
+                    publish(self.spec.page, self.spec.query(self.state()))
         sidebar_footer()

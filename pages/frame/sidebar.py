@@ -167,7 +167,10 @@ def _on_carried_change(key: str, state_key: str) -> None:
 
 def share_link() -> None:
     """The link that reproduces this exact view (the address bar holds the same)."""
-    query = urllib.parse.urlencode({k: st.query_params.get(k) for k in st.query_params})
+    # a shared interview's seat and session stay out: whoever opened a copy of the candidate's link would take the seat
+    query = urllib.parse.urlencode(
+        {k: st.query_params.get(k) for k in st.query_params if k not in ("seat", "interview")}
+    )
     url = str(getattr(st.context, "url", "") or "").split("?")[0]
     # a popover, not an expander: the browser draws a popover's body only when it is opened, so the code box's
     # syntax highlighter (a 280 ms script on a cold start, bench/bench_cold.py) is not loaded for every page view

@@ -122,6 +122,24 @@ def test_purge_deletes_expired_classes_with_their_students_and_answers(store) ->
     assert store.purge(T0 + 4 * 3600) == [new.class_id]
 
 
+def test_documents_are_kept_per_class_and_bump_the_version_only_when_asked(store) -> None:
+    rec, other = record(), record(class_id="n" * 22, code="NNNNNNNN")
+    store.create(rec, T0)
+    store.create(other, T0)
+    assert store.put(rec.class_id, "card", '{"id": "scaling-01"}', bump=True)
+    assert store.put(rec.class_id, "note", "first")
+    assert store.put(rec.class_id, "note", "second")  # replaced, not added
+    assert store.docs(rec.class_id) == {"card": '{"id": "scaling-01"}', "note": "second"}
+    assert store.get(rec.class_id).version == 1  # the note did not bump it
+    assert store.docs(other.class_id) == {}
+    assert not store.put("y" * 22, "card", "x") and store.docs("y" * 22) == {}  # no class: nothing stored
+    store.delete(rec.class_id)
+    assert store.docs(rec.class_id) == {}
+    store.put(other.class_id, "card", "x")
+    store.purge(T0 + 4 * 3600)
+    assert store.docs(other.class_id) == {}
+
+
 def test_hits_count_per_key_and_window(store) -> None:
     assert [store.hit("join-fail:s1", 5) for _ in range(3)] == [1, 2, 3]
     assert store.hits("join-fail:s1", 5) == 3
