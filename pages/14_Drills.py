@@ -397,7 +397,7 @@ def previous_and_next(deck: Sequence[str], card_id: str) -> None:
         st.button("Next →", key="drill-next", on_click=_go, args=(view_of.step(deck, card_id, 1),))
 
 
-def candidate_link(card: Card) -> None:
+def interview_someone(card: Card) -> None:
     """A shared session to start (the candidate's screen follows this one), or a link to this card alone."""
     st.markdown("**Interview someone**")
     st.button("Start a shared interview", key="interview-start", type="primary", icon=":material/cast:",
@@ -779,7 +779,6 @@ with page.figure_area():
         st.markdown(f"### {_md(card.question)}")
         interviewer_card(card, leading)
         follow_session(leading)
-        interview_ui.leave()  # (a session that followed as a candidate before, in this browser tab)
         card = None  # drawn
     elif card is None:
         st.info("No card to show.")
@@ -838,7 +837,7 @@ with page.figure_area():
                         for part in view_of.PART_LABELS
                     ]
                     st.caption(f"Score: {sum(ticks)} of {len(ticks)}")
-                    candidate_link(card)
+                    interview_someone(card)
                 grade_buttons(card, d.deck)
         if d.role != "candidate" and leading is None:
             if valid_learner:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import streamlit as st
@@ -21,8 +21,8 @@ from classroom import interviews as iv
 from classroom.store import ClassStore, StoreUnavailable
 from pages.frame.class_ui import KEYS, TEACHER_COOKIE, service, set_cookie, teacher_key
 from pages.frame.class_ui import follow as follow_class
-from pages.frame.class_ui import leave as leave_class
 from views import Options, Readout, View, catalog
+from views.state import State
 
 LINK_KEY = "interview"  # the link parameter naming the interview (both sides)
 SEAT_KEY = "seat"  # the candidate's seat in their link
@@ -39,7 +39,6 @@ class Seat:
     role: str
     session: iv.Session
     key: str = ""
-    seat: str = ""
 
 
 def store() -> ClassStore:
@@ -58,7 +57,7 @@ def seat_of_link() -> Seat | None:
     if not class_id:
         return None
     if seat:
-        return Seat("candidate", iv.as_candidate(store(), class_id, seat), seat=seat)
+        return Seat("candidate", iv.as_candidate(store(), class_id, seat))
     key = teacher_key(class_id)
     if not key:
         raise cl.ClassError(
@@ -175,7 +174,9 @@ class LessonView:
     notices: tuple[str, ...]
 
 
-def lesson_view(page: str, query: Mapping[str, str], theme: str, figures_of) -> LessonView | None:
+def lesson_view(
+    page: str, query: Mapping[str, str], theme: str, figures_of: Callable[[str, State, Options], View]
+) -> LessonView | None:
     """The view ``page`` draws for ``query`` (``figures_of(page, state, options)``: the drills page's cached
     views); None for a page that is not a lesson page."""
     entry = catalog.by_url(page)
@@ -200,11 +201,6 @@ def lesson_view(page: str, query: Mapping[str, str], theme: str, figures_of) -> 
     notices = tuple(text for _, text in view.notices if not hidden(text))
     question = getattr(module, "QUESTION", "")
     return LessonView(entry.label, question, tuple(shown), readouts, (*problems, *notices))
-
-
-def leave() -> None:
-    """This screen no longer follows pushes (the interviewer's polls instead)."""
-    leave_class()
 
 
 def drive_off() -> None:
