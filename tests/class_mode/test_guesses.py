@@ -3,6 +3,7 @@ guesses, and the two figures of class mode carrying those numbers."""
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -94,3 +95,30 @@ def test_a_phone_copy_widens_the_plots_and_hides_the_title_and_the_readout_panel
     panels = [a for a in copy.layout.annotations if a.name == READOUT]
     assert panels and all(a.visible is False for a in panels)
     assert fig.layout.title.text and all(a.visible is not False for a in fig.layout.annotations)  # the original kept
+
+
+class _Frozen(dict):
+    """A trace's properties that fail the test on any change: plotly's own copy of a figure (``go.Figure(fig)``) pops
+    the source trace's ``type`` and puts it back, which a session drawing the same shared figure saw as a KeyError."""
+
+    def _changed(self, *args, **kwargs):
+        raise AssertionError(f"the source figure's trace was changed: {args[:1]}")
+
+    pop = popitem = clear = update = setdefault = __setitem__ = __delitem__ = _changed
+
+    def __deepcopy__(self, memo: dict) -> dict:  # a copy is a plain dict, free to change
+        return copy.deepcopy(dict(self), memo)
+
+
+def test_a_phone_copy_never_changes_the_shared_figure_even_for_a_moment() -> None:
+    import plotly.graph_objects as go
+
+    from viz.style import phone_copy
+
+    fig = go.Figure([go.Bar(x=[1, 2], y=[3, 4]), go.Scatter(x=[0, 1], y=[1, 0])], {"title": {"text": "t"}})
+    fig._data = [_Frozen(d) for d in fig._data]  # what each trace object reads its properties from
+    with pytest.raises(AssertionError, match="changed"):
+        go.Figure(fig)  # the guard sees plotly's copy (the test fails open if it did not)
+    copy = phone_copy(fig)
+    assert [t.type for t in copy.data] == ["bar", "scatter"] and [t.type for t in fig.data] == ["bar", "scatter"]
+    assert list(copy.data[0].y) == [3, 4] and fig.layout.title.text == "t" and copy.layout.title.text is None
