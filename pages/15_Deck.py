@@ -159,7 +159,7 @@ if not talk_id:
 # ---------------------------------------------------------------------- moving through the deck
 def _move(step: int, size: int) -> None:
     current = int(st.session_state.get("slide", 1))
-    st.session_state["slide"] = float(min(max(current + step, 1), size))
+    st.session_state["slide"] = min(max(current + step, 1), size)
     st.session_state["blank"] = False
     st.session_state.pop(_SHOWN, None)
     st.session_state[_NONCE] = st.session_state.get(_NONCE, 0) + 1
@@ -171,7 +171,7 @@ def _jump(size: int) -> None:
         number = int(json.loads(getattr(result, "value", None) or "{}").get("n"))
     except (TypeError, ValueError, AttributeError):
         return
-    st.session_state["slide"] = float(min(max(number, 1), size))
+    st.session_state["slide"] = min(max(number, 1), size)
     st.session_state.pop(_SHOWN, None)
     st.session_state[_NONCE] = st.session_state.get(_NONCE, 0) + 1
 
@@ -297,7 +297,7 @@ with st.sidebar:
         key="deck",
         bind="query-params",
         format_func=lambda n: n,
-        on_change=lambda: st.session_state.update({"slide": 1.0, _NONCE: st.session_state.get(_NONCE, 0) + 1}),
+        on_change=lambda: st.session_state.update({"slide": 1, _NONCE: st.session_state.get(_NONCE, 0) + 1}),
     )
 deck = decks.get(deck_name) if deck_name else None
 if deck is None:
@@ -530,7 +530,7 @@ with st.expander(":material/build: Decks: build your own, upload, download", exp
 
     def _play_draft(i: int) -> None:
         st.session_state["deck"] = "draft"
-        st.session_state["slide"] = float(i + 1)
+        st.session_state["slide"] = i + 1
         st.session_state[_NONCE] = st.session_state.get(_NONCE, 0) + 1
 
     for i, item in enumerate(items):

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.browser
 
 
 def _slide(page) -> str:
-    return urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get("slide", ["1"])[0].removesuffix(".0")
+    return urllib.parse.parse_qs(urllib.parse.urlparse(page.url).query).get("slide", ["1"])[0]
 
 
 def _press(page, key: str, slide: int | None = None) -> None:
