@@ -23,6 +23,8 @@ import json
 import os
 import re
 import shutil
+import tempfile
+import threading
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -147,6 +149,7 @@ _CSS = (
 
 _component: Any = None
 _ready: bool | None = None
+_READY_LOCK = threading.Lock()
 
 
 def component_data(payload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -193,18 +196,28 @@ def live_chart_ready() -> bool:
     global _ready
     if os.environ.get("LESSON_CHART") == "streamlit":  # Streamlit's own chart, for comparison (bench/)
         return False
-    if _ready is None:
-        source = plotly_js_source()
-        target = STATIC / PLOTLY_JS
-        try:
-            if not target.exists() or target.stat().st_size != source.stat().st_size:
-                STATIC.mkdir(exist_ok=True)
-                tmp = target.with_name(f".{PLOTLY_JS}.{os.getpid()}.tmp")  # workers may start together
-                shutil.copyfile(source, tmp)
-                tmp.replace(target)
-            _ready = True
-        except OSError:
-            _ready = False
+    if _ready is not None:
+        return _ready
+    # the sessions of a fresh server (a class opening its first page) ask at once: one thread copies, the others wait
+    # for its answer (with a tmp name per process only, two threads' copies raced: the second's rename found no file
+    # and turned live charts off for the process)
+    with _READY_LOCK:
+        if _ready is None:
+            source = plotly_js_source()
+            target = STATIC / PLOTLY_JS
+            try:
+                if not target.exists() or target.stat().st_size != source.stat().st_size:
+                    STATIC.mkdir(exist_ok=True)
+                    fd, name = tempfile.mkstemp(prefix=f".{PLOTLY_JS}.", suffix=".tmp", dir=STATIC)  # workers too
+                    os.close(fd)
+                    try:
+                        shutil.copyfile(source, name)
+                        Path(name).replace(target)
+                    finally:
+                        Path(name).unlink(missing_ok=True)
+                _ready = True
+            except OSError:
+                _ready = target.exists() and target.stat().st_size == source.stat().st_size  # another process's copy
     return _ready
 
 
