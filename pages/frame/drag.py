@@ -11,6 +11,7 @@ page's field, link and readouts follow (``pages.frame.binding.drag_writer``).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -164,6 +165,20 @@ class DragRow:
 SLIDER_BODY_PX = 84
 PLOTLY_SLIDER_PAD_TOP = 20  # plotly's default ``sliders[].pad.t``
 PLOTLY_MARGIN_B = 80  # plotly's default ``layout.margin.b``
+
+
+_LAZY_READ = threading.Lock()
+
+
+def first_slider_prefix(fig: Any) -> str | None:
+    """The current-value prefix of ``fig``'s first plotly slider ("" when it has none), or None without a slider.
+
+    Read under a lock: the figure may be shared by sessions' threads (a slide every student draws), and plotly builds
+    a layout's list of slider objects on its first read, where a slider then finds itself by identity; two first
+    reads at once left one thread's slider outside the list (ValueError, the audit of 2026-12-06)."""
+    with _LAZY_READ:
+        sliders = fig.layout.sliders
+        return (sliders[0].currentvalue.prefix or "") if sliders else None
 
 
 def slider_label(prefix: str) -> str:

@@ -23,7 +23,7 @@ from pages.frame.alt import figure_alt
 from pages.frame.answers import AnswerSections
 from pages.frame.binding import _enter, drag_sync, drag_writer, draw_field, preset_buttons, reset_button
 from pages.frame.charts import DragRow, click_handlers, live_chart, live_chart_draws, live_chart_ready
-from pages.frame.drag import slider_label
+from pages.frame.drag import first_slider_prefix, slider_label
 from pages.frame.layout import SectionLayout, _BodyCut
 from pages.frame.nav import lesson_links
 from pages.frame.sidebar import (
@@ -323,7 +323,8 @@ class Page(SectionLayout, AnswerSections):
                 drag, drag_values = declared.field, declared.values
         if drag is not None:
             assert self.spec is not None, "drag needs a page spec"
-        has_slider = bool(fig.layout.sliders)
+        prefix = first_slider_prefix(fig)  # None: no slider
+        has_slider = prefix is not None
         kwargs.setdefault("alt", figure_alt(fig, drag is not None and has_slider, self._readouts_of(fig)))
         config = plotly_config(filename, image_format())  # the session's, which the body may have changed
         if slot is not None:
@@ -341,7 +342,7 @@ class Page(SectionLayout, AnswerSections):
             f = self.spec[drag]
             row = DragRow(f.label, drag_writer(f, key, drag_values), **colours)
         elif live and has_slider:  # a figure's slider that writes no field of this page (a deck's): a free row
-            row = DragRow(slider_label(fig.layout.sliders[0].currentvalue.prefix or ""), **colours)
+            row = DragRow(slider_label(prefix or ""), **colours)
         elif drag is not None and has_slider:
             drag_sync(self.spec[drag], key, drag_values)
 
