@@ -439,7 +439,10 @@ if not blank:
     if view.facts.get("predict") == "hidden":
         # The held-back figure carries the question itself; the page's notice above it would push the figure off a
         # projector's first screen, so the player leaves that one notice out (the guess field's expander is open).
-        view.notices = [(k, t) for k, t in view.notices if not (k == "info" and t.startswith("**Predict first.**"))]
+        # (a copy: the view is shared by every session through the slide cache)
+        view = replace(
+            view, notices=[(k, t) for k, t in view.notices if not (k == "info" and t.startswith("**Predict first.**"))]
+        )
     page.show_notices(view)
     figs = slide.shown_figures(view)
     playing = st.session_state.pop(_PLAY, False) and slide.sweep is not None
