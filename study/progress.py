@@ -134,6 +134,8 @@ class ProgressStore:
     """FSRS progress of every profile in one SQLite file; each call opens its own short connection, so one store
     may be shared by the threads of a server."""
 
+    busy_timeout_s: float = 10.0  # how long a call waits for another connection's write to finish
+
     def __init__(self, folder: str | Path | None = None, scheduler: Scheduler | None = None) -> None:
         self.folder = data_dir(folder)
         self.path = self.folder / DB_NAME
@@ -144,7 +146,7 @@ class ProgressStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with closing(sqlite3.connect(self.path, timeout=10)) as con, con:
+        with closing(sqlite3.connect(self.path, timeout=self.busy_timeout_s)) as con, con:
             yield con
 
     # ------------------------------------------------------------------------------------------------ reading
@@ -205,6 +207,9 @@ class ProgressStore:
         """Record a self-grade (again, hard, good, easy) and reschedule the card with FSRS; returns its new state."""
         profile, card_id, rating, now = validate_profile(profile), _card_id(card_id), _rating(rating), _utc(now)
         with self._transaction() as con:
+            # the write lock before the read: two grades of one card at once (an interview's end writing the
+            # candidate's grade while the candidate grades the card on the drills page) both count, one after the other
+            con.execute("BEGIN IMMEDIATE")
             row = con.execute(
                 "SELECT fsrs, reps, lapses FROM cards WHERE profile = ? AND card_id = ?", (profile, card_id)
             ).fetchone()

@@ -4,6 +4,7 @@ and bad profile names give clear errors, and profiles do not mix."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -29,6 +30,32 @@ def test_state_survives_a_restart(tmp_path):
     assert state.due > after.due and state.stability > 0
     assert [r.rating for r in again.reviews("ana")] == ["good", "good"]
     assert (tmp_path / "progress.sqlite3").is_file()
+
+
+def test_a_grade_waits_for_another_grade_of_the_card_between_its_read_and_its_write(tmp_path):
+    """Two sessions (an interview's end writing the candidate's grade, the candidate grading the same card) must not
+    both read the card's old state: the second would overwrite the first (one review counted of two). The second
+    grade is tried while the first sits between its read and its write: it cannot read (the file is locked for
+    writing), and once the first is in, it counts on top of it."""
+    first, second = _store(tmp_path), _store(tmp_path)
+    second.busy_timeout_s = 0.05  # its wait for the lock, short: the lock is held until the first returns
+    tried: list[str] = []
+    review = first.scheduler.review_card
+
+    def review_then_try_the_second(card, rating, now):
+        try:
+            second.grade("ana", "lora-01", "good", T0)
+            tried.append("written")
+        except sqlite3.OperationalError as exc:
+            tried.append(str(exc))
+        return review(card, rating, now)
+
+    first.scheduler.review_card = review_then_try_the_second
+    first.grade("ana", "lora-01", "good", T0)
+    assert tried == ["database is locked"]
+    assert first.state("ana", "lora-01").reps == 1
+    second.grade("ana", "lora-01", "good", T0 + timedelta(minutes=10))
+    assert first.state("ana", "lora-01").reps == 2 and len(first.reviews("ana")) == 2
 
 
 def test_grades_schedule_cards_and_due_lists_them(tmp_path):
