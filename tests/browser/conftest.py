@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench.harness import running_server
+from bench.harness import SERVERS, running_server
 from pages.frame.charts import CHART_CLASS
 from pages.frame.shims import STYLED_GATE_KEY
 from views import catalog
@@ -292,7 +293,9 @@ class PageWatch:
 # opens on a figure.
 NO_FIGURE_FIRST = ("", "Drills", "Class")
 
-_OPENED: set[str] = set()  # the servers (base URLs) a test has opened a tab on
+# the servers a test has opened a tab on: their processes, not their URLs (a later server of the same worker may get a
+# port back: "not the first request" of a fresh server, once on a full run)
+_OPENED: set[subprocess.Popen] = set()
 
 
 @pytest.fixture(scope="module")
@@ -310,9 +313,10 @@ def _opener(context, base: str, first: bool = False) -> Iterator[Callable[..., P
     opened: list[str] = []
 
     def _open(path: str, width: int = 1400, height: int = 1000, color_scheme: str = "light") -> PageWatch:
+        server = SERVERS[base]
         if first and not opened:
-            assert base not in _OPENED, f"{path} is not the first request of the server at {base}"
-        _OPENED.add(base)
+            assert server not in _OPENED, f"{path} is not the first request of the server at {base}"
+        _OPENED.add(server)
         opened.append(path)
         page = context.new_page()
         page.set_viewport_size({"width": width, "height": height})
