@@ -208,16 +208,21 @@ def live_chart_ready() -> bool:
             try:
                 if not target.exists() or target.stat().st_size != source.stat().st_size:
                     STATIC.mkdir(exist_ok=True)
-                    fd, name = tempfile.mkstemp(prefix=f".{PLOTLY_JS}.", suffix=".tmp", dir=STATIC)  # workers too
+                    # a name unique across threads and worker processes
+                    fd, name = tempfile.mkstemp(prefix=f".{PLOTLY_JS}.", suffix=".tmp", dir=STATIC)
                     os.close(fd)
                     try:
                         shutil.copyfile(source, name)
+                        os.chmod(name, 0o644)  # mkstemp's is 0600; nginx or a container's worker may be another user
                         Path(name).replace(target)
                     finally:
                         Path(name).unlink(missing_ok=True)
                 _ready = True
             except OSError:
-                _ready = target.exists() and target.stat().st_size == source.stat().st_size  # another process's copy
+                try:  # another process's copy may be in place
+                    _ready = target.exists() and target.stat().st_size == source.stat().st_size
+                except OSError:
+                    _ready = False
     return _ready
 
 
