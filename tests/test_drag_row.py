@@ -156,7 +156,7 @@ def test_each_declared_drag_reaches_the_browser_as_a_row_at_the_pages_value(page
 def test_first_reads_of_a_shared_figures_slider_from_many_threads_at_once() -> None:
     """A slide that every student's session draws at once: each thread's first read of the shared figure's slider gets
     its prefix. Plotly builds the slider objects on the first read, and a slider finds itself in that list by identity:
-    unguarded, two first reads at once failed (ValueError) in 3,172 of 12,000 reads (the audit of 2026-12-06)."""
+    unguarded, two first reads at once failed (ValueError) in 3,172 of 12,000 reads (measured 2026-12-06)."""
     import sys
     import threading
 

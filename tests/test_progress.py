@@ -35,8 +35,9 @@ def test_state_survives_a_restart(tmp_path):
 def test_a_grade_waits_for_another_grade_of_the_card_between_its_read_and_its_write(tmp_path):
     """Two sessions (an interview's end writing the candidate's grade, the candidate grading the same card) must not
     both read the card's old state: the second would overwrite the first (one review counted of two). The second
-    grade is tried while the first sits between its read and its write: it cannot read (the file is locked for
-    writing), and once the first is in, it counts on top of it."""
+    grade is tried while the first sits between its read and its write: it cannot begin (its BEGIN IMMEDIATE waits for
+    the first's write lock and gives up after its 0.05 s with "database is locked"; plain reads still succeed), and
+    once the first is in, it counts on top of it."""
     first, second = _store(tmp_path), _store(tmp_path)
     second.busy_timeout_s = 0.05  # its wait for the lock, short: the lock is held until the first returns
     tried: list[str] = []

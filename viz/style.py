@@ -442,7 +442,8 @@ def phone_copy(fig: go.Figure) -> go.Figure:
     above it), the readout panel hidden (the readouts stand under it; a drag's steps still write its text), and the
     plots widened into the panel's room (every x domain scaled so that the rightmost ends at 1).
 
-    Built from ``fig.to_dict()`` (a deep copy), not ``go.Figure(fig)``: plotly's copy of a figure pops each trace's
+    Built from ``fig.to_dict()`` (a deep copy; numpy arrays become plotly's base64 typed arrays, drawn the same), not
+    ``go.Figure(fig)``: plotly's copy of a figure pops each trace's
     ``type`` out of the source's own trace dict and puts it back afterwards, and the source is a view shared by every
     session (the teacher's projector read ``trace.type`` in that moment: ``KeyError: 'type'``)."""
     out = go.Figure(fig.to_dict())

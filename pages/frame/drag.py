@@ -174,8 +174,9 @@ def first_slider_prefix(fig: Any) -> str | None:
     """The current-value prefix of ``fig``'s first plotly slider ("" when it has none), or None without a slider.
 
     Read under a lock: the figure may be shared by sessions' threads (a slide every student draws), and plotly builds
-    a layout's list of slider objects on its first read, where a slider then finds itself by identity; two first
-    reads at once left one thread's slider outside the list (ValueError, the audit of 2026-12-06)."""
+    each list of layout objects (sliders, annotations, shapes) on its first read, where an object then finds itself by
+    identity; two first reads at once left one thread's slider outside the list (ValueError; measured 2026-12-06).
+    The sessions read no other such list of a shared figure; one that does needs this lock or ``fig.to_dict()``."""
     with _LAZY_READ:
         sliders = fig.layout.sliders
         return (sliders[0].currentvalue.prefix or "") if sliders else None

@@ -86,20 +86,21 @@ def test_a_phone_copy_widens_the_plots_and_hides_the_title_and_the_readout_panel
     fig = figure(data, layout)
     before = {k: tuple(v["domain"]) for k, v in fig.layout.to_plotly_json().items() if k.startswith("xaxis")}
     right = max(d[1] for d in before.values())
-    copy = phone_copy(fig)
-    after = {k: tuple(v["domain"]) for k, v in copy.layout.to_plotly_json().items() if k.startswith("xaxis")}
+    phone = phone_copy(fig)
+    after = {k: tuple(v["domain"]) for k, v in phone.layout.to_plotly_json().items() if k.startswith("xaxis")}
     assert right < 1 and max(d[1] for d in after.values()) == pytest.approx(1.0)
     for k, (lo, hi) in before.items():
         assert after[k] == pytest.approx((lo / right, hi / right))
-    assert copy.layout.title.text is None
-    panels = [a for a in copy.layout.annotations if a.name == READOUT]
+    assert phone.layout.title.text is None
+    panels = [a for a in phone.layout.annotations if a.name == READOUT]
     assert panels and all(a.visible is False for a in panels)
     assert fig.layout.title.text and all(a.visible is not False for a in fig.layout.annotations)  # the original kept
 
 
 class _Frozen(dict):
-    """A trace's properties that fail the test on any change: plotly's own copy of a figure (``go.Figure(fig)``) pops
-    the source trace's ``type`` and puts it back, which a session drawing the same shared figure saw as a KeyError."""
+    """A trace's properties that fail the test on any change to its own keys: plotly's own copy of a figure
+    (``go.Figure(fig)``) pops the source trace's ``type`` and puts it back, which a session drawing the same shared
+    figure saw as a KeyError."""
 
     def _changed(self, *args, **kwargs):
         raise AssertionError(f"the source figure's trace was changed: {args[:1]}")
@@ -118,7 +119,7 @@ def test_a_phone_copy_never_changes_the_shared_figure_even_for_a_moment() -> Non
     fig = go.Figure([go.Bar(x=[1, 2], y=[3, 4]), go.Scatter(x=[0, 1], y=[1, 0])], {"title": {"text": "t"}})
     fig._data = [_Frozen(d) for d in fig._data]  # what each trace object reads its properties from
     with pytest.raises(AssertionError, match="changed"):
-        go.Figure(fig)  # the guard sees plotly's copy (the test fails open if it did not)
-    copy = phone_copy(fig)
-    assert [t.type for t in copy.data] == ["bar", "scatter"] and [t.type for t in fig.data] == ["bar", "scatter"]
-    assert list(copy.data[0].y) == [3, 4] and fig.layout.title.text == "t" and copy.layout.title.text is None
+        go.Figure(fig)  # the guard sees plotly's copy (without this check, a guard that saw nothing would pass)
+    phone = phone_copy(fig)
+    assert [t.type for t in phone.data] == ["bar", "scatter"] and [t.type for t in fig.data] == ["bar", "scatter"]
+    assert list(phone.data[0].y) == [3, 4] and fig.layout.title.text == "t" and phone.layout.title.text is None
