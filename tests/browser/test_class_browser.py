@@ -8,13 +8,13 @@ fixed time."""
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from bench.harness import running_server
+from tests.browser.conftest import wait_for_text
 from tests.redis_server import redis_server
 
 pytestmark = pytest.mark.browser
@@ -35,20 +35,6 @@ def class_server(request, tmp_path, monkeypatch) -> Iterator[str]:
                 yield url
 
 
-def _has(page, text: str, timeout: float = 30_000) -> None:
-    """Wait until the page's text (SVG text included) contains ``text``, asked from here every 200 ms: a tab behind
-    another (the teacher's, while the students answer) runs no timers of its own, so a wait polled inside the page
-    never saw a count that was already on it."""
-    deadline = time.monotonic() + timeout / 1000
-    while not page.evaluate("t => document.body.textContent.includes(t)", text):
-        error = page.locator("[data-testid='stException']")
-        if error.count():  # a traceback on the page: say so now, not after the wait
-            raise AssertionError(f"an error on {page.url} while waiting for {text!r}: {error.first.inner_text()[:800]}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not on the page within {timeout / 1000:.0f} s: {text!r}")
-        page.wait_for_timeout(200)
-
-
 def _join(browser, url: str, code: str, name: str, viewport: dict | None = None):
     context = browser.new_context(viewport=viewport or {"width": 1280, "height": 720})
     page = context.new_page()
@@ -56,7 +42,7 @@ def _join(browser, url: str, code: str, name: str, viewport: dict | None = None)
     page.wait_for_selector(f"{IDLE} [data-testid='stForm']", timeout=90_000)
     page.get_by_label("Your name (optional: only your teacher sees it, in the answers file)").fill(name)
     page.get_by_role("button", name="Join the class").click()
-    _has(page, "Follow the teacher")
+    wait_for_text(page, "Follow the teacher")
     return context, page
 
 
@@ -64,7 +50,7 @@ def _guess(page, value: str) -> None:
     box = page.get_by_label(re.compile(r"^Your guess \("))
     box.fill(value)
     page.get_by_role("button", name="Commit my guess").click()
-    _has(page, f"Your guess: {value}")
+    wait_for_text(page, f"Your guess: {value}")
 
 
 def test_a_class_end_to_end(browser, class_server) -> None:
@@ -77,7 +63,7 @@ def test_a_class_end_to_end(browser, class_server) -> None:
         teacher.goto(f"{url}/Deck?deck=lesson&slide=29&present=false", wait_until="domcontentloaded")
         teacher.wait_for_selector(f"{IDLE} .js-plotly-plot", timeout=90_000)
         teacher.get_by_role("button", name="Start a class").click()
-        _has(teacher, "Class code ", timeout=60_000)  # the class's controls, in place of the start button
+        wait_for_text(teacher, "Class code ", timeout=60)  # the class's controls, in place of the start button
         code = re.search(r"code ([A-Z0-9]{4}-[A-Z0-9]{4})", teacher.inner_text("body")).group(1)
         # the key is not in the address bar: the class's parameters are the talk and the teacher's token (asked of the
         # parameters' names, not of the text: a random token may spell "key")
@@ -89,22 +75,22 @@ def test_a_class_end_to_end(browser, class_server) -> None:
             context, page = _join(browser, url, code, name, viewport)
             contexts.append(context)
             students.append(page)
-            _has(page, "29. Predict: where does a reverse-KL student")
+            wait_for_text(page, "29. Predict: where does a reverse-KL student")
         assert "<b>Bob</b>" in students[1].inner_text("body")  # a name is text, never markup
 
         teacher.bring_to_front()  # a tab behind the students' runs no timers (the deck's keys, its count)
         teacher.locator("body").press("ArrowRight")  # to the calibration slide; nobody else clicks anything
         for page in students:
-            _has(page, "30. Predict: how often is a tuned model right when it says 0.9?")
+            wait_for_text(page, "30. Predict: how often is a tuned model right when it says 0.9?")
         for page, value in zip(students, ("0.7", "0.9", "0.5"), strict=True):
             _guess(page, value)
-        _has(teacher, "guesses 3 of 3")
+        wait_for_text(teacher, "guesses 3 of 3")
         for page, pick in zip(students, (1, 0, 1), strict=True):  # the page's quick check: B is right
             letter = "AB"[pick]
             page.locator(".st-key-class-check-pick label").filter(has_text=re.compile(f"^{letter}\\. ")).click()
             page.get_by_role("button", name="Commit my answer").click()
-            _has(page, f"Your answer: {letter}.")
-        _has(teacher, "quick check 3 of 3")
+            wait_for_text(page, f"Your answer: {letter}.")
+        wait_for_text(teacher, "quick check 3 of 3")
 
         phone = students[2]
         wide = phone.evaluate(
@@ -115,12 +101,12 @@ def test_a_class_end_to_end(browser, class_server) -> None:
 
         teacher.bring_to_front()
         teacher.keyboard.press("v")  # the reveal's key
-        _has(teacher, "The class's guesses: 3")
+        wait_for_text(teacher, "The class's guesses: 3")
         for page, value in zip(students, ("0.7", "0.9", "0.5"), strict=True):
-            _has(page, "The class's guesses: 3")
-            _has(page, f"your guess {value}")
-            _has(page, "The answer")  # the readout beside the guess: σ(logit(0.9) / 2.5) = 0.7066
-            _has(page, "0.707")
+            wait_for_text(page, "The class's guesses: 3")
+            wait_for_text(page, f"your guess {value}")
+            wait_for_text(page, "The answer")  # the readout beside the guess: σ(logit(0.9) / 2.5) = 0.7066
+            wait_for_text(page, "0.707")
         fonts = phone.evaluate(
             "() => [...document.querySelectorAll('.js-plotly-plot text')].map(t => parseFloat(getComputedStyle(t)"
             ".fontSize)).filter(x => x > 0)"
@@ -138,25 +124,25 @@ def test_a_class_end_to_end(browser, class_server) -> None:
 
         teacher.bring_to_front()
         teacher.keyboard.press("k")  # the quick check's reveal
-        _has(teacher, "Quick check, revealed: B.")
+        wait_for_text(teacher, "Quick check, revealed: B.")
         for page in students:
-            _has(page, "Quick check, revealed: B.")
-            _has(page, "The class's answers: 3")
+            wait_for_text(page, "Quick check, revealed: B.")
+            wait_for_text(page, "The class's answers: 3")
 
         late_context, late = _join(browser, url, code, "Dee")
         contexts.append(late_context)
-        _has(late, "30. Predict: how often")  # a late joiner lands on the current slide
+        wait_for_text(late, "30. Predict: how often")  # a late joiner lands on the current slide
         assert late.get_by_role("button", name="Commit my guess").count() == 0  # revealed: answers are closed
 
         students[0].reload(wait_until="domcontentloaded")
-        _has(students[0], "you: Ada")  # the same student after a reload
-        _has(students[0], "your guess 0.7")
+        wait_for_text(students[0], "you: Ada")  # the same student after a reload
+        wait_for_text(students[0], "your guess 0.7")
 
         teacher.bring_to_front()
         teacher.get_by_role("button", name="Close the class").click()  # a popover that asks once more
         teacher.get_by_role("button", name="Close it now").click()
         students[1].reload(wait_until="domcontentloaded")
-        _has(students[1], "This class has been closed by its teacher.")
+        wait_for_text(students[1], "This class has been closed by its teacher.")
     finally:
         for context in contexts:
             context.close()

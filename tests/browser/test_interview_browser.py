@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -23,6 +22,7 @@ from playwright.sync_api import expect
 from bench.harness import running_server
 from study.cards import load_cards
 from study.progress import ProgressStore
+from tests.browser.conftest import wait_for_text
 from tests.redis_server import redis_server
 
 pytestmark = pytest.mark.browser
@@ -43,19 +43,6 @@ def interview_server(request, tmp_path, monkeypatch) -> Iterator[tuple[str, Path
             monkeypatch.setenv("LESSON_CLASS_STORE", redis_url)
             with running_server() as url:
                 yield url, tmp_path / "data"
-
-
-def _has(page, text: str, timeout: float = 40) -> None:
-    """Wait until the page's text contains ``text``, asked from here every 200 ms (a tab behind another runs no
-    timers of its own)."""
-    deadline = time.monotonic() + timeout
-    while not page.evaluate("t => document.body.textContent.includes(t)", text):
-        error = page.locator("[data-testid='stException']")
-        if error.count():  # a traceback on the page: say so now, not after the wait
-            raise AssertionError(f"an error on {page.url} while waiting for {text!r}: {error.first.inner_text()[:800]}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not on the page within {timeout:.0f} s: {text!r}")
-        page.wait_for_timeout(200)
 
 
 def _left(page) -> int:
@@ -87,7 +74,7 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         boss.goto(f"{url}/Drills?role=interviewer&card=scaling-01", wait_until="domcontentloaded")
         boss.wait_for_selector(f"{IDLE} .st-key-interview-start", timeout=90_000)
         boss.get_by_role("button", name="Start a shared interview").click()
-        _has(boss, "The candidate's link", timeout=60)
+        wait_for_text(boss, "The candidate's link", timeout=60)
         link = boss.locator(".st-key-interview-panel [data-testid='stCode']").inner_text().strip()
         assert "seat=" in link and "interview=" in link and "hide=true" in link
         # the address bar holds the interview's id and no secret: no seat, no key (asked of its parameters' names, not
@@ -101,10 +88,10 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         cand.on("websocket", lambda ws: ws.on("framereceived", lambda f: received.append(
             f if isinstance(f, bytes) else f.encode())))  # fmt: skip
         cand.goto(link, wait_until="domcontentloaded")
-        _has(cand, "Your screen follows the interviewer's", timeout=60)
-        _has(cand, first.question)
+        wait_for_text(cand, "Your screen follows the interviewer's", timeout=60)
+        wait_for_text(cand, first.question)
         boss.bring_to_front()
-        _has(boss, "the candidate has opened the link")
+        wait_for_text(boss, "the candidate has opened the link")
 
         # the rubric, the note and the grade of the first card
         boss.locator(".st-key-rubric-scaling-01-sentence label").click()
@@ -112,15 +99,15 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         note = boss.get_by_label(re.compile("^Your note on this card"))
         note.fill(NOTE)
         note.press("Tab")  # a text area keeps its text at blur
-        _has(boss, f"note kept ({len(NOTE)} characters)")
+        wait_for_text(boss, f"note kept ({len(NOTE)} characters)")
         boss.locator("[data-testid='stButtonGroup'] button", has_text="Good").click()
         boss.wait_for_selector(f"{IDLE}")
-        _has(boss, "Score: 2 of 4")
+        wait_for_text(boss, "Score: 2 of 4")
         boss.wait_for_selector(f"{IDLE}")
 
         boss.get_by_role("button", name="Next →").click()  # the candidate's screen follows
-        _has(cand, second.question)
-        _has(boss, second.question)
+        wait_for_text(cand, second.question)
+        wait_for_text(boss, second.question)
         cand.locator(".countdown .time").wait_for()
         boss.locator(".countdown .time").wait_for()
         left_c, left_b = _left(cand), _left(boss)
@@ -134,12 +121,12 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         cand.wait_for_selector(".js-plotly-plot", timeout=40_000)
 
         boss.get_by_role("button", name="← Previous").click()  # Back: the first card, its rubric and note kept
-        _has(cand, first.question)
-        _has(boss, "Score: 2 of 4")
+        wait_for_text(cand, first.question)
+        wait_for_text(boss, "Score: 2 of 4")
         boss.wait_for_selector(f"{IDLE}")
         expect(boss.get_by_label(re.compile("^Your note on this card"))).to_have_value(NOTE, timeout=20_000)
         boss.reload(wait_until="domcontentloaded")  # a reload: the same, from the store
-        _has(boss, "Score: 2 of 4", timeout=60)
+        wait_for_text(boss, "Score: 2 of 4", timeout=60)
         boss.wait_for_selector(f"{IDLE} .st-key-interview-panel")
         expect(boss.get_by_label(re.compile("^Your note on this card"))).to_have_value(NOTE, timeout=20_000)
         assert boss.locator(".st-key-rubric-scaling-01-sentence input").is_checked()
@@ -152,8 +139,8 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         assert "Model answer" not in cand.inner_text("body")
 
         boss.get_by_role("button", name="Reveal the answer to the candidate").click()
-        _has(cand, "Model answer")
-        _has(cand, secrets["follow-up"])
+        wait_for_text(cand, "Model answer")
+        wait_for_text(cand, secrets["follow-up"])
         sent = b"".join(received).decode("utf-8", "replace")
         assert secrets["model answer"] in sent and NOTE not in sent and secrets["rubric"] not in sent
 
@@ -161,32 +148,32 @@ def test_a_shared_interview_end_to_end(browser, interview_server) -> None:
         boss.locator(".st-key-interview-drive label").click()  # Show the candidate the lesson pages you open
         boss.wait_for_selector(f"{IDLE} .st-key-interview-panel")
         boss.get_by_role("link", name=re.compile("Previous: Calibration")).click()
-        _has(boss, "the candidate's screen shows this page's figures", timeout=60)
-        _has(cand, "Calibration")
-        _has(cand, "Question:")
+        wait_for_text(boss, "the candidate's screen shows this page's figures", timeout=60)
+        wait_for_text(cand, "Calibration")
+        wait_for_text(cand, "Question:")
         cand.wait_for_selector(".js-plotly-plot", timeout=40_000)
         assert boss.get_by_role("link", name="Back to the interview").count() == 1  # the way back besides Back
         boss.get_by_role("button", name="Stop showing my pages").click()
-        _has(cand, first.question)
+        wait_for_text(cand, first.question)
 
         boss.go_back(wait_until="domcontentloaded")  # Back to the drills: the session's panel again
-        _has(boss, "Shared interview", timeout=60)
+        wait_for_text(boss, "Shared interview", timeout=60)
         cand.bring_to_front()  # the candidate names their profile: the grade goes there at the end
         cand.get_by_text("Save the interviewer's grades to your drills progress (optional)").click()
         box = cand.get_by_label("Your name on the drills page")
         box.fill("cand_e2e")
         box.press("Enter")
-        _has(cand, "grades go into cand_e2e's drills progress when the interview ends")
+        wait_for_text(cand, "grades go into cand_e2e's drills progress when the interview ends")
         boss.bring_to_front()
-        _has(boss, "cand_e2e")
+        wait_for_text(boss, "cand_e2e")
         boss.get_by_role("button", name="End the interview").click()
         boss.get_by_text("Show the candidate the summary (rubric, grades, times and your notes)").click()
         boss.get_by_role("button", name="End it now").click()
-        _has(boss, "1 grade went into cand_e2e's drills progress")
-        _has(cand, "This interview has ended")
-        _has(cand, NOTE)  # the summary was shared at the end
+        wait_for_text(boss, "1 grade went into cand_e2e's drills progress")
+        wait_for_text(cand, "This interview has ended")
+        wait_for_text(cand, NOTE)  # the summary was shared at the end
         assert "scaling-01" in ProgressStore(data_dir).states("cand_e2e")
-        _has(boss, "This interview has ended: nothing more can be asked")
+        wait_for_text(boss, "This interview has ended: nothing more can be asked")
         boss.wait_for_selector(f"{IDLE} .st-key-interview-new")  # the ended panel, drawn whole
 
         with boss.expect_download() as got:
